@@ -1,0 +1,116 @@
+/*
+ * tp_base.h - the base every trainplan module stands on: status codes,
+ * the error struct, checked allocation, whole-file reading, and cJSON
+ * field readers that report file, JSON path, value and valid range.
+ *
+ * It lives in hwdb/ because hwdb is the bottom of the dependency chain
+ * (hwdb <- space <- estimator <- search <- cli) and the top-level folders
+ * are fixed. Prefix tp_ (shared by all modules), not hw_.
+ *
+ * Deliberately not here: any global state. Errors go into a caller's
+ * tp_err, never a global (cJSON's global error pointer is why we parse
+ * with cJSON_ParseWithLengthOpts and its return_parse_end instead).
+ */
+#ifndef TP_BASE_H
+#define TP_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+/* Exit codes, documented in README.md and docs/trainplan.1. Library
+ * functions return these as status codes; only main() exits. */
+enum tp_status {
+    TP_OK = 0,
+    TP_INFEASIBLE = 1, /* nothing feasible: a result, not a failure */
+    TP_EUSAGE = 64,    /* bad command line */
+    TP_EDATA = 65,     /* bad input data */
+    TP_ENOINPUT = 66,  /* missing or unreadable input file */
+    TP_EINTERNAL = 70, /* a bug */
+    TP_EIO = 74        /* cannot write output */
+};
+
+typedef struct tp_err {
+    int status;      /* one of enum tp_status; TP_OK when no error */
+    char msg[1024];  /* one line, no trailing newline */
+} tp_err;
+
+/* Sets e->status and formats e->msg (printf-style). Returns status so a
+ * caller can write `return tp_errf(e, TP_EDATA, ...)`. e may be NULL. */
+int tp_errf(tp_err *e, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Allocation that aborts with a message on failure (a CLI has nothing
+ * better to do). Free with free(). */
+void *tp_xmalloc(size_t n);
+void *tp_xcalloc(size_t count, size_t size);
+void *tp_xrealloc(void *p, size_t n);
+char *tp_xstrdup(const char *s);
+
+/* Copies src into dst[cap], always NUL-terminated, truncating. */
+void tp_strlcpy(char *dst, const char *src, size_t cap);
+
+/* Reads a whole regular file into a NUL-terminated buffer the caller
+ * frees with free(). Refuses directories (TP_ENOINPUT), missing or
+ * unreadable files (TP_ENOINPUT), and files over max_bytes (TP_EDATA). */
+int tp_read_file(const char *path, size_t max_bytes, char **out, size_t *len,
+                 tp_err *e);
+
+/* Largest JSON input file any loader accepts. */
+#define TP_JSON_MAX_BYTES ((size_t)8 << 20)
+
+/* Reads and parses a JSON file. Empty files, malformed JSON (with line
+ * and column) and trailing garbage are TP_EDATA. The caller owns *out
+ * and frees it with cJSON_Delete() before returning to its caller:
+ * cJSON trees never leave a loader. */
+int tp_json_load(const char *path, cJSON **out, tp_err *e);
+
+/* Parses text (len bytes) already in memory; path names it in messages. */
+int tp_json_parse(const char *path, const char *text, size_t len, cJSON **out,
+                  tp_err *e);
+
+/* Field readers. Each reads obj[key]; file and path (a JSON path such as
+ * "$.peak_tflops", without the key) name the place in messages, e.g.
+ *   gpus/x.json: $.peak_tflops.bf16.value: expected a number in
+ *   [1, 1e+06], found "fast"
+ * If the key is absent: with required set, TP_EDATA ("missing required
+ * field"); otherwise *out is left unchanged and TP_OK returned. JSON null
+ * counts as absent. Numbers must be finite. */
+int tp_json_num(const cJSON *obj, const char *file, const char *path,
+                const char *key, int required, double lo, double hi,
+                double *out, tp_err *e);
+int tp_json_int(const cJSON *obj, const char *file, const char *path,
+                const char *key, int required, int64_t lo, int64_t hi,
+                int64_t *out, tp_err *e);
+int tp_json_bool(const cJSON *obj, const char *file, const char *path,
+                 const char *key, int required, int *out, tp_err *e);
+/* Strings longer than cap-1 are TP_EDATA, never truncated silently. */
+int tp_json_str(const cJSON *obj, const char *file, const char *path,
+                const char *key, int required, char *out, size_t cap,
+                tp_err *e);
+/* A string that must be one of names[0..n) (case-insensitive); *out is
+ * its index. The message lists the valid names. */
+int tp_json_enum(const cJSON *obj, const char *file, const char *path,
+                 const char *key, int required, const char *const *names,
+                 int n, int *out, tp_err *e);
+
+/* Writes a short rendering of a JSON value (at most ~48 chars) into buf,
+ * for "found ..." in messages. */
+void tp_json_describe(const cJSON *v, char *buf, size_t cap);
+
+/* Case-insensitive edit distance, capped: returns min(distance, cap+1). */
+int tp_edit_distance(const char *a, const char *b, int cap);
+
+/* Fills buf with "; did you mean 'x' or 'y'?" naming up to three of
+ * candidates[0..n) close to name (edit distance, or one contains the
+ * other), or with "" when none is close. */
+void tp_suggest(const char *name, const char *const *candidates, int n,
+                char *buf, size_t cap);
+
+/* Case-insensitive string equality. */
+int tp_streq_ci(const char *a, const char *b);
+
+#endif

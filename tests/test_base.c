@@ -1,0 +1,121 @@
+/*
+ * test_base.c - tp_base: JSON parsing errors with line and column, the
+ * field readers' messages (file, path, value, range), edit distance and
+ * suggestions, and file reading limits.
+ */
+#include "../hwdb/tp_base.h"
+#include "tp_test.h"
+
+#include <stdlib.h>
+
+static cJSON *parse(const char *text, tp_err *e)
+{
+    cJSON *root = NULL;
+    tp_json_parse("t.json", text, strlen(text), &root, e);
+    return root;
+}
+
+static void test_parse_errors(void)
+{
+    tp_err e = {0};
+    TP_CHECK(parse("{\"a\": 1,\n \"b\": }", &e) == NULL);
+    TP_CHECK_INT(e.status, TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "t.json:2:");
+    TP_CHECK_CONTAINS(e.msg, "malformed JSON");
+    TP_CHECK(parse("{\"a\": 1} x", &e) == NULL);
+    TP_CHECK_CONTAINS(e.msg, "trailing data");
+    TP_CHECK(parse("{\"a\": [1, 2", &e) == NULL);
+    TP_CHECK_CONTAINS(e.msg, "truncated");
+    TP_CHECK(parse("  \n ", &e) == NULL);
+    TP_CHECK_CONTAINS(e.msg, "empty file");
+    cJSON *ok = parse(" {\"a\": 1}\n\n", &e);
+    TP_CHECK(ok != NULL);
+    cJSON_Delete(ok);
+}
+
+static void test_readers(void)
+{
+    tp_err e = {0};
+    cJSON *r = parse("{\"n\": 2.5, \"i\": 7, \"s\": \"hi\", \"b\": true, "
+                     "\"z\": null, \"neg\": -3, \"big\": 1e300, \"f\": 1.5, "
+                     "\"str\": \"4096\", \"act\": \"SwiGLU\"}", &e);
+    TP_CHECK(r != NULL);
+    double d = 0;
+    int64_t i = 0;
+    int b = 0, k = -1;
+    char s[8];
+    TP_CHECK_INT(tp_json_num(r, "f.json", "$", "n", 1, 0, 10, &d, &e), TP_OK);
+    TP_CHECK(d == 2.5);
+    TP_CHECK_INT(tp_json_int(r, "f.json", "$", "i", 1, 0, 10, &i, &e), TP_OK);
+    TP_CHECK_INT(i, 7);
+    TP_CHECK_INT(tp_json_int(r, "f.json", "$", "f", 1, 0, 10, &i, &e), TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "f.json: $.f: expected an integer in [0, 10], found 1.5");
+    TP_CHECK_INT(tp_json_int(r, "f.json", "$", "neg", 1, 1, 10, &i, &e), TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "found -3");
+    TP_CHECK_INT(tp_json_num(r, "f.json", "$", "big", 1, 0, 1e6, &d, &e), TP_EDATA);
+    TP_CHECK_INT(tp_json_int(r, "f.json", "$.x", "str", 1, 1, 10, &i, &e), TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "$.x.str: expected an integer");
+    TP_CHECK_CONTAINS(e.msg, "\"4096\"");
+    /* Absent or null: fine when optional, an error when required. */
+    d = 9;
+    TP_CHECK_INT(tp_json_num(r, "f.json", "$", "z", 0, 0, 1, &d, &e), TP_OK);
+    TP_CHECK(d == 9);
+    TP_CHECK_INT(tp_json_num(r, "f.json", "$", "nope", 1, 0, 1, &d, &e), TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "$.nope: missing required field");
+    TP_CHECK_INT(tp_json_bool(r, "f.json", "$", "b", 1, &b, &e), TP_OK);
+    TP_CHECK_INT(b, 1);
+    TP_CHECK_INT(tp_json_bool(r, "f.json", "$", "i", 1, &b, &e), TP_EDATA);
+    TP_CHECK_INT(tp_json_str(r, "f.json", "$", "s", 1, s, sizeof s, &e), TP_OK);
+    TP_CHECK_STR(s, "hi");
+    TP_CHECK_INT(tp_json_str(r, "f.json", "$", "str", 1, s, 3, &e), TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "at most 2 characters");
+    static const char *const acts[] = {"gelu", "swiglu"};
+    TP_CHECK_INT(tp_json_enum(r, "f.json", "$", "act", 1, acts, 2, &k, &e), TP_OK);
+    TP_CHECK_INT(k, 1);
+    TP_CHECK_INT(tp_json_enum(r, "f.json", "$", "s", 1, acts, 2, &k, &e), TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "one of \"gelu\", \"swiglu\"");
+    cJSON_Delete(r);
+}
+
+static void test_suggest(void)
+{
+    TP_CHECK_INT(tp_edit_distance("kitten", "sitting", 10), 3);
+    TP_CHECK_INT(tp_edit_distance("ABC", "abc", 10), 0);
+    TP_CHECK_INT(tp_edit_distance("abcdefgh", "zzzzzzzz", 2), 3);
+    static const char *const names[] = {"llama3-8b", "llama3-70b", "gpt3-175b",
+                                        "h100-sxm"};
+    char buf[256];
+    tp_suggest("llama3-7b", names, 4, buf, sizeof buf);
+    TP_CHECK_CONTAINS(buf, "did you mean 'llama3-8b' or 'llama3-70b'?");
+    tp_suggest("h100", names, 4, buf, sizeof buf);
+    TP_CHECK_CONTAINS(buf, "'h100-sxm'");
+    tp_suggest("zzzzzz", names, 4, buf, sizeof buf);
+    TP_CHECK_STR(buf, "");
+    TP_CHECK(tp_streq_ci("H100", "h100"));
+    TP_CHECK(!tp_streq_ci("h100", "h10"));
+}
+
+static void test_read_file(void)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    tp_err e = {0};
+    TP_CHECK_INT(tp_read_file("/nonexistent/x.json", 100, &buf, &n, &e),
+                 TP_ENOINPUT);
+    TP_CHECK_CONTAINS(e.msg, "/nonexistent/x.json");
+    TP_CHECK_INT(tp_read_file("/", 100, &buf, &n, &e), TP_ENOINPUT);
+    TP_CHECK_CONTAINS(e.msg, "is a directory");
+    TP_CHECK(buf == NULL);
+    cJSON *root = NULL;
+    TP_CHECK_INT(tp_json_load("/", &root, &e), TP_ENOINPUT);
+    TP_CHECK(root == NULL);
+}
+
+int main(void)
+{
+    TP_RUN(test_parse_errors);
+    TP_RUN(test_readers);
+    TP_RUN(test_suggest);
+    TP_RUN(test_read_file);
+    return TP_TEST_EXIT();
+}
