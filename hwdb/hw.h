@@ -1,0 +1,164 @@
+/*
+ * hw.h - the hardware database: GPUs and systems (clusters), loaded from
+ * JSON files into plain structs, every number with its source.
+ *
+ * Files: the built-in directory shipped with trainplan (hwdb/data in the
+ * source tree, share/trainplan/hwdb once installed), then each directory
+ * named by $TRAINPLAN_HWDB (colon-separated), then each --hwdb DIR, in
+ * that order. A directory holds gpus/NAME.json and systems/NAME.json; a later
+ * file whose name matches an earlier entry replaces it, so a user can
+ * override a built-in system (e.g. its price). The schema is in
+ * docs/hwdb.md.
+ *
+ * All values are SI inside trainplan: FLOP/s, bytes, bytes/s, seconds,
+ * hertz, watts, US dollars. The JSON files use the units datasheets use
+ * (TFLOP/s, GiB, GB/s, Gbit/s, MHz, microseconds) with the unit in the key
+ * name; the loader converts once.
+ *
+ * Not here: operator or collective time models (estimator/), which read
+ * the measured-data entries this module only lists and checks.
+ */
+#ifndef TP_HW_H
+#define TP_HW_H
+
+#include "tp_base.h"
+
+typedef enum hw_dtype {
+    HW_FP32,
+    HW_TF32,
+    HW_FP16,
+    HW_BF16,
+    HW_FP8,
+    HW_DTYPE_COUNT
+} hw_dtype;
+
+extern const char *const hw_dtype_names[HW_DTYPE_COUNT]; /* "fp32", ... */
+
+/* Returns the dtype named s (case-insensitive), or -1. */
+int hw_dtype_parse(const char *s);
+
+/* One sourced number as loaded, for `hw show` and `hw check`. */
+typedef struct hw_field {
+    const char *key;    /* JSON key, e.g. "peak_tflops.bf16" (static) */
+    const char *unit;   /* SI unit of value, e.g. "FLOP/s" (static) */
+    double value;       /* SI */
+    const char *source; /* citation text; owned by the hw_db */
+} hw_field;
+
+#define HW_NAME_MAX 48
+#define HW_MAX_FIELDS 32
+#define HW_MAX_ALIASES 8
+
+/* Measured data a file points at (operator samples, collective tables).
+ * Filled by the next issue's importers; listed and existence-checked now. */
+typedef struct hw_measured {
+    char kind[32];     /* "operator_samples" | "collective_table" */
+    char op[48];       /* operator or collective name */
+    char dtype[8];     /* "fp16", ... */
+    const char *path;  /* absolute or relative to the cwd; owned by hw_db */
+    const char *source;
+} hw_measured;
+
+typedef struct hw_gpu {
+    char name[HW_NAME_MAX];      /* canonical lowercase name, "h100-sxm" */
+    char display_name[160];
+    char vendor[16];             /* "nvidia" | "amd" */
+    char arch[32];
+    double peak_flops[HW_DTYPE_COUNT]; /* dense, FLOP/s; 0 = not supported */
+    double mem_bytes;
+    double mem_bw_bytes_per_s;
+    int sm_count;                /* SMs (NVIDIA) or CUs (AMD) */
+    double clock_hz;             /* boost clock */
+    double l2_bytes;             /* 0 if unknown */
+    double scaleup_bw_bytes_per_s; /* NVLink / Infinity Fabric, per GPU, per direction */
+    double power_w;              /* TDP / board power */
+    int n_aliases;
+    char aliases[HW_MAX_ALIASES][HW_NAME_MAX];
+    int n_fields;
+    hw_field fields[HW_MAX_FIELDS];
+    int n_measured;
+    hw_measured *measured;       /* owned by the hw_db */
+    const char *file;            /* the file it came from; owned by the hw_db */
+} hw_gpu;
+
+typedef enum hw_topology {
+    HW_TOPO_NVSWITCH,   /* all-to-all through switches */
+    HW_TOPO_DIRECT,     /* direct point-to-point links (e.g. 4 A100 in a ring/mesh) */
+    HW_TOPO_FAT_TREE,
+    HW_TOPO_RAIL,       /* rail-optimised fat tree */
+    HW_TOPO_DRAGONFLY,
+    HW_TOPO_NONE,       /* one GPU per node: no intra-node fabric */
+    HW_TOPO_COUNT
+} hw_topology;
+
+extern const char *const hw_topology_names[HW_TOPO_COUNT];
+
+typedef struct hw_system {
+    char name[HW_NAME_MAX];
+    char display_name[160];
+    char gpu_name[HW_NAME_MAX];  /* as written in the file */
+    const hw_gpu *gpu;           /* resolved; points into the hw_db */
+    int gpus_per_node;
+    int scaleup_domain_gpus;     /* GPUs sharing the scale-up fabric (72 in NVL72) */
+    int max_nodes;               /* nodes one job can get; 0 = unknown */
+    /* Intra-node (scale-up) fabric. */
+    char intra_fabric[32];
+    hw_topology intra_topology;
+    double intra_bw_bytes_per_s; /* per GPU, per direction */
+    double intra_latency_s;
+    /* Inter-node (scale-out) network. */
+    char inter_network[48];
+    hw_topology inter_topology;
+    int nics_per_node;
+    double nic_bw_bytes_per_s;   /* per NIC, per direction */
+    double inter_latency_s;
+    double price_usd_per_gpu_hour;
+    int n_aliases;
+    char aliases[HW_MAX_ALIASES][HW_NAME_MAX];
+    int n_fields;
+    hw_field fields[HW_MAX_FIELDS];
+    int n_measured;
+    hw_measured *measured;
+    const char *file;
+} hw_system;
+
+typedef struct hw_db hw_db; /* opaque: owns every string and array above */
+
+/* Loads the built-in directory, then $TRAINPLAN_HWDB, then user_dirs.
+ * Returns NULL and fills e on the first bad file (TP_EDATA / TP_ENOINPUT).
+ * Free with hw_db_free(). */
+hw_db *hw_db_open(const char *const *user_dirs, int n_user_dirs, tp_err *e);
+
+/* Loads exactly the given directories, nothing built in (for tests). */
+hw_db *hw_db_open_dirs(const char *const *dirs, int n_dirs, tp_err *e);
+
+void hw_db_free(hw_db *db); /* accepts NULL */
+
+/* Writes the built-in directory this binary uses into buf: the
+ * share/trainplan/hwdb beside the executable when installed, else the
+ * source tree's hwdb/data, else the configured install dir. */
+void hw_builtin_dir(char *buf, size_t cap);
+
+/* Adds one GPU or system file (kind read from its "schema") to db,
+ * replacing an entry of the same name; a system's GPU must already be in
+ * db. Used for --system FILE. Returns TP_OK or the error. */
+int hw_db_add_file(hw_db *db, const char *path, tp_err *e);
+
+int hw_gpu_count(const hw_db *db);
+const hw_gpu *hw_gpu_at(const hw_db *db, int i); /* sorted by name */
+int hw_system_count(const hw_db *db);
+const hw_system *hw_system_at(const hw_db *db, int i);
+
+/* Finds by name or alias (case-insensitive). On failure returns NULL and
+ * fills e (TP_EDATA) with the closest known names. */
+const hw_gpu *hw_find_gpu(const hw_db *db, const char *name, tp_err *e);
+const hw_system *hw_find_system(const hw_db *db, const char *name, tp_err *e);
+
+/* Validates one GPU or system file (the kind is read from its "schema"),
+ * resolving a system's GPU against db (may be NULL: built-ins only are
+ * not consulted then). Writes every problem found, one per line, into
+ * report (the caller frees it). Returns TP_OK when the file is clean,
+ * else the status of the worst problem. */
+int hw_check_file(const hw_db *db, const char *path, char **report);
+
+#endif

@@ -1,0 +1,322 @@
+/*
+ * test_hw.c - the hardware database loader: SI conversion, sources,
+ * lookup by alias with suggestions, overrides, every kind of bad file,
+ * and the built-in database itself (every GPU and system the issue asks
+ * for, each number with a source).
+ *
+ * argv[1]: tests/fixtures; argv[2]: the built-in hwdb/data; argv[3]: a
+ * scratch directory for generated files.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "../hwdb/hw.h"
+#include "tp_test.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *fixtures, *builtin, *scratch;
+
+static hw_db *open_good(tp_err *e)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/hw/good", fixtures);
+    const char *dirs[] = {dir};
+    return hw_db_open_dirs(dirs, 1, e);
+}
+
+static void test_good_fixture(void)
+{
+    tp_err e = {0};
+    hw_db *db = open_good(&e);
+    TP_CHECK(db != NULL);
+    if (!db) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    TP_CHECK_INT(hw_gpu_count(db), 1);
+    TP_CHECK_INT(hw_system_count(db), 1);
+    const hw_gpu *g = hw_find_gpu(db, "TG", &e); /* alias, any case */
+    TP_CHECK(g != NULL);
+    if (g) {
+        TP_CHECK_STR(g->name, "testgpu");
+        TP_CHECK_REL(g->peak_flops[HW_BF16], 800e12, 1e-15);
+        TP_CHECK_REL(g->mem_bytes, 80.0 * 1073741824.0, 1e-15);
+        TP_CHECK_REL(g->mem_bw_bytes_per_s, 3e12, 1e-15);
+        TP_CHECK_REL(g->clock_hz, 2e9, 1e-15);
+        TP_CHECK_REL(g->l2_bytes, 50.0 * 1048576.0, 1e-15);
+        TP_CHECK_INT(g->sm_count, 100);
+        TP_CHECK(g->peak_flops[HW_FP8] == 0);
+        TP_CHECK_INT(g->n_fields, 12);
+        for (int i = 0; i < g->n_fields; i++)
+            TP_CHECK(g->fields[i].source && g->fields[i].source[0]);
+        /* A source key resolves to its citation; a written-out one stays. */
+        TP_CHECK_CONTAINS(g->fields[0].source, "Invented");
+        TP_CHECK_CONTAINS(g->fields[g->n_fields - 1].source, "Written out");
+    }
+    const hw_system *y = hw_find_system(db, "testsys", &e);
+    TP_CHECK(y != NULL);
+    if (y) {
+        TP_CHECK(y->gpu == g);
+        TP_CHECK_INT(y->gpus_per_node, 8);
+        TP_CHECK_INT(y->scaleup_domain_gpus, 8); /* defaults to the node */
+        TP_CHECK_REL(y->nic_bw_bytes_per_s, 50e9, 1e-15); /* 400 Gbit/s */
+        TP_CHECK_REL(y->intra_latency_s, 3e-6, 1e-12);
+        TP_CHECK_INT(y->intra_topology, HW_TOPO_NVSWITCH);
+        TP_CHECK_INT(y->inter_topology, HW_TOPO_FAT_TREE);
+        TP_CHECK_REL(y->price_usd_per_gpu_hour, 2.5, 1e-15);
+    }
+    /* Unknown names suggest the close ones. */
+    TP_CHECK(hw_find_gpu(db, "testgpuu", &e) == NULL);
+    TP_CHECK_INT(e.status, TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "did you mean 'testgpu'");
+    TP_CHECK(hw_find_system(db, "tstsys", &e) == NULL);
+    TP_CHECK_CONTAINS(e.msg, "'testsys'");
+    hw_db_free(db);
+    hw_db_free(NULL);
+}
+
+typedef struct bad_case {
+    const char *file;
+    int status;
+    const char *want1, *want2; /* substrings the report must hold */
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {"truncated.json", TP_EDATA, "truncated.json:", "malformed JSON"},
+    {"trailing.json", TP_EDATA, "trailing.json:", "trailing data"},
+    {"empty.json", TP_EDATA, "empty.json", "empty file"},
+    {"wrong_type.json", TP_EDATA, "$.memory_gib.value", "\"eighty\""},
+    {"missing_field.json", TP_EDATA, "$.memory_bw_gb_per_s", "missing required"},
+    {"negative.json", TP_EDATA, "$.sm_count.value", "found -4"},
+    {"zero.json", TP_EDATA, "$.sm_count.value", "[1, 10000]"},
+    {"huge.json", TP_EDATA, "$.memory_gib.value", "[1, 4096]"},
+    {"nan.json", TP_EDATA, "nan.json:", "malformed JSON"},
+    {"no_source.json", TP_EDATA, "$.memory_gib", "needs its source"},
+    {"bad_source_key.json", TP_EDATA, "\"madeup\"", "$.sources"},
+    {"unknown_key.json", TP_EDATA, "$.memory_gb: unknown key", "'memory_gib'"},
+    {"unknown_gpu.json", TP_EDATA, "unknown GPU 'h100-sx'", "$.gpu"},
+    {"bad_schema.json", TP_EDATA, "$.schema", "trainplan-cpu/1"},
+    {"faster_than_gpu.json", TP_EDATA, "$.intra_node.bw_gb_per_s", "above"},
+    {"not_object.json", TP_EDATA, "$: expected a JSON object", "not_object"},
+    {"does_not_exist.json", TP_ENOINPUT, "does_not_exist.json", "cannot open"},
+};
+
+static void test_bad_files(void)
+{
+    tp_err e = {0};
+    hw_db *db = open_good(&e);
+    TP_CHECK(db != NULL);
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/hw/bad/%s", fixtures, bad_cases[i].file);
+        char *report = NULL;
+        int rc = hw_check_file(db, path, &report);
+        TP_CHECK_INT(rc, bad_cases[i].status);
+        TP_CHECK_CONTAINS(report, bad_cases[i].want1);
+        TP_CHECK_CONTAINS(report, bad_cases[i].want2);
+        if (rc != bad_cases[i].status) fprintf(stderr, "  %s: %s", path, report);
+        free(report);
+    }
+    hw_db_free(db);
+}
+
+static void test_many_problems_listed(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/hw/bad/many.json", fixtures);
+    char *report = NULL;
+    int rc = hw_check_file(NULL, path, &report);
+    TP_CHECK_INT(rc, TP_EDATA);
+    TP_CHECK_CONTAINS(report, "$.sm_count.value");
+    TP_CHECK_CONTAINS(report, "$.memory_gib.value");
+    TP_CHECK_CONTAINS(report, "$.vendor");
+    int lines = 0;
+    for (const char *c = report; *c; c++) lines += *c == '\n';
+    TP_CHECK_INT(lines, 3);
+    free(report);
+}
+
+static void test_directory_and_big_file(void)
+{
+    char *report = NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/hw", fixtures);
+    TP_CHECK_INT(hw_check_file(NULL, path, &report), TP_ENOINPUT);
+    TP_CHECK_CONTAINS(report, "is a directory");
+    free(report);
+
+    /* A 50 MB file is refused before it is parsed. */
+    snprintf(path, sizeof path, "%s/big.json", scratch);
+    FILE *f = fopen(path, "w");
+    TP_CHECK(f != NULL);
+    if (!f) return;
+    fputs("{\"schema\": \"trainplan-gpu/1\", \"pad\": \"", f);
+    static char chunk[1 << 16];
+    memset(chunk, 'x', sizeof chunk);
+    for (int i = 0; i < 50 * 16; i++) fwrite(chunk, 1, sizeof chunk, f);
+    fputs("\"}", f);
+    fclose(f);
+    TP_CHECK_INT(hw_check_file(NULL, path, &report), TP_EDATA);
+    TP_CHECK_CONTAINS(report, "larger than");
+    free(report);
+    remove(path);
+}
+
+static void test_bad_dir_fails_open(void)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/no-such-dir", fixtures);
+    const char *dirs[] = {dir};
+    tp_err e = {0};
+    TP_CHECK(hw_db_open_dirs(dirs, 1, &e) == NULL);
+    TP_CHECK_INT(e.status, TP_ENOINPUT);
+    TP_CHECK_CONTAINS(e.msg, "no-such-dir");
+
+    /* A directory holding a bad file: open fails naming the file. */
+    char bad[1024], gdir[1100];
+    snprintf(bad, sizeof bad, "%s/badhw", scratch);
+    snprintf(gdir, sizeof gdir, "%s/gpus", bad);
+    mkdir(bad, 0755);
+    mkdir(gdir, 0755);
+    char file[1200];
+    snprintf(file, sizeof file, "%s/x.json", gdir);
+    FILE *f = fopen(file, "w");
+    if (f) {
+        fputs("{\"schema\": \"trainplan-gpu/1\"", f);
+        fclose(f);
+    }
+    const char *dirs2[] = {bad};
+    TP_CHECK(hw_db_open_dirs(dirs2, 1, &e) == NULL);
+    TP_CHECK_INT(e.status, TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "x.json");
+    remove(file);
+    rmdir(gdir);
+    rmdir(bad);
+}
+
+/* A later directory's file of the same name replaces the earlier one. */
+static void test_override(void)
+{
+    char dir[1024], sys[1100], file[1200];
+    snprintf(dir, sizeof dir, "%s/override", scratch);
+    snprintf(sys, sizeof sys, "%s/systems", dir);
+    mkdir(dir, 0755);
+    mkdir(sys, 0755);
+    snprintf(file, sizeof file, "%s/testsys.json", sys);
+    char src[1024];
+    snprintf(src, sizeof src, "%s/hw/good/systems/testsys.json", fixtures);
+    FILE *in = fopen(src, "r"), *out = fopen(file, "w");
+    TP_CHECK(in && out);
+    if (!in || !out) return;
+    char line[512];
+    while (fgets(line, sizeof line, in)) {
+        if (strstr(line, "price_usd_per_gpu_hour"))
+            fputs("  \"price_usd_per_gpu_hour\": {\"value\": 9.75, \"source\": "
+                  "\"made-up\"}\n", out);
+        else
+            fputs(line, out);
+    }
+    fclose(in);
+    fclose(out);
+    char good[1024];
+    snprintf(good, sizeof good, "%s/hw/good", fixtures);
+    const char *dirs[] = {good, dir};
+    tp_err e = {0};
+    hw_db *db = hw_db_open_dirs(dirs, 2, &e);
+    TP_CHECK(db != NULL);
+    if (db) {
+        TP_CHECK_INT(hw_system_count(db), 1);
+        const hw_system *y = hw_find_system(db, "testsys", &e);
+        TP_CHECK(y && y->price_usd_per_gpu_hour == 9.75);
+        hw_db_free(db);
+    }
+    remove(file);
+    rmdir(sys);
+    rmdir(dir);
+}
+
+/* The shipped database: loads, and has what the issue asks for. */
+static void test_builtin(void)
+{
+    const char *dirs[] = {builtin};
+    tp_err e = {0};
+    hw_db *db = hw_db_open_dirs(dirs, 1, &e);
+    TP_CHECK(db != NULL);
+    if (!db) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return;
+    }
+    static const char *gpus[] = {"a100-40gb", "a100-80gb", "h100-sxm",
+                                 "h100-pcie", "h200",      "gh200",
+                                 "b200",      "mi250x",    "mi300x"};
+    for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+        const hw_gpu *g = hw_find_gpu(db, gpus[i], &e);
+        TP_CHECK(g != NULL);
+        if (!g) {
+            fprintf(stderr, "  %s\n", e.msg);
+            continue;
+        }
+        for (int d = 0; d < HW_DTYPE_COUNT; d++)
+            TP_CHECK(g->peak_flops[d] >= 0 && g->peak_flops[d] < 1e16);
+        /* Dense bf16 is at least fp32 and at most fp8 where fp8 exists. */
+        TP_CHECK(g->peak_flops[HW_BF16] >= g->peak_flops[HW_FP32]);
+        if (g->peak_flops[HW_FP8] > 0)
+            TP_CHECK(g->peak_flops[HW_FP8] >= g->peak_flops[HW_BF16]);
+        TP_CHECK(g->mem_bytes >= 16.0 * 1073741824.0);
+        for (int k = 0; k < g->n_fields; k++)
+            TP_CHECK(g->fields[k].source && g->fields[k].source[0]);
+    }
+    static const char *systems[] = {"perlmutter", "perlmutter-80g", "vista",
+                                    "selene",     "eos",            "dgx-h200",
+                                    "dgx-b200",   "jean-zay-a100",  "gb200-nvl72"};
+    for (size_t i = 0; i < sizeof systems / sizeof systems[0]; i++) {
+        const hw_system *y = hw_find_system(db, systems[i], &e);
+        TP_CHECK(y != NULL);
+        if (!y) {
+            fprintf(stderr, "  %s\n", e.msg);
+            continue;
+        }
+        TP_CHECK(y->gpu != NULL);
+        TP_CHECK(y->price_usd_per_gpu_hour > 0);
+        TP_CHECK(y->nic_bw_bytes_per_s > 0);
+        for (int k = 0; k < y->n_fields; k++)
+            TP_CHECK(y->fields[k].source && y->fields[k].source[0]);
+    }
+    const hw_system *p = hw_find_system(db, "perlmutter", &e);
+    if (p) {
+        TP_CHECK_INT(p->gpus_per_node, 4);
+        TP_CHECK_STR(p->gpu->name, "a100-40gb");
+    }
+    const hw_system *nvl = hw_find_system(db, "gb200-nvl72", &e);
+    if (nvl) TP_CHECK_INT(nvl->scaleup_domain_gpus, 72);
+    hw_db_free(db);
+}
+
+static void test_dtype_names(void)
+{
+    TP_CHECK_INT(hw_dtype_parse("BF16"), HW_BF16);
+    TP_CHECK_INT(hw_dtype_parse("fp8"), HW_FP8);
+    TP_CHECK_INT(hw_dtype_parse("int4"), -1);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: test_hw FIXTURES BUILTIN SCRATCH\n");
+        return 2;
+    }
+    fixtures = argv[1];
+    builtin = argv[2];
+    scratch = argv[3];
+    mkdir(scratch, 0755);
+    TP_RUN(test_good_fixture);
+    TP_RUN(test_bad_files);
+    TP_RUN(test_many_problems_listed);
+    TP_RUN(test_directory_and_big_file);
+    TP_RUN(test_bad_dir_fails_open);
+    TP_RUN(test_override);
+    TP_RUN(test_builtin);
+    TP_RUN(test_dtype_names);
+    return TP_TEST_EXIT();
+}
