@@ -1,0 +1,660 @@
+/*
+ * hfconfig.c - reads a HuggingFace config.json into a space_model, and
+ * resolves a command-line model name to a preset or such a file.
+ *
+ * HF model families name the same quantity differently (n_embd, d_model,
+ * hidden_size, ...). The aliases are tables below, one row per quantity
+ * with its keys in priority order; what a config leaves out comes from a
+ * per-model_type table of the defaults transformers' config classes use.
+ * A nested "text_config" (LLaVA and other multimodal wrappers) is read
+ * first, then the top level. Every value goes through the tp_json_*
+ * readers, so a bad one is reported with file, JSON path, value and range.
+ *
+ * Does not: apply a config class's defaults for sizes (a config without
+ * hidden_size is an error, not 4096), or model architecture details the
+ * struct cannot hold, namely:
+ *  - DeepSeek V2/V3 multi-head latent attention (MLA): its low-rank Q and
+ *    KV projections are modelled as plain MHA with head_dim = v_head_dim
+ *    (128). Attention parameters come out higher than MLA's (V2-Lite: 16.8M
+ *    vs 13.8M per layer, +0.5% of the model; V3: about +2.5%) and the QK^T
+ *    FLOPs lower (qk head dim 192 vs 128).
+ *  - Qwen2-MoE's shared-expert gate (hidden x 1 per layer), Qwen3's QK
+ *    norms, Gemma 2's extra norms, BLOOM's embedding LayerNorm, OPT's two
+ *    extra position rows, a bias on GPT-J's LM head: each < 0.01%.
+ *  - Sliding-window attention: FLOPs assume full attention.
+ *
+ * References: transformers' configuration_*.py for each model_type (key
+ * names and defaults), and the model cards cited in tests/fixtures/hf.
+ */
+#include "space.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- Keys. Each table mirrors an enum, rows in the enum's order. */
+
+enum hf_int {
+    HI_LAYERS,
+    HI_HIDDEN,
+    HI_HEADS,
+    HI_KV_HEADS,
+    HI_HEAD_DIM,
+    HI_V_HEAD_DIM,
+    HI_FFN,
+    HI_VOCAB,
+    HI_MAX_POS,
+    HI_EXPERTS,
+    HI_TOP_K,
+    HI_MOE_FFN,
+    HI_SHARED_FFN,
+    HI_N_SHARED,
+    HI_FIRST_DENSE,
+    HI_MOE_FREQ,
+    HI_SPARSE_STEP,
+    HI_COUNT
+};
+
+#define HF_MAX_KEYS 6
+
+typedef struct hf_int_row {
+    const char *what;  /* in "missing ..." messages */
+    const char *range; /* the space_model member whose limits apply */
+    int64_t lo;        /* smallest value accepted in a file */
+    const char *keys[HF_MAX_KEYS]; /* priority order, NULL-terminated */
+} hf_int_row;
+
+static const hf_int_row hf_ints[] = {
+    [HI_LAYERS] = {"layer count", "num_layers", 1,
+                   {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}},
+    [HI_HIDDEN] = {"hidden size", "hidden", 1,
+                   {"hidden_size", "n_embd", "d_model", "n_embed"}},
+    [HI_HEADS] = {"attention head count", "heads", 1,
+                  {"num_attention_heads", "n_head", "num_heads"}},
+    /* Absent: MHA (kv = heads), or MQA where "multi_query" is true. */
+    [HI_KV_HEADS] = {"KV head count", "kv_heads", 1,
+                     {"num_key_value_heads", "num_kv_heads", "n_head_kv"}},
+    /* Absent: hidden / heads. */
+    [HI_HEAD_DIM] = {"head size", "head_dim", 1, {"head_dim"}},
+    /* DeepSeek MLA: see the file comment. */
+    [HI_V_HEAD_DIM] = {"MLA value head size", "head_dim", 1, {"v_head_dim"}},
+    /* GPT-2's n_inner: null means 4 x hidden (model_type table). */
+    [HI_FFN] = {"FFN size", "ffn_hidden", 1,
+                {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"}},
+    [HI_VOCAB] = {"vocabulary size", "vocab", 1, {"vocab_size"}},
+    [HI_MAX_POS] = {"context length", "max_position", 1,
+                    {"max_position_embeddings", "n_positions", "n_ctx",
+                     "max_seq_len", "seq_length"}},
+    /* Mixtral, Qwen-MoE, DeepSeek. 0 or absent: dense. */
+    [HI_EXPERTS] = {"routed expert count", "num_experts", 0,
+                    {"num_local_experts", "num_experts", "n_routed_experts"}},
+    [HI_TOP_K] = {"experts per token", "top_k", 0, {"num_experts_per_tok"}},
+    /* Qwen, DeepSeek; Mixtral's experts use intermediate_size. */
+    [HI_MOE_FFN] = {"expert FFN size", "expert_ffn_hidden", 1,
+                    {"moe_intermediate_size"}},
+    /* Qwen: one shared expert of this size. */
+    [HI_SHARED_FFN] = {"shared expert FFN size", "shared_ffn_hidden", 0,
+                       {"shared_expert_intermediate_size"}},
+    /* DeepSeek: n shared experts of moe_intermediate_size each. */
+    [HI_N_SHARED] = {"shared expert count", "shared_experts", 0,
+                     {"n_shared_experts"}},
+    [HI_FIRST_DENSE] = {"leading dense layers", "first_dense_layers", 0,
+                        {"first_k_dense_replace"}},
+    [HI_MOE_FREQ] = {"MoE layer frequency", "moe_layer_freq", 1,
+                     {"moe_layer_freq"}},
+    [HI_SPARSE_STEP] = {"MoE layer step", "moe_layer_freq", 1,
+                        {"decoder_sparse_step"}},
+};
+_Static_assert(sizeof hf_ints / sizeof hf_ints[0] == HI_COUNT,
+               "hf_ints must have a row per enum hf_int");
+
+enum hf_bool {
+    HB_TIED,
+    HB_QKV_BIAS,
+    HB_OUT_BIAS,
+    HB_MLP_BIAS,
+    HB_PARALLEL,
+    HB_MULTI_QUERY,
+    HB_NEW_DECODER,
+    HB_ALIBI,
+    HB_COUNT
+};
+
+static const char *const hf_bools[][HF_MAX_KEYS] = {
+    /* Absent: the model_type's default (PretrainedConfig says true, but
+     * LlamaConfig, GPTNeoXConfig, ... say false). */
+    [HB_TIED] = {"tie_word_embeddings"},
+    /* Llama's attention_bias covers q, k, v and o; Falcon's and
+     * StarCoder2's single switch covers every linear layer. */
+    [HB_QKV_BIAS] = {"qkv_bias", "attention_bias", "bias", "use_bias",
+                     "enable_bias"},
+    [HB_OUT_BIAS] = {"attention_bias", "bias", "use_bias", "enable_bias"},
+    [HB_MLP_BIAS] = {"mlp_bias", "bias", "use_bias", "enable_bias"},
+    /* GPT-NeoX, Falcon. */
+    [HB_PARALLEL] = {"use_parallel_residual", "parallel_attn"},
+    /* Falcon-7B, StarCoder: one KV head. */
+    [HB_MULTI_QUERY] = {"multi_query"},
+    /* Falcon-40B/180B: num_kv_heads applies only with this set. */
+    [HB_NEW_DECODER] = {"new_decoder_architecture"},
+    /* Falcon-RW. */
+    [HB_ALIBI] = {"alibi"},
+};
+_Static_assert(sizeof hf_bools / sizeof hf_bools[0] == HB_COUNT,
+               "hf_bools must have a row per enum hf_bool");
+
+enum hf_str { HS_MODEL_TYPE, HS_ACT, HS_POS_TYPE, HS_NAME, HS_COUNT };
+
+static const char *const hf_strs[][HF_MAX_KEYS] = {
+    [HS_MODEL_TYPE] = {"model_type"},
+    [HS_ACT] = {"hidden_act", "hidden_activation", "activation_function",
+                "activation"},
+    [HS_POS_TYPE] = {"position_embedding_type"},
+    [HS_NAME] = {"_name_or_path"},
+};
+_Static_assert(sizeof hf_strs / sizeof hf_strs[0] == HS_COUNT,
+               "hf_strs must have a row per enum hf_str");
+
+enum hf_num { HN_RMS_EPS, HN_LN_EPS, HN_COUNT };
+
+/* Only their presence matters: which epsilon a config carries says which
+ * norm its model uses. */
+static const char *const hf_nums[][HF_MAX_KEYS] = {
+    [HN_RMS_EPS] = {"rms_norm_eps"},
+    [HN_LN_EPS] = {"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"},
+};
+_Static_assert(sizeof hf_nums / sizeof hf_nums[0] == HN_COUNT,
+               "hf_nums must have a row per enum hf_num");
+
+/* ---- Activations: HF name -> our activation in a plain (2-GEMM) and in
+ * a gated (3-GEMM) FFN; -1 where that combination has no space_act. */
+typedef struct hf_act {
+    int plain, gated;
+} hf_act;
+
+static const char *const hf_act_names[] = {
+    "silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh",
+    "gelu_accurate", "gelu_python", "quick_gelu", "relu", "relu2",
+};
+static const hf_act hf_act_kinds[] = {
+    {-1, SPACE_ACT_SWIGLU},          {-1, SPACE_ACT_SWIGLU},
+    {SPACE_ACT_GELU, SPACE_ACT_GEGLU}, {SPACE_ACT_GELU, SPACE_ACT_GEGLU},
+    {SPACE_ACT_GELU, SPACE_ACT_GEGLU}, {SPACE_ACT_GELU, SPACE_ACT_GEGLU},
+    {SPACE_ACT_GELU, SPACE_ACT_GEGLU}, {SPACE_ACT_GELU, SPACE_ACT_GEGLU},
+    {SPACE_ACT_GELU, SPACE_ACT_GEGLU}, {SPACE_ACT_RELU, -1},
+    {SPACE_ACT_SQUARED_RELU, -1},
+};
+#define HF_ACT_COUNT ((int)(sizeof hf_act_names / sizeof hf_act_names[0]))
+_Static_assert(sizeof hf_act_kinds / sizeof hf_act_kinds[0]
+                   == sizeof hf_act_names / sizeof hf_act_names[0],
+               "hf_act_kinds must have a row per hf_act_names entry");
+
+/* position_embedding_type values. */
+static const char *const hf_pos_names[] = {
+    "rotary", "rope", "absolute", "learned", "alibi", "none", "nope",
+};
+static const space_pos hf_pos_values[] = {
+    SPACE_POS_ROPE, SPACE_POS_ROPE, SPACE_POS_LEARNED, SPACE_POS_LEARNED,
+    SPACE_POS_ALIBI, SPACE_POS_NONE, SPACE_POS_NONE,
+};
+_Static_assert(sizeof hf_pos_values / sizeof hf_pos_values[0]
+                   == sizeof hf_pos_names / sizeof hf_pos_names[0],
+               "hf_pos_values must have a row per hf_pos_names entry");
+
+/* ---- What each model_type implies when its config is silent: the
+ * defaults of transformers' config class, and what its modelling code
+ * hard-wires (Qwen2's q, k, v biases; GPT-2's 4h FFN). */
+typedef struct hf_type {
+    const char *model_type;
+    int gated;             /* FFN with a gate: 3 GEMMs */
+    const char *act;       /* default hidden_act */
+    space_norm norm;       /* when neither epsilon key is present */
+    space_pos pos;
+    int qkv_bias, out_bias, mlp_bias;
+    int parallel;          /* attention and FFN in parallel */
+    int tied;              /* default of tie_word_embeddings */
+    int ffn_4h;            /* FFN size defaults to 4 x hidden */
+    int64_t max_position;  /* default context; 0: the config must say */
+} hf_type;
+
+#define RMS SPACE_NORM_RMSNORM
+#define LN SPACE_NORM_LAYERNORM
+static const hf_type hf_types[] = {
+    /* type          gated act                 norm pos           qkv o mlp par tie 4h maxpos */
+    {"llama",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
+    {"mistral",      1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
+    {"mixtral",      1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
+    {"qwen2",        1, "silu",              RMS, SPACE_POS_ROPE,    1, 0, 0, 0, 0, 0, 0},
+    {"qwen2_moe",    1, "silu",              RMS, SPACE_POS_ROPE,    1, 0, 0, 0, 0, 0, 0},
+    {"qwen3",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
+    {"qwen3_moe",    1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
+    {"deepseek_v2",  1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
+    {"deepseek_v3",  1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
+    {"gemma",        1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0},
+    {"gemma2",       1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0},
+    {"gpt2",         0, "gelu_new",          LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 1, 0},
+    {"gpt_neox",     0, "gelu",              LN,  SPACE_POS_ROPE,    1, 1, 1, 1, 0, 0, 0},
+    {"gptj",         0, "gelu_new",          LN,  SPACE_POS_ROPE,    0, 0, 1, 1, 0, 1, 0},
+    {"opt",          0, "relu",              LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 0, 0},
+    {"bloom",        0, "gelu",              LN,  SPACE_POS_ALIBI,   1, 1, 1, 0, 1, 1, 2048},
+    {"falcon",       0, "gelu",              LN,  SPACE_POS_ROPE,    0, 0, 0, 1, 1, 1, 2048},
+    {"gpt_bigcode",  0, "gelu_pytorch_tanh", LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 1, 0},
+    {"phi",          0, "gelu_new",          LN,  SPACE_POS_ROPE,    1, 1, 1, 1, 0, 0, 0},
+    {"starcoder2",   0, "gelu_pytorch_tanh", LN,  SPACE_POS_ROPE,    1, 1, 1, 0, 1, 0, 0},
+    {"nemotron",     0, "relu2",             LN,  SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
+};
+#undef RMS
+#undef LN
+
+/* Unknown model_type: PretrainedConfig's defaults (tied), RoPE, no
+ * biases; gated iff the activation is silu/swish (no 2-GEMM SiLU FFN is
+ * in common use); the activation must be given. */
+static const hf_type hf_generic = {
+    NULL, -1, NULL, SPACE_NORM_LAYERNORM, SPACE_POS_ROPE, 0, 0, 0, 0, 1, 0, 0,
+};
+
+/* ---- Reading. */
+
+typedef struct hf_ctx {
+    const char *file;
+    const cJSON *scope[2]; /* text_config (when present), then the root */
+    const char *path[2];   /* their JSON paths */
+    int nscope;
+} hf_ctx;
+
+/* Where a key was found: which scope, which alias. */
+typedef struct hf_hit {
+    int found, scope;
+    const char *key;
+} hf_hit;
+
+static hf_hit hf_find(const hf_ctx *c, const char *const *keys)
+{
+    hf_hit h = {0, 0, NULL};
+    for (int s = 0; s < c->nscope; s++)
+        for (int k = 0; k < HF_MAX_KEYS && keys[k]; k++) {
+            const cJSON *v =
+                cJSON_GetObjectItemCaseSensitive(c->scope[s], keys[k]);
+            /* JSON null counts as absent, as in the tp_json_* readers. */
+            if (v && !cJSON_IsNull(v)) {
+                h.found = 1;
+                h.scope = s;
+                h.key = keys[k];
+                return h;
+            }
+        }
+    return h;
+}
+
+/* "$.text_config.hidden_size" */
+static const char *hit_path(const hf_ctx *c, hf_hit h, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s.%s", c->path[h.scope], h.key);
+    return buf;
+}
+
+static int hf_missing(const hf_ctx *c, const char *what,
+                      const char *const *keys, tp_err *e)
+{
+    char list[160];
+    size_t at = 0;
+    list[0] = '\0';
+    for (int k = 0; k < HF_MAX_KEYS && keys[k] && at < sizeof list; k++)
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s",
+                               k ? ", " : "", keys[k]);
+    return tp_errf(e, TP_EDATA,
+                   "%s: %s: missing the %s (expected one of the keys %s)",
+                   c->file, c->path[0], what, list);
+}
+
+typedef struct hf_vals {
+    int64_t i[HI_COUNT];
+    hf_hit ih[HI_COUNT];
+    int b[HB_COUNT];
+    hf_hit bh[HB_COUNT];
+    char model_type[64];
+    hf_hit sh[HS_COUNT];
+    int act_index;
+    space_pos pos_type;
+    char name[256];
+    hf_hit nh[HN_COUNT];
+} hf_vals;
+
+static int hf_read_all(const hf_ctx *c, hf_vals *v, tp_err *e)
+{
+    int rc;
+    for (int r = 0; r < HI_COUNT; r++) {
+        const hf_int_row *row = &hf_ints[r];
+        hf_hit h = v->ih[r] = hf_find(c, row->keys);
+        if (!h.found) continue;
+        int64_t lo = 0, hi = 0;
+        if (!space_model_field_range(row->range, &lo, &hi))
+            return tp_errf(e, TP_EINTERNAL, "no range for field %s",
+                           row->range);
+        /* A file may be stricter than the struct (head_dim 0 means
+         * "derive" in space_model, but is nonsense in a config). */
+        if (row->lo > lo) lo = row->lo;
+        rc = tp_json_int(c->scope[h.scope], c->file, c->path[h.scope], h.key,
+                         1, lo, hi, &v->i[r], e);
+        if (rc) return rc;
+    }
+    for (int r = 0; r < HB_COUNT; r++) {
+        hf_hit h = v->bh[r] = hf_find(c, hf_bools[r]);
+        if (!h.found) continue;
+        rc = tp_json_bool(c->scope[h.scope], c->file, c->path[h.scope], h.key,
+                          1, &v->b[r], e);
+        if (rc) return rc;
+    }
+    for (int r = 0; r < HN_COUNT; r++) {
+        hf_hit h = v->nh[r] = hf_find(c, hf_nums[r]);
+        double eps;
+        if (!h.found) continue;
+        rc = tp_json_num(c->scope[h.scope], c->file, c->path[h.scope], h.key,
+                         1, 0.0, 1.0, &eps, e);
+        if (rc) return rc;
+    }
+
+    hf_hit h = v->sh[HS_MODEL_TYPE] = hf_find(c, hf_strs[HS_MODEL_TYPE]);
+    if (h.found
+        && (rc = tp_json_str(c->scope[h.scope], c->file, c->path[h.scope],
+                             h.key, 1, v->model_type, sizeof v->model_type, e)))
+        return rc;
+    h = v->sh[HS_ACT] = hf_find(c, hf_strs[HS_ACT]);
+    if (h.found
+        && (rc = tp_json_enum(c->scope[h.scope], c->file, c->path[h.scope],
+                              h.key, 1, hf_act_names, HF_ACT_COUNT,
+                              &v->act_index, e)))
+        return rc;
+    h = v->sh[HS_POS_TYPE] = hf_find(c, hf_strs[HS_POS_TYPE]);
+    if (h.found) {
+        int idx = 0;
+        rc = tp_json_enum(c->scope[h.scope], c->file, c->path[h.scope], h.key,
+                          1, hf_pos_names,
+                          (int)(sizeof hf_pos_names / sizeof hf_pos_names[0]),
+                          &idx, e);
+        if (rc) return rc;
+        v->pos_type = hf_pos_values[idx];
+    }
+    /* The name only from the top level: a text_config's _name_or_path
+     * names the LM a multimodal model was built from, not this model. */
+    hf_ctx top = *c;
+    top.scope[0] = c->scope[c->nscope - 1];
+    top.path[0] = c->path[c->nscope - 1];
+    top.nscope = 1;
+    h = v->sh[HS_NAME] = hf_find(&top, hf_strs[HS_NAME]);
+    if (h.found
+        && (rc = tp_json_str(top.scope[0], c->file, top.path[0], h.key, 1,
+                             v->name, sizeof v->name, e)))
+        return rc;
+    return TP_OK;
+}
+
+static const hf_type *hf_type_find(const char *model_type)
+{
+    for (size_t i = 0; i < sizeof hf_types / sizeof hf_types[0]; i++)
+        if (tp_streq_ci(hf_types[i].model_type, model_type))
+            return &hf_types[i];
+    return &hf_generic;
+}
+
+/* The file's base name without ".json"; for ".../<model>/config.json",
+ * the directory name, as HF checkouts are laid out. */
+static void hf_base_name(const char *path, char *out, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    const char *b = slash ? slash + 1 : path;
+    size_t n = strlen(b);
+    if (n > 5 && tp_streq_ci(b + n - 5, ".json")) n -= 5;
+    if (n == 6 && strncmp(b, "config", 6) == 0 && slash && slash > path) {
+        const char *start = slash;
+        while (start > path && start[-1] != '/') start--;
+        if (start < slash) {
+            b = start;
+            n = (size_t)(slash - start);
+        }
+    }
+    if (n >= cap) n = cap - 1;
+    memcpy(out, b, n);
+    out[n] = '\0';
+}
+
+static int hf_bool_or(const hf_vals *v, enum hf_bool r, int dflt)
+{
+    return v->bh[r].found ? v->b[r] : dflt;
+}
+
+static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
+                       tp_err *e)
+{
+    char p1[96], p2[96];
+    const hf_type *t =
+        v->sh[HS_MODEL_TYPE].found ? hf_type_find(v->model_type) : &hf_generic;
+    memset(m, 0, sizeof *m);
+
+    if (v->sh[HS_NAME].found && v->name[0]) {
+        tp_strlcpy(m->name, v->name, sizeof m->name);
+    } else {
+        hf_base_name(c->file, m->name, sizeof m->name);
+    }
+    tp_strlcpy(m->source, c->file, sizeof m->source);
+
+    static const enum hf_int required[] = {HI_LAYERS, HI_HIDDEN, HI_HEADS,
+                                           HI_VOCAB};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (!v->ih[required[i]].found)
+            return hf_missing(c, hf_ints[required[i]].what,
+                              hf_ints[required[i]].keys, e);
+    m->num_layers = v->i[HI_LAYERS];
+    m->hidden = v->i[HI_HIDDEN];
+    m->heads = v->i[HI_HEADS];
+    m->vocab = v->i[HI_VOCAB];
+
+    if (v->ih[HI_V_HEAD_DIM].found) {
+        m->head_dim = v->i[HI_V_HEAD_DIM]; /* MLA, approximated */
+    } else if (v->ih[HI_HEAD_DIM].found) {
+        m->head_dim = v->i[HI_HEAD_DIM];
+    } else {
+        if (m->hidden % m->heads != 0)
+            return tp_errf(e, TP_EDATA,
+                           "%s: %s = %lld is not divisible by %s = %lld, and "
+                           "there is no head_dim to say the head size",
+                           c->file, hit_path(c, v->ih[HI_HIDDEN], p1, sizeof p1),
+                           (long long)m->hidden,
+                           hit_path(c, v->ih[HI_HEADS], p2, sizeof p2),
+                           (long long)m->heads);
+        m->head_dim = m->hidden / m->heads;
+    }
+
+    /* Falcon re-saved by newer transformers carries num_kv_heads = heads
+     * beside multi_query = true; its modelling code then uses one KV head,
+     * so multi_query wins unless the new decoder architecture is on. */
+    if (hf_bool_or(v, HB_MULTI_QUERY, 0) && !hf_bool_or(v, HB_NEW_DECODER, 0)) {
+        m->kv_heads = 1;
+    } else if (v->ih[HI_KV_HEADS].found) {
+        m->kv_heads = v->i[HI_KV_HEADS];
+        if (m->heads % m->kv_heads != 0)
+            return tp_errf(e, TP_EDATA,
+                           "%s: %s = %lld does not divide %s = %lld; expected "
+                           "the KV heads to divide the attention heads",
+                           c->file,
+                           hit_path(c, v->ih[HI_KV_HEADS], p1, sizeof p1),
+                           (long long)m->kv_heads,
+                           hit_path(c, v->ih[HI_HEADS], p2, sizeof p2),
+                           (long long)m->heads);
+    } else {
+        m->kv_heads = m->heads;
+    }
+
+    if (v->ih[HI_FFN].found)
+        m->ffn_hidden = v->i[HI_FFN];
+    else if (t->ffn_4h)
+        m->ffn_hidden = 4 * m->hidden;
+    else
+        return hf_missing(c, hf_ints[HI_FFN].what, hf_ints[HI_FFN].keys, e);
+
+    if (v->ih[HI_MAX_POS].found)
+        m->max_position = v->i[HI_MAX_POS];
+    else if (t->max_position > 0)
+        m->max_position = t->max_position;
+    else
+        return hf_missing(c, hf_ints[HI_MAX_POS].what, hf_ints[HI_MAX_POS].keys,
+                          e);
+
+    int act_index = -1;
+    if (v->sh[HS_ACT].found) {
+        act_index = v->act_index;
+    } else if (t->act) {
+        for (int i = 0; i < HF_ACT_COUNT; i++)
+            if (strcmp(hf_act_names[i], t->act) == 0) act_index = i;
+    }
+    if (act_index < 0)
+        return hf_missing(c, "activation", hf_strs[HS_ACT], e);
+    const hf_act *k = &hf_act_kinds[act_index];
+    int gated = t->gated >= 0 ? t->gated : k->plain < 0;
+    int act = gated ? k->gated : k->plain;
+    if (act < 0) {
+        const char *at = v->sh[HS_ACT].found
+                             ? hit_path(c, v->sh[HS_ACT], p1, sizeof p1)
+                             : "$ (model_type default)";
+        return tp_errf(e, TP_EDATA,
+                       "%s: %s = \"%s\": a %s FFN with this activation is not "
+                       "supported (model_type \"%s\" is %s); expected one of "
+                       "gelu, relu, relu2 for a plain FFN, silu or gelu for a "
+                       "gated one",
+                       c->file, at, hf_act_names[act_index],
+                       gated ? "gated" : "plain (2-GEMM)",
+                       t->model_type ? t->model_type : v->model_type,
+                       gated ? "gated" : "not gated");
+    }
+    m->act = (space_act)act;
+
+    if (v->nh[HN_RMS_EPS].found)
+        m->norm = SPACE_NORM_RMSNORM;
+    else if (v->nh[HN_LN_EPS].found)
+        m->norm = SPACE_NORM_LAYERNORM;
+    else
+        m->norm = t->norm;
+
+    if (v->sh[HS_POS_TYPE].found)
+        m->pos = v->pos_type;
+    else if (hf_bool_or(v, HB_ALIBI, 0))
+        m->pos = SPACE_POS_ALIBI;
+    else
+        m->pos = t->pos;
+
+    m->tied_embeddings = hf_bool_or(v, HB_TIED, t->tied);
+    m->qkv_bias = hf_bool_or(v, HB_QKV_BIAS, t->qkv_bias);
+    m->out_bias = hf_bool_or(v, HB_OUT_BIAS, t->out_bias);
+    m->mlp_bias = hf_bool_or(v, HB_MLP_BIAS, t->mlp_bias);
+    m->parallel_attn_mlp = hf_bool_or(v, HB_PARALLEL, t->parallel);
+
+    int64_t experts = v->ih[HI_EXPERTS].found ? v->i[HI_EXPERTS] : 0;
+    if (experts == 0) return TP_OK; /* dense: MoE fields stay 0 */
+
+    m->num_experts = experts;
+    if (!v->ih[HI_TOP_K].found)
+        return hf_missing(c, hf_ints[HI_TOP_K].what, hf_ints[HI_TOP_K].keys, e);
+    m->top_k = v->i[HI_TOP_K];
+    if (m->top_k < 1 || m->top_k > experts)
+        return tp_errf(e, TP_EDATA,
+                       "%s: %s = %lld, expected an integer in [1, %lld] (%s)",
+                       c->file, hit_path(c, v->ih[HI_TOP_K], p1, sizeof p1),
+                       (long long)m->top_k, (long long)experts,
+                       hit_path(c, v->ih[HI_EXPERTS], p2, sizeof p2));
+    m->expert_ffn_hidden =
+        v->ih[HI_MOE_FFN].found ? v->i[HI_MOE_FFN] : m->ffn_hidden;
+
+    if (v->ih[HI_N_SHARED].found && v->i[HI_N_SHARED] > 0) {
+        m->shared_experts = v->i[HI_N_SHARED];
+        m->shared_ffn_hidden = m->expert_ffn_hidden;
+    } else if (v->ih[HI_SHARED_FFN].found && v->i[HI_SHARED_FFN] > 0) {
+        m->shared_experts = 1;
+        m->shared_ffn_hidden = v->i[HI_SHARED_FFN];
+    }
+
+    /* Placement onto our rule (model.c: i >= first and (i - first) % freq
+     * == 0), exactly:
+     *  - Qwen: layer i is sparse when (i + 1) % step == 0, i.e. first =
+     *    step - 1, freq = step (mlp_only_layers is not read).
+     *  - DeepSeek: i >= k and i % freq == 0, i.e. first = k rounded up to
+     *    a multiple of freq. */
+    int64_t first, freq;
+    if (v->ih[HI_SPARSE_STEP].found) {
+        freq = v->i[HI_SPARSE_STEP];
+        first = freq - 1;
+    } else {
+        freq = v->ih[HI_MOE_FREQ].found ? v->i[HI_MOE_FREQ] : 1;
+        int64_t k_dense = v->ih[HI_FIRST_DENSE].found ? v->i[HI_FIRST_DENSE] : 0;
+        if (k_dense > m->num_layers)
+            return tp_errf(e, TP_EDATA,
+                           "%s: %s = %lld, expected an integer in [0, %lld] "
+                           "(%s)",
+                           c->file,
+                           hit_path(c, v->ih[HI_FIRST_DENSE], p1, sizeof p1),
+                           (long long)k_dense, (long long)m->num_layers,
+                           hit_path(c, v->ih[HI_LAYERS], p2, sizeof p2));
+        first = (k_dense + freq - 1) / freq * freq;
+    }
+    m->first_dense_layers = first < m->num_layers ? first : m->num_layers;
+    m->moe_layer_freq = freq;
+    return TP_OK;
+}
+
+static int hf_parse(const char *file, const cJSON *root, space_model *m,
+                    tp_err *e)
+{
+    char found[64];
+    if (!cJSON_IsObject(root)) {
+        tp_json_describe(root, found, sizeof found);
+        return tp_errf(e, TP_EDATA,
+                       "%s: $: expected a JSON object (a HuggingFace "
+                       "config.json), found %s",
+                       file, found);
+    }
+    hf_ctx c = {.file = file};
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(root, "text_config");
+    if (text && !cJSON_IsNull(text)) {
+        if (!cJSON_IsObject(text)) {
+            tp_json_describe(text, found, sizeof found);
+            return tp_errf(e, TP_EDATA,
+                           "%s: $.text_config: expected an object, found %s",
+                           file, found);
+        }
+        c.scope[c.nscope] = text;
+        c.path[c.nscope++] = "$.text_config";
+    }
+    c.scope[c.nscope] = root;
+    c.path[c.nscope++] = "$";
+
+    hf_vals v;
+    memset(&v, 0, sizeof v);
+    int rc = hf_read_all(&c, &v, e);
+    if (rc) return rc;
+    return hf_to_model(&c, &v, m, e);
+}
+
+int space_model_from_hf_file(const char *path, space_model *out, tp_err *e)
+{
+    cJSON *root = NULL;
+    int rc = tp_json_load(path, &root, e);
+    if (rc) return rc;
+    space_model m;
+    rc = hf_parse(path, root, &m, e);
+    cJSON_Delete(root);
+    if (rc) return rc;
+    /* A last net for what no single key shows (sizes too large together). */
+    rc = space_model_validate(&m, path, e);
+    if (rc) return rc;
+    *out = m;
+    return TP_OK;
+}
+
+int space_model_resolve(const char *name_or_path, space_model *out, tp_err *e)
+{
+    size_t n = strlen(name_or_path);
+    if (strchr(name_or_path, '/')
+        || (n >= 5 && tp_streq_ci(name_or_path + n - 5, ".json")))
+        return space_model_from_hf_file(name_or_path, out, e);
+    const space_model *p = space_preset_find(name_or_path, e);
+    if (!p) return TP_EDATA;
+    *out = *p;
+    return TP_OK;
+}

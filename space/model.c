@@ -1,0 +1,411 @@
+/*
+ * model.c - what a model costs: exact parameter counts, FLOPs per token,
+ * and the checks that keep a space_model's fields sane.
+ *
+ * Does not: read files (hfconfig.c), hold the preset table (presets.c),
+ * or model time or memory (estimator/).
+ *
+ * References:
+ *  - D. Narayanan et al., "Efficient Large-Scale Language Model Training on
+ *    GPU Clusters Using Megatron-LM", SC'21, arXiv:2104.04473: eq. 3 and
+ *    Appendix (FLOPs per iteration 72 B s l h^2 (1 + s/6h + V/12lh), and
+ *    96 B s l h^2 (1 + s/6h + V/16lh) with full recomputation), and the
+ *    parameter count behind its Table 1, P = 12 l h^2 (1 + 13/12h +
+ *    (V + s)/12lh), which leaves out the final LayerNorm.
+ *  - A. Chowdhery et al., "PaLM", arXiv:2204.02311, Appendix B: model FLOPs
+ *    per token 6N + 12 L H Q T (attention counted, non-causal).
+ *  - V. Korthikanti et al., "Reducing Activation Recomputation in Large
+ *    Transformer Models", arXiv:2205.05198, Section 5 (selective recompute
+ *    of the attention core).
+ */
+#include "space.h"
+
+#include <stddef.h>
+#include <string.h>
+
+const char *const space_act_names[SPACE_ACT_COUNT] = {
+    [SPACE_ACT_GELU] = "gelu",
+    [SPACE_ACT_RELU] = "relu",
+    [SPACE_ACT_SQUARED_RELU] = "squared-relu",
+    [SPACE_ACT_SWIGLU] = "swiglu",
+    [SPACE_ACT_GEGLU] = "geglu",
+};
+_Static_assert(sizeof space_act_names / sizeof space_act_names[0]
+                   == SPACE_ACT_COUNT,
+               "space_act_names must name every space_act");
+
+const char *const space_norm_names[SPACE_NORM_COUNT] = {
+    [SPACE_NORM_LAYERNORM] = "layernorm",
+    [SPACE_NORM_RMSNORM] = "rmsnorm",
+};
+_Static_assert(sizeof space_norm_names / sizeof space_norm_names[0]
+                   == SPACE_NORM_COUNT,
+               "space_norm_names must name every space_norm");
+
+const char *const space_pos_names[SPACE_POS_COUNT] = {
+    [SPACE_POS_LEARNED] = "learned",
+    [SPACE_POS_ROPE] = "rope",
+    [SPACE_POS_ALIBI] = "alibi",
+    [SPACE_POS_NONE] = "none",
+};
+_Static_assert(sizeof space_pos_names / sizeof space_pos_names[0]
+                   == SPACE_POS_COUNT,
+               "space_pos_names must name every space_pos");
+
+const char *const space_recompute_names[SPACE_RECOMPUTE_COUNT] = {
+    [SPACE_RECOMPUTE_NONE] = "none",
+    [SPACE_RECOMPUTE_SELECTIVE] = "selective",
+    [SPACE_RECOMPUTE_FULL] = "full",
+};
+_Static_assert(sizeof space_recompute_names / sizeof space_recompute_names[0]
+                   == SPACE_RECOMPUTE_COUNT,
+               "space_recompute_names must name every space_recompute");
+
+/* Gated activations multiply two up-projections (gate and up), so their
+ * FFN has a third GEMM (Shazeer, "GLU Variants Improve Transformer",
+ * arXiv:2002.05202). */
+int space_act_ffn_gemms(space_act a)
+{
+    return a == SPACE_ACT_SWIGLU || a == SPACE_ACT_GEGLU ? 3 : 2;
+}
+
+/* ---- Limits: one table, used by space_model_validate and, through
+ * space_model_field_range, by the config.json reader. The bounds are
+ * generous (10-100x the largest models published by 2025) yet keep every
+ * product in space_model_params inside int64 (the total is checked
+ * separately against SPACE_MAX_PARAMS). */
+
+typedef struct field_limit {
+    const char *name; /* the space_model member */
+    size_t offset;
+    int64_t lo, hi;
+} field_limit;
+
+#define LIMIT(member, lo, hi) {#member, offsetof(space_model, member), lo, hi}
+
+static const field_limit int64_limits[] = {
+    LIMIT(num_layers, 1, 100000),
+    LIMIT(hidden, 1, INT64_C(1) << 20),
+    LIMIT(heads, 1, 65536),
+    LIMIT(kv_heads, 1, 65536),
+    LIMIT(head_dim, 0, 65536), /* 0: hidden / heads */
+    LIMIT(ffn_hidden, 1, INT64_C(1) << 22),
+    LIMIT(vocab, 1, INT64_C(1) << 24),
+    LIMIT(max_position, 1, INT64_C(1) << 26),
+    LIMIT(num_experts, 0, 65536),
+    LIMIT(top_k, 0, 65536),
+    LIMIT(expert_ffn_hidden, 0, INT64_C(1) << 22),
+    LIMIT(shared_experts, 0, 1024),
+    LIMIT(shared_ffn_hidden, 0, INT64_C(1) << 22),
+    LIMIT(first_dense_layers, 0, 100000),
+    LIMIT(moe_layer_freq, 0, 100000),
+};
+#undef LIMIT
+
+/* More parameters than this is a typo, not a model (1e15 = 1000x GPT-4
+ * rumours); it also keeps int64 sums in space_model_params exact. */
+#define SPACE_MAX_PARAMS 1e15
+
+typedef struct int_field {
+    const char *name;
+    size_t offset;
+    int count; /* valid values are [0, count) */
+} int_field;
+
+#define INTF(member, n) {#member, offsetof(space_model, member), n}
+
+static const int_field int_fields[] = {
+    INTF(act, SPACE_ACT_COUNT),
+    INTF(norm, SPACE_NORM_COUNT),
+    INTF(pos, SPACE_POS_COUNT),
+    INTF(tied_embeddings, 2),
+    INTF(qkv_bias, 2),
+    INTF(out_bias, 2),
+    INTF(mlp_bias, 2),
+    INTF(parallel_attn_mlp, 2),
+};
+#undef INTF
+
+int space_model_field_range(const char *field, int64_t *lo, int64_t *hi)
+{
+    for (size_t i = 0; i < sizeof int64_limits / sizeof int64_limits[0]; i++)
+        if (strcmp(int64_limits[i].name, field) == 0) {
+            *lo = int64_limits[i].lo;
+            *hi = int64_limits[i].hi;
+            return 1;
+        }
+    return 0;
+}
+
+static int64_t field_i64(const space_model *m, size_t offset)
+{
+    int64_t v;
+    memcpy(&v, (const char *)m + offset, sizeof v);
+    return v;
+}
+
+static int field_int(const space_model *m, size_t offset)
+{
+    int v;
+    memcpy(&v, (const char *)m + offset, sizeof v);
+    return v;
+}
+
+/* head_dim 0 means "derived": hidden / heads. */
+static int64_t eff_head_dim(const space_model *m)
+{
+    if (m->head_dim > 0) return m->head_dim;
+    return m->heads > 0 ? m->hidden / m->heads : 0;
+}
+
+static int64_t ceil_to(int64_t v, int64_t multiple)
+{
+    return (v + multiple - 1) / multiple * multiple;
+}
+
+int64_t space_vocab_padded(int64_t vocab, int64_t tp)
+{
+    /* Megatron-LM pads so each tensor-parallel rank holds a multiple of
+     * 128 rows (megatron/training/tokenizer: _vocab_size_with_padding,
+     * make_vocab_size_divisible_by = 128). */
+    if (tp < 1) tp = 1;
+    return ceil_to(vocab, 128 * tp);
+}
+
+/* MoE placement: layer i (0-based) has an MoE FFN when
+ * i >= first_dense_layers and (i - first_dense_layers) % moe_layer_freq
+ * == 0; every other layer has the dense FFN. With freq 1 that is "all
+ * after the first k" (DeepSeek's first_k_dense_replace, Mixtral with
+ * k = 0). The HF reader maps Qwen's decoder_sparse_step and DeepSeek's
+ * moe_layer_freq onto this rule exactly. Returns the count of MoE layers. */
+static int64_t moe_layer_count(const space_model *m)
+{
+    if (m->num_experts <= 0) return 0;
+    int64_t freq = m->moe_layer_freq > 0 ? m->moe_layer_freq : 1;
+    int64_t first = m->first_dense_layers > 0 ? m->first_dense_layers : 0;
+    if (m->num_layers <= first) return 0;
+    return (m->num_layers - first - 1) / freq + 1;
+}
+
+/* One FFN of inner size f: gemms weight matrices of hidden x f, plus the
+ * biases (one per up/gate projection of size f, and hidden on the down
+ * projection). */
+static int64_t ffn_params(const space_model *m, int64_t f)
+{
+    int64_t gemms = space_act_ffn_gemms(m->act);
+    int64_t p = gemms * m->hidden * f;
+    if (m->mlp_bias) p += (gemms - 1) * f + m->hidden;
+    return p;
+}
+
+void space_model_params(const space_model *m, int64_t pad_multiple,
+                        space_params *out)
+{
+    memset(out, 0, sizeof *out);
+    int64_t h = m->hidden, hd = eff_head_dim(m);
+    int64_t q = m->heads * hd, kv = m->kv_heads * hd;
+    /* LayerNorm has a weight and a bias, RMSNorm a weight only. Every
+     * layer has two norms: pre-attention and pre-FFN. GPT-NeoX's parallel
+     * residual still has two (input_layernorm, post_attention_layernorm);
+     * GPT-J and Falcon-7B share one, so they are over-counted by one norm
+     * per layer (< 0.01% of their size). */
+    int64_t norm = m->norm == SPACE_NORM_LAYERNORM ? 2 * h : h;
+
+    out->vocab_padded = ceil_to(m->vocab, pad_multiple < 1 ? 1 : pad_multiple);
+    out->embedding = out->vocab_padded * h;
+    out->position = m->pos == SPACE_POS_LEARNED ? m->max_position * h : 0;
+    out->attn_per_layer = h * q + 2 * h * kv + q * h;
+    if (m->qkv_bias) out->attn_per_layer += q + 2 * kv;
+    if (m->out_bias) out->attn_per_layer += h;
+    out->norms_per_layer = 2 * norm;
+    out->dense_mlp_per_layer = ffn_params(m, m->ffn_hidden);
+    if (m->num_experts > 0)
+        out->moe_mlp_per_layer =
+            m->num_experts * ffn_params(m, m->expert_ffn_hidden)
+            + m->shared_experts * ffn_params(m, m->shared_ffn_hidden)
+            + h * m->num_experts; /* router: hidden x experts, no bias */
+    out->moe_layers = moe_layer_count(m);
+    out->dense_layers = m->num_layers - out->moe_layers;
+
+    int64_t common = out->attn_per_layer + out->norms_per_layer;
+    out->per_layer = common
+                     + (m->num_experts > 0 ? out->moe_mlp_per_layer
+                                           : out->dense_mlp_per_layer);
+    out->layers_total = out->dense_layers * (common + out->dense_mlp_per_layer)
+                        + out->moe_layers * (common + out->moe_mlp_per_layer);
+    out->final_norm = norm;
+    out->lm_head = m->tied_embeddings ? 0 : out->vocab_padded * h;
+    out->total = out->embedding + out->position + out->layers_total
+                 + out->final_norm + out->lm_head;
+    /* A token goes through top_k of the routed experts; everything else
+     * (embeddings and LM head included, as in Mixtral's "12.9B active")
+     * counts in full. */
+    int64_t idle = m->num_experts > m->top_k ? m->num_experts - m->top_k : 0;
+    out->active = out->total
+                  - out->moe_layers * idle * ffn_params(m, m->expert_ffn_hidden);
+}
+
+/*
+ * FLOPs per token, forward, one multiply-add = 2 FLOPs, GEMMs only:
+ *   projections   2 (h q + 2 h kv + q h)       q = heads hd, kv = kv_heads hd
+ *   attention     2 * 2 s_k hd heads            QK^T and AV, s_k below
+ *   dense FFN     2 g h f                       g = 2 or 3 GEMMs
+ *   MoE FFN       2 g h (top_k f_e + shared f_s) + 2 h E   (router)
+ *   LM head       2 h V                         unpadded V; embedding free
+ * s_k = s (non-causal, Narayanan/PaLM convention) or (s + 1) / 2 (causal:
+ * query i sees i + 1 keys, the mean over i = 0..s-1).
+ * For a GPT (g = 2, f = 4h, MHA) this is 24 h^2 + 4 s h per layer and
+ * per token; times 3 (backward = 2 x forward, Narayanan eq. 3) gives
+ * 72 l h^2 (1 + s/6h) + 6 h V = Narayanan's 72 B s l h^2 (1 + s/6h +
+ * V/12lh) divided by B s. Full recomputation adds one forward of the
+ * layers (not the LM head): 96 l h^2 (1 + s/6h + V/16lh). Selective
+ * recomputation (Korthikanti et al.) adds the attention core only.
+ * PaLM's 6N + 12 L H Q T is the same non-causal count with N = the
+ * non-embedding GEMM parameters.
+ */
+void space_flops_per_token(const space_model *m, int64_t seq, int causal,
+                           space_recompute rc, space_flops *out)
+{
+    memset(out, 0, sizeof *out);
+    if (seq < 1) seq = 1; /* a token always sees itself */
+    double h = (double)m->hidden, hd = (double)eff_head_dim(m);
+    double q = (double)m->heads * hd, kv = (double)m->kv_heads * hd;
+    double gemms = space_act_ffn_gemms(m->act);
+    double s_k = causal ? ((double)seq + 1.0) / 2.0 : (double)seq;
+
+    double proj = 2.0 * (h * q + 2.0 * h * kv + q * h);
+    double core = 2.0 * 2.0 * s_k * hd * (double)m->heads;
+    double dense_ffn = 2.0 * gemms * h * (double)m->ffn_hidden;
+    double moe_ffn = 0.0;
+    if (m->num_experts > 0)
+        moe_ffn = 2.0 * gemms * h
+                      * ((double)m->top_k * (double)m->expert_ffn_hidden
+                         + (double)m->shared_experts
+                               * (double)m->shared_ffn_hidden)
+                  + 2.0 * h * (double)m->num_experts;
+
+    double n_moe = (double)moe_layer_count(m);
+    double n_dense = (double)m->num_layers - n_moe;
+    double layers = n_dense * (proj + core + dense_ffn)
+                    + n_moe * (proj + core + moe_ffn);
+
+    out->attn_fwd = (double)m->num_layers * core;
+    out->lm_head_fwd = 2.0 * h * (double)m->vocab;
+    out->fwd = layers + out->lm_head_fwd;
+    out->bwd = 2.0 * out->fwd;
+    if (rc == SPACE_RECOMPUTE_FULL)
+        out->recompute = layers;
+    else if (rc == SPACE_RECOMPUTE_SELECTIVE)
+        out->recompute = out->attn_fwd;
+    out->total = out->fwd + out->bwd + out->recompute;
+}
+
+/* Parameter count in double, for the size check before any int64 sum. */
+static double approx_params(const space_model *m)
+{
+    double h = (double)m->hidden, hd = (double)eff_head_dim(m);
+    double gemms = space_act_ffn_gemms(m->act);
+    double attn = 2.0 * h * hd * ((double)m->heads + (double)m->kv_heads);
+    double ffn = gemms * h * (double)m->ffn_hidden;
+    if (m->num_experts > 0)
+        ffn += gemms * h
+               * ((double)m->num_experts * (double)m->expert_ffn_hidden
+                  + (double)m->shared_experts * (double)m->shared_ffn_hidden);
+    return (double)m->num_layers * (attn + ffn)
+           + 2.0 * h * ((double)m->vocab + (double)m->max_position);
+}
+
+int space_model_validate(const space_model *m, const char *where, tp_err *e)
+{
+    if (!where || !*where) where = m->name[0] ? m->name : "model";
+
+    for (size_t i = 0; i < sizeof int64_limits / sizeof int64_limits[0]; i++) {
+        const field_limit *f = &int64_limits[i];
+        int64_t v = field_i64(m, f->offset);
+        if (v < f->lo || v > f->hi)
+            return tp_errf(e, TP_EDATA,
+                           "%s: %s = %lld, expected an integer in [%lld, %lld]",
+                           where, f->name, (long long)v, (long long)f->lo,
+                           (long long)f->hi);
+    }
+    for (size_t i = 0; i < sizeof int_fields / sizeof int_fields[0]; i++) {
+        const int_field *f = &int_fields[i];
+        int v = field_int(m, f->offset);
+        if (v < 0 || v >= f->count)
+            return tp_errf(e, TP_EDATA,
+                           "%s: %s = %d, expected an integer in [0, %d]", where,
+                           f->name, v, f->count - 1);
+    }
+
+    if (m->head_dim == 0 && m->hidden % m->heads != 0)
+        return tp_errf(e, TP_EDATA,
+                       "%s: hidden = %lld is not divisible by heads = %lld, "
+                       "and head_dim is not given (0 = hidden / heads); set "
+                       "head_dim or fix heads",
+                       where, (long long)m->hidden, (long long)m->heads);
+    if (m->heads % m->kv_heads != 0)
+        return tp_errf(e, TP_EDATA,
+                       "%s: kv_heads = %lld does not divide heads = %lld, "
+                       "expected a divisor (heads for MHA, 1 for MQA)",
+                       where, (long long)m->kv_heads, (long long)m->heads);
+
+    if (m->num_experts > 0) {
+        if (m->top_k < 1 || m->top_k > m->num_experts)
+            return tp_errf(e, TP_EDATA,
+                           "%s: top_k = %lld, expected an integer in [1, %lld] "
+                           "(num_experts)",
+                           where, (long long)m->top_k,
+                           (long long)m->num_experts);
+        if (m->expert_ffn_hidden < 1)
+            return tp_errf(e, TP_EDATA,
+                           "%s: expert_ffn_hidden = %lld, expected at least 1 "
+                           "for an MoE model (num_experts = %lld)",
+                           where, (long long)m->expert_ffn_hidden,
+                           (long long)m->num_experts);
+        if (m->moe_layer_freq < 1)
+            return tp_errf(e, TP_EDATA,
+                           "%s: moe_layer_freq = %lld, expected at least 1 "
+                           "for an MoE model (1 = every layer)",
+                           where, (long long)m->moe_layer_freq);
+        if (m->first_dense_layers > m->num_layers)
+            return tp_errf(e, TP_EDATA,
+                           "%s: first_dense_layers = %lld, expected an integer "
+                           "in [0, %lld] (num_layers)",
+                           where, (long long)m->first_dense_layers,
+                           (long long)m->num_layers);
+        if (m->shared_experts > 0 && m->shared_ffn_hidden < 1)
+            return tp_errf(e, TP_EDATA,
+                           "%s: shared_ffn_hidden = %lld, expected at least 1 "
+                           "with shared_experts = %lld",
+                           where, (long long)m->shared_ffn_hidden,
+                           (long long)m->shared_experts);
+    } else {
+        /* MoE fields on a dense model mean the caller forgot num_experts. */
+        static const struct {
+            const char *name;
+            size_t offset;
+        } moe_only[] = {
+            {"top_k", offsetof(space_model, top_k)},
+            {"expert_ffn_hidden", offsetof(space_model, expert_ffn_hidden)},
+            {"shared_experts", offsetof(space_model, shared_experts)},
+            {"shared_ffn_hidden", offsetof(space_model, shared_ffn_hidden)},
+            {"first_dense_layers", offsetof(space_model, first_dense_layers)},
+        };
+        for (size_t i = 0; i < sizeof moe_only / sizeof moe_only[0]; i++) {
+            int64_t v = field_i64(m, moe_only[i].offset);
+            if (v != 0)
+                return tp_errf(e, TP_EDATA,
+                               "%s: %s = %lld on a dense model (num_experts = "
+                               "0), expected 0, or num_experts > 0",
+                               where, moe_only[i].name, (long long)v);
+        }
+    }
+
+    double n = approx_params(m);
+    if (n > SPACE_MAX_PARAMS)
+        return tp_errf(e, TP_EDATA,
+                       "%s: about %.3g parameters, more than the %.0e this tool "
+                       "accepts; check the sizes",
+                       where, n, SPACE_MAX_PARAMS);
+    return TP_OK;
+}

@@ -1,0 +1,170 @@
+/*
+ * presets.c - the built-in models: one table row per model, each with the
+ * paper, model card or config.json its architecture comes from.
+ *
+ * Does not: compute anything (model.c) or read files (hfconfig.c). Rows
+ * hold the unpadded tokenizer vocabulary except where the source states a
+ * padded one (the Megatron tables use 51200 for GPT-2's 50257).
+ *
+ * References: each row's source. Parameter counts these rows produce are
+ * pinned against the published figures in tests/test_space.c.
+ */
+#include "space.h"
+
+
+/* GPT-style models of the Megatron papers: GELU, 4h FFN, LayerNorm,
+ * learned positions, biases everywhere, tied embeddings, vocabulary 51200
+ * and sequence 2048 (Narayanan et al. Section 5.1). */
+#define MEGATRON_GPT(nm, layers, hid, nheads, src)                             \
+    {                                                                         \
+        .name = nm, .source = src, .num_layers = layers, .hidden = hid,       \
+        .heads = nheads, .kv_heads = nheads, .head_dim = (hid) / (nheads),    \
+        .ffn_hidden = 4 * (hid), .vocab = 51200, .max_position = 2048,        \
+        .act = SPACE_ACT_GELU, .norm = SPACE_NORM_LAYERNORM,                  \
+        .pos = SPACE_POS_LEARNED, .tied_embeddings = 1, .qkv_bias = 1,        \
+        .out_bias = 1, .mlp_bias = 1                                          \
+    }
+
+#define NARAYANAN "Narayanan et al., SC'21, arXiv:2104.04473, Table 1 (vocab 51200, seq 2048): https://arxiv.org/abs/2104.04473"
+#define KORTHIKANTI "Korthikanti et al. 2022, arXiv:2205.05198, Table 3 (vocab 51200, seq 2048 as in the Megatron GPT runs): https://arxiv.org/abs/2205.05198"
+
+/* LLaMA-family decoders: SwiGLU, RMSNorm, RoPE, no biases, untied. */
+#define LLAMA(nm, layers, hid, nheads, nkv, ffn, voc, maxpos, src)             \
+    {                                                                         \
+        .name = nm, .source = src, .num_layers = layers, .hidden = hid,       \
+        .heads = nheads, .kv_heads = nkv, .head_dim = (hid) / (nheads),       \
+        .ffn_hidden = ffn, .vocab = voc, .max_position = maxpos,              \
+        .act = SPACE_ACT_SWIGLU, .norm = SPACE_NORM_RMSNORM,                  \
+        .pos = SPACE_POS_ROPE                                                 \
+    }
+
+static const space_model presets[] = {
+    MEGATRON_GPT("gpt3-1.7b", 24, 2304, 24, NARAYANAN),
+    MEGATRON_GPT("gpt3-3.6b", 30, 3072, 32, NARAYANAN),
+    MEGATRON_GPT("gpt3-7.5b", 36, 4096, 32, NARAYANAN),
+    MEGATRON_GPT("gpt3-18b", 40, 6144, 48, NARAYANAN),
+    MEGATRON_GPT("gpt3-39b", 48, 8192, 64, NARAYANAN),
+    MEGATRON_GPT("gpt3-76b", 60, 10240, 80, NARAYANAN),
+    MEGATRON_GPT("gpt3-145b", 80, 12288, 96, NARAYANAN),
+    MEGATRON_GPT("gpt3-310b", 96, 16384, 128, NARAYANAN),
+    MEGATRON_GPT("gpt3-530b", 105, 20480, 128, NARAYANAN),
+    MEGATRON_GPT("gpt3-1t", 128, 25600, 160, NARAYANAN),
+
+    /* Brown et al.: GPT-2 architecture and its 50257-token BPE, 2048
+     * context (the alternating sparse attention is not modelled). */
+    {
+        .name = "gpt3-175b",
+        .source = "Brown et al. 2020, arXiv:2005.14165, Table 2.1 and "
+                  "Section 2.1: https://arxiv.org/abs/2005.14165",
+        .num_layers = 96, .hidden = 12288, .heads = 96, .kv_heads = 96,
+        .head_dim = 128, .ffn_hidden = 4 * 12288, .vocab = 50257,
+        .max_position = 2048, .act = SPACE_ACT_GELU,
+        .norm = SPACE_NORM_LAYERNORM, .pos = SPACE_POS_LEARNED,
+        .tied_embeddings = 1, .qkv_bias = 1, .out_bias = 1, .mlp_bias = 1,
+    },
+
+    MEGATRON_GPT("megatron-sp-22b", 48, 6144, 64, KORTHIKANTI),
+    MEGATRON_GPT("megatron-sp-175b", 96, 12288, 96, KORTHIKANTI),
+    MEGATRON_GPT("megatron-sp-530b", 105, 20480, 128, KORTHIKANTI),
+    MEGATRON_GPT("megatron-sp-1t", 128, 25600, 160, KORTHIKANTI),
+
+    /* Rotary on 25% of each head (rotary_pct), parallel residual with two
+     * LayerNorms per layer, untied output embedding (embed_out). */
+    {
+        .name = "gpt-neox-20b",
+        .source = "https://huggingface.co/EleutherAI/gpt-neox-20b/blob/main/"
+                  "config.json (Black et al. 2022, arXiv:2204.06745)",
+        .num_layers = 44, .hidden = 6144, .heads = 64, .kv_heads = 64,
+        .head_dim = 96, .ffn_hidden = 24576, .vocab = 50432,
+        .max_position = 2048, .act = SPACE_ACT_GELU,
+        .norm = SPACE_NORM_LAYERNORM, .pos = SPACE_POS_ROPE,
+        .tied_embeddings = 0, .qkv_bias = 1, .out_bias = 1, .mlp_bias = 1,
+        .parallel_attn_mlp = 1,
+    },
+
+    LLAMA("llama-13b", 40, 5120, 40, 40, 13824, 32000, 2048,
+          "Touvron et al. 2023, arXiv:2302.13971, Table 2; "
+          "https://huggingface.co/huggyllama/llama-13b/blob/main/config.json"),
+    /* CodeLlama-7B with its 16 extra infilling tokens (vocab 32016). */
+    LLAMA("llemma-7b", 32, 4096, 32, 32, 11008, 32016, 4096,
+          "https://huggingface.co/EleutherAI/llemma_7b/blob/main/config.json "
+          "(Azerbayev et al. 2023, arXiv:2310.10631)"),
+    LLAMA("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096,
+          "https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/"
+          "config.json (Touvron et al. 2023, arXiv:2307.09288)"),
+    LLAMA("llama2-13b", 40, 5120, 40, 40, 13824, 32000, 4096,
+          "https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/"
+          "config.json (Touvron et al. 2023, arXiv:2307.09288)"),
+    LLAMA("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096,
+          "https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/"
+          "config.json (Touvron et al. 2023, arXiv:2307.09288, GQA)"),
+    LLAMA("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192,
+          "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/"
+          "config.json"),
+    LLAMA("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192,
+          "https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/"
+          "config.json"),
+    LLAMA("llama3.1-8b", 32, 4096, 32, 8, 14336, 128256, 131072,
+          "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/"
+          "config.json (Llama 3 Herd, arXiv:2407.21783, Table 3)"),
+    LLAMA("llama3.1-70b", 80, 8192, 64, 8, 28672, 128256, 131072,
+          "https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/"
+          "config.json (Llama 3 Herd, arXiv:2407.21783, Table 3)"),
+    /* 8 KV heads per the paper; the first upload of the config said 16. */
+    LLAMA("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, 131072,
+          "https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/"
+          "config.json (Llama 3 Herd, arXiv:2407.21783, Table 3)"),
+    /* Sliding-window attention (4096) is not modelled: FLOPs assume full
+     * attention over the sequence asked for. */
+    LLAMA("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 32768,
+          "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/"
+          "config.json (Jiang et al. 2023, arXiv:2310.06825)"),
+
+    /* Every layer is MoE: 8 SwiGLU experts of 14336, top-2, router
+     * hidden x 8, no shared expert. */
+    {
+        .name = "mixtral-8x7b",
+        .source = "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/"
+                  "main/config.json (Jiang et al. 2024, arXiv:2401.04088)",
+        .num_layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8,
+        .head_dim = 128, .ffn_hidden = 14336, .vocab = 32000,
+        .max_position = 32768, .act = SPACE_ACT_SWIGLU,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .num_experts = 8, .top_k = 2, .expert_ffn_hidden = 14336,
+        .moe_layer_freq = 1,
+    },
+};
+
+#undef MEGATRON_GPT
+#undef LLAMA
+
+enum { PRESET_COUNT = (int)(sizeof presets / sizeof presets[0]) };
+
+int space_preset_count(void)
+{
+    return PRESET_COUNT;
+}
+
+const space_model *space_preset_at(int i)
+{
+    return i >= 0 && i < PRESET_COUNT ? &presets[i] : NULL;
+}
+
+const space_model *space_preset_find(const char *name, tp_err *e)
+{
+    for (int i = 0; i < PRESET_COUNT; i++)
+        if (tp_streq_ci(presets[i].name, name)) return &presets[i];
+
+    const char *names[PRESET_COUNT];
+    for (int i = 0; i < PRESET_COUNT; i++) names[i] = presets[i].name;
+    char hint[256];
+    tp_suggest(name, names, PRESET_COUNT, hint, sizeof hint);
+    if (hint[0])
+        tp_errf(e, TP_EDATA, "unknown model '%s'%s", name, hint);
+    else
+        tp_errf(e, TP_EDATA,
+                "unknown model '%s': not one of the %d built-in presets; give "
+                "a path to a HuggingFace config.json to load any other",
+                name, PRESET_COUNT);
+    return NULL;
+}

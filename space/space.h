@@ -1,0 +1,166 @@
+/*
+ * space.h - what a model is: a dense or MoE decoder-only transformer,
+ * from a built-in preset or a HuggingFace config.json, with its exact
+ * parameter count and FLOPs per token.
+ *
+ * Later issues add what a layout is and which layouts are valid.
+ *
+ * FLOP convention (space_flops_per_token): one multiply-add = 2 FLOPs;
+ * GEMMs only (norms, activations, softmax, optimizer are not counted, as
+ * in Narayanan et al. SC'21 eq. 3 and PaLM's MFU appendix B); the
+ * embedding lookup is free; the LM head is counted; attention scores
+ * (QK^T) and the weighted sum (AV) count 2 * s_k * head_dim FLOPs each per
+ * query token per head, with s_k = the full sequence (causal = 0) or the
+ * average visible length (s+1)/2 (causal = 1). Backward = 2 x forward.
+ * Recompute adds a forward of what is recomputed (full: every layer;
+ * selective: the attention core), never the LM head.
+ */
+#ifndef TP_SPACE_H
+#define TP_SPACE_H
+
+#include <stdint.h>
+#include "../hwdb/tp_base.h"
+
+typedef enum space_act {
+    SPACE_ACT_GELU,         /* 2 FFN GEMMs: up, down */
+    SPACE_ACT_RELU,         /* 2 FFN GEMMs */
+    SPACE_ACT_SQUARED_RELU, /* 2 FFN GEMMs (Primer; Nemotron) */
+    SPACE_ACT_SWIGLU,       /* 3 FFN GEMMs: gate, up, down */
+    SPACE_ACT_GEGLU,        /* 3 FFN GEMMs */
+    SPACE_ACT_COUNT
+} space_act;
+
+typedef enum space_norm {
+    SPACE_NORM_LAYERNORM, /* weight and bias */
+    SPACE_NORM_RMSNORM,   /* weight only */
+    SPACE_NORM_COUNT
+} space_norm;
+
+typedef enum space_pos {
+    SPACE_POS_LEARNED, /* max_position x hidden parameters */
+    SPACE_POS_ROPE,
+    SPACE_POS_ALIBI,
+    SPACE_POS_NONE,
+    SPACE_POS_COUNT
+} space_pos;
+
+extern const char *const space_act_names[SPACE_ACT_COUNT];
+extern const char *const space_norm_names[SPACE_NORM_COUNT];
+extern const char *const space_pos_names[SPACE_POS_COUNT];
+
+/* Number of FFN GEMMs an activation implies (2 or 3). */
+int space_act_ffn_gemms(space_act a);
+
+/* A model: a plain value struct, owns nothing. */
+typedef struct space_model {
+    char name[64];
+    char source[256];        /* where the architecture comes from */
+    int64_t num_layers;
+    int64_t hidden;          /* d_model */
+    int64_t heads;           /* query heads */
+    int64_t kv_heads;        /* = heads for MHA, 1 for MQA */
+    int64_t head_dim;        /* usually hidden / heads, may differ; 0 = hidden / heads */
+    int64_t ffn_hidden;      /* dense FFN inner size */
+    int64_t vocab;           /* as in the tokenizer (unpadded) */
+    int64_t max_position;    /* context the model was built for */
+    space_act act;
+    space_norm norm;
+    space_pos pos;
+    int tied_embeddings;     /* LM head shares the input embedding */
+    int qkv_bias;            /* bias on the Q, K, V projections */
+    int out_bias;            /* bias on the attention output projection */
+    int mlp_bias;            /* biases on the FFN GEMMs */
+    int parallel_attn_mlp;   /* GPT-J/NeoX parallel residual (affects norms) */
+    /* MoE. num_experts == 0 means dense. */
+    int64_t num_experts;        /* routed experts per MoE layer */
+    int64_t top_k;              /* experts per token */
+    int64_t expert_ffn_hidden;  /* inner size of one routed expert */
+    int64_t shared_experts;     /* always-on experts per MoE layer */
+    int64_t shared_ffn_hidden;  /* inner size of one shared expert */
+    int64_t first_dense_layers; /* leading layers with a dense FFN */
+    int64_t moe_layer_freq;     /* every n-th layer (after the dense ones) is MoE; 1 = all */
+} space_model;
+
+/* Parameter counts, exact, in parameters (not bytes). */
+typedef struct space_params {
+    int64_t vocab_padded;     /* vocab padded to the multiple asked for */
+    int64_t embedding;        /* token embedding (padded vocab x hidden) */
+    int64_t position;         /* learned position embedding, else 0 */
+    int64_t attn_per_layer;   /* Q, K, V, out projections with biases */
+    int64_t norms_per_layer;  /* the layer's norm weights (and biases) */
+    int64_t dense_mlp_per_layer; /* a dense-FFN layer's FFN */
+    int64_t moe_mlp_per_layer;   /* an MoE layer's experts, shared experts, router */
+    int64_t dense_layers;     /* count of dense-FFN layers */
+    int64_t moe_layers;       /* count of MoE layers */
+    int64_t per_layer;        /* a dense layer in total (attn + norms + mlp); for MoE models an MoE layer */
+    int64_t layers_total;     /* all transformer layers */
+    int64_t final_norm;
+    int64_t lm_head;          /* 0 when tied */
+    int64_t total;            /* everything: embedding + position + layers + final norm + head */
+    int64_t active;           /* parameters one token touches (MoE: top_k of the routed experts) */
+} space_params;
+
+/* Counts parameters with the vocabulary padded up to a multiple of
+ * pad_multiple (Megatron pads to 128 x TP; pass 1 for the unpadded count
+ * published numbers use). pad_multiple < 1 is treated as 1. m must have
+ * passed space_model_validate (its limits keep the int64 sums exact). */
+void space_model_params(const space_model *m, int64_t pad_multiple,
+                        space_params *out);
+
+/* Megatron-LM's padded vocabulary: smallest multiple of 128 x tp >= vocab. */
+int64_t space_vocab_padded(int64_t vocab, int64_t tp);
+
+typedef enum space_recompute {
+    SPACE_RECOMPUTE_NONE,
+    SPACE_RECOMPUTE_SELECTIVE, /* attention core (QK^T, softmax, AV) */
+    SPACE_RECOMPUTE_FULL,      /* every layer's forward */
+    SPACE_RECOMPUTE_COUNT
+} space_recompute;
+
+extern const char *const space_recompute_names[SPACE_RECOMPUTE_COUNT];
+
+typedef struct space_flops {
+    double fwd;        /* forward FLOPs per token */
+    double bwd;        /* backward FLOPs per token (2 x fwd) */
+    double recompute;  /* extra forward FLOPs per token from recomputation */
+    double total;      /* fwd + bwd + recompute */
+    double attn_fwd;   /* of fwd: the attention core (QK^T and AV) */
+    double lm_head_fwd;/* of fwd: the LM head */
+} space_flops;
+
+/* FLOPs per token at sequence length seq, under the convention at the
+ * top of this file. MoE layers count top_k routed experts plus the shared
+ * ones plus the router. Vocabulary unpadded. */
+void space_flops_per_token(const space_model *m, int64_t seq, int causal,
+                           space_recompute rc, space_flops *out);
+
+/* Checks a model's fields: positive sizes within sane limits, heads
+ * dividing hidden where head_dim was not given, kv_heads dividing heads,
+ * MoE fields consistent. where names the model in messages (a file or a
+ * preset). Returns TP_OK or TP_EDATA with the field, value and range. */
+int space_model_validate(const space_model *m, const char *where, tp_err *e);
+
+/* The range space_model_validate accepts for an int64_t field of
+ * space_model, by member name ("hidden", "num_layers", ...), so readers
+ * can report it with the file and JSON path. Returns 1 and sets *lo, *hi;
+ * 0 (untouched) for an unknown name. */
+int space_model_field_range(const char *field, int64_t *lo, int64_t *hi);
+
+/* Presets: a table of well-known models, each with its source. */
+int space_preset_count(void);
+const space_model *space_preset_at(int i);
+/* By name (case-insensitive); NULL and a message with the closest names
+ * (TP_EDATA) when unknown. */
+const space_model *space_preset_find(const char *name, tp_err *e);
+
+/* Reads a HuggingFace config.json (LLaMA, Mistral, Mixtral, Qwen2/MoE,
+ * DeepSeek V2/V3 MoE, GPT-2, GPT-NeoX, Falcon, ... field names; a nested
+ * "text_config" is followed) into *out and validates it. Errors name the
+ * file, JSON path, value and valid range (TP_EDATA, TP_ENOINPUT). */
+int space_model_from_hf_file(const char *path, space_model *out, tp_err *e);
+
+/* Resolves NAME_OR_PATH: a preset name, else a path to a config.json
+ * (anything containing '/' or ending in ".json" is taken as a path). */
+int space_model_resolve(const char *name_or_path, space_model *out, tp_err *e);
+
+#endif

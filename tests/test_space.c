@@ -1,0 +1,788 @@
+/*
+ * test_space.c - unit tests of space/: parameter counts against published
+ * figures and hand-computed pins, FLOPs against Narayanan et al.'s closed
+ * form, the HF config.json reader on real and broken files, presets.
+ *
+ * Usage: test_space [FIXTURE_DIR]   (default tests/fixtures; the HF
+ * configs are in FIXTURE_DIR/hf).
+ */
+#include "space.h"
+#include "tp_test.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static char fixture_dir[512] = "tests/fixtures";
+
+/* Path of a file in the hf fixture directory (a static buffer: tests are
+ * single-threaded). */
+static const char *hf(const char *name)
+{
+    static char buf[1024];
+    snprintf(buf, sizeof buf, "%s/hf/%s", fixture_dir, name);
+    return buf;
+}
+
+static space_model preset(const char *name)
+{
+    tp_err e = {0};
+    const space_model *p = space_preset_find(name, &e);
+    if (!p) {
+        fprintf(stderr, "missing preset %s: %s\n", name, e.msg);
+        space_model none;
+        memset(&none, 0, sizeof none);
+        return none;
+    }
+    return *p;
+}
+
+static int64_t total_params(const space_model *m)
+{
+    space_params p;
+    space_model_params(m, 1, &p);
+    return p.total;
+}
+
+static void test_names(void)
+{
+    TP_CHECK_STR(space_act_names[SPACE_ACT_GELU], "gelu");
+    TP_CHECK_STR(space_act_names[SPACE_ACT_SQUARED_RELU], "squared-relu");
+    TP_CHECK_STR(space_act_names[SPACE_ACT_SWIGLU], "swiglu");
+    TP_CHECK_STR(space_act_names[SPACE_ACT_GEGLU], "geglu");
+    TP_CHECK_STR(space_norm_names[SPACE_NORM_RMSNORM], "rmsnorm");
+    TP_CHECK_STR(space_pos_names[SPACE_POS_ALIBI], "alibi");
+    TP_CHECK_STR(space_pos_names[SPACE_POS_NONE], "none");
+    TP_CHECK_STR(space_recompute_names[SPACE_RECOMPUTE_SELECTIVE], "selective");
+    TP_CHECK_INT(space_act_ffn_gemms(SPACE_ACT_GELU), 2);
+    TP_CHECK_INT(space_act_ffn_gemms(SPACE_ACT_RELU), 2);
+    TP_CHECK_INT(space_act_ffn_gemms(SPACE_ACT_SQUARED_RELU), 2);
+    TP_CHECK_INT(space_act_ffn_gemms(SPACE_ACT_SWIGLU), 3);
+    TP_CHECK_INT(space_act_ffn_gemms(SPACE_ACT_GEGLU), 3);
+}
+
+static void test_vocab_padded(void)
+{
+    TP_CHECK_INT(space_vocab_padded(50257, 1), 50304);   /* 393 x 128 */
+    TP_CHECK_INT(space_vocab_padded(50257, 8), 51200);   /* 50 x 1024 */
+    TP_CHECK_INT(space_vocab_padded(128256, 1), 128256); /* 1002 x 128 */
+    TP_CHECK_INT(space_vocab_padded(128256, 8), 129024); /* 126 x 1024 */
+    TP_CHECK_INT(space_vocab_padded(32000, 0), 32000);   /* tp < 1 = 1 */
+    TP_CHECK_INT(space_vocab_padded(1, 2), 256);
+
+    space_model m = preset("llama3-8b");
+    space_params p1, p8;
+    space_model_params(&m, 1, &p1);
+    space_model_params(&m, 128 * 8, &p8);
+    TP_CHECK_INT(p8.vocab_padded, 129024);
+    /* Padding grows both untied embeddings and nothing else. */
+    TP_CHECK_INT(p8.total - p1.total, 2 * (129024 - 128256) * 4096);
+    space_model_params(&m, 0, &p8);
+    TP_CHECK_INT(p8.total, p1.total);
+}
+
+/* Exact counts, by hand:
+ *
+ * GPT-3 175B (h 12288, L 96, V 50257, P 2048, biases, LayerNorm, tied):
+ * per layer 12 h^2 + 13 h (QKV 3h^2 + 3h, out h^2 + h, FFN 8h^2 + 5h,
+ * two LayerNorms 4h), plus V h + P h + 2h (final LayerNorm):
+ *   12 h^2 L = 173,946,175,488    13 h L = 15,335,424
+ *   V h = 617,558,016    P h = 25,165,824    2h = 24,576
+ *   total = 174,604,259,328
+ *
+ * Llama 3 8B (h 4096, L 32, 32 heads, 8 KV heads of 128, FFN 14336,
+ * V 128256, untied, RMSNorm): per layer Q 16,777,216 + K,V 8,388,608 +
+ * O 16,777,216 + FFN 3 x 4096 x 14336 = 176,160,768 + norms 8,192 =
+ * 218,112,000; x 32 = 6,979,584,000; + 2 x 128256 x 4096 = 1,050,673,152;
+ * + final norm 4,096 = 8,030,261,248 (HF's count for Meta-Llama-3-8B).
+ *
+ * Mixtral 8x7B: per layer attention 41,943,040 + norms 8,192 + 8 experts
+ * x 176,160,768 + router 4096 x 8 = 1,451,270,144; x 32 + 2 x 32000 x 4096
+ * + 4096 = 46,702,792,704. Active: minus 32 x 6 idle experts x
+ * 176,160,768 = 12,879,925,248.
+ */
+static void test_exact_pins(void)
+{
+    space_model m = preset("gpt3-175b");
+    space_params p;
+    space_model_params(&m, 1, &p);
+    TP_CHECK_INT(p.total, INT64_C(174604259328));
+    TP_CHECK_INT(p.per_layer, 12 * INT64_C(12288) * 12288 + 13 * 12288);
+    TP_CHECK_INT(p.position, 2048 * 12288);
+    TP_CHECK_INT(p.lm_head, 0);
+    TP_CHECK_INT(p.active, p.total);
+    TP_CHECK_INT(p.dense_layers, 96);
+    TP_CHECK_INT(p.moe_layers, 0);
+
+    m = preset("llama3-8b");
+    space_model_params(&m, 1, &p);
+    TP_CHECK_INT(p.total, INT64_C(8030261248));
+    TP_CHECK_INT(p.attn_per_layer, 41943040);
+    TP_CHECK_INT(p.dense_mlp_per_layer, 176160768);
+    TP_CHECK_INT(p.norms_per_layer, 8192);
+    TP_CHECK_INT(p.per_layer, 218112000);
+    TP_CHECK_INT(p.lm_head, 128256 * 4096);
+    TP_CHECK_INT(p.final_norm, 4096);
+
+    m = preset("mixtral-8x7b");
+    space_model_params(&m, 1, &p);
+    TP_CHECK_INT(p.total, INT64_C(46702792704));
+    TP_CHECK_INT(p.active, INT64_C(12879925248));
+    TP_CHECK_INT(p.moe_layers, 32);
+    TP_CHECK_INT(p.dense_layers, 0);
+    TP_CHECK_INT(p.moe_mlp_per_layer, 8 * INT64_C(176160768) + 4096 * 8);
+    TP_CHECK_INT(p.per_layer, INT64_C(1451270144));
+
+    /* GPT-NeoX-20B: 44 x (12 h^2 + 13 h) + 2 V h + 2h = 20,554,567,680,
+     * HF's count. */
+    m = preset("gpt-neox-20b");
+    TP_CHECK_INT(total_params(&m), INT64_C(20554567680));
+}
+
+/* Published totals: model cards, HF's parameter count, papers. */
+static void test_preset_published(void)
+{
+    static const struct {
+        const char *name;
+        double published, active;
+    } rows[] = {
+        {"llama3-8b", 8.03e9, 0},        /* HF 8,030,261,248 */
+        {"llama3-70b", 70.6e9, 0},       /* HF 70,553,706,496 */
+        {"llama3.1-8b", 8.03e9, 0},
+        {"llama3.1-70b", 70.6e9, 0},
+        {"llama3.1-405b", 405.85e9, 0},  /* HF 405,853,388,800 */
+        {"gpt3-175b", 174.6e9, 0},       /* Brown et al. Table 2.1: 175.0B */
+        {"gpt-neox-20b", 20.55e9, 0},    /* Black et al.: 20.55B */
+        {"mixtral-8x7b", 46.7e9, 12.9e9},/* Mistral AI: 46.7B, 12.9B active */
+        {"llama2-7b", 6.74e9, 0},        /* HF 6,738,415,616 */
+        {"llama2-13b", 13.0e9, 0},       /* HF 13,015,864,320 */
+        {"llama2-70b", 69.0e9, 0},       /* HF 68,976,648,192 */
+        {"llama-13b", 13.0e9, 0},
+        {"llemma-7b", 6.74e9, 0},        /* CodeLlama-7B: 6.74B */
+        {"mistral-7b", 7.24e9, 0},       /* HF 7,241,732,096 */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        space_model m = preset(rows[i].name);
+        space_params p;
+        space_model_params(&m, 1, &p);
+        TP_CHECK_REL(p.total, rows[i].published, 0.005);
+        if (rows[i].active > 0) TP_CHECK_REL(p.active, rows[i].active, 0.005);
+    }
+    /* The four HF figures quoted with all digits. */
+    space_model m = preset("llama3-70b");
+    TP_CHECK_INT(total_params(&m), INT64_C(70553706496));
+    m = preset("llama3.1-405b");
+    TP_CHECK_INT(total_params(&m), INT64_C(405853388800));
+    m = preset("llama2-7b");
+    TP_CHECK_INT(total_params(&m), INT64_C(6738415616));
+    m = preset("mistral-7b");
+    TP_CHECK_INT(total_params(&m), INT64_C(7241732096));
+    m = preset("llama2-70b");
+    TP_CHECK_INT(total_params(&m), INT64_C(68976648192));
+}
+
+/* Narayanan et al. Table 1 lists 1.7, 3.6, 7.5, 18.4, 39.1, 76.1, 145.6,
+ * 310.1, 529.6, 1008.0 billion, from P = 12 l h^2 (1 + 13/12h +
+ * (V + s)/12lh) (their Section 5.1), which omits the final LayerNorm
+ * (2h). Korthikanti et al. Table 3 rounds to 22B, 175B, 530B, 1T. */
+static void test_megatron_tables(void)
+{
+    static const struct {
+        const char *name;
+        double published_b;
+    } narayanan[] = {
+        {"gpt3-1.7b", 1.7},   {"gpt3-3.6b", 3.6},   {"gpt3-7.5b", 7.5},
+        {"gpt3-18b", 18.4},   {"gpt3-39b", 39.1},   {"gpt3-76b", 76.1},
+        {"gpt3-145b", 145.6}, {"gpt3-310b", 310.1}, {"gpt3-530b", 529.6},
+        {"gpt3-1t", 1008.0},
+    };
+    for (size_t i = 0; i < sizeof narayanan / sizeof narayanan[0]; i++) {
+        space_model m = preset(narayanan[i].name);
+        int64_t l = m.num_layers, h = m.hidden;
+        int64_t formula = 12 * l * h * h + 13 * l * h + (51200 + 2048) * h;
+        TP_CHECK_INT(total_params(&m), formula + 2 * h);
+        /* The table's one decimal: within half a unit of it. */
+        double got_b = (double)total_params(&m) / 1e9;
+        TP_CHECK(got_b > narayanan[i].published_b - 0.05);
+        TP_CHECK(got_b < narayanan[i].published_b + 0.05);
+    }
+    static const struct {
+        const char *name;
+        double nominal;
+    } korthikanti[] = {
+        {"megatron-sp-22b", 22e9},
+        {"megatron-sp-175b", 175e9},
+        {"megatron-sp-530b", 530e9},
+        {"megatron-sp-1t", 1e12},
+    };
+    for (size_t i = 0; i < sizeof korthikanti / sizeof korthikanti[0]; i++) {
+        space_model m = preset(korthikanti[i].name);
+        TP_CHECK_REL(total_params(&m), korthikanti[i].nominal, 0.01);
+    }
+    space_model a = preset("megatron-sp-530b"), b = preset("gpt3-530b");
+    TP_CHECK_INT(total_params(&a), total_params(&b));
+}
+
+/* MoE placement: layer i is MoE when i >= first and (i - first) % freq
+ * == 0. */
+static void test_moe_placement(void)
+{
+    space_model m = preset("mixtral-8x7b");
+    space_params p;
+    m.num_layers = 10;
+    m.first_dense_layers = 1;
+    m.moe_layer_freq = 2; /* layers 1, 3, 5, 7, 9 */
+    space_model_params(&m, 1, &p);
+    TP_CHECK_INT(p.moe_layers, 5);
+    TP_CHECK_INT(p.dense_layers, 5);
+    m.first_dense_layers = 0; /* 0, 2, 4, 6, 8 */
+    space_model_params(&m, 1, &p);
+    TP_CHECK_INT(p.moe_layers, 5);
+    m.moe_layer_freq = 3; /* 0, 3, 6, 9 */
+    space_model_params(&m, 1, &p);
+    TP_CHECK_INT(p.moe_layers, 4);
+    m.first_dense_layers = 10; /* none */
+    space_model_params(&m, 1, &p);
+    TP_CHECK_INT(p.moe_layers, 0);
+    TP_CHECK_INT(p.active, p.total);
+}
+
+/* Narayanan et al. eq. 3 and appendix, per token (their per-iteration
+ * count divided by B s): non-causal, biases and norms not counted. */
+static void test_flops_narayanan(void)
+{
+    const char *names[] = {"gpt3-175b", "gpt3-1t", "megatron-sp-22b"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        space_model m = preset(names[i]);
+        double l = (double)m.num_layers, h = (double)m.hidden;
+        double V = (double)m.vocab, s = 2048;
+        space_flops f;
+
+        space_flops_per_token(&m, 2048, 0, SPACE_RECOMPUTE_NONE, &f);
+        double none = 72 * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+        TP_CHECK_REL(f.total, none, 1e-12);
+        TP_CHECK_REL(f.bwd, 2 * f.fwd, 1e-15);
+        TP_CHECK_REL(f.lm_head_fwd, 2 * h * V, 1e-15);
+        TP_CHECK_REL(f.attn_fwd, l * 4 * s * h, 1e-15);
+        TP_CHECK(f.recompute == 0);
+
+        space_flops_per_token(&m, 2048, 0, SPACE_RECOMPUTE_FULL, &f);
+        double full = 96 * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+        TP_CHECK_REL(f.total, full, 1e-12);
+        TP_CHECK_REL(f.recompute, f.fwd - f.lm_head_fwd, 1e-15);
+
+        /* Selective (Korthikanti et al.): the attention core once more. */
+        space_flops_per_token(&m, 2048, 0, SPACE_RECOMPUTE_SELECTIVE, &f);
+        TP_CHECK_REL(f.total, none + l * 4 * s * h, 1e-12);
+    }
+}
+
+/* PaLM appendix B: 6N + 12 L H Q T per token, N the GEMM weights
+ * (non-embedding, plus the LM head), non-causal. */
+static void test_flops_palm(void)
+{
+    space_model m = preset("llama3-8b");
+    space_params p;
+    space_flops f;
+    space_model_params(&m, 1, &p);
+    double weights = (double)m.num_layers
+                         * (double)(p.attn_per_layer + p.dense_mlp_per_layer)
+                     + (double)p.lm_head; /* no biases, so all GEMM */
+    double T = 8192;
+    space_flops_per_token(&m, 8192, 0, SPACE_RECOMPUTE_NONE, &f);
+    TP_CHECK_REL(f.total,
+                 6 * weights + 12.0 * 32 * 32 * 128 * T, 1e-12);
+}
+
+static void test_flops_properties(void)
+{
+    space_model m = preset("gpt3-175b");
+    space_flops full, causal;
+    double s = 2048, L = 96, h = 12288;
+
+    /* Causal: each query sees (s + 1) / 2 keys on average. */
+    space_flops_per_token(&m, 2048, 0, SPACE_RECOMPUTE_NONE, &full);
+    space_flops_per_token(&m, 2048, 1, SPACE_RECOMPUTE_NONE, &causal);
+    TP_CHECK_REL(causal.attn_fwd, full.attn_fwd * (s + 1) / (2 * s), 1e-15);
+    TP_CHECK_REL(full.fwd - causal.fwd, full.attn_fwd - causal.attn_fwd,
+                 1e-12);
+
+    /* SwiGLU: a third GEMM of hidden x ffn. */
+    space_model g = m;
+    g.act = SPACE_ACT_SWIGLU;
+    space_flops fg;
+    space_flops_per_token(&g, 2048, 0, SPACE_RECOMPUTE_NONE, &fg);
+    TP_CHECK_REL(fg.fwd - full.fwd, L * 2 * h * (4 * h), 1e-12);
+
+    /* GQA: K and V shrink from 32 to 8 heads of 128. */
+    space_model mha = preset("llama3-8b"), gqa = mha;
+    mha.kv_heads = 32;
+    space_flops fm, fq;
+    space_flops_per_token(&mha, 4096, 1, SPACE_RECOMPUTE_NONE, &fm);
+    space_flops_per_token(&gqa, 4096, 1, SPACE_RECOMPUTE_NONE, &fq);
+    TP_CHECK_REL(fm.fwd - fq.fwd, 32.0 * 2 * 2 * 4096 * (32 - 8) * 128, 1e-12);
+    TP_CHECK_REL(fm.attn_fwd, fq.attn_fwd, 1e-15); /* queries unchanged */
+
+    /* MoE: top_k experts plus the router, written out for Mixtral. */
+    space_model x = preset("mixtral-8x7b");
+    space_flops fx;
+    space_flops_per_token(&x, 4096, 1, SPACE_RECOMPUTE_NONE, &fx);
+    double hx = 4096, proj = 2 * (hx * 4096 + 2 * hx * 1024 + 4096 * hx);
+    double core = 4 * (4097 / 2.0) * 128 * 32;
+    double moe = 2 * 3 * hx * 14336 * 2 + 2 * hx * 8;
+    TP_CHECK_REL(fx.fwd, 32 * (proj + core + moe) + 2 * hx * 32000, 1e-12);
+    x.top_k = 1;
+    space_flops f1;
+    space_flops_per_token(&x, 4096, 1, SPACE_RECOMPUTE_NONE, &f1);
+    TP_CHECK_REL(fx.fwd - f1.fwd, 32 * 2 * 3 * hx * 14336, 1e-12);
+    /* Forward = 2 x the active GEMM weights (no biases here: active less
+     * the embedding table and the norms) + the attention core. */
+    x.top_k = 2;
+    space_params px;
+    space_model_params(&x, 1, &px);
+    double gemm_active = (double)(px.active - px.embedding
+                                  - 32 * px.norms_per_layer - px.final_norm);
+    TP_CHECK_REL(fx.fwd, 2 * gemm_active + fx.attn_fwd, 1e-12);
+}
+
+static void expect_invalid(const space_model *m, const char *needle)
+{
+    tp_err e = {0};
+    TP_CHECK_INT(space_model_validate(m, NULL, &e), TP_EDATA);
+    TP_CHECK_INT(e.status, TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, needle);
+}
+
+static void test_validate(void)
+{
+    tp_err e = {0};
+    for (int i = 0; i < space_preset_count(); i++) {
+        const space_model *p = space_preset_at(i);
+        TP_CHECK_INT(space_model_validate(p, NULL, &e), TP_OK);
+    }
+    space_model m = preset("llama3-8b"), b;
+
+    b = m;
+    b.heads = 0;
+    expect_invalid(&b, "llama3-8b: heads = 0, expected an integer in [1, 65536]");
+    b = m;
+    b.num_layers = 100001;
+    expect_invalid(&b, "num_layers = 100001, expected an integer in [1, 100000]");
+    b = m;
+    b.hidden = -4096;
+    expect_invalid(&b, "hidden = -4096");
+    b = m;
+    b.vocab = 0;
+    expect_invalid(&b, "vocab = 0");
+    b = m;
+    b.kv_heads = 5;
+    expect_invalid(&b, "kv_heads = 5 does not divide heads = 32");
+    b = m;
+    b.kv_heads = 64;
+    expect_invalid(&b, "kv_heads = 64 does not divide heads = 32");
+    b = m;
+    b.head_dim = 0; /* derived: fine */
+    TP_CHECK_INT(space_model_validate(&b, "x", &e), TP_OK);
+    TP_CHECK_INT(total_params(&b), total_params(&m));
+    b.hidden = 4097;
+    expect_invalid(&b, "hidden = 4097 is not divisible by heads = 32");
+    b = m;
+    b.hidden = 4097; /* head_dim given: Gemma-style, allowed */
+    TP_CHECK_INT(space_model_validate(&b, "x", &e), TP_OK);
+    b = m;
+    b.act = (space_act)7;
+    expect_invalid(&b, "act = 7, expected an integer in [0, 4]");
+    b = m;
+    b.tied_embeddings = 2;
+    expect_invalid(&b, "tied_embeddings = 2, expected an integer in [0, 1]");
+    b = m;
+    b.top_k = 2;
+    expect_invalid(&b, "top_k = 2 on a dense model");
+    b = m;
+    b.hidden = INT64_C(1) << 20;
+    b.num_layers = 100000;
+    b.ffn_hidden = INT64_C(1) << 22;
+    b.head_dim = 0;
+    expect_invalid(&b, "parameters");
+    b = m;
+    b.name[0] = '\0';
+    b.heads = 0;
+    expect_invalid(&b, "model: heads = 0");
+
+    space_model x = preset("mixtral-8x7b"), y;
+    y = x;
+    y.top_k = 9;
+    expect_invalid(&y, "top_k = 9, expected an integer in [1, 8]");
+    y = x;
+    y.top_k = 0;
+    expect_invalid(&y, "top_k = 0");
+    y = x;
+    y.expert_ffn_hidden = 0;
+    expect_invalid(&y, "expert_ffn_hidden = 0");
+    y = x;
+    y.moe_layer_freq = 0;
+    expect_invalid(&y, "moe_layer_freq = 0");
+    y = x;
+    y.first_dense_layers = 33;
+    expect_invalid(&y, "first_dense_layers = 33, expected an integer in [0, 32]");
+    y = x;
+    y.shared_experts = 1;
+    expect_invalid(&y, "shared_ffn_hidden = 0");
+
+    int64_t lo = -1, hi = -1;
+    TP_CHECK_INT(space_model_field_range("hidden", &lo, &hi), 1);
+    TP_CHECK_INT(lo, 1);
+    TP_CHECK_INT(hi, INT64_C(1) << 20);
+    TP_CHECK_INT(space_model_field_range("nonsense", &lo, &hi), 0);
+    TP_CHECK_INT(hi, INT64_C(1) << 20);
+}
+
+static void test_presets(void)
+{
+    int n = space_preset_count();
+    TP_CHECK_INT(n, 28);
+    TP_CHECK(space_preset_at(-1) == NULL);
+    TP_CHECK(space_preset_at(n) == NULL);
+    for (int i = 0; i < n; i++) {
+        const space_model *p = space_preset_at(i);
+        TP_CHECK(p->source[0] != '\0');
+        TP_CHECK(p->name[0] != '\0');
+        for (const char *c = p->name; *c; c++)
+            TP_CHECK((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')
+                     || *c == '-' || *c == '.');
+        for (int j = 0; j < i; j++)
+            TP_CHECK(!tp_streq_ci(p->name, space_preset_at(j)->name));
+    }
+    const char *required[] = {
+        "gpt3-1.7b", "gpt3-3.6b", "gpt3-7.5b", "gpt3-18b", "gpt3-39b",
+        "gpt3-76b", "gpt3-145b", "gpt3-310b", "gpt3-530b", "gpt3-1t",
+        "gpt3-175b", "gpt-neox-20b", "llama-13b", "llemma-7b", "llama2-7b",
+        "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b", "llama3.1-8b",
+        "llama3.1-70b", "llama3.1-405b", "mistral-7b", "mixtral-8x7b",
+        "megatron-sp-22b", "megatron-sp-175b", "megatron-sp-530b",
+        "megatron-sp-1t",
+    };
+    tp_err e = {0};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        TP_CHECK(space_preset_find(required[i], &e) != NULL);
+
+    const space_model *p = space_preset_find("LLaMA3-8B", &e);
+    TP_CHECK(p && strcmp(p->name, "llama3-8b") == 0);
+
+    e.status = TP_OK;
+    TP_CHECK(space_preset_find("llama3-7b", &e) == NULL);
+    TP_CHECK_INT(e.status, TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "unknown model 'llama3-7b'; did you mean ");
+    TP_CHECK_CONTAINS(e.msg, "'llama3-8b'");
+    TP_CHECK_CONTAINS(e.msg, "'llama3-70b'");
+
+    TP_CHECK(space_preset_find("qqqqqqqqqqqq", &e) == NULL);
+    TP_CHECK_CONTAINS(e.msg, "unknown model 'qqqqqqqqqqqq': not one of the");
+    TP_CHECK(space_preset_find("nope", NULL) == NULL); /* e may be NULL */
+}
+
+static space_model load_ok(const char *name)
+{
+    tp_err e = {0};
+    space_model m;
+    memset(&m, 0, sizeof m);
+    int rc = space_model_from_hf_file(hf(name), &m, &e);
+    TP_CHECK_INT(rc, TP_OK);
+    if (rc) fprintf(stderr, "  %s\n", e.msg);
+    return m;
+}
+
+/* Every field but name and source. */
+static void check_same_arch(const space_model *a, const space_model *b)
+{
+    TP_CHECK_INT(a->num_layers, b->num_layers);
+    TP_CHECK_INT(a->hidden, b->hidden);
+    TP_CHECK_INT(a->heads, b->heads);
+    TP_CHECK_INT(a->kv_heads, b->kv_heads);
+    TP_CHECK_INT(a->head_dim, b->head_dim);
+    TP_CHECK_INT(a->ffn_hidden, b->ffn_hidden);
+    TP_CHECK_INT(a->vocab, b->vocab);
+    TP_CHECK_INT(a->max_position, b->max_position);
+    TP_CHECK_INT(a->act, b->act);
+    TP_CHECK_INT(a->norm, b->norm);
+    TP_CHECK_INT(a->pos, b->pos);
+    TP_CHECK_INT(a->tied_embeddings, b->tied_embeddings);
+    TP_CHECK_INT(a->qkv_bias, b->qkv_bias);
+    TP_CHECK_INT(a->out_bias, b->out_bias);
+    TP_CHECK_INT(a->mlp_bias, b->mlp_bias);
+    TP_CHECK_INT(a->parallel_attn_mlp, b->parallel_attn_mlp);
+    TP_CHECK_INT(a->num_experts, b->num_experts);
+    TP_CHECK_INT(a->top_k, b->top_k);
+    TP_CHECK_INT(a->expert_ffn_hidden, b->expert_ffn_hidden);
+    TP_CHECK_INT(a->shared_experts, b->shared_experts);
+    TP_CHECK_INT(a->shared_ffn_hidden, b->shared_ffn_hidden);
+    TP_CHECK_INT(a->first_dense_layers, b->first_dense_layers);
+    TP_CHECK_INT(a->moe_layer_freq, b->moe_layer_freq);
+}
+
+/* Real config.json files read to the same architecture as the presets,
+ * hence the same published counts. */
+static void test_hf_matches_presets(void)
+{
+    static const struct {
+        const char *file, *preset;
+        double published;
+    } rows[] = {
+        {"llama3-8b.json", "llama3-8b", 8.03e9},
+        {"llama3-70b.json", "llama3-70b", 70.6e9},
+        {"llama3.1-405b.json", "llama3.1-405b", 405.85e9},
+        {"mixtral-8x7b.json", "mixtral-8x7b", 46.7e9},
+        {"gpt-neox-20b.json", "gpt-neox-20b", 20.55e9},
+        {"mistral-7b.json", "mistral-7b", 7.24e9},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        space_model f = load_ok(rows[i].file), p = preset(rows[i].preset);
+        check_same_arch(&f, &p);
+        TP_CHECK_REL(total_params(&f), rows[i].published, 0.005);
+        TP_CHECK_INT(total_params(&f), total_params(&p));
+        TP_CHECK_CONTAINS(f.source, rows[i].file);
+    }
+    space_model m = load_ok("llama3-8b.json");
+    TP_CHECK_STR(m.name, "llama3-8b"); /* no _name_or_path: the base name */
+    space_params p;
+    m = load_ok("mixtral-8x7b.json");
+    space_model_params(&m, 1, &p);
+    TP_CHECK_REL(p.active, 12.9e9, 0.005);
+}
+
+static void test_hf_families(void)
+{
+    space_params p;
+
+    /* GPT-2 small: n_embd/n_layer/n_head names, no n_inner (4h), learned
+     * positions, tied (HF's default), biases: 124,439,808 (HF). */
+    space_model g = load_ok("gpt2.json");
+    TP_CHECK_STR(g.name, "gpt2");
+    TP_CHECK_INT(g.hidden, 768);
+    TP_CHECK_INT(g.num_layers, 12);
+    TP_CHECK_INT(g.heads, 12);
+    TP_CHECK_INT(g.kv_heads, 12);
+    TP_CHECK_INT(g.ffn_hidden, 3072);
+    TP_CHECK_INT(g.max_position, 1024);
+    TP_CHECK_INT(g.act, SPACE_ACT_GELU);
+    TP_CHECK_INT(g.norm, SPACE_NORM_LAYERNORM);
+    TP_CHECK_INT(g.pos, SPACE_POS_LEARNED);
+    TP_CHECK_INT(g.tied_embeddings, 1);
+    TP_CHECK(g.qkv_bias && g.out_bias && g.mlp_bias);
+    TP_CHECK_INT(total_params(&g), 124439808);
+
+    /* Qwen1.5-MoE-A2.7B: 60 experts of 1408, top-4, one shared expert of
+     * 5632, q/k/v biases. By hand: per layer attention 4 x 2048^2 + 3 x
+     * 2048 = 16,783,360; experts 60 x 3 x 2048 x 1408 = 519,045,120;
+     * shared 3 x 2048 x 5632 = 34,603,008; router 122,880; norms 4,096;
+     * x 24 = 13,693,403,136; + 2 x 151936 x 2048 + 2048 = 14,315,735,040.
+     * HF counts 14,315,784,192: the 24 shared-expert gates (2048 each) we
+     * do not model. Published: 14.3B total, 2.7B active. */
+    space_model q = load_ok("qwen1.5-moe-a2.7b.json");
+    TP_CHECK_STR(q.name, "Qwen/Qwen1.5-MoE-A2.7B");
+    TP_CHECK_INT(q.num_experts, 60);
+    TP_CHECK_INT(q.top_k, 4);
+    TP_CHECK_INT(q.expert_ffn_hidden, 1408);
+    TP_CHECK_INT(q.shared_experts, 1);
+    TP_CHECK_INT(q.shared_ffn_hidden, 5632);
+    TP_CHECK_INT(q.first_dense_layers, 0);
+    TP_CHECK_INT(q.moe_layer_freq, 1);
+    TP_CHECK_INT(q.qkv_bias, 1);
+    TP_CHECK_INT(q.out_bias, 0);
+    TP_CHECK_INT(q.tied_embeddings, 0);
+    space_model_params(&q, 1, &p);
+    TP_CHECK_INT(p.total, INT64_C(14315735040));
+    TP_CHECK_INT(p.total + 24 * 2048, INT64_C(14315784192));
+    TP_CHECK_REL(p.total, 14.3e9, 0.005);
+    TP_CHECK_REL(p.active, 2.7e9, 0.005);
+
+    /* DeepSeek-V2-Lite: first layer dense (10944), 26 MoE layers of 64
+     * routed + 2 shared experts of 1408, top-6. MLA is approximated as MHA
+     * with head_dim = v_head_dim (see hfconfig.c): +3.0M parameters per
+     * layer, so within 1% of the published 15.7B, not 0.5%. */
+    space_model d = load_ok("deepseek-v2-lite.json");
+    TP_CHECK_INT(d.num_experts, 64);
+    TP_CHECK_INT(d.top_k, 6);
+    TP_CHECK_INT(d.shared_experts, 2);
+    TP_CHECK_INT(d.shared_ffn_hidden, 1408);
+    TP_CHECK_INT(d.expert_ffn_hidden, 1408);
+    TP_CHECK_INT(d.ffn_hidden, 10944);
+    TP_CHECK_INT(d.head_dim, 128);
+    TP_CHECK_INT(d.first_dense_layers, 1);
+    space_model_params(&d, 1, &p);
+    TP_CHECK_INT(p.dense_layers, 1);
+    TP_CHECK_INT(p.moe_layers, 26);
+    TP_CHECK_INT(p.total, INT64_C(15787866112));
+    TP_CHECK_REL(p.total, 15.7e9, 0.01);
+    /* Exactly the MLA difference: real attention per layer is q_proj
+     * 2048 x 16 x 192 + kv_a_proj 2048 x 576 + kv_a_layernorm 512 +
+     * kv_b_proj 512 x 16 x 256 + o_proj 2048 x 2048 = 13,763,072 against
+     * our 16,777,216; with it the count is HF's 15,706,484,224. */
+    int64_t mla = 2048 * 16 * 192 + 2048 * 576 + 512 + 512 * 16 * 256
+                  + 2048 * 2048;
+    TP_CHECK_INT(p.total - 27 * (p.attn_per_layer - mla),
+                 INT64_C(15706484224));
+
+    /* Falcon-7B: MQA via multi_query, parallel attention, "bias": false,
+     * FFN 4h and context 2048 from FalconConfig. Published 6.92B; we count
+     * a second LayerNorm per layer Falcon-7B does not have (+290,816). */
+    space_model f = load_ok("falcon-7b.json");
+    TP_CHECK_INT(f.kv_heads, 1);
+    TP_CHECK_INT(f.head_dim, 64);
+    TP_CHECK_INT(f.ffn_hidden, 4 * 4544);
+    TP_CHECK_INT(f.max_position, 2048);
+    TP_CHECK_INT(f.parallel_attn_mlp, 1);
+    TP_CHECK_INT(f.tied_embeddings, 1);
+    TP_CHECK(!f.qkv_bias && !f.out_bias && !f.mlp_bias);
+    TP_CHECK_INT(f.pos, SPACE_POS_ROPE);
+    TP_CHECK_REL(total_params(&f), 6.92e9, 0.005);
+    /* Re-saved by newer transformers: num_kv_heads = 71 beside
+     * multi_query; Falcon's code still uses one KV head. */
+    space_model f2 = load_ok("falcon-7b-resaved.json");
+    check_same_arch(&f2, &f);
+    TP_CHECK_STR(f2.name, "tiiuae/falcon-7b");
+
+    /* Multimodal wrapper: the LM in $.text_config (Yi-34B: 60 x 7168, 56
+     * heads, 8 KV heads, FFN 20480), untied per LlamaConfig's default even
+     * though PretrainedConfig's is tied. Yi-34B's 34.39B plus 64 image
+     * tokens in both embeddings. */
+    space_model v = load_ok("huatuogpt-vision-34b.json");
+    TP_CHECK_STR(v.name, "huatuogpt-vision-34b");
+    TP_CHECK_INT(v.num_layers, 60);
+    TP_CHECK_INT(v.hidden, 7168);
+    TP_CHECK_INT(v.kv_heads, 8);
+    TP_CHECK_INT(v.vocab, 64064);
+    TP_CHECK_INT(v.tied_embeddings, 0);
+    TP_CHECK_INT(v.act, SPACE_ACT_SWIGLU);
+    TP_CHECK_INT(total_params(&v), INT64_C(34389834752));
+    TP_CHECK_REL(total_params(&v), 34.39e9, 0.005);
+
+    /* A LLaVA-style wrapper around the Llama 3 8B config: same model as the
+     * preset; the vision tower's hidden_size (1024) is not picked up, and
+     * the text_config's _name_or_path (the base LM) does not name it. */
+    space_model w = load_ok("synthetic-llava-llama3-8b.json");
+    space_model l3 = preset("llama3-8b");
+    check_same_arch(&w, &l3);
+    TP_CHECK_STR(w.name, "synthetic-llava-llama3-8b");
+
+    /* Qwen decoder_sparse_step 2 over 10 layers: layers 1, 3, 5, 7, 9. */
+    space_model s = load_ok("synthetic-qwen-moe-step2.json");
+    TP_CHECK_INT(s.first_dense_layers, 1);
+    TP_CHECK_INT(s.moe_layer_freq, 2);
+    space_model_params(&s, 1, &p);
+    TP_CHECK_INT(p.moe_layers, 5);
+    /* DeepSeek first_k_dense_replace 3, moe_layer_freq 2, 11 layers:
+     * i >= 3 and i % 2 == 0, i.e. 4, 6, 8, 10. */
+    s = load_ok("synthetic-deepseek-k3-freq2.json");
+    TP_CHECK_INT(s.first_dense_layers, 4);
+    space_model_params(&s, 1, &p);
+    TP_CHECK_INT(p.moe_layers, 4);
+    TP_CHECK_INT(p.dense_layers, 7);
+}
+
+/* Broken inputs: the status, and a message naming the file, the JSON
+ * path and the value. */
+static void test_hf_errors(void)
+{
+    static const struct {
+        const char *file;
+        int status;
+        const char *needles[3];
+    } rows[] = {
+        {"bad-empty.json", TP_EDATA, {"empty file"}},
+        {"bad-truncated.json", TP_EDATA, {":10:18:", "truncated"}},
+        {"bad-trailing.json", TP_EDATA, {":28:1:", "trailing", "} {\"extra\""}},
+        {"bad-not-object.json", TP_EDATA, {"$: expected a JSON object", "[1,2,3]"}},
+        {"bad-wrong-type.json", TP_EDATA,
+         {"$.hidden_size", "expected an integer in [1, 1048576]", "found \"4096\""}},
+        {"bad-missing-hidden.json", TP_EDATA,
+         {"$: missing the hidden size", "hidden_size, n_embd, d_model"}},
+        {"bad-hidden-not-divisible.json", TP_EDATA,
+         {"$.hidden_size = 4097 is not divisible by",
+          "$.num_attention_heads = 32"}},
+        {"bad-kv-not-dividing.json", TP_EDATA,
+         {"$.num_key_value_heads = 5 does not divide",
+          "$.num_attention_heads = 32"}},
+        {"bad-negative.json", TP_EDATA,
+         {"$.num_attention_heads", "[1, 65536]", "found -32"}},
+        {"bad-zero.json", TP_EDATA,
+         {"$.num_hidden_layers", "[1, 100000]", "found 0"}},
+        {"bad-huge.json", TP_EDATA,
+         {"$.vocab_size", "[1, 16777216]", "found 1e+30"}},
+        {"bad-fraction.json", TP_EDATA,
+         {"$.num_hidden_layers", "an integer", "found 32.5"}},
+        {"bad-bool-type.json", TP_EDATA,
+         {"$.tie_word_embeddings", "true or false", "found \"false\""}},
+        {"bad-act.json", TP_EDATA, {"$.hidden_act", "\"silu\"", "found \"mish\""}},
+        {"bad-text-config-type.json", TP_EDATA,
+         {"$.text_config", "expected an object", "found \"llama\""}},
+        {"bad-nested-type.json", TP_EDATA,
+         {"$.text_config.hidden_size", "found true"}},
+        {"bad-top-k.json", TP_EDATA,
+         {"$.num_experts_per_tok = 9", "[1, 8]", "$.num_local_experts"}},
+        /* Real LLaVA-1.5: its text_config leans on LlamaConfig's defaults
+         * for sizes, which we refuse to guess. */
+        {"llava-1.5-7b.json", TP_EDATA,
+         {"$.text_config: missing the layer count", "num_hidden_layers"}},
+        {"no-such-file.json", TP_ENOINPUT, {"cannot open"}},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        tp_err e = {0};
+        space_model m;
+        memset(&m, 0, sizeof m);
+        strcpy(m.name, "untouched");
+        int rc = space_model_from_hf_file(hf(rows[i].file), &m, &e);
+        TP_CHECK_INT(rc, rows[i].status);
+        TP_CHECK_INT(e.status, rows[i].status);
+        TP_CHECK_CONTAINS(e.msg, rows[i].file);
+        for (int k = 0; k < 3 && rows[i].needles[k]; k++)
+            TP_CHECK_CONTAINS(e.msg, rows[i].needles[k]);
+        TP_CHECK_STR(m.name, "untouched");
+    }
+
+    /* A directory is not a config. */
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/hf", fixture_dir);
+    tp_err e = {0};
+    space_model m;
+    TP_CHECK_INT(space_model_from_hf_file(dir, &m, &e), TP_ENOINPUT);
+    TP_CHECK_CONTAINS(e.msg, "is a directory");
+}
+
+static void test_resolve(void)
+{
+    tp_err e = {0};
+    space_model m;
+    TP_CHECK_INT(space_model_resolve("Mixtral-8x7B", &m, &e), TP_OK);
+    TP_CHECK_STR(m.name, "mixtral-8x7b");
+    TP_CHECK_INT(space_model_resolve(hf("gpt2.json"), &m, &e), TP_OK);
+    TP_CHECK_STR(m.name, "gpt2");
+    TP_CHECK_INT(space_model_resolve("llama3-7b", &m, &e), TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "did you mean");
+    /* Ends in .json: a path, even without a '/'. */
+    TP_CHECK_INT(space_model_resolve("llama3-8b.json", &m, &e), TP_ENOINPUT);
+    TP_CHECK_CONTAINS(e.msg, "llama3-8b.json");
+    TP_CHECK_INT(space_model_resolve("nowhere/config.json", &m, &e),
+                 TP_ENOINPUT);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) snprintf(fixture_dir, sizeof fixture_dir, "%s", argv[1]);
+    TP_RUN(test_names);
+    TP_RUN(test_vocab_padded);
+    TP_RUN(test_exact_pins);
+    TP_RUN(test_preset_published);
+    TP_RUN(test_megatron_tables);
+    TP_RUN(test_moe_placement);
+    TP_RUN(test_flops_narayanan);
+    TP_RUN(test_flops_palm);
+    TP_RUN(test_flops_properties);
+    TP_RUN(test_validate);
+    TP_RUN(test_presets);
+    TP_RUN(test_hf_matches_presets);
+    TP_RUN(test_hf_families);
+    TP_RUN(test_hf_errors);
+    TP_RUN(test_resolve);
+    return TP_TEST_EXIT();
+}
