@@ -42,6 +42,8 @@ typedef struct hw_field {
     const char *key;    /* JSON key, e.g. "peak_tflops.bf16" (static) */
     const char *unit;   /* SI unit of value, e.g. "FLOP/s" (static) */
     double value;       /* SI */
+    const char *file_unit; /* unit the file writes, e.g. "TFLOP/s" (static) */
+    double file_value;  /* as written in the file */
     const char *source; /* citation text; owned by the hw_db */
 } hw_field;
 

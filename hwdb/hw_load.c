@@ -305,6 +305,8 @@ static void parse_field(hw_db *db, const cJSON *root, const cJSON *sources,
         f->key = spec->key;
         f->unit = spec->si_unit;
         f->value = val * spec->scale;
+        f->file_unit = spec->file_unit;
+        f->file_value = val;
         f->source = cite;
     }
 }
