@@ -1,0 +1,86 @@
+/*
+ * cli.h - internals of the trainplan command line: the parsed options,
+ * the output writer and the table printer shared by the subcommands.
+ *
+ * Options and subcommands are rows of two tables in main.c; the option
+ * table generates getopt_long's struct option[] and --help.
+ */
+#ifndef TP_CLI_H
+#define TP_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hw.h"
+#include "space.h"
+
+typedef enum cli_format { CLI_TABLE, CLI_JSON, CLI_CSV, CLI_FORMAT_COUNT } cli_format;
+
+#define CLI_MAX_HWDB 16
+
+typedef struct cli_opts {
+    cli_format format;
+    const char *output;      /* -o FILE, or NULL for stdout */
+    int threads;             /* 0 = OpenMP's default */
+    uint64_t seed;
+    const char *hwdb_dirs[CLI_MAX_HWDB];
+    int n_hwdb;
+    int64_t seq_length;      /* 0 = unset */
+    int64_t tp;              /* tensor-parallel size for vocab padding */
+    int npos;                /* positional arguments after GROUP VERB */
+    char **pos;
+} cli_opts;
+
+/* Output goes to stdout, or to a temporary file beside -o FILE that is
+ * renamed over FILE only when the command succeeded, so a failed run
+ * never leaves a half-written file. */
+typedef struct cli_out {
+    FILE *f;
+    const char *path;   /* final path, NULL for stdout */
+    char tmp[4096];     /* temporary path while writing */
+} cli_out;
+
+int cli_out_open(cli_out *o, const char *path, tp_err *e);
+/* Closes; on ok renames the temporary file into place, else removes it.
+ * Returns TP_OK or TP_EIO. */
+int cli_out_close(cli_out *o, int ok, tp_err *e);
+
+/* A table of strings, printed aligned (table format) or as RFC 4180 CSV. */
+typedef struct cli_table {
+    int ncols;
+    const char **headers;
+    const char *align;   /* per column 'l' or 'r' */
+    int nrows, cap;
+    char **cells;        /* nrows x ncols, owned */
+} cli_table;
+
+void cli_table_init(cli_table *t, int ncols, const char **headers,
+                    const char *align);
+/* Appends a row of ncols cells, each formatted from the printf-style
+ * strings in order; cells are copied. */
+void cli_table_row(cli_table *t, ...);
+void cli_table_print(const cli_table *t, FILE *f, cli_format fmt);
+void cli_table_free(cli_table *t);
+
+/* Prints a cJSON value, pretty, with a trailing newline, and deletes it. */
+void cli_print_json(FILE *f, cJSON *v);
+
+/* Human-readable numbers: 6.74e9 -> "6.74 B" params, bytes -> "80.0 GiB",
+ * FLOP/s -> "989.5 TFLOP/s", s -> "2.0 us". */
+void cli_fmt_count(char *buf, size_t cap, double v);
+void cli_fmt_si(char *buf, size_t cap, double v, const char *unit);
+void cli_fmt_bytes(char *buf, size_t cap, double bytes);
+
+/* Subcommand handlers. Each returns an exit status (enum tp_status) and
+ * on failure leaves its message in e. */
+int cmd_model_list(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e);
+
+/* Opens the hardware database the options name (built-in, environment,
+ * --hwdb). NULL and e on failure. */
+hw_db *cli_open_hwdb(const cli_opts *o, tp_err *e);
+
+#endif

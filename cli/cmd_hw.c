@@ -1,0 +1,289 @@
+/*
+ * cmd_hw.c - `trainplan hw list`, `hw show NAME`, `hw check FILE...`.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+hw_db *cli_open_hwdb(const cli_opts *o, tp_err *e)
+{
+    return hw_db_open(o->hwdb_dirs, o->n_hwdb, e);
+}
+
+static cJSON *fields_json(const hw_field *f, int n)
+{
+    cJSON *obj = cJSON_CreateObject();
+    for (int i = 0; i < n; i++) {
+        cJSON *v = cJSON_CreateObject();
+        cJSON_AddNumberToObject(v, "value", f[i].value);
+        cJSON_AddStringToObject(v, "unit", f[i].unit);
+        cJSON_AddStringToObject(v, "source", f[i].source);
+        cJSON_AddItemToObject(obj, f[i].key, v);
+    }
+    return obj;
+}
+
+static cJSON *aliases_json(const char (*a)[HW_NAME_MAX], int n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, cJSON_CreateString(a[i]));
+    return arr;
+}
+
+static cJSON *measured_json(const hw_measured *m, int n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "kind", m[i].kind);
+        cJSON_AddStringToObject(j, "op", m[i].op);
+        cJSON_AddStringToObject(j, "dtype", m[i].dtype);
+        cJSON_AddStringToObject(j, "file", m[i].path);
+        cJSON_AddStringToObject(j, "source", m[i].source);
+        cJSON_AddItemToArray(arr, j);
+    }
+    return arr;
+}
+
+static cJSON *gpu_json(const hw_gpu *g)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", g->name);
+    cJSON_AddStringToObject(j, "display_name", g->display_name);
+    cJSON_AddStringToObject(j, "vendor", g->vendor);
+    cJSON_AddStringToObject(j, "arch", g->arch);
+    cJSON_AddItemToObject(j, "aliases", aliases_json(g->aliases, g->n_aliases));
+    cJSON *pk = cJSON_CreateObject();
+    for (int d = 0; d < HW_DTYPE_COUNT; d++)
+        cJSON_AddNumberToObject(pk, hw_dtype_names[d], g->peak_flops[d]);
+    cJSON_AddItemToObject(j, "peak_flops", pk);
+    cJSON_AddNumberToObject(j, "memory_bytes", g->mem_bytes);
+    cJSON_AddNumberToObject(j, "memory_bw_bytes_per_s", g->mem_bw_bytes_per_s);
+    cJSON_AddNumberToObject(j, "sm_count", g->sm_count);
+    cJSON_AddNumberToObject(j, "clock_hz", g->clock_hz);
+    cJSON_AddNumberToObject(j, "l2_bytes", g->l2_bytes);
+    cJSON_AddNumberToObject(j, "scaleup_bw_bytes_per_s",
+                            g->scaleup_bw_bytes_per_s);
+    cJSON_AddNumberToObject(j, "power_w", g->power_w);
+    cJSON_AddItemToObject(j, "fields", fields_json(g->fields, g->n_fields));
+    cJSON_AddItemToObject(j, "measured", measured_json(g->measured, g->n_measured));
+    cJSON_AddStringToObject(j, "file", g->file);
+    return j;
+}
+
+static cJSON *system_json(const hw_system *y)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", y->name);
+    cJSON_AddStringToObject(j, "display_name", y->display_name);
+    cJSON_AddItemToObject(j, "aliases", aliases_json(y->aliases, y->n_aliases));
+    cJSON_AddStringToObject(j, "gpu", y->gpu ? y->gpu->name : y->gpu_name);
+    cJSON_AddNumberToObject(j, "gpus_per_node", y->gpus_per_node);
+    cJSON_AddNumberToObject(j, "scaleup_domain_gpus", y->scaleup_domain_gpus);
+    cJSON_AddNumberToObject(j, "max_nodes", y->max_nodes);
+    cJSON *in = cJSON_CreateObject();
+    cJSON_AddStringToObject(in, "fabric", y->intra_fabric);
+    cJSON_AddStringToObject(in, "topology",
+                            hw_topology_names[y->intra_topology]);
+    cJSON_AddNumberToObject(in, "bw_bytes_per_s", y->intra_bw_bytes_per_s);
+    cJSON_AddNumberToObject(in, "latency_s", y->intra_latency_s);
+    cJSON_AddItemToObject(j, "intra_node", in);
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "network", y->inter_network);
+    cJSON_AddStringToObject(out, "topology",
+                            hw_topology_names[y->inter_topology]);
+    cJSON_AddNumberToObject(out, "nics_per_node", y->nics_per_node);
+    cJSON_AddNumberToObject(out, "nic_bw_bytes_per_s", y->nic_bw_bytes_per_s);
+    cJSON_AddNumberToObject(out, "latency_s", y->inter_latency_s);
+    cJSON_AddItemToObject(j, "inter_node", out);
+    cJSON_AddNumberToObject(j, "price_usd_per_gpu_hour",
+                            y->price_usd_per_gpu_hour);
+    cJSON_AddItemToObject(j, "fields", fields_json(y->fields, y->n_fields));
+    cJSON_AddItemToObject(j, "measured", measured_json(y->measured, y->n_measured));
+    cJSON_AddStringToObject(j, "file", y->file);
+    return j;
+}
+
+int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status;
+    int ng = hw_gpu_count(db), ns = hw_system_count(db);
+    if (o->format == CLI_JSON) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON *ga = cJSON_AddArrayToObject(j, "gpus");
+        for (int i = 0; i < ng; i++) cJSON_AddItemToArray(ga, gpu_json(hw_gpu_at(db, i)));
+        cJSON *sa = cJSON_AddArrayToObject(j, "systems");
+        for (int i = 0; i < ns; i++)
+            cJSON_AddItemToArray(sa, system_json(hw_system_at(db, i)));
+        cli_print_json(out->f, j);
+        hw_db_free(db);
+        return TP_OK;
+    }
+    static const char *gh[] = {"gpu",  "bf16 dense", "fp8 dense", "memory",
+                               "HBM bw", "scale-up bw/dir", "power", "name"};
+    cli_table t;
+    cli_table_init(&t, 8, gh, "lrrrrrrl");
+    for (int i = 0; i < ng; i++) {
+        const hw_gpu *g = hw_gpu_at(db, i);
+        char bf[32], f8[32], mem[32], bw[32], su[32], pw[32];
+        cli_fmt_si(bf, sizeof bf, g->peak_flops[HW_BF16], "FLOP/s");
+        if (g->peak_flops[HW_FP8] > 0)
+            cli_fmt_si(f8, sizeof f8, g->peak_flops[HW_FP8], "FLOP/s");
+        else
+            snprintf(f8, sizeof f8, "-");
+        cli_fmt_bytes(mem, sizeof mem, g->mem_bytes);
+        cli_fmt_si(bw, sizeof bw, g->mem_bw_bytes_per_s, "B/s");
+        cli_fmt_si(su, sizeof su, g->scaleup_bw_bytes_per_s, "B/s");
+        snprintf(pw, sizeof pw, "%.0f W", g->power_w);
+        cli_table_row(&t, g->name, bf, f8, mem, bw, su, pw, g->display_name);
+    }
+    cli_table_print(&t, out->f, o->format);
+    cli_table_free(&t);
+    fputc('\n', out->f);
+    static const char *sh[] = {"system", "gpu",  "gpus/node", "max nodes",
+                               "intra-node", "inter-node", "$/GPU-h", "name"};
+    cli_table_init(&t, 8, sh, "llrrllrl");
+    for (int i = 0; i < ns; i++) {
+        const hw_system *y = hw_system_at(db, i);
+        char gpn[32], mx[32], intra[64], inter[80], price[32], bw[32];
+        if (y->scaleup_domain_gpus != y->gpus_per_node)
+            snprintf(gpn, sizeof gpn, "%d (domain %d)", y->gpus_per_node,
+                     y->scaleup_domain_gpus);
+        else
+            snprintf(gpn, sizeof gpn, "%d", y->gpus_per_node);
+        if (y->max_nodes)
+            snprintf(mx, sizeof mx, "%d", y->max_nodes);
+        else
+            snprintf(mx, sizeof mx, "-");
+        if (y->intra_topology == HW_TOPO_NONE) {
+            snprintf(intra, sizeof intra, "-");
+        } else {
+            cli_fmt_si(bw, sizeof bw, y->intra_bw_bytes_per_s, "B/s");
+            snprintf(intra, sizeof intra, "%s %s", y->intra_fabric, bw);
+        }
+        snprintf(inter, sizeof inter, "%d x %.0f Gb/s %s", y->nics_per_node,
+                 y->nic_bw_bytes_per_s * 8 / 1e9, y->inter_network);
+        snprintf(price, sizeof price, "%.2f", y->price_usd_per_gpu_hour);
+        cli_table_row(&t, y->name, y->gpu ? y->gpu->name : y->gpu_name, gpn,
+                      mx, intra, inter, price, y->display_name);
+    }
+    cli_table_print(&t, out->f, o->format);
+    cli_table_free(&t);
+    hw_db_free(db);
+    return TP_OK;
+}
+
+static void print_fields(FILE *f, const hw_field *fl, int n, cli_format fmt)
+{
+    static const char *hdr[] = {"field", "value", "unit", "source"};
+    cli_table t;
+    cli_table_init(&t, 4, hdr, "lrll");
+    for (int i = 0; i < n; i++) {
+        /* As written in the file: the units people read on datasheets. */
+        char v[40];
+        snprintf(v, sizeof v, "%.6g", fl[i].file_value);
+        cli_table_row(&t, fl[i].key, v, fl[i].file_unit, fl[i].source);
+    }
+    cli_table_print(&t, f, fmt);
+    cli_table_free(&t);
+}
+
+int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status;
+    const char *name = o->pos[0];
+    tp_err ge = {0}, se = {0};
+    const hw_system *y = hw_find_system(db, name, &se);
+    const hw_gpu *g = y ? NULL : hw_find_gpu(db, name, &ge);
+    if (!y && !g) {
+        /* Neither: report both lists of near names. */
+        tp_errf(e, TP_EDATA, "%s; %s", se.msg, ge.msg);
+        hw_db_free(db);
+        return TP_EDATA;
+    }
+    if (o->format == CLI_JSON) {
+        cli_print_json(out->f, y ? system_json(y) : gpu_json(g));
+        hw_db_free(db);
+        return TP_OK;
+    }
+    if (o->format == CLI_TABLE) {
+        if (y) {
+            fprintf(out->f, "system %s: %s\nfile: %s\n", y->name,
+                    y->display_name, y->file);
+            fprintf(out->f, "gpu: %s; intra-node: %s (%s); inter-node: %s (%s)\n\n",
+                    y->gpu->name, y->intra_fabric,
+                    hw_topology_names[y->intra_topology], y->inter_network,
+                    hw_topology_names[y->inter_topology]);
+        } else {
+            fprintf(out->f, "gpu %s: %s (%s, %s)\nfile: %s\n\n", g->name,
+                    g->display_name, g->vendor, g->arch, g->file);
+        }
+    }
+    if (y)
+        print_fields(out->f, y->fields, y->n_fields, o->format);
+    else
+        print_fields(out->f, g->fields, g->n_fields, o->format);
+    /* A system's table also shows its GPU, so one command shows the
+     * whole cluster. */
+    if (y && o->format == CLI_TABLE) {
+        fprintf(out->f, "\ngpu %s: %s\n\n", y->gpu->name, y->gpu->display_name);
+        print_fields(out->f, y->gpu->fields, y->gpu->n_fields, o->format);
+    }
+    int nm = y ? y->n_measured : g->n_measured;
+    if (nm && o->format == CLI_TABLE)
+        fprintf(out->f, "\n%d measured data file(s) listed\n", nm);
+    hw_db_free(db);
+    return TP_OK;
+}
+
+int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    tp_err de = {0};
+    hw_db *db = cli_open_hwdb(o, &de);
+    if (!db) {
+        /* The file under check may be the broken one in --hwdb; check it
+         * against the built-in database alone. */
+        char builtin[4096];
+        const char *dirs[1] = {builtin};
+        hw_builtin_dir(builtin, sizeof builtin);
+        db = hw_db_open_dirs(dirs, 1, &de);
+    }
+    int worst = TP_OK, bad = 0;
+    cJSON *arr = o->format == CLI_JSON ? cJSON_CreateArray() : NULL;
+    for (int i = 0; i < o->npos; i++) {
+        char *report = NULL;
+        int rc = hw_check_file(db, o->pos[i], &report);
+        if (rc) {
+            bad++;
+            if (worst == TP_OK || rc == TP_ENOINPUT) worst = rc;
+        }
+        if (arr) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "file", o->pos[i]);
+            cJSON_AddBoolToObject(j, "ok", rc == TP_OK);
+            cJSON *pa = cJSON_AddArrayToObject(j, "problems");
+            for (char *line = report; line && *line;) {
+                char *nl = strchr(line, '\n');
+                if (nl) *nl = '\0';
+                cJSON_AddItemToArray(pa, cJSON_CreateString(line));
+                line = nl ? nl + 1 : line + strlen(line);
+            }
+            cJSON_AddItemToArray(arr, j);
+        } else if (rc == TP_OK) {
+            fprintf(out->f, "%s: ok\n", o->pos[i]);
+        } else {
+            /* Problems are diagnostics: stderr, and also the data of this
+             * command, so they go to the output too. */
+            fputs(report, out->f);
+        }
+        free(report);
+    }
+    if (arr) cli_print_json(out->f, arr);
+    hw_db_free(db);
+    if (bad)
+        tp_errf(e, worst, "%d of %d file(s) have problems", bad, o->npos);
+    return worst;
+}

@@ -1,0 +1,229 @@
+/*
+ * cmd_model.c - `trainplan model list` and `trainplan model show`.
+ *
+ * FLOPs are printed under the convention space.h states; the JSON names
+ * it in "flops_convention" so nobody has to guess.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SEQ 2048
+
+static const char flops_convention[] =
+    "2 FLOPs per multiply-add; GEMMs only (incl. LM head, excl. embedding "
+    "lookup, norms, softmax); attention QK^T and AV over the full sequence "
+    "(non-causal, as Megatron-LM/Narayanan et al. 2021 count) unless the key "
+    "says causal; backward = 2 x forward; no recomputation";
+
+/* Every architecture field, as JSON. */
+static cJSON *model_arch_json(const space_model *m)
+{
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddNumberToObject(a, "num_layers", (double)m->num_layers);
+    cJSON_AddNumberToObject(a, "hidden_size", (double)m->hidden);
+    cJSON_AddNumberToObject(a, "num_attention_heads", (double)m->heads);
+    cJSON_AddNumberToObject(a, "num_kv_heads", (double)m->kv_heads);
+    cJSON_AddNumberToObject(a, "head_dim", (double)m->head_dim);
+    cJSON_AddNumberToObject(a, "ffn_hidden_size", (double)m->ffn_hidden);
+    cJSON_AddNumberToObject(a, "vocab_size", (double)m->vocab);
+    cJSON_AddNumberToObject(a, "max_position_embeddings",
+                            (double)m->max_position);
+    cJSON_AddStringToObject(a, "activation", space_act_names[m->act]);
+    cJSON_AddStringToObject(a, "norm", space_norm_names[m->norm]);
+    cJSON_AddStringToObject(a, "position_embedding", space_pos_names[m->pos]);
+    cJSON_AddBoolToObject(a, "tied_embeddings", m->tied_embeddings);
+    cJSON_AddBoolToObject(a, "qkv_bias", m->qkv_bias);
+    cJSON_AddBoolToObject(a, "out_bias", m->out_bias);
+    cJSON_AddBoolToObject(a, "mlp_bias", m->mlp_bias);
+    cJSON_AddBoolToObject(a, "parallel_attn_mlp", m->parallel_attn_mlp);
+    cJSON_AddNumberToObject(a, "num_experts", (double)m->num_experts);
+    cJSON_AddNumberToObject(a, "moe_top_k", (double)m->top_k);
+    cJSON_AddNumberToObject(a, "expert_ffn_hidden_size",
+                            (double)m->expert_ffn_hidden);
+    cJSON_AddNumberToObject(a, "shared_experts", (double)m->shared_experts);
+    cJSON_AddNumberToObject(a, "shared_expert_ffn_hidden_size",
+                            (double)m->shared_ffn_hidden);
+    cJSON_AddNumberToObject(a, "first_dense_layers",
+                            (double)m->first_dense_layers);
+    cJSON_AddNumberToObject(a, "moe_layer_freq", (double)m->moe_layer_freq);
+    return a;
+}
+
+int cmd_model_list(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    (void)e;
+    int n = space_preset_count();
+    if (o->format == CLI_JSON) {
+        cJSON *arr = cJSON_CreateArray();
+        for (int i = 0; i < n; i++) {
+            const space_model *m = space_preset_at(i);
+            space_params p;
+            space_model_params(m, 1, &p);
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "name", m->name);
+            cJSON_AddNumberToObject(j, "params_total", (double)p.total);
+            cJSON_AddNumberToObject(j, "params_active", (double)p.active);
+            cJSON_AddItemToObject(j, "architecture", model_arch_json(m));
+            cJSON_AddStringToObject(j, "source", m->source);
+            cJSON_AddItemToArray(arr, j);
+        }
+        cli_print_json(out->f, arr);
+        return TP_OK;
+    }
+    static const char *hdr[] = {"name",  "params", "layers", "hidden", "heads",
+                                "kv",    "ffn",    "vocab",  "act",    "moe"};
+    cli_table t;
+    cli_table_init(&t, 10, hdr, "lrrrrrrrll");
+    for (int i = 0; i < n; i++) {
+        const space_model *m = space_preset_at(i);
+        space_params p;
+        space_model_params(m, 1, &p);
+        char params[32], L[24], H[24], A[24], K[24], F[24], V[24], moe[48];
+        cli_fmt_count(params, sizeof params, (double)p.total);
+        snprintf(L, sizeof L, "%" PRId64, m->num_layers);
+        snprintf(H, sizeof H, "%" PRId64, m->hidden);
+        snprintf(A, sizeof A, "%" PRId64, m->heads);
+        snprintf(K, sizeof K, "%" PRId64, m->kv_heads);
+        snprintf(F, sizeof F, "%" PRId64,
+                 m->num_experts ? m->expert_ffn_hidden : m->ffn_hidden);
+        snprintf(V, sizeof V, "%" PRId64, m->vocab);
+        if (m->num_experts)
+            snprintf(moe, sizeof moe, "%" PRId64 "x top-%" PRId64,
+                     m->num_experts, m->top_k);
+        else
+            snprintf(moe, sizeof moe, "-");
+        cli_table_row(&t, m->name, params, L, H, A, K, F, V,
+                      space_act_names[m->act], moe);
+    }
+    cli_table_print(&t, out->f, o->format);
+    cli_table_free(&t);
+    return TP_OK;
+}
+
+static void add_count_row(cli_table *t, const char *key, int64_t v)
+{
+    char exact[32], human[32], cell[80];
+    snprintf(exact, sizeof exact, "%" PRId64, v);
+    cli_fmt_count(human, sizeof human, (double)v);
+    snprintf(cell, sizeof cell, "%s (%s)", exact, human);
+    cli_table_row(t, key, cell);
+}
+
+static void add_flops_row(cli_table *t, const char *key, double v)
+{
+    char cell[64];
+    snprintf(cell, sizeof cell, "%.6g", v);
+    cli_table_row(t, key, cell);
+}
+
+int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    space_model m;
+    int rc = space_model_resolve(o->pos[0], &m, e);
+    if (rc) return rc;
+    int64_t seq = o->seq_length ? o->seq_length : DEFAULT_SEQ;
+    space_params p, pp;
+    space_model_params(&m, 1, &p);
+    space_model_params(&m, 128 * o->tp, &pp);
+    space_flops f, fc;
+    space_flops_per_token(&m, seq, 0, SPACE_RECOMPUTE_NONE, &f);
+    space_flops_per_token(&m, seq, 1, SPACE_RECOMPUTE_NONE, &fc);
+
+    if (o->format == CLI_JSON) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", m.name);
+        cJSON_AddStringToObject(j, "source", m.source);
+        cJSON_AddItemToObject(j, "architecture", model_arch_json(&m));
+        cJSON_AddNumberToObject(j, "params_total", (double)p.total);
+        cJSON_AddNumberToObject(j, "params_active", (double)p.active);
+        cJSON_AddNumberToObject(j, "params_per_layer", (double)p.per_layer);
+        cJSON_AddNumberToObject(j, "params_layers_total",
+                                (double)p.layers_total);
+        cJSON_AddNumberToObject(j, "params_embedding", (double)p.embedding);
+        cJSON_AddNumberToObject(j, "params_position", (double)p.position);
+        cJSON_AddNumberToObject(j, "params_lm_head", (double)p.lm_head);
+        cJSON_AddNumberToObject(j, "params_final_norm", (double)p.final_norm);
+        cJSON_AddNumberToObject(j, "params_attention_per_layer",
+                                (double)p.attn_per_layer);
+        cJSON_AddNumberToObject(j, "params_mlp_per_layer",
+                                (double)(m.num_experts ? p.moe_mlp_per_layer
+                                                       : p.dense_mlp_per_layer));
+        cJSON_AddNumberToObject(j, "tensor_model_parallel_size", (double)o->tp);
+        cJSON_AddNumberToObject(j, "vocab_padded", (double)pp.vocab_padded);
+        cJSON_AddNumberToObject(j, "params_total_padded", (double)pp.total);
+        cJSON_AddNumberToObject(j, "seq_length", (double)seq);
+        cJSON_AddNumberToObject(j, "flops_per_token_fwd", f.fwd);
+        cJSON_AddNumberToObject(j, "flops_per_token_bwd", f.bwd);
+        cJSON_AddNumberToObject(j, "flops_per_token_fwd_bwd", f.fwd + f.bwd);
+        cJSON_AddNumberToObject(j, "flops_per_token_attention_fwd", f.attn_fwd);
+        cJSON_AddNumberToObject(j, "flops_per_token_lm_head_fwd",
+                                f.lm_head_fwd);
+        cJSON_AddNumberToObject(j, "flops_per_token_fwd_causal", fc.fwd);
+        cJSON_AddNumberToObject(j, "flops_per_token_fwd_bwd_causal",
+                                fc.fwd + fc.bwd);
+        cJSON_AddStringToObject(j, "flops_convention", flops_convention);
+        cli_print_json(out->f, j);
+        return TP_OK;
+    }
+
+    static const char *hdr[] = {"field", "value"};
+    cli_table t;
+    cli_table_init(&t, 2, hdr, "ll");
+    char buf[96];
+    cli_table_row(&t, "model", m.name);
+    cli_table_row(&t, "source", m.source);
+#define ROW_INT(key, v)                                                       \
+    do {                                                                      \
+        snprintf(buf, sizeof buf, "%" PRId64, (int64_t)(v));                  \
+        cli_table_row(&t, key, buf);                                          \
+    } while (0)
+    ROW_INT("num_layers", m.num_layers);
+    ROW_INT("hidden_size", m.hidden);
+    ROW_INT("num_attention_heads", m.heads);
+    ROW_INT("num_kv_heads", m.kv_heads);
+    ROW_INT("head_dim", m.head_dim);
+    ROW_INT("ffn_hidden_size", m.ffn_hidden);
+    ROW_INT("vocab_size", m.vocab);
+    ROW_INT("max_position_embeddings", m.max_position);
+    cli_table_row(&t, "activation", space_act_names[m.act]);
+    cli_table_row(&t, "norm", space_norm_names[m.norm]);
+    cli_table_row(&t, "position_embedding", space_pos_names[m.pos]);
+    cli_table_row(&t, "tied_embeddings", m.tied_embeddings ? "yes" : "no");
+    snprintf(buf, sizeof buf, "qkv %s, out %s, mlp %s",
+             m.qkv_bias ? "yes" : "no", m.out_bias ? "yes" : "no",
+             m.mlp_bias ? "yes" : "no");
+    cli_table_row(&t, "biases", buf);
+    if (m.num_experts) {
+        snprintf(buf, sizeof buf,
+                 "%" PRId64 " experts, top-%" PRId64 ", expert ffn %" PRId64
+                 ", %" PRId64 " shared (ffn %" PRId64 "), %" PRId64
+                 " dense first layers, every %" PRId64 " layer(s)",
+                 m.num_experts, m.top_k, m.expert_ffn_hidden, m.shared_experts,
+                 m.shared_ffn_hidden, m.first_dense_layers, m.moe_layer_freq);
+        cli_table_row(&t, "moe", buf);
+    }
+    add_count_row(&t, "params_total", p.total);
+    if (m.num_experts) add_count_row(&t, "params_active", p.active);
+    add_count_row(&t, "params_per_layer", p.per_layer);
+    add_count_row(&t, "params_embedding", p.embedding);
+    if (p.position) add_count_row(&t, "params_position", p.position);
+    add_count_row(&t, "params_lm_head", p.lm_head);
+    snprintf(buf, sizeof buf, "%" PRId64 " (128 x TP %" PRId64 ")",
+             pp.vocab_padded, o->tp);
+    cli_table_row(&t, "vocab_padded", buf);
+    add_count_row(&t, "params_total_padded", pp.total);
+    ROW_INT("seq_length", seq);
+    add_flops_row(&t, "flops_per_token_fwd", f.fwd);
+    add_flops_row(&t, "flops_per_token_fwd_bwd", f.fwd + f.bwd);
+    add_flops_row(&t, "flops_per_token_fwd_causal", fc.fwd);
+    add_flops_row(&t, "flops_per_token_fwd_bwd_causal", fc.fwd + fc.bwd);
+#undef ROW_INT
+    cli_table_print(&t, out->f, o->format);
+    cli_table_free(&t);
+    if (o->format == CLI_TABLE)
+        fprintf(out->f, "\nFLOPs: %s.\n", flops_convention);
+    return TP_OK;
+}

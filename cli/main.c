@@ -1,0 +1,336 @@
+/*
+ * main.c - the trainplan command line: parses options from one table,
+ * dispatches subcommands from another, and turns statuses into exit
+ * codes. Data goes to stdout (or -o FILE), diagnostics to stderr.
+ *
+ * Exit codes (README.md, docs/trainplan.1): 0 ok, 1 nothing feasible,
+ * 64 usage, 65 bad input data, 66 missing file, 70 internal, 74 I/O.
+ */
+#define _GNU_SOURCE /* getopt_long */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifndef TRAINPLAN_VERSION
+#define TRAINPLAN_VERSION "0.0.0"
+#endif
+
+/* ---- subcommands ----------------------------------------------------- */
+
+typedef int (*cmd_fn)(const cli_opts *, cli_out *, tp_err *);
+
+enum {
+    CMD_MODEL_LIST = 1u << 0,
+    CMD_MODEL_SHOW = 1u << 1,
+    CMD_HW_LIST = 1u << 2,
+    CMD_HW_SHOW = 1u << 3,
+    CMD_HW_CHECK = 1u << 4,
+    CMD_ALL = 0xffffu
+};
+
+typedef struct cli_command {
+    const char *group, *verb;
+    unsigned bit;
+    int min_args, max_args;
+    const char *args;
+    const char *summary;
+    cmd_fn fn;
+} cli_command;
+
+static const cli_command commands[] = {
+    {"model", "list", CMD_MODEL_LIST, 0, 0, "",
+     "list the built-in model presets", cmd_model_list},
+    {"model", "show", CMD_MODEL_SHOW, 1, 1, "NAME|config.json",
+     "architecture, parameter counts and FLOPs per token of a model",
+     cmd_model_show},
+    {"hw", "list", CMD_HW_LIST, 0, 0, "",
+     "list the GPUs and systems of the hardware database", cmd_hw_list},
+    {"hw", "show", CMD_HW_SHOW, 1, 1, "NAME",
+     "every number of a GPU or system, with its source", cmd_hw_show},
+    {"hw", "check", CMD_HW_CHECK, 1, 64, "FILE...",
+     "validate GPU or system files and list every problem", cmd_hw_check},
+};
+#define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+/* ---- options --------------------------------------------------------- */
+
+enum opt_id {
+    OPT_HELP = 'h',
+    OPT_VERSION = 'V',
+    OPT_FORMAT = 'f',
+    OPT_OUTPUT = 'o',
+    OPT_TP = 't',
+    OPT_SEQ = 's',
+    OPT_THREADS = 256,
+    OPT_SEED,
+    OPT_HWDB,
+    OPT_LIST_OPTIONS
+};
+
+typedef struct cli_option {
+    const char *name;
+    int id;          /* short letter, or >= 256 for long-only */
+    const char *arg; /* metavariable, NULL for a flag */
+    unsigned cmds;   /* subcommands that take it */
+    const char *help;
+} cli_option;
+
+static const cli_option options[] = {
+    {"help", OPT_HELP, NULL, CMD_ALL, "show this help and exit"},
+    {"version", OPT_VERSION, NULL, CMD_ALL, "print the version and exit"},
+    {"format", OPT_FORMAT, "table|json|csv", CMD_ALL,
+     "output format (default table)"},
+    {"output", OPT_OUTPUT, "FILE", CMD_ALL,
+     "write the output to FILE (atomically: all or nothing)"},
+    {"threads", OPT_THREADS, "N", CMD_ALL,
+     "worker threads, 1 to 1024 (default: all cores)"},
+    {"seed", OPT_SEED, "N", CMD_ALL,
+     "seed for every random stream (default 42)"},
+    {"hwdb", OPT_HWDB, "DIR", CMD_ALL,
+     "add a hardware database directory (repeatable; also $TRAINPLAN_HWDB)"},
+    {"seq-length", OPT_SEQ, "N", CMD_MODEL_SHOW,
+     "sequence length for FLOPs per token (default 2048)"},
+    {"tensor-model-parallel-size", OPT_TP, "N", CMD_MODEL_SHOW,
+     "TP size for Megatron's vocabulary padding to 128*TP (default 1)"},
+    {"list-options", OPT_LIST_OPTIONS, NULL, CMD_ALL,
+     "print every long option name, one per line (for scripts and tests)"},
+};
+#define N_OPTIONS ((int)(sizeof options / sizeof options[0]))
+
+static const char *const format_names[CLI_FORMAT_COUNT] = {"table", "json",
+                                                           "csv"};
+_Static_assert(sizeof format_names / sizeof format_names[0] == CLI_FORMAT_COUNT,
+               "format_names mirrors cli_format");
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: trainplan [OPTIONS] COMMAND [ARGS]\n\n"
+               "Plans the parallel layout, step time, memory and cost of LLM "
+               "training.\n\ncommands:\n");
+    for (int i = 0; i < N_COMMANDS; i++) {
+        char head[64];
+        snprintf(head, sizeof head, "%s %s %s", commands[i].group,
+                 commands[i].verb, commands[i].args);
+        fprintf(f, "  %-28s %s\n", head, commands[i].summary);
+    }
+    fprintf(f, "\noptions:\n");
+    for (int i = 0; i < N_OPTIONS; i++) {
+        char head[64];
+        if (options[i].id < 256)
+            snprintf(head, sizeof head, "-%c, --%s%s%s", options[i].id,
+                     options[i].name, options[i].arg ? " " : "",
+                     options[i].arg ? options[i].arg : "");
+        else
+            snprintf(head, sizeof head, "    --%s%s%s", options[i].name,
+                     options[i].arg ? " " : "",
+                     options[i].arg ? options[i].arg : "");
+        fprintf(f, "  %-40s %s\n", head, options[i].help);
+    }
+    fprintf(f, "\nexit codes: 0 ok, 1 nothing feasible, 64 usage, 65 bad input "
+               "data,\n            66 missing file, 70 internal error, 74 I/O "
+               "error\n");
+}
+
+/* Parses a whole decimal integer in [lo, hi]; 0 on success. */
+static int parse_int(const char *opt, const char *s, long long lo,
+                     long long hi, long long *out, tp_err *e)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return tp_errf(e, TP_EUSAGE,
+                       "--%s: expected an integer in [%lld, %lld], found '%s'",
+                       opt, lo, hi, s);
+    *out = v;
+    return TP_OK;
+}
+
+static const cli_option *option_by_id(int id)
+{
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (options[i].id == id) return &options[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    cli_opts o;
+    memset(&o, 0, sizeof o);
+    o.seed = 42;
+    o.tp = 1;
+    tp_err e = {0};
+
+    /* Generate getopt's tables from ours. */
+    struct option longopts[N_OPTIONS + 1];
+    char shortopts[2 * N_OPTIONS + 2];
+    size_t ns = 0;
+    for (int i = 0; i < N_OPTIONS; i++) {
+        longopts[i] = (struct option){options[i].name,
+                                      options[i].arg ? required_argument
+                                                     : no_argument,
+                                      NULL, options[i].id};
+        if (options[i].id < 256) {
+            shortopts[ns++] = (char)options[i].id;
+            if (options[i].arg) shortopts[ns++] = ':';
+        }
+    }
+    longopts[N_OPTIONS] = (struct option){NULL, 0, NULL, 0};
+    shortopts[ns] = '\0';
+
+    int seen[N_OPTIONS] = {0};
+    opterr = 0;
+    int c, rc = TP_OK;
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        long long v;
+        if (c == '?' || c == ':') {
+            if (optopt && optopt < 256 && option_by_id(optopt))
+                fprintf(stderr, "trainplan: -%c needs an argument\n", optopt);
+            else if (optopt && option_by_id(optopt))
+                fprintf(stderr, "trainplan: --%s needs an argument\n",
+                        option_by_id(optopt)->name);
+            else
+                fprintf(stderr, "trainplan: unknown option '%s' (try --help)\n",
+                        argv[optind - 1]);
+            return TP_EUSAGE;
+        }
+        for (int i = 0; i < N_OPTIONS; i++)
+            if (options[i].id == c) seen[i] = 1;
+        switch (c) {
+        case OPT_HELP:
+            usage(stdout);
+            return TP_OK;
+        case OPT_VERSION:
+            printf("trainplan %s\n", TRAINPLAN_VERSION);
+            return TP_OK;
+        case OPT_LIST_OPTIONS:
+            for (int i = 0; i < N_OPTIONS; i++) printf("--%s\n", options[i].name);
+            return TP_OK;
+        case OPT_FORMAT: {
+            int k = -1;
+            for (int i = 0; i < CLI_FORMAT_COUNT; i++)
+                if (tp_streq_ci(optarg, format_names[i])) k = i;
+            if (k < 0) {
+                fprintf(stderr,
+                        "trainplan: --format: expected table, json or csv, "
+                        "found '%s'\n",
+                        optarg);
+                return TP_EUSAGE;
+            }
+            o.format = (cli_format)k;
+            break;
+        }
+        case OPT_OUTPUT:
+            o.output = optarg;
+            break;
+        case OPT_THREADS:
+            rc = parse_int("threads", optarg, 1, 1024, &v, &e);
+            o.threads = (int)v;
+            break;
+        case OPT_SEED:
+            rc = parse_int("seed", optarg, 0, LLONG_MAX, &v, &e);
+            o.seed = (uint64_t)v;
+            break;
+        case OPT_HWDB:
+            if (o.n_hwdb == CLI_MAX_HWDB)
+                rc = tp_errf(&e, TP_EUSAGE, "--hwdb: at most %d directories",
+                             CLI_MAX_HWDB);
+            else
+                o.hwdb_dirs[o.n_hwdb++] = optarg;
+            break;
+        case OPT_SEQ:
+            rc = parse_int("seq-length", optarg, 1, 16777216, &v, &e);
+            o.seq_length = v;
+            break;
+        case OPT_TP:
+            rc = parse_int("tensor-model-parallel-size", optarg, 1, 65536, &v,
+                           &e);
+            o.tp = v;
+            break;
+        default:
+            rc = tp_errf(&e, TP_EINTERNAL, "option %d has no handler", c);
+        }
+        if (rc) {
+            fprintf(stderr, "trainplan: %s\n", e.msg);
+            return rc;
+        }
+    }
+    int npos = argc - optind;
+    char **pos = argv + optind;
+    if (npos < 2) {
+        if (npos == 0) {
+            usage(stderr);
+        } else {
+            fprintf(stderr, "trainplan: '%s' needs a subcommand:", pos[0]);
+            for (int i = 0; i < N_COMMANDS; i++)
+                if (strcmp(commands[i].group, pos[0]) == 0)
+                    fprintf(stderr, " %s", commands[i].verb);
+            fprintf(stderr, " (try --help)\n");
+        }
+        return TP_EUSAGE;
+    }
+    const cli_command *cmd = NULL;
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].group, pos[0]) == 0
+            && strcmp(commands[i].verb, pos[1]) == 0)
+            cmd = &commands[i];
+    if (!cmd) {
+        const char *names[N_COMMANDS];
+        char joined[N_COMMANDS][48];
+        for (int i = 0; i < N_COMMANDS; i++) {
+            snprintf(joined[i], sizeof joined[i], "%s %s", commands[i].group,
+                     commands[i].verb);
+            names[i] = joined[i];
+        }
+        char want[96], hint[256];
+        snprintf(want, sizeof want, "%s %s", pos[0], pos[1]);
+        tp_suggest(want, names, N_COMMANDS, hint, sizeof hint);
+        fprintf(stderr, "trainplan: unknown command '%s'%s (try --help)\n",
+                want, hint);
+        return TP_EUSAGE;
+    }
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (seen[i] && !(options[i].cmds & cmd->bit)) {
+            fprintf(stderr, "trainplan: --%s does not apply to '%s %s'\n",
+                    options[i].name, cmd->group, cmd->verb);
+            return TP_EUSAGE;
+        }
+    o.npos = npos - 2;
+    o.pos = pos + 2;
+    if (o.npos < cmd->min_args || o.npos > cmd->max_args) {
+        fprintf(stderr, "trainplan: usage: trainplan %s %s %s\n", cmd->group,
+                cmd->verb, cmd->args);
+        return TP_EUSAGE;
+    }
+#ifdef _OPENMP
+    if (o.threads > 0) omp_set_num_threads(o.threads);
+#endif
+
+    cli_out out;
+    rc = cli_out_open(&out, o.output, &e);
+    if (rc) {
+        fprintf(stderr, "trainplan: %s\n", e.msg);
+        return rc;
+    }
+    rc = cmd->fn(&o, &out, &e);
+    /* A nothing-feasible result (1) is still output worth keeping. */
+    tp_err ce = {0};
+    int crc = cli_out_close(&out, rc == TP_OK || rc == TP_INFEASIBLE, &ce);
+    if (rc != TP_OK && rc != TP_INFEASIBLE) {
+        fprintf(stderr, "trainplan: %s\n", e.msg);
+        return rc;
+    }
+    if (crc) {
+        fprintf(stderr, "trainplan: %s\n", ce.msg);
+        return crc;
+    }
+    return rc;
+}
