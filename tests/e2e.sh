@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# e2e.sh - end-to-end tests of the trainplan binary: exit codes, messages,
+# output formats, -o atomicity, the hardware database search path and the
+# published parameter counts.
+#
+# usage: e2e.sh TRAINPLAN FIXTURES SCRATCH MANPAGE
+set -u
+TP=$1
+FIX=$2
+SCRATCH=$3
+MAN=$4
+rm -rf "$SCRATCH"
+mkdir -p "$SCRATCH"
+unset TRAINPLAN_HWDB
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+# run EXPECTED_RC CMD...: runs, keeps stdout in $OUT and stderr in $ERR.
+run() {
+    local want=$1
+    shift
+    "$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
+    local rc=$?
+    OUT=$(cat "$SCRATCH/out")
+    ERR=$(cat "$SCRATCH/err")
+    if [ "$rc" -ne "$want" ]; then
+        bad "exit $rc, expected $want: $*"
+        echo "  stderr: $ERR" >&2
+        return 1
+    fi
+    ok
+}
+
+has() { # has TEXT NEEDLE DESCRIPTION
+    if printf '%s' "$1" | grep -qF -- "$2"; then ok; else bad "$3: missing '$2'"; fi
+}
+
+# json_num FIELD: first numeric value of "FIELD" in $OUT.
+json_num() {
+    printf '%s' "$OUT" | grep -o "\"$1\":[[:space:]]*[-0-9.e+]*" | head -n 1 | sed 's/.*:[[:space:]]*//'
+}
+
+# json_str FIELD: first string value of "FIELD" in $OUT, with its quotes.
+json_str() {
+    printf '%s' "$OUT" | grep -o "\"$1\":[[:space:]]*\"[^\"]*\"" | head -n 1 | sed 's/^[^:]*:[[:space:]]*//'
+}
+
+# within VALUE WANT REL DESCRIPTION
+within() {
+    if awk -v v="$1" -v w="$2" -v r="$3" 'BEGIN { d = v - w; if (d < 0) d = -d; exit !(v != "" && d <= r * w) }'; then
+        ok
+    else
+        bad "$4: $1 not within $3 of $2"
+    fi
+}
+
+# --- basics -----------------------------------------------------------------
+run 0 "$TP" --version && has "$OUT" "trainplan " "--version"
+run 0 "$TP" --help && has "$OUT" "model show" "--help lists commands"
+has "$OUT" "--tensor-model-parallel-size" "--help lists options"
+run 64 "$TP"
+run 64 "$TP" model && has "$ERR" "list show" "group without verb"
+run 64 "$TP" model shwo gpt3-175b && has "$ERR" "did you mean 'model show'" "command suggestion"
+run 64 "$TP" --bogus model list && has "$ERR" "unknown option '--bogus'" "unknown option"
+run 64 "$TP" --threads abc model list && has "$ERR" "--threads: expected an integer in [1, 1024], found 'abc'" "bad --threads"
+run 64 "$TP" --threads 0 model list
+run 64 "$TP" --format xml model list && has "$ERR" "table, json or csv" "bad --format"
+run 64 "$TP" hw list --seq-length 4096 && has "$ERR" "does not apply" "option scoped to a command"
+run 64 "$TP" model show && has "$ERR" "usage: trainplan model show" "missing argument"
+run 64 "$TP" model show a b
+
+# Every option in the table is documented in the man page.
+for opt in $("$TP" --list-options); do
+    if grep -qF -- "${opt//-/\\-}" "$MAN" || grep -qF -- "$opt" "$MAN"; then ok; else bad "man page lacks $opt"; fi
+done
+
+# --- models -------------------------------------------------------------------
+run 0 "$TP" model list
+for m in gpt-neox-20b llama3-70b llama3.1-405b gpt3-175b mixtral-8x7b llemma-7b llama-13b mistral-7b; do
+    has "$OUT" "$m" "model list"
+done
+run 0 "$TP" model list --format json && has "$OUT" '"params_total"' "model list json"
+run 0 "$TP" model list --format csv && has "$OUT" "name,params,layers" "model list csv"
+
+# Published parameter counts, within 0.5 %.
+check_params() { # NAME_OR_FILE PUBLISHED
+    if run 0 "$TP" model show "$1" --format json; then
+        within "$(json_num params_total)" "$2" 0.005 "params of $1"
+        for k in params_per_layer params_embedding flops_per_token_fwd; do has "$OUT" "\"$k\"" "model show json"; done
+    fi
+}
+check_params llama3-8b 8.03e9
+check_params llama3-70b 70.6e9
+check_params llama3.1-405b 405.9e9
+check_params gpt3-175b 174.6e9
+check_params gpt-neox-20b 20.55e9
+check_params mixtral-8x7b 46.7e9
+check_params "$FIX/hf/llama3-8b.json" 8.03e9
+check_params "$FIX/hf/llama3-70b.json" 70.6e9
+check_params "$FIX/hf/llama3.1-405b.json" 405.9e9
+check_params "$FIX/hf/gpt-neox-20b.json" 20.55e9
+check_params "$FIX/hf/mixtral-8x7b.json" 46.7e9
+
+run 0 "$TP" model show gpt3-175b && has "$OUT" "params_total" "model show table"
+has "$OUT" "FLOPs:" "model show states the FLOP convention"
+# Megatron's padding: 50257 -> 50304 at TP 1, 51200 at TP 8.
+run 0 "$TP" model show gpt3-175b --format json && within "$(json_num vocab_padded)" 50304 0 "vocab padded tp1"
+run 0 "$TP" model show gpt3-175b -t 8 --format json && within "$(json_num vocab_padded)" 51200 0 "vocab padded tp8"
+# FLOPs grow with the sequence (attention).
+run 0 "$TP" model show gpt3-175b --seq-length 2048 --format json && f1=$(json_num flops_per_token_fwd)
+run 0 "$TP" model show gpt3-175b --seq-length 8192 --format json && f2=$(json_num flops_per_token_fwd)
+if awk -v a="$f1" -v b="$f2" 'BEGIN { exit !(b > a) }'; then ok; else bad "flops do not grow with seq"; fi
+
+run 65 "$TP" model show llama3-7b && has "$ERR" "did you mean" "model suggestion" && has "$ERR" "'llama3-8b'" "model suggestion"
+run 66 "$TP" model show "$FIX/hf/does-not-exist.json"
+run 66 "$TP" model show "$FIX/hf/"
+for f in "$FIX"/hf/bad-*.json; do
+    run 65 "$TP" model show "$f" && has "$ERR" "$(basename "$f")" "bad config names its file"
+done
+
+# --- hardware -----------------------------------------------------------------
+run 0 "$TP" hw list
+for s in perlmutter perlmutter-80g vista selene eos dgx-h200 dgx-b200 jean-zay-a100 gb200-nvl72; do
+    has "$OUT" "$s" "hw list systems"
+done
+for g in a100-40gb a100-80gb h100-sxm h100-pcie h200 gh200 b200 mi250x mi300x; do
+    has "$OUT" "$g" "hw list gpus"
+done
+run 0 "$TP" hw list --format json && has "$OUT" '"gpus"' "hw list json" && has "$OUT" '"systems"' "hw list json"
+run 0 "$TP" hw show perlmutter && has "$OUT" "a100-40gb" "hw show system shows its gpu"
+has "$OUT" "source" "hw show has sources"
+run 0 "$TP" hw show h100 --format json && has "$(json_str name)" '"h100-sxm"' "hw show by alias"
+run 65 "$TP" hw show perlmuter && has "$ERR" "did you mean 'perlmutter'" "system suggestion"
+
+run 0 "$TP" hw check "$FIX/hw/good/gpus/testgpu.json" && has "$OUT" ": ok" "hw check good"
+run 65 "$TP" hw check "$FIX/hw/bad/many.json" && has "$OUT" '$.sm_count.value' "hw check lists problems"
+has "$OUT" '$.vendor' "hw check lists every problem"
+run 66 "$TP" hw check "$FIX/hw/bad/nope.json"
+run 66 "$TP" hw check "$FIX/hw"
+run 65 "$TP" hw check "$FIX/hw/bad/empty.json"
+for f in "$FIX"/hwdb_dirs_do_not_exist; do run 66 "$TP" --hwdb "$f" hw list; done
+
+# User directories override built-ins: --hwdb and $TRAINPLAN_HWDB.
+mkdir -p "$SCRATCH/user/systems"
+cp "$FIX/hw/good/systems/testsys.json" "$SCRATCH/user/systems/"
+sed -i 's/"gpu": "tg"/"gpu": "h100-sxm"/' "$SCRATCH/user/systems/testsys.json"
+run 0 "$TP" --hwdb "$SCRATCH/user" hw show testsys && has "$OUT" "testsys" "--hwdb adds a system"
+TRAINPLAN_HWDB="$SCRATCH/user" run 0 "$TP" hw show ts && has "$OUT" "testsys" "TRAINPLAN_HWDB adds a system"
+TRAINPLAN_HWDB="$SCRATCH/none" run 66 "$TP" hw list
+
+# --- output ---------------------------------------------------------------------
+run 0 "$TP" model show gpt3-175b --format json -o "$SCRATCH/m.json"
+if [ -s "$SCRATCH/m.json" ] && grep -q params_total "$SCRATCH/m.json" && [ -z "$OUT" ]; then ok; else bad "-o writes the file, nothing on stdout"; fi
+run 65 "$TP" model show nosuch -o "$SCRATCH/fail.json"
+if [ ! -e "$SCRATCH/fail.json" ] && [ -z "$(ls "$SCRATCH" | grep tmp)" ]; then ok; else bad "failed run left an output or temporary file"; fi
+run 74 "$TP" model list -o "$SCRATCH/no/such/dir/x.txt"
+# A failure keeps the old file intact.
+echo keep >"$SCRATCH/keep.json"
+run 65 "$TP" model show nosuch -o "$SCRATCH/keep.json"
+if [ "$(cat "$SCRATCH/keep.json")" = keep ]; then ok; else bad "failed run clobbered an existing file"; fi
+
+# Same output at any thread count.
+"$TP" --threads 1 hw list --format json >"$SCRATCH/t1" 2>/dev/null
+"$TP" --threads 2 hw list --format json >"$SCRATCH/t2" 2>/dev/null
+"$TP" --threads 4 hw list --format json >"$SCRATCH/t4" 2>/dev/null
+if cmp -s "$SCRATCH/t1" "$SCRATCH/t2" && cmp -s "$SCRATCH/t1" "$SCRATCH/t4"; then ok; else bad "output differs by thread count"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
