@@ -70,7 +70,7 @@ typedef struct space_model {
     int qkv_bias;            /* bias on the Q, K, V projections */
     int out_bias;            /* bias on the attention output projection */
     int mlp_bias;            /* biases on the FFN GEMMs */
-    int parallel_attn_mlp;   /* GPT-J/NeoX parallel residual (affects norms) */
+    int parallel_attn_mlp;   /* GPT-J/NeoX parallel residual (no effect on counts) */
     /* MoE. num_experts == 0 means dense. */
     int64_t num_experts;        /* routed experts per MoE layer */
     int64_t top_k;              /* experts per token */
