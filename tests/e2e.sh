@@ -117,6 +117,10 @@ if awk -v a="$f1" -v b="$f2" 'BEGIN { exit !(b > a) }'; then ok; else bad "flops
 run 65 "$TP" model show llama3-7b && has "$ERR" "did you mean" "model suggestion" && has "$ERR" "'llama3-8b'" "model suggestion"
 run 66 "$TP" model show "$FIX/hf/does-not-exist.json"
 run 66 "$TP" model show "$FIX/hf/"
+# A 50 MB config.json is refused before it is parsed.
+{ printf '{"hidden_size": 4096, "pad": "'; head -c 52428800 /dev/zero | tr '\0' x; printf '"}'; } >"$SCRATCH/big.json"
+run 65 "$TP" model show "$SCRATCH/big.json" && has "$ERR" "larger than" "50 MB config refused"
+rm -f "$SCRATCH/big.json"
 for f in "$FIX"/hf/bad-*.json; do
     run 65 "$TP" model show "$f" && has "$ERR" "$(basename "$f")" "bad config names its file"
 done
