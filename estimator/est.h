@@ -1,0 +1,135 @@
+/*
+ * est.h - how long things take on a GPU: one interface for the forward
+ * and backward time of every operator of a training step, answered by an
+ * analytical roofline model for any GPU in hwdb, or by a model fitted to
+ * measured samples of that GPU where hwdb has them.
+ *
+ * The fitted model learns the measured time's ratio to the analytical
+ * one, r = t_measured / t_roofline, as a linear function of log-shape
+ * features that are clamped to the range seen in training. Inside the
+ * sampled grid it follows the samples; outside it the ratio stays at its
+ * edge value and the roofline carries the scaling, so predictions stay
+ * physical (time grows with FLOPs and bytes) beyond the grid, where tree
+ * ensembles (the seed paper's random forests / XGBoost) go flat.
+ *
+ * Later: collectives (comm.c), the iteration estimate (issue 5).
+ */
+#ifndef TP_EST_H
+#define TP_EST_H
+
+#include "hw.h"
+#include "pcg32.h"
+#include "space.h"
+
+typedef enum est_op_kind {
+    EST_OP_GEMM,          /* b x (m x k) @ (k x n) */
+    EST_OP_FLASH_ATTN,    /* b, heads, kv_heads, sq, sk, head_dim, causal */
+    EST_OP_LAYERNORM,     /* rows x cols, normalised over cols */
+    EST_OP_RMSNORM,
+    EST_OP_GELU,          /* rows x cols elements */
+    EST_OP_SWIGLU,        /* rows x cols outputs (2 inputs each) */
+    EST_OP_RESADD,
+    EST_OP_DROPOUT,
+    EST_OP_ROPE,          /* rows x cols elements of q or k */
+    EST_OP_SOFTMAX,
+    EST_OP_EMBEDDING,     /* rows = tokens, cols = hidden, n = vocab rows */
+    EST_OP_CROSS_ENTROPY, /* rows = tokens, cols = vocab columns on this rank */
+    EST_OP_ADAM,          /* n = parameters (fp32 master, fp32 m and v) */
+    EST_OP_COUNT
+} est_op_kind;
+
+extern const char *const est_op_names[EST_OP_COUNT];
+
+/* One operator at one shape, per GPU (shapes are per TP rank). A plain
+ * value; fields an op does not use stay 0. */
+typedef struct est_op {
+    est_op_kind kind;
+    hw_dtype dtype;
+    int64_t b, m, n, k;            /* GEMM */
+    int64_t heads, kv_heads, sq, sk, head_dim;
+    int causal;                    /* attention */
+    int64_t rows, cols;            /* memory-bound ops */
+} est_op;
+
+typedef struct est_time {
+    double fwd_s;
+    double bwd_s;
+} est_time;
+
+/* Work of an op: FLOPs and HBM bytes, forward and backward. Conventions
+ * in op.c: GEMM backward = data-gradient GEMM + weight-gradient GEMM;
+ * flash attention backward = 2.5 x forward FLOPs (recomputes the scores;
+ * Dao, FlashAttention-2, arXiv 2307.08691, section 3.2: 5 GEMMs vs 2). */
+typedef struct est_work {
+    double fwd_flops, bwd_flops;
+    double fwd_bytes, bwd_bytes;
+} est_work;
+
+void est_op_work(const est_op *op, est_work *w);
+
+/* The analytical (roofline) time of op on g: per pass, the larger of the
+ * compute time (FLOPs at the dtype's dense peak, GEMM tiles quantised into
+ * waves over the SMs) and the memory time (bytes at the achievable HBM
+ * bandwidth), plus a launch floor. Never fails; a dtype the GPU lacks is
+ * timed at its fp16 rate. */
+void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t);
+
+/* ---- measured samples and fitted models ----------------------------- */
+
+/* One measured sample: an op at a shape with its measured times. */
+enum { EST_SEED_MP, EST_SEED_B, EST_SEED_H, EST_SEED_L, EST_SEED_DIM,
+       EST_SEED_NCOLS };
+extern const char *const est_seed_col_names[EST_SEED_NCOLS];
+
+typedef struct est_sample {
+    est_op op;
+    double fwd_s, bwd_s;   /* <= 0 when not measured */
+    double seed[EST_SEED_NCOLS]; /* mp, b, h, l, dim as read; -1 if absent */
+    int row;               /* line in its file, for messages */
+} est_sample;
+
+#define EST_MAX_FEATURES 24
+
+/* A fitted model for one op kind on one GPU: log r = w . phi(op), for
+ * fwd and bwd separately, phi clamped to the training range. A plain
+ * value: copy it freely. */
+typedef struct est_fit {
+    est_op_kind kind;
+    int nfeat;
+    double lo[EST_MAX_FEATURES], hi[EST_MAX_FEATURES]; /* clamp range */
+    double w_fwd[EST_MAX_FEATURES], w_bwd[EST_MAX_FEATURES];
+    int has_fwd, has_bwd;
+    int n_train;
+} est_fit;
+
+/* Fits a model to samples (all of the same kind) against the roofline of
+ * g, by ridge regression with a small, fixed penalty. Samples whose time
+ * is <= 0 for a pass are left out of that pass. Returns TP_OK, or
+ * TP_EDATA when there are too few samples (fewer than 2 x features). */
+int est_fit_samples(const hw_gpu *g, const est_sample *s, int n, est_fit *fit,
+                    tp_err *e);
+
+/* Time of op on g under fit (its roofline times the fitted ratio). */
+void est_fit_predict(const hw_gpu *g, const est_fit *fit, const est_op *op,
+                     est_time *t);
+
+/* ---- the seed samples' operator names -------------------------------- */
+
+/* Maps a seed-sample operator name ("linear1", "flash_atten", ...) and a
+ * row's columns (mp, b, h, l, dim; absent = 0) to an est_op, with the
+ * shapes the seed README gives. Returns 0 on success, -1 for an unknown
+ * name. */
+int est_seed_op(const char *name, double mp, double b, double h, double l,
+                double dim, est_op *op);
+
+/* Names est_seed_op accepts, NULL-terminated. */
+extern const char *const est_seed_op_names[];
+
+/* Reads a sample CSV in the seed format: header with some of mp, b, h, l,
+ * dim and F_dur(us), B_dur(us) (times optional: a shapes-only file has
+ * none). Allocates *out (free with free()). Errors name file, line and
+ * column (TP_EDATA / TP_ENOINPUT). */
+int est_read_seed_csv(const char *path, const char *op_name, est_sample **out,
+                      int *n, tp_err *e);
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * op.c - the work of each operator (FLOPs and HBM bytes, forward and
+ * backward) and its analytical roofline time on a GPU from hwdb.
+ *
+ * Not here: anything fitted (fit.c). The roofline is deliberately simple
+ * and optimistic; the fitted ratio to it carries what it misses.
+ *
+ * Constants and their sources:
+ *  - EST_HBM_EFFICIENCY = 0.90: achievable over datasheet HBM bandwidth.
+ *    A device-to-device copy measured 3.0 TB/s on an H100 SXM (datasheet
+ *    3.35) and 4.3 TB/s on an H200 (datasheet 4.8), both 0.90
+ *    (/work/.library/device/KINDS.md, this workplace's machines, 2026-11).
+ *  - EST_LAUNCH_FLOOR_S = 3 us: the shortest kernel times in the measured
+ *    seed samples are 2.9 us (GH200, gelu forward) and 6.0 us (A100, gelu
+ *    forward) (shared/data/seed_samples; rerun: min of F_dur(us)).
+ *  - GEMM tiles of 128 x 128 quantised into waves over the SMs: NVIDIA,
+ *    "Matrix Multiplication Background User's Guide" (Deep Learning
+ *    Performance documentation), sections on tile and wave quantization.
+ *  - Flash attention backward = 2.5 x forward FLOPs: T. Dao,
+ *    "FlashAttention-2", arXiv 2307.08691, section 3 (the backward runs 5
+ *    matrix products where the forward runs 2). Its kernels are compiled
+ *    for head dimensions 32, 64, ..., 256 and pad to the next one, and
+ *    each thread block takes 128 query rows of one (batch, head); blocks
+ *    are quantised into waves over the SMs (same paper, section 3.2, and
+ *    the kernel instantiations flash_fwd_hdim32 ... hdim256 of its code).
+ */
+#include "est.h"
+
+#include <math.h>
+
+#define EST_HBM_EFFICIENCY 0.90
+#define EST_LAUNCH_FLOOR_S 3e-6
+#define EST_TILE 128.0
+
+const char *const est_op_names[EST_OP_COUNT] = {
+    [EST_OP_GEMM] = "gemm",
+    [EST_OP_FLASH_ATTN] = "flash_attn",
+    [EST_OP_LAYERNORM] = "layernorm",
+    [EST_OP_RMSNORM] = "rmsnorm",
+    [EST_OP_GELU] = "gelu",
+    [EST_OP_SWIGLU] = "swiglu",
+    [EST_OP_RESADD] = "residual_add",
+    [EST_OP_DROPOUT] = "dropout",
+    [EST_OP_ROPE] = "rope",
+    [EST_OP_SOFTMAX] = "softmax",
+    [EST_OP_EMBEDDING] = "embedding",
+    [EST_OP_CROSS_ENTROPY] = "cross_entropy",
+    [EST_OP_ADAM] = "adam",
+};
+_Static_assert(sizeof est_op_names / sizeof est_op_names[0] == EST_OP_COUNT,
+               "est_op_names names every est_op_kind");
+
+static double dtype_bytes(hw_dtype d)
+{
+    switch (d) {
+    case HW_FP32:
+    case HW_TF32:
+        return 4;
+    case HW_FP8:
+        return 1;
+    default:
+        return 2;
+    }
+}
+
+/* Bytes moved per element, forward and backward, of the memory-bound
+ * ops, in units of the element size e plus fixed bytes (masks, fp32
+ * temporaries). Each row: fwd = a_f * e + c_f, bwd = a_b * e + c_b. */
+typedef struct mem_traffic {
+    double a_f, c_f, a_b, c_b;
+} mem_traffic;
+
+static const mem_traffic traffic[EST_OP_COUNT] = {
+    /* read x, write y; backward reads dy and x, writes dx */
+    [EST_OP_LAYERNORM] = {2, 0, 3, 0},
+    [EST_OP_RMSNORM] = {2, 0, 3, 0},
+    [EST_OP_GELU] = {2, 0, 3, 0},
+    /* per output: read gate and up, write out; backward reads dy, gate,
+     * up and writes both gradients */
+    [EST_OP_SWIGLU] = {3, 0, 5, 0},
+    /* read two, write one; backward copies the gradient once */
+    [EST_OP_RESADD] = {3, 0, 2, 0},
+    /* plus a one-byte mask written forward, read backward */
+    [EST_OP_DROPOUT] = {2, 1, 2, 1},
+    [EST_OP_ROPE] = {2, 0, 2, 0},
+    [EST_OP_SOFTMAX] = {2, 0, 3, 0},
+    /* gather: read the rows, write them; backward scatter-adds (the
+     * dense zeroing of the table's gradient is added in est_op_work) */
+    [EST_OP_EMBEDDING] = {2, 0, 3, 0},
+    /* Megatron's vocab-parallel loss reads the logits for the max, then
+     * writes and rereads fp32 exponentials; backward reads the fp32
+     * softmax and writes the gradient */
+    [EST_OP_CROSS_ENTROPY] = {2, 8, 1, 4},
+    /* per parameter: read fp32 param, grad, m, v; write param, m, v, and
+     * the 16-bit copy of the param */
+    [EST_OP_ADAM] = {1, 28, 0, 0},
+};
+
+void est_op_work(const est_op *op, est_work *w)
+{
+    double e = dtype_bytes(op->dtype);
+    w->fwd_flops = w->bwd_flops = w->fwd_bytes = w->bwd_bytes = 0;
+    switch (op->kind) {
+    case EST_OP_GEMM: {
+        double b = op->b > 0 ? (double)op->b : 1, m = (double)op->m,
+               n = (double)op->n, k = (double)op->k;
+        w->fwd_flops = 2 * b * m * n * k;
+        w->fwd_bytes = e * b * (m * k + k * n + m * n);
+        /* data gradient (m x n)(n x k) and weight gradient (k x m)(m x n) */
+        w->bwd_flops = 2 * w->fwd_flops;
+        w->bwd_bytes = 2 * w->fwd_bytes;
+        break;
+    }
+    case EST_OP_FLASH_ATTN: {
+        double b = (double)op->b, hq = (double)op->heads,
+               hk = (double)(op->kv_heads ? op->kv_heads : op->heads),
+               sq = (double)op->sq, sk = (double)op->sk,
+               d = (double)op->head_dim;
+        /* Causal: each query sees on average (sk + 1) / 2 keys when the
+         * query and key sequences coincide. */
+        double vis = op->causal ? (sk + 1) / 2 : sk;
+        w->fwd_flops = 4 * b * hq * sq * vis * d;
+        w->bwd_flops = 2.5 * w->fwd_flops;
+        double q = b * sq * hq * d, kv = b * sk * hk * d;
+        w->fwd_bytes = e * (2 * q + 2 * kv);     /* q, k, v in; o out */
+        w->bwd_bytes = e * (4 * q + 4 * kv);     /* q, k, v, o, do in; dq, dk, dv out */
+        break;
+    }
+    default: {
+        const mem_traffic *t = &traffic[op->kind];
+        double n = op->kind == EST_OP_ADAM ? (double)op->n
+                                           : (double)op->rows * (double)op->cols;
+        w->fwd_bytes = (t->a_f * e + t->c_f) * n;
+        w->bwd_bytes = (t->a_b * e + t->c_b) * n;
+        if (op->kind == EST_OP_EMBEDDING)
+            w->bwd_bytes += 4.0 * (double)op->n * (double)op->cols; /* fp32 dW */
+        if (op->kind == EST_OP_ADAM) w->fwd_flops = 12 * n;
+        break;
+    }
+    }
+}
+
+/* Compute time of an (m x k)(k x n) product, b of them, with output
+ * tiles quantised into waves over the SMs. */
+static double gemm_compute_s(const hw_gpu *g, double peak, double b, double m,
+                             double n, double k)
+{
+    double sms = g->sm_count > 0 ? g->sm_count : 1;
+    double tiles = b * ceil(m / EST_TILE) * ceil(n / EST_TILE);
+    double waves = ceil(tiles / sms);
+    return waves * (2 * EST_TILE * EST_TILE * k) / (peak / sms);
+}
+
+void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t)
+{
+    est_work w;
+    est_op_work(op, &w);
+    double peak = g->peak_flops[op->dtype];
+    if (peak <= 0) peak = g->peak_flops[HW_FP16];
+    double bw = g->mem_bw_bytes_per_s * EST_HBM_EFFICIENCY;
+    double cf, cb, kernels_f = 1, kernels_b = 1;
+    if (op->kind == EST_OP_GEMM) {
+        double b = op->b > 0 ? (double)op->b : 1, m = (double)op->m,
+               n = (double)op->n, k = (double)op->k;
+        cf = gemm_compute_s(g, peak, b, m, n, k);
+        cb = gemm_compute_s(g, peak, b, m, k, n)   /* dX = dY W^T */
+             + gemm_compute_s(g, peak, b, k, n, m); /* dW = X^T dY */
+        kernels_b = 2;
+    } else if (op->kind == EST_OP_FLASH_ATTN) {
+        double sms = g->sm_count > 0 ? g->sm_count : 1;
+        double hd = ceil((double)op->head_dim / 32.0) * 32.0;
+        double sk = (double)op->sk, vis = op->causal ? (sk + 1) / 2 : sk;
+        double blocks = (double)op->b * (double)op->heads
+                        * ceil((double)op->sq / EST_TILE);
+        double waves = ceil(blocks / sms);
+        cf = waves * (4 * EST_TILE * vis * hd) / (peak / sms);
+        cb = 2.5 * cf;
+    } else {
+        cf = w.fwd_flops / peak;
+        cb = w.bwd_flops / peak;
+    }
+    double mf = w.fwd_bytes / bw, mb = w.bwd_bytes / bw;
+    t->fwd_s = fmax(fmax(cf, mf), EST_LAUNCH_FLOOR_S * kernels_f);
+    t->bwd_s = op->kind == EST_OP_ADAM
+                   ? 0
+                   : fmax(fmax(cb, mb), EST_LAUNCH_FLOOR_S * kernels_b);
+}

@@ -1,0 +1,238 @@
+/*
+ * seed.c - the operator names and CSV format of the measured samples
+ * released with Zhang et al. 2025 (arXiv 2509.22832; shared/data/
+ * seed_samples/README.md), mapped to our operators at per-rank shapes.
+ *
+ * Shapes, per that README: linear1 = QKV GEMM (b l, d) x (d, 3d/mp);
+ * linear2 = (b l, d/mp) x (d/mp, d); linear3 = (b l, d) x (d, 4d/mp);
+ * linear4 = (b l, 4d/mp) x (4d/mp, d); linear_final = (b l, d) x (d,
+ * V_p/mp) with V_p = 50257 padded to a multiple of 128 mp; flash_atten =
+ * non-causal, q/k/v [b, l, h/mp, d/h]; layernorm, RMSlayernorm, res_add on
+ * [l, b, d]; gelu on [l, b, 4d/mp]; embedding lookup of a (V_p/mp, d)
+ * table; parallel_cross_entropy_128 on [b, l, V_p/mp]; RoPE on q and k
+ * [l, b, h/mp, d/h]; softmax on [b, h/mp, l, l].
+ */
+#include "est.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const est_seed_col_names[EST_SEED_NCOLS] = {"mp", "b", "h", "l",
+                                                       "dim"};
+
+const char *const est_seed_op_names[] = {
+    "linear1", "linear2", "linear3", "linear4", "linear_final",
+    "flash_atten", "flash_atten_causal", "layernorm", "RMSlayernorm", "gelu",
+    "res_add", "embedding", "parallel_cross_entropy_128", "RoPE", "softmax",
+    NULL};
+
+/* GPT-NeoX-like vocabulary of the seed samples (their README). */
+#define SEED_VOCAB 50257
+
+int est_seed_op(const char *name, double mp, double b, double h, double l,
+                double dim, est_op *op)
+{
+    memset(op, 0, sizeof *op);
+    op->dtype = HW_FP16;
+    if (mp <= 0) mp = 1;
+    if (b <= 0) b = 1;
+    int64_t tokens = (int64_t)(b * l), d = (int64_t)dim, t = (int64_t)mp;
+    int64_t vp = space_vocab_padded(SEED_VOCAB, t);
+    op->b = 1;
+    if (strcmp(name, "linear1") == 0) {
+        op->kind = EST_OP_GEMM;
+        op->m = tokens, op->k = d, op->n = 3 * d / t;
+    } else if (strcmp(name, "linear2") == 0) {
+        op->kind = EST_OP_GEMM;
+        op->m = tokens, op->k = d / t, op->n = d;
+    } else if (strcmp(name, "linear3") == 0) {
+        op->kind = EST_OP_GEMM;
+        op->m = tokens, op->k = d, op->n = 4 * d / t;
+    } else if (strcmp(name, "linear4") == 0) {
+        op->kind = EST_OP_GEMM;
+        op->m = tokens, op->k = 4 * d / t, op->n = d;
+    } else if (strcmp(name, "linear_final") == 0) {
+        op->kind = EST_OP_GEMM;
+        op->m = tokens, op->k = d, op->n = vp / t;
+    } else if (strcmp(name, "flash_atten") == 0
+               || strcmp(name, "flash_atten_causal") == 0) {
+        op->kind = EST_OP_FLASH_ATTN;
+        op->b = (int64_t)b;
+        op->heads = op->kv_heads = (int64_t)(h / mp);
+        op->sq = op->sk = (int64_t)l;
+        op->head_dim = (int64_t)(dim / h);
+        op->causal = strcmp(name, "flash_atten_causal") == 0;
+    } else if (strcmp(name, "layernorm") == 0) {
+        op->kind = EST_OP_LAYERNORM;
+        op->rows = tokens, op->cols = d;
+    } else if (strcmp(name, "RMSlayernorm") == 0) {
+        op->kind = EST_OP_RMSNORM;
+        op->rows = tokens, op->cols = d;
+    } else if (strcmp(name, "gelu") == 0) {
+        op->kind = EST_OP_GELU;
+        op->rows = tokens, op->cols = 4 * d / t;
+    } else if (strcmp(name, "res_add") == 0) {
+        op->kind = EST_OP_RESADD;
+        op->rows = tokens, op->cols = d;
+    } else if (strcmp(name, "embedding") == 0) {
+        op->kind = EST_OP_EMBEDDING;
+        op->rows = tokens, op->cols = d, op->n = vp / t;
+    } else if (strcmp(name, "parallel_cross_entropy_128") == 0) {
+        op->kind = EST_OP_CROSS_ENTROPY;
+        op->rows = tokens, op->cols = vp / t;
+    } else if (strcmp(name, "RoPE") == 0) {
+        op->kind = EST_OP_ROPE;
+        op->rows = tokens, op->cols = 2 * d / t; /* q and k */
+    } else if (strcmp(name, "softmax") == 0) {
+        op->kind = EST_OP_SOFTMAX;
+        op->rows = (int64_t)(b * (h / mp) * l), op->cols = (int64_t)l;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* Splits line (modified in place) at commas into at most max fields. */
+static int split_csv(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        if (n == max) return max + 1;
+        f[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c) break;
+        *c = '\0';
+        p = c + 1;
+    }
+    for (int i = 0; i < n; i++) { /* trim blanks and a CR */
+        char *s = f[i];
+        while (*s == ' ' || *s == '\t') s++;
+        char *end = s + strlen(s);
+        while (end > s && (end[-1] == ' ' || end[-1] == '\r' || end[-1] == '\n'
+                           || end[-1] == '\t'))
+            *--end = '\0';
+        f[i] = s;
+    }
+    return n;
+}
+
+#define MAX_COLS 16
+
+int est_read_seed_csv(const char *path, const char *op_name, est_sample **out,
+                      int *n_out, tp_err *e)
+{
+    *out = NULL;
+    *n_out = 0;
+    est_op probe;
+    if (est_seed_op(op_name, 1, 1, 1, 1, 1, &probe) != 0)
+        return tp_errf(e, TP_EDATA, "unknown operator '%s'", op_name);
+    char *text;
+    size_t len;
+    int rc = tp_read_file(path, (size_t)256 << 20, &text, &len, e);
+    if (rc) return rc;
+    char *save = text, *line = text;
+    int lineno = 0, ncols = 0;
+    int col_of[EST_SEED_NCOLS], col_f = -1, col_b = -1;
+    for (int i = 0; i < EST_SEED_NCOLS; i++) col_of[i] = -1;
+    int cap = 0, n = 0;
+    est_sample *s = NULL;
+    rc = TP_OK;
+    while (line && *line) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        lineno++;
+        char *f[MAX_COLS + 1];
+        int nf = split_csv(line, f, MAX_COLS);
+        if (nf == 1 && f[0][0] == '\0') { /* blank line */
+            line = nl ? nl + 1 : NULL;
+            continue;
+        }
+        if (ncols == 0) { /* header */
+            ncols = nf;
+            if (nf > MAX_COLS) {
+                rc = tp_errf(e, TP_EDATA, "%s:1: more than %d columns", path,
+                             MAX_COLS);
+                break;
+            }
+            for (int c = 0; c < nf; c++) {
+                int known = 0;
+                for (int k = 0; k < EST_SEED_NCOLS; k++)
+                    if (strcmp(f[c], est_seed_col_names[k]) == 0)
+                        col_of[k] = c, known = 1;
+                if (strcmp(f[c], "F_dur(us)") == 0) col_f = c, known = 1;
+                if (strcmp(f[c], "B_dur(us)") == 0) col_b = c, known = 1;
+                if (!known) {
+                    rc = tp_errf(e, TP_EDATA,
+                                 "%s:1: column %d: unknown column '%s' "
+                                 "(expected mp, b, h, l, dim, F_dur(us), "
+                                 "B_dur(us))",
+                                 path, c + 1, f[c]);
+                    break;
+                }
+            }
+            if (rc) break;
+            line = nl ? nl + 1 : NULL;
+            continue;
+        }
+        if (nf != ncols) {
+            rc = tp_errf(e, TP_EDATA, "%s:%d: %d fields, the header has %d",
+                         path, lineno, nf, ncols);
+            break;
+        }
+        double v[MAX_COLS];
+        for (int c = 0; c < nf; c++) {
+            char *end;
+            errno = 0;
+            v[c] = strtod(f[c], &end);
+            if (end == f[c] || *end || errno || !isfinite(v[c])) {
+                rc = tp_errf(e, TP_EDATA,
+                             "%s:%d: column %d: expected a number, found '%s'",
+                             path, lineno, c + 1, f[c]);
+                break;
+            }
+        }
+        if (rc) break;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 256;
+            s = tp_xrealloc(s, (size_t)cap * sizeof *s);
+        }
+        est_sample *x = &s[n];
+        memset(x, 0, sizeof *x);
+        for (int k = 0; k < EST_SEED_NCOLS; k++) {
+            x->seed[k] = col_of[k] >= 0 ? v[col_of[k]] : -1;
+            /* Shapes must be positive where given. */
+            if (col_of[k] >= 0 && !(v[col_of[k]] > 0 && v[col_of[k]] < 1e9)) {
+                rc = tp_errf(e, TP_EDATA,
+                             "%s:%d: %s = %g, expected a number in (0, 1e9)",
+                             path, lineno, est_seed_col_names[k],
+                             v[col_of[k]]);
+                break;
+            }
+        }
+        if (rc) break;
+        double sh[EST_SEED_NCOLS];
+        for (int k = 0; k < EST_SEED_NCOLS; k++)
+            sh[k] = x->seed[k] > 0 ? x->seed[k] : 1; /* absent: 1 */
+        est_seed_op(op_name, sh[EST_SEED_MP], sh[EST_SEED_B], sh[EST_SEED_H],
+                    sh[EST_SEED_L], sh[EST_SEED_DIM], &x->op);
+        x->fwd_s = col_f >= 0 ? v[col_f] * 1e-6 : -1;
+        x->bwd_s = col_b >= 0 ? v[col_b] * 1e-6 : -1;
+        x->row = lineno;
+        n++;
+        line = nl ? nl + 1 : NULL;
+    }
+    free(save);
+    if (rc == TP_OK && ncols == 0)
+        rc = tp_errf(e, TP_EDATA, "%s: empty file, expected a CSV header",
+                     path);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    *out = s;
+    *n_out = n;
+    return TP_OK;
+}
