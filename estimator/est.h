@@ -76,15 +76,20 @@ void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t);
 
 /* ---- measured samples and fitted models ----------------------------- */
 
-/* One measured sample: an op at a shape with its measured times. */
-enum { EST_SEED_MP, EST_SEED_B, EST_SEED_H, EST_SEED_L, EST_SEED_DIM,
-       EST_SEED_NCOLS };
-extern const char *const est_seed_col_names[EST_SEED_NCOLS];
+/* Shape columns of sample files: the seed samples' (mp, b, h, l, dim)
+ * and our own (m, n, k for GEMMs, params for optimizer steps). */
+enum est_col {
+    EST_COL_MP, EST_COL_B, EST_COL_H, EST_COL_L, EST_COL_DIM,
+    EST_COL_M, EST_COL_N, EST_COL_K, EST_COL_PARAMS,
+    EST_NCOLS
+};
+extern const char *const est_col_names[EST_NCOLS];
 
+/* One measured sample: an op at a shape with its measured times. */
 typedef struct est_sample {
     est_op op;
     double fwd_s, bwd_s;   /* <= 0 when not measured */
-    double seed[EST_SEED_NCOLS]; /* mp, b, h, l, dim as read; -1 if absent */
+    double cols[EST_NCOLS]; /* shape columns as read; -1 if absent */
     int row;               /* line in its file, for messages */
 } est_sample;
 
@@ -113,23 +118,66 @@ int est_fit_samples(const hw_gpu *g, const est_sample *s, int n, est_fit *fit,
 void est_fit_predict(const hw_gpu *g, const est_fit *fit, const est_op *op,
                      est_time *t);
 
-/* ---- the seed samples' operator names -------------------------------- */
+/* ---- sample files: the seed format and our own ------------------------ */
 
-/* Maps a seed-sample operator name ("linear1", "flash_atten", ...) and a
- * row's columns (mp, b, h, l, dim; absent = 0) to an est_op, with the
- * shapes the seed README gives. Returns 0 on success, -1 for an unknown
- * name. */
-int est_seed_op(const char *name, double mp, double b, double h, double l,
-                double dim, est_op *op);
+/* Maps an operator name and a row's shape columns to an est_op at the
+ * shapes the seed README gives. Names: the seed samples' ("linear1",
+ * "flash_atten", ...; columns mp, b, h, l, dim; absent = 1), and ours:
+ * "gemm" (columns m, n, k and optionally b = batch count), "adam" (column
+ * params). cols is indexed by enum est_col. Returns 0, or -1 for an
+ * unknown name. */
+int est_sample_op(const char *name, hw_dtype dtype, const double *cols,
+                  est_op *op);
 
-/* Names est_seed_op accepts, NULL-terminated. */
-extern const char *const est_seed_op_names[];
+/* Operator names est_sample_op accepts, NULL-terminated. */
+extern const char *const est_sample_op_names[];
 
-/* Reads a sample CSV in the seed format: header with some of mp, b, h, l,
- * dim and F_dur(us), B_dur(us) (times optional: a shapes-only file has
- * none). Allocates *out (free with free()). Errors name file, line and
- * column (TP_EDATA / TP_ENOINPUT). */
-int est_read_seed_csv(const char *path, const char *op_name, est_sample **out,
-                      int *n, tp_err *e);
+/* Reads a sample CSV: a header naming some of the shape columns above and
+ * the times F_dur(us), B_dur(us) (or step_dur(us) / dur for an optimizer
+ * step, taken as the forward time); a shapes-only file has no times.
+ * Allocates *out (free with free()). Errors name file, line and column
+ * (TP_EDATA / TP_ENOINPUT). */
+int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
+                     est_sample **out, int *n, tp_err *e);
+
+/* ---- collectives (comm.c) ------------------------------------------- */
+
+typedef enum est_coll {
+    EST_COLL_ALLREDUCE,
+    EST_COLL_REDUCE_SCATTER,
+    EST_COLL_ALLGATHER,
+    EST_COLL_ALLTOALL,
+    EST_COLL_SENDRECV,
+    EST_COLL_COUNT
+} est_coll;
+
+extern const char *const est_coll_names[EST_COLL_COUNT];
+
+/* A communicator placed on a system: `size` ranks, `per_node` of them on
+ * each of `nodes` nodes (size = per_node x nodes). Megatron-LM places TP
+ * innermost, so a TP group of 8 on 8-GPU nodes is {8, 8, 1}. */
+typedef struct est_group {
+    int size;
+    int per_node;
+    int nodes;
+} est_group;
+
+/* Measured collective tables of one system (from its hwdb `measured`
+ * entries of kind collective_table), opaque. Free with est_comm_free. */
+typedef struct est_comm est_comm;
+
+/* Loads the tables y lists (none is fine: the analytical model is used).
+ * NULL and e on a bad table file. */
+est_comm *est_comm_open(const hw_system *y, tp_err *e);
+void est_comm_free(est_comm *c); /* accepts NULL */
+
+/* Time in seconds of one collective moving `bytes` per rank (all-reduce,
+ * reduce-scatter, all-to-all: the input buffer; all-gather: the output
+ * buffer; send/recv: the message) over group g on y. From a measured
+ * table of that system, collective and group shape where c has one
+ * (interpolated in log size), else from the analytical per-tier model.
+ * c may be NULL (analytical only). */
+double est_coll_time(const est_comm *c, const hw_system *y, est_coll kind,
+                     double bytes, const est_group *g);
 
 #endif

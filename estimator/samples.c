@@ -1,7 +1,9 @@
 /*
- * seed.c - the operator names and CSV format of the measured samples
- * released with Zhang et al. 2025 (arXiv 2509.22832; shared/data/
- * seed_samples/README.md), mapped to our operators at per-rank shapes.
+ * samples.c - measured-sample files: the operator names and CSV format
+ * of the samples released with Zhang et al. 2025 (arXiv 2509.22832;
+ * shared/data/seed_samples/README.md), mapped to our operators at
+ * per-rank shapes, and our own columns (m, n, k; params) for GEMM tables
+ * and optimizer steps (bench/sampler writes both).
  *
  * Shapes, per that README: linear1 = QKV GEMM (b l, d) x (d, 3d/mp);
  * linear2 = (b l, d/mp) x (d/mp, d); linear3 = (b l, d) x (d, 4d/mp);
@@ -10,7 +12,8 @@
  * non-causal, q/k/v [b, l, h/mp, d/h]; layernorm, RMSlayernorm, res_add on
  * [l, b, d]; gelu on [l, b, 4d/mp]; embedding lookup of a (V_p/mp, d)
  * table; parallel_cross_entropy_128 on [b, l, V_p/mp]; RoPE on q and k
- * [l, b, h/mp, d/h]; softmax on [b, h/mp, l, l].
+ * [l, b, h/mp, d/h]; softmax on [b, h/mp, l, l]; optimizer = one
+ * DeepSpeed FusedAdam step over `params` parameters.
  */
 #include "est.h"
 
@@ -19,25 +22,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const est_seed_col_names[EST_SEED_NCOLS] = {"mp", "b", "h", "l",
-                                                       "dim"};
+const char *const est_col_names[EST_NCOLS] = {
+    [EST_COL_MP] = "mp", [EST_COL_B] = "b",   [EST_COL_H] = "h",
+    [EST_COL_L] = "l",   [EST_COL_DIM] = "dim", [EST_COL_M] = "m",
+    [EST_COL_N] = "n",   [EST_COL_K] = "k",   [EST_COL_PARAMS] = "params"};
+_Static_assert(sizeof est_col_names / sizeof est_col_names[0] == EST_NCOLS,
+               "est_col_names names every est_col");
 
-const char *const est_seed_op_names[] = {
+const char *const est_sample_op_names[] = {
     "linear1", "linear2", "linear3", "linear4", "linear_final",
     "flash_atten", "flash_atten_causal", "layernorm", "RMSlayernorm", "gelu",
     "res_add", "embedding", "parallel_cross_entropy_128", "RoPE", "softmax",
-    NULL};
+    "gemm", "adam", "optimizer", NULL};
 
 /* GPT-NeoX-like vocabulary of the seed samples (their README). */
 #define SEED_VOCAB 50257
 
-int est_seed_op(const char *name, double mp, double b, double h, double l,
-                double dim, est_op *op)
+/* A column's value, 1 where absent. */
+static double col(const double *cols, int c)
+{
+    return cols[c] > 0 ? cols[c] : 1;
+}
+
+int est_sample_op(const char *name, hw_dtype dtype, const double *cols,
+                  est_op *op)
 {
     memset(op, 0, sizeof *op);
-    op->dtype = HW_FP16;
-    if (mp <= 0) mp = 1;
-    if (b <= 0) b = 1;
+    op->dtype = dtype;
+    double mp = col(cols, EST_COL_MP), b = col(cols, EST_COL_B),
+           h = col(cols, EST_COL_H), l = col(cols, EST_COL_L),
+           dim = col(cols, EST_COL_DIM);
     int64_t tokens = (int64_t)(b * l), d = (int64_t)dim, t = (int64_t)mp;
     int64_t vp = space_vocab_padded(SEED_VOCAB, t);
     op->b = 1;
@@ -88,6 +102,15 @@ int est_seed_op(const char *name, double mp, double b, double h, double l,
     } else if (strcmp(name, "softmax") == 0) {
         op->kind = EST_OP_SOFTMAX;
         op->rows = (int64_t)(b * (h / mp) * l), op->cols = (int64_t)l;
+    } else if (strcmp(name, "gemm") == 0) {
+        op->kind = EST_OP_GEMM;
+        op->b = (int64_t)b;
+        op->m = (int64_t)col(cols, EST_COL_M);
+        op->n = (int64_t)col(cols, EST_COL_N);
+        op->k = (int64_t)col(cols, EST_COL_K);
+    } else if (strcmp(name, "adam") == 0 || strcmp(name, "optimizer") == 0) {
+        op->kind = EST_OP_ADAM;
+        op->n = (int64_t)col(cols, EST_COL_PARAMS);
     } else {
         return -1;
     }
@@ -121,13 +144,30 @@ static int split_csv(char *line, char **f, int max)
 
 #define MAX_COLS 16
 
-int est_read_seed_csv(const char *path, const char *op_name, est_sample **out,
-                      int *n_out, tp_err *e)
+/* Time columns: forward, backward, and the names an optimizer step's
+ * single time goes by (ours, the seed's per-parameter-count file). */
+static const char *const fwd_names[] = {"F_dur(us)", "step_dur(us)", "dur",
+                                        NULL};
+/* Seed optimizer columns that describe the model, not the shape. */
+static const char *const ignored_names[] = {"num_layers", "hidden_size",
+                                            "param_tensors", NULL};
+
+static int in_list(const char *s, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (strcmp(s, list[i]) == 0) return 1;
+    return 0;
+}
+
+int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
+                     est_sample **out, int *n_out, tp_err *e)
 {
     *out = NULL;
     *n_out = 0;
     est_op probe;
-    if (est_seed_op(op_name, 1, 1, 1, 1, 1, &probe) != 0)
+    double ones[EST_NCOLS];
+    for (int i = 0; i < EST_NCOLS; i++) ones[i] = 1;
+    if (est_sample_op(op_name, dtype, ones, &probe) != 0)
         return tp_errf(e, TP_EDATA, "unknown operator '%s'", op_name);
     char *text;
     size_t len;
@@ -135,8 +175,8 @@ int est_read_seed_csv(const char *path, const char *op_name, est_sample **out,
     if (rc) return rc;
     char *save = text, *line = text;
     int lineno = 0, ncols = 0;
-    int col_of[EST_SEED_NCOLS], col_f = -1, col_b = -1;
-    for (int i = 0; i < EST_SEED_NCOLS; i++) col_of[i] = -1;
+    int col_of[EST_NCOLS], col_f = -1, col_b = -1;
+    for (int i = 0; i < EST_NCOLS; i++) col_of[i] = -1;
     int cap = 0, n = 0;
     est_sample *s = NULL;
     rc = TP_OK;
@@ -159,16 +199,17 @@ int est_read_seed_csv(const char *path, const char *op_name, est_sample **out,
             }
             for (int c = 0; c < nf; c++) {
                 int known = 0;
-                for (int k = 0; k < EST_SEED_NCOLS; k++)
-                    if (strcmp(f[c], est_seed_col_names[k]) == 0)
+                for (int k = 0; k < EST_NCOLS; k++)
+                    if (strcmp(f[c], est_col_names[k]) == 0)
                         col_of[k] = c, known = 1;
-                if (strcmp(f[c], "F_dur(us)") == 0) col_f = c, known = 1;
+                if (in_list(f[c], fwd_names)) col_f = c, known = 1;
                 if (strcmp(f[c], "B_dur(us)") == 0) col_b = c, known = 1;
+                if (in_list(f[c], ignored_names)) known = 1;
                 if (!known) {
                     rc = tp_errf(e, TP_EDATA,
                                  "%s:1: column %d: unknown column '%s' "
-                                 "(expected mp, b, h, l, dim, F_dur(us), "
-                                 "B_dur(us))",
+                                 "(expected mp, b, h, l, dim, m, n, k, "
+                                 "params, F_dur(us), B_dur(us))",
                                  path, c + 1, f[c]);
                     break;
                 }
@@ -201,23 +242,18 @@ int est_read_seed_csv(const char *path, const char *op_name, est_sample **out,
         }
         est_sample *x = &s[n];
         memset(x, 0, sizeof *x);
-        for (int k = 0; k < EST_SEED_NCOLS; k++) {
-            x->seed[k] = col_of[k] >= 0 ? v[col_of[k]] : -1;
+        for (int k = 0; k < EST_NCOLS; k++) {
+            x->cols[k] = col_of[k] >= 0 ? v[col_of[k]] : -1;
             /* Shapes must be positive where given. */
-            if (col_of[k] >= 0 && !(v[col_of[k]] > 0 && v[col_of[k]] < 1e9)) {
+            if (col_of[k] >= 0 && !(v[col_of[k]] > 0 && v[col_of[k]] < 1e12)) {
                 rc = tp_errf(e, TP_EDATA,
-                             "%s:%d: %s = %g, expected a number in (0, 1e9)",
-                             path, lineno, est_seed_col_names[k],
-                             v[col_of[k]]);
+                             "%s:%d: %s = %g, expected a number in (0, 1e12)",
+                             path, lineno, est_col_names[k], v[col_of[k]]);
                 break;
             }
         }
         if (rc) break;
-        double sh[EST_SEED_NCOLS];
-        for (int k = 0; k < EST_SEED_NCOLS; k++)
-            sh[k] = x->seed[k] > 0 ? x->seed[k] : 1; /* absent: 1 */
-        est_seed_op(op_name, sh[EST_SEED_MP], sh[EST_SEED_B], sh[EST_SEED_H],
-                    sh[EST_SEED_L], sh[EST_SEED_DIM], &x->op);
+        est_sample_op(op_name, dtype, x->cols, &x->op);
         x->fwd_s = col_f >= 0 ? v[col_f] * 1e-6 : -1;
         x->bwd_s = col_b >= 0 ? v[col_b] * 1e-6 : -1;
         x->row = lineno;
