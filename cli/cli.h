@@ -27,6 +27,14 @@ typedef struct cli_opts {
     int n_hwdb;
     int64_t seq_length;      /* 0 = unset */
     int64_t tp;              /* tensor-parallel size for vocab padding */
+    const char *gpu;         /* op: --gpu */
+    const char *op;          /* op: --op */
+    const char *train;       /* op predict: --train */
+    const char *shapes;      /* op predict: --shapes */
+    const char *shape;       /* op show: --shape k=v,... */
+    int dtype;               /* --dtype, -1 = the operator's default */
+    int keep_bad;            /* --keep-bad: keep implausible samples */
+    int folds;               /* op cv: --folds */
     int npos;                /* positional arguments after GROUP VERB */
     char **pos;
 } cli_opts;
@@ -78,6 +86,9 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_op_predict(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e);
 
 /* Opens the hardware database the options name (built-in, environment,
  * --hwdb). NULL and e on failure. */

@@ -33,6 +33,10 @@ enum {
     CMD_HW_LIST = 1u << 2,
     CMD_HW_SHOW = 1u << 3,
     CMD_HW_CHECK = 1u << 4,
+    CMD_OP_PREDICT = 1u << 5,
+    CMD_OP_SHOW = 1u << 6,
+    CMD_OP_CV = 1u << 7,
+    CMD_OP = CMD_OP_PREDICT | CMD_OP_SHOW | CMD_OP_CV,
     CMD_ALL = 0xffffu
 };
 
@@ -57,6 +61,15 @@ static const cli_command commands[] = {
      "every number of a GPU or system, with its source", cmd_hw_show},
     {"hw", "check", CMD_HW_CHECK, 1, 64, "FILE...",
      "validate GPU or system files and list every problem", cmd_hw_check},
+    {"op", "predict", CMD_OP_PREDICT, 0, 0, "",
+     "fit on --train samples only, predict --shapes (seed CSV format)",
+     cmd_op_predict},
+    {"op", "show", CMD_OP_SHOW, 0, 0, "",
+     "roofline vs fitted time of one operator shape, and its samples",
+     cmd_op_show},
+    {"op", "cv", CMD_OP_CV, 0, 0, "",
+     "k-fold and extrapolation error of every fitted operator of a GPU",
+     cmd_op_cv},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -72,7 +85,15 @@ enum opt_id {
     OPT_THREADS = 256,
     OPT_SEED,
     OPT_HWDB,
-    OPT_LIST_OPTIONS
+    OPT_LIST_OPTIONS,
+    OPT_GPU,
+    OPT_OP,
+    OPT_TRAIN,
+    OPT_SHAPES,
+    OPT_SHAPE,
+    OPT_DTYPE,
+    OPT_KEEP_BAD,
+    OPT_FOLDS
 };
 
 typedef struct cli_option {
@@ -100,6 +121,23 @@ static const cli_option options[] = {
      "sequence length for FLOPs per token (default 2048)"},
     {"tensor-model-parallel-size", OPT_TP, "N", CMD_MODEL_SHOW,
      "TP size for Megatron's vocabulary padding to 128*TP (default 1)"},
+    {"gpu", OPT_GPU, "NAME", CMD_OP,
+     "GPU name or alias from 'hw list' (op commands)"},
+    {"op", OPT_OP, "NAME", CMD_OP_PREDICT | CMD_OP_SHOW,
+     "operator: a seed-sample name (linear1 ... parallel_cross_entropy_128), "
+     "gemm or adam"},
+    {"train", OPT_TRAIN, "FILE", CMD_OP_PREDICT,
+     "samples to fit on (seed CSV format), nothing else"},
+    {"shapes", OPT_SHAPES, "FILE", CMD_OP_PREDICT,
+     "shapes to predict (seed CSV format; times, if any, are ignored)"},
+    {"shape", OPT_SHAPE, "K=V,...", CMD_OP_SHOW,
+     "one shape, e.g. mp=2,b=4,l=2048,dim=6144 or m=4096,n=4096,k=4096"},
+    {"dtype", OPT_DTYPE, "fp32|tf32|fp16|bf16|fp8", CMD_OP,
+     "data type of the operator (default fp16; gemm samples: bf16)"},
+    {"keep-bad", OPT_KEEP_BAD, NULL, CMD_OP,
+     "keep samples that fail the hygiene checks in fits"},
+    {"folds", OPT_FOLDS, "N", CMD_OP_CV,
+     "cross-validation folds, 2 to 20 (default 5)"},
     {"list-options", OPT_LIST_OPTIONS, NULL, CMD_ALL,
      "print every long option name, one per line (for scripts and tests)"},
 };
@@ -167,6 +205,8 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.seed = 42;
     o.tp = 1;
+    o.dtype = -1;
+    o.folds = 5;
     tp_err e = {0};
 
     /* Generate getopt's tables from ours. */
@@ -254,6 +294,36 @@ int main(int argc, char **argv)
             rc = parse_int("tensor-model-parallel-size", optarg, 1, 65536, &v,
                            &e);
             o.tp = v;
+            break;
+        case OPT_GPU:
+            o.gpu = optarg;
+            break;
+        case OPT_OP:
+            o.op = optarg;
+            break;
+        case OPT_TRAIN:
+            o.train = optarg;
+            break;
+        case OPT_SHAPES:
+            o.shapes = optarg;
+            break;
+        case OPT_SHAPE:
+            o.shape = optarg;
+            break;
+        case OPT_DTYPE:
+            o.dtype = hw_dtype_parse(optarg);
+            if (o.dtype < 0)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--dtype: expected fp32, tf32, fp16, bf16 or "
+                             "fp8, found '%s'",
+                             optarg);
+            break;
+        case OPT_KEEP_BAD:
+            o.keep_bad = 1;
+            break;
+        case OPT_FOLDS:
+            rc = parse_int("folds", optarg, 2, 20, &v, &e);
+            o.folds = (int)v;
             break;
         default:
             rc = tp_errf(&e, TP_EINTERNAL, "option %d has no handler", c);

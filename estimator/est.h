@@ -140,6 +140,22 @@ extern const char *const est_sample_op_names[];
 int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
                      est_sample **out, int *n, tp_err *e);
 
+/* Sample hygiene: writes why into why[cap] and returns 1 when a sample
+ * cannot be right on g: achieved FLOP/s above the dtype's dense peak, or
+ * HBM traffic above the datasheet bandwidth (beyond what the L2 can
+ * explain: shapes whose traffic fits in L2 are exempt), or a flash-
+ * attention backward no slower than its forward (the backward does 2.5x
+ * the FLOPs). Returns 0 for a plausible sample. */
+int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
+                           size_t cap);
+
+/* Reads every sample file g lists for operator op (hwdb `measured`
+ * entries of kind operator_samples) into *out (free with free()),
+ * leaving out implausible samples unless keep_bad; *n_bad counts them.
+ * No file for op: TP_OK with *n = 0. */
+int est_gpu_samples(const hw_gpu *g, const char *op, int keep_bad,
+                    est_sample **out, int *n, int *n_bad, tp_err *e);
+
 /* ---- collectives (comm.c) ------------------------------------------- */
 
 typedef enum est_coll {

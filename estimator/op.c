@@ -133,7 +133,7 @@ void est_op_work(const est_op *op, est_work *w)
         w->fwd_bytes = (t->a_f * e + t->c_f) * n;
         w->bwd_bytes = (t->a_b * e + t->c_b) * n;
         if (op->kind == EST_OP_EMBEDDING)
-            w->bwd_bytes += 4.0 * (double)op->n * (double)op->cols; /* fp32 dW */
+            w->bwd_bytes += e * (double)op->n * (double)op->cols; /* dense dW */
         if (op->kind == EST_OP_ADAM) w->fwd_flops = 12 * n;
         break;
     }

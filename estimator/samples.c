@@ -18,6 +18,7 @@
 #include "est.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +270,111 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
         return rc;
     }
     *out = s;
+    *n_out = n;
+    return TP_OK;
+}
+
+/* Largest last-level cache of any GPU in hwdb: MI300X's 256 MB Infinity
+ * Cache (AMD Instinct MI300X data sheet). Used where a GPU's own L2 size is
+ * unknown, so traffic that might be cached is never flagged. */
+#define EST_MAX_LLC_BYTES (256.0 * 1048576.0)
+
+/* Ops whose modelled traffic is a floor (each input read once, each
+ * output written once), so beating HBM with it means a bad sample. The
+ * others (embedding, cross-entropy, RoPE, ...) count temporaries an
+ * implementation may avoid. */
+static int bytes_are_floor(est_op_kind k, int bwd)
+{
+    switch (k) {
+    case EST_OP_GEMM:
+        return 1;
+    case EST_OP_LAYERNORM:
+    case EST_OP_RMSNORM:
+    case EST_OP_GELU:
+    case EST_OP_RESADD:
+    case EST_OP_SOFTMAX:
+    case EST_OP_ADAM:
+        return !bwd;
+    default:
+        return 0;
+    }
+}
+
+int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
+                           size_t cap)
+{
+    double llc = g->l2_bytes > 0 ? g->l2_bytes : EST_MAX_LLC_BYTES;
+    est_work w;
+    est_op_work(&s->op, &w);
+    double peak = g->peak_flops[s->op.dtype];
+    if (peak <= 0) peak = g->peak_flops[HW_FP16];
+    static const char *const pass[2] = {"forward", "backward"};
+    double t[2] = {s->fwd_s, s->bwd_s};
+    double fl[2] = {w.fwd_flops, w.bwd_flops};
+    double by[2] = {w.fwd_bytes, w.bwd_bytes};
+    for (int p = 0; p < 2; p++) {
+        if (!(t[p] > 0)) continue;
+        if (fl[p] / t[p] > peak) {
+            snprintf(why, cap,
+                     "%s achieves %.0f TFLOP/s, above the %.0f TFLOP/s dense "
+                     "peak",
+                     pass[p], fl[p] / t[p] / 1e12, peak / 1e12);
+            return 1;
+        }
+        /* Traffic that fits in L2 may legitimately beat HBM bandwidth. */
+        if (bytes_are_floor(s->op.kind, p) && by[p] > 2 * llc
+            && by[p] / t[p] > g->mem_bw_bytes_per_s) {
+            snprintf(why, cap,
+                     "%s moves %.2f TB/s, above the %.2f TB/s HBM bandwidth",
+                     pass[p], by[p] / t[p] / 1e12,
+                     g->mem_bw_bytes_per_s / 1e12);
+            return 1;
+        }
+    }
+    if (s->op.kind == EST_OP_FLASH_ATTN && s->fwd_s > 0 && s->bwd_s > 0
+        && s->bwd_s <= s->fwd_s) {
+        snprintf(why, cap,
+                 "flash-attention backward (%.1f us) no slower than its "
+                 "forward (%.1f us), though it does 2.5x the FLOPs",
+                 s->bwd_s * 1e6, s->fwd_s * 1e6);
+        return 1;
+    }
+    return 0;
+}
+
+int est_gpu_samples(const hw_gpu *g, const char *op, int keep_bad,
+                    est_sample **out, int *n_out, int *n_bad, tp_err *e)
+{
+    *out = NULL;
+    *n_out = 0;
+    *n_bad = 0;
+    est_sample *all = NULL;
+    int n = 0;
+    for (int i = 0; i < g->n_measured; i++) {
+        const hw_measured *m = &g->measured[i];
+        if (strcmp(m->kind, "operator_samples") != 0 || strcmp(m->op, op) != 0)
+            continue;
+        int dt = hw_dtype_parse(m->dtype);
+        est_sample *s;
+        int ns;
+        int rc = est_read_samples(m->path, op, dt < 0 ? HW_FP16 : (hw_dtype)dt,
+                                  &s, &ns, e);
+        if (rc) {
+            free(all);
+            return rc;
+        }
+        all = tp_xrealloc(all, (size_t)(n + ns) * sizeof *all);
+        for (int k = 0; k < ns; k++) {
+            char why[160];
+            if (!keep_bad && est_sample_implausible(g, &s[k], why, sizeof why)) {
+                (*n_bad)++;
+                continue;
+            }
+            all[n++] = s[k];
+        }
+        free(s);
+    }
+    *out = all;
     *n_out = n;
     return TP_OK;
 }

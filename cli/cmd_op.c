@@ -1,0 +1,410 @@
+/*
+ * cmd_op.c - `trainplan op predict | show | cv`: the operator time models
+ * from the command line, so anyone can check them on a split of their own.
+ *
+ * Splits of `op cv` are deterministic: samples are shuffled by a PCG32
+ * stream seeded with --seed whose stream number is the operator's index,
+ * fold = position mod k. The extrapolation splits are the issue's: train
+ * on hidden size <= 6144 and test on >= 6656; train on sequence length
+ * <= 4096 and test on >= 4608.
+ */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
+#include "cli.h"
+#include "est.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int need(const char *v, const char *opt, const char *cmd, tp_err *e)
+{
+    if (v) return TP_OK;
+    return tp_errf(e, TP_EUSAGE, "'%s' needs %s", cmd, opt);
+}
+
+static int check_op_name(const char *op, tp_err *e)
+{
+    int n = 0;
+    while (est_sample_op_names[n]) n++;
+    for (int i = 0; i < n; i++)
+        if (strcmp(op, est_sample_op_names[i]) == 0) return TP_OK;
+    char hint[256], known[512];
+    tp_suggest(op, est_sample_op_names, n, hint, sizeof hint);
+    size_t at = 0;
+    known[0] = '\0';
+    for (int i = 0; i < n && at < sizeof known; i++)
+        at += (size_t)snprintf(known + at, sizeof known - at, "%s%s",
+                               i ? ", " : "", est_sample_op_names[i]);
+    return tp_errf(e, TP_EDATA, "unknown operator '%s'%s (known: %s)", op,
+                   hint, known);
+}
+
+static hw_dtype op_dtype(const cli_opts *o, const char *op)
+{
+    if (o->dtype >= 0) return (hw_dtype)o->dtype;
+    if (strcmp(op, "gemm") == 0) return HW_BF16;
+    if (strcmp(op, "adam") == 0) return HW_FP32;
+    return HW_FP16;
+}
+
+/* Drops implausible samples unless --keep-bad; says how many on stderr. */
+static int clean(const hw_gpu *g, const cli_opts *o, est_sample *s, int n,
+                 const char *what)
+{
+    if (o->keep_bad) return n;
+    int k = 0, bad = 0;
+    char why[160], first[200] = "";
+    for (int i = 0; i < n; i++) {
+        if (est_sample_implausible(g, &s[i], why, sizeof why)) {
+            if (!bad++) snprintf(first, sizeof first, "line %d: %s", s[i].row, why);
+            continue;
+        }
+        s[k++] = s[i];
+    }
+    if (bad)
+        fprintf(stderr,
+                "trainplan: %s: left out %d implausible sample(s), e.g. %s "
+                "(--keep-bad keeps them)\n",
+                what, bad, first);
+    return k;
+}
+
+int cmd_op_predict(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    int rc;
+    if ((rc = need(o->gpu, "--gpu", "op predict", e))
+        || (rc = need(o->op, "--op", "op predict", e))
+        || (rc = need(o->train, "--train", "op predict", e))
+        || (rc = need(o->shapes, "--shapes", "op predict", e)))
+        return rc;
+    if ((rc = check_op_name(o->op, e))) return rc;
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status;
+    est_sample *tr = NULL, *sh = NULL;
+    int ntr = 0, nsh = 0;
+    const hw_gpu *g = hw_find_gpu(db, o->gpu, e);
+    hw_dtype dt = op_dtype(o, o->op);
+    if (!g || (rc = est_read_samples(o->train, o->op, dt, &tr, &ntr, e))
+        || (rc = est_read_samples(o->shapes, o->op, dt, &sh, &nsh, e)))
+        goto done;
+    ntr = clean(g, o, tr, ntr, o->train);
+    est_fit fit;
+    if ((rc = est_fit_samples(g, tr, ntr, &fit, e))) goto done;
+    /* Echo the shape columns SHAPES has, in the seed order, then ours. */
+    int present[EST_NCOLS] = {0};
+    for (int c = 0; c < EST_NCOLS; c++)
+        present[c] = nsh > 0 && sh[0].cols[c] >= 0;
+    for (int c = 0; c < EST_NCOLS; c++)
+        if (present[c]) fprintf(out->f, "%s,", est_col_names[c]);
+    fprintf(out->f, "F_dur(us),B_dur(us)\n");
+    for (int i = 0; i < nsh; i++) {
+        est_time t;
+        est_fit_predict(g, &fit, &sh[i].op, &t);
+        for (int c = 0; c < EST_NCOLS; c++)
+            if (present[c]) fprintf(out->f, "%.17g,", sh[i].cols[c]);
+        fprintf(out->f, "%.3f,%.3f\n", t.fwd_s * 1e6, t.bwd_s * 1e6);
+    }
+done:
+    free(tr);
+    free(sh);
+    hw_db_free(db);
+    return g ? rc : e->status;
+}
+
+/* Parses "k=v,k=v" into cols (absent = -1). */
+static int parse_shape(const char *spec, double *cols, tp_err *e)
+{
+    for (int c = 0; c < EST_NCOLS; c++) cols[c] = -1;
+    char buf[512];
+    tp_strlcpy(buf, spec, sizeof buf);
+    char *save = NULL;
+    for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        int c = -1;
+        if (eq) {
+            *eq = '\0';
+            for (int k = 0; k < EST_NCOLS; k++)
+                if (strcmp(kv, est_col_names[k]) == 0) c = k;
+        }
+        char *end = NULL;
+        double v = eq ? strtod(eq + 1, &end) : 0;
+        if (c < 0 || !end || *end || !(v > 0 && v < 1e12))
+            return tp_errf(e, TP_EUSAGE,
+                           "--shape: expected K=V pairs with K one of mp, b, "
+                           "h, l, dim, m, n, k, params and V in (0, 1e12), "
+                           "found '%s'",
+                           spec);
+        cols[c] = v;
+    }
+    return TP_OK;
+}
+
+int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    int rc;
+    if ((rc = need(o->gpu, "--gpu", "op show", e))
+        || (rc = need(o->op, "--op", "op show", e))
+        || (rc = need(o->shape, "--shape", "op show", e)))
+        return rc;
+    if ((rc = check_op_name(o->op, e))) return rc;
+    double cols[EST_NCOLS];
+    if ((rc = parse_shape(o->shape, cols, e))) return rc;
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status;
+    const hw_gpu *g = hw_find_gpu(db, o->gpu, e);
+    if (!g) {
+        hw_db_free(db);
+        return e->status;
+    }
+    est_op op;
+    est_sample_op(o->op, op_dtype(o, o->op), cols, &op);
+    est_work w;
+    est_op_work(&op, &w);
+    est_time roof, fitted = {0, 0};
+    est_op_roofline(g, &op, &roof);
+    est_sample *s = NULL;
+    int n = 0, bad = 0, have_fit = 0;
+    est_fit fit;
+    if ((rc = est_gpu_samples(g, o->op, o->keep_bad, &s, &n, &bad, e))) {
+        hw_db_free(db);
+        return rc;
+    }
+    tp_err fe = {0};
+    if (n > 0 && est_fit_samples(g, s, n, &fit, &fe) == TP_OK) {
+        est_fit_predict(g, &fit, &op, &fitted);
+        have_fit = 1;
+    }
+    static const char *hdr[] = {"", "forward", "backward"};
+    cli_table t;
+    cli_table_init(&t, 3, hdr, "lrr");
+    char a[48], b[48];
+#define ROW(label, fa, fb, unit)                                              \
+    do {                                                                      \
+        cli_fmt_si(a, sizeof a, fa, unit);                                    \
+        cli_fmt_si(b, sizeof b, fb, unit);                                    \
+        cli_table_row(&t, label, a, b);                                       \
+    } while (0)
+    ROW("FLOPs", w.fwd_flops, w.bwd_flops, "FLOP");
+    ROW("HBM bytes", w.fwd_bytes, w.bwd_bytes, "B");
+    ROW("roofline time", roof.fwd_s, roof.bwd_s, "s");
+    if (have_fit) {
+        ROW("fitted time", fitted.fwd_s, fitted.bwd_s, "s");
+        ROW("achieved", fitted.fwd_s > 0 ? w.fwd_flops / fitted.fwd_s : 0,
+            fitted.bwd_s > 0 ? w.bwd_flops / fitted.bwd_s : 0, "FLOP/s");
+        ROW("achieved", fitted.fwd_s > 0 ? w.fwd_bytes / fitted.fwd_s : 0,
+            fitted.bwd_s > 0 ? w.bwd_bytes / fitted.bwd_s : 0, "B/s");
+    }
+#undef ROW
+    if (o->format == CLI_JSON) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "gpu", g->name);
+        cJSON_AddStringToObject(j, "op", o->op);
+        cJSON_AddStringToObject(j, "kind", est_op_names[op.kind]);
+        cJSON_AddStringToObject(j, "dtype", hw_dtype_names[op.dtype]);
+        cJSON_AddNumberToObject(j, "fwd_flops", w.fwd_flops);
+        cJSON_AddNumberToObject(j, "bwd_flops", w.bwd_flops);
+        cJSON_AddNumberToObject(j, "fwd_bytes", w.fwd_bytes);
+        cJSON_AddNumberToObject(j, "bwd_bytes", w.bwd_bytes);
+        cJSON_AddNumberToObject(j, "roofline_fwd_s", roof.fwd_s);
+        cJSON_AddNumberToObject(j, "roofline_bwd_s", roof.bwd_s);
+        if (have_fit) {
+            cJSON_AddNumberToObject(j, "fitted_fwd_s", fitted.fwd_s);
+            cJSON_AddNumberToObject(j, "fitted_bwd_s", fitted.bwd_s);
+        }
+        cJSON_AddNumberToObject(j, "samples", n);
+        cJSON_AddNumberToObject(j, "samples_left_out", bad);
+        cli_print_json(out->f, j);
+    } else {
+        if (o->format == CLI_TABLE)
+            fprintf(out->f, "%s on %s (%s), %s\n\n", o->op, g->name,
+                    est_op_names[op.kind], hw_dtype_names[op.dtype]);
+        cli_table_print(&t, out->f, o->format);
+        if (o->format == CLI_TABLE) {
+            if (have_fit)
+                fprintf(out->f, "\nfitted on %d sample(s) (%d left out as "
+                        "implausible); nearest samples:\n", n, bad);
+            else
+                fprintf(out->f, "\nno samples of %s on %s: roofline only%s%s\n",
+                        o->op, g->name, fe.msg[0] ? ": " : "", fe.msg);
+            /* The three samples nearest in log-shape, with their times. */
+            int best[3] = {-1, -1, -1};
+            double bd[3] = {INFINITY, INFINITY, INFINITY};
+            for (int i = 0; have_fit && i < n; i++) {
+                double d = 0;
+                for (int c = 0; c < EST_NCOLS; c++)
+                    if (cols[c] > 0 && s[i].cols[c] > 0) {
+                        double x = log(cols[c] / s[i].cols[c]);
+                        d += x * x;
+                    }
+                for (int k = 0; k < 3; k++)
+                    if (d < bd[k]) {
+                        for (int m = 2; m > k; m--) bd[m] = bd[m - 1], best[m] = best[m - 1];
+                        bd[k] = d, best[k] = i;
+                        break;
+                    }
+            }
+            for (int k = 0; k < 3; k++) {
+                if (best[k] < 0) continue;
+                const est_sample *x = &s[best[k]];
+                fprintf(out->f, "  line %d:", x->row);
+                for (int c = 0; c < EST_NCOLS; c++)
+                    if (x->cols[c] > 0)
+                        fprintf(out->f, " %s=%g", est_col_names[c], x->cols[c]);
+                fprintf(out->f, "  fwd %.1f us  bwd %.1f us\n", x->fwd_s * 1e6,
+                        x->bwd_s * 1e6);
+            }
+        }
+    }
+    cli_table_free(&t);
+    free(s);
+    hw_db_free(db);
+    return TP_OK;
+}
+
+/* Mean absolute percentage error of fit on test, per pass. */
+typedef struct mape {
+    double sum[2];
+    int n[2];
+} mape;
+
+static void score(const hw_gpu *g, const est_fit *fit, const est_sample *te,
+                  int n, mape *m)
+{
+    for (int i = 0; i < n; i++) {
+        est_time t;
+        est_fit_predict(g, fit, &te[i].op, &t);
+        double pred[2] = {t.fwd_s, t.bwd_s}, meas[2] = {te[i].fwd_s, te[i].bwd_s};
+        for (int p = 0; p < 2; p++)
+            if (meas[p] > 0 && (p == 0 ? fit->has_fwd : fit->has_bwd)) {
+                m->sum[p] += fabs(pred[p] - meas[p]) / meas[p];
+                m->n[p]++;
+            }
+    }
+}
+
+static void fmt_mape(char *buf, size_t cap, const mape *m, int p)
+{
+    if (m->n[p] == 0)
+        snprintf(buf, cap, "-");
+    else
+        snprintf(buf, cap, "%.2f", 100 * m->sum[p] / m->n[p]);
+}
+
+/* Extrapolation split on column c: train <= lo_max, test >= hi_min. */
+static int extrap(const hw_gpu *g, const est_sample *s, int n, int c,
+                  double train_max, double test_min, est_sample *tr,
+                  est_sample *te, mape *m)
+{
+    int ntr = 0, nte = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i].cols[c] < 0) return 0;
+        if (s[i].cols[c] <= train_max) tr[ntr++] = s[i];
+        else if (s[i].cols[c] >= test_min) te[nte++] = s[i];
+    }
+    est_fit fit;
+    tp_err fe;
+    if (nte == 0 || est_fit_samples(g, tr, ntr, &fit, &fe)) return 0;
+    score(g, &fit, te, nte, m);
+    return 1;
+}
+
+int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    int rc = need(o->gpu, "--gpu", "op cv", e);
+    if (rc) return rc;
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status;
+    const hw_gpu *g = hw_find_gpu(db, o->gpu, e);
+    if (!g) {
+        hw_db_free(db);
+        return e->status;
+    }
+    static const char *hdr[] = {"op",        "samples",   "left out",
+                                "cv fwd %",  "cv bwd %",  "dim>6144 fwd %",
+                                "dim>6144 bwd %", "seq>4096 fwd %",
+                                "seq>4096 bwd %"};
+    cli_table t;
+    cli_table_init(&t, 9, hdr, "lrrrrrrrr");
+    cJSON *arr = cJSON_CreateArray();
+    for (int oi = 0; est_sample_op_names[oi]; oi++) {
+        const char *op = est_sample_op_names[oi];
+        est_sample *s;
+        int n, bad;
+        if ((rc = est_gpu_samples(g, op, o->keep_bad, &s, &n, &bad, e))) break;
+        if (n == 0) {
+            free(s);
+            continue;
+        }
+        /* Shuffle by a stream of its own, so each op's split is fixed. */
+        pcg32 r;
+        pcg32_seed(&r, o->seed, (uint64_t)oi);
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)pcg32_bounded(&r, (uint32_t)(i + 1));
+            est_sample x = s[i];
+            s[i] = s[j];
+            s[j] = x;
+        }
+        est_sample *tr = tp_xmalloc((size_t)n * sizeof *tr);
+        est_sample *te = tp_xmalloc((size_t)n * sizeof *te);
+        mape cv = {{0, 0}, {0, 0}}, xd = cv, xs = cv;
+        for (int f = 0; f < o->folds; f++) {
+            int ntr = 0, nte = 0;
+            for (int i = 0; i < n; i++) {
+                if (i % o->folds == f) te[nte++] = s[i];
+                else tr[ntr++] = s[i];
+            }
+            est_fit fit;
+            tp_err fe;
+            if (est_fit_samples(g, tr, ntr, &fit, &fe) == TP_OK)
+                score(g, &fit, te, nte, &cv);
+        }
+        extrap(g, s, n, EST_COL_DIM, 6144, 6656, tr, te, &xd);
+        extrap(g, s, n, EST_COL_L, 4096, 4608, tr, te, &xs);
+        char cells[6][16], ns[16], nb[16];
+        fmt_mape(cells[0], 16, &cv, 0);
+        fmt_mape(cells[1], 16, &cv, 1);
+        fmt_mape(cells[2], 16, &xd, 0);
+        fmt_mape(cells[3], 16, &xd, 1);
+        fmt_mape(cells[4], 16, &xs, 0);
+        fmt_mape(cells[5], 16, &xs, 1);
+        snprintf(ns, sizeof ns, "%d", n);
+        snprintf(nb, sizeof nb, "%d", bad);
+        cli_table_row(&t, op, ns, nb, cells[0], cells[1], cells[2], cells[3],
+                      cells[4], cells[5]);
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "op", op);
+        cJSON_AddNumberToObject(j, "samples", n);
+        cJSON_AddNumberToObject(j, "left_out", bad);
+        const mape *ms[3] = {&cv, &xd, &xs};
+        static const char *const keys[3][2] = {
+            {"cv_fwd_mape_pct", "cv_bwd_mape_pct"},
+            {"extrap_dim_fwd_mape_pct", "extrap_dim_bwd_mape_pct"},
+            {"extrap_seq_fwd_mape_pct", "extrap_seq_bwd_mape_pct"}};
+        for (int k = 0; k < 3; k++)
+            for (int p = 0; p < 2; p++)
+                if (ms[k]->n[p])
+                    cJSON_AddNumberToObject(j, keys[k][p],
+                                            100 * ms[k]->sum[p] / ms[k]->n[p]);
+        cJSON_AddItemToArray(arr, j);
+        free(tr);
+        free(te);
+        free(s);
+    }
+    if (rc == TP_OK) {
+        if (o->format == CLI_JSON) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "gpu", g->name);
+            cJSON_AddNumberToObject(j, "folds", o->folds);
+            cJSON_AddNumberToObject(j, "seed", (double)o->seed);
+            cJSON_AddItemToObject(j, "ops", arr);
+            arr = NULL;
+            cli_print_json(out->f, j);
+        } else {
+            cli_table_print(&t, out->f, o->format);
+        }
+    }
+    cJSON_Delete(arr);
+    cli_table_free(&t);
+    hw_db_free(db);
+    return rc;
+}
