@@ -155,6 +155,22 @@ run 0 "$TP" --hwdb "$SCRATCH/user" hw show testsys && has "$OUT" "testsys" "--hw
 TRAINPLAN_HWDB="$SCRATCH/user" run 0 "$TP" hw show ts && has "$OUT" "testsys" "TRAINPLAN_HWDB adds a system"
 TRAINPLAN_HWDB="$SCRATCH/none" run 66 "$TP" hw list
 
+# --- operator models ------------------------------------------------------------
+H100="$FIX/../../hwdb/data/measured/h100-sxm/NVIDIAH10080GBHBM3_linear1_fp16.csv"
+run 0 "$TP" op predict --gpu h100 --op linear1 --train "$H100" --shapes "$H100"
+has "$OUT" "mp,b,l,dim,F_dur(us),B_dur(us)" "op predict header"
+if [ "$(printf '%s\n' "$OUT" | wc -l)" -eq "$(wc -l <"$H100")" ]; then ok; else bad "op predict: one row per shape"; fi
+run 64 "$TP" op predict --gpu h100 --op linear1 --shapes "$H100" && has "$ERR" "needs --train" "op predict without --train"
+run 65 "$TP" op predict --gpu h100 --op linear9 --train "$H100" --shapes "$H100" && has "$ERR" "'linear1'" "op name suggestion"
+run 65 "$TP" op predict --gpu h101 --op linear1 --train "$H100" --shapes "$H100" && has "$ERR" "unknown GPU" "unknown GPU"
+run 66 "$TP" op predict --gpu h100 --op linear1 --train "$SCRATCH/none.csv" --shapes "$H100"
+run 0 "$TP" op show --gpu h100 --op linear3 --shape mp=1,b=4,l=2048,dim=4096 && has "$OUT" "fitted time" "op show"
+run 64 "$TP" op show --gpu h100 --op linear3 --shape mp=1,q=4
+run 0 "$TP" op cv --gpu h100-sxm --format json && has "$OUT" '"cv_fwd_mape_pct"' "op cv json"
+"$TP" --threads 1 op cv --gpu a100-80gb --format csv >"$SCRATCH/cv1" 2>/dev/null
+"$TP" --threads 2 op cv --gpu a100-80gb --format csv >"$SCRATCH/cv2" 2>/dev/null
+if cmp -s "$SCRATCH/cv1" "$SCRATCH/cv2" && [ -s "$SCRATCH/cv1" ]; then ok; else bad "op cv differs by thread count"; fi
+
 # --- output ---------------------------------------------------------------------
 run 0 "$TP" model show gpt3-175b --format json -o "$SCRATCH/m.json"
 if [ -s "$SCRATCH/m.json" ] && grep -q params_total "$SCRATCH/m.json" && [ -z "$OUT" ]; then ok; else bad "-o writes the file, nothing on stdout"; fi

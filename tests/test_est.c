@@ -1,0 +1,307 @@
+/*
+ * test_est.c - operator work and roofline (scaling, wave quantisation,
+ * launch floor), the fitted ratio model (recovers a known ratio, stays
+ * physical beyond the grid), the seed shape mapping, sample CSV errors,
+ * and sample hygiene.
+ *
+ * argv[1]: tests/fixtures; argv[2]: hwdb/data; argv[3]: scratch dir.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "../estimator/est.h"
+#include "tp_test.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+static const char *fixtures, *builtin, *scratch;
+static hw_db *db;
+
+static const hw_gpu *test_gpu(void)
+{
+    tp_err e = {0};
+    return hw_find_gpu(db, "testgpu", &e);
+}
+
+static est_op gemm(int64_t m, int64_t n, int64_t k)
+{
+    est_op op = {0};
+    op.kind = EST_OP_GEMM;
+    op.dtype = HW_BF16;
+    op.b = 1, op.m = m, op.n = n, op.k = k;
+    return op;
+}
+
+static void test_work(void)
+{
+    est_op op = gemm(1024, 2048, 4096);
+    est_work w;
+    est_op_work(&op, &w);
+    TP_CHECK_REL(w.fwd_flops, 2.0 * 1024 * 2048 * 4096, 1e-15);
+    TP_CHECK_REL(w.bwd_flops, 2 * w.fwd_flops, 1e-15);
+    TP_CHECK_REL(w.fwd_bytes, 2.0 * (1024 * 4096 + 4096 * 2048 + 1024 * 2048),
+                 1e-15);
+    est_op fa = {0};
+    fa.kind = EST_OP_FLASH_ATTN;
+    fa.dtype = HW_FP16;
+    fa.b = 2, fa.heads = fa.kv_heads = 16, fa.sq = fa.sk = 4096, fa.head_dim = 128;
+    est_op_work(&fa, &w);
+    double full = w.fwd_flops;
+    TP_CHECK_REL(full, 4.0 * 2 * 16 * 4096 * 4096 * 128, 1e-15);
+    TP_CHECK_REL(w.bwd_flops, 2.5 * full, 1e-15);
+    fa.causal = 1;
+    est_op_work(&fa, &w);
+    TP_CHECK_REL(w.fwd_flops, full * (4097.0 / 2) / 4096, 1e-12);
+}
+
+static void test_roofline(void)
+{
+    const hw_gpu *g = test_gpu(); /* 100 SMs, 800 TFLOP/s bf16, 3 TB/s */
+    TP_CHECK(g != NULL);
+    if (!g) return;
+    est_time a, b;
+    /* 100 output tiles fill one wave; 101 need two: the time doubles. */
+    est_op full = gemm(128 * 10, 128 * 10, 8192), more = gemm(128 * 10 + 1, 128 * 10, 8192);
+    est_op_roofline(g, &full, &a);
+    est_op_roofline(g, &more, &b);
+    TP_CHECK_REL(b.fwd_s, 2 * a.fwd_s, 1e-12);
+    /* One full wave runs at the peak. */
+    est_work w;
+    est_op_work(&full, &w);
+    TP_CHECK_REL(a.fwd_s, w.fwd_flops / 800e12, 1e-12);
+    /* Doubling k doubles a compute-bound GEMM. */
+    est_op k2 = gemm(128 * 10, 128 * 10, 16384);
+    est_op_roofline(g, &k2, &b);
+    TP_CHECK_REL(b.fwd_s, 2 * a.fwd_s, 1e-12);
+    TP_CHECK(a.bwd_s >= 2 * a.fwd_s * 0.999);
+    /* Memory-bound: bytes over 90 % of the HBM bandwidth. */
+    est_op gl = {0};
+    gl.kind = EST_OP_GELU;
+    gl.dtype = HW_FP16;
+    gl.rows = 8192, gl.cols = 16384;
+    est_op_roofline(g, &gl, &a);
+    TP_CHECK_REL(a.fwd_s, 2.0 * 2 * 8192 * 16384 / (0.9 * 3e12), 1e-12);
+    TP_CHECK_REL(a.bwd_s, 1.5 * a.fwd_s, 1e-12);
+    /* A tiny op costs the launch floor. */
+    gl.rows = gl.cols = 8;
+    est_op_roofline(g, &gl, &a);
+    TP_CHECK_REL(a.fwd_s, 3e-6, 1e-12);
+    /* Optimizer steps have no backward. */
+    est_op ad = {0};
+    ad.kind = EST_OP_ADAM;
+    ad.dtype = HW_FP32;
+    ad.n = 1000000000;
+    est_op_roofline(g, &ad, &a);
+    TP_CHECK(a.fwd_s > 0.01 && a.bwd_s == 0);
+}
+
+/* Synthetic samples: time = roofline x exp(0.5 - 0.2 ln(m/1024)), a ratio
+ * the model can represent exactly. */
+static int synth(const hw_gpu *g, est_sample *s, int max_m)
+{
+    int n = 0;
+    for (int m = 512; m <= max_m; m *= 2)
+        for (int nn = 512; nn <= 8192; nn *= 2)
+            for (int k = 512; k <= 8192; k *= 2) {
+                est_sample *x = &s[n++];
+                memset(x, 0, sizeof *x);
+                x->op = gemm(m, nn, k);
+                est_time t;
+                est_op_roofline(g, &x->op, &t);
+                double r = exp(0.5 - 0.2 * log(m / 1024.0));
+                x->fwd_s = t.fwd_s * r;
+                x->bwd_s = t.bwd_s * r * 1.1;
+            }
+    return n;
+}
+
+static void test_fit(void)
+{
+    const hw_gpu *g = test_gpu();
+    if (!g) return;
+    est_sample s[512];
+    int n = synth(g, s, 8192);
+    est_fit fit;
+    tp_err e = {0};
+    TP_CHECK_INT(est_fit_samples(g, s, n, &fit, &e), TP_OK);
+    TP_CHECK(fit.has_fwd && fit.has_bwd);
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        est_time t;
+        est_fit_predict(g, &fit, &s[i].op, &t);
+        double err = fabs(t.fwd_s - s[i].fwd_s) / s[i].fwd_s;
+        if (err > worst) worst = err;
+    }
+    TP_CHECK(worst < 1e-3);
+    /* Beyond the grid the ratio stays at its edge: time scales with the
+     * roofline (doubling k past 8192 doubles the time). */
+    est_op a = gemm(4096, 4096, 16384), b = gemm(4096, 4096, 32768);
+    est_time ta, tb, ra, rb;
+    est_fit_predict(g, &fit, &a, &ta);
+    est_fit_predict(g, &fit, &b, &tb);
+    est_op_roofline(g, &a, &ra);
+    est_op_roofline(g, &b, &rb);
+    TP_CHECK_REL(tb.fwd_s / ta.fwd_s, rb.fwd_s / ra.fwd_s, 1e-9);
+    /* Too few samples is an error, not a wild fit. */
+    TP_CHECK_INT(est_fit_samples(g, s, 5, &fit, &e), TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "too few");
+}
+
+static void test_seed_shapes(void)
+{
+    double cols[EST_NCOLS];
+    for (int c = 0; c < EST_NCOLS; c++) cols[c] = -1;
+    cols[EST_COL_MP] = 2, cols[EST_COL_B] = 4, cols[EST_COL_L] = 2048,
+    cols[EST_COL_DIM] = 6144, cols[EST_COL_H] = 48;
+    est_op op;
+    TP_CHECK_INT(est_sample_op("linear1", HW_FP16, cols, &op), 0);
+    TP_CHECK_INT(op.kind, EST_OP_GEMM);
+    TP_CHECK_INT(op.m, 8192);
+    TP_CHECK_INT(op.k, 6144);
+    TP_CHECK_INT(op.n, 3 * 6144 / 2);
+    TP_CHECK_INT(est_sample_op("linear_final", HW_FP16, cols, &op), 0);
+    TP_CHECK_INT(op.n, 50432 / 2); /* 50257 padded to a multiple of 128 x 2 */
+    TP_CHECK_INT(est_sample_op("flash_atten", HW_FP16, cols, &op), 0);
+    TP_CHECK_INT(op.heads, 24);
+    TP_CHECK_INT(op.head_dim, 128);
+    TP_CHECK_INT(op.sq, 2048);
+    TP_CHECK_INT(op.causal, 0);
+    TP_CHECK_INT(est_sample_op("gelu", HW_FP16, cols, &op), 0);
+    TP_CHECK_INT(op.cols, 4 * 6144 / 2);
+    TP_CHECK_INT(est_sample_op("nope", HW_FP16, cols, &op), -1);
+}
+
+static int write_file(const char *name, const char *text, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", scratch, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    fclose(f);
+    return 0;
+}
+
+static void test_csv_errors(void)
+{
+    static const struct {
+        const char *name, *text, *want;
+    } cases[] = {
+        {"empty.csv", "", "empty file"},
+        {"badcol.csv", "mp,b,x,F_dur(us)\n1,2,3,4\n", "unknown column 'x'"},
+        {"fields.csv", "mp,b,l,dim,F_dur(us)\n1,2,1024\n", ":2: 3 fields"},
+        {"nan.csv", "mp,b,l,dim,F_dur(us)\n1,2,1024,nan,5\n", ":2: column 4"},
+        {"neg.csv", "mp,b,l,dim,F_dur(us)\n1,-2,1024,4096,5\n", "b = -2"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[1024];
+        TP_CHECK(write_file(cases[i].name, cases[i].text, path, sizeof path) == 0);
+        est_sample *s = NULL;
+        int n = 0;
+        tp_err e = {0};
+        TP_CHECK_INT(est_read_samples(path, "linear1", HW_FP16, &s, &n, &e),
+                     TP_EDATA);
+        TP_CHECK_CONTAINS(e.msg, cases[i].name);
+        TP_CHECK_CONTAINS(e.msg, cases[i].want);
+        TP_CHECK(s == NULL);
+    }
+    est_sample *s = NULL;
+    int n = 0;
+    tp_err e = {0};
+    TP_CHECK_INT(est_read_samples("/nonexistent.csv", "linear1", HW_FP16, &s,
+                                  &n, &e),
+                 TP_ENOINPUT);
+    char path[1024];
+    write_file("ok.csv", "mp,b,l,dim,F_dur(us),B_dur(us)\r\n1.0,2.0,1024.0,4096.0,100.5,201\r\n\n",
+               path, sizeof path);
+    TP_CHECK_INT(est_read_samples(path, "linear3", HW_FP16, &s, &n, &e), TP_OK);
+    TP_CHECK_INT(n, 1);
+    if (n == 1) {
+        TP_CHECK_REL(s[0].fwd_s, 100.5e-6, 1e-12);
+        TP_CHECK_REL(s[0].bwd_s, 201e-6, 1e-12);
+        TP_CHECK_INT(s[0].op.n, 4 * 4096);
+        TP_CHECK(s[0].cols[EST_COL_H] < 0);
+    }
+    free(s);
+}
+
+static void test_hygiene(void)
+{
+    const hw_gpu *g = test_gpu();
+    if (!g) return;
+    char why[200];
+    est_sample s;
+    memset(&s, 0, sizeof s);
+    s.op = gemm(8192, 8192, 8192);
+    est_work w;
+    est_op_work(&s.op, &w);
+    s.fwd_s = w.fwd_flops / 900e12; /* above the 800 TFLOP/s peak */
+    s.bwd_s = -1;
+    TP_CHECK_INT(est_sample_implausible(g, &s, why, sizeof why), 1);
+    TP_CHECK_CONTAINS(why, "above the 800 TFLOP/s");
+    s.fwd_s = w.fwd_flops / 600e12;
+    TP_CHECK_INT(est_sample_implausible(g, &s, why, sizeof why), 0);
+    est_sample fa;
+    memset(&fa, 0, sizeof fa);
+    fa.op.kind = EST_OP_FLASH_ATTN;
+    fa.op.dtype = HW_FP16;
+    fa.op.b = 1, fa.op.heads = fa.op.kv_heads = 8, fa.op.sq = fa.op.sk = 1024,
+    fa.op.head_dim = 64;
+    fa.fwd_s = 100e-6, fa.bwd_s = 90e-6;
+    TP_CHECK_INT(est_sample_implausible(g, &fa, why, sizeof why), 1);
+    TP_CHECK_CONTAINS(why, "backward");
+    fa.bwd_s = 250e-6;
+    TP_CHECK_INT(est_sample_implausible(g, &fa, why, sizeof why), 0);
+}
+
+/* The shipped samples load through hwdb, and fit. */
+static void test_builtin_samples(void)
+{
+    const char *dirs[] = {builtin};
+    tp_err e = {0};
+    hw_db *b = hw_db_open_dirs(dirs, 1, &e);
+    TP_CHECK(b != NULL);
+    if (!b) return;
+    static const char *gpus[] = {"a100-80gb", "gh200", "h100-sxm"};
+    for (int i = 0; i < 3; i++) {
+        const hw_gpu *g = hw_find_gpu(b, gpus[i], &e);
+        est_sample *s = NULL;
+        int n = 0, bad = 0;
+        TP_CHECK(g != NULL);
+        if (!g) continue;
+        TP_CHECK_INT(est_gpu_samples(g, "linear1", 0, &s, &n, &bad, &e), TP_OK);
+        TP_CHECK(n >= 100);
+        est_fit fit;
+        TP_CHECK_INT(est_fit_samples(g, s, n, &fit, &e), TP_OK);
+        free(s);
+    }
+    hw_db_free(b);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: test_est FIXTURES BUILTIN SCRATCH\n");
+        return 2;
+    }
+    fixtures = argv[1];
+    builtin = argv[2];
+    scratch = argv[3];
+    mkdir(scratch, 0755);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/hw/good", fixtures);
+    const char *dirs[] = {dir};
+    tp_err e = {0};
+    db = hw_db_open_dirs(dirs, 1, &e);
+    if (!db) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 1;
+    }
+    TP_RUN(test_work);
+    TP_RUN(test_roofline);
+    TP_RUN(test_fit);
+    TP_RUN(test_seed_shapes);
+    TP_RUN(test_csv_errors);
+    TP_RUN(test_hygiene);
+    TP_RUN(test_builtin_samples);
+    hw_db_free(db);
+    return TP_TEST_EXIT();
+}
