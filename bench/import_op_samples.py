@@ -3,7 +3,9 @@
 
 Seed samples (Zhang et al. 2025, arXiv 2509.22832; MIT licence, notice
 copied beside them) go to hwdb/data/measured/<gpu>/; the H100 samples that
-bench/sampler measured are already there. For each GPU, every sample file
+bench/sampler measured are already there; XLA's measured GEMM tables
+(Apache-2.0) are converted to our GEMM sample format (b,m,n,k,F_dur(us))
+as XLA<arch>_gemm_<dtype>.csv. For each GPU, every sample file
 whose operator trainplan models is added to the GPU file's "measured" list
 (existing entries are replaced), so `trainplan op ...` and the estimator
 find them. Deterministic: rerunning gives the same files.
@@ -11,6 +13,7 @@ find them. Deterministic: rerunning gives the same files.
 usage: bench/import_op_samples.py [--shared ../shared] [--repo .]
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -38,6 +41,25 @@ OURS_CITATION = (
     "and provenance in hwdb/data/measured/h100-sxm/README.md and "
     "provenance.json.")
 
+XLA_CITATION = (
+    "XLA GPU measured GEMM table default_matmul_perf_table.txtpb "
+    "(openxla/xla, xla/service/gpu/model/, commit "
+    "dc660322168302831d1cbc4c99683cd79671286e; gfx942 rows from ROCm/xla "
+    "commit 106eb9b5957e231e49378c7d6c3b06005109709e), as extracted in "
+    "shared/data/xla_perf_tables/matmul.csv. Copyright The OpenXLA Authors, "
+    "Apache-2.0. kernel_time_ns of one GEMM, converted to microseconds.")
+
+# XLA arch key -> (our GPU, {XLA dtype string: our dtype}). gfx950 (MI350)
+# has no GPU file yet; f32 GEMMs are left out (XLA may run them as TF32).
+XLA = {
+    "sm_90": ("h100-sxm", {"bf16xbf16->bf16": "bf16",
+                           "f8e4m3fnxf8e4m3fn->bf16": "fp8"}),
+    "sm_100_B200": ("b200", {"bf16xbf16->bf16": "bf16",
+                             "f8e4m3fnxf8e4m3fn->bf16": "fp8"}),
+    "gfx942": ("mi300x", {"bf16xbf16->bf16": "bf16",
+                          "f8e4m3fnuzxf8e4m3fnuz->bf16": "fp8"}),
+}
+
 NAME = re.compile(r"^(?P<gpu>[^_]+)_(?P<op>.+)_(?P<dtype>fp16|bf16|fp32|fp8)\.csv$")
 
 
@@ -47,10 +69,6 @@ def op_of(base):
     if not m:
         return None
     op = m.group("op")
-    if op == "gemm":
-        return None
-    if op.startswith("gemm") or op.startswith("adam"):
-        op = op.split("_")[0]
     return (op, m.group("dtype")) if op in OPS else None
 
 
@@ -59,16 +77,46 @@ def entries_for(measured_dir, rel_prefix, source_key):
     for base in sorted(os.listdir(measured_dir)):
         hit = op_of(base)
         if hit:
+            src = "xla_perf_tables" if base.startswith("XLA") else source_key
             out.append({"kind": "operator_samples", "op": hit[0],
                         "dtype": hit[1], "file": rel_prefix + base,
-                        "source": source_key})
+                        "source": src})
     return out
 
 
-def update_gpu(path, entries, source_key, citation):
+def convert_xla(shared, data):
+    """Writes XLA<arch>_gemm_<dtype>.csv files; returns the GPUs touched."""
+    rows = {}
+    with open(os.path.join(shared, "data", "xla_perf_tables", "matmul.csv")) as f:
+        for r in csv.DictReader(f):
+            hit = XLA.get(r["arch_key"])
+            if not hit or r["dtype"] not in hit[1]:
+                continue
+            key = (hit[0], r["arch_key"], hit[1][r["dtype"]])
+            rows.setdefault(key, []).append(
+                (int(r["b"]), int(r["m"]), int(r["n"]), int(r["k"]),
+                 int(r["kernel_time_ns"]) / 1000.0))
+    gpus = set()
+    for (gpu, arch, dtype), rs in sorted(rows.items()):
+        dst = os.path.join(data, "measured", gpu)
+        os.makedirs(dst, exist_ok=True)
+        name = "XLA%s_gemm_%s.csv" % (arch.replace("_", ""), dtype)
+        with open(os.path.join(dst, name), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["b", "m", "n", "k", "F_dur(us)"])
+            for b, m, n, k, us in sorted(rs):
+                w.writerow([b, m, n, k, "%.3f" % us])
+        gpus.add(gpu)
+    return gpus
+
+
+def update_gpu(path, entries, citations):
     with open(path) as f:
         doc = json.load(f)
-    doc.setdefault("sources", {})[source_key] = citation
+    used = {e["source"] for e in entries}
+    for key, text in citations.items():
+        if key in used:
+            doc.setdefault("sources", {})[key] = text
     doc["measured"] = entries
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -84,6 +132,9 @@ def main():
     a = ap.parse_args()
     data = os.path.join(a.repo, "hwdb", "data")
     seed_root = os.path.join(a.shared, "data", "seed_samples")
+    cites = {"seed_samples": SEED_CITATION, "trainplan_sampler": OURS_CITATION,
+             "xla_perf_tables": XLA_CITATION}
+    xla_gpus = convert_xla(a.shared, data)
     for folder, gpu in SEED:
         dst = os.path.join(data, "measured", gpu)
         os.makedirs(dst, exist_ok=True)
@@ -95,11 +146,14 @@ def main():
                         os.path.join(dst, "LICENSE.source"))
         update_gpu(os.path.join(data, "gpus", gpu + ".json"),
                    entries_for(dst, "../measured/%s/" % gpu, "seed_samples"),
-                   "seed_samples", SEED_CITATION)
-    h100 = os.path.join(data, "measured", "h100-sxm")
-    update_gpu(os.path.join(data, "gpus", "h100-sxm.json"),
-               entries_for(h100, "../measured/h100-sxm/", "trainplan_sampler"),
-               "trainplan_sampler", OURS_CITATION)
+                   cites)
+    for gpu in sorted(xla_gpus | {"h100-sxm"}):
+        if gpu in (g for _, g in SEED):
+            continue
+        dst = os.path.join(data, "measured", gpu)
+        update_gpu(os.path.join(data, "gpus", gpu + ".json"),
+                   entries_for(dst, "../measured/%s/" % gpu,
+                               "trainplan_sampler"), cites)
 
 
 if __name__ == "__main__":

@@ -82,13 +82,13 @@ int cmd_op_predict(const cli_opts *o, cli_out *out, tp_err *e)
     if (!db) return e->status;
     est_sample *tr = NULL, *sh = NULL;
     int ntr = 0, nsh = 0;
+    est_fit fit = {0};
     const hw_gpu *g = hw_find_gpu(db, o->gpu, e);
     hw_dtype dt = op_dtype(o, o->op);
     if (!g || (rc = est_read_samples(o->train, o->op, dt, &tr, &ntr, e))
         || (rc = est_read_samples(o->shapes, o->op, dt, &sh, &nsh, e)))
         goto done;
     ntr = clean(g, o, tr, ntr, o->train);
-    est_fit fit;
     if ((rc = est_fit_samples(g, tr, ntr, &fit, e))) goto done;
     /* Echo the shape columns SHAPES has, in the seed order, then ours. */
     int present[EST_NCOLS] = {0};
@@ -105,6 +105,7 @@ int cmd_op_predict(const cli_opts *o, cli_out *out, tp_err *e)
         fprintf(out->f, "%.3f,%.3f\n", t.fwd_s * 1e6, t.bwd_s * 1e6);
     }
 done:
+    est_fit_free(&fit);
     free(tr);
     free(sh);
     hw_db_free(db);
@@ -164,8 +165,9 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
     est_op_roofline(g, &op, &roof);
     est_sample *s = NULL;
     int n = 0, bad = 0, have_fit = 0;
-    est_fit fit;
-    if ((rc = est_gpu_samples(g, o->op, o->keep_bad, &s, &n, &bad, e))) {
+    est_fit fit = {0};
+    if ((rc = est_gpu_samples(g, o->op, (int)op.dtype, o->keep_bad, &s, &n,
+                              &bad, e))) {
         hw_db_free(db);
         return rc;
     }
@@ -256,6 +258,7 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
         }
     }
     cli_table_free(&t);
+    est_fit_free(&fit);
     free(s);
     hw_db_free(db);
     return TP_OK;
@@ -303,9 +306,11 @@ static int extrap(const hw_gpu *g, const est_sample *s, int n, int c,
     }
     est_fit fit;
     tp_err fe;
-    if (nte == 0 || est_fit_samples(g, tr, ntr, &fit, &fe)) return 0;
-    score(g, &fit, te, nte, m);
-    return 1;
+    if (nte == 0) return 0;
+    int ok = est_fit_samples(g, tr, ntr, &fit, &fe) == TP_OK;
+    if (ok) score(g, &fit, te, nte, m);
+    est_fit_free(&fit);
+    return ok;
 }
 
 int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
@@ -319,25 +324,32 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
         hw_db_free(db);
         return e->status;
     }
-    static const char *hdr[] = {"op",        "samples",   "left out",
+    static const char *hdr[] = {"op", "dtype",  "samples",   "left out",
                                 "cv fwd %",  "cv bwd %",  "dim>6144 fwd %",
                                 "dim>6144 bwd %", "seq>4096 fwd %",
                                 "seq>4096 bwd %"};
     cli_table t;
-    cli_table_init(&t, 9, hdr, "lrrrrrrrr");
+    cli_table_init(&t, 10, hdr, "llrrrrrrrr");
     cJSON *arr = cJSON_CreateArray();
-    for (int oi = 0; est_sample_op_names[oi]; oi++) {
+    for (int oi = 0; est_sample_op_names[oi] && rc == TP_OK; oi++)
+    for (int dt = 0; dt < HW_DTYPE_COUNT; dt++) {
         const char *op = est_sample_op_names[oi];
+        int listed = 0;
+        for (int i = 0; i < g->n_measured; i++)
+            listed |= strcmp(g->measured[i].op, op) == 0
+                      && hw_dtype_parse(g->measured[i].dtype) == dt;
+        if (!listed) continue;
         est_sample *s;
         int n, bad;
-        if ((rc = est_gpu_samples(g, op, o->keep_bad, &s, &n, &bad, e))) break;
+        if ((rc = est_gpu_samples(g, op, dt, o->keep_bad, &s, &n, &bad, e)))
+            break;
         if (n == 0) {
             free(s);
             continue;
         }
         /* Shuffle by a stream of its own, so each op's split is fixed. */
         pcg32 r;
-        pcg32_seed(&r, o->seed, (uint64_t)oi);
+        pcg32_seed(&r, o->seed, (uint64_t)(oi * HW_DTYPE_COUNT + dt));
         for (int i = n - 1; i > 0; i--) {
             int j = (int)pcg32_bounded(&r, (uint32_t)(i + 1));
             est_sample x = s[i];
@@ -357,6 +369,7 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
             tp_err fe;
             if (est_fit_samples(g, tr, ntr, &fit, &fe) == TP_OK)
                 score(g, &fit, te, nte, &cv);
+            est_fit_free(&fit);
         }
         extrap(g, s, n, EST_COL_DIM, 6144, 6656, tr, te, &xd);
         extrap(g, s, n, EST_COL_L, 4096, 4608, tr, te, &xs);
@@ -369,10 +382,11 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
         fmt_mape(cells[5], 16, &xs, 1);
         snprintf(ns, sizeof ns, "%d", n);
         snprintf(nb, sizeof nb, "%d", bad);
-        cli_table_row(&t, op, ns, nb, cells[0], cells[1], cells[2], cells[3],
-                      cells[4], cells[5]);
+        cli_table_row(&t, op, hw_dtype_names[dt], ns, nb, cells[0], cells[1],
+                      cells[2], cells[3], cells[4], cells[5]);
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "op", op);
+        cJSON_AddStringToObject(j, "dtype", hw_dtype_names[dt]);
         cJSON_AddNumberToObject(j, "samples", n);
         cJSON_AddNumberToObject(j, "left_out", bad);
         const mape *ms[3] = {&cv, &xd, &xs};

@@ -95,24 +95,39 @@ typedef struct est_sample {
 
 #define EST_MAX_FEATURES 24
 
-/* A fitted model for one op kind on one GPU: log r = w . phi(op), for
- * fwd and bwd separately, phi clamped to the training range. A plain
- * value: copy it freely. */
+/* A fitted model for one op kind on one GPU: log r = w . phi(op) + a
+ * local correction, for fwd and bwd separately, phi clamped to the
+ * training range. The correction is a kernel-weighted mean of the smooth
+ * fit's residuals at nearby training shapes (Gaussian in log-shape, with
+ * a bandwidth chosen by leave-one-out), shrunk towards 0 where few
+ * samples are near: inside the grid it follows local structure (kernel
+ * choice, quantisation) as a tree ensemble would; far outside it fades
+ * and the smooth, physical model remains. Owns its residual table: free
+ * with est_fit_free(). */
 typedef struct est_fit {
     est_op_kind kind;
     int nfeat;
+    int ndims;
     double lo[EST_MAX_FEATURES], hi[EST_MAX_FEATURES]; /* clamp range */
     double w_fwd[EST_MAX_FEATURES], w_bwd[EST_MAX_FEATURES];
     int has_fwd, has_bwd;
     int n_train;
+    /* Residual table: n_res rows of ndims log-shape coordinates, then the
+     * fwd and bwd residuals (NAN where a pass was not measured). */
+    int n_res;
+    double *res;
+    double bw_fwd, bw_bwd;   /* kernel bandwidths, in ln units; 0 = none */
 } est_fit;
 
 /* Fits a model to samples (all of the same kind) against the roofline of
- * g, by ridge regression with a small, fixed penalty. Samples whose time
- * is <= 0 for a pass are left out of that pass. Returns TP_OK, or
- * TP_EDATA when there are too few samples (fewer than 2 x features). */
+ * g, by ridge regression with a small, fixed penalty, then the local
+ * correction. Samples whose time is <= 0 for a pass are left out of that
+ * pass. Deterministic. Returns TP_OK, or TP_EDATA when there are too few
+ * samples (fewer than 2 x features); *fit needs est_fit_free either way. */
 int est_fit_samples(const hw_gpu *g, const est_sample *s, int n, est_fit *fit,
                     tp_err *e);
+
+void est_fit_free(est_fit *fit); /* accepts NULL; leaves *fit empty */
 
 /* Time of op on g under fit (its roofline times the fitted ratio). */
 void est_fit_predict(const hw_gpu *g, const est_fit *fit, const est_op *op,
@@ -149,11 +164,13 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
 int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
                            size_t cap);
 
-/* Reads every sample file g lists for operator op (hwdb `measured`
- * entries of kind operator_samples) into *out (free with free()),
- * leaving out implausible samples unless keep_bad; *n_bad counts them.
- * No file for op: TP_OK with *n = 0. */
-int est_gpu_samples(const hw_gpu *g, const char *op, int keep_bad,
+/* Reads every sample file g lists for operator op at dtype (hwdb
+ * `measured` entries of kind operator_samples; dtype -1 takes the first
+ * dtype listed for op) into *out (free with free()), leaving out
+ * implausible samples unless keep_bad; *n_bad counts them. No file for
+ * op: TP_OK with *n = 0. One fit is one (op, dtype): a GEMM at fp8 and at
+ * bf16 are different kernels. */
+int est_gpu_samples(const hw_gpu *g, const char *op, int dtype, int keep_bad,
                     est_sample **out, int *n, int *n_bad, tp_err *e);
 
 /* ---- collectives (comm.c) ------------------------------------------- */

@@ -11,13 +11,35 @@
  * work, unlike a tree ensemble, which returns the edge's time.
  *
  * Fitting is ridge regression solved by Cholesky on the normal equations:
- * deterministic, no randomness needed. Cross-validation (cv.c) uses PCG32
- * streams for its folds.
+ * deterministic, no randomness needed.
+ *
+ * On top of the smooth fit, a local correction: the kernel-weighted mean
+ * of the smooth fit's residuals at training shapes near the query,
+ *   c(x) = sum_j K(x, x_j) r_j / (sum_j K(x, x_j) + EST_SHRINK),
+ * K Gaussian in log-shape distance (Nadaraya-Watson regression with a
+ * shrinkage term that pulls c to 0 where the kernel mass is small, i.e.
+ * away from the samples). Its bandwidth is chosen per pass from a short
+ * list by leave-one-out error on (a deterministic subset of) the training
+ * samples; if no bandwidth beats the smooth fit alone, there is none.
  */
 #include "est.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Kernel mass below which the correction is shrunk to half: one sample at
+ * 1.55 bandwidths (exp(-1.55^2 / 2) = 0.3). */
+#define EST_SHRINK 0.3
+
+/* Candidate bandwidths, in natural-log units of shape (0.1 = shapes about
+ * 10 % apart). */
+static const double bandwidths[] = {0.05, 0.1, 0.2, 0.35, 0.6, 0.9, 1.3};
+#define N_BW ((int)(sizeof bandwidths / sizeof bandwidths[0]))
+
+/* Leave-one-out is scored on at most this many training samples (every
+ * k-th), to keep a fit in milliseconds. */
+#define LOO_MAX 400
 
 /* Ridge penalty per sample on the standardised features: small enough to
  * leave well-sampled directions alone, large enough to keep collinear
@@ -140,6 +162,69 @@ static int fit_pass(const hw_gpu *g, const est_sample *s, int n, int bwd,
     return used;
 }
 
+/* Kernel correction at coordinates x from the residual table, column
+ * col (0 fwd, 1 bwd), bandwidth h, leaving out row skip (-1: none). */
+static double correction(const est_fit *fit, const double *x, int col,
+                         double h, int skip)
+{
+    int nd = fit->ndims, stride = nd + 2;
+    double inv = -0.5 / (h * h), cut = 16 * h * h, num = 0, den = 0;
+    for (int j = 0; j < fit->n_res; j++) {
+        const double *row = fit->res + (size_t)j * (size_t)stride;
+        double r = row[nd + col];
+        if (j == skip || isnan(r)) continue;
+        double d2 = 0;
+        for (int k = 0; k < nd && d2 <= cut; k++) {
+            double dx = x[k] - row[k];
+            d2 += dx * dx;
+        }
+        if (d2 > cut) continue; /* weight below exp(-8) */
+        double w = exp(d2 * inv);
+        num += w * r;
+        den += w;
+    }
+    return num / (den + EST_SHRINK);
+}
+
+/* Picks the bandwidth with the least leave-one-out relative error of the
+ * time, or 0 when none beats no correction. */
+static double choose_bandwidth(const est_fit *fit, int col)
+{
+    int nd = fit->ndims, stride = nd + 2;
+    int step = fit->n_res / LOO_MAX + 1;
+    double best_err = 0, best_h = 0;
+    int n = 0;
+    for (int i = 0; i < fit->n_res; i += step) {
+        double r = fit->res[(size_t)i * (size_t)stride + (size_t)(nd + col)];
+        if (!isnan(r)) {
+            best_err += fabs(expm1(r));
+            n++;
+        }
+    }
+    if (n == 0) return 0;
+    for (int b = 0; b < N_BW; b++) {
+        double err = 0;
+        for (int i = 0; i < fit->n_res; i += step) {
+            const double *row = fit->res + (size_t)i * (size_t)stride;
+            double r = row[nd + col];
+            if (isnan(r)) continue;
+            err += fabs(expm1(r - correction(fit, row, col, bandwidths[b], i)));
+        }
+        if (err < best_err) {
+            best_err = err;
+            best_h = bandwidths[b];
+        }
+    }
+    return best_h;
+}
+
+void est_fit_free(est_fit *fit)
+{
+    if (!fit) return;
+    free(fit->res);
+    memset(fit, 0, sizeof *fit);
+}
+
 int est_fit_samples(const hw_gpu *g, const est_sample *s, int n, est_fit *fit,
                     tp_err *e)
 {
@@ -159,6 +244,7 @@ int est_fit_samples(const hw_gpu *g, const est_sample *s, int n, est_fit *fit,
             if (x[d] > fit->hi[d]) fit->hi[d] = x[d];
         }
     }
+    fit->ndims = nd;
     int nf = fit_pass(g, s, n, 0, fit, fit->w_fwd);
     int nb = fit_pass(g, s, n, 1, fit, fit->w_bwd);
     fit->has_fwd = nf > 0;
@@ -169,6 +255,29 @@ int est_fit_samples(const hw_gpu *g, const est_sample *s, int n, est_fit *fit,
                        "%s: %d usable samples are too few to fit (need at "
                        "least twice the %d features)",
                        est_op_names[fit->kind], n, fit->nfeat ? fit->nfeat : 1);
+    /* Residuals of the smooth fit, for the local correction. */
+    int stride = nd + 2;
+    fit->res = tp_xmalloc((size_t)n * (size_t)stride * sizeof *fit->res);
+    fit->n_res = n;
+    for (int i = 0; i < n; i++) {
+        double *row = fit->res + (size_t)i * (size_t)stride, phi[EST_MAX_FEATURES];
+        op_dims(&s[i].op, row);
+        est_time t;
+        est_op_roofline(g, &s[i].op, &t);
+        int p = features(fit, &s[i].op, phi);
+        const double *w[2] = {fit->w_fwd, fit->w_bwd};
+        double meas[2] = {s[i].fwd_s, s[i].bwd_s}, roof[2] = {t.fwd_s, t.bwd_s};
+        int has[2] = {fit->has_fwd, fit->has_bwd};
+        for (int c = 0; c < 2; c++) {
+            row[nd + c] = NAN;
+            if (!has[c] || !(meas[c] > 0) || !(roof[c] > 0)) continue;
+            double y = log(meas[c] / roof[c]);
+            for (int k = 0; k < p; k++) y -= w[c][k] * phi[k];
+            row[nd + c] = y;
+        }
+    }
+    fit->bw_fwd = fit->has_fwd ? choose_bandwidth(fit, 0) : 0;
+    fit->bw_bwd = fit->has_bwd ? choose_bandwidth(fit, 1) : 0;
     return TP_OK;
 }
 
@@ -176,16 +285,19 @@ void est_fit_predict(const hw_gpu *g, const est_fit *fit, const est_op *op,
                      est_time *t)
 {
     est_op_roofline(g, op, t);
-    double phi[EST_MAX_FEATURES];
+    double phi[EST_MAX_FEATURES], x[MAX_DIMS];
     int p = features(fit, op, phi);
+    op_dims(op, x);
     if (fit->has_fwd) {
         double y = 0;
         for (int i = 0; i < p; i++) y += fit->w_fwd[i] * phi[i];
+        if (fit->bw_fwd > 0) y += correction(fit, x, 0, fit->bw_fwd, -1);
         t->fwd_s *= exp(y);
     }
     if (fit->has_bwd) {
         double y = 0;
         for (int i = 0; i < p; i++) y += fit->w_bwd[i] * phi[i];
+        if (fit->bw_bwd > 0) y += correction(fit, x, 1, fit->bw_bwd, -1);
         t->bwd_s *= exp(y);
     }
 }

@@ -10,9 +10,11 @@
  *    A device-to-device copy measured 3.0 TB/s on an H100 SXM (datasheet
  *    3.35) and 4.3 TB/s on an H200 (datasheet 4.8), both 0.90
  *    (/work/.library/device/KINDS.md, this workplace's machines, 2026-11).
- *  - EST_LAUNCH_FLOOR_S = 3 us: the shortest kernel times in the measured
- *    seed samples are 2.9 us (GH200, gelu forward) and 6.0 us (A100, gelu
- *    forward) (shared/data/seed_samples; rerun: min of F_dur(us)).
+ *  - EST_LAUNCH_FLOOR_S = 3 us per kernel, added to the roofline time
+ *    (launch and ramp-up do not overlap the kernel's own work): the
+ *    shortest kernel times in the measured seed samples are 2.9 us (GH200,
+ *    gelu forward) and 6.0 us (A100, gelu forward) (shared/data/
+ *    seed_samples; rerun: min of F_dur(us)).
  *  - GEMM tiles of 128 x 128 quantised into waves over the SMs: NVIDIA,
  *    "Matrix Multiplication Background User's Guide" (Deep Learning
  *    Performance documentation), sections on tile and wave quantization.
@@ -141,14 +143,29 @@ void est_op_work(const est_op *op, est_work *w)
 }
 
 /* Compute time of an (m x k)(k x n) product, b of them, with output
- * tiles quantised into waves over the SMs. */
+ * tiles quantised into waves over the SMs. Libraries pick among tile
+ * shapes and split the k loop over several blocks when the output has
+ * too few tiles to fill the GPU (split-K; NVIDIA CUTLASS documentation,
+ * "Efficient GEMM in CUDA", and the Matrix Multiplication Background
+ * guide): take the best of those choices, counting the extra pass that
+ * sums the split partial results. */
 static double gemm_compute_s(const hw_gpu *g, double peak, double b, double m,
                              double n, double k)
 {
+    static const double tm[] = {128, 128, 64}, tn[] = {256, 128, 64};
     double sms = g->sm_count > 0 ? g->sm_count : 1;
-    double tiles = b * ceil(m / EST_TILE) * ceil(n / EST_TILE);
-    double waves = ceil(tiles / sms);
-    return waves * (2 * EST_TILE * EST_TILE * k) / (peak / sms);
+    double bw = g->mem_bw_bytes_per_s * EST_HBM_EFFICIENCY;
+    double best = INFINITY;
+    for (int t = 0; t < 3; t++)
+        for (double split = 1; split <= 8; split *= 2) {
+            if (split > 1 && k / split < 256) break;
+            double tiles = b * ceil(m / tm[t]) * ceil(n / tn[t]) * split;
+            double waves = ceil(tiles / sms);
+            double s = waves * (2 * tm[t] * tn[t] * ceil(k / split)) / (peak / sms);
+            if (split > 1) s += 4.0 * b * m * n * split / bw; /* fp32 partials */
+            if (s < best) best = s;
+        }
+    return best;
 }
 
 void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t)
@@ -180,8 +197,8 @@ void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t)
         cb = w.bwd_flops / peak;
     }
     double mf = w.fwd_bytes / bw, mb = w.bwd_bytes / bw;
-    t->fwd_s = fmax(fmax(cf, mf), EST_LAUNCH_FLOOR_S * kernels_f);
+    t->fwd_s = fmax(cf, mf) + EST_LAUNCH_FLOOR_S * kernels_f;
     t->bwd_s = op->kind == EST_OP_ADAM
                    ? 0
-                   : fmax(fmax(cb, mb), EST_LAUNCH_FLOOR_S * kernels_b);
+                   : fmax(cb, mb) + EST_LAUNCH_FLOOR_S * kernels_b;
 }

@@ -342,7 +342,7 @@ int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
     return 0;
 }
 
-int est_gpu_samples(const hw_gpu *g, const char *op, int keep_bad,
+int est_gpu_samples(const hw_gpu *g, const char *op, int dtype, int keep_bad,
                     est_sample **out, int *n_out, int *n_bad, tp_err *e)
 {
     *out = NULL;
@@ -355,6 +355,8 @@ int est_gpu_samples(const hw_gpu *g, const char *op, int keep_bad,
         if (strcmp(m->kind, "operator_samples") != 0 || strcmp(m->op, op) != 0)
             continue;
         int dt = hw_dtype_parse(m->dtype);
+        if (dtype < 0) dtype = dt;
+        if (dt != dtype) continue;
         est_sample *s;
         int ns;
         int rc = est_read_samples(m->path, op, dt < 0 ? HW_FP16 : (hw_dtype)dt,
