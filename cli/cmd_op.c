@@ -39,6 +39,20 @@ static int check_op_name(const char *op, tp_err *e)
                    hint, known);
 }
 
+/* Opens the hardware database and finds --gpu; NULL (and *db NULL, e
+ * set) when either fails. The caller frees *db. */
+static const hw_gpu *open_gpu(const cli_opts *o, hw_db **db, tp_err *e)
+{
+    *db = cli_open_hwdb(o, e);
+    if (!*db) return NULL;
+    const hw_gpu *g = hw_find_gpu(*db, o->gpu, e);
+    if (!g) {
+        hw_db_free(*db);
+        *db = NULL;
+    }
+    return g;
+}
+
 static hw_dtype op_dtype(const cli_opts *o, const char *op)
 {
     if (o->dtype >= 0) return (hw_dtype)o->dtype;
@@ -78,14 +92,14 @@ int cmd_op_predict(const cli_opts *o, cli_out *out, tp_err *e)
         || (rc = need(o->shapes, "--shapes", "op predict", e)))
         return rc;
     if ((rc = check_op_name(o->op, e))) return rc;
-    hw_db *db = cli_open_hwdb(o, e);
-    if (!db) return e->status;
+    hw_db *db;
+    const hw_gpu *g = open_gpu(o, &db, e);
+    if (!g) return e->status;
     est_sample *tr = NULL, *sh = NULL;
     int ntr = 0, nsh = 0;
     est_fit fit = {0};
-    const hw_gpu *g = hw_find_gpu(db, o->gpu, e);
     hw_dtype dt = op_dtype(o, o->op);
-    if (!g || (rc = est_read_samples(o->train, o->op, dt, &tr, &ntr, e))
+    if ((rc = est_read_samples(o->train, o->op, dt, &tr, &ntr, e))
         || (rc = est_read_samples(o->shapes, o->op, dt, &sh, &nsh, e)))
         goto done;
     ntr = clean(g, o, tr, ntr, o->train);
@@ -109,7 +123,7 @@ done:
     free(tr);
     free(sh);
     hw_db_free(db);
-    return g ? rc : e->status;
+    return rc;
 }
 
 /* Parses "k=v,k=v" into cols (absent = -1). */
@@ -150,13 +164,9 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
     if ((rc = check_op_name(o->op, e))) return rc;
     double cols[EST_NCOLS];
     if ((rc = parse_shape(o->shape, cols, e))) return rc;
-    hw_db *db = cli_open_hwdb(o, e);
-    if (!db) return e->status;
-    const hw_gpu *g = hw_find_gpu(db, o->gpu, e);
-    if (!g) {
-        hw_db_free(db);
-        return e->status;
-    }
+    hw_db *db;
+    const hw_gpu *g = open_gpu(o, &db, e);
+    if (!g) return e->status;
     est_op op;
     est_sample_op(o->op, op_dtype(o, o->op), cols, &op);
     est_work w;
@@ -317,13 +327,9 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
 {
     int rc = need(o->gpu, "--gpu", "op cv", e);
     if (rc) return rc;
-    hw_db *db = cli_open_hwdb(o, e);
-    if (!db) return e->status;
-    const hw_gpu *g = hw_find_gpu(db, o->gpu, e);
-    if (!g) {
-        hw_db_free(db);
-        return e->status;
-    }
+    hw_db *db;
+    const hw_gpu *g = open_gpu(o, &db, e);
+    if (!g) return e->status;
     static const char *hdr[] = {"op", "dtype",  "samples",   "left out",
                                 "cv fwd %",  "cv bwd %",  "dim>6144 fwd %",
                                 "dim>6144 bwd %", "seq>4096 fwd %",
