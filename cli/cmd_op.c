@@ -61,7 +61,8 @@ static hw_dtype op_dtype(const cli_opts *o, const char *op)
     return HW_FP16;
 }
 
-/* Drops implausible samples unless --keep-bad; says how many on stderr. */
+/* Drops implausible passes (and samples with none left) unless
+ * --keep-bad; says how many on stderr. */
 static int clean(const hw_gpu *g, const cli_opts *o, est_sample *s, int n,
                  const char *what)
 {
@@ -69,16 +70,16 @@ static int clean(const hw_gpu *g, const cli_opts *o, est_sample *s, int n,
     int k = 0, bad = 0;
     char why[160], first[200] = "";
     for (int i = 0; i < n; i++) {
-        if (est_sample_implausible(g, &s[i], why, sizeof why)) {
+        if (est_sample_clean(g, &s[i], why, sizeof why)) {
             if (!bad++) snprintf(first, sizeof first, "line %d: %s", s[i].row, why);
-            continue;
+            if (!(s[i].fwd_s > 0) && !(s[i].bwd_s > 0)) continue;
         }
         s[k++] = s[i];
     }
     if (bad)
         fprintf(stderr,
-                "trainplan: %s: left out %d implausible sample(s), e.g. %s "
-                "(--keep-bad keeps them)\n",
+                "trainplan: %s: left out implausible times of %d sample(s), "
+                "e.g. %s (--keep-bad keeps them)\n",
                 what, bad, first);
     return k;
 }
@@ -233,8 +234,8 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
         cli_table_print(&t, out->f, o->format);
         if (o->format == CLI_TABLE) {
             if (have_fit)
-                fprintf(out->f, "\nfitted on %d sample(s) (%d left out as "
-                        "implausible); nearest samples:\n", n, bad);
+                fprintf(out->f, "\nfitted on %d sample(s) (%d with an "
+                        "implausible time left out); nearest samples:\n", n, bad);
             else
                 fprintf(out->f, "\nno samples of %s on %s: roofline only%s%s\n",
                         o->op, g->name, fe.msg[0] ? ": " : "", fe.msg);
@@ -330,7 +331,7 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
     hw_db *db;
     const hw_gpu *g = open_gpu(o, &db, e);
     if (!g) return e->status;
-    static const char *hdr[] = {"op", "dtype",  "samples",   "left out",
+    static const char *hdr[] = {"op", "dtype",  "samples",   "implausible",
                                 "cv fwd %",  "cv bwd %",  "dim>6144 fwd %",
                                 "dim>6144 bwd %", "seq>4096 fwd %",
                                 "seq>4096 bwd %"};
@@ -394,7 +395,7 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddStringToObject(j, "op", op);
         cJSON_AddStringToObject(j, "dtype", hw_dtype_names[dt]);
         cJSON_AddNumberToObject(j, "samples", n);
-        cJSON_AddNumberToObject(j, "left_out", bad);
+        cJSON_AddNumberToObject(j, "implausible", bad);
         const mape *ms[3] = {&cv, &xd, &xs};
         static const char *const keys[3][2] = {
             {"cv_fwd_mape_pct", "cv_bwd_mape_pct"},

@@ -155,19 +155,27 @@ extern const char *const est_sample_op_names[];
 int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
                      est_sample **out, int *n, tp_err *e);
 
-/* Sample hygiene: writes why into why[cap] and returns 1 when a sample
- * cannot be right on g: achieved FLOP/s above the dtype's dense peak, or
- * HBM traffic above the datasheet bandwidth (beyond what the L2 can
- * explain: shapes whose traffic fits in L2 are exempt), or a flash-
- * attention backward no slower than its forward (the backward does 2.5x
- * the FLOPs). Returns 0 for a plausible sample. */
+/* Sample hygiene, per pass: returns a mask of the passes of a sample that
+ * cannot be right on g (EST_BAD_FWD, EST_BAD_BWD), with the first reason
+ * in why[cap]: achieved FLOP/s above the dtype's dense peak, HBM traffic
+ * above the datasheet bandwidth (beyond what the L2 can explain: traffic
+ * that fits in L2 is exempt), or a flash-attention backward no slower
+ * than its forward (it does 2.5x the FLOPs; the backward is blamed).
+ * Returns 0 for a plausible sample. */
+enum { EST_BAD_FWD = 1, EST_BAD_BWD = 2 };
 int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
                            size_t cap);
 
+/* est_sample_implausible, then drops (sets to -1) the implausible passes'
+ * times. Returns the mask. */
+int est_sample_clean(const hw_gpu *g, est_sample *s, char *why, size_t cap);
+
 /* Reads every sample file g lists for operator op at dtype (hwdb
  * `measured` entries of kind operator_samples; dtype -1 takes the first
- * dtype listed for op) into *out (free with free()), leaving out
- * implausible samples unless keep_bad; *n_bad counts them. No file for
+ * dtype listed for op) into *out (free with free()). Unless keep_bad, an
+ * implausible pass's time is dropped (set to -1), and a sample with no
+ * plausible pass left is dropped; *n_bad counts samples with a dropped
+ * pass. No file for
  * op: TP_OK with *n = 0. One fit is one (op, dtype): a GEMM at fp8 and at
  * bf16 are different kernels. */
 int est_gpu_samples(const hw_gpu *g, const char *op, int dtype, int keep_bad,

@@ -309,37 +309,52 @@ int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
     double peak = g->peak_flops[s->op.dtype];
     if (peak <= 0) peak = g->peak_flops[HW_FP16];
     static const char *const pass[2] = {"forward", "backward"};
+    int bad = 0;
+    why[0] = '\0';
     double t[2] = {s->fwd_s, s->bwd_s};
     double fl[2] = {w.fwd_flops, w.bwd_flops};
     double by[2] = {w.fwd_bytes, w.bwd_bytes};
     for (int p = 0; p < 2; p++) {
         if (!(t[p] > 0)) continue;
         if (fl[p] / t[p] > peak) {
-            snprintf(why, cap,
-                     "%s achieves %.0f TFLOP/s, above the %.0f TFLOP/s dense "
-                     "peak",
-                     pass[p], fl[p] / t[p] / 1e12, peak / 1e12);
-            return 1;
+            if (!bad)
+                snprintf(why, cap,
+                         "%s achieves %.0f TFLOP/s, above the %.0f TFLOP/s "
+                         "dense peak",
+                         pass[p], fl[p] / t[p] / 1e12, peak / 1e12);
+            bad |= p ? EST_BAD_BWD : EST_BAD_FWD;
+            continue;
         }
         /* Traffic that fits in L2 may legitimately beat HBM bandwidth. */
         if (bytes_are_floor(s->op.kind, p) && by[p] > 2 * llc
             && by[p] / t[p] > g->mem_bw_bytes_per_s) {
-            snprintf(why, cap,
-                     "%s moves %.2f TB/s, above the %.2f TB/s HBM bandwidth",
-                     pass[p], by[p] / t[p] / 1e12,
-                     g->mem_bw_bytes_per_s / 1e12);
-            return 1;
+            if (!bad)
+                snprintf(why, cap,
+                         "%s moves %.2f TB/s, above the %.2f TB/s HBM "
+                         "bandwidth",
+                         pass[p], by[p] / t[p] / 1e12,
+                         g->mem_bw_bytes_per_s / 1e12);
+            bad |= p ? EST_BAD_BWD : EST_BAD_FWD;
         }
     }
     if (s->op.kind == EST_OP_FLASH_ATTN && s->fwd_s > 0 && s->bwd_s > 0
         && s->bwd_s <= s->fwd_s) {
-        snprintf(why, cap,
-                 "flash-attention backward (%.1f us) no slower than its "
-                 "forward (%.1f us), though it does 2.5x the FLOPs",
-                 s->bwd_s * 1e6, s->fwd_s * 1e6);
-        return 1;
+        if (!bad)
+            snprintf(why, cap,
+                     "flash-attention backward (%.1f us) no slower than its "
+                     "forward (%.1f us), though it does 2.5x the FLOPs",
+                     s->bwd_s * 1e6, s->fwd_s * 1e6);
+        bad |= EST_BAD_BWD;
     }
-    return 0;
+    return bad;
+}
+
+int est_sample_clean(const hw_gpu *g, est_sample *s, char *why, size_t cap)
+{
+    int bad = est_sample_implausible(g, s, why, cap);
+    if (bad & EST_BAD_FWD) s->fwd_s = -1;
+    if (bad & EST_BAD_BWD) s->bwd_s = -1;
+    return bad;
 }
 
 int est_gpu_samples(const hw_gpu *g, const char *op, int dtype, int keep_bad,
@@ -368,9 +383,9 @@ int est_gpu_samples(const hw_gpu *g, const char *op, int dtype, int keep_bad,
         all = tp_xrealloc(all, (size_t)(n + ns) * sizeof *all);
         for (int k = 0; k < ns; k++) {
             char why[160];
-            if (!keep_bad && est_sample_implausible(g, &s[k], why, sizeof why)) {
+            if (!keep_bad && est_sample_clean(g, &s[k], why, sizeof why)) {
                 (*n_bad)++;
-                continue;
+                if (!(s[k].fwd_s > 0) && !(s[k].bwd_s > 0)) continue;
             }
             all[n++] = s[k];
         }
