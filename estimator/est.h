@@ -49,6 +49,7 @@ typedef struct est_op {
     int64_t heads, kv_heads, sq, sk, head_dim;
     int causal;                    /* attention */
     int64_t rows, cols;            /* memory-bound ops */
+    int vocab_parallel;            /* embedding split over TP ranks (TP > 1) */
 } est_op;
 
 typedef struct est_time {

@@ -134,8 +134,14 @@ void est_op_work(const est_op *op, est_work *w)
                                            : (double)op->rows * (double)op->cols;
         w->fwd_bytes = (t->a_f * e + t->c_f) * n;
         w->bwd_bytes = (t->a_b * e + t->c_b) * n;
-        if (op->kind == EST_OP_EMBEDDING)
+        if (op->kind == EST_OP_EMBEDDING) {
             w->bwd_bytes += e * (double)op->n * (double)op->cols; /* dense dW */
+            /* Split over TP ranks, Megatron's VocabParallelEmbedding zeroes
+             * the rows of tokens another rank owns: one more read and
+             * write of the output (megatron/core/tensor_parallel/
+             * layers.py, VocabParallelEmbedding.forward). */
+            if (op->vocab_parallel) w->fwd_bytes += 2 * e * n;
+        }
         if (op->kind == EST_OP_ADAM) w->fwd_flops = 12 * n;
         break;
     }

@@ -94,6 +94,7 @@ int est_sample_op(const char *name, hw_dtype dtype, const double *cols,
     } else if (strcmp(name, "embedding") == 0) {
         op->kind = EST_OP_EMBEDDING;
         op->rows = tokens, op->cols = d, op->n = vp / t;
+        op->vocab_parallel = t > 1;
     } else if (strcmp(name, "parallel_cross_entropy_128") == 0) {
         op->kind = EST_OP_CROSS_ENTROPY;
         op->rows = tokens, op->cols = vp / t;
