@@ -2,6 +2,7 @@
  * cmd_hw.c - `trainplan hw list`, `hw show NAME`, `hw check FILE...`.
  */
 #include "cli.h"
+#include "est.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,17 @@ static cJSON *system_json(const hw_system *y)
     cJSON_AddItemToObject(j, "measured", measured_json(y->measured, y->n_measured));
     cJSON_AddStringToObject(j, "file", y->file);
     return j;
+}
+
+/* Adds each line of text (may be NULL) to a JSON array. */
+static void add_lines(cJSON *arr, char *text)
+{
+    for (char *line = text; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        cJSON_AddItemToArray(arr, cJSON_CreateString(line));
+        line = nl ? nl + 1 : line + strlen(line);
+    }
 }
 
 int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e)
@@ -239,6 +251,47 @@ int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e)
     return TP_OK;
 }
 
+/* Sample hygiene over the operator samples a GPU file lists: appends a
+ * line per implausible sample (at most `show`, then a count) to *text
+ * and returns how many there are. Not an error of the file: fits leave
+ * those times out by default. A file that is not a GPU file has none. */
+static int sample_warnings(const char *path, int show, char **text)
+{
+    tp_err e = {0};
+    hw_db *db = hw_db_open_dirs(NULL, 0, &e);
+    int nbad = 0;
+    size_t len = 0;
+    *text = NULL;
+    if (!db || hw_db_add_file(db, path, &e) || hw_gpu_count(db) != 1) {
+        hw_db_free(db);
+        return 0;
+    }
+    const hw_gpu *g = hw_gpu_at(db, 0);
+    for (int i = 0; i < g->n_measured; i++) {
+        const hw_measured *m = &g->measured[i];
+        int dt = hw_dtype_parse(m->dtype);
+        est_sample *s;
+        int n;
+        if (strcmp(m->kind, "operator_samples") != 0
+            || est_read_samples(m->path, m->op, dt < 0 ? HW_FP16 : (hw_dtype)dt,
+                                &s, &n, &e))
+            continue;
+        for (int k = 0; k < n; k++) {
+            char why[200], line[1200];
+            if (!est_sample_implausible(g, &s[k], why, sizeof why)) continue;
+            if (nbad++ >= show) continue;
+            int w = snprintf(line, sizeof line, "%s:%d: %s %s: %s\n", m->path,
+                             s[k].row, m->op, m->dtype, why);
+            *text = tp_xrealloc(*text, len + (size_t)w + 1);
+            memcpy(*text + len, line, (size_t)w + 1);
+            len += (size_t)w;
+        }
+        free(s);
+    }
+    hw_db_free(db);
+    return nbad;
+}
+
 int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
 {
     tp_err de = {0};
@@ -260,26 +313,35 @@ int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
             bad++;
             if (worst == TP_OK || rc == TP_ENOINPUT) worst = rc;
         }
+        char *warn = NULL;
+        enum { SHOW = 5 };
+        int nwarn = rc ? 0 : sample_warnings(o->pos[i], SHOW, &warn);
         if (arr) {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "file", o->pos[i]);
             cJSON_AddBoolToObject(j, "ok", rc == TP_OK);
             cJSON *pa = cJSON_AddArrayToObject(j, "problems");
-            for (char *line = report; line && *line;) {
-                char *nl = strchr(line, '\n');
-                if (nl) *nl = '\0';
-                cJSON_AddItemToArray(pa, cJSON_CreateString(line));
-                line = nl ? nl + 1 : line + strlen(line);
-            }
+            add_lines(pa, report);
+            cJSON_AddNumberToObject(j, "implausible_samples", nwarn);
+            add_lines(cJSON_AddArrayToObject(j, "implausible_examples"), warn);
             cJSON_AddItemToArray(arr, j);
         } else if (rc == TP_OK) {
             fprintf(out->f, "%s: ok\n", o->pos[i]);
+            if (nwarn) {
+                fprintf(out->f,
+                        "%s: warning: %d measured sample(s) cannot be right "
+                        "on this GPU; fits leave those times out "
+                        "(--keep-bad keeps them)%s\n",
+                        o->pos[i], nwarn, nwarn > SHOW ? "; the first:" : ":");
+                fputs(warn, out->f);
+            }
         } else {
             /* Problems are diagnostics: stderr, and also the data of this
              * command, so they go to the output too. */
             fputs(report, out->f);
         }
         free(report);
+        free(warn);
     }
     if (arr) cli_print_json(out->f, arr);
     hw_db_free(db);

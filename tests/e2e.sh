@@ -140,6 +140,9 @@ run 0 "$TP" hw show h100 --format json && has "$(json_str name)" '"h100-sxm"' "h
 run 65 "$TP" hw show perlmuter && has "$ERR" "did you mean 'perlmutter'" "system suggestion"
 
 run 0 "$TP" hw check "$FIX/hw/good/gpus/testgpu.json" && has "$OUT" ": ok" "hw check good"
+# Sample hygiene: Vista's flash-attention backward times cannot be right.
+run 0 "$TP" hw check "$FIX/../../hwdb/data/gpus/gh200.json" && has "$OUT" "warning:" "hw check reports implausible samples"
+has "$OUT" "flash_atten fp16: backward" "hw check names the sample and pass"
 run 65 "$TP" hw check "$FIX/hw/bad/many.json" && has "$OUT" '$.sm_count.value' "hw check lists problems"
 has "$OUT" '$.vendor' "hw check lists every problem"
 run 66 "$TP" hw check "$FIX/hw/bad/nope.json"
