@@ -95,6 +95,7 @@ typedef struct est_sample {
 } est_sample;
 
 #define EST_MAX_FEATURES 24
+#define EST_MAX_DIMS 5 /* log-shape dimensions of the biggest op kind */
 
 /* A fitted model for one op kind on one GPU: log r = w . phi(op) + a
  * local correction, for fwd and bwd separately, phi clamped to the
@@ -117,7 +118,19 @@ typedef struct est_fit {
      * fwd and bwd residuals (NAN where a pass was not measured). */
     int n_res;
     double *res;
+    /* The rows are stored in the order of an implicit k-d tree (median
+     * of each range at its middle position, split on dimension
+     * split_dim[middle]), so a query visits only the rows within the
+     * kernel's cut-off. */
+    unsigned char *split_dim;
     double bw_fwd, bw_bwd;   /* kernel bandwidths, in ln units; 0 = none */
+    /* The correction compiled onto a lattice for fast evaluation: lat_n[d]
+     * knots per dimension (lat_knots, dimension after dimension) and the
+     * fwd and bwd corrections at each vertex (lat_c, row-major, two per
+     * vertex); multilinear in between, 0 outside. NULL = no correction. */
+    int lat_n[EST_MAX_DIMS];
+    double *lat_knots;
+    double *lat_c;
 } est_fit;
 
 /* Fits a model to samples (all of the same kind) against the roofline of

@@ -46,7 +46,7 @@ static const double bandwidths[] = {0.05, 0.1, 0.2, 0.35, 0.6, 0.9, 1.3};
  * columns (e.g. sq and sk always equal) from blowing up. */
 #define EST_RIDGE 1e-4
 
-#define MAX_DIMS 5
+#define MAX_DIMS EST_MAX_DIMS
 
 /* The log-shape dimensions an op kind's efficiency depends on. */
 static int op_dims(const est_op *op, double *x)
@@ -81,13 +81,13 @@ static int op_dims(const est_op *op, double *x)
 }
 
 /* Features of the clamped, standardised dims: 1, x_i, x_i^2, x_i x_j. */
-static int features(const est_fit *fit, const est_op *op, double *phi)
+static int features_at(const est_fit *fit, const double *dims, double *phi)
 {
     double x[MAX_DIMS];
-    int nd = op_dims(op, x);
+    int nd = fit->ndims;
     for (int i = 0; i < nd; i++) {
         double lo = fit->lo[i], hi = fit->hi[i];
-        double v = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
+        double v = dims[i] < lo ? lo : (dims[i] > hi ? hi : dims[i]);
         double half = (hi - lo) / 2;
         x[i] = half > 1e-12 ? (v - (lo + hi) / 2) / half : 0;
     }
@@ -97,6 +97,13 @@ static int features(const est_fit *fit, const est_op *op, double *phi)
     for (int i = 0; i < nd; i++)
         for (int j = i; j < nd; j++) phi[p++] = x[i] * x[j];
     return p;
+}
+
+static int features(const est_fit *fit, const est_op *op, double *phi)
+{
+    double x[MAX_DIMS];
+    op_dims(op, x);
+    return features_at(fit, x, phi);
 }
 
 /* Solves (A + ridge) w = b for symmetric positive definite A (p x p) by
@@ -162,28 +169,130 @@ static int fit_pass(const hw_gpu *g, const est_sample *s, int n, int bwd,
     return used;
 }
 
+/* Rows per k-d tree leaf: below this a scan is cheaper than a split. */
+#define KD_LEAF 8
+
+typedef struct kd_key {
+    double v;
+    int i;
+} kd_key;
+
+static int kd_key_cmp(const void *a, const void *b)
+{
+    const kd_key *x = a, *y = b;
+    if (x->v != y->v) return x->v < y->v ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i); /* ties by row: a total order */
+}
+
+/* Arranges idx[lo, hi) as an implicit k-d tree over the rows of res:
+ * the middle position holds the median on the dimension of widest spread
+ * (recorded in split_dim[middle]), rows before it are <= on that
+ * dimension, rows after it >=. */
+static void kd_build(const double *res, int nd, int stride, int *idx, int lo,
+                     int hi, unsigned char *split_dim, kd_key *tmp)
+{
+    if (hi - lo <= KD_LEAF) return;
+    int dim = 0;
+    double widest = -1;
+    for (int d = 0; d < nd; d++) {
+        double a = INFINITY, b = -INFINITY;
+        for (int j = lo; j < hi; j++) {
+            double v = res[(size_t)idx[j] * (size_t)stride + (size_t)d];
+            if (v < a) a = v;
+            if (v > b) b = v;
+        }
+        if (b - a > widest) {
+            widest = b - a;
+            dim = d;
+        }
+    }
+    for (int j = lo; j < hi; j++) {
+        tmp[j - lo].v = res[(size_t)idx[j] * (size_t)stride + (size_t)dim];
+        tmp[j - lo].i = idx[j];
+    }
+    qsort(tmp, (size_t)(hi - lo), sizeof *tmp, kd_key_cmp);
+    for (int j = lo; j < hi; j++) idx[j] = tmp[j - lo].i;
+    int mid = lo + (hi - lo) / 2;
+    split_dim[mid] = (unsigned char)dim;
+    kd_build(res, nd, stride, idx, lo, mid, split_dim, tmp);
+    kd_build(res, nd, stride, idx, mid + 1, hi, split_dim, tmp);
+}
+
+/* Puts the residual rows of fit in k-d tree order. */
+static void kd_index(est_fit *fit)
+{
+    int n = fit->n_res, nd = fit->ndims, stride = nd + 2;
+    int *idx = tp_xmalloc((size_t)n * sizeof *idx);
+    kd_key *tmp = tp_xmalloc((size_t)n * sizeof *tmp);
+    double *sorted = tp_xmalloc((size_t)n * (size_t)stride * sizeof *sorted);
+    fit->split_dim = tp_xmalloc((size_t)n);
+    memset(fit->split_dim, 0, (size_t)n);
+    for (int i = 0; i < n; i++) idx[i] = i;
+    kd_build(fit->res, nd, stride, idx, 0, n, fit->split_dim, tmp);
+    for (int i = 0; i < n; i++)
+        memcpy(sorted + (size_t)i * (size_t)stride,
+               fit->res + (size_t)idx[i] * (size_t)stride,
+               (size_t)stride * sizeof *sorted);
+    free(fit->res);
+    fit->res = sorted;
+    free(tmp);
+    free(idx);
+}
+
+/* Running sums of one kernel query. */
+typedef struct kd_query {
+    const est_fit *fit;
+    const double *x;
+    int col, skip;
+    double inv, cut, num, den;
+} kd_query;
+
+static void kd_visit_row(kd_query *q, int j)
+{
+    int nd = q->fit->ndims;
+    const double *row = q->fit->res + (size_t)j * (size_t)(nd + 2);
+    double r = row[nd + q->col];
+    if (j == q->skip || isnan(r)) return;
+    double d2 = 0;
+    for (int k = 0; k < nd && d2 <= q->cut; k++) {
+        double dx = q->x[k] - row[k];
+        d2 += dx * dx;
+    }
+    if (d2 > q->cut) return; /* weight below exp(-8) */
+    double w = exp(d2 * q->inv);
+    q->num += w * r;
+    q->den += w;
+}
+
+static void kd_visit(kd_query *q, int lo, int hi)
+{
+    while (hi - lo > KD_LEAF) {
+        int mid = lo + (hi - lo) / 2, nd = q->fit->ndims;
+        int d = q->fit->split_dim[mid];
+        double diff = q->x[d] - q->fit->res[(size_t)mid * (size_t)(nd + 2) + (size_t)d];
+        kd_visit_row(q, mid);
+        /* The far side can hold rows within the cut-off only when the
+         * split plane itself is within it. */
+        if (diff <= 0) {
+            if (diff * diff <= q->cut) kd_visit(q, mid + 1, hi);
+            hi = mid;
+        } else {
+            if (diff * diff <= q->cut) kd_visit(q, lo, mid);
+            lo = mid + 1;
+        }
+    }
+    for (int j = lo; j < hi; j++) kd_visit_row(q, j);
+}
+
 /* Kernel correction at coordinates x from the residual table, column
- * col (0 fwd, 1 bwd), bandwidth h, leaving out row skip (-1: none). */
+ * col (0 fwd, 1 bwd), bandwidth h, leaving out row skip (-1: none). Rows
+ * beyond 4 bandwidths (weight below exp(-8)) are not visited. */
 static double correction(const est_fit *fit, const double *x, int col,
                          double h, int skip)
 {
-    int nd = fit->ndims, stride = nd + 2;
-    double inv = -0.5 / (h * h), cut = 16 * h * h, num = 0, den = 0;
-    for (int j = 0; j < fit->n_res; j++) {
-        const double *row = fit->res + (size_t)j * (size_t)stride;
-        double r = row[nd + col];
-        if (j == skip || isnan(r)) continue;
-        double d2 = 0;
-        for (int k = 0; k < nd && d2 <= cut; k++) {
-            double dx = x[k] - row[k];
-            d2 += dx * dx;
-        }
-        if (d2 > cut) continue; /* weight below exp(-8) */
-        double w = exp(d2 * inv);
-        num += w * r;
-        den += w;
-    }
-    return num / (den + EST_SHRINK);
+    kd_query q = {fit, x, col, skip, -0.5 / (h * h), 16 * h * h, 0, 0};
+    kd_visit(&q, 0, fit->n_res);
+    return q.num / (q.den + EST_SHRINK);
 }
 
 /* Picks the bandwidth with the least leave-one-out relative error of the
@@ -191,7 +300,8 @@ static double correction(const est_fit *fit, const double *x, int col,
 static double choose_bandwidth(const est_fit *fit, int col)
 {
     int nd = fit->ndims, stride = nd + 2;
-    int step = fit->n_res / LOO_MAX + 1;
+    int step = fit->n_res / LOO_MAX + 1, m = (fit->n_res + step - 1) / step;
+    double *err = tp_xmalloc((size_t)m * sizeof *err);
     double best_err = 0, best_h = 0;
     int n = 0;
     for (int i = 0; i < fit->n_res; i += step) {
@@ -201,27 +311,194 @@ static double choose_bandwidth(const est_fit *fit, int col)
             n++;
         }
     }
-    if (n == 0) return 0;
-    for (int b = 0; b < N_BW; b++) {
-        double err = 0;
-        for (int i = 0; i < fit->n_res; i += step) {
-            const double *row = fit->res + (size_t)i * (size_t)stride;
+    for (int b = 0; b < N_BW && n > 0; b++) {
+        /* Each row's error in parallel, summed in row order: the same
+         * choice at any thread count. */
+#pragma omp parallel for schedule(dynamic, 16)
+        for (int j = 0; j < m; j++) {
+            const double *row = fit->res + (size_t)j * (size_t)step * (size_t)stride;
             double r = row[nd + col];
-            if (isnan(r)) continue;
-            err += fabs(expm1(r - correction(fit, row, col, bandwidths[b], i)));
+            err[j] = isnan(r) ? 0
+                              : fabs(expm1(r - correction(fit, row, col,
+                                                          bandwidths[b], j * step)));
         }
-        if (err < best_err) {
-            best_err = err;
+        double sum = 0;
+        for (int j = 0; j < m; j++) sum += err[j];
+        if (sum < best_err) {
+            best_err = sum;
             best_h = bandwidths[b];
         }
     }
+    free(err);
     return best_h;
+}
+
+/* ---- the correction compiled onto a lattice --------------------------
+ *
+ * A kernel sum over the residual rows costs about a microsecond per query
+ * (tens of rows within the cut-off, an exp each); the estimator asks
+ * millions. So after fitting, the correction is evaluated once at the
+ * vertices of a lattice whose knots, per dimension, are the training
+ * coordinates (thinned to at least half a bandwidth apart), with knots
+ * added 4 bandwidths beyond each edge and on each side of any gap wider
+ * than 8 bandwidths, where the kernel sum has faded to ~0. A query
+ * interpolates multilinearly between the 2^d vertices around it (exact at
+ * the training coordinates) and gets 0 outside the lattice, where the
+ * kernel sum is below exp(-8) of its weight anyway. */
+
+#define LAT_MAX_VERTICES 65536
+#define LAT_MAX_KNOTS 96
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Knots of one dimension from the sorted coordinates v[n], at least
+ * `gap` apart, with the fade-out knots 4h away; returns the count, or
+ * cap + 1 when they do not fit in cap. */
+static int lattice_dim(const double *v, int n, double gap, double h, double *k,
+                       int cap)
+{
+    int m = 0;
+    double fade = 4 * h;
+#define PUSH(x) do { if (m >= cap) return cap + 1; k[m++] = (x); } while (0)
+    PUSH(v[0] - fade);
+    double last = v[0];
+    PUSH(v[0]);
+    for (int i = 1; i < n; i++) {
+        if (v[i] - last < gap) continue;
+        if (v[i] - last > 2 * fade) {
+            PUSH(last + fade);
+            PUSH(v[i] - fade);
+        }
+        PUSH(v[i]);
+        last = v[i];
+    }
+    PUSH(last + fade);
+#undef PUSH
+    return m;
+}
+
+static void lattice_build(est_fit *fit)
+{
+    double h = fit->bw_fwd;
+    if (h <= 0 || (fit->bw_bwd > 0 && fit->bw_bwd < h)) h = fit->bw_bwd;
+    if (h <= 0) return;
+    int nd = fit->ndims, stride = nd + 2, n = fit->n_res;
+    double *v = tp_xmalloc((size_t)n * sizeof *v);
+    double *knots = tp_xmalloc((size_t)nd * LAT_MAX_KNOTS * sizeof *knots);
+    double gap[MAX_DIMS];
+    for (int d = 0; d < nd; d++) gap[d] = h / 2;
+    for (;;) {
+        /* Widen the spacing of the most crowded dimension until the
+         * lattice fits. */
+        long total = 1;
+        int worst = 0;
+        for (int d = 0; d < nd; d++) {
+            for (int i = 0; i < n; i++)
+                v[i] = fit->res[(size_t)i * (size_t)stride + (size_t)d];
+            qsort(v, (size_t)n, sizeof *v, cmp_double);
+            fit->lat_n[d] = lattice_dim(v, n, gap[d], h,
+                                        knots + (size_t)d * LAT_MAX_KNOTS,
+                                        LAT_MAX_KNOTS);
+            total *= fit->lat_n[d];
+            if (fit->lat_n[d] > fit->lat_n[worst]) worst = d;
+        }
+        if (total <= LAT_MAX_VERTICES) break;
+        gap[worst] *= 1.5;
+    }
+    free(v);
+    long total = 1;
+    int off = 0;
+    fit->lat_knots = tp_xmalloc((size_t)nd * LAT_MAX_KNOTS * sizeof *knots);
+    for (int d = 0; d < nd; d++) {
+        memcpy(fit->lat_knots + off, knots + (size_t)d * LAT_MAX_KNOTS,
+               (size_t)fit->lat_n[d] * sizeof *knots);
+        off += fit->lat_n[d];
+        total *= fit->lat_n[d];
+    }
+    free(knots);
+    fit->lat_c = tp_xmalloc((size_t)total * 2 * sizeof *fit->lat_c);
+#pragma omp parallel for schedule(dynamic, 256)
+    for (long vtx = 0; vtx < total; vtx++) {
+        double x[MAX_DIMS];
+        long rest = vtx;
+        int base = off;
+        for (int d = nd - 1; d >= 0; d--) { /* row-major: last dim fastest */
+            base -= fit->lat_n[d];
+            x[d] = fit->lat_knots[base + (int)(rest % fit->lat_n[d])];
+            rest /= fit->lat_n[d];
+        }
+        fit->lat_c[2 * vtx] =
+            fit->bw_fwd > 0 ? correction(fit, x, 0, fit->bw_fwd, -1) : 0;
+        fit->lat_c[2 * vtx + 1] =
+            fit->bw_bwd > 0 ? correction(fit, x, 1, fit->bw_bwd, -1) : 0;
+    }
+}
+
+/* The compiled correction at x: c[0] fwd, c[1] bwd. */
+static void lattice_eval(const est_fit *fit, const double *x, double *c)
+{
+    c[0] = c[1] = 0;
+    if (!fit->lat_c) return;
+    int nd = fit->ndims, cell[MAX_DIMS];
+    double t[MAX_DIMS];
+    long strides[MAX_DIMS];
+    const double *k = fit->lat_knots;
+    for (int d = 0; d < nd; d++) {
+        int m = fit->lat_n[d];
+        if (x[d] < k[0] || x[d] > k[m - 1]) return;
+        /* Branch-free binary search for the last knot <= x among the
+         * first m - 1 (so the cell's upper knot exists). */
+        const double *at = k;
+        int len = m - 1;
+        while (len > 1) {
+            int half = len / 2;
+            at = at[half] <= x[d] ? at + half : at;
+            len -= half;
+        }
+        int lo = (int)(at - k);
+        cell[d] = lo;
+        t[d] = (x[d] - k[lo]) / (k[lo + 1] - k[lo]);
+        k += m;
+    }
+    long s = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= fit->lat_n[d];
+    }
+    /* The corners' weights and offsets, one dimension at a time; a
+     * coordinate exactly on a knot (t = 0) adds no corners. */
+    double w[1 << MAX_DIMS];
+    long at[1 << MAX_DIMS];
+    int nc = 1;
+    w[0] = 1;
+    at[0] = 0;
+    for (int d = 0; d < nd; d++) {
+        for (int i = 0; i < nc; i++) at[i] += cell[d] * strides[d];
+        if (t[d] == 0) continue;
+        for (int i = 0; i < nc; i++) {
+            w[nc + i] = w[i] * t[d];
+            at[nc + i] = at[i] + strides[d];
+            w[i] *= 1 - t[d];
+        }
+        nc *= 2;
+    }
+    for (int i = 0; i < nc; i++) {
+        c[0] += w[i] * fit->lat_c[2 * at[i]];
+        c[1] += w[i] * fit->lat_c[2 * at[i] + 1];
+    }
 }
 
 void est_fit_free(est_fit *fit)
 {
     if (!fit) return;
     free(fit->res);
+    free(fit->split_dim);
+    free(fit->lat_knots);
+    free(fit->lat_c);
     memset(fit, 0, sizeof *fit);
 }
 
@@ -276,8 +553,10 @@ int est_fit_samples(const hw_gpu *g, const est_sample *s, int n, est_fit *fit,
             row[nd + c] = y;
         }
     }
+    kd_index(fit);
     fit->bw_fwd = fit->has_fwd ? choose_bandwidth(fit, 0) : 0;
     fit->bw_bwd = fit->has_bwd ? choose_bandwidth(fit, 1) : 0;
+    lattice_build(fit);
     return TP_OK;
 }
 
@@ -285,19 +564,18 @@ void est_fit_predict(const hw_gpu *g, const est_fit *fit, const est_op *op,
                      est_time *t)
 {
     est_op_roofline(g, op, t);
-    double phi[EST_MAX_FEATURES], x[MAX_DIMS];
-    int p = features(fit, op, phi);
+    double phi[EST_MAX_FEATURES], x[MAX_DIMS], c[2];
     op_dims(op, x);
+    int p = features_at(fit, x, phi);
+    lattice_eval(fit, x, c);
     if (fit->has_fwd) {
-        double y = 0;
+        double y = c[0];
         for (int i = 0; i < p; i++) y += fit->w_fwd[i] * phi[i];
-        if (fit->bw_fwd > 0) y += correction(fit, x, 0, fit->bw_fwd, -1);
         t->fwd_s *= exp(y);
     }
     if (fit->has_bwd) {
-        double y = 0;
+        double y = c[1];
         for (int i = 0; i < p; i++) y += fit->w_bwd[i] * phi[i];
-        if (fit->bw_bwd > 0) y += correction(fit, x, 1, fit->bw_bwd, -1);
         t->bwd_s *= exp(y);
     }
 }

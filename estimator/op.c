@@ -155,22 +155,31 @@ void est_op_work(const est_op *op, est_work *w)
  * "Efficient GEMM in CUDA", and the Matrix Multiplication Background
  * guide): take the best of those choices, counting the extra pass that
  * sums the split partial results. */
-static double gemm_compute_s(const hw_gpu *g, double peak, double b, double m,
-                             double n, double k)
+static double gemm_compute_s(int64_t sms, double rate_per_sm, double bw,
+                             int64_t b, int64_t m, int64_t n, int64_t k)
 {
-    static const double tm[] = {128, 128, 64}, tn[] = {256, 128, 64};
-    double sms = g->sm_count > 0 ? g->sm_count : 1;
-    double bw = g->mem_bw_bytes_per_s * EST_HBM_EFFICIENCY;
-    double best = INFINITY;
-    for (int t = 0; t < 3; t++)
-        for (double split = 1; split <= 8; split *= 2) {
-            if (split > 1 && k / split < 256) break;
-            double tiles = b * ceil(m / tm[t]) * ceil(n / tn[t]) * split;
-            double waves = ceil(tiles / sms);
-            double s = waves * (2 * tm[t] * tn[t] * ceil(k / split)) / (peak / sms);
-            if (split > 1) s += 4.0 * b * m * n * split / bw; /* fp32 partials */
+    /* Integer tile counts: exact, and cheaper than floating ceil. */
+    static const int tm_log2[] = {7, 7, 6}, tn_log2[] = {8, 7, 6};
+    double best = INFINITY, inv_rate = 1 / rate_per_sm;
+    for (int t = 0; t < 3; t++) {
+        int64_t tiles1 = b * ((m + (1 << tm_log2[t]) - 1) >> tm_log2[t])
+                         * ((n + (1 << tn_log2[t]) - 1) >> tn_log2[t]);
+        double tile_flops = 2.0 * (double)(1 << (tm_log2[t] + tn_log2[t]));
+        for (int sl = 0; sl <= 3; sl++) { /* split-K by 1, 2, 4, 8 */
+            int64_t split = (int64_t)1 << sl;
+            if (sl > 0 && k < 256 * split) break;
+            int64_t tiles = tiles1 * split, waves;
+            if (tiles < ((int64_t)1 << 31)) /* 32-bit division is faster */
+                waves = (uint32_t)(tiles + sms - 1) / (uint32_t)sms;
+            else
+                waves = (tiles + sms - 1) / sms;
+            int64_t ks = (k + split - 1) >> sl;
+            double s = (double)waves * tile_flops * (double)ks * inv_rate;
+            if (sl > 0) /* fp32 partial results written and summed */
+                s += 4.0 * (double)b * (double)m * (double)n * (double)split / bw;
             if (s < best) best = s;
         }
+    }
     return best;
 }
 
@@ -183,11 +192,12 @@ void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t)
     double bw = g->mem_bw_bytes_per_s * EST_HBM_EFFICIENCY;
     double cf, cb, kernels_f = 1, kernels_b = 1;
     if (op->kind == EST_OP_GEMM) {
-        double b = op->b > 0 ? (double)op->b : 1, m = (double)op->m,
-               n = (double)op->n, k = (double)op->k;
-        cf = gemm_compute_s(g, peak, b, m, n, k);
-        cb = gemm_compute_s(g, peak, b, m, k, n)   /* dX = dY W^T */
-             + gemm_compute_s(g, peak, b, k, n, m); /* dW = X^T dY */
+        int64_t b = op->b > 0 ? op->b : 1, m = op->m, n = op->n, k = op->k;
+        int64_t sms = g->sm_count > 0 ? g->sm_count : 1;
+        double rate = peak / (double)sms;
+        cf = gemm_compute_s(sms, rate, bw, b, m, n, k);
+        cb = gemm_compute_s(sms, rate, bw, b, m, k, n)   /* dX = dY W^T */
+             + gemm_compute_s(sms, rate, bw, b, k, n, m); /* dW = X^T dY */
         kernels_b = 2;
     } else if (op->kind == EST_OP_FLASH_ATTN) {
         double sms = g->sm_count > 0 ? g->sm_count : 1;
