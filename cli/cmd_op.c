@@ -324,6 +324,99 @@ static int extrap(const hw_gpu *g, const est_sample *s, int n, int c,
     return ok;
 }
 
+/* One row of op cv: k-fold and extrapolation errors of the fit to the
+ * samples s[n] (shuffled here by PCG32 stream `stream`), labelled with
+ * their source. */
+static void cv_row(const hw_gpu *g, const cli_opts *o, const char *op, int dt,
+                   const char *source, est_sample *s, int n, int bad,
+                   uint64_t stream, cli_table *t, cJSON *arr)
+{
+    pcg32 r;
+    pcg32_seed(&r, o->seed, stream);
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)pcg32_bounded(&r, (uint32_t)(i + 1));
+        est_sample x = s[i];
+        s[i] = s[j];
+        s[j] = x;
+    }
+    est_sample *tr = tp_xmalloc((size_t)n * sizeof *tr);
+    est_sample *te = tp_xmalloc((size_t)n * sizeof *te);
+    mape cv = {{0, 0}, {0, 0}}, xd = cv, xs = cv;
+    for (int f = 0; f < o->folds; f++) {
+        int ntr = 0, nte = 0;
+        for (int i = 0; i < n; i++) {
+            if (i % o->folds == f) te[nte++] = s[i];
+            else tr[ntr++] = s[i];
+        }
+        est_fit fit;
+        tp_err fe;
+        if (est_fit_samples(g, tr, ntr, &fit, &fe) == TP_OK)
+            score(g, &fit, te, nte, &cv);
+        est_fit_free(&fit);
+    }
+    extrap(g, s, n, EST_COL_DIM, 6144, 6656, tr, te, &xd);
+    extrap(g, s, n, EST_COL_L, 4096, 4608, tr, te, &xs);
+    char cells[6][16], ns[16], nb[16];
+    fmt_mape(cells[0], 16, &cv, 0);
+    fmt_mape(cells[1], 16, &cv, 1);
+    fmt_mape(cells[2], 16, &xd, 0);
+    fmt_mape(cells[3], 16, &xd, 1);
+    fmt_mape(cells[4], 16, &xs, 0);
+    fmt_mape(cells[5], 16, &xs, 1);
+    snprintf(ns, sizeof ns, "%d", n);
+    snprintf(nb, sizeof nb, "%d", bad);
+    cli_table_row(t, op, hw_dtype_names[dt], source, ns, nb, cells[0], cells[1],
+                  cells[2], cells[3], cells[4], cells[5]);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "op", op);
+    cJSON_AddStringToObject(j, "dtype", hw_dtype_names[dt]);
+    cJSON_AddStringToObject(j, "source", source);
+    cJSON_AddNumberToObject(j, "samples", n);
+    cJSON_AddNumberToObject(j, "implausible", bad);
+    const mape *ms[3] = {&cv, &xd, &xs};
+    static const char *const keys[3][2] = {
+        {"cv_fwd_mape_pct", "cv_bwd_mape_pct"},
+        {"extrap_dim_fwd_mape_pct", "extrap_dim_bwd_mape_pct"},
+        {"extrap_seq_fwd_mape_pct", "extrap_seq_bwd_mape_pct"}};
+    for (int k = 0; k < 3; k++)
+        for (int p = 0; p < 2; p++)
+            if (ms[k]->n[p])
+                cJSON_AddNumberToObject(j, keys[k][p],
+                                        100 * ms[k]->sum[p] / ms[k]->n[p]);
+    cJSON_AddItemToArray(arr, j);
+    free(tr);
+    free(te);
+}
+
+/* Reads one measured file's samples, cleaned as est_gpu_samples does. */
+static int read_clean(const hw_gpu *g, const hw_measured *m, int dt,
+                      int keep_bad, est_sample **out, int *n, int *bad,
+                      tp_err *e)
+{
+    est_sample *s;
+    int ns, k = 0;
+    int rc = est_read_samples(m->path, m->op, (hw_dtype)dt, &s, &ns, e);
+    if (rc) return rc;
+    *bad = 0;
+    for (int i = 0; i < ns; i++) {
+        char why[160];
+        if (!keep_bad && est_sample_clean(g, &s[i], why, sizeof why)) {
+            (*bad)++;
+            if (!(s[i].fwd_s > 0) && !(s[i].bwd_s > 0)) continue;
+        }
+        s[k++] = s[i];
+    }
+    *out = s;
+    *n = k;
+    return TP_OK;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
 int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
 {
     int rc = need(o->gpu, "--gpu", "op cv", e);
@@ -331,84 +424,38 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
     hw_db *db;
     const hw_gpu *g = open_gpu(o, &db, e);
     if (!g) return e->status;
-    static const char *hdr[] = {"op", "dtype",  "samples",   "implausible",
+    static const char *hdr[] = {"op", "dtype", "source", "samples", "implausible",
                                 "cv fwd %",  "cv bwd %",  "dim>6144 fwd %",
                                 "dim>6144 bwd %", "seq>4096 fwd %",
                                 "seq>4096 bwd %"};
     cli_table t;
-    cli_table_init(&t, 10, hdr, "llrrrrrrrr");
+    cli_table_init(&t, 11, hdr, "lllrrrrrrrr");
     cJSON *arr = cJSON_CreateArray();
+    /* A row per sample file, so each source's accuracy shows on its own,
+     * and a pooled row ("all") where an op has several files. */
     for (int oi = 0; est_sample_op_names[oi] && rc == TP_OK; oi++)
-    for (int dt = 0; dt < HW_DTYPE_COUNT; dt++) {
+    for (int dt = 0; dt < HW_DTYPE_COUNT && rc == TP_OK; dt++) {
         const char *op = est_sample_op_names[oi];
-        int listed = 0;
-        for (int i = 0; i < g->n_measured; i++)
-            listed |= strcmp(g->measured[i].op, op) == 0
-                      && hw_dtype_parse(g->measured[i].dtype) == dt;
-        if (!listed) continue;
+        int files = 0;
+        uint64_t stream = (uint64_t)(oi * HW_DTYPE_COUNT + dt) * 64;
+        for (int i = 0; i < g->n_measured && rc == TP_OK; i++) {
+            const hw_measured *m = &g->measured[i];
+            if (strcmp(m->kind, "operator_samples") || strcmp(m->op, op)
+                || hw_dtype_parse(m->dtype) != dt)
+                continue;
+            est_sample *s;
+            int n, bad;
+            if ((rc = read_clean(g, m, dt, o->keep_bad, &s, &n, &bad, e))) break;
+            if (n > 0)
+                cv_row(g, o, op, dt, base_name(m->path), s, n, bad,
+                       stream + (uint64_t)++files, &t, arr);
+            free(s);
+        }
+        if (rc || files < 2) continue;
         est_sample *s;
         int n, bad;
-        if ((rc = est_gpu_samples(g, op, dt, o->keep_bad, &s, &n, &bad, e)))
-            break;
-        if (n == 0) {
-            free(s);
-            continue;
-        }
-        /* Shuffle by a stream of its own, so each op's split is fixed. */
-        pcg32 r;
-        pcg32_seed(&r, o->seed, (uint64_t)(oi * HW_DTYPE_COUNT + dt));
-        for (int i = n - 1; i > 0; i--) {
-            int j = (int)pcg32_bounded(&r, (uint32_t)(i + 1));
-            est_sample x = s[i];
-            s[i] = s[j];
-            s[j] = x;
-        }
-        est_sample *tr = tp_xmalloc((size_t)n * sizeof *tr);
-        est_sample *te = tp_xmalloc((size_t)n * sizeof *te);
-        mape cv = {{0, 0}, {0, 0}}, xd = cv, xs = cv;
-        for (int f = 0; f < o->folds; f++) {
-            int ntr = 0, nte = 0;
-            for (int i = 0; i < n; i++) {
-                if (i % o->folds == f) te[nte++] = s[i];
-                else tr[ntr++] = s[i];
-            }
-            est_fit fit;
-            tp_err fe;
-            if (est_fit_samples(g, tr, ntr, &fit, &fe) == TP_OK)
-                score(g, &fit, te, nte, &cv);
-            est_fit_free(&fit);
-        }
-        extrap(g, s, n, EST_COL_DIM, 6144, 6656, tr, te, &xd);
-        extrap(g, s, n, EST_COL_L, 4096, 4608, tr, te, &xs);
-        char cells[6][16], ns[16], nb[16];
-        fmt_mape(cells[0], 16, &cv, 0);
-        fmt_mape(cells[1], 16, &cv, 1);
-        fmt_mape(cells[2], 16, &xd, 0);
-        fmt_mape(cells[3], 16, &xd, 1);
-        fmt_mape(cells[4], 16, &xs, 0);
-        fmt_mape(cells[5], 16, &xs, 1);
-        snprintf(ns, sizeof ns, "%d", n);
-        snprintf(nb, sizeof nb, "%d", bad);
-        cli_table_row(&t, op, hw_dtype_names[dt], ns, nb, cells[0], cells[1],
-                      cells[2], cells[3], cells[4], cells[5]);
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "op", op);
-        cJSON_AddStringToObject(j, "dtype", hw_dtype_names[dt]);
-        cJSON_AddNumberToObject(j, "samples", n);
-        cJSON_AddNumberToObject(j, "implausible", bad);
-        const mape *ms[3] = {&cv, &xd, &xs};
-        static const char *const keys[3][2] = {
-            {"cv_fwd_mape_pct", "cv_bwd_mape_pct"},
-            {"extrap_dim_fwd_mape_pct", "extrap_dim_bwd_mape_pct"},
-            {"extrap_seq_fwd_mape_pct", "extrap_seq_bwd_mape_pct"}};
-        for (int k = 0; k < 3; k++)
-            for (int p = 0; p < 2; p++)
-                if (ms[k]->n[p])
-                    cJSON_AddNumberToObject(j, keys[k][p],
-                                            100 * ms[k]->sum[p] / ms[k]->n[p]);
-        cJSON_AddItemToArray(arr, j);
-        free(tr);
-        free(te);
+        if ((rc = est_gpu_samples(g, op, dt, o->keep_bad, &s, &n, &bad, e))) break;
+        if (n > 0) cv_row(g, o, op, dt, "all", s, n, bad, stream, &t, arr);
         free(s);
     }
     if (rc == TP_OK) {
