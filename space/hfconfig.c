@@ -19,8 +19,8 @@
  *    vs 13.8M per layer, +0.5% of the model; V3: about +2.5%) and the QK^T
  *    FLOPs lower (qk head dim 192 vs 128).
  *  - Qwen2-MoE's shared-expert gate (hidden x 1 per layer), Qwen3's QK
- *    norms, Gemma 2's extra norms, BLOOM's embedding LayerNorm, OPT's two
- *    extra position rows, a bias on GPT-J's LM head: each < 0.01%.
+ *    norms, Gemma 2's extra norms, OPT's two extra position rows, a bias
+ *    on GPT-J's LM head: each < 0.01%.
  *  - Sliding-window attention: FLOPs assume full attention.
  *
  * References: transformers' configuration_*.py for each model_type (key
@@ -213,33 +213,36 @@ typedef struct hf_type {
     int tied;              /* default of tie_word_embeddings */
     int ffn_4h;            /* FFN size defaults to 4 x hidden */
     int64_t max_position;  /* default context; 0: the config must say */
+    int embed_norm;        /* a norm on the embedding output (BLOOM's
+                              word_embeddings_layernorm, which no config
+                              key switches) */
 } hf_type;
 
 #define RMS SPACE_NORM_RMSNORM
 #define LN SPACE_NORM_LAYERNORM
 static const hf_type hf_types[] = {
-    /* type          gated act                 norm pos           qkv o mlp par tie 4h maxpos */
-    {"llama",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
-    {"mistral",      1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
-    {"mixtral",      1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
-    {"qwen2",        1, "silu",              RMS, SPACE_POS_ROPE,    1, 0, 0, 0, 0, 0, 0},
-    {"qwen2_moe",    1, "silu",              RMS, SPACE_POS_ROPE,    1, 0, 0, 0, 0, 0, 0},
-    {"qwen3",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
-    {"qwen3_moe",    1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
-    {"deepseek_v2",  1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
-    {"deepseek_v3",  1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
-    {"gemma",        1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0},
-    {"gemma2",       1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0},
-    {"gpt2",         0, "gelu_new",          LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 1, 0},
-    {"gpt_neox",     0, "gelu",              LN,  SPACE_POS_ROPE,    1, 1, 1, 1, 0, 0, 0},
-    {"gptj",         0, "gelu_new",          LN,  SPACE_POS_ROPE,    0, 0, 1, 1, 0, 1, 0},
-    {"opt",          0, "relu",              LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 0, 0},
-    {"bloom",        0, "gelu",              LN,  SPACE_POS_ALIBI,   1, 1, 1, 0, 1, 1, 2048},
-    {"falcon",       0, "gelu",              LN,  SPACE_POS_ROPE,    0, 0, 0, 1, 1, 1, 2048},
-    {"gpt_bigcode",  0, "gelu_pytorch_tanh", LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 1, 0},
-    {"phi",          0, "gelu_new",          LN,  SPACE_POS_ROPE,    1, 1, 1, 1, 0, 0, 0},
-    {"starcoder2",   0, "gelu_pytorch_tanh", LN,  SPACE_POS_ROPE,    1, 1, 1, 0, 1, 0, 0},
-    {"nemotron",     0, "relu2",             LN,  SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0},
+    /* type          gated act                 norm pos           qkv o mlp par tie 4h maxpos emb */
+    {"llama",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    {"mistral",      1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    {"mixtral",      1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen2",        1, "silu",              RMS, SPACE_POS_ROPE,    1, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen2_moe",    1, "silu",              RMS, SPACE_POS_ROPE,    1, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen3",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    {"qwen3_moe",    1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    {"deepseek_v2",  1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    {"deepseek_v3",  1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    {"gemma",        1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0, 0},
+    {"gemma2",       1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0, 0},
+    {"gpt2",         0, "gelu_new",          LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 1, 0, 0},
+    {"gpt_neox",     0, "gelu",              LN,  SPACE_POS_ROPE,    1, 1, 1, 1, 0, 0, 0, 0},
+    {"gptj",         0, "gelu_new",          LN,  SPACE_POS_ROPE,    0, 0, 1, 1, 0, 1, 0, 0},
+    {"opt",          0, "relu",              LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 0, 0, 0},
+    {"bloom",        0, "gelu",              LN,  SPACE_POS_ALIBI,   1, 1, 1, 0, 1, 1, 2048, 1},
+    {"falcon",       0, "gelu",              LN,  SPACE_POS_ROPE,    0, 0, 0, 1, 1, 1, 2048, 0},
+    {"gpt_bigcode",  0, "gelu_pytorch_tanh", LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 1, 0, 0},
+    {"phi",          0, "gelu_new",          LN,  SPACE_POS_ROPE,    1, 1, 1, 1, 0, 0, 0, 0},
+    {"starcoder2",   0, "gelu_pytorch_tanh", LN,  SPACE_POS_ROPE,    1, 1, 1, 0, 1, 0, 0, 0},
+    {"nemotron",     0, "relu2",             LN,  SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
 };
 #undef RMS
 #undef LN
@@ -248,7 +251,7 @@ static const hf_type hf_types[] = {
  * biases; gated iff the activation is silu/swish (no 2-GEMM SiLU FFN is
  * in common use); the activation must be given. */
 static const hf_type hf_generic = {
-    NULL, -1, NULL, SPACE_NORM_LAYERNORM, SPACE_POS_ROPE, 0, 0, 0, 0, 1, 0, 0,
+    NULL, -1, NULL, SPACE_NORM_LAYERNORM, SPACE_POS_ROPE, 0, 0, 0, 0, 1, 0, 0, 0,
 };
 
 /* ---- Reading. */
@@ -424,7 +427,7 @@ static int hf_bool_or(const hf_vals *v, enum hf_bool r, int dflt)
 static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
                        tp_err *e)
 {
-    char p1[96], p2[96];
+    char p1[384], p2[384];
     const hf_type *t =
         v->sh[HS_MODEL_TYPE].found ? hf_type_find(v->model_type) : &hf_generic;
     memset(m, 0, sizeof *m);
@@ -545,6 +548,7 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     m->out_bias = hf_bool_or(v, HB_OUT_BIAS, t->out_bias);
     m->mlp_bias = hf_bool_or(v, HB_MLP_BIAS, t->mlp_bias);
     m->parallel_attn_mlp = hf_bool_or(v, HB_PARALLEL, t->parallel);
+    m->embed_norm = t->embed_norm;
 
     int64_t experts = v->ih[HI_EXPERTS].found ? v->i[HI_EXPERTS] : 0;
     if (experts == 0) return TP_OK; /* dense: MoE fields stay 0 */
@@ -598,31 +602,33 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     return TP_OK;
 }
 
-static int hf_parse(const char *file, const cJSON *root, space_model *m,
-                    tp_err *e)
+/* root is the config object found at JSON path base in file. */
+static int hf_parse(const char *file, const char *base, const cJSON *root,
+                    space_model *m, tp_err *e)
 {
     char found[64];
     if (!cJSON_IsObject(root)) {
         tp_json_describe(root, found, sizeof found);
         return tp_errf(e, TP_EDATA,
-                       "%s: $: expected a JSON object (a HuggingFace "
+                       "%s: %s: expected a JSON object (a HuggingFace "
                        "config.json), found %s",
-                       file, found);
+                       file, base, found);
     }
+    char text_path[320];
+    snprintf(text_path, sizeof text_path, "%s.text_config", base);
     hf_ctx c = {.file = file};
     const cJSON *text = cJSON_GetObjectItemCaseSensitive(root, "text_config");
     if (text && !cJSON_IsNull(text)) {
         if (!cJSON_IsObject(text)) {
             tp_json_describe(text, found, sizeof found);
-            return tp_errf(e, TP_EDATA,
-                           "%s: $.text_config: expected an object, found %s",
-                           file, found);
+            return tp_errf(e, TP_EDATA, "%s: %s: expected an object, found %s",
+                           file, text_path, found);
         }
         c.scope[c.nscope] = text;
-        c.path[c.nscope++] = "$.text_config";
+        c.path[c.nscope++] = text_path;
     }
     c.scope[c.nscope] = root;
-    c.path[c.nscope++] = "$";
+    c.path[c.nscope++] = base;
 
     hf_vals v;
     memset(&v, 0, sizeof v);
@@ -631,20 +637,37 @@ static int hf_parse(const char *file, const cJSON *root, space_model *m,
     return hf_to_model(&c, &v, m, e);
 }
 
+int space_model_from_hf_json(const cJSON *obj, const char *file,
+                             const char *path, space_model *out, tp_err *e)
+{
+    if (!file) file = "config";
+    if (!path || !*path) path = "$";
+    if (strlen(path) > 256)
+        return tp_errf(e, TP_EINTERNAL, "%s: JSON path too long: %.40s...",
+                       file, path);
+    space_model m;
+    int rc = hf_parse(file, path, obj, &m, e);
+    if (rc) return rc;
+    /* A last net for what no single key shows (sizes too large together). */
+    char where[600];
+    if (strcmp(path, "$") == 0)
+        snprintf(where, sizeof where, "%s", file);
+    else
+        snprintf(where, sizeof where, "%s: %s", file, path);
+    rc = space_model_validate(&m, where, e);
+    if (rc) return rc;
+    *out = m;
+    return TP_OK;
+}
+
 int space_model_from_hf_file(const char *path, space_model *out, tp_err *e)
 {
     cJSON *root = NULL;
     int rc = tp_json_load(path, &root, e);
     if (rc) return rc;
-    space_model m;
-    rc = hf_parse(path, root, &m, e);
+    rc = space_model_from_hf_json(root, path, "$", out, e);
     cJSON_Delete(root);
-    if (rc) return rc;
-    /* A last net for what no single key shows (sizes too large together). */
-    rc = space_model_validate(&m, path, e);
-    if (rc) return rc;
-    *out = m;
-    return TP_OK;
+    return rc;
 }
 
 int space_model_resolve(const char *name_or_path, space_model *out, tp_err *e)

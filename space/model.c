@@ -123,6 +123,7 @@ static const int_field int_fields[] = {
     INTF(out_bias, 2),
     INTF(mlp_bias, 2),
     INTF(parallel_attn_mlp, 2),
+    INTF(embed_norm, 2),
 };
 #undef INTF
 
@@ -214,6 +215,10 @@ void space_model_params(const space_model *m, int64_t pad_multiple,
     out->vocab_padded = ceil_to(m->vocab, pad_multiple < 1 ? 1 : pad_multiple);
     out->embedding = out->vocab_padded * h;
     out->position = m->pos == SPACE_POS_LEARNED ? m->max_position * h : 0;
+    /* BLOOM normalises the embedding output with a LayerNorm of its own
+     * (word_embeddings_layernorm, 2h; BigScience, arXiv:2211.05100,
+     * Section 3.2.2 "Embedding LayerNorm"). */
+    out->embed_norm = m->embed_norm ? norm : 0;
     out->attn_per_layer = h * q + 2 * h * kv + q * h;
     if (m->qkv_bias) out->attn_per_layer += q + 2 * kv;
     if (m->out_bias) out->attn_per_layer += h;
@@ -235,8 +240,8 @@ void space_model_params(const space_model *m, int64_t pad_multiple,
                         + out->moe_layers * (common + out->moe_mlp_per_layer);
     out->final_norm = norm;
     out->lm_head = m->tied_embeddings ? 0 : out->vocab_padded * h;
-    out->total = out->embedding + out->position + out->layers_total
-                 + out->final_norm + out->lm_head;
+    out->total = out->embedding + out->position + out->embed_norm
+                 + out->layers_total + out->final_norm + out->lm_head;
     /* A token goes through top_k of the routed experts; everything else
      * (embeddings and LM head included, as in Mixtral's "12.9B active")
      * counts in full. */

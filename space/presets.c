@@ -25,6 +25,28 @@
         .out_bias = 1, .mlp_bias = 1                                          \
     }
 
+/* llm-foundry's MPT benchmark models (scripts/train/yamls/pretrain/
+ * mpt-*.yaml): MPTConfig's defaults, i.e. GELU, 4h FFN (expansion_ratio
+ * 4), LayerNorm with bias, learned positions (learned_pos_emb true, alibi
+ * false), biases on every linear layer (no_bias false), the LM head tied
+ * to the embedding, vocabulary 50368 (the GPT-NeoX tokenizer's 50277
+ * padded), max_seq_len 2048. These are not the released MPT-7B/30B
+ * checkpoints (ALiBi, no biases, vocabulary 50432, 64 heads for 30B). */
+#define FOUNDRY_MPT(nm, layers, hid, nheads, yaml)                             \
+    {                                                                         \
+        .name = nm,                                                           \
+        .source = "https://github.com/mosaicml/llm-foundry/blob/"             \
+                  "495218376830947dce625efabc4d86be7c47cc45/scripts/train/"   \
+                  "yamls/pretrain/" yaml " (MPTConfig defaults); exact "      \
+                  "NumParams in scripts/train/benchmarking/README.md",        \
+        .num_layers = layers, .hidden = hid, .heads = nheads,                 \
+        .kv_heads = nheads, .head_dim = (hid) / (nheads),                     \
+        .ffn_hidden = 4 * (hid), .vocab = 50368, .max_position = 2048,        \
+        .act = SPACE_ACT_GELU, .norm = SPACE_NORM_LAYERNORM,                  \
+        .pos = SPACE_POS_LEARNED, .tied_embeddings = 1, .qkv_bias = 1,        \
+        .out_bias = 1, .mlp_bias = 1                                          \
+    }
+
 #define NARAYANAN "Narayanan et al., SC'21, arXiv:2104.04473, Table 1 (vocab 51200, seq 2048): https://arxiv.org/abs/2104.04473"
 #define KORTHIKANTI "Korthikanti et al. 2022, arXiv:2205.05198, Table 3 (vocab 51200, seq 2048 as in the Megatron GPT runs): https://arxiv.org/abs/2205.05198"
 
@@ -67,6 +89,34 @@ static const space_model presets[] = {
     MEGATRON_GPT("megatron-sp-175b", 96, 12288, 96, KORTHIKANTI),
     MEGATRON_GPT("megatron-sp-530b", 105, 20480, 128, KORTHIKANTI),
     MEGATRON_GPT("megatron-sp-1t", 128, 25600, 160, KORTHIKANTI),
+
+    /* BLOOM: ALiBi (no position table), a LayerNorm on the embedding
+     * output, biases everywhere, tied LM head. The tokenizer has 250,680
+     * tokens; Megatron-DeepSpeed padded it to 250,880 (a multiple of
+     * 128 x TP 4), the vocab_size of the released config.json, whose
+     * count 176,247,271,424 is space_model_params with pad_multiple 512. */
+    {
+        .name = "bloom-176b",
+        .source = "BigScience, arXiv:2211.05100, Table 3 and Sections 3.2-3.3 "
+                  "(70 layers, 14336 hidden, 112 heads, vocabulary 250,680, "
+                  "ALiBi, embedding LayerNorm); https://huggingface.co/"
+                  "bigscience/bloom/blob/main/config.json",
+        .num_layers = 70, .hidden = 14336, .heads = 112, .kv_heads = 112,
+        .head_dim = 128, .ffn_hidden = 4 * 14336, .vocab = 250680,
+        .max_position = 2048, .act = SPACE_ACT_GELU,
+        .norm = SPACE_NORM_LAYERNORM, .pos = SPACE_POS_ALIBI,
+        .tied_embeddings = 1, .qkv_bias = 1, .out_bias = 1, .mlp_bias = 1,
+        .embed_norm = 1,
+    },
+
+    /* Heads: 1b was changed from 24 to 16 in its yaml so that the head
+     * size is 128 (FlashAttention); the others have 128 too. */
+    FOUNDRY_MPT("llm-foundry-mpt-1b", 24, 2048, 16, "mpt-1b.yaml"),
+    FOUNDRY_MPT("llm-foundry-mpt-3b", 32, 2560, 20, "mpt-3b.yaml"),
+    FOUNDRY_MPT("llm-foundry-mpt-7b", 32, 4096, 32, "mpt-7b.yaml"),
+    FOUNDRY_MPT("llm-foundry-mpt-13b", 40, 5120, 40, "mpt-13b.yaml"),
+    FOUNDRY_MPT("llm-foundry-mpt-30b", 48, 7168, 56, "mpt-30b.yaml"),
+    FOUNDRY_MPT("llm-foundry-mpt-70b", 80, 8192, 64, "mpt-70b.yaml"),
 
     /* Rotary on 25% of each head (rotary_pct), parallel residual with two
      * LayerNorms per layer, untied output embedding (embed_out). */
@@ -136,6 +186,7 @@ static const space_model presets[] = {
 };
 
 #undef MEGATRON_GPT
+#undef FOUNDRY_MPT
 #undef LLAMA
 
 enum { PRESET_COUNT = (int)(sizeof presets / sizeof presets[0]) };

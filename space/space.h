@@ -71,6 +71,9 @@ typedef struct space_model {
     int out_bias;            /* bias on the attention output projection */
     int mlp_bias;            /* biases on the FFN GEMMs */
     int parallel_attn_mlp;   /* GPT-J/NeoX parallel residual (no effect on counts) */
+    int embed_norm;          /* a norm (of kind norm) on the embedding output,
+                                before the first layer: BLOOM's
+                                word_embeddings_layernorm */
     /* MoE. num_experts == 0 means dense. */
     int64_t num_experts;        /* routed experts per MoE layer */
     int64_t top_k;              /* experts per token */
@@ -86,6 +89,7 @@ typedef struct space_params {
     int64_t vocab_padded;     /* vocab padded to the multiple asked for */
     int64_t embedding;        /* token embedding (padded vocab x hidden) */
     int64_t position;         /* learned position embedding, else 0 */
+    int64_t embed_norm;       /* the embedding norm (BLOOM), else 0 */
     int64_t attn_per_layer;   /* Q, K, V, out projections with biases */
     int64_t norms_per_layer;  /* the layer's norm weights (and biases) */
     int64_t dense_mlp_per_layer; /* a dense-FFN layer's FFN */
@@ -96,7 +100,8 @@ typedef struct space_params {
     int64_t layers_total;     /* all transformer layers */
     int64_t final_norm;
     int64_t lm_head;          /* 0 when tied */
-    int64_t total;            /* everything: embedding + position + layers + final norm + head */
+    int64_t total;            /* everything: embedding + position + embedding
+                                 norm + layers + final norm + head */
     int64_t active;           /* parameters one token touches (MoE: top_k of the routed experts) */
 } space_params;
 
@@ -158,6 +163,14 @@ const space_model *space_preset_find(const char *name, tp_err *e);
  * "text_config" is followed) into *out and validates it. Errors name the
  * file, JSON path, value and valid range (TP_EDATA, TP_ENOINPUT). */
 int space_model_from_hf_file(const char *path, space_model *out, tp_err *e);
+
+/* The same for a config object already parsed, e.g. a model written
+ * inline in a larger file: obj is read, never kept or freed (the caller
+ * owns the tree and deletes it). file and path (the JSON path of obj,
+ * "$" or NULL for a whole file; at most 256 characters) name it in
+ * messages, e.g. "runs.json: $.runs[3].model.hidden_size: ...". */
+int space_model_from_hf_json(const cJSON *obj, const char *file,
+                             const char *path, space_model *out, tp_err *e);
 
 /* Resolves NAME_OR_PATH: a preset name, else a path to a config.json
  * (anything containing '/' or ending in ".json" is taken as a path). */

@@ -396,6 +396,9 @@ static void test_validate(void)
     b.tied_embeddings = 2;
     expect_invalid(&b, "tied_embeddings = 2, expected an integer in [0, 1]");
     b = m;
+    b.embed_norm = 2;
+    expect_invalid(&b, "embed_norm = 2, expected an integer in [0, 1]");
+    b = m;
     b.top_k = 2;
     expect_invalid(&b, "top_k = 2 on a dense model");
     b = m;
@@ -440,7 +443,7 @@ static void test_validate(void)
 static void test_presets(void)
 {
     int n = space_preset_count();
-    TP_CHECK_INT(n, 28);
+    TP_CHECK_INT(n, 35);
     TP_CHECK(space_preset_at(-1) == NULL);
     TP_CHECK(space_preset_at(n) == NULL);
     for (int i = 0; i < n; i++) {
@@ -460,7 +463,9 @@ static void test_presets(void)
         "llama2-13b", "llama2-70b", "llama3-8b", "llama3-70b", "llama3.1-8b",
         "llama3.1-70b", "llama3.1-405b", "mistral-7b", "mixtral-8x7b",
         "megatron-sp-22b", "megatron-sp-175b", "megatron-sp-530b",
-        "megatron-sp-1t",
+        "megatron-sp-1t", "bloom-176b", "llm-foundry-mpt-1b",
+        "llm-foundry-mpt-3b", "llm-foundry-mpt-7b", "llm-foundry-mpt-13b",
+        "llm-foundry-mpt-30b", "llm-foundry-mpt-70b",
     };
     tp_err e = {0};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
@@ -511,6 +516,7 @@ static void check_same_arch(const space_model *a, const space_model *b)
     TP_CHECK_INT(a->out_bias, b->out_bias);
     TP_CHECK_INT(a->mlp_bias, b->mlp_bias);
     TP_CHECK_INT(a->parallel_attn_mlp, b->parallel_attn_mlp);
+    TP_CHECK_INT(a->embed_norm, b->embed_norm);
     TP_CHECK_INT(a->num_experts, b->num_experts);
     TP_CHECK_INT(a->top_k, b->top_k);
     TP_CHECK_INT(a->expert_ffn_hidden, b->expert_ffn_hidden);
@@ -749,6 +755,161 @@ static void test_hf_errors(void)
     TP_CHECK_CONTAINS(e.msg, "is a directory");
 }
 
+/* BLOOM: ALiBi (no position table) and a LayerNorm on the embedding
+ * output. By hand for 176B (h 14336, L 70, V padded 250880): per layer
+ * 12 h^2 + 13 h = 2,466,437,120, x 70 = 172,650,598,400; embedding
+ * 250880 x 14336 = 3,596,615,680; embedding and final LayerNorm 2 x 2h =
+ * 57,344; total 176,247,271,424, the count of bigscience/bloom on HF.
+ * bloom-560m (h 1024, L 24, V 250880): 24 x 12,596,224 + 256,901,120 +
+ * 4,096 = 559,214,592 (HF's count for bigscience/bloom-560m). */
+static void test_bloom(void)
+{
+    space_model b = preset("bloom-176b");
+    space_params p;
+    space_model_params(&b, 512, &p); /* 128 x TP 4, as BLOOM was trained */
+    TP_CHECK_INT(p.vocab_padded, 250880);
+    TP_CHECK_INT(p.total, INT64_C(176247271424));
+    TP_CHECK_INT(p.embed_norm, 2 * 14336);
+    TP_CHECK_INT(p.position, 0);
+    TP_CHECK_INT(p.lm_head, 0);
+    TP_CHECK_INT(p.per_layer, 12 * INT64_C(14336) * 14336 + 13 * 14336);
+    space_model_params(&b, 1, &p);
+    TP_CHECK_INT(p.total, INT64_C(176247271424) - 200 * 14336);
+    TP_CHECK_REL(p.total, 176e9, 0.005); /* "176B" */
+
+    /* The embedding norm changes parameters, never FLOPs (norms are not
+     * counted), and without it BLOOM is a Megatron GPT with ALiBi. */
+    space_model nb = b;
+    nb.embed_norm = 0;
+    space_params q;
+    space_model_params(&nb, 1, &q);
+    TP_CHECK_INT(p.total - q.total, 2 * 14336);
+    TP_CHECK_INT(q.embed_norm, 0);
+    space_flops fb, fn;
+    space_flops_per_token(&b, 2048, 0, SPACE_RECOMPUTE_FULL, &fb);
+    space_flops_per_token(&nb, 2048, 0, SPACE_RECOMPUTE_FULL, &fn);
+    TP_CHECK(fb.total == fn.total);
+    /* An RMSNorm embedding norm would be h. */
+    nb.embed_norm = 1;
+    nb.norm = SPACE_NORM_RMSNORM;
+    space_model_params(&nb, 1, &q);
+    TP_CHECK_INT(q.embed_norm, 14336);
+
+    /* The config.json reader: model_type "bloom" implies the embedding
+     * norm, ALiBi, 4h FFN, biases and the tied head. */
+    space_model s = load_ok("bloom-560m.json");
+    TP_CHECK_STR(s.name, "bigscience/bloom-560m");
+    TP_CHECK_INT(s.embed_norm, 1);
+    TP_CHECK_INT(s.pos, SPACE_POS_ALIBI);
+    TP_CHECK_INT(s.ffn_hidden, 4096);
+    TP_CHECK_INT(s.tied_embeddings, 1);
+    TP_CHECK(s.qkv_bias && s.out_bias && s.mlp_bias);
+    TP_CHECK_INT(total_params(&s), INT64_C(559214592));
+
+    space_model f = load_ok("synthetic-bloom-176b.json");
+    TP_CHECK_INT(total_params(&f), INT64_C(176247271424));
+    f.vocab = b.vocab; /* the file holds the padded vocabulary */
+    f.max_position = b.max_position;
+    check_same_arch(&f, &b);
+
+    /* Other families have no embedding norm. */
+    space_model g = load_ok("gpt2.json");
+    TP_CHECK_INT(g.embed_norm, 0);
+}
+
+/* llm-foundry's MPT benchmark models against the NumParams column of its
+ * benchmarking README (seq 2048 rows): learned positions of 2048 x d,
+ * biases, LayerNorm with bias, tied head, vocabulary 50368. */
+static void test_foundry_presets(void)
+{
+    static const struct {
+        const char *name;
+        int64_t num_params;
+    } rows[] = {
+        {"llm-foundry-mpt-1b", INT64_C(1315950592)},
+        {"llm-foundry-mpt-3b", INT64_C(2651837440)},
+        {"llm-foundry-mpt-7b", INT64_C(6658859008)},
+        {"llm-foundry-mpt-13b", INT64_C(12853954560)},
+        {"llm-foundry-mpt-30b", INT64_C(29975214080)},
+        {"llm-foundry-mpt-70b", INT64_C(64862437376)},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        space_model m = preset(rows[i].name);
+        TP_CHECK_INT(total_params(&m), rows[i].num_params);
+        TP_CHECK_INT(m.head_dim, 128);
+    }
+    /* The README's 7b row at seq 4096 (6,667,247,616) differs only by the
+     * longer position table: 2048 more rows of 4096. */
+    space_model m = preset("llm-foundry-mpt-7b");
+    m.max_position = 4096;
+    TP_CHECK_INT(total_params(&m), INT64_C(6667247616));
+}
+
+/* A config written inline in a larger JSON file: read from the parsed
+ * tree, messages name the file and the object's own JSON path. */
+static void test_hf_json(void)
+{
+    static const char text[] =
+        "{\"runs\": [{\"model\": {\"model_type\": \"bloom\", \"n_layer\": 72,"
+        " \"hidden_size\": 14336, \"n_head\": 64, \"vocab_size\": 250680,"
+        " \"_name_or_path\": \"tr11-72x14336\"}},"
+        " {\"model\": {\"model_type\": \"llama\", \"num_hidden_layers\": 32,"
+        " \"hidden_size\": \"4096\", \"num_attention_heads\": 32,"
+        " \"intermediate_size\": 14336, \"vocab_size\": 128256,"
+        " \"max_position_embeddings\": 8192}},"
+        " {\"model\": {\"text_config\": 3}},"
+        " {\"model\": [1]}]}";
+    tp_err e = {0};
+    cJSON *root = NULL;
+    TP_CHECK_INT(tp_json_parse("runs.json", text, sizeof text - 1, &root, &e),
+                 TP_OK);
+    if (!root) return;
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
+    space_model m;
+    memset(&m, 0, sizeof m);
+    TP_CHECK_INT(space_model_from_hf_json(
+                     cJSON_GetObjectItemCaseSensitive(
+                         cJSON_GetArrayItem(runs, 0), "model"),
+                     "runs.json", "$.runs[0].model", &m, &e),
+                 TP_OK);
+    TP_CHECK_STR(m.name, "tr11-72x14336");
+    TP_CHECK_INT(m.num_layers, 72);
+    TP_CHECK_INT(m.heads, 64);
+    TP_CHECK_INT(m.head_dim, 224);
+    TP_CHECK_INT(m.embed_norm, 1);
+    TP_CHECK_INT(m.ffn_hidden, 4 * 14336);
+
+    static const struct {
+        int index;
+        const char *needles[2];
+    } bad[] = {
+        {1, {"runs.json: $.runs[1].model.hidden_size", "found \"4096\""}},
+        {2, {"runs.json: $.runs[2].model.text_config: expected an object",
+             "found 3"}},
+        {3, {"runs.json: $.runs[3].model: expected a JSON object", "[1]"}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "$.runs[%d].model", bad[i].index);
+        strcpy(m.name, "untouched");
+        TP_CHECK_INT(space_model_from_hf_json(
+                         cJSON_GetObjectItemCaseSensitive(
+                             cJSON_GetArrayItem(runs, bad[i].index), "model"),
+                         "runs.json", path, &m, &e),
+                     TP_EDATA);
+        for (int k = 0; k < 2; k++) TP_CHECK_CONTAINS(e.msg, bad[i].needles[k]);
+        TP_CHECK_STR(m.name, "untouched");
+    }
+    /* NULL file and path: a whole config named "config". */
+    TP_CHECK_INT(space_model_from_hf_json(
+                     cJSON_GetObjectItemCaseSensitive(
+                         cJSON_GetArrayItem(runs, 3), "model"),
+                     NULL, NULL, &m, &e),
+                 TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "config: $: expected a JSON object");
+    cJSON_Delete(root);
+}
+
 static void test_resolve(void)
 {
     tp_err e = {0};
@@ -783,6 +944,9 @@ int main(int argc, char **argv)
     TP_RUN(test_hf_matches_presets);
     TP_RUN(test_hf_families);
     TP_RUN(test_hf_errors);
+    TP_RUN(test_bloom);
+    TP_RUN(test_foundry_presets);
+    TP_RUN(test_hf_json);
     TP_RUN(test_resolve);
     return TP_TEST_EXIT();
 }
