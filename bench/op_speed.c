@@ -4,7 +4,8 @@
  * loaded from the built-in samples, for every (operator, dtype) a GPU has
  * samples of. Prints the fit time and ns per prediction (forward and
  * backward together) per operator, and the mean over operators; asserts
- * nothing.
+ * nothing. Also the time to open every fit of a GPU at once
+ * (est_models_open), which a plan pays at start-up.
  *
  * usage: op_speed [GPU ...]   (default: a100-80gb gh200 h100-sxm)
  *
@@ -121,6 +122,17 @@ int main(int argc, char **argv)
             else
                 rc = 1;
         }
+        double t0 = now_s();
+        est_models *mod = est_models_open(g, 0, &e);
+        double open_ms = (now_s() - t0) * 1e3;
+        if (!mod) {
+            fprintf(stderr, "op_speed: %s\n", e.msg);
+            rc = 1;
+        } else {
+            printf("%-10s est_models_open (every fit of the GPU, samples pooled "
+                   "per kernel): %.0f ms\n", g->name, open_ms);
+        }
+        est_models_free(mod);
         if (nops)
             printf("%-10s mean over %d operators: roofline %.0f ns, fitted "
                    "%.0f ns per prediction\n",

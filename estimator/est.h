@@ -195,6 +195,27 @@ int est_sample_clean(const hw_gpu *g, est_sample *s, char *why, size_t cap);
 int est_gpu_samples(const hw_gpu *g, const char *op, int dtype, int keep_bad,
                     est_sample **out, int *n, int *n_bad, tp_err *e);
 
+/* ---- the operator time interface (models.c) ---------------------------- */
+
+/* Every operator model of one GPU: a fit per (kind, dtype, causal) that
+ * the GPU has samples of, the roofline for the rest. Opaque; read-only
+ * once open, so threads may share it. */
+typedef struct est_models est_models;
+
+/* Reads and fits every operator sample file g lists (implausible passes
+ * left out unless keep_bad). NULL and e on an unreadable file. */
+est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e);
+void est_models_free(est_models *m); /* accepts NULL */
+
+/* Forward and backward time of op on m's GPU: from the fit of op's kind
+ * and dtype (or of the other 16-bit dtype), else the roofline. Returns 1
+ * when a fit answered, 0 for the roofline. m must not be NULL. */
+int est_models_time(const est_models *m, const est_op *op, est_time *t);
+
+/* Samples behind the fit of (k, dtype, causal); 0 = roofline. */
+int est_models_samples(const est_models *m, est_op_kind k, int dtype,
+                       int causal);
+
 /* ---- collectives (comm.c) ------------------------------------------- */
 
 typedef enum est_coll {

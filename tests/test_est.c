@@ -10,7 +10,9 @@
 #include "../estimator/est.h"
 #include "tp_test.h"
 
+#include <omp.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 static const char *fixtures, *builtin, *scratch;
@@ -288,6 +290,66 @@ static void test_builtin_samples(void)
     hw_db_free(b);
 }
 
+/* The one interface: a GPU's samples pooled per kernel and fitted once;
+ * fitted where there are samples (the other 16-bit dtype standing in),
+ * roofline elsewhere; the same bits at any thread count. */
+static void test_models(void)
+{
+    const char *dirs[] = {builtin};
+    tp_err e = {0};
+    hw_db *b = hw_db_open_dirs(dirs, 1, &e);
+    TP_CHECK(b != NULL);
+    if (!b) return;
+    const hw_gpu *g = hw_find_gpu(b, "a100-80gb", &e);
+    TP_CHECK(g != NULL);
+    if (!g) {
+        hw_db_free(b);
+        return;
+    }
+    est_sample *s = NULL;
+    int n = 0, bad = 0;
+    TP_CHECK_INT(est_gpu_samples(g, "linear3", HW_FP16, 0, &s, &n, &bad, &e), TP_OK);
+    omp_set_num_threads(1);
+    est_models *m1 = est_models_open(g, 0, &e);
+    omp_set_num_threads(2);
+    est_models *m2 = est_models_open(g, 0, &e);
+    TP_CHECK(m1 != NULL && m2 != NULL);
+    if (m1 && m2 && n > 0) {
+        /* A measured linear3 shape, asked as a bf16 GEMM: the fp16 GEMM
+         * fit (all five linear layers pooled) answers, close to the
+         * measurement. */
+        est_op op = s[n / 2].op;
+        op.dtype = HW_BF16;
+        est_time t1, t2, r;
+        TP_CHECK_INT(est_models_time(m1, &op, &t1), 1);
+        TP_CHECK(fabs(t1.fwd_s / s[n / 2].fwd_s - 1) < 0.15);
+        TP_CHECK(est_models_samples(m1, EST_OP_GEMM, HW_FP16, 0) > n);
+        est_models_time(m2, &op, &t2);
+        TP_CHECK(memcmp(&t1, &t2, sizeof t1) == 0);
+        /* No SwiGLU samples: the roofline. */
+        est_op sw = {0};
+        sw.kind = EST_OP_SWIGLU;
+        sw.dtype = HW_BF16;
+        sw.rows = 8192, sw.cols = 11008;
+        TP_CHECK_INT(est_models_time(m1, &sw, &t1), 0);
+        est_op_roofline(g, &sw, &r);
+        TP_CHECK(t1.fwd_s == r.fwd_s && t1.bwd_s == r.bwd_s);
+    }
+    est_models_free(m1);
+    est_models_free(m2);
+    free(s);
+    /* A GPU without samples: every op on the roofline. */
+    est_models *m0 = est_models_open(test_gpu(), 0, &e);
+    TP_CHECK(m0 != NULL);
+    if (m0) {
+        est_op op = gemm(4096, 4096, 4096);
+        est_time t;
+        TP_CHECK_INT(est_models_time(m0, &op, &t), 0);
+    }
+    est_models_free(m0);
+    hw_db_free(b);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -314,6 +376,7 @@ int main(int argc, char **argv)
     TP_RUN(test_csv_errors);
     TP_RUN(test_hygiene);
     TP_RUN(test_builtin_samples);
+    TP_RUN(test_models);
     hw_db_free(db);
     return TP_TEST_EXIT();
 }

@@ -1,0 +1,130 @@
+/*
+ * models.c - the one interface the estimator times operators through: for
+ * a GPU, every (operator kind, dtype) it has measured samples of is fitted
+ * once (fit.c), and a query is answered by that fit, or by the fit of the
+ * other 16-bit dtype (fp16 and bf16 run the same tensor-core rate and the
+ * same memory traffic on every GPU in hwdb), or else by the roofline
+ * (op.c).
+ *
+ * Samples are pooled by what the kernel is, not by where the seed sampled
+ * it: the seed's five linear layers are all GEMMs, fitted together on
+ * (b, m, n, k), so a GEMM of any role or shape draws on all of them.
+ * Flash attention is split by causality, since a causal kernel skips
+ * half its blocks and the shape dimensions do not say so.
+ */
+#include "est.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Fits are indexed by kind, dtype and causality (flash attention only). */
+#define N_SLOTS (EST_OP_COUNT * HW_DTYPE_COUNT * 2)
+
+struct est_models {
+    const hw_gpu *g;
+    est_fit fit[N_SLOTS];
+    int has[N_SLOTS];
+    int n_samples[N_SLOTS];
+    int n_bad;
+};
+
+static int slot(est_op_kind k, int dtype, int causal)
+{
+    return ((int)k * HW_DTYPE_COUNT + dtype) * 2 + (causal ? 1 : 0);
+}
+
+/* Samples of one slot, gathered from every file of g. */
+typedef struct bucket {
+    est_sample *s;
+    int n, cap;
+} bucket;
+
+est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
+{
+    est_models *m = tp_xmalloc(sizeof *m);
+    memset(m, 0, sizeof *m);
+    m->g = g;
+    bucket *b = tp_xmalloc(N_SLOTS * sizeof *b);
+    memset(b, 0, N_SLOTS * sizeof *b);
+    int rc = TP_OK;
+    for (int i = 0; i < g->n_measured && rc == TP_OK; i++) {
+        const hw_measured *me = &g->measured[i];
+        if (strcmp(me->kind, "operator_samples") != 0) continue;
+        int dt = hw_dtype_parse(me->dtype);
+        if (dt < 0) dt = HW_FP16;
+        est_sample *s;
+        int n;
+        if ((rc = est_read_samples(me->path, me->op, (hw_dtype)dt, &s, &n, e)))
+            break;
+        for (int k = 0; k < n; k++) {
+            char why[160];
+            if (!keep_bad && est_sample_clean(g, &s[k], why, sizeof why)) {
+                m->n_bad++;
+                if (!(s[k].fwd_s > 0) && !(s[k].bwd_s > 0)) continue;
+            }
+            bucket *bk = &b[slot(s[k].op.kind, dt, s[k].op.causal)];
+            if (bk->n == bk->cap) {
+                bk->cap = bk->cap ? 2 * bk->cap : 256;
+                bk->s = tp_xrealloc(bk->s, (size_t)bk->cap * sizeof *bk->s);
+            }
+            bk->s[bk->n++] = s[k];
+        }
+        free(s);
+    }
+    /* Each slot's fit is independent and deterministic, so the slots can
+     * be fitted in any order on any number of threads. */
+    if (rc == TP_OK) {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (int i = 0; i < N_SLOTS; i++) {
+            tp_err fe;
+            if (b[i].n == 0) continue;
+            m->n_samples[i] = b[i].n;
+            m->has[i] = est_fit_samples(g, b[i].s, b[i].n, &m->fit[i], &fe)
+                        == TP_OK;
+            if (!m->has[i]) est_fit_free(&m->fit[i]);
+        }
+    }
+    for (int i = 0; i < N_SLOTS; i++) free(b[i].s);
+    free(b);
+    if (rc != TP_OK) {
+        est_models_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void est_models_free(est_models *m)
+{
+    if (!m) return;
+    for (int i = 0; i < N_SLOTS; i++) est_fit_free(&m->fit[i]);
+    free(m);
+}
+
+/* The fit that answers op, or NULL for the roofline. */
+static const est_fit *fit_for(const est_models *m, const est_op *op)
+{
+    int c = op->kind == EST_OP_FLASH_ATTN && op->causal;
+    int s = slot(op->kind, op->dtype, c);
+    if (m->has[s]) return &m->fit[s];
+    int sib = op->dtype == HW_FP16 ? HW_BF16 : op->dtype == HW_BF16 ? HW_FP16 : -1;
+    if (sib >= 0 && m->has[slot(op->kind, sib, c)])
+        return &m->fit[slot(op->kind, sib, c)];
+    return NULL;
+}
+
+int est_models_time(const est_models *m, const est_op *op, est_time *t)
+{
+    const est_fit *f = fit_for(m, op);
+    if (!f) {
+        est_op_roofline(m->g, op, t);
+        return 0;
+    }
+    est_fit_predict(m->g, f, op, t);
+    return 1;
+}
+
+int est_models_samples(const est_models *m, est_op_kind k, int dtype,
+                       int causal)
+{
+    return m ? m->n_samples[slot(k, dtype, causal)] : 0;
+}
