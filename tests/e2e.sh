@@ -191,5 +191,18 @@ if [ "$(cat "$SCRATCH/keep.json")" = keep ]; then ok; else bad "failed run clobb
 "$TP" --threads 4 hw list --format json >"$SCRATCH/t4" 2>/dev/null
 if cmp -s "$SCRATCH/t1" "$SCRATCH/t2" && cmp -s "$SCRATCH/t1" "$SCRATCH/t4"; then ok; else bad "output differs by thread count"; fi
 
+# --- models of the published runs (bench/data) -------------------------------------
+run 0 "$TP" model show bloom-176b -t 4 --format json
+within "$(json_num params_total_padded)" 176247271424 0 "BLOOM-176B, vocabulary padded for TP 4 (HF count)"
+run 0 "$TP" model show "$FIX/hf/bloom-560m.json" --format json
+within "$(json_num params_total)" 559214592 0 "bloom-560m config.json (embedding LayerNorm)"
+run 0 "$TP" model show llm-foundry-mpt-70b --format json
+within "$(json_num params_total)" 64862437376 0 "llm-foundry MPT-70b NumParams"
+# Every preset the validation runs name resolves.
+RUNS="$FIX/../../bench/data/validation_runs.json"
+for m in $(grep -o '"model": "[^"]*"' "$RUNS" | sed 's/.*: "//; s/"$//' | sort -u); do
+    run 0 "$TP" model show "$m" --format json
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
