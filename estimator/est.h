@@ -216,6 +216,22 @@ int est_models_time(const est_models *m, const est_op *op, est_time *t);
 int est_models_samples(const est_models *m, est_op_kind k, int dtype,
                        int causal);
 
+/* ---- memory per GPU (mem.c) ------------------------------------------- */
+
+/* Bytes on the busiest GPU of a layout (the pipeline stage, first or last,
+ * with the most), by kind. Conventions and sources in mem.c. */
+typedef struct est_memory {
+    double weights, grads, optimizer; /* after sharding */
+    double activations;  /* kept for the backward, all micro-batches in flight */
+    double allowance;    /* CUDA context, workspaces, NCCL buffers, fragmentation */
+    double total;
+    double params;       /* parameters that rank holds (before ZeRO-3) */
+    int64_t stage;       /* which pipeline stage that is */
+} est_memory;
+
+void est_memory_of(const space_model *m, const space_layout *l,
+                   est_memory *out);
+
 /* ---- collectives (comm.c) ------------------------------------------- */
 
 typedef enum est_coll {

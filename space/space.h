@@ -176,4 +176,30 @@ int space_model_from_hf_json(const cJSON *obj, const char *file,
  * (anything containing '/' or ending in ".json" is taken as a path). */
 int space_model_resolve(const char *name_or_path, space_model *out, tp_err *e);
 
+/* ---- layouts ------------------------------------------------------------ */
+
+/* Optimizer-state sharding over the data-parallel ranks. */
+typedef enum space_zero {
+    SPACE_ZERO_NONE,  /* plain data parallel: every rank holds everything */
+    SPACE_ZERO_1,     /* optimizer states sharded (Megatron's distributed optimizer) */
+    SPACE_ZERO_2,     /* and gradients */
+    SPACE_ZERO_3,     /* and parameters (FSDP) */
+    SPACE_ZERO_COUNT
+} space_zero;
+
+/* One way to lay out a training job, in Megatron-LM's terms. GPUs =
+ * tp x cp x pp x dp. A plain value. */
+typedef struct space_layout {
+    int64_t tp, cp, pp, dp;
+    int64_t vpp;       /* model chunks per pipeline rank (interleaved 1F1B); 1 = none */
+    int64_t mbs;       /* micro-batch size, sequences */
+    int64_t gbs;       /* global batch size, sequences */
+    int64_t seq;       /* sequence length, tokens */
+    int sp;            /* sequence parallelism (with tp > 1) */
+    space_recompute recompute;
+    space_zero zero;
+    int dtype;         /* hw_dtype of the GEMMs: HW_BF16, HW_FP16 or HW_FP8 */
+    int flash;         /* flash attention (no s x s scores kept); 1 by default */
+} space_layout;
+
 #endif

@@ -350,6 +350,60 @@ static void test_models(void)
     hw_db_free(b);
 }
 
+/* Memory: Megatron's bytes per parameter exactly; the activation formula
+ * for GPT; the options move memory the right way. */
+static void test_memory(void)
+{
+    tp_err e = {0};
+    const space_model *gpt = space_preset_find("gpt3-175b", &e);
+    TP_CHECK(gpt != NULL);
+    if (!gpt) return;
+    space_layout l = {0};
+    l.tp = 8, l.cp = 1, l.pp = 8, l.dp = 4, l.vpp = 1;
+    l.mbs = 1, l.gbs = 64, l.seq = 2048;
+    l.recompute = SPACE_RECOMPUTE_NONE, l.zero = SPACE_ZERO_NONE;
+    l.dtype = HW_BF16, l.flash = 1;
+    est_memory a, b;
+    est_memory_of(gpt, &l, &a);
+    TP_CHECK_REL(a.weights + a.grads + a.optimizer, 18 * a.params, 1e-9);
+    l.zero = SPACE_ZERO_1;
+    est_memory_of(gpt, &l, &b);
+    TP_CHECK_REL(b.weights + b.grads + b.optimizer,
+                  (6 + 12.0 / 4) * b.params, 1e-9);
+    TP_CHECK(b.total < a.total);
+    /* GPT without SP or flash, one stage: h (8 + 24/t) + 2as/t per token
+     * per layer, plus the loss's fp32 softmax. */
+    space_layout g = l;
+    g.pp = 1, g.flash = 0, g.zero = SPACE_ZERO_NONE;
+    est_memory_of(gpt, &g, &a);
+    double h = (double)gpt->hidden, t = 8, s = 2048, as = (double)gpt->heads * s;
+    double vp = (double)space_vocab_padded(gpt->vocab, 8);
+    double want = s * ((double)gpt->num_layers * (h * (8 + 24 / t) + 2 * as / t)
+                       + 4 * vp / t);
+    TP_CHECK_REL(a.activations, want, 1e-9);
+    /* Selective recompute drops the scores; SP shards the rest; full
+     * recompute keeps only layer inputs. */
+    g.recompute = SPACE_RECOMPUTE_SELECTIVE;
+    est_memory_of(gpt, &g, &b);
+    TP_CHECK(b.activations < a.activations);
+    g.sp = 1;
+    est_memory c;
+    est_memory_of(gpt, &g, &c);
+    TP_CHECK(c.activations < b.activations);
+    g.recompute = SPACE_RECOMPUTE_FULL;
+    est_memory_of(gpt, &g, &a);
+    TP_CHECK(a.activations < c.activations / 4);
+    /* Deeper pipelines keep more micro-batches in flight on stage 0;
+     * interleaving keeps more still. */
+    space_layout p = l;
+    p.zero = SPACE_ZERO_1;
+    est_memory_of(gpt, &p, &a);
+    TP_CHECK_INT((int)a.stage, 0);
+    p.vpp = 3 - 1; /* 96 layers / (8 x 2) */
+    est_memory_of(gpt, &p, &b);
+    TP_CHECK(b.activations > a.activations);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -377,6 +431,7 @@ int main(int argc, char **argv)
     TP_RUN(test_hygiene);
     TP_RUN(test_builtin_samples);
     TP_RUN(test_models);
+    TP_RUN(test_memory);
     hw_db_free(db);
     return TP_TEST_EXIT();
 }

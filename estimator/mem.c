@@ -1,0 +1,134 @@
+/*
+ * mem.c - memory per GPU of a layout: weights, gradients and optimizer
+ * states by sharding, activations kept for the backward times the
+ * micro-batches in flight on the busiest pipeline stage, and an allowance
+ * for what a framework holds besides.
+ *
+ * Bytes per parameter (Megatron-LM with mixed precision; Megatron-LM
+ * docs, "Distributed Optimizer": 18 bytes per parameter without it, 6 +
+ * 12 / DP with it): 16-bit weights 2, fp32 gradients 4 (main_grad
+ * accumulated in fp32), fp32 master weights + Adam m + v 12. The
+ * distributed optimizer (ZeRO-1) shards the 12 over the data-parallel
+ * ranks (dp x cp: Megatron-Core shards over the data-parallel group with
+ * context parallelism), ZeRO-2 also the 4, ZeRO-3 also the 2, which then
+ * gathers one layer's weights at a time.
+ *
+ * Activations per token per layer, bytes, at 16 bits (after Korthikanti et
+ * al., "Reducing Activation Recomputation in Large Transformer Models",
+ * arXiv 2205.05198, section 4, generalised to GQA, any FFN size and gated
+ * FFNs, without dropout masks since space_model has no dropout):
+ *   attention: norm input 2h, QKV GEMM input 2h (both / t only with
+ *     sequence parallelism), q, k, v 2 (q_dim + 2 kv_dim) / t; with flash
+ *     attention its output 2 q_dim / t (also the output projection's
+ *     input) and the fp32 log-sum-exp 4 heads / t; without, the softmax
+ *     output 2 heads s / t and the projection input 2 q_dim / t;
+ *   MLP: norm input 2h and FC1 input 2h (/ t with SP), the activation's
+ *     input(s) 2f / t (gated: 4f / t) and FC2's input 2f / t.
+ * For GPT (q = kv = h, f = 4h) without SP or flash attention this gives
+ * h (8 + 24/t) + 2as/t bytes per token: the paper's h (10 + 24/t) + 5as/t
+ * less its dropout terms (the 1-byte masks after attention and after the
+ * MLP, 2h; the attention dropout's mask and output, 3as/t).
+ * Selective recompute drops the softmax output (nothing with flash); full
+ * recompute keeps only each layer's input (2h, / t with SP) and rebuilds
+ * one layer at a time in the backward.
+ *
+ * In flight on pipeline rank r (Megatron-LM schedules.py: warm-up
+ * micro-batches pp - r - 1 for 1F1B; (pp - r - 1) x 2 + (vpp - 1) x pp
+ * for the interleaved schedule, plus the one in its steady state), each
+ * of L / (pp x vpp) layers, capped by the micro-batches of an iteration.
+ * The last stage also keeps the fp32 softmax of the vocab-parallel
+ * cross-entropy, 4 V / t per token, for one micro-batch.
+ */
+#include "est.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Framework allowance. ASSUMPTIONS, not yet calibrated (issue 5 checks
+ * them against the published runs that fit): a CUDA context with cuBLAS
+ * and NCCL workspaces and communicator buffers of 1 GiB, and the caching
+ * allocator's fragmentation at 5 % of the tensors it holds. */
+#define EST_MEM_CONTEXT_BYTES (1.0 * 1073741824.0)
+#define EST_MEM_FRAGMENTATION 0.05
+
+/* Activation bytes per token of one layer kept for the backward. */
+static double act_layer_token(const space_model *m, const space_layout *l,
+                              int full_layer)
+{
+    double t = (double)l->tp, h = (double)m->hidden;
+    double rep = l->sp ? 1 / t : 1; /* replicated along TP unless SP */
+    double hd = (double)(m->head_dim ? m->head_dim : m->hidden / m->heads);
+    double q = (double)m->heads * hd, kv = (double)m->kv_heads * hd;
+    double f = (double)m->ffn_hidden;
+    int gated = space_act_ffn_gemms(m->act) == 3;
+    if (l->recompute == SPACE_RECOMPUTE_FULL && !full_layer)
+        return 2 * h * rep;
+    double a = 4 * h * rep + 2 * (q + 2 * kv) / t;
+    if (l->flash) {
+        a += 2 * q / t + 4 * (double)m->heads / t;
+    } else {
+        a += 2 * q / t;
+        if (l->recompute != SPACE_RECOMPUTE_SELECTIVE || full_layer)
+            a += 2 * (double)m->heads * (double)l->seq / (double)l->cp / t;
+    }
+    double mlp = 4 * h * rep + (gated ? 4 * f : 2 * f) / t + 2 * f / t;
+    return a + mlp;
+}
+
+/* Layer-chunks of micro-batches in flight on pipeline rank r. */
+static double inflight_layers(const space_model *m, const space_layout *l,
+                              int64_t r, int64_t micro)
+{
+    int64_t pp = l->pp, v = l->vpp > 0 ? l->vpp : 1;
+    int64_t chunks = v > 1 ? (pp - r - 1) * 2 + (v - 1) * pp + 1 : pp - r;
+    if (chunks > micro * v) chunks = micro * v;
+    return (double)chunks * (double)m->num_layers / (double)(pp * v);
+}
+
+void est_memory_of(const space_model *m, const space_layout *l,
+                   est_memory *out)
+{
+    memset(out, 0, sizeof *out);
+    space_params p;
+    space_model_params(m, 128 * l->tp, &p);
+    double t = (double)l->tp, shard = (double)(l->dp * l->cp);
+    double layers = (double)m->num_layers / (double)l->pp;
+    double layer = (double)(p.per_layer - p.norms_per_layer) / t
+                   + (double)p.norms_per_layer;
+    double first = (double)(p.embedding) / t + (double)(p.position + p.embed_norm);
+    double last = (double)p.final_norm
+                  + (double)(p.lm_head ? p.lm_head : p.embedding) / t;
+    int64_t micro = l->gbs / (l->mbs * l->dp);
+    if (micro < 1) micro = 1;
+    double tokens = (double)l->mbs * (double)l->seq / (double)l->cp;
+    double vp = (double)p.vocab_padded;
+    /* Stage 0 and the last stage bound every rank: the middle ones hold
+     * the same layers with fewer micro-batches in flight. */
+    for (int s = 0; s < 2; s++) {
+        int64_t r = s == 0 ? 0 : l->pp - 1;
+        double params = layers * layer;
+        if (r == 0) params += first;
+        if (r == l->pp - 1) params += l->pp > 1 || p.lm_head ? last
+                                                             : (double)p.final_norm;
+        double w = 2 * params, gr = 4 * params, opt = 12 * params;
+        if (l->zero >= SPACE_ZERO_1) opt /= shard;
+        if (l->zero >= SPACE_ZERO_2) gr /= shard;
+        if (l->zero >= SPACE_ZERO_3) w = w / shard + 2 * 2 * layer; /* + one layer gathered, prefetched */
+        double act = tokens * act_layer_token(m, l, 0) * inflight_layers(m, l, r, micro);
+        if (l->recompute == SPACE_RECOMPUTE_FULL)
+            act += tokens * act_layer_token(m, l, 1); /* the layer being rebuilt */
+        if (r == l->pp - 1) act += tokens * 4 * vp / t; /* fp32 softmax of the loss */
+        double held = w + gr + opt + act;
+        double allow = EST_MEM_CONTEXT_BYTES + EST_MEM_FRAGMENTATION * held;
+        if (held + allow > out->total) {
+            out->weights = w;
+            out->grads = gr;
+            out->optimizer = opt;
+            out->activations = act;
+            out->allowance = allow;
+            out->total = held + allow;
+            out->params = params;
+            out->stage = r;
+        }
+    }
+}
