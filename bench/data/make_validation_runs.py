@@ -853,6 +853,17 @@ def main():
         }
         arch = j["architecture"]
         out["_layers"] = arch["num_layers"]
+        # The model is the run's: every architecture field the source gives.
+        for ours_key, pub_key in (("num_layers", "num_layers"), ("hidden_size", "hidden_size"),
+                                  ("num_attention_heads", "num_attention_heads"),
+                                  ("num_kv_heads", "num_kv_heads"),
+                                  ("ffn_hidden_size", "ffn_hidden_size"),
+                                  ("vocab_size", "vocab_size")):
+            if r[pub_key] is not None:
+                assert arch[ours_key] == r[pub_key], (r["id"], ours_key, arch[ours_key],
+                                                      r[pub_key])
+        act = {"gelu": "gelu", "swiglu": "swiglu"}.get(r["activation"])
+        assert act is None or arch["activation"] == act, r["id"]
 
         # Same log row quoted twice (the prequel copies rows between sections).
         key = json.dumps([out["model"], out["layout"], out["target"].get("value"),
