@@ -388,29 +388,6 @@ static void cv_row(const hw_gpu *g, const cli_opts *o, const char *op, int dt,
     free(te);
 }
 
-/* Reads one measured file's samples, cleaned as est_gpu_samples does. */
-static int read_clean(const hw_gpu *g, const hw_measured *m, int dt,
-                      int keep_bad, est_sample **out, int *n, int *bad,
-                      tp_err *e)
-{
-    est_sample *s;
-    int ns, k = 0;
-    int rc = est_read_samples(m->path, m->op, (hw_dtype)dt, &s, &ns, e);
-    if (rc) return rc;
-    *bad = 0;
-    for (int i = 0; i < ns; i++) {
-        char why[160];
-        if (!keep_bad && est_sample_clean(g, &s[i], why, sizeof why)) {
-            (*bad)++;
-            if (!(s[i].fwd_s > 0) && !(s[i].bwd_s > 0)) continue;
-        }
-        s[k++] = s[i];
-    }
-    *out = s;
-    *n = k;
-    return TP_OK;
-}
-
 static const char *base_name(const char *path)
 {
     const char *b = strrchr(path, '/');
@@ -445,7 +422,8 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
                 continue;
             est_sample *s;
             int n, bad;
-            if ((rc = read_clean(g, m, dt, o->keep_bad, &s, &n, &bad, e))) break;
+            if ((rc = est_measured_samples(g, m, o->keep_bad, &s, &n, &bad, e)))
+                break;
             if (n > 0)
                 cv_row(g, o, op, dt, base_name(m->path), s, n, bad,
                        stream + (uint64_t)++files, &t, arr);

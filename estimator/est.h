@@ -195,6 +195,10 @@ int est_sample_clean(const hw_gpu *g, est_sample *s, char *why, size_t cap);
 int est_gpu_samples(const hw_gpu *g, const char *op, int dtype, int keep_bad,
                     est_sample **out, int *n, int *n_bad, tp_err *e);
 
+/* The same for one measured entry m of g (its file only). */
+int est_measured_samples(const hw_gpu *g, const hw_measured *m, int keep_bad,
+                         est_sample **out, int *n, int *n_bad, tp_err *e);
+
 /* ---- the operator time interface (models.c) ---------------------------- */
 
 /* Every operator model of one GPU: a fit per (kind, dtype, causal) that

@@ -53,15 +53,11 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
         int dt = hw_dtype_parse(me->dtype);
         if (dt < 0) dt = HW_FP16;
         est_sample *s;
-        int n;
-        if ((rc = est_read_samples(me->path, me->op, (hw_dtype)dt, &s, &n, e)))
+        int n, bad;
+        if ((rc = est_measured_samples(g, me, keep_bad, &s, &n, &bad, e)))
             break;
+        m->n_bad += bad;
         for (int k = 0; k < n; k++) {
-            char why[160];
-            if (!keep_bad && est_sample_clean(g, &s[k], why, sizeof why)) {
-                m->n_bad++;
-                if (!(s[k].fwd_s > 0) && !(s[k].bwd_s > 0)) continue;
-            }
             bucket *bk = &b[slot(s[k].op.kind, dt, s[k].op.causal)];
             if (bk->n == bk->cap) {
                 bk->cap = bk->cap ? 2 * bk->cap : 256;

@@ -358,6 +358,30 @@ int est_sample_clean(const hw_gpu *g, est_sample *s, char *why, size_t cap)
     return bad;
 }
 
+int est_measured_samples(const hw_gpu *g, const hw_measured *m, int keep_bad,
+                         est_sample **out, int *n_out, int *n_bad, tp_err *e)
+{
+    int dt = hw_dtype_parse(m->dtype);
+    est_sample *s;
+    int ns, n = 0;
+    *out = NULL;
+    *n_out = *n_bad = 0;
+    int rc = est_read_samples(m->path, m->op, dt < 0 ? HW_FP16 : (hw_dtype)dt,
+                              &s, &ns, e);
+    if (rc) return rc;
+    for (int k = 0; k < ns; k++) {
+        char why[160];
+        if (!keep_bad && est_sample_clean(g, &s[k], why, sizeof why)) {
+            (*n_bad)++;
+            if (!(s[k].fwd_s > 0) && !(s[k].bwd_s > 0)) continue;
+        }
+        s[n++] = s[k];
+    }
+    *out = s;
+    *n_out = n;
+    return TP_OK;
+}
+
 int est_gpu_samples(const hw_gpu *g, const char *op, int dtype, int keep_bad,
                     est_sample **out, int *n_out, int *n_bad, tp_err *e)
 {
@@ -374,22 +398,16 @@ int est_gpu_samples(const hw_gpu *g, const char *op, int dtype, int keep_bad,
         if (dtype < 0) dtype = dt;
         if (dt != dtype) continue;
         est_sample *s;
-        int ns;
-        int rc = est_read_samples(m->path, op, dt < 0 ? HW_FP16 : (hw_dtype)dt,
-                                  &s, &ns, e);
+        int ns, bad;
+        int rc = est_measured_samples(g, m, keep_bad, &s, &ns, &bad, e);
         if (rc) {
             free(all);
             return rc;
         }
         all = tp_xrealloc(all, (size_t)(n + ns) * sizeof *all);
-        for (int k = 0; k < ns; k++) {
-            char why[160];
-            if (!keep_bad && est_sample_clean(g, &s[k], why, sizeof why)) {
-                (*n_bad)++;
-                if (!(s[k].fwd_s > 0) && !(s[k].bwd_s > 0)) continue;
-            }
-            all[n++] = s[k];
-        }
+        memcpy(all + n, s, (size_t)ns * sizeof *s);
+        n += ns;
+        *n_bad += bad;
         free(s);
     }
     *out = all;
