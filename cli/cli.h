@@ -35,6 +35,11 @@ typedef struct cli_opts {
     int dtype;               /* --dtype, -1 = the operator's default */
     int keep_bad;            /* --keep-bad: keep implausible samples */
     int folds;               /* op cv: --folds */
+    const char *system;      /* coll, hw import-nccl-tests: --system */
+    const char *bytes;       /* coll show: --bytes (unparsed list) */
+    int nodes, per_node;     /* coll show: --group NxG (0 = unset) */
+    int opt_nodes, opt_per_node; /* --nodes, --gpus-per-node (0 = unset) */
+    const char *out_dir;     /* -o of a command that writes a directory */
     int npos;                /* positional arguments after GROUP VERB */
     char **pos;
 } cli_opts;
@@ -89,6 +94,13 @@ int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_op_predict(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e);
+
+/* Parses "NxG" (nodes x GPUs per node) into *nodes, *per_node; TP_EUSAGE
+ * with a message otherwise. */
+int cli_parse_group(const char *s, int *nodes, int *per_node, tp_err *e);
 
 /* Opens the hardware database the options name (built-in, environment,
  * --hwdb). NULL and e on failure. */

@@ -292,6 +292,61 @@ static int sample_warnings(const char *path, int show, char **text)
     return nbad;
 }
 
+/* Collective-table hygiene over the tables a system file lists: appends a
+ * line per implausible row (at most `show`, then a count) to *text and
+ * returns how many there are. The system's GPU is looked up in db. Not an
+ * error of the file: the tables leave those rows out by default. */
+static int table_warnings(const cli_opts *o, const char *path, int show,
+                          char **text, size_t *len)
+{
+    tp_err e = {0};
+    hw_db *db = cli_open_hwdb(o, &e);
+    if (!db) {
+        char builtin[4096];
+        const char *dirs[1] = {builtin};
+        hw_builtin_dir(builtin, sizeof builtin);
+        db = hw_db_open_dirs(dirs, 1, &e);
+    }
+    if (!db) return 0;
+    int nbad = 0;
+    cJSON *root = NULL;
+    char name[HW_NAME_MAX] = "";
+    if (tp_json_load(path, &root, &e) == TP_OK) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(root, "name");
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "schema");
+        if (cJSON_IsString(nm) && cJSON_IsString(sc)
+            && strcmp(sc->valuestring, "trainplan-system/1") == 0)
+            tp_strlcpy(name, nm->valuestring, sizeof name);
+        cJSON_Delete(root);
+    }
+    const hw_system *y = NULL;
+    if (name[0] && hw_db_add_file(db, path, &e) == TP_OK)
+        y = hw_find_system(db, name, &e);
+    for (int i = 0; y && i < y->n_measured; i++) {
+        const hw_measured *m = &y->measured[i];
+        est_coll_row *r;
+        int n;
+        if (strcmp(m->kind, "collective_table") != 0
+            || est_coll_read_table(m->path, &r, &n, &e))
+            continue;
+        for (int k = 0; k < n; k++) {
+            char why[300], line[1400];
+            if (!est_coll_row_implausible(y, &r[k], why, sizeof why)) continue;
+            if (nbad++ >= show) continue;
+            int w = snprintf(line, sizeof line, "%s:%d: %s %dx%d, %.6g bytes: %s\n",
+                             m->path, r[k].line, est_coll_names[r[k].kind],
+                             r[k].nodes, r[k].per_node, r[k].bytes, why);
+            if (w >= (int)sizeof line) w = (int)sizeof line - 1;
+            *text = tp_xrealloc(*text, *len + (size_t)w + 1);
+            memcpy(*text + *len, line, (size_t)w + 1);
+            *len += (size_t)w;
+        }
+        free(r);
+    }
+    hw_db_free(db);
+    return nbad;
+}
+
 int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
 {
     tp_err de = {0};
@@ -316,6 +371,9 @@ int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
         char *warn = NULL;
         enum { SHOW = 5 };
         int nwarn = rc ? 0 : sample_warnings(o->pos[i], SHOW, &warn);
+        char *twarn = NULL;
+        size_t tlen = 0;
+        int ntwarn = rc ? 0 : table_warnings(o, o->pos[i], SHOW, &twarn, &tlen);
         if (arr) {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "file", o->pos[i]);
@@ -324,6 +382,9 @@ int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
             add_lines(pa, report);
             cJSON_AddNumberToObject(j, "implausible_samples", nwarn);
             add_lines(cJSON_AddArrayToObject(j, "implausible_examples"), warn);
+            cJSON_AddNumberToObject(j, "implausible_table_rows", ntwarn);
+            add_lines(cJSON_AddArrayToObject(j, "implausible_table_examples"),
+                      twarn);
             cJSON_AddItemToArray(arr, j);
         } else if (rc == TP_OK) {
             fprintf(out->f, "%s: ok\n", o->pos[i]);
@@ -335,6 +396,15 @@ int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
                         o->pos[i], nwarn, nwarn > SHOW ? "; the first:" : ":");
                 fputs(warn, out->f);
             }
+            if (ntwarn) {
+                fprintf(out->f,
+                        "%s: warning: %d measured collective row(s) cannot be "
+                        "right on this system; the tables leave them out "
+                        "(--keep-bad keeps them)%s\n",
+                        o->pos[i], ntwarn,
+                        ntwarn > SHOW ? "; the first:" : ":");
+                fputs(twarn, out->f);
+            }
         } else {
             /* Problems are diagnostics: stderr, and also the data of this
              * command, so they go to the output too. */
@@ -342,6 +412,7 @@ int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
         }
         free(report);
         free(warn);
+        free(twarn);
     }
     if (arr) cli_print_json(out->f, arr);
     hw_db_free(db);

@@ -36,7 +36,11 @@ enum {
     CMD_OP_PREDICT = 1u << 5,
     CMD_OP_SHOW = 1u << 6,
     CMD_OP_CV = 1u << 7,
+    CMD_COLL_SHOW = 1u << 8,
+    CMD_COLL_CV = 1u << 9,
+    CMD_HW_IMPORT = 1u << 10,
     CMD_OP = CMD_OP_PREDICT | CMD_OP_SHOW | CMD_OP_CV,
+    CMD_COLL = CMD_COLL_SHOW | CMD_COLL_CV,
     CMD_ALL = 0xffffu
 };
 
@@ -47,29 +51,39 @@ typedef struct cli_command {
     const char *args;
     const char *summary;
     cmd_fn fn;
+    int output_is_dir;   /* -o names a directory the command writes into */
 } cli_command;
 
 static const cli_command commands[] = {
     {"model", "list", CMD_MODEL_LIST, 0, 0, "",
-     "list the built-in model presets", cmd_model_list},
+     "list the built-in model presets", cmd_model_list, 0},
     {"model", "show", CMD_MODEL_SHOW, 1, 1, "NAME|config.json",
      "architecture, parameter counts and FLOPs per token of a model",
-     cmd_model_show},
+     cmd_model_show, 0},
     {"hw", "list", CMD_HW_LIST, 0, 0, "",
-     "list the GPUs and systems of the hardware database", cmd_hw_list},
+     "list the GPUs and systems of the hardware database", cmd_hw_list, 0},
     {"hw", "show", CMD_HW_SHOW, 1, 1, "NAME",
-     "every number of a GPU or system, with its source", cmd_hw_show},
+     "every number of a GPU or system, with its source", cmd_hw_show, 0},
     {"hw", "check", CMD_HW_CHECK, 1, 64, "FILE...",
-     "validate GPU or system files and list every problem", cmd_hw_check},
+     "validate GPU or system files and list every problem", cmd_hw_check, 0},
+    {"hw", "import-nccl-tests", CMD_HW_IMPORT, 1, 256, "-o DIR LOG...",
+     "add measured collective tables from nccl-tests logs to hwdb DIR",
+     cmd_hw_import_nccl_tests, 1},
     {"op", "predict", CMD_OP_PREDICT, 0, 0, "",
      "fit on --train samples only, predict --shapes (seed CSV format)",
-     cmd_op_predict},
+     cmd_op_predict, 0},
     {"op", "show", CMD_OP_SHOW, 0, 0, "",
      "roofline vs fitted time of one operator shape, and its samples",
-     cmd_op_show},
+     cmd_op_show, 0},
     {"op", "cv", CMD_OP_CV, 0, 0, "",
      "k-fold and extrapolation error of every fitted operator of a GPU",
-     cmd_op_cv},
+     cmd_op_cv, 0},
+    {"coll", "show", CMD_COLL_SHOW, 0, 0, "",
+     "time of a collective: analytical, measured, and which is used",
+     cmd_coll_show, 0},
+    {"coll", "cv", CMD_COLL_CV, 0, 0, "",
+     "error of the analytical model against every measured table of a system",
+     cmd_coll_cv, 0},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -93,7 +107,12 @@ enum opt_id {
     OPT_SHAPE,
     OPT_DTYPE,
     OPT_KEEP_BAD,
-    OPT_FOLDS
+    OPT_FOLDS,
+    OPT_SYSTEM,
+    OPT_BYTES,
+    OPT_GROUP,
+    OPT_NODES,
+    OPT_GPN
 };
 
 typedef struct cli_option {
@@ -110,7 +129,8 @@ static const cli_option options[] = {
     {"format", OPT_FORMAT, "table|json|csv", CMD_ALL,
      "output format (default table)"},
     {"output", OPT_OUTPUT, "FILE", CMD_ALL,
-     "write the output to FILE (atomically: all or nothing)"},
+     "write the output to FILE (atomically: all or nothing); "
+     "hw import-nccl-tests: the hwdb directory to write into"},
     {"threads", OPT_THREADS, "N", CMD_ALL,
      "worker threads, 1 to 1024 (default: all cores)"},
     {"seed", OPT_SEED, "N", CMD_ALL,
@@ -123,9 +143,11 @@ static const cli_option options[] = {
      "TP size for Megatron's vocabulary padding to 128*TP (default 1)"},
     {"gpu", OPT_GPU, "NAME", CMD_OP,
      "GPU name or alias from 'hw list' (op commands)"},
-    {"op", OPT_OP, "NAME", CMD_OP_PREDICT | CMD_OP_SHOW,
+    {"op", OPT_OP, "NAME", CMD_OP_PREDICT | CMD_OP_SHOW | CMD_COLL_SHOW
+                               | CMD_HW_IMPORT,
      "operator: a seed-sample name (linear1 ... parallel_cross_entropy_128), "
-     "gemm or adam"},
+     "gemm or adam; collective (coll show, hw import-nccl-tests): allreduce, "
+     "reducescatter, allgather, alltoall, sendrecv"},
     {"train", OPT_TRAIN, "FILE", CMD_OP_PREDICT,
      "samples to fit on (seed CSV format), nothing else"},
     {"shapes", OPT_SHAPES, "FILE", CMD_OP_PREDICT,
@@ -134,10 +156,23 @@ static const cli_option options[] = {
      "one shape, e.g. mp=2,b=4,l=2048,dim=6144 or m=4096,n=4096,k=4096"},
     {"dtype", OPT_DTYPE, "fp32|tf32|fp16|bf16|fp8", CMD_OP,
      "data type of the operator (default fp16; gemm samples: bf16)"},
-    {"keep-bad", OPT_KEEP_BAD, NULL, CMD_OP,
-     "keep samples that fail the hygiene checks in fits"},
+    {"keep-bad", OPT_KEEP_BAD, NULL, CMD_OP | CMD_COLL,
+     "keep samples and table rows that fail the hygiene checks"},
     {"folds", OPT_FOLDS, "N", CMD_OP_CV,
      "cross-validation folds, 2 to 20 (default 5)"},
+    {"system", OPT_SYSTEM, "NAME", CMD_COLL | CMD_HW_IMPORT,
+     "system name or alias from 'hw list' (coll commands; hw "
+     "import-nccl-tests, default: the one system with the log's GPU)"},
+    {"bytes", OPT_BYTES, "SIZE,...", CMD_COLL_SHOW,
+     "bytes per rank, e.g. 1e8, 256MiB, 1GB, 64K (K/M/G: binary, as "
+     "nccl-tests -b); a comma list gives a sweep"},
+    {"group", OPT_GROUP, "NxG", CMD_COLL_SHOW,
+     "the group: N nodes x G GPUs per node, e.g. 2x4"},
+    {"nodes", OPT_NODES, "N", CMD_COLL_SHOW | CMD_HW_IMPORT,
+     "nodes of the group (with --gpus-per-node; hw import-nccl-tests: "
+     "overrides the log's '# Rank' lines)"},
+    {"gpus-per-node", OPT_GPN, "G", CMD_COLL_SHOW | CMD_HW_IMPORT,
+     "GPUs of the group on each node (with --nodes)"},
     {"list-options", OPT_LIST_OPTIONS, NULL, CMD_ALL,
      "print every long option name, one per line (for scripts and tests)"},
 };
@@ -325,6 +360,23 @@ int main(int argc, char **argv)
             rc = parse_int("folds", optarg, 2, 20, &v, &e);
             o.folds = (int)v;
             break;
+        case OPT_SYSTEM:
+            o.system = optarg;
+            break;
+        case OPT_BYTES:
+            o.bytes = optarg;
+            break;
+        case OPT_GROUP:
+            rc = cli_parse_group(optarg, &o.nodes, &o.per_node, &e);
+            break;
+        case OPT_NODES:
+            rc = parse_int("nodes", optarg, 1, 1000000, &v, &e);
+            o.opt_nodes = (int)v;
+            break;
+        case OPT_GPN:
+            rc = parse_int("gpus-per-node", optarg, 1, 4096, &v, &e);
+            o.opt_per_node = (int)v;
+            break;
         default:
             rc = tp_errf(&e, TP_EINTERNAL, "option %d has no handler", c);
         }
@@ -384,6 +436,12 @@ int main(int argc, char **argv)
     if (o.threads > 0) omp_set_num_threads(o.threads);
 #endif
 
+    /* -o of a command that writes a directory is its argument, not where
+     * stdout goes. */
+    if (cmd->output_is_dir) {
+        o.out_dir = o.output;
+        o.output = NULL;
+    }
     cli_out out;
     rc = cli_out_open(&out, o.output, &e);
     if (rc) {

@@ -1,0 +1,451 @@
+/*
+ * cmd_import.c - `trainplan hw import-nccl-tests -o DIR LOG...`: turns the
+ * output of NVIDIA's nccl-tests into measured collective tables of a
+ * system, in a hardware database directory DIR, so that `--hwdb DIR`
+ * gives the user's own network to every command.
+ *
+ * DIR gets measured/<system>/nccl-tests_<collective>_<N>x<G>.csv (one per
+ * collective and group shape; an earlier table of that shape is replaced)
+ * and systems/<system>.json: the system's file (DIR's own copy when one
+ * is there, else the one the database loaded) with those tables listed
+ * in `measured`, the paths of its other entries rewritten to stay valid
+ * from DIR. Every log is parsed before anything is written; files are
+ * written beside their targets and renamed into place only when all of
+ * them are complete, so a bad log leaves DIR as it was.
+ *
+ * The log parser is estimator/nccl_tests.c.
+ */
+#define _XOPEN_SOURCE 700 /* realpath, mkstemp */
+#include "cli.h"
+#include "est.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* mkdir -p; TP_OK or TP_EIO. */
+static int make_dirs(const char *path, tp_err *e)
+{
+    char buf[PATH_MAX];
+    tp_strlcpy(buf, path, sizeof buf);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            struct stat st;
+            if (stat(buf, &st) != 0) {
+                if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                    return tp_errf(e, TP_EIO, "%s: cannot create: %s", buf,
+                                   strerror(errno));
+            } else if (!S_ISDIR(st.st_mode)) {
+                return tp_errf(e, TP_EIO, "%s: exists and is not a directory",
+                               buf);
+            }
+            *p = c;
+            if (!c) break;
+        }
+    }
+    return TP_OK;
+}
+
+/* A file being written: temporary path beside its target. */
+typedef struct pending_file {
+    char target[PATH_MAX];
+    char tmp[PATH_MAX + 16];
+    FILE *f;
+} pending_file;
+
+static int begin_file(pending_file *p, const char *target, tp_err *e)
+{
+    tp_strlcpy(p->target, target, sizeof p->target);
+    snprintf(p->tmp, sizeof p->tmp, "%s.tmp.XXXXXX", target);
+    int fd = mkstemp(p->tmp);
+    if (fd < 0) {
+        p->tmp[0] = '\0';
+        return tp_errf(e, TP_EIO, "%s: cannot create: %s", target,
+                       strerror(errno));
+    }
+    p->f = fdopen(fd, "w");
+    if (!p->f) {
+        close(fd);
+        return tp_errf(e, TP_EIO, "%s: cannot open: %s", target,
+                       strerror(errno));
+    }
+    return TP_OK;
+}
+
+static int end_file(pending_file *p, tp_err *e)
+{
+    int bad = ferror(p->f) != 0;
+    bad |= fclose(p->f) != 0;
+    p->f = NULL;
+    if (bad)
+        return tp_errf(e, TP_EIO, "%s: write failed: %s", p->target,
+                       strerror(errno));
+    return TP_OK;
+}
+
+static void drop_file(pending_file *p)
+{
+    if (p->f) fclose(p->f);
+    p->f = NULL;
+    if (p->tmp[0]) unlink(p->tmp);
+    p->tmp[0] = '\0';
+}
+
+/* One table to write: the merged rows of a collective and group shape. */
+typedef struct out_table {
+    est_coll kind;
+    int nodes, per_node;
+    est_coll_row *rows;
+    int n, cap;
+    int n_unverified;
+    char logs[1024];     /* "file:line, ..." of the sections it came from */
+    char version[160];
+    char device[96];
+} out_table;
+
+static int cmp_row(const void *a, const void *b)
+{
+    const est_coll_row *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
+    return 0;
+}
+
+/* The system the logs ran on: --system, else the one system whose GPU is
+ * the device the logs name. */
+static const hw_system *pick_system(const cli_opts *o, hw_db *db,
+                                    const est_nccl_test *t, int nt, tp_err *e)
+{
+    const char *device = NULL;
+    for (int i = 0; i < nt && !device; i++)
+        if (t[i].device[0]) device = t[i].device;
+    tp_err ge = {0};
+    const hw_gpu *g = device ? hw_find_gpu(db, device, &ge) : NULL;
+    if (o->system) {
+        const hw_system *y = hw_find_system(db, o->system, e);
+        if (y && g && y->gpu != g)
+            fprintf(stderr,
+                    "trainplan: warning: the logs ran on %s (%s), but %s has "
+                    "%s; importing as asked\n",
+                    device, g->name, y->name, y->gpu->name);
+        return y;
+    }
+    if (!g) {
+        tp_errf(e, TP_EUSAGE,
+                "give --system: %s",
+                device ? "the GPU the logs name is not in the hardware "
+                         "database"
+                       : "the logs do not name their GPU");
+        return NULL;
+    }
+    const hw_system *found = NULL;
+    char names[512] = "";
+    int n = 0;
+    for (int i = 0; i < hw_system_count(db); i++) {
+        const hw_system *y = hw_system_at(db, i);
+        if (y->gpu != g) continue;
+        found = y;
+        size_t at = strlen(names);
+        snprintf(names + at, sizeof names - at, "%s%s", n++ ? ", " : "",
+                 y->name);
+    }
+    if (n == 1) return found;
+    tp_errf(e, TP_EUSAGE,
+            "give --system: the logs ran on %s (%s), %s",
+            device, g->name,
+            n ? "which several systems have" : "which no system has");
+    if (n) {
+        size_t at = strlen(e->msg);
+        snprintf(e->msg + at, sizeof e->msg - at, " (%s)", names);
+    }
+    return NULL;
+}
+
+/* Rewrites a measured entry's "file" (relative to from_dir) so it is
+ * valid from to_dir: unchanged when the two are the same directory, else
+ * absolute. */
+static void fix_entry_path(cJSON *ent, const char *from_dir, int same_dir)
+{
+    cJSON *f = cJSON_GetObjectItemCaseSensitive(ent, "file");
+    if (same_dir || !cJSON_IsString(f) || f->valuestring[0] == '/') return;
+    char joined[PATH_MAX * 2], abs[PATH_MAX];
+    snprintf(joined, sizeof joined, "%s/%s", from_dir, f->valuestring);
+    if (!realpath(joined, abs)) tp_strlcpy(abs, joined, sizeof abs);
+    cJSON_SetValuestring(f, abs);
+}
+
+/* The resolved path of a measured entry, for replacing one. */
+static void entry_abs(const cJSON *ent, const char *dir, char *out, size_t cap)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(ent, "file");
+    out[0] = '\0';
+    if (!cJSON_IsString(f)) return;
+    char joined[PATH_MAX * 2];
+    if (f->valuestring[0] == '/')
+        tp_strlcpy(joined, f->valuestring, sizeof joined);
+    else
+        snprintf(joined, sizeof joined, "%s/%s", dir, f->valuestring);
+    char buf[PATH_MAX];
+    tp_strlcpy(out, realpath(joined, buf) ? buf : joined, cap);
+}
+
+static void dir_of(const char *file, char *out, size_t cap)
+{
+    tp_strlcpy(out, file, cap);
+    char *slash = strrchr(out, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        tp_strlcpy(out, ".", cap);
+}
+
+int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    if (!o->out_dir)
+        return tp_errf(e, TP_EUSAGE,
+                       "'hw import-nccl-tests' needs -o DIR, the hardware "
+                       "database directory to write into");
+    if (!o->opt_nodes != !o->opt_per_node)
+        return tp_errf(e, TP_EUSAGE,
+                       "--nodes and --gpus-per-node go together");
+    int op = -1;
+    if (o->op) {
+        op = est_coll_parse(o->op);
+        if (op < 0)
+            return tp_errf(e, TP_EDATA,
+                           "--op: unknown collective '%s' (known: allreduce, "
+                           "reducescatter, allgather, alltoall, sendrecv)",
+                           o->op);
+    }
+    /* Parse every log first: nothing is written unless all are good. */
+    est_nccl_test *tests = NULL;
+    int nt = 0, rc = TP_OK;
+    for (int i = 0; i < o->npos && rc == TP_OK; i++)
+        rc = est_nccl_parse(o->pos[i], op, o->opt_nodes, o->opt_per_node,
+                            &tests, &nt, e);
+    if (rc) {
+        est_nccl_free(tests, nt);
+        return rc;
+    }
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) {
+        est_nccl_free(tests, nt);
+        return e->status;
+    }
+    const hw_system *y = pick_system(o, db, tests, nt, e);
+    out_table *tab = NULL;
+    int ntab = 0;
+    pending_file *files = NULL;
+    int nfiles = 0;
+    cJSON *doc = NULL;
+    if (!y) {
+        rc = e->status;
+        goto done;
+    }
+    /* Merge sections into one table per collective and group shape. */
+    for (int i = 0; i < nt; i++) {
+        const est_nccl_test *t = &tests[i];
+        est_group g = {t->nodes * t->per_node, t->per_node, t->nodes};
+        char why[256];
+        if (est_group_check(y, &g, why, sizeof why)) {
+            rc = tp_errf(e, TP_EDATA, "%s:%d: the test ran on %d x %d GPUs: %s",
+                         t->file, t->first_line, t->nodes, t->per_node, why);
+            goto done;
+        }
+        if (g.size < 2) {
+            rc = tp_errf(e, TP_EDATA,
+                         "%s:%d: the test ran on one GPU, which measures a "
+                         "local copy, not a collective",
+                         t->file, t->first_line);
+            goto done;
+        }
+        int k = 0;
+        while (k < ntab && !(tab[k].kind == t->kind && tab[k].nodes == t->nodes
+                             && tab[k].per_node == t->per_node))
+            k++;
+        if (k == ntab) {
+            tab = tp_xrealloc(tab, (size_t)(ntab + 1) * sizeof *tab);
+            memset(&tab[ntab], 0, sizeof *tab);
+            tab[ntab].kind = t->kind;
+            tab[ntab].nodes = t->nodes;
+            tab[ntab].per_node = t->per_node;
+            ntab++;
+        }
+        out_table *x = &tab[k];
+        if (x->n + t->n_rows > x->cap) {
+            x->cap = x->n + t->n_rows;
+            x->rows = tp_xrealloc(x->rows, (size_t)x->cap * sizeof *x->rows);
+        }
+        memcpy(x->rows + x->n, t->rows, (size_t)t->n_rows * sizeof *t->rows);
+        x->n += t->n_rows;
+        x->n_unverified += t->n_unverified;
+        size_t at = strlen(x->logs);
+        snprintf(x->logs + at, sizeof x->logs - at, "%s%s:%d", at ? ", " : "",
+                 t->file, t->first_line);
+        if (!x->version[0]) tp_strlcpy(x->version, t->version, sizeof x->version);
+        if (!x->device[0]) tp_strlcpy(x->device, t->device, sizeof x->device);
+    }
+    /* The system file to extend: DIR's own copy, else the loaded one. */
+    char sysdir[PATH_MAX], measdir[PATH_MAX], target_json[PATH_MAX * 2];
+    snprintf(sysdir, sizeof sysdir, "%s/systems", o->out_dir);
+    snprintf(measdir, sizeof measdir, "%s/measured/%s", o->out_dir, y->name);
+    snprintf(target_json, sizeof target_json, "%s/%s.json", sysdir, y->name);
+    struct stat st;
+    const char *base = stat(target_json, &st) == 0 ? target_json : y->file;
+    if ((rc = tp_json_load(base, &doc, e))) goto done;
+    if ((rc = make_dirs(sysdir, e)) || (rc = make_dirs(measdir, e))) goto done;
+    char base_dir[PATH_MAX], base_real[PATH_MAX], sys_real[PATH_MAX];
+    dir_of(base, base_dir, sizeof base_dir);
+    int same = realpath(base_dir, base_real) && realpath(sysdir, sys_real)
+               && strcmp(base_real, sys_real) == 0;
+    cJSON *meas = cJSON_GetObjectItemCaseSensitive(doc, "measured");
+    if (!cJSON_IsArray(meas)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(doc, "measured");
+        meas = cJSON_AddArrayToObject(doc, "measured");
+    }
+    cJSON *sources = cJSON_GetObjectItemCaseSensitive(doc, "sources");
+    if (!cJSON_IsObject(sources)) {
+        rc = tp_errf(e, TP_EDATA, "%s: $.sources: expected an object", base);
+        goto done;
+    }
+    files = tp_xcalloc((size_t)ntab + 1, sizeof *files);
+    static const char *hdr[] = {"collective", "group", "sizes", "rows",
+                                "unverified", "file"};
+    cli_table summary;
+    cli_table_init(&summary, 6, hdr, "llrrrl");
+    for (int k = 0; k < ntab && rc == TP_OK; k++) {
+        out_table *x = &tab[k];
+        qsort(x->rows, (size_t)x->n, sizeof *x->rows, cmp_row);
+        char name[128], path[PATH_MAX * 2], key[96];
+        snprintf(name, sizeof name, "nccl-tests_%s_%dx%d.csv",
+                 est_coll_names[x->kind], x->nodes, x->per_node);
+        snprintf(path, sizeof path, "%s/%s", measdir, name);
+        snprintf(key, sizeof key, "nccl_tests_%s_%dx%d",
+                 est_coll_names[x->kind], x->nodes, x->per_node);
+        pending_file *p = &files[nfiles++];
+        if ((rc = begin_file(p, path, e))) break;
+        fprintf(p->f,
+                "# nccl-tests results imported by trainplan hw "
+                "import-nccl-tests\n# logs: %s\n",
+                x->logs);
+        if (x->version[0]) fprintf(p->f, "# %s\n", x->version);
+        if (x->device[0]) fprintf(p->f, "# device: %s\n", x->device);
+        fprintf(p->f,
+                "# time = mean of the out-of-place and in-place times; "
+                "bytes = nccl-tests' size column\n"
+                "collective,dtype,nodes,gpus_per_node,bytes,time_us\n");
+        for (int i = 0; i < x->n; i++)
+            fprintf(p->f, "%s,%s,%d,%d,%.0f,%.6g\n", est_coll_names[x->kind],
+                    hw_dtype_names[x->rows[i].dtype], x->nodes, x->per_node,
+                    x->rows[i].bytes, x->rows[i].time_s * 1e6);
+        if ((rc = end_file(p, e))) break;
+        /* Replace an entry for the same file; keep the rest. */
+        char abs_new[PATH_MAX + 160];
+        tp_strlcpy(abs_new, path, sizeof abs_new);
+        char buf[PATH_MAX];
+        if (realpath(measdir, buf))
+            snprintf(abs_new, sizeof abs_new, "%s/%s", buf, name);
+        for (int i = cJSON_GetArraySize(meas) - 1; i >= 0; i--) {
+            char old[PATH_MAX + 160];
+            entry_abs(cJSON_GetArrayItem(meas, i), base_dir, old, sizeof old);
+            if (strcmp(old, abs_new) == 0) cJSON_DeleteItemFromArray(meas, i);
+        }
+        char cite[2048];
+        snprintf(cite, sizeof cite,
+                 "nccl-tests output (github.com/NVIDIA/nccl-tests) imported by "
+                 "trainplan hw import-nccl-tests from %s%s%s%s%s: %s over %d "
+                 "node(s) x %d GPU(s), %d sizes, time = mean of the "
+                 "out-of-place and in-place times%s",
+                 x->logs, x->version[0] ? "; " : "", x->version,
+                 x->device[0] ? "; device " : "", x->device,
+                 est_coll_names[x->kind], x->nodes, x->per_node, x->n,
+                 x->n_unverified ? "; some halves unverified (#wrong N/A)"
+                                 : "");
+        cJSON_DeleteItemFromObjectCaseSensitive(sources, key);
+        cJSON_AddStringToObject(sources, key, cite);
+        char rel[256];
+        snprintf(rel, sizeof rel, "../measured/%s/%s", y->name, name);
+        cJSON *ent = cJSON_CreateObject();
+        cJSON_AddStringToObject(ent, "kind", "collective_table");
+        cJSON_AddStringToObject(ent, "op", est_coll_names[x->kind]);
+        cJSON_AddStringToObject(ent, "dtype", hw_dtype_names[x->rows[0].dtype]);
+        cJSON_AddStringToObject(ent, "file", rel);
+        cJSON_AddStringToObject(ent, "source", key);
+        /* Mark it so the path fix below leaves it alone. */
+        cJSON_AddBoolToObject(ent, "__new", 1);
+        cJSON_AddItemToArray(meas, ent);
+        char grp[32], sizes[64], rows[16], unv[16], lo[24], hi[24];
+        snprintf(grp, sizeof grp, "%dx%d", x->nodes, x->per_node);
+        cli_fmt_bytes(lo, sizeof lo, x->rows[0].bytes);
+        cli_fmt_bytes(hi, sizeof hi, x->rows[x->n - 1].bytes);
+        snprintf(sizes, sizeof sizes, "%s-%s", lo, hi);
+        snprintf(rows, sizeof rows, "%d", x->n);
+        snprintf(unv, sizeof unv, "%d", x->n_unverified);
+        cli_table_row(&summary, est_coll_names[x->kind], grp, sizes, rows, unv,
+                      path);
+    }
+    if (rc == TP_OK) {
+        cJSON *ent;
+        cJSON_ArrayForEach(ent, meas)
+        {
+            if (cJSON_GetObjectItemCaseSensitive(ent, "__new"))
+                cJSON_DeleteItemFromObjectCaseSensitive(ent, "__new");
+            else
+                fix_entry_path(ent, base_dir, same);
+        }
+        pending_file *p = &files[nfiles++];
+        char *text = cJSON_Print(doc);
+        if (!(rc = begin_file(p, target_json, e))) {
+            fputs(text, p->f);
+            fputc('\n', p->f);
+            rc = end_file(p, e);
+        }
+        cJSON_free(text);
+    }
+    /* All written: move them into place. */
+    for (int i = 0; i < nfiles && rc == TP_OK; i++)
+        if (rename(files[i].tmp, files[i].target) != 0)
+            rc = tp_errf(e, TP_EIO, "%s: cannot write: %s", files[i].target,
+                         strerror(errno));
+        else
+            files[i].tmp[0] = '\0';
+    if (rc == TP_OK && o->format == CLI_JSON) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "system", y->name);
+        cJSON_AddStringToObject(j, "system_file", target_json);
+        cJSON *arr = cJSON_AddArrayToObject(j, "tables");
+        for (int k = 0; k < ntab; k++) {
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "collective", est_coll_names[tab[k].kind]);
+            cJSON_AddNumberToObject(x, "nodes", tab[k].nodes);
+            cJSON_AddNumberToObject(x, "gpus_per_node", tab[k].per_node);
+            cJSON_AddNumberToObject(x, "rows", tab[k].n);
+            cJSON_AddNumberToObject(x, "rows_unverified", tab[k].n_unverified);
+            cJSON_AddStringToObject(x, "file", files[k].target);
+            cJSON_AddItemToArray(arr, x);
+        }
+        cli_print_json(out->f, j);
+    } else if (rc == TP_OK) {
+        cli_table_print(&summary, out->f, o->format);
+        if (o->format == CLI_TABLE)
+            fprintf(out->f,
+                    "\nwrote %s; use it with --hwdb %s (e.g. trainplan --hwdb "
+                    "%s coll cv --system %s)\n",
+                    target_json, o->out_dir, o->out_dir, y->name);
+    }
+    cli_table_free(&summary);
+done:
+    for (int i = 0; i < nfiles; i++) drop_file(&files[i]);
+    free(files);
+    for (int k = 0; k < ntab; k++) free(tab[k].rows);
+    free(tab);
+    cJSON_Delete(doc);
+    est_nccl_free(tests, nt);
+    hw_db_free(db);
+    return rc;
+}
