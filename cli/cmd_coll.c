@@ -156,9 +156,10 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
     est_group g = {nodes * per_node, per_node, nodes};
     char why[256];
     if (est_group_check(y, &g, why, sizeof why)) {
+        tp_errf(e, TP_EDATA, "--group %dx%d on %s: %s", nodes, per_node,
+                y->name, why);
         hw_db_free(db);
-        return tp_errf(e, TP_EDATA, "--group %dx%d on %s: %s", nodes,
-                       per_node, y->name, why);
+        return TP_EDATA;
     }
     est_comm *c = est_comm_load(y, o->keep_bad, e);
     if (!c) {
