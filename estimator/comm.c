@@ -72,8 +72,10 @@
  * groups, congestion from other jobs. A measured table captures whatever
  * the real stack does.
  *
- * Measured tables (docs/hwdb.md): rows of one collective and group shape
- * are pooled per 1/16 octave of size (geometric means; a factor-2 sweep
+ * Measured tables (docs/hwdb.md): one per collective and group shape; when
+ * several files list one, the file listed last wins (an import appends its
+ * entries, so a user's measurements replace built-in ones). Its rows are
+ * pooled per 1/16 octave of size (geometric means; a factor-2 sweep
  * keeps every point as measured) and interpolated piecewise linearly in
  * log time against log size. Outside the measured range the analytical
  * model's shape is anchored to the nearest measured point: t(b) =
@@ -719,6 +721,14 @@ est_comm *est_comm_load(const hw_system *y, int keep_bad, tp_err *e)
                 return NULL;
             }
             table *t = find_table(c, r->kind, r->nodes, r->per_node);
+            if (t && strcmp(t->pub.file, m->path) != 0) {
+                /* A later file replaces the table: an import appends its
+                 * entries, so a user's own measurements win. */
+                t->pub.n_rows = 0;
+                t->pub.n_bad = 0;
+                t->pub.file = m->path;
+                t->pub.source = m->source;
+            }
             if (!t) {
                 c->t = tp_xrealloc(c->t, (size_t)(c->n + 1) * sizeof *c->t);
                 t = &c->t[c->n++];

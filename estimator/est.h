@@ -320,12 +320,13 @@ est_comm *est_comm_open(const hw_system *y, tp_err *e);
 est_comm *est_comm_load(const hw_system *y, int keep_bad, tp_err *e);
 void est_comm_free(est_comm *c); /* accepts NULL */
 
-/* One table of an est_comm: the rows of one collective and group shape,
- * from one or more files (owned by the est_comm; read-only). */
+/* One table of an est_comm: the rows of one collective and group shape
+ * (owned by the est_comm; read-only). When several files of the system
+ * list that shape, the file listed last wins. */
 typedef struct est_coll_table {
     est_coll kind;
     int nodes, per_node;
-    const char *file;      /* the first file it came from */
+    const char *file;      /* the file it came from */
     const char *source;    /* its hwdb citation */
     int n_rows;            /* rows kept, sorted by bytes */
     const est_coll_row *rows;
