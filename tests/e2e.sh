@@ -174,6 +174,90 @@ run 0 "$TP" op cv --gpu h100-sxm --format json && has "$OUT" '"cv_fwd_mape_pct"'
 "$TP" --threads 2 op cv --gpu a100-80gb --format csv >"$SCRATCH/cv2" 2>/dev/null
 if cmp -s "$SCRATCH/cv1" "$SCRATCH/cv2" && [ -s "$SCRATCH/cv1" ]; then ok; else bad "op cv differs by thread count"; fi
 
+# --- collectives ------------------------------------------------------------------
+NCCL="$FIX/nccl"
+run 0 "$TP" coll show --system eos --op allreduce --bytes 1GiB --group 1x8 --format json
+has "$(json_str source)" '"measured"' "coll show: eos 1x8 uses the built-in XLA table"
+run 0 "$TP" coll show --system eos --op all_reduce --bytes 1G --nodes 4 --gpus-per-node 8 --format json
+has "$(json_str source)" '"analytical"' "coll show: no table for 4x8"
+has "$OUT" '"algorithm"' "coll show json names the algorithm"
+run 0 "$TP" coll show --system eos --op allreduce --bytes 8,1M,1G,16G --group 2x8
+has "$OUT" "no measured table" "coll show says when it has no table"
+has "$OUT" "analytical (" "coll show names the source"
+run 0 "$TP" coll show --system perlmutter --op allreduce --bytes 64M --group 2x4
+has "$OUT" "no plausible rows" "coll show: Perlmutter's TCP samples left out"
+run 0 "$TP" coll show --system perlmutter --op allreduce --bytes 64M --group 2x4 --keep-bad --format json
+has "$(json_str source)" '"measured"' "coll show --keep-bad keeps them"
+run 0 "$TP" coll show --system vista --op sendrecv --bytes 1 --group 1x1 --format csv
+has "$OUT" "one rank" "coll show: one rank moves nothing"
+run 64 "$TP" coll show --system eos --op allreduce --bytes 1G && has "$ERR" "needs the group" "coll show without a group"
+run 64 "$TP" coll show --system eos --op allreduce --bytes 1G --group 2y4 && has "$ERR" "--group: expected" "bad --group"
+run 64 "$TP" coll show --system eos --op allreduce --bytes 1Q --group 2x4 && has "$ERR" "--bytes: expected" "bad --bytes"
+run 64 "$TP" coll show --system eos --op allreduce --bytes 1G --group 2x4 --nodes 2 --gpus-per-node 4
+run 64 "$TP" coll show --op allreduce --bytes 1G --group 2x4 && has "$ERR" "needs --system" "coll show without --system"
+run 65 "$TP" coll show --system eos --op alreduce --bytes 1G --group 2x4 && has "$ERR" "did you mean 'allreduce'" "collective suggestion"
+run 65 "$TP" coll show --system eos --op allreduce --bytes 1G --group 1x16 && has "$ERR" "16 GPUs per node" "group too wide"
+run 65 "$TP" coll show --system eoss --op allreduce --bytes 1G --group 1x8 && has "$ERR" "did you mean 'eos'" "system suggestion"
+run 64 "$TP" coll cv && has "$ERR" "needs --system" "coll cv without --system"
+run 0 "$TP" coll cv --system eos --format json && has "$OUT" '"mape_pct"' "coll cv json"
+has "$OUT" '"linerate_fraction"' "coll cv reports the share of line rate"
+run 0 "$TP" coll cv --system perlmutter && has "$OUT" "implausible" "coll cv table"
+has "$OUT" "error per source" "coll cv per source"
+run 0 "$TP" coll cv --system selene && has "$OUT" "no measured collective tables" "coll cv without tables"
+"$TP" --threads 1 coll cv --system gb200-nvl72 --format csv >"$SCRATCH/ccv1" 2>/dev/null
+"$TP" --threads 3 coll cv --system gb200-nvl72 --format csv >"$SCRATCH/ccv2" 2>/dev/null
+if cmp -s "$SCRATCH/ccv1" "$SCRATCH/ccv2" && [ -s "$SCRATCH/ccv1" ]; then ok; else bad "coll cv differs by thread count"; fi
+# Hygiene in hw check: Perlmutter's inter-node NCCL samples (TCP fallback).
+run 0 "$TP" hw check "$FIX/../../hwdb/data/systems/perlmutter.json" && has "$OUT" "network plugin" "hw check flags slow network rows"
+has "$OUT" "collective row(s) cannot be right" "hw check counts implausible collective rows"
+run 0 "$TP" hw check "$FIX/../../hwdb/data/systems/vista.json" && has "$OUT" "faster than the network link" "hw check flags rows faster than the link"
+
+# nccl-tests import: good logs -> tables and a system file in DIR; --hwdb DIR
+# then gives the measured network.
+IMP="$SCRATCH/imp"
+run 0 "$TP" hw import-nccl-tests -o "$IMP" "$NCCL"/all_reduce_perf_1x8.log "$NCCL"/all_reduce_perf_2x8.log \
+    "$NCCL"/all_gather_perf_2x8.log "$NCCL"/reduce_scatter_perf_1x8.log "$NCCL"/alltoall_perf_2x8.log \
+    "$NCCL"/sendrecv_perf_1x8.log "$NCCL"/srun_sendrecv_2x8.log
+has "$OUT" "nccl-tests_allreduce_2x8.csv" "import lists its tables"
+for f in allreduce_1x8 allreduce_2x8 allgather_2x8 reducescatter_1x8 alltoall_2x8 sendrecv_1x8 sendrecv_2x8; do
+    if [ -s "$IMP/measured/eos/nccl-tests_$f.csv" ]; then ok; else bad "import did not write $f"; fi
+done
+if [ -s "$IMP/systems/eos.json" ] && [ -z "$(find "$IMP" -name '*.tmp.*')" ]; then ok; else bad "import: system file or temporaries"; fi
+run 0 "$TP" hw check "$IMP/systems/eos.json" && has "$OUT" ": ok" "imported system file is valid"
+run 0 "$TP" --hwdb "$IMP" coll show --system eos --op allreduce --bytes 1G --group 2x8 --format json
+has "$(json_str source)" '"measured"' "--hwdb DIR: the imported table is used"
+has "$OUT" "$IMP" "--hwdb DIR: the table is the imported file"
+t_meas=$(json_num time_s)
+run 0 "$TP" coll show --system eos --op allreduce --bytes 1G --group 2x8 --format json
+t_ana=$(json_num time_s)
+if awk -v a="$t_meas" -v b="$t_ana" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && b > 0 && d > 0.01 * b) }'; then ok; else bad "the measured table does not change the time ($t_meas vs $t_ana)"; fi
+# The imported 1x8 all-reduce replaces the built-in XLA table of that shape.
+run 0 "$TP" --hwdb "$IMP" coll show --system eos --op allreduce --bytes 1G --group 1x8 --format json
+has "$OUT" "nccl-tests_allreduce_1x8.csv" "the user's table replaces the built-in one"
+# Importing again replaces, never duplicates.
+run 0 "$TP" hw import-nccl-tests --system eos -o "$IMP" "$NCCL"/all_reduce_perf_2x8.log
+if [ "$(grep -c 'nccl-tests_allreduce_2x8.csv' "$IMP/systems/eos.json")" -eq 1 ]; then ok; else bad "re-import duplicated an entry"; fi
+run 0 "$TP" hw import-nccl-tests --format json -o "$IMP" "$NCCL"/alltoall_perf_2x8.log && within "$(json_num rows_unverified)" 24 0 "import json counts unverified rows"
+# Bad logs: exit 65, file:line, and nothing written.
+cp "$IMP/systems/eos.json" "$SCRATCH/eos.before"
+for f in "$NCCL"/bad_*.log; do
+    run 65 "$TP" hw import-nccl-tests -o "$SCRATCH/imp_bad" "$NCCL/all_reduce_perf_2x8.log" "$f" && has "$ERR" "$(basename "$f")" "bad log names its file"
+    if [ ! -e "$SCRATCH/imp_bad" ]; then ok; else bad "a failed import wrote $SCRATCH/imp_bad"; fi
+    run 65 "$TP" hw import-nccl-tests -o "$IMP" "$f"
+    if cmp -s "$IMP/systems/eos.json" "$SCRATCH/eos.before" && [ -z "$(find "$IMP" -name '*.tmp.*')" ]; then ok; else bad "a failed import changed $IMP"; fi
+done
+run 65 "$TP" hw import-nccl-tests -o "$SCRATCH/imp_bad" "$NCCL/bad_truncated_row.log" && has "$ERR" "bad_truncated_row.log:23:" "file:line of a truncated row"
+run 65 "$TP" hw import-nccl-tests -o "$SCRATCH/imp_bad" "$NCCL/bad_wrong_results.log" && has "$ERR" "#wrong" "nonzero #wrong refused"
+run 65 "$TP" hw import-nccl-tests --system perlmutter -o "$SCRATCH/imp_bad" "$NCCL/all_reduce_perf_1x8.log" && has "$ERR" "8 GPUs per node, but perlmutter has 4" "import checks the group fits"
+run 65 "$TP" hw import-nccl-tests --op allgather -o "$SCRATCH/imp_bad" "$NCCL/all_reduce_perf_1x8.log" && has "$ERR" "--op says allgather" "--op must agree with the log"
+run 64 "$TP" hw import-nccl-tests "$NCCL/all_reduce_perf_1x8.log" && has "$ERR" "needs -o DIR" "import without -o"
+run 64 "$TP" hw import-nccl-tests -o "$SCRATCH/imp_bad" && has "$ERR" "usage" "import without logs"
+run 64 "$TP" hw import-nccl-tests --nodes 2 -o "$SCRATCH/imp_bad" "$NCCL/all_reduce_perf_1x8.log" && has "$ERR" "go together" "--nodes alone"
+run 66 "$TP" hw import-nccl-tests -o "$SCRATCH/imp_bad" "$NCCL/none.log"
+if [ ! -e "$SCRATCH/imp_bad" ]; then ok; else bad "failed imports wrote $SCRATCH/imp_bad"; fi
+run 0 "$TP" hw import-nccl-tests --nodes 2 --gpus-per-node 4 --system eos -o "$SCRATCH/imp2" "$NCCL/all_reduce_perf_1x8.log"
+if [ -s "$SCRATCH/imp2/measured/eos/nccl-tests_allreduce_2x4.csv" ]; then ok; else bad "--nodes/--gpus-per-node override the log"; fi
+
 # --- output ---------------------------------------------------------------------
 run 0 "$TP" model show gpt3-175b --format json -o "$SCRATCH/m.json"
 if [ -s "$SCRATCH/m.json" ] && grep -q params_total "$SCRATCH/m.json" && [ -z "$OUT" ]; then ok; else bad "-o writes the file, nothing on stdout"; fi
