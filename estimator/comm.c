@@ -34,13 +34,18 @@
  *    once.
  *  - Send/recv: one message per rank over the link between the two
  *    ranks; across nodes, each rank gets its share of the node's NICs.
- * Why not the three-phase hierarchical all-reduce (intra-node
+ * Across nodes the model is hierarchical in NCCL's way: every step and
+ * every byte is charged to the tier it crosses, and the tree is NCCL's
+ * two-level algorithm. The three-phase all-reduce (intra-node
  * reduce-scatter, inter-node all-reduce on 1/per_node of the data,
- * intra-node all-gather; Horovod's hierarchical mode, NCCL's CollNet):
- * NCCL does not run it without in-network reduction hardware, and its
- * phases wait for each other, so it is slower than the pipelined ring
- * whenever a GPU's scale-up bandwidth is below the network bandwidth of
- * all the group's nodes together, which holds on every system in hwdb.
+ * intra-node all-gather: Horovod's hierarchical mode; NCCL's CollNet with
+ * in-network reduction) is not a candidate, because NCCL does not run it
+ * on plain networks and the model is of what NCCL does. Its phases wait
+ * for one another; by the same arithmetic it would beat the pipelined
+ * ring only where one GPU's scale-up bandwidth exceeds the NIC bandwidth
+ * of all the group's nodes together (2 Perlmutter nodes, 2 to 5 of
+ * jean-zay-a100, whose 8 GPUs share 4 100 Gb/s NICs). There a measured
+ * table is the way to find out what the stack achieves.
  *
  * A group's tiers: nodes are consecutive, so a group fills a scale-up
  * domain (a node; 18 trays on GB200 NVL72) before the next. Within a

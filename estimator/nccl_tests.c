@@ -75,14 +75,18 @@ typedef struct section {
     double time_scale;      /* to seconds */
 } section;
 
+/* Splits s (modified) at blanks into at most max words; max + 1 when
+ * there are more. No hidden state (not strtok). */
 static int tokenize(char *s, char **tok, int max)
 {
     int n = 0;
-    for (char *p = strtok(s, " \t\r"); p; p = strtok(NULL, " \t\r")) {
+    for (char *p = s;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r') *p++ = '\0';
+        if (!*p) return n;
         if (n == max) return max + 1;
         tok[n++] = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\r') p++;
     }
-    return n;
 }
 
 /* Drops srun's "12: " label. */
