@@ -215,7 +215,7 @@ run 0 "$TP" hw check "$FIX/../../hwdb/data/systems/vista.json" && has "$OUT" "fa
 # nccl-tests import: good logs -> tables and a system file in DIR; --hwdb DIR
 # then gives the measured network.
 IMP="$SCRATCH/imp"
-run 0 "$TP" hw import-nccl-tests -o "$IMP" "$NCCL"/all_reduce_perf_1x8.log "$NCCL"/all_reduce_perf_2x8.log \
+run 0 "$TP" hw import-nccl-tests --system eos -o "$IMP" "$NCCL"/all_reduce_perf_1x8.log "$NCCL"/all_reduce_perf_2x8.log \
     "$NCCL"/all_gather_perf_2x8.log "$NCCL"/reduce_scatter_perf_1x8.log "$NCCL"/alltoall_perf_2x8.log \
     "$NCCL"/sendrecv_perf_1x8.log "$NCCL"/srun_sendrecv_2x8.log
 has "$OUT" "nccl-tests_allreduce_2x8.csv" "import lists its tables"
@@ -237,7 +237,7 @@ has "$OUT" "nccl-tests_allreduce_1x8.csv" "the user's table replaces the built-i
 # Importing again replaces, never duplicates.
 run 0 "$TP" hw import-nccl-tests --system eos -o "$IMP" "$NCCL"/all_reduce_perf_2x8.log
 if [ "$(grep -c 'nccl-tests_allreduce_2x8.csv' "$IMP/systems/eos.json")" -eq 1 ]; then ok; else bad "re-import duplicated an entry"; fi
-run 0 "$TP" hw import-nccl-tests --format json -o "$IMP" "$NCCL"/alltoall_perf_2x8.log && within "$(json_num rows_unverified)" 24 0 "import json counts unverified rows"
+run 0 "$TP" hw import-nccl-tests --system eos --format json -o "$IMP" "$NCCL"/alltoall_perf_2x8.log && within "$(json_num rows_unverified)" 24 0 "import json counts unverified rows"
 # Bad logs: exit 65, file:line, and nothing written.
 cp "$IMP/systems/eos.json" "$SCRATCH/eos.before"
 for f in "$NCCL"/bad_*.log; do
@@ -255,6 +255,12 @@ run 64 "$TP" hw import-nccl-tests -o "$SCRATCH/imp_bad" && has "$ERR" "usage" "i
 run 64 "$TP" hw import-nccl-tests --nodes 2 -o "$SCRATCH/imp_bad" "$NCCL/all_reduce_perf_1x8.log" && has "$ERR" "go together" "--nodes alone"
 run 66 "$TP" hw import-nccl-tests -o "$SCRATCH/imp_bad" "$NCCL/none.log"
 if [ ! -e "$SCRATCH/imp_bad" ]; then ok; else bad "failed imports wrote $SCRATCH/imp_bad"; fi
+# Without --system: the one system with the log's GPU, else a list to choose from.
+run 64 "$TP" hw import-nccl-tests -o "$SCRATCH/imp_bad" "$NCCL/all_reduce_perf_1x8.log" && has "$ERR" "give --system" "several systems have the GPU"
+has "$ERR" "eos" "the choice lists the systems"
+sed 's/NVIDIA H100 80GB HBM3/NVIDIA GH200 120GB/' "$NCCL/all_reduce_perf_1x8.log" >"$SCRATCH/gh200.log"
+run 0 "$TP" hw import-nccl-tests --nodes 8 --gpus-per-node 1 -o "$SCRATCH/imp3" "$SCRATCH/gh200.log"
+if [ -s "$SCRATCH/imp3/systems/vista.json" ]; then ok; else bad "import picks the one system with the log's GPU"; fi
 run 0 "$TP" hw import-nccl-tests --nodes 2 --gpus-per-node 4 --system eos -o "$SCRATCH/imp2" "$NCCL/all_reduce_perf_1x8.log"
 if [ -s "$SCRATCH/imp2/measured/eos/nccl-tests_allreduce_2x4.csv" ]; then ok; else bad "--nodes/--gpus-per-node override the log"; fi
 
