@@ -12,7 +12,10 @@
  * physical (time grows with FLOPs and bytes) beyond the grid, where tree
  * ensembles (the seed paper's random forests / XGBoost) go flat.
  *
- * Later: collectives (comm.c), the iteration estimate (issue 5).
+ * Also here: every operator model of a GPU behind one call (models.c),
+ * memory per GPU of a layout (mem.c), collective times per tier or from
+ * measured tables (comm.c) and nccl-tests logs (nccl_tests.c). Next: the
+ * time of one training iteration (issue 5).
  */
 #ifndef TP_EST_H
 #define TP_EST_H
