@@ -183,12 +183,7 @@ static void test_seed_shapes(void)
 
 static int write_file(const char *name, const char *text, char *path, size_t cap)
 {
-    snprintf(path, cap, "%s/%s", scratch, name);
-    FILE *f = fopen(path, "w");
-    if (!f) return -1;
-    fputs(text, f);
-    fclose(f);
-    return 0;
+    return tp_test_write(scratch, name, text, path, cap);
 }
 
 static void test_csv_errors(void)

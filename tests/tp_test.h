@@ -83,4 +83,16 @@ static int tp_test_checks;
              tp_test_failures),                                               \
      tp_test_failures ? 1 : 0)
 
+/* Writes text to dir/name, the path into path[cap]; 0 or -1. Not every
+ * test uses it. */
+static inline int tp_test_write(const char *dir, const char *name,
+                                const char *text, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
 #endif
