@@ -387,7 +387,14 @@ static void lattice_build(est_fit *fit)
     if (h <= 0 || (fit->bw_bwd > 0 && fit->bw_bwd < h)) h = fit->bw_bwd;
     if (h <= 0) return;
     int nd = fit->ndims, stride = nd + 2, n = fit->n_res;
-    double *v = tp_xmalloc((size_t)n * sizeof *v);
+    /* Each dimension's coordinates, sorted once for every retry below. */
+    double *v = tp_xmalloc((size_t)nd * (size_t)n * sizeof *v);
+    for (int d = 0; d < nd; d++) {
+        double *vd = v + (size_t)d * (size_t)n;
+        for (int i = 0; i < n; i++)
+            vd[i] = fit->res[(size_t)i * (size_t)stride + (size_t)d];
+        qsort(vd, (size_t)n, sizeof *vd, cmp_double);
+    }
     double *knots = tp_xmalloc((size_t)nd * LAT_MAX_KNOTS * sizeof *knots);
     double gap[MAX_DIMS];
     for (int d = 0; d < nd; d++) gap[d] = h / 2;
@@ -397,10 +404,7 @@ static void lattice_build(est_fit *fit)
         long total = 1;
         int worst = 0;
         for (int d = 0; d < nd; d++) {
-            for (int i = 0; i < n; i++)
-                v[i] = fit->res[(size_t)i * (size_t)stride + (size_t)d];
-            qsort(v, (size_t)n, sizeof *v, cmp_double);
-            fit->lat_n[d] = lattice_dim(v, n, gap[d], h,
+            fit->lat_n[d] = lattice_dim(v + (size_t)d * (size_t)n, n, gap[d], h,
                                         knots + (size_t)d * LAT_MAX_KNOTS,
                                         LAT_MAX_KNOTS);
             total *= fit->lat_n[d];
