@@ -25,7 +25,6 @@ struct est_models {
     est_fit fit[N_SLOTS];
     int has[N_SLOTS];
     int n_samples[N_SLOTS];
-    int n_bad;
 };
 
 static int slot(est_op_kind k, int dtype, int causal)
@@ -50,15 +49,13 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
     for (int i = 0; i < g->n_measured && rc == TP_OK; i++) {
         const hw_measured *me = &g->measured[i];
         if (strcmp(me->kind, "operator_samples") != 0) continue;
-        int dt = hw_dtype_parse(me->dtype);
-        if (dt < 0) dt = HW_FP16;
         est_sample *s;
         int n, bad;
         if ((rc = est_measured_samples(g, me, keep_bad, &s, &n, &bad, e)))
             break;
-        m->n_bad += bad;
         for (int k = 0; k < n; k++) {
-            bucket *bk = &b[slot(s[k].op.kind, dt, s[k].op.causal)];
+            const est_op *op = &s[k].op; /* its dtype is the file's */
+            bucket *bk = &b[slot(op->kind, (int)op->dtype, op->causal)];
             if (bk->n == bk->cap) {
                 bk->cap = bk->cap ? 2 * bk->cap : 256;
                 bk->s = tp_xrealloc(bk->s, (size_t)bk->cap * sizeof *bk->s);
