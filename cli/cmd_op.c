@@ -388,12 +388,6 @@ static void cv_row(const hw_gpu *g, const cli_opts *o, const char *op, int dt,
     free(te);
 }
 
-static const char *base_name(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
-}
-
 int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
 {
     int rc = need(o->gpu, "--gpu", "op cv", e);
@@ -425,7 +419,7 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
             if ((rc = est_measured_samples(g, m, o->keep_bad, &s, &n, &bad, e)))
                 break;
             if (n > 0)
-                cv_row(g, o, op, dt, base_name(m->path), s, n, bad,
+                cv_row(g, o, op, dt, tp_basename(m->path), s, n, bad,
                        stream + (uint64_t)++files, &t, arr);
             free(s);
         }

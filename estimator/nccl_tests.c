@@ -158,8 +158,7 @@ static int finish(section *s, const char *path, const char *pending,
         tp_strlcpy(name, pending, sizeof name);
         snprintf(where, sizeof where, "line %d", pending_line);
     } else {
-        const char *base = strrchr(path, '/');
-        if (find_perf_name(base ? base + 1 : path, name, sizeof name))
+        if (find_perf_name(tp_basename(path), name, sizeof name))
             snprintf(where, sizeof where, "the file name");
     }
     int kind = name[0] ? est_coll_parse(name) : -1;

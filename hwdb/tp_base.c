@@ -61,6 +61,12 @@ char *tp_xstrdup(const char *s)
     return p;
 }
 
+const char *tp_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
 void tp_strlcpy(char *dst, const char *src, size_t cap)
 {
     if (cap == 0) return;

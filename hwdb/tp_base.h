@@ -53,6 +53,9 @@ char *tp_xstrdup(const char *s);
 /* Copies src into dst[cap], always NUL-terminated, truncating. */
 void tp_strlcpy(char *dst, const char *src, size_t cap);
 
+/* The last component of path (after its last '/'), or path itself. */
+const char *tp_basename(const char *path);
+
 /* Reads a whole regular file into a NUL-terminated buffer the caller
  * frees with free(). Refuses directories (TP_ENOINPUT), missing or
  * unreadable files (TP_ENOINPUT), and files over max_bytes (TP_EDATA). */
