@@ -344,11 +344,6 @@ static void test_hygiene(void)
     TP_CHECK_CONTAINS(why, "16 GPUs per node");
 }
 
-static int write_file(const char *name, const char *text, char *path, size_t cap)
-{
-    return tp_test_write(scratch, name, text, path, cap);
-}
-
 static void test_table_errors(void)
 {
     static const struct {
@@ -380,7 +375,7 @@ static void test_table_errors(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[1024];
-        TP_CHECK(write_file(cases[i].name, cases[i].text, path, sizeof path) == 0);
+        TP_CHECK(tp_test_write(scratch, cases[i].name, cases[i].text, path, sizeof path) == 0);
         est_coll_row *r = NULL;
         int n = 0;
         tp_err e = {0};
@@ -394,7 +389,7 @@ static void test_table_errors(void)
     tp_err e = {0};
     TP_CHECK_INT(est_coll_read_table("/nonexistent.csv", &r, &n, &e), TP_ENOINPUT);
     char path[1024];
-    write_file("t_ok.csv",
+    tp_test_write(scratch, "t_ok.csv",
                "time_us, bytes ,collective,dtype,gpus_per_node,nodes\r\n"
                "# a comment\r\n\r\n12.5,2048,all_gather,bf16,4,2\r\n",
                path, sizeof path);
@@ -493,7 +488,7 @@ static void test_nccl_tests(void)
         char *both = tp_xmalloc(la + lb + 1);
         memcpy(both, ta, la);
         memcpy(both + la, tb, lb + 1);
-        write_file("two_tests.log", both, path, sizeof path);
+        tp_test_write(scratch, "two_tests.log", both, path, sizeof path);
         t = NULL;
         n = 0;
         TP_CHECK_INT(est_nccl_parse(path, -1, 0, 0, &t, &n, &e), TP_OK);
@@ -504,7 +499,7 @@ static void test_nccl_tests(void)
         char *p;
         while ((p = strstr(both, "# Collective test starting")) != NULL)
             memset(p, ' ', strcspn(p, "\n"));
-        write_file("nameless.log", both, path, sizeof path);
+        tp_test_write(scratch, "nameless.log", both, path, sizeof path);
         t = NULL;
         n = 0;
         TP_CHECK_INT(est_nccl_parse(path, -1, 0, 0, &t, &n, &e), TP_EDATA);

@@ -181,11 +181,6 @@ static void test_seed_shapes(void)
     TP_CHECK_INT(est_sample_op("nope", HW_FP16, cols, &op), -1);
 }
 
-static int write_file(const char *name, const char *text, char *path, size_t cap)
-{
-    return tp_test_write(scratch, name, text, path, cap);
-}
-
 static void test_csv_errors(void)
 {
     static const struct {
@@ -199,7 +194,7 @@ static void test_csv_errors(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[1024];
-        TP_CHECK(write_file(cases[i].name, cases[i].text, path, sizeof path) == 0);
+        TP_CHECK(tp_test_write(scratch, cases[i].name, cases[i].text, path, sizeof path) == 0);
         est_sample *s = NULL;
         int n = 0;
         tp_err e = {0};
@@ -216,7 +211,7 @@ static void test_csv_errors(void)
                                   &n, &e),
                  TP_ENOINPUT);
     char path[1024];
-    write_file("ok.csv", "mp,b,l,dim,F_dur(us),B_dur(us)\r\n1.0,2.0,1024.0,4096.0,100.5,201\r\n\n",
+    tp_test_write(scratch, "ok.csv", "mp,b,l,dim,F_dur(us),B_dur(us)\r\n1.0,2.0,1024.0,4096.0,100.5,201\r\n\n",
                path, sizeof path);
     TP_CHECK_INT(est_read_samples(path, "linear3", HW_FP16, &s, &n, &e), TP_OK);
     TP_CHECK_INT(n, 1);
