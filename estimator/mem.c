@@ -96,8 +96,11 @@ void est_memory_of(const space_model *m, const space_layout *l,
     double layer = (double)(p.per_layer - p.norms_per_layer) / t
                    + (double)p.norms_per_layer;
     double first = (double)(p.embedding) / t + (double)(p.position + p.embed_norm);
-    double last = (double)p.final_norm
-                  + (double)(p.lm_head ? p.lm_head : p.embedding) / t;
+    /* The last stage: final norm and LM head; a tied head is the
+     * embedding itself with one stage, a copy of it with several. */
+    double head = p.lm_head ? (double)p.lm_head
+                            : l->pp > 1 ? (double)p.embedding : 0;
+    double last = (double)p.final_norm + head / t;
     int64_t micro = l->gbs / (l->mbs * l->dp);
     if (micro < 1) micro = 1;
     double tokens = (double)l->mbs * (double)l->seq / (double)l->cp;
@@ -108,8 +111,7 @@ void est_memory_of(const space_model *m, const space_layout *l,
         int64_t r = s == 0 ? 0 : l->pp - 1;
         double params = layers * layer;
         if (r == 0) params += first;
-        if (r == l->pp - 1) params += l->pp > 1 || p.lm_head ? last
-                                                             : (double)p.final_norm;
+        if (r == l->pp - 1) params += last;
         double w = 2 * params, gr = 4 * params, opt = 12 * params;
         if (l->zero >= SPACE_ZERO_1) opt /= shard;
         if (l->zero >= SPACE_ZERO_2) gr /= shard;
