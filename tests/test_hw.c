@@ -249,7 +249,8 @@ static void test_builtin(void)
     }
     static const char *gpus[] = {"a100-40gb", "a100-80gb", "h100-sxm",
                                  "h100-pcie", "h200",      "gh200",
-                                 "b200",      "mi250x",    "mi300x"};
+                                 "b200",      "mi250x",    "mi300x",
+                                 "mi355x"};
     for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
         const hw_gpu *g = hw_find_gpu(db, gpus[i], &e);
         TP_CHECK(g != NULL);
