@@ -99,6 +99,18 @@ BAD_DATA_RULES = [
                "the shapes both clusters measured, Vista's B_dur is about 55x (median) below "
                "the A100's while its F_dur is 1.9x below, so these backward times are "
                "doubtful too: do not quote this row as accuracy"},
+    # Not in the seed README: the rule trainplan's `hw check` applies (estimator/samples.c,
+    # floor_bytes). Each TP rank of Megatron's vocab-parallel embedding writes the whole
+    # [b*l, dim] fp16 output, so a forward that writes it faster than the GH200's 4.0 TB/s HBM
+    # (gh200.json), on outputs more than twice the 50 MB L2, cannot be right.
+    {"cluster": "Vista", "op": "embedding", "propagation": "fwd",
+     "what": "embedding forward writes its [b*l, dim] fp16 output faster than the 4.0 TB/s HBM",
+     "bad": lambda df: ((2.0 * df["b"] * df["l"] * df["dim"] > 2 * 50 * 2**20)
+                        & (2.0 * df["b"] * df["l"] * df["dim"] / (df["F_dur(us)"] * 1e-6)
+                           > 4.0e12)),
+     "caveat": "the rest of this file is doubtful too: from 4096 tokens up, forward and "
+               "backward take the same time within 1 %, about 120 us at mp=16 whatever the "
+               "hidden size (6656 to 8192), which no memory-bound kernel does"},
 ]
 
 VOCAB = 50257  # GPT-NeoX vocabulary, as in the seed samples

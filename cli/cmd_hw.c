@@ -251,11 +251,12 @@ int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e)
     return TP_OK;
 }
 
-/* Sample hygiene over the operator samples a GPU file lists: appends a
- * line per implausible sample (at most `show`, then a count) to *text
- * and returns how many there are. Not an error of the file: fits leave
- * those times out by default. A file that is not a GPU file has none. */
-static int sample_warnings(const char *path, int show, char **text)
+/* Sample hygiene over the operator samples a GPU file lists: appends, for
+ * each sample file with implausible samples, a line with how many and why
+ * the first of them cannot be right, to *text, and returns how many there
+ * are in all. Not an error of the file: fits leave those times out by
+ * default. A file that is not a GPU file has none. */
+static int sample_warnings(const char *path, char **text)
 {
     tp_err e = {0};
     hw_db *db = hw_db_open_dirs(NULL, 0, &e);
@@ -276,17 +277,26 @@ static int sample_warnings(const char *path, int show, char **text)
             || est_read_samples(m->path, m->op, dt < 0 ? HW_FP16 : (hw_dtype)dt,
                                 &s, &n, &e))
             continue;
+        char why[200], first[200] = "";
+        int nfile = 0, row = 0;
         for (int k = 0; k < n; k++) {
-            char why[200], line[1200];
             if (!est_sample_implausible(g, &s[k], why, sizeof why)) continue;
-            if (nbad++ >= show) continue;
-            int w = snprintf(line, sizeof line, "%s:%d: %s %s: %s\n", m->path,
-                             s[k].row, m->op, m->dtype, why);
-            *text = tp_xrealloc(*text, len + (size_t)w + 1);
-            memcpy(*text + len, line, (size_t)w + 1);
-            len += (size_t)w;
+            if (nfile++ == 0) {
+                memcpy(first, why, sizeof first);
+                row = s[k].row;
+            }
         }
         free(s);
+        if (!nfile) continue;
+        nbad += nfile;
+        char line[1400];
+        int w = snprintf(line, sizeof line,
+                         "%s:%d: %s %s: %d of %d sample(s); the first: %s\n",
+                         m->path, row, m->op, m->dtype, nfile, n, first);
+        if (w >= (int)sizeof line) w = (int)sizeof line - 1;
+        *text = tp_xrealloc(*text, len + (size_t)w + 1);
+        memcpy(*text + len, line, (size_t)w + 1);
+        len += (size_t)w;
     }
     hw_db_free(db);
     return nbad;
@@ -370,7 +380,7 @@ int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
         }
         char *warn = NULL;
         enum { SHOW = 5 };
-        int nwarn = rc ? 0 : sample_warnings(o->pos[i], SHOW, &warn);
+        int nwarn = rc ? 0 : sample_warnings(o->pos[i], &warn);
         char *twarn = NULL;
         size_t tlen = 0;
         int ntwarn = rc ? 0 : table_warnings(o, o->pos[i], SHOW, &twarn, &tlen);
@@ -392,8 +402,8 @@ int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
                 fprintf(out->f,
                         "%s: warning: %d measured sample(s) cannot be right "
                         "on this GPU; fits leave those times out "
-                        "(--keep-bad keeps them)%s\n",
-                        o->pos[i], nwarn, nwarn > SHOW ? "; the first:" : ":");
+                        "(--keep-bad keeps them); per sample file:\n",
+                        o->pos[i], nwarn);
                 fputs(warn, out->f);
             }
             if (ntwarn) {

@@ -69,6 +69,9 @@ typedef struct est_work {
     double fwd_bytes, bwd_bytes;
 } est_work;
 
+/* Bytes per element of a dtype as stored (tf32 in 4 bytes, fp8 in 1). */
+double est_dtype_bytes(hw_dtype d);
+
 void est_op_work(const est_op *op, est_work *w);
 
 /* The analytical (roofline) time of op on g: per pass, the larger of the

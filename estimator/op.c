@@ -52,7 +52,7 @@ const char *const est_op_names[EST_OP_COUNT] = {
 _Static_assert(sizeof est_op_names / sizeof est_op_names[0] == EST_OP_COUNT,
                "est_op_names names every est_op_kind");
 
-static double dtype_bytes(hw_dtype d)
+double est_dtype_bytes(hw_dtype d)
 {
     switch (d) {
     case HW_FP32:
@@ -100,7 +100,7 @@ static const mem_traffic traffic[EST_OP_COUNT] = {
 
 void est_op_work(const est_op *op, est_work *w)
 {
-    double e = dtype_bytes(op->dtype);
+    double e = est_dtype_bytes(op->dtype);
     w->fwd_flops = w->bwd_flops = w->fwd_bytes = w->bwd_bytes = 0;
     switch (op->kind) {
     case EST_OP_GEMM: {

@@ -280,22 +280,30 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
  * unknown, so traffic that might be cached is never flagged. */
 #define EST_MAX_LLC_BYTES (256.0 * 1048576.0)
 
-/* Ops whose modelled traffic is a floor (each input read once, each
- * output written once), so beating HBM with it means a bad sample. The
- * others (embedding, cross-entropy, RoPE, ...) count temporaries an
+/* Bytes a pass of an op must move however it is implemented, or 0 where
+ * the model's traffic is not a floor. Norms, activations, adds, softmax
+ * and Adam forward: each input read once, each output written once, as
+ * modelled. Embedding forward: only its output write is certain (the
+ * gathered rows may come from cache when tokens repeat), and split over
+ * TP each rank still writes the full [tokens, hidden] output. The others
+ * (cross-entropy, RoPE, backward passes) count temporaries an
  * implementation may avoid. */
-static int bytes_are_floor(est_op_kind k, int bwd)
+static double floor_bytes(const est_op *op, const est_work *w, int bwd)
 {
-    switch (k) {
+    switch (op->kind) {
     case EST_OP_GEMM:
-        return 1;
+        return bwd ? w->bwd_bytes : w->fwd_bytes;
     case EST_OP_LAYERNORM:
     case EST_OP_RMSNORM:
     case EST_OP_GELU:
     case EST_OP_RESADD:
     case EST_OP_SOFTMAX:
     case EST_OP_ADAM:
-        return !bwd;
+        return bwd ? 0 : w->fwd_bytes;
+    case EST_OP_EMBEDDING:
+        return bwd ? 0
+                   : est_dtype_bytes(op->dtype) * (double)op->rows
+                         * (double)op->cols;
     default:
         return 0;
     }
@@ -314,7 +322,7 @@ int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
     why[0] = '\0';
     double t[2] = {s->fwd_s, s->bwd_s};
     double fl[2] = {w.fwd_flops, w.bwd_flops};
-    double by[2] = {w.fwd_bytes, w.bwd_bytes};
+    double by[2] = {floor_bytes(&s->op, &w, 0), floor_bytes(&s->op, &w, 1)};
     for (int p = 0; p < 2; p++) {
         if (!(t[p] > 0)) continue;
         if (fl[p] / t[p] > peak) {
@@ -327,7 +335,7 @@ int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
             continue;
         }
         /* Traffic that fits in L2 may legitimately beat HBM bandwidth. */
-        if (bytes_are_floor(s->op.kind, p) && by[p] > 2 * llc
+        if (by[p] > 2 * llc
             && by[p] / t[p] > g->mem_bw_bytes_per_s) {
             if (!bad)
                 snprintf(why, cap,

@@ -140,9 +140,11 @@ run 0 "$TP" hw show h100 --format json && has "$(json_str name)" '"h100-sxm"' "h
 run 65 "$TP" hw show perlmuter && has "$ERR" "did you mean 'perlmutter'" "system suggestion"
 
 run 0 "$TP" hw check "$FIX/hw/good/gpus/testgpu.json" && has "$OUT" ": ok" "hw check good"
-# Sample hygiene: Vista's flash-attention backward times cannot be right.
+# Sample hygiene: Vista's flash-attention backward times and some of its embedding
+# forward times (output written faster than HBM) cannot be right.
 run 0 "$TP" hw check "$FIX/../../hwdb/data/gpus/gh200.json" && has "$OUT" "warning:" "hw check reports implausible samples"
-has "$OUT" "flash_atten fp16: backward" "hw check names the sample and pass"
+has "$OUT" "embedding fp16: 21 of 1755 sample(s); the first: forward moves" "hw check names the sample file, count and pass"
+has "$OUT" "flash_atten fp16: 3936 of 4068" "hw check counts per sample file"
 run 65 "$TP" hw check "$FIX/hw/bad/many.json" && has "$OUT" '$.sm_count.value' "hw check lists problems"
 has "$OUT" '$.vendor' "hw check lists every problem"
 run 66 "$TP" hw check "$FIX/hw/bad/nope.json"
