@@ -40,6 +40,12 @@ typedef struct cli_opts {
     int nodes, per_node;     /* coll show: --group NxG (0 = unset) */
     int opt_nodes, opt_per_node; /* --nodes, --gpus-per-node (0 = unset) */
     const char *out_dir;     /* -o of a command that writes a directory */
+    /* estimate: the layout (0 or -1 = unset: searched) and the job */
+    const char *model;       /* --model preset or config.json */
+    int tp_set;              /* -t given */
+    int64_t gpus, pp, cp, mbs, gbs, vpp_layers, vstages;
+    int sp, recompute, zero, precision; /* -1 = unset */
+    double tokens;           /* --tokens, 0 = unset */
     int npos;                /* positional arguments after GROUP VERB */
     char **pos;
 } cli_opts;
@@ -97,6 +103,7 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e);
 
 /* Parses "NxG" (nodes x GPUs per node) into *nodes, *per_node; TP_EUSAGE
  * with a message otherwise. */

@@ -39,6 +39,7 @@ enum {
     CMD_COLL_SHOW = 1u << 8,
     CMD_COLL_CV = 1u << 9,
     CMD_HW_IMPORT = 1u << 10,
+    CMD_ESTIMATE = 1u << 11,
     CMD_OP = CMD_OP_PREDICT | CMD_OP_SHOW | CMD_OP_CV,
     CMD_COLL = CMD_COLL_SHOW | CMD_COLL_CV,
     CMD_ALL = 0xffffu
@@ -84,6 +85,10 @@ static const cli_command commands[] = {
     {"coll", "cv", CMD_COLL_CV, 0, 0, "",
      "error of the analytical model against every measured table of a system",
      cmd_coll_cv, 0},
+    {"estimate", "", CMD_ESTIMATE, 0, 0, "",
+     "time, memory and cost of one iteration of a layout (unset fields: "
+     "the fastest)",
+     cmd_estimate, 0},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -112,7 +117,23 @@ enum opt_id {
     OPT_BYTES,
     OPT_GROUP,
     OPT_NODES,
-    OPT_GPN
+    OPT_GPN,
+    OPT_PP = 'p',
+    OPT_CP = 'c',
+    OPT_MBS = 'b',
+    OPT_GBS = 'B',
+    OPT_GPUS = 'g',
+    OPT_MODEL = 'm',
+    OPT_RECOMPUTE = 'r',
+    OPT_VPP_LAYERS = 300,
+    OPT_VSTAGES,
+    OPT_SP,
+    OPT_NO_SP,
+    OPT_DISTOPT,
+    OPT_NO_DISTOPT,
+    OPT_ZERO,
+    OPT_PRECISION,
+    OPT_TOKENS
 };
 
 typedef struct cli_option {
@@ -137,10 +158,44 @@ static const cli_option options[] = {
      "seed for every random stream (default 42)"},
     {"hwdb", OPT_HWDB, "DIR", CMD_ALL,
      "add a hardware database directory (repeatable; also $TRAINPLAN_HWDB)"},
-    {"seq-length", OPT_SEQ, "N", CMD_MODEL_SHOW,
-     "sequence length for FLOPs per token (default 2048)"},
-    {"tensor-model-parallel-size", OPT_TP, "N", CMD_MODEL_SHOW,
-     "TP size for Megatron's vocabulary padding to 128*TP (default 1)"},
+    {"seq-length", OPT_SEQ, "N", CMD_MODEL_SHOW | CMD_ESTIMATE,
+     "sequence length (model show: for FLOPs per token, default 2048)"},
+    {"tensor-model-parallel-size", OPT_TP, "N", CMD_MODEL_SHOW | CMD_ESTIMATE,
+     "TP size (model show: for Megatron's vocabulary padding to 128*TP, "
+     "default 1)"},
+    {"model", OPT_MODEL, "NAME|config.json", CMD_ESTIMATE,
+     "model preset ('model list') or HuggingFace config.json"},
+    {"gpus", OPT_GPUS, "N", CMD_ESTIMATE, "GPUs of the job"},
+    {"pipeline-model-parallel-size", OPT_PP, "N", CMD_ESTIMATE,
+     "pipeline stages"},
+    {"context-parallel-size", OPT_CP, "N", CMD_ESTIMATE,
+     "context-parallel ranks (ring attention)"},
+    {"num-layers-per-virtual-pipeline-stage", OPT_VPP_LAYERS, "N",
+     CMD_ESTIMATE,
+     "layers per model chunk of the interleaved schedule (needs -p)"},
+    {"num-virtual-stages-per-pipeline-rank", OPT_VSTAGES, "N", CMD_ESTIMATE,
+     "model chunks per pipeline rank (1 = plain 1F1B)"},
+    {"micro-batch-size", OPT_MBS, "N", CMD_ESTIMATE,
+     "sequences per micro-batch"},
+    {"global-batch-size", OPT_GBS, "N", CMD_ESTIMATE,
+     "sequences per iteration"},
+    {"sequence-parallel", OPT_SP, NULL, CMD_ESTIMATE,
+     "sequence parallelism (with TP > 1)"},
+    {"no-sequence-parallel", OPT_NO_SP, NULL, CMD_ESTIMATE,
+     "no sequence parallelism"},
+    {"recompute-granularity", OPT_RECOMPUTE, "none|selective|full",
+     CMD_ESTIMATE, "activation recomputation"},
+    {"use-distributed-optimizer", OPT_DISTOPT, NULL, CMD_ESTIMATE,
+     "shard optimizer states over DP (ZeRO-1)"},
+    {"no-use-distributed-optimizer", OPT_NO_DISTOPT, NULL, CMD_ESTIMATE,
+     "every DP rank keeps all optimizer states"},
+    {"zero-stage", OPT_ZERO, "0|1|2|3", CMD_ESTIMATE,
+     "optimizer states (1), gradients (2), parameters (3, FSDP) sharded "
+     "over DP"},
+    {"precision", OPT_PRECISION, "bf16|fp16|fp8", CMD_ESTIMATE,
+     "GEMM precision (default bf16; fp8: GEMMs at the fp8 rate)"},
+    {"tokens", OPT_TOKENS, "N", CMD_ESTIMATE,
+     "tokens to train, e.g. 300e9: time and cost to train"},
     {"gpu", OPT_GPU, "NAME", CMD_OP,
      "GPU name or alias from 'hw list' (op commands)"},
     {"op", OPT_OP, "NAME", CMD_OP_PREDICT | CMD_OP_SHOW | CMD_COLL_SHOW
@@ -156,11 +211,11 @@ static const cli_option options[] = {
      "one shape, e.g. mp=2,b=4,l=2048,dim=6144 or m=4096,n=4096,k=4096"},
     {"dtype", OPT_DTYPE, "fp32|tf32|fp16|bf16|fp8", CMD_OP,
      "data type of the operator (default fp16; gemm samples: bf16)"},
-    {"keep-bad", OPT_KEEP_BAD, NULL, CMD_OP | CMD_COLL,
+    {"keep-bad", OPT_KEEP_BAD, NULL, CMD_OP | CMD_COLL | CMD_ESTIMATE,
      "keep samples and table rows that fail the hygiene checks"},
     {"folds", OPT_FOLDS, "N", CMD_OP_CV,
      "cross-validation folds, 2 to 20 (default 5)"},
-    {"system", OPT_SYSTEM, "NAME", CMD_COLL | CMD_HW_IMPORT,
+    {"system", OPT_SYSTEM, "NAME", CMD_COLL | CMD_HW_IMPORT | CMD_ESTIMATE,
      "system name or alias from 'hw list' (coll commands; hw "
      "import-nccl-tests, default: the one system with the log's GPU)"},
     {"bytes", OPT_BYTES, "SIZE,...", CMD_COLL_SHOW,
@@ -168,9 +223,10 @@ static const cli_option options[] = {
      "nccl-tests -b); a comma list gives a sweep"},
     {"group", OPT_GROUP, "NxG", CMD_COLL_SHOW,
      "the group: N nodes x G GPUs per node, e.g. 2x4"},
-    {"nodes", OPT_NODES, "N", CMD_COLL_SHOW | CMD_HW_IMPORT,
+    {"nodes", OPT_NODES, "N", CMD_COLL_SHOW | CMD_HW_IMPORT | CMD_ESTIMATE,
      "nodes of the group (with --gpus-per-node; hw import-nccl-tests: "
-     "overrides the log's '# Rank' lines)"},
+     "overrides the log's '# Rank' lines; estimate: whole nodes of the "
+     "job)"},
     {"gpus-per-node", OPT_GPN, "G", CMD_COLL_SHOW | CMD_HW_IMPORT,
      "GPUs of the group on each node (with --nodes)"},
     {"list-options", OPT_LIST_OPTIONS, NULL, CMD_ALL,
@@ -242,6 +298,7 @@ int main(int argc, char **argv)
     o.tp = 1;
     o.dtype = -1;
     o.folds = 5;
+    o.sp = o.recompute = o.zero = o.precision = -1;
     tp_err e = {0};
 
     /* Generate getopt's tables from ours. */
@@ -329,7 +386,91 @@ int main(int argc, char **argv)
             rc = parse_int("tensor-model-parallel-size", optarg, 1, 65536, &v,
                            &e);
             o.tp = v;
+            o.tp_set = 1;
             break;
+        case OPT_MODEL:
+            o.model = optarg;
+            break;
+        case OPT_GPUS:
+            rc = parse_int("gpus", optarg, 1, 10000000, &v, &e);
+            o.gpus = v;
+            break;
+        case OPT_PP:
+            rc = parse_int("pipeline-model-parallel-size", optarg, 1, 65536,
+                           &v, &e);
+            o.pp = v;
+            break;
+        case OPT_CP:
+            rc = parse_int("context-parallel-size", optarg, 1, 65536, &v, &e);
+            o.cp = v;
+            break;
+        case OPT_VPP_LAYERS:
+            rc = parse_int("num-layers-per-virtual-pipeline-stage", optarg, 1,
+                           1000000, &v, &e);
+            o.vpp_layers = v;
+            break;
+        case OPT_VSTAGES:
+            rc = parse_int("num-virtual-stages-per-pipeline-rank", optarg, 1,
+                           1024, &v, &e);
+            o.vstages = v;
+            break;
+        case OPT_MBS:
+            rc = parse_int("micro-batch-size", optarg, 1, 1000000, &v, &e);
+            o.mbs = v;
+            break;
+        case OPT_GBS:
+            rc = parse_int("global-batch-size", optarg, 1, 100000000, &v, &e);
+            o.gbs = v;
+            break;
+        case OPT_SP:
+            o.sp = 1;
+            break;
+        case OPT_NO_SP:
+            o.sp = 0;
+            break;
+        case OPT_RECOMPUTE: {
+            int k = -1;
+            for (int i = 0; i < SPACE_RECOMPUTE_COUNT; i++)
+                if (tp_streq_ci(optarg, space_recompute_names[i])) k = i;
+            if (k < 0)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--recompute-granularity: expected none, "
+                             "selective or full, found '%s'",
+                             optarg);
+            o.recompute = k;
+            break;
+        }
+        case OPT_DISTOPT:
+            if (o.zero < 1) o.zero = 1;
+            break;
+        case OPT_NO_DISTOPT:
+            o.zero = 0;
+            break;
+        case OPT_ZERO:
+            rc = parse_int("zero-stage", optarg, 0, 3, &v, &e);
+            o.zero = (int)v;
+            break;
+        case OPT_PRECISION:
+            o.precision = hw_dtype_parse(optarg);
+            if (o.precision != HW_BF16 && o.precision != HW_FP16
+                && o.precision != HW_FP8)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--precision: expected bf16, fp16 or fp8, found "
+                             "'%s'",
+                             optarg);
+            break;
+        case OPT_TOKENS: {
+            char *end;
+            errno = 0;
+            double t = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(t > 0) || t > 1e18)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--tokens: expected a number of tokens in (0, "
+                             "1e18], e.g. 300e9, found '%s'",
+                             optarg);
+            o.tokens = t;
+            break;
+        }
         case OPT_GPU:
             o.gpu = optarg;
             break;
@@ -387,7 +528,12 @@ int main(int argc, char **argv)
     }
     int npos = argc - optind;
     char **pos = argv + optind;
-    if (npos < 2) {
+    /* A one-word command (verb "") takes no subcommand. */
+    int one_word = 0;
+    for (int i = 0; npos >= 1 && i < N_COMMANDS; i++)
+        if (!commands[i].verb[0] && strcmp(commands[i].group, pos[0]) == 0)
+            one_word = 1;
+    if (npos < 2 && !one_word) {
         if (npos == 0) {
             usage(stderr);
         } else {
@@ -402,7 +548,8 @@ int main(int argc, char **argv)
     const cli_command *cmd = NULL;
     for (int i = 0; i < N_COMMANDS; i++)
         if (strcmp(commands[i].group, pos[0]) == 0
-            && strcmp(commands[i].verb, pos[1]) == 0)
+            && (one_word ? !commands[i].verb[0]
+                         : strcmp(commands[i].verb, pos[1]) == 0))
             cmd = &commands[i];
     if (!cmd) {
         const char *names[N_COMMANDS];
@@ -425,8 +572,8 @@ int main(int argc, char **argv)
                     options[i].name, cmd->group, cmd->verb);
             return TP_EUSAGE;
         }
-    o.npos = npos - 2;
-    o.pos = pos + 2;
+    o.npos = npos - (one_word ? 1 : 2);
+    o.pos = pos + (one_word ? 1 : 2);
     if (o.npos < cmd->min_args || o.npos > cmd->max_args) {
         fprintf(stderr, "trainplan: usage: trainplan %s %s %s\n", cmd->group,
                 cmd->verb, cmd->args);

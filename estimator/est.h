@@ -410,4 +410,64 @@ int est_nccl_parse(const char *path, int op, int nodes, int per_node,
                    est_nccl_test **tests, int *n, tp_err *e);
 void est_nccl_free(est_nccl_test *tests, int n); /* accepts NULL */
 
+/* ---- one training iteration (iter.c) ------------------------------------ */
+
+/* What one estimate needs, opened once and shared read-only by threads. */
+typedef struct est_ctx {
+    const hw_system *sys;
+    const hw_gpu *gpu;       /* sys->gpu */
+    const est_models *ops;   /* est_models_open(gpu); never NULL */
+    const est_comm *comm;    /* est_comm_open(sys), or NULL: analytical */
+    int tp_across_nodes;     /* allow TP groups larger than a node */
+} est_ctx;
+
+/* Why an estimate is not feasible: one row of est_reason_names each. */
+typedef enum est_reason {
+    EST_FEASIBLE,
+    EST_INVALID_LAYOUT,  /* a Megatron-LM rule; reject says which */
+    EST_OUT_OF_MEMORY,
+    EST_NO_FP8,          /* fp8 asked of a GPU without it */
+    EST_MOE,             /* MoE layers are not modelled yet */
+    EST_TOO_MANY_GPUS,   /* more GPUs than the system has */
+    EST_REASON_COUNT
+} est_reason;
+extern const char *const est_reason_names[EST_REASON_COUNT];
+
+/* Where an iteration's time goes, seconds; the fields sum to the
+ * iteration time. Compute, recompute, exposed TP and CP communication and
+ * point-to-point are those of the critical (slowest) pipeline stage over
+ * all micro-batches; the bubble is the pipeline's fill and drain; dp_s is
+ * the gradient reduction (and ZeRO gathers) not hidden under compute. */
+typedef struct est_breakdown {
+    double fwd_s, bwd_s, recompute_s;
+    double tp_s, cp_s, pp_p2p_s, bubble_s;
+    double dp_s, optimizer_s;
+} est_breakdown;
+
+/* One estimate: a plain value. */
+typedef struct est_result {
+    space_layout layout;     /* as used (sp cleared with tp = 1) */
+    int64_t gpus;
+    int feasible;
+    est_reason reason;       /* EST_FEASIBLE when feasible */
+    space_reject reject;     /* with EST_INVALID_LAYOUT */
+    char message[200];       /* the reason in words, "" when feasible */
+    double iteration_s;      /* 0 when the layout is invalid */
+    double tokens_per_s;
+    double model_flops;      /* per iteration, space.h convention */
+    double model_flops_per_gpu_s;
+    double mfu;              /* against the 16-bit dense peak */
+    int64_t critical_stage;
+    est_breakdown time;
+    est_memory mem;
+} est_result;
+
+/* Estimates one iteration of dense model m under layout l on c's system
+ * (conventions and sources in iter.c). Never fails: an invalid or
+ * infeasible layout gives feasible = 0 with a reason (an out-of-memory
+ * layout keeps its time, so a caller can say by how much it misses).
+ * No allocation; safe to call from several threads on one c. */
+void est_estimate(const est_ctx *c, const space_model *m,
+                  const space_layout *l, est_result *r);
+
 #endif

@@ -202,4 +202,30 @@ typedef struct space_layout {
     int flash;         /* flash attention (no s x s scores kept); 1 by default */
 } space_layout;
 
+/* Why a layout is not valid for a model: one row of space_reject_names
+ * (and of the rule table in layout.c) each. */
+typedef enum space_reject {
+    SPACE_OK,
+    SPACE_REJECT_SIZES,          /* a size below 1 */
+    SPACE_REJECT_TP_HEADS,       /* heads % tp */
+    SPACE_REJECT_TP_KV_HEADS,    /* kv heads % tp */
+    SPACE_REJECT_TP_NODE,        /* tp > GPUs per node */
+    SPACE_REJECT_PP_LAYERS,      /* layers % (pp x vpp) */
+    SPACE_REJECT_VPP,            /* vpp > 1 with pp = 1 */
+    SPACE_REJECT_VPP_MICRO,      /* interleaving: micro-batches % pp */
+    SPACE_REJECT_GBS,            /* gbs % (mbs x dp) */
+    SPACE_REJECT_CP_SEQ,         /* seq % (2 cp) */
+    SPACE_REJECT_SP_SEQ,         /* (seq / cp) % tp with SP */
+    SPACE_REJECT_SEQ_POSITIONS,  /* seq > learned positions */
+    SPACE_REJECT_COUNT
+} space_reject;
+extern const char *const space_reject_names[SPACE_REJECT_COUNT];
+
+/* Checks l against m under Megatron-LM's rules (layout.c lists them with
+ * their sources); gpus_per_node (0 = unknown) keeps TP inside a node.
+ * Returns SPACE_OK, or the first rule broken with a message naming the
+ * values in why[cap]. */
+space_reject space_layout_check(const space_model *m, const space_layout *l,
+                                int gpus_per_node, char *why, size_t cap);
+
 #endif

@@ -296,5 +296,39 @@ for m in $(grep -o '"model": "[^"]*"' "$RUNS" | sed 's/.*: "//; s/"$//' | sort -
     run 0 "$TP" model show "$m" --format json
 done
 
+# --- estimate -----------------------------------------------------------------------
+EST=(estimate -m gpt-neox-20b --system perlmutter-80g -g 128 -s 2048 -B 1024)
+run 0 "$TP" "${EST[@]}" -t 8 -p 4 -b 4 -r full --no-sequence-parallel --no-use-distributed-optimizer \
+    -c 1 --num-virtual-stages-per-pipeline-rank 1 --format json
+for k in feasible reason iteration_time_s tokens_per_s model_tflops_per_gpu mfu peak_memory_bytes \
+         breakdown memory layout compute_fwd_s pp_bubble_s dp_comm_exposed_s weights_bytes \
+         activations_bytes tensor_model_parallel_size micro_batch_size chosen mfu_convention; do
+    has "$OUT" "\"$k\"" "estimate json has $k"
+done
+has "$(json_str reason)" '"feasible"' "seed GPT-20B PP4-TP8-DP4 fits on perlmutter-80g (TP across nodes when asked)"
+run 0 "$TP" "${EST[@]}" -t 4 --tokens 300e9
+has "$OUT" "chosen (fastest feasible" "unset fields are searched and said"
+has "$OUT" "GPU-hours" "time and cost to train with --tokens"
+has "$OUT" "pp_bubble_s" "table shows the breakdown"
+run 0 "$TP" "${EST[@]}" -t 4 --format json
+has "$OUT" '"pipeline_model_parallel_size"' "chosen layout in json"
+run 1 "$TP" "${EST[@]}" -t 4 -p 1 -c 1 -r none --zero-stage 0 -b 16
+has "$OUT" "NOT FEASIBLE (out_of_memory)" "does not fit: says so, exit 1"
+has "$OUT" "GiB more than" "and by how much"
+run 1 "$TP" estimate -m gpt-neox-20b --system perlmutter-80g -g 96 -s 2048 -B 1024 -t 3 -p 4 -c 1 -b 1
+has "$OUT" "attention heads are not divisible by TP 3" "invalid layout: the rule"
+run 64 "$TP" estimate -m gpt-neox-20b --system perlmutter-80g -g 128 -s 2048
+has "$ERR" "--global-batch-size" "estimate needs the global batch"
+run 64 "$TP" "${EST[@]}" --precision fp8
+has "$ERR" "no fp8" "fp8 on A100 is a usage error"
+run 64 "$TP" "${EST[@]}" --recompute-granularity sometimes
+has "$ERR" "none, selective or full" "bad recompute value"
+run 64 "$TP" "${EST[@]}" --num-layers-per-virtual-pipeline-stage 2
+has "$ERR" "needs --pipeline-model-parallel-size" "virtual stages need PP"
+run 65 "$TP" estimate -m nosuchmodel --system perlmutter-80g -g 8 -s 2048 -B 8
+run 65 "$TP" estimate -m gpt-neox-20b --system nosuchsystem -g 8 -s 2048 -B 8
+run 64 "$TP" estimate -m gpt-neox-20b --system perlmutter-80g -g 8 --nodes 4 -s 2048 -B 8
+has "$ERR" "disagree" "--gpus and --nodes must agree"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

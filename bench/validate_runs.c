@@ -1,0 +1,264 @@
+/*
+ * validate_runs.c - the estimator against measured training runs.
+ *
+ * Reads bench/data/validation_runs.json (the shared published runs,
+ * normalized by bench/data/make_validation_runs.py), estimates every run
+ * that is not skipped, with the layout fields the source leaves out
+ * searched as `trainplan estimate` searches them (fastest feasible), and
+ * prints per run the published figure beside ours, in the source's own
+ * unit and FLOP convention (TFLOP/s per GPU from the source's FLOPs per
+ * iteration over our time; tokens/s per GPU; seconds per iteration), then
+ * per source the mean absolute percentage error, the worst run and what
+ * was skipped and why.
+ *
+ * usage: validate_runs [--runs FILE] [--source ID] [--csv]
+ * Nothing here is tuned to these runs: the estimator knows none of them.
+ */
+#include "search.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef TRAINPLAN_SOURCE_DIR
+#define TRAINPLAN_SOURCE_DIR "."
+#endif
+
+#define MAX_SRC 16
+#define MAX_OPEN 32
+
+typedef struct src_stat {
+    char id[64];
+    int n, skipped, failed, infeasible;
+    double sum_ape, worst_ape;
+    char worst_id[96];
+    char why[512];
+} src_stat;
+
+typedef struct opened {
+    const hw_system *sys;
+    est_models *ops;
+    est_comm *comm;
+} opened;
+
+static opened cache[MAX_OPEN];
+static int n_cache;
+
+static const opened *open_system(const hw_system *y, tp_err *e)
+{
+    for (int i = 0; i < n_cache; i++)
+        if (cache[i].sys == y) return &cache[i];
+    if (n_cache == MAX_OPEN) return NULL;
+    opened *o = &cache[n_cache];
+    o->sys = y;
+    /* Models are per GPU: reuse another system's of the same GPU. */
+    for (int i = 0; i < n_cache; i++)
+        if (cache[i].sys->gpu == y->gpu) o->ops = cache[i].ops;
+    if (!o->ops) o->ops = est_models_open(y->gpu, 0, e);
+    if (!o->ops) return NULL;
+    o->comm = est_comm_open(y, e);
+    if (!o->comm) return NULL;
+    n_cache++;
+    return o;
+}
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+/* An integer layout field, or SEARCH_UNSET for null or absent. */
+static int64_t field_i(const cJSON *l, const char *k)
+{
+    const cJSON *v = get(l, k);
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : SEARCH_UNSET;
+}
+
+static src_stat *stat_of(src_stat *s, int *n, const char *id)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(s[i].id, id) == 0) return &s[i];
+    if (*n == MAX_SRC) return &s[MAX_SRC - 1];
+    src_stat *x = &s[(*n)++];
+    memset(x, 0, sizeof *x);
+    snprintf(x->id, sizeof x->id, "%s", id);
+    return x;
+}
+
+static void add_why(src_stat *s, const char *what)
+{
+    size_t n = strlen(s->why);
+    if (strstr(s->why, what)) return;
+    snprintf(s->why + n, sizeof s->why - n, "%s%s", n ? "; " : "", what);
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = TRAINPLAN_SOURCE_DIR "/bench/data/validation_runs.json";
+    const char *only = NULL;
+    int csv = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) path = argv[++i];
+        else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc) only = argv[++i];
+        else if (strcmp(argv[i], "--csv") == 0) csv = 1;
+        else {
+            fprintf(stderr, "usage: validate_runs [--runs FILE] [--source ID] [--csv]\n");
+            return 64;
+        }
+    }
+    tp_err e = {0};
+    cJSON *root;
+    if (tp_json_load(path, &root, &e)) {
+        fprintf(stderr, "validate_runs: %s\n", e.msg);
+        return e.status;
+    }
+    hw_db *db = hw_db_open(NULL, 0, &e);
+    if (!db) {
+        fprintf(stderr, "validate_runs: %s\n", e.msg);
+        return e.status;
+    }
+    src_stat st[MAX_SRC];
+    int nst = 0;
+    const cJSON *runs = get(root, "runs"), *run;
+    if (csv)
+        printf("id,source,unit,published,predicted,ape_pct,iteration_s,tp,pp,"
+               "vpp,cp,dp,mbs,sp,recompute,zero,fwd_s,bwd_s,recompute_s,tp_s,"
+               "cp_s,p2p_s,bubble_s,dp_s,optimizer_s,mem_gib\n");
+    else
+        printf("%-34s %-16s %10s %10s %7s  %s\n", "run", "unit", "published",
+               "ours", "err %", "layout used (searched fields marked *)");
+    cJSON_ArrayForEach(run, runs) {
+        const char *id = get(run, "id")->valuestring;
+        const char *src = get(run, "source_id")->valuestring;
+        if (only && strcmp(only, src) != 0) continue;
+        src_stat *s = stat_of(st, &nst, src);
+        const cJSON *skip = get(run, "skip");
+        if (cJSON_IsString(skip)) {
+            s->skipped++;
+            add_why(s, skip->valuestring);
+            continue;
+        }
+        space_model m;
+        const cJSON *mj = get(run, "model");
+        int rc = cJSON_IsString(mj)
+                     ? space_model_resolve(mj->valuestring, &m, &e)
+                     : space_model_from_hf_json(mj, path, id, &m, &e);
+        const hw_system *y = rc ? NULL : hw_find_system(db, get(run, "system")->valuestring, &e);
+        const opened *op = y ? open_system(y, &e) : NULL;
+        if (!op) {
+            s->failed++;
+            fprintf(stderr, "%s: %s\n", id, e.msg);
+            continue;
+        }
+        const cJSON *l = get(run, "layout"), *t = get(run, "target");
+        space_layout w;
+        memset(&w, 0, sizeof w);
+        w.tp = field_i(l, "tp");
+        w.pp = field_i(l, "pp");
+        w.cp = field_i(l, "cp");
+        w.dp = field_i(l, "dp");
+        w.vpp = field_i(l, "vpp");
+        w.mbs = field_i(l, "micro_batch_size");
+        w.gbs = field_i(l, "global_batch_size");
+        w.seq = field_i(l, "seq_length");
+        const cJSON *sp = get(l, "sequence_parallel");
+        w.sp = cJSON_IsBool(sp) ? cJSON_IsTrue(sp) : SEARCH_UNSET;
+        const cJSON *rcj = get(l, "recompute");
+        w.recompute = (space_recompute)SEARCH_UNSET;
+        for (int k = 0; cJSON_IsString(rcj) && k < SPACE_RECOMPUTE_COUNT; k++)
+            if (strcmp(rcj->valuestring, space_recompute_names[k]) == 0)
+                w.recompute = (space_recompute)k;
+        w.zero = (space_zero)field_i(l, "zero_stage");
+        const cJSON *pr = get(l, "precision");
+        int dt = cJSON_IsString(pr) ? hw_dtype_parse(pr->valuestring) : -1;
+        w.dtype = dt == HW_FP8 || dt == HW_FP16 ? dt : HW_BF16;
+        w.flash = 1;
+        const cJSON *ps = get(l, "pipeline_schedule");
+        if (w.vpp == SEARCH_UNSET && cJSON_IsString(ps)
+            && strcmp(ps->valuestring, "interleaved-1f1b") != 0)
+            w.vpp = 1;
+        int64_t gpus = field_i(run, "gpus");
+        est_ctx c = {y, y->gpu, op->ops, op->comm, 1};
+        est_result r;
+        search_complete(&c, &m, &w, gpus, &r, NULL, NULL);
+        const char *kind = get(t, "kind")->valuestring;
+        double pub = get(t, "value")->valuedouble, ours = NAN;
+        if (r.iteration_s > 0) {
+            if (strcmp(kind, "tflops_per_gpu") == 0)
+                ours = get(t, "flops_per_iteration")->valuedouble
+                       / (r.iteration_s * (double)gpus) / 1e12;
+            else if (strcmp(kind, "tokens_per_s_per_gpu") == 0)
+                ours = (double)w.gbs * (double)w.seq
+                       / (r.iteration_s * (double)gpus);
+            else if (strcmp(kind, "iteration_time_s") == 0)
+                ours = r.iteration_s;
+        }
+        if (!isfinite(ours)) {
+            s->failed++;
+            add_why(s, "not estimated");
+            fprintf(stderr, "%s: %s %s\n", id, est_reason_names[r.reason], r.message);
+            continue;
+        }
+        if (!r.feasible) {
+            s->infeasible++;
+            fprintf(stderr, "%s: estimate says infeasible (%s): %s\n", id,
+                    est_reason_names[r.reason], r.message);
+        }
+        double ape = 100 * fabs(ours - pub) / pub;
+        s->n++;
+        s->sum_ape += ape;
+        if (ape > s->worst_ape) {
+            s->worst_ape = ape;
+            snprintf(s->worst_id, sizeof s->worst_id, "%s", id);
+        }
+        const space_layout *u = &r.layout;
+        if (csv) {
+            const est_breakdown *b = &r.time;
+            printf("%s,%s,%s,%g,%.6g,%.2f,%.6g,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,"
+                   "%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.2f\n",
+                   id, src, kind, pub, ours, ape, r.iteration_s,
+                   (long long)u->tp, (long long)u->pp, (long long)u->vpp,
+                   (long long)u->cp, (long long)u->dp, (long long)u->mbs, u->sp,
+                   space_recompute_names[u->recompute], (int)u->zero, b->fwd_s,
+                   b->bwd_s, b->recompute_s, b->tp_s, b->cp_s, b->pp_p2p_s,
+                   b->bubble_s, b->dp_s, b->optimizer_s,
+                   r.mem.total / 1073741824.0);
+        } else {
+            printf("%-34s %-16s %10.4g %10.4g %7.1f  tp%lld%s pp%lld vpp%lld%s cp%lld "
+                   "dp%lld mbs%lld%s %s%s z%d%s%s\n",
+                   id, kind, pub, ours, ape, (long long)u->tp,
+                   w.tp == SEARCH_UNSET ? "*" : "", (long long)u->pp,
+                   (long long)u->vpp, w.vpp == SEARCH_UNSET ? "*" : "",
+                   (long long)u->cp, (long long)u->dp, (long long)u->mbs,
+                   w.mbs == SEARCH_UNSET ? "*" : "",
+                   space_recompute_names[u->recompute],
+                   (int)w.recompute == SEARCH_UNSET ? "*" : "", (int)u->zero,
+                   (int)w.zero == SEARCH_UNSET ? "*" : "",
+                   r.feasible ? "" : " (estimate: does not fit)");
+        }
+    }
+    if (!csv) {
+        printf("\n%-30s %5s %8s %8s  %-34s %s\n", "source", "runs", "MAPE %",
+               "worst %", "worst run", "skipped");
+        for (int i = 0; i < nst; i++) {
+            src_stat *s = &st[i];
+            printf("%-30s %5d %8.1f %8.1f  %-34s %d%s%s%s\n", s->id, s->n,
+                   s->n ? s->sum_ape / s->n : NAN, s->worst_ape, s->worst_id,
+                   s->skipped + s->failed, s->why[0] ? " (" : "", s->why,
+                   s->why[0] ? ")" : "");
+            if (s->infeasible)
+                printf("%-30s       %d run(s) the estimate says do not fit\n",
+                       "", s->infeasible);
+        }
+    }
+    for (int i = 0; i < n_cache; i++) {
+        est_comm_free(cache[i].comm);
+        int shared = 0;
+        for (int j = 0; j < i; j++) shared |= cache[j].ops == cache[i].ops;
+        if (!shared) est_models_free(cache[i].ops);
+    }
+    hw_db_free(db);
+    cJSON_Delete(root);
+    return 0;
+}

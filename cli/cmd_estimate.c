@@ -1,0 +1,321 @@
+/*
+ * cmd_estimate.c - `trainplan estimate`: the time and memory of one
+ * training iteration of a model under a layout on a system, with where
+ * the time goes. Layout fields the user leaves unset are searched
+ * (search_complete) and reported as chosen.
+ *
+ * MFU convention: model FLOPs (space.h: 2 per multiply-add, GEMMs only,
+ * attention over the whole sequence, backward = 2 x forward, no
+ * recompute) over the GPU's dense 16-bit peak, also for fp8 runs.
+ */
+#include "cli.h"
+#include "search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char mfu_convention[] =
+    "model FLOPs per iteration (2 per multiply-add, GEMMs incl. LM head, "
+    "attention QK^T and AV over the whole sequence (non-causal, as "
+    "Megatron-LM and PaLM count), backward = 2 x forward, recompute not "
+    "counted) / (iteration time x GPUs x dense bf16/fp16 peak of the GPU; "
+    "also for fp8)";
+
+/* The layout the options ask for, SEARCH_UNSET where unset. */
+static int wanted_layout(const cli_opts *o, const space_model *m,
+                         space_layout *l, tp_err *e)
+{
+    memset(l, 0, sizeof *l);
+    l->tp = o->tp_set ? o->tp : SEARCH_UNSET;
+    l->pp = o->pp > 0 ? o->pp : SEARCH_UNSET;
+    l->cp = o->cp > 0 ? o->cp : SEARCH_UNSET;
+    l->dp = SEARCH_UNSET;
+    l->mbs = o->mbs > 0 ? o->mbs : SEARCH_UNSET;
+    l->gbs = o->gbs;
+    l->seq = o->seq_length;
+    l->sp = o->sp;
+    l->recompute = (space_recompute)o->recompute;
+    l->zero = (space_zero)o->zero;
+    l->dtype = o->precision >= 0 ? o->precision : HW_BF16;
+    l->flash = 1;
+    l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;
+    if (o->vpp_layers > 0) {
+        if (l->pp == SEARCH_UNSET)
+            return tp_errf(e, TP_EUSAGE,
+                           "--num-layers-per-virtual-pipeline-stage needs "
+                           "--pipeline-model-parallel-size");
+        int64_t per_stage = m->num_layers / l->pp;
+        if (m->num_layers % l->pp || per_stage % o->vpp_layers)
+            return tp_errf(e, TP_EUSAGE,
+                           "--num-layers-per-virtual-pipeline-stage %lld: "
+                           "the %lld layers per pipeline stage (%lld layers / "
+                           "PP %lld) are not a multiple of it",
+                           (long long)o->vpp_layers, (long long)per_stage,
+                           (long long)m->num_layers, (long long)l->pp);
+        l->vpp = per_stage / o->vpp_layers;
+    }
+    if (l->seq <= 0)
+        return tp_errf(e, TP_EUSAGE, "estimate needs --seq-length");
+    if (l->gbs <= 0)
+        return tp_errf(e, TP_EUSAGE, "estimate needs --global-batch-size");
+    return TP_OK;
+}
+
+static void add_layout_json(cJSON *j, const est_result *r,
+                            const space_layout *want, const space_model *m)
+{
+    const space_layout *l = &r->layout;
+    cJSON *a = cJSON_AddObjectToObject(j, "layout");
+    cJSON_AddNumberToObject(a, "gpus", (double)r->gpus);
+    cJSON_AddNumberToObject(a, "tensor_model_parallel_size", (double)l->tp);
+    cJSON_AddNumberToObject(a, "pipeline_model_parallel_size", (double)l->pp);
+    cJSON_AddNumberToObject(a, "context_parallel_size", (double)l->cp);
+    cJSON_AddNumberToObject(a, "data_parallel_size", (double)l->dp);
+    cJSON_AddNumberToObject(a, "virtual_stages_per_pipeline_rank",
+                            (double)l->vpp);
+    cJSON_AddNumberToObject(a, "num_layers_per_virtual_pipeline_stage",
+                            (double)(m->num_layers / (l->pp * l->vpp)));
+    cJSON_AddNumberToObject(a, "micro_batch_size", (double)l->mbs);
+    cJSON_AddNumberToObject(a, "global_batch_size", (double)l->gbs);
+    cJSON_AddNumberToObject(a, "micro_batches",
+                            (double)(l->gbs / (l->mbs * l->dp)));
+    cJSON_AddNumberToObject(a, "seq_length", (double)l->seq);
+    cJSON_AddBoolToObject(a, "sequence_parallel", l->sp);
+    cJSON_AddStringToObject(a, "recompute_granularity",
+                            space_recompute_names[l->recompute]);
+    cJSON_AddBoolToObject(a, "use_distributed_optimizer",
+                          l->zero >= SPACE_ZERO_1);
+    cJSON_AddNumberToObject(a, "zero_stage", (double)l->zero);
+    cJSON_AddStringToObject(a, "precision", hw_dtype_names[l->dtype]);
+    cJSON *ch = cJSON_AddArrayToObject(a, "chosen");
+    struct { const char *name; int unset; } f[] = {
+        {"tensor_model_parallel_size", want->tp == SEARCH_UNSET},
+        {"pipeline_model_parallel_size", want->pp == SEARCH_UNSET},
+        {"context_parallel_size", want->cp == SEARCH_UNSET},
+        {"virtual_stages_per_pipeline_rank", want->vpp == SEARCH_UNSET},
+        {"micro_batch_size", want->mbs == SEARCH_UNSET},
+        {"sequence_parallel", want->sp == SEARCH_UNSET},
+        {"recompute_granularity", (int)want->recompute == SEARCH_UNSET},
+        {"zero_stage", (int)want->zero == SEARCH_UNSET},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].unset) cJSON_AddItemToArray(ch, cJSON_CreateString(f[i].name));
+}
+
+typedef struct term { const char *name; double v; } term;
+
+static int time_terms(const est_result *r, term *t)
+{
+    const est_breakdown *b = &r->time;
+    term all[] = {{"compute_fwd_s", b->fwd_s},    {"compute_bwd_s", b->bwd_s},
+                  {"recompute_s", b->recompute_s}, {"tp_comm_s", b->tp_s},
+                  {"cp_comm_s", b->cp_s},          {"pp_p2p_s", b->pp_p2p_s},
+                  {"pp_bubble_s", b->bubble_s},    {"dp_comm_exposed_s", b->dp_s},
+                  {"optimizer_s", b->optimizer_s}};
+    int n = (int)(sizeof all / sizeof all[0]);
+    memcpy(t, all, sizeof all);
+    return n;
+}
+
+static int mem_terms(const est_result *r, term *t)
+{
+    const est_memory *mm = &r->mem;
+    term all[] = {{"weights_bytes", mm->weights},
+                  {"gradients_bytes", mm->grads},
+                  {"optimizer_bytes", mm->optimizer},
+                  {"activations_bytes", mm->activations},
+                  {"allowance_bytes", mm->allowance},
+                  {"total_bytes", mm->total}};
+    int n = (int)(sizeof all / sizeof all[0]);
+    memcpy(t, all, sizeof all);
+    return n;
+}
+
+int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    if (!o->model) return tp_errf(e, TP_EUSAGE, "estimate needs --model");
+    if (!o->system) return tp_errf(e, TP_EUSAGE, "estimate needs --system");
+    space_model m;
+    int rc = space_model_resolve(o->model, &m, e);
+    if (rc) return rc;
+    space_layout want;
+    rc = wanted_layout(o, &m, &want, e);
+    if (rc) return rc;
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status ? e->status : TP_EDATA;
+    const hw_system *y = hw_find_system(db, o->system, e);
+    if (!y) {
+        hw_db_free(db);
+        return TP_EDATA;
+    }
+    int64_t gpus = o->gpus;
+    if (o->opt_nodes > 0) {
+        int64_t g = (int64_t)o->opt_nodes * y->gpus_per_node;
+        if (gpus > 0 && gpus != g) {
+            hw_db_free(db);
+            return tp_errf(e, TP_EUSAGE,
+                           "--gpus %lld and --nodes %d disagree: %s has %d "
+                           "GPUs per node",
+                           (long long)gpus, o->opt_nodes, y->name,
+                           y->gpus_per_node);
+        }
+        gpus = g;
+    }
+    if (gpus <= 0) {
+        hw_db_free(db);
+        return tp_errf(e, TP_EUSAGE, "estimate needs --gpus or --nodes");
+    }
+    if (want.dtype == HW_FP8 && !(y->gpu->peak_flops[HW_FP8] > 0)) {
+        hw_db_free(db);
+        return tp_errf(e, TP_EUSAGE,
+                       "--precision fp8: %s (%s) has no fp8 tensor cores; use "
+                       "bf16 or fp16",
+                       y->gpu->name, y->name);
+    }
+    est_models *ops = est_models_open(y->gpu, o->keep_bad, e);
+    if (!ops) {
+        hw_db_free(db);
+        return e->status ? e->status : TP_EDATA;
+    }
+    est_comm *comm = est_comm_load(y, o->keep_bad, e);
+    if (!comm) {
+        est_models_free(ops);
+        hw_db_free(db);
+        return e->status ? e->status : TP_EDATA;
+    }
+    /* TP across nodes only where the user asks for it. */
+    est_ctx c = {y, y->gpu, ops, comm, want.tp != SEARCH_UNSET};
+    est_result r;
+    int64_t tried = 0, feasible = 0;
+    search_complete(&c, &m, &want, gpus, &r, &tried, &feasible);
+
+    term tt[16], mt[16];
+    int nt = time_terms(&r, tt), nm = mem_terms(&r, mt);
+    const space_layout *l = &r.layout;
+    double tokens_to_train = o->tokens;
+    double train_s = tokens_to_train > 0 && r.tokens_per_s > 0
+                         ? tokens_to_train / r.tokens_per_s : 0;
+    double gpu_hours = train_s * (double)r.gpus / 3600;
+    double cost = gpu_hours * y->price_usd_per_gpu_hour;
+    if (o->format == CLI_JSON) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "model", m.name);
+        cJSON_AddStringToObject(j, "system", y->name);
+        cJSON_AddStringToObject(j, "gpu", y->gpu->name);
+        cJSON_AddBoolToObject(j, "feasible", r.feasible);
+        cJSON_AddStringToObject(j, "reason", est_reason_names[r.reason]);
+        if (r.reason == EST_INVALID_LAYOUT)
+            cJSON_AddStringToObject(j, "rule", space_reject_names[r.reject]);
+        cJSON_AddStringToObject(j, "message", r.message);
+        cJSON_AddNumberToObject(j, "iteration_time_s", r.iteration_s);
+        cJSON_AddNumberToObject(j, "tokens_per_s", r.tokens_per_s);
+        cJSON_AddNumberToObject(j, "model_tflops_per_gpu",
+                                r.model_flops_per_gpu_s / 1e12);
+        cJSON_AddNumberToObject(j, "mfu", r.mfu);
+        cJSON_AddStringToObject(j, "mfu_convention", mfu_convention);
+        cJSON_AddNumberToObject(j, "peak_memory_bytes", r.mem.total);
+        cJSON_AddNumberToObject(j, "gpu_memory_bytes", y->gpu->mem_bytes);
+        cJSON_AddNumberToObject(j, "critical_stage", (double)r.critical_stage);
+        cJSON *b = cJSON_AddObjectToObject(j, "breakdown");
+        for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, tt[i].name, tt[i].v);
+        cJSON *mj = cJSON_AddObjectToObject(j, "memory");
+        for (int i = 0; i < nm; i++) cJSON_AddNumberToObject(mj, mt[i].name, mt[i].v);
+        cJSON_AddNumberToObject(mj, "params_on_rank", r.mem.params);
+        cJSON_AddNumberToObject(mj, "stage", (double)r.mem.stage);
+        add_layout_json(j, &r, &want, &m);
+        cJSON_AddNumberToObject(j, "layouts_tried", (double)tried);
+        cJSON_AddNumberToObject(j, "layouts_feasible", (double)feasible);
+        if (tokens_to_train > 0) {
+            cJSON *t = cJSON_AddObjectToObject(j, "train");
+            cJSON_AddNumberToObject(t, "tokens", tokens_to_train);
+            cJSON_AddNumberToObject(t, "time_to_train_s", train_s);
+            cJSON_AddNumberToObject(t, "gpu_hours", gpu_hours);
+            cJSON_AddNumberToObject(t, "cost_usd", cost);
+            cJSON_AddNumberToObject(t, "price_usd_per_gpu_hour",
+                                    y->price_usd_per_gpu_hour);
+        }
+        cli_print_json(out->f, j);
+    } else {
+        FILE *f = out->f;
+        fprintf(f, "%s on %s: %lld x %s\n", m.name, y->name,
+                (long long)r.gpus, y->gpu->name);
+        fprintf(f,
+                "layout: TP %lld, PP %lld, VPP %lld, CP %lld, DP %lld, "
+                "micro-batch %lld (%lld per iteration), global batch %lld, "
+                "seq %lld, SP %s, recompute %s, ZeRO %d, %s\n",
+                (long long)l->tp, (long long)l->pp, (long long)l->vpp,
+                (long long)l->cp, (long long)l->dp, (long long)l->mbs,
+                (long long)(l->dp > 0 && l->mbs > 0 ? l->gbs / (l->mbs * l->dp) : 0),
+                (long long)l->gbs, (long long)l->seq, l->sp ? "on" : "off",
+                space_recompute_names[l->recompute], (int)l->zero,
+                hw_dtype_names[l->dtype]);
+        char chosen[256] = "";
+        struct { const char *name; int unset; } fl[] = {
+            {"TP", want.tp == SEARCH_UNSET}, {"PP", want.pp == SEARCH_UNSET},
+            {"CP", want.cp == SEARCH_UNSET}, {"VPP", want.vpp == SEARCH_UNSET},
+            {"micro-batch", want.mbs == SEARCH_UNSET},
+            {"SP", want.sp == SEARCH_UNSET},
+            {"recompute", (int)want.recompute == SEARCH_UNSET},
+            {"ZeRO", (int)want.zero == SEARCH_UNSET}};
+        for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++)
+            if (fl[i].unset) {
+                size_t n = strlen(chosen);
+                snprintf(chosen + n, sizeof chosen - n, "%s%s",
+                         n ? ", " : "", fl[i].name);
+            }
+        if (chosen[0])
+            fprintf(f, "chosen (fastest feasible of %lld layouts tried, %lld "
+                       "feasible): %s\n",
+                    (long long)tried, (long long)feasible, chosen);
+        if (!r.feasible)
+            fprintf(f, "NOT FEASIBLE (%s): %s\n", est_reason_names[r.reason],
+                    r.message);
+        if (r.iteration_s > 0) {
+            char a[64];
+            cli_fmt_si(a, sizeof a, r.tokens_per_s, "tokens/s");
+            fprintf(f,
+                    "\niteration %.4f s   %s   %.1f model TFLOP/s per GPU   "
+                    "MFU %.1f %%\n\n",
+                    r.iteration_s, a, r.model_flops_per_gpu_s / 1e12,
+                    100 * r.mfu);
+            static const char *hdr[] = {"time", "seconds", "share"};
+            cli_table t;
+            cli_table_init(&t, 3, hdr, "lrr");
+            for (int i = 0; i < nt; i++) {
+                char v[32], sh[32];
+                snprintf(v, sizeof v, "%.4f", tt[i].v);
+                snprintf(sh, sizeof sh, "%.1f %%", 100 * tt[i].v / r.iteration_s);
+                cli_table_row(&t, tt[i].name, v, sh);
+            }
+            cli_table_print(&t, f, o->format);
+            cli_table_free(&t);
+        }
+        static const char *mh[] = {"memory (busiest GPU)", "bytes", "GiB"};
+        cli_table t;
+        cli_table_init(&t, 3, mh, "lrr");
+        for (int i = 0; i < nm; i++) {
+            char v[32], g[32];
+            snprintf(v, sizeof v, "%.0f", mt[i].v);
+            snprintf(g, sizeof g, "%.2f", mt[i].v / 1073741824.0);
+            cli_table_row(&t, mt[i].name, v, g);
+        }
+        fputc('\n', f);
+        cli_table_print(&t, f, o->format);
+        cli_table_free(&t);
+        fprintf(f, "(pipeline stage %lld; %s has %.2f GiB)\n",
+                (long long)r.mem.stage, y->gpu->name,
+                y->gpu->mem_bytes / 1073741824.0);
+        if (tokens_to_train > 0 && r.feasible)
+            fprintf(f,
+                    "\n%.3g tokens: %.2f days, %.0f GPU-hours, $%.0f at "
+                    "$%.3f per GPU-hour\n",
+                    tokens_to_train, train_s / 86400, gpu_hours, cost,
+                    y->price_usd_per_gpu_hour);
+        fprintf(f, "\nMFU: %s.\n", mfu_convention);
+    }
+    est_comm_free(comm);
+    est_models_free(ops);
+    hw_db_free(db);
+    return r.feasible ? TP_OK : TP_INFEASIBLE;
+}

@@ -1,0 +1,545 @@
+/*
+ * iter.c - the time of one training iteration of a dense decoder-only
+ * model under a layout: the operators of each layer at the per-rank shapes
+ * the layout implies, timed by the operator models (models.c); the TP, CP,
+ * PP and DP collectives, timed by the collective models (comm.c) over
+ * groups placed as Megatron-LM places them; composed through the pipeline
+ * schedule with the overlaps Megatron-LM implements.
+ *
+ * Per micro-batch and layer, forward (backward mirrors it):
+ *   norm, [SP: all-gather], QKV GEMM (q + 2 kv columns / TP), RoPE,
+ *   attention (flash, or QK^T + softmax + AV), output GEMM, TP all-reduce
+ *   [SP: reduce-scatter], residual add, norm, [SP: all-gather], FC1 (gated:
+ *   gate and up fused, 2f / TP columns), activation, FC2, TP all-reduce
+ *   [SP: reduce-scatter], residual add. Dropout is not modelled (the model
+ *   description has no dropout rate; most recent runs use none).
+ * First stage: embedding lookup (vocab split over TP, then its all-reduce
+ *   or reduce-scatter), learned positions, BLOOM's embedding norm. Last
+ *   stage: final norm, [SP: all-gather], LM head (padded vocab / TP),
+ *   vocab-parallel cross-entropy and its three small all-reduces.
+ *
+ * Overlaps (Megatron-LM without --tp-comm-overlap): forward TP collectives
+ * are exposed; in the backward the input-gradient all-reduce (or
+ * reduce-scatter) of a column-parallel GEMM runs while its weight gradient
+ * is computed, and with SP the re-gather of the GEMM input runs under the
+ * data gradient (megatron/core/tensor_parallel/layers.py,
+ * LinearWithGradAccumulationAndAsyncCommunication); a GEMM's backward is
+ * split evenly between its data and weight gradients (same FLOPs). Ring
+ * attention's KV exchange for the next step runs under the current step's
+ * attention (Megatron-Core / Transformer Engine context parallelism).
+ * Gradient reduction runs in buckets under the backward of the last
+ * micro-batch (--overlap-grad-reduce; the last bucket, at most
+ * EST_GRAD_BUCKET_PARAMS, is always exposed); the distributed optimizer's
+ * parameter all-gather runs under the next forward (--overlap-param-gather)
+ * likewise. ZeRO-3 gathers each layer's parameters during the previous
+ * layer's compute (FSDP prefetch).
+ *
+ * Pipeline (Narayanan et al., SC'21, section 2.2): with m micro-batches,
+ * p stages and v model chunks per stage, an iteration takes
+ *   m x t_max + (p - 1) / v x t_mean,
+ * t = one micro-batch's forward + backward (+ recompute, exposed TP and
+ * CP, and 2 v point-to-point exchanges) on a stage; t_max of the slowest
+ * stage (the first and last carry embedding, LM head and loss), t_mean
+ * over stages. The second term is the bubble.
+ *
+ * Recompute: selective reruns the attention core's forward in the
+ * backward (Korthikanti et al., arXiv 2205.05198); full reruns the whole
+ * layer forward, its TP collectives included.
+ *
+ * Precision: fp8 runs the GEMMs of the layers (not the LM head, as
+ * Transformer Engine's recipes keep it in bf16) at the fp8 rate; all else
+ * at 16 bits.
+ *
+ * Deliberately not modelled yet: MoE layers (the estimate refuses them),
+ * TP communication overlap (--tp-comm-overlap), the tied-embedding
+ * gradient all-reduce between first and last stage, data loading,
+ * dropout.
+ */
+#include "est.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Megatron-Core DDP's default gradient bucket: 40 M parameters
+ * (megatron/core/distributed/distributed_data_parallel_config.py,
+ * bucket_size = max(40000000, 1000000 * dp_size)). */
+#define EST_GRAD_BUCKET_PARAMS 40e6
+
+/* Per micro-batch and pipeline stage, seconds. */
+typedef struct stage_time {
+    double fwd, bwd, recompute, tp, cp, p2p;
+} stage_time;
+
+static double stage_total(const stage_time *s)
+{
+    return s->fwd + s->bwd + s->recompute + s->tp + s->cp + s->p2p;
+}
+
+typedef struct iter_ctx {
+    const est_ctx *c;
+    const space_model *m;
+    const space_layout *l;
+    hw_dtype gemm_dt, act_dt;
+    est_group tp_group, cp_group, dp_group, pp_pair;
+} iter_ctx;
+
+static est_time op_time(const iter_ctx *x, const est_op *op)
+{
+    est_time t;
+    est_models_time(x->c->ops, op, &t);
+    return t;
+}
+
+static double coll(const iter_ctx *x, est_coll k, double bytes,
+                   const est_group *g)
+{
+    if (g->size <= 1 || bytes <= 0) return 0;
+    double t = est_coll_time(x->c->comm, x->c->sys, k, bytes, g);
+    return isfinite(t) ? t : 0;
+}
+
+/* A group of `size` ranks whose consecutive members are `stride` global
+ * ranks apart, on nodes of gpn GPUs (rank order tp-cp-dp-pp). */
+static est_group place(int64_t size, int64_t stride, int gpn)
+{
+    est_group g = {(int)size, 1, (int)size};
+    if (size <= 1) {
+        g.per_node = 1, g.nodes = 1;
+        return g;
+    }
+    if (stride < gpn && gpn % stride == 0) {
+        int64_t fit = gpn / stride;
+        int64_t per = fit < size ? fit : size;
+        while (per > 1 && size % per) per--;
+        g.per_node = (int)per;
+        g.nodes = (int)(size / per);
+    }
+    return g;
+}
+
+static est_op gemm(hw_dtype dt, int64_t m, int64_t n, int64_t k)
+{
+    est_op o = {0};
+    o.kind = EST_OP_GEMM;
+    o.dtype = dt;
+    o.b = 1, o.m = m, o.n = n, o.k = k;
+    return o;
+}
+
+static est_op elementwise(est_op_kind kind, hw_dtype dt, int64_t rows,
+                          int64_t cols)
+{
+    est_op o = {0};
+    o.kind = kind;
+    o.dtype = dt;
+    o.rows = rows, o.cols = cols;
+    return o;
+}
+
+/* GEMM time: forward, and its backward split into data and weight
+ * gradients (equal FLOPs, so taken as halves). */
+static void add_gemm(const iter_ctx *x, int64_t m, int64_t n, int64_t k,
+                     hw_dtype dt, double *fwd, double *bwd, double *wgrad)
+{
+    est_op o = gemm(dt, m, n, k);
+    est_time t = op_time(x, &o);
+    *fwd += t.fwd_s;
+    *bwd += t.bwd_s;
+    if (wgrad) *wgrad = t.bwd_s / 2;
+}
+
+static void add_op(const iter_ctx *x, const est_op *o, double *fwd,
+                   double *bwd)
+{
+    est_time t = op_time(x, o);
+    *fwd += t.fwd_s;
+    *bwd += t.bwd_s;
+}
+
+/* Attention core of one layer for one micro-batch (per rank): forward and
+ * backward compute, and the exposed CP exchange, forward and backward. */
+static void attention(const iter_ctx *x, double *fwd, double *bwd,
+                      double *cp_fwd, double *cp_bwd)
+{
+    const space_model *m = x->m;
+    const space_layout *l = x->l;
+    int64_t hq = m->heads / l->tp, hk = m->kv_heads / l->tp;
+    int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
+    int64_t s = l->seq / l->cp;
+    *cp_fwd = *cp_bwd = 0;
+    if (!l->flash) {
+        /* Unfused: scores GEMM, masked softmax, weighted sum (the causal
+         * mask does not save GEMM work). */
+        est_op qk = gemm(x->act_dt, s, l->seq, hd);
+        qk.b = l->mbs * hq;
+        est_op av = gemm(x->act_dt, s, hd, l->seq);
+        av.b = l->mbs * hq;
+        est_op sm = elementwise(EST_OP_SOFTMAX, x->act_dt, l->mbs * hq * s,
+                                l->seq);
+        add_op(x, &qk, fwd, bwd);
+        add_op(x, &sm, fwd, bwd);
+        add_op(x, &av, fwd, bwd);
+        if (l->cp > 1) {
+            double kv = 2.0 * (double)(l->mbs * s * hk * hd)
+                        * est_dtype_bytes(x->act_dt);
+            double p = coll(x, EST_COLL_SENDRECV, kv, &x->cp_group);
+            *cp_fwd = (double)(l->cp - 1) * p;
+            *cp_bwd = 2 * (double)(l->cp - 1) * p;
+        }
+        return;
+    }
+    est_op fa = {0};
+    fa.kind = EST_OP_FLASH_ATTN;
+    fa.dtype = x->act_dt;
+    fa.b = l->mbs, fa.heads = hq, fa.kv_heads = hk > 0 ? hk : 1;
+    fa.head_dim = hd;
+    fa.sq = fa.sk = s;
+    fa.causal = 1;
+    est_time diag = op_time(x, &fa);
+    *fwd += diag.fwd_s;
+    *bwd += diag.bwd_s;
+    if (l->cp == 1) return;
+    /* Ring attention with load-balanced causal chunks: after the causal
+     * diagonal block, each of the cp - 1 steps computes half a block
+     * (half the queries against the whole KV block, or the reverse), while
+     * the next KV block (and, backward, its gradient) travels. */
+    est_op half = fa;
+    half.causal = 0;
+    half.sq = s / 2 > 0 ? s / 2 : 1;
+    est_time h = op_time(x, &half);
+    double kv = 2.0 * (double)(l->mbs * s * fa.kv_heads * hd)
+                * est_dtype_bytes(x->act_dt);
+    double p = coll(x, EST_COLL_SENDRECV, kv, &x->cp_group);
+    double steps = (double)(l->cp - 1);
+    *fwd += steps * h.fwd_s;
+    *bwd += steps * h.bwd_s;
+    /* Exchange i + 1 travels during step i: the first under the
+     * diagonal block, the rest under half blocks. Backward moves the KV
+     * block and its gradient. */
+    *cp_fwd = fmax(0, p - diag.fwd_s) + (steps - 1) * fmax(0, p - h.fwd_s);
+    *cp_bwd = fmax(0, 2 * p - diag.bwd_s)
+              + (steps - 1) * fmax(0, 2 * p - h.bwd_s);
+}
+
+/* One transformer layer, one micro-batch, per rank. */
+static void layer_time(const iter_ctx *x, stage_time *st)
+{
+    const space_model *m = x->m;
+    const space_layout *l = x->l;
+    int64_t tp = l->tp, h = m->hidden;
+    int64_t T = l->mbs * l->seq / l->cp;     /* tokens per rank */
+    int64_t Tn = l->sp ? T / tp : T;        /* norm/residual rows */
+    int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
+    int64_t q = m->heads * hd, kv = m->kv_heads * hd, f = m->ffn_hidden;
+    int gated = space_act_ffn_gemms(m->act) == 3;
+    est_op_kind norm = m->norm == SPACE_NORM_RMSNORM ? EST_OP_RMSNORM
+                                                     : EST_OP_LAYERNORM;
+    double fwd = 0, bwd = 0, w_qkv, w_fc1;
+    est_op o = elementwise(norm, x->act_dt, Tn, h);
+    add_op(x, &o, &fwd, &bwd);
+    add_op(x, &o, &fwd, &bwd); /* the second norm */
+    o = elementwise(EST_OP_RESADD, x->act_dt, Tn, h);
+    add_op(x, &o, &fwd, &bwd);
+    add_op(x, &o, &fwd, &bwd);
+    add_gemm(x, T, (q + 2 * kv) / tp, h, x->gemm_dt, &fwd, &bwd, &w_qkv);
+    if (m->pos == SPACE_POS_ROPE) {
+        o = elementwise(EST_OP_ROPE, x->act_dt, T, (q + kv) / tp);
+        add_op(x, &o, &fwd, &bwd);
+    }
+    double afwd = 0, abwd = 0, cpf, cpb;
+    attention(x, &afwd, &abwd, &cpf, &cpb);
+    add_gemm(x, T, h, q / tp, x->gemm_dt, &fwd, &bwd, NULL);
+    add_gemm(x, T, (gated ? 2 : 1) * f / tp, h, x->gemm_dt, &fwd, &bwd, &w_fc1);
+    o = elementwise(gated ? EST_OP_SWIGLU : EST_OP_GELU, x->act_dt, T, f / tp);
+    add_op(x, &o, &fwd, &bwd);
+    add_gemm(x, T, h, f / tp, x->gemm_dt, &fwd, &bwd, NULL);
+
+    /* TP collectives of the activation [T, h] at 16 bits. */
+    double tpf = 0, tpb = 0;
+    if (tp > 1) {
+        double bytes = (double)T * (double)h * est_dtype_bytes(x->act_dt);
+        if (l->sp) {
+            double ag = coll(x, EST_COLL_ALLGATHER, bytes, &x->tp_group);
+            double rs = coll(x, EST_COLL_REDUCE_SCATTER, bytes, &x->tp_group);
+            tpf = 2 * (ag + rs);
+            /* Backward: the gradient all-gather of each reduce-scatter is
+             * exposed; the input re-gather hides under the data gradient
+             * and the input-gradient reduce-scatter under the weight
+             * gradient, each GEMM's half of its backward. */
+            tpb = 2 * ag + fmax(0, ag - w_qkv) + fmax(0, ag - w_fc1)
+                  + fmax(0, rs - w_qkv) + fmax(0, rs - w_fc1);
+        } else {
+            double ar = coll(x, EST_COLL_ALLREDUCE, bytes, &x->tp_group);
+            tpf = 2 * ar;
+            tpb = fmax(0, ar - w_qkv) + fmax(0, ar - w_fc1);
+        }
+    }
+    st->fwd += fwd + afwd;
+    st->bwd += bwd + abwd;
+    st->tp += tpf + tpb;
+    st->cp += cpf + cpb;
+    if (l->recompute == SPACE_RECOMPUTE_FULL) {
+        st->recompute += fwd + afwd;
+        st->tp += tpf;
+        st->cp += cpf;
+    } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
+        st->recompute += afwd;
+    }
+}
+
+/* Embedding and its collective (first stage), one micro-batch. */
+static void first_stage_extra(const iter_ctx *x, stage_time *st)
+{
+    const space_model *m = x->m;
+    const space_layout *l = x->l;
+    int64_t T = l->mbs * l->seq / l->cp, h = m->hidden;
+    int64_t Tn = l->sp ? T / l->tp : T;
+    int64_t vp = space_vocab_padded(m->vocab, l->tp);
+    est_op e = elementwise(EST_OP_EMBEDDING, x->act_dt, T, h);
+    e.n = vp / l->tp;
+    e.vocab_parallel = l->tp > 1;
+    add_op(x, &e, &st->fwd, &st->bwd);
+    if (m->pos == SPACE_POS_LEARNED) {
+        est_op a = elementwise(EST_OP_RESADD, x->act_dt, Tn, h);
+        add_op(x, &a, &st->fwd, &st->bwd);
+    }
+    if (m->embed_norm) {
+        est_op n = elementwise(m->norm == SPACE_NORM_RMSNORM ? EST_OP_RMSNORM
+                                                             : EST_OP_LAYERNORM,
+                               x->act_dt, Tn, h);
+        add_op(x, &n, &st->fwd, &st->bwd);
+    }
+    if (l->tp > 1) {
+        double bytes = (double)T * (double)h * est_dtype_bytes(x->act_dt);
+        st->tp += coll(x, l->sp ? EST_COLL_REDUCE_SCATTER : EST_COLL_ALLREDUCE,
+                       bytes, &x->tp_group);
+    }
+}
+
+/* Final norm, LM head, loss (last stage), one micro-batch. */
+static void last_stage_extra(const iter_ctx *x, stage_time *st)
+{
+    const space_model *m = x->m;
+    const space_layout *l = x->l;
+    int64_t T = l->mbs * l->seq / l->cp, h = m->hidden;
+    int64_t Tn = l->sp ? T / l->tp : T;
+    int64_t vp = space_vocab_padded(m->vocab, l->tp);
+    est_op n = elementwise(m->norm == SPACE_NORM_RMSNORM ? EST_OP_RMSNORM
+                                                         : EST_OP_LAYERNORM,
+                           x->act_dt, Tn, h);
+    add_op(x, &n, &st->fwd, &st->bwd);
+    double wg;
+    add_gemm(x, T, vp / l->tp, h, x->act_dt, &st->fwd, &st->bwd, &wg);
+    est_op ce = elementwise(EST_OP_CROSS_ENTROPY, x->act_dt, T, vp / l->tp);
+    add_op(x, &ce, &st->fwd, &st->bwd);
+    if (l->tp > 1) {
+        double bytes = (double)T * (double)h * est_dtype_bytes(x->act_dt);
+        if (l->sp) { /* gather before the head, scatter its input gradient */
+            st->tp += coll(x, EST_COLL_ALLGATHER, bytes, &x->tp_group);
+            st->tp += fmax(0, coll(x, EST_COLL_REDUCE_SCATTER, bytes,
+                                   &x->tp_group) - wg);
+        } else {
+            st->tp += fmax(0, coll(x, EST_COLL_ALLREDUCE, bytes, &x->tp_group)
+                                  - wg);
+        }
+        /* Vocab-parallel cross-entropy: max, sum of exponentials and the
+         * target logit, each an all-reduce of T fp32 values. */
+        st->tp += 3 * coll(x, EST_COLL_ALLREDUCE, 4.0 * (double)T,
+                           &x->tp_group);
+    }
+}
+
+const char *const est_reason_names[EST_REASON_COUNT] = {
+    [EST_FEASIBLE] = "feasible",
+    [EST_INVALID_LAYOUT] = "invalid_layout",
+    [EST_OUT_OF_MEMORY] = "out_of_memory",
+    [EST_NO_FP8] = "no_fp8",
+    [EST_MOE] = "moe_not_modelled",
+    [EST_TOO_MANY_GPUS] = "too_many_gpus",
+};
+_Static_assert(sizeof est_reason_names / sizeof est_reason_names[0]
+                   == EST_REASON_COUNT,
+               "est_reason_names names every est_reason");
+
+void est_estimate(const est_ctx *c, const space_model *m,
+                  const space_layout *l, est_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->layout = *l;
+    if (r->layout.tp == 1) r->layout.sp = 0;
+    l = &r->layout;
+    const hw_system *y = c->sys;
+    const hw_gpu *g = c->gpu;
+    int gpn = y->gpus_per_node;
+    int64_t gpus = l->tp * l->pp * l->cp * l->dp;
+    r->gpus = gpus;
+    est_memory_of(m, l, &r->mem);
+    char why[200];
+    space_reject rj = space_layout_check(m, l, c->tp_across_nodes ? 0 : gpn,
+                                         why, sizeof why);
+    if (rj != SPACE_OK) {
+        r->reason = EST_INVALID_LAYOUT;
+        r->reject = rj;
+        snprintf(r->message, sizeof r->message, "%s", why);
+        return;
+    }
+    if (m->num_experts > 0) {
+        r->reason = EST_MOE;
+        snprintf(r->message, sizeof r->message,
+                 "MoE layers are not modelled yet (%lld experts)",
+                 (long long)m->num_experts);
+        return;
+    }
+    if (l->dtype == HW_FP8 && !(g->peak_flops[HW_FP8] > 0)) {
+        r->reason = EST_NO_FP8;
+        snprintf(r->message, sizeof r->message,
+                 "%s has no fp8 tensor cores", g->name);
+        return;
+    }
+    if (y->max_nodes > 0 && gpus > (int64_t)y->max_nodes * gpn) {
+        r->reason = EST_TOO_MANY_GPUS;
+        snprintf(r->message, sizeof r->message,
+                 "%lld GPUs, but %s has %d nodes of %d", (long long)gpus,
+                 y->name, y->max_nodes, gpn);
+        return;
+    }
+
+    iter_ctx x = {c, m, l, (hw_dtype)l->dtype,
+                  l->dtype == HW_FP16 ? HW_FP16 : HW_BF16,
+                  {0}, {0}, {0}, {0}};
+    x.tp_group = place(l->tp, 1, gpn);
+    x.cp_group = place(l->cp, l->tp, gpn);
+    x.dp_group = place(l->dp * l->cp, l->tp, gpn);
+    {   /* adjacent pipeline stages: tp x cp x dp ranks apart */
+        int64_t stride = l->tp * l->cp * l->dp;
+        x.pp_pair = place(2, stride, gpn);
+    }
+
+    int64_t v = l->vpp, pp = l->pp;
+    int64_t micro = l->gbs / (l->mbs * l->dp);
+    double layers_per_stage = (double)m->num_layers / (double)pp;
+    stage_time one = {0};
+    layer_time(&x, &one);
+    stage_time first = {0}, last = {0};
+    first_stage_extra(&x, &first);
+    last_stage_extra(&x, &last);
+
+    /* Point-to-point: each stage receives and sends one activation per
+     * chunk forward and one gradient backward. */
+    double p2p = 0;
+    if (pp > 1) {
+        double bytes = (double)(l->mbs * l->seq / l->cp) * (double)m->hidden
+                       * est_dtype_bytes(x.act_dt) / (double)(l->sp ? l->tp : 1);
+        p2p = 2 * (double)v * coll(&x, EST_COLL_SENDRECV, bytes, &x.pp_pair);
+    }
+    /* Stage s: its layers, plus the embedding on stage 0 and the head on
+     * the last; all stages of the middle are alike. */
+    stage_time st[3];
+    double tmax = 0, tsum = 0;
+    int crit = 0;
+    int kinds = pp == 1 ? 1 : (pp == 2 ? 2 : 3);
+    for (int k = 0; k < kinds; k++) {
+        stage_time *s = &st[k];
+        s->fwd = one.fwd * layers_per_stage;
+        s->bwd = one.bwd * layers_per_stage;
+        s->recompute = one.recompute * layers_per_stage;
+        s->tp = one.tp * layers_per_stage;
+        s->cp = one.cp * layers_per_stage;
+        s->p2p = p2p;
+        int is_first = k == 0, is_last = pp == 1 ? 1 : k == 1;
+        const stage_time *add[2] = {is_first ? &first : NULL,
+                                    is_last ? &last : NULL};
+        for (int a = 0; a < 2; a++) {
+            if (!add[a]) continue;
+            s->fwd += add[a]->fwd;
+            s->bwd += add[a]->bwd;
+            s->tp += add[a]->tp;
+        }
+        double t = stage_total(s);
+        /* Middle stages count pp - 2 times. */
+        double count = k == 2 ? (double)(pp - 2) : 1;
+        tsum += count * t;
+        if (t > tmax) tmax = t, crit = k;
+    }
+    double tmean = tsum / (double)pp;
+    const stage_time *cs = &st[crit];
+    est_breakdown *b = &r->time;
+    double mb = (double)micro;
+    b->fwd_s = mb * cs->fwd;
+    b->bwd_s = mb * cs->bwd;
+    b->recompute_s = mb * cs->recompute;
+    b->tp_s = mb * cs->tp;
+    b->cp_s = mb * cs->cp;
+    b->pp_p2p_s = mb * cs->p2p;
+    b->bubble_s = (double)(pp - 1) / (double)v * tmean;
+
+    /* Data parallelism over dp x cp ranks, for the critical stage's
+     * parameters; fp32 gradients (as the memory model). */
+    double params = r->mem.params;
+    double shard = (double)(l->dp * l->cp);
+    if (shard > 1) {
+        double grad_bytes = 4 * params;
+        double bucket = fmin(1, EST_GRAD_BUCKET_PARAMS / fmax(params, 1));
+        double window = cs->bwd + cs->recompute; /* the last micro-batch */
+        if (l->zero == SPACE_ZERO_NONE) {
+            double t = coll(&x, EST_COLL_ALLREDUCE, grad_bytes, &x.dp_group);
+            b->dp_s = fmax(bucket * t, t - window);
+        } else {
+            double rs = coll(&x, EST_COLL_REDUCE_SCATTER, grad_bytes,
+                             &x.dp_group);
+            /* The 16-bit parameters gathered back after the step. */
+            double ag = coll(&x, EST_COLL_ALLGATHER, 2 * params, &x.dp_group);
+            b->dp_s = fmax(bucket * rs, rs - window)
+                      + fmax(bucket * ag, ag - (cs->fwd));
+            if (l->zero == SPACE_ZERO_3) {
+                /* Each layer's parameters gathered for its forward and
+                 * again for its backward, under the neighbouring layer's
+                 * compute; the gradients reduce-scattered per layer (the
+                 * term above) as they are produced. */
+                double lp = params / fmax(layers_per_stage, 1);
+                double g1 = coll(&x, EST_COLL_ALLGATHER, 2 * lp, &x.dp_group);
+                double per_layer_f = one.fwd, per_layer_b = one.bwd;
+                b->dp_s += mb * layers_per_stage
+                           * (fmax(0, g1 - per_layer_f) + fmax(0, g1 - per_layer_b));
+            }
+        }
+    }
+    /* Optimizer step over the parameters this rank updates. */
+    {
+        est_op a = {0};
+        a.kind = EST_OP_ADAM;
+        a.dtype = HW_FP32;
+        double n = l->zero >= SPACE_ZERO_1 ? params / shard : params;
+        a.n = (int64_t)(n > 1 ? n : 1);
+        est_time t = op_time(&x, &a);
+        b->optimizer_s = t.fwd_s;
+    }
+    r->iteration_s = b->fwd_s + b->bwd_s + b->recompute_s + b->tp_s + b->cp_s
+                     + b->pp_p2p_s + b->bubble_s + b->dp_s + b->optimizer_s;
+    r->critical_stage = crit == 0 ? 0 : (crit == 1 ? pp - 1 : 1);
+
+    /* Model FLOPs: the space.h convention with attention over the whole
+     * sequence (non-causal, as Megatron-LM and PaLM count), no recompute. */
+    space_flops fl;
+    space_flops_per_token(m, l->seq, 0, SPACE_RECOMPUTE_NONE, &fl);
+    double tokens = (double)l->gbs * (double)l->seq;
+    r->model_flops = (fl.fwd + fl.bwd) * tokens;
+    r->tokens_per_s = tokens / r->iteration_s;
+    r->model_flops_per_gpu_s = r->model_flops / (r->iteration_s * (double)gpus);
+    double peak = g->peak_flops[x.act_dt] > 0 ? g->peak_flops[x.act_dt]
+                                              : g->peak_flops[HW_FP16];
+    r->mfu = r->model_flops_per_gpu_s / peak;
+
+    if (r->mem.total > g->mem_bytes) {
+        r->reason = EST_OUT_OF_MEMORY;
+        snprintf(r->message, sizeof r->message,
+                 "needs %.2f GiB on pipeline stage %lld, %.2f GiB more than "
+                 "the %.2f GiB of %s",
+                 r->mem.total / 1073741824.0, (long long)r->mem.stage,
+                 (r->mem.total - g->mem_bytes) / 1073741824.0,
+                 g->mem_bytes / 1073741824.0, g->name);
+        return;
+    }
+    r->feasible = 1;
+}

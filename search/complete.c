@@ -1,0 +1,163 @@
+/*
+ * complete.c - fills the layout fields a user left unset with the values
+ * that make the iteration fastest, by estimating every combination of
+ * candidates (a few thousand at most; each estimate is microseconds).
+ *
+ * Candidates are the values Megatron-LM users pick from: TP a power of
+ * two within a node, PP a divisor of the layers, CP up to 8, virtual
+ * stages up to 8, micro-batches of 1 to 16 sequences. Validity is
+ * space_layout_check's; feasibility (memory, fp8) est_estimate's.
+ *
+ * Deterministic: the combinations are numbered in a fixed order, each
+ * thread keeps its best (time, number), and the threads' bests are merged
+ * by (time, number), so the answer does not depend on the thread count.
+ */
+#include "search.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_CAND 64
+
+typedef struct cand {
+    int64_t v[MAX_CAND];
+    int n;
+} cand;
+
+static void cand_one(cand *c, int64_t v)
+{
+    c->v[0] = v;
+    c->n = 1;
+}
+
+static void cand_list(cand *c, int64_t want, const int64_t *vals, int n)
+{
+    if (want != SEARCH_UNSET) {
+        cand_one(c, want);
+        return;
+    }
+    c->n = 0;
+    for (int i = 0; i < n && c->n < MAX_CAND; i++) c->v[c->n++] = vals[i];
+}
+
+/* Is a better than b? Feasible beats infeasible; then time (feasible) or
+ * the memory excess (out of memory) or nothing (invalid); then order. */
+static int better(const est_result *a, int64_t ia, const est_result *b,
+                  int64_t ib)
+{
+    int ra = a->feasible ? 0 : a->reason == EST_OUT_OF_MEMORY ? 1 : 2;
+    int rb = b->feasible ? 0 : b->reason == EST_OUT_OF_MEMORY ? 1 : 2;
+    if (ra != rb) return ra < rb;
+    if (ra == 0 && a->iteration_s != b->iteration_s)
+        return a->iteration_s < b->iteration_s;
+    if (ra == 1 && a->mem.total != b->mem.total)
+        return a->mem.total < b->mem.total;
+    return ia < ib;
+}
+
+int search_complete(const est_ctx *c, const space_model *m,
+                    const space_layout *want, int64_t gpus, est_result *best,
+                    int64_t *n_tried, int64_t *n_feasible)
+{
+    int gpn = c->sys->gpus_per_node;
+    cand tp, pp, cp, vpp, mbs, sp, rc, zero;
+    {
+        int64_t v[MAX_CAND];
+        int n = 0;
+        for (int64_t t = 1; t <= gpn && t <= gpus && n < MAX_CAND; t *= 2)
+            v[n++] = t;
+        cand_list(&tp, want->tp, v, n);
+        n = 0;
+        for (int64_t p = 1; p <= m->num_layers && p <= gpus && n < MAX_CAND;
+             p++)
+            if (m->num_layers % p == 0) v[n++] = p;
+        cand_list(&pp, want->pp, v, n);
+    }
+    static const int64_t cps[] = {1, 2, 4, 8}, vpps[] = {1, 2, 3, 4, 6, 8},
+                         mbss[] = {1, 2, 4, 8, 16}, sps[] = {1, 0},
+                         rcs[] = {SPACE_RECOMPUTE_NONE,
+                                  SPACE_RECOMPUTE_SELECTIVE,
+                                  SPACE_RECOMPUTE_FULL},
+                         zeros[] = {SPACE_ZERO_1, SPACE_ZERO_NONE};
+    cand_list(&cp, want->cp, cps, 4);
+    cand_list(&vpp, want->vpp, vpps, 6);
+    cand_list(&mbs, want->mbs, mbss, 5);
+    cand_list(&sp, want->sp, sps, 2);
+    cand_list(&rc, (int)want->recompute, rcs, 3);
+    cand_list(&zero, (int)want->zero, zeros, 2);
+    const cand *dims[] = {&tp, &pp, &cp, &vpp, &mbs, &sp, &rc, &zero};
+    enum { ND = 8 };
+    int64_t total = 1;
+    for (int d = 0; d < ND; d++) total *= dims[d]->n;
+
+    est_result glob = {0};
+    int64_t glob_i = -1, feasible = 0;
+#pragma omp parallel
+    {
+        est_result mine = {0}, r;
+        int64_t mine_i = -1, my_feasible = 0;
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < total; i++) {
+            int64_t k = i, idx[ND];
+            for (int d = ND - 1; d >= 0; d--) {
+                idx[d] = k % dims[d]->n;
+                k /= dims[d]->n;
+            }
+            space_layout l = *want;
+            l.tp = tp.v[idx[0]];
+            l.pp = pp.v[idx[1]];
+            l.cp = cp.v[idx[2]];
+            l.vpp = vpp.v[idx[3]];
+            l.mbs = mbs.v[idx[4]];
+            l.sp = (int)sp.v[idx[5]];
+            l.recompute = (space_recompute)rc.v[idx[6]];
+            l.zero = (space_zero)zero.v[idx[7]];
+            if (l.tp == 1 && want->sp == SEARCH_UNSET && idx[5] != 0)
+                continue; /* SP on and off are one layout at TP 1 */
+            int64_t mp = l.tp * l.pp * l.cp;
+            if (gpus % mp) continue;
+            l.dp = gpus / mp;
+            if (want->dp != SEARCH_UNSET && l.dp != want->dp) continue;
+            est_estimate(c, m, &l, &r);
+            if (r.feasible) my_feasible++;
+            if (mine_i < 0 || better(&r, i, &mine, mine_i)) {
+                mine = r;
+                mine_i = i;
+            }
+        }
+#pragma omp critical
+        {
+            feasible += my_feasible;
+            if (mine_i >= 0 && (glob_i < 0 || better(&mine, mine_i, &glob, glob_i))) {
+                glob = mine;
+                glob_i = mine_i;
+            }
+        }
+    }
+    if (n_tried) *n_tried = total;
+    if (n_feasible) *n_feasible = feasible;
+    if (glob_i < 0) { /* no combination divides the GPUs */
+        memset(best, 0, sizeof *best);
+        space_layout *l = &best->layout;
+        *l = *want; /* unset fields shown at their plainest value */
+        if (l->tp < 1) l->tp = 1;
+        if (l->pp < 1) l->pp = 1;
+        if (l->cp < 1) l->cp = 1;
+        if (l->vpp < 1) l->vpp = 1;
+        if (l->mbs < 1) l->mbs = 1;
+        if (l->dp < 1) l->dp = 0;
+        if (l->sp < 0) l->sp = 0;
+        if ((int)l->recompute < 0) l->recompute = SPACE_RECOMPUTE_NONE;
+        if ((int)l->zero < 0) l->zero = SPACE_ZERO_NONE;
+        best->gpus = gpus;
+        best->reason = EST_INVALID_LAYOUT;
+        best->reject = SPACE_REJECT_SIZES;
+        snprintf(best->message, sizeof best->message,
+                 "no combination of TP x PP x CP divides %lld GPUs%s",
+                 (long long)gpus,
+                 want->dp != SEARCH_UNSET ? " with the DP size given" : "");
+        return 0;
+    }
+    *best = glob;
+    return best->feasible;
+}

@@ -1,0 +1,110 @@
+/*
+ * layout.c - which layouts are valid: the rules Megatron-LM enforces on a
+ * model and a parallel layout, one row of a table each, so a rejected
+ * layout always has a reason code that can be counted and explained.
+ *
+ * Sources (Megatron-LM, megatron/training/arguments.py validate_args and
+ * megatron/core/pipeline_parallel/schedules.py, read at core_r0.8.0):
+ * attention heads and query groups divisible by TP; layers divisible by
+ * PP x virtual stages; global batch divisible by micro-batch x DP;
+ * interleaving needs PP > 1 and micro-batches a multiple of PP (the
+ * interleaved schedule's assertion through core_r0.8); sequence length
+ * divisible by 2 x CP (load-balanced causal chunks) and, with sequence
+ * parallelism, the CP shard divisible by TP. TP within one node is a
+ * planning rule, not Megatron's: TP traffic crosses the network on every
+ * layer otherwise.
+ *
+ * Does not check the hardware (memory, fp8 support): the estimator does.
+ */
+#include "space.h"
+
+#include <stdio.h>
+
+const char *const space_reject_names[SPACE_REJECT_COUNT] = {
+    [SPACE_OK] = "ok",
+    [SPACE_REJECT_SIZES] = "bad_sizes",
+    [SPACE_REJECT_TP_HEADS] = "tp_heads",
+    [SPACE_REJECT_TP_KV_HEADS] = "tp_kv_heads",
+    [SPACE_REJECT_TP_NODE] = "tp_beyond_node",
+    [SPACE_REJECT_PP_LAYERS] = "pp_layers",
+    [SPACE_REJECT_VPP] = "vpp_needs_pp",
+    [SPACE_REJECT_VPP_MICRO] = "vpp_micro_batches",
+    [SPACE_REJECT_GBS] = "gbs_divisibility",
+    [SPACE_REJECT_CP_SEQ] = "cp_seq",
+    [SPACE_REJECT_SP_SEQ] = "sp_seq",
+    [SPACE_REJECT_SEQ_POSITIONS] = "seq_beyond_positions",
+};
+_Static_assert(sizeof space_reject_names / sizeof space_reject_names[0]
+                   == SPACE_REJECT_COUNT,
+               "space_reject_names names every space_reject");
+
+space_reject space_layout_check(const space_model *m, const space_layout *l,
+                                int gpus_per_node, char *why, size_t cap)
+{
+    int64_t tp = l->tp, pp = l->pp, cp = l->cp, dp = l->dp;
+    int64_t v = l->vpp;
+#define REJECT(code, ...)                                                     \
+    do {                                                                      \
+        if (cap) snprintf(why, cap, __VA_ARGS__);                             \
+        return code;                                                          \
+    } while (0)
+    if (cap) why[0] = '\0';
+    if (tp < 1 || pp < 1 || cp < 1 || dp < 1 || v < 1 || l->mbs < 1
+        || l->gbs < 1 || l->seq < 1)
+        REJECT(SPACE_REJECT_SIZES,
+               "every size must be at least 1 (tp %lld, pp %lld, cp %lld, dp "
+               "%lld, vpp %lld, micro-batch %lld, global batch %lld, "
+               "sequence %lld)",
+               (long long)tp, (long long)pp, (long long)cp, (long long)dp,
+               (long long)v, (long long)l->mbs, (long long)l->gbs,
+               (long long)l->seq);
+    if (m->heads % tp)
+        REJECT(SPACE_REJECT_TP_HEADS,
+               "%lld attention heads are not divisible by TP %lld",
+               (long long)m->heads, (long long)tp);
+    if (m->kv_heads % tp)
+        REJECT(SPACE_REJECT_TP_KV_HEADS,
+               "%lld key/value heads (query groups) are not divisible by TP "
+               "%lld",
+               (long long)m->kv_heads, (long long)tp);
+    if (gpus_per_node > 0 && tp > gpus_per_node)
+        REJECT(SPACE_REJECT_TP_NODE,
+               "TP %lld spans more than a node of %d GPUs", (long long)tp,
+               gpus_per_node);
+    if (m->num_layers % (pp * v))
+        REJECT(SPACE_REJECT_PP_LAYERS,
+               "%lld layers are not divisible by PP %lld x virtual stages "
+               "%lld",
+               (long long)m->num_layers, (long long)pp, (long long)v);
+    if (v > 1 && pp < 2)
+        REJECT(SPACE_REJECT_VPP,
+               "virtual pipeline stages (%lld) need PP > 1", (long long)v);
+    if (l->gbs % (l->mbs * dp))
+        REJECT(SPACE_REJECT_GBS,
+               "global batch %lld is not divisible by micro-batch %lld x DP "
+               "%lld",
+               (long long)l->gbs, (long long)l->mbs, (long long)dp);
+    int64_t micro = l->gbs / (l->mbs * dp);
+    if (v > 1 && micro % pp)
+        REJECT(SPACE_REJECT_VPP_MICRO,
+               "the interleaved schedule needs micro-batches (%lld) to be a "
+               "multiple of PP %lld",
+               (long long)micro, (long long)pp);
+    if (cp > 1 && l->seq % (2 * cp))
+        REJECT(SPACE_REJECT_CP_SEQ,
+               "sequence %lld is not divisible by 2 x CP %lld",
+               (long long)l->seq, (long long)cp);
+    if (l->sp && tp > 1 && (l->seq / cp) % tp)
+        REJECT(SPACE_REJECT_SP_SEQ,
+               "with sequence parallelism the sequence per CP rank (%lld) "
+               "must be divisible by TP %lld",
+               (long long)(l->seq / cp), (long long)tp);
+    if (m->pos == SPACE_POS_LEARNED && m->max_position > 0
+        && l->seq > m->max_position)
+        REJECT(SPACE_REJECT_SEQ_POSITIONS,
+               "sequence %lld is longer than the model's %lld learned "
+               "positions",
+               (long long)l->seq, (long long)m->max_position);
+#undef REJECT
+    return SPACE_OK;
+}

@@ -1,0 +1,264 @@
+/*
+ * test_search.c - one training iteration (estimator/iter.c) and the
+ * completion of unset layout fields (search/complete.c): every option
+ * moves the estimate in the physically right direction, the breakdown
+ * adds up, invalid and infeasible layouts say why, and the completion is
+ * the same at any thread count.
+ */
+#include "search.h"
+#include "tp_test.h"
+
+#include <math.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static const char *builtin;
+static hw_db *db;
+static est_models *ops_a100, *ops_h100;
+static est_comm *comm_sel, *comm_eos;
+static est_ctx selene, eos;
+
+static space_layout base_layout(void)
+{
+    space_layout l;
+    memset(&l, 0, sizeof l);
+    l.tp = 8, l.pp = 8, l.cp = 1, l.dp = 4, l.vpp = 1;
+    l.mbs = 1, l.gbs = 256, l.seq = 2048, l.sp = 1;
+    l.recompute = SPACE_RECOMPUTE_SELECTIVE, l.zero = SPACE_ZERO_1;
+    l.dtype = HW_BF16, l.flash = 1;
+    return l;
+}
+
+static const space_model *gpt175(void)
+{
+    tp_err e = {0};
+    return space_preset_find("gpt3-175b", &e);
+}
+
+static double sum_terms(const est_breakdown *b)
+{
+    return b->fwd_s + b->bwd_s + b->recompute_s + b->tp_s + b->cp_s
+           + b->pp_p2p_s + b->bubble_s + b->dp_s + b->optimizer_s;
+}
+
+static void est(const est_ctx *c, const space_layout *l, est_result *r)
+{
+    est_estimate(c, gpt175(), l, r);
+}
+
+static void test_breakdown(void)
+{
+    space_layout l = base_layout();
+    est_result r;
+    est(&selene, &l, &r);
+    TP_CHECK(r.feasible);
+    TP_CHECK(r.iteration_s > 0);
+    TP_CHECK_REL(sum_terms(&r.time), r.iteration_s, 1e-12);
+    TP_CHECK(r.time.fwd_s > 0 && r.time.bwd_s > r.time.fwd_s);
+    TP_CHECK(r.time.tp_s > 0 && r.time.pp_p2p_s > 0 && r.time.bubble_s > 0);
+    TP_CHECK(r.mfu > 0.05 && r.mfu < 1);
+    TP_CHECK_INT((int)r.gpus, 256);
+    /* Backward about twice the forward (GEMM-dominated). */
+    TP_CHECK(r.time.bwd_s / r.time.fwd_s > 1.5 && r.time.bwd_s / r.time.fwd_s < 2.6);
+}
+
+static void test_sensitivity(void)
+{
+    space_layout l = base_layout();
+    est_result a, b;
+    /* More TP adds TP traffic per GPU-second of compute. */
+    l.pp = 16, l.tp = 4;
+    est(&selene, &l, &a);
+    l.pp = 8, l.tp = 8;
+    est(&selene, &l, &b);
+    TP_CHECK(b.time.tp_s / (b.time.fwd_s + b.time.bwd_s)
+             > a.time.tp_s / (a.time.fwd_s + a.time.bwd_s));
+    /* Full recompute adds about a forward pass and frees activations. */
+    l = base_layout();
+    l.recompute = SPACE_RECOMPUTE_NONE;
+    est(&selene, &l, &a);
+    l.recompute = SPACE_RECOMPUTE_FULL;
+    est(&selene, &l, &b);
+    TP_CHECK_REL(b.time.recompute_s, a.time.fwd_s, 0.05);
+    TP_CHECK(b.iteration_s > a.iteration_s);
+    TP_CHECK(b.mem.activations < a.mem.activations / 4);
+    /* Selective sits between. */
+    est_result s;
+    l.recompute = SPACE_RECOMPUTE_SELECTIVE;
+    est(&selene, &l, &s);
+    TP_CHECK(s.time.recompute_s > 0 && s.time.recompute_s < b.time.recompute_s);
+    /* More micro-batches shrink the bubble's share. */
+    l = base_layout();
+    est(&selene, &l, &a);
+    l.gbs = 1024;
+    est(&selene, &l, &b);
+    TP_CHECK(b.time.bubble_s / b.iteration_s < a.time.bubble_s / a.iteration_s);
+    /* Interleaving shrinks the bubble and adds point-to-point. */
+    l = base_layout();
+    l.gbs = 512;
+    est(&selene, &l, &a);
+    l.vpp = 3; /* 96 layers / (8 x 3) */
+    est(&selene, &l, &b);
+    TP_CHECK(b.time.bubble_s < a.time.bubble_s);
+    TP_CHECK(b.time.pp_p2p_s > a.time.pp_p2p_s);
+    /* SP: same compute GEMMs, less activation memory. */
+    l = base_layout();
+    l.sp = 0;
+    est(&selene, &l, &a);
+    l.sp = 1;
+    est(&selene, &l, &b);
+    TP_CHECK(b.mem.activations < a.mem.activations);
+    /* The distributed optimizer shards the optimizer states and the
+     * step. */
+    l = base_layout();
+    l.zero = SPACE_ZERO_NONE;
+    est(&selene, &l, &a);
+    l.zero = SPACE_ZERO_1;
+    est(&selene, &l, &b);
+    TP_CHECK(b.mem.optimizer < a.mem.optimizer);
+    TP_CHECK(b.time.optimizer_s < a.time.optimizer_s);
+    /* CP adds ring traffic and divides the attention per rank. */
+    tp_err e = {0};
+    const space_model *llama = space_preset_find("llama3-70b", &e);
+    TP_CHECK(llama != NULL);
+    l = base_layout();
+    l.seq = 16384, l.gbs = 64, l.pp = 4, l.dp = 2, l.cp = 1;
+    est_estimate(&selene, llama, &l, &a);
+    l.dp = 1, l.cp = 2;
+    est_estimate(&selene, llama, &l, &b);
+    TP_CHECK(b.feasible || !fprintf(stderr, "  %s\n", b.message));
+    TP_CHECK(a.time.cp_s == 0 && b.time.cp_s >= 0);
+    TP_CHECK(b.mem.activations < a.mem.activations);
+    TP_CHECK_REL(sum_terms(&b.time), b.iteration_s, 1e-12);
+    /* fp8 GEMMs on H100 are faster than bf16. */
+    l = base_layout();
+    est(&eos, &l, &a);
+    l.dtype = HW_FP8;
+    est(&eos, &l, &b);
+    TP_CHECK(b.time.fwd_s < a.time.fwd_s);
+    /* A faster GPU is faster. */
+    l = base_layout();
+    est(&selene, &l, &a);
+    est(&eos, &l, &b);
+    TP_CHECK(b.iteration_s < a.iteration_s);
+    /* More DP ranks at the same global batch: more exposed DP traffic
+     * share, less compute per GPU. */
+    l = base_layout();
+    l.zero = SPACE_ZERO_NONE;
+    est(&selene, &l, &a);
+    l.dp = 16;
+    est(&selene, &l, &b);
+    TP_CHECK(b.time.fwd_s < a.time.fwd_s);
+}
+
+static void test_infeasible(void)
+{
+    space_layout l = base_layout();
+    est_result r;
+    l.tp = 5;
+    est(&selene, &l, &r);
+    TP_CHECK(!r.feasible);
+    TP_CHECK_INT((int)r.reason, EST_INVALID_LAYOUT);
+    TP_CHECK_INT((int)r.reject, SPACE_REJECT_TP_HEADS);
+    TP_CHECK(strstr(r.message, "96 attention heads") != NULL);
+    l = base_layout();
+    l.tp = 1, l.pp = 1, l.dp = 256, l.zero = SPACE_ZERO_NONE;
+    est(&selene, &l, &r);
+    TP_CHECK(!r.feasible);
+    TP_CHECK_INT((int)r.reason, EST_OUT_OF_MEMORY);
+    TP_CHECK(strstr(r.message, "GiB more than") != NULL);
+    TP_CHECK(r.iteration_s > 0); /* the time is still there */
+    l = base_layout();
+    l.gbs = 102;
+    est(&selene, &l, &r);
+    TP_CHECK_INT((int)r.reject, SPACE_REJECT_GBS);
+    l = base_layout();
+    l.dtype = HW_FP8;
+    est(&selene, &l, &r);
+    TP_CHECK_INT((int)r.reason, EST_NO_FP8);
+    /* TP beyond a node is a rule unless allowed. */
+    l = base_layout();
+    l.tp = 16, l.pp = 4;
+    est(&selene, &l, &r);
+    TP_CHECK_INT((int)r.reject, SPACE_REJECT_TP_NODE);
+}
+
+static void test_complete(void)
+{
+    space_layout w = base_layout();
+    w.tp = w.pp = w.vpp = w.mbs = w.dp = SEARCH_UNSET;
+    w.sp = SEARCH_UNSET;
+    w.recompute = (space_recompute)SEARCH_UNSET;
+    est_result one, two;
+    int64_t tried = 0, feas = 0;
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+    int ok = search_complete(&selene, gpt175(), &w, 256, &one, &tried, &feas);
+    TP_CHECK(ok);
+    TP_CHECK(feas > 0 && tried >= feas);
+#ifdef _OPENMP
+    omp_set_num_threads(3);
+#endif
+    search_complete(&selene, gpt175(), &w, 256, &two, NULL, NULL);
+    TP_CHECK(memcmp(&one, &two, sizeof one) == 0);
+    /* The fastest: no layout given explicitly beats it. */
+    space_layout l = base_layout();
+    est_result r;
+    est(&selene, &l, &r);
+    TP_CHECK(!r.feasible || one.iteration_s <= r.iteration_s);
+    TP_CHECK(one.layout.tp * one.layout.pp * one.layout.dp * one.layout.cp == 256);
+    /* Given fields stay as given. */
+    w.tp = 4;
+    search_complete(&selene, gpt175(), &w, 256, &two, NULL, NULL);
+    TP_CHECK_INT((int)two.layout.tp, 4);
+    /* Nothing divides 7 GPUs with TP 4. */
+    search_complete(&selene, gpt175(), &w, 7, &two, NULL, NULL);
+    TP_CHECK(!two.feasible);
+    TP_CHECK_INT((int)two.reason, EST_INVALID_LAYOUT);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_search BUILTIN\n");
+        return 2;
+    }
+    builtin = argv[1];
+    const char *dirs[] = {builtin};
+    tp_err e = {0};
+    db = hw_db_open_dirs(dirs, 1, &e);
+    if (!db) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 1;
+    }
+    const hw_system *ys = hw_find_system(db, "selene", &e);
+    const hw_system *ye = hw_find_system(db, "eos", &e);
+    if (!ys || !ye) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 1;
+    }
+    ops_a100 = est_models_open(ys->gpu, 0, &e);
+    ops_h100 = est_models_open(ye->gpu, 0, &e);
+    comm_sel = est_comm_open(ys, &e);
+    comm_eos = est_comm_open(ye, &e);
+    if (!ops_a100 || !ops_h100 || !comm_sel || !comm_eos) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 1;
+    }
+    selene = (est_ctx){ys, ys->gpu, ops_a100, comm_sel, 0};
+    eos = (est_ctx){ye, ye->gpu, ops_h100, comm_eos, 0};
+    TP_RUN(test_breakdown);
+    TP_RUN(test_sensitivity);
+    TP_RUN(test_infeasible);
+    TP_RUN(test_complete);
+    est_models_free(ops_a100);
+    est_models_free(ops_h100);
+    est_comm_free(comm_sel);
+    est_comm_free(comm_eos);
+    hw_db_free(db);
+    return TP_TEST_EXIT();
+}
