@@ -173,7 +173,23 @@ int main(int argc, char **argv)
         const cJSON *pr = get(l, "precision");
         int dt = cJSON_IsString(pr) ? hw_dtype_parse(pr->valuestring) : -1;
         w.dtype = dt == HW_FP8 || dt == HW_FP16 ? dt : HW_BF16;
-        w.flash = 1;
+        /* What the source's software did, not a fit: flash attention
+         * where the run lists it, and in Megatron-Core 2024 (Transformer
+         * Engine) and torchtitan (PyTorch SDPA) by default; not in
+         * Megatron-LM 2021 or Megatron-DeepSpeed 2022 (fused softmax).
+         * Gradient reduction overlapped where listed, and in FSDP. */
+        const cJSON *feat = get(l, "features"), *fe;
+        int has_flash = 0, has_overlap = 0;
+        cJSON_ArrayForEach(fe, feat) {
+            if (!cJSON_IsString(fe)) continue;
+            has_flash |= strcmp(fe->valuestring, "flash-attention") == 0;
+            has_overlap |= strcmp(fe->valuestring, "overlap-grad-reduce") == 0;
+        }
+        const cJSON *shj = get(l, "sharding");
+        int fsdp = cJSON_IsString(shj) && strncmp(shj->valuestring, "fsdp", 4) == 0;
+        w.flash = has_flash || strcmp(src, "megatron_lm_readme_h100_2024") == 0
+                  || strcmp(src, "torchtitan_benchmarks") == 0;
+        w.no_dp_overlap = !(has_overlap || fsdp);
         const cJSON *ps = get(l, "pipeline_schedule");
         if (w.vpp == SEARCH_UNSET && cJSON_IsString(ps)
             && strcmp(ps->valuestring, "interleaved-1f1b") != 0)

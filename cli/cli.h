@@ -46,6 +46,7 @@ typedef struct cli_opts {
     int64_t gpus, pp, cp, mbs, gbs, vpp_layers, vstages;
     int sp, recompute, zero, precision; /* -1 = unset */
     double tokens;           /* --tokens, 0 = unset */
+    int no_overlap;          /* --no-overlap-grad-reduce */
     int npos;                /* positional arguments after GROUP VERB */
     char **pos;
 } cli_opts;

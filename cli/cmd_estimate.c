@@ -39,6 +39,7 @@ static int wanted_layout(const cli_opts *o, const space_model *m,
     l->zero = (space_zero)o->zero;
     l->dtype = o->precision >= 0 ? o->precision : HW_BF16;
     l->flash = 1;
+    l->no_dp_overlap = o->no_overlap;
     l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;
     if (o->vpp_layers > 0) {
         if (l->pp == SEARCH_UNSET)
@@ -88,6 +89,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
                           l->zero >= SPACE_ZERO_1);
     cJSON_AddNumberToObject(a, "zero_stage", (double)l->zero);
     cJSON_AddStringToObject(a, "precision", hw_dtype_names[l->dtype]);
+    cJSON_AddBoolToObject(a, "overlap_grad_reduce", !l->no_dp_overlap);
     cJSON *ch = cJSON_AddArrayToObject(a, "chosen");
     struct { const char *name; int unset; } f[] = {
         {"tensor_model_parallel_size", want->tp == SEARCH_UNSET},

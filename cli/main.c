@@ -133,7 +133,9 @@ enum opt_id {
     OPT_NO_DISTOPT,
     OPT_ZERO,
     OPT_PRECISION,
-    OPT_TOKENS
+    OPT_TOKENS,
+    OPT_OVERLAP,
+    OPT_NO_OVERLAP
 };
 
 typedef struct cli_option {
@@ -194,6 +196,11 @@ static const cli_option options[] = {
      "over DP"},
     {"precision", OPT_PRECISION, "bf16|fp16|fp8", CMD_ESTIMATE,
      "GEMM precision (default bf16; fp8: GEMMs at the fp8 rate)"},
+    {"overlap-grad-reduce", OPT_OVERLAP, NULL, CMD_ESTIMATE,
+     "gradient reduction under the backward, parameter gather under the "
+     "forward (default)"},
+    {"no-overlap-grad-reduce", OPT_NO_OVERLAP, NULL, CMD_ESTIMATE,
+     "gradient reduction after the backward (Megatron-LM's default)"},
     {"tokens", OPT_TOKENS, "N", CMD_ESTIMATE,
      "tokens to train, e.g. 300e9: time and cost to train"},
     {"gpu", OPT_GPU, "NAME", CMD_OP,
@@ -458,6 +465,12 @@ int main(int argc, char **argv)
                              "--precision: expected bf16, fp16 or fp8, found "
                              "'%s'",
                              optarg);
+            break;
+        case OPT_OVERLAP:
+            o.no_overlap = 0;
+            break;
+        case OPT_NO_OVERLAP:
+            o.no_overlap = 1;
             break;
         case OPT_TOKENS: {
             char *end;

@@ -31,8 +31,9 @@
  * micro-batch (--overlap-grad-reduce; the last bucket, at most
  * EST_GRAD_BUCKET_PARAMS, is always exposed); the distributed optimizer's
  * parameter all-gather runs under the next forward (--overlap-param-gather)
- * likewise. ZeRO-3 gathers each layer's parameters during the previous
- * layer's compute (FSDP prefetch).
+ * likewise; space_layout's no_dp_overlap turns both off (Megatron-LM's
+ * defaults, and its 2021 code). ZeRO-3 gathers each layer's parameters
+ * during the previous layer's compute (FSDP prefetch).
  *
  * Pipeline (Narayanan et al., SC'21, section 2.2): with m micro-batches,
  * p stages and v model chunks per stage, an iteration takes
@@ -419,6 +420,8 @@ void est_estimate(const est_ctx *c, const space_model *m,
     int64_t v = l->vpp, pp = l->pp;
     int64_t micro = l->gbs / (l->mbs * l->dp);
     double layers_per_stage = (double)m->num_layers / (double)pp;
+    int64_t lo = m->num_layers / pp;
+    int uneven = m->num_layers % pp != 0;
     stage_time one = {0};
     layer_time(&x, &one);
     stage_time first = {0}, last = {0};
@@ -441,11 +444,22 @@ void est_estimate(const est_ctx *c, const space_model *m,
     int kinds = pp == 1 ? 1 : (pp == 2 ? 2 : 3);
     for (int k = 0; k < kinds; k++) {
         stage_time *s = &st[k];
-        s->fwd = one.fwd * layers_per_stage;
-        s->bwd = one.bwd * layers_per_stage;
-        s->recompute = one.recompute * layers_per_stage;
-        s->tp = one.tp * layers_per_stage;
-        s->cp = one.cp * layers_per_stage;
+        /* Uneven stages (layers not divisible by PP, one chunk per
+         * rank): the middle stages take one layer more, the end stages,
+         * which carry the embedding and the head, one fewer (as
+         * Megatron-LM's --decoder-first/last-pipeline-num-layers and
+         * DeepSpeed's partitioning that counts the embeddings lighten
+         * them). */
+        double nl = layers_per_stage;
+        if (uneven) nl = k == 2 || pp == 2 ? (double)lo + 1 : (double)lo;
+        if (uneven && pp > 2 && k < 2)
+            nl = ((double)m->num_layers - (double)(pp - 2) * (double)(lo + 1)) / 2;
+        if (uneven && pp == 2) nl = (double)m->num_layers / 2;
+        s->fwd = one.fwd * nl;
+        s->bwd = one.bwd * nl;
+        s->recompute = one.recompute * nl;
+        s->tp = one.tp * nl;
+        s->cp = one.cp * nl;
         s->p2p = p2p;
         int is_first = k == 0, is_last = pp == 1 ? 1 : k == 1;
         const stage_time *add[2] = {is_first ? &first : NULL,
@@ -481,7 +495,9 @@ void est_estimate(const est_ctx *c, const space_model *m,
     if (shard > 1) {
         double grad_bytes = 4 * params;
         double bucket = fmin(1, EST_GRAD_BUCKET_PARAMS / fmax(params, 1));
-        double window = cs->bwd + cs->recompute; /* the last micro-batch */
+        /* Under the last micro-batch's backward, unless not overlapped. */
+        double window = l->no_dp_overlap ? 0 : cs->bwd + cs->recompute;
+        double fwd_window = l->no_dp_overlap ? 0 : cs->fwd;
         if (l->zero == SPACE_ZERO_NONE) {
             double t = coll(&x, EST_COLL_ALLREDUCE, grad_bytes, &x.dp_group);
             b->dp_s = fmax(bucket * t, t - window);
@@ -491,7 +507,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
             /* The 16-bit parameters gathered back after the step. */
             double ag = coll(&x, EST_COLL_ALLGATHER, 2 * params, &x.dp_group);
             b->dp_s = fmax(bucket * rs, rs - window)
-                      + fmax(bucket * ag, ag - (cs->fwd));
+                      + fmax(bucket * ag, ag - fwd_window);
             if (l->zero == SPACE_ZERO_3) {
                 /* Each layer's parameters gathered for its forward and
                  * again for its backward, under the neighbouring layer's

@@ -6,7 +6,9 @@
  * Sources (Megatron-LM, megatron/training/arguments.py validate_args and
  * megatron/core/pipeline_parallel/schedules.py, read at core_r0.8.0):
  * attention heads and query groups divisible by TP; layers divisible by
- * PP x virtual stages; global batch divisible by micro-batch x DP;
+ * PP x virtual stages with interleaving (without it, uneven stages as
+ * --decoder-first/last-pipeline-num-layers allow, at most one layer a
+ * stage apart); global batch divisible by micro-batch x DP;
  * interleaving needs PP > 1 and micro-batches a multiple of PP (the
  * interleaved schedule's assertion through core_r0.8); sequence length
  * divisible by 2 x CP (load-balanced causal chunks) and, with sequence
@@ -71,7 +73,9 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
         REJECT(SPACE_REJECT_TP_NODE,
                "TP %lld spans more than a node of %d GPUs", (long long)tp,
                gpus_per_node);
-    if (m->num_layers % (pp * v))
+    /* One chunk per rank may be uneven (the estimator gives the end
+     * stages fewer layers); interleaved chunks must be equal. */
+    if (v > 1 ? m->num_layers % (pp * v) != 0 : pp > m->num_layers)
         REJECT(SPACE_REJECT_PP_LAYERS,
                "%lld layers are not divisible by PP %lld x virtual stages "
                "%lld",

@@ -200,6 +200,10 @@ typedef struct space_layout {
     space_zero zero;
     int dtype;         /* hw_dtype of the GEMMs: HW_BF16, HW_FP16 or HW_FP8 */
     int flash;         /* flash attention (no s x s scores kept); 1 by default */
+    int no_dp_overlap; /* gradient reduction after the backward, parameter
+                          gather before the forward (Megatron-LM without
+                          --overlap-grad-reduce / --overlap-param-gather);
+                          0 by default: overlapped */
 } space_layout;
 
 /* Why a layout is not valid for a model: one row of space_reject_names
