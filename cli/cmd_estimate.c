@@ -134,6 +134,28 @@ static int mem_terms(const est_result *r, term *t)
     return n;
 }
 
+/* A table of terms: name, value, and its share of `whole` (percent) or,
+ * with whole = 0, the value in GiB. */
+static void print_terms(FILE *f, cli_format fmt, const char *title,
+                        const char *unit, const char *third, const term *t,
+                        int n, double whole)
+{
+    const char *hdr[] = {title, unit, third};
+    cli_table tab;
+    cli_table_init(&tab, 3, hdr, "lrr");
+    for (int i = 0; i < n; i++) {
+        char v[32], w[32];
+        snprintf(v, sizeof v, whole > 0 ? "%.4f" : "%.0f", t[i].v);
+        if (whole > 0)
+            snprintf(w, sizeof w, "%.1f %%", 100 * t[i].v / whole);
+        else
+            snprintf(w, sizeof w, "%.2f", t[i].v / 1073741824.0);
+        cli_table_row(&tab, t[i].name, v, w);
+    }
+    cli_table_print(&tab, f, fmt);
+    cli_table_free(&tab);
+}
+
 int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
 {
     if (!o->model) return tp_errf(e, TP_EUSAGE, "estimate needs --model");
@@ -281,30 +303,12 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                     "MFU %.1f %%\n\n",
                     r.iteration_s, a, r.model_flops_per_gpu_s / 1e12,
                     100 * r.mfu);
-            static const char *hdr[] = {"time", "seconds", "share"};
-            cli_table t;
-            cli_table_init(&t, 3, hdr, "lrr");
-            for (int i = 0; i < nt; i++) {
-                char v[32], sh[32];
-                snprintf(v, sizeof v, "%.4f", tt[i].v);
-                snprintf(sh, sizeof sh, "%.1f %%", 100 * tt[i].v / r.iteration_s);
-                cli_table_row(&t, tt[i].name, v, sh);
-            }
-            cli_table_print(&t, f, o->format);
-            cli_table_free(&t);
-        }
-        static const char *mh[] = {"memory (busiest GPU)", "bytes", "GiB"};
-        cli_table t;
-        cli_table_init(&t, 3, mh, "lrr");
-        for (int i = 0; i < nm; i++) {
-            char v[32], g[32];
-            snprintf(v, sizeof v, "%.0f", mt[i].v);
-            snprintf(g, sizeof g, "%.2f", mt[i].v / 1073741824.0);
-            cli_table_row(&t, mt[i].name, v, g);
+            print_terms(f, o->format, "time", "seconds", "share", tt, nt,
+                        r.iteration_s);
         }
         fputc('\n', f);
-        cli_table_print(&t, f, o->format);
-        cli_table_free(&t);
+        print_terms(f, o->format, "memory (busiest GPU)", "bytes", "GiB", mt,
+                    nm, 0);
         fprintf(f, "(pipeline stage %lld; %s has %.2f GiB)\n",
                 (long long)r.mem.stage, y->gpu->name,
                 y->gpu->mem_bytes / 1073741824.0);

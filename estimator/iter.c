@@ -83,6 +83,10 @@ typedef struct iter_ctx {
     const space_layout *l;
     hw_dtype gemm_dt, act_dt;
     est_group tp_group, cp_group, dp_group, pp_pair;
+    int64_t T;            /* tokens per rank and micro-batch */
+    int64_t Tn;           /* rows of norms and adds (T / TP with SP) */
+    int64_t vp;           /* padded vocabulary */
+    est_op_kind norm;     /* the model's norm */
 } iter_ctx;
 
 static est_time op_time(const iter_ctx *x, const est_op *op)
@@ -228,16 +232,12 @@ static void layer_time(const iter_ctx *x, stage_time *st)
 {
     const space_model *m = x->m;
     const space_layout *l = x->l;
-    int64_t tp = l->tp, h = m->hidden;
-    int64_t T = l->mbs * l->seq / l->cp;     /* tokens per rank */
-    int64_t Tn = l->sp ? T / tp : T;        /* norm/residual rows */
+    int64_t tp = l->tp, h = m->hidden, T = x->T, Tn = x->Tn;
     int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
     int64_t q = m->heads * hd, kv = m->kv_heads * hd, f = m->ffn_hidden;
     int gated = space_act_ffn_gemms(m->act) == 3;
-    est_op_kind norm = m->norm == SPACE_NORM_RMSNORM ? EST_OP_RMSNORM
-                                                     : EST_OP_LAYERNORM;
     double fwd = 0, bwd = 0, w_qkv, w_fc1;
-    est_op o = elementwise(norm, x->act_dt, Tn, h);
+    est_op o = elementwise(x->norm, x->act_dt, Tn, h);
     add_op(x, &o, &fwd, &bwd);
     add_op(x, &o, &fwd, &bwd); /* the second norm */
     o = elementwise(EST_OP_RESADD, x->act_dt, Tn, h);
@@ -294,9 +294,7 @@ static void first_stage_extra(const iter_ctx *x, stage_time *st)
 {
     const space_model *m = x->m;
     const space_layout *l = x->l;
-    int64_t T = l->mbs * l->seq / l->cp, h = m->hidden;
-    int64_t Tn = l->sp ? T / l->tp : T;
-    int64_t vp = space_vocab_padded(m->vocab, l->tp);
+    int64_t T = x->T, Tn = x->Tn, h = m->hidden, vp = x->vp;
     est_op e = elementwise(EST_OP_EMBEDDING, x->act_dt, T, h);
     e.n = vp / l->tp;
     e.vocab_parallel = l->tp > 1;
@@ -306,9 +304,7 @@ static void first_stage_extra(const iter_ctx *x, stage_time *st)
         add_op(x, &a, &st->fwd, &st->bwd);
     }
     if (m->embed_norm) {
-        est_op n = elementwise(m->norm == SPACE_NORM_RMSNORM ? EST_OP_RMSNORM
-                                                             : EST_OP_LAYERNORM,
-                               x->act_dt, Tn, h);
+        est_op n = elementwise(x->norm, x->act_dt, Tn, h);
         add_op(x, &n, &st->fwd, &st->bwd);
     }
     if (l->tp > 1) {
@@ -323,12 +319,8 @@ static void last_stage_extra(const iter_ctx *x, stage_time *st)
 {
     const space_model *m = x->m;
     const space_layout *l = x->l;
-    int64_t T = l->mbs * l->seq / l->cp, h = m->hidden;
-    int64_t Tn = l->sp ? T / l->tp : T;
-    int64_t vp = space_vocab_padded(m->vocab, l->tp);
-    est_op n = elementwise(m->norm == SPACE_NORM_RMSNORM ? EST_OP_RMSNORM
-                                                         : EST_OP_LAYERNORM,
-                           x->act_dt, Tn, h);
+    int64_t T = x->T, Tn = x->Tn, h = m->hidden, vp = x->vp;
+    est_op n = elementwise(x->norm, x->act_dt, Tn, h);
     add_op(x, &n, &st->fwd, &st->bwd);
     double wg;
     add_gemm(x, T, vp / l->tp, h, x->act_dt, &st->fwd, &st->bwd, &wg);
@@ -408,7 +400,11 @@ void est_estimate(const est_ctx *c, const space_model *m,
 
     iter_ctx x = {c, m, l, (hw_dtype)l->dtype,
                   l->dtype == HW_FP16 ? HW_FP16 : HW_BF16,
-                  {0}, {0}, {0}, {0}};
+                  {0}, {0}, {0}, {0}, 0, 0, 0, EST_OP_LAYERNORM};
+    x.T = l->mbs * l->seq / l->cp;
+    x.Tn = l->sp ? x.T / l->tp : x.T;
+    x.vp = space_vocab_padded(m->vocab, l->tp);
+    x.norm = m->norm == SPACE_NORM_RMSNORM ? EST_OP_RMSNORM : EST_OP_LAYERNORM;
     x.tp_group = place(l->tp, 1, gpn);
     x.cp_group = place(l->cp, l->tp, gpn);
     x.dp_group = place(l->dp * l->cp, l->tp, gpn);
