@@ -177,12 +177,13 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
     if (o->opt_nodes > 0) {
         int64_t g = (int64_t)o->opt_nodes * y->gpus_per_node;
         if (gpus > 0 && gpus != g) {
-            hw_db_free(db);
-            return tp_errf(e, TP_EUSAGE,
-                           "--gpus %lld and --nodes %d disagree: %s has %d "
-                           "GPUs per node",
-                           (long long)gpus, o->opt_nodes, y->name,
-                           y->gpus_per_node);
+            rc = tp_errf(e, TP_EUSAGE,
+                         "--gpus %lld and --nodes %d disagree: %s has %d "
+                         "GPUs per node",
+                         (long long)gpus, o->opt_nodes, y->name,
+                         y->gpus_per_node);
+            hw_db_free(db); /* after the message: it names y */
+            return rc;
         }
         gpus = g;
     }
@@ -191,11 +192,12 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         return tp_errf(e, TP_EUSAGE, "estimate needs --gpus or --nodes");
     }
     if (want.dtype == HW_FP8 && !(y->gpu->peak_flops[HW_FP8] > 0)) {
+        rc = tp_errf(e, TP_EUSAGE,
+                     "--precision fp8: %s (%s) has no fp8 tensor cores; use "
+                     "bf16 or fp16",
+                     y->gpu->name, y->name);
         hw_db_free(db);
-        return tp_errf(e, TP_EUSAGE,
-                       "--precision fp8: %s (%s) has no fp8 tensor cores; use "
-                       "bf16 or fp16",
-                       y->gpu->name, y->name);
+        return rc;
     }
     est_models *ops = est_models_open(y->gpu, o->keep_bad, e);
     if (!ops) {
