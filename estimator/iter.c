@@ -447,10 +447,9 @@ void est_estimate(const est_ctx *c, const space_model *m,
          * DeepSpeed's partitioning that counts the embeddings lighten
          * them). */
         double nl = layers_per_stage;
-        if (uneven) nl = k == 2 || pp == 2 ? (double)lo + 1 : (double)lo;
-        if (uneven && pp > 2 && k < 2)
-            nl = ((double)m->num_layers - (double)(pp - 2) * (double)(lo + 1)) / 2;
-        if (uneven && pp == 2) nl = (double)m->num_layers / 2;
+        double ends = ((double)m->num_layers - (double)(pp - 2) * (double)(lo + 1)) / 2;
+        if (uneven && pp > 2 && ends >= 1)
+            nl = k == 2 ? (double)lo + 1 : ends;
         s->fwd = one.fwd * nl;
         s->bwd = one.bwd * nl;
         s->recompute = one.recompute * nl;
@@ -500,10 +499,14 @@ void est_estimate(const est_ctx *c, const space_model *m,
         } else {
             double rs = coll(&x, EST_COLL_REDUCE_SCATTER, grad_bytes,
                              &x.dp_group);
-            /* The 16-bit parameters gathered back after the step. */
-            double ag = coll(&x, EST_COLL_ALLGATHER, 2 * params, &x.dp_group);
+            /* ZeRO-1/2: the 16-bit parameters gathered back after the
+             * step (ZeRO-3 keeps them sharded). */
+            double ag = l->zero == SPACE_ZERO_3
+                            ? 0
+                            : coll(&x, EST_COLL_ALLGATHER, 2 * params,
+                                   &x.dp_group);
             b->dp_s = fmax(bucket * rs, rs - window)
-                      + fmax(bucket * ag, ag - fwd_window);
+                      + fmax(bucket * ag, ag - fwd_window); /* 0 if ag is */
             if (l->zero == SPACE_ZERO_3) {
                 /* Each layer's parameters gathered for its forward and
                  * again for its backward, under the neighbouring layer's
