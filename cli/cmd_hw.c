@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "est.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,6 +252,22 @@ int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e)
     return TP_OK;
 }
 
+/* Appends one formatted line to the growing string *text of *len bytes
+ * (truncated to 1400 bytes; the caller's format ends it with a newline). */
+static void append_line(char **text, size_t *len, const char *fmt, ...)
+{
+    char line[1400];
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (w < 0) return;
+    if (w >= (int)sizeof line) w = (int)sizeof line - 1;
+    *text = tp_xrealloc(*text, *len + (size_t)w + 1);
+    memcpy(*text + *len, line, (size_t)w + 1);
+    *len += (size_t)w;
+}
+
 /* Sample hygiene over the operator samples a GPU file lists: appends, for
  * each sample file with implausible samples, a line with how many and why
  * the first of them cannot be right, to *text, and returns how many there
@@ -289,14 +306,9 @@ static int sample_warnings(const char *path, char **text)
         free(s);
         if (!nfile) continue;
         nbad += nfile;
-        char line[1400];
-        int w = snprintf(line, sizeof line,
-                         "%s:%d: %s %s: %d of %d sample(s); the first: %s\n",
-                         m->path, row, m->op, m->dtype, nfile, n, first);
-        if (w >= (int)sizeof line) w = (int)sizeof line - 1;
-        *text = tp_xrealloc(*text, len + (size_t)w + 1);
-        memcpy(*text + len, line, (size_t)w + 1);
-        len += (size_t)w;
+        append_line(text, &len,
+                    "%s:%d: %s %s: %d of %d sample(s); the first: %s\n",
+                    m->path, row, m->op, m->dtype, nfile, n, first);
     }
     hw_db_free(db);
     return nbad;
@@ -340,16 +352,12 @@ static int table_warnings(const cli_opts *o, const char *path, int show,
             || est_coll_read_table(m->path, &r, &n, &e))
             continue;
         for (int k = 0; k < n; k++) {
-            char why[300], line[1400];
+            char why[300];
             if (!est_coll_row_implausible(y, &r[k], why, sizeof why)) continue;
             if (nbad++ >= show) continue;
-            int w = snprintf(line, sizeof line, "%s:%d: %s %dx%d, %.6g bytes: %s\n",
-                             m->path, r[k].line, est_coll_names[r[k].kind],
-                             r[k].nodes, r[k].per_node, r[k].bytes, why);
-            if (w >= (int)sizeof line) w = (int)sizeof line - 1;
-            *text = tp_xrealloc(*text, *len + (size_t)w + 1);
-            memcpy(*text + *len, line, (size_t)w + 1);
-            *len += (size_t)w;
+            append_line(text, len, "%s:%d: %s %dx%d, %.6g bytes: %s\n",
+                        m->path, r[k].line, est_coll_names[r[k].kind],
+                        r[k].nodes, r[k].per_node, r[k].bytes, why);
         }
         free(r);
     }
