@@ -63,6 +63,33 @@ static int wanted_layout(const cli_opts *o, const space_model *m,
     return TP_OK;
 }
 
+/* Layout fields the search may choose: their JSON name and their name in
+ * the table output; chosen_unset says which the user left unset. */
+enum { N_CHOSEN = 8 };
+static const struct { const char *json, *label; } chosen_names[N_CHOSEN] = {
+    {"tensor_model_parallel_size", "TP"},
+    {"pipeline_model_parallel_size", "PP"},
+    {"context_parallel_size", "CP"},
+    {"virtual_stages_per_pipeline_rank", "VPP"},
+    {"micro_batch_size", "micro-batch"},
+    {"sequence_parallel", "SP"},
+    {"recompute_granularity", "recompute"},
+    {"zero_stage", "ZeRO"},
+};
+
+static void chosen_unset(const space_layout *w, int unset[N_CHOSEN])
+{
+    const int64_t v[N_CHOSEN] = {w->tp,  w->pp, w->cp, w->vpp, w->mbs, w->sp,
+                                 (int)w->recompute, (int)w->zero};
+    for (int i = 0; i < N_CHOSEN; i++) unset[i] = v[i] == SEARCH_UNSET;
+}
+
+/* Micro-batches per iteration; 0 for a layout no GPU count fits (dp 0). */
+static int64_t micro_batches(const space_layout *l)
+{
+    return l->dp > 0 && l->mbs > 0 ? l->gbs / (l->mbs * l->dp) : 0;
+}
+
 static void add_layout_json(cJSON *j, const est_result *r,
                             const space_layout *want, const space_model *m)
 {
@@ -79,8 +106,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
                             (double)(m->num_layers / (l->pp * l->vpp)));
     cJSON_AddNumberToObject(a, "micro_batch_size", (double)l->mbs);
     cJSON_AddNumberToObject(a, "global_batch_size", (double)l->gbs);
-    cJSON_AddNumberToObject(a, "micro_batches",
-                            (double)(l->gbs / (l->mbs * l->dp)));
+    cJSON_AddNumberToObject(a, "micro_batches", (double)micro_batches(l));
     cJSON_AddNumberToObject(a, "seq_length", (double)l->seq);
     cJSON_AddBoolToObject(a, "sequence_parallel", l->sp);
     cJSON_AddStringToObject(a, "recompute_granularity",
@@ -91,18 +117,11 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddStringToObject(a, "precision", hw_dtype_names[l->dtype]);
     cJSON_AddBoolToObject(a, "overlap_grad_reduce", !l->no_dp_overlap);
     cJSON *ch = cJSON_AddArrayToObject(a, "chosen");
-    struct { const char *name; int unset; } f[] = {
-        {"tensor_model_parallel_size", want->tp == SEARCH_UNSET},
-        {"pipeline_model_parallel_size", want->pp == SEARCH_UNSET},
-        {"context_parallel_size", want->cp == SEARCH_UNSET},
-        {"virtual_stages_per_pipeline_rank", want->vpp == SEARCH_UNSET},
-        {"micro_batch_size", want->mbs == SEARCH_UNSET},
-        {"sequence_parallel", want->sp == SEARCH_UNSET},
-        {"recompute_granularity", (int)want->recompute == SEARCH_UNSET},
-        {"zero_stage", (int)want->zero == SEARCH_UNSET},
-    };
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if (f[i].unset) cJSON_AddItemToArray(ch, cJSON_CreateString(f[i].name));
+    int unset[N_CHOSEN];
+    chosen_unset(want, unset);
+    for (int i = 0; i < N_CHOSEN; i++)
+        if (unset[i])
+            cJSON_AddItemToArray(ch, cJSON_CreateString(chosen_names[i].json));
 }
 
 typedef struct term { const char *name; double v; } term;
@@ -272,23 +291,18 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                 "seq %lld, SP %s, recompute %s, ZeRO %d, %s\n",
                 (long long)l->tp, (long long)l->pp, (long long)l->vpp,
                 (long long)l->cp, (long long)l->dp, (long long)l->mbs,
-                (long long)(l->dp > 0 && l->mbs > 0 ? l->gbs / (l->mbs * l->dp) : 0),
+                (long long)micro_batches(l),
                 (long long)l->gbs, (long long)l->seq, l->sp ? "on" : "off",
                 space_recompute_names[l->recompute], (int)l->zero,
                 hw_dtype_names[l->dtype]);
         char chosen[256] = "";
-        struct { const char *name; int unset; } fl[] = {
-            {"TP", want.tp == SEARCH_UNSET}, {"PP", want.pp == SEARCH_UNSET},
-            {"CP", want.cp == SEARCH_UNSET}, {"VPP", want.vpp == SEARCH_UNSET},
-            {"micro-batch", want.mbs == SEARCH_UNSET},
-            {"SP", want.sp == SEARCH_UNSET},
-            {"recompute", (int)want.recompute == SEARCH_UNSET},
-            {"ZeRO", (int)want.zero == SEARCH_UNSET}};
-        for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++)
-            if (fl[i].unset) {
+        int unset[N_CHOSEN];
+        chosen_unset(&want, unset);
+        for (int i = 0; i < N_CHOSEN; i++)
+            if (unset[i]) {
                 size_t n = strlen(chosen);
                 snprintf(chosen + n, sizeof chosen - n, "%s%s",
-                         n ? ", " : "", fl[i].name);
+                         n ? ", " : "", chosen_names[i].label);
             }
         if (chosen[0])
             fprintf(f, "chosen (fastest feasible of %lld layouts tried, %lld "

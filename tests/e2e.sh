@@ -317,6 +317,8 @@ has "$OUT" "NOT FEASIBLE (out_of_memory)" "does not fit: says so, exit 1"
 has "$OUT" "GiB more than" "and by how much"
 run 1 "$TP" estimate -m gpt-neox-20b --system perlmutter-80g -g 96 -s 2048 -B 1024 -t 3 -p 4 -c 1 -b 1
 has "$OUT" "attention heads are not divisible by TP 3" "invalid layout: the rule"
+run 1 "$TP" "${EST[@]}" -t 3 -p 4 -b 1 --format json
+has "$(json_str reason)" '"invalid_layout"' "no TP x PP divides the GPUs: json says so (no crash)"
 run 64 "$TP" estimate -m gpt-neox-20b --system perlmutter-80g -g 128 -s 2048
 has "$ERR" "--global-batch-size" "estimate needs the global batch"
 run 64 "$TP" "${EST[@]}" --precision fp8
