@@ -187,12 +187,16 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
     if (rc) return rc;
     hw_db *db = cli_open_hwdb(o, e);
     if (!db) return e->status ? e->status : TP_EDATA;
+    /* Every failure below goes to done, which frees what was opened (the
+     * messages name hwdb entries, so they are written before that). */
+    est_models *ops = NULL;
+    est_comm *comm = NULL;
+    int64_t gpus = o->gpus;
     const hw_system *y = hw_find_system(db, o->system, e);
     if (!y) {
-        hw_db_free(db);
-        return TP_EDATA;
+        rc = TP_EDATA;
+        goto done;
     }
-    int64_t gpus = o->gpus;
     if (o->opt_nodes > 0) {
         int64_t g = (int64_t)o->opt_nodes * y->gpus_per_node;
         if (gpus > 0 && gpus != g) {
@@ -201,33 +205,26 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                          "GPUs per node",
                          (long long)gpus, o->opt_nodes, y->name,
                          y->gpus_per_node);
-            hw_db_free(db); /* after the message: it names y */
-            return rc;
+            goto done;
         }
         gpus = g;
     }
     if (gpus <= 0) {
-        hw_db_free(db);
-        return tp_errf(e, TP_EUSAGE, "estimate needs --gpus or --nodes");
+        rc = tp_errf(e, TP_EUSAGE, "estimate needs --gpus or --nodes");
+        goto done;
     }
     if (want.dtype == HW_FP8 && !(y->gpu->peak_flops[HW_FP8] > 0)) {
         rc = tp_errf(e, TP_EUSAGE,
                      "--precision fp8: %s (%s) has no fp8 tensor cores; use "
                      "bf16 or fp16",
                      y->gpu->name, y->name);
-        hw_db_free(db);
-        return rc;
+        goto done;
     }
-    est_models *ops = est_models_open(y->gpu, o->keep_bad, e);
-    if (!ops) {
-        hw_db_free(db);
-        return e->status ? e->status : TP_EDATA;
-    }
-    est_comm *comm = est_comm_load(y, o->keep_bad, e);
+    ops = est_models_open(y->gpu, o->keep_bad, e);
+    comm = ops ? est_comm_load(y, o->keep_bad, e) : NULL;
     if (!comm) {
-        est_models_free(ops);
-        hw_db_free(db);
-        return e->status ? e->status : TP_EDATA;
+        rc = e->status ? e->status : TP_EDATA;
+        goto done;
     }
     /* TP across nodes only where the user asks for it. */
     est_ctx c = {y, y->gpu, ops, comm, want.tp != SEARCH_UNSET};
@@ -336,8 +333,10 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                     y->price_usd_per_gpu_hour);
         fprintf(f, "\nMFU: %s.\n", mfu_convention);
     }
+    rc = r.feasible ? TP_OK : TP_INFEASIBLE;
+done:
     est_comm_free(comm);
     est_models_free(ops);
     hw_db_free(db);
-    return r.feasible ? TP_OK : TP_INFEASIBLE;
+    return rc;
 }
