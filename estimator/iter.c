@@ -86,6 +86,8 @@ typedef struct iter_ctx {
     int64_t T;            /* tokens per rank and micro-batch */
     int64_t Tn;           /* rows of norms and adds (T / TP with SP) */
     int64_t vp;           /* padded vocabulary */
+    double act_bytes;     /* the [T, hidden] activation at 16 bits: what
+                             TP collectives move */
     est_op_kind norm;     /* the model's norm */
 } iter_ctx;
 
@@ -173,6 +175,13 @@ static void attention(const iter_ctx *x, double *fwd, double *bwd,
     int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
     int64_t s = l->seq / l->cp;
     *cp_fwd = *cp_bwd = 0;
+    /* One ring step's message: this rank's K and V block. */
+    double p = l->cp > 1
+                   ? coll(x, EST_COLL_SENDRECV,
+                          2.0 * (double)(l->mbs * s * (hk > 0 ? hk : 1) * hd)
+                              * est_dtype_bytes(x->act_dt),
+                          &x->cp_group)
+                   : 0;
     if (!l->flash) {
         /* Unfused: scores GEMM, masked softmax, weighted sum (the causal
          * mask does not save GEMM work). */
@@ -185,13 +194,8 @@ static void attention(const iter_ctx *x, double *fwd, double *bwd,
         add_op(x, &qk, fwd, bwd);
         add_op(x, &sm, fwd, bwd);
         add_op(x, &av, fwd, bwd);
-        if (l->cp > 1) {
-            double kv = 2.0 * (double)(l->mbs * s * hk * hd)
-                        * est_dtype_bytes(x->act_dt);
-            double p = coll(x, EST_COLL_SENDRECV, kv, &x->cp_group);
-            *cp_fwd = (double)(l->cp - 1) * p;
-            *cp_bwd = 2 * (double)(l->cp - 1) * p;
-        }
+        *cp_fwd = (double)(l->cp - 1) * p;
+        *cp_bwd = 2 * (double)(l->cp - 1) * p;
         return;
     }
     est_op fa = {0};
@@ -213,9 +217,6 @@ static void attention(const iter_ctx *x, double *fwd, double *bwd,
     half.causal = 0;
     half.sq = s / 2 > 0 ? s / 2 : 1;
     est_time h = op_time(x, &half);
-    double kv = 2.0 * (double)(l->mbs * s * fa.kv_heads * hd)
-                * est_dtype_bytes(x->act_dt);
-    double p = coll(x, EST_COLL_SENDRECV, kv, &x->cp_group);
     double steps = (double)(l->cp - 1);
     *fwd += steps * h.fwd_s;
     *bwd += steps * h.bwd_s;
@@ -259,7 +260,7 @@ static void layer_time(const iter_ctx *x, stage_time *st)
     /* TP collectives of the activation [T, h] at 16 bits. */
     double tpf = 0, tpb = 0;
     if (tp > 1) {
-        double bytes = (double)T * (double)h * est_dtype_bytes(x->act_dt);
+        double bytes = x->act_bytes;
         if (l->sp) {
             double ag = coll(x, EST_COLL_ALLGATHER, bytes, &x->tp_group);
             double rs = coll(x, EST_COLL_REDUCE_SCATTER, bytes, &x->tp_group);
@@ -307,11 +308,9 @@ static void first_stage_extra(const iter_ctx *x, stage_time *st)
         est_op n = elementwise(x->norm, x->act_dt, Tn, h);
         add_op(x, &n, &st->fwd, &st->bwd);
     }
-    if (l->tp > 1) {
-        double bytes = (double)T * (double)h * est_dtype_bytes(x->act_dt);
+    if (l->tp > 1)
         st->tp += coll(x, l->sp ? EST_COLL_REDUCE_SCATTER : EST_COLL_ALLREDUCE,
-                       bytes, &x->tp_group);
-    }
+                       x->act_bytes, &x->tp_group);
 }
 
 /* Final norm, LM head, loss (last stage), one micro-batch. */
@@ -327,7 +326,7 @@ static void last_stage_extra(const iter_ctx *x, stage_time *st)
     est_op ce = elementwise(EST_OP_CROSS_ENTROPY, x->act_dt, T, vp / l->tp);
     add_op(x, &ce, &st->fwd, &st->bwd);
     if (l->tp > 1) {
-        double bytes = (double)T * (double)h * est_dtype_bytes(x->act_dt);
+        double bytes = x->act_bytes;
         if (l->sp) { /* gather before the head, scatter its input gradient */
             st->tp += coll(x, EST_COLL_ALLGATHER, bytes, &x->tp_group);
             st->tp += fmax(0, coll(x, EST_COLL_REDUCE_SCATTER, bytes,
@@ -400,11 +399,12 @@ void est_estimate(const est_ctx *c, const space_model *m,
 
     iter_ctx x = {c, m, l, (hw_dtype)l->dtype,
                   l->dtype == HW_FP16 ? HW_FP16 : HW_BF16,
-                  {0}, {0}, {0}, {0}, 0, 0, 0, EST_OP_LAYERNORM};
+                  {0}, {0}, {0}, {0}, 0, 0, 0, EST_OP_LAYERNORM, 0};
     x.T = l->mbs * l->seq / l->cp;
     x.Tn = l->sp ? x.T / l->tp : x.T;
     x.vp = space_vocab_padded(m->vocab, l->tp);
     x.norm = m->norm == SPACE_NORM_RMSNORM ? EST_OP_RMSNORM : EST_OP_LAYERNORM;
+    x.act_bytes = (double)x.T * (double)m->hidden * est_dtype_bytes(x.act_dt);
     x.tp_group = place(l->tp, 1, gpn);
     x.cp_group = place(l->cp, l->tp, gpn);
     x.dp_group = place(l->dp * l->cp, l->tp, gpn);
@@ -428,8 +428,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
      * chunk forward and one gradient backward. */
     double p2p = 0;
     if (pp > 1) {
-        double bytes = (double)(l->mbs * l->seq / l->cp) * (double)m->hidden
-                       * est_dtype_bytes(x.act_dt) / (double)(l->sp ? l->tp : 1);
+        double bytes = x.act_bytes / (double)(l->sp ? l->tp : 1);
         p2p = 2 * (double)v * coll(&x, EST_COLL_SENDRECV, bytes, &x.pp_pair);
     }
     /* Stage s: its layers, plus the embedding on stage 0 and the head on
