@@ -70,6 +70,11 @@ static cJSON *gpu_json(const hw_gpu *g)
     cJSON_AddNumberToObject(j, "power_w", g->power_w);
     cJSON_AddItemToObject(j, "fields", fields_json(g->fields, g->n_fields));
     cJSON_AddItemToObject(j, "measured", measured_json(g->measured, g->n_measured));
+    if (g->models_like) {
+        cJSON *l = cJSON_AddObjectToObject(j, "operator_models_like");
+        cJSON_AddStringToObject(l, "gpu", g->models_like->name);
+        cJSON_AddStringToObject(l, "note", g->models_like_note);
+    }
     cJSON_AddStringToObject(j, "file", g->file);
     return j;
 }
@@ -248,6 +253,11 @@ int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e)
     int nm = y ? y->n_measured : g->n_measured;
     if (nm && o->format == CLI_TABLE)
         fprintf(out->f, "\n%d measured data file(s) listed\n", nm);
+    const hw_gpu *og = y ? y->gpu : g;
+    if (og->models_like && o->format == CLI_TABLE)
+        fprintf(out->f, "\noperator models: %s's fitted efficiencies on %s's "
+                "own roofline (%s)\n", og->models_like->name, og->name,
+                og->models_like_note);
     hw_db_free(db);
     return TP_OK;
 }

@@ -11,6 +11,17 @@
  * (b, m, n, k), so a GEMM of any role or shape draws on all of them.
  * Flash attention is split by causality, since a causal kernel skips
  * half its blocks and the shape dimensions do not say so.
+ *
+ * A GPU without samples of its own may name one of the same silicon in
+ * hwdb ("operator_models_like": A100 40GB after A100 80GB, H200 after
+ * H100 SXM). The fits are made on that GPU's samples against that GPU's
+ * roofline, so what they hold is an efficiency by shape; a query then
+ * applies it to the asking GPU's own roofline (its peaks and bandwidth).
+ *
+ * A GEMM fit without backward samples (XLA's tables time forward GEMMs
+ * only) times the backward as what it is: the data-gradient GEMM
+ * (m x n by n x k) and the weight-gradient GEMM (k x m by m x n), each
+ * through the forward fit at its own shape.
  */
 #include "est.h"
 
@@ -21,7 +32,8 @@
 #define N_SLOTS (EST_OP_COUNT * HW_DTYPE_COUNT * 2)
 
 struct est_models {
-    const hw_gpu *g;
+    const hw_gpu *g;       /* the GPU asked about: its roofline */
+    const hw_gpu *src;     /* the GPU whose samples were fitted */
     est_fit fit[N_SLOTS];
     int has[N_SLOTS];
     int n_samples[N_SLOTS];
@@ -43,15 +55,17 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
     est_models *m = tp_xmalloc(sizeof *m);
     memset(m, 0, sizeof *m);
     m->g = g;
+    m->src = g->models_like ? g->models_like : g;
+    const hw_gpu *src = m->src;
     bucket *b = tp_xmalloc(N_SLOTS * sizeof *b);
     memset(b, 0, N_SLOTS * sizeof *b);
     int rc = TP_OK;
-    for (int i = 0; i < g->n_measured && rc == TP_OK; i++) {
-        const hw_measured *me = &g->measured[i];
+    for (int i = 0; i < src->n_measured && rc == TP_OK; i++) {
+        const hw_measured *me = &src->measured[i];
         if (strcmp(me->kind, "operator_samples") != 0) continue;
         est_sample *s;
         int n, bad;
-        if ((rc = est_measured_samples(g, me, keep_bad, &s, &n, &bad, e)))
+        if ((rc = est_measured_samples(src, me, keep_bad, &s, &n, &bad, e)))
             break;
         for (int k = 0; k < n; k++) {
             const est_op *op = &s[k].op; /* its dtype is the file's */
@@ -72,7 +86,7 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
             tp_err fe;
             if (b[i].n == 0) continue;
             m->n_samples[i] = b[i].n;
-            m->has[i] = est_fit_samples(g, b[i].s, b[i].n, &m->fit[i], &fe)
+            m->has[i] = est_fit_samples(src, b[i].s, b[i].n, &m->fit[i], &fe)
                         == TP_OK;
             if (!m->has[i]) est_fit_free(&m->fit[i]);
         }
@@ -113,6 +127,15 @@ int est_models_time(const est_models *m, const est_op *op, est_time *t)
         return 0;
     }
     est_fit_predict(m->g, f, op, t);
+    if (op->kind == EST_OP_GEMM && !f->has_bwd && f->has_fwd) {
+        est_op dgrad = *op, wgrad = *op;
+        est_time a, b;
+        dgrad.n = op->k, dgrad.k = op->n;
+        wgrad.m = op->k, wgrad.n = op->n, wgrad.k = op->m;
+        est_fit_predict(m->g, f, &dgrad, &a);
+        est_fit_predict(m->g, f, &wgrad, &b);
+        t->bwd_s = a.fwd_s + b.fwd_s;
+    }
     return 1;
 }
 

@@ -80,6 +80,13 @@ typedef struct hw_gpu {
     hw_field fields[HW_MAX_FIELDS];
     int n_measured;
     hw_measured *measured;       /* owned by the hw_db */
+    /* A GPU without operator samples of its own may name one of the same
+     * silicon ("operator_models_like"): its fitted efficiencies relative
+     * to the roofline are then applied to this GPU's own peaks and
+     * bandwidth. Empty name and NULL when not given. */
+    char models_like_name[HW_NAME_MAX];
+    const struct hw_gpu *models_like; /* resolved; points into the hw_db */
+    const char *models_like_note;     /* why, with its source; owned by the hw_db */
     const char *file;            /* the file it came from; owned by the hw_db */
 } hw_gpu;
 

@@ -155,7 +155,8 @@ static const char *const gpu_top_keys[] = {
     "schema", "name", "aliases", "display_name", "vendor", "arch", "sources",
     "notes", "peak_tflops", "memory_gib", "memory_bw_gb_per_s", "sm_count",
     "boost_clock_mhz", "l2_mib", "scaleup_bw_gb_per_s", "power_w", "measured",
-    NULL};
+    "operator_models_like", NULL};
+static const char *const like_keys[] = {"gpu", "source", "note", NULL};
 static const char *const system_top_keys[] = {
     "schema", "name", "aliases", "display_name", "gpu", "sources", "notes",
     "gpus_per_node", "scaleup_domain_gpus", "max_nodes", "intra_node",
@@ -473,6 +474,40 @@ int hw_file_kind(const cJSON *root, const char *path, hw_sink *s)
     return 0;
 }
 
+/* "operator_models_like": {"gpu": NAME, "source": KEY, "note": WHY}; the
+ * name is resolved once every file is loaded (hw_db_resolve). */
+static void parse_models_like(hw_db *db, const cJSON *root,
+                              const cJSON *sources, const char *file,
+                              hw_gpu *g, hw_sink *s)
+{
+    const char *path = "$.operator_models_like";
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root,
+                                                      "operator_models_like");
+    if (!o || cJSON_IsNull(o)) return;
+    if (!cJSON_IsObject(o)) {
+        sinkf(s, TP_EDATA, "%s: %s: expected an object with gpu, source and "
+              "note", file, path);
+        return;
+    }
+    check_keys(o, file, path, like_keys, s);
+    tp_err e = {0};
+    char src[1024], note[1024];
+    int bad = 0;
+    bad |= tp_json_str(o, file, path, "gpu", 1, g->models_like_name,
+                       sizeof g->models_like_name, &e)
+               ? (hw_sink_add(s, &e), 1) : 0;
+    bad |= tp_json_str(o, file, path, "source", 1, src, sizeof src, &e)
+               ? (hw_sink_add(s, &e), 1) : 0;
+    bad |= tp_json_str(o, file, path, "note", 1, note, sizeof note, &e)
+               ? (hw_sink_add(s, &e), 1) : 0;
+    if (bad) {
+        g->models_like_name[0] = '\0';
+        return;
+    }
+    if (!resolve_source(db, sources, src, file, path, s)) return;
+    g->models_like_note = hw_db_strdup(db, note);
+}
+
 int hw_parse_gpu(hw_db *db, const cJSON *root, const char *file, hw_gpu *g,
                  hw_sink *s)
 {
@@ -502,6 +537,7 @@ int hw_parse_gpu(hw_db *db, const cJSON *root, const char *file, hw_gpu *g,
             parse_field(db, root, sources, &gpu_fields[i], file, g, g->fields,
                         &g->n_fields, s);
     parse_measured(db, root, sources, file, &g->measured, &g->n_measured, s);
+    parse_models_like(db, root, sources, file, g, s);
     g->file = hw_db_strdup(db, file);
     return s->count - before;
 }
@@ -744,6 +780,23 @@ void hw_db_resolve(hw_db *db, hw_sink *s)
     if (db->n_systems > 1)
         qsort(db->systems, (size_t)db->n_systems, sizeof *db->systems,
               cmp_system);
+    for (int i = 0; i < db->n_gpus; i++) {
+        hw_gpu *g = &db->gpus[i];
+        g->models_like = NULL;
+        if (!g->models_like_name[0]) continue;
+        int d = find_gpu_index(db, g->models_like_name);
+        const hw_gpu *like = d >= 0 ? &db->gpus[d] : NULL;
+        if (!like || like == g || like->models_like_name[0]
+            || g->n_measured) {
+            sinkf(s, TP_EDATA,
+                  "%s: $.operator_models_like.gpu: \"%s\" must name another "
+                  "GPU of the database that has samples of its own (no "
+                  "chains), and this GPU must have no measured entries",
+                  g->file, g->models_like_name);
+            continue;
+        }
+        g->models_like = like;
+    }
     for (int i = 0; i < db->n_systems; i++) {
         hw_system *y = &db->systems[i];
         int g = find_gpu_index(db, y->gpu_name);

@@ -340,6 +340,66 @@ static void test_models(void)
     hw_db_free(b);
 }
 
+/* A GPU that borrows the fits of one of the same silicon
+ * (operator_models_like) gets that GPU's efficiency on its own roofline;
+ * a GEMM fit with forward samples only times the backward as the data-
+ * and weight-gradient GEMMs through the forward fit. */
+static void test_models_borrowed(void)
+{
+    const char *dirs[] = {builtin};
+    tp_err e = {0};
+    hw_db *b = hw_db_open_dirs(dirs, 1, &e);
+    TP_CHECK(b != NULL);
+    if (!b) return;
+    const hw_gpu *a80 = hw_find_gpu(b, "a100-80gb", &e);
+    const hw_gpu *a40 = hw_find_gpu(b, "a100-40gb", &e);
+    const hw_gpu *h = hw_find_gpu(b, "h100-sxm", &e);
+    TP_CHECK(a80 && a40 && h);
+    if (!a80 || !a40 || !h) {
+        hw_db_free(b);
+        return;
+    }
+    TP_CHECK(a40->models_like == a80);
+    TP_CHECK(a80->models_like == NULL);
+    est_models *m80 = est_models_open(a80, 0, &e);
+    est_models *m40 = est_models_open(a40, 0, &e);
+    est_models *mh = est_models_open(h, 0, &e);
+    TP_CHECK(m80 && m40 && mh);
+    if (m80 && m40 && mh) {
+        est_time t80, t40;
+        /* Compute-bound: the same peak, the same time. */
+        est_op big = gemm(16384, 12288, 4096);
+        big.dtype = HW_FP16;
+        TP_CHECK_INT(est_models_time(m40, &big, &t40), 1);
+        est_models_time(m80, &big, &t80);
+        TP_CHECK_REL(t40.fwd_s, t80.fwd_s, 0.02);
+        /* Memory-bound: slower by the bandwidth ratio. */
+        est_op ln = {0};
+        ln.kind = EST_OP_LAYERNORM;
+        ln.dtype = HW_FP16;
+        ln.rows = 16384, ln.cols = 8192;
+        TP_CHECK_INT(est_models_time(m40, &ln, &t40), 1);
+        est_models_time(m80, &ln, &t80);
+        double bw = a80->mem_bw_bytes_per_s / a40->mem_bw_bytes_per_s;
+        TP_CHECK(t40.fwd_s / t80.fwd_s > 0.9 * bw);
+        TP_CHECK(t40.fwd_s / t80.fwd_s < 1.1 * bw);
+        /* H100: XLA's forward-only GEMM table. */
+        est_op f = gemm(8192, 14336, 4096), dg = gemm(8192, 4096, 14336),
+               wg = gemm(4096, 14336, 8192);
+        est_time tf, td, tw, roof;
+        TP_CHECK_INT(est_models_time(mh, &f, &tf), 1);
+        est_models_time(mh, &dg, &td);
+        est_models_time(mh, &wg, &tw);
+        TP_CHECK_REL(tf.bwd_s, td.fwd_s + tw.fwd_s, 1e-12);
+        est_op_roofline(h, &f, &roof);
+        TP_CHECK(tf.bwd_s > roof.bwd_s);
+    }
+    est_models_free(m80);
+    est_models_free(m40);
+    est_models_free(mh);
+    hw_db_free(b);
+}
+
 /* Memory: Megatron's bytes per parameter exactly; the activation formula
  * for GPT; the options move memory the right way. */
 static void test_memory(void)
@@ -420,6 +480,7 @@ int main(int argc, char **argv)
     TP_RUN(test_csv_errors);
     TP_RUN(test_hygiene);
     TP_RUN(test_builtin_samples);
+    TP_RUN(test_models_borrowed);
     TP_RUN(test_models);
     TP_RUN(test_memory);
     hw_db_free(db);
