@@ -144,6 +144,13 @@ int main(int argc, char **argv)
         int rc = cJSON_IsString(mj)
                      ? space_model_resolve(mj->valuestring, &m, &e)
                      : space_model_from_hf_json(mj, path, id, &m, &e);
+        /* The dropout the run's software applied (validation_runs.json
+         * says where each source's comes from). */
+        const cJSON *dj = get(run, "dropout");
+        if (!rc && cJSON_IsObject(dj)) {
+            m.attn_dropout = get(dj, "attention")->valuedouble;
+            m.hidden_dropout = get(dj, "hidden")->valuedouble;
+        }
         const hw_system *y = rc ? NULL : hw_find_system(db, get(run, "system")->valuestring, &e);
         const opened *op = y ? open_system(y, &e) : NULL;
         if (!op) {

@@ -11,8 +11,10 @@
  *   attention (flash, or QK^T + softmax + AV), output GEMM, TP all-reduce
  *   [SP: reduce-scatter], residual add, norm, [SP: all-gather], FC1 (gated:
  *   gate and up fused, 2f / TP columns), activation, FC2, TP all-reduce
- *   [SP: reduce-scatter], residual add. Dropout is not modelled (the model
- *   description has no dropout rate; most recent runs use none).
+ *   [SP: reduce-scatter], residual add. With attention dropout, the
+ *   unfused path runs a dropout kernel on the probabilities (flash
+ *   attention drops inside its kernel: not timed apart); hidden dropout is
+ *   fused into the residual adds (its mask's traffic is added to them).
  * First stage: embedding lookup (vocab split over TP, then its all-reduce
  *   or reduce-scatter), learned positions, BLOOM's embedding norm. Last
  *   stage: final norm, [SP: all-gather], LM head (padded vocab / TP),
@@ -53,8 +55,8 @@
  *
  * Deliberately not modelled yet: MoE layers (the estimate refuses them),
  * TP communication overlap (--tp-comm-overlap), the tied-embedding
- * gradient all-reduce between first and last stage, data loading,
- * dropout.
+ * gradient all-reduce between first and last stage, data loading, the
+ * cost of dropout inside flash attention.
  */
 #include "est.h"
 
@@ -193,6 +195,11 @@ static void attention(const iter_ctx *x, double *fwd, double *bwd,
                                 l->seq);
         add_op(x, &qk, fwd, bwd);
         add_op(x, &sm, fwd, bwd);
+        if (x->m->attn_dropout > 0) { /* on the probabilities: a kernel */
+            est_op dr = elementwise(EST_OP_DROPOUT, x->act_dt,
+                                    l->mbs * hq * s, l->seq);
+            add_op(x, &dr, fwd, bwd);
+        }
         add_op(x, &av, fwd, bwd);
         *cp_fwd = (double)(l->cp - 1) * p;
         *cp_bwd = 2 * (double)(l->cp - 1) * p;
@@ -242,8 +249,17 @@ static void layer_time(const iter_ctx *x, stage_time *st)
     add_op(x, &o, &fwd, &bwd);
     add_op(x, &o, &fwd, &bwd); /* the second norm */
     o = elementwise(EST_OP_RESADD, x->act_dt, Tn, h);
-    add_op(x, &o, &fwd, &bwd);
-    add_op(x, &o, &fwd, &bwd);
+    est_time ra = op_time(x, &o);
+    if (m->hidden_dropout > 0) {
+        /* Megatron-LM fuses the hidden dropout into the residual add
+         * (bias_dropout_add): its 1-byte mask is written forward and read
+         * backward, on top of the add's 3 and 2 elements. */
+        double b = est_dtype_bytes(x->act_dt);
+        ra.fwd_s *= (3 * b + 1) / (3 * b);
+        ra.bwd_s *= (2 * b + 1) / (2 * b);
+    }
+    fwd += 2 * ra.fwd_s;
+    bwd += 2 * ra.bwd_s;
     add_gemm(x, T, (q + 2 * kv) / tp, h, x->gemm_dt, &fwd, &bwd, &w_qkv);
     if (m->pos == SPACE_POS_ROPE) {
         o = elementwise(EST_OP_ROPE, x->act_dt, T, (q + kv) / tp);

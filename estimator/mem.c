@@ -16,7 +16,7 @@
  * Activations per token per layer, bytes, at 16 bits (after Korthikanti et
  * al., "Reducing Activation Recomputation in Large Transformer Models",
  * arXiv 2205.05198, section 4, generalised to GQA, any FFN size and gated
- * FFNs, without dropout masks since space_model has no dropout):
+ * FFNs):
  *   attention: norm input 2h, QKV GEMM input 2h (both / t only with
  *     sequence parallelism), q, k, v 2 (q_dim + 2 kv_dim) / t; with flash
  *     attention its output 2 q_dim / t (also the output projection's
@@ -25,9 +25,11 @@
  *   MLP: norm input 2h and FC1 input 2h (/ t with SP), the activation's
  *     input(s) 2f / t (gated: 4f / t) and FC2's input 2f / t.
  * For GPT (q = kv = h, f = 4h) without SP or flash attention this gives
- * h (8 + 24/t) + 2as/t bytes per token: the paper's h (10 + 24/t) + 5as/t
- * less its dropout terms (the 1-byte masks after attention and after the
- * MLP, 2h; the attention dropout's mask and output, 3as/t).
+ * h (8 + 24/t) + 2as/t bytes per token without dropout; with dropout the
+ * paper's h (10 + 24/t) + 5as/t: the 1-byte masks of the hidden dropout
+ * after attention and after the MLP, 2h (/ t with SP), and, without flash
+ * attention, the attention dropout's mask and output, 3as/t (flash keeps
+ * only its random seed).
  * Selective recompute drops the softmax output (nothing with flash); full
  * recompute keeps only each layer's input (2h, / t with SP) and rebuilds
  * one layer at a time in the backward.
@@ -68,9 +70,11 @@ static double act_layer_token(const space_model *m, const space_layout *l,
         a += 2 * q / t + 4 * (double)m->heads / t;
     } else {
         a += 2 * q / t;
+        double as = (double)m->heads * (double)l->seq / (double)l->cp / t;
         if (l->recompute != SPACE_RECOMPUTE_SELECTIVE || full_layer)
-            a += 2 * (double)m->heads * (double)l->seq / (double)l->cp / t;
+            a += (m->attn_dropout > 0 ? 5 : 2) * as;
     }
+    if (m->hidden_dropout > 0) a += 2 * h * rep;
     double mlp = 4 * h * rep + (gated ? 4 * f : 2 * f) / t + 2 * f / t;
     return a + mlp;
 }

@@ -153,13 +153,17 @@ static const char *const hf_strs[][HF_MAX_KEYS] = {
 _Static_assert(sizeof hf_strs / sizeof hf_strs[0] == HS_COUNT,
                "hf_strs must have a row per enum hf_str");
 
-enum hf_num { HN_RMS_EPS, HN_LN_EPS, HN_COUNT };
+enum hf_num { HN_RMS_EPS, HN_LN_EPS, HN_ATTN_DROP, HN_HIDDEN_DROP, HN_COUNT };
 
-/* Only their presence matters: which epsilon a config carries says which
- * norm its model uses. */
+/* Probabilities in [0, 1]. Of the epsilons only the presence matters:
+ * which one a config carries says which norm its model uses. */
 static const char *const hf_nums[][HF_MAX_KEYS] = {
     [HN_RMS_EPS] = {"rms_norm_eps"},
     [HN_LN_EPS] = {"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"},
+    [HN_ATTN_DROP] = {"attention_dropout", "attn_pdrop",
+                      "attention_probs_dropout_prob"},
+    [HN_HIDDEN_DROP] = {"hidden_dropout", "resid_pdrop",
+                        "hidden_dropout_prob"},
 };
 _Static_assert(sizeof hf_nums / sizeof hf_nums[0] == HN_COUNT,
                "hf_nums must have a row per enum hf_num");
@@ -319,6 +323,7 @@ typedef struct hf_vals {
     space_pos pos_type;
     char name[256];
     hf_hit nh[HN_COUNT];
+    double n[HN_COUNT];
 } hf_vals;
 
 static int hf_read_all(const hf_ctx *c, hf_vals *v, tp_err *e)
@@ -348,10 +353,9 @@ static int hf_read_all(const hf_ctx *c, hf_vals *v, tp_err *e)
     }
     for (int r = 0; r < HN_COUNT; r++) {
         hf_hit h = v->nh[r] = hf_find(c, hf_nums[r]);
-        double eps;
         if (!h.found) continue;
         rc = tp_json_num(c->scope[h.scope], c->file, c->path[h.scope], h.key,
-                         1, 0.0, 1.0, &eps, e);
+                         1, 0.0, 1.0, &v->n[r], e);
         if (rc) return rc;
     }
 
@@ -528,6 +532,9 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
                        gated ? "gated" : "not gated");
     }
     m->act = (space_act)act;
+
+    m->attn_dropout = v->nh[HN_ATTN_DROP].found ? v->n[HN_ATTN_DROP] : 0;
+    m->hidden_dropout = v->nh[HN_HIDDEN_DROP].found ? v->n[HN_HIDDEN_DROP] : 0;
 
     if (v->nh[HN_RMS_EPS].found)
         m->norm = SPACE_NORM_RMSNORM;

@@ -74,6 +74,13 @@ typedef struct space_model {
     int embed_norm;          /* a norm (of kind norm) on the embedding output,
                                 before the first layer: BLOOM's
                                 word_embeddings_layernorm */
+    /* Dropout probabilities, 0 to 1 (0: none): on the attention
+     * probabilities, and on the outputs of attention and FFN before their
+     * residual adds. HF configs: attention_dropout / attn_pdrop /
+     * attention_probs_dropout_prob; hidden_dropout / resid_pdrop /
+     * hidden_dropout_prob. The presets have none. */
+    double attn_dropout;
+    double hidden_dropout;
     /* MoE. num_experts == 0 means dense. */
     int64_t num_experts;        /* routed experts per MoE layer */
     int64_t top_k;              /* experts per token */

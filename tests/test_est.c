@@ -431,6 +431,13 @@ static void test_memory(void)
     double want = s * ((double)gpt->num_layers * (h * (8 + 24 / t) + 2 * as / t)
                        + 4 * vp / t);
     TP_CHECK_REL(a.activations, want, 1e-9);
+    /* With dropout: the paper's own h (10 + 24/t) + 5as/t. */
+    space_model drop = *gpt;
+    drop.attn_dropout = drop.hidden_dropout = 0.1;
+    est_memory_of(&drop, &g, &b);
+    want = s * ((double)gpt->num_layers * (h * (10 + 24 / t) + 5 * as / t)
+                + 4 * vp / t);
+    TP_CHECK_REL(b.activations, want, 1e-9);
     /* Selective recompute drops the scores; SP shards the rest; full
      * recompute keeps only layer inputs. */
     g.recompute = SPACE_RECOMPUTE_SELECTIVE;

@@ -578,6 +578,7 @@ static void test_hf_families(void)
     TP_CHECK_INT(g.tied_embeddings, 1);
     TP_CHECK(g.qkv_bias && g.out_bias && g.mlp_bias);
     TP_CHECK_INT(total_params(&g), 124439808);
+    TP_CHECK(g.attn_dropout == 0.1 && g.hidden_dropout == 0.1); /* attn_pdrop, resid_pdrop */
 
     /* Qwen1.5-MoE-A2.7B: 60 experts of 1408, top-4, one shared expert of
      * 5632, q/k/v biases. By hand: per layer attention 4 x 2048^2 + 3 x

@@ -808,6 +808,30 @@ def write_md(doc, path):
 # ---- main ---------------------------------------------------------------------------------------
 
 
+# Dropout the run's software applied, by source (probabilities on the
+# attention probabilities and on the hidden states). None of the sources
+# prints it; these are the frameworks' defaults where the run's flags are
+# known not to override them, or stated as assumed.
+MEGATRON_DEFAULT_DROPOUT = ("Megatron-LM's defaults (megatron/arguments.py: --attention-dropout 0.1, "
+                            "--hidden-dropout 0.1)")
+SOURCE_DROPOUT = {
+    "narayanan2021_sc21": (0.1, 0.1, "assumed", MEGATRON_DEFAULT_DROPOUT
+                           + "; the paper names no dropout flags"),
+    "megatron_lm_readme_h100_2024": (0.1, 0.1, "assumed", MEGATRON_DEFAULT_DROPOUT
+                                     + "; the README does not publish its scripts"),
+    "bigscience_bloom_tr11": (0.1, 0.1, "derived", MEGATRON_DEFAULT_DROPOUT
+                              + ", inherited by Megatron-DeepSpeed: the tr11-176B-ml.slurm "
+                              "script (bigscience-workshop/bigscience, train/tr11-176B-ml) "
+                              "passes no dropout flags"),
+    "bigscience_tr11_prequel": (0.1, 0.1, "assumed", MEGATRON_DEFAULT_DROPOUT
+                                + ", as in the tr11-176B-ml.slurm script the prequel "
+                                "experiments led to (no dropout flags)"),
+    "llm_foundry_mpt_benchmarks": (0.0, 0.0, "assumed", "llm-foundry's MPT configs: attn_pdrop 0, "
+                                   "resid_pdrop 0"),
+    "torchtitan_benchmarks": (0.0, 0.0, "derived", "torchtitan's Llama has no dropout"),
+}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trainplan", required=True, help="the trainplan binary")
@@ -872,6 +896,10 @@ def main():
             out["skip"] = "duplicate of %s (the same log row quoted in two sections)" % seen[key]
         seen.setdefault(key, out["id"])
 
+        pa, ph, how, why = SOURCE_DROPOUT[sid]
+        out["dropout"] = {"attention": pa, "hidden": ph}
+        (assumed if how == "assumed" else derived).append(
+            "dropout attention %g, hidden %g: %s" % (pa, ph, why))
         out["assumed"] = assumed
         out["derived"] = derived
         out["published_notes"] = r["notes"]
