@@ -514,13 +514,18 @@ void est_estimate(const est_ctx *c, const space_model *m,
         } else {
             double rs = coll(&x, EST_COLL_REDUCE_SCATTER, grad_bytes,
                              &x.dp_group);
+            /* ZeRO-2/3 keep no unsharded gradients to accumulate into, so
+             * every micro-batch reduce-scatters its gradients, under its
+             * own backward (DeepSpeed ZeRO-2/3, FSDP without no_sync);
+             * ZeRO-1 once, after the last. */
+            double rs_times = l->zero >= SPACE_ZERO_2 ? mb : 1;
             /* ZeRO-1/2: the 16-bit parameters gathered back after the
              * step (ZeRO-3 keeps them sharded). */
             double ag = l->zero == SPACE_ZERO_3
                             ? 0
                             : coll(&x, EST_COLL_ALLGATHER, 2 * params,
                                    &x.dp_group);
-            b->dp_s = fmax(bucket * rs, rs - window)
+            b->dp_s = rs_times * fmax(bucket * rs, rs - window)
                       + fmax(bucket * ag, ag - fwd_window); /* 0 if ag is */
             if (l->zero == SPACE_ZERO_3) {
                 /* Each layer's parameters gathered for its forward and
