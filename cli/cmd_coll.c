@@ -153,7 +153,7 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
     hw_db *db;
     const hw_system *y = open_system(o, &db, e);
     if (!y) return e->status;
-    est_group g = {nodes * per_node, per_node, nodes};
+    est_group g = {nodes * per_node, per_node, nodes, 0};
     char why[256];
     if (est_group_check(y, &g, why, sizeof why)) {
         tp_errf(e, TP_EDATA, "--group %dx%d on %s: %s", nodes, per_node,
@@ -328,7 +328,7 @@ int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e)
     int nsums = 0;
     for (int i = 0; i < nt; i++) {
         const est_coll_table *x = est_comm_table_at(c, i);
-        est_group g = {x->nodes * x->per_node, x->per_node, x->nodes};
+        est_group g = {x->nodes * x->per_node, x->per_node, x->nodes, 0};
         double sum = 0, sum_l = 0;
         int n = 0, n_l = 0, n_big = 0;
         double *frac = tp_xmalloc((size_t)(x->n_rows ? x->n_rows : 1)

@@ -250,7 +250,7 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
     /* Merge sections into one table per collective and group shape. */
     for (int i = 0; i < nt; i++) {
         const est_nccl_test *t = &tests[i];
-        est_group g = {t->nodes * t->per_node, t->per_node, t->nodes};
+        est_group g = {t->nodes * t->per_node, t->per_node, t->nodes, 0};
         char why[256];
         if (est_group_check(y, &g, why, sizeof why)) {
             rc = tp_errf(e, TP_EDATA, "%s:%d: the test ran on %d x %d GPUs: %s",

@@ -234,9 +234,17 @@ typedef struct tiers {
 /* NIC bandwidth of a node on which p ranks of the group sit: the NICs
  * nearest those GPUs (at least one each; NCCL picks NICs by PCI
  * locality), never more than the node has. */
-static double node_net_bw(const hw_system *y, int p)
+/* Network bandwidth (per direction) of p GPUs of a node, while busy GPUs
+ * of that node (busy >= p) move traffic at once: their share of the NICs.
+ * Alone (busy <= p), a GPU uses at least one NIC. */
+static double node_net_bw(const hw_system *y, int p, int busy)
 {
     double per_gpu = (double)y->nics_per_node / y->gpus_per_node;
+    if (busy > p) {
+        if (busy > y->gpus_per_node) busy = y->gpus_per_node;
+        return (double)y->nics_per_node * (double)p / busy
+               * y->nic_bw_bytes_per_s;
+    }
     if (per_gpu < 1) per_gpu = 1;
     double nics = p * per_gpu;
     if (nics > y->nics_per_node) nics = y->nics_per_node;
@@ -264,7 +272,7 @@ static void get_tiers(const hw_system *y, const est_group *g, tiers *t)
     default: /* a switch: every GPU reaches any peer at its full rate */
         t->b_peer = t->b_link = y->intra_bw_bytes_per_s;
     }
-    double node = node_net_bw(y, g->per_node);
+    double node = node_net_bw(y, g->per_node, g->node_busy);
     t->b_unit = last * node;
     t->b_gpu_net = node / g->per_node;
     t->a_intra = y->intra_latency_s;
@@ -379,7 +387,7 @@ static double model_time(const hw_system *y, est_coll kind, double bytes,
 int est_coll_row_implausible(const hw_system *y, const est_coll_row *r,
                              char *why, size_t cap)
 {
-    est_group g = {r->nodes * r->per_node, r->per_node, r->nodes};
+    est_group g = {r->nodes * r->per_node, r->per_node, r->nodes, 0};
     char reason[200];
     why[0] = '\0';
     if (est_group_check(y, &g, reason, sizeof reason)) {
@@ -415,7 +423,7 @@ int est_coll_row_implausible(const hw_system *y, const est_coll_row *r,
             need = s;
         }
         /* A lone message may borrow every NIC of its node (NCCL's PXN). */
-        line = r->kind == EST_COLL_SENDRECV ? node_net_bw(y, y->gpus_per_node)
+        line = r->kind == EST_COLL_SENDRECV ? node_net_bw(y, y->gpus_per_node, 0)
                                             : t.b_unit;
         floor_s = need / line;
         link = "network";

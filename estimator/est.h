@@ -275,6 +275,14 @@ typedef struct est_group {
     int size;
     int per_node;
     int nodes;
+    /* GPUs of a node whose traffic crosses the network at the same time
+     * as this group's: in a training step every rank of a node runs the
+     * same collective in its own group (the DP groups of all TP ranks,
+     * the pipeline sends of all ranks of a stage), so the node's NICs are
+     * shared by that many. 0 or <= per_node: this group alone (a lone
+     * GPU may then use a whole NIC where a node has fewer NICs than
+     * GPUs). */
+    int node_busy;
 } est_group;
 
 /* Checks that g fits y: size = per_node x nodes >= 1, per_node at most

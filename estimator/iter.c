@@ -112,7 +112,7 @@ static double coll(const iter_ctx *x, est_coll k, double bytes,
  * ranks apart, on nodes of gpn GPUs (rank order tp-cp-dp-pp). */
 static est_group place(int64_t size, int64_t stride, int gpn)
 {
-    est_group g = {(int)size, 1, (int)size};
+    est_group g = {(int)size, 1, (int)size, 0};
     if (size <= 1) {
         g.per_node = 1, g.nodes = 1;
         return g;
@@ -428,6 +428,11 @@ void est_estimate(const est_ctx *c, const space_model *m,
         int64_t stride = l->tp * l->cp * l->dp;
         x.pp_pair = place(2, stride, gpn);
     }
+    /* Every rank of a node runs its own instance of each of these at the
+     * same time: the node's NICs are shared by all of its GPUs. */
+    int busy = gpus < gpn ? (int)gpus : gpn;
+    x.tp_group.node_busy = x.cp_group.node_busy = busy;
+    x.dp_group.node_busy = x.pp_pair.node_busy = busy;
 
     int64_t v = l->vpp, pp = l->pp;
     int64_t micro = l->gbs / (l->mbs * l->dp);

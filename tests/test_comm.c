@@ -34,7 +34,7 @@ static const hw_system *sys(const char *name)
 
 static est_group grp(int nodes, int per_node)
 {
-    est_group g = {nodes * per_node, per_node, nodes};
+    est_group g = {nodes * per_node, per_node, nodes, 0};
     return g;
 }
 
@@ -107,7 +107,7 @@ static void test_one_rank_and_bad_groups(void)
         TP_CHECK(est_coll_linerate_time(y, (est_coll)k, 1e9, &one) == 0);
     }
     char why[200];
-    est_group big = grp(1, 16), wrong = {7, 4, 2}, many = grp(65, 8);
+    est_group big = grp(1, 16), wrong = {7, 4, 2, 0}, many = grp(65, 8);
     TP_CHECK(est_group_check(y, &big, why, sizeof why) != 0);
     TP_CHECK_CONTAINS(why, "16 GPUs per node");
     TP_CHECK(est_group_check(y, &wrong, why, sizeof why) != 0);
@@ -178,6 +178,18 @@ static void test_tiers(void)
              > est_coll_linerate_time(dom, EST_COLL_ALLREDUCE, 8, &g) + 1e-6);
     est_coll_time_info(NULL, nod, EST_COLL_ALLREDUCE, GIB, &g8, &b);
     TP_CHECK_STR(b.bottleneck, "network");
+    /* Half as many NICs as GPUs: a lone send uses a whole NIC; when every
+     * GPU of the node sends at once (pipeline stages, the DP groups of all
+     * TP ranks), each has half of one. */
+    {
+        hw_system h = *nod;
+        h.nics_per_node = h.gpus_per_node / 2;
+        est_group alone = grp(2, 1), shared = grp(2, 1);
+        shared.node_busy = h.gpus_per_node;
+        double ta = est_coll_linerate_time(&h, EST_COLL_SENDRECV, 4 * GIB, &alone);
+        double ts = est_coll_linerate_time(&h, EST_COLL_SENDRECV, 4 * GIB, &shared);
+        TP_CHECK_REL(ts / ta, 2.0, 0.01);
+    }
     /* Network line rate of a 4-node ring: the nodes' 4 NICs of 50 GB/s. */
     TP_CHECK_REL(lr_slope(nod, EST_COLL_ALLGATHER, &g), 15.0 / 16 / (200 * GB), 1e-9);
     /* 1 GPU per node: intra bandwidth is irrelevant, the NIC is not. */
