@@ -133,10 +133,14 @@ typedef struct est_fit {
     /* The correction compiled onto a lattice for fast evaluation: lat_n[d]
      * knots per dimension (lat_knots, dimension after dimension) and the
      * fwd and bwd corrections at each vertex (lat_c, row-major, two per
-     * vertex); multilinear in between, 0 outside. NULL = no correction. */
+     * vertex); multilinear in between, 0 outside. NULL = no correction.
+     * A vertex is computed the first time a query needs it (NAN until
+     * then): a run touches a small part of the lattice. Any thread may
+     * fill one; each value is a pure function of the fit, so every order
+     * stores the same bits. */
     int lat_n[EST_MAX_DIMS];
     double *lat_knots;
-    double *lat_c;
+    _Atomic double *lat_c;
 } est_fit;
 
 /* Fits a model to samples (all of the same kind) against the roofline of
