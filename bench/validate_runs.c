@@ -197,6 +197,18 @@ int main(int argc, char **argv)
         w.flash = has_flash || strcmp(src, "megatron_lm_readme_h100_2024") == 0
                   || strcmp(src, "torchtitan_benchmarks") == 0;
         w.no_dp_overlap = !(has_overlap || fsdp);
+        /* DeepSpeed's fp16 ZeRO keeps 16-bit gradients (its bf16
+         * optimizer, BLOOM's, accumulates them in fp32 like Megatron-LM),
+         * and its ZeRO-3 gathers module by module up to
+         * stage3_max_live_parameters, 1e9 by default
+         * (deepspeed/runtime/zero/config.py). */
+        if (cJSON_IsString(shj)) {
+            if (strcmp(shj->valuestring, "deepspeed-zero1") == 0
+                || strcmp(shj->valuestring, "deepspeed-zero3") == 0)
+                w.grad_bytes = 2;
+            if (strcmp(shj->valuestring, "deepspeed-zero3") == 0)
+                w.zero3_live = 1e9;
+        }
         const cJSON *ps = get(l, "pipeline_schedule");
         if (w.vpp == SEARCH_UNSET && cJSON_IsString(ps)
             && strcmp(ps->valuestring, "interleaved-1f1b") != 0)

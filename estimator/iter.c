@@ -508,7 +508,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
     double params = r->mem.params;
     double shard = (double)(l->dp * l->cp);
     if (shard > 1) {
-        double grad_bytes = 4 * params;
+        double grad_bytes = (l->grad_bytes > 0 ? l->grad_bytes : 4) * params;
         double bucket = fmin(1, EST_GRAD_BUCKET_PARAMS / fmax(params, 1));
         /* Under the last micro-batch's backward, unless not overlapped. */
         double window = l->no_dp_overlap ? 0 : cs->bwd + cs->recompute;

@@ -7,7 +7,9 @@
  * Bytes per parameter (Megatron-LM with mixed precision; Megatron-LM
  * docs, "Distributed Optimizer": 18 bytes per parameter without it, 6 +
  * 12 / DP with it): 16-bit weights 2, fp32 gradients 4 (main_grad
- * accumulated in fp32), fp32 master weights + Adam m + v 12. The
+ * accumulated in fp32), fp32 master weights + Adam m + v 12. With 16-bit
+ * gradients (space_layout.grad_bytes 2: DeepSpeed's fp16 ZeRO) the
+ * gradients take 2 and the step an fp32 copy of the rank's shard, 4. The
  * distributed optimizer (ZeRO-1) shards the 12 over the data-parallel
  * ranks (dp x cp: Megatron-Core shards over the data-parallel group with
  * context parallelism), ZeRO-2 also the 4, ZeRO-3 also the 2, which then
@@ -116,10 +118,25 @@ void est_memory_of(const space_model *m, const space_layout *l,
         double params = layers * layer;
         if (r == 0) params += first;
         if (r == l->pp - 1) params += last;
-        double w = 2 * params, gr = 4 * params, opt = 12 * params;
+        double gb = l->grad_bytes > 0 ? (double)l->grad_bytes : 4;
+        double w = 2 * params, gr = gb * params, opt = 12 * params;
         if (l->zero >= SPACE_ZERO_1) opt /= shard;
         if (l->zero >= SPACE_ZERO_2) gr /= shard;
-        if (l->zero >= SPACE_ZERO_3) w = w / shard + 2 * 2 * layer; /* + one layer gathered, prefetched */
+        /* 16-bit gradients: the optimizer steps on an fp32 copy of this
+         * rank's shard (all of them without ZeRO). */
+        if (gb < 4) gr += 4 * params / (l->zero >= SPACE_ZERO_1 ? shard : 1);
+        if (l->zero >= SPACE_ZERO_3) {
+            /* Gathered for compute: one layer and the next, prefetched,
+             * or up to zero3_live parameters (at least the largest
+             * module, the first FFN GEMM). */
+            double live = 2 * layer;
+            if (l->zero3_live > 0) {
+                double fc1 = (double)m->hidden * (double)m->ffn_hidden
+                             * (space_act_ffn_gemms(m->act) == 3 ? 2 : 1) / t;
+                live = fmin(live, fmax(l->zero3_live, fc1));
+            }
+            w = w / shard + 2 * live;
+        }
         double act = tokens * act_layer_token(m, l, 0) * inflight_layers(m, l, r, micro);
         if (l->recompute == SPACE_RECOMPUTE_FULL)
             act += tokens * act_layer_token(m, l, 1); /* the layer being rebuilt */

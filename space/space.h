@@ -211,6 +211,14 @@ typedef struct space_layout {
                           gather before the forward (Megatron-LM without
                           --overlap-grad-reduce / --overlap-param-gather);
                           0 by default: overlapped */
+    int grad_bytes;    /* bytes per gradient element accumulated and
+                          reduced: 4, fp32 (Megatron-LM's main_grad; also
+                          when 0), or 2 (DeepSpeed's fp16 ZeRO keeps 16-bit
+                          gradients and an fp32 copy of its shard only) */
+    double zero3_live; /* ZeRO-3: parameters gathered at once; 0 = two
+                          whole layers (FSDP units of one layer, the next
+                          prefetched); DeepSpeed gathers module by module
+                          up to stage3_max_live_parameters (1e9 default) */
 } space_layout;
 
 /* Why a layout is not valid for a model: one row of space_reject_names
