@@ -176,6 +176,9 @@ int main(int argc, char **argv)
         for (int k = 0; cJSON_IsString(rcj) && k < SPACE_RECOMPUTE_COUNT; k++)
             if (strcmp(rcj->valuestring, space_recompute_names[k]) == 0)
                 w.recompute = (space_recompute)k;
+        const cJSON *rv = get(l, "recompute_variant");
+        if (cJSON_IsString(rv) && strcmp(rv->valuestring, "torchtitan-op-sac") == 0)
+            w.recompute = SPACE_RECOMPUTE_SELECTIVE_OP;
         w.zero = (space_zero)field_i(l, "zero_stage");
         const cJSON *pr = get(l, "precision");
         int dt = cJSON_IsString(pr) ? hw_dtype_parse(pr->valuestring) : -1;

@@ -47,7 +47,9 @@
  *
  * Recompute: selective reruns the attention core's forward in the
  * backward (Korthikanti et al., arXiv 2205.05198); full reruns the whole
- * layer forward, its TP collectives included.
+ * layer forward, its TP collectives included; torchtitan's op-level
+ * selective checkpointing reruns the cheap ops and the matmuls whose
+ * outputs it does not keep (k, o, and the FFN's middle one).
  *
  * Precision: fp8 runs the GEMMs of the layers (not the LM head, as
  * Transformer Engine's recipes keep it in bf16) at the fp8 rate; all else
@@ -245,6 +247,7 @@ static void layer_time(const iter_ctx *x, stage_time *st)
     int64_t q = m->heads * hd, kv = m->kv_heads * hd, f = m->ffn_hidden;
     int gated = space_act_ffn_gemms(m->act) == 3;
     double fwd = 0, bwd = 0, w_qkv, w_fc1;
+    double fwd_gemm = 0; /* the GEMMs' share of fwd */
     est_op o = elementwise(x->norm, x->act_dt, Tn, h);
     add_op(x, &o, &fwd, &bwd);
     add_op(x, &o, &fwd, &bwd); /* the second norm */
@@ -260,18 +263,24 @@ static void layer_time(const iter_ctx *x, stage_time *st)
     }
     fwd += 2 * ra.fwd_s;
     bwd += 2 * ra.bwd_s;
+    double f0 = fwd;
     add_gemm(x, T, (q + 2 * kv) / tp, h, x->gemm_dt, &fwd, &bwd, &w_qkv);
+    fwd_gemm += fwd - f0;
     if (m->pos == SPACE_POS_ROPE) {
         o = elementwise(EST_OP_ROPE, x->act_dt, T, (q + kv) / tp);
         add_op(x, &o, &fwd, &bwd);
     }
     double afwd = 0, abwd = 0, cpf, cpb;
     attention(x, &afwd, &abwd, &cpf, &cpb);
+    f0 = fwd;
     add_gemm(x, T, h, q / tp, x->gemm_dt, &fwd, &bwd, NULL);
     add_gemm(x, T, (gated ? 2 : 1) * f / tp, h, x->gemm_dt, &fwd, &bwd, &w_fc1);
+    fwd_gemm += fwd - f0;
     o = elementwise(gated ? EST_OP_SWIGLU : EST_OP_GELU, x->act_dt, T, f / tp);
     add_op(x, &o, &fwd, &bwd);
+    f0 = fwd;
     add_gemm(x, T, h, f / tp, x->gemm_dt, &fwd, &bwd, NULL);
+    fwd_gemm += fwd - f0;
 
     /* TP collectives of the activation [T, h] at 16 bits. */
     double tpf = 0, tpb = 0;
@@ -303,6 +312,15 @@ static void layer_time(const iter_ctx *x, stage_time *st)
         st->cp += cpf;
     } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
         st->recompute += afwd;
+    } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP) {
+        /* Every cheap op again, and the matmuls whose outputs were not
+         * kept: k, o, and the FFN's second (gated: w3 of w1, w3, w2;
+         * plain: w2 of w1, w2). */
+        est_op k = gemm(x->gemm_dt, T, kv / tp, h), wo = gemm(x->gemm_dt, T, h, q / tp);
+        est_op ff = gated ? gemm(x->gemm_dt, T, f / tp, h)
+                          : gemm(x->gemm_dt, T, h, f / tp);
+        st->recompute += (fwd - fwd_gemm) + op_time(x, &k).fwd_s
+                         + op_time(x, &wo).fwd_s + op_time(x, &ff).fwd_s;
     }
 }
 

@@ -34,7 +34,10 @@
  * only its random seed).
  * Selective recompute drops the softmax output (nothing with flash); full
  * recompute keeps only each layer's input (2h, / t with SP) and rebuilds
- * one layer at a time in the backward.
+ * one layer at a time in the backward; torchtitan's op-level selective
+ * checkpointing keeps the layer input, q, v, the attention output, the
+ * FFN's first GEMM output and (gated) its last, and rebuilds the rest one
+ * layer at a time.
  *
  * In flight on pipeline rank r (Megatron-LM schedules.py: warm-up
  * micro-batches pp - r - 1 for 1F1B; (pp - r - 1) x 2 + (vpp - 1) x pp
@@ -67,6 +70,15 @@ static double act_layer_token(const space_model *m, const space_layout *l,
     int gated = space_act_ffn_gemms(m->act) == 3;
     if (l->recompute == SPACE_RECOMPUTE_FULL && !full_layer)
         return 2 * h * rep;
+    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP && !full_layer) {
+        /* Layer input; the q and v projections' outputs; the attention
+         * output (with flash its log-sum-exp, else the probabilities);
+         * the FFN's first GEMM output and, gated, the last one's. */
+        double a = 2 * h * rep + 2 * q / t + 2 * kv / t + 2 * q / t;
+        a += l->flash ? 4 * (double)m->heads / t
+                      : 2 * (double)m->heads * (double)l->seq / (double)l->cp / t;
+        return a + 2 * f / t + (gated ? 2 * h * rep : 0);
+    }
     double a = 4 * h * rep + 2 * (q + 2 * kv) / t;
     if (l->flash) {
         a += 2 * q / t + 4 * (double)m->heads / t;
@@ -138,7 +150,8 @@ void est_memory_of(const space_model *m, const space_layout *l,
             w = w / shard + 2 * live;
         }
         double act = tokens * act_layer_token(m, l, 0) * inflight_layers(m, l, r, micro);
-        if (l->recompute == SPACE_RECOMPUTE_FULL)
+        if (l->recompute == SPACE_RECOMPUTE_FULL
+            || l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
             act += tokens * act_layer_token(m, l, 1); /* the layer being rebuilt */
         if (r == l->pp - 1) act += tokens * 4 * vp / t; /* fp32 softmax of the loss */
         double held = w + gr + opt + act;

@@ -56,6 +56,7 @@ const char *const space_recompute_names[SPACE_RECOMPUTE_COUNT] = {
     [SPACE_RECOMPUTE_NONE] = "none",
     [SPACE_RECOMPUTE_SELECTIVE] = "selective",
     [SPACE_RECOMPUTE_FULL] = "full",
+    [SPACE_RECOMPUTE_SELECTIVE_OP] = "selective-op",
 };
 _Static_assert(sizeof space_recompute_names / sizeof space_recompute_names[0]
                    == SPACE_RECOMPUTE_COUNT,

@@ -126,6 +126,11 @@ typedef enum space_recompute {
     SPACE_RECOMPUTE_NONE,
     SPACE_RECOMPUTE_SELECTIVE, /* attention core (QK^T, softmax, AV) */
     SPACE_RECOMPUTE_FULL,      /* every layer's forward */
+    /* torchtitan's selective op-level checkpointing (selective_ac_option
+     * "op"): keeps the layer input, the attention output and every
+     * second matmul's output (in module order q, k, v, o, w1, [w3,] w2);
+     * reruns the other matmuls and every cheap op in the backward. */
+    SPACE_RECOMPUTE_SELECTIVE_OP,
     SPACE_RECOMPUTE_COUNT
 } space_recompute;
 

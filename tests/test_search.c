@@ -90,6 +90,14 @@ static void test_sensitivity(void)
     l.recompute = SPACE_RECOMPUTE_SELECTIVE;
     est(&selene, &l, &s);
     TP_CHECK(s.time.recompute_s > 0 && s.time.recompute_s < b.time.recompute_s);
+    /* torchtitan's op-level checkpointing too: part of a forward again,
+     * activations between none and full. */
+    l.recompute = SPACE_RECOMPUTE_SELECTIVE_OP;
+    est(&selene, &l, &s);
+    TP_CHECK(s.time.recompute_s > 0.2 * a.time.fwd_s
+             && s.time.recompute_s < 0.8 * b.time.recompute_s);
+    TP_CHECK(s.mem.activations < a.mem.activations
+             && s.mem.activations > b.mem.activations);
     /* More micro-batches shrink the bubble's share. */
     l = base_layout();
     est(&selene, &l, &a);
