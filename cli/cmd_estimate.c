@@ -227,7 +227,7 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         goto done;
     }
     /* TP across nodes only where the user asks for it. */
-    est_ctx c = {y, y->gpu, ops, comm, want.tp != SEARCH_UNSET};
+    est_ctx c = {y, y->gpu, ops, comm, want.tp != SEARCH_UNSET, 0};
     est_result r;
     int64_t tried = 0, feasible = 0;
     search_complete(&c, &m, &want, gpus, &r, &tried, &feasible);

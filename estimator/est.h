@@ -431,6 +431,10 @@ typedef struct est_ctx {
     const est_models *ops;   /* est_models_open(gpu); never NULL */
     const est_comm *comm;    /* est_comm_open(sys), or NULL: analytical */
     int tp_across_nodes;     /* allow TP groups larger than a node */
+    /* Kernel time in a training step over the isolated kernel time the
+     * operator models give, as a throughput ratio; 0 means
+     * EST_KERNEL_EFF (iter.c). 1 turns the correction off. */
+    double kernel_eff;
 } est_ctx;
 
 /* Why an estimate is not feasible: one row of est_reason_names each. */

@@ -257,8 +257,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", e.msg);
         return 1;
     }
-    selene = (est_ctx){ys, ys->gpu, ops_a100, comm_sel, 0};
-    eos = (est_ctx){ye, ye->gpu, ops_h100, comm_eos, 0};
+    selene = (est_ctx){ys, ys->gpu, ops_a100, comm_sel, 0, 0};
+    eos = (est_ctx){ye, ye->gpu, ops_h100, comm_eos, 0, 0};
     TP_RUN(test_breakdown);
     TP_RUN(test_sensitivity);
     TP_RUN(test_infeasible);
