@@ -38,6 +38,9 @@ typedef enum est_op_kind {
     EST_OP_EMBEDDING,     /* rows = tokens, cols = hidden, n = vocab rows */
     EST_OP_CROSS_ENTROPY, /* rows = tokens, cols = vocab columns on this rank */
     EST_OP_ADAM,          /* n = parameters (fp32 master, fp32 m and v) */
+    EST_OP_FP8_CAST,      /* rows x cols 16-bit elements to fp8 with a
+                             per-tensor scale (amax pass, cast pass);
+                             "backward": transposing the fp8 copy */
     EST_OP_COUNT
 } est_op_kind;
 

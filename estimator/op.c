@@ -48,6 +48,7 @@ const char *const est_op_names[EST_OP_COUNT] = {
     [EST_OP_EMBEDDING] = "embedding",
     [EST_OP_CROSS_ENTROPY] = "cross_entropy",
     [EST_OP_ADAM] = "adam",
+    [EST_OP_FP8_CAST] = "fp8_cast",
 };
 _Static_assert(sizeof est_op_names / sizeof est_op_names[0] == EST_OP_COUNT,
                "est_op_names names every est_op_kind");
@@ -96,6 +97,10 @@ static const mem_traffic traffic[EST_OP_COUNT] = {
     /* per parameter: read fp32 param, grad, m, v; write param, m, v, and
      * the 16-bit copy of the param */
     [EST_OP_ADAM] = {1, 28, 0, 0},
+    /* read twice (amax, then cast), write one byte; backward: the fp8
+     * copy transposed for the other GEMM of the backward (read and write
+     * a byte), since Hopper's fp8 GEMMs take both operands K-major */
+    [EST_OP_FP8_CAST] = {2, 1, 0, 2},
 };
 
 void est_op_work(const est_op *op, est_work *w)

@@ -62,6 +62,12 @@ _Static_assert(sizeof space_recompute_names / sizeof space_recompute_names[0]
                    == SPACE_RECOMPUTE_COUNT,
                "space_recompute_names must name every space_recompute");
 
+const char *const space_tp_overlap_names[SPACE_TP_OVERLAP_COUNT] = {
+    [SPACE_TP_OVERLAP_BWD] = "backward",
+    [SPACE_TP_OVERLAP_NONE] = "none",
+    [SPACE_TP_OVERLAP_ALL] = "all",
+};
+
 /* Gated activations multiply two up-projections (gate and up), so their
  * FFN has a third GEMM (Shazeer, "GLU Variants Improve Transformer",
  * arXiv:2002.05202). */

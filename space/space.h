@@ -201,6 +201,17 @@ typedef enum space_zero {
 
 /* One way to lay out a training job, in Megatron-LM's terms. GPUs =
  * tp x cp x pp x dp. A plain value. */
+/* Which TP collectives run under GEMMs (estimator/iter.c says how). */
+typedef enum space_tp_overlap {
+    SPACE_TP_OVERLAP_BWD,  /* Megatron-LM's default: the backward's
+                              input-gradient collectives under the weight
+                              gradient */
+    SPACE_TP_OVERLAP_NONE, /* none (PyTorch DTensor TP; Megatron-LM 2021) */
+    SPACE_TP_OVERLAP_ALL,  /* all (--tp-comm-overlap; torchtitan AsyncTP) */
+    SPACE_TP_OVERLAP_COUNT
+} space_tp_overlap;
+extern const char *const space_tp_overlap_names[SPACE_TP_OVERLAP_COUNT];
+
 typedef struct space_layout {
     int64_t tp, cp, pp, dp;
     int64_t vpp;       /* model chunks per pipeline rank (interleaved 1F1B); 1 = none */
@@ -220,6 +231,7 @@ typedef struct space_layout {
                           reduced: 4, fp32 (Megatron-LM's main_grad; also
                           when 0), or 2 (DeepSpeed's fp16 ZeRO keeps 16-bit
                           gradients and an fp32 copy of its shard only) */
+    int tp_overlap;    /* space_tp_overlap; 0: Megatron-LM's default */
     double zero3_live; /* ZeRO-3: parameters gathered at once; 0 = two
                           whole layers (FSDP units of one layer, the next
                           prefetched); DeepSpeed gathers module by module

@@ -147,6 +147,22 @@ static void test_sensitivity(void)
     l.dtype = HW_FP8;
     est(&eos, &l, &b);
     TP_CHECK(b.time.fwd_s < a.time.fwd_s);
+    /* ... but not twice as fast: the casts to fp8 and the transposes are
+     * memory-bound work the bf16 GEMMs do not have. */
+    TP_CHECK(b.time.fwd_s + b.time.bwd_s > 0.5 * (a.time.fwd_s + a.time.bwd_s));
+    /* TP overlap: none exposes the most TP time, all the least. */
+    {
+        est_result n, d, al;
+        l = base_layout();
+        l.tp_overlap = SPACE_TP_OVERLAP_NONE;
+        est(&selene, &l, &n);
+        l.tp_overlap = SPACE_TP_OVERLAP_BWD;
+        est(&selene, &l, &d);
+        l.tp_overlap = SPACE_TP_OVERLAP_ALL;
+        est(&selene, &l, &al);
+        TP_CHECK(n.time.tp_s > d.time.tp_s && d.time.tp_s > al.time.tp_s);
+        TP_CHECK(n.time.fwd_s == al.time.fwd_s); /* compute unchanged */
+    }
     /* A faster GPU is faster. */
     l = base_layout();
     est(&selene, &l, &a);
