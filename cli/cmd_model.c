@@ -40,6 +40,8 @@ static cJSON *model_arch_json(const space_model *m)
     cJSON_AddBoolToObject(a, "mlp_bias", m->mlp_bias);
     cJSON_AddBoolToObject(a, "parallel_attn_mlp", m->parallel_attn_mlp);
     cJSON_AddBoolToObject(a, "embed_norm", m->embed_norm);
+    cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
+    cJSON_AddNumberToObject(a, "hidden_dropout", m->hidden_dropout);
     cJSON_AddNumberToObject(a, "num_experts", (double)m->num_experts);
     cJSON_AddNumberToObject(a, "moe_top_k", (double)m->top_k);
     cJSON_AddNumberToObject(a, "expert_ffn_hidden_size",
@@ -194,6 +196,9 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     cli_table_row(&t, "position_embedding", space_pos_names[m.pos]);
     cli_table_row(&t, "tied_embeddings", m.tied_embeddings ? "yes" : "no");
     cli_table_row(&t, "embed_norm", m.embed_norm ? "yes" : "no");
+    snprintf(buf, sizeof buf, "attention %g, hidden %g", m.attn_dropout,
+             m.hidden_dropout);
+    cli_table_row(&t, "dropout", buf);
     snprintf(buf, sizeof buf, "qkv %s, out %s, mlp %s",
              m.qkv_bias ? "yes" : "no", m.out_bias ? "yes" : "no",
              m.mlp_bias ? "yes" : "no");
