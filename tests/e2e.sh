@@ -67,7 +67,7 @@ run 64 "$TP" model shwo gpt3-175b && has "$ERR" "did you mean 'model show'" "com
 run 64 "$TP" --bogus model list && has "$ERR" "unknown option '--bogus'" "unknown option"
 run 64 "$TP" --threads abc model list && has "$ERR" "--threads: expected an integer in [1, 1024], found 'abc'" "bad --threads"
 run 64 "$TP" --threads 0 model list
-run 64 "$TP" --format xml model list && has "$ERR" "table, json or csv" "bad --format"
+run 64 "$TP" --format xml model list && has "$ERR" "table, json, csv or jsonl" "bad --format"
 run 64 "$TP" hw list --seq-length 4096 && has "$ERR" "does not apply" "option scoped to a command"
 run 64 "$TP" model show && has "$ERR" "usage: trainplan model show" "missing argument"
 run 64 "$TP" model show a b
