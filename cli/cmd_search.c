@@ -368,8 +368,8 @@ static void near_text(const search_request *q, const search_answer *a,
         space_layout_tag(&l, q->systems[nb->sys].ctx.sys->gpus_per_node, tag,
                          sizeof tag);
         snprintf(buf + n, cap - n,
-                 "%ssmallest budget or deadline excess: %s on %s at %s%.3f x "
-                 "the tightest limit",
+                 "%ssmallest budget or deadline excess: %s on %s needs %s%.3f "
+                 "x the tightest limit",
                  n ? "; " : "", tag, q->systems[nb->sys].ctx.sys->name,
                  nb->from_bound ? "at least " : "", nb->value);
     }
