@@ -4,23 +4,25 @@
  * pruned by the lower bounds of estimator/bound.c, estimated in parallel,
  * ranked (top-k) and reduced to the Pareto front of time against cost.
  *
- * Per (system, GPU count), in that order:
- *  1. Scan the grid's layout numbers in order. A rule that breaks for
- *     one number breaks for the whole block of numbers that share the
- *     digits it (and every rule checked before it) depends on, so the
- *     block is counted at once and skipped: most of a large grid is
- *     rejected in blocks. Valid layouts whose memory floor exceeds the
- *     memory allowed, or whose time floor already breaks a budget, are
- *     pruned; the rest are kept with their time floor.
- *  2. Sort them by (time floor, number): likely winners first, so the
- *     bounds below tighten early.
+ *  1. Per (system, GPU count), in parallel: scan the grid's layout
+ *     numbers in order. A rule that breaks for one number breaks for the
+ *     whole block of numbers that share the digits it (and every rule
+ *     checked before it) reads, so the block is counted at once and
+ *     skipped: most of a large grid is rejected in blocks. Valid layouts
+ *     whose memory floor exceeds the memory allowed, or whose time floor
+ *     already breaks a budget, are pruned; the rest are kept with their
+ *     time floor (a list of survivors, never of all layouts).
+ *  2. Sort the survivors of every system and count by (time floor,
+ *     system, GPUs, number): likely winners first, so the bounds below
+ *     tighten early.
  *  3. Take them in chunks of CHUNK. The thresholds (the k-th best key,
- *     the front so far) are fixed for a chunk; within it, OpenMP
- *     estimates every layout whose floor could still enter the top-k or
- *     the front (static schedule, no allocation), then the chunk's
- *     outcomes are merged in chunk order. What is pruned and what is kept
- *     depends only on the inputs, never on the thread count, so the
- *     answer and the counts are the same bytes at any thread count.
+ *     the front so far) are fixed for a chunk; within it the threads (one
+ *     parallel region for all chunks, static schedule, no allocation)
+ *     estimate every layout whose floor could still enter the top-k or
+ *     the front, then one thread merges the chunk's outcomes in order.
+ *     What is pruned and what is kept depends only on the inputs, never
+ *     on the thread count, so the answer and the counts are the same at
+ *     any thread count.
  *
  * Branch and bound is exact: a layout is pruned only when its time floor
  * (<= its estimate) ranks strictly after the k-th best found and a point
@@ -157,15 +159,19 @@ void search_answer_free(search_answer *a)
 
 /* ---- the state merged between chunks -------------------------------- */
 
+/* A valid layout that survived the bounds that need no comparison. */
 typedef struct cand {
     double floor_s;
-    int64_t idx;
+    int64_t gpus, idx;
+    int sys;
 } cand;
 
 static int cand_cmp(const void *pa, const void *pb)
 {
     const cand *a = pa, *b = pb;
     if (a->floor_s != b->floor_s) return a->floor_s < b->floor_s ? -1 : 1;
+    if (a->sys != b->sys) return a->sys < b->sys ? -1 : 1;
+    if (a->gpus != b->gpus) return a->gpus < b->gpus ? -1 : 1;
     return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
@@ -185,7 +191,7 @@ typedef struct state {
     int n_front, cap_front;
 } state;
 
-/* 1 when p is strictly dominated by a point of the front so far. */
+/* 1 when (t, cost) is strictly dominated by a point of the front so far. */
 static int front_dominates(const state *s, double t, double cost)
 {
     int lo = 0, hi = s->n_front; /* first index with cost > cost */
@@ -240,18 +246,25 @@ static void topk_insert(state *s, const search_point *p)
     if (n < k) a->n_ranked++;
 }
 
+/* Keeps the smaller miss; ties by (system, GPUs, layout number), so the
+ * merge of per-thread records does not depend on their order. */
 static void near_update(search_near *nr, int sys, int64_t gpus, int64_t idx,
                         double value, double limit, int from_bound)
 {
-    double miss = value - limit;
-    if (nr->have && !(miss < nr->value - nr->limit)) return;
+    double miss = value - limit, old = nr->value - nr->limit;
+    if (nr->have) {
+        if (miss > old) return;
+        if (miss == old
+            && (sys > nr->sys || (sys == nr->sys && gpus > nr->gpus)
+                || (sys == nr->sys && gpus == nr->gpus && idx >= nr->idx)))
+            return;
+    }
     nr->have = 1;
     nr->sys = sys, nr->gpus = gpus, nr->idx = idx;
     nr->value = value, nr->limit = limit, nr->from_bound = from_bound;
 }
 
-/* Tokens per iteration and the train-time factor: time to train =
- * iteration time x iterations. */
+/* Iterations to train the tokens asked for (0 without). */
 static double iterations(const search_request *q)
 {
     return q->tokens > 0
@@ -278,33 +291,44 @@ static double budget_ratio(const search_request *q, double iter_s,
     return worst;
 }
 
-/* ---- one (system, GPU count) ----------------------------------------- */
+/* ---- phase 1: one (system, GPU count), rules and unconditional bounds -- */
 
-static void search_count(state *s, int sysi, int64_t gpus, cand *cands,
-                         outcome *outs)
+/* What one thread gathers in phase 1; merged in any order (sums, and
+ * minima under a total order). */
+typedef struct gather {
+    search_stats st;
+    int64_t example_key[SPACE_REJECT_COUNT]; /* unit x grid size + idx */
+    search_near near_memory, near_budget;
+    cand *c;
+    int64_t n, cap;
+} gather;
+
+static void scan_unit(const search_request *q, int sysi, int64_t gpus,
+                      int64_t unit, gather *t)
 {
-    const search_request *q = s->q;
     const search_system *sy = &q->systems[sysi];
     const space_grid *g = &sy->grid;
     const space_model *m = q->model;
-    search_answer *a = s->a;
-    search_stats *st = &a->stats;
+    search_stats *st = &t->st;
     int gpn = sy->ctx.tp_across_nodes ? 0 : sy->ctx.sys->gpus_per_node;
     double mem_limit = q->max_memory_fraction * sy->ctx.gpu->mem_bytes;
     double price = sy->price_usd_per_gpu_hour;
-    int64_t size = space_grid_size(g), n = 0;
+    int64_t size = space_grid_size(g);
     st->enumerated += size;
-
-    /* 1. rules in blocks, bounds that need no comparison */
     for (int64_t i = 0; i < size;) {
         space_layout l;
         space_grid_layout(g, i, gpus, &q->base, &l);
         char why[200];
         space_reject rj = space_grid_check(m, &l, gpus, gpn, why, sizeof why);
         if (rj != SPACE_OK) {
+            /* the whole block that shares the digits the rule reads */
             int64_t blk = space_grid_block(g, rule_block_dim(rj));
             int64_t end = (i / blk + 1) * blk;
-            if (!st->rejected[rj]) tp_strlcpy(st->example[rj], why, sizeof why);
+            int64_t key = unit * size + i;
+            if (!st->rejected[rj] || key < t->example_key[rj]) {
+                t->example_key[rj] = key;
+                tp_strlcpy(st->example[rj], why, sizeof why);
+            }
             st->rejected[rj] += end - i;
             i = end;
             continue;
@@ -315,7 +339,7 @@ static void search_count(state *s, int sysi, int64_t gpus, cand *cands,
             double floor_b = est_memory_floor(m, &l);
             if (floor_b > mem_limit) {
                 st->pruned[SEARCH_PRUNE_MEMORY]++;
-                near_update(&a->near_memory, sysi, gpus, idx, floor_b,
+                near_update(&t->near_memory, sysi, gpus, idx, floor_b,
                             mem_limit, 1);
                 continue;
             }
@@ -326,96 +350,99 @@ static void search_count(state *s, int sysi, int64_t gpus, cand *cands,
             double r = budget_ratio(q, floor_s, gpus, price, &which);
             if (r > 1) {
                 st->pruned[SEARCH_PRUNE_BUDGET]++;
-                near_update(&a->near_budget, sysi, gpus, idx, r, 1, 1);
+                near_update(&t->near_budget, sysi, gpus, idx, r, 1, 1);
                 continue;
             }
         }
-        cands[n].floor_s = floor_s;
-        cands[n].idx = idx;
-        n++;
+        if (t->n == t->cap) {
+            t->cap = t->cap ? 2 * t->cap : 4096;
+            t->c = tp_xrealloc(t->c, (size_t)t->cap * sizeof *t->c);
+        }
+        t->c[t->n++] = (cand){floor_s, gpus, idx, sysi};
     }
-    if (n == 0) return;
-    /* 2. likely winners first */
-    qsort(cands, (size_t)n, sizeof *cands, cand_cmp);
+}
 
-    /* 3. chunks: estimate in parallel against fixed thresholds, merge in
-     * order */
-    int obj = q->objective;
-    for (int64_t c0 = 0; c0 < n; c0 += CHUNK) {
-        int64_t c1 = c0 + CHUNK < n ? c0 + CHUNK : n;
-        int full = a->n_ranked == q->top_k;
-        search_point kth = full ? a->ranked[q->top_k - 1] : (search_point){0};
-#pragma omp parallel for schedule(static)
-        for (int64_t j = c0; j < c1; j++) {
-            outcome *o = &outs[j - c0];
-            const cand *cd = &cands[j];
-            if (!q->no_prune && full) {
-                double t = cd->floor_s;
-                double cost = (double)gpus * t * price / 3600;
-                double key = obj == SEARCH_BY_COST ? cost : t;
-                double kkey = obj == SEARCH_BY_COST ? kth.cost_usd
-                                                    : kth.iteration_s;
-                if (key > kkey && front_dominates(s, t, cost)) {
-                    o->kind = OUT_PRUNED;
-                    continue;
-                }
-            }
-            space_layout l;
-            space_grid_layout(g, cd->idx, gpus, &q->base, &l);
-            est_result r;
-            est_estimate(&sy->ctx, m, &l, &r);
-            o->iteration_s = r.iteration_s;
-            o->mem_bytes = r.mem.total;
-            o->excess = 0;
-            if (!r.feasible || r.mem.total > mem_limit) {
-                o->kind = OUT_INFEASIBLE;
-                o->code = r.feasible ? EST_OUT_OF_MEMORY : (int)r.reason;
-                continue;
-            }
-            int which;
-            double br = budget_ratio(q, r.iteration_s, gpus, price, &which);
-            if (br > 1) {
-                o->kind = OUT_MISSED;
-                o->code = which;
-                o->excess = br;
-                continue;
-            }
-            o->kind = OUT_ADMITTED;
-        }
-        for (int64_t j = c0; j < c1; j++) {
-            const outcome *o = &outs[j - c0];
-            int64_t idx = cands[j].idx;
-            if (o->kind == OUT_PRUNED) {
-                st->pruned[SEARCH_PRUNE_TIME]++;
-                continue;
-            }
-            st->estimated++;
-            if (o->kind == OUT_INFEASIBLE) {
-                st->infeasible[o->code]++;
-                if (o->code == EST_OUT_OF_MEMORY)
-                    near_update(&a->near_memory, sysi, gpus, idx, o->mem_bytes,
-                                mem_limit, 0);
-                continue;
-            }
-            if (o->kind == OUT_MISSED) {
-                st->missed[o->code]++;
-                near_update(&a->near_budget, sysi, gpus, idx, o->excess, 1, 0);
-                continue;
-            }
-            st->admitted++;
-            search_point p = {o->iteration_s,
-                              (double)gpus * o->iteration_s * price / 3600,
-                              o->mem_bytes, gpus, idx, sysi};
-            if (a->n_points == s->cap_points) {
-                s->cap_points = s->cap_points ? 2 * s->cap_points : 1024;
-                a->points = tp_xrealloc(a->points, (size_t)s->cap_points
-                                                       * sizeof *a->points);
-            }
-            a->points[a->n_points++] = p;
-            topk_insert(s, &p);
-            front_insert(s, &p);
+/* ---- phase 2: estimate in chunks, merge in order ------------------------ */
+
+static void judge(const state *s, const cand *cd, int full,
+                  const search_point *kth, outcome *o)
+{
+    const search_request *q = s->q;
+    const search_system *sy = &q->systems[cd->sys];
+    double price = sy->price_usd_per_gpu_hour;
+    if (!q->no_prune && full) {
+        double t = cd->floor_s;
+        double cost = (double)cd->gpus * t * price / 3600;
+        double key = q->objective == SEARCH_BY_COST ? cost : t;
+        double kkey = q->objective == SEARCH_BY_COST ? kth->cost_usd
+                                                     : kth->iteration_s;
+        if (key > kkey && front_dominates(s, t, cost)) {
+            o->kind = OUT_PRUNED;
+            return;
         }
     }
+    space_layout l;
+    space_grid_layout(&sy->grid, cd->idx, cd->gpus, &q->base, &l);
+    est_result r;
+    est_estimate(&sy->ctx, q->model, &l, &r);
+    double mem_limit = q->max_memory_fraction * sy->ctx.gpu->mem_bytes;
+    o->iteration_s = r.iteration_s;
+    o->mem_bytes = r.mem.total;
+    o->excess = 0;
+    if (!r.feasible || r.mem.total > mem_limit) {
+        o->kind = OUT_INFEASIBLE;
+        o->code = r.feasible ? EST_OUT_OF_MEMORY : (int)r.reason;
+        return;
+    }
+    int which;
+    double br = budget_ratio(q, r.iteration_s, cd->gpus, price, &which);
+    if (br > 1) {
+        o->kind = OUT_MISSED;
+        o->code = which;
+        o->excess = br;
+        return;
+    }
+    o->kind = OUT_ADMITTED;
+}
+
+static void merge(state *s, const cand *cd, const outcome *o)
+{
+    const search_request *q = s->q;
+    search_answer *a = s->a;
+    search_stats *st = &a->stats;
+    const search_system *sy = &q->systems[cd->sys];
+    if (o->kind == OUT_PRUNED) {
+        st->pruned[SEARCH_PRUNE_TIME]++;
+        return;
+    }
+    st->estimated++;
+    if (o->kind == OUT_INFEASIBLE) {
+        st->infeasible[o->code]++;
+        if (o->code == EST_OUT_OF_MEMORY)
+            near_update(&a->near_memory, cd->sys, cd->gpus, cd->idx,
+                        o->mem_bytes,
+                        q->max_memory_fraction * sy->ctx.gpu->mem_bytes, 0);
+        return;
+    }
+    if (o->kind == OUT_MISSED) {
+        st->missed[o->code]++;
+        near_update(&a->near_budget, cd->sys, cd->gpus, cd->idx, o->excess, 1,
+                    0);
+        return;
+    }
+    st->admitted++;
+    search_point p = {o->iteration_s,
+                      (double)cd->gpus * o->iteration_s
+                          * sy->price_usd_per_gpu_hour / 3600,
+                      o->mem_bytes, cd->gpus, cd->idx, cd->sys};
+    if (a->n_points == s->cap_points) {
+        s->cap_points = s->cap_points ? 2 * s->cap_points : 1024;
+        a->points = tp_xrealloc(a->points,
+                                (size_t)s->cap_points * sizeof *a->points);
+    }
+    a->points[a->n_points++] = p;
+    topk_insert(s, &p);
+    front_insert(s, &p);
 }
 
 /* The exact front of every admitted point: ascending cost, each strictly
@@ -443,6 +470,24 @@ static void final_front(search_answer *a)
     free(v);
 }
 
+static int max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static int thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 int search_run(const search_request *q, search_answer *a, tp_err *e)
 {
     memset(a, 0, sizeof *a);
@@ -463,36 +508,99 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
     double t0 = 0;
 #ifdef _OPENMP
     t0 = omp_get_wtime();
-    a->stats.threads = omp_get_max_threads();
-#else
-    a->stats.threads = 1;
 #endif
-    state s = {q, a, 0, NULL, 0, 0};
+    int nt = max_threads();
+    a->stats.threads = nt;
     a->ranked = tp_xcalloc((size_t)q->top_k, sizeof *a->ranked);
-    int64_t most = 1;
-    for (int i = 0; i < q->n_systems; i++) {
-        int64_t n = space_grid_size(&q->systems[i].grid);
-        if (n > most) most = n;
-    }
-    /* Scratch for the biggest grid, allocated once. */
-    cand *cands = tp_xmalloc((size_t)most * sizeof *cands);
-    outcome *outs = tp_xmalloc(CHUNK * sizeof *outs);
-    /* Systems in order, counts from the largest: the fastest layouts come
-     * first and set the k-th best early. */
+
+    /* Units: (system, GPU count) pairs the system can host. */
+    int64_t n_units = 0;
+    int64_t (*units)[2] = tp_xmalloc((size_t)q->n_systems * (size_t)q->n_gpus
+                                     * sizeof *units);
     for (int si = 0; si < q->n_systems; si++) {
         const hw_system *y = q->systems[si].ctx.sys;
         int64_t room = y->max_nodes > 0
                            ? (int64_t)y->max_nodes * y->gpus_per_node : 0;
-        for (int gi = q->n_gpus - 1; gi >= 0; gi--) {
+        for (int gi = 0; gi < q->n_gpus; gi++) {
             if (room > 0 && q->gpus[gi] > room) {
                 a->stats.gpu_counts_beyond++;
                 continue;
             }
-            search_count(&s, si, q->gpus[gi], cands, outs);
+            units[n_units][0] = si;
+            units[n_units][1] = q->gpus[gi];
+            n_units++;
         }
     }
-    free(cands);
+
+    /* Phase 1, in parallel over units; per-thread gathers merged by sums
+     * and total-order minima. */
+    gather *g = tp_xcalloc((size_t)nt, sizeof *g);
+#pragma omp parallel num_threads(nt)
+    {
+        gather *t = &g[thread_num()];
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t u = 0; u < n_units; u++)
+            scan_unit(q, (int)units[u][0], units[u][1], u, t);
+    }
+    int64_t n = 0;
+    int64_t example_key[SPACE_REJECT_COUNT];
+    for (int r = 0; r < SPACE_REJECT_COUNT; r++) example_key[r] = INT64_MAX;
+    for (int i = 0; i < nt; i++) {
+        const search_stats *ts = &g[i].st;
+        search_stats *st = &a->stats;
+        st->enumerated += ts->enumerated;
+        st->valid += ts->valid;
+        for (int r = 0; r < SPACE_REJECT_COUNT; r++) {
+            st->rejected[r] += ts->rejected[r];
+            if (ts->rejected[r] && g[i].example_key[r] < example_key[r]) {
+                example_key[r] = g[i].example_key[r];
+                memcpy(st->example[r], ts->example[r], sizeof st->example[r]);
+            }
+        }
+        for (int p = 0; p < SEARCH_PRUNE_COUNT; p++) st->pruned[p] += ts->pruned[p];
+        const search_near *nm = &g[i].near_memory, *nb = &g[i].near_budget;
+        if (nm->have)
+            near_update(&a->near_memory, nm->sys, nm->gpus, nm->idx, nm->value,
+                        nm->limit, nm->from_bound);
+        if (nb->have)
+            near_update(&a->near_budget, nb->sys, nb->gpus, nb->idx, nb->value,
+                        nb->limit, nb->from_bound);
+        n += g[i].n;
+    }
+    cand *cands = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *cands);
+    n = 0;
+    for (int i = 0; i < nt; i++) {
+        if (g[i].n) memcpy(cands + n, g[i].c, (size_t)g[i].n * sizeof *cands);
+        n += g[i].n;
+        free(g[i].c);
+    }
+    free(g);
+    free(units);
+    /* Likely winners first: the bounds tighten early. */
+    qsort(cands, (size_t)n, sizeof *cands, cand_cmp);
+
+    /* Phase 2: chunks estimated in parallel against the thresholds of the
+     * chunks before (fixed within a chunk), merged in order by one thread
+     * while the others wait at the barrier. */
+    state s = {q, a, 0, NULL, 0, 0};
+    outcome *outs = tp_xmalloc(CHUNK * sizeof *outs);
+    search_point kth = {0};
+    int full = 0;
+#pragma omp parallel num_threads(nt)
+    for (int64_t c0 = 0; c0 < n; c0 += CHUNK) {
+        int64_t c1 = c0 + CHUNK < n ? c0 + CHUNK : n;
+#pragma omp for schedule(static)
+        for (int64_t j = c0; j < c1; j++)
+            judge(&s, &cands[j], full, &kth, &outs[j - c0]);
+#pragma omp single
+        {
+            for (int64_t j = c0; j < c1; j++) merge(&s, &cands[j], &outs[j - c0]);
+            full = a->n_ranked == q->top_k;
+            if (full) kth = a->ranked[q->top_k - 1];
+        }
+    }
     free(outs);
+    free(cands);
     free(s.front);
     final_front(a);
 #ifdef _OPENMP
