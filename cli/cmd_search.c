@@ -494,9 +494,12 @@ static void print_explain(FILE *f, const row *rows, int n)
     int nt = terms_of(&rows[0].r, tw);
     fprintf(f, "\nwhy %s wins: %.4f s per iteration =", rows[0].tag,
             rows[0].r.iteration_s);
-    for (int i = 0; i < nt; i++)
-        if (tw[i].v > 0) fprintf(f, " %s %.4f +", tw[i].name, tw[i].v);
-    fprintf(f, " (s)\n");
+    for (int i = 0, first = 1; i < nt; i++)
+        if (tw[i].v > 0) {
+            fprintf(f, "%s %s %.4f", first ? "" : " +", tw[i].name, tw[i].v);
+            first = 0;
+        }
+    fprintf(f, " (seconds)\n");
     for (int k = 1; k < n && k < 6; k++) {
         term tr[16];
         terms_of(&rows[k].r, tr);

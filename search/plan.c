@@ -15,7 +15,7 @@
  *  2. Sort the survivors of every system and count by (time floor,
  *     system, GPUs, number): likely winners first, so the bounds below
  *     tighten early.
- *  3. Take them in chunks of CHUNK. The thresholds (the k-th best key,
+ *  3. Take them in chunks (CHUNK_MIN doubling to CHUNK_MAX). The thresholds (the k-th best key,
  *     the front so far) are fixed for a chunk; within it the threads (one
  *     parallel region for all chunks, static schedule, no allocation)
  *     estimate every layout whose floor could still enter the top-k or
@@ -43,7 +43,12 @@
 #include <omp.h>
 #endif
 
-#define CHUNK 128
+/* Chunks grow from CHUNK_MIN to CHUNK_MAX layouts, doubling: small at
+ * first, while the thresholds are still loose and change fast, then
+ * large, so the threads meet at a barrier rarely (a waiting thread spins,
+ * which costs a working one its core where cores are shared). */
+#define CHUNK_MIN 128
+#define CHUNK_MAX 4096
 
 const char *const search_objective_names[SEARCH_OBJECTIVE_COUNT] = {
     [SEARCH_BY_TIME] = "time",
@@ -583,12 +588,13 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
      * chunks before (fixed within a chunk), merged in order by one thread
      * while the others wait at the barrier. */
     state s = {q, a, 0, NULL, 0, 0};
-    outcome *outs = tp_xmalloc(CHUNK * sizeof *outs);
+    outcome *outs = tp_xmalloc(CHUNK_MAX * sizeof *outs);
     search_point kth = {0};
     int full = 0;
 #pragma omp parallel num_threads(nt)
-    for (int64_t c0 = 0; c0 < n; c0 += CHUNK) {
-        int64_t c1 = c0 + CHUNK < n ? c0 + CHUNK : n;
+    for (int64_t c0 = 0, size = CHUNK_MIN; c0 < n;
+         c0 += size, size = size < CHUNK_MAX ? 2 * size : CHUNK_MAX) {
+        int64_t c1 = c0 + size < n ? c0 + size : n;
 #pragma omp for schedule(static)
         for (int64_t j = c0; j < c1; j++)
             judge(&s, &cands[j], full, &kth, &outs[j - c0]);
