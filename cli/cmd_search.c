@@ -479,6 +479,10 @@ static void print_counts(FILE *f, const search_answer *a, int examples)
             fprintf(f, "%s %s %lld", any++ ? "," : "", search_miss_names[i],
                     (long long)st->missed[i]);
     fprintf(f, "%s\n", any ? "" : " none");
+    if (st->gpu_counts_beyond)
+        fprintf(f, "%lld (system, GPU count) pairs skipped: more GPUs than the "
+                   "system has\n",
+                (long long)st->gpu_counts_beyond);
     if (examples)
         for (int i = 1; i < SPACE_REJECT_COUNT; i++)
             if (st->rejected[i])
@@ -770,6 +774,8 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
             int64_t maxg = o->max_gpus > 0 ? o->max_gpus : 10000000;
             space_grid_default(&s->grid, &m, across ? 1024 : y->gpus_per_node,
                                maxg);
+            /* Whole nodes of this system unless the counts are given. */
+            s->gpus_multiple = o->gpus_arg ? 1 : y->gpus_per_node;
             ns++;
             if ((rc = fixes(o, &s->grid, e))) goto done;
         }

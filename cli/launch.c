@@ -55,6 +55,19 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
     if (l->vpp > 1)
         put(&b, " --num-layers-per-virtual-pipeline-stage %lld",
             (long long)(m->num_layers / (l->pp * l->vpp)));
+    int uneven = l->vpp <= 1 && l->pp == 2 && m->num_layers % 2;
+    if (l->vpp <= 1 && l->pp > 2 && m->num_layers % l->pp) {
+        /* Uneven stages as the estimator splits them: the middle ones one
+         * layer more than L / PP, the two end stages the rest. */
+        int64_t lo = m->num_layers / l->pp;
+        int64_t ends = m->num_layers - (l->pp - 2) * (lo + 1);
+        if (ends >= 2 && ends % 2 == 0)
+            put(&b, " --decoder-first-pipeline-num-layers %lld "
+                    "--decoder-last-pipeline-num-layers %lld",
+                (long long)(ends / 2), (long long)(ends / 2));
+        else
+            uneven = 1;
+    }
     if (l->cp > 1) put(&b, " --context-parallel-size %lld", (long long)l->cp);
     put(&b, " --micro-batch-size %lld --global-batch-size %lld --seq-length %lld",
         (long long)l->mbs, (long long)l->gbs, (long long)l->seq);
@@ -73,6 +86,10 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
     if (!l->no_dp_overlap) put(&b, " --overlap-grad-reduce");
     if (!l->no_dp_overlap && l->zero >= SPACE_ZERO_1 && l->zero < SPACE_ZERO_3)
         put(&b, " --overlap-param-gather");
+    if (uneven)
+        put(&b, "  # %lld layers do not split evenly over PP %lld: set "
+                "--decoder-first/last-pipeline-num-layers",
+            (long long)m->num_layers, (long long)l->pp);
     if (l->zero == SPACE_ZERO_2)
         put(&b, "  # ZeRO-2: no Megatron-LM switch; the distributed "
                 "optimizer shards optimizer states only");

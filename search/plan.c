@@ -527,6 +527,8 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
         int64_t room = y->max_nodes > 0
                            ? (int64_t)y->max_nodes * y->gpus_per_node : 0;
         for (int gi = 0; gi < q->n_gpus; gi++) {
+            int64_t mult = q->systems[si].gpus_multiple;
+            if (mult > 1 && q->gpus[gi] % mult) continue; /* not whole nodes */
             if (room > 0 && q->gpus[gi] > room) {
                 a->stats.gpu_counts_beyond++;
                 continue;

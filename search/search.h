@@ -72,6 +72,8 @@ typedef struct search_system {
     est_ctx ctx;
     double price_usd_per_gpu_hour;
     space_grid grid;
+    int64_t gpus_multiple;     /* only GPU counts that are multiples of this
+                                  (whole nodes); 0 or 1 = any */
 } search_system;
 
 typedef struct search_request {
