@@ -392,6 +392,22 @@ C1=$(json_num cost_usd)
 run 0 "$TP" "${SRCH[@]}" --price 2 --top 1 --format json
 C2=$(json_num cost_usd)
 within "$C2" "$(awk -v c="$C1" 'BEGIN{printf "%.6f", 2*c}')" 1e-9 "--price doubles the cost"
+# options move the output the right way
+run 0 "$TP" "${SRCH[@]}" --format json --no-timing
+A1=$(json_num admitted); E1=$(json_num estimated); T1=$(json_num iteration_time_s); K1=$(json_num cost_usd)
+run 0 "$TP" "${SRCH[@]}" --format json --no-timing --max-memory-fraction 0.8
+A2=$(json_num admitted)
+if [ "$A2" -lt "$A1" ]; then ok; else bad "--max-memory-fraction 0.8 admits fewer ($A2 vs $A1)"; fi
+run 0 "$TP" "${SRCH[@]}" --format json --no-timing --no-prune
+E3=$(json_num estimated); T3=$(json_num iteration_time_s)
+if [ "$E3" -gt "$E1" ] && [ "$T3" = "$T1" ]; then ok; else bad "--no-prune: more estimated ($E3 vs $E1), same winner ($T3 vs $T1)"; fi
+run 0 "$TP" "${SRCH[@]}" --format json --no-timing --objective cost
+K4=$(json_num cost_usd)
+if awk -v a="$K4" -v b="$K1" 'BEGIN{exit !(a <= b)}'; then ok; else bad "--objective cost: winner costs no more ($K4 vs $K1)"; fi
+run 0 "$TP" "${SRCH[@]}" --format csv --min-gpus 64
+if printf '%s\n' "$OUT" | awk -F, 'NR > 1 && $5 < 64 { bad = 1 } END { exit bad }'; then ok; else bad "--min-gpus 64"; fi
+run 0 "$TP" "${SRCH[@]}" --format csv --gpus 64,96
+if printf '%s\n' "$OUT" | awk -F, 'NR > 1 && $5 != 64 && $5 != 96 { bad = 1 } END { exit bad }'; then ok; else bad "--gpus 64,96"; fi
 # infeasible: exit 1, counts per reason, nearest miss
 run 1 "$TP" search --model gpt3-175b --system perlmutter --max-gpus 8 -s 2048 -B 64
 has "$OUT" "NOTHING FEASIBLE" "infeasible: said"
