@@ -119,6 +119,13 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_search(const cli_opts *o, cli_out *out, tp_err *e);
 
+/* Writes the SVG plot of a search answer to path, atomically
+ * (search_svg.c). Returns TP_OK or TP_EIO. */
+struct search_request;
+struct search_answer;
+int cli_search_svg(const char *path, const struct search_request *q,
+                   const struct search_answer *a, tp_err *e);
+
 /* Launch settings of a layout (launch.c), written into buf[cap]:
  * Megatron-LM's command line, NeMo's YAML keys (one "key: value" a line),
  * torchtitan's TOML. gpn = GPUs per node of the system. */
