@@ -59,9 +59,14 @@ static void test_floors(void)
             const space_model *m = model(models[mi]);
             space_grid g;
             space_grid_default(&g, m, systems[s].ctx.sys->gpus_per_node, 1 << 20);
-            space_grid_fix(&g, SPACE_DIM_ZERO, -1); /* refused: stays 0, 1 */
+            /* every ZeRO stage (the default grid has 0 and 1) */
+            for (int z = 0; z < SPACE_ZERO_COUNT; z++) g.v[SPACE_DIM_ZERO][z] = z;
+            g.n[SPACE_DIM_ZERO] = SPACE_ZERO_COUNT;
             int64_t size = space_grid_size(&g);
             space_layout base = job(mi % 2 ? 4096 : 2048, 512);
+            /* fp8 GEMMs where the GPU has them (eos: H100), every other model */
+            if (systems[s].ctx.gpu->peak_flops[HW_FP8] > 0 && mi % 2 == 0)
+                base.dtype = HW_FP8;
             for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
                 for (int64_t i = (int64_t)ci; i < size; i += 5) {
                     space_layout l;
