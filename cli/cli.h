@@ -14,7 +14,8 @@
 #include "hw.h"
 #include "space.h"
 
-typedef enum cli_format { CLI_TABLE, CLI_JSON, CLI_CSV, CLI_FORMAT_COUNT } cli_format;
+/* JSON Lines (CLI_JSONL) only where a command says so (search). */
+typedef enum cli_format { CLI_TABLE, CLI_JSON, CLI_CSV, CLI_JSONL, CLI_FORMAT_COUNT } cli_format;
 
 #define CLI_MAX_HWDB 16
 
@@ -47,6 +48,17 @@ typedef struct cli_opts {
     int sp, recompute, zero, precision; /* -1 = unset */
     double tokens;           /* --tokens, 0 = unset */
     int no_overlap;          /* --no-overlap-grad-reduce */
+    const char *gpus_arg;    /* --gpus as given (search: a list or range) */
+    /* search */
+    int64_t min_gpus, max_gpus;   /* 0 = unset */
+    int objective;           /* search_objective */
+    int top_k;               /* --top, 0 = default */
+    double price;            /* --price, 0 = the system's */
+    double budget_usd, budget_gpu_hours, deadline_s; /* 0 = none */
+    double max_mem_fraction; /* 0 = unset (1) */
+    const char *fix;         /* --fix K=V,... */
+    int explain, no_timing, no_prune;
+    const char *svg;         /* --svg FILE */
     int npos;                /* positional arguments after GROUP VERB */
     char **pos;
 } cli_opts;
@@ -105,6 +117,24 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_search(const cli_opts *o, cli_out *out, tp_err *e);
+
+/* Writes the SVG plot of a search answer to path, atomically
+ * (search_svg.c). Returns TP_OK or TP_EIO. */
+struct search_request;
+struct search_answer;
+int cli_search_svg(const char *path, const struct search_request *q,
+                   const struct search_answer *a, tp_err *e);
+
+/* Launch settings of a layout (launch.c), written into buf[cap]:
+ * Megatron-LM's command line, NeMo's YAML keys (one "key: value" a line),
+ * torchtitan's TOML. gpn = GPUs per node of the system. */
+void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
+                         char *buf, size_t cap);
+void cli_launch_nemo(const space_layout *l, const space_model *m, int gpn,
+                     char *buf, size_t cap);
+void cli_launch_torchtitan(const space_layout *l, const space_model *m,
+                           int gpn, char *buf, size_t cap);
 
 /* Parses "NxG" (nodes x GPUs per node) into *nodes, *per_node; TP_EUSAGE
  * with a message otherwise. */

@@ -192,6 +192,12 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
     est_models *ops = NULL;
     est_comm *comm = NULL;
     int64_t gpus = o->gpus;
+    if (o->gpus_arg && gpus < 0) {
+        rc = tp_errf(e, TP_EUSAGE,
+                     "--gpus: expected an integer in [1, 10000000], found "
+                     "'%s'", o->gpus_arg);
+        goto done;
+    }
     const hw_system *y = hw_find_system(db, o->system, e);
     if (!y) {
         rc = TP_EDATA;

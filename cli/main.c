@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE /* getopt_long */
 #include "cli.h"
+#include "search.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -40,6 +41,8 @@ enum {
     CMD_COLL_CV = 1u << 9,
     CMD_HW_IMPORT = 1u << 10,
     CMD_ESTIMATE = 1u << 11,
+    CMD_SEARCH = 1u << 12,
+    CMD_EST_SEARCH = CMD_ESTIMATE | CMD_SEARCH,
     CMD_OP = CMD_OP_PREDICT | CMD_OP_SHOW | CMD_OP_CV,
     CMD_COLL = CMD_COLL_SHOW | CMD_COLL_CV,
     CMD_ALL = 0xffffu
@@ -89,6 +92,10 @@ static const cli_command commands[] = {
      "time, memory and cost of one iteration of a layout (unset fields: "
      "the fastest)",
      cmd_estimate, 0},
+    {"search", "", CMD_SEARCH, 0, 0, "",
+     "every valid layout up to --max-gpus: ranked, Pareto front of time "
+     "against cost, launch lines",
+     cmd_search, 0},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -135,7 +142,21 @@ enum opt_id {
     OPT_PRECISION,
     OPT_TOKENS,
     OPT_OVERLAP,
-    OPT_NO_OVERLAP
+    OPT_NO_OVERLAP,
+    OPT_MAX_GPUS,
+    OPT_MIN_GPUS,
+    OPT_OBJECTIVE,
+    OPT_TOP,
+    OPT_PRICE,
+    OPT_BUDGET_USD,
+    OPT_BUDGET_GH,
+    OPT_DEADLINE,
+    OPT_FIX,
+    OPT_MAX_MEM_FRAC,
+    OPT_EXPLAIN,
+    OPT_NO_TIMING,
+    OPT_NO_PRUNE,
+    OPT_SVG
 };
 
 typedef struct cli_option {
@@ -149,8 +170,8 @@ typedef struct cli_option {
 static const cli_option options[] = {
     {"help", OPT_HELP, NULL, CMD_ALL, "show this help and exit"},
     {"version", OPT_VERSION, NULL, CMD_ALL, "print the version and exit"},
-    {"format", OPT_FORMAT, "table|json|csv", CMD_ALL,
-     "output format (default table)"},
+    {"format", OPT_FORMAT, "table|json|csv|jsonl", CMD_ALL,
+     "output format (default table; jsonl: search only)"},
     {"output", OPT_OUTPUT, "FILE", CMD_ALL,
      "write the output to FILE (atomically: all or nothing); "
      "hw import-nccl-tests: the hwdb directory to write into"},
@@ -160,48 +181,50 @@ static const cli_option options[] = {
      "seed for every random stream (default 42)"},
     {"hwdb", OPT_HWDB, "DIR", CMD_ALL,
      "add a hardware database directory (repeatable; also $TRAINPLAN_HWDB)"},
-    {"seq-length", OPT_SEQ, "N", CMD_MODEL_SHOW | CMD_ESTIMATE,
+    {"seq-length", OPT_SEQ, "N", CMD_MODEL_SHOW | CMD_ESTIMATE | CMD_SEARCH,
      "sequence length (model show: for FLOPs per token, default 2048)"},
-    {"tensor-model-parallel-size", OPT_TP, "N", CMD_MODEL_SHOW | CMD_ESTIMATE,
+    {"tensor-model-parallel-size", OPT_TP, "N",
+     CMD_MODEL_SHOW | CMD_ESTIMATE | CMD_SEARCH,
      "TP size (model show: for Megatron's vocabulary padding to 128*TP, "
      "default 1)"},
-    {"model", OPT_MODEL, "NAME|config.json", CMD_ESTIMATE,
+    {"model", OPT_MODEL, "NAME|config.json", CMD_EST_SEARCH,
      "model preset ('model list') or HuggingFace config.json"},
-    {"gpus", OPT_GPUS, "N", CMD_ESTIMATE, "GPUs of the job"},
-    {"pipeline-model-parallel-size", OPT_PP, "N", CMD_ESTIMATE,
+    {"gpus", OPT_GPUS, "N|LIST|A-B[:STEP]", CMD_EST_SEARCH,
+     "GPUs of the job (search: counts to try, e.g. 64,128 or 64-512:64)"},
+    {"pipeline-model-parallel-size", OPT_PP, "N", CMD_EST_SEARCH,
      "pipeline stages"},
-    {"context-parallel-size", OPT_CP, "N", CMD_ESTIMATE,
+    {"context-parallel-size", OPT_CP, "N", CMD_EST_SEARCH,
      "context-parallel ranks (ring attention)"},
     {"num-layers-per-virtual-pipeline-stage", OPT_VPP_LAYERS, "N",
-     CMD_ESTIMATE,
+     CMD_EST_SEARCH,
      "layers per model chunk of the interleaved schedule (needs -p)"},
-    {"num-virtual-stages-per-pipeline-rank", OPT_VSTAGES, "N", CMD_ESTIMATE,
+    {"num-virtual-stages-per-pipeline-rank", OPT_VSTAGES, "N", CMD_EST_SEARCH,
      "model chunks per pipeline rank (1 = plain 1F1B)"},
-    {"micro-batch-size", OPT_MBS, "N", CMD_ESTIMATE,
+    {"micro-batch-size", OPT_MBS, "N", CMD_EST_SEARCH,
      "sequences per micro-batch"},
-    {"global-batch-size", OPT_GBS, "N", CMD_ESTIMATE,
+    {"global-batch-size", OPT_GBS, "N", CMD_EST_SEARCH,
      "sequences per iteration"},
-    {"sequence-parallel", OPT_SP, NULL, CMD_ESTIMATE,
+    {"sequence-parallel", OPT_SP, NULL, CMD_EST_SEARCH,
      "sequence parallelism (with TP > 1)"},
-    {"no-sequence-parallel", OPT_NO_SP, NULL, CMD_ESTIMATE,
+    {"no-sequence-parallel", OPT_NO_SP, NULL, CMD_EST_SEARCH,
      "no sequence parallelism"},
     {"recompute-granularity", OPT_RECOMPUTE, "none|selective|full",
-     CMD_ESTIMATE, "activation recomputation"},
-    {"use-distributed-optimizer", OPT_DISTOPT, NULL, CMD_ESTIMATE,
+     CMD_EST_SEARCH, "activation recomputation"},
+    {"use-distributed-optimizer", OPT_DISTOPT, NULL, CMD_EST_SEARCH,
      "shard optimizer states over DP (ZeRO-1)"},
-    {"no-use-distributed-optimizer", OPT_NO_DISTOPT, NULL, CMD_ESTIMATE,
+    {"no-use-distributed-optimizer", OPT_NO_DISTOPT, NULL, CMD_EST_SEARCH,
      "every DP rank keeps all optimizer states"},
-    {"zero-stage", OPT_ZERO, "0|1|2|3", CMD_ESTIMATE,
+    {"zero-stage", OPT_ZERO, "0|1|2|3", CMD_EST_SEARCH,
      "optimizer states (1), gradients (2), parameters (3, FSDP) sharded "
      "over DP"},
-    {"precision", OPT_PRECISION, "bf16|fp16|fp8", CMD_ESTIMATE,
+    {"precision", OPT_PRECISION, "bf16|fp16|fp8", CMD_EST_SEARCH,
      "GEMM precision (default bf16; fp8: GEMMs at the fp8 rate)"},
-    {"overlap-grad-reduce", OPT_OVERLAP, NULL, CMD_ESTIMATE,
+    {"overlap-grad-reduce", OPT_OVERLAP, NULL, CMD_EST_SEARCH,
      "gradient reduction under the backward, parameter gather under the "
      "forward (default)"},
-    {"no-overlap-grad-reduce", OPT_NO_OVERLAP, NULL, CMD_ESTIMATE,
+    {"no-overlap-grad-reduce", OPT_NO_OVERLAP, NULL, CMD_EST_SEARCH,
      "gradient reduction after the backward (Megatron-LM's default)"},
-    {"tokens", OPT_TOKENS, "N", CMD_ESTIMATE,
+    {"tokens", OPT_TOKENS, "N", CMD_EST_SEARCH,
      "tokens to train, e.g. 300e9: time and cost to train"},
     {"gpu", OPT_GPU, "NAME", CMD_OP,
      "GPU name or alias from 'hw list' (op commands)"},
@@ -218,13 +241,14 @@ static const cli_option options[] = {
      "one shape, e.g. mp=2,b=4,l=2048,dim=6144 or m=4096,n=4096,k=4096"},
     {"dtype", OPT_DTYPE, "fp32|tf32|fp16|bf16|fp8", CMD_OP,
      "data type of the operator (default fp16; gemm samples: bf16)"},
-    {"keep-bad", OPT_KEEP_BAD, NULL, CMD_OP | CMD_COLL | CMD_ESTIMATE,
+    {"keep-bad", OPT_KEEP_BAD, NULL, CMD_OP | CMD_COLL | CMD_EST_SEARCH,
      "keep samples and table rows that fail the hygiene checks"},
     {"folds", OPT_FOLDS, "N", CMD_OP_CV,
      "cross-validation folds, 2 to 20 (default 5)"},
-    {"system", OPT_SYSTEM, "NAME", CMD_COLL | CMD_HW_IMPORT | CMD_ESTIMATE,
+    {"system", OPT_SYSTEM, "NAME", CMD_COLL | CMD_HW_IMPORT | CMD_EST_SEARCH,
      "system name or alias from 'hw list' (coll commands; hw "
-     "import-nccl-tests, default: the one system with the log's GPU)"},
+     "import-nccl-tests, default: the one system with the log's GPU; "
+     "search: a comma list, e.g. perlmutter,selene,eos)"},
     {"bytes", OPT_BYTES, "SIZE,...", CMD_COLL_SHOW,
      "bytes per rank, e.g. 1e8, 256MiB, 1GB, 64K (K/M/G: binary, as "
      "nccl-tests -b); a comma list gives a sweep"},
@@ -236,13 +260,43 @@ static const cli_option options[] = {
      "job)"},
     {"gpus-per-node", OPT_GPN, "G", CMD_COLL_SHOW | CMD_HW_IMPORT,
      "GPUs of the group on each node (with --nodes)"},
+    {"max-gpus", OPT_MAX_GPUS, "N", CMD_SEARCH,
+     "search: at most N GPUs (whole nodes from one node up, unless --gpus)"},
+    {"min-gpus", OPT_MIN_GPUS, "N", CMD_SEARCH, "search: at least N GPUs"},
+    {"objective", OPT_OBJECTIVE, "time|throughput|time-to-train|cost",
+     CMD_SEARCH, "search: what to rank by (default time)"},
+    {"top", OPT_TOP, "K", CMD_SEARCH,
+     "search: layouts in the ranked table, 1 to 1000 (default 10)"},
+    {"price", OPT_PRICE, "USD", CMD_SEARCH,
+     "search: price per GPU-hour for every system (default: hwdb's)"},
+    {"budget-usd", OPT_BUDGET_USD, "USD", CMD_SEARCH,
+     "search: most the training may cost (needs --tokens)"},
+    {"budget-gpu-hours", OPT_BUDGET_GH, "H", CMD_SEARCH,
+     "search: most GPU-hours the training may take (needs --tokens)"},
+    {"deadline", OPT_DEADLINE, "T", CMD_SEARCH,
+     "search: longest the training may take, e.g. 30d, 72h, 90m, 3600s "
+     "(needs --tokens)"},
+    {"fix", OPT_FIX, "K=V,...", CMD_SEARCH,
+     "search: pin fields: tp, pp, cp, vpp, mbs, sp, recompute, zero (e.g. "
+     "tp=8,pp=4,recompute=full)"},
+    {"max-memory-fraction", OPT_MAX_MEM_FRAC, "F", CMD_SEARCH,
+     "search: use at most this fraction of a GPU's memory, (0, 1] (default 1)"},
+    {"explain", OPT_EXPLAIN, NULL, CMD_SEARCH,
+     "search: why the winner wins, term by term, and an example per "
+     "rejection rule"},
+    {"no-timing", OPT_NO_TIMING, NULL, CMD_SEARCH,
+     "search: leave out elapsed time and thread count (comparable output)"},
+    {"no-prune", OPT_NO_PRUNE, NULL, CMD_SEARCH,
+     "search: estimate every valid layout (no memory or time bound)"},
+    {"svg", OPT_SVG, "FILE", CMD_SEARCH,
+     "search: plot every evaluated layout, front highlighted, to FILE"},
     {"list-options", OPT_LIST_OPTIONS, NULL, CMD_ALL,
      "print every long option name, one per line (for scripts and tests)"},
 };
 #define N_OPTIONS ((int)(sizeof options / sizeof options[0]))
 
 static const char *const format_names[CLI_FORMAT_COUNT] = {"table", "json",
-                                                           "csv"};
+                                                           "csv", "jsonl"};
 _Static_assert(sizeof format_names / sizeof format_names[0] == CLI_FORMAT_COUNT,
                "format_names mirrors cli_format");
 
@@ -290,6 +344,42 @@ static int parse_int(const char *opt, const char *s, long long lo,
     return TP_OK;
 }
 
+/* Parses a number in (0, hi]; 0 on success. */
+static int parse_pos(const char *opt, const char *s, double hi,
+                     const char *unit, double *out, tp_err *e)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v > 0) || v > hi)
+        return tp_errf(e, TP_EUSAGE,
+                       "--%s: expected a number (%s) in (0, %g], found '%s'",
+                       opt, unit, hi, s);
+    *out = v;
+    return TP_OK;
+}
+
+/* A duration: a number with s, m, h, d or w (seconds without). */
+static int parse_duration(const char *s, double *out, tp_err *e)
+{
+    static const struct { char c; double s; } units[] = {
+        {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mul = 1;
+    if (!errno && end != s && *end && !end[1])
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+            if (*end == units[i].c) mul = units[i].s, end++;
+    if (errno || end == s || *end || !(v > 0) || v * mul > 3.2e9)
+        return tp_errf(e, TP_EUSAGE,
+                       "--deadline: expected a duration in (0, 100 years], "
+                       "e.g. 30d, 72h, 90m or 3600s, found '%s'",
+                       s);
+    *out = v * mul;
+    return TP_OK;
+}
+
 static const cli_option *option_by_id(int id)
 {
     for (int i = 0; i < N_OPTIONS; i++)
@@ -306,7 +396,7 @@ int main(int argc, char **argv)
     o.dtype = -1;
     o.folds = 5;
     o.sp = o.recompute = o.zero = o.precision = -1;
-    tp_err e = {0};
+    tp_err e = {0}, ge = {0};
 
     /* Generate getopt's tables from ours. */
     struct option longopts[N_OPTIONS + 1];
@@ -359,8 +449,8 @@ int main(int argc, char **argv)
                 if (tp_streq_ci(optarg, format_names[i])) k = i;
             if (k < 0) {
                 fprintf(stderr,
-                        "trainplan: --format: expected table, json or csv, "
-                        "found '%s'\n",
+                        "trainplan: --format: expected table, json, csv or "
+                        "jsonl, found '%s'\n",
                         optarg);
                 return TP_EUSAGE;
             }
@@ -398,9 +488,66 @@ int main(int argc, char **argv)
         case OPT_MODEL:
             o.model = optarg;
             break;
-        case OPT_GPUS:
-            rc = parse_int("gpus", optarg, 1, 10000000, &v, &e);
-            o.gpus = v;
+        case OPT_GPUS: /* an integer for estimate, a list for search:
+                          checked by the command */
+            o.gpus_arg = optarg;
+            o.gpus = parse_int("gpus", optarg, 1, 10000000, &v, &ge) ? -1 : v;
+            break;
+        case OPT_MAX_GPUS:
+            rc = parse_int("max-gpus", optarg, 1, 10000000, &v, &e);
+            o.max_gpus = v;
+            break;
+        case OPT_MIN_GPUS:
+            rc = parse_int("min-gpus", optarg, 1, 10000000, &v, &e);
+            o.min_gpus = v;
+            break;
+        case OPT_TOP:
+            rc = parse_int("top", optarg, 1, 1000, &v, &e);
+            o.top_k = (int)v;
+            break;
+        case OPT_OBJECTIVE: {
+            int k = -1;
+            for (int i = 0; i < SEARCH_OBJECTIVE_COUNT; i++)
+                if (tp_streq_ci(optarg, search_objective_names[i])) k = i;
+            if (k < 0)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--objective: expected time, throughput, "
+                             "time-to-train or cost, found '%s'",
+                             optarg);
+            o.objective = k;
+            break;
+        }
+        case OPT_PRICE:
+            rc = parse_pos("price", optarg, 1e6, "USD per GPU-hour", &o.price, &e);
+            break;
+        case OPT_BUDGET_USD:
+            rc = parse_pos("budget-usd", optarg, 1e15, "USD", &o.budget_usd, &e);
+            break;
+        case OPT_BUDGET_GH:
+            rc = parse_pos("budget-gpu-hours", optarg, 1e15, "GPU-hours",
+                           &o.budget_gpu_hours, &e);
+            break;
+        case OPT_DEADLINE:
+            rc = parse_duration(optarg, &o.deadline_s, &e);
+            break;
+        case OPT_FIX:
+            o.fix = optarg;
+            break;
+        case OPT_MAX_MEM_FRAC:
+            rc = parse_pos("max-memory-fraction", optarg, 1, "fraction",
+                           &o.max_mem_fraction, &e);
+            break;
+        case OPT_EXPLAIN:
+            o.explain = 1;
+            break;
+        case OPT_NO_TIMING:
+            o.no_timing = 1;
+            break;
+        case OPT_NO_PRUNE:
+            o.no_prune = 1;
+            break;
+        case OPT_SVG:
+            o.svg = optarg;
             break;
         case OPT_PP:
             rc = parse_int("pipeline-model-parallel-size", optarg, 1, 65536,
@@ -585,6 +732,10 @@ int main(int argc, char **argv)
                     options[i].name, cmd->group, cmd->verb);
             return TP_EUSAGE;
         }
+    if (o.format == CLI_JSONL && cmd->bit != CMD_SEARCH) {
+        fprintf(stderr, "trainplan: --format jsonl applies to 'search' only\n");
+        return TP_EUSAGE;
+    }
     o.npos = npos - (one_word ? 1 : 2);
     o.pos = pos + (one_word ? 1 : 2);
     if (o.npos < cmd->min_args || o.npos > cmd->max_args) {

@@ -489,4 +489,18 @@ typedef struct est_result {
 void est_estimate(const est_ctx *c, const space_model *m,
                   const space_layout *l, est_result *r);
 
+/* ---- lower bounds for the search (bound.c) ------------------------------ */
+
+/* Bytes that est_memory_of(m, l)'s total is at least: weights, gradients
+ * and optimizer states of the transformer layers of one pipeline stage,
+ * sharded as l says. Cheap (no activations). */
+double est_memory_floor(const space_model *m, const space_layout *l);
+
+/* Seconds that est_estimate(c, m, l)'s iteration time is at least (for a
+ * valid layout): the GEMM FLOPs per GPU at the GPU's dense peak, times the
+ * pipeline's (1 + (pp - 1) / (vpp x micro-batches)). 0 when l is not
+ * valid enough to say (a size below 1). Cheap; thread-safe. */
+double est_time_floor(const est_ctx *c, const space_model *m,
+                      const space_layout *l);
+
 #endif

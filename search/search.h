@@ -1,9 +1,11 @@
 /*
- * search.h - which layouts win. For now: completing a partly given layout
- * with the fastest feasible values of the fields the user left unset
- * (`trainplan estimate`, and the validation of published runs whose
- * sources leave out the micro-batch size or the recomputation). Issue 6
- * grows this into the full search with pruning and the Pareto front.
+ * search.h - which layouts win: completing a partly given layout with the
+ * fastest feasible values of the fields the user left unset (complete.c:
+ * `trainplan estimate`, the validation of published runs), and the full
+ * search (plan.c: `trainplan search`): every valid layout of a model on
+ * one or more systems over a range of GPU counts, pruned by cheap lower
+ * bounds (branch and bound, exact for the top-k and the Pareto front),
+ * ranked, and the front of time against cost.
  */
 #ifndef TP_SEARCH_H
 #define TP_SEARCH_H
@@ -28,5 +30,138 @@
 int search_complete(const est_ctx *c, const space_model *m,
                     const space_layout *want, int64_t gpus, est_result *best,
                     int64_t *n_tried, int64_t *n_feasible);
+
+/* ---- the search (plan.c) ------------------------------------------------ */
+
+/* What to rank by. Time, throughput and time to train order layouts alike
+ * (the global batch and sequence are fixed); cost is GPUs x time x price. */
+typedef enum search_objective {
+    SEARCH_BY_TIME,
+    SEARCH_BY_THROUGHPUT,
+    SEARCH_BY_TRAIN_TIME,
+    SEARCH_BY_COST,
+    SEARCH_OBJECTIVE_COUNT
+} search_objective;
+/* "time", "throughput", "time-to-train", "cost" */
+extern const char *const search_objective_names[SEARCH_OBJECTIVE_COUNT];
+
+/* Why a valid layout was not estimated: a lower bound settled it. */
+typedef enum search_prune {
+    SEARCH_PRUNE_MEMORY,   /* weights, gradients and optimizer states alone
+                              exceed the memory allowed */
+    SEARCH_PRUNE_BUDGET,   /* its time or cost bound already breaks the
+                              budget or the deadline */
+    SEARCH_PRUNE_TIME,     /* its time bound can enter neither the top-k
+                              nor the front (branch and bound) */
+    SEARCH_PRUNE_COUNT
+} search_prune;
+extern const char *const search_prune_names[SEARCH_PRUNE_COUNT];
+
+/* Why an estimated, feasible layout is not admitted. */
+typedef enum search_miss {
+    SEARCH_MISS_BUDGET_USD,
+    SEARCH_MISS_BUDGET_GPU_HOURS,
+    SEARCH_MISS_DEADLINE,
+    SEARCH_MISS_COUNT
+} search_miss;
+extern const char *const search_miss_names[SEARCH_MISS_COUNT];
+
+/* One system a search spans: its estimator context (models opened once
+ * per GPU by the caller), its price, and its candidate values. */
+typedef struct search_system {
+    est_ctx ctx;
+    double price_usd_per_gpu_hour;
+    space_grid grid;
+    int64_t gpus_multiple;     /* only GPU counts that are multiples of this
+                                  (whole nodes); 0 or 1 = any */
+} search_system;
+
+typedef struct search_request {
+    const space_model *model;
+    const search_system *systems;
+    int n_systems;
+    space_layout base;         /* seq, gbs, dtype, flash, no_dp_overlap */
+    const int64_t *gpus;       /* GPU counts to try, ascending */
+    int n_gpus;
+    search_objective objective;
+    int top_k;                 /* >= 1 */
+    double tokens;             /* tokens to train; 0 = not given */
+    double budget_usd;         /* 0 = none (need tokens) */
+    double budget_gpu_hours;   /* 0 = none (need tokens) */
+    double deadline_s;         /* 0 = none (needs tokens) */
+    double max_memory_fraction; /* of the GPU's memory, (0, 1] */
+    int no_prune;              /* estimate every valid layout (tests, bench) */
+} search_request;
+
+/* One estimated and admitted layout: which (system, GPU count, layout
+ * number in that system's grid) and its figures. A plain value; the full
+ * estimate is search_estimate_point's. */
+typedef struct search_point {
+    double iteration_s;
+    double cost_usd;           /* of one iteration: gpus x time x price */
+    double mem_bytes;          /* peak on the busiest GPU */
+    int64_t gpus;
+    int64_t idx;
+    int sys;
+} search_point;
+
+/* The nearest miss of an unsatisfiable request: the layout that comes
+ * closest to the limit it breaks. */
+typedef struct search_near {
+    int have;
+    int sys;
+    int64_t gpus, idx;
+    double value, limit;       /* bytes (memory) or the ratio to the budget */
+    int from_bound;            /* value is a lower bound, not an estimate */
+} search_near;
+
+typedef struct search_stats {
+    int64_t enumerated;        /* layout numbers visited, all systems and counts */
+    int64_t rejected[SPACE_REJECT_COUNT]; /* by rule ([SPACE_OK] unused) */
+    int64_t valid;
+    int64_t pruned[SEARCH_PRUNE_COUNT];
+    int64_t estimated;
+    int64_t infeasible[EST_REASON_COUNT]; /* estimated; out_of_memory
+                                           includes --max-memory-fraction */
+    int64_t missed[SEARCH_MISS_COUNT];
+    int64_t admitted;          /* feasible and within every constraint */
+    int64_t gpu_counts_beyond; /* (system, count) pairs larger than the system */
+    char example[SPACE_REJECT_COUNT][200]; /* first message per rule */
+    double elapsed_s;
+    int threads;
+} search_stats;
+
+/* What a search found. Owns its arrays: free with search_answer_free. */
+typedef struct search_answer {
+    search_point *ranked;      /* best first, at most top_k */
+    int n_ranked;
+    search_point *front;       /* Pareto front, by ascending cost */
+    int n_front;
+    search_point *points;      /* every admitted layout, in evaluation order */
+    int64_t n_points;
+    search_near near_memory;   /* smallest memory shortfall */
+    search_near near_budget;   /* smallest excess over budget or deadline */
+    search_stats stats;
+} search_answer;
+
+/* Runs the search q asks for into *a (which the caller frees with
+ * search_answer_free, also after an error). Deterministic: the answer,
+ * and every count of the stats but elapsed_s and threads, is the same at
+ * any thread count (OpenMP inside). Returns TP_OK (also when nothing is
+ * admitted: a->n_ranked = 0) or TP_EUSAGE for a request out of range. */
+int search_run(const search_request *q, search_answer *a, tp_err *e);
+void search_answer_free(search_answer *a); /* accepts NULL */
+
+/* The layout of p (its system's grid, the request's job). */
+void search_point_layout(const search_request *q, const search_point *p,
+                         space_layout *l);
+/* Its full estimate again (est_estimate is pure). */
+void search_point_estimate(const search_request *q, const search_point *p,
+                           est_result *r);
+
+/* The total order of ranking: the objective, then the other of time and
+ * cost, then system, GPUs, layout number. <0, 0, >0. */
+int search_point_cmp(const search_point *a, const search_point *b,
+                     search_objective obj);
 
 #endif

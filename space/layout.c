@@ -35,6 +35,9 @@ const char *const space_reject_names[SPACE_REJECT_COUNT] = {
     [SPACE_REJECT_CP_SEQ] = "cp_seq",
     [SPACE_REJECT_SP_SEQ] = "sp_seq",
     [SPACE_REJECT_SEQ_POSITIONS] = "seq_beyond_positions",
+    [SPACE_REJECT_GPUS] = "gpus_divisibility",
+    [SPACE_REJECT_SP_TP1] = "sp_needs_tp",
+    [SPACE_REJECT_ZERO_DP1] = "zero_needs_dp",
 };
 _Static_assert(sizeof space_reject_names / sizeof space_reject_names[0]
                    == SPACE_REJECT_COUNT,

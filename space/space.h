@@ -253,6 +253,11 @@ typedef enum space_reject {
     SPACE_REJECT_CP_SEQ,         /* seq % (2 cp) */
     SPACE_REJECT_SP_SEQ,         /* (seq / cp) % tp with SP */
     SPACE_REJECT_SEQ_POSITIONS,  /* seq > learned positions */
+    /* Enumeration only (space_grid_check; space_layout_check never
+     * returns these): */
+    SPACE_REJECT_GPUS,           /* gpus % (tp x pp x cp): no whole DP */
+    SPACE_REJECT_SP_TP1,         /* SP with TP 1: the layout without SP */
+    SPACE_REJECT_ZERO_DP1,       /* ZeRO with DP x CP 1: the layout without */
     SPACE_REJECT_COUNT
 } space_reject;
 extern const char *const space_reject_names[SPACE_REJECT_COUNT];
@@ -263,5 +268,80 @@ extern const char *const space_reject_names[SPACE_REJECT_COUNT];
  * values in why[cap]. */
 space_reject space_layout_check(const space_model *m, const space_layout *l,
                                 int gpus_per_node, char *why, size_t cap);
+
+/* ---- enumeration (grid.c) ---------------------------------------------- */
+
+/* The fields a search chooses, in the order of the enumeration (outermost
+ * first); the GPU count is outside the grid (one grid per count). */
+typedef enum space_dim {
+    SPACE_DIM_TP,
+    SPACE_DIM_PP,
+    SPACE_DIM_CP,
+    SPACE_DIM_VPP,
+    SPACE_DIM_MBS,
+    SPACE_DIM_SP,
+    SPACE_DIM_RECOMPUTE,
+    SPACE_DIM_ZERO,
+    SPACE_DIM_COUNT
+} space_dim;
+/* "tp", "pp", "cp", "vpp", "mbs", "sp", "recompute", "zero": the keys of
+ * --fix. */
+extern const char *const space_dim_names[SPACE_DIM_COUNT];
+
+#define SPACE_GRID_MAX 64
+
+/* Candidate values of each field: a plain value. Layout number i of a
+ * grid is the mixed-radix number whose digits index the candidate lists,
+ * SPACE_DIM_TP the most significant, so the numbers run in a fixed order
+ * and any range of them can be mapped to layouts independently (OpenMP
+ * splits them with a static schedule). */
+typedef struct space_grid {
+    int64_t v[SPACE_DIM_COUNT][SPACE_GRID_MAX];
+    int n[SPACE_DIM_COUNT];
+} space_grid;
+
+/* The candidates Megatron-LM users pick from: TP powers of two up to
+ * max_tp (a node's GPUs, unless TP may cross nodes), PP the divisors of
+ * the layers (up to max_pp), CP 1, 2, 4, 8, virtual stages 1, 2, 3, 4, 6,
+ * 8, micro-batch 1 to 16 sequences in powers of two, SP off and on,
+ * recompute none, selective, full, ZeRO 0 and 1 (Megatron-LM's
+ * distributed optimizer). */
+void space_grid_default(space_grid *g, const space_model *m, int64_t max_tp,
+                        int64_t max_pp);
+
+/* Pins field d to the single value v (ZeRO 2 and 3 can only be had this
+ * way). Returns 0, or -1 when v is out of the field's range (sizes >= 1,
+ * SP 0 or 1, recompute 0 to 2, ZeRO 0 to 3). */
+int space_grid_fix(space_grid *g, space_dim d, int64_t v);
+
+/* Layouts per GPU count: the product of the list lengths. */
+int64_t space_grid_size(const space_grid *g);
+
+/* Layout number idx of g at `gpus` GPUs: the grid's fields, the job's
+ * (seq, gbs, dtype, flash, no_dp_overlap) from base, and dp = gpus / (tp
+ * x pp x cp), or 0 when that does not divide. */
+void space_grid_layout(const space_grid *g, int64_t idx, int64_t gpus,
+                       const space_layout *base, space_layout *out);
+
+/* Digit of field d in layout number idx, and the number of layouts that
+ * share every digit up to and including d (the size of the block an
+ * early rule rejects at once). */
+int space_grid_digit(const space_grid *g, int64_t idx, space_dim d);
+int64_t space_grid_block(const space_grid *g, space_dim d);
+
+/* space_layout_check for an enumerated layout at `gpus` GPUs: first
+ * SPACE_REJECT_GPUS when tp x pp x cp does not divide the GPUs, then the
+ * rules of space_layout_check, then the two that reject a duplicate (SP
+ * with TP 1, ZeRO with DP x CP 1: the same layout as without). */
+space_reject space_grid_check(const space_model *m, const space_layout *l,
+                              int64_t gpus, int gpus_per_node, char *why,
+                              size_t cap);
+
+/* A layout's tag: n{nodes}g{gpus per node}_tp{}pp{}dp{}[cp{}]_mbs{}
+ * [_vpp{}][_sp][_rsel|_rfull][_z1|_z2|_z3], e.g. n16g8_tp8pp4dp4_mbs2_vpp3
+ * (gpus per node is the node's count, or the job's when it is smaller).
+ * Returns buf. */
+char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,
+                       size_t cap);
 
 #endif

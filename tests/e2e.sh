@@ -67,7 +67,7 @@ run 64 "$TP" model shwo gpt3-175b && has "$ERR" "did you mean 'model show'" "com
 run 64 "$TP" --bogus model list && has "$ERR" "unknown option '--bogus'" "unknown option"
 run 64 "$TP" --threads abc model list && has "$ERR" "--threads: expected an integer in [1, 1024], found 'abc'" "bad --threads"
 run 64 "$TP" --threads 0 model list
-run 64 "$TP" --format xml model list && has "$ERR" "table, json or csv" "bad --format"
+run 64 "$TP" --format xml model list && has "$ERR" "table, json, csv or jsonl" "bad --format"
 run 64 "$TP" hw list --seq-length 4096 && has "$ERR" "does not apply" "option scoped to a command"
 run 64 "$TP" model show && has "$ERR" "usage: trainplan model show" "missing argument"
 run 64 "$TP" model show a b
@@ -331,6 +331,124 @@ run 65 "$TP" estimate -m nosuchmodel --system perlmutter-80g -g 8 -s 2048 -B 8
 run 65 "$TP" estimate -m gpt-neox-20b --system nosuchsystem -g 8 -s 2048 -B 8
 run 64 "$TP" estimate -m gpt-neox-20b --system perlmutter-80g -g 8 --nodes 4 -s 2048 -B 8
 has "$ERR" "disagree" "--gpus and --nodes must agree"
+run 64 "$TP" "${EST[@]}" -g abc
+has "$ERR" "--gpus: expected an integer" "estimate: --gpus must be one integer"
+
+# --- search -------------------------------------------------------------------------
+SRCH=(search --model gpt-neox-20b --system perlmutter --max-gpus 128 --seq-length 2048
+      --global-batch-size 1024 --tokens 300e9)
+run 0 "$TP" "${SRCH[@]}" --format json
+for k in ranked pareto stats enumerated pruned estimated elapsed_s threads gpus iteration_time_s \
+         time_to_train_s cost_usd gpu_hours peak_memory_bytes tensor_model_parallel_size \
+         pipeline_model_parallel_size data_parallel_size micro_batch_size layout megatron \
+         nemo_yaml torchtitan_toml memory_bound time_bound gpus_divisibility; do
+    has "$OUT" "\"$k\"" "search json has $k"
+done
+has "$OUT" "--tensor-model-parallel-size" "megatron launch line"
+has "$OUT" "model.tensor_model_parallel_size" "nemo keys"
+has "$OUT" "tensor_parallel_degree" "torchtitan keys"
+# the flagship: table with the ranked layouts and the front
+run 0 "$TP" "${SRCH[@]}"
+has "$OUT" "top 10 by time" "flagship table: ranked"
+has "$OUT" "Pareto front of time against cost" "flagship table: front"
+has "$OUT" "n32g4_tp" "flagship: layout tags"
+# byte-identical at 1, 2 and 4 threads: table, CSV, JSON, JSON Lines
+for fmt in table csv json jsonl; do
+    for t in 1 2 4; do
+        "$TP" --threads "$t" "${SRCH[@]}" --no-timing --format "$fmt" -o "$SCRATCH/s.$fmt.$t" 2>/dev/null
+    done
+    if cmp -s "$SCRATCH/s.$fmt.1" "$SCRATCH/s.$fmt.2" && cmp -s "$SCRATCH/s.$fmt.1" "$SCRATCH/s.$fmt.4" \
+       && [ -s "$SCRATCH/s.$fmt.1" ]; then ok; else bad "search --format $fmt differs between 1, 2, 4 threads"; fi
+done
+if grep -q elapsed_s "$SCRATCH/s.json.1"; then bad "--no-timing keeps elapsed_s"; else ok; fi
+# the same without --no-timing differs only in the timing fields
+"$TP" --threads 1 "${SRCH[@]}" --format json | grep -v -e '"elapsed_s"' -e '"threads"' >"$SCRATCH/t1"
+"$TP" --threads 2 "${SRCH[@]}" --format json | grep -v -e '"elapsed_s"' -e '"threads"' >"$SCRATCH/t2"
+if cmp -s "$SCRATCH/t1" "$SCRATCH/t2"; then ok; else bad "search json differs beyond the timing fields"; fi
+run 0 "$TP" "${SRCH[@]}" --format csv
+has "$OUT" "set,rank,system,layout,gpus" "search csv header"
+has "$OUT" "pareto,1," "search csv has the front"
+run 0 "$TP" "${SRCH[@]}" --format jsonl
+if [ "$(printf '%s\n' "$OUT" | wc -l)" -ge 11 ] && printf '%s\n' "$OUT" | tail -n 1 | grep -q '^{"stats"'; then
+    ok; else bad "jsonl: one line per layout, stats last"; fi
+# SVG, explain, options
+run 0 "$TP" "${SRCH[@]}" --svg "$SCRATCH/front.svg" --explain
+has "$(cat "$SCRATCH/front.svg")" "<svg" "svg written"
+has "$(cat "$SCRATCH/front.svg")" "cost to train (USD" "svg x axis with unit"
+has "$(cat "$SCRATCH/front.svg")" "time to train (days" "svg y axis with unit"
+has "$OUT" "wins:" "--explain: why the winner wins"
+has "$OUT" "loses by" "--explain: why the runners-up lose"
+has "$OUT" "e.g. " "--explain: an example per rule"
+run 0 "$TP" "${SRCH[@]}" --fix tp=2,recompute=full --format json
+if printf '%s' "$OUT" | grep -Eq '"tensor_model_parallel_size":[[:space:]]*([013-9]|2[0-9])'; then bad "--fix tp=2 not kept"; else ok; fi
+run 0 "$TP" "${SRCH[@]}" --objective cost --top 3 --format csv
+if [ "$(printf '%s\n' "$OUT" | grep -c '^ranked,')" -eq 3 ]; then ok; else bad "--top 3"; fi
+run 0 "$TP" search --model gpt3-1.7b --system perlmutter,selene --max-gpus 32 -s 2048 -B 256 --tokens 1e10
+has "$OUT" "system" "several systems: a system column"
+has "$OUT" "selene" "several systems: both listed"
+# a higher price makes the same layouts cost more
+run 0 "$TP" "${SRCH[@]}" --price 1 --top 1 --format json
+C1=$(json_num cost_usd)
+run 0 "$TP" "${SRCH[@]}" --price 2 --top 1 --format json
+C2=$(json_num cost_usd)
+within "$C2" "$(awk -v c="$C1" 'BEGIN{printf "%.6f", 2*c}')" 1e-9 "--price doubles the cost"
+# options move the output the right way
+run 0 "$TP" "${SRCH[@]}" --format json --no-timing
+A1=$(json_num admitted); E1=$(json_num estimated); T1=$(json_num iteration_time_s); K1=$(json_num cost_usd)
+run 0 "$TP" "${SRCH[@]}" --format json --no-timing --max-memory-fraction 0.8
+A2=$(json_num admitted)
+if [ "$A2" -lt "$A1" ]; then ok; else bad "--max-memory-fraction 0.8 admits fewer ($A2 vs $A1)"; fi
+run 0 "$TP" "${SRCH[@]}" --format json --no-timing --no-prune
+E3=$(json_num estimated); T3=$(json_num iteration_time_s)
+if [ "$E3" -gt "$E1" ] && [ "$T3" = "$T1" ]; then ok; else bad "--no-prune: more estimated ($E3 vs $E1), same winner ($T3 vs $T1)"; fi
+run 0 "$TP" "${SRCH[@]}" --format json --no-timing --objective cost
+K4=$(json_num cost_usd)
+if awk -v a="$K4" -v b="$K1" 'BEGIN{exit !(a <= b)}'; then ok; else bad "--objective cost: winner costs no more ($K4 vs $K1)"; fi
+run 0 "$TP" "${SRCH[@]}" --format csv --min-gpus 64
+if printf '%s\n' "$OUT" | awk -F, 'NR > 1 && $5 < 64 { bad = 1 } END { exit bad }'; then ok; else bad "--min-gpus 64"; fi
+run 0 "$TP" "${SRCH[@]}" --format csv --gpus 64,96
+if printf '%s\n' "$OUT" | awk -F, 'NR > 1 && $5 != 64 && $5 != 96 { bad = 1 } END { exit bad }'; then ok; else bad "--gpus 64,96"; fi
+# infeasible: exit 1, counts per reason, nearest miss
+run 1 "$TP" search --model gpt3-175b --system perlmutter --max-gpus 8 -s 2048 -B 64
+has "$OUT" "NOTHING FEASIBLE" "infeasible: said"
+has "$OUT" "memory_bound" "infeasible: counts per reason"
+has "$OUT" "smallest memory shortfall" "infeasible: nearest miss"
+has "$ERR" "nothing feasible" "infeasible: stderr"
+run 1 "$TP" search --model gpt3-175b --system perlmutter --max-gpus 8 -s 2048 -B 64 --format json
+has "$OUT" '"nearest_miss"' "infeasible json: nearest miss"
+run 1 "$TP" "${SRCH[@]}" --budget-usd 1000
+has "$OUT" "budget" "budget too small: the budget counts"
+run 1 "$TP" "${SRCH[@]}" --deadline 1d
+has "$OUT" "smallest budget or deadline excess" "deadline: nearest miss"
+# bad input
+run 64 "$TP" search --model gpt-neox-20b --system perlmutter -s 2048 -B 1024
+has "$ERR" "--max-gpus" "search needs --max-gpus"
+run 64 "$TP" "${SRCH[@]}" --fix tq=2
+has "$ERR" "unknown field 'tq'" "--fix: unknown field"
+run 64 "$TP" "${SRCH[@]}" --fix tp=0
+has "$ERR" "out of range" "--fix: bad value"
+run 64 "$TP" "${SRCH[@]}" --fix tp
+has "$ERR" "KEY=VALUE" "--fix: no value"
+run 64 "$TP" "${SRCH[@]}" --max-memory-fraction 1.5
+has "$ERR" "(0, 1]" "--max-memory-fraction range"
+run 64 "$TP" "${SRCH[@]}" --deadline soon
+has "$ERR" "--deadline: expected a duration" "--deadline format"
+run 64 "$TP" search --model gpt-neox-20b --system perlmutter --max-gpus 64 -s 2048 -B 1024 --budget-usd 5
+has "$ERR" "--budget-usd needs --tokens" "budget needs tokens"
+run 64 "$TP" "${SRCH[@]}" --objective fastest
+has "$ERR" "time, throughput, time-to-train or cost" "--objective values"
+run 64 "$TP" "${SRCH[@]}" --gpus 8-x
+has "$ERR" "--gpus (range end)" "--gpus range"
+run 64 "$TP" "${SRCH[@]}" --min-gpus 256
+has "$ERR" "--min-gpus 256 is above --max-gpus 128" "--min-gpus above --max-gpus"
+run 64 "$TP" "${SRCH[@]}" --system perlmutter,perlmutter
+has "$ERR" "listed twice" "a system twice"
+run 65 "$TP" "${SRCH[@]}" --system perlmutter,nosuch
+run 64 "$TP" model list --format jsonl
+has "$ERR" "jsonl applies to 'search' only" "jsonl is the search's"
+# -o: a failed search leaves no file
+run 64 "$TP" "${SRCH[@]}" --fix tq=2 -o "$SCRATCH/nofile.json"
+if [ -e "$SCRATCH/nofile.json" ]; then bad "failed search left -o file"; else ok; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

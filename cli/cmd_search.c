@@ -1,0 +1,861 @@
+/*
+ * cmd_search.c - `trainplan search`: every valid layout of a model on one
+ * or more systems up to a number of GPUs (search/plan.c), printed as a
+ * ranked top-k, the Pareto front of time against cost, the counts of
+ * layouts rejected, pruned and estimated, and, for each layout, how to
+ * launch it (launch.c). Formats: table, JSON, CSV, JSON Lines; --svg
+ * writes a plot of every admitted layout with the front highlighted
+ * (search_svg.c).
+ *
+ * Layout tag (space_layout_tag): n{nodes}g{gpus per node}_tp{}pp{}dp{}
+ * [cp{}]_mbs{}[_vpp{}][_sp][_rsel|_rfull][_z1|_z2|_z3]: _sp sequence
+ * parallelism, _rsel/_rfull selective/full recomputation, _zN ZeRO stage
+ * N (_z1: Megatron-LM's distributed optimizer).
+ *
+ * Determinism: everything printed comes from the search's answer, which
+ * does not depend on the thread count; only stats.elapsed_s and
+ * stats.threads do, and --no-timing leaves them out.
+ */
+#include "cli.h"
+#include "search.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SYSTEMS 16
+#define MAX_COUNTS 100000
+
+/* ---- options into a request ------------------------------------------- */
+
+static int parse_i64(const char *what, const char *s, int64_t lo, int64_t hi,
+                     int64_t *out, tp_err *e)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        return tp_errf(e, TP_EUSAGE, "%s: expected an integer in [%lld, %lld], "
+                                     "found '%s'",
+                       what, (long long)lo, (long long)hi, s);
+    *out = v;
+    return TP_OK;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* GPU counts: --gpus N | N,N,... | A-B[:STEP] (STEP default: the smallest
+ * node), else whole nodes of every system from --min-gpus to --max-gpus.
+ * Sorted, unique, within [min, max]. */
+static int gpu_counts(const cli_opts *o, const search_system *sys, int ns,
+                      int64_t **out, int *n, tp_err *e)
+{
+    int64_t lo = o->min_gpus > 0 ? o->min_gpus : 1;
+    int64_t hi = o->max_gpus > 0 ? o->max_gpus : 10000000;
+    int64_t *v = tp_xmalloc(MAX_COUNTS * sizeof *v);
+    int k = 0, rc = TP_OK;
+    int gpn_min = 1 << 30;
+    for (int i = 0; i < ns; i++)
+        if (sys[i].ctx.sys->gpus_per_node < gpn_min)
+            gpn_min = sys[i].ctx.sys->gpus_per_node;
+    if (o->gpus_arg) {
+        char buf[512];
+        tp_strlcpy(buf, o->gpus_arg, sizeof buf);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, ",", &save); t && !rc;
+             t = strtok_r(NULL, ",", &save)) {
+            char *dash = strchr(t, '-');
+            if (!dash) {
+                int64_t g = 0;
+                rc = parse_i64("--gpus", t, 1, 10000000, &g, e);
+                if (!rc && k < MAX_COUNTS) v[k++] = g;
+                continue;
+            }
+            *dash = '\0';
+            char *colon = strchr(dash + 1, ':');
+            if (colon) *colon = '\0';
+            int64_t a = 0, b = 0, step = gpn_min;
+            rc = parse_i64("--gpus (range start)", t, 1, 10000000, &a, e);
+            if (!rc) rc = parse_i64("--gpus (range end)", dash + 1, a, 10000000, &b, e);
+            if (!rc && colon)
+                rc = parse_i64("--gpus (range step)", colon + 1, 1, 10000000,
+                               &step, e);
+            for (int64_t g = a; !rc && g <= b; g += step) {
+                if (k == MAX_COUNTS) {
+                    rc = tp_errf(e, TP_EUSAGE,
+                                 "--gpus: more than %d GPU counts; use a "
+                                 "larger step", MAX_COUNTS);
+                    break;
+                }
+                v[k++] = g;
+            }
+        }
+    } else {
+        if (o->max_gpus <= 0) {
+            free(v);
+            return tp_errf(e, TP_EUSAGE,
+                           "search needs --max-gpus N (or --gpus LIST)");
+        }
+        for (int i = 0; i < ns && !rc; i++) {
+            int64_t gpn = sys[i].ctx.sys->gpus_per_node;
+            for (int64_t g = gpn; g <= hi; g += gpn) {
+                if (k == MAX_COUNTS) {
+                    rc = tp_errf(e, TP_EUSAGE,
+                                 "--max-gpus %lld: more than %d GPU counts",
+                                 (long long)hi, MAX_COUNTS);
+                    break;
+                }
+                v[k++] = g;
+            }
+        }
+    }
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    qsort(v, (size_t)k, sizeof *v, cmp_i64);
+    int w = 0;
+    for (int i = 0; i < k; i++)
+        if (v[i] >= lo && v[i] <= hi && (w == 0 || v[i] != v[w - 1])) v[w++] = v[i];
+    if (w == 0) {
+        free(v);
+        return tp_errf(e, TP_EUSAGE,
+                       "no GPU count between --min-gpus %lld and --max-gpus "
+                       "%lld (whole nodes of %d GPUs by default)",
+                       (long long)lo, (long long)hi, gpn_min);
+    }
+    *out = v;
+    *n = w;
+    return TP_OK;
+}
+
+/* --fix tp=8,pp=4,recompute=full,... and the layout options. */
+static int apply_fix(space_grid *g, const char *key, const char *val,
+                     const char *where, tp_err *e)
+{
+    int d = -1;
+    for (int i = 0; i < SPACE_DIM_COUNT; i++)
+        if (tp_streq_ci(key, space_dim_names[i])) d = i;
+    if (d < 0)
+        return tp_errf(e, TP_EUSAGE,
+                       "%s: unknown field '%s' (expected tp, pp, cp, vpp, mbs, "
+                       "sp, recompute or zero)", where, key);
+    int64_t v;
+    if (d == SPACE_DIM_RECOMPUTE) {
+        v = -1;
+        for (int i = 0; i < SPACE_RECOMPUTE_COUNT; i++)
+            if (tp_streq_ci(val, space_recompute_names[i])) v = i;
+        if (v < 0)
+            return tp_errf(e, TP_EUSAGE,
+                           "%s: recompute=%s: expected none, selective or full",
+                           where, val);
+    } else if (d == SPACE_DIM_SP && (tp_streq_ci(val, "on") || tp_streq_ci(val, "true"))) {
+        v = 1;
+    } else if (d == SPACE_DIM_SP && (tp_streq_ci(val, "off") || tp_streq_ci(val, "false"))) {
+        v = 0;
+    } else {
+        char *end;
+        long long x = strtoll(val, &end, 10);
+        if (end == val || *end) x = -1;
+        v = x;
+    }
+    if (space_grid_fix(g, (space_dim)d, v))
+        return tp_errf(e, TP_EUSAGE, "%s: %s=%s is out of range (%s)", where, key,
+                       val,
+                       d == SPACE_DIM_SP ? "0 or 1"
+                       : d == SPACE_DIM_ZERO ? "0 to 3"
+                                             : "an integer in [1, 1048576]");
+    return TP_OK;
+}
+
+static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
+{
+    int rc = TP_OK;
+    char v[32];
+#define FIXV(key, val)                                                        \
+    do {                                                                      \
+        snprintf(v, sizeof v, "%lld", (long long)(val));                      \
+        if ((rc = apply_fix(g, key, v, "layout option", e))) return rc;       \
+    } while (0)
+    if (o->tp_set) FIXV("tp", o->tp);
+    if (o->pp > 0) FIXV("pp", o->pp);
+    if (o->cp > 0) FIXV("cp", o->cp);
+    if (o->vstages > 0) FIXV("vpp", o->vstages);
+    if (o->mbs > 0) FIXV("mbs", o->mbs);
+    if (o->sp >= 0) FIXV("sp", o->sp);
+    if (o->recompute >= 0) FIXV("recompute", o->recompute);
+    if (o->zero >= 0) FIXV("zero", o->zero);
+#undef FIXV
+    if (!o->fix) return TP_OK;
+    char buf[512];
+    tp_strlcpy(buf, o->fix, sizeof buf);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq)
+            return tp_errf(e, TP_EUSAGE,
+                           "--fix: expected KEY=VALUE pairs, e.g. tp=8,pp=4, "
+                           "found '%s'", t);
+        *eq = '\0';
+        if ((rc = apply_fix(g, t, eq + 1, "--fix", e))) return rc;
+    }
+    return TP_OK;
+}
+
+/* ---- figures of one point ------------------------------------------- */
+
+typedef struct row {
+    const search_point *p;
+    est_result r;
+    space_layout l;
+    const search_system *sys;
+    char tag[96];
+    double train_s, gpu_hours, cost_usd; /* of --tokens; 0 without */
+    double headroom, exposed_s;
+} row;
+
+static void row_fill(row *w, const search_request *q, const search_point *p)
+{
+    memset(w, 0, sizeof *w);
+    w->p = p;
+    w->sys = &q->systems[p->sys];
+    search_point_layout(q, p, &w->l);
+    search_point_estimate(q, p, &w->r);
+    space_layout_tag(&w->r.layout, w->sys->ctx.sys->gpus_per_node, w->tag,
+                     sizeof w->tag);
+    double its = q->tokens > 0
+                     ? q->tokens / ((double)q->base.gbs * (double)q->base.seq)
+                     : 0;
+    w->train_s = its * w->r.iteration_s;
+    w->gpu_hours = w->train_s * (double)p->gpus / 3600;
+    w->cost_usd = w->gpu_hours * w->sys->price_usd_per_gpu_hour;
+    w->headroom = q->max_memory_fraction * w->sys->ctx.gpu->mem_bytes
+                  - w->r.mem.total;
+    const est_breakdown *b = &w->r.time;
+    w->exposed_s = b->tp_s + b->cp_s + b->pp_p2p_s + b->dp_s;
+}
+
+typedef struct term { const char *name; double v; } term;
+
+static int terms_of(const est_result *r, term *t)
+{
+    const est_breakdown *b = &r->time;
+    term all[] = {{"compute_fwd", b->fwd_s},  {"compute_bwd", b->bwd_s},
+                  {"recompute", b->recompute_s}, {"tp_comm", b->tp_s},
+                  {"cp_comm", b->cp_s},        {"pp_p2p", b->pp_p2p_s},
+                  {"pp_bubble", b->bubble_s},  {"dp_comm_exposed", b->dp_s},
+                  {"optimizer", b->optimizer_s}};
+    memcpy(t, all, sizeof all);
+    return (int)(sizeof all / sizeof all[0]);
+}
+
+static cJSON *row_json(const row *w, const search_request *q, const char *set,
+                       int rank)
+{
+    const space_layout *l = &w->r.layout;
+    cJSON *j = cJSON_CreateObject();
+    if (set) cJSON_AddStringToObject(j, "set", set);
+    cJSON_AddNumberToObject(j, "rank", rank);
+    cJSON_AddStringToObject(j, "layout", w->tag);
+    cJSON_AddStringToObject(j, "system", w->sys->ctx.sys->name);
+    cJSON_AddNumberToObject(j, "gpus", (double)w->p->gpus);
+    cJSON_AddNumberToObject(j, "tensor_model_parallel_size", (double)l->tp);
+    cJSON_AddNumberToObject(j, "pipeline_model_parallel_size", (double)l->pp);
+    cJSON_AddNumberToObject(j, "virtual_stages_per_pipeline_rank", (double)l->vpp);
+    cJSON_AddNumberToObject(j, "context_parallel_size", (double)l->cp);
+    cJSON_AddNumberToObject(j, "data_parallel_size", (double)l->dp);
+    cJSON_AddNumberToObject(j, "micro_batch_size", (double)l->mbs);
+    cJSON_AddNumberToObject(j, "global_batch_size", (double)l->gbs);
+    cJSON_AddNumberToObject(j, "seq_length", (double)l->seq);
+    cJSON_AddBoolToObject(j, "sequence_parallel", l->sp);
+    cJSON_AddStringToObject(j, "recompute_granularity",
+                            space_recompute_names[l->recompute]);
+    cJSON_AddNumberToObject(j, "zero_stage", (double)l->zero);
+    cJSON_AddStringToObject(j, "precision", hw_dtype_names[l->dtype]);
+    cJSON_AddNumberToObject(j, "iteration_time_s", w->r.iteration_s);
+    cJSON_AddNumberToObject(j, "tokens_per_s", w->r.tokens_per_s);
+    cJSON_AddNumberToObject(j, "mfu", w->r.mfu);
+    cJSON_AddNumberToObject(j, "peak_memory_bytes", w->r.mem.total);
+    cJSON_AddNumberToObject(j, "memory_headroom_bytes", w->headroom);
+    cJSON_AddNumberToObject(j, "cost_per_iteration_usd", w->p->cost_usd);
+    cJSON_AddNumberToObject(j, "price_usd_per_gpu_hour",
+                            w->sys->price_usd_per_gpu_hour);
+    if (q->tokens > 0) {
+        cJSON_AddNumberToObject(j, "time_to_train_s", w->train_s);
+        cJSON_AddNumberToObject(j, "gpu_hours", w->gpu_hours);
+        cJSON_AddNumberToObject(j, "cost_usd", w->cost_usd);
+    } else {
+        cJSON_AddNullToObject(j, "time_to_train_s");
+        cJSON_AddNullToObject(j, "gpu_hours");
+        cJSON_AddNullToObject(j, "cost_usd");
+    }
+    cJSON_AddNumberToObject(j, "bubble_s", w->r.time.bubble_s);
+    cJSON_AddNumberToObject(j, "exposed_comm_s", w->exposed_s);
+    cJSON *b = cJSON_AddObjectToObject(j, "breakdown_s");
+    term t[16];
+    int nt = terms_of(&w->r, t);
+    for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, t[i].name, t[i].v);
+    char buf[2048];
+    cJSON *la = cJSON_AddObjectToObject(j, "launch");
+    int gpn = w->sys->ctx.sys->gpus_per_node;
+    cli_launch_megatron(l, q->model, gpn, buf, sizeof buf);
+    cJSON_AddStringToObject(la, "megatron", buf);
+    cli_launch_nemo(l, q->model, gpn, buf, sizeof buf);
+    cJSON_AddStringToObject(la, "nemo_yaml", buf);
+    cli_launch_torchtitan(l, q->model, gpn, buf, sizeof buf);
+    cJSON_AddStringToObject(la, "torchtitan_toml", buf);
+    return j;
+}
+
+static cJSON *stats_json(const search_answer *a, int timing)
+{
+    const search_stats *st = &a->stats;
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddNumberToObject(s, "enumerated", (double)st->enumerated);
+    cJSON *pr = cJSON_AddObjectToObject(s, "pruned");
+    for (int i = 1; i < SPACE_REJECT_COUNT; i++)
+        cJSON_AddNumberToObject(pr, space_reject_names[i], (double)st->rejected[i]);
+    for (int i = 0; i < SEARCH_PRUNE_COUNT; i++)
+        cJSON_AddNumberToObject(pr, search_prune_names[i], (double)st->pruned[i]);
+    cJSON_AddNumberToObject(s, "valid", (double)st->valid);
+    cJSON_AddNumberToObject(s, "estimated", (double)st->estimated);
+    cJSON *inf = cJSON_AddObjectToObject(s, "infeasible");
+    for (int i = 1; i < EST_REASON_COUNT; i++)
+        cJSON_AddNumberToObject(inf, est_reason_names[i], (double)st->infeasible[i]);
+    for (int i = 0; i < SEARCH_MISS_COUNT; i++)
+        cJSON_AddNumberToObject(inf, search_miss_names[i], (double)st->missed[i]);
+    cJSON_AddNumberToObject(s, "admitted", (double)st->admitted);
+    cJSON_AddNumberToObject(s, "gpu_counts_beyond_system",
+                            (double)st->gpu_counts_beyond);
+    if (timing) {
+        cJSON_AddNumberToObject(s, "elapsed_s", st->elapsed_s);
+        cJSON_AddNumberToObject(s, "threads", st->threads);
+    }
+    return s;
+}
+
+/* The nearest miss in words, "" when there is none. */
+static void near_text(const search_request *q, const search_answer *a,
+                      char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    const search_near *nm = &a->near_memory, *nb = &a->near_budget;
+    size_t n = 0;
+    if (nm->have) {
+        space_layout l;
+        search_point p = {0, 0, 0, nm->gpus, nm->idx, nm->sys};
+        search_point_layout(q, &p, &l);
+        char tag[96];
+        space_layout_tag(&l, q->systems[nm->sys].ctx.sys->gpus_per_node, tag,
+                         sizeof tag);
+        n += (size_t)snprintf(buf + n, cap - n,
+                              "smallest memory shortfall: %s on %s needs %s%.2f "
+                              "GiB, %.2f GiB more than the %.2f GiB allowed",
+                              tag, q->systems[nm->sys].ctx.sys->name,
+                              nm->from_bound ? "at least " : "",
+                              nm->value / 1073741824.0,
+                              (nm->value - nm->limit) / 1073741824.0,
+                              nm->limit / 1073741824.0);
+    }
+    if (nb->have && n < cap) {
+        space_layout l;
+        search_point p = {0, 0, 0, nb->gpus, nb->idx, nb->sys};
+        search_point_layout(q, &p, &l);
+        char tag[96];
+        space_layout_tag(&l, q->systems[nb->sys].ctx.sys->gpus_per_node, tag,
+                         sizeof tag);
+        snprintf(buf + n, cap - n,
+                 "%ssmallest budget or deadline excess: %s on %s needs %s%.3f "
+                 "x the tightest limit",
+                 n ? "; " : "", tag, q->systems[nb->sys].ctx.sys->name,
+                 nb->from_bound ? "at least " : "", nb->value);
+    }
+}
+
+static cJSON *near_json(const search_request *q, const search_near *nr,
+                        const char *unit)
+{
+    space_layout l;
+    search_point p = {0, 0, 0, nr->gpus, nr->idx, nr->sys};
+    search_point_layout(q, &p, &l);
+    char tag[96];
+    space_layout_tag(&l, q->systems[nr->sys].ctx.sys->gpus_per_node, tag,
+                     sizeof tag);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "layout", tag);
+    cJSON_AddStringToObject(j, "system", q->systems[nr->sys].ctx.sys->name);
+    cJSON_AddNumberToObject(j, "gpus", (double)nr->gpus);
+    cJSON_AddStringToObject(j, "unit", unit);
+    cJSON_AddNumberToObject(j, "needs", nr->value);
+    cJSON_AddNumberToObject(j, "limit", nr->limit);
+    cJSON_AddNumberToObject(j, "shortfall", nr->value - nr->limit);
+    cJSON_AddBoolToObject(j, "lower_bound", nr->from_bound);
+    return j;
+}
+
+/* ---- table output ----------------------------------------------------- */
+
+static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
+                       int multi, const search_request *q)
+{
+    const char *hdr[] = {"#",        "system",   "layout",   "GPUs",
+                         "iter s",   "tokens/s", "MFU",      "mem GiB",
+                         "free GiB", "train d",  "GPU-h",    "cost $",
+                         "bubble",   "exposed comm"};
+    const char *hdr1[] = {"#",        "layout",   "GPUs",   "iter s",
+                          "tokens/s", "MFU",      "mem GiB", "free GiB",
+                          "train d",  "GPU-h",    "cost $", "bubble",
+                          "exposed comm"};
+    cli_table t;
+    if (multi)
+        cli_table_init(&t, 14, hdr, "rllrrrrrrrrrrr");
+    else
+        cli_table_init(&t, 13, hdr1, "rlrrrrrrrrrrr");
+    for (int i = 0; i < n; i++) {
+        const row *w = &rows[i];
+        char c[13][48];
+        snprintf(c[0], 48, "%d", i + 1);
+        snprintf(c[1], 48, "%lld", (long long)w->p->gpus);
+        snprintf(c[2], 48, "%.4f", w->r.iteration_s);
+        cli_fmt_si(c[3], 48, w->r.tokens_per_s, "");
+        snprintf(c[4], 48, "%.1f%%", 100 * w->r.mfu);
+        snprintf(c[5], 48, "%.2f", w->r.mem.total / 1073741824.0);
+        snprintf(c[6], 48, "%.2f", w->headroom / 1073741824.0);
+        if (q->tokens > 0) {
+            snprintf(c[7], 48, "%.2f", w->train_s / 86400);
+            snprintf(c[8], 48, "%.0f", w->gpu_hours);
+            snprintf(c[9], 48, "%.0f", w->cost_usd);
+        } else {
+            snprintf(c[7], 48, "-");
+            snprintf(c[8], 48, "-");
+            snprintf(c[9], 48, "%.4f/it", w->p->cost_usd);
+        }
+        snprintf(c[10], 48, "%.1f%%", 100 * w->r.time.bubble_s / w->r.iteration_s);
+        snprintf(c[11], 48, "%.1f%%", 100 * w->exposed_s / w->r.iteration_s);
+        if (multi)
+            cli_table_row(&t, c[0], w->sys->ctx.sys->name, w->tag, c[1], c[2],
+                          c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]);
+        else
+            cli_table_row(&t, c[0], w->tag, c[1], c[2], c[3], c[4], c[5], c[6],
+                          c[7], c[8], c[9], c[10], c[11]);
+    }
+    cli_table_print(&t, f, fmt);
+    cli_table_free(&t);
+}
+
+static void print_counts(FILE *f, const search_answer *a, int examples)
+{
+    const search_stats *st = &a->stats;
+    int64_t rej = 0;
+    for (int i = 1; i < SPACE_REJECT_COUNT; i++) rej += st->rejected[i];
+    fprintf(f,
+            "layouts: %lld enumerated, %lld rejected by rules, %lld valid; "
+            "pruned: %lld by the memory bound, %lld by the budget bound, %lld "
+            "by the time bound; %lld estimated, %lld admitted\n",
+            (long long)st->enumerated, (long long)rej, (long long)st->valid,
+            (long long)st->pruned[SEARCH_PRUNE_MEMORY],
+            (long long)st->pruned[SEARCH_PRUNE_BUDGET],
+            (long long)st->pruned[SEARCH_PRUNE_TIME],
+            (long long)st->estimated, (long long)st->admitted);
+    fprintf(f, "rejected or not admitted, by reason:");
+    int any = 0;
+    for (int i = 1; i < SPACE_REJECT_COUNT; i++)
+        if (st->rejected[i])
+            fprintf(f, "%s %s %lld", any++ ? "," : "", space_reject_names[i],
+                    (long long)st->rejected[i]);
+    for (int i = 0; i < SEARCH_PRUNE_COUNT; i++)
+        if (st->pruned[i])
+            fprintf(f, "%s %s %lld", any++ ? "," : "", search_prune_names[i],
+                    (long long)st->pruned[i]);
+    for (int i = 1; i < EST_REASON_COUNT; i++)
+        if (st->infeasible[i])
+            fprintf(f, "%s %s %lld", any++ ? "," : "", est_reason_names[i],
+                    (long long)st->infeasible[i]);
+    for (int i = 0; i < SEARCH_MISS_COUNT; i++)
+        if (st->missed[i])
+            fprintf(f, "%s %s %lld", any++ ? "," : "", search_miss_names[i],
+                    (long long)st->missed[i]);
+    fprintf(f, "%s\n", any ? "" : " none");
+    if (st->gpu_counts_beyond)
+        fprintf(f, "%lld (system, GPU count) pairs skipped: more GPUs than the "
+                   "system has\n",
+                (long long)st->gpu_counts_beyond);
+    if (examples)
+        for (int i = 1; i < SPACE_REJECT_COUNT; i++)
+            if (st->rejected[i])
+                fprintf(f, "  %-20s e.g. %s\n", space_reject_names[i],
+                        st->example[i]);
+}
+
+/* Why the winner wins: each runner-up's extra time, term by term. */
+static void print_explain(FILE *f, const row *rows, int n)
+{
+    if (n == 0) return;
+    term tw[16];
+    int nt = terms_of(&rows[0].r, tw);
+    fprintf(f, "\nwhy %s wins: %.4f s per iteration =", rows[0].tag,
+            rows[0].r.iteration_s);
+    for (int i = 0, first = 1; i < nt; i++)
+        if (tw[i].v > 0) {
+            fprintf(f, "%s %s %.4f", first ? "" : " +", tw[i].name, tw[i].v);
+            first = 0;
+        }
+    fprintf(f, " (seconds)\n");
+    for (int k = 1; k < n && k < 6; k++) {
+        term tr[16];
+        terms_of(&rows[k].r, tr);
+        int ord[16];
+        for (int i = 0; i < nt; i++) ord[i] = i;
+        /* largest difference first; ties by term order */
+        for (int i = 1; i < nt; i++)
+            for (int j = i; j > 0; j--) {
+                double a = fabs(tr[ord[j]].v - tw[ord[j]].v);
+                double b = fabs(tr[ord[j - 1]].v - tw[ord[j - 1]].v);
+                if (a > b) {
+                    int x = ord[j];
+                    ord[j] = ord[j - 1];
+                    ord[j - 1] = x;
+                } else {
+                    break;
+                }
+            }
+        fprintf(f, "  #%d %s loses by %+.4f s:", k + 1, rows[k].tag,
+                rows[k].r.iteration_s - rows[0].r.iteration_s);
+        int shown = 0;
+        for (int i = 0; i < nt && shown < 4; i++) {
+            double d = tr[ord[i]].v - tw[ord[i]].v;
+            if (fabs(d) < 5e-5) break;
+            fprintf(f, "%s %s %+.4f", shown++ ? "," : "", tr[ord[i]].name, d);
+        }
+        if (rows[k].p->gpus != rows[0].p->gpus)
+            fprintf(f, " (%lld GPUs vs %lld)", (long long)rows[k].p->gpus,
+                    (long long)rows[0].p->gpus);
+        fputc('\n', f);
+    }
+}
+
+/* Each line of s indented by two blanks (empty lines left empty). */
+static void print_indented(FILE *f, const char *s)
+{
+    while (*s) {
+        const char *nl = strchr(s, '\n');
+        int n = nl ? (int)(nl - s) : (int)strlen(s);
+        fprintf(f, n ? "  %.*s\n" : "%.*s\n", n, s);
+        if (!nl) break;
+        s = nl + 1;
+    }
+}
+
+/* ---- the command ------------------------------------------------------ */
+
+int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    if (!o->model) return tp_errf(e, TP_EUSAGE, "search needs --model");
+    if (!o->system) return tp_errf(e, TP_EUSAGE, "search needs --system");
+    if (o->seq_length <= 0) return tp_errf(e, TP_EUSAGE, "search needs --seq-length");
+    if (o->gbs <= 0) return tp_errf(e, TP_EUSAGE, "search needs --global-batch-size");
+    if (o->vpp_layers > 0)
+        return tp_errf(e, TP_EUSAGE,
+                       "search: use --fix vpp=N (virtual stages per pipeline "
+                       "rank) instead of --num-layers-per-virtual-pipeline-stage");
+    if (!(o->tokens > 0)) {
+        const char *need = o->budget_usd > 0        ? "--budget-usd"
+                           : o->budget_gpu_hours > 0 ? "--budget-gpu-hours"
+                           : o->deadline_s > 0       ? "--deadline"
+                           : o->objective == SEARCH_BY_TRAIN_TIME
+                               ? "--objective time-to-train"
+                               : NULL;
+        if (need) return tp_errf(e, TP_EUSAGE, "%s needs --tokens", need);
+    }
+    if (o->min_gpus > 0 && o->max_gpus > 0 && o->min_gpus > o->max_gpus)
+        return tp_errf(e, TP_EUSAGE, "--min-gpus %lld is above --max-gpus %lld",
+                       (long long)o->min_gpus, (long long)o->max_gpus);
+    space_model m;
+    int rc = space_model_resolve(o->model, &m, e);
+    if (rc) return rc;
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status ? e->status : TP_EDATA;
+
+    search_system sys[MAX_SYSTEMS];
+    est_models *ops[MAX_SYSTEMS] = {0};
+    est_comm *comm[MAX_SYSTEMS] = {0};
+    int ns = 0;
+    int64_t *counts = NULL;
+    int n_counts = 0;
+    search_answer ans;
+    memset(&ans, 0, sizeof ans);
+    row *rows = NULL, *frows = NULL;
+    space_layout base;
+    memset(&base, 0, sizeof base);
+    base.seq = o->seq_length;
+    base.gbs = o->gbs;
+    base.dtype = o->precision >= 0 ? o->precision : HW_BF16;
+    base.flash = 1;
+    base.no_dp_overlap = o->no_overlap;
+    base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;
+    {
+        char buf[1024];
+        tp_strlcpy(buf, o->system, sizeof buf);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (ns == MAX_SYSTEMS) {
+                rc = tp_errf(e, TP_EUSAGE, "--system: at most %d systems",
+                             MAX_SYSTEMS);
+                goto done;
+            }
+            const hw_system *y = hw_find_system(db, t, e);
+            if (!y) {
+                rc = TP_EDATA;
+                goto done;
+            }
+            for (int i = 0; i < ns; i++)
+                if (sys[i].ctx.sys == y) {
+                    rc = tp_errf(e, TP_EUSAGE, "--system: %s is listed twice",
+                                 y->name);
+                    goto done;
+                }
+            if (base.dtype == HW_FP8 && !(y->gpu->peak_flops[HW_FP8] > 0)) {
+                rc = tp_errf(e, TP_EUSAGE,
+                             "--precision fp8: %s (%s) has no fp8 tensor "
+                             "cores; use bf16 or fp16, or leave %s out",
+                             y->gpu->name, y->name, y->name);
+                goto done;
+            }
+            search_system *s = &sys[ns];
+            memset(s, 0, sizeof *s);
+            s->price_usd_per_gpu_hour = o->price > 0 ? o->price
+                                                     : y->price_usd_per_gpu_hour;
+            if (!(s->price_usd_per_gpu_hour > 0)) {
+                rc = tp_errf(e, TP_EDATA,
+                             "%s: no price per GPU-hour in hwdb "
+                             "(price_usd_per_gpu_hour); pass --price USD",
+                             y->name);
+                goto done;
+            }
+            /* One set of operator models per GPU. */
+            const est_models *om = NULL;
+            for (int i = 0; i < ns; i++)
+                if (sys[i].ctx.gpu == y->gpu) om = sys[i].ctx.ops;
+            if (!om) {
+                ops[ns] = est_models_open(y->gpu, o->keep_bad, e);
+                if (!ops[ns]) {
+                    rc = e->status ? e->status : TP_EDATA;
+                    goto done;
+                }
+                om = ops[ns];
+            }
+            comm[ns] = est_comm_load(y, o->keep_bad, e);
+            if (!comm[ns]) {
+                rc = e->status ? e->status : TP_EDATA;
+                ns++;
+                goto done;
+            }
+            /* TP across nodes only where the user pins a TP that needs it. */
+            int across = o->tp_set && o->tp > y->gpus_per_node;
+            s->ctx = (est_ctx){y, y->gpu, om, comm[ns], across};
+            int64_t maxg = o->max_gpus > 0 ? o->max_gpus : 10000000;
+            space_grid_default(&s->grid, &m, across ? 1024 : y->gpus_per_node,
+                               maxg);
+            /* Whole nodes of this system unless the counts are given. */
+            s->gpus_multiple = o->gpus_arg ? 1 : y->gpus_per_node;
+            ns++;
+            if ((rc = fixes(o, &s->grid, e))) goto done;
+        }
+        if (ns == 0) {
+            rc = tp_errf(e, TP_EUSAGE, "--system: no system named");
+            goto done;
+        }
+    }
+    if ((rc = gpu_counts(o, sys, ns, &counts, &n_counts, e))) goto done;
+
+    search_request q = {&m, sys, ns, base, counts, n_counts,
+                        (search_objective)o->objective,
+                        o->top_k > 0 ? o->top_k : 10, o->tokens,
+                        o->budget_usd, o->budget_gpu_hours, o->deadline_s,
+                        o->max_mem_fraction > 0 ? o->max_mem_fraction : 1,
+                        o->no_prune};
+    if ((rc = search_run(&q, &ans, e))) goto done;
+
+    rows = tp_xcalloc((size_t)ans.n_ranked + 1, sizeof *rows);
+    frows = tp_xcalloc((size_t)ans.n_front + 1, sizeof *frows);
+    for (int i = 0; i < ans.n_ranked; i++) row_fill(&rows[i], &q, &ans.ranked[i]);
+    for (int i = 0; i < ans.n_front; i++) row_fill(&frows[i], &q, &ans.front[i]);
+    int timing = !o->no_timing;
+    char nearb[1024];
+    near_text(&q, &ans, nearb, sizeof nearb);
+    FILE *f = out->f;
+    if (o->format == CLI_JSON || o->format == CLI_JSONL) {
+        cJSON *st = stats_json(&ans, timing);
+        if (o->format == CLI_JSONL) {
+            for (int set = 0; set < 2; set++) {
+                const row *rs = set ? frows : rows;
+                int n = set ? ans.n_front : ans.n_ranked;
+                for (int i = 0; i < n; i++) {
+                    cJSON *j = row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1);
+                    char *s = cJSON_PrintUnformatted(j);
+                    fprintf(f, "%s\n", s);
+                    cJSON_free(s);
+                    cJSON_Delete(j);
+                }
+            }
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddItemToObject(j, "stats", st);
+            char *s = cJSON_PrintUnformatted(j);
+            fprintf(f, "%s\n", s);
+            cJSON_free(s);
+            cJSON_Delete(j);
+        } else {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "model", m.name);
+            cJSON *sa = cJSON_AddArrayToObject(j, "systems");
+            for (int i = 0; i < ns; i++) {
+                cJSON *s = cJSON_CreateObject();
+                cJSON_AddStringToObject(s, "name", sys[i].ctx.sys->name);
+                cJSON_AddStringToObject(s, "gpu", sys[i].ctx.gpu->name);
+                cJSON_AddNumberToObject(s, "gpus_per_node",
+                                        sys[i].ctx.sys->gpus_per_node);
+                cJSON_AddNumberToObject(s, "price_usd_per_gpu_hour",
+                                        sys[i].price_usd_per_gpu_hour);
+                cJSON_AddItemToArray(sa, s);
+            }
+            cJSON_AddStringToObject(j, "objective",
+                                    search_objective_names[q.objective]);
+            cJSON_AddNumberToObject(j, "seq_length", (double)base.seq);
+            cJSON_AddNumberToObject(j, "global_batch_size", (double)base.gbs);
+            if (q.tokens > 0) cJSON_AddNumberToObject(j, "tokens", q.tokens);
+            else cJSON_AddNullToObject(j, "tokens");
+            cJSON_AddNumberToObject(j, "min_gpus", (double)counts[0]);
+            cJSON_AddNumberToObject(j, "max_gpus", (double)counts[n_counts - 1]);
+            cJSON *ra = cJSON_AddArrayToObject(j, "ranked");
+            for (int i = 0; i < ans.n_ranked; i++)
+                cJSON_AddItemToArray(ra, row_json(&rows[i], &q, NULL, i + 1));
+            cJSON *pa = cJSON_AddArrayToObject(j, "pareto");
+            for (int i = 0; i < ans.n_front; i++)
+                cJSON_AddItemToArray(pa, row_json(&frows[i], &q, NULL, i + 1));
+            cJSON_AddItemToObject(j, "stats", st);
+            if (ans.n_ranked == 0) {
+                cJSON *nm = cJSON_AddObjectToObject(j, "nearest_miss");
+                if (ans.near_memory.have)
+                    cJSON_AddItemToObject(nm, "memory",
+                                          near_json(&q, &ans.near_memory, "bytes"));
+                if (ans.near_budget.have)
+                    cJSON_AddItemToObject(nm, "budget",
+                                          near_json(&q, &ans.near_budget,
+                                                    "ratio to the tightest "
+                                                    "budget or deadline"));
+            }
+            cli_print_json(f, j);
+        }
+    } else if (o->format == CLI_CSV) {
+        const char *hdr[] = {"set", "rank", "system", "layout", "gpus", "tp",
+                             "pp", "vpp", "cp", "dp", "mbs", "sp", "recompute",
+                             "zero", "iteration_time_s", "tokens_per_s", "mfu",
+                             "peak_memory_bytes", "memory_headroom_bytes",
+                             "time_to_train_s", "gpu_hours", "cost_usd",
+                             "bubble_s", "exposed_comm_s", "megatron"};
+        cli_table t;
+        cli_table_init(&t, 25, hdr, "lrllrrrrrrrrlrrrrrrrrrrrl");
+        for (int set = 0; set < 2; set++) {
+            const row *rs = set ? frows : rows;
+            int n = set ? ans.n_front : ans.n_ranked;
+            for (int i = 0; i < n; i++) {
+                const row *w = &rs[i];
+                const space_layout *l = &w->r.layout;
+                char c[24][48], mg[2048];
+                snprintf(c[0], 48, "%d", i + 1);
+                snprintf(c[1], 48, "%lld", (long long)w->p->gpus);
+                snprintf(c[2], 48, "%lld", (long long)l->tp);
+                snprintf(c[3], 48, "%lld", (long long)l->pp);
+                snprintf(c[4], 48, "%lld", (long long)l->vpp);
+                snprintf(c[5], 48, "%lld", (long long)l->cp);
+                snprintf(c[6], 48, "%lld", (long long)l->dp);
+                snprintf(c[7], 48, "%lld", (long long)l->mbs);
+                snprintf(c[8], 48, "%d", l->sp);
+                snprintf(c[9], 48, "%d", (int)l->zero);
+                snprintf(c[10], 48, "%.6g", w->r.iteration_s);
+                snprintf(c[11], 48, "%.6g", w->r.tokens_per_s);
+                snprintf(c[12], 48, "%.4f", w->r.mfu);
+                snprintf(c[13], 48, "%.0f", w->r.mem.total);
+                snprintf(c[14], 48, "%.0f", w->headroom);
+                snprintf(c[15], 48, "%.6g", w->train_s);
+                snprintf(c[16], 48, "%.6g", w->gpu_hours);
+                snprintf(c[17], 48, "%.6g", w->cost_usd);
+                snprintf(c[18], 48, "%.6g", w->r.time.bubble_s);
+                snprintf(c[19], 48, "%.6g", w->exposed_s);
+                cli_launch_megatron(l, &m, w->sys->ctx.sys->gpus_per_node, mg,
+                                    sizeof mg);
+                cli_table_row(&t, set ? "pareto" : "ranked", c[0],
+                              w->sys->ctx.sys->name, w->tag, c[1], c[2], c[3],
+                              c[4], c[5], c[6], c[7], c[8],
+                              space_recompute_names[l->recompute], c[9], c[10],
+                              c[11], c[12], c[13], c[14], c[15], c[16], c[17],
+                              c[18], c[19], mg);
+            }
+        }
+        cli_table_print(&t, f, CLI_CSV);
+        cli_table_free(&t);
+    } else {
+        fprintf(f, "%s, seq %lld, global batch %lld, %s", m.name,
+                (long long)base.seq, (long long)base.gbs,
+                hw_dtype_names[base.dtype]);
+        if (q.tokens > 0) fprintf(f, ", %.4g tokens", q.tokens);
+        fprintf(f, "; %lld to %lld GPUs (%d counts) on", (long long)counts[0],
+                (long long)counts[n_counts - 1], n_counts);
+        for (int i = 0; i < ns; i++)
+            fprintf(f, "%s %s (%s, $%.3f/GPU-h)", i ? "," : "",
+                    sys[i].ctx.sys->name, sys[i].ctx.gpu->name,
+                    sys[i].price_usd_per_gpu_hour);
+        fprintf(f, "\n");
+        print_counts(f, &ans, o->explain);
+        if (timing)
+            fprintf(f, "search: %.3f s on %d threads\n", ans.stats.elapsed_s,
+                    ans.stats.threads);
+        if (ans.n_ranked > 0) {
+            fprintf(f, "\ntop %d by %s:\n", ans.n_ranked,
+                    search_objective_names[q.objective]);
+            print_rows(f, o->format, rows, ans.n_ranked, ns > 1, &q);
+            fprintf(f, "\nPareto front of time against cost (%d layouts; none "
+                       "is both faster and cheaper than another):\n",
+                    ans.n_front);
+            print_rows(f, o->format, frows, ans.n_front, ns > 1, &q);
+            if (o->explain) print_explain(f, rows, ans.n_ranked);
+            char buf[2048];
+            const space_layout *l = &rows[0].r.layout;
+            int gpn = rows[0].sys->ctx.sys->gpus_per_node;
+            fprintf(f, "\nlaunch %s on %s:\nMegatron-LM:\n  ", rows[0].tag,
+                    rows[0].sys->ctx.sys->name);
+            cli_launch_megatron(l, &m, gpn, buf, sizeof buf);
+            fprintf(f, "%s\nNeMo (YAML keys):\n", buf);
+            cli_launch_nemo(l, &m, gpn, buf, sizeof buf);
+            print_indented(f, buf);
+            fprintf(f, "torchtitan (TOML):\n");
+            cli_launch_torchtitan(l, &m, gpn, buf, sizeof buf);
+            print_indented(f, buf);
+        } else {
+            fprintf(f, "\nNOTHING FEASIBLE: no layout fits the memory, budget "
+                       "and deadline asked for.\n");
+            if (nearb[0]) fprintf(f, "nearest miss: %s\n", nearb);
+        }
+    }
+    if (o->svg && (rc = cli_search_svg(o->svg, &q, &ans, e))) goto done;
+    if (ans.n_ranked == 0) {
+        fprintf(stderr, "trainplan: nothing feasible%s%s\n", nearb[0] ? "; " : "",
+                nearb);
+        rc = TP_INFEASIBLE;
+    }
+done:
+    free(rows);
+    free(frows);
+    search_answer_free(&ans);
+    free(counts);
+    for (int i = 0; i < ns; i++) {
+        est_comm_free(comm[i]);
+        est_models_free(ops[i]);
+    }
+    hw_db_free(db);
+    return rc;
+}

@@ -1,0 +1,175 @@
+/*
+ * launch.c - how to run a layout: the Megatron-LM command line, the NeMo
+ * (Megatron-based) YAML keys and the torchtitan TOML keys that match it.
+ *
+ * Names as of Megatron-LM core_r0.8+ (megatron/training/arguments.py),
+ * NeMo 1.x/2.x megatron_gpt_config.yaml and torchtitan's job config
+ * (torchtitan/config/job_config.py, 2025). Only the parallel layout, batch,
+ * sequence, recomputation, optimizer sharding and precision are written;
+ * the model's own sizes, data and optimizer hyperparameters are the
+ * user's. What a framework cannot express is said in a comment line:
+ * ZeRO-2 has no Megatron-LM switch (the distributed optimizer shards
+ * optimizer states only), torchtitan shards parameters whenever it shards
+ * (FSDP, i.e. ZeRO-3).
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct sbuf {
+    char *p;
+    size_t cap, n;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...)
+{
+    if (b->n >= b->cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+    va_end(ap);
+    if (k > 0) b->n += (size_t)k;
+    if (b->n >= b->cap) b->n = b->cap - 1;
+}
+
+static int64_t nodes_of(const space_layout *l, int gpn, int64_t *per_node)
+{
+    int64_t gpus = l->tp * l->pp * l->cp * l->dp;
+    int64_t g = gpn > 0 && gpn < gpus ? gpn : gpus;
+    *per_node = g;
+    return (gpus + g - 1) / g;
+}
+
+void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
+                         char *buf, size_t cap)
+{
+    sbuf b = {buf, cap, 0};
+    buf[0] = '\0';
+    int64_t g, nodes = nodes_of(l, gpn, &g);
+    put(&b, "torchrun --nnodes %lld --nproc-per-node %lld pretrain_gpt.py",
+        (long long)nodes, (long long)g);
+    put(&b, " --tensor-model-parallel-size %lld --pipeline-model-parallel-size "
+            "%lld", (long long)l->tp, (long long)l->pp);
+    if (l->vpp > 1)
+        put(&b, " --num-layers-per-virtual-pipeline-stage %lld",
+            (long long)(m->num_layers / (l->pp * l->vpp)));
+    int uneven = l->vpp <= 1 && l->pp == 2 && m->num_layers % 2;
+    if (l->vpp <= 1 && l->pp > 2 && m->num_layers % l->pp) {
+        /* Uneven stages as the estimator splits them: the middle ones one
+         * layer more than L / PP, the two end stages the rest. */
+        int64_t lo = m->num_layers / l->pp;
+        int64_t ends = m->num_layers - (l->pp - 2) * (lo + 1);
+        if (ends >= 2 && ends % 2 == 0)
+            put(&b, " --decoder-first-pipeline-num-layers %lld "
+                    "--decoder-last-pipeline-num-layers %lld",
+                (long long)(ends / 2), (long long)(ends / 2));
+        else
+            uneven = 1;
+    }
+    if (l->cp > 1) put(&b, " --context-parallel-size %lld", (long long)l->cp);
+    put(&b, " --micro-batch-size %lld --global-batch-size %lld --seq-length %lld",
+        (long long)l->mbs, (long long)l->gbs, (long long)l->seq);
+    if (l->sp && l->tp > 1) put(&b, " --sequence-parallel");
+    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
+        put(&b, " --recompute-granularity selective");
+    else if (l->recompute == SPACE_RECOMPUTE_FULL)
+        put(&b, " --recompute-granularity full --recompute-method uniform "
+                "--recompute-num-layers 1");
+    if (l->zero == SPACE_ZERO_3)
+        put(&b, " --use-torch-fsdp2");
+    else if (l->zero >= SPACE_ZERO_1)
+        put(&b, " --use-distributed-optimizer");
+    put(&b, l->dtype == HW_FP16 ? " --fp16" : " --bf16");
+    if (l->dtype == HW_FP8) put(&b, " --fp8-format hybrid");
+    if (!l->no_dp_overlap) put(&b, " --overlap-grad-reduce");
+    if (!l->no_dp_overlap && l->zero >= SPACE_ZERO_1 && l->zero < SPACE_ZERO_3)
+        put(&b, " --overlap-param-gather");
+    if (uneven)
+        put(&b, "  # %lld layers do not split evenly over PP %lld: set "
+                "--decoder-first/last-pipeline-num-layers",
+            (long long)m->num_layers, (long long)l->pp);
+    if (l->zero == SPACE_ZERO_2)
+        put(&b, "  # ZeRO-2: no Megatron-LM switch; the distributed "
+                "optimizer shards optimizer states only");
+}
+
+void cli_launch_nemo(const space_layout *l, const space_model *m, int gpn,
+                     char *buf, size_t cap)
+{
+    sbuf b = {buf, cap, 0};
+    buf[0] = '\0';
+    int64_t g, nodes = nodes_of(l, gpn, &g);
+    put(&b, "trainer.num_nodes: %lld\ntrainer.devices: %lld\n",
+        (long long)nodes, (long long)g);
+    put(&b, "trainer.precision: %s\n",
+        l->dtype == HW_FP16 ? "16-mixed" : "bf16-mixed");
+    put(&b, "model.tensor_model_parallel_size: %lld\n", (long long)l->tp);
+    put(&b, "model.pipeline_model_parallel_size: %lld\n", (long long)l->pp);
+    if (l->vpp > 1)
+        put(&b, "model.virtual_pipeline_model_parallel_size: %lld\n",
+            (long long)l->vpp);
+    else
+        put(&b, "model.virtual_pipeline_model_parallel_size: null\n");
+    put(&b, "model.context_parallel_size: %lld\n", (long long)l->cp);
+    put(&b, "model.sequence_parallel: %s\n",
+        l->sp && l->tp > 1 ? "true" : "false");
+    put(&b, "model.micro_batch_size: %lld\nmodel.global_batch_size: %lld\n",
+        (long long)l->mbs, (long long)l->gbs);
+    put(&b, "model.encoder_seq_length: %lld\n", (long long)l->seq);
+    if (l->recompute == SPACE_RECOMPUTE_NONE)
+        put(&b, "model.activations_checkpoint_granularity: null\n");
+    else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
+        put(&b, "model.activations_checkpoint_granularity: selective\n");
+    else
+        put(&b, "model.activations_checkpoint_granularity: full\n"
+                "model.activations_checkpoint_method: uniform\n"
+                "model.activations_checkpoint_num_layers: 1\n");
+    if (l->dtype == HW_FP8)
+        put(&b, "model.fp8: true\nmodel.fp8_hybrid: true\n");
+    put(&b, "model.optim.name: %s",
+        l->zero >= SPACE_ZERO_1 ? "distributed_fused_adam" : "fused_adam");
+    (void)m;
+}
+
+void cli_launch_torchtitan(const space_layout *l, const space_model *m,
+                           int gpn, char *buf, size_t cap)
+{
+    sbuf b = {buf, cap, 0};
+    buf[0] = '\0';
+    (void)m;
+    (void)gpn;
+    int shard = l->zero >= SPACE_ZERO_1;
+    put(&b, "[parallelism]\n");
+    put(&b, "data_parallel_replicate_degree = %lld\n",
+        (long long)(shard ? 1 : l->dp));
+    put(&b, "data_parallel_shard_degree = %lld\n", (long long)(shard ? l->dp : 1));
+    put(&b, "tensor_parallel_degree = %lld\n", (long long)l->tp);
+    put(&b, "enable_async_tensor_parallel = false\n");
+    put(&b, "pipeline_parallel_degree = %lld\n", (long long)l->pp);
+    if (l->pp > 1)
+        put(&b, "pipeline_parallel_schedule = \"%s\"\n"
+                "pipeline_parallel_microbatch_size = %lld\n",
+            l->vpp > 1 ? "Interleaved1F1B" : "1F1B", (long long)l->mbs);
+    put(&b, "context_parallel_degree = %lld\n", (long long)l->cp);
+    put(&b, "\n[training]\nlocal_batch_size = %lld\nglobal_batch_size = %lld\n"
+            "seq_len = %lld\nmixed_precision_param = \"%s\"\n",
+        /* with PP a rank's batch is split into pipeline micro-batches;
+         * without, a micro-batch is a local batch and torchtitan
+         * accumulates gradients up to the global batch */
+        (long long)(l->pp > 1 ? l->gbs / (l->dp > 0 ? l->dp : 1) : l->mbs),
+        (long long)l->gbs,
+        (long long)l->seq, l->dtype == HW_FP16 ? "float16" : "bfloat16");
+    put(&b, "\n[activation_checkpoint]\nmode = \"%s\"",
+        l->recompute == SPACE_RECOMPUTE_NONE        ? "none"
+        : l->recompute == SPACE_RECOMPUTE_SELECTIVE ? "selective"
+                                                    : "full");
+    if (l->dtype == HW_FP8)
+        put(&b, "\n\n[model]\nconverters = [\"float8\"]");
+    if (shard && l->zero < SPACE_ZERO_3)
+        put(&b, "\n# torchtitan shards parameters too (FSDP, ZeRO-3) where "
+                "this layout shards %s only",
+            l->zero == SPACE_ZERO_1 ? "optimizer states" : "gradients and "
+                                                           "optimizer states");
+}

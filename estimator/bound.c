@@ -1,0 +1,66 @@
+/*
+ * bound.c - cheap lower bounds of what est_memory_of and est_estimate
+ * return, for the search to reject or skip layouts without estimating
+ * them (branch and bound). Each must never exceed the full figure, or the
+ * search could drop a layout that belongs to the answer; tests/test_enum.c
+ * checks both over many layouts and every system.
+ *
+ * Memory: the 16-bit weights, fp32 gradients and fp32 optimizer states
+ * (2 + 4 + 12 bytes per parameter, sharded as mem.c shards them) of the
+ * parameters of the transformer layers on one pipeline stage, at least
+ * L / PP of them; activations, the embedding, the head and the allowance,
+ * which est_memory_of adds on top, are left out.
+ *
+ * Time: the GEMM FLOPs of an iteration (space.h convention; the attention
+ * core and the memory-bound operators left out, recomputation of full
+ * layers counted), per GPU, at the GPU's best dense peak among the
+ * precisions the layout uses, stretched by the pipeline's fill and drain:
+ * the estimate takes m x t_max + (p - 1) / v x t_mean per iteration
+ * (iter.c, after Narayanan et al. SC'21 section 2.2), which is at least
+ * (m + (p - 1) / v) x t_mean, and m x t_mean is at least the compute of a
+ * GPU's share of the iteration. Data-parallel communication and the
+ * optimizer step only add. The bound holds as long as no operator runs
+ * above the dense peak, which the sample hygiene (est_sample_implausible)
+ * is there to ensure.
+ */
+#include "est.h"
+
+double est_memory_floor(const space_model *m, const space_layout *l)
+{
+    space_params p;
+    space_model_params(m, 1, &p);
+    double t = (double)(l->tp > 0 ? l->tp : 1);
+    double shard = (double)((l->dp > 0 ? l->dp : 1) * (l->cp > 0 ? l->cp : 1));
+    double layers = (double)m->num_layers / (double)(l->pp > 0 ? l->pp : 1);
+    double params = layers * (double)(p.per_layer - p.norms_per_layer) / t;
+    double w = 2 * params, gr = 4 * params, opt = 12 * params;
+    if (l->zero >= SPACE_ZERO_1) opt /= shard;
+    if (l->zero >= SPACE_ZERO_2) gr /= shard;
+    if (l->zero >= SPACE_ZERO_3) w /= shard;
+    return w + gr + opt;
+}
+
+double est_time_floor(const est_ctx *c, const space_model *m,
+                      const space_layout *l)
+{
+    const hw_gpu *g = c->gpu;
+    space_flops fl;
+    space_flops_per_token(m, l->seq, 1, SPACE_RECOMPUTE_NONE, &fl);
+    double gemm_fwd = fl.fwd - fl.attn_fwd;
+    double rec = l->recompute == SPACE_RECOMPUTE_FULL
+                     ? fl.fwd - fl.attn_fwd - fl.lm_head_fwd
+                     : 0;
+    double tokens = (double)l->gbs * (double)l->seq;
+    double gpus = (double)(l->tp * l->pp * l->cp * l->dp);
+    if (!(gpus > 0) || l->mbs < 1) return 0;
+    double peak = g->peak_flops[HW_BF16];
+    if (g->peak_flops[HW_FP16] > peak) peak = g->peak_flops[HW_FP16];
+    if (l->dtype == HW_FP8 && g->peak_flops[HW_FP8] > peak)
+        peak = g->peak_flops[HW_FP8];
+    if (!(peak > 0)) return 0;
+    double compute = tokens * (3 * gemm_fwd + rec) / gpus / peak;
+    double micro = (double)(l->gbs / (l->mbs * l->dp));
+    double v = (double)(l->vpp > 0 ? l->vpp : 1);
+    double stretch = micro >= 1 ? 1 + (double)(l->pp - 1) / (v * micro) : 1;
+    return compute * stretch;
+}

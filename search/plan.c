@@ -1,0 +1,620 @@
+/*
+ * plan.c - the search: every layout of a model on one or more systems at
+ * each GPU count asked for, rejected by the rules of space_grid_check,
+ * pruned by the lower bounds of estimator/bound.c, estimated in parallel,
+ * ranked (top-k) and reduced to the Pareto front of time against cost.
+ *
+ *  1. Per (system, GPU count), in parallel: scan the grid's layout
+ *     numbers in order. A rule that breaks for one number breaks for the
+ *     whole block of numbers that share the digits it (and every rule
+ *     checked before it) reads, so the block is counted at once and
+ *     skipped: most of a large grid is rejected in blocks. Valid layouts
+ *     whose memory floor exceeds the memory allowed, or whose time floor
+ *     already breaks a budget, are pruned; the rest are kept with their
+ *     time floor (a list of survivors, never of all layouts).
+ *  2. Sort the survivors of every system and count by (time floor,
+ *     system, GPUs, number): likely winners first, so the bounds below
+ *     tighten early.
+ *  3. Take them in chunks (CHUNK_MIN doubling to CHUNK_MAX). The thresholds (the k-th best key,
+ *     the front so far) are fixed for a chunk; within it the threads (one
+ *     parallel region for all chunks, static schedule, no allocation)
+ *     estimate every layout whose floor could still enter the top-k or
+ *     the front, then one thread merges the chunk's outcomes in order.
+ *     What is pruned and what is kept depends only on the inputs, never
+ *     on the thread count, so the answer and the counts are the same at
+ *     any thread count.
+ *
+ * Branch and bound is exact: a layout is pruned only when its time floor
+ * (<= its estimate) ranks strictly after the k-th best found and a point
+ * already found strictly dominates the floor's (time, cost).
+ *
+ * Does not memoize operator times across layouts: an estimate costs a few
+ * microseconds and the searches of bench/search_speed meet their targets
+ * without it (and the estimator's internals are not this module's).
+ */
+#include "search.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Chunks grow from CHUNK_MIN to CHUNK_MAX layouts, doubling: small at
+ * first, while the thresholds are still loose and change fast, then
+ * large, so the threads meet at a barrier rarely (a waiting thread spins,
+ * which costs a working one its core where cores are shared). */
+#define CHUNK_MIN 128
+#define CHUNK_MAX 4096
+
+const char *const search_objective_names[SEARCH_OBJECTIVE_COUNT] = {
+    [SEARCH_BY_TIME] = "time",
+    [SEARCH_BY_THROUGHPUT] = "throughput",
+    [SEARCH_BY_TRAIN_TIME] = "time-to-train",
+    [SEARCH_BY_COST] = "cost",
+};
+_Static_assert(sizeof search_objective_names / sizeof search_objective_names[0]
+                   == SEARCH_OBJECTIVE_COUNT,
+               "search_objective_names names every objective");
+
+const char *const search_prune_names[SEARCH_PRUNE_COUNT] = {
+    [SEARCH_PRUNE_MEMORY] = "memory_bound",
+    [SEARCH_PRUNE_BUDGET] = "budget_bound",
+    [SEARCH_PRUNE_TIME] = "time_bound",
+};
+_Static_assert(sizeof search_prune_names / sizeof search_prune_names[0]
+                   == SEARCH_PRUNE_COUNT,
+               "search_prune_names names every search_prune");
+
+const char *const search_miss_names[SEARCH_MISS_COUNT] = {
+    [SEARCH_MISS_BUDGET_USD] = "over_budget_usd",
+    [SEARCH_MISS_BUDGET_GPU_HOURS] = "over_budget_gpu_hours",
+    [SEARCH_MISS_DEADLINE] = "over_deadline",
+};
+_Static_assert(sizeof search_miss_names / sizeof search_miss_names[0]
+                   == SEARCH_MISS_COUNT,
+               "search_miss_names names every search_miss");
+
+/* The deepest grid field each rule reads (-1: none). A rule's block is
+ * the deepest field of its own and of every rule space_grid_check applies
+ * before it (check_order). */
+static const int rule_dim[SPACE_REJECT_COUNT] = {
+    [SPACE_OK] = -1,
+    [SPACE_REJECT_GPUS] = SPACE_DIM_CP,
+    [SPACE_REJECT_SIZES] = SPACE_DIM_CP,
+    [SPACE_REJECT_TP_HEADS] = SPACE_DIM_CP,
+    [SPACE_REJECT_TP_KV_HEADS] = SPACE_DIM_CP,
+    [SPACE_REJECT_TP_NODE] = SPACE_DIM_CP,
+    [SPACE_REJECT_PP_LAYERS] = SPACE_DIM_VPP,
+    [SPACE_REJECT_VPP] = SPACE_DIM_VPP,
+    [SPACE_REJECT_GBS] = SPACE_DIM_MBS,
+    [SPACE_REJECT_VPP_MICRO] = SPACE_DIM_MBS,
+    [SPACE_REJECT_CP_SEQ] = SPACE_DIM_MBS,
+    [SPACE_REJECT_SP_SEQ] = SPACE_DIM_SP,
+    [SPACE_REJECT_SEQ_POSITIONS] = SPACE_DIM_SP,
+    [SPACE_REJECT_SP_TP1] = SPACE_DIM_SP,
+    [SPACE_REJECT_ZERO_DP1] = SPACE_DIM_ZERO,
+};
+
+static const space_reject check_order[] = {
+    SPACE_REJECT_GPUS,        SPACE_REJECT_SIZES,
+    SPACE_REJECT_TP_HEADS,    SPACE_REJECT_TP_KV_HEADS,
+    SPACE_REJECT_TP_NODE,     SPACE_REJECT_PP_LAYERS,
+    SPACE_REJECT_VPP,         SPACE_REJECT_GBS,
+    SPACE_REJECT_VPP_MICRO,   SPACE_REJECT_CP_SEQ,
+    SPACE_REJECT_SP_SEQ,      SPACE_REJECT_SEQ_POSITIONS,
+    SPACE_REJECT_SP_TP1,      SPACE_REJECT_ZERO_DP1,
+};
+_Static_assert(sizeof check_order / sizeof check_order[0]
+                   == SPACE_REJECT_COUNT - 1,
+               "check_order lists every rule once");
+
+/* The field whose block rule rj rejects at once. */
+static space_dim rule_block_dim(space_reject rj)
+{
+    int deepest = SPACE_DIM_TP;
+    for (size_t i = 0; i < sizeof check_order / sizeof check_order[0]; i++) {
+        if (rule_dim[check_order[i]] > deepest)
+            deepest = rule_dim[check_order[i]];
+        if (check_order[i] == rj) break;
+    }
+    return (space_dim)deepest;
+}
+
+int search_point_cmp(const search_point *a, const search_point *b,
+                     search_objective obj)
+{
+    double ka = obj == SEARCH_BY_COST ? a->cost_usd : a->iteration_s;
+    double kb = obj == SEARCH_BY_COST ? b->cost_usd : b->iteration_s;
+    if (ka != kb) return ka < kb ? -1 : 1;
+    double sa = obj == SEARCH_BY_COST ? a->iteration_s : a->cost_usd;
+    double sb = obj == SEARCH_BY_COST ? b->iteration_s : b->cost_usd;
+    if (sa != sb) return sa < sb ? -1 : 1;
+    if (a->sys != b->sys) return a->sys < b->sys ? -1 : 1;
+    if (a->gpus != b->gpus) return a->gpus < b->gpus ? -1 : 1;
+    if (a->idx != b->idx) return a->idx < b->idx ? -1 : 1;
+    return 0;
+}
+
+void search_point_layout(const search_request *q, const search_point *p,
+                         space_layout *l)
+{
+    space_grid_layout(&q->systems[p->sys].grid, p->idx, p->gpus, &q->base, l);
+}
+
+void search_point_estimate(const search_request *q, const search_point *p,
+                           est_result *r)
+{
+    space_layout l;
+    search_point_layout(q, p, &l);
+    est_estimate(&q->systems[p->sys].ctx, q->model, &l, r);
+}
+
+void search_answer_free(search_answer *a)
+{
+    if (!a) return;
+    free(a->ranked);
+    free(a->front);
+    free(a->points);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- the state merged between chunks -------------------------------- */
+
+/* A valid layout that survived the bounds that need no comparison. */
+typedef struct cand {
+    double floor_s;
+    int64_t gpus, idx;
+    int sys;
+} cand;
+
+static int cand_cmp(const void *pa, const void *pb)
+{
+    const cand *a = pa, *b = pb;
+    if (a->floor_s != b->floor_s) return a->floor_s < b->floor_s ? -1 : 1;
+    if (a->sys != b->sys) return a->sys < b->sys ? -1 : 1;
+    if (a->gpus != b->gpus) return a->gpus < b->gpus ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* What one estimate left for the merge. */
+enum { OUT_PRUNED, OUT_ADMITTED, OUT_INFEASIBLE, OUT_MISSED };
+typedef struct outcome {
+    int kind;
+    int code;          /* est_reason or search_miss */
+    double iteration_s, mem_bytes, excess; /* excess: ratio to the limit */
+} outcome;
+
+typedef struct state {
+    const search_request *q;
+    search_answer *a;
+    int64_t cap_points;
+    search_point *front;  /* the front so far, ascending cost */
+    int n_front, cap_front;
+} state;
+
+/* 1 when (t, cost) is strictly dominated by a point of the front so far. */
+static int front_dominates(const state *s, double t, double cost)
+{
+    int lo = 0, hi = s->n_front; /* first index with cost > cost */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (s->front[mid].cost_usd <= cost) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return 0;
+    const search_point *f = &s->front[lo - 1]; /* least time within cost */
+    return f->iteration_s < t || (f->iteration_s == t && f->cost_usd < cost);
+}
+
+static void front_insert(state *s, const search_point *p)
+{
+    search_point *f = s->front;
+    /* Weakly dominated (or equal): the front does not change. */
+    for (int i = 0; i < s->n_front && f[i].cost_usd <= p->cost_usd; i++)
+        if (f[i].iteration_s <= p->iteration_s) return;
+    if (s->n_front == s->cap_front) {
+        s->cap_front = s->cap_front ? 2 * s->cap_front : 64;
+        s->front = f = tp_xrealloc(f, (size_t)s->cap_front * sizeof *f);
+    }
+    /* Drop what p dominates (no cheaper, no faster), put p in cost order. */
+    int w = 0;
+    for (int i = 0; i < s->n_front; i++) {
+        if (f[i].cost_usd >= p->cost_usd && f[i].iteration_s >= p->iteration_s)
+            continue;
+        f[w++] = f[i];
+    }
+    s->n_front = w;
+    int pos = 0;
+    while (pos < s->n_front && f[pos].cost_usd <= p->cost_usd) pos++;
+    memmove(&f[pos + 1], &f[pos], (size_t)(s->n_front - pos) * sizeof *f);
+    f[pos] = *p;
+    s->n_front++;
+}
+
+static void topk_insert(state *s, const search_point *p)
+{
+    search_answer *a = s->a;
+    int k = s->q->top_k;
+    int n = a->n_ranked;
+    if (n == k && search_point_cmp(p, &a->ranked[n - 1], s->q->objective) >= 0)
+        return;
+    int i = n < k ? n : k - 1;
+    while (i > 0 && search_point_cmp(p, &a->ranked[i - 1], s->q->objective) < 0) {
+        a->ranked[i] = a->ranked[i - 1];
+        i--;
+    }
+    a->ranked[i] = *p;
+    if (n < k) a->n_ranked++;
+}
+
+/* Keeps the smaller miss; ties by (system, GPUs, layout number), so the
+ * merge of per-thread records does not depend on their order. */
+static void near_update(search_near *nr, int sys, int64_t gpus, int64_t idx,
+                        double value, double limit, int from_bound)
+{
+    double miss = value - limit, old = nr->value - nr->limit;
+    if (nr->have) {
+        if (miss > old) return;
+        if (miss == old
+            && (sys > nr->sys || (sys == nr->sys && gpus > nr->gpus)
+                || (sys == nr->sys && gpus == nr->gpus && idx >= nr->idx)))
+            return;
+    }
+    nr->have = 1;
+    nr->sys = sys, nr->gpus = gpus, nr->idx = idx;
+    nr->value = value, nr->limit = limit, nr->from_bound = from_bound;
+}
+
+/* Iterations to train the tokens asked for (0 without). */
+static double iterations(const search_request *q)
+{
+    return q->tokens > 0
+               ? q->tokens / ((double)q->base.gbs * (double)q->base.seq)
+               : 0;
+}
+
+/* Ratio of a (time, GPUs) to the tightest budget; > 1 breaks one. Sets
+ * *which to the constraint broken the most. */
+static double budget_ratio(const search_request *q, double iter_s,
+                           int64_t gpus, double price, int *which)
+{
+    double its = iterations(q), worst = 0;
+    *which = -1;
+    if (its <= 0) return 0;
+    double train_s = its * iter_s;
+    double gh = train_s * (double)gpus / 3600;
+    double r[SEARCH_MISS_COUNT] = {
+        q->budget_usd > 0 ? gh * price / q->budget_usd : 0,
+        q->budget_gpu_hours > 0 ? gh / q->budget_gpu_hours : 0,
+        q->deadline_s > 0 ? train_s / q->deadline_s : 0};
+    for (int i = 0; i < SEARCH_MISS_COUNT; i++)
+        if (r[i] > worst) worst = r[i], *which = i;
+    return worst;
+}
+
+/* ---- phase 1: one (system, GPU count), rules and unconditional bounds -- */
+
+/* What one thread gathers in phase 1; merged in any order (sums, and
+ * minima under a total order). */
+typedef struct gather {
+    search_stats st;
+    int64_t example_key[SPACE_REJECT_COUNT]; /* unit x grid size + idx */
+    search_near near_memory, near_budget;
+    cand *c;
+    int64_t n, cap;
+} gather;
+
+static void scan_unit(const search_request *q, int sysi, int64_t gpus,
+                      int64_t unit, gather *t)
+{
+    const search_system *sy = &q->systems[sysi];
+    const space_grid *g = &sy->grid;
+    const space_model *m = q->model;
+    search_stats *st = &t->st;
+    int gpn = sy->ctx.tp_across_nodes ? 0 : sy->ctx.sys->gpus_per_node;
+    double mem_limit = q->max_memory_fraction * sy->ctx.gpu->mem_bytes;
+    double price = sy->price_usd_per_gpu_hour;
+    int64_t size = space_grid_size(g);
+    st->enumerated += size;
+    for (int64_t i = 0; i < size;) {
+        space_layout l;
+        space_grid_layout(g, i, gpus, &q->base, &l);
+        char why[200];
+        space_reject rj = space_grid_check(m, &l, gpus, gpn, why, sizeof why);
+        if (rj != SPACE_OK) {
+            /* the whole block that shares the digits the rule reads */
+            int64_t blk = space_grid_block(g, rule_block_dim(rj));
+            int64_t end = (i / blk + 1) * blk;
+            int64_t key = unit * size + i;
+            if (!st->rejected[rj] || key < t->example_key[rj]) {
+                t->example_key[rj] = key;
+                tp_strlcpy(st->example[rj], why, sizeof why);
+            }
+            st->rejected[rj] += end - i;
+            i = end;
+            continue;
+        }
+        st->valid++;
+        int64_t idx = i++;
+        if (!q->no_prune) {
+            double floor_b = est_memory_floor(m, &l);
+            if (floor_b > mem_limit) {
+                st->pruned[SEARCH_PRUNE_MEMORY]++;
+                near_update(&t->near_memory, sysi, gpus, idx, floor_b,
+                            mem_limit, 1);
+                continue;
+            }
+        }
+        double floor_s = est_time_floor(&sy->ctx, m, &l);
+        if (!q->no_prune) {
+            int which;
+            double r = budget_ratio(q, floor_s, gpus, price, &which);
+            if (r > 1) {
+                st->pruned[SEARCH_PRUNE_BUDGET]++;
+                near_update(&t->near_budget, sysi, gpus, idx, r, 1, 1);
+                continue;
+            }
+        }
+        if (t->n == t->cap) {
+            t->cap = t->cap ? 2 * t->cap : 4096;
+            t->c = tp_xrealloc(t->c, (size_t)t->cap * sizeof *t->c);
+        }
+        t->c[t->n++] = (cand){floor_s, gpus, idx, sysi};
+    }
+}
+
+/* ---- phase 2: estimate in chunks, merge in order ------------------------ */
+
+static void judge(const state *s, const cand *cd, int full,
+                  const search_point *kth, outcome *o)
+{
+    const search_request *q = s->q;
+    const search_system *sy = &q->systems[cd->sys];
+    double price = sy->price_usd_per_gpu_hour;
+    if (!q->no_prune && full) {
+        double t = cd->floor_s;
+        double cost = (double)cd->gpus * t * price / 3600;
+        double key = q->objective == SEARCH_BY_COST ? cost : t;
+        double kkey = q->objective == SEARCH_BY_COST ? kth->cost_usd
+                                                     : kth->iteration_s;
+        if (key > kkey && front_dominates(s, t, cost)) {
+            o->kind = OUT_PRUNED;
+            return;
+        }
+    }
+    space_layout l;
+    space_grid_layout(&sy->grid, cd->idx, cd->gpus, &q->base, &l);
+    est_result r;
+    est_estimate(&sy->ctx, q->model, &l, &r);
+    double mem_limit = q->max_memory_fraction * sy->ctx.gpu->mem_bytes;
+    o->iteration_s = r.iteration_s;
+    o->mem_bytes = r.mem.total;
+    o->excess = 0;
+    if (!r.feasible || r.mem.total > mem_limit) {
+        o->kind = OUT_INFEASIBLE;
+        o->code = r.feasible ? EST_OUT_OF_MEMORY : (int)r.reason;
+        return;
+    }
+    int which;
+    double br = budget_ratio(q, r.iteration_s, cd->gpus, price, &which);
+    if (br > 1) {
+        o->kind = OUT_MISSED;
+        o->code = which;
+        o->excess = br;
+        return;
+    }
+    o->kind = OUT_ADMITTED;
+}
+
+static void merge(state *s, const cand *cd, const outcome *o)
+{
+    const search_request *q = s->q;
+    search_answer *a = s->a;
+    search_stats *st = &a->stats;
+    const search_system *sy = &q->systems[cd->sys];
+    if (o->kind == OUT_PRUNED) {
+        st->pruned[SEARCH_PRUNE_TIME]++;
+        return;
+    }
+    st->estimated++;
+    if (o->kind == OUT_INFEASIBLE) {
+        st->infeasible[o->code]++;
+        if (o->code == EST_OUT_OF_MEMORY)
+            near_update(&a->near_memory, cd->sys, cd->gpus, cd->idx,
+                        o->mem_bytes,
+                        q->max_memory_fraction * sy->ctx.gpu->mem_bytes, 0);
+        return;
+    }
+    if (o->kind == OUT_MISSED) {
+        st->missed[o->code]++;
+        near_update(&a->near_budget, cd->sys, cd->gpus, cd->idx, o->excess, 1,
+                    0);
+        return;
+    }
+    st->admitted++;
+    search_point p = {o->iteration_s,
+                      (double)cd->gpus * o->iteration_s
+                          * sy->price_usd_per_gpu_hour / 3600,
+                      o->mem_bytes, cd->gpus, cd->idx, cd->sys};
+    if (a->n_points == s->cap_points) {
+        s->cap_points = s->cap_points ? 2 * s->cap_points : 1024;
+        a->points = tp_xrealloc(a->points,
+                                (size_t)s->cap_points * sizeof *a->points);
+    }
+    a->points[a->n_points++] = p;
+    topk_insert(s, &p);
+    front_insert(s, &p);
+}
+
+/* The exact front of every admitted point: ascending cost, each strictly
+ * faster than every cheaper one; of equal points the first in the total
+ * order. */
+static int point_cost_cmp(const void *pa, const void *pb)
+{
+    const search_point *a = pa, *b = pb;
+    return search_point_cmp(a, b, SEARCH_BY_COST);
+}
+
+static void final_front(search_answer *a)
+{
+    if (a->n_points == 0) return;
+    search_point *v = tp_xmalloc((size_t)a->n_points * sizeof *v);
+    memcpy(v, a->points, (size_t)a->n_points * sizeof *v);
+    qsort(v, (size_t)a->n_points, sizeof *v, point_cost_cmp);
+    a->front = tp_xmalloc((size_t)a->n_points * sizeof *a->front);
+    double best = INFINITY;
+    for (int64_t i = 0; i < a->n_points; i++)
+        if (v[i].iteration_s < best) {
+            best = v[i].iteration_s;
+            a->front[a->n_front++] = v[i];
+        }
+    free(v);
+}
+
+static int max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static int thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+int search_run(const search_request *q, search_answer *a, tp_err *e)
+{
+    memset(a, 0, sizeof *a);
+    if (!q->model || q->n_systems < 1 || !q->systems || q->n_gpus < 1
+        || q->top_k < 1)
+        return tp_errf(e, TP_EUSAGE,
+                       "search: needs a model, at least one system, one GPU "
+                       "count and top_k >= 1");
+    if (!(q->max_memory_fraction > 0 && q->max_memory_fraction <= 1))
+        return tp_errf(e, TP_EUSAGE,
+                       "search: max_memory_fraction %g is not in (0, 1]",
+                       q->max_memory_fraction);
+    if ((q->budget_usd > 0 || q->budget_gpu_hours > 0 || q->deadline_s > 0)
+        && !(q->tokens > 0))
+        return tp_errf(e, TP_EUSAGE,
+                       "search: a budget or deadline needs the tokens to "
+                       "train");
+    double t0 = 0;
+#ifdef _OPENMP
+    t0 = omp_get_wtime();
+#endif
+    int nt = max_threads();
+    a->stats.threads = nt;
+    a->ranked = tp_xcalloc((size_t)q->top_k, sizeof *a->ranked);
+
+    /* Units: (system, GPU count) pairs the system can host. */
+    int64_t n_units = 0;
+    int64_t (*units)[2] = tp_xmalloc((size_t)q->n_systems * (size_t)q->n_gpus
+                                     * sizeof *units);
+    for (int si = 0; si < q->n_systems; si++) {
+        const hw_system *y = q->systems[si].ctx.sys;
+        int64_t room = y->max_nodes > 0
+                           ? (int64_t)y->max_nodes * y->gpus_per_node : 0;
+        for (int gi = 0; gi < q->n_gpus; gi++) {
+            int64_t mult = q->systems[si].gpus_multiple;
+            if (mult > 1 && q->gpus[gi] % mult) continue; /* not whole nodes */
+            if (room > 0 && q->gpus[gi] > room) {
+                a->stats.gpu_counts_beyond++;
+                continue;
+            }
+            units[n_units][0] = si;
+            units[n_units][1] = q->gpus[gi];
+            n_units++;
+        }
+    }
+
+    /* Phase 1, in parallel over units; per-thread gathers merged by sums
+     * and total-order minima. */
+    gather *g = tp_xcalloc((size_t)nt, sizeof *g);
+#pragma omp parallel num_threads(nt)
+    {
+        gather *t = &g[thread_num()];
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t u = 0; u < n_units; u++)
+            scan_unit(q, (int)units[u][0], units[u][1], u, t);
+    }
+    int64_t n = 0;
+    int64_t example_key[SPACE_REJECT_COUNT];
+    for (int r = 0; r < SPACE_REJECT_COUNT; r++) example_key[r] = INT64_MAX;
+    for (int i = 0; i < nt; i++) {
+        const search_stats *ts = &g[i].st;
+        search_stats *st = &a->stats;
+        st->enumerated += ts->enumerated;
+        st->valid += ts->valid;
+        for (int r = 0; r < SPACE_REJECT_COUNT; r++) {
+            st->rejected[r] += ts->rejected[r];
+            if (ts->rejected[r] && g[i].example_key[r] < example_key[r]) {
+                example_key[r] = g[i].example_key[r];
+                memcpy(st->example[r], ts->example[r], sizeof st->example[r]);
+            }
+        }
+        for (int p = 0; p < SEARCH_PRUNE_COUNT; p++) st->pruned[p] += ts->pruned[p];
+        const search_near *nm = &g[i].near_memory, *nb = &g[i].near_budget;
+        if (nm->have)
+            near_update(&a->near_memory, nm->sys, nm->gpus, nm->idx, nm->value,
+                        nm->limit, nm->from_bound);
+        if (nb->have)
+            near_update(&a->near_budget, nb->sys, nb->gpus, nb->idx, nb->value,
+                        nb->limit, nb->from_bound);
+        n += g[i].n;
+    }
+    cand *cands = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *cands);
+    n = 0;
+    for (int i = 0; i < nt; i++) {
+        if (g[i].n) memcpy(cands + n, g[i].c, (size_t)g[i].n * sizeof *cands);
+        n += g[i].n;
+        free(g[i].c);
+    }
+    free(g);
+    free(units);
+    /* Likely winners first: the bounds tighten early. */
+    qsort(cands, (size_t)n, sizeof *cands, cand_cmp);
+
+    /* Phase 2: chunks estimated in parallel against the thresholds of the
+     * chunks before (fixed within a chunk), merged in order by one thread
+     * while the others wait at the barrier. */
+    state s = {q, a, 0, NULL, 0, 0};
+    outcome *outs = tp_xmalloc(CHUNK_MAX * sizeof *outs);
+    search_point kth = {0};
+    int full = 0;
+#pragma omp parallel num_threads(nt)
+    for (int64_t c0 = 0, size = CHUNK_MIN; c0 < n;
+         c0 += size, size = size < CHUNK_MAX ? 2 * size : CHUNK_MAX) {
+        int64_t c1 = c0 + size < n ? c0 + size : n;
+#pragma omp for schedule(static)
+        for (int64_t j = c0; j < c1; j++)
+            judge(&s, &cands[j], full, &kth, &outs[j - c0]);
+#pragma omp single
+        {
+            for (int64_t j = c0; j < c1; j++) merge(&s, &cands[j], &outs[j - c0]);
+            full = a->n_ranked == q->top_k;
+            if (full) kth = a->ranked[q->top_k - 1];
+        }
+    }
+    free(outs);
+    free(cands);
+    free(s.front);
+    final_front(a);
+#ifdef _OPENMP
+    a->stats.elapsed_s = omp_get_wtime() - t0;
+#else
+    (void)t0;
+#endif
+    return TP_OK;
+}

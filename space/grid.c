@@ -1,0 +1,171 @@
+/*
+ * grid.c - the layouts a search enumerates: candidate values per field,
+ * a number -> layout mapping (mixed radix, TP most significant) so that
+ * the enumeration needs no list of layouts and any thread can map any
+ * range of numbers, the check of an enumerated layout (space_layout_check
+ * plus the three enumeration-only rules of the same table), and the
+ * layout tag the output prints.
+ *
+ * Does not estimate anything or know the hardware beyond a node's size:
+ * memory and time are the estimator's, ranking the search's.
+ */
+#include "space.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *const space_dim_names[SPACE_DIM_COUNT] = {
+    [SPACE_DIM_TP] = "tp",   [SPACE_DIM_PP] = "pp",
+    [SPACE_DIM_CP] = "cp",   [SPACE_DIM_VPP] = "vpp",
+    [SPACE_DIM_MBS] = "mbs", [SPACE_DIM_SP] = "sp",
+    [SPACE_DIM_RECOMPUTE] = "recompute", [SPACE_DIM_ZERO] = "zero",
+};
+_Static_assert(sizeof space_dim_names / sizeof space_dim_names[0]
+                   == SPACE_DIM_COUNT,
+               "space_dim_names names every space_dim");
+
+static void set_list(space_grid *g, space_dim d, const int64_t *v, int n)
+{
+    g->n[d] = 0;
+    for (int i = 0; i < n && g->n[d] < SPACE_GRID_MAX; i++)
+        g->v[d][g->n[d]++] = v[i];
+}
+
+void space_grid_default(space_grid *g, const space_model *m, int64_t max_tp,
+                        int64_t max_pp)
+{
+    memset(g, 0, sizeof *g);
+    int64_t v[SPACE_GRID_MAX];
+    int n = 0;
+    for (int64_t t = 1; t <= max_tp && n < SPACE_GRID_MAX; t *= 2) v[n++] = t;
+    if (n == 0) v[n++] = 1;
+    set_list(g, SPACE_DIM_TP, v, n);
+    n = 0;
+    for (int64_t p = 1; p <= m->num_layers && p <= max_pp && n < SPACE_GRID_MAX;
+         p++)
+        if (m->num_layers % p == 0) v[n++] = p;
+    if (n == 0) v[n++] = 1;
+    set_list(g, SPACE_DIM_PP, v, n);
+    static const int64_t cps[] = {1, 2, 4, 8}, vpps[] = {1, 2, 3, 4, 6, 8},
+                         mbss[] = {1, 2, 4, 8, 16}, sps[] = {0, 1},
+                         rcs[] = {SPACE_RECOMPUTE_NONE,
+                                  SPACE_RECOMPUTE_SELECTIVE,
+                                  SPACE_RECOMPUTE_FULL},
+                         zeros[] = {SPACE_ZERO_NONE, SPACE_ZERO_1};
+    set_list(g, SPACE_DIM_CP, cps, 4);
+    set_list(g, SPACE_DIM_VPP, vpps, 6);
+    set_list(g, SPACE_DIM_MBS, mbss, 5);
+    set_list(g, SPACE_DIM_SP, sps, 2);
+    set_list(g, SPACE_DIM_RECOMPUTE, rcs, 3);
+    set_list(g, SPACE_DIM_ZERO, zeros, 2);
+}
+
+int space_grid_fix(space_grid *g, space_dim d, int64_t v)
+{
+    int64_t hi = d == SPACE_DIM_SP          ? 1
+                 : d == SPACE_DIM_RECOMPUTE ? SPACE_RECOMPUTE_COUNT - 1
+                 : d == SPACE_DIM_ZERO      ? SPACE_ZERO_COUNT - 1
+                                            : 1 << 20;
+    int64_t lo = d == SPACE_DIM_SP || d == SPACE_DIM_RECOMPUTE
+                         || d == SPACE_DIM_ZERO
+                     ? 0 : 1;
+    if ((unsigned)d >= SPACE_DIM_COUNT || v < lo || v > hi) return -1;
+    g->v[d][0] = v;
+    g->n[d] = 1;
+    return 0;
+}
+
+int64_t space_grid_size(const space_grid *g)
+{
+    int64_t n = 1;
+    for (int d = 0; d < SPACE_DIM_COUNT; d++) n *= g->n[d];
+    return n;
+}
+
+int64_t space_grid_block(const space_grid *g, space_dim d)
+{
+    int64_t n = 1;
+    for (int k = (int)d + 1; k < SPACE_DIM_COUNT; k++) n *= g->n[k];
+    return n;
+}
+
+int space_grid_digit(const space_grid *g, int64_t idx, space_dim d)
+{
+    return (int)((idx / space_grid_block(g, d)) % g->n[d]);
+}
+
+void space_grid_layout(const space_grid *g, int64_t idx, int64_t gpus,
+                       const space_layout *base, space_layout *out)
+{
+    int64_t val[SPACE_DIM_COUNT];
+    for (int d = SPACE_DIM_COUNT - 1; d >= 0; d--) {
+        val[d] = g->v[d][idx % g->n[d]];
+        idx /= g->n[d];
+    }
+    *out = *base;
+    out->tp = val[SPACE_DIM_TP];
+    out->pp = val[SPACE_DIM_PP];
+    out->cp = val[SPACE_DIM_CP];
+    out->vpp = val[SPACE_DIM_VPP];
+    out->mbs = val[SPACE_DIM_MBS];
+    out->sp = (int)val[SPACE_DIM_SP];
+    out->recompute = (space_recompute)val[SPACE_DIM_RECOMPUTE];
+    out->zero = (space_zero)val[SPACE_DIM_ZERO];
+    int64_t mp = out->tp * out->pp * out->cp;
+    out->dp = mp > 0 && gpus % mp == 0 ? gpus / mp : 0;
+}
+
+space_reject space_grid_check(const space_model *m, const space_layout *l,
+                              int64_t gpus, int gpus_per_node, char *why,
+                              size_t cap)
+{
+    int64_t mp = l->tp * l->pp * l->cp;
+    if (mp < 1 || gpus % mp || l->dp != gpus / mp) {
+        if (cap)
+            snprintf(why, cap,
+                     "TP %lld x PP %lld x CP %lld does not divide %lld GPUs",
+                     (long long)l->tp, (long long)l->pp, (long long)l->cp,
+                     (long long)gpus);
+        return SPACE_REJECT_GPUS;
+    }
+    space_reject r = space_layout_check(m, l, gpus_per_node, why, cap);
+    if (r != SPACE_OK) return r;
+    if (l->sp && l->tp == 1) {
+        if (cap)
+            snprintf(why, cap,
+                     "sequence parallelism with TP 1 is the layout without "
+                     "it");
+        return SPACE_REJECT_SP_TP1;
+    }
+    if (l->zero != SPACE_ZERO_NONE && l->dp * l->cp == 1) {
+        if (cap)
+            snprintf(why, cap,
+                     "ZeRO with DP x CP 1 shards nothing: the layout without "
+                     "it");
+        return SPACE_REJECT_ZERO_DP1;
+    }
+    return SPACE_OK;
+}
+
+char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,
+                       size_t cap)
+{
+    int64_t gpus = l->tp * l->pp * l->cp * l->dp;
+    int64_t gpn = gpus_per_node > 0 ? gpus_per_node : gpus;
+    if (gpus < gpn) gpn = gpus;
+    if (gpn < 1) gpn = 1;
+    int64_t nodes = (gpus + gpn - 1) / gpn;
+    char cp[32] = "", vpp[32] = "";
+    if (l->cp > 1) snprintf(cp, sizeof cp, "cp%lld", (long long)l->cp);
+    if (l->vpp > 1) snprintf(vpp, sizeof vpp, "_vpp%lld", (long long)l->vpp);
+    static const char *const rc[SPACE_RECOMPUTE_COUNT] = {"", "_rsel",
+                                                          "_rfull"};
+    static const char *const z[SPACE_ZERO_COUNT] = {"", "_z1", "_z2", "_z3"};
+    snprintf(buf, cap, "n%lldg%lld_tp%lldpp%llddp%lld%s_mbs%lld%s%s%s%s",
+             (long long)nodes, (long long)gpn, (long long)l->tp,
+             (long long)l->pp, (long long)l->dp, cp, (long long)l->mbs,
+             vpp, l->sp && l->tp > 1 ? "_sp" : "",
+             rc[(unsigned)l->recompute < SPACE_RECOMPUTE_COUNT ? l->recompute : 0],
+             z[(unsigned)l->zero < SPACE_ZERO_COUNT ? l->zero : 0]);
+    return buf;
+}

@@ -1,0 +1,406 @@
+/*
+ * test_enum.c - the search (search/plan.c) and its enumeration
+ * (space/grid.c) and bounds (estimator/bound.c):
+ *  - the memory and time floors never exceed est_memory_of's total and
+ *    est_estimate's iteration time, over many layouts, models, systems;
+ *  - counting rejected layouts by blocks gives the same counts per rule
+ *    as checking every layout number one by one;
+ *  - brute force: on small spaces, the search with pruning returns the
+ *    same top-k and the same front as estimating every valid layout, for
+ *    every objective, with memory, budget and deadline limits;
+ *  - the front: no point on it is dominated, every admitted point off it
+ *    is;
+ *  - the answer and its counts are the same at 1, 2 and 4 threads.
+ * No absolute times are pinned: the estimator is being recalibrated.
+ */
+#include "search.h"
+#include "tp_test.h"
+
+#include <math.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static hw_db *db;
+
+enum { NSYS = 4 };
+static const char *const sys_names[NSYS] = {"perlmutter", "selene", "eos",
+                                            "vista"};
+static est_models *ops[NSYS];
+static est_comm *comm[NSYS];
+static search_system systems[NSYS];
+
+static const space_model *model(const char *name)
+{
+    tp_err e = {0};
+    return space_preset_find(name, &e);
+}
+
+static space_layout job(int64_t seq, int64_t gbs)
+{
+    space_layout b;
+    memset(&b, 0, sizeof b);
+    b.tp = b.pp = b.cp = b.vpp = b.mbs = 1;
+    b.seq = seq, b.gbs = gbs, b.dtype = HW_BF16, b.flash = 1;
+    return b;
+}
+
+static void test_floors(void)
+{
+    static const char *const models[] = {"gpt3-1.7b", "llama3-8b",
+                                         "gpt-neox-20b", "llama3-70b",
+                                         "gpt3-175b"};
+    static const int64_t counts[] = {4, 16, 64, 256};
+    int64_t n = 0, bad_t = 0, bad_m = 0;
+    for (int s = 0; s < NSYS; s++)
+        for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+            const space_model *m = model(models[mi]);
+            space_grid g;
+            space_grid_default(&g, m, systems[s].ctx.sys->gpus_per_node, 1 << 20);
+            /* every ZeRO stage (the default grid has 0 and 1) */
+            for (int z = 0; z < SPACE_ZERO_COUNT; z++) g.v[SPACE_DIM_ZERO][z] = z;
+            g.n[SPACE_DIM_ZERO] = SPACE_ZERO_COUNT;
+            int64_t size = space_grid_size(&g);
+            space_layout base = job(mi % 2 ? 4096 : 2048, 512);
+            /* fp8 GEMMs where the GPU has them (eos: H100), every other model */
+            if (systems[s].ctx.gpu->peak_flops[HW_FP8] > 0 && mi % 2 == 0)
+                base.dtype = HW_FP8;
+            for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
+                for (int64_t i = (int64_t)ci; i < size; i += 5) {
+                    space_layout l;
+                    space_grid_layout(&g, i, counts[ci], &base, &l);
+                    int gpn = systems[s].ctx.sys->gpus_per_node;
+                    if (space_grid_check(m, &l, counts[ci], gpn, NULL, 0))
+                        continue;
+                    est_result r;
+                    est_estimate(&systems[s].ctx, m, &l, &r);
+                    if (r.iteration_s <= 0) continue;
+                    n++;
+                    if (est_time_floor(&systems[s].ctx, m, &l) > r.iteration_s)
+                        bad_t++;
+                    if (est_memory_floor(m, &l) > r.mem.total) bad_m++;
+                }
+        }
+    TP_CHECK(n > 10000);
+    TP_CHECK_INT((int)bad_t, 0);
+    TP_CHECK_INT((int)bad_m, 0);
+}
+
+static void test_grid(void)
+{
+    const space_model *m = model("gpt-neox-20b");
+    space_grid g;
+    space_grid_default(&g, m, 4, 1 << 20);
+    TP_CHECK_INT(g.n[SPACE_DIM_TP], 3);   /* 1, 2, 4 */
+    TP_CHECK_INT(g.n[SPACE_DIM_PP], 6);   /* divisors of 44 */
+    int64_t size = space_grid_size(&g);
+    TP_CHECK(size == 3 * 6 * 4 * 6 * 5 * 2 * 3 * 2);
+    /* the mapping is onto the cartesian product, TP most significant */
+    space_layout base = job(2048, 1024), l;
+    space_grid_layout(&g, size - 1, 64, &base, &l);
+    TP_CHECK(l.tp == 4 && l.pp == 44 && l.cp == 8 && l.vpp == 8 && l.mbs == 16
+             && l.sp == 1 && l.recompute == SPACE_RECOMPUTE_FULL
+             && l.zero == SPACE_ZERO_1 && l.dp == 0);
+    space_grid_layout(&g, 0, 64, &base, &l);
+    TP_CHECK(l.tp == 1 && l.pp == 1 && l.dp == 64);
+    char tag[96];
+    l.tp = 8, l.pp = 4, l.dp = 4, l.mbs = 2, l.vpp = 3, l.sp = 0;
+    l.recompute = SPACE_RECOMPUTE_NONE, l.zero = SPACE_ZERO_NONE;
+    TP_CHECK_STR(space_layout_tag(&l, 8, tag, sizeof tag),
+                 "n16g8_tp8pp4dp4_mbs2_vpp3");
+    l.cp = 2, l.sp = 1, l.recompute = SPACE_RECOMPUTE_FULL, l.zero = SPACE_ZERO_1;
+    TP_CHECK_STR(space_layout_tag(&l, 8, tag, sizeof tag),
+                 "n32g8_tp8pp4dp4cp2_mbs2_vpp3_sp_rfull_z1");
+    TP_CHECK(space_grid_fix(&g, SPACE_DIM_ZERO, 4) != 0);
+    TP_CHECK(space_grid_fix(&g, SPACE_DIM_TP, 0) != 0);
+    TP_CHECK(space_grid_fix(&g, SPACE_DIM_TP, 8) == 0 && g.n[SPACE_DIM_TP] == 1);
+    /* the enumeration-only rules */
+    l = job(2048, 1024);
+    l.tp = 1, l.sp = 1, l.dp = 8;
+    TP_CHECK_INT(space_grid_check(m, &l, 8, 4, NULL, 0), SPACE_REJECT_SP_TP1);
+    l.sp = 0, l.dp = 1, l.tp = 4, l.zero = SPACE_ZERO_1;
+    TP_CHECK_INT(space_grid_check(m, &l, 4, 4, NULL, 0), SPACE_REJECT_ZERO_DP1);
+    l.zero = SPACE_ZERO_NONE, l.dp = 2;
+    TP_CHECK_INT(space_grid_check(m, &l, 6, 4, NULL, 0), SPACE_REJECT_GPUS);
+}
+
+static search_request request(const space_model *m, const search_system *s,
+                              int ns, const int64_t *gpus, int ng)
+{
+    search_request q;
+    memset(&q, 0, sizeof q);
+    q.model = m;
+    q.systems = s;
+    q.n_systems = ns;
+    q.base = job(2048, 128);
+    q.gpus = gpus;
+    q.n_gpus = ng;
+    q.objective = SEARCH_BY_TIME;
+    q.top_k = 10;
+    q.max_memory_fraction = 1;
+    return q;
+}
+
+/* Block counting = one by one. */
+static void test_counts(void)
+{
+    const space_model *m = model("gpt3-1.7b");
+    static const int64_t gpus[] = {4, 8, 12, 16, 24, 32};
+    search_request q = request(m, systems, 2, gpus, 6);
+    search_answer a;
+    tp_err e = {0};
+    TP_CHECK_INT(search_run(&q, &a, &e), TP_OK);
+    int64_t want[SPACE_REJECT_COUNT] = {0}, valid = 0, total = 0;
+    for (int s = 0; s < 2; s++) {
+        const space_grid *g = &systems[s].grid;
+        for (int gi = 0; gi < 6; gi++)
+            for (int64_t i = 0; i < space_grid_size(g); i++) {
+                space_layout l;
+                space_grid_layout(g, i, gpus[gi], &q.base, &l);
+                space_reject r = space_grid_check(
+                    m, &l, gpus[gi], systems[s].ctx.sys->gpus_per_node, NULL, 0);
+                total++;
+                if (r == SPACE_OK) valid++;
+                else want[r]++;
+            }
+    }
+    TP_CHECK(a.stats.enumerated == total);
+    TP_CHECK(a.stats.valid == valid);
+    for (int r = 1; r < SPACE_REJECT_COUNT; r++) TP_CHECK(a.stats.rejected[r] == want[r]);
+    int64_t pruned = 0;
+    for (int p = 0; p < SEARCH_PRUNE_COUNT; p++) pruned += a.stats.pruned[p];
+    TP_CHECK(pruned + a.stats.estimated == a.stats.valid);
+    search_answer_free(&a);
+}
+
+static int same_points(const search_point *a, int na, const search_point *b,
+                       int nb)
+{
+    if (na != nb) return 0;
+    for (int i = 0; i < na; i++)
+        if (a[i].sys != b[i].sys || a[i].gpus != b[i].gpus || a[i].idx != b[i].idx
+            || a[i].iteration_s != b[i].iteration_s
+            || a[i].cost_usd != b[i].cost_usd)
+            return 0;
+    return 1;
+}
+
+/* No point on the front is dominated by an admitted point; every
+ * admitted point off it is dominated (no worse on both) by one on it. */
+static int front_ok(const search_answer *a)
+{
+    for (int i = 0; i < a->n_front; i++)
+        for (int64_t j = 0; j < a->n_points; j++) {
+            const search_point *f = &a->front[i], *p = &a->points[j];
+            if (p->iteration_s <= f->iteration_s && p->cost_usd <= f->cost_usd
+                && (p->iteration_s < f->iteration_s || p->cost_usd < f->cost_usd))
+                return 0;
+        }
+    for (int64_t j = 0; j < a->n_points; j++) {
+        const search_point *p = &a->points[j];
+        int on = 0, dom = 0;
+        for (int i = 0; i < a->n_front; i++) {
+            const search_point *f = &a->front[i];
+            if (f->sys == p->sys && f->gpus == p->gpus && f->idx == p->idx) on = 1;
+            if (f->iteration_s <= p->iteration_s && f->cost_usd <= p->cost_usd)
+                dom = 1;
+        }
+        if (!on && !dom) return 0;
+    }
+    /* ascending cost, descending time */
+    for (int i = 1; i < a->n_front; i++)
+        if (!(a->front[i].cost_usd >= a->front[i - 1].cost_usd
+              && a->front[i].iteration_s < a->front[i - 1].iteration_s))
+            return 0;
+    return 1;
+}
+
+/* What the pruned runs of the brute-force test pruned, so the test
+ * shows it tested the bounds and not just the rules. */
+static int64_t pruned_total[SEARCH_PRUNE_COUNT];
+
+static void brute(search_request q, const char *what)
+{
+    search_answer full, pruned;
+    tp_err e = {0};
+    q.no_prune = 1;
+    TP_CHECK_INT(search_run(&q, &full, &e), TP_OK);
+    q.no_prune = 0;
+    TP_CHECK_INT(search_run(&q, &pruned, &e), TP_OK);
+    TP_CHECK(full.stats.estimated == full.stats.valid);
+    int ok_rank = same_points(full.ranked, full.n_ranked, pruned.ranked,
+                              pruned.n_ranked);
+    int ok_front = same_points(full.front, full.n_front, pruned.front,
+                               pruned.n_front);
+    if (!ok_rank || !ok_front)
+        fprintf(stderr, "  brute force differs: %s (ranked %d/%d, front %d/%d)\n",
+                what, full.n_ranked, pruned.n_ranked, full.n_front,
+                pruned.n_front);
+    TP_CHECK(ok_rank);
+    TP_CHECK(ok_front);
+    for (int p = 0; p < SEARCH_PRUNE_COUNT; p++)
+        pruned_total[p] += pruned.stats.pruned[p];
+    TP_CHECK(front_ok(&full));
+    TP_CHECK(front_ok(&pruned) || pruned.n_points == 0);
+    search_answer_free(&full);
+    search_answer_free(&pruned);
+}
+
+static void test_brute_force(void)
+{
+    static const int64_t small[] = {4, 8, 12, 16, 24, 32, 48, 64};
+    search_request q = request(model("gpt3-1.7b"), systems, 2, small, 8);
+    brute(q, "gpt3-1.7b, time");
+    q.objective = SEARCH_BY_COST;
+    brute(q, "gpt3-1.7b, cost");
+    q.objective = SEARCH_BY_TIME;
+    q.top_k = 1;
+    brute(q, "top 1");
+    q.top_k = 10;
+    /* a model that needs many GPUs: the memory bound bites */
+    q.model = model("gpt-neox-20b");
+    q.base = job(2048, 256);
+    brute(q, "gpt-neox-20b");
+    q.max_memory_fraction = 0.7;
+    brute(q, "memory fraction");
+    q.max_memory_fraction = 1;
+    /* budgets and a deadline that leave only part of the space */
+    q.tokens = 2e9;
+    q.model = model("gpt3-1.7b");
+    q.base = job(2048, 128);
+    {
+        search_answer a;
+        tp_err e = {0};
+        q.no_prune = 1;
+        search_run(&q, &a, &e);
+        /* a budget at the median admitted cost, a deadline likewise */
+        double its = q.tokens / (128.0 * 2048);
+        double c = a.n_points ? a.points[a.n_points / 2].cost_usd * its : 1;
+        double t = a.n_points ? a.points[a.n_points / 3].iteration_s * its : 1;
+        search_answer_free(&a);
+        q.budget_usd = c;
+        brute(q, "budget usd");
+        q.budget_usd = 0;
+        q.deadline_s = t;
+        brute(q, "deadline");
+        q.budget_gpu_hours = c / 2; /* in GPU-hours: tighter still */
+        brute(q, "deadline and GPU-hours");
+        q.no_prune = 0;
+    }
+    /* one system of one GPU per node */
+    q = request(model("llama3-8b"), &systems[3], 1, small, 8);
+    brute(q, "vista");
+    for (int p = 0; p < SEARCH_PRUNE_COUNT; p++) {
+        if (!pruned_total[p])
+            fprintf(stderr, "  no layout pruned by %s\n", search_prune_names[p]);
+        TP_CHECK(pruned_total[p] > 0);
+    }
+}
+
+static void test_threads(void)
+{
+#ifdef _OPENMP
+    static const int64_t gpus[] = {8, 16, 32, 64, 128};
+    search_request q = request(model("llama3-8b"), systems, 3, gpus, 5);
+    q.base = job(4096, 256);
+    q.tokens = 1e11;
+    search_answer a[3];
+    static const int threads[3] = {1, 2, 4};
+    int old = omp_get_max_threads();
+    tp_err e = {0};
+    for (int i = 0; i < 3; i++) {
+        omp_set_num_threads(threads[i]);
+        TP_CHECK_INT(search_run(&q, &a[i], &e), TP_OK);
+    }
+    omp_set_num_threads(old);
+    for (int i = 1; i < 3; i++) {
+        TP_CHECK(same_points(a[0].ranked, a[0].n_ranked, a[i].ranked, a[i].n_ranked));
+        TP_CHECK(same_points(a[0].front, a[0].n_front, a[i].front, a[i].n_front));
+        TP_CHECK(a[0].n_points == a[i].n_points);
+        TP_CHECK(a[0].stats.estimated == a[i].stats.estimated);
+        for (int p = 0; p < SEARCH_PRUNE_COUNT; p++)
+            TP_CHECK(a[0].stats.pruned[p] == a[i].stats.pruned[p]);
+        TP_CHECK(memcmp(a[0].stats.rejected, a[i].stats.rejected,
+                        sizeof a[0].stats.rejected) == 0);
+    }
+    TP_CHECK(a[0].n_ranked == 10);
+    /* ranked in the total order */
+    for (int i = 1; i < a[0].n_ranked; i++)
+        TP_CHECK(search_point_cmp(&a[0].ranked[i - 1], &a[0].ranked[i],
+                                  SEARCH_BY_TIME) < 0);
+    for (int i = 0; i < 3; i++) search_answer_free(&a[i]);
+#endif
+}
+
+/* Nothing fits: counts, and a nearest miss by memory. */
+static void test_infeasible(void)
+{
+    static const int64_t gpus[] = {4, 8};
+    search_request q = request(model("gpt3-175b"), systems, 1, gpus, 2);
+    search_answer a;
+    tp_err e = {0};
+    TP_CHECK_INT(search_run(&q, &a, &e), TP_OK);
+    TP_CHECK_INT(a.n_ranked, 0);
+    TP_CHECK_INT(a.n_front, 0);
+    TP_CHECK(a.near_memory.have);
+    TP_CHECK(a.near_memory.value > a.near_memory.limit);
+    TP_CHECK(a.stats.pruned[SEARCH_PRUNE_MEMORY] > 0);
+    search_answer_free(&a);
+    /* bad requests */
+    q.top_k = 0;
+    TP_CHECK_INT(search_run(&q, &a, &e), TP_EUSAGE);
+    search_answer_free(&a);
+    q.top_k = 5;
+    q.budget_usd = 10; /* without tokens */
+    TP_CHECK_INT(search_run(&q, &a, &e), TP_EUSAGE);
+    TP_CHECK_CONTAINS(e.msg, "tokens");
+    search_answer_free(&a);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_enum HWDB_DIR\n");
+        return 2;
+    }
+    const char *dirs[] = {argv[1]};
+    tp_err e = {0};
+    db = hw_db_open_dirs(dirs, 1, &e);
+    if (!db) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 1;
+    }
+    for (int i = 0; i < NSYS; i++) {
+        const hw_system *y = hw_find_system(db, sys_names[i], &e);
+        if (!y) {
+            fprintf(stderr, "%s\n", e.msg);
+            return 1;
+        }
+        ops[i] = est_models_open(y->gpu, 0, &e);
+        comm[i] = ops[i] ? est_comm_open(y, &e) : NULL;
+        if (!comm[i]) {
+            fprintf(stderr, "%s\n", e.msg);
+            return 1;
+        }
+        memset(&systems[i], 0, sizeof systems[i]);
+        systems[i].ctx = (est_ctx){y, y->gpu, ops[i], comm[i], 0};
+        systems[i].price_usd_per_gpu_hour = y->price_usd_per_gpu_hour;
+        /* small grids keep the brute force quick */
+        space_grid_default(&systems[i].grid, model("gpt3-1.7b"), y->gpus_per_node,
+                           64);
+    }
+    TP_RUN(test_grid);
+    TP_RUN(test_floors);
+    TP_RUN(test_counts);
+    TP_RUN(test_brute_force);
+    TP_RUN(test_threads);
+    TP_RUN(test_infeasible);
+    for (int i = 0; i < NSYS; i++) {
+        est_comm_free(comm[i]);
+        est_models_free(ops[i]);
+    }
+    hw_db_free(db);
+    return TP_TEST_EXIT();
+}
