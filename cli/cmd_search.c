@@ -656,7 +656,7 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
             }
             /* TP across nodes only where the user pins a TP that needs it. */
             int across = o->tp_set && o->tp > y->gpus_per_node;
-            s->ctx = (est_ctx){y, y->gpu, om, comm[ns], across};
+            s->ctx = (est_ctx){y, y->gpu, om, comm[ns], across, 0};
             int64_t maxg = o->max_gpus > 0 ? o->max_gpus : 10000000;
             space_grid_default(&s->grid, &m, across ? 1024 : y->gpus_per_node,
                                maxg);
