@@ -48,6 +48,9 @@ typedef struct cli_opts {
     int sp, recompute, zero, precision; /* -1 = unset */
     double tokens;           /* --tokens, 0 = unset */
     int no_overlap;          /* --no-overlap-grad-reduce */
+    int tp_overlap;          /* space_tp_overlap: 0 = Megatron-LM's default */
+    int unfused_attention;   /* --attention-backend unfused */
+    double attn_dropout, hidden_dropout; /* < 0 = the model's */
     const char *gpus_arg;    /* --gpus as given (search: a list or range) */
     /* search */
     int64_t min_gpus, max_gpus;   /* 0 = unset */
@@ -116,6 +119,11 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e);
+/* The model of --model with the options' dropout overrides, and the
+ * software choices of the options (attention backend, overlaps) on a
+ * layout: shared by estimate and search (cmd_estimate.c). */
+int cli_model(const cli_opts *o, space_model *m, tp_err *e);
+void cli_layout_software(const cli_opts *o, space_layout *l);
 int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_search(const cli_opts *o, cli_out *out, tp_err *e);
 

@@ -22,6 +22,22 @@ static const char mfu_convention[] =
     "counted) / (iteration time x GPUs x dense bf16/fp16 peak of the GPU; "
     "also for fp8)";
 
+int cli_model(const cli_opts *o, space_model *m, tp_err *e)
+{
+    int rc = space_model_resolve(o->model, m, e);
+    if (rc) return rc;
+    if (o->attn_dropout >= 0) m->attn_dropout = o->attn_dropout;
+    if (o->hidden_dropout >= 0) m->hidden_dropout = o->hidden_dropout;
+    return TP_OK;
+}
+
+void cli_layout_software(const cli_opts *o, space_layout *l)
+{
+    l->flash = !o->unfused_attention;
+    l->no_dp_overlap = o->no_overlap;
+    l->tp_overlap = o->tp_overlap;
+}
+
 /* The layout the options ask for, SEARCH_UNSET where unset. */
 static int wanted_layout(const cli_opts *o, const space_model *m,
                          space_layout *l, tp_err *e)
@@ -38,8 +54,7 @@ static int wanted_layout(const cli_opts *o, const space_model *m,
     l->recompute = (space_recompute)o->recompute;
     l->zero = (space_zero)o->zero;
     l->dtype = o->precision >= 0 ? o->precision : HW_BF16;
-    l->flash = 1;
-    l->no_dp_overlap = o->no_overlap;
+    cli_layout_software(o, l);
     l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;
     if (o->vpp_layers > 0) {
         if (l->pp == SEARCH_UNSET)
@@ -180,7 +195,7 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
     if (!o->model) return tp_errf(e, TP_EUSAGE, "estimate needs --model");
     if (!o->system) return tp_errf(e, TP_EUSAGE, "estimate needs --system");
     space_model m;
-    int rc = space_model_resolve(o->model, &m, e);
+    int rc = cli_model(o, &m, e);
     if (rc) return rc;
     space_layout want;
     rc = wanted_layout(o, &m, &want, e);

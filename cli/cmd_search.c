@@ -151,7 +151,8 @@ static int apply_fix(space_grid *g, const char *key, const char *val,
             if (tp_streq_ci(val, space_recompute_names[i])) v = i;
         if (v < 0)
             return tp_errf(e, TP_EUSAGE,
-                           "%s: recompute=%s: expected none, selective or full",
+                           "%s: recompute=%s: expected none, selective, full or "
+                           "selective-op",
                            where, val);
     } else if (d == SPACE_DIM_SP && (tp_streq_ci(val, "on") || tp_streq_ci(val, "true"))) {
         v = 1;
@@ -575,7 +576,7 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
         return tp_errf(e, TP_EUSAGE, "--min-gpus %lld is above --max-gpus %lld",
                        (long long)o->min_gpus, (long long)o->max_gpus);
     space_model m;
-    int rc = space_model_resolve(o->model, &m, e);
+    int rc = cli_model(o, &m, e);
     if (rc) return rc;
     hw_db *db = cli_open_hwdb(o, e);
     if (!db) return e->status ? e->status : TP_EDATA;
@@ -594,8 +595,7 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
     base.seq = o->seq_length;
     base.gbs = o->gbs;
     base.dtype = o->precision >= 0 ? o->precision : HW_BF16;
-    base.flash = 1;
-    base.no_dp_overlap = o->no_overlap;
+    cli_layout_software(o, &base);
     base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;
     {
         char buf[1024];

@@ -77,6 +77,8 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
     else if (l->recompute == SPACE_RECOMPUTE_FULL)
         put(&b, " --recompute-granularity full --recompute-method uniform "
                 "--recompute-num-layers 1");
+    if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
+        put(&b, " --tp-comm-overlap");
     if (l->zero == SPACE_ZERO_3)
         put(&b, " --use-torch-fsdp2");
     else if (l->zero >= SPACE_ZERO_1)
@@ -93,6 +95,12 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
     if (l->zero == SPACE_ZERO_2)
         put(&b, "  # ZeRO-2: no Megatron-LM switch; the distributed "
                 "optimizer shards optimizer states only");
+    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
+        put(&b, "  # torchtitan's op-level selective checkpointing has no "
+                "Megatron-LM switch");
+    if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_NONE)
+        put(&b, "  # TP collectives not overlapped: Megatron-LM overlaps the "
+                "backward ones by default");
 }
 
 void cli_launch_nemo(const space_layout *l, const space_model *m, int gpn,
@@ -120,14 +128,21 @@ void cli_launch_nemo(const space_layout *l, const space_model *m, int gpn,
     put(&b, "model.encoder_seq_length: %lld\n", (long long)l->seq);
     if (l->recompute == SPACE_RECOMPUTE_NONE)
         put(&b, "model.activations_checkpoint_granularity: null\n");
-    else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
-        put(&b, "model.activations_checkpoint_granularity: selective\n");
+    else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE
+             || l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
+        put(&b, "model.activations_checkpoint_granularity: selective%s\n",
+            l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP
+                ? "  # NeMo's selective is the attention core, not "
+                  "torchtitan's op-level policy"
+                : "");
     else
         put(&b, "model.activations_checkpoint_granularity: full\n"
                 "model.activations_checkpoint_method: uniform\n"
                 "model.activations_checkpoint_num_layers: 1\n");
     if (l->dtype == HW_FP8)
         put(&b, "model.fp8: true\nmodel.fp8_hybrid: true\n");
+    if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
+        put(&b, "model.ub_tp_comm_overlap: true\n");
     put(&b, "model.optim.name: %s",
         l->zero >= SPACE_ZERO_1 ? "distributed_fused_adam" : "fused_adam");
     (void)m;
@@ -146,6 +161,8 @@ void cli_launch_torchtitan(const space_layout *l, const space_model *m,
         (long long)(shard ? 1 : l->dp));
     put(&b, "data_parallel_shard_degree = %lld\n", (long long)(shard ? l->dp : 1));
     put(&b, "tensor_parallel_degree = %lld\n", (long long)l->tp);
+    if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
+        put(&b, "enable_async_tensor_parallel = true\n");
     put(&b, "enable_async_tensor_parallel = false\n");
     put(&b, "pipeline_parallel_degree = %lld\n", (long long)l->pp);
     if (l->pp > 1)
@@ -162,9 +179,11 @@ void cli_launch_torchtitan(const space_layout *l, const space_model *m,
         (long long)l->gbs,
         (long long)l->seq, l->dtype == HW_FP16 ? "float16" : "bfloat16");
     put(&b, "\n[activation_checkpoint]\nmode = \"%s\"",
-        l->recompute == SPACE_RECOMPUTE_NONE        ? "none"
-        : l->recompute == SPACE_RECOMPUTE_SELECTIVE ? "selective"
-                                                    : "full");
+        l->recompute == SPACE_RECOMPUTE_NONE   ? "none"
+        : l->recompute == SPACE_RECOMPUTE_FULL ? "full"
+                                               : "selective");
+    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
+        put(&b, "\nselective_ac_option = \"op\"");
     if (l->dtype == HW_FP8)
         put(&b, "\n\n[model]\nconverters = [\"float8\"]");
     if (shard && l->zero < SPACE_ZERO_3)

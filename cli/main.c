@@ -156,7 +156,12 @@ enum opt_id {
     OPT_EXPLAIN,
     OPT_NO_TIMING,
     OPT_NO_PRUNE,
-    OPT_SVG
+    OPT_SVG,
+    OPT_TP_COMM_OVERLAP,
+    OPT_NO_ASYNC_TP,
+    OPT_ATTN_BACKEND,
+    OPT_ATTN_DROPOUT,
+    OPT_HIDDEN_DROPOUT
 };
 
 typedef struct cli_option {
@@ -208,7 +213,7 @@ static const cli_option options[] = {
      "sequence parallelism (with TP > 1)"},
     {"no-sequence-parallel", OPT_NO_SP, NULL, CMD_EST_SEARCH,
      "no sequence parallelism"},
-    {"recompute-granularity", OPT_RECOMPUTE, "none|selective|full",
+    {"recompute-granularity", OPT_RECOMPUTE, "none|selective|full|selective-op",
      CMD_EST_SEARCH, "activation recomputation"},
     {"use-distributed-optimizer", OPT_DISTOPT, NULL, CMD_EST_SEARCH,
      "shard optimizer states over DP (ZeRO-1)"},
@@ -222,6 +227,21 @@ static const cli_option options[] = {
     {"overlap-grad-reduce", OPT_OVERLAP, NULL, CMD_EST_SEARCH,
      "gradient reduction under the backward, parameter gather under the "
      "forward (default)"},
+    {"tp-comm-overlap", OPT_TP_COMM_OVERLAP, NULL, CMD_EST_SEARCH,
+     "every TP collective under its neighbouring GEMM (Megatron-LM's "
+     "userbuffer overlap; torchtitan's AsyncTP)"},
+    {"no-async-tensor-model-parallel-allreduce", OPT_NO_ASYNC_TP, NULL,
+     CMD_EST_SEARCH,
+     "no TP collective overlapped (PyTorch DTensor TP, Megatron-LM of 2021); "
+     "default: the backward's under the weight gradient"},
+    {"attention-backend", OPT_ATTN_BACKEND, "flash|unfused", CMD_EST_SEARCH,
+     "attention kernel: flash (default) or QK^T, softmax, AV (keeps the "
+     "s x s probabilities)"},
+    {"attention-dropout", OPT_ATTN_DROPOUT, "P", CMD_EST_SEARCH,
+     "dropout on the attention probabilities, 0 to 1 (default: the "
+     "model's; presets have none)"},
+    {"hidden-dropout", OPT_HIDDEN_DROPOUT, "P", CMD_EST_SEARCH,
+     "dropout before the residual adds, 0 to 1 (default: the model's)"},
     {"no-overlap-grad-reduce", OPT_NO_OVERLAP, NULL, CMD_EST_SEARCH,
      "gradient reduction after the backward (Megatron-LM's default)"},
     {"tokens", OPT_TOKENS, "N", CMD_EST_SEARCH,
@@ -396,6 +416,7 @@ int main(int argc, char **argv)
     o.dtype = -1;
     o.folds = 5;
     o.sp = o.recompute = o.zero = o.precision = -1;
+    o.attn_dropout = o.hidden_dropout = -1;
     tp_err e = {0}, ge = {0};
 
     /* Generate getopt's tables from ours. */
@@ -589,7 +610,7 @@ int main(int argc, char **argv)
             if (k < 0)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--recompute-granularity: expected none, "
-                             "selective or full, found '%s'",
+                             "selective, full or selective-op, found '%s'",
                              optarg);
             o.recompute = k;
             break;
@@ -619,6 +640,41 @@ int main(int argc, char **argv)
         case OPT_NO_OVERLAP:
             o.no_overlap = 1;
             break;
+        case OPT_TP_COMM_OVERLAP:
+            o.tp_overlap = SPACE_TP_OVERLAP_ALL;
+            break;
+        case OPT_NO_ASYNC_TP:
+            o.tp_overlap = SPACE_TP_OVERLAP_NONE;
+            break;
+        case OPT_ATTN_BACKEND:
+            if (tp_streq_ci(optarg, "flash"))
+                o.unfused_attention = 0;
+            else if (tp_streq_ci(optarg, "unfused"))
+                o.unfused_attention = 1;
+            else
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--attention-backend: expected flash or unfused, "
+                             "found '%s'",
+                             optarg);
+            break;
+        case OPT_ATTN_DROPOUT:
+        case OPT_HIDDEN_DROPOUT: {
+            const char *name = c == OPT_ATTN_DROPOUT ? "attention-dropout"
+                                                     : "hidden-dropout";
+            char *end;
+            errno = 0;
+            double p = strtod(optarg, &end);
+            if (end == optarg || *end || errno || !(p >= 0 && p <= 1))
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--%s: expected a probability from 0 to 1, "
+                             "found '%s'",
+                             name, optarg);
+            else if (c == OPT_ATTN_DROPOUT)
+                o.attn_dropout = p;
+            else
+                o.hidden_dropout = p;
+            break;
+        }
         case OPT_TOKENS: {
             char *end;
             errno = 0;

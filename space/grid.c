@@ -159,7 +159,7 @@ char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,
     if (l->cp > 1) snprintf(cp, sizeof cp, "cp%lld", (long long)l->cp);
     if (l->vpp > 1) snprintf(vpp, sizeof vpp, "_vpp%lld", (long long)l->vpp);
     static const char *const rc[SPACE_RECOMPUTE_COUNT] = {"", "_rsel",
-                                                          "_rfull"};
+                                                          "_rfull", "_rop"};
     static const char *const z[SPACE_ZERO_COUNT] = {"", "_z1", "_z2", "_z3"};
     snprintf(buf, cap, "n%lldg%lld_tp%lldpp%llddp%lld%s_mbs%lld%s%s%s%s",
              (long long)nodes, (long long)gpn, (long long)l->tp,

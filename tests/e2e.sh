@@ -324,7 +324,7 @@ has "$ERR" "--global-batch-size" "estimate needs the global batch"
 run 64 "$TP" "${EST[@]}" --precision fp8
 has "$ERR" "no fp8" "fp8 on A100 is a usage error"
 run 64 "$TP" "${EST[@]}" --recompute-granularity sometimes
-has "$ERR" "none, selective or full" "bad recompute value"
+has "$ERR" "none, selective, full or selective-op" "bad recompute value"
 run 64 "$TP" "${EST[@]}" --num-layers-per-virtual-pipeline-stage 2
 has "$ERR" "needs --pipeline-model-parallel-size" "virtual stages need PP"
 run 65 "$TP" estimate -m nosuchmodel --system perlmutter-80g -g 8 -s 2048 -B 8
