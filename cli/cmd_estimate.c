@@ -131,6 +131,12 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddNumberToObject(a, "zero_stage", (double)l->zero);
     cJSON_AddStringToObject(a, "precision", hw_dtype_names[l->dtype]);
     cJSON_AddBoolToObject(a, "overlap_grad_reduce", !l->no_dp_overlap);
+    cJSON_AddStringToObject(a, "tp_comm_overlap",
+                            space_tp_overlap_names[l->tp_overlap]);
+    cJSON_AddStringToObject(a, "attention_backend",
+                            l->flash ? "flash" : "unfused");
+    cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
+    cJSON_AddNumberToObject(a, "hidden_dropout", m->hidden_dropout);
     cJSON *ch = cJSON_AddArrayToObject(a, "chosen");
     int unset[N_CHOSEN];
     chosen_unset(want, unset);
@@ -313,6 +319,12 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                 (long long)l->gbs, (long long)l->seq, l->sp ? "on" : "off",
                 space_recompute_names[l->recompute], (int)l->zero,
                 hw_dtype_names[l->dtype]);
+        fprintf(f,
+                "software: %s attention, dropout %g/%g (attention/hidden), TP "
+                "overlap %s, DP overlap %s\n",
+                l->flash ? "flash" : "unfused", m.attn_dropout,
+                m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
+                l->no_dp_overlap ? "off" : "on");
         char chosen[256] = "";
         int unset[N_CHOSEN];
         chosen_unset(&want, unset);
