@@ -62,11 +62,21 @@ static void test_floors(void)
             /* every ZeRO stage (the default grid has 0 and 1) */
             for (int z = 0; z < SPACE_ZERO_COUNT; z++) g.v[SPACE_DIM_ZERO][z] = z;
             g.n[SPACE_DIM_ZERO] = SPACE_ZERO_COUNT;
+            /* and every recomputation, torchtitan's op-level one too */
+            for (int r = 0; r < SPACE_RECOMPUTE_COUNT; r++)
+                g.v[SPACE_DIM_RECOMPUTE][r] = r;
+            g.n[SPACE_DIM_RECOMPUTE] = SPACE_RECOMPUTE_COUNT;
             int64_t size = space_grid_size(&g);
             space_layout base = job(mi % 2 ? 4096 : 2048, 512);
             /* fp8 GEMMs where the GPU has them (eos: H100), every other model */
             if (systems[s].ctx.gpu->peak_flops[HW_FP8] > 0 && mi % 2 == 0)
                 base.dtype = HW_FP8;
+            /* and the frameworks' variants: DeepSpeed's 16-bit gradients
+             * and module-wise ZeRO-3 gathering, torchtitan's op-level
+             * checkpointing, every TP overlap (one model each) */
+            if (mi == 1) base.grad_bytes = 2, base.zero3_live = 1e9;
+            if (mi == 2) base.tp_overlap = SPACE_TP_OVERLAP_ALL;
+            if (mi == 3) base.tp_overlap = SPACE_TP_OVERLAP_NONE;
             for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
                 for (int64_t i = (int64_t)ci; i < size; i += 5) {
                     space_layout l;
