@@ -1,23 +1,28 @@
 #!/usr/bin/env python3
-"""Fits the estimator's in-training kernel efficiency (EST_KERNEL_EFF in
-estimator/iter.c) to the published runs, and checks it source by source.
+"""Fits the estimator's in-training kernel efficiency to the published runs,
+per GPU family and over everything, and checks it source by source.
 
 A kernel in a training step runs slower than the same kernel timed alone
 (the operator samples): clocks under a sustained power limit, launch gaps,
 the allocator, communication kernels beside it. The estimator divides every
-operator time by one efficiency eta. This script takes validate_runs'
-per-run breakdown computed WITHOUT the correction (--kernel-eff 1) and, for
-a trial eta, scales the compute terms (forward, backward, recompute) by
-1/eta, keeping the rest (exposed communication, bubble, optimizer) as they
-are: an approximation, since the bubble and the overlap windows scale with
-compute too; validate_runs run with the chosen constant gives the exact
-figures.
+operator time by an efficiency eta: hwdb's `kernel_efficiency` of the GPU
+(or of the GPU whose samples it borrows, `operator_models_like`), else
+EST_KERNEL_EFF in estimator/iter.c.
 
-The objective is the mean over sources of each source's mean absolute
-percentage error, so that no source weighs by its number of runs. Besides
-the fit on every source, each source is also left out in turn (fitted on
-the others, scored on it): if the left-out fits scatter, the factor is not
-one physical effect.
+Input: validate_runs' per-run breakdown computed WITHOUT the correction
+(--kernel-eff 1). For a trial eta the compute terms (forward, backward,
+recompute) are scaled by 1/eta and the rest (exposed communication,
+bubble, optimizer) kept: an approximation, since the bubble and the
+overlap windows scale with compute too; validate_runs with the constants
+in place gives the exact figures.
+
+Objective: the mean over sources of each source's mean absolute
+percentage error, so that no source weighs by its number of runs. A GPU
+family (the GPU whose samples are used) gets its own eta only where runs
+of at least MIN_SOURCES sources used it: then no fitted number rests on
+one source. Each source is also left out in turn (fitted on the others,
+scored on it): if the left-out fits scatter, the factor is not one
+physical effect.
 
 Usage:
   build/bench/validate_runs --csv --kernel-eff 1 > raw.csv
@@ -29,6 +34,7 @@ import csv
 import sys
 
 GRID = [0.5 + 0.005 * i for i in range(101)]  # 0.500 ... 1.000
+MIN_SOURCES = 3
 
 
 def predicted(row, eta):
@@ -47,10 +53,32 @@ def mape(rows, eta):
     return sum(errs) / len(errs)
 
 
-def fit(by_src, sources):
+def fit(groups):
+    """eta minimising the mean over groups (lists of rows) of their MAPE."""
     def objective(eta):
-        return sum(mape(by_src[s], eta) for s in sources) / len(sources)
+        return sum(mape(g, eta) for g in groups) / len(groups)
     return min(GRID, key=lambda e: (objective(e), e))
+
+
+def by_source(rows):
+    out = {}
+    for r in rows:
+        out.setdefault(r["source"], []).append(r)
+    return out
+
+
+def table(title, rows, eta, lines):
+    src = by_source(rows)
+    names = sorted(src)
+    lines += ["", "%s: eta = %.3f" % (title, eta), "",
+              "| source | runs | MAPE %% (eta 1) | MAPE %% (eta %.3f) | left out: eta | its MAPE %% |"
+              % eta, "|---|---:|---:|---:|---:|---:|"]
+    for s in names:
+        others = [src[t] for t in names if t != s]
+        loso = fit(others) if others else eta
+        lines.append("| %s | %d | %.1f | %.1f | %.3f | %.1f |"
+                     % (s, len(src[s]), mape(src[s], 1.0), mape(src[s], eta), loso,
+                        mape(src[s], loso)))
 
 
 def main():
@@ -59,31 +87,34 @@ def main():
     ap.add_argument("--md", help="also write this markdown report")
     args = ap.parse_args()
     rows = list(csv.DictReader(open(args.csv)))
-    if not rows or "recompute_s" not in rows[0]:
+    if not rows or "gpu_family" not in rows[0]:
         sys.exit("fit_kernel_eff: %s is not validate_runs --csv output" % args.csv)
-    by_src = {}
+    lines = []
+    everything = fit(list(by_source(rows).values()))
+    table("Every run (EST_KERNEL_EFF, for GPUs without their own)", rows, everything,
+          lines)
+    families = {}
     for r in rows:
-        by_src.setdefault(r["source"], []).append(r)
-    sources = sorted(by_src)
-    best = fit(by_src, sources)
-    lines = ["Fit on every source: eta = %.3f" % best, "",
-             "| source | runs | MAPE %% (eta 1) | MAPE %% (eta %.3f) | left out: eta | its MAPE %% |"
-             % best,
-             "|---|---:|---:|---:|---:|---:|"]
-    for s in sources:
-        loso = fit(by_src, [t for t in sources if t != s])
-        lines.append("| %s | %d | %.1f | %.1f | %.3f | %.1f |"
-                     % (s, len(by_src[s]), mape(by_src[s], 1.0), mape(by_src[s], best),
-                        loso, mape(by_src[s], loso)))
-    text = "\n".join(lines)
+        families.setdefault(r["gpu_family"], []).append(r)
+    for fam in sorted(families):
+        src = by_source(families[fam])
+        if len(src) < MIN_SOURCES:
+            lines += ["", "%s: runs of %d source(s) only; no fit of its own" % (fam, len(src))]
+            continue
+        table("GPU family %s (hwdb kernel_efficiency)" % fam, families[fam],
+              fit(list(src.values())), lines)
+    text = "\n".join(lines).lstrip("\n")
     print(text)
     if args.md:
         with open(args.md, "w") as f:
-            f.write("# In-training kernel efficiency: fit and left-one-source-out check\n\n"
+            f.write("# In-training kernel efficiency: fits and left-one-source-out checks\n\n"
                     "Generated by `bench/fit_kernel_eff.py` from `build/bench/validate_runs "
                     "--csv --kernel-eff 1` (approximate: compute terms scaled, the rest "
-                    "kept; see the script). The estimator's constant is the all-source "
-                    "fit, rounded; `validate_runs.md` has the exact figures with it.\n\n")
+                    "kept; see the script). The constants in hwdb (`kernel_efficiency` of "
+                    "a100-80gb and h100-sxm) and `EST_KERNEL_EFF` (estimator/iter.c) are "
+                    "these fits; `validate_runs.md` has the exact figures with them. A "
+                    "family's table lists the sources that ran on it (llm-foundry ran on "
+                    "both).\n\n")
             f.write(text + "\n")
 
 

@@ -129,7 +129,7 @@ int main(int argc, char **argv)
     if (csv)
         printf("id,source,unit,published,predicted,ape_pct,iteration_s,tp,pp,"
                "vpp,cp,dp,mbs,sp,recompute,zero,fwd_s,bwd_s,recompute_s,tp_s,"
-               "cp_s,p2p_s,bubble_s,dp_s,optimizer_s,mem_gib\n");
+               "cp_s,p2p_s,bubble_s,dp_s,optimizer_s,mem_gib,gpu,gpu_family\n");
     else
         printf("%-34s %-16s %10s %10s %7s  %s\n", "run", "unit", "published",
                "ours", "err %", "layout used (searched fields marked *)");
@@ -274,14 +274,17 @@ int main(int argc, char **argv)
         if (csv) {
             const est_breakdown *b = &r.time;
             printf("%s,%s,%s,%g,%.6g,%.2f,%.6g,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,"
-                   "%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.2f\n",
+                   "%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.2f,%s,%s\n",
                    id, src, kind, pub, ours, ape, r.iteration_s,
                    (long long)u->tp, (long long)u->pp, (long long)u->vpp,
                    (long long)u->cp, (long long)u->dp, (long long)u->mbs, u->sp,
                    space_recompute_names[u->recompute], (int)u->zero, b->fwd_s,
                    b->bwd_s, b->recompute_s, b->tp_s, b->cp_s, b->pp_p2p_s,
                    b->bubble_s, b->dp_s, b->optimizer_s,
-                   r.mem.total / 1073741824.0);
+                   r.mem.total / 1073741824.0, y->gpu->name,
+                   /* the GPU whose samples (and kernel efficiency) it uses */
+                   y->gpu->models_like ? y->gpu->models_like->name
+                                       : y->gpu->name);
         } else {
             printf("%-34s %-16s %10.4g %10.4g %7.1f  tp%lld%s pp%lld vpp%lld%s cp%lld "
                    "dp%lld mbs%lld%s %s%s z%d%s%s\n",

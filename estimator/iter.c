@@ -97,30 +97,40 @@ typedef struct iter_ctx {
     double act_bytes;     /* the [T, hidden] activation at 16 bits: what
                              TP collectives move */
     est_op_kind norm;     /* the model's norm */
+    double eff;           /* in-training kernel efficiency (kernel_eff) */
 } iter_ctx;
 
-/* In-training kernel efficiency: a kernel in a training step runs at
- * this fraction of the throughput its isolated samples show. The operator
- * samples time one kernel at a time on an idle GPU; a step runs thousands
- * back to back for minutes, at the clocks the power limit allows, with
- * the allocator, launch gaps and the communication kernels beside them.
- * Fitted, not sourced: bench/fit_kernel_eff.py fits it to the published
- * runs (bench/data/validation_runs.json) from validate_runs without it
- * (--kernel-eff 1), minimising the mean over sources of each source's
- * mean absolute percentage error; left-one-source-out fits lie between
- * 0.73 and 0.765 (bench/results/kernel_efficiency.md). One number for
- * every GPU and framework: the sources disagree (Megatron-LM 2021 on
- * Selene alone would want about 1), so it is a compromise, stated as
- * such. */
+/* In-training kernel efficiency: a kernel in a training step runs at a
+ * fraction of the throughput its isolated samples show. The operator
+ * samples time one kernel at a time on an idle GPU at its boost clock; a
+ * step runs thousands back to back for minutes, at the clocks the power
+ * limit allows, with the allocator, launch gaps and the communication
+ * kernels beside them. Fitted, not sourced: bench/fit_kernel_eff.py fits
+ * it to the published runs (bench/data/validation_runs.json), per GPU
+ * family where three or more sources ran on it (hwdb's kernel_efficiency:
+ * A100 0.825, H100 0.71; a GPU of the same silicon inherits it), and once
+ * over every source for the rest (EST_KERNEL_EFF); each source left out
+ * in turn moves these by a few hundredths
+ * (bench/results/kernel_efficiency.md). */
 #define EST_KERNEL_EFF 0.74
+
+/* The efficiency that applies to c's GPU. */
+static double kernel_eff(const est_ctx *c)
+{
+    if (c->kernel_eff > 0) return c->kernel_eff;
+    const hw_gpu *g = c->gpu;
+    if (g->kernel_eff > 0) return g->kernel_eff;
+    if (g->models_like && g->models_like->kernel_eff > 0)
+        return g->models_like->kernel_eff;
+    return EST_KERNEL_EFF;
+}
 
 static est_time op_time(const iter_ctx *x, const est_op *op)
 {
     est_time t;
     est_models_time(x->c->ops, op, &t);
-    double eff = x->c->kernel_eff > 0 ? x->c->kernel_eff : EST_KERNEL_EFF;
-    t.fwd_s /= eff;
-    t.bwd_s /= eff;
+    t.fwd_s /= x->eff;
+    t.bwd_s /= x->eff;
     return t;
 }
 
@@ -481,9 +491,9 @@ void est_estimate(const est_ctx *c, const space_model *m,
         return;
     }
 
-    iter_ctx x = {c, m, l, (hw_dtype)l->dtype,
-                  l->dtype == HW_FP16 ? HW_FP16 : HW_BF16,
-                  {0}, {0}, {0}, {0}, 0, 0, 0, EST_OP_LAYERNORM, 0};
+    iter_ctx x = {.c = c, .m = m, .l = l, .gemm_dt = (hw_dtype)l->dtype,
+                  .act_dt = l->dtype == HW_FP16 ? HW_FP16 : HW_BF16,
+                  .eff = kernel_eff(c)};
     x.T = l->mbs * l->seq / l->cp;
     x.Tn = l->sp ? x.T / l->tp : x.T;
     x.vp = space_vocab_padded(m->vocab, l->tp);

@@ -74,6 +74,11 @@ typedef struct hw_gpu {
     double l2_bytes;             /* 0 if unknown */
     double scaleup_bw_bytes_per_s; /* NVLink / Infinity Fabric, per GPU, per direction */
     double power_w;              /* TDP / board power */
+    /* Throughput of kernels in a training step over their throughput
+     * alone (the operator samples): fitted to published runs by
+     * bench/fit_kernel_eff.py; 0 = not fitted (the estimator's default,
+     * or the models_like GPU's). */
+    double kernel_eff;
     int n_aliases;
     char aliases[HW_MAX_ALIASES][HW_NAME_MAX];
     int n_fields;
