@@ -9,13 +9,14 @@
  *
  * Layout tag (space_layout_tag): n{nodes}g{gpus per node}_tp{}pp{}dp{}
  * [cp{}]_mbs{}[_vpp{}][_sp][_rsel|_rfull][_z1|_z2|_z3]: _sp sequence
- * parallelism, _rsel/_rfull selective/full recomputation, _zN ZeRO stage
+ * parallelism, _rsel/_rfull/_rop selective/full/op-level recomputation, _zN ZeRO stage
  * N (_z1: Megatron-LM's distributed optimizer).
  *
  * Determinism: everything printed comes from the search's answer, which
  * does not depend on the thread count; only stats.elapsed_s and
  * stats.threads do, and --no-timing leaves them out.
  */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "cli.h"
 #include "search.h"
 
