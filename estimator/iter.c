@@ -108,11 +108,11 @@ typedef struct iter_ctx {
  * kernels beside them. Fitted, not sourced: bench/fit_kernel_eff.py fits
  * it to the published runs (bench/data/validation_runs.json), per GPU
  * family where three or more sources ran on it (hwdb's kernel_efficiency:
- * A100 0.825, H100 0.71; a GPU of the same silicon inherits it), and once
+ * A100 0.825, H100 0.715; a GPU of the same silicon inherits it), and once
  * over every source for the rest (EST_KERNEL_EFF); each source left out
  * in turn moves these by a few hundredths
  * (bench/results/kernel_efficiency.md). */
-#define EST_KERNEL_EFF 0.74
+#define EST_KERNEL_EFF 0.75
 
 /* The efficiency that applies to c's GPU. */
 static double kernel_eff(const est_ctx *c)
@@ -337,6 +337,10 @@ static void layer_time(const iter_ctx *x, stage_time *st)
         /* Exposed part of a collective of time c run under GEMM work of
          * time g, or all of it where this overlap is not done. */
 #define UNDER(c, g, done) ((done) ? fmax(0, (c) - (g)) : (c))
+        /* A collective the GEMM depends on (or that depends on it) only
+         * overlaps once both are cut into the TP ring's steps: one step
+         * stays exposed (Megatron-LM's userbuffers, AsyncTP). */
+#define SPLIT(c, g, done) ((done) ? fmax((c) / (double)tp, (c) - (g)) : (c))
         int all = l->tp_overlap == SPACE_TP_OVERLAP_ALL;
         int bwd_ov = l->tp_overlap != SPACE_TP_OVERLAP_NONE;
         if (l->sp) {
@@ -345,22 +349,23 @@ static void layer_time(const iter_ctx *x, stage_time *st)
             /* Forward: each block's input gathered before its column-
              * parallel GEMM, its output reduce-scattered after its row-
              * parallel one. */
-            tpf = UNDER(ag, g_qkv.fwd_s, all) + UNDER(rs, g_o.fwd_s, all)
-                  + UNDER(ag, g_fc1.fwd_s, all) + UNDER(rs, g_fc2.fwd_s, all);
+            tpf = SPLIT(ag, g_qkv.fwd_s, all) + SPLIT(rs, g_o.fwd_s, all)
+                  + SPLIT(ag, g_fc1.fwd_s, all) + SPLIT(rs, g_fc2.fwd_s, all);
             /* Backward: the output gradient gathered before the row-
              * parallel GEMMs' data gradient; the input re-gathered under
              * the column-parallel GEMM's data gradient and its gradient
              * reduce-scattered under its weight gradient (each half of
              * the GEMM's backward). */
-            tpb = UNDER(ag, g_o.bwd_s / 2, all) + UNDER(ag, g_fc2.bwd_s / 2, all)
+            tpb = SPLIT(ag, g_o.bwd_s / 2, all) + SPLIT(ag, g_fc2.bwd_s / 2, all)
                   + UNDER(ag, w_qkv, bwd_ov) + UNDER(ag, w_fc1, bwd_ov)
                   + UNDER(rs, w_qkv, bwd_ov) + UNDER(rs, w_fc1, bwd_ov);
         } else {
             double ar = coll(x, EST_COLL_ALLREDUCE, bytes, &x->tp_group);
-            tpf = UNDER(ar, g_o.fwd_s, all) + UNDER(ar, g_fc2.fwd_s, all);
+            tpf = SPLIT(ar, g_o.fwd_s, all) + SPLIT(ar, g_fc2.fwd_s, all);
             tpb = UNDER(ar, w_qkv, bwd_ov) + UNDER(ar, w_fc1, bwd_ov);
         }
 #undef UNDER
+#undef SPLIT
     }
     st->fwd += fwd + afwd;
     st->bwd += bwd + abwd;
