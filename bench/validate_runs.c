@@ -209,6 +209,10 @@ int main(int argc, char **argv)
          * of 2021 code, run with CUDA_LAUNCH_BLOCKING=1, which serialises
          * every kernel: tr11-176B-ml.slurm and chronicles-prequel.md,
          * bigscience-workshop/bigscience); Megatron-LM's default else. */
+        /* torchtitan's context parallelism is PyTorch's, whose default
+         * rotation all-gathers the keys and values. */
+        if (strcmp(src, "torchtitan_benchmarks") == 0)
+            w.cp_comm = SPACE_CP_ALLGATHER;
         if (tp_all)
             w.tp_overlap = SPACE_TP_OVERLAP_ALL;
         else if (strcmp(src, "torchtitan_benchmarks") == 0

@@ -49,6 +49,7 @@ typedef struct cli_opts {
     double tokens;           /* --tokens, 0 = unset */
     int no_overlap;          /* --no-overlap-grad-reduce */
     int tp_overlap;          /* space_tp_overlap: 0 = Megatron-LM's default */
+    int cp_comm;             /* space_cp_comm: 0 = p2p ring */
     int unfused_attention;   /* --attention-backend unfused */
     double attn_dropout, hidden_dropout; /* < 0 = the model's */
     const char *gpus_arg;    /* --gpus as given (search: a list or range) */

@@ -36,6 +36,7 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     l->flash = !o->unfused_attention;
     l->no_dp_overlap = o->no_overlap;
     l->tp_overlap = o->tp_overlap;
+    l->cp_comm = o->cp_comm;
 }
 
 /* The layout the options ask for, SEARCH_UNSET where unset. */
@@ -133,6 +134,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddBoolToObject(a, "overlap_grad_reduce", !l->no_dp_overlap);
     cJSON_AddStringToObject(a, "tp_comm_overlap",
                             space_tp_overlap_names[l->tp_overlap]);
+    cJSON_AddStringToObject(a, "cp_comm_type", space_cp_comm_names[l->cp_comm]);
     cJSON_AddStringToObject(a, "attention_backend",
                             l->flash ? "flash" : "unfused");
     cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
@@ -321,10 +323,10 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                 hw_dtype_names[l->dtype]);
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
-                "overlap %s, DP overlap %s\n",
+                "overlap %s, CP exchange %s, DP overlap %s\n",
                 l->flash ? "flash" : "unfused", m.attn_dropout,
                 m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
-                l->no_dp_overlap ? "off" : "on");
+                space_cp_comm_names[l->cp_comm], l->no_dp_overlap ? "off" : "on");
         char chosen[256] = "";
         int unset[N_CHOSEN];
         chosen_unset(&want, unset);

@@ -69,6 +69,8 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
             uneven = 1;
     }
     if (l->cp > 1) put(&b, " --context-parallel-size %lld", (long long)l->cp);
+    if (l->cp > 1 && l->cp_comm == SPACE_CP_ALLGATHER)
+        put(&b, " --cp-comm-type all_gather");
     put(&b, " --micro-batch-size %lld --global-batch-size %lld --seq-length %lld",
         (long long)l->mbs, (long long)l->gbs, (long long)l->seq);
     if (l->sp && l->tp > 1) put(&b, " --sequence-parallel");
@@ -121,6 +123,8 @@ void cli_launch_nemo(const space_layout *l, const space_model *m, int gpn,
     else
         put(&b, "model.virtual_pipeline_model_parallel_size: null\n");
     put(&b, "model.context_parallel_size: %lld\n", (long long)l->cp);
+    if (l->cp > 1)
+        put(&b, "model.cp_comm_type: %s\n", space_cp_comm_names[l->cp_comm]);
     put(&b, "model.sequence_parallel: %s\n",
         l->sp && l->tp > 1 ? "true" : "false");
     put(&b, "model.micro_batch_size: %lld\nmodel.global_batch_size: %lld\n",
@@ -170,6 +174,9 @@ void cli_launch_torchtitan(const space_layout *l, const space_model *m,
                 "pipeline_parallel_microbatch_size = %lld\n",
             l->vpp > 1 ? "Interleaved1F1B" : "1F1B", (long long)l->mbs);
     put(&b, "context_parallel_degree = %lld\n", (long long)l->cp);
+    if (l->cp > 1)
+        put(&b, "context_parallel_rotate_method = \"%s\"\n",
+            l->cp_comm == SPACE_CP_ALLGATHER ? "allgather" : "alltoall");
     put(&b, "\n[training]\nlocal_batch_size = %lld\nglobal_batch_size = %lld\n"
             "seq_len = %lld\nmixed_precision_param = \"%s\"\n",
         /* with PP a rank's batch is split into pipeline micro-batches;

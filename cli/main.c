@@ -161,7 +161,8 @@ enum opt_id {
     OPT_NO_ASYNC_TP,
     OPT_ATTN_BACKEND,
     OPT_ATTN_DROPOUT,
-    OPT_HIDDEN_DROPOUT
+    OPT_HIDDEN_DROPOUT,
+    OPT_CP_COMM
 };
 
 typedef struct cli_option {
@@ -234,6 +235,9 @@ static const cli_option options[] = {
      CMD_EST_SEARCH,
      "no TP collective overlapped (PyTorch DTensor TP, Megatron-LM of 2021); "
      "default: the backward's under the weight gradient"},
+    {"cp-comm-type", OPT_CP_COMM, "p2p|all_gather", CMD_EST_SEARCH,
+     "context parallelism's key/value exchange: a ring under the attention "
+     "(default) or an all-gather before it"},
     {"attention-backend", OPT_ATTN_BACKEND, "flash|unfused", CMD_EST_SEARCH,
      "attention kernel: flash (default) or QK^T, softmax, AV (keeps the "
      "s x s probabilities)"},
@@ -646,6 +650,19 @@ int main(int argc, char **argv)
         case OPT_NO_ASYNC_TP:
             o.tp_overlap = SPACE_TP_OVERLAP_NONE;
             break;
+        case OPT_CP_COMM: {
+            int k = -1;
+            for (int i = 0; i < SPACE_CP_COMM_COUNT; i++)
+                if (tp_streq_ci(optarg, space_cp_comm_names[i])) k = i;
+            if (k < 0)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--cp-comm-type: expected p2p or all_gather, "
+                             "found '%s'",
+                             optarg);
+            else
+                o.cp_comm = k;
+            break;
+        }
         case OPT_ATTN_BACKEND:
             if (tp_streq_ci(optarg, "flash"))
                 o.unfused_attention = 0;

@@ -278,6 +278,17 @@ static void attention(const iter_ctx *x, double *fwd, double *bwd,
     /* Exchange i + 1 travels during step i: the first under the
      * diagonal block, the rest under half blocks. Backward moves the KV
      * block and its gradient. */
+    if (l->cp_comm == SPACE_CP_ALLGATHER) {
+        /* All-gather of every rank's K and V before the attention, and
+         * the reduce-scatter of their gradients after its backward, not
+         * overlapped (Megatron-Core --cp-comm-type all_gather; PyTorch's
+         * context parallel with its default all-gather rotation). */
+        double kv = 2.0 * (double)(l->mbs * s * (hk > 0 ? hk : 1) * hd)
+                    * est_dtype_bytes(x->act_dt) * (double)l->cp;
+        *cp_fwd = coll(x, EST_COLL_ALLGATHER, kv, &x->cp_group);
+        *cp_bwd = *cp_fwd + coll(x, EST_COLL_REDUCE_SCATTER, kv, &x->cp_group);
+        return;
+    }
     *cp_fwd = fmax(0, p - diag.fwd_s) + (steps - 1) * fmax(0, p - h.fwd_s);
     *cp_bwd = fmax(0, 2 * p - diag.bwd_s)
               + (steps - 1) * fmax(0, 2 * p - h.bwd_s);

@@ -68,6 +68,11 @@ const char *const space_tp_overlap_names[SPACE_TP_OVERLAP_COUNT] = {
     [SPACE_TP_OVERLAP_ALL] = "all",
 };
 
+const char *const space_cp_comm_names[SPACE_CP_COMM_COUNT] = {
+    [SPACE_CP_P2P] = "p2p",
+    [SPACE_CP_ALLGATHER] = "all_gather",
+};
+
 /* Gated activations multiply two up-projections (gate and up), so their
  * FFN has a third GEMM (Shazeer, "GLU Variants Improve Transformer",
  * arXiv:2002.05202). */

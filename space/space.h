@@ -212,6 +212,16 @@ typedef enum space_tp_overlap {
 } space_tp_overlap;
 extern const char *const space_tp_overlap_names[SPACE_TP_OVERLAP_COUNT];
 
+/* How context parallelism exchanges keys and values (iter.c). */
+typedef enum space_cp_comm {
+    SPACE_CP_P2P,       /* ring: each block sent on while the previous one
+                           is attended to (Megatron-Core's default) */
+    SPACE_CP_ALLGATHER, /* all of them gathered first (Megatron-Core
+                           all_gather; PyTorch context parallel's default) */
+    SPACE_CP_COMM_COUNT
+} space_cp_comm;
+extern const char *const space_cp_comm_names[SPACE_CP_COMM_COUNT];
+
 typedef struct space_layout {
     int64_t tp, cp, pp, dp;
     int64_t vpp;       /* model chunks per pipeline rank (interleaved 1F1B); 1 = none */
@@ -232,6 +242,7 @@ typedef struct space_layout {
                           when 0), or 2 (DeepSpeed's fp16 ZeRO keeps 16-bit
                           gradients and an fp32 copy of its shard only) */
     int tp_overlap;    /* space_tp_overlap; 0: Megatron-LM's default */
+    int cp_comm;       /* space_cp_comm; 0: ring of point-to-point sends */
     double zero3_live; /* ZeRO-3: parameters gathered at once; 0 = two
                           whole layers (FSDP units of one layer, the next
                           prefetched); DeepSpeed gathers module by module

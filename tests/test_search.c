@@ -139,6 +139,14 @@ static void test_sensitivity(void)
     est_estimate(&selene, llama, &l, &b);
     TP_CHECK(b.feasible || !fprintf(stderr, "  %s\n", b.message));
     TP_CHECK(a.time.cp_s == 0 && b.time.cp_s >= 0);
+    {   /* all-gathered keys and values are not overlapped: more exposed */
+        est_result g;
+        space_layout ag = l;
+        ag.cp_comm = SPACE_CP_ALLGATHER;
+        est_estimate(&selene, llama, &ag, &g);
+        TP_CHECK(g.time.cp_s > b.time.cp_s);
+        TP_CHECK(g.time.fwd_s == b.time.fwd_s);
+    }
     TP_CHECK(b.mem.activations < a.mem.activations);
     TP_CHECK_REL(sum_terms(&b.time), b.iteration_s, 1e-12);
     /* fp8 GEMMs on H100 are faster than bf16. */
