@@ -60,7 +60,10 @@ double est_time_floor(const est_ctx *c, const space_model *m,
     if (l->dtype == HW_FP8 && g->peak_flops[HW_FP8] > peak)
         peak = g->peak_flops[HW_FP8];
     if (!(peak > 0)) return 0;
-    double compute = tokens * (3 * gemm_fwd + rec) / gpus / peak;
+    /* Every operator time is divided by the kernel efficiency, and none
+     * is below its FLOPs at peak (sample hygiene), so neither is this. */
+    double compute = tokens * (3 * gemm_fwd + rec) / gpus / peak
+                     / est_kernel_eff(c);
     double micro = (double)(l->gbs / (l->mbs * l->dp));
     double v = (double)(l->vpp > 0 ? l->vpp : 1);
     double stretch = micro >= 1 ? 1 + (double)(l->pp - 1) / (v * micro) : 1;

@@ -489,6 +489,12 @@ typedef struct est_result {
 void est_estimate(const est_ctx *c, const space_model *m,
                   const space_layout *l, est_result *r);
 
+/* The in-training kernel efficiency est_estimate divides operator times
+ * by on c's GPU (iter.c): c->kernel_eff, else the GPU's hwdb
+ * kernel_efficiency (or that of the GPU whose fits it borrows), else the
+ * default fitted over every published run. */
+double est_kernel_eff(const est_ctx *c);
+
 /* ---- lower bounds for the search (bound.c) ------------------------------ */
 
 /* Bytes that est_memory_of(m, l)'s total is at least: weights, gradients

@@ -114,8 +114,7 @@ typedef struct iter_ctx {
  * (bench/results/kernel_efficiency.md). */
 #define EST_KERNEL_EFF 0.75
 
-/* The efficiency that applies to c's GPU. */
-static double kernel_eff(const est_ctx *c)
+double est_kernel_eff(const est_ctx *c)
 {
     if (c->kernel_eff > 0) return c->kernel_eff;
     const hw_gpu *g = c->gpu;
@@ -509,7 +508,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
 
     iter_ctx x = {.c = c, .m = m, .l = l, .gemm_dt = (hw_dtype)l->dtype,
                   .act_dt = l->dtype == HW_FP16 ? HW_FP16 : HW_BF16,
-                  .eff = kernel_eff(c)};
+                  .eff = est_kernel_eff(c)};
     x.T = l->mbs * l->seq / l->cp;
     x.Tn = l->sp ? x.T / l->tp : x.T;
     x.vp = space_vocab_padded(m->vocab, l->tp);
