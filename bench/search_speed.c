@@ -6,9 +6,9 @@
  * cluster), each with and without pruning and at 1 and 2 threads: layouts
  * enumerated, rejected by rules, pruned by bounds, estimated, wall time
  * (the search alone, and with start-up: hwdb, operator models and
- * collective tables loaded), and layouts per second per thread. Also what
- * one estimate costs, as memoizing operator times is not implemented.
- * Asserts nothing.
+ * collective tables loaded), and layouts per second per thread; with and
+ * without the memoized operator times (est_memo_enable). Also what one
+ * estimate costs, with and without them. Asserts nothing.
  *
  * usage: search_speed [MAX_THREADS]   (default 2)
  */
@@ -54,9 +54,11 @@ static void set_threads(int t)
 }
 
 /* One search from scratch: open everything, search, free. */
-static int run(const job *j, int threads, int no_prune, double *est_us)
+static int run(const job *j, int threads, int no_prune, int memo,
+               double *est_us)
 {
     set_threads(threads);
+    est_memo_enable(memo);
     double t0 = now_s();
     tp_err e = {0};
     hw_db *db = hw_db_open(NULL, 0, &e);
@@ -106,9 +108,9 @@ static int run(const job *j, int threads, int no_prune, double *est_us)
         for (int i = 1; i < SPACE_REJECT_COUNT; i++) rej += st->rejected[i];
         for (int i = 0; i < SEARCH_PRUNE_COUNT; i++) pruned += st->pruned[i];
         double ws = t2 - t1;
-        printf("| %-10s | %-7s | %d | %10lld | %10lld | %7lld | %7lld "
+        printf("| %-10s | %-7s | %-4s | %d | %10lld | %10lld | %7lld | %7lld "
                "(%lld mem, %lld time) | %7lld | %7.3f | %7.3f | %9.0f | %12.0f |\n",
-               j->name, no_prune ? "off" : "on", threads,
+               j->name, no_prune ? "off" : "on", memo ? "on" : "off", threads,
                (long long)st->enumerated, (long long)rej, (long long)st->valid,
                (long long)pruned, (long long)st->pruned[SEARCH_PRUNE_MEMORY],
                (long long)st->pruned[SEARCH_PRUNE_TIME],
@@ -119,11 +121,15 @@ static int run(const job *j, int threads, int no_prune, double *est_us)
         if (est_us && a.n_points > 0) {
             int64_t k = a.n_points < 2000 ? a.n_points : 2000;
             est_result r;
-            double t3 = now_s();
-            for (int rep = 0; rep < 5; rep++)
-                for (int64_t i = 0; i < k; i++)
-                    search_point_estimate(&q, &a.points[i], &r);
-            *est_us = 1e6 * (now_s() - t3) / (5.0 * (double)k);
+            for (int on = 1; on >= 0; on--) {
+                est_memo_enable(on);
+                double t3 = now_s();
+                for (int rep = 0; rep < 5; rep++)
+                    for (int64_t i = 0; i < k; i++)
+                        search_point_estimate(&q, &a.points[i], &r);
+                est_us[1 - on] = 1e6 * (now_s() - t3) / (5.0 * (double)k);
+            }
+            est_memo_enable(memo);
         }
     }
     search_answer_free(&a);
@@ -138,20 +144,24 @@ int main(int argc, char **argv)
 {
     int max_t = argc > 1 ? atoi(argv[1]) : 2;
     if (max_t < 1) max_t = 1;
-    printf("| search     | pruning | threads | enumerated | rejected (rules) | "
+    printf("| search     | pruning | memo | threads | enumerated | rejected (rules) | "
            "valid | pruned (bounds) | estimated | search s | with start-up s | "
            "estimated/s/thread | enumerated/s/thread |\n");
-    printf("|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
+    printf("|---|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
     int rc = 0;
-    double us[sizeof jobs / sizeof jobs[0]] = {0};
+    double us[sizeof jobs / sizeof jobs[0]][2] = {{0}};
+    /* pruning and memoization on; memoization off; pruning off */
+    static const int cfg[][2] = {{0, 1}, {0, 0}, {1, 1}};
     for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++)
-        for (int np = 0; np < 2; np++)
+        for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++)
             for (int t = 1; t <= max_t; t *= 2)
-                rc |= run(&jobs[i], t, np, np == 0 && t == 1 ? &us[i] : NULL);
-    printf("\nmemoization of operator times: not implemented; one estimate "
-           "costs");
+                rc |= run(&jobs[i], t, cfg[c][0], cfg[c][1],
+                          c == 0 && t == 1 ? us[i] : NULL);
+    est_memo_enable(1);
+    printf("\none estimate, memoized operator times / not:");
     for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++)
-        printf("%s %.2f us (%s)", i ? "," : "", us[i], jobs[i].name);
+        printf("%s %.2f / %.2f us (%s)", i ? "," : "", us[i][0], us[i][1],
+               jobs[i].name);
     printf(".\n");
     return rc;
 }

@@ -230,6 +230,10 @@ void est_models_free(est_models *m); /* accepts NULL */
 int est_models_time(const est_models *m, const est_op *op, est_time *t);
 
 /* Samples behind the fit of (k, dtype, causal); 0 = roofline. */
+/* A number no other est_models opened by this process has (the address
+ * of a freed one may come back): keys of memoized times. */
+uint64_t est_models_id(const est_models *m);
+
 int est_models_samples(const est_models *m, est_op_kind k, int dtype,
                        int causal);
 
@@ -494,6 +498,12 @@ void est_estimate(const est_ctx *c, const space_model *m,
  * kernel_efficiency (or that of the GPU whose fits it borrows), else the
  * default fitted over every published run. */
 double est_kernel_eff(const est_ctx *c);
+
+/* Memoization of operator times in est_estimate (on by default): each
+ * thread remembers the times of the shapes it has seen, keyed by the
+ * models and the op. Results are the same bits either way; off is for
+ * benchmarks. Set it before estimating, not during. */
+void est_memo_enable(int on);
 
 /* ---- lower bounds for the search (bound.c) ------------------------------ */
 

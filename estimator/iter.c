@@ -67,6 +67,7 @@
 #include "est.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -124,10 +125,73 @@ double est_kernel_eff(const est_ctx *c)
     return EST_KERNEL_EFF;
 }
 
+/* ---- memoized operator times -------------------------------------------
+ *
+ * A search estimates thousands of layouts that share most operator shapes
+ * (the same TP, micro-batch and sequence give the same GEMMs), so each
+ * thread keeps the times it has asked for in a direct-mapped table of its
+ * own: no locks, no allocation, and since a time is a pure function of
+ * the models and the op, a hit returns the bits a miss would compute. */
+#define MEMO_SLOTS 4096 /* power of two */
+
+typedef struct memo_slot {
+    uint64_t ops;          /* est_models_id; 0: empty */
+    est_op op;
+    est_time t;
+} memo_slot;
+
+static _Thread_local memo_slot memo[MEMO_SLOTS];
+static int memo_on = 1;
+
+void est_memo_enable(int on)
+{
+    memo_on = on;
+}
+
+/* Field by field: an est_op has padding, which memcmp would read. */
+static int same_op(const est_op *a, const est_op *b)
+{
+    return a->kind == b->kind && a->dtype == b->dtype && a->b == b->b
+           && a->m == b->m && a->n == b->n && a->k == b->k
+           && a->heads == b->heads && a->kv_heads == b->kv_heads
+           && a->sq == b->sq && a->sk == b->sk && a->head_dim == b->head_dim
+           && a->causal == b->causal && a->rows == b->rows
+           && a->cols == b->cols && a->vocab_parallel == b->vocab_parallel;
+}
+
+static uint64_t op_hash(uint64_t ops, const est_op *o)
+{
+    /* A multiply-xorshift per field (the 64-bit golden-ratio constant of
+     * Fibonacci hashing, Knuth TAOCP vol. 3 6.4): enough to spread the
+     * few shapes a search meets over the table. */
+    const int64_t v[] = {(int64_t)ops, o->kind, o->dtype, o->b,
+                         o->m, o->n, o->k, o->heads, o->kv_heads, o->sq,
+                         o->sk, o->head_dim, o->causal, o->rows, o->cols,
+                         o->vocab_parallel};
+    uint64_t h = 0;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        h = (h ^ (uint64_t)v[i]) * 0x9e3779b97f4a7c15u;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
 static est_time op_time(const iter_ctx *x, const est_op *op)
 {
     est_time t;
-    est_models_time(x->c->ops, op, &t);
+    const est_models *ops = x->c->ops;
+    if (memo_on) {
+        uint64_t id = est_models_id(ops);
+        memo_slot *sl = &memo[op_hash(id, op) & (MEMO_SLOTS - 1)];
+        if (sl->ops == id && same_op(&sl->op, op)) {
+            t = sl->t;
+        } else {
+            est_models_time(ops, op, &t);
+            sl->ops = id, sl->op = *op, sl->t = t;
+        }
+    } else {
+        est_models_time(ops, op, &t);
+    }
     t.fwd_s /= x->eff;
     t.bwd_s /= x->eff;
     return t;

@@ -25,6 +25,8 @@
  */
 #include "est.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,7 @@
 #define N_SLOTS (EST_OP_COUNT * HW_DTYPE_COUNT * 2)
 
 struct est_models {
+    uint64_t id;           /* unique per open in this process (memo keys) */
     const hw_gpu *g;       /* the GPU asked about: its roofline */
     const hw_gpu *src;     /* the GPU whose samples were fitted */
     est_fit fit[N_SLOTS];
@@ -54,6 +57,8 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
 {
     est_models *m = tp_xmalloc(sizeof *m);
     memset(m, 0, sizeof *m);
+    static _Atomic uint64_t opened;
+    m->id = atomic_fetch_add(&opened, 1) + 1;
     m->g = g;
     m->src = g->models_like ? g->models_like : g;
     const hw_gpu *src = m->src;
@@ -137,6 +142,11 @@ int est_models_time(const est_models *m, const est_op *op, est_time *t)
         t->bwd_s = a.fwd_s + b.fwd_s;
     }
     return 1;
+}
+
+uint64_t est_models_id(const est_models *m)
+{
+    return m->id;
 }
 
 int est_models_samples(const est_models *m, est_op_kind k, int dtype,

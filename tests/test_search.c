@@ -253,6 +253,43 @@ static void test_complete(void)
     TP_CHECK_INT((int)two.reason, EST_INVALID_LAYOUT);
 }
 
+/* Memoized operator times change no bit of an estimate, also when the
+ * models of one GPU are freed and another's are opened (possibly at the
+ * same address) while the memo still holds the first one's times. */
+static void test_memo(void)
+{
+    space_layout layouts[4];
+    for (int i = 0; i < 4; i++) {
+        layouts[i] = base_layout();
+        layouts[i].mbs = 1 << (i % 2);
+        layouts[i].recompute = i < 2 ? SPACE_RECOMPUTE_FULL : SPACE_RECOMPUTE_NONE;
+    }
+    est_result on[4], off[4];
+    tp_err e = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        est_memo_enable(pass == 0);
+        /* fresh models each pass, one GPU after the other */
+        const est_ctx *cs[2] = {&eos, &selene};
+        for (int g = 0; g < 2; g++) {
+            est_models *ops = est_models_open(cs[g]->gpu, 0, &e);
+            TP_CHECK(ops != NULL);
+            if (!ops) return;
+            est_ctx c = *cs[g];
+            c.ops = ops;
+            for (int i = 0; i < 2; i++) {
+                est_result *r = pass == 0 ? &on[2 * g + i] : &off[2 * g + i];
+                est_estimate(&c, gpt175(), &layouts[2 * g + i], r);
+            }
+            est_models_free(ops);
+        }
+    }
+    est_memo_enable(1);
+    for (int i = 0; i < 4; i++) {
+        TP_CHECK(on[i].iteration_s > 0);
+        TP_CHECK(memcmp(&on[i].time, &off[i].time, sizeof on[i].time) == 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -287,6 +324,7 @@ int main(int argc, char **argv)
     TP_RUN(test_sensitivity);
     TP_RUN(test_infeasible);
     TP_RUN(test_complete);
+    TP_RUN(test_memo);
     est_models_free(ops_a100);
     est_models_free(ops_h100);
     est_comm_free(comm_sel);
