@@ -368,6 +368,25 @@ static int parse_int(const char *opt, const char *s, long long lo,
     return TP_OK;
 }
 
+/* One of n names (any case) into *out, its index; the message lists
+ * them all. */
+static int parse_name(const char *opt, const char *s,
+                      const char *const *names, int n, int *out, tp_err *e)
+{
+    for (int i = 0; i < n; i++)
+        if (tp_streq_ci(s, names[i])) {
+            *out = i;
+            return TP_OK;
+        }
+    char list[256] = "";
+    size_t len = 0;
+    for (int i = 0; i < n && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                i == 0 ? "" : i == n - 1 ? " or " : ", ",
+                                names[i]);
+    return tp_errf(e, TP_EUSAGE, "--%s: expected %s, found '%s'", opt, list, s);
+}
+
 /* Parses a number in (0, hi]; 0 on success. */
 static int parse_pos(const char *opt, const char *s, double hi,
                      const char *unit, double *out, tp_err *e)
@@ -530,18 +549,10 @@ int main(int argc, char **argv)
             rc = parse_int("top", optarg, 1, 1000, &v, &e);
             o.top_k = (int)v;
             break;
-        case OPT_OBJECTIVE: {
-            int k = -1;
-            for (int i = 0; i < SEARCH_OBJECTIVE_COUNT; i++)
-                if (tp_streq_ci(optarg, search_objective_names[i])) k = i;
-            if (k < 0)
-                rc = tp_errf(&e, TP_EUSAGE,
-                             "--objective: expected time, throughput, "
-                             "time-to-train or cost, found '%s'",
-                             optarg);
-            o.objective = k;
+        case OPT_OBJECTIVE:
+            rc = parse_name("objective", optarg, search_objective_names,
+                            SEARCH_OBJECTIVE_COUNT, &o.objective, &e);
             break;
-        }
         case OPT_PRICE:
             rc = parse_pos("price", optarg, 1e6, "USD per GPU-hour", &o.price, &e);
             break;
@@ -607,18 +618,11 @@ int main(int argc, char **argv)
         case OPT_NO_SP:
             o.sp = 0;
             break;
-        case OPT_RECOMPUTE: {
-            int k = -1;
-            for (int i = 0; i < SPACE_RECOMPUTE_COUNT; i++)
-                if (tp_streq_ci(optarg, space_recompute_names[i])) k = i;
-            if (k < 0)
-                rc = tp_errf(&e, TP_EUSAGE,
-                             "--recompute-granularity: expected none, "
-                             "selective, full or selective-op, found '%s'",
-                             optarg);
-            o.recompute = k;
+        case OPT_RECOMPUTE:
+            rc = parse_name("recompute-granularity", optarg,
+                            space_recompute_names, SPACE_RECOMPUTE_COUNT,
+                            &o.recompute, &e);
             break;
-        }
         case OPT_DISTOPT:
             if (o.zero < 1) o.zero = 1;
             break;
@@ -650,30 +654,16 @@ int main(int argc, char **argv)
         case OPT_NO_ASYNC_TP:
             o.tp_overlap = SPACE_TP_OVERLAP_NONE;
             break;
-        case OPT_CP_COMM: {
-            int k = -1;
-            for (int i = 0; i < SPACE_CP_COMM_COUNT; i++)
-                if (tp_streq_ci(optarg, space_cp_comm_names[i])) k = i;
-            if (k < 0)
-                rc = tp_errf(&e, TP_EUSAGE,
-                             "--cp-comm-type: expected p2p or all_gather, "
-                             "found '%s'",
-                             optarg);
-            else
-                o.cp_comm = k;
+        case OPT_CP_COMM:
+            rc = parse_name("cp-comm-type", optarg, space_cp_comm_names,
+                            SPACE_CP_COMM_COUNT, &o.cp_comm, &e);
+            break;
+        case OPT_ATTN_BACKEND: {
+            static const char *const backends[] = {"flash", "unfused"};
+            rc = parse_name("attention-backend", optarg, backends, 2,
+                            &o.unfused_attention, &e);
             break;
         }
-        case OPT_ATTN_BACKEND:
-            if (tp_streq_ci(optarg, "flash"))
-                o.unfused_attention = 0;
-            else if (tp_streq_ci(optarg, "unfused"))
-                o.unfused_attention = 1;
-            else
-                rc = tp_errf(&e, TP_EUSAGE,
-                             "--attention-backend: expected flash or unfused, "
-                             "found '%s'",
-                             optarg);
-            break;
         case OPT_ATTN_DROPOUT:
         case OPT_HIDDEN_DROPOUT: {
             const char *name = c == OPT_ATTN_DROPOUT ? "attention-dropout"
