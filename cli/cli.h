@@ -125,6 +125,20 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e);
  * layout: shared by estimate and search (cmd_estimate.c). */
 int cli_model(const cli_opts *o, space_model *m, tp_err *e);
 void cli_layout_software(const cli_opts *o, space_layout *l);
+/* A named figure of an estimate (a time term, a memory term). */
+typedef struct cli_term {
+    const char *name;
+    double v;
+} cli_term;
+
+/* The terms of an iteration's time breakdown (est_breakdown: seconds), in
+ * one order for every output: names like "compute_fwd", or with their
+ * unit, "compute_fwd_s", when with_unit. t holds CLI_TIME_TERMS; returns
+ * the count. (out.c) */
+#define CLI_TIME_TERMS 9
+struct est_breakdown;
+int cli_time_terms(const struct est_breakdown *b, int with_unit, cli_term *t);
+
 int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_search(const cli_opts *o, cli_out *out, tp_err *e);
 

@@ -147,25 +147,10 @@ static void add_layout_json(cJSON *j, const est_result *r,
             cJSON_AddItemToArray(ch, cJSON_CreateString(chosen_names[i].json));
 }
 
-typedef struct term { const char *name; double v; } term;
-
-static int time_terms(const est_result *r, term *t)
-{
-    const est_breakdown *b = &r->time;
-    term all[] = {{"compute_fwd_s", b->fwd_s},    {"compute_bwd_s", b->bwd_s},
-                  {"recompute_s", b->recompute_s}, {"tp_comm_s", b->tp_s},
-                  {"cp_comm_s", b->cp_s},          {"pp_p2p_s", b->pp_p2p_s},
-                  {"pp_bubble_s", b->bubble_s},    {"dp_comm_exposed_s", b->dp_s},
-                  {"optimizer_s", b->optimizer_s}};
-    int n = (int)(sizeof all / sizeof all[0]);
-    memcpy(t, all, sizeof all);
-    return n;
-}
-
-static int mem_terms(const est_result *r, term *t)
+static int mem_terms(const est_result *r, cli_term *t)
 {
     const est_memory *mm = &r->mem;
-    term all[] = {{"weights_bytes", mm->weights},
+    cli_term all[] = {{"weights_bytes", mm->weights},
                   {"gradients_bytes", mm->grads},
                   {"optimizer_bytes", mm->optimizer},
                   {"activations_bytes", mm->activations},
@@ -179,7 +164,7 @@ static int mem_terms(const est_result *r, term *t)
 /* A table of terms: name, value, and its share of `whole` (percent) or,
  * with whole = 0, the value in GiB. */
 static void print_terms(FILE *f, cli_format fmt, const char *title,
-                        const char *unit, const char *third, const term *t,
+                        const char *unit, const char *third, const cli_term *t,
                         int n, double whole)
 {
     const char *hdr[] = {title, unit, third};
@@ -261,8 +246,8 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
     int64_t tried = 0, feasible = 0;
     search_complete(&c, &m, &want, gpus, &r, &tried, &feasible);
 
-    term tt[16], mt[16];
-    int nt = time_terms(&r, tt), nm = mem_terms(&r, mt);
+    cli_term tt[CLI_TIME_TERMS], mt[16];
+    int nt = cli_time_terms(&r.time, 1, tt), nm = mem_terms(&r, mt);
     const space_layout *l = &r.layout;
     double tokens_to_train = o->tokens;
     double train_s = tokens_to_train > 0 && r.tokens_per_s > 0

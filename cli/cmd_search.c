@@ -241,19 +241,6 @@ static void row_fill(row *w, const search_request *q, const search_point *p)
     w->exposed_s = b->tp_s + b->cp_s + b->pp_p2p_s + b->dp_s;
 }
 
-typedef struct term { const char *name; double v; } term;
-
-static int terms_of(const est_result *r, term *t)
-{
-    const est_breakdown *b = &r->time;
-    term all[] = {{"compute_fwd", b->fwd_s},  {"compute_bwd", b->bwd_s},
-                  {"recompute", b->recompute_s}, {"tp_comm", b->tp_s},
-                  {"cp_comm", b->cp_s},        {"pp_p2p", b->pp_p2p_s},
-                  {"pp_bubble", b->bubble_s},  {"dp_comm_exposed", b->dp_s},
-                  {"optimizer", b->optimizer_s}};
-    memcpy(t, all, sizeof all);
-    return (int)(sizeof all / sizeof all[0]);
-}
 
 static cJSON *row_json(const row *w, const search_request *q, const char *set,
                        int rank)
@@ -298,8 +285,8 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cJSON_AddNumberToObject(j, "bubble_s", w->r.time.bubble_s);
     cJSON_AddNumberToObject(j, "exposed_comm_s", w->exposed_s);
     cJSON *b = cJSON_AddObjectToObject(j, "breakdown_s");
-    term t[16];
-    int nt = terms_of(&w->r, t);
+    cli_term t[CLI_TIME_TERMS];
+    int nt = cli_time_terms(&w->r.time, 0, t);
     for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, t[i].name, t[i].v);
     char buf[2048];
     cJSON *la = cJSON_AddObjectToObject(j, "launch");
@@ -497,8 +484,8 @@ static void print_counts(FILE *f, const search_answer *a, int examples)
 static void print_explain(FILE *f, const row *rows, int n)
 {
     if (n == 0) return;
-    term tw[16];
-    int nt = terms_of(&rows[0].r, tw);
+    cli_term tw[CLI_TIME_TERMS];
+    int nt = cli_time_terms(&rows[0].r.time, 0, tw);
     fprintf(f, "\nwhy %s wins: %.4f s per iteration =", rows[0].tag,
             rows[0].r.iteration_s);
     for (int i = 0, first = 1; i < nt; i++)
@@ -508,9 +495,9 @@ static void print_explain(FILE *f, const row *rows, int n)
         }
     fprintf(f, " (seconds)\n");
     for (int k = 1; k < n && k < 6; k++) {
-        term tr[16];
-        terms_of(&rows[k].r, tr);
-        int ord[16];
+        cli_term tr[CLI_TIME_TERMS];
+        cli_time_terms(&rows[k].r.time, 0, tr);
+        int ord[CLI_TIME_TERMS];
         for (int i = 0; i < nt; i++) ord[i] = i;
         /* largest difference first; ties by term order */
         for (int i = 1; i < nt; i++)

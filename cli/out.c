@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "est.h"
 
 #include <errno.h>
 #include <math.h>
@@ -206,4 +207,25 @@ void cli_fmt_bytes(char *buf, size_t cap, double bytes)
         u++;
     }
     snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+int cli_time_terms(const est_breakdown *b, int with_unit, cli_term *t)
+{
+    static const char *const names[CLI_TIME_TERMS][2] = {
+        {"compute_fwd", "compute_fwd_s"},
+        {"compute_bwd", "compute_bwd_s"},
+        {"recompute", "recompute_s"},
+        {"tp_comm", "tp_comm_s"},
+        {"cp_comm", "cp_comm_s"},
+        {"pp_p2p", "pp_p2p_s"},
+        {"pp_bubble", "pp_bubble_s"},
+        {"dp_comm_exposed", "dp_comm_exposed_s"},
+        {"optimizer", "optimizer_s"},
+    };
+    const double v[CLI_TIME_TERMS] = {b->fwd_s, b->bwd_s, b->recompute_s,
+                                      b->tp_s, b->cp_s, b->pp_p2p_s,
+                                      b->bubble_s, b->dp_s, b->optimizer_s};
+    for (int i = 0; i < CLI_TIME_TERMS; i++)
+        t[i] = (cli_term){names[i][with_unit ? 1 : 0], v[i]};
+    return CLI_TIME_TERMS;
 }
