@@ -270,6 +270,7 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                                 r.model_flops_per_gpu_s / 1e12);
         cJSON_AddNumberToObject(j, "mfu", r.mfu);
         cJSON_AddStringToObject(j, "mfu_convention", mfu_convention);
+        cJSON_AddNumberToObject(j, "kernel_efficiency", est_kernel_eff(&c));
         cJSON_AddNumberToObject(j, "peak_memory_bytes", r.mem.total);
         cJSON_AddNumberToObject(j, "gpu_memory_bytes", y->gpu->mem_bytes);
         cJSON_AddNumberToObject(j, "critical_stage", (double)r.critical_stage);
@@ -312,6 +313,16 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                 l->flash ? "flash" : "unfused", m.attn_dropout,
                 m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
                 space_cp_comm_names[l->cp_comm], l->no_dp_overlap ? "off" : "on");
+        const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;
+        fprintf(f,
+                "operator times: fitted to %s's samples where it has them, "
+                "roofline elsewhere%s%s%s; over an in-training kernel "
+                "efficiency of %.3g (fitted to published runs: "
+                "bench/results/kernel_efficiency.md)\n",
+                src->name, src != y->gpu ? " (applied to " : "",
+                src != y->gpu ? y->gpu->name : "",
+                src != y->gpu ? "'s peaks and bandwidth)" : "",
+                est_kernel_eff(&c));
         char chosen[256] = "";
         int unset[N_CHOSEN];
         chosen_unset(&want, unset);
