@@ -11,8 +11,11 @@
  * per source the mean absolute percentage error, the worst run and what
  * was skipped and why.
  *
- * usage: validate_runs [--runs FILE] [--source ID] [--csv]
- * Nothing here is tuned to these runs: the estimator knows none of them.
+ * usage: validate_runs [--runs FILE] [--source ID] [--csv] [--kernel-eff X]
+ * The estimator knows none of these runs; one constant per GPU family,
+ * the in-training kernel efficiency, is fitted to them as a whole
+ * (bench/fit_kernel_eff.py), and --kernel-eff 1 shows the figures
+ * without it.
  */
 #include "search.h"
 

@@ -51,11 +51,18 @@
 #include <math.h>
 #include <string.h>
 
-/* Framework allowance. ASSUMPTIONS, not yet calibrated (issue 5 checks
- * them against the published runs that fit): a CUDA context with cuBLAS
- * and NCCL workspaces and communicator buffers of 1 GiB, and the caching
- * allocator's fragmentation at 5 % of the tensors it holds. */
-#define EST_MEM_CONTEXT_BYTES (1.0 * 1073741824.0)
+/* Framework allowance. The CUDA context with its loaded kernels: 1573 MiB
+ * on an A100 40GB, as BigScience measured it ("40GB A100 takes 1573MiB
+ * for cuda kernels", bigscience-workshop/bigscience,
+ * train/tr11-176B-ml/chronicles-prequel.md); taken for every GPU. The
+ * caching allocator's fragmentation and the framework's buffers (NCCL
+ * communicators, DeepSpeed's 5e8-element reduce and all-gather buckets):
+ * 5 % of the tensors held, an ASSUMPTION. BigScience's measured peaks
+ * (bench/validate_memory, bench/results/validate_memory.md) are 10-25 %
+ * above these estimates, the gap of the allocator and buffers this
+ * allowance underestimates; not fitted to them, since they are one
+ * framework on one machine. */
+#define EST_MEM_CONTEXT_BYTES (1573.0 * 1048576.0)
 #define EST_MEM_FRAGMENTATION 0.05
 
 /* Activation bytes per token of one layer kept for the backward. */
