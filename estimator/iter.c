@@ -109,7 +109,7 @@ typedef struct iter_ctx {
  * kernels beside them. Fitted, not sourced: bench/fit_kernel_eff.py fits
  * it to the published runs (bench/data/validation_runs.json), per GPU
  * family where three or more sources ran on it (hwdb's kernel_efficiency:
- * A100 0.825, H100 0.715; a GPU of the same silicon inherits it), and once
+ * A100 0.83, H100 0.715; a GPU of the same silicon inherits it), and once
  * over every source for the rest (EST_KERNEL_EFF); each source left out
  * in turn moves these by a few hundredths
  * (bench/results/kernel_efficiency.md). */
@@ -692,11 +692,14 @@ void est_estimate(const est_ctx *c, const space_model *m,
             if (l->zero == SPACE_ZERO_3) {
                 /* Each layer's parameters gathered for its forward and
                  * again for its backward, under the neighbouring layer's
-                 * compute; the gradients reduce-scattered per layer (the
-                 * term above) as they are produced. */
+                 * compute (prefetch), or before it where not overlapped
+                 * (DeepSpeed's ZeRO-3 of 2021 prefetched little: DeepSpeed
+                 * issues #1174 and #1170); the gradients reduce-scattered
+                 * per layer (the term above) as they are produced. */
                 double lp = params / fmax(layers_per_stage, 1);
                 double g1 = coll(&x, EST_COLL_ALLGATHER, 2 * lp, &x.dp_group);
-                double per_layer_f = one.fwd, per_layer_b = one.bwd;
+                double per_layer_f = l->no_dp_overlap ? 0 : one.fwd;
+                double per_layer_b = l->no_dp_overlap ? 0 : one.bwd;
                 b->dp_s += mb * layers_per_stage
                            * (fmax(0, g1 - per_layer_f) + fmax(0, g1 - per_layer_b));
             }

@@ -176,6 +176,17 @@ static void test_sensitivity(void)
     est(&selene, &l, &a);
     est(&eos, &l, &b);
     TP_CHECK(b.iteration_s < a.iteration_s);
+    /* ZeRO-3 without overlap: its parameter gathers are exposed too. */
+    {
+        est_result ov, no;
+        l = base_layout();
+        l.zero = SPACE_ZERO_3;
+        est(&selene, &l, &ov);
+        l.no_dp_overlap = 1;
+        est(&selene, &l, &no);
+        TP_CHECK(no.time.dp_s > ov.time.dp_s);
+        TP_CHECK(no.time.fwd_s == ov.time.fwd_s);
+    }
     /* More DP ranks at the same global batch: more exposed DP traffic
      * share, less compute per GPU. */
     l = base_layout();
