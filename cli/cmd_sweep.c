@@ -339,6 +339,20 @@ static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
 #ifdef TRAINPLAN_MPI
 enum { TAG_READY = 1, TAG_WORK, TAG_RESULT, TAG_STOP };
 
+/* Waits for a message from src without spinning: Open MPI's blocking
+ * receive polls at full speed, which takes a core from the ranks that
+ * compute (the master waits most of the time). */
+static void mpi_wait_probe(int src, MPI_Status *st)
+{
+    int flag = 0;
+    struct timespec nap = {0, 200000}; /* 0.2 ms */
+    for (;;) {
+        MPI_Iprobe(src, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, st);
+        if (flag) return;
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* Rank 0: hands out positions start.. of list, writes results in order. */
 static int mpi_master(int nranks, const int64_t *list, int64_t n, int64_t start,
                       int fd, int sync, const char *path, progress *pg,
@@ -349,7 +363,7 @@ static int mpi_master(int nranks, const int64_t *list, int64_t n, int64_t start,
     int active = nranks - 1, rc = TP_OK;
     while (active > 0) {
         MPI_Status st;
-        MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        mpi_wait_probe(MPI_ANY_SOURCE, &st);
         int len = 0;
         MPI_Get_count(&st, MPI_CHAR, &len);
         char *msg = tp_xmalloc((size_t)len + 1);
@@ -395,6 +409,7 @@ static void mpi_worker(const sweep_spec *s, const int64_t *list,
     for (;;) {
         MPI_Status st;
         int64_t pos = 0;
+        mpi_wait_probe(0, &st);
         MPI_Recv(&pos, 1, MPI_INT64_T, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
         if (st.MPI_TAG != TAG_WORK) break;
         char *line = scenario_record(s, list[pos], db, cache, dc);
