@@ -124,10 +124,10 @@ int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out)
     out->index = k.index;
     tp_strlcpy(out->status, str_of(j, "status"), sizeof out->status);
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scenario");
-    snprintf(out->label, sizeof out->label, "%s on %s, gpus %s, seq %s, gbs %s, %s",
-             str_of(sc, "model"), str_of(sc, "system"), str_of(sc, "gpus"),
-             str_of(sc, "seq_length"), str_of(sc, "global_batch_size"),
-             str_of(sc, "precision"));
+    snprintf(out->label, sizeof out->label,
+             "%s on %s, gpus %s, seq %.0f, gbs %.0f, %s", str_of(sc, "model"),
+             str_of(sc, "system"), str_of(sc, "gpus"), num_of(sc, "seq_length"),
+             num_of(sc, "global_batch_size"), str_of(sc, "precision"));
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "best");
     if (cJSON_IsObject(b)) {
         snprintf(out->layout, sizeof out->layout, "%s on %s", str_of(b, "layout"),
