@@ -507,8 +507,8 @@ int main(int argc, char **argv)
                 if (tp_streq_ci(optarg, format_names[i])) k = i;
             if (k < 0) {
                 fprintf(stderr,
-                        "trainplan: --format: expected table, json, csv, "
-                        "jsonl or md, found '%s'\n",
+                        "trainplan: --format: expected table, json, csv or "
+                        "jsonl (md: diff only), found '%s'\n",
                         optarg);
                 return TP_EUSAGE;
             }
