@@ -35,6 +35,14 @@ expect() {
 has() { if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $1"; fi; }
 same() { if cmp -s "$1" "$2"; then ok; else bad "$3: $1 and $2 differ"; fi; }
 now() { date +%s.%N; }
+# session_pids SID: the processes of session SID (from /proc; ps is not on
+# a bare Debian), none for an empty SID
+session_pids() {
+    [ -n "$1" ] || return 0
+    for d in /proc/[0-9]*; do
+        [ "$(awk '{ print $6 }' "$d/stat" 2>/dev/null)" = "$1" ] && echo "${d#/proc/}"
+    done
+}
 # calc EXPR: floating-point arithmetic with awk (bc is not on a bare Debian)
 calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
 
@@ -199,15 +207,19 @@ else
             "$TP" sweep spec.json -o mpi$np.jsonl
         same ref.jsonl mpi$np.jsonl "mpirun -np $np"
     done
-    # Killed under mpirun, resumed by one process: the same bytes.
+    # Killed under mpirun, resumed by one process: the same bytes. mpirun
+    # runs in a session of its own so that its ranks, which outlive a
+    # killed mpirun for a while, are killed too (by id) before resuming.
     rm -f mk.jsonl
-    "$MPIEXEC" --oversubscribe --bind-to none -np 3 -x OMP_NUM_THREADS=1 \
+    setsid "$MPIEXEC" --oversubscribe --bind-to none -np 3 -x OMP_NUM_THREADS=1 \
         "$TP" sweep spec.json -o mk.jsonl >/dev/null 2>&1 &
     pid=$!
     sleep "$(calc "$T * 0.8 + 0.5")"
-    kill -9 $pid 2>/dev/null
+    sid=$(awk '{ print $6 }' /proc/$pid/stat 2>/dev/null)
+    for p in $pid $(session_pids "$sid"); do kill -9 "$p" 2>/dev/null; done
     wait $pid 2>/dev/null
-    sleep 0.5
+    while [ -n "$(session_pids "$sid")" ]; do sleep 0.1; done
+    echo "mpirun -np 3 killed: $(cat mk.jsonl 2>/dev/null | wc -l) of $N records" >&2
     expect 0 "$TP" sweep --resume spec.json -o mk.jsonl
     same ref.jsonl mk.jsonl "mpirun killed, then --resume"
 fi
