@@ -13,12 +13,15 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char *const sweep_dim_keys[SWEEP_DIM_COUNT] = {
     "models", "systems", "gpus", "seq_lengths", "global_batch_sizes",
     "precisions", "tokens", "prices"};
+_Static_assert(sizeof sweep_dim_keys / sizeof sweep_dim_keys[0] == SWEEP_DIM_COUNT,
+               "sweep_dim_keys mirrors sweep_dim");
 
 uint64_t sweep_fnv1a(uint64_t h, const void *data, size_t len)
 {
@@ -62,52 +65,80 @@ static void problem(report *r, const char *fmt, ...)
 
 /* ---- the shared options ("options": {...}) ---------------------------- */
 
-typedef enum opt_kind { K_INT, K_NUM, K_STR, K_BOOL } opt_kind;
+/* How a key of "options" is read and where in cli_opts it goes. */
+typedef enum opt_kind {
+    K_INT,       /* int field, integer in [lo, hi] */
+    K_I64,       /* int64_t field, integer in [lo, hi] */
+    K_NUM,       /* double field, number in [lo, hi] */
+    K_STR,       /* const char * field (the spec keeps the string) */
+    K_BOOL,      /* int field, true or false */
+    K_OBJECTIVE  /* int field, one of search_objective_names */
+} opt_kind;
 
-/* One row per key of "options": its type and range; set() stores it. */
 typedef struct spec_option {
     const char *key;
     opt_kind kind;
+    size_t offset;   /* in cli_opts */
     double lo, hi;
     const char *help;
 } spec_option;
 
+#define AT(f) offsetof(cli_opts, f)
 static const spec_option spec_options[] = {
-    {"objective", K_STR, 0, 0, "time, throughput, time-to-train or cost"},
-    {"top", K_INT, 1, 1000, "layouts in the ranked list"},
-    {"fix", K_STR, 0, 0, "K=V,... as --fix"},
-    {"min_gpus", K_INT, 1, 1e7, "as --min-gpus"},
-    {"max_gpus", K_INT, 1, 1e7, "as --max-gpus"},
-    {"budget_usd", K_NUM, 1e-9, 1e15, "as --budget-usd (needs tokens)"},
-    {"budget_gpu_hours", K_NUM, 1e-9, 1e15, "as --budget-gpu-hours"},
-    {"deadline_s", K_NUM, 1e-9, 3.2e9, "as --deadline, in seconds"},
-    {"max_memory_fraction", K_NUM, 1e-9, 1, "as --max-memory-fraction"},
-    {"no_prune", K_BOOL, 0, 0, "as --no-prune"},
-    {"keep_bad", K_BOOL, 0, 0, "as --keep-bad"},
+    {"objective", K_OBJECTIVE, AT(objective), 0, 0,
+     "time, throughput, time-to-train or cost"},
+    {"top", K_INT, AT(top_k), 1, 1000, "layouts in the ranked list"},
+    {"fix", K_STR, AT(fix), 0, 0, "K=V,... as --fix"},
+    {"min_gpus", K_I64, AT(min_gpus), 1, 1e7, "as --min-gpus"},
+    {"max_gpus", K_I64, AT(max_gpus), 1, 1e7, "as --max-gpus"},
+    {"budget_usd", K_NUM, AT(budget_usd), 1e-9, 1e15,
+     "as --budget-usd (needs tokens)"},
+    {"budget_gpu_hours", K_NUM, AT(budget_gpu_hours), 1e-9, 1e15,
+     "as --budget-gpu-hours (needs tokens)"},
+    {"deadline_s", K_NUM, AT(deadline_s), 1e-9, 3.2e9,
+     "as --deadline, in seconds (needs tokens)"},
+    {"max_memory_fraction", K_NUM, AT(max_mem_fraction), 1e-9, 1,
+     "as --max-memory-fraction"},
+    {"no_prune", K_BOOL, AT(no_prune), 0, 0, "as --no-prune"},
+    {"keep_bad", K_BOOL, AT(keep_bad), 0, 0, "as --keep-bad"},
 };
+#undef AT
 #define N_SPEC_OPTIONS ((int)(sizeof spec_options / sizeof spec_options[0]))
 
-static void apply_option(cli_opts *o, const spec_option *so, const cJSON *v,
-                         int *objective_bad)
+/* Checks v against row so and stores it into o; 0 when v does not fit. */
+static int apply_option(cli_opts *o, const spec_option *so, const cJSON *v)
 {
-    const char *k = so->key;
+    char *f = (char *)o + so->offset;
     double x = cJSON_IsNumber(v) ? v->valuedouble : 0;
-    if (!strcmp(k, "objective")) {
-        int idx = -1;
-        for (int i = 0; i < SEARCH_OBJECTIVE_COUNT; i++)
-            if (tp_streq_ci(v->valuestring, search_objective_names[i])) idx = i;
-        if (idx < 0) *objective_bad = 1;
-        else o->objective = idx;
-    } else if (!strcmp(k, "top")) o->top_k = (int)x;
-    else if (!strcmp(k, "fix")) o->fix = v->valuestring;
-    else if (!strcmp(k, "min_gpus")) o->min_gpus = (int64_t)x;
-    else if (!strcmp(k, "max_gpus")) o->max_gpus = (int64_t)x;
-    else if (!strcmp(k, "budget_usd")) o->budget_usd = x;
-    else if (!strcmp(k, "budget_gpu_hours")) o->budget_gpu_hours = x;
-    else if (!strcmp(k, "deadline_s")) o->deadline_s = x;
-    else if (!strcmp(k, "max_memory_fraction")) o->max_mem_fraction = x;
-    else if (!strcmp(k, "no_prune")) o->no_prune = cJSON_IsTrue(v);
-    else if (!strcmp(k, "keep_bad")) o->keep_bad = cJSON_IsTrue(v);
+    int ok = 0;
+    switch (so->kind) {
+    case K_INT:
+    case K_I64:
+        ok = cJSON_IsNumber(v) && x == floor(x) && x >= so->lo && x <= so->hi;
+        if (ok && so->kind == K_INT) *(int *)(void *)f = (int)x;
+        if (ok && so->kind == K_I64) *(int64_t *)(void *)f = (int64_t)x;
+        break;
+    case K_NUM:
+        ok = cJSON_IsNumber(v) && x >= so->lo && x <= so->hi;
+        if (ok) *(double *)(void *)f = x;
+        break;
+    case K_STR:
+        ok = cJSON_IsString(v);
+        if (ok) *(const char **)(void *)f = v->valuestring;
+        break;
+    case K_BOOL:
+        ok = cJSON_IsBool(v);
+        if (ok) *(int *)(void *)f = cJSON_IsTrue(v);
+        break;
+    case K_OBJECTIVE:
+        for (int i = 0; cJSON_IsString(v) && i < SEARCH_OBJECTIVE_COUNT; i++)
+            if (tp_streq_ci(v->valuestring, search_objective_names[i])) {
+                *(int *)(void *)f = i;
+                ok = 1;
+            }
+        break;
+    }
+    return ok;
 }
 
 /* ---- the lists --------------------------------------------------------- */
@@ -316,28 +347,17 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
                 continue;
             }
             tp_json_describe(c, found, sizeof found);
-            int ok = so->kind == K_STR    ? cJSON_IsString(c)
-                     : so->kind == K_BOOL ? cJSON_IsBool(c)
-                     : so->kind == K_INT  ? is_int_in(c, so->lo, so->hi)
-                                          : cJSON_IsNumber(c)
-                                               && c->valuedouble >= so->lo
-                                               && c->valuedouble <= so->hi;
-            if (!ok) {
-                if (so->kind == K_INT || so->kind == K_NUM)
-                    problem(&r, "%s: expected %s in [%g, %g] (%s), found %s", p,
-                            so->kind == K_INT ? "an integer" : "a number",
-                            so->lo, so->hi, so->help, found);
-                else
-                    problem(&r, "%s: expected %s (%s), found %s", p,
-                            so->kind == K_STR ? "a string" : "true or false",
-                            so->help, found);
-                continue;
-            }
-            int objective_bad = 0;
-            apply_option(&s->base, so, c, &objective_bad);
-            if (objective_bad)
-                problem(&r, "%s: expected time, throughput, time-to-train or "
-                            "cost, found %s", p, found);
+            if (apply_option(&s->base, so, c)) continue;
+            if (so->kind == K_INT || so->kind == K_I64 || so->kind == K_NUM)
+                problem(&r, "%s: expected %s in [%g, %g] (%s), found %s", p,
+                        so->kind == K_NUM ? "a number" : "an integer", so->lo,
+                        so->hi, so->help, found);
+            else
+                problem(&r, "%s: expected %s (%s), found %s", p,
+                        so->kind == K_BOOL        ? "true or false"
+                        : so->kind == K_OBJECTIVE ? "one of"
+                                                  : "a string",
+                        so->help, found);
         }
     }
     /* The tree goes; keep a copy of the one string a scenario points at. */

@@ -138,6 +138,38 @@ static void test_spec_errors(void)
     if (rep) TP_CHECK_CONTAINS(rep, "$: expected an object");
     free(rep);
 
+    /* Options of the wrong type or value, and the ones that apply. */
+    rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
+               "\"seq_lengths\":[2048],\"global_batch_sizes\":[64],"
+               "\"options\":{\"objective\":\"fast\",\"no_prune\":\"yes\","
+               "\"min_gpus\":1.5,\"fix\":4}}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    if (rep) {
+        TP_CHECK_CONTAINS(rep, "$.options.objective: expected one of (time, throughput");
+        TP_CHECK_CONTAINS(rep, "$.options.no_prune: expected true or false");
+        TP_CHECK_CONTAINS(rep, "$.options.min_gpus: expected an integer");
+        TP_CHECK_CONTAINS(rep, "$.options.fix: expected a string");
+    }
+    free(rep);
+    rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
+               "\"seq_lengths\":[2048],\"global_batch_sizes\":[64],\"tokens\":[1e9],"
+               "\"options\":{\"objective\":\"cost\",\"no_prune\":true,"
+               "\"max_gpus\":64,\"fix\":\"tp=2\",\"budget_usd\":1e6,"
+               "\"max_memory_fraction\":0.9}}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_OK);
+    if (!rc) {
+        cli_opts o;
+        sweep_scenario(&s, 0, &o);
+        TP_CHECK_INT(o.objective, SEARCH_BY_COST);
+        TP_CHECK_INT(o.no_prune, 1);
+        TP_CHECK_INT(o.max_gpus, 64);
+        TP_CHECK_STR(o.fix, "tp=2");
+        TP_CHECK(o.budget_usd == 1e6 && o.max_mem_fraction == 0.9 && o.tokens == 1e9);
+    }
+    sweep_spec_free(&s);
+
     /* What only a whole scenario shows: fp8 on an A100, --fix out of range. */
     rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"selene\"],"
                "\"gpus\":[8],\"seq_lengths\":[2048],\"global_batch_sizes\":[64],"
