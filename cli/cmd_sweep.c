@@ -17,7 +17,8 @@
  * on disk before the next scenario starts. A crash (even SIGKILL, or a
  * power loss between write and fsync) leaves at most one torn last line,
  * which --resume detects (no '\n', or not a record of the expected
- * scenario), cuts off with ftruncate() and redoes. A sweep without
+ * scenario, version and input file digests), cuts off with ftruncate()
+ * and redoes. A sweep without
  * --resume starts its -o file afresh; the file is written in place, not
  * through cli/out.c's temporary file, as resuming is the point. SIGINT and
  * SIGTERM stop the sweep after the current record (exit 130 / 143).
@@ -150,6 +151,24 @@ static cJSON *inputs_json(const cli_opts *so, const cli_search *cs,
         cJSON_AddItemToArray(sa, s);
     }
     return in;
+}
+
+/* What a record of scenario k written now would say of its version and
+ * inputs (sweep_key.check); 0 when it cannot be set up (error records
+ * are then compared by index and id only). */
+static uint64_t expected_check(const sweep_spec *s, int64_t k, const hw_db *db,
+                               cli_search_cache *cache, digest_cache *dc)
+{
+    cli_opts so;
+    sweep_scenario(s, k, &so);
+    cli_search cs;
+    tp_err e = {0};
+    if (cli_search_open(&so, db, cache, &cs, &e)) return 0;
+    cJSON *in = inputs_json(&so, &cs, dc);
+    uint64_t h = sweep_record_check(TRAINPLAN_VERSION, in);
+    cJSON_Delete(in);
+    cli_search_close(&cs);
+    return h;
 }
 
 /* The best layout: the first ranked row's key figures. */
@@ -485,6 +504,8 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
         want[j].index = list[j];
         want[j].count = s.count;
         sweep_scenario_id(&s, list[j], want[j].id);
+        if (o->resume && rank == 0)
+            want[j].check = expected_check(&s, list[j], db, &cache, &dc);
     }
 #ifdef TRAINPLAN_MPI
     if (rank != 0) {

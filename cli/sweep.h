@@ -82,11 +82,17 @@ uint64_t sweep_fnv1a(uint64_t h0, const void *data, size_t len);
 
 /* ---- records (sweep_rec.c) -------------------------------------------- */
 
-/* What a line says of itself. */
+/* What a line says of itself. check: FNV-1a 64 of its "version" and its
+ * "inputs" (unformatted), so --resume redoes a record written by another
+ * version or from other input files; 0 in an expected key = not checked. */
 typedef struct sweep_key {
     int64_t index, count;
     char id[17];
+    uint64_t check;
 } sweep_key;
+
+/* The check of a record with this version and inputs (may be NULL). */
+uint64_t sweep_record_check(const char *version, const cJSON *inputs);
 
 /* Parses one line (len bytes, without its newline) as a record: its
  * index, count and id. Returns 1 when it is one, else 0. */
@@ -99,9 +105,10 @@ int sweep_split_lines(const char *buf, size_t len, size_t **starts,
                       size_t **lens, size_t *tail);
 
 /* --resume: how many complete records at the start of buf[len] are,
- * in order, the expected scenarios want[0..n); *keep_bytes is where the
- * first record that is not (torn, unparsable or another scenario) starts:
- * the file is truncated there. */
+ * in order, the expected scenarios want[0..n) (index, count, id, and the
+ * check where want's is not 0); *keep_bytes is where the first record
+ * that is not (torn, unparsable, another scenario, version or input
+ * files) starts: the file is truncated there. */
 int64_t sweep_resume_scan(const char *buf, size_t len, const sweep_key *want,
                           int64_t n, size_t *keep_bytes);
 

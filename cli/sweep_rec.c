@@ -66,7 +66,19 @@ static int key_of(const cJSON *j, sweep_key *k)
     k->index = (int64_t)ix->valuedouble;
     k->count = (int64_t)ct->valuedouble;
     tp_strlcpy(k->id, id->valuestring, sizeof k->id);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
+    k->check = sweep_record_check(cJSON_IsString(v) ? v->valuestring : "",
+                                  cJSON_GetObjectItemCaseSensitive(j, "inputs"));
     return 1;
+}
+
+uint64_t sweep_record_check(const char *version, const cJSON *inputs)
+{
+    uint64_t h = sweep_fnv1a(SWEEP_FNV_BASIS, version, strlen(version) + 1);
+    char *t = inputs ? cJSON_PrintUnformatted(inputs) : NULL;
+    if (t) h = sweep_fnv1a(h, t, strlen(t));
+    cJSON_free(t);
+    return h ? h : 1; /* never 0: that means "not checked" */
 }
 
 int sweep_record_key(const char *line, size_t len, sweep_key *k)
@@ -87,7 +99,8 @@ int64_t sweep_resume_scan(const char *buf, size_t len, const sweep_key *want,
     for (int i = 0; i < nl && good < n; i++) {
         sweep_key k;
         if (!sweep_record_key(buf + st[i], ln[i], &k) || k.index != want[good].index
-            || k.count != want[good].count || strcmp(k.id, want[good].id))
+            || k.count != want[good].count || strcmp(k.id, want[good].id)
+            || (want[good].check && k.check != want[good].check))
             break;
         good++;
         *keep_bytes = st[i] + ln[i] + 1;

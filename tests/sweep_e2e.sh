@@ -230,6 +230,11 @@ sed '0,/"value": 1.79,/s//"value": 2.79,/' "$HWDB/systems/selene.json" >hw/syste
 expect 0 "$TP" --hwdb hw hw show selene
 has out "2.79" "price override"
 expect 0 "$TP" --hwdb hw sweep spec.json -o priced.jsonl
+# A resume after the hwdb changed redoes the records of the changed files.
+head -n 30 ref.jsonl >rp.jsonl
+expect 0 "$TP" --hwdb hw sweep --resume spec.json -o rp.jsonl
+same priced.jsonl rp.jsonl "--resume after an hwdb change"
+has err "keeping 16 complete records" "--resume after an hwdb change"
 expect 0 "$TP" diff ref.jsonl ref.jsonl
 has out "0 changed" "diff of a file with itself"
 expect 3 "$TP" diff ref.jsonl priced.jsonl --format md -o diff.md

@@ -207,7 +207,7 @@ static void test_lines_and_resume(void)
 {
     const char *a = "0000000000000001", *b = "0000000000000002",
                *c = "0000000000000003";
-    sweep_key want[3] = {{0, 3, ""}, {1, 3, ""}, {2, 3, ""}};
+    sweep_key want[3] = {{0, 3, "", 0}, {1, 3, "", 0}, {2, 3, "", 0}};
     strcpy(want[0].id, a);
     strcpy(want[1].id, b);
     strcpy(want[2].id, c);
@@ -244,6 +244,14 @@ static void test_lines_and_resume(void)
     const char *other = REC(0, "0000000000000001") REC(1, "00000000000000ff");
     TP_CHECK_INT(sweep_resume_scan(other, strlen(other), want, 3, &keep), 1);
     TP_CHECK_INT((int)keep, (int)strlen(REC(0, "0000000000000001")));
+    /* Another version or other input files: cut there too. */
+    sweep_key w2[3];
+    memcpy(w2, want, sizeof w2);
+    TP_CHECK(sweep_record_key(full, strlen(REC(0, "0000000000000001")) - 1, &k));
+    w2[0].check = k.check; /* as written */
+    w2[1].check = sweep_record_check("9.9.9", NULL);
+    TP_CHECK(w2[1].check != 0 && w2[1].check != k.check);
+    TP_CHECK_INT(sweep_resume_scan(full, strlen(full), w2, 3, &keep), 1);
     TP_CHECK_INT(sweep_resume_scan("", 0, want, 3, &keep), 0);
     TP_CHECK_INT((int)keep, 0);
     TP_CHECK(!sweep_record_key("[]", 2, &k));
