@@ -15,7 +15,8 @@
 #include "space.h"
 
 /* JSON Lines (CLI_JSONL) only where a command says so (search). */
-typedef enum cli_format { CLI_TABLE, CLI_JSON, CLI_CSV, CLI_JSONL, CLI_FORMAT_COUNT } cli_format;
+typedef enum cli_format { CLI_TABLE, CLI_JSON, CLI_CSV, CLI_JSONL, CLI_MD, CLI_FORMAT_COUNT } cli_format;
+/* CLI_MD (markdown): diff only. */
 
 #define CLI_MAX_HWDB 16
 
@@ -65,6 +66,11 @@ typedef struct cli_opts {
     const char *svg;         /* --svg FILE */
     int npos;                /* positional arguments after GROUP VERB */
     char **pos;
+    /* sweep, merge, diff (issue 7) */
+    int progress;            /* --progress: progress line even off a terminal */
+    int resume;              /* --resume */
+    int shard_i, shard_n;    /* --shard I/N; shard_n 0 = unset */
+    double threshold;        /* diff --threshold, < 0 = unset (0.02) */
 } cli_opts;
 
 /* Output goes to stdout, or to a temporary file beside -o FILE that is
@@ -166,5 +172,53 @@ int cli_parse_group(const char *s, int *nodes, int *per_node, tp_err *e);
 /* Opens the hardware database the options name (built-in, environment,
  * --hwdb). NULL and e on failure. */
 hw_db *cli_open_hwdb(const cli_opts *o, tp_err *e);
+
+/* ---- the search request of a set of options (cmd_search.c) ---------- */
+/* Shared by `search` and `sweep`: one function turns options into a
+ * search_request and one writes a search answer as JSON, so a sweep's
+ * record carries exactly what `search --format json --no-timing` prints. */
+#include "search.h"
+
+#define CLI_MAX_SYSTEMS 16
+
+typedef struct cli_search {
+    space_model m;
+    search_system sys[CLI_MAX_SYSTEMS];
+    est_models *ops[CLI_MAX_SYSTEMS];
+    est_comm *comm[CLI_MAX_SYSTEMS];
+    int ns;
+    int64_t *counts;
+    int n_counts;
+    search_request q;          /* points into this struct: do not copy it */
+} cli_search;
+
+/* Operator models and collective tables opened once for many searches
+ * (a sweep): read-only once opened, so searches may share them. Zero it
+ * to start; free with cli_search_cache_free. */
+typedef struct cli_search_cache {
+    int n_ops, n_comm;
+    struct { const hw_gpu *gpu; int keep_bad; est_models *m; } ops[64];
+    struct { const hw_system *sys; int keep_bad; est_comm *c; } comm[64];
+} cli_search_cache;
+void cli_search_cache_free(cli_search_cache *c);
+
+/* Checks the search options of o (model, systems, GPU counts, --fix,
+ * budgets) against db and fills *s with the request. db (and cache, when
+ * not NULL: models and tables come from it and stay in it) must outlive
+ * s. Returns TP_OK, or the status with its message in e (s is then
+ * empty). Free with cli_search_close (accepts NULL and an empty s). */
+int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
+                    cli_search *s, tp_err *e);
+void cli_search_close(cli_search *s);
+/* The JSON object `search --format json` prints for answer a; timing 0
+ * leaves out elapsed time and threads. The caller deletes it. */
+cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing);
+
+/* sweep, merge, diff (cmd_sweep.c, cmd_diff.c). diff's exit status when
+ * it found changes; its output is kept as on success. */
+#define CLI_EXIT_CHANGED 3
+int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_merge(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e);
 
 #endif

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SYSTEMS 16
 #define MAX_COUNTS 100000
 
 /* ---- options into a request ------------------------------------------- */
@@ -541,8 +540,56 @@ static void print_indented(FILE *f, const char *s)
 
 /* ---- the command ------------------------------------------------------ */
 
-int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
+void cli_search_cache_free(cli_search_cache *c)
 {
+    if (!c) return;
+    for (int i = 0; i < c->n_ops; i++) est_models_free(c->ops[i].m);
+    for (int i = 0; i < c->n_comm; i++) est_comm_free(c->comm[i].c);
+    memset(c, 0, sizeof *c);
+}
+
+/* The operator models of g from the cache, opened there when missing;
+ * NULL when the cache is full (the caller opens its own). */
+static est_models *cached_ops(cli_search_cache *c, const hw_gpu *g,
+                              int keep_bad, int *failed, tp_err *e)
+{
+    for (int i = 0; i < c->n_ops; i++)
+        if (c->ops[i].gpu == g && c->ops[i].keep_bad == keep_bad)
+            return c->ops[i].m;
+    if (c->n_ops == (int)(sizeof c->ops / sizeof c->ops[0])) return NULL;
+    est_models *m = est_models_open(g, keep_bad, e);
+    if (!m) {
+        *failed = 1;
+        return NULL;
+    }
+    c->ops[c->n_ops].gpu = g;
+    c->ops[c->n_ops].keep_bad = keep_bad;
+    c->ops[c->n_ops++].m = m;
+    return m;
+}
+
+static est_comm *cached_comm(cli_search_cache *c, const hw_system *y,
+                             int keep_bad, int *failed, tp_err *e)
+{
+    for (int i = 0; i < c->n_comm; i++)
+        if (c->comm[i].sys == y && c->comm[i].keep_bad == keep_bad)
+            return c->comm[i].c;
+    if (c->n_comm == (int)(sizeof c->comm / sizeof c->comm[0])) return NULL;
+    est_comm *m = est_comm_load(y, keep_bad, e);
+    if (!m) {
+        *failed = 1;
+        return NULL;
+    }
+    c->comm[c->n_comm].sys = y;
+    c->comm[c->n_comm].keep_bad = keep_bad;
+    c->comm[c->n_comm++].c = m;
+    return m;
+}
+
+int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
+                    cli_search *s, tp_err *e)
+{
+    memset(s, 0, sizeof *s);
     if (!o->model) return tp_errf(e, TP_EUSAGE, "search needs --model");
     if (!o->system) return tp_errf(e, TP_EUSAGE, "search needs --system");
     if (o->seq_length <= 0) return tp_errf(e, TP_EUSAGE, "search needs --seq-length");
@@ -563,21 +610,12 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
     if (o->min_gpus > 0 && o->max_gpus > 0 && o->min_gpus > o->max_gpus)
         return tp_errf(e, TP_EUSAGE, "--min-gpus %lld is above --max-gpus %lld",
                        (long long)o->min_gpus, (long long)o->max_gpus);
-    space_model m;
-    int rc = cli_model(o, &m, e);
+    int rc = cli_model(o, &s->m, e);
     if (rc) return rc;
-    hw_db *db = cli_open_hwdb(o, e);
-    if (!db) return e->status ? e->status : TP_EDATA;
-
-    search_system sys[MAX_SYSTEMS];
-    est_models *ops[MAX_SYSTEMS] = {0};
-    est_comm *comm[MAX_SYSTEMS] = {0};
+    search_system *sys = s->sys;
+    est_models **ops = s->ops;
+    est_comm **comm = s->comm;
     int ns = 0;
-    int64_t *counts = NULL;
-    int n_counts = 0;
-    search_answer ans;
-    memset(&ans, 0, sizeof ans);
-    row *rows = NULL, *frows = NULL;
     space_layout base;
     memset(&base, 0, sizeof base);
     base.seq = o->seq_length;
@@ -590,9 +628,9 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
         tp_strlcpy(buf, o->system, sizeof buf);
         char *save = NULL;
         for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            if (ns == MAX_SYSTEMS) {
+            if (ns == CLI_MAX_SYSTEMS) {
                 rc = tp_errf(e, TP_EUSAGE, "--system: at most %d systems",
-                             MAX_SYSTEMS);
+                             CLI_MAX_SYSTEMS);
                 goto done;
             }
             const hw_system *y = hw_find_system(db, t, e);
@@ -613,11 +651,11 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
                              y->gpu->name, y->name, y->name);
                 goto done;
             }
-            search_system *s = &sys[ns];
-            memset(s, 0, sizeof *s);
-            s->price_usd_per_gpu_hour = o->price > 0 ? o->price
-                                                     : y->price_usd_per_gpu_hour;
-            if (!(s->price_usd_per_gpu_hour > 0)) {
+            search_system *sy = &sys[ns];
+            memset(sy, 0, sizeof *sy);
+            sy->price_usd_per_gpu_hour = o->price > 0 ? o->price
+                                                      : y->price_usd_per_gpu_hour;
+            if (!(sy->price_usd_per_gpu_hour > 0)) {
                 rc = tp_errf(e, TP_EDATA,
                              "%s: no price per GPU-hour in hwdb "
                              "(price_usd_per_gpu_hour); pass --price USD",
@@ -626,46 +664,133 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
             }
             /* One set of operator models per GPU. */
             const est_models *om = NULL;
+            const est_comm *cm = NULL;
+            int failed = 0;
             for (int i = 0; i < ns; i++)
                 if (sys[i].ctx.gpu == y->gpu) om = sys[i].ctx.ops;
+            if (!om && cache) om = cached_ops(cache, y->gpu, o->keep_bad, &failed, e);
+            if (!om && !failed) om = ops[ns] = est_models_open(y->gpu, o->keep_bad, e);
             if (!om) {
-                ops[ns] = est_models_open(y->gpu, o->keep_bad, e);
-                if (!ops[ns]) {
-                    rc = e->status ? e->status : TP_EDATA;
-                    goto done;
-                }
-                om = ops[ns];
+                rc = e->status ? e->status : TP_EDATA;
+                goto done;
             }
-            comm[ns] = est_comm_load(y, o->keep_bad, e);
-            if (!comm[ns]) {
+            if (cache) cm = cached_comm(cache, y, o->keep_bad, &failed, e);
+            if (!cm && !failed) cm = comm[ns] = est_comm_load(y, o->keep_bad, e);
+            if (!cm) {
                 rc = e->status ? e->status : TP_EDATA;
                 ns++;
                 goto done;
             }
             /* TP across nodes only where the user pins a TP that needs it. */
             int across = o->tp_set && o->tp > y->gpus_per_node;
-            s->ctx = (est_ctx){y, y->gpu, om, comm[ns], across, 0};
+            sy->ctx = (est_ctx){y, y->gpu, om, cm, across, 0};
             int64_t maxg = o->max_gpus > 0 ? o->max_gpus : 10000000;
-            space_grid_default(&s->grid, &m, across ? 1024 : y->gpus_per_node,
+            space_grid_default(&sy->grid, &s->m, across ? 1024 : y->gpus_per_node,
                                maxg);
             /* Whole nodes of this system unless the counts are given. */
-            s->gpus_multiple = o->gpus_arg ? 1 : y->gpus_per_node;
+            sy->gpus_multiple = o->gpus_arg ? 1 : y->gpus_per_node;
             ns++;
-            if ((rc = fixes(o, &s->grid, e))) goto done;
+            if ((rc = fixes(o, &sy->grid, e))) goto done;
         }
         if (ns == 0) {
             rc = tp_errf(e, TP_EUSAGE, "--system: no system named");
             goto done;
         }
     }
-    if ((rc = gpu_counts(o, sys, ns, &counts, &n_counts, e))) goto done;
+    if ((rc = gpu_counts(o, sys, ns, &s->counts, &s->n_counts, e))) goto done;
 
-    search_request q = {&m, sys, ns, base, counts, n_counts,
-                        (search_objective)o->objective,
-                        o->top_k > 0 ? o->top_k : 10, o->tokens,
-                        o->budget_usd, o->budget_gpu_hours, o->deadline_s,
-                        o->max_mem_fraction > 0 ? o->max_mem_fraction : 1,
-                        o->no_prune};
+    s->q = (search_request){&s->m, sys, ns, base, s->counts, s->n_counts,
+                            (search_objective)o->objective,
+                            o->top_k > 0 ? o->top_k : 10, o->tokens,
+                            o->budget_usd, o->budget_gpu_hours, o->deadline_s,
+                            o->max_mem_fraction > 0 ? o->max_mem_fraction : 1,
+                            o->no_prune};
+done:
+    s->ns = ns;
+    if (rc) cli_search_close(s);
+    return rc;
+}
+
+void cli_search_close(cli_search *s)
+{
+    if (!s) return;
+    free(s->counts);
+    for (int i = 0; i < s->ns; i++) {
+        est_comm_free(s->comm[i]);
+        est_models_free(s->ops[i]);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
+{
+    const search_request *q = &s->q;
+    row w;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "model", s->m.name);
+    cJSON *sa = cJSON_AddArrayToObject(j, "systems");
+    for (int i = 0; i < s->ns; i++) {
+        cJSON *y = cJSON_CreateObject();
+        cJSON_AddStringToObject(y, "name", s->sys[i].ctx.sys->name);
+        cJSON_AddStringToObject(y, "gpu", s->sys[i].ctx.gpu->name);
+        cJSON_AddNumberToObject(y, "gpus_per_node",
+                                s->sys[i].ctx.sys->gpus_per_node);
+        cJSON_AddNumberToObject(y, "price_usd_per_gpu_hour",
+                                s->sys[i].price_usd_per_gpu_hour);
+        cJSON_AddItemToArray(sa, y);
+    }
+    cJSON_AddStringToObject(j, "objective", search_objective_names[q->objective]);
+    cJSON_AddNumberToObject(j, "seq_length", (double)q->base.seq);
+    cJSON_AddNumberToObject(j, "global_batch_size", (double)q->base.gbs);
+    if (q->tokens > 0) cJSON_AddNumberToObject(j, "tokens", q->tokens);
+    else cJSON_AddNullToObject(j, "tokens");
+    cJSON_AddNumberToObject(j, "min_gpus", (double)s->counts[0]);
+    cJSON_AddNumberToObject(j, "max_gpus", (double)s->counts[s->n_counts - 1]);
+    cJSON *ra = cJSON_AddArrayToObject(j, "ranked");
+    for (int i = 0; i < a->n_ranked; i++) {
+        row_fill(&w, q, &a->ranked[i]);
+        cJSON_AddItemToArray(ra, row_json(&w, q, NULL, i + 1));
+    }
+    cJSON *pa = cJSON_AddArrayToObject(j, "pareto");
+    for (int i = 0; i < a->n_front; i++) {
+        row_fill(&w, q, &a->front[i]);
+        cJSON_AddItemToArray(pa, row_json(&w, q, NULL, i + 1));
+    }
+    cJSON_AddItemToObject(j, "stats", stats_json(a, timing));
+    if (a->n_ranked == 0) {
+        cJSON *nm = cJSON_AddObjectToObject(j, "nearest_miss");
+        if (a->near_memory.have)
+            cJSON_AddItemToObject(nm, "memory",
+                                  near_json(q, &a->near_memory, "bytes"));
+        if (a->near_budget.have)
+            cJSON_AddItemToObject(nm, "budget",
+                                  near_json(q, &a->near_budget,
+                                            "ratio to the tightest budget or "
+                                            "deadline"));
+    }
+    return j;
+}
+
+int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status ? e->status : TP_EDATA;
+    cli_search cs;
+    int rc = cli_search_open(o, db, NULL, &cs, e);
+    if (rc) {
+        hw_db_free(db);
+        return rc;
+    }
+    const space_model m = cs.m;
+    const search_system *sys = cs.sys;
+    const int ns = cs.ns;
+    const int64_t *counts = cs.counts;
+    const int n_counts = cs.n_counts;
+    const search_request q = cs.q;
+    const space_layout base = q.base;
+    search_answer ans;
+    memset(&ans, 0, sizeof ans);
+    row *rows = NULL, *frows = NULL;
     if ((rc = search_run(&q, &ans, e))) goto done;
 
     rows = tp_xcalloc((size_t)ans.n_ranked + 1, sizeof *rows);
@@ -697,46 +822,8 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
             cJSON_free(s);
             cJSON_Delete(j);
         } else {
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddStringToObject(j, "model", m.name);
-            cJSON *sa = cJSON_AddArrayToObject(j, "systems");
-            for (int i = 0; i < ns; i++) {
-                cJSON *s = cJSON_CreateObject();
-                cJSON_AddStringToObject(s, "name", sys[i].ctx.sys->name);
-                cJSON_AddStringToObject(s, "gpu", sys[i].ctx.gpu->name);
-                cJSON_AddNumberToObject(s, "gpus_per_node",
-                                        sys[i].ctx.sys->gpus_per_node);
-                cJSON_AddNumberToObject(s, "price_usd_per_gpu_hour",
-                                        sys[i].price_usd_per_gpu_hour);
-                cJSON_AddItemToArray(sa, s);
-            }
-            cJSON_AddStringToObject(j, "objective",
-                                    search_objective_names[q.objective]);
-            cJSON_AddNumberToObject(j, "seq_length", (double)base.seq);
-            cJSON_AddNumberToObject(j, "global_batch_size", (double)base.gbs);
-            if (q.tokens > 0) cJSON_AddNumberToObject(j, "tokens", q.tokens);
-            else cJSON_AddNullToObject(j, "tokens");
-            cJSON_AddNumberToObject(j, "min_gpus", (double)counts[0]);
-            cJSON_AddNumberToObject(j, "max_gpus", (double)counts[n_counts - 1]);
-            cJSON *ra = cJSON_AddArrayToObject(j, "ranked");
-            for (int i = 0; i < ans.n_ranked; i++)
-                cJSON_AddItemToArray(ra, row_json(&rows[i], &q, NULL, i + 1));
-            cJSON *pa = cJSON_AddArrayToObject(j, "pareto");
-            for (int i = 0; i < ans.n_front; i++)
-                cJSON_AddItemToArray(pa, row_json(&frows[i], &q, NULL, i + 1));
-            cJSON_AddItemToObject(j, "stats", st);
-            if (ans.n_ranked == 0) {
-                cJSON *nm = cJSON_AddObjectToObject(j, "nearest_miss");
-                if (ans.near_memory.have)
-                    cJSON_AddItemToObject(nm, "memory",
-                                          near_json(&q, &ans.near_memory, "bytes"));
-                if (ans.near_budget.have)
-                    cJSON_AddItemToObject(nm, "budget",
-                                          near_json(&q, &ans.near_budget,
-                                                    "ratio to the tightest "
-                                                    "budget or deadline"));
-            }
-            cli_print_json(f, j);
+            cJSON_Delete(st);
+            cli_print_json(f, cli_search_json(&cs, &ans, timing));
         }
     } else if (o->format == CLI_CSV) {
         const char *hdr[] = {"set", "rank", "system", "layout", "gpus", "tp",
@@ -839,11 +926,7 @@ done:
     free(rows);
     free(frows);
     search_answer_free(&ans);
-    free(counts);
-    for (int i = 0; i < ns; i++) {
-        est_comm_free(comm[i]);
-        est_models_free(ops[i]);
-    }
+    cli_search_close(&cs);
     hw_db_free(db);
     return rc;
 }

@@ -4,7 +4,8 @@
  * codes. Data goes to stdout (or -o FILE), diagnostics to stderr.
  *
  * Exit codes (README.md, docs/trainplan.1): 0 ok, 1 nothing feasible,
- * 64 usage, 65 bad input data, 66 missing file, 70 internal, 74 I/O.
+ * 64 usage, 65 bad input data, 66 missing file, 70 internal, 74 I/O;
+ * 3 diff found changes, 130/143 a sweep stopped by SIGINT/SIGTERM.
  */
 #define _GNU_SOURCE /* getopt_long */
 #include "cli.h"
@@ -42,6 +43,9 @@ enum {
     CMD_HW_IMPORT = 1u << 10,
     CMD_ESTIMATE = 1u << 11,
     CMD_SEARCH = 1u << 12,
+    CMD_SWEEP = 1u << 13,
+    CMD_MERGE = 1u << 14,
+    CMD_DIFF = 1u << 15,
     CMD_EST_SEARCH = CMD_ESTIMATE | CMD_SEARCH,
     CMD_OP = CMD_OP_PREDICT | CMD_OP_SHOW | CMD_OP_CV,
     CMD_COLL = CMD_COLL_SHOW | CMD_COLL_CV,
@@ -96,6 +100,19 @@ static const cli_command commands[] = {
      "every valid layout up to --max-gpus: ranked, Pareto front of time "
      "against cost, launch lines",
      cmd_search, 0},
+    /* issue 7: -o of sweep is its own append-only, resumable file (kept
+     * in out_dir), not cli/out.c's temporary file */
+    {"sweep", "", CMD_SWEEP, 1, 1, "SPEC.json",
+     "the search of every scenario of a spec, one JSON Lines record each "
+     "(resumable, shardable, MPI)",
+     cmd_sweep, 1},
+    {"merge", "", CMD_MERGE, 1, 4096, "FILE...",
+     "shard outputs of one sweep into the file one process writes",
+     cmd_merge, 0},
+    {"diff", "", CMD_DIFF, 2, 2, "OLD.jsonl NEW.jsonl",
+     "scenarios whose best layout, time or cost changed between two sweeps "
+     "(exit 3 if any)",
+     cmd_diff, 0},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -162,7 +179,11 @@ enum opt_id {
     OPT_ATTN_BACKEND,
     OPT_ATTN_DROPOUT,
     OPT_HIDDEN_DROPOUT,
-    OPT_CP_COMM
+    OPT_CP_COMM,
+    OPT_PROGRESS,
+    OPT_RESUME,
+    OPT_SHARD,
+    OPT_THRESHOLD
 };
 
 typedef struct cli_option {
@@ -176,8 +197,8 @@ typedef struct cli_option {
 static const cli_option options[] = {
     {"help", OPT_HELP, NULL, CMD_ALL, "show this help and exit"},
     {"version", OPT_VERSION, NULL, CMD_ALL, "print the version and exit"},
-    {"format", OPT_FORMAT, "table|json|csv|jsonl", CMD_ALL,
-     "output format (default table; jsonl: search only)"},
+    {"format", OPT_FORMAT, "table|json|csv|jsonl|md", CMD_ALL,
+     "output format (default table; jsonl: search only; md: diff only)"},
     {"output", OPT_OUTPUT, "FILE", CMD_ALL,
      "write the output to FILE (atomically: all or nothing); "
      "hw import-nccl-tests: the hwdb directory to write into"},
@@ -316,11 +337,20 @@ static const cli_option options[] = {
      "search: plot every evaluated layout, front highlighted, to FILE"},
     {"list-options", OPT_LIST_OPTIONS, NULL, CMD_ALL,
      "print every long option name, one per line (for scripts and tests)"},
+    {"progress", OPT_PROGRESS, NULL, CMD_SWEEP,
+     "sweep: progress line on stderr even when it is not a terminal"},
+    {"resume", OPT_RESUME, NULL, CMD_SWEEP,
+     "sweep: keep the complete records of -o FILE, redo the rest"},
+    {"shard", OPT_SHARD, "I/N", CMD_SWEEP,
+     "sweep: only scenarios whose index % N == I (0 <= I < N)"},
+    {"threshold", OPT_THRESHOLD, "F", CMD_DIFF,
+     "diff: relative change of time or cost that counts, >= 0 (default "
+     "0.02)"},
 };
 #define N_OPTIONS ((int)(sizeof options / sizeof options[0]))
 
 static const char *const format_names[CLI_FORMAT_COUNT] = {"table", "json",
-                                                           "csv", "jsonl"};
+                                                           "csv", "jsonl", "md"};
 _Static_assert(sizeof format_names / sizeof format_names[0] == CLI_FORMAT_COUNT,
                "format_names mirrors cli_format");
 
@@ -351,6 +381,8 @@ static void usage(FILE *f)
     fprintf(f, "\nexit codes: 0 ok, 1 nothing feasible, 64 usage, 65 bad input "
                "data,\n            66 missing file, 70 internal error, 74 I/O "
                "error\n");
+    fprintf(f, "            3 diff found changes; 130/143 sweep stopped by "
+               "SIGINT/SIGTERM\n");
 }
 
 /* Parses a whole decimal integer in [lo, hi]; 0 on success. */
@@ -440,6 +472,7 @@ int main(int argc, char **argv)
     o.folds = 5;
     o.sp = o.recompute = o.zero = o.precision = -1;
     o.attn_dropout = o.hidden_dropout = -1;
+    o.threshold = -1;
     tp_err e = {0}, ge = {0};
 
     /* Generate getopt's tables from ours. */
@@ -494,7 +527,7 @@ int main(int argc, char **argv)
             if (k < 0) {
                 fprintf(stderr,
                         "trainplan: --format: expected table, json, csv or "
-                        "jsonl, found '%s'\n",
+                        "jsonl (md: diff only), found '%s'\n",
                         optarg);
                 return TP_EUSAGE;
             }
@@ -741,6 +774,37 @@ int main(int argc, char **argv)
             rc = parse_int("gpus-per-node", optarg, 1, 4096, &v, &e);
             o.opt_per_node = (int)v;
             break;
+        /* issue 7: sweep, merge, diff */
+        case OPT_PROGRESS:
+            o.progress = 1;
+            break;
+        case OPT_RESUME:
+            o.resume = 1;
+            break;
+        case OPT_SHARD: {
+            int i = -1, n = 0, used = 0;
+            if (sscanf(optarg, "%d/%d%n", &i, &n, &used) != 2
+                || optarg[used] || n < 1 || n > 1000000 || i < 0 || i >= n)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--shard: expected I/N with 0 <= I < N <= "
+                             "1000000, e.g. 0/4, found '%s'",
+                             optarg);
+            o.shard_i = i;
+            o.shard_n = n;
+            break;
+        }
+        case OPT_THRESHOLD: {
+            char *end;
+            errno = 0;
+            double t = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(t >= 0) || t > 1e6)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--threshold: expected a relative change >= 0, "
+                             "e.g. 0.02, found '%s'",
+                             optarg);
+            o.threshold = t;
+            break;
+        }
         default:
             rc = tp_errf(&e, TP_EINTERNAL, "option %d has no handler", c);
         }
@@ -799,6 +863,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "trainplan: --format jsonl applies to 'search' only\n");
         return TP_EUSAGE;
     }
+    if (o.format == CLI_MD && cmd->bit != CMD_DIFF) {
+        fprintf(stderr, "trainplan: --format md applies to 'diff' only\n");
+        return TP_EUSAGE;
+    }
     o.npos = npos - (one_word ? 1 : 2);
     o.pos = pos + (one_word ? 1 : 2);
     if (o.npos < cmd->min_args || o.npos > cmd->max_args) {
@@ -823,9 +891,12 @@ int main(int argc, char **argv)
         return rc;
     }
     rc = cmd->fn(&o, &out, &e);
-    /* A nothing-feasible result (1) is still output worth keeping. */
+    /* A nothing-feasible result (1) is still output worth keeping, and
+     * so is a diff that found changes (3). */
+    int keep = rc == TP_OK || rc == TP_INFEASIBLE
+               || (cmd->bit == CMD_DIFF && rc == CLI_EXIT_CHANGED);
     tp_err ce = {0};
-    int crc = cli_out_close(&out, rc == TP_OK || rc == TP_INFEASIBLE, &ce);
+    int crc = cli_out_close(&out, keep, &ce);
     if (rc != TP_OK && rc != TP_INFEASIBLE) {
         fprintf(stderr, "trainplan: %s\n", e.msg);
         return rc;

@@ -1,0 +1,96 @@
+/*
+ * sweep_speed.c - how fast `trainplan sweep` is: the issue-7 benchmark of
+ * 200 scenarios (5 models x 4 systems x 10 GPU counts, 8 to 4096 GPUs),
+ * run through cmd_sweep exactly as the command line runs it, at 1 thread
+ * and at MAX_THREADS: wall time (start-up, spec check and every search)
+ * and scenarios per second, and whether the two outputs are the same
+ * bytes (they must be). Asserts nothing else; no timing is asserted.
+ *
+ * usage: sweep_speed [MAX_THREADS [SCRATCH_DIR]]   (default 2, /tmp)
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static const char spec[] =
+    "{\"comment\": \"bench/sweep_speed.c: 5 models x 4 systems x 10 GPU counts\",\n"
+    " \"models\": [\"gpt3-1.7b\", \"llama2-7b\", \"llama2-13b\", \"gpt-neox-20b\",\n"
+    "            \"llama2-70b\"],\n"
+    " \"systems\": [\"eos\", \"selene\", \"perlmutter\", \"dgx-h200\"],\n"
+    " \"gpus\": [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],\n"
+    " \"seq_lengths\": [2048], \"global_batch_sizes\": [1024],\n"
+    " \"options\": {\"top\": 5}}\n";
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    char *buf = NULL;
+    tp_err e = {0};
+    if (tp_read_file(path, (size_t)1 << 30, &buf, n, &e)) return NULL;
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    int max_threads = argc > 1 ? atoi(argv[1]) : 2;
+    const char *dir = argc > 2 ? argv[2] : "/tmp";
+    if (max_threads < 1) max_threads = 1;
+    char spec_path[4096], out_path[2][4096];
+    snprintf(spec_path, sizeof spec_path, "%s/sweep_speed_spec.json", dir);
+    FILE *f = fopen(spec_path, "w");
+    if (!f || fputs(spec, f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "sweep_speed: cannot write %s\n", spec_path);
+        return 1;
+    }
+    int threads[2] = {1, max_threads};
+    for (int t = 0; t < 2; t++) {
+        snprintf(out_path[t], sizeof out_path[t], "%s/sweep_speed_%d.jsonl", dir,
+                 threads[t]);
+        cli_opts o;
+        memset(&o, 0, sizeof o);
+        o.tp = 1;
+        o.dtype = -1;
+        o.sp = o.recompute = o.zero = o.precision = -1;
+        o.attn_dropout = o.hidden_dropout = -1;
+        o.threshold = -1;
+        char *pos[] = {spec_path};
+        o.pos = pos;
+        o.npos = 1;
+        o.out_dir = out_path[t];
+#ifdef _OPENMP
+        omp_set_num_threads(threads[t]);
+#endif
+        tp_err e = {0};
+        double t0 = now_s();
+        int rc = cmd_sweep(&o, NULL, &e);
+        double dt = now_s() - t0;
+        if (rc) {
+            fprintf(stderr, "sweep_speed: %s\n", e.msg);
+            return 1;
+        }
+        printf("200 scenarios, %d thread%s: %.2f s wall, %.1f scenarios/s\n",
+               threads[t], threads[t] == 1 ? "" : "s", dt, 200 / dt);
+    }
+    size_t n0, n1;
+    char *a = slurp(out_path[0], &n0), *b = slurp(out_path[1], &n1);
+    int same = a && b && n0 == n1 && memcmp(a, b, n0) == 0;
+    printf("outputs at 1 and %d threads: %s (%zu bytes)\n", max_threads,
+           same ? "identical" : "DIFFERENT", n0);
+    free(a);
+    free(b);
+    return same ? 0 : 1;
+}

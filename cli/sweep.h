@@ -1,0 +1,143 @@
+/*
+ * sweep.h - internals of `trainplan sweep`, `merge` and `diff` (issue 7):
+ * the sweep spec and its scenarios (sweep_spec.c), the records and the
+ * files that hold them (sweep_rec.c), shared by cmd_sweep.c, cmd_diff.c
+ * and tests/test_sweep.c.
+ *
+ * A scenario is one search: one entry of each list of the spec. Scenario
+ * k of the cartesian product is numbered in the spec's order, the first
+ * list slowest: models, systems, gpus, seq_lengths, global_batch_sizes,
+ * precisions, tokens, prices. Its id is the FNV-1a 64 digest of its
+ * inputs as text (not of the files they come from), so the same scenario
+ * of two nights, or of two specs, has the same id.
+ */
+#ifndef TP_SWEEP_H
+#define TP_SWEEP_H
+
+#include "cli.h"
+
+/* Exit codes of a sweep stopped by a signal after its current record
+ * (128 + signal, as a shell reports it) and of a diff that found changes.
+ * README.md and docs/trainplan.1 list them. */
+#define SWEEP_EXIT_SIGINT 130
+#define SWEEP_EXIT_SIGTERM 143
+#define DIFF_EXIT_CHANGED CLI_EXIT_CHANGED
+
+typedef enum sweep_dim {
+    SWEEP_MODELS,
+    SWEEP_SYSTEMS,
+    SWEEP_GPUS,
+    SWEEP_SEQ,
+    SWEEP_GBS,
+    SWEEP_PRECISIONS,
+    SWEEP_TOKENS,
+    SWEEP_PRICES,
+    SWEEP_DIM_COUNT
+} sweep_dim;
+/* The spec's keys of the lists, in scenario order. */
+extern const char *const sweep_dim_keys[SWEEP_DIM_COUNT];
+
+#define SWEEP_MAX_VALUES 1024
+#define SWEEP_MAX_SCENARIOS 10000000
+
+/* A parsed spec: the lists as canonical text (what the record echoes
+ * and the id digests) and the options every scenario shares. */
+typedef struct sweep_spec {
+    int n[SWEEP_DIM_COUNT];          /* values per list (>= 1) */
+    char **val[SWEEP_DIM_COUNT];     /* n[d] strings each, owned; "" = unset */
+    char options_json[2048];         /* the "options" object, unformatted */
+    cli_opts base;                   /* the options with "options" applied */
+    int64_t count;                   /* scenarios: product of n[] */
+} sweep_spec;
+
+/* Parses the spec text (path names it in messages) on top of the
+ * command's options o. Every problem is reported, one a line, each with
+ * its JSON path, into *report (the caller frees it; NULL when clean).
+ * Models are resolved and systems looked up in db; then every scenario
+ * is set up as `search` would (cli_search_open, with cache, which may be
+ * NULL) and what fails is reported too. Returns TP_OK, or TP_EDATA (bad
+ * spec). Free with sweep_spec_free (accepts NULL). */
+int sweep_spec_parse(const char *path, const char *text, size_t len,
+                     const cli_opts *o, const hw_db *db,
+                     cli_search_cache *cache, sweep_spec *s, char **report,
+                     tp_err *e);
+void sweep_spec_free(sweep_spec *s);
+
+/* Scenario k's options (strings point into s) and its id text (16 hex
+ * digits) and canonical inputs (buf). */
+void sweep_scenario(const sweep_spec *s, int64_t k, cli_opts *o);
+void sweep_scenario_id(const sweep_spec *s, int64_t k, char id[17]);
+
+/* --shard I/N: scenario k belongs to shard k % N (round robin, so every
+ * shard gets every model). Returns how many of count belong to shard i,
+ * and the j-th of them with sweep_shard_at. */
+int64_t sweep_shard_size(int64_t count, int i, int n);
+int64_t sweep_shard_at(int64_t j, int i, int n);
+
+/* FNV-1a, 64 bits (Fowler, Noll, Vo; the IETF draft
+ * draft-eastlake-fnv's test vectors in tests/test_sweep.c). h0 is the
+ * offset basis or a running hash. */
+#define SWEEP_FNV_BASIS 0xcbf29ce484222325ull
+uint64_t sweep_fnv1a(uint64_t h0, const void *data, size_t len);
+
+/* ---- records (sweep_rec.c) -------------------------------------------- */
+
+/* What a line says of itself. check: FNV-1a 64 of its "version" and its
+ * "inputs" (unformatted), so --resume redoes a record written by another
+ * version or from other input files; 0 in an expected key = not checked. */
+typedef struct sweep_key {
+    int64_t index, count;
+    char id[17];
+    uint64_t check;
+} sweep_key;
+
+/* The check of a record with this version and inputs (may be NULL). */
+uint64_t sweep_record_check(const char *version, const cJSON *inputs);
+
+/* Parses one line (len bytes, without its newline) as a record: its
+ * index, count and id. Returns 1 when it is one, else 0. */
+int sweep_record_key(const char *line, size_t len, sweep_key *k);
+
+/* The lines of buf[len]: starts[i], lens[i] (without '\n') for the
+ * complete lines (ending in '\n'); *tail is the byte count of a last,
+ * unterminated line (a torn write), 0 if none. Caller frees the arrays. */
+int sweep_split_lines(const char *buf, size_t len, size_t **starts,
+                      size_t **lens, size_t *tail);
+
+/* --resume: how many complete records at the start of buf[len] are,
+ * in order, the expected scenarios want[0..n) (index, count, id, and the
+ * check where want's is not 0); *keep_bytes is where the first record
+ * that is not (torn, unparsable, another scenario, version or input
+ * files) starts: the file is truncated there. */
+int64_t sweep_resume_scan(const char *buf, size_t len, const sweep_key *want,
+                          int64_t n, size_t *keep_bytes);
+
+/* ---- diff (cmd_diff.c) ------------------------------------------------ */
+
+/* What diff compares of one record. */
+typedef struct sweep_outcome {
+    char id[17];
+    int64_t index;
+    char label[256];        /* model, system, gpus, seq, gbs, ... */
+    char status[16];        /* "ok", "infeasible", "error" */
+    char layout[128];       /* best layout tag + system, "" if none */
+    double time_s, cost_usd; /* best iteration time and cost, 0 if none */
+    uint64_t inputs_digest; /* of the record's "inputs" */
+} sweep_outcome;
+
+/* Parses a record line into *out. Returns 1 on success. */
+int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out);
+
+typedef enum sweep_change {
+    SWEEP_SAME,
+    SWEEP_CHANGED, /* layout, status, or time/cost beyond the threshold */
+    SWEEP_NEW,
+    SWEEP_VANISHED
+} sweep_change;
+
+/* Compares a (old) with b (new): SWEEP_SAME or SWEEP_CHANGED, and why in
+ * why[cap] ("layout", "time +3.1%", ...). */
+sweep_change sweep_compare(const sweep_outcome *a, const sweep_outcome *b,
+                           double threshold, char *why, size_t cap);
+
+#endif

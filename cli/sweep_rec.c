@@ -1,0 +1,188 @@
+/*
+ * sweep_rec.c - the records of a sweep as lines of a file: splitting a
+ * file into complete lines and a torn tail, what a record says of itself
+ * (index, count, id), how much of an existing file a --resume keeps, and
+ * the outcome `diff` compares.
+ *
+ * A record is one JSON object on one line ending in '\n'. A line without
+ * its '\n' is a write a crash cut short: never a record.
+ */
+#include "sweep.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sweep_split_lines(const char *buf, size_t len, size_t **starts,
+                      size_t **lens, size_t *tail)
+{
+    int n = 0, cap = 64;
+    size_t *st = tp_xmalloc((size_t)cap * sizeof *st);
+    size_t *ln = tp_xmalloc((size_t)cap * sizeof *ln);
+    size_t i = 0;
+    while (i < len) {
+        const char *nl = memchr(buf + i, '\n', len - i);
+        if (!nl) break;
+        if (n == cap) {
+            cap *= 2;
+            st = tp_xrealloc(st, (size_t)cap * sizeof *st);
+            ln = tp_xrealloc(ln, (size_t)cap * sizeof *ln);
+        }
+        st[n] = i;
+        ln[n] = (size_t)(nl - (buf + i));
+        n++;
+        i = (size_t)(nl - buf) + 1;
+    }
+    *tail = len - i;
+    *starts = st;
+    *lens = ln;
+    return n;
+}
+
+static cJSON *parse_line(const char *line, size_t len)
+{
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(line, len, &end, 0);
+    if (j && end != line + len) {
+        cJSON_Delete(j);
+        return NULL;
+    }
+    if (j && !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return NULL;
+    }
+    return j;
+}
+
+static int key_of(const cJSON *j, sweep_key *k)
+{
+    const cJSON *ix = cJSON_GetObjectItemCaseSensitive(j, "index");
+    const cJSON *ct = cJSON_GetObjectItemCaseSensitive(j, "count");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
+    if (!cJSON_IsNumber(ix) || !cJSON_IsNumber(ct) || !cJSON_IsString(id)
+        || strlen(id->valuestring) != 16 || ix->valuedouble < 0
+        || ct->valuedouble <= ix->valuedouble)
+        return 0;
+    k->index = (int64_t)ix->valuedouble;
+    k->count = (int64_t)ct->valuedouble;
+    tp_strlcpy(k->id, id->valuestring, sizeof k->id);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
+    k->check = sweep_record_check(cJSON_IsString(v) ? v->valuestring : "",
+                                  cJSON_GetObjectItemCaseSensitive(j, "inputs"));
+    return 1;
+}
+
+uint64_t sweep_record_check(const char *version, const cJSON *inputs)
+{
+    uint64_t h = sweep_fnv1a(SWEEP_FNV_BASIS, version, strlen(version) + 1);
+    char *t = inputs ? cJSON_PrintUnformatted(inputs) : NULL;
+    if (t) h = sweep_fnv1a(h, t, strlen(t));
+    cJSON_free(t);
+    return h ? h : 1; /* never 0: that means "not checked" */
+}
+
+int sweep_record_key(const char *line, size_t len, sweep_key *k)
+{
+    cJSON *j = parse_line(line, len);
+    int ok = j && key_of(j, k);
+    cJSON_Delete(j);
+    return ok;
+}
+
+int64_t sweep_resume_scan(const char *buf, size_t len, const sweep_key *want,
+                          int64_t n, size_t *keep_bytes)
+{
+    size_t *st, *ln, tail;
+    int nl = sweep_split_lines(buf, len, &st, &ln, &tail);
+    int64_t good = 0;
+    *keep_bytes = 0;
+    for (int i = 0; i < nl && good < n; i++) {
+        sweep_key k;
+        if (!sweep_record_key(buf + st[i], ln[i], &k) || k.index != want[good].index
+            || k.count != want[good].count || strcmp(k.id, want[good].id)
+            || (want[good].check && k.check != want[good].check))
+            break;
+        good++;
+        *keep_bytes = st[i] + ln[i] + 1;
+    }
+    free(st);
+    free(ln);
+    return good;
+}
+
+/* ---- what diff compares -------------------------------------------------- */
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double num_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *j = parse_line(line, len);
+    sweep_key k;
+    if (!j || !key_of(j, &k)) {
+        cJSON_Delete(j);
+        return 0;
+    }
+    tp_strlcpy(out->id, k.id, sizeof out->id);
+    out->index = k.index;
+    tp_strlcpy(out->status, str_of(j, "status"), sizeof out->status);
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scenario");
+    snprintf(out->label, sizeof out->label,
+             "%s on %s, gpus %s, seq %.0f, gbs %.0f, %s", str_of(sc, "model"),
+             str_of(sc, "system"), str_of(sc, "gpus"), num_of(sc, "seq_length"),
+             num_of(sc, "global_batch_size"), str_of(sc, "precision"));
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "best");
+    if (cJSON_IsObject(b)) {
+        snprintf(out->layout, sizeof out->layout, "%s on %s", str_of(b, "layout"),
+                 str_of(b, "system"));
+        out->time_s = num_of(b, "iteration_time_s");
+        out->cost_usd = num_of(b, "cost_per_iteration_usd");
+    }
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "inputs");
+    char *t = in ? cJSON_PrintUnformatted(in) : NULL;
+    out->inputs_digest = t ? sweep_fnv1a(SWEEP_FNV_BASIS, t, strlen(t)) : 0;
+    cJSON_free(t);
+    cJSON_Delete(j);
+    return 1;
+}
+
+static double rel(double a, double b)
+{
+    if (a == b) return 0;
+    if (!(a > 0)) return INFINITY;
+    return (b - a) / a;
+}
+
+sweep_change sweep_compare(const sweep_outcome *a, const sweep_outcome *b,
+                           double threshold, char *why, size_t cap)
+{
+    size_t n = 0;
+    why[0] = '\0';
+#define WHY(...)                                                                \
+    do {                                                                        \
+        if (n < cap)                                                            \
+            n += (size_t)snprintf(why + n, cap - n, "%s", n ? "; " : "");       \
+        if (n < cap) n += (size_t)snprintf(why + n, cap - n, __VA_ARGS__);      \
+    } while (0)
+    if (strcmp(a->status, b->status))
+        WHY("status %s -> %s", a->status, b->status);
+    if (strcmp(a->layout, b->layout) && a->layout[0] && b->layout[0])
+        WHY("best layout %s -> %s", a->layout, b->layout);
+    double dt = rel(a->time_s, b->time_s), dc = rel(a->cost_usd, b->cost_usd);
+    if (a->layout[0] && b->layout[0] && fabs(dt) > threshold)
+        WHY("time %+.1f%%", 100 * dt);
+    if (a->layout[0] && b->layout[0] && fabs(dc) > threshold)
+        WHY("cost %+.1f%%", 100 * dc);
+#undef WHY
+    return n ? SWEEP_CHANGED : SWEEP_SAME;
+}

@@ -1,0 +1,444 @@
+/*
+ * sweep_spec.c - the spec of `trainplan sweep`: lists of models, systems,
+ * GPU counts, sequence lengths, global batch sizes, precisions, token
+ * budgets and prices, and the search options every scenario shares. Each
+ * problem is reported with its JSON path, all of them at once; nothing
+ * runs on a bad spec.
+ *
+ * Not here: running the scenarios (cmd_sweep.c). The options of a
+ * scenario are a cli_opts, so `sweep` builds its search request exactly
+ * as `search` does (cli_search_open).
+ */
+#include "sweep.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const sweep_dim_keys[SWEEP_DIM_COUNT] = {
+    "models", "systems", "gpus", "seq_lengths", "global_batch_sizes",
+    "precisions", "tokens", "prices"};
+_Static_assert(sizeof sweep_dim_keys / sizeof sweep_dim_keys[0] == SWEEP_DIM_COUNT,
+               "sweep_dim_keys mirrors sweep_dim");
+
+uint64_t sweep_fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* ---- the report: every problem, one a line --------------------------- */
+
+typedef struct report {
+    char *buf;
+    size_t len, cap;
+    int n;
+} report;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void problem(report *r, const char *fmt, ...)
+{
+    char line[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(line);
+    if (r->len + n + 2 > r->cap) {
+        r->cap = 2 * (r->len + n + 2) + 256;
+        r->buf = tp_xrealloc(r->buf, r->cap);
+    }
+    memcpy(r->buf + r->len, line, n);
+    r->len += n;
+    r->buf[r->len++] = '\n';
+    r->buf[r->len] = '\0';
+    r->n++;
+}
+
+/* ---- the shared options ("options": {...}) ---------------------------- */
+
+/* How a key of "options" is read and where in cli_opts it goes. */
+typedef enum opt_kind {
+    K_INT,       /* int field, integer in [lo, hi] */
+    K_I64,       /* int64_t field, integer in [lo, hi] */
+    K_NUM,       /* double field, number in [lo, hi] */
+    K_STR,       /* const char * field (the spec keeps the string) */
+    K_BOOL,      /* int field, true or false */
+    K_OBJECTIVE  /* int field, one of search_objective_names */
+} opt_kind;
+
+typedef struct spec_option {
+    const char *key;
+    opt_kind kind;
+    size_t offset;   /* in cli_opts */
+    double lo, hi;
+    const char *help;
+} spec_option;
+
+#define AT(f) offsetof(cli_opts, f)
+static const spec_option spec_options[] = {
+    {"objective", K_OBJECTIVE, AT(objective), 0, 0,
+     "time, throughput, time-to-train or cost"},
+    {"top", K_INT, AT(top_k), 1, 1000, "layouts in the ranked list"},
+    {"fix", K_STR, AT(fix), 0, 0, "K=V,... as --fix"},
+    {"min_gpus", K_I64, AT(min_gpus), 1, 1e7, "as --min-gpus"},
+    {"max_gpus", K_I64, AT(max_gpus), 1, 1e7, "as --max-gpus"},
+    {"budget_usd", K_NUM, AT(budget_usd), 1e-9, 1e15,
+     "as --budget-usd (needs tokens)"},
+    {"budget_gpu_hours", K_NUM, AT(budget_gpu_hours), 1e-9, 1e15,
+     "as --budget-gpu-hours (needs tokens)"},
+    {"deadline_s", K_NUM, AT(deadline_s), 1e-9, 3.2e9,
+     "as --deadline, in seconds (needs tokens)"},
+    {"max_memory_fraction", K_NUM, AT(max_mem_fraction), 1e-9, 1,
+     "as --max-memory-fraction"},
+    {"no_prune", K_BOOL, AT(no_prune), 0, 0, "as --no-prune"},
+    {"keep_bad", K_BOOL, AT(keep_bad), 0, 0, "as --keep-bad"},
+};
+#undef AT
+#define N_SPEC_OPTIONS ((int)(sizeof spec_options / sizeof spec_options[0]))
+
+/* Checks v against row so and stores it into o; 0 when v does not fit. */
+static int apply_option(cli_opts *o, const spec_option *so, const cJSON *v)
+{
+    char *f = (char *)o + so->offset;
+    double x = cJSON_IsNumber(v) ? v->valuedouble : 0;
+    int ok = 0;
+    switch (so->kind) {
+    case K_INT:
+    case K_I64:
+        ok = cJSON_IsNumber(v) && x == floor(x) && x >= so->lo && x <= so->hi;
+        if (ok && so->kind == K_INT) *(int *)(void *)f = (int)x;
+        if (ok && so->kind == K_I64) *(int64_t *)(void *)f = (int64_t)x;
+        break;
+    case K_NUM:
+        ok = cJSON_IsNumber(v) && x >= so->lo && x <= so->hi;
+        if (ok) *(double *)(void *)f = x;
+        break;
+    case K_STR:
+        ok = cJSON_IsString(v);
+        if (ok) *(const char **)(void *)f = v->valuestring;
+        break;
+    case K_BOOL:
+        ok = cJSON_IsBool(v);
+        if (ok) *(int *)(void *)f = cJSON_IsTrue(v);
+        break;
+    case K_OBJECTIVE:
+        for (int i = 0; cJSON_IsString(v) && i < SEARCH_OBJECTIVE_COUNT; i++)
+            if (tp_streq_ci(v->valuestring, search_objective_names[i])) {
+                *(int *)(void *)f = i;
+                ok = 1;
+            }
+        break;
+    }
+    return ok;
+}
+
+/* ---- the lists --------------------------------------------------------- */
+
+static int is_int_in(const cJSON *v, double lo, double hi)
+{
+    return cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble)
+           && v->valuedouble >= lo && v->valuedouble <= hi;
+}
+
+/* Checks entry v of list d (at path) and returns its canonical text, or
+ * NULL after reporting the problem. */
+static char *entry_text(sweep_dim d, const cJSON *v, const char *path,
+                        const hw_db *db, report *r)
+{
+    char found[64], buf[1024];
+    tp_json_describe(v, found, sizeof found);
+    tp_err e = {0};
+    switch (d) {
+    case SWEEP_MODELS: {
+        if (!cJSON_IsString(v) || !v->valuestring[0]) {
+            problem(r, "%s: expected a model preset name or a config.json "
+                       "path, found %s", path, found);
+            return NULL;
+        }
+        space_model m;
+        if (space_model_resolve(v->valuestring, &m, &e)) {
+            problem(r, "%s: %s (see trainplan model list)", path, e.msg);
+            return NULL;
+        }
+        return tp_xstrdup(v->valuestring);
+    }
+    case SWEEP_SYSTEMS: {
+        if (!cJSON_IsString(v) || !v->valuestring[0]) {
+            problem(r, "%s: expected a system name (or a comma list of "
+                       "them), found %s", path, found);
+            return NULL;
+        }
+        tp_strlcpy(buf, v->valuestring, sizeof buf);
+        int ok = 1;
+        for (char *t = buf, *c; t; t = c) {
+            c = strchr(t, ',');
+            if (c) *c++ = '\0';
+            if (!hw_find_system(db, t, &e)) {
+                problem(r, "%s: %s (see trainplan hw list)", path, e.msg);
+                ok = 0;
+            }
+        }
+        return ok ? tp_xstrdup(v->valuestring) : NULL;
+    }
+    case SWEEP_GPUS:
+        if (is_int_in(v, 1, 1e7)) {
+            snprintf(buf, sizeof buf, "%.0f", v->valuedouble);
+            return tp_xstrdup(buf);
+        }
+        if (cJSON_IsString(v) && v->valuestring[0]
+            && strspn(v->valuestring, "0123456789,-:") == strlen(v->valuestring))
+            return tp_xstrdup(v->valuestring);
+        problem(r, "%s: expected a GPU count in [1, 10000000] or a --gpus "
+                   "list such as \"64,128\" or \"64-512:64\", found %s",
+                path, found);
+        return NULL;
+    case SWEEP_SEQ:
+    case SWEEP_GBS: {
+        double hi = d == SWEEP_SEQ ? 16777216 : 100000000;
+        if (!is_int_in(v, 1, hi)) {
+            problem(r, "%s: expected an integer in [1, %.0f], found %s", path,
+                    hi, found);
+            return NULL;
+        }
+        snprintf(buf, sizeof buf, "%.0f", v->valuedouble);
+        return tp_xstrdup(buf);
+    }
+    case SWEEP_PRECISIONS: {
+        int dt = cJSON_IsString(v) ? hw_dtype_parse(v->valuestring) : -1;
+        if (dt != HW_BF16 && dt != HW_FP16 && dt != HW_FP8) {
+            problem(r, "%s: expected bf16, fp16 or fp8, found %s", path, found);
+            return NULL;
+        }
+        return tp_xstrdup(hw_dtype_names[dt]);
+    }
+    case SWEEP_TOKENS:
+    case SWEEP_PRICES: {
+        if (cJSON_IsNull(v)) return tp_xstrdup(""); /* unset: the default */
+        double hi = d == SWEEP_TOKENS ? 1e18 : 1e6;
+        if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || v->valuedouble > hi) {
+            problem(r, "%s: expected a number in (0, %g] or null, found %s",
+                    path, hi, found);
+            return NULL;
+        }
+        snprintf(buf, sizeof buf, "%.17g", v->valuedouble);
+        return tp_xstrdup(buf);
+    }
+    default:
+        return NULL;
+    }
+}
+
+void sweep_spec_free(sweep_spec *s)
+{
+    if (!s) return;
+    for (int d = 0; d < SWEEP_DIM_COUNT; d++) {
+        for (int i = 0; i < s->n[d]; i++) free(s->val[d][i]);
+        free(s->val[d]);
+    }
+    /* base.fix points into options_json's copy: see sweep_spec_parse. */
+    free((char *)s->base.fix);
+    memset(s, 0, sizeof *s);
+}
+
+int sweep_spec_parse(const char *path, const char *text, size_t len,
+                     const cli_opts *o, const hw_db *db,
+                     cli_search_cache *cache, sweep_spec *s, char **rep,
+                     tp_err *e)
+{
+    memset(s, 0, sizeof *s);
+    *rep = NULL;
+    cJSON *root = NULL;
+    int rc = tp_json_parse(path, text, len, &root, e);
+    if (rc) return rc;
+    report r = {0};
+    char p[128], found[64];
+    if (!cJSON_IsObject(root)) {
+        tp_json_describe(root, found, sizeof found);
+        problem(&r, "$: expected an object with models, systems, gpus, "
+                    "seq_lengths and global_batch_sizes, found %s", found);
+        goto out;
+    }
+    for (const cJSON *c = root->child; c; c = c->next) {
+        int known = !strcmp(c->string, "options") || !strcmp(c->string, "comment");
+        for (int d = 0; d < SWEEP_DIM_COUNT; d++)
+            if (!strcmp(c->string, sweep_dim_keys[d])) known = 1;
+        if (!known)
+            problem(&r, "$.%s: unknown key (expected models, systems, gpus, "
+                        "seq_lengths, global_batch_sizes, precisions, tokens, "
+                        "prices, options or comment)", c->string);
+    }
+    s->count = 1;
+    for (int d = 0; d < SWEEP_DIM_COUNT; d++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, sweep_dim_keys[d]);
+        int required = d <= SWEEP_GBS;
+        if (!a && !required) { /* one unset value: the default */
+            s->n[d] = 1;
+            s->val[d] = tp_xcalloc(1, sizeof *s->val[d]);
+            s->val[d][0] = tp_xstrdup(d == SWEEP_PRECISIONS ? "bf16" : "");
+            continue;
+        }
+        if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1
+            || cJSON_GetArraySize(a) > SWEEP_MAX_VALUES) {
+            if (!a)
+                problem(&r, "$.%s: missing required list", sweep_dim_keys[d]);
+            else {
+                tp_json_describe(a, found, sizeof found);
+                problem(&r, "$.%s: expected a list of 1 to %d values, found %s",
+                        sweep_dim_keys[d], SWEEP_MAX_VALUES, found);
+            }
+            s->count = 0;
+            continue;
+        }
+        int n = cJSON_GetArraySize(a);
+        s->val[d] = tp_xcalloc((size_t)n, sizeof *s->val[d]);
+        int i = 0;
+        for (const cJSON *v = a->child; v; v = v->next, i++) {
+            snprintf(p, sizeof p, "$.%s[%d]", sweep_dim_keys[d], i);
+            char *t = entry_text((sweep_dim)d, v, p, db, &r);
+            if (!t) continue;
+            for (int j = 0; j < s->n[d]; j++)
+                if (!strcmp(s->val[d][j], t)) {
+                    problem(&r, "%s: \"%s\" is already %s[%d]", p, t,
+                            sweep_dim_keys[d], j);
+                    break;
+                }
+            s->val[d][s->n[d]++] = t;
+        }
+        if (s->count > 0 && s->count * n > SWEEP_MAX_SCENARIOS) {
+            problem(&r, "$.%s: more than %d scenarios in all", sweep_dim_keys[d],
+                    SWEEP_MAX_SCENARIOS);
+            s->count = 0;
+        }
+        s->count *= n;
+    }
+
+    s->base = *o;
+    const cJSON *opts = cJSON_GetObjectItemCaseSensitive(root, "options");
+    if (opts && !cJSON_IsObject(opts)) {
+        tp_json_describe(opts, found, sizeof found);
+        problem(&r, "$.options: expected an object, found %s", found);
+    } else if (opts) {
+        char *t = cJSON_PrintUnformatted(opts);
+        if (strlen(t) >= sizeof s->options_json)
+            problem(&r, "$.options: longer than %zu bytes",
+                    sizeof s->options_json - 1);
+        else
+            tp_strlcpy(s->options_json, t, sizeof s->options_json);
+        cJSON_free(t);
+        for (const cJSON *c = opts->child; c; c = c->next) {
+            const spec_option *so = NULL;
+            for (int i = 0; i < N_SPEC_OPTIONS; i++)
+                if (!strcmp(c->string, spec_options[i].key)) so = &spec_options[i];
+            snprintf(p, sizeof p, "$.options.%s", c->string);
+            if (!so) {
+                problem(&r, "%s: unknown option (expected objective, top, fix, "
+                            "min_gpus, max_gpus, budget_usd, budget_gpu_hours, "
+                            "deadline_s, max_memory_fraction, no_prune or "
+                            "keep_bad)", p);
+                continue;
+            }
+            tp_json_describe(c, found, sizeof found);
+            if (apply_option(&s->base, so, c)) continue;
+            if (so->kind == K_INT || so->kind == K_I64 || so->kind == K_NUM)
+                problem(&r, "%s: expected %s in [%g, %g] (%s), found %s", p,
+                        so->kind == K_NUM ? "a number" : "an integer", so->lo,
+                        so->hi, so->help, found);
+            else
+                problem(&r, "%s: expected %s (%s), found %s", p,
+                        so->kind == K_BOOL        ? "true or false"
+                        : so->kind == K_OBJECTIVE ? "one of"
+                                                  : "a string",
+                        so->help, found);
+        }
+    }
+    /* The tree goes; keep a copy of the one string a scenario points at. */
+    if (s->base.fix) s->base.fix = tp_xstrdup(s->base.fix);
+
+    /* What one entry cannot show: each scenario set up as `search` would
+     * (GPU list syntax, --fix against the model, fp8 on a GPU without it,
+     * budgets without tokens). One line per distinct problem. */
+    if (r.n == 0) {
+        char last[1024] = "";
+        int shown = 0;
+        for (int64_t k = 0; k < s->count; k++) {
+            cli_opts so;
+            sweep_scenario(s, k, &so);
+            cli_search cs;
+            tp_err se = {0};
+            if (cli_search_open(&so, db, cache, &cs, &se) == TP_OK) {
+                cli_search_close(&cs);
+                continue;
+            }
+            if (!strcmp(last, se.msg)) continue;
+            tp_strlcpy(last, se.msg, sizeof last);
+            if (++shown > 20) {
+                problem(&r, "...: and more scenarios that cannot be set up");
+                break;
+            }
+            problem(&r, "scenario %lld (%s on %s, gpus %s): %s", (long long)k,
+                    so.model, so.system, so.gpus_arg, se.msg);
+        }
+    }
+out:
+    cJSON_Delete(root);
+    if (r.n) {
+        *rep = r.buf;
+        sweep_spec_free(s);
+        return tp_errf(e, TP_EDATA, "%s: %d problem%s in the sweep spec", path,
+                       r.n, r.n == 1 ? "" : "s");
+    }
+    free(r.buf);
+    return TP_OK;
+}
+
+/* The index of scenario k in list d. */
+static int pick(const sweep_spec *s, int64_t k, int d)
+{
+    int64_t stride = 1;
+    for (int j = d + 1; j < SWEEP_DIM_COUNT; j++) stride *= s->n[j];
+    return (int)((k / stride) % s->n[d]);
+}
+
+void sweep_scenario(const sweep_spec *s, int64_t k, cli_opts *o)
+{
+    *o = s->base;
+    o->model = s->val[SWEEP_MODELS][pick(s, k, SWEEP_MODELS)];
+    o->system = s->val[SWEEP_SYSTEMS][pick(s, k, SWEEP_SYSTEMS)];
+    o->gpus_arg = s->val[SWEEP_GPUS][pick(s, k, SWEEP_GPUS)];
+    o->seq_length = strtoll(s->val[SWEEP_SEQ][pick(s, k, SWEEP_SEQ)], NULL, 10);
+    o->gbs = strtoll(s->val[SWEEP_GBS][pick(s, k, SWEEP_GBS)], NULL, 10);
+    o->precision = hw_dtype_parse(s->val[SWEEP_PRECISIONS][pick(s, k, SWEEP_PRECISIONS)]);
+    const char *t = s->val[SWEEP_TOKENS][pick(s, k, SWEEP_TOKENS)];
+    o->tokens = t[0] ? strtod(t, NULL) : 0;
+    const char *pr = s->val[SWEEP_PRICES][pick(s, k, SWEEP_PRICES)];
+    o->price = pr[0] ? strtod(pr, NULL) : 0;
+}
+
+void sweep_scenario_id(const sweep_spec *s, int64_t k, char id[17])
+{
+    uint64_t h = SWEEP_FNV_BASIS;
+    for (int d = 0; d < SWEEP_DIM_COUNT; d++) {
+        const char *v = s->val[d][pick(s, k, d)];
+        h = sweep_fnv1a(h, sweep_dim_keys[d], strlen(sweep_dim_keys[d]));
+        h = sweep_fnv1a(h, "=", 1);
+        h = sweep_fnv1a(h, v, strlen(v) + 1); /* with its NUL: a separator */
+    }
+    h = sweep_fnv1a(h, s->options_json, strlen(s->options_json));
+    snprintf(id, 17, "%016llx", (unsigned long long)h);
+}
+
+int64_t sweep_shard_size(int64_t count, int i, int n)
+{
+    return count > i ? (count - i + n - 1) / n : 0;
+}
+
+int64_t sweep_shard_at(int64_t j, int i, int n) { return j * n + i; }

@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# sweep_e2e.sh - end-to-end tests of `trainplan sweep`, `merge` and `diff`:
+# bad specs (every problem at once, nothing written), byte identity of a
+# sweep at any thread count, kill -9 at several moments then --resume
+# (byte-identical to a clean run), torn last lines, SIGTERM/SIGINT,
+# --shard + merge, mpirun -np 2 and -np 4 (when built with
+# -DTRAINPLAN_MPI=ON; skipped with a message otherwise), and diff of two
+# sweeps with a changed hwdb price. Times are never pinned: the estimator
+# is recalibrated often; structure and bytes are.
+#
+# usage: sweep_e2e.sh TRAINPLAN SCRATCH HWDB_SOURCE_DIR [MPIEXEC]
+set -u
+TP=$1
+S=$2
+HWDB=$3
+MPIEXEC=${4:-}
+rm -rf "$S"
+mkdir -p "$S"
+unset TRAINPLAN_HWDB
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+# expect RC CMD...: stdout in $S/out, stderr in $S/err
+expect() {
+    local want=$1
+    shift
+    "$@" >"$S/out" 2>"$S/err"
+    local rc=$?
+    if [ "$rc" -eq "$want" ]; then ok; else
+        bad "exit $rc, expected $want: $*"
+        sed 's/^/  stderr: /' "$S/err" | head -5 >&2
+    fi
+}
+has() { if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $1"; fi; }
+same() { if cmp -s "$1" "$2"; then ok; else bad "$3: $1 and $2 differ"; fi; }
+now() { date +%s.%N; }
+# session_pids SID: the processes of session SID (from /proc; ps is not on
+# a bare Debian), none for an empty SID
+session_pids() {
+    [ -n "$1" ] || return 0
+    for d in /proc/[0-9]*; do
+        [ "$(awk '{ print $6 }' "$d/stat" 2>/dev/null)" = "$1" ] && echo "${d#/proc/}"
+    done
+}
+# calc EXPR: floating-point arithmetic with awk (bc is not on a bare Debian)
+calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+
+cd "$S"
+
+# --- the spec of the tests: 3 models x 2 systems x 8 GPU counts x 2 = 96 --
+cat >spec.json <<'J'
+{"comment": "sweep_e2e.sh",
+ "models": ["gpt3-1.7b", "llama2-7b", "llama2-13b"],
+ "systems": ["eos", "selene"],
+ "gpus": [8, 16, 32, 64, 128, 256, 512, 1024],
+ "seq_lengths": [4096], "global_batch_sizes": [1024], "tokens": [null, 1e12],
+ "options": {"top": 3}}
+J
+N=96
+
+# --- bad specs --------------------------------------------------------------
+expect 64 "$TP" sweep
+expect 66 "$TP" sweep missing.json -o x.jsonl
+echo '{"models": [' >trunc.json
+expect 65 "$TP" sweep trunc.json -o x.jsonl
+cat >bad.json <<'J'
+{"models": ["gpt3-1.7b", "foo"], "systems": ["eos", "eoss"], "gpus": [0, 8],
+ "seq_lengths": [2048], "global_batch_sizes": ["big"], "precisions": ["fp9"],
+ "colour": "red", "options": {"top": 0, "speed": 1}}
+J
+expect 65 "$TP" sweep bad.json -o x.jsonl
+for p in '$.models[1]: unknown model' '(see trainplan model list)' \
+    '$.systems[1]: unknown system' '$.gpus[0]:' '$.global_batch_sizes[0]:' \
+    '$.precisions[0]:' '$.colour: unknown key' '$.options.top:' \
+    '$.options.speed: unknown option' '8 problems in the sweep spec'; do
+    has err "$p" "bad spec report"
+done
+if [ -e x.jsonl ]; then bad "a bad spec wrote x.jsonl"; else ok; fi
+cat >fp8.json <<'J'
+{"models": ["gpt3-1.7b"], "systems": ["selene"], "gpus": [8],
+ "seq_lengths": [2048], "global_batch_sizes": [64], "precisions": ["fp8"]}
+J
+expect 65 "$TP" sweep fp8.json -o x.jsonl
+has err "scenario 0 (gpt3-1.7b on selene, gpus 8): --precision fp8" "fp8 on A100"
+expect 64 "$TP" sweep --resume spec.json
+has err "--resume needs -o FILE" "--resume without -o"
+expect 64 "$TP" sweep --shard 2/2 spec.json -o x.jsonl
+expect 64 "$TP" sweep --shard a spec.json -o x.jsonl
+expect 64 "$TP" diff --threshold -1 a b
+expect 64 "$TP" --format md model list
+
+# --- a clean run: the reference -----------------------------------------------
+t0=$(now)
+expect 0 "$TP" sweep spec.json -o ref.jsonl
+T=$(calc "$(now) - $t0")
+echo "clean sweep of $N scenarios: $T s" >&2
+if [ "$(wc -l <ref.jsonl)" -eq $N ]; then ok; else bad "ref.jsonl: $(wc -l <ref.jsonl) lines, expected $N"; fi
+if [ -s out ]; then bad "sweep -o wrote to stdout"; else ok; fi
+# In scenario order, each with its inputs, digests, version, best, search.
+idx=$(grep -o '^{"index":[0-9]*' ref.jsonl | sed 's/.*://' | tr '\n' ' ')
+if [ "$idx" = "$(seq 0 $((N - 1)) | tr '\n' ' ')" ]; then ok; else bad "record order: $idx"; fi
+for k in '"count":96' '"id":"' '"scenario":{"model":"gpt3-1.7b","system":"eos","gpus":"8"' \
+    '"version":"' '"fnv1a64":"' '"gpu_fnv1a64":"' '"status":"ok"' '"best":{"layout":"' \
+    '"ranked":[' '"pareto":[' '"stats":{'; do
+    has ref.jsonl "$k" "record"
+done
+if grep -q '"elapsed_s"\|"threads"' ref.jsonl; then bad "a record holds timing"; else ok; fi
+# Same bytes at one thread, and to stdout.
+expect 0 "$TP" --threads 1 sweep spec.json -o t1.jsonl
+same ref.jsonl t1.jsonl "--threads 1"
+expect 0 "$TP" sweep spec.json
+same ref.jsonl out "sweep to stdout"
+# A progress line only when asked (stderr is not a terminal here).
+expect 0 "$TP" sweep spec.json -o p.jsonl
+if [ -s err ]; then bad "progress on a non-terminal without --progress"; else ok; fi
+expect 0 "$TP" sweep --progress spec.json -o p.jsonl
+has err "scenarios/s" "--progress"
+if grep -q 'sweep:' out; then bad "progress on stdout"; else ok; fi
+
+# --- kill -9 at several moments, then --resume ----------------------------
+# Fractions of the clean run's time, and one random moment.
+r=$(awk -v s=$RANDOM 'BEGIN { srand(s); printf "%.2f", 0.1 + 0.8 * rand() }')
+for f in 0.05 0.25 0.5 0.75 0.95 $r; do
+    d=$(calc "$T * $f")
+    rm -f k.jsonl
+    "$TP" sweep spec.json -o k.jsonl 2>/dev/null &
+    pid=$!
+    sleep "$d"
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    n=$(cat k.jsonl 2>/dev/null | wc -l)
+    # What a killed run leaves: complete records of the reference, in order.
+    if [ -e k.jsonl ] && [ "$n" -gt 0 ]; then
+        head -n "$n" k.jsonl >k.head
+        head -n "$n" ref.jsonl >ref.head
+        same ref.head k.head "records written before kill -9 at $f"
+    fi
+    echo "kill -9 at $f of the run ($d s): $n of $N records" >&2
+    expect 0 "$TP" sweep --resume spec.json -o k.jsonl
+    same ref.jsonl k.jsonl "kill -9 at $f then --resume"
+done
+# Resuming a complete file changes nothing.
+expect 0 "$TP" sweep --resume spec.json -o k.jsonl
+same ref.jsonl k.jsonl "--resume of a complete file"
+
+# --- torn and foreign lines ------------------------------------------------------
+size=$(stat -c %s ref.jsonl)
+for cut in 1 $((size / 3)) $((size / 2 + 17)) $((size - 2)); do
+    head -c "$cut" ref.jsonl >torn.jsonl
+    expect 0 "$TP" sweep --resume spec.json -o torn.jsonl
+    same ref.jsonl torn.jsonl "torn at byte $cut then --resume"
+done
+head -n 5 ref.jsonl >junk.jsonl
+printf '{"index":5,"count":96,"id":"not-a-record"}\n{"garbage\n' >>junk.jsonl
+expect 0 "$TP" sweep --resume spec.json -o junk.jsonl
+has err "keeping 5 complete records" "foreign lines cut"
+same ref.jsonl junk.jsonl "foreign lines then --resume"
+# A torn line is never merged.
+head -c $((size / 2 + 17)) ref.jsonl >torn.jsonl
+expect 65 "$TP" merge torn.jsonl -o m.jsonl
+has err "is incomplete" "merge of a torn file"
+
+# --- SIGTERM and SIGINT: stop after the current record ---------------------------
+for sig in TERM INT; do
+    rm -f s.jsonl
+    "$TP" sweep spec.json -o s.jsonl 2>sig.err &
+    pid=$!
+    sleep "$(calc "$T * 0.4")"
+    kill -$sig $pid
+    wait $pid
+    rc=$?
+    want=$([ $sig = TERM ] && echo 143 || echo 130)
+    if [ $rc -eq "$want" ] || [ $rc -eq 0 ]; then ok; else bad "SIG$sig: exit $rc, expected $want"; fi
+    if [ $rc -eq "$want" ]; then has sig.err "rerun with --resume" "SIG$sig message"; fi
+    if [ ! -s s.jsonl ] || [ "$(tail -c 1 s.jsonl | od -An -c | tr -d ' ')" = '\n' ]; then ok; else
+        bad "SIG$sig left a torn line"
+    fi
+    expect 0 "$TP" sweep --resume spec.json -o s.jsonl
+    same ref.jsonl s.jsonl "SIG$sig then --resume"
+done
+
+# --- --shard I/N and merge --------------------------------------------------------
+for i in 0 1 2; do expect 0 "$TP" sweep --shard $i/3 spec.json -o sh$i.jsonl; done
+if [ "$(cat sh0.jsonl sh1.jsonl sh2.jsonl | wc -l)" -eq $N ]; then ok; else bad "shards do not add up"; fi
+expect 0 "$TP" merge sh2.jsonl sh0.jsonl sh1.jsonl -o merged.jsonl
+same ref.jsonl merged.jsonl "--shard 0..2/3 + merge"
+expect 0 "$TP" merge sh1.jsonl sh0.jsonl sh2.jsonl sh1.jsonl -o merged.jsonl
+has err "identical; kept once" "duplicate shard"
+same ref.jsonl merged.jsonl "merge with a shard given twice"
+rm -f merged.jsonl
+expect 65 "$TP" merge sh0.jsonl sh2.jsonl -o merged.jsonl
+has err "scenarios missing (the first: 1)" "merge gap"
+if [ -e merged.jsonl ]; then bad "a failed merge wrote its output"; else ok; fi
+sed '1s/"version":"[^"]*"/"version":"9.9.9"/' sh0.jsonl >sh0x.jsonl
+expect 65 "$TP" merge sh0.jsonl sh0x.jsonl sh1.jsonl sh2.jsonl -o merged.jsonl
+has err "differ (a conflict" "merge conflict"
+
+# --- MPI --------------------------------------------------------------------------
+if [ -z "$MPIEXEC" ]; then
+    echo "SKIP: MPI tests (mpirun -np 2 / -np 4): trainplan was built without -DTRAINPLAN_MPI=ON" >&2
+else
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    for np in 2 4; do
+        rm -f mpi$np.jsonl
+        expect 0 "$MPIEXEC" --oversubscribe --bind-to none -np $np -x OMP_NUM_THREADS=1 \
+            "$TP" sweep spec.json -o mpi$np.jsonl
+        same ref.jsonl mpi$np.jsonl "mpirun -np $np"
+    done
+    # Killed under mpirun, resumed by one process: the same bytes. mpirun
+    # runs in a session of its own so that its ranks, which outlive a
+    # killed mpirun for a while, are killed too (by id) before resuming.
+    rm -f mk.jsonl
+    setsid "$MPIEXEC" --oversubscribe --bind-to none -np 3 -x OMP_NUM_THREADS=1 \
+        "$TP" sweep spec.json -o mk.jsonl >/dev/null 2>&1 &
+    pid=$!
+    sleep "$(calc "$T * 0.8 + 0.5")"
+    sid=$(awk '{ print $6 }' /proc/$pid/stat 2>/dev/null)
+    for p in $pid $(session_pids "$sid"); do kill -9 "$p" 2>/dev/null; done
+    wait $pid 2>/dev/null
+    while [ -n "$(session_pids "$sid")" ]; do sleep 0.1; done
+    echo "mpirun -np 3 killed: $(cat mk.jsonl 2>/dev/null | wc -l) of $N records" >&2
+    expect 0 "$TP" sweep --resume spec.json -o mk.jsonl
+    same ref.jsonl mk.jsonl "mpirun killed, then --resume"
+fi
+
+# --- diff: a changed hwdb price ------------------------------------------------
+mkdir -p hw/systems
+sed '0,/"value": 1.79,/s//"value": 2.79,/' "$HWDB/systems/selene.json" >hw/systems/selene.json
+expect 0 "$TP" --hwdb hw hw show selene
+has out "2.79" "price override"
+expect 0 "$TP" --hwdb hw sweep spec.json -o priced.jsonl
+# A resume after the hwdb changed redoes the records of the changed files.
+head -n 30 ref.jsonl >rp.jsonl
+expect 0 "$TP" --hwdb hw sweep --resume spec.json -o rp.jsonl
+same priced.jsonl rp.jsonl "--resume after an hwdb change"
+has err "keeping 16 complete records" "--resume after an hwdb change"
+expect 0 "$TP" diff ref.jsonl ref.jsonl
+has out "0 changed" "diff of a file with itself"
+expect 3 "$TP" diff ref.jsonl priced.jsonl --format md -o diff.md
+# Exactly the scenarios on selene that have a best layout (an infeasible
+# one has no cost to change), each with its cost change.
+want=$(grep '"scenario":{"model":"[^"]*","system":"selene"' ref.jsonl | grep -c '"status":"ok"')
+if [ "$want" -gt 0 ]; then ok; else bad "no feasible scenario on selene"; fi
+changed=$(grep -c '^| changed ' diff.md)
+if [ "$changed" -eq "$want" ]; then ok; else bad "diff: $changed changed rows, expected $want"; fi
+onsel=$(grep '^| changed ' diff.md | grep -c ' on selene, ')
+if [ "$onsel" -eq "$want" ]; then ok; else bad "diff: $onsel of the changed rows on selene"; fi
+has diff.md "cost +55.9%" "diff: the cost change"
+has diff.md "$want changed (threshold 0.02), 0 new, 0 vanished, $((N - want)) unchanged ($((N / 2 - want)) of them with changed input files)" "diff summary"
+expect 3 "$TP" diff ref.jsonl priced.jsonl --format json
+has out "\"changed\":	$want" "diff json"
+# A higher threshold hides the price change; new and vanished scenarios.
+expect 0 "$TP" diff --threshold 0.6 ref.jsonl priced.jsonl
+head -n $((N - 8)) ref.jsonl >part.jsonl
+expect 3 "$TP" diff part.jsonl ref.jsonl
+has out "8 new" "diff: new scenarios"
+expect 3 "$TP" diff ref.jsonl part.jsonl
+has out "8 vanished" "diff: vanished scenarios"
+expect 65 "$TP" diff ref.jsonl torn.jsonl
+expect 66 "$TP" diff ref.jsonl nothing.jsonl
+
+echo "sweep_e2e: $pass passed, $fail failed" >&2
+[ "$fail" -eq 0 ]

@@ -1,0 +1,322 @@
+/*
+ * test_sweep.c - the logic of `trainplan sweep`, `merge` and `diff` that
+ * does not need the binary: FNV-1a against its published test vectors,
+ * spec parsing (scenario order, ids, every problem with its JSON path),
+ * the shard split, lines and torn tails, what --resume keeps, and diff's
+ * comparison. The binary's behaviour (kill -9 and resume, shards and
+ * merge, MPI, diff of two sweeps) is tests/sweep_e2e.sh's.
+ *
+ * usage: test_sweep BUILTIN_HWDB_DIR
+ */
+#include "sweep.h"
+#include "tp_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static hw_db *db;
+
+static void test_fnv(void)
+{
+    /* Test vectors of FNV-1a 64 (Fowler/Noll/Vo, isthe.com/chongo/tech/comp/fnv). */
+    TP_CHECK(sweep_fnv1a(SWEEP_FNV_BASIS, "", 0) == 0xcbf29ce484222325ull);
+    TP_CHECK(sweep_fnv1a(SWEEP_FNV_BASIS, "a", 1) == 0xaf63dc4c8601ec8cull);
+    TP_CHECK(sweep_fnv1a(SWEEP_FNV_BASIS, "foobar", 6) == 0x85944171f73967e8ull);
+    /* Running: in two pieces as in one. */
+    uint64_t h = sweep_fnv1a(SWEEP_FNV_BASIS, "foo", 3);
+    TP_CHECK(sweep_fnv1a(h, "bar", 3) == 0x85944171f73967e8ull);
+}
+
+static int parse(const char *text, sweep_spec *s, char **rep)
+{
+    cli_opts o;
+    memset(&o, 0, sizeof o);
+    o.sp = o.recompute = o.zero = o.precision = -1;
+    o.attn_dropout = o.hidden_dropout = -1;
+    o.tp = 1;
+    tp_err e = {0};
+    return sweep_spec_parse("spec.json", text, strlen(text), &o, db, NULL, s,
+                            rep, &e);
+}
+
+static void test_spec_order(void)
+{
+    sweep_spec s;
+    char *rep = NULL;
+    int rc = parse("{\"models\":[\"gpt3-1.7b\",\"llama2-7b\"],"
+                   "\"systems\":[\"eos\",\"selene\",\"perlmutter\"],"
+                   "\"gpus\":[8,\"16-32:16\"],\"seq_lengths\":[2048],"
+                   "\"global_batch_sizes\":[256,512],"
+                   "\"tokens\":[null,1e9],\"options\":{\"top\":3}}",
+                   &s, &rep);
+    TP_CHECK_INT(rc, TP_OK);
+    TP_CHECK(rep == NULL);
+    if (rc) return;
+    TP_CHECK_INT(s.count, 2 * 3 * 2 * 2 * 2);
+    cli_opts o;
+    /* The first list slowest, the last fastest. */
+    sweep_scenario(&s, 0, &o);
+    TP_CHECK_STR(o.model, "gpt3-1.7b");
+    TP_CHECK_STR(o.system, "eos");
+    TP_CHECK_STR(o.gpus_arg, "8");
+    TP_CHECK_INT(o.gbs, 256);
+    TP_CHECK(o.tokens == 0);
+    TP_CHECK_INT(o.top_k, 3);
+    sweep_scenario(&s, 1, &o);
+    TP_CHECK(o.tokens == 1e9);
+    TP_CHECK_INT(o.gbs, 256);
+    sweep_scenario(&s, 2, &o);
+    TP_CHECK_INT(o.gbs, 512);
+    sweep_scenario(&s, 4, &o);
+    TP_CHECK_STR(o.gpus_arg, "16-32:16");
+    sweep_scenario(&s, 8, &o);
+    TP_CHECK_STR(o.system, "selene");
+    sweep_scenario(&s, s.count - 1, &o);
+    TP_CHECK_STR(o.model, "llama2-7b");
+    TP_CHECK_STR(o.system, "perlmutter");
+    TP_CHECK(o.precision == HW_BF16);
+    /* Ids: distinct, and the same for the same inputs. */
+    char ids[48][17];
+    for (int64_t k = 0; k < s.count; k++) {
+        sweep_scenario_id(&s, k, ids[k]);
+        TP_CHECK_INT((int)strlen(ids[k]), 16);
+        for (int64_t j = 0; j < k; j++) TP_CHECK(strcmp(ids[j], ids[k]) != 0);
+    }
+    sweep_spec t;
+    rc = parse("{\"models\":[\"llama2-7b\"],\"systems\":[\"perlmutter\"],"
+               "\"gpus\":[\"16-32:16\"],\"seq_lengths\":[2048],"
+               "\"global_batch_sizes\":[512],\"tokens\":[1e9],"
+               "\"options\":{\"top\":3}}",
+               &t, &rep);
+    TP_CHECK_INT(rc, TP_OK);
+    if (!rc) {
+        char id[17];
+        sweep_scenario_id(&t, 0, id);
+        TP_CHECK_STR(id, ids[s.count - 1]); /* same inputs, same id */
+    }
+    sweep_spec_free(&t);
+    sweep_spec_free(&s);
+    sweep_spec_free(NULL);
+}
+
+static void test_spec_errors(void)
+{
+    sweep_spec s;
+    char *rep = NULL;
+    int rc = parse("{\"models\":[\"gpt3-1.7b\",\"foo\",3],\"systems\":[\"eoss\"],"
+                   "\"gpus\":[0,\"x\"],\"seq_lengths\":[2048],"
+                   "\"global_batch_sizes\":[-1],\"precisions\":[\"fp9\"],"
+                   "\"bogus\":1,\"options\":{\"top\":0,\"nope\":1}}",
+                   &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    TP_CHECK(rep != NULL);
+    if (!rep) return;
+    TP_CHECK_CONTAINS(rep, "$.models[1]: unknown model 'foo'");
+    TP_CHECK_CONTAINS(rep, "(see trainplan model list)");
+    TP_CHECK_CONTAINS(rep, "$.models[2]: expected a model preset name");
+    TP_CHECK_CONTAINS(rep, "$.systems[0]: unknown system 'eoss'");
+    TP_CHECK_CONTAINS(rep, "$.gpus[0]:");
+    TP_CHECK_CONTAINS(rep, "$.gpus[1]:");
+    TP_CHECK_CONTAINS(rep, "$.global_batch_sizes[0]:");
+    TP_CHECK_CONTAINS(rep, "$.precisions[0]:");
+    TP_CHECK_CONTAINS(rep, "$.bogus: unknown key");
+    TP_CHECK_CONTAINS(rep, "$.options.top:");
+    TP_CHECK_CONTAINS(rep, "$.options.nope: unknown option");
+    free(rep);
+
+    /* Missing lists, a duplicate, a spec that is not an object. */
+    rc = parse("{\"models\":[\"gpt3-1.7b\",\"gpt3-1.7b\"]}", &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    if (rep) {
+        TP_CHECK_CONTAINS(rep, "$.models[1]: \"gpt3-1.7b\" is already models[0]");
+        TP_CHECK_CONTAINS(rep, "$.systems: missing required list");
+        TP_CHECK_CONTAINS(rep, "$.global_batch_sizes: missing required list");
+    }
+    free(rep);
+    rc = parse("[1,2]", &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    if (rep) TP_CHECK_CONTAINS(rep, "$: expected an object");
+    free(rep);
+
+    /* Options of the wrong type or value, and the ones that apply. */
+    rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
+               "\"seq_lengths\":[2048],\"global_batch_sizes\":[64],"
+               "\"options\":{\"objective\":\"fast\",\"no_prune\":\"yes\","
+               "\"min_gpus\":1.5,\"fix\":4}}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    if (rep) {
+        TP_CHECK_CONTAINS(rep, "$.options.objective: expected one of (time, throughput");
+        TP_CHECK_CONTAINS(rep, "$.options.no_prune: expected true or false");
+        TP_CHECK_CONTAINS(rep, "$.options.min_gpus: expected an integer");
+        TP_CHECK_CONTAINS(rep, "$.options.fix: expected a string");
+    }
+    free(rep);
+    rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
+               "\"seq_lengths\":[2048],\"global_batch_sizes\":[64],\"tokens\":[1e9],"
+               "\"options\":{\"objective\":\"cost\",\"no_prune\":true,"
+               "\"max_gpus\":64,\"fix\":\"tp=2\",\"budget_usd\":1e6,"
+               "\"max_memory_fraction\":0.9}}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_OK);
+    if (!rc) {
+        cli_opts o;
+        sweep_scenario(&s, 0, &o);
+        TP_CHECK_INT(o.objective, SEARCH_BY_COST);
+        TP_CHECK_INT(o.no_prune, 1);
+        TP_CHECK_INT(o.max_gpus, 64);
+        TP_CHECK_STR(o.fix, "tp=2");
+        TP_CHECK(o.budget_usd == 1e6 && o.max_mem_fraction == 0.9 && o.tokens == 1e9);
+    }
+    sweep_spec_free(&s);
+
+    /* What only a whole scenario shows: fp8 on an A100, --fix out of range. */
+    rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"selene\"],"
+               "\"gpus\":[8],\"seq_lengths\":[2048],\"global_batch_sizes\":[64],"
+               "\"precisions\":[\"fp8\"],\"options\":{\"fix\":\"tp=x\"}}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    if (rep) TP_CHECK_CONTAINS(rep, "scenario 0 (gpt3-1.7b on selene, gpus 8)");
+    free(rep);
+}
+
+static void test_shards(void)
+{
+    for (int64_t count = 0; count < 40; count += 7)
+        for (int n = 1; n <= 5; n++) {
+            int64_t seen[64] = {0}, total = 0;
+            for (int i = 0; i < n; i++) {
+                int64_t m = sweep_shard_size(count, i, n);
+                total += m;
+                for (int64_t j = 0; j < m; j++) {
+                    int64_t k = sweep_shard_at(j, i, n);
+                    TP_CHECK(k >= 0 && k < count);
+                    if (k >= 0 && k < 64) seen[k]++;
+                    TP_CHECK_INT(k % n, i);
+                    if (j) TP_CHECK(k > sweep_shard_at(j - 1, i, n));
+                }
+            }
+            TP_CHECK_INT(total, count);
+            for (int64_t k = 0; k < count; k++) TP_CHECK_INT(seen[k], 1);
+        }
+}
+
+#define REC(i, id) "{\"index\":" #i ",\"count\":3,\"id\":\"" id "\",\"status\":\"ok\"}\n"
+
+static void test_lines_and_resume(void)
+{
+    const char *a = "0000000000000001", *b = "0000000000000002",
+               *c = "0000000000000003";
+    sweep_key want[3] = {{0, 3, "", 0}, {1, 3, "", 0}, {2, 3, "", 0}};
+    strcpy(want[0].id, a);
+    strcpy(want[1].id, b);
+    strcpy(want[2].id, c);
+    const char *full = REC(0, "0000000000000001") REC(1, "0000000000000002")
+        REC(2, "0000000000000003");
+    size_t *st, *ln, tail, keep;
+    int n = sweep_split_lines(full, strlen(full), &st, &ln, &tail);
+    TP_CHECK_INT(n, 3);
+    TP_CHECK_INT((int)tail, 0);
+    sweep_key k;
+    TP_CHECK(sweep_record_key(full + st[1], ln[1], &k));
+    TP_CHECK_INT(k.index, 1);
+    TP_CHECK_STR(k.id, b);
+    free(st);
+    free(ln);
+    TP_CHECK_INT(sweep_resume_scan(full, strlen(full), want, 3, &keep), 3);
+    TP_CHECK_INT((int)keep, (int)strlen(full));
+
+    /* A torn last line: every prefix of the third record. */
+    size_t two = strlen(REC(0, "0000000000000001") REC(1, "0000000000000002"));
+    for (size_t cut = two; cut < strlen(full); cut++) {
+        TP_CHECK_INT(sweep_resume_scan(full, cut, want, 3, &keep), 2);
+        TP_CHECK_INT((int)keep, (int)two);
+        n = sweep_split_lines(full, cut, &st, &ln, &tail);
+        TP_CHECK_INT(n, 2);
+        TP_CHECK_INT((int)tail, (int)(cut - two));
+        free(st);
+        free(ln);
+    }
+    /* A complete line that is not JSON, or another scenario: cut there. */
+    const char *bad = REC(0, "0000000000000001") "{\"index\":1,\"cou\n"
+        REC(2, "0000000000000003");
+    TP_CHECK_INT(sweep_resume_scan(bad, strlen(bad), want, 3, &keep), 1);
+    const char *other = REC(0, "0000000000000001") REC(1, "00000000000000ff");
+    TP_CHECK_INT(sweep_resume_scan(other, strlen(other), want, 3, &keep), 1);
+    TP_CHECK_INT((int)keep, (int)strlen(REC(0, "0000000000000001")));
+    /* Another version or other input files: cut there too. */
+    sweep_key w2[3];
+    memcpy(w2, want, sizeof w2);
+    TP_CHECK(sweep_record_key(full, strlen(REC(0, "0000000000000001")) - 1, &k));
+    w2[0].check = k.check; /* as written */
+    w2[1].check = sweep_record_check("9.9.9", NULL);
+    TP_CHECK(w2[1].check != 0 && w2[1].check != k.check);
+    TP_CHECK_INT(sweep_resume_scan(full, strlen(full), w2, 3, &keep), 1);
+    TP_CHECK_INT(sweep_resume_scan("", 0, want, 3, &keep), 0);
+    TP_CHECK_INT((int)keep, 0);
+    TP_CHECK(!sweep_record_key("[]", 2, &k));
+    const char *beyond = "{\"index\":5,\"count\":3,\"id\":\"0000000000000001\"}";
+    TP_CHECK(!sweep_record_key(beyond, strlen(beyond), &k)); /* index >= count */
+}
+
+static void test_compare(void)
+{
+    const char *x = "{\"index\":0,\"count\":1,\"id\":\"00000000000000aa\","
+                    "\"scenario\":{\"model\":\"m\",\"system\":\"eos\"},"
+                    "\"inputs\":{\"a\":1},\"status\":\"ok\",\"best\":{\"layout\":"
+                    "\"n1g8_tp1pp1dp8_mbs1\",\"system\":\"eos\",\"iteration_time_s\""
+                    ":1.0,\"cost_per_iteration_usd\":2.0}}";
+    sweep_outcome a, b;
+    TP_CHECK(sweep_outcome_parse(x, strlen(x), &a));
+    TP_CHECK_STR(a.layout, "n1g8_tp1pp1dp8_mbs1 on eos");
+    TP_CHECK(a.time_s == 1.0 && a.cost_usd == 2.0);
+    char why[256];
+    b = a;
+    TP_CHECK_INT(sweep_compare(&a, &b, 0.02, why, sizeof why), SWEEP_SAME);
+    b.time_s = 1.019; /* within 2 % */
+    TP_CHECK_INT(sweep_compare(&a, &b, 0.02, why, sizeof why), SWEEP_SAME);
+    b.time_s = 1.03;
+    TP_CHECK_INT(sweep_compare(&a, &b, 0.02, why, sizeof why), SWEEP_CHANGED);
+    TP_CHECK_CONTAINS(why, "time +3.0%");
+    b = a;
+    b.cost_usd = 1.5;
+    TP_CHECK_INT(sweep_compare(&a, &b, 0.02, why, sizeof why), SWEEP_CHANGED);
+    TP_CHECK_CONTAINS(why, "cost -25.0%");
+    b = a;
+    strcpy(b.layout, "n1g8_tp2pp1dp4_mbs1 on eos");
+    TP_CHECK_INT(sweep_compare(&a, &b, 0.5, why, sizeof why), SWEEP_CHANGED);
+    TP_CHECK_CONTAINS(why, "best layout");
+    b = a;
+    strcpy(b.status, "infeasible");
+    b.layout[0] = '\0';
+    TP_CHECK_INT(sweep_compare(&a, &b, 0.02, why, sizeof why), SWEEP_CHANGED);
+    TP_CHECK_CONTAINS(why, "status ok -> infeasible");
+    /* Changed inputs alone are not a change of outcome. */
+    b = a;
+    b.inputs_digest ^= 1;
+    TP_CHECK_INT(sweep_compare(&a, &b, 0.02, why, sizeof why), SWEEP_SAME);
+    TP_CHECK(!sweep_outcome_parse("{\"index\":0}", 11, &b));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_sweep BUILTIN\n");
+        return 2;
+    }
+    const char *dirs[] = {argv[1]};
+    tp_err e = {0};
+    db = hw_db_open_dirs(dirs, 1, &e);
+    if (!db) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 1;
+    }
+    TP_RUN(test_fnv);
+    TP_RUN(test_spec_order);
+    TP_RUN(test_spec_errors);
+    TP_RUN(test_shards);
+    TP_RUN(test_lines_and_resume);
+    TP_RUN(test_compare);
+    hw_db_free(db);
+    return TP_TEST_EXIT();
+}
