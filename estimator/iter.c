@@ -111,7 +111,7 @@ typedef struct iter_ctx {
  * family where three or more sources ran on it (hwdb's kernel_efficiency:
  * A100 0.83, H100 0.715; a GPU of the same silicon inherits it), and once
  * over every source for the rest (EST_KERNEL_EFF); each source left out
- * in turn moves these by a few hundredths
+ * in turn moves these by at most 0.04
  * (bench/results/kernel_efficiency.md). */
 #define EST_KERNEL_EFF 0.75
 
