@@ -788,7 +788,7 @@ void hw_db_resolve(hw_db *db, hw_sink *s)
         int d = find_gpu_index(db, g->models_like_name);
         const hw_gpu *like = d >= 0 ? &db->gpus[d] : NULL;
         if (!like || like == g || like->models_like_name[0]
-            || g->n_measured) {
+            || like->n_measured == 0 || g->n_measured) {
             sinkf(s, TP_EDATA,
                   "%s: $.operator_models_like.gpu: \"%s\" must name another "
                   "GPU of the database that has samples of its own (no "

@@ -195,6 +195,52 @@ static void test_bad_dir_fails_open(void)
     rmdir(bad);
 }
 
+/* operator_models_like must name another GPU of the database, one with
+ * samples of its own; a second GPU borrowing the fixture's fits, which
+ * has none, is refused at open with the path of the field. */
+static void test_models_like(void)
+{
+    char dir[1024], gpus[1100], file[1200], src[1024];
+    snprintf(dir, sizeof dir, "%s/like", scratch);
+    snprintf(gpus, sizeof gpus, "%s/gpus", dir);
+    mkdir(dir, 0755);
+    mkdir(gpus, 0755);
+    snprintf(file, sizeof file, "%s/likegpu.json", gpus);
+    snprintf(src, sizeof src, "%s/hw/good/gpus/testgpu.json", fixtures);
+    FILE *in = fopen(src, "r"), *out = fopen(file, "w");
+    TP_CHECK(in && out);
+    if (!in || !out) {
+        if (in) fclose(in);
+        if (out) fclose(out);
+        return;
+    }
+    char line[512];
+    while (fgets(line, sizeof line, in)) {
+        if (strstr(line, "\"name\": \"testgpu\""))
+            fputs("  \"name\": \"likegpu\",\n  \"operator_models_like\": "
+                  "{\"gpu\": \"testgpu\", \"source\": \"made-up\", "
+                  "\"note\": \"test\"},\n", out);
+        else if (strstr(line, "\"aliases\""))
+            fputs("  \"aliases\": [],\n", out);
+        else
+            fputs(line, out);
+    }
+    fclose(in);
+    fclose(out);
+    char good[1024];
+    snprintf(good, sizeof good, "%s/hw/good", fixtures);
+    const char *dirs[] = {good, dir};
+    tp_err e = {0};
+    hw_db *db = hw_db_open_dirs(dirs, 2, &e);
+    TP_CHECK(db == NULL); /* testgpu has no samples to borrow */
+    TP_CHECK_CONTAINS(e.msg, "operator_models_like.gpu");
+    TP_CHECK_CONTAINS(e.msg, "testgpu");
+    hw_db_free(db);
+    remove(file);
+    rmdir(gpus);
+    rmdir(dir);
+}
+
 /* A later directory's file of the same name replaces the earlier one. */
 static void test_override(void)
 {
@@ -317,6 +363,7 @@ int main(int argc, char **argv)
     TP_RUN(test_directory_and_big_file);
     TP_RUN(test_bad_dir_fails_open);
     TP_RUN(test_override);
+    TP_RUN(test_models_like);
     TP_RUN(test_builtin);
     TP_RUN(test_dtype_names);
     return TP_TEST_EXIT();
