@@ -134,9 +134,12 @@ double est_kernel_eff(const est_ctx *c)
  * the models and the op, a hit returns the bits a miss would compute. */
 #define MEMO_SLOTS 4096 /* power of two */
 
+/* A memo key: the models' id and every field of the op, as numbers
+ * (an est_op has padding, which a memcmp of the struct would read). */
+#define MEMO_KEY 16
+
 typedef struct memo_slot {
-    uint64_t ops;          /* est_models_id; 0: empty */
-    est_op op;
+    int64_t key[MEMO_KEY]; /* key[0]: est_models_id, 0 when empty */
     est_time t;
 } memo_slot;
 
@@ -148,29 +151,23 @@ void est_memo_enable(int on)
     memo_on = on;
 }
 
-/* Field by field: an est_op has padding, which memcmp would read. */
-static int same_op(const est_op *a, const est_op *b)
+static void memo_key(uint64_t ops, const est_op *o, int64_t *k)
 {
-    return a->kind == b->kind && a->dtype == b->dtype && a->b == b->b
-           && a->m == b->m && a->n == b->n && a->k == b->k
-           && a->heads == b->heads && a->kv_heads == b->kv_heads
-           && a->sq == b->sq && a->sk == b->sk && a->head_dim == b->head_dim
-           && a->causal == b->causal && a->rows == b->rows
-           && a->cols == b->cols && a->vocab_parallel == b->vocab_parallel;
+    const int64_t v[MEMO_KEY] = {(int64_t)ops, o->kind, o->dtype, o->b,
+                                 o->m, o->n, o->k, o->heads, o->kv_heads,
+                                 o->sq, o->sk, o->head_dim, o->causal,
+                                 o->rows, o->cols, o->vocab_parallel};
+    memcpy(k, v, sizeof v);
 }
 
-static uint64_t op_hash(uint64_t ops, const est_op *o)
+static uint64_t memo_hash(const int64_t *k)
 {
     /* A multiply-xorshift per field (the 64-bit golden-ratio constant of
      * Fibonacci hashing, Knuth TAOCP vol. 3 6.4): enough to spread the
      * few shapes a search meets over the table. */
-    const int64_t v[] = {(int64_t)ops, o->kind, o->dtype, o->b,
-                         o->m, o->n, o->k, o->heads, o->kv_heads, o->sq,
-                         o->sk, o->head_dim, o->causal, o->rows, o->cols,
-                         o->vocab_parallel};
     uint64_t h = 0;
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        h = (h ^ (uint64_t)v[i]) * 0x9e3779b97f4a7c15u;
+    for (int i = 0; i < MEMO_KEY; i++) {
+        h = (h ^ (uint64_t)k[i]) * 0x9e3779b97f4a7c15u;
         h ^= h >> 29;
     }
     return h;
@@ -181,13 +178,15 @@ static est_time op_time(const iter_ctx *x, const est_op *op)
     est_time t;
     const est_models *ops = x->c->ops;
     if (memo_on) {
-        uint64_t id = est_models_id(ops);
-        memo_slot *sl = &memo[op_hash(id, op) & (MEMO_SLOTS - 1)];
-        if (sl->ops == id && same_op(&sl->op, op)) {
+        int64_t key[MEMO_KEY];
+        memo_key(est_models_id(ops), op, key);
+        memo_slot *sl = &memo[memo_hash(key) & (MEMO_SLOTS - 1)];
+        if (memcmp(sl->key, key, sizeof key) == 0) {
             t = sl->t;
         } else {
             est_models_time(ops, op, &t);
-            sl->ops = id, sl->op = *op, sl->t = t;
+            memcpy(sl->key, key, sizeof key);
+            sl->t = t;
         }
     } else {
         est_models_time(ops, op, &t);
