@@ -195,6 +195,26 @@ static void test_bad_dir_fails_open(void)
     rmdir(bad);
 }
 
+/* Copies the fixture src to dst with every line containing edits[i][0]
+ * replaced by edits[i][1] (n edits). Returns 0 when a file cannot be
+ * opened. */
+static int copy_edited(const char *src, const char *dst,
+                       const char *const (*edits)[2], int n)
+{
+    FILE *in = fopen(src, "r"), *out = fopen(dst, "w");
+    int ok = in && out;
+    char line[512];
+    while (ok && fgets(line, sizeof line, in)) {
+        const char *put = line;
+        for (int i = 0; i < n; i++)
+            if (strstr(line, edits[i][0])) put = edits[i][1];
+        fputs(put, out);
+    }
+    if (in) fclose(in);
+    if (out) fclose(out);
+    return ok;
+}
+
 /* operator_models_like must name another GPU of the database, one with
  * samples of its own; a second GPU borrowing the fixture's fits, which
  * has none, is refused at open with the path of the field. */
@@ -207,26 +227,16 @@ static void test_models_like(void)
     mkdir(gpus, 0755);
     snprintf(file, sizeof file, "%s/likegpu.json", gpus);
     snprintf(src, sizeof src, "%s/hw/good/gpus/testgpu.json", fixtures);
-    FILE *in = fopen(src, "r"), *out = fopen(file, "w");
-    TP_CHECK(in && out);
-    if (!in || !out) {
-        if (in) fclose(in);
-        if (out) fclose(out);
-        return;
-    }
-    char line[512];
-    while (fgets(line, sizeof line, in)) {
-        if (strstr(line, "\"name\": \"testgpu\""))
-            fputs("  \"name\": \"likegpu\",\n  \"operator_models_like\": "
-                  "{\"gpu\": \"testgpu\", \"source\": \"made-up\", "
-                  "\"note\": \"test\"},\n", out);
-        else if (strstr(line, "\"aliases\""))
-            fputs("  \"aliases\": [],\n", out);
-        else
-            fputs(line, out);
-    }
-    fclose(in);
-    fclose(out);
+    static const char *const edits[][2] = {
+        {"\"name\": \"testgpu\"",
+         "  \"name\": \"likegpu\",\n  \"operator_models_like\": "
+         "{\"gpu\": \"testgpu\", \"source\": \"made-up\", "
+         "\"note\": \"test\"},\n"},
+        {"\"aliases\"", "  \"aliases\": [],\n"},
+    };
+    int copied = copy_edited(src, file, edits, 2);
+    TP_CHECK(copied);
+    if (!copied) return;
     char good[1024];
     snprintf(good, sizeof good, "%s/hw/good", fixtures);
     const char *dirs[] = {good, dir};
@@ -252,19 +262,14 @@ static void test_override(void)
     snprintf(file, sizeof file, "%s/testsys.json", sys);
     char src[1024];
     snprintf(src, sizeof src, "%s/hw/good/systems/testsys.json", fixtures);
-    FILE *in = fopen(src, "r"), *out = fopen(file, "w");
-    TP_CHECK(in && out);
-    if (!in || !out) return;
-    char line[512];
-    while (fgets(line, sizeof line, in)) {
-        if (strstr(line, "price_usd_per_gpu_hour"))
-            fputs("  \"price_usd_per_gpu_hour\": {\"value\": 9.75, \"source\": "
-                  "\"made-up\"}\n", out);
-        else
-            fputs(line, out);
-    }
-    fclose(in);
-    fclose(out);
+    static const char *const edits[][2] = {
+        {"price_usd_per_gpu_hour",
+         "  \"price_usd_per_gpu_hour\": {\"value\": 9.75, \"source\": "
+         "\"made-up\"}\n"},
+    };
+    int copied = copy_edited(src, file, edits, 1);
+    TP_CHECK(copied);
+    if (!copied) return;
     char good[1024];
     snprintf(good, sizeof good, "%s/hw/good", fixtures);
     const char *dirs[] = {good, dir};
