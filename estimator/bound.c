@@ -5,11 +5,9 @@
  * search could drop a layout that belongs to the answer; tests/test_enum.c
  * checks both over many layouts and every system.
  *
- * Memory: the 16-bit weights, the gradients (fp32, or 16-bit where the
- * layout says) and fp32 optimizer states (2 + 4 + 12 bytes per parameter,
- * sharded as mem.c shards them) of the
- * parameters of the transformer layers on one pipeline stage, at least
- * L / PP of them; activations, the embedding, the head and the allowance,
+ * Memory: the weights, gradients and optimizer states (est_state_bytes,
+ * as est_memory_of counts them) of the parameters of the transformer
+ * layers on one pipeline stage, at least L / PP of them; activations, the embedding, the head and the allowance,
  * which est_memory_of adds on top, are left out.
  *
  * Time: the GEMM FLOPs of an iteration (space.h convention; the attention
@@ -31,14 +29,10 @@ double est_memory_floor(const space_model *m, const space_layout *l)
     space_params p;
     space_model_params(m, 1, &p);
     double t = (double)(l->tp > 0 ? l->tp : 1);
-    double shard = (double)((l->dp > 0 ? l->dp : 1) * (l->cp > 0 ? l->cp : 1));
     double layers = (double)m->num_layers / (double)(l->pp > 0 ? l->pp : 1);
     double params = layers * (double)(p.per_layer - p.norms_per_layer) / t;
-    double gb = l->grad_bytes > 0 ? (double)l->grad_bytes : 4;
-    double w = 2 * params, gr = gb * params, opt = 12 * params;
-    if (l->zero >= SPACE_ZERO_1) opt /= shard;
-    if (l->zero >= SPACE_ZERO_2) gr /= shard;
-    if (l->zero >= SPACE_ZERO_3) w /= shard;
+    double w, gr, opt;
+    est_state_bytes(l, params, &w, &gr, &opt);
     return w + gr + opt;
 }
 

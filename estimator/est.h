@@ -250,6 +250,13 @@ typedef struct est_memory {
     int64_t stage;       /* which pipeline stage that is */
 } est_memory;
 
+/* Bytes of p parameters' 16-bit weights, gradients and optimizer states
+ * on one rank, sharded by l's ZeRO stage over dp x cp (ZeRO-3's gathered
+ * layers not included): what est_memory_of and est_memory_floor count.
+ * dp and cp must be >= 1. */
+void est_state_bytes(const space_layout *l, double p, double *w, double *gr,
+                     double *opt);
+
 void est_memory_of(const space_model *m, const space_layout *l,
                    est_memory *out);
 

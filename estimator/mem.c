@@ -110,13 +110,27 @@ static double inflight_layers(const space_model *m, const space_layout *l,
     return (double)chunks * (double)m->num_layers / (double)(pp * v);
 }
 
+void est_state_bytes(const space_layout *l, double params, double *w,
+                     double *gr, double *opt)
+{
+    double shard = (double)(l->dp * l->cp);
+    double gb = l->grad_bytes > 0 ? (double)l->grad_bytes : 4;
+    *w = 2 * params, *gr = gb * params, *opt = 12 * params;
+    if (l->zero >= SPACE_ZERO_1) *opt /= shard;
+    if (l->zero >= SPACE_ZERO_2) *gr /= shard;
+    if (l->zero >= SPACE_ZERO_3) *w /= shard;
+    /* 16-bit gradients: the optimizer steps on an fp32 copy of this
+     * rank's shard (all of them without ZeRO). */
+    if (gb < 4) *gr += 4 * params / (l->zero >= SPACE_ZERO_1 ? shard : 1);
+}
+
 void est_memory_of(const space_model *m, const space_layout *l,
                    est_memory *out)
 {
     memset(out, 0, sizeof *out);
     space_params p;
     space_model_params(m, 128 * l->tp, &p);
-    double t = (double)l->tp, shard = (double)(l->dp * l->cp);
+    double t = (double)l->tp;
     double layers = (double)m->num_layers / (double)l->pp;
     double layer = (double)(p.per_layer - p.norms_per_layer) / t
                    + (double)p.norms_per_layer;
@@ -137,13 +151,8 @@ void est_memory_of(const space_model *m, const space_layout *l,
         double params = layers * layer;
         if (r == 0) params += first;
         if (r == l->pp - 1) params += last;
-        double gb = l->grad_bytes > 0 ? (double)l->grad_bytes : 4;
-        double w = 2 * params, gr = gb * params, opt = 12 * params;
-        if (l->zero >= SPACE_ZERO_1) opt /= shard;
-        if (l->zero >= SPACE_ZERO_2) gr /= shard;
-        /* 16-bit gradients: the optimizer steps on an fp32 copy of this
-         * rank's shard (all of them without ZeRO). */
-        if (gb < 4) gr += 4 * params / (l->zero >= SPACE_ZERO_1 ? shard : 1);
+        double w, gr, opt;
+        est_state_bytes(l, params, &w, &gr, &opt);
         if (l->zero >= SPACE_ZERO_3) {
             /* Gathered for compute: one layer and the next, prefetched,
              * or up to zero3_live parameters (at least the largest
@@ -154,7 +163,7 @@ void est_memory_of(const space_model *m, const space_layout *l,
                              * (space_act_ffn_gemms(m->act) == 3 ? 2 : 1) / t;
                 live = fmin(live, fmax(l->zero3_live, fc1));
             }
-            w = w / shard + 2 * live;
+            w += 2 * live;
         }
         double act = tokens * act_layer_token(m, l, 0) * inflight_layers(m, l, r, micro);
         if (l->recompute == SPACE_RECOMPUTE_FULL
