@@ -23,7 +23,8 @@ import shutil
 OPS = ["linear1", "linear2", "linear3", "linear4", "linear_final",
        "flash_atten", "flash_atten_causal", "layernorm", "RMSlayernorm",
        "gelu", "res_add", "embedding", "parallel_cross_entropy_128", "RoPE",
-       "softmax", "gemm", "adam", "optimizer"]
+       "softmax", "ScaledUpperTriangMaskedSoftmax", "gemm", "adam",
+       "optimizer"]
 
 # (source folder under shared/data/seed_samples, GPU file name, source key)
 SEED = [("Perlmutter/operator", "a100-80gb"), ("Vista/operator", "gh200")]

@@ -227,6 +227,11 @@ int main(int argc, char **argv)
         w.flash = has_flash || strcmp(src, "megatron_lm_readme_h100_2024") == 0
                   || strcmp(src, "torchtitan_benchmarks") == 0;
         w.no_dp_overlap = !(has_overlap || fsdp);
+        /* Pipeline sends split over TP and re-gathered: on by default in
+         * Megatron-LM before Megatron-Core (--no-scatter-gather-tensors-
+         * in-pipeline turned it off) and in Megatron-DeepSpeed. */
+        w.pp_scatter_gather = strcmp(src, "narayanan2021_sc21") == 0
+                              || strncmp(src, "bigscience_", 11) == 0;
         /* DeepSpeed's fp16 ZeRO keeps 16-bit gradients (its bf16
          * optimizer, BLOOM's, accumulates them in fp32 like Megatron-LM),
          * and its ZeRO-3 gathers module by module up to

@@ -37,6 +37,7 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     l->no_dp_overlap = o->no_overlap;
     l->tp_overlap = o->tp_overlap;
     l->cp_comm = o->cp_comm;
+    l->pp_scatter_gather = o->pp_scatter_gather;
 }
 
 /* The layout the options ask for, SEARCH_UNSET where unset. */
@@ -135,6 +136,8 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddStringToObject(a, "tp_comm_overlap",
                             space_tp_overlap_names[l->tp_overlap]);
     cJSON_AddStringToObject(a, "cp_comm_type", space_cp_comm_names[l->cp_comm]);
+    cJSON_AddBoolToObject(a, "scatter_gather_tensors_in_pipeline",
+                          l->pp_scatter_gather);
     cJSON_AddStringToObject(a, "attention_backend",
                             l->flash ? "flash" : "unfused");
     cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
@@ -309,10 +312,11 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                 hw_dtype_names[l->dtype]);
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
-                "overlap %s, CP exchange %s, DP overlap %s\n",
+                "overlap %s, CP exchange %s, DP overlap %s%s\n",
                 l->flash ? "flash" : "unfused", m.attn_dropout,
                 m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
-                space_cp_comm_names[l->cp_comm], l->no_dp_overlap ? "off" : "on");
+                space_cp_comm_names[l->cp_comm], l->no_dp_overlap ? "off" : "on",
+                l->pp_scatter_gather ? ", PP sends scatter/gather" : "");
         const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;
         fprintf(f,
                 "operator times: fitted to %s's samples where it has them, "

@@ -180,6 +180,7 @@ enum opt_id {
     OPT_ATTN_DROPOUT,
     OPT_HIDDEN_DROPOUT,
     OPT_CP_COMM,
+    OPT_PP_SCATTER_GATHER,
     OPT_PROGRESS,
     OPT_RESUME,
     OPT_SHARD,
@@ -256,6 +257,10 @@ static const cli_option options[] = {
      CMD_EST_SEARCH,
      "no TP collective overlapped (PyTorch DTensor TP, Megatron-LM of 2021); "
      "default: the backward's under the weight gradient"},
+    {"scatter-gather-tensors-in-pipeline", OPT_PP_SCATTER_GATHER, NULL,
+     CMD_EST_SEARCH,
+     "pipeline sends without SP split over the TP ranks and re-gathered "
+     "(Megatron-LM before Megatron-Core, Megatron-DeepSpeed)"},
     {"cp-comm-type", OPT_CP_COMM, "p2p|all_gather", CMD_EST_SEARCH,
      "context parallelism's key/value exchange: a ring under the attention "
      "(default) or an all-gather before it"},
@@ -686,6 +691,9 @@ int main(int argc, char **argv)
             break;
         case OPT_NO_ASYNC_TP:
             o.tp_overlap = SPACE_TP_OVERLAP_NONE;
+            break;
+        case OPT_PP_SCATTER_GATHER:
+            o.pp_scatter_gather = 1;
             break;
         case OPT_CP_COMM:
             rc = parse_name("cp-comm-type", optarg, space_cp_comm_names,

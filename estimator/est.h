@@ -34,7 +34,11 @@ typedef enum est_op_kind {
     EST_OP_RESADD,
     EST_OP_DROPOUT,
     EST_OP_ROPE,          /* rows x cols elements of q or k */
-    EST_OP_SOFTMAX,
+    EST_OP_SOFTMAX,       /* rows x cols: PyTorch's softmax */
+    EST_OP_MASKED_SOFTMAX, /* rows x cols: Megatron's fused scale, causal
+                             mask and softmax (scaled_upper_triang_masked_
+                             softmax), which reads only the unmasked lower
+                             triangle */
     EST_OP_EMBEDDING,     /* rows = tokens, cols = hidden, n = vocab rows */
     EST_OP_CROSS_ENTROPY, /* rows = tokens, cols = vocab columns on this rank */
     EST_OP_ADAM,          /* n = parameters (fp32 master, fp32 m and v) */

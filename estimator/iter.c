@@ -45,7 +45,10 @@
  * p stages and v model chunks per stage, an iteration takes
  *   m x t_max + (p - 1) / v x t_mean,
  * t = one micro-batch's forward + backward (+ recompute, exposed TP and
- * CP, and 2 v point-to-point exchanges) on a stage; t_max of the slowest
+ * CP, and 2 v point-to-point exchanges: 1/TP of the activation each with
+ * SP, or without it and with space_layout's pp_scatter_gather plus an
+ * all-gather over TP; all of it from every TP rank otherwise, as
+ * Megatron-Core sends it) on a stage; t_max of the slowest
  * stage (the first and last carry embedding, LM head and loss), t_mean
  * over stages. The second term is the bubble.
  *
@@ -60,9 +63,8 @@
  * at 16 bits.
  *
  * Deliberately not modelled yet: MoE layers (the estimate refuses them),
- * TP communication overlap (--tp-comm-overlap), the tied-embedding
- * gradient all-reduce between first and last stage, data loading, the
- * cost of dropout inside flash attention.
+ * the tied-embedding gradient all-reduce between first and last stage,
+ * data loading, the cost of dropout inside flash attention.
  */
 #include "est.h"
 
@@ -296,13 +298,19 @@ static void attention(const iter_ctx *x, double *fwd, double *bwd,
                    : 0;
     if (!l->flash) {
         /* Unfused: scores GEMM, masked softmax, weighted sum (the causal
-         * mask does not save GEMM work). */
+         * mask does not save GEMM work). The softmax is Megatron's fused
+         * scale-mask-softmax kernel where its conditions hold, PyTorch's
+         * otherwise (megatron/core/fusions/fused_softmax.py,
+         * is_kernel_available: 16-bit input, 16 < keys <= 4096, queries,
+         * keys and batch x heads multiples of 4). */
         est_op qk = gemm(x->act_dt, s, l->seq, hd);
         qk.b = l->mbs * hq;
         est_op av = gemm(x->act_dt, s, hd, l->seq);
         av.b = l->mbs * hq;
-        est_op sm = elementwise(EST_OP_SOFTMAX, x->act_dt, l->mbs * hq * s,
-                                l->seq);
+        int fused = l->seq > 16 && l->seq <= 4096 && s % 4 == 0
+                    && l->seq % 4 == 0 && (l->mbs * hq) % 4 == 0;
+        est_op sm = elementwise(fused ? EST_OP_MASKED_SOFTMAX : EST_OP_SOFTMAX,
+                                x->act_dt, l->mbs * hq * s, l->seq);
         add_op(x, &qk, fwd, bwd);
         add_op(x, &sm, fwd, bwd);
         if (x->m->attn_dropout > 0) { /* on the probabilities: a kernel */
@@ -605,8 +613,21 @@ void est_estimate(const est_ctx *c, const space_model *m,
      * chunk forward and one gradient backward. */
     double p2p = 0;
     if (pp > 1) {
-        double bytes = x.act_bytes / (double)(l->sp ? l->tp : 1);
-        p2p = 2 * (double)v * coll(&x, EST_COLL_SENDRECV, bytes, &x.pp_pair);
+        double one_send;
+        if (l->sp || l->tp == 1) {
+            one_send = coll(&x, EST_COLL_SENDRECV,
+                            x.act_bytes / (double)l->tp, &x.pp_pair);
+        } else if (l->pp_scatter_gather) {
+            /* Each TP rank sends its 1/TP slice; the receivers all-gather
+             * the slices over the TP group's links (Narayanan et al.,
+             * SC'21, section 4.1). */
+            one_send = coll(&x, EST_COLL_SENDRECV,
+                            x.act_bytes / (double)l->tp, &x.pp_pair)
+                       + coll(&x, EST_COLL_ALLGATHER, x.act_bytes, &x.tp_group);
+        } else {
+            one_send = coll(&x, EST_COLL_SENDRECV, x.act_bytes, &x.pp_pair);
+        }
+        p2p = 2 * (double)v * one_send;
     }
     /* Stage s: its layers, plus the embedding on stage 0 and the head on
      * the last; all stages of the middle are alike. */

@@ -45,6 +45,7 @@ const char *const est_op_names[EST_OP_COUNT] = {
     [EST_OP_DROPOUT] = "dropout",
     [EST_OP_ROPE] = "rope",
     [EST_OP_SOFTMAX] = "softmax",
+    [EST_OP_MASKED_SOFTMAX] = "masked_softmax",
     [EST_OP_EMBEDDING] = "embedding",
     [EST_OP_CROSS_ENTROPY] = "cross_entropy",
     [EST_OP_ADAM] = "adam",
@@ -87,6 +88,10 @@ static const mem_traffic traffic[EST_OP_COUNT] = {
     [EST_OP_DROPOUT] = {2, 1, 2, 1},
     [EST_OP_ROPE] = {2, 0, 2, 0},
     [EST_OP_SOFTMAX] = {2, 0, 3, 0},
+    /* causal: reads the lower triangle (half), writes the whole row
+     * (zeros above the diagonal); backward reads dy and y below the
+     * diagonal and writes dx */
+    [EST_OP_MASKED_SOFTMAX] = {1.5, 0, 2, 0},
     /* gather: read the rows, write them; backward scatter-adds (the
      * dense zeroing of the table's gradient is added in est_op_work) */
     [EST_OP_EMBEDDING] = {2, 0, 3, 0},

@@ -34,6 +34,7 @@ const char *const est_sample_op_names[] = {
     "linear1", "linear2", "linear3", "linear4", "linear_final",
     "flash_atten", "flash_atten_causal", "layernorm", "RMSlayernorm", "gelu",
     "res_add", "embedding", "parallel_cross_entropy_128", "RoPE", "softmax",
+    "ScaledUpperTriangMaskedSoftmax",
     "gemm", "adam", "optimizer", NULL};
 
 /* GPT-NeoX-like vocabulary of the seed samples (their README). */
@@ -103,6 +104,9 @@ int est_sample_op(const char *name, hw_dtype dtype, const double *cols,
         op->rows = tokens, op->cols = 2 * d / t; /* q and k */
     } else if (strcmp(name, "softmax") == 0) {
         op->kind = EST_OP_SOFTMAX;
+        op->rows = (int64_t)(b * (h / mp) * l), op->cols = (int64_t)l;
+    } else if (strcmp(name, "ScaledUpperTriangMaskedSoftmax") == 0) {
+        op->kind = EST_OP_MASKED_SOFTMAX;
         op->rows = (int64_t)(b * (h / mp) * l), op->cols = (int64_t)l;
     } else if (strcmp(name, "gemm") == 0) {
         op->kind = EST_OP_GEMM;

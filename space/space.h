@@ -243,6 +243,12 @@ typedef struct space_layout {
                           gradients and an fp32 copy of its shard only) */
     int tp_overlap;    /* space_tp_overlap; 0: Megatron-LM's default */
     int cp_comm;       /* space_cp_comm; 0: ring of point-to-point sends */
+    int pp_scatter_gather; /* pipeline sends without SP: each TP rank sends
+                          1/TP of the activation, the receiving TP group
+                          all-gathers it (Narayanan et al. SC'21, section
+                          4.1; Megatron-LM before Megatron-Core and
+                          Megatron-DeepSpeed, on by default there); 0: every
+                          TP rank sends all of it (Megatron-Core) */
     double zero3_live; /* ZeRO-3: parameters gathered at once; 0 = two
                           whole layers (FSDP units of one layer, the next
                           prefetched); DeepSpeed gathers module by module

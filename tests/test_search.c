@@ -171,6 +171,39 @@ static void test_sensitivity(void)
         TP_CHECK(n.time.tp_s > d.time.tp_s && d.time.tp_s > al.time.tp_s);
         TP_CHECK(n.time.fwd_s == al.time.fwd_s); /* compute unchanged */
     }
+    /* Without SP, pipeline sends split over the TP ranks and re-gathered
+     * (Megatron-LM 2021) move less over the network than whole
+     * activations from every TP rank (Megatron-Core); with SP the split
+     * is already there and the option changes nothing. */
+    {
+        est_result whole, split, sp_off, sp_on;
+        l = base_layout();
+        l.sp = 0;
+        est(&selene, &l, &whole);
+        l.pp_scatter_gather = 1;
+        est(&selene, &l, &split);
+        TP_CHECK(split.time.pp_p2p_s < whole.time.pp_p2p_s);
+        TP_CHECK(split.time.pp_p2p_s > whole.time.pp_p2p_s / 8);
+        TP_CHECK(split.time.fwd_s == whole.time.fwd_s);
+        l.sp = 1;
+        est(&selene, &l, &sp_on);
+        l.pp_scatter_gather = 0;
+        est(&selene, &l, &sp_off);
+        TP_CHECK(sp_on.iteration_s == sp_off.iteration_s);
+    }
+    /* Unfused attention: Megatron's fused causal softmax is cheaper than
+     * PyTorch's at the same shape (both fitted to A100 samples). */
+    {
+        est_op fused = {0}, plain = {0};
+        fused.kind = EST_OP_MASKED_SOFTMAX, plain.kind = EST_OP_SOFTMAX;
+        fused.dtype = plain.dtype = HW_FP16;
+        fused.rows = plain.rows = 4 * 12 * 2048;
+        fused.cols = plain.cols = 2048;
+        est_time tf, tpl;
+        TP_CHECK(est_models_time(ops_a100, &fused, &tf) == 1);
+        TP_CHECK(est_models_time(ops_a100, &plain, &tpl) == 1);
+        TP_CHECK(tf.fwd_s < tpl.fwd_s && tf.bwd_s < tpl.bwd_s);
+    }
     /* A faster GPU is faster. */
     l = base_layout();
     est(&selene, &l, &a);
