@@ -197,16 +197,16 @@ int main(int argc, char **argv)
          * Megatron-LM 2021 or Megatron-DeepSpeed 2022 (fused softmax).
          * Gradient reduction overlapped where listed, and in FSDP. */
         const cJSON *feat = get(l, "features"), *fe;
-        int has_flash = 0, has_overlap = 0, tp_all = 0;
+        int has_flash = 0, has_overlap = 0, tp_all = 0, async_tp = 0;
         cJSON_ArrayForEach(fe, feat) {
             if (!cJSON_IsString(fe)) continue;
             has_flash |= strcmp(fe->valuestring, "flash-attention") == 0;
             has_overlap |= strcmp(fe->valuestring, "overlap-grad-reduce") == 0;
-            tp_all |= strcmp(fe->valuestring, "tp-comm-overlap") == 0
-                      || strcmp(fe->valuestring, "async-tp") == 0;
+            tp_all |= strcmp(fe->valuestring, "tp-comm-overlap") == 0;
+            async_tp |= strcmp(fe->valuestring, "async-tp") == 0;
         }
-        /* TP overlap: all where the run lists --tp-comm-overlap or
-         * AsyncTP; none in torchtitan's plain DTensor TP, in Megatron-LM
+        /* TP overlap: all where the run lists --tp-comm-overlap;
+         * torchtitan's DTensor TP, plain or AsyncTP; none in Megatron-LM
          * 2021 (before its asynchronous backward all-reduce; assumed from
          * the code's history) and in BigScience's runs (Megatron-DeepSpeed
          * of 2021 code, run with CUDA_LAUNCH_BLOCKING=1, which serialises
@@ -218,8 +218,10 @@ int main(int argc, char **argv)
             w.cp_comm = SPACE_CP_ALLGATHER;
         if (tp_all)
             w.tp_overlap = SPACE_TP_OVERLAP_ALL;
-        else if (strcmp(src, "torchtitan_benchmarks") == 0
-                 || strcmp(src, "narayanan2021_sc21") == 0
+        else if (strcmp(src, "torchtitan_benchmarks") == 0)
+            w.tp_overlap = async_tp ? SPACE_TP_OVERLAP_ASYNC
+                                    : SPACE_TP_OVERLAP_DTENSOR;
+        else if (strcmp(src, "narayanan2021_sc21") == 0
                  || strncmp(src, "bigscience_", 11) == 0)
             w.tp_overlap = SPACE_TP_OVERLAP_NONE;
         const cJSON *shj = get(l, "sharding");

@@ -103,6 +103,11 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_NONE)
         put(&b, "  # TP collectives not overlapped: Megatron-LM overlaps the "
                 "backward ones by default");
+    if (l->tp > 1 && (l->tp_overlap == SPACE_TP_OVERLAP_DTENSOR
+                      || l->tp_overlap == SPACE_TP_OVERLAP_ASYNC))
+        put(&b, "  # estimated for PyTorch DTensor TP%s (torchtitan), not "
+                "Megatron-LM's",
+            l->tp_overlap == SPACE_TP_OVERLAP_ASYNC ? " with AsyncTP" : "");
 }
 
 void cli_launch_nemo(const space_layout *l, const space_model *m, int gpn,
@@ -165,9 +170,11 @@ void cli_launch_torchtitan(const space_layout *l, const space_model *m,
         (long long)(shard ? 1 : l->dp));
     put(&b, "data_parallel_shard_degree = %lld\n", (long long)(shard ? l->dp : 1));
     put(&b, "tensor_parallel_degree = %lld\n", (long long)l->tp);
-    if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
-        put(&b, "enable_async_tensor_parallel = true\n");
-    put(&b, "enable_async_tensor_parallel = false\n");
+    put(&b, "enable_async_tensor_parallel = %s\n",
+        l->tp > 1 && (l->tp_overlap == SPACE_TP_OVERLAP_ASYNC
+                      || l->tp_overlap == SPACE_TP_OVERLAP_ALL)
+            ? "true"
+            : "false");
     put(&b, "pipeline_parallel_degree = %lld\n", (long long)l->pp);
     if (l->pp > 1)
         put(&b, "pipeline_parallel_schedule = \"%s\"\n"

@@ -176,6 +176,7 @@ enum opt_id {
     OPT_SVG,
     OPT_TP_COMM_OVERLAP,
     OPT_NO_ASYNC_TP,
+    OPT_TP_OVERLAP,
     OPT_ATTN_BACKEND,
     OPT_ATTN_DROPOUT,
     OPT_HIDDEN_DROPOUT,
@@ -253,6 +254,11 @@ static const cli_option options[] = {
     {"tp-comm-overlap", OPT_TP_COMM_OVERLAP, NULL, CMD_EST_SEARCH,
      "every TP collective under its neighbouring GEMM (Megatron-LM's "
      "userbuffer overlap; torchtitan's AsyncTP)"},
+    {"tp-overlap", OPT_TP_OVERLAP, "backward|none|all|dtensor|async-tp",
+     CMD_EST_SEARCH,
+     "which TP collectives hide under GEMMs: Megatron-LM's default, none, "
+     "all (the two flags above), or PyTorch DTensor TP as torchtitan runs "
+     "it, plain or with AsyncTP"},
     {"no-async-tensor-model-parallel-allreduce", OPT_NO_ASYNC_TP, NULL,
      CMD_EST_SEARCH,
      "no TP collective overlapped (PyTorch DTensor TP, Megatron-LM of 2021); "
@@ -691,6 +697,10 @@ int main(int argc, char **argv)
             break;
         case OPT_NO_ASYNC_TP:
             o.tp_overlap = SPACE_TP_OVERLAP_NONE;
+            break;
+        case OPT_TP_OVERLAP:
+            rc = parse_name("tp-overlap", optarg, space_tp_overlap_names,
+                            SPACE_TP_OVERLAP_COUNT, &o.tp_overlap, &e);
             break;
         case OPT_PP_SCATTER_GATHER:
             o.pp_scatter_gather = 1;

@@ -422,24 +422,48 @@ static void layer_time(const iter_ctx *x, stage_time *st)
          * overlaps once both are cut into the TP ring's steps: one step
          * stays exposed (Megatron-LM's userbuffers, AsyncTP). */
 #define SPLIT(c, g, done) ((done) ? fmax((c) / (double)tp, (c) - (g)) : (c))
-        int all = l->tp_overlap == SPACE_TP_OVERLAP_ALL;
-        int bwd_ov = l->tp_overlap != SPACE_TP_OVERLAP_NONE;
+        int ov = l->tp_overlap;
+        int all = ov == SPACE_TP_OVERLAP_ALL, async = ov == SPACE_TP_OVERLAP_ASYNC;
+        int dtensor = async || ov == SPACE_TP_OVERLAP_DTENSOR;
+        int bwd_ov = ov == SPACE_TP_OVERLAP_BWD || all;
         if (l->sp) {
             double ag = coll(x, EST_COLL_ALLGATHER, bytes, &x->tp_group);
             double rs = coll(x, EST_COLL_REDUCE_SCATTER, bytes, &x->tp_group);
             /* Forward: each block's input gathered before its column-
              * parallel GEMM, its output reduce-scattered after its row-
              * parallel one. */
-            tpf = SPLIT(ag, g_qkv.fwd_s, all) + SPLIT(rs, g_o.fwd_s, all)
-                  + SPLIT(ag, g_fc1.fwd_s, all) + SPLIT(rs, g_fc2.fwd_s, all);
-            /* Backward: the output gradient gathered before the row-
-             * parallel GEMMs' data gradient; the input re-gathered under
-             * the column-parallel GEMM's data gradient and its gradient
-             * reduce-scattered under its weight gradient (each half of
-             * the GEMM's backward). */
-            tpb = SPLIT(ag, g_o.bwd_s / 2, all) + SPLIT(ag, g_fc2.bwd_s / 2, all)
-                  + UNDER(ag, w_qkv, bwd_ov) + UNDER(ag, w_fc1, bwd_ov)
-                  + UNDER(rs, w_qkv, bwd_ov) + UNDER(rs, w_fc1, bwd_ov);
+            int fwd_ov = all || async;
+            tpf = SPLIT(ag, g_qkv.fwd_s, fwd_ov) + SPLIT(rs, g_o.fwd_s, fwd_ov)
+                  + SPLIT(ag, g_fc1.fwd_s, fwd_ov)
+                  + SPLIT(rs, g_fc2.fwd_s, fwd_ov);
+            if (!dtensor) {
+                /* Megatron-LM: the output gradient gathered before the
+                 * row-parallel GEMMs' data gradient; the input, kept
+                 * sharded, re-gathered under the column-parallel GEMM's
+                 * data gradient and its gradient reduce-scattered under
+                 * its weight gradient (each half of the GEMM's
+                 * backward). */
+                tpb = SPLIT(ag, g_o.bwd_s / 2, all)
+                      + SPLIT(ag, g_fc2.bwd_s / 2, all)
+                      + UNDER(ag, w_qkv, bwd_ov) + UNDER(ag, w_fc1, bwd_ov)
+                      + UNDER(rs, w_qkv, bwd_ov) + UNDER(rs, w_fc1, bwd_ov);
+            } else {
+                /* DTensor: the output gradients gathered (AsyncTP
+                 * decomposes these with their data-gradient GEMMs) and
+                 * the input gradients reduce-scattered, exposed: AsyncTP
+                 * finds no GEMM->reduce-scatter pair there, the
+                 * reduce-scatter's input being a sum of GEMMs (pytorch
+                 * PR 149946; torch/_inductor/fx_passes/
+                 * micro_pipeline_tp.py). The gathered inputs were kept by
+                 * autograd, except under torchtitan's op-level
+                 * checkpointing, whose save list keeps reduce-scatter
+                 * outputs but not all-gather ones: those are gathered
+                 * again, exposed, for the weight gradients. */
+                tpb = SPLIT(ag, g_o.bwd_s / 2, async)
+                      + SPLIT(ag, g_fc2.bwd_s / 2, async) + 2 * rs;
+                if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
+                    tpb += 2 * ag;
+            }
         } else {
             double ar = coll(x, EST_COLL_ALLREDUCE, bytes, &x->tp_group);
             tpf = SPLIT(ar, g_o.fwd_s, all) + SPLIT(ar, g_fc2.fwd_s, all);

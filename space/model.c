@@ -66,6 +66,8 @@ const char *const space_tp_overlap_names[SPACE_TP_OVERLAP_COUNT] = {
     [SPACE_TP_OVERLAP_BWD] = "backward",
     [SPACE_TP_OVERLAP_NONE] = "none",
     [SPACE_TP_OVERLAP_ALL] = "all",
+    [SPACE_TP_OVERLAP_DTENSOR] = "dtensor",
+    [SPACE_TP_OVERLAP_ASYNC] = "async-tp",
 };
 
 const char *const space_cp_comm_names[SPACE_CP_COMM_COUNT] = {

@@ -207,7 +207,16 @@ typedef enum space_tp_overlap {
                               input-gradient collectives under the weight
                               gradient */
     SPACE_TP_OVERLAP_NONE, /* none (PyTorch DTensor TP; Megatron-LM 2021) */
-    SPACE_TP_OVERLAP_ALL,  /* all (--tp-comm-overlap; torchtitan AsyncTP) */
+    SPACE_TP_OVERLAP_ALL,  /* all (Megatron-LM --tp-comm-overlap) */
+    SPACE_TP_OVERLAP_DTENSOR, /* PyTorch DTensor TP (torchtitan): none
+                                 overlapped; autograd keeps each gathered
+                                 GEMM input, so the backward does not
+                                 re-gather it */
+    SPACE_TP_OVERLAP_ASYNC,   /* torchtitan's AsyncTP: DTensor TP with the
+                                 gather->GEMM and GEMM->reduce-scatter
+                                 pairs decomposed into overlapped steps
+                                 (forward, recompute, and the backward's
+                                 output-gradient gathers) */
     SPACE_TP_OVERLAP_COUNT
 } space_tp_overlap;
 extern const char *const space_tp_overlap_names[SPACE_TP_OVERLAP_COUNT];

@@ -170,6 +170,23 @@ static void test_sensitivity(void)
         est(&selene, &l, &al);
         TP_CHECK(n.time.tp_s > d.time.tp_s && d.time.tp_s > al.time.tp_s);
         TP_CHECK(n.time.fwd_s == al.time.fwd_s); /* compute unchanged */
+        /* DTensor TP overlaps nothing but does not re-gather inputs in
+         * the backward: between Megatron's none and all; AsyncTP hides
+         * more, but not the backward's reduce-scatters that all hides. */
+        est_result dt, as;
+        l.tp_overlap = SPACE_TP_OVERLAP_DTENSOR;
+        est(&selene, &l, &dt);
+        l.tp_overlap = SPACE_TP_OVERLAP_ASYNC;
+        est(&selene, &l, &as);
+        TP_CHECK(dt.time.tp_s < n.time.tp_s && as.time.tp_s < dt.time.tp_s);
+        TP_CHECK(as.time.tp_s > al.time.tp_s);
+        TP_CHECK(dt.time.fwd_s == n.time.fwd_s);
+        /* under op-level checkpointing DTensor gathers the inputs again */
+        est_result dt_op;
+        l.tp_overlap = SPACE_TP_OVERLAP_DTENSOR;
+        l.recompute = SPACE_RECOMPUTE_SELECTIVE_OP;
+        est(&selene, &l, &dt_op);
+        TP_CHECK(dt_op.time.tp_s > dt.time.tp_s);
     }
     /* Without SP, pipeline sends split over the TP ranks and re-gathered
      * (Megatron-LM 2021) move less over the network than whole
