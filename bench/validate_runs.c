@@ -198,12 +198,14 @@ int main(int argc, char **argv)
          * Gradient reduction overlapped where listed, and in FSDP. */
         const cJSON *feat = get(l, "features"), *fe;
         int has_flash = 0, has_overlap = 0, tp_all = 0, async_tp = 0;
+        int compiled = 0;
         cJSON_ArrayForEach(fe, feat) {
             if (!cJSON_IsString(fe)) continue;
             has_flash |= strcmp(fe->valuestring, "flash-attention") == 0;
             has_overlap |= strcmp(fe->valuestring, "overlap-grad-reduce") == 0;
             tp_all |= strcmp(fe->valuestring, "tp-comm-overlap") == 0;
             async_tp |= strcmp(fe->valuestring, "async-tp") == 0;
+            compiled |= strcmp(fe->valuestring, "torch.compile") == 0;
         }
         /* TP overlap: all where the run lists --tp-comm-overlap;
          * torchtitan's DTensor TP, plain or AsyncTP; none in Megatron-LM
@@ -214,8 +216,12 @@ int main(int argc, char **argv)
          * bigscience-workshop/bigscience); Megatron-LM's default else. */
         /* torchtitan's context parallelism is PyTorch's, whose default
          * rotation all-gathers the keys and values. */
-        if (strcmp(src, "torchtitan_benchmarks") == 0)
+        if (strcmp(src, "torchtitan_benchmarks") == 0) {
             w.cp_comm = SPACE_CP_ALLGATHER;
+            /* torchtitan without torch.compile runs its Llama's norms,
+             * SwiGLU and RoPE op by op */
+            w.eager = !compiled;
+        }
         if (tp_all)
             w.tp_overlap = SPACE_TP_OVERLAP_ALL;
         else if (strcmp(src, "torchtitan_benchmarks") == 0)

@@ -51,6 +51,7 @@ typedef struct cli_opts {
     int no_overlap;          /* --no-overlap-grad-reduce */
     int tp_overlap;          /* space_tp_overlap: 0 = Megatron-LM's default */
     int pp_scatter_gather;   /* --scatter-gather-tensors-in-pipeline */
+    int eager;               /* --eager */
     int cp_comm;             /* space_cp_comm: 0 = p2p ring */
     int unfused_attention;   /* --attention-backend unfused */
     double attn_dropout, hidden_dropout; /* < 0 = the model's */

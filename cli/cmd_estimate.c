@@ -38,6 +38,7 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     l->tp_overlap = o->tp_overlap;
     l->cp_comm = o->cp_comm;
     l->pp_scatter_gather = o->pp_scatter_gather;
+    l->eager = o->eager;
 }
 
 /* The layout the options ask for, SEARCH_UNSET where unset. */
@@ -138,6 +139,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddStringToObject(a, "cp_comm_type", space_cp_comm_names[l->cp_comm]);
     cJSON_AddBoolToObject(a, "scatter_gather_tensors_in_pipeline",
                           l->pp_scatter_gather);
+    cJSON_AddBoolToObject(a, "eager", l->eager);
     cJSON_AddStringToObject(a, "attention_backend",
                             l->flash ? "flash" : "unfused");
     cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
@@ -312,11 +314,12 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                 hw_dtype_names[l->dtype]);
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
-                "overlap %s, CP exchange %s, DP overlap %s%s\n",
+                "overlap %s, CP exchange %s, DP overlap %s%s%s\n",
                 l->flash ? "flash" : "unfused", m.attn_dropout,
                 m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
                 space_cp_comm_names[l->cp_comm], l->no_dp_overlap ? "off" : "on",
-                l->pp_scatter_gather ? ", PP sends scatter/gather" : "");
+                l->pp_scatter_gather ? ", PP sends scatter/gather" : "",
+                l->eager ? ", eager PyTorch (no torch.compile)" : "");
         const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;
         fprintf(f,
                 "operator times: fitted to %s's samples where it has them, "

@@ -182,6 +182,7 @@ enum opt_id {
     OPT_HIDDEN_DROPOUT,
     OPT_CP_COMM,
     OPT_PP_SCATTER_GATHER,
+    OPT_EAGER,
     OPT_PROGRESS,
     OPT_RESUME,
     OPT_SHARD,
@@ -263,6 +264,10 @@ static const cli_option options[] = {
      CMD_EST_SEARCH,
      "no TP collective overlapped (PyTorch DTensor TP, Megatron-LM of 2021); "
      "default: the backward's under the weight gradient"},
+    {"eager", OPT_EAGER, NULL, CMD_EST_SEARCH,
+     "PyTorch eager: RMSNorm, SwiGLU and RoPE as the separate kernels of "
+     "their PyTorch code (torchtitan without torch.compile); default: "
+     "fused"},
     {"scatter-gather-tensors-in-pipeline", OPT_PP_SCATTER_GATHER, NULL,
      CMD_EST_SEARCH,
      "pipeline sends without SP split over the TP ranks and re-gathered "
@@ -704,6 +709,9 @@ int main(int argc, char **argv)
             break;
         case OPT_PP_SCATTER_GATHER:
             o.pp_scatter_gather = 1;
+            break;
+        case OPT_EAGER:
+            o.eager = 1;
             break;
         case OPT_CP_COMM:
             rc = parse_name("cp-comm-type", optarg, space_cp_comm_names,

@@ -45,6 +45,13 @@ typedef enum est_op_kind {
     EST_OP_FP8_CAST,      /* rows x cols 16-bit elements to fp8 with a
                              per-tensor scale (amax pass, cast pass);
                              "backward": transposing the fp8 copy */
+    /* PyTorch eager composites (torchtitan's Llama without torch.compile),
+     * as the separate kernels they launch; roofline only: */
+    EST_OP_RMSNORM_EAGER, /* rows x cols: F.rms_norm's upcast, pow, mean,
+                             rsqrt, mul, downcast, weight mul */
+    EST_OP_SWIGLU_EAGER,  /* rows x cols outputs: silu(gate), then * up */
+    EST_OP_ROPE_EAGER,    /* rows x cols elements of q or k: upcast,
+                             complex multiply, downcast */
     EST_OP_COUNT
 } est_op_kind;
 

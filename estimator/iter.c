@@ -111,7 +111,7 @@ typedef struct iter_ctx {
  * kernels beside them. Fitted, not sourced: bench/fit_kernel_eff.py fits
  * it to the published runs (bench/data/validation_runs.json), per GPU
  * family where three or more sources ran on it (hwdb's kernel_efficiency:
- * A100 0.80, H100 0.71; a GPU of the same silicon inherits it), and once
+ * A100 0.80, H100 0.715; a GPU of the same silicon inherits it), and once
  * over every source for the rest (EST_KERNEL_EFF); each source left out
  * in turn moves these by at most 0.03
  * (bench/results/kernel_efficiency.md). */
@@ -395,7 +395,8 @@ static void layer_time(const iter_ctx *x, stage_time *st)
                               &bwd, &w_qkv);
     fwd_gemm += fwd - f0;
     if (m->pos == SPACE_POS_ROPE) {
-        o = elementwise(EST_OP_ROPE, x->act_dt, T, (q + kv) / tp);
+        o = elementwise(l->eager ? EST_OP_ROPE_EAGER : EST_OP_ROPE, x->act_dt,
+                        T, (q + kv) / tp);
         add_op(x, &o, &fwd, &bwd);
     }
     double afwd = 0, abwd = 0, cpf, cpb;
@@ -405,7 +406,10 @@ static void layer_time(const iter_ctx *x, stage_time *st)
     est_time g_fc1 = add_gemm(x, T, (gated ? 2 : 1) * f / tp, h, x->gemm_dt,
                               &fwd, &bwd, &w_fc1);
     fwd_gemm += fwd - f0;
-    o = elementwise(gated ? EST_OP_SWIGLU : EST_OP_GELU, x->act_dt, T, f / tp);
+    o = elementwise(!gated ? EST_OP_GELU
+                    : l->eager ? EST_OP_SWIGLU_EAGER
+                               : EST_OP_SWIGLU,
+                    x->act_dt, T, f / tp);
     add_op(x, &o, &fwd, &bwd);
     f0 = fwd;
     est_time g_fc2 = add_gemm(x, T, h, f / tp, x->gemm_dt, &fwd, &bwd, NULL);
@@ -607,7 +611,10 @@ void est_estimate(const est_ctx *c, const space_model *m,
     x.T = l->mbs * l->seq / l->cp;
     x.Tn = l->sp ? x.T / l->tp : x.T;
     x.vp = space_vocab_padded(m->vocab, l->tp);
-    x.norm = m->norm == SPACE_NORM_RMSNORM ? EST_OP_RMSNORM : EST_OP_LAYERNORM;
+    /* PyTorch's LayerNorm is one kernel eager too; its RMSNorm is not. */
+    x.norm = m->norm != SPACE_NORM_RMSNORM ? EST_OP_LAYERNORM
+             : l->eager                    ? EST_OP_RMSNORM_EAGER
+                                           : EST_OP_RMSNORM;
     x.act_bytes = (double)x.T * (double)m->hidden * est_dtype_bytes(x.act_dt);
     x.tp_group = place(l->tp, 1, gpn);
     x.cp_group = place(l->cp, l->tp, gpn);

@@ -50,6 +50,9 @@ const char *const est_op_names[EST_OP_COUNT] = {
     [EST_OP_CROSS_ENTROPY] = "cross_entropy",
     [EST_OP_ADAM] = "adam",
     [EST_OP_FP8_CAST] = "fp8_cast",
+    [EST_OP_RMSNORM_EAGER] = "rmsnorm_eager",
+    [EST_OP_SWIGLU_EAGER] = "swiglu_eager",
+    [EST_OP_ROPE_EAGER] = "rope_eager",
 };
 _Static_assert(sizeof est_op_names / sizeof est_op_names[0] == EST_OP_COUNT,
                "est_op_names names every est_op_kind");
@@ -106,7 +109,45 @@ static const mem_traffic traffic[EST_OP_COUNT] = {
      * copy transposed for the other GEMM of the backward (read and write
      * a byte), since Hopper's fp8 GEMMs take both operands K-major */
     [EST_OP_FP8_CAST] = {2, 1, 0, 2},
+    /* Eager composites, kernel by kernel (16-bit e, fp32 4 bytes), from
+     * the code they run: torchtitan's Llama (models/llama/model.py,
+     * models/norms.py: nn.RMSNorm) on PyTorch 2.5 (at::rms_norm in
+     * aten/src/ATen/native/layer_norm.cpp, composite). RMSNorm forward:
+     * upcast (r e, w 4), pow (r 4, w 4), mean (r 4), rsqrt on the row
+     * sums, mul (r 4, w 4), downcast (r 4, w e), weight mul (r e, w e);
+     * backward through autograd: weight mul's two products (4e), downcast
+     * (e + 4), mul's two (8 + 8), mean's expand (4), pow (12), the sum of
+     * the two paths (12), upcast (4 + e). */
+    [EST_OP_RMSNORM_EAGER] = {4, 28, 6, 52},
+    /* silu (r e, w e) then mul (r 2e, w e); backward: two products (3e
+     * each) and silu's (3e) */
+    [EST_OP_SWIGLU_EAGER] = {5, 0, 9, 0},
+    /* upcast (r e, w 4), complex multiply (r 4, w 4; the frequencies are
+     * one row, broadcast), downcast (r 4, w e); the backward mirrors it */
+    [EST_OP_ROPE_EAGER] = {2, 16, 2, 16},
 };
+
+/* Kernels an op launches, forward and backward, where more than one:
+ * each pays the launch floor. */
+static void kernel_counts(const est_op *op, double *f, double *b)
+{
+    switch (op->kind) {
+    case EST_OP_GEMM:
+        *f = 1, *b = 2;
+        break;
+    case EST_OP_RMSNORM_EAGER:
+        *f = 7, *b = 10;
+        break;
+    case EST_OP_SWIGLU_EAGER:
+        *f = 2, *b = 3;
+        break;
+    case EST_OP_ROPE_EAGER:
+        *f = 3, *b = 3;
+        break;
+    default:
+        *f = 1, *b = 1;
+    }
+}
 
 void est_op_work(const est_op *op, est_work *w)
 {
@@ -200,7 +241,8 @@ void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t)
     double peak = g->peak_flops[op->dtype];
     if (peak <= 0) peak = g->peak_flops[HW_FP16];
     double bw = g->mem_bw_bytes_per_s * EST_HBM_EFFICIENCY;
-    double cf, cb, kernels_f = 1, kernels_b = 1;
+    double cf, cb, kernels_f, kernels_b;
+    kernel_counts(op, &kernels_f, &kernels_b);
     if (op->kind == EST_OP_GEMM) {
         int64_t b = op->b > 0 ? op->b : 1, m = op->m, n = op->n, k = op->k;
         int64_t sms = g->sm_count > 0 ? g->sm_count : 1;
@@ -208,7 +250,6 @@ void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t)
         cf = gemm_compute_s(sms, rate, bw, b, m, n, k);
         cb = gemm_compute_s(sms, rate, bw, b, m, k, n)   /* dX = dY W^T */
              + gemm_compute_s(sms, rate, bw, b, k, n, m); /* dW = X^T dY */
-        kernels_b = 2;
     } else if (op->kind == EST_OP_FLASH_ATTN) {
         double sms = g->sm_count > 0 ? g->sm_count : 1;
         double hd = ceil((double)op->head_dim / 32.0) * 32.0;

@@ -258,6 +258,11 @@ typedef struct space_layout {
                           4.1; Megatron-LM before Megatron-Core and
                           Megatron-DeepSpeed, on by default there); 0: every
                           TP rank sends all of it (Megatron-Core) */
+    int eager;         /* PyTorch eager: RMSNorm, SwiGLU and RoPE as the
+                          separate kernels of their PyTorch code
+                          (torchtitan without torch.compile); 0: fused
+                          kernels (Megatron-LM, Transformer Engine,
+                          torch.compile) */
     double zero3_live; /* ZeRO-3: parameters gathered at once; 0 = two
                           whole layers (FSDP units of one layer, the next
                           prefetched); DeepSpeed gathers module by module

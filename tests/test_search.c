@@ -221,6 +221,26 @@ static void test_sensitivity(void)
         TP_CHECK(est_models_time(ops_a100, &plain, &tpl) == 1);
         TP_CHECK(tf.fwd_s < tpl.fwd_s && tf.bwd_s < tpl.bwd_s);
     }
+    /* Eager PyTorch (no torch.compile): Llama's RMSNorm, SwiGLU and RoPE
+     * op by op move more memory than fused kernels; the GEMMs and the
+     * communication are the same. */
+    {
+        est_result fused, eager;
+        l = base_layout();
+        l.seq = 8192, l.gbs = 64, l.pp = 4, l.dp = 8;
+        est_estimate(&eos, llama, &l, &fused);
+        l.eager = 1;
+        est_estimate(&eos, llama, &l, &eager);
+        TP_CHECK(eager.time.fwd_s > fused.time.fwd_s);
+        TP_CHECK(eager.time.bwd_s > fused.time.bwd_s);
+        TP_CHECK(eager.time.fwd_s < 1.5 * fused.time.fwd_s);
+        TP_CHECK(eager.time.tp_s == fused.time.tp_s);
+        /* GPT-3 has LayerNorm and GELU, one kernel each eager too */
+        est(&selene, &l, &eager);
+        l.eager = 0;
+        est(&selene, &l, &fused);
+        TP_CHECK(eager.iteration_s == fused.iteration_s);
+    }
     /* A faster GPU is faster. */
     l = base_layout();
     est(&selene, &l, &a);
