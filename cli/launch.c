@@ -57,14 +57,12 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
             (long long)(m->num_layers / (l->pp * l->vpp)));
     int uneven = l->vpp <= 1 && l->pp == 2 && m->num_layers % 2;
     if (l->vpp <= 1 && l->pp > 2 && m->num_layers % l->pp) {
-        /* Uneven stages as the estimator splits them: the middle ones one
-         * layer more than L / PP, the two end stages the rest. */
-        int64_t lo = m->num_layers / l->pp;
-        int64_t ends = m->num_layers - (l->pp - 2) * (lo + 1);
-        if (ends >= 2 && ends % 2 == 0)
+        /* Uneven stages as the estimator splits them. */
+        double end = space_stage_layers(m, l, 0);
+        if (end >= 1 && end == (double)(int64_t)end)
             put(&b, " --decoder-first-pipeline-num-layers %lld "
                     "--decoder-last-pipeline-num-layers %lld",
-                (long long)(ends / 2), (long long)(ends / 2));
+                (long long)end, (long long)end);
         else
             uneven = 1;
     }

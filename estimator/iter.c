@@ -632,8 +632,6 @@ void est_estimate(const est_ctx *c, const space_model *m,
     int64_t v = l->vpp, pp = l->pp;
     int64_t micro = l->gbs / (l->mbs * l->dp);
     double layers_per_stage = (double)m->num_layers / (double)pp;
-    int64_t lo = m->num_layers / pp;
-    int uneven = m->num_layers % pp != 0;
     stage_time one = {0};
     layer_time(&x, &one);
     stage_time first = {0}, last = {0};
@@ -668,16 +666,10 @@ void est_estimate(const est_ctx *c, const space_model *m,
     int kinds = pp == 1 ? 1 : (pp == 2 ? 2 : 3);
     for (int k = 0; k < kinds; k++) {
         stage_time *s = &st[k];
-        /* Uneven stages (layers not divisible by PP, one chunk per
-         * rank): the middle stages take one layer more, the end stages,
-         * which carry the embedding and the head, one fewer (as
-         * Megatron-LM's --decoder-first/last-pipeline-num-layers and
-         * DeepSpeed's partitioning that counts the embeddings lighten
-         * them). */
-        double nl = layers_per_stage;
-        double ends = ((double)m->num_layers - (double)(pp - 2) * (double)(lo + 1)) / 2;
-        if (uneven && pp > 2 && ends >= 1)
-            nl = k == 2 ? (double)lo + 1 : ends;
+        /* Uneven stages: the middle ones one layer more than the end
+         * ones, which carry the embedding and the head
+         * (space_stage_layers). */
+        double nl = space_stage_layers(m, l, k == 0 ? 0 : k == 1 ? pp - 1 : 1);
         s->fwd = one.fwd * nl;
         s->bwd = one.bwd * nl;
         s->recompute = one.recompute * nl;

@@ -107,7 +107,7 @@ static double inflight_layers(const space_model *m, const space_layout *l,
     int64_t pp = l->pp, v = l->vpp > 0 ? l->vpp : 1;
     int64_t chunks = v > 1 ? (pp - r - 1) * 2 + (v - 1) * pp + 1 : pp - r;
     if (chunks > micro * v) chunks = micro * v;
-    return (double)chunks * (double)m->num_layers / (double)(pp * v);
+    return (double)chunks * space_stage_layers(m, l, r) / (double)v;
 }
 
 void est_state_bytes(const space_layout *l, double params, double *w,
@@ -131,7 +131,6 @@ void est_memory_of(const space_model *m, const space_layout *l,
     space_params p;
     space_model_params(m, 128 * l->tp, &p);
     double t = (double)l->tp;
-    double layers = (double)m->num_layers / (double)l->pp;
     double layer = (double)(p.per_layer - p.norms_per_layer) / t
                    + (double)p.norms_per_layer;
     double first = (double)(p.embedding) / t + (double)(p.position + p.embed_norm);
@@ -144,11 +143,14 @@ void est_memory_of(const space_model *m, const space_layout *l,
     if (micro < 1) micro = 1;
     double tokens = (double)l->mbs * (double)l->seq / (double)l->cp;
     double vp = (double)p.vocab_padded;
-    /* Stage 0 and the last stage bound every rank: the middle ones hold
-     * the same layers with fewer micro-batches in flight. */
-    for (int s = 0; s < 2; s++) {
-        int64_t r = s == 0 ? 0 : l->pp - 1;
-        double params = layers * layer;
+    /* Stage 0 and the last stage bound every rank but the middle ones'
+     * extra layer of an uneven split (space_stage_layers): rank 1, which
+     * has the most micro-batches in flight of those, then too. */
+    int64_t ranks[3] = {0, l->pp - 1, 1};
+    int n_ranks = l->pp > 2 && space_stage_layers(m, l, 1) > space_stage_layers(m, l, 0) ? 3 : 2;
+    for (int s = 0; s < n_ranks; s++) {
+        int64_t r = ranks[s];
+        double params = space_stage_layers(m, l, r) * layer;
         if (r == 0) params += first;
         if (r == l->pp - 1) params += last;
         double w, gr, opt;

@@ -115,3 +115,14 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
 #undef REJECT
     return SPACE_OK;
 }
+
+double space_stage_layers(const space_model *m, const space_layout *l,
+                          int64_t r)
+{
+    int64_t L = m->num_layers, pp = l->pp > 0 ? l->pp : 1;
+    int64_t lo = L / pp;
+    double ends = ((double)L - (double)(pp - 2) * (double)(lo + 1)) / 2;
+    if (L % pp == 0 || l->vpp > 1 || pp <= 2 || ends < 1)
+        return (double)L / (double)pp;
+    return r == 0 || r == pp - 1 ? ends : (double)(lo + 1);
+}

@@ -269,6 +269,16 @@ typedef struct space_layout {
                           up to stage3_max_live_parameters (1e9 default) */
 } space_layout;
 
+/* Transformer layers on pipeline rank r, all of its model chunks: L / PP
+ * where that divides, with the interleaved schedule (whose chunks must be
+ * equal), and with two stages; otherwise the middle ranks take one layer
+ * more than L / PP, rounded down, and the two end ranks, which also carry
+ * the embedding and the LM head, share the rest equally (as Megatron-LM's
+ * --decoder-first/last-pipeline-num-layers and torchtitan's split points
+ * lighten them); a half layer each where the rest is odd, as an average. */
+double space_stage_layers(const space_model *m, const space_layout *l,
+                          int64_t r);
+
 /* Why a layout is not valid for a model: one row of space_reject_names
  * (and of the rule table in layout.c) each. */
 typedef enum space_reject {
