@@ -111,7 +111,7 @@ typedef struct iter_ctx {
  * kernels beside them. Fitted, not sourced: bench/fit_kernel_eff.py fits
  * it to the published runs (bench/data/validation_runs.json), per GPU
  * family where three or more sources ran on it (hwdb's kernel_efficiency:
- * A100 0.80, H100 0.715; a GPU of the same silicon inherits it), and once
+ * A100 0.795, H100 0.715; a GPU of the same silicon inherits it), and once
  * over every source for the rest (EST_KERNEL_EFF); each source left out
  * in turn moves these by at most 0.03
  * (bench/results/kernel_efficiency.md). */
@@ -724,6 +724,16 @@ void est_estimate(const est_ctx *c, const space_model *m,
              * own backward (DeepSpeed ZeRO-2/3, FSDP without no_sync);
              * ZeRO-1 once, after the last. */
             double rs_times = l->zero >= SPACE_ZERO_2 ? mb : 1;
+            /* ZeRO-3 under a pipeline (FSDP2 in PyTorch's pipelining, the
+             * one framework that combines them): gradient sync is off
+             * for every micro-batch's backward, and after the last one
+             * the stage's FSDP post-backward reduce-scatters everything,
+             * after the compute (torch/distributed/pipelining/stage.py,
+             * backward_maybe_with_nosync); the parameters, not resharded
+             * between micro-batches, are gathered once, in the first
+             * forward. */
+            int fsdp_pp = l->zero == SPACE_ZERO_3 && pp > 1;
+            if (fsdp_pp) rs_times = 1, window = 0;
             /* ZeRO-1/2: the 16-bit parameters gathered back after the
              * step (ZeRO-3 keeps them sharded). */
             double ag = l->zero == SPACE_ZERO_3
@@ -743,8 +753,12 @@ void est_estimate(const est_ctx *c, const space_model *m,
                 double g1 = coll(&x, EST_COLL_ALLGATHER, 2 * lp, &x.dp_group);
                 double per_layer_f = l->no_dp_overlap ? 0 : one.fwd;
                 double per_layer_b = l->no_dp_overlap ? 0 : one.bwd;
-                b->dp_s += mb * layers_per_stage
-                           * (fmax(0, g1 - per_layer_f) + fmax(0, g1 - per_layer_b));
+                if (fsdp_pp)
+                    b->dp_s += layers_per_stage * fmax(0, g1 - per_layer_f);
+                else
+                    b->dp_s += mb * layers_per_stage
+                               * (fmax(0, g1 - per_layer_f)
+                                  + fmax(0, g1 - per_layer_b));
             }
         }
     }

@@ -257,6 +257,18 @@ static void test_sensitivity(void)
         TP_CHECK(no.time.dp_s > ov.time.dp_s);
         TP_CHECK(no.time.fwd_s == ov.time.fwd_s);
     }
+    /* ZeRO-3 under a pipeline (FSDP2 in PyTorch's pipelining) reduces
+     * and gathers once per iteration, whatever the micro-batches. */
+    {
+        est_result few, many;
+        l = base_layout();
+        l.zero = SPACE_ZERO_3;
+        est(&selene, &l, &few);
+        l.gbs *= 4;
+        est(&selene, &l, &many);
+        TP_CHECK(few.time.dp_s > 0);
+        TP_CHECK_REL(many.time.dp_s, few.time.dp_s, 1e-12);
+    }
     /* More DP ranks at the same global batch: more exposed DP traffic
      * share, less compute per GPU. */
     l = base_layout();
