@@ -52,17 +52,24 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
         (long long)nodes, (long long)g);
     put(&b, " --tensor-model-parallel-size %lld --pipeline-model-parallel-size "
             "%lld", (long long)l->tp, (long long)l->pp);
-    if (l->vpp > 1)
+    int64_t L = m->num_layers, v = l->vpp > 1 ? l->vpp : 1;
+    if (v > 1 && L % (l->pp * v) == 0)
         put(&b, " --num-layers-per-virtual-pipeline-stage %lld",
-            (long long)(m->num_layers / (l->pp * l->vpp)));
-    int uneven = l->vpp <= 1 && l->pp == 2 && m->num_layers % 2;
-    if (l->vpp <= 1 && l->pp > 2 && m->num_layers % l->pp) {
-        /* Uneven stages as the estimator splits them. */
+            (long long)(L / (l->pp * v)));
+    else if (v > 1)
+        put(&b, " --num-virtual-stages-per-pipeline-rank %lld", (long long)v);
+    int uneven = 0;
+    if (L % (l->pp * v)) {
+        /* Uneven stages as the estimator splits them, where the end and
+         * the middle ranks' layers each split into V equal chunks. */
         double end = space_stage_layers(m, l, 0);
-        if (end >= 1 && end == (double)(int64_t)end)
+        double mid = space_stage_layers(m, l, l->pp > 2 ? 1 : 0);
+        int64_t e = (int64_t)end, md = (int64_t)mid;
+        if (l->pp > 2 && L % l->pp && end >= 1 && end == (double)e
+            && e % v == 0 && md % v == 0)
             put(&b, " --decoder-first-pipeline-num-layers %lld "
                     "--decoder-last-pipeline-num-layers %lld",
-                (long long)end, (long long)end);
+                (long long)e, (long long)e);
         else
             uneven = 1;
     }
@@ -89,9 +96,10 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
     if (!l->no_dp_overlap && l->zero >= SPACE_ZERO_1 && l->zero < SPACE_ZERO_3)
         put(&b, " --overlap-param-gather");
     if (uneven)
-        put(&b, "  # %lld layers do not split evenly over PP %lld: set "
-                "--decoder-first/last-pipeline-num-layers",
-            (long long)m->num_layers, (long long)l->pp);
+        put(&b, "  # %lld layers do not split evenly over PP %lld x %lld "
+                "model chunks: set --decoder-first/last-pipeline-num-layers "
+                "or --pipeline-model-parallel-layout",
+            (long long)m->num_layers, (long long)l->pp, (long long)v);
     if (l->zero == SPACE_ZERO_2)
         put(&b, "  # ZeRO-2: no Megatron-LM switch; the distributed "
                 "optimizer shards optimizer states only");

@@ -702,6 +702,13 @@ void est_estimate(const est_ctx *c, const space_model *m,
     b->cp_s = mb * cs->cp;
     b->pp_p2p_s = mb * cs->p2p;
     b->bubble_s = (double)(pp - 1) / (double)v * tmean;
+    if (v > 1) {
+        /* Interleaved: the fill and the drain pass chunk by chunk, and
+         * with layers that do not split evenly into PP x V chunks some
+         * chunks hold a layer more than the average. */
+        double avg = (double)m->num_layers / (double)(pp * v);
+        b->bubble_s *= ceil(avg) / avg;
+    }
 
     /* Data parallelism over dp x cp ranks, for the critical stage's
      * parameters; fp32 gradients (as the memory model). */

@@ -76,12 +76,12 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
         REJECT(SPACE_REJECT_TP_NODE,
                "TP %lld spans more than a node of %d GPUs", (long long)tp,
                gpus_per_node);
-    /* One chunk per rank may be uneven (the estimator gives the end
-     * stages fewer layers); interleaved chunks must be equal. */
-    if (v > 1 ? m->num_layers % (pp * v) != 0 : pp > m->num_layers)
+    /* Every model chunk needs a layer; the split may be uneven
+     * (space_stage_layers gives the end ranks fewer). */
+    if (pp * v > m->num_layers)
         REJECT(SPACE_REJECT_PP_LAYERS,
-               "%lld layers are not divisible by PP %lld x virtual stages "
-               "%lld",
+               "%lld layers cannot fill PP %lld x %lld virtual stages "
+               "(at least one layer each)",
                (long long)m->num_layers, (long long)pp, (long long)v);
     if (v > 1 && pp < 2)
         REJECT(SPACE_REJECT_VPP,
@@ -122,7 +122,7 @@ double space_stage_layers(const space_model *m, const space_layout *l,
     int64_t L = m->num_layers, pp = l->pp > 0 ? l->pp : 1;
     int64_t lo = L / pp;
     double ends = ((double)L - (double)(pp - 2) * (double)(lo + 1)) / 2;
-    if (L % pp == 0 || l->vpp > 1 || pp <= 2 || ends < 1)
+    if (L % pp == 0 || pp <= 2 || ends < 1)
         return (double)L / (double)pp;
     return r == 0 || r == pp - 1 ? ends : (double)(lo + 1);
 }

@@ -270,12 +270,14 @@ typedef struct space_layout {
 } space_layout;
 
 /* Transformer layers on pipeline rank r, all of its model chunks: L / PP
- * where that divides, with the interleaved schedule (whose chunks must be
- * equal), and with two stages; otherwise the middle ranks take one layer
- * more than L / PP, rounded down, and the two end ranks, which also carry
- * the embedding and the LM head, share the rest equally (as Megatron-LM's
- * --decoder-first/last-pipeline-num-layers and torchtitan's split points
- * lighten them); a half layer each where the rest is odd, as an average. */
+ * where that divides, and with two stages; otherwise the middle ranks take
+ * one layer more than L / PP, rounded down, and the two end ranks, which
+ * also carry the embedding and the LM head, share the rest equally (as
+ * Megatron-LM's --decoder-first/last-pipeline-num-layers and torchtitan's
+ * split points lighten them; torchtitan's for Llama 3 405B, 126 layers on
+ * 8 ranks of 2 chunks: 7, 8 x 14, 7, rank totals 15, 16 x 6, 15); a half
+ * layer each where the rest is odd, as an average. A rank's V chunks
+ * share its layers evenly, as an average too. */
 double space_stage_layers(const space_model *m, const space_layout *l,
                           int64_t r);
 

@@ -134,6 +134,28 @@ static void test_grid(void)
     TP_CHECK_INT(space_grid_check(m, &l, 4, 4, NULL, 0), SPACE_REJECT_ZERO_DP1);
     l.zero = SPACE_ZERO_NONE, l.dp = 2;
     TP_CHECK_INT(space_grid_check(m, &l, 6, 4, NULL, 0), SPACE_REJECT_GPUS);
+    /* interleaving needs a layer per chunk, not an even split: 44 layers
+     * on PP 4 x 3 chunks run, on PP 4 x 12 they cannot */
+    l = job(2048, 1024);
+    l.tp = 1, l.pp = 4, l.vpp = 3, l.dp = 2;
+    TP_CHECK_INT(space_layout_check(m, &l, 4, NULL, 0), SPACE_OK);
+    l.vpp = 12;
+    TP_CHECK_INT(space_layout_check(m, &l, 4, NULL, 0), SPACE_REJECT_PP_LAYERS);
+    /* layers per rank: Llama 3 405B's 126 on 8 ranks as torchtitan splits
+     * them (15, 16 x 6, 15), with or without interleaving; even splits
+     * and two stages are L / PP */
+    tp_err e = {0};
+    const space_model *big = space_preset_find("llama3.1-405b", &e);
+    TP_CHECK(big != NULL);
+    l.pp = 8, l.vpp = 2;
+    TP_CHECK(space_stage_layers(big, &l, 0) == 15 && space_stage_layers(big, &l, 7) == 15);
+    TP_CHECK(space_stage_layers(big, &l, 1) == 16 && space_stage_layers(big, &l, 6) == 16);
+    l.vpp = 1;
+    TP_CHECK(space_stage_layers(big, &l, 3) == 16);
+    l.pp = 2;
+    TP_CHECK(space_stage_layers(big, &l, 0) == 63);
+    l.pp = 4;
+    TP_CHECK(space_stage_layers(m, &l, 0) == 11); /* 44 layers */
 }
 
 static search_request request(const space_model *m, const search_system *s,
