@@ -39,7 +39,10 @@
  * parameter all-gather runs under the next forward (--overlap-param-gather)
  * likewise; space_layout's no_dp_overlap turns both off (Megatron-LM's
  * defaults, and its 2021 code). ZeRO-3 gathers each layer's parameters
- * during the previous layer's compute (FSDP prefetch).
+ * during the previous layer's compute (FSDP prefetch), per micro-batch,
+ * and reduce-scatters each micro-batch's gradients; under a pipeline
+ * (FSDP2 with PyTorch's pipelining) it gathers once and reduce-scatters
+ * once, after the last backward.
  *
  * Pipeline (Narayanan et al., SC'21, section 2.2): with m micro-batches,
  * p stages and v model chunks per stage, an iteration takes
@@ -50,7 +53,9 @@
  * all-gather over TP; all of it from every TP rank otherwise, as
  * Megatron-Core sends it) on a stage; t_max of the slowest
  * stage (the first and last carry embedding, LM head and loss), t_mean
- * over stages. The second term is the bubble.
+ * over stages. The second term is the bubble; interleaved chunks that
+ * hold different numbers of layers stretch it by the longest chunk over
+ * the average one.
  *
  * Recompute: selective reruns the attention core's forward in the
  * backward (Korthikanti et al., arXiv 2205.05198); full reruns the whole
