@@ -120,8 +120,18 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddNumberToObject(a, "data_parallel_size", (double)l->dp);
     cJSON_AddNumberToObject(a, "virtual_stages_per_pipeline_rank",
                             (double)l->vpp);
-    cJSON_AddNumberToObject(a, "num_layers_per_virtual_pipeline_stage",
-                            (double)(m->num_layers / (l->pp * l->vpp)));
+    /* Layers per model chunk where they split evenly, else null; the
+     * split the estimate used, per pipeline rank (first, middle, last). */
+    if (m->num_layers % (l->pp * l->vpp) == 0)
+        cJSON_AddNumberToObject(a, "num_layers_per_virtual_pipeline_stage",
+                                (double)(m->num_layers / (l->pp * l->vpp)));
+    else
+        cJSON_AddNullToObject(a, "num_layers_per_virtual_pipeline_stage");
+    cJSON *split = cJSON_AddObjectToObject(a, "layers_per_pipeline_rank");
+    cJSON_AddNumberToObject(split, "first", space_stage_layers(m, l, 0));
+    cJSON_AddNumberToObject(split, "middle",
+                            space_stage_layers(m, l, l->pp > 2 ? 1 : 0));
+    cJSON_AddNumberToObject(split, "last", space_stage_layers(m, l, l->pp - 1));
     cJSON_AddNumberToObject(a, "micro_batch_size", (double)l->mbs);
     cJSON_AddNumberToObject(a, "global_batch_size", (double)l->gbs);
     cJSON_AddNumberToObject(a, "micro_batches", (double)micro_batches(l));
