@@ -74,6 +74,17 @@ static int op_dims(const est_op *op, double *x)
     case EST_OP_ADAM:
         x[0] = log((double)op->n);
         return 1;
+    case EST_OP_MASKED_SOFTMAX: {
+        /* Megatron's kernel sizes its per-row loop for the next power of
+         * two of the row length (a template per log2 of it): a row just
+         * past a power of two costs nearly as much as twice it. */
+        double c = (double)op->cols, p2 = 1;
+        while (p2 < c) p2 *= 2;
+        x[0] = log((double)op->rows);
+        x[1] = log(c);
+        x[2] = log(p2 / c);
+        return 3;
+    }
     default:
         x[0] = log((double)op->rows);
         x[1] = log((double)op->cols);

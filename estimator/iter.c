@@ -116,7 +116,7 @@ typedef struct iter_ctx {
  * kernels beside them. Fitted, not sourced: bench/fit_kernel_eff.py fits
  * it to the published runs (bench/data/validation_runs.json), per GPU
  * family where three or more sources ran on it (hwdb's kernel_efficiency:
- * A100 0.795, H100 0.715; a GPU of the same silicon inherits it), and once
+ * A100 0.80, H100 0.715; a GPU of the same silicon inherits it), and once
  * over every source for the rest (EST_KERNEL_EFF); each source left out
  * in turn moves these by at most 0.03
  * (bench/results/kernel_efficiency.md). */
