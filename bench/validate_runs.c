@@ -245,6 +245,11 @@ int main(int argc, char **argv)
          * and its ZeRO-3 gathers module by module up to
          * stage3_max_live_parameters, 1e9 by default
          * (deepspeed/runtime/zero/config.py). */
+        /* Megatron-LM with fp16 accumulates and all-reduces gradients in
+         * fp16 unless --accumulate-allreduce-grads-in-fp32 (opt-in; only
+         * bf16 forces it: megatron/arguments.py, 2021 to today). */
+        if (strcmp(src, "narayanan2021_sc21") == 0 && w.dtype == HW_FP16)
+            w.grad_bytes = 2;
         if (cJSON_IsString(shj)) {
             if (strcmp(shj->valuestring, "deepspeed-zero1") == 0
                 || strcmp(shj->valuestring, "deepspeed-zero3") == 0)
