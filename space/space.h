@@ -206,7 +206,8 @@ typedef enum space_tp_overlap {
     SPACE_TP_OVERLAP_BWD,  /* Megatron-LM's default: the backward's
                               input-gradient collectives under the weight
                               gradient */
-    SPACE_TP_OVERLAP_NONE, /* none (PyTorch DTensor TP; Megatron-LM 2021) */
+    SPACE_TP_OVERLAP_NONE, /* none (Megatron-LM 2021; its
+                              --no-async-tensor-model-parallel-allreduce) */
     SPACE_TP_OVERLAP_ALL,  /* all (Megatron-LM --tp-comm-overlap) */
     SPACE_TP_OVERLAP_DTENSOR, /* PyTorch DTensor TP (torchtitan): none
                                  overlapped; autograd keeps each gathered
