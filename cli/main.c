@@ -262,8 +262,9 @@ static const cli_option options[] = {
      "it, plain or with AsyncTP"},
     {"no-async-tensor-model-parallel-allreduce", OPT_NO_ASYNC_TP, NULL,
      CMD_EST_SEARCH,
-     "no TP collective overlapped (Megatron-LM of 2021; DTensor TP: --tp-overlap dtensor); "
-     "default: the backward's under the weight gradient"},
+     "no TP collective overlapped (Megatron-LM of 2021; DTensor TP: "
+     "--tp-overlap dtensor); default: the backward's under the weight "
+     "gradient"},
     {"eager", OPT_EAGER, NULL, CMD_EST_SEARCH,
      "PyTorch eager: RMSNorm, SwiGLU and RoPE as the separate kernels of "
      "their PyTorch code (torchtitan without torch.compile); default: "
