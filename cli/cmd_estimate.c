@@ -327,7 +327,8 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                 "overlap %s, CP exchange %s, DP overlap %s%s%s\n",
                 l->flash ? "flash" : "unfused", m.attn_dropout,
                 m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
-                space_cp_comm_names[l->cp_comm], l->no_dp_overlap ? "off" : "on",
+                space_cp_comm_names[l->cp_comm],
+                l->no_dp_overlap ? "off" : "on",
                 l->pp_scatter_gather ? ", PP sends scatter/gather" : "",
                 l->eager ? ", eager PyTorch (no torch.compile)" : "");
         const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;

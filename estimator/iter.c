@@ -432,7 +432,8 @@ static void layer_time(const iter_ctx *x, stage_time *st)
          * stays exposed (Megatron-LM's userbuffers, AsyncTP). */
 #define SPLIT(c, g, done) ((done) ? fmax((c) / (double)tp, (c) - (g)) : (c))
         int ov = l->tp_overlap;
-        int all = ov == SPACE_TP_OVERLAP_ALL, async = ov == SPACE_TP_OVERLAP_ASYNC;
+        int all = ov == SPACE_TP_OVERLAP_ALL;
+        int async = ov == SPACE_TP_OVERLAP_ASYNC;
         int dtensor = async || ov == SPACE_TP_OVERLAP_DTENSOR;
         int bwd_ov = ov == SPACE_TP_OVERLAP_BWD || all;
         if (l->sp) {

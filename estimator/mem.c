@@ -147,7 +147,10 @@ void est_memory_of(const space_model *m, const space_layout *l,
      * extra layer of an uneven split (space_stage_layers): rank 1, which
      * has the most micro-batches in flight of those, then too. */
     int64_t ranks[3] = {0, l->pp - 1, 1};
-    int n_ranks = l->pp > 2 && space_stage_layers(m, l, 1) > space_stage_layers(m, l, 0) ? 3 : 2;
+    int n_ranks = l->pp > 2 && space_stage_layers(m, l, 1)
+                                   > space_stage_layers(m, l, 0)
+                      ? 3
+                      : 2;
     for (int s = 0; s < n_ranks; s++) {
         int64_t r = ranks[s];
         double params = space_stage_layers(m, l, r) * layer;
