@@ -191,11 +191,10 @@ int main(int argc, char **argv)
         const cJSON *pr = get(l, "precision");
         int dt = cJSON_IsString(pr) ? hw_dtype_parse(pr->valuestring) : -1;
         w.dtype = dt == HW_FP8 || dt == HW_FP16 ? dt : HW_BF16;
-        /* What the source's software did, not a fit: flash attention
-         * where the run lists it, and in Megatron-Core 2024 (Transformer
-         * Engine) and torchtitan (PyTorch SDPA) by default; not in
-         * Megatron-LM 2021 or Megatron-DeepSpeed 2022 (fused softmax).
-         * Gradient reduction overlapped where listed, and in FSDP. */
+        /* What the source's software did, not a fit: the defaults of its
+         * framework (space_framework_software: Megatron-LM 2021 for
+         * Narayanan et al. and BigScience's Megatron-DeepSpeed of 2021-22,
+         * torchtitan, Megatron-Core else), then what the run lists. */
         const cJSON *feat = get(l, "features"), *fe;
         int has_flash = 0, has_overlap = 0, tp_all = 0, async_tp = 0;
         int compiled = 0;
@@ -207,49 +206,40 @@ int main(int argc, char **argv)
             async_tp |= strcmp(fe->valuestring, "async-tp") == 0;
             compiled |= strcmp(fe->valuestring, "torch.compile") == 0;
         }
-        /* TP overlap: all where the run lists --tp-comm-overlap;
-         * torchtitan's DTensor TP, plain or AsyncTP; none in Megatron-LM
-         * 2021 (before its asynchronous backward all-reduce; assumed from
-         * the code's history) and in BigScience's runs (Megatron-DeepSpeed
-         * of 2021 code, run with CUDA_LAUNCH_BLOCKING=1, which serialises
-         * every kernel: tr11-176B-ml.slurm and chronicles-prequel.md,
-         * bigscience-workshop/bigscience); Megatron-LM's default else. */
-        /* torchtitan's context parallelism is PyTorch's, whose default
-         * rotation all-gathers the keys and values. */
-        if (strcmp(src, "torchtitan_benchmarks") == 0) {
-            w.cp_comm = SPACE_CP_ALLGATHER;
-            /* torchtitan without torch.compile runs its Llama's norms,
-             * SwiGLU and RoPE op by op */
-            w.eager = !compiled;
-        }
-        if (tp_all)
-            w.tp_overlap = SPACE_TP_OVERLAP_ALL;
-        else if (strcmp(src, "torchtitan_benchmarks") == 0)
-            w.tp_overlap = async_tp ? SPACE_TP_OVERLAP_ASYNC
-                                    : SPACE_TP_OVERLAP_DTENSOR;
-        else if (strcmp(src, "narayanan2021_sc21") == 0
-                 || strncmp(src, "bigscience_", 11) == 0)
-            w.tp_overlap = SPACE_TP_OVERLAP_NONE;
+        int titan = strcmp(src, "torchtitan_benchmarks") == 0;
+        int old_megatron = strcmp(src, "narayanan2021_sc21") == 0
+                           || strncmp(src, "bigscience_", 11) == 0;
+        space_framework_software(titan          ? SPACE_FW_TORCHTITAN
+                                 : old_megatron ? SPACE_FW_MEGATRON_2021
+                                                : SPACE_FW_MEGATRON_CORE,
+                                 &w);
+        /* llm-foundry's attention is the one its run lists (flash,
+         * triton or PyTorch's). */
+        if (strcmp(src, "llm_foundry_mpt_benchmarks") == 0) w.flash = has_flash;
+        /* TP: --tp-comm-overlap or AsyncTP where the run lists them. The
+         * 2021 default (no TP overlap) is assumed from Megatron-LM's
+         * history; BigScience also ran with CUDA_LAUNCH_BLOCKING=1, which
+         * serialises every kernel (tr11-176B-ml.slurm and
+         * chronicles-prequel.md, bigscience-workshop/bigscience). */
+        if (tp_all) w.tp_overlap = SPACE_TP_OVERLAP_ALL;
+        if (titan && async_tp) w.tp_overlap = SPACE_TP_OVERLAP_ASYNC;
+        /* torchtitan without torch.compile runs its Llama's norms, SwiGLU
+         * and RoPE op by op. */
+        w.eager = titan && !compiled;
+        /* Gradient reduction overlapped where listed, and in FSDP. */
         const cJSON *shj = get(l, "sharding");
         int fsdp = cJSON_IsString(shj) && strncmp(shj->valuestring, "fsdp", 4) == 0;
-        w.flash = has_flash || strcmp(src, "megatron_lm_readme_h100_2024") == 0
-                  || strcmp(src, "torchtitan_benchmarks") == 0;
         w.no_dp_overlap = !(has_overlap || fsdp);
-        /* Pipeline sends split over TP and re-gathered: on by default in
-         * Megatron-LM before Megatron-Core (--no-scatter-gather-tensors-
-         * in-pipeline turned it off) and in Megatron-DeepSpeed. */
-        w.pp_scatter_gather = strcmp(src, "narayanan2021_sc21") == 0
-                              || strncmp(src, "bigscience_", 11) == 0;
-        /* DeepSpeed's fp16 ZeRO keeps 16-bit gradients (its bf16
-         * optimizer, BLOOM's, accumulates them in fp32 like Megatron-LM),
-         * and its ZeRO-3 gathers module by module up to
-         * stage3_max_live_parameters, 1e9 by default
-         * (deepspeed/runtime/zero/config.py). */
         /* Megatron-LM with fp16 accumulates and all-reduces gradients in
          * fp16 unless --accumulate-allreduce-grads-in-fp32 (opt-in; only
          * bf16 forces it: megatron/arguments.py, 2021 to today). */
         if (strcmp(src, "narayanan2021_sc21") == 0 && w.dtype == HW_FP16)
             w.grad_bytes = 2;
+        /* DeepSpeed's fp16 ZeRO keeps 16-bit gradients (its bf16
+         * optimizer, BLOOM's, accumulates them in fp32 like Megatron-LM),
+         * and its ZeRO-3 gathers module by module up to
+         * stage3_max_live_parameters, 1e9 by default
+         * (deepspeed/runtime/zero/config.py). */
         if (cJSON_IsString(shj)) {
             if (strcmp(shj->valuestring, "deepspeed-zero1") == 0
                 || strcmp(shj->valuestring, "deepspeed-zero3") == 0)

@@ -20,6 +20,16 @@ typedef enum cli_format { CLI_TABLE, CLI_JSON, CLI_CSV, CLI_JSONL, CLI_MD, CLI_F
 
 #define CLI_MAX_HWDB 16
 
+/* Software fields of a layout an option can set (cli_opts.sw_set). */
+enum {
+    CLI_SW_FLASH = 1u << 0,
+    CLI_SW_TP = 1u << 1,
+    CLI_SW_CP = 1u << 2,
+    CLI_SW_DP = 1u << 3,
+    CLI_SW_SCATTER = 1u << 4,
+    CLI_SW_EAGER = 1u << 5
+};
+
 typedef struct cli_opts {
     cli_format format;
     const char *output;      /* -o FILE, or NULL for stdout */
@@ -54,6 +64,9 @@ typedef struct cli_opts {
     int eager;               /* --eager */
     int cp_comm;             /* space_cp_comm: 0 = p2p ring */
     int unfused_attention;   /* --attention-backend unfused */
+    int framework;           /* space_framework: the software's defaults */
+    unsigned sw_set;         /* CLI_SW_* bits: software fields set by an
+                                option, which the framework leaves alone */
     double attn_dropout, hidden_dropout; /* < 0 = the model's */
     const char *gpus_arg;    /* --gpus as given (search: a list or range) */
     /* search */

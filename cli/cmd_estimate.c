@@ -33,12 +33,14 @@ int cli_model(const cli_opts *o, space_model *m, tp_err *e)
 
 void cli_layout_software(const cli_opts *o, space_layout *l)
 {
-    l->flash = !o->unfused_attention;
-    l->no_dp_overlap = o->no_overlap;
-    l->tp_overlap = o->tp_overlap;
-    l->cp_comm = o->cp_comm;
-    l->pp_scatter_gather = o->pp_scatter_gather;
-    l->eager = o->eager;
+    space_framework_software((space_framework)o->framework, l);
+    unsigned set = o->sw_set;
+    if (set & CLI_SW_FLASH) l->flash = !o->unfused_attention;
+    if (set & CLI_SW_DP) l->no_dp_overlap = o->no_overlap;
+    if (set & CLI_SW_TP) l->tp_overlap = o->tp_overlap;
+    if (set & CLI_SW_CP) l->cp_comm = o->cp_comm;
+    if (set & CLI_SW_SCATTER) l->pp_scatter_gather = o->pp_scatter_gather;
+    if (set & CLI_SW_EAGER) l->eager = o->eager;
 }
 
 /* The layout the options ask for, SEARCH_UNSET where unset. */

@@ -183,6 +183,7 @@ enum opt_id {
     OPT_CP_COMM,
     OPT_PP_SCATTER_GATHER,
     OPT_EAGER,
+    OPT_FRAMEWORK,
     OPT_PROGRESS,
     OPT_RESUME,
     OPT_SHARD,
@@ -265,6 +266,12 @@ static const cli_option options[] = {
      "no TP collective overlapped (Megatron-LM of 2021; DTensor TP: "
      "--tp-overlap dtensor); default: the backward's under the weight "
      "gradient"},
+    {"framework", OPT_FRAMEWORK, "megatron-core|megatron-lm-2021|torchtitan",
+     CMD_EST_SEARCH,
+     "defaults of the software switches (--tp-overlap, --cp-comm-type, "
+     "--attention-backend, --[no-]overlap-grad-reduce, "
+     "--scatter-gather-tensors-in-pipeline, --eager) as that framework "
+     "runs; a switch given overrides its default (default megatron-core)"},
     {"eager", OPT_EAGER, NULL, CMD_EST_SEARCH,
      "PyTorch eager: RMSNorm, SwiGLU and RoPE as the separate kernels of "
      "their PyTorch code (torchtitan without torch.compile); default: "
@@ -694,34 +701,47 @@ int main(int argc, char **argv)
             break;
         case OPT_OVERLAP:
             o.no_overlap = 0;
+            o.sw_set |= CLI_SW_DP;
             break;
         case OPT_NO_OVERLAP:
             o.no_overlap = 1;
+            o.sw_set |= CLI_SW_DP;
             break;
         case OPT_TP_COMM_OVERLAP:
             o.tp_overlap = SPACE_TP_OVERLAP_ALL;
+            o.sw_set |= CLI_SW_TP;
             break;
         case OPT_NO_ASYNC_TP:
             o.tp_overlap = SPACE_TP_OVERLAP_NONE;
+            o.sw_set |= CLI_SW_TP;
             break;
         case OPT_TP_OVERLAP:
             rc = parse_name("tp-overlap", optarg, space_tp_overlap_names,
                             SPACE_TP_OVERLAP_COUNT, &o.tp_overlap, &e);
+            o.sw_set |= CLI_SW_TP;
             break;
         case OPT_PP_SCATTER_GATHER:
             o.pp_scatter_gather = 1;
+            o.sw_set |= CLI_SW_SCATTER;
             break;
         case OPT_EAGER:
             o.eager = 1;
+            o.sw_set |= CLI_SW_EAGER;
+            break;
+        case OPT_FRAMEWORK:
+            rc = parse_name("framework", optarg, space_framework_names,
+                            SPACE_FW_COUNT, &o.framework, &e);
             break;
         case OPT_CP_COMM:
             rc = parse_name("cp-comm-type", optarg, space_cp_comm_names,
                             SPACE_CP_COMM_COUNT, &o.cp_comm, &e);
+            o.sw_set |= CLI_SW_CP;
             break;
         case OPT_ATTN_BACKEND: {
             static const char *const backends[] = {"flash", "unfused"};
             rc = parse_name("attention-backend", optarg, backends, 2,
                             &o.unfused_attention, &e);
+            o.sw_set |= CLI_SW_FLASH;
             break;
         }
         case OPT_ATTN_DROPOUT:

@@ -72,7 +72,8 @@ typedef enum opt_kind {
     K_NUM,       /* double field, number in [lo, hi] */
     K_STR,       /* const char * field (the spec keeps the string) */
     K_BOOL,      /* int field, true or false */
-    K_OBJECTIVE  /* int field, one of search_objective_names */
+    K_OBJECTIVE, /* int field, one of search_objective_names */
+    K_FRAMEWORK  /* int field, one of space_framework_names */
 } opt_kind;
 
 typedef struct spec_option {
@@ -88,6 +89,8 @@ static const spec_option spec_options[] = {
     {"objective", K_OBJECTIVE, AT(objective), 0, 0,
      "time, throughput, time-to-train or cost"},
     {"top", K_INT, AT(top_k), 1, 1000, "layouts in the ranked list"},
+    {"framework", K_FRAMEWORK, AT(framework), 0, 0,
+     "megatron-core, megatron-lm-2021 or torchtitan (as --framework)"},
     {"fix", K_STR, AT(fix), 0, 0, "K=V,... as --fix"},
     {"min_gpus", K_I64, AT(min_gpus), 1, 1e7, "as --min-gpus"},
     {"max_gpus", K_I64, AT(max_gpus), 1, 1e7, "as --max-gpus"},
@@ -133,6 +136,13 @@ static int apply_option(cli_opts *o, const spec_option *so, const cJSON *v)
     case K_OBJECTIVE:
         for (int i = 0; cJSON_IsString(v) && i < SEARCH_OBJECTIVE_COUNT; i++)
             if (tp_streq_ci(v->valuestring, search_objective_names[i])) {
+                *(int *)(void *)f = i;
+                ok = 1;
+            }
+        break;
+    case K_FRAMEWORK:
+        for (int i = 0; cJSON_IsString(v) && i < SPACE_FW_COUNT; i++)
+            if (tp_streq_ci(v->valuestring, space_framework_names[i])) {
                 *(int *)(void *)f = i;
                 ok = 1;
             }
@@ -340,10 +350,10 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
                 if (!strcmp(c->string, spec_options[i].key)) so = &spec_options[i];
             snprintf(p, sizeof p, "$.options.%s", c->string);
             if (!so) {
-                problem(&r, "%s: unknown option (expected objective, top, fix, "
-                            "min_gpus, max_gpus, budget_usd, budget_gpu_hours, "
-                            "deadline_s, max_memory_fraction, no_prune or "
-                            "keep_bad)", p);
+                problem(&r, "%s: unknown option (expected objective, top, "
+                            "framework, fix, min_gpus, max_gpus, budget_usd, "
+                            "budget_gpu_hours, deadline_s, max_memory_fraction, "
+                            "no_prune or keep_bad)", p);
                 continue;
             }
             tp_json_describe(c, found, sizeof found);
@@ -354,9 +364,10 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
                         so->hi, so->help, found);
             else
                 problem(&r, "%s: expected %s (%s), found %s", p,
-                        so->kind == K_BOOL        ? "true or false"
-                        : so->kind == K_OBJECTIVE ? "one of"
-                                                  : "a string",
+                        so->kind == K_BOOL ? "true or false"
+                        : so->kind == K_OBJECTIVE || so->kind == K_FRAMEWORK
+                            ? "one of"
+                            : "a string",
                         so->help, found);
         }
     }

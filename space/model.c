@@ -70,6 +70,24 @@ const char *const space_tp_overlap_names[SPACE_TP_OVERLAP_COUNT] = {
     [SPACE_TP_OVERLAP_ASYNC] = "async-tp",
 };
 
+const char *const space_framework_names[SPACE_FW_COUNT] = {
+    [SPACE_FW_MEGATRON_CORE] = "megatron-core",
+    [SPACE_FW_MEGATRON_2021] = "megatron-lm-2021",
+    [SPACE_FW_TORCHTITAN] = "torchtitan",
+};
+
+void space_framework_software(space_framework f, space_layout *l)
+{
+    l->flash = f != SPACE_FW_MEGATRON_2021;
+    l->tp_overlap = f == SPACE_FW_MEGATRON_2021 ? SPACE_TP_OVERLAP_NONE
+                    : f == SPACE_FW_TORCHTITAN  ? SPACE_TP_OVERLAP_DTENSOR
+                                                : SPACE_TP_OVERLAP_BWD;
+    l->cp_comm = f == SPACE_FW_TORCHTITAN ? SPACE_CP_ALLGATHER : SPACE_CP_P2P;
+    l->no_dp_overlap = f == SPACE_FW_MEGATRON_2021;
+    l->pp_scatter_gather = f == SPACE_FW_MEGATRON_2021;
+    l->eager = 0;
+}
+
 const char *const space_cp_comm_names[SPACE_CP_COMM_COUNT] = {
     [SPACE_CP_P2P] = "p2p",
     [SPACE_CP_ALLGATHER] = "all_gather",

@@ -270,6 +270,25 @@ typedef struct space_layout {
                           up to stage3_max_live_parameters (1e9 default) */
 } space_layout;
 
+/* The software a layout runs under, as a set of defaults for space_layout's
+ * software fields (flash, tp_overlap, cp_comm, no_dp_overlap,
+ * pp_scatter_gather, eager); explicit options override them. */
+typedef enum space_framework {
+    SPACE_FW_MEGATRON_CORE, /* Megatron-Core: flash attention, the backward's
+                               TP collectives overlapped, CP ring, DP
+                               overlapped */
+    SPACE_FW_MEGATRON_2021, /* Megatron-LM of 2021 (Narayanan et al.):
+                               unfused attention with the fused softmax, no
+                               TP or DP overlap, pipeline scatter/gather */
+    SPACE_FW_TORCHTITAN,    /* torchtitan: SDPA flash attention, DTensor TP,
+                               all-gathered CP, FSDP prefetch, compiled */
+    SPACE_FW_COUNT
+} space_framework;
+extern const char *const space_framework_names[SPACE_FW_COUNT];
+
+/* Sets l's software fields to framework f's defaults. */
+void space_framework_software(space_framework f, space_layout *l);
+
 /* Transformer layers on pipeline rank r, all of its model chunks: L / PP
  * where that divides, and with two stages; otherwise the middle ranks take
  * one layer more than L / PP, rounded down, and the two end ranks, which

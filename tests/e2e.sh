@@ -312,6 +312,17 @@ has "$OUT" "GPU-hours" "time and cost to train with --tokens"
 has "$OUT" "pp_bubble_s" "table shows the breakdown"
 run 0 "$TP" "${EST[@]}" -t 4 --format json
 has "$OUT" '"pipeline_model_parallel_size"' "chosen layout in json"
+# --framework sets the software switches' defaults; a switch given wins
+run 0 "$TP" "${EST[@]}" -t 4 -p 4 --framework torchtitan --format json
+has "$OUT" '"tp_comm_overlap":	"dtensor"' "torchtitan: DTensor TP"
+has "$OUT" '"cp_comm_type":	"all_gather"' "torchtitan: all-gathered CP"
+run 0 "$TP" "${EST[@]}" -t 4 -p 4 --tp-overlap async-tp --framework torchtitan --format json
+has "$OUT" '"tp_comm_overlap":	"async-tp"' "a switch overrides the framework, in any order"
+run 0 "$TP" "${EST[@]}" -t 4 -p 4 --framework megatron-lm-2021 --format json
+has "$OUT" '"attention_backend":	"unfused"' "Megatron-LM 2021: unfused attention"
+has "$OUT" '"scatter_gather_tensors_in_pipeline":	true' "Megatron-LM 2021: pipeline scatter/gather"
+run 64 "$TP" "${EST[@]}" --framework nemo
+has "$ERR" "megatron-core, megatron-lm-2021 or torchtitan" "unknown framework: the valid names"
 run 1 "$TP" "${EST[@]}" -t 4 -p 1 -c 1 -r none --zero-stage 0 -b 16
 has "$OUT" "NOT FEASIBLE (out_of_memory)" "does not fit: says so, exit 1"
 has "$OUT" "GiB more than" "and by how much"
