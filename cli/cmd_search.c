@@ -190,6 +190,7 @@ static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
     if (o->sp >= 0) FIXV("sp", o->sp);
     if (o->recompute >= 0) FIXV("recompute", o->recompute);
     if (o->zero >= 0) FIXV("zero", o->zero);
+    else if (o->framework == SPACE_FW_TORCHTITAN) FIXV("zero", 3); /* FSDP */
 #undef FIXV
     if (!o->fix) return TP_OK;
     char buf[512];
@@ -901,15 +902,23 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
             char buf[2048];
             const space_layout *l = &rows[0].r.layout;
             int gpn = rows[0].sys->ctx.sys->gpus_per_node;
-            fprintf(f, "\nlaunch %s on %s:\nMegatron-LM:\n  ", rows[0].tag,
+            fprintf(f, "\nlaunch %s on %s:\n", rows[0].tag,
                     rows[0].sys->ctx.sys->name);
-            cli_launch_megatron(l, &m, gpn, buf, sizeof buf);
-            fprintf(f, "%s\nNeMo (YAML keys):\n", buf);
-            cli_launch_nemo(l, &m, gpn, buf, sizeof buf);
-            print_indented(f, buf);
-            fprintf(f, "torchtitan (TOML):\n");
-            cli_launch_torchtitan(l, &m, gpn, buf, sizeof buf);
-            print_indented(f, buf);
+            /* the framework the estimates assumed first */
+            int titan_first = o->framework == SPACE_FW_TORCHTITAN;
+            for (int k = 0; k < 2; k++) {
+                if ((k == 0) == titan_first) {
+                    fprintf(f, "torchtitan (TOML):\n");
+                    cli_launch_torchtitan(l, &m, gpn, buf, sizeof buf);
+                    print_indented(f, buf);
+                } else {
+                    fprintf(f, "Megatron-LM:\n  ");
+                    cli_launch_megatron(l, &m, gpn, buf, sizeof buf);
+                    fprintf(f, "%s\nNeMo (YAML keys):\n", buf);
+                    cli_launch_nemo(l, &m, gpn, buf, sizeof buf);
+                    print_indented(f, buf);
+                }
+            }
         } else {
             fprintf(f, "\nNOTHING FEASIBLE: no layout fits the memory, budget "
                        "and deadline asked for.\n");
