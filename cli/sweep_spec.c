@@ -352,8 +352,8 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
             if (!so) {
                 problem(&r, "%s: unknown option (expected objective, top, "
                             "framework, fix, min_gpus, max_gpus, budget_usd, "
-                            "budget_gpu_hours, deadline_s, max_memory_fraction, "
-                            "no_prune or keep_bad)", p);
+                            "budget_gpu_hours, deadline_s, "
+                            "max_memory_fraction, no_prune or keep_bad)", p);
                 continue;
             }
             tp_json_describe(c, found, sizeof found);
