@@ -542,13 +542,18 @@ def torchtitan(r):
         sched = "interleaved-1f1b" if interleaved else "1f1b"
         vpp = 2 if interleaved else 1
         stages = pp * vpp
-        mbs = local_bs // stages
-        ga = stages
+        # torchtitan at the benchmarks' commit (9dec370, 2024-12-26): with
+        # pipeline_parallel_microbatches unset, as many micro-batches as PP
+        # ranks, for every schedule; pytorch/torchtitan PR 781 (2025-01-07)
+        # made it PP x stages per rank, after these runs.
+        mbs = local_bs // pp
+        ga = pp
         lps = torchtitan_stage_layers(l, stages)
         derived.append("pipeline: torchtitan defaults of the time (not printed in the table) - "
-                       "%s stage(s) per rank, as many micro-batches as stages (micro-batch = "
-                       "local batch %d / %d), layers split by generate_split_points" % (
-                           vpp, local_bs, stages))
+                       "%s stage(s) per rank, as many micro-batches as PP ranks (micro-batch = "
+                       "local batch %d / %d; the default until pytorch/torchtitan PR 781, "
+                       "2025-01-07, after these runs), layers split by generate_split_points" % (
+                           vpp, local_bs, pp))
     else:
         derived.append("micro_batch_size = the local batch (no gradient accumulation)")
     out["layout"] = layout(
