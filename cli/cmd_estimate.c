@@ -57,10 +57,9 @@ static int wanted_layout(const cli_opts *o, const space_model *m,
     l->seq = o->seq_length;
     l->sp = o->sp;
     l->recompute = (space_recompute)o->recompute;
-    l->zero = (space_zero)o->zero;
-    /* torchtitan shards everything (FSDP) unless told otherwise */
-    if (o->zero < 0 && o->framework == SPACE_FW_TORCHTITAN)
-        l->zero = SPACE_ZERO_3;
+    l->zero = (space_zero)(o->zero >= 0
+                               ? o->zero
+                               : space_framework_zero((space_framework)o->framework));
     l->dtype = o->precision >= 0 ? o->precision : HW_BF16;
     cli_layout_software(o, l);
     l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;

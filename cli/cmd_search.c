@@ -189,8 +189,9 @@ static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
     if (o->mbs > 0) FIXV("mbs", o->mbs);
     if (o->sp >= 0) FIXV("sp", o->sp);
     if (o->recompute >= 0) FIXV("recompute", o->recompute);
-    if (o->zero >= 0) FIXV("zero", o->zero);
-    else if (o->framework == SPACE_FW_TORCHTITAN) FIXV("zero", 3); /* FSDP */
+    int zero = o->zero >= 0 ? o->zero
+                            : space_framework_zero((space_framework)o->framework);
+    if (zero >= 0) FIXV("zero", zero);
 #undef FIXV
     if (!o->fix) return TP_OK;
     char buf[512];
@@ -537,6 +538,25 @@ static void print_indented(FILE *f, const char *s)
         if (!nl) break;
         s = nl + 1;
     }
+}
+
+/* The launch lines of l: torchtitan's TOML, or Megatron-LM's command line
+ * and NeMo's YAML keys. */
+static void print_launch(FILE *f, int torchtitan, const space_layout *l,
+                         const space_model *m, int gpn)
+{
+    char buf[2048];
+    if (torchtitan) {
+        fprintf(f, "torchtitan (TOML):\n");
+        cli_launch_torchtitan(l, m, gpn, buf, sizeof buf);
+        print_indented(f, buf);
+        return;
+    }
+    fprintf(f, "Megatron-LM:\n  ");
+    cli_launch_megatron(l, m, gpn, buf, sizeof buf);
+    fprintf(f, "%s\nNeMo (YAML keys):\n", buf);
+    cli_launch_nemo(l, m, gpn, buf, sizeof buf);
+    print_indented(f, buf);
 }
 
 /* ---- the command ------------------------------------------------------ */
@@ -899,26 +919,14 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
                     ans.n_front);
             print_rows(f, o->format, frows, ans.n_front, ns > 1, &q);
             if (o->explain) print_explain(f, rows, ans.n_ranked);
-            char buf[2048];
             const space_layout *l = &rows[0].r.layout;
             int gpn = rows[0].sys->ctx.sys->gpus_per_node;
             fprintf(f, "\nlaunch %s on %s:\n", rows[0].tag,
                     rows[0].sys->ctx.sys->name);
             /* the framework the estimates assumed first */
-            int titan_first = o->framework == SPACE_FW_TORCHTITAN;
-            for (int k = 0; k < 2; k++) {
-                if ((k == 0) == titan_first) {
-                    fprintf(f, "torchtitan (TOML):\n");
-                    cli_launch_torchtitan(l, &m, gpn, buf, sizeof buf);
-                    print_indented(f, buf);
-                } else {
-                    fprintf(f, "Megatron-LM:\n  ");
-                    cli_launch_megatron(l, &m, gpn, buf, sizeof buf);
-                    fprintf(f, "%s\nNeMo (YAML keys):\n", buf);
-                    cli_launch_nemo(l, &m, gpn, buf, sizeof buf);
-                    print_indented(f, buf);
-                }
-            }
+            int titan = o->framework == SPACE_FW_TORCHTITAN;
+            print_launch(f, titan, l, &m, gpn);
+            print_launch(f, !titan, l, &m, gpn);
         } else {
             fprintf(f, "\nNOTHING FEASIBLE: no layout fits the memory, budget "
                        "and deadline asked for.\n");

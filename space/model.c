@@ -88,6 +88,11 @@ void space_framework_software(space_framework f, space_layout *l)
     l->eager = 0;
 }
 
+int space_framework_zero(space_framework f)
+{
+    return f == SPACE_FW_TORCHTITAN ? SPACE_ZERO_3 : -1;
+}
+
 const char *const space_cp_comm_names[SPACE_CP_COMM_COUNT] = {
     [SPACE_CP_P2P] = "p2p",
     [SPACE_CP_ALLGATHER] = "all_gather",

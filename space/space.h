@@ -289,6 +289,10 @@ extern const char *const space_framework_names[SPACE_FW_COUNT];
 /* Sets l's software fields to framework f's defaults. */
 void space_framework_software(space_framework f, space_layout *l);
 
+/* The ZeRO stage framework f runs when none is asked for (torchtitan:
+ * FSDP, 3), or -1 where the stage is left to the search. */
+int space_framework_zero(space_framework f);
+
 /* Transformer layers on pipeline rank r, all of its model chunks: L / PP
  * where that divides, and with two stages; otherwise the middle ranks take
  * one layer more than L / PP, rounded down, and the two end ranks, which
