@@ -146,6 +146,8 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e);
  * layout: shared by estimate and search (cmd_estimate.c). */
 int cli_model(const cli_opts *o, space_model *m, tp_err *e);
 void cli_layout_software(const cli_opts *o, space_layout *l);
+/* The ZeRO stage asked for, else the framework's (-1: searched). */
+int cli_zero_stage(const cli_opts *o);
 /* A named figure of an estimate (a time term, a memory term). */
 typedef struct cli_term {
     const char *name;

@@ -43,6 +43,12 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     if (set & CLI_SW_EAGER) l->eager = o->eager;
 }
 
+int cli_zero_stage(const cli_opts *o)
+{
+    return o->zero >= 0 ? o->zero
+                        : space_framework_zero((space_framework)o->framework);
+}
+
 /* The layout the options ask for, SEARCH_UNSET where unset. */
 static int wanted_layout(const cli_opts *o, const space_model *m,
                          space_layout *l, tp_err *e)
@@ -57,9 +63,7 @@ static int wanted_layout(const cli_opts *o, const space_model *m,
     l->seq = o->seq_length;
     l->sp = o->sp;
     l->recompute = (space_recompute)o->recompute;
-    l->zero = (space_zero)(o->zero >= 0
-                               ? o->zero
-                               : space_framework_zero((space_framework)o->framework));
+    l->zero = (space_zero)cli_zero_stage(o);
     l->dtype = o->precision >= 0 ? o->precision : HW_BF16;
     cli_layout_software(o, l);
     l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;

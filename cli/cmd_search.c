@@ -189,9 +189,7 @@ static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
     if (o->mbs > 0) FIXV("mbs", o->mbs);
     if (o->sp >= 0) FIXV("sp", o->sp);
     if (o->recompute >= 0) FIXV("recompute", o->recompute);
-    int zero = o->zero >= 0 ? o->zero
-                            : space_framework_zero((space_framework)o->framework);
-    if (zero >= 0) FIXV("zero", zero);
+    if (cli_zero_stage(o) >= 0) FIXV("zero", cli_zero_stage(o));
 #undef FIXV
     if (!o->fix) return TP_OK;
     char buf[512];
