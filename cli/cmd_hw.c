@@ -306,13 +306,19 @@ static int sample_warnings(const char *path, char **text)
             continue;
         char why[200], first[200] = "";
         int nfile = 0, row = 0;
+        int *ratio = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *ratio);
+        if (est_samples_fp8_speedup(g, s, n, ratio, first, sizeof first, &e)
+            <= 0)
+            memset(ratio, 0, (size_t)n * sizeof *ratio), first[0] = '\0';
         for (int k = 0; k < n; k++) {
-            if (!est_sample_implausible(g, &s[k], why, sizeof why)) continue;
+            int bad = est_sample_implausible(g, &s[k], why, sizeof why);
+            if (!bad && !ratio[k]) continue;
             if (nfile++ == 0) {
-                memcpy(first, why, sizeof first);
+                if (bad) memcpy(first, why, sizeof first);
                 row = s[k].row;
             }
         }
+        free(ratio);
         free(s);
         if (!nfile) continue;
         nbad += nfile;

@@ -172,21 +172,28 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
     est_sample_op(o->op, op_dtype(o, o->op), cols, &op);
     est_work w;
     est_op_work(&op, &w);
-    est_time roof, fitted = {0, 0};
+    est_time roof, floor_t, used;
+    est_floor_why fwhy[2];
     est_op_roofline(g, &op, &roof);
+    est_op_floor(g, &op, &floor_t, fwhy);
     est_sample *s = NULL;
-    int n = 0, bad = 0, have_fit = 0;
-    est_fit fit = {0};
+    int n = 0, bad = 0;
     if ((rc = est_gpu_samples(g, o->op, (int)op.dtype, o->keep_bad, &s, &n,
                               &bad, e))) {
         hw_db_free(db);
         return rc;
     }
-    tp_err fe = {0};
-    if (n > 0 && est_fit_samples(g, s, n, &fit, &fe) == TP_OK) {
-        est_fit_predict(g, &fit, &op, &fitted);
-        have_fit = 1;
+    /* The time the estimator uses: every sample file of the GPU pooled by
+     * kernel, the floors, the fp8 bound, the composed GEMM backward. */
+    est_models *models = est_models_open(g, o->keep_bad, e);
+    if (!models) {
+        free(s);
+        hw_db_free(db);
+        return e->status;
     }
+    est_model_info info;
+    int have_fit = est_models_time_info(models, &op, &used, &info);
+    est_models_free(models);
     static const char *hdr[] = {"", "forward", "backward"};
     cli_table t;
     cli_table_init(&t, 3, hdr, "lrr");
@@ -200,13 +207,13 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
     ROW("FLOPs", w.fwd_flops, w.bwd_flops, "FLOP");
     ROW("HBM bytes", w.fwd_bytes, w.bwd_bytes, "B");
     ROW("roofline time", roof.fwd_s, roof.bwd_s, "s");
-    if (have_fit) {
-        ROW("fitted time", fitted.fwd_s, fitted.bwd_s, "s");
-        ROW("achieved", fitted.fwd_s > 0 ? w.fwd_flops / fitted.fwd_s : 0,
-            fitted.bwd_s > 0 ? w.bwd_flops / fitted.bwd_s : 0, "FLOP/s");
-        ROW("achieved", fitted.fwd_s > 0 ? w.fwd_bytes / fitted.fwd_s : 0,
-            fitted.bwd_s > 0 ? w.bwd_bytes / fitted.bwd_s : 0, "B/s");
-    }
+    ROW("floor (peak, HBM)", floor_t.fwd_s, floor_t.bwd_s, "s");
+    ROW(have_fit ? "fitted time" : "time (roofline)", used.fwd_s, used.bwd_s,
+        "s");
+    ROW("achieved", used.fwd_s > 0 ? w.fwd_flops / used.fwd_s : 0,
+        used.bwd_s > 0 ? w.bwd_flops / used.bwd_s : 0, "FLOP/s");
+    ROW("achieved", used.fwd_s > 0 ? w.fwd_bytes / used.fwd_s : 0,
+        used.bwd_s > 0 ? w.bwd_bytes / used.bwd_s : 0, "B/s");
 #undef ROW
     if (o->format == CLI_JSON) {
         cJSON *j = cJSON_CreateObject();
@@ -220,10 +227,23 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "bwd_bytes", w.bwd_bytes);
         cJSON_AddNumberToObject(j, "roofline_fwd_s", roof.fwd_s);
         cJSON_AddNumberToObject(j, "roofline_bwd_s", roof.bwd_s);
+        cJSON_AddNumberToObject(j, "floor_fwd_s", floor_t.fwd_s);
+        cJSON_AddNumberToObject(j, "floor_bwd_s", floor_t.bwd_s);
+        /* What the estimator uses (before the in-training kernel
+         * efficiency); fitted_* only when a fit answered. */
+        cJSON_AddNumberToObject(j, "time_fwd_s", used.fwd_s);
+        cJSON_AddNumberToObject(j, "time_bwd_s", used.bwd_s);
         if (have_fit) {
-            cJSON_AddNumberToObject(j, "fitted_fwd_s", fitted.fwd_s);
-            cJSON_AddNumberToObject(j, "fitted_bwd_s", fitted.bwd_s);
+            cJSON_AddNumberToObject(j, "fitted_fwd_s", used.fwd_s);
+            cJSON_AddNumberToObject(j, "fitted_bwd_s", used.bwd_s);
         }
+        cJSON_AddStringToObject(j, "source", have_fit ? "fit" : "roofline");
+        cJSON_AddNumberToObject(j, "fit_samples", info.n_samples);
+        cJSON_AddBoolToObject(j, "bwd_from_forward_fit", info.bwd_composed);
+        cJSON_AddBoolToObject(j, "raised_to_floor_fwd", info.floor_fwd);
+        cJSON_AddBoolToObject(j, "raised_to_floor_bwd", info.floor_bwd);
+        cJSON_AddBoolToObject(j, "fp8_bound_fwd", info.fp8_bound_fwd);
+        cJSON_AddBoolToObject(j, "fp8_bound_bwd", info.fp8_bound_bwd);
         cJSON_AddNumberToObject(j, "samples", n);
         cJSON_AddNumberToObject(j, "samples_left_out", bad);
         cli_print_json(out->f, j);
@@ -233,16 +253,45 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
                     est_op_names[op.kind], hw_dtype_names[op.dtype]);
         cli_table_print(&t, out->f, o->format);
         if (o->format == CLI_TABLE) {
+            static const char *const bound[] = {"", "the dense peak",
+                                                 "the HBM bandwidth"};
+            fputc('\n', out->f);
             if (have_fit)
-                fprintf(out->f, "\nfitted on %d sample(s) (%d with an "
-                        "implausible time left out); nearest samples:\n", n, bad);
+                fprintf(out->f, "the time the estimator uses (before its "
+                        "in-training kernel efficiency): the %s fit of every "
+                        "%s sample file of %s pooled, %d sample(s)\n",
+                        est_op_names[op.kind], hw_dtype_names[op.dtype],
+                        g->models_like ? g->models_like->name : g->name,
+                        info.n_samples);
             else
-                fprintf(out->f, "\nno samples of %s on %s: roofline only%s%s\n",
-                        o->op, g->name, fe.msg[0] ? ": " : "", fe.msg);
+                fprintf(out->f, "no fit of %s at %s on %s: the roofline is "
+                        "the time the estimator uses\n", est_op_names[op.kind],
+                        hw_dtype_names[op.dtype], g->name);
+            if (info.bwd_composed)
+                fprintf(out->f, "backward: the data-gradient (m x n by n x k) "
+                        "and weight-gradient (k x m by m x n) GEMMs, each "
+                        "through the forward fit (no backward samples)\n");
+            if (info.floor_fwd || info.floor_bwd)
+                fprintf(out->f, "raised to the floor (%s%s%s): the fit "
+                        "extrapolated below what the GPU can do\n",
+                        info.floor_fwd ? "forward: " : "",
+                        info.floor_fwd ? bound[fwhy[0]] : "",
+                        info.floor_bwd ? (info.floor_fwd ? "; backward" : "backward")
+                                       : "");
+            if (info.fp8_bound_fwd || info.fp8_bound_bwd)
+                fprintf(out->f, "raised to half the 16-bit GEMM of this "
+                        "shape (%s): fp8 tensor cores give at most 2x\n",
+                        info.fp8_bound_fwd && info.fp8_bound_bwd
+                            ? "forward and backward"
+                            : info.fp8_bound_fwd ? "forward" : "backward");
+            if (n > 0)
+                fprintf(out->f, "%d %s sample(s) of this file name (%d with "
+                        "an implausible time left out); nearest:\n", n,
+                        o->op, bad);
             /* The three samples nearest in log-shape, with their times. */
             int best[3] = {-1, -1, -1};
             double bd[3] = {INFINITY, INFINITY, INFINITY};
-            for (int i = 0; have_fit && i < n; i++) {
+            for (int i = 0; i < n; i++) {
                 double d = 0;
                 for (int c = 0; c < EST_NCOLS; c++)
                     if (cols[c] > 0 && s[i].cols[c] > 0) {
@@ -263,13 +312,19 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
                 for (int c = 0; c < EST_NCOLS; c++)
                     if (x->cols[c] > 0)
                         fprintf(out->f, " %s=%g", est_col_names[c], x->cols[c]);
-                fprintf(out->f, "  fwd %.1f us  bwd %.1f us\n", x->fwd_s * 1e6,
-                        x->bwd_s * 1e6);
+                double pt[2] = {x->fwd_s, x->bwd_s};
+                for (int p = 0; p < 2; p++) {
+                    if (pt[p] > 0)
+                        fprintf(out->f, "  %s %.1f us", p ? "bwd" : "fwd",
+                                pt[p] * 1e6);
+                    else
+                        fprintf(out->f, "  %s -", p ? "bwd" : "fwd");
+                }
+                fputc('\n', out->f);
             }
         }
     }
     cli_table_free(&t);
-    est_fit_free(&fit);
     free(s);
     hw_db_free(db);
     return TP_OK;

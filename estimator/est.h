@@ -95,6 +95,18 @@ void est_op_work(const est_op *op, est_work *w);
  * timed at its fp16 rate. */
 void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t);
 
+/* The time no implementation of op can beat on g, per pass: its FLOPs at
+ * the dense peak of its dtype, and the bytes it must move at the
+ * datasheet HBM bandwidth where they exceed twice the L2 (what fits in
+ * cache may go faster). 0 where a pass has neither. Sample hygiene calls
+ * a sample faster than this implausible, and the fitted models never
+ * predict below it. why[2] (may be NULL) says which bound set each pass. */
+typedef enum est_floor_why {
+    EST_FLOOR_NONE, EST_FLOOR_PEAK, EST_FLOOR_HBM
+} est_floor_why;
+void est_op_floor(const hw_gpu *g, const est_op *op, est_time *t,
+                  est_floor_why *why);
+
 /* ---- measured samples and fitted models ----------------------------- */
 
 /* Shape columns of sample files: the seed samples' (mp, b, h, l, dim)
@@ -204,6 +216,18 @@ enum { EST_BAD_FWD = 1, EST_BAD_BWD = 2 };
 int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
                            size_t cap);
 
+/* Hygiene across dtypes: fp8 tensor cores run at most twice the 16-bit
+ * rate (every GPU in hwdb: H100 1979 against 989 TFLOP/s dense, B200,
+ * MI300X, MI355X likewise), and an fp8 GEMM also scales its inputs, so an
+ * fp8 GEMM sample more than EST_FP8_MAX_SPEEDUP times as fast as a
+ * plausible 16-bit GEMM sample of g at the same shape (b, m, n, k; any of
+ * g's sample files) is not believed. For each of s[0..n) sets bad[k] to
+ * the mask of such passes; returns how many samples have one (the first
+ * reason in why[cap]), or -1 with e when a 16-bit file cannot be read. */
+#define EST_FP8_MAX_SPEEDUP 2.0
+int est_samples_fp8_speedup(const hw_gpu *g, const est_sample *s, int n,
+                            int *bad, char *why, size_t cap, tp_err *e);
+
 /* est_sample_implausible, then drops (sets to -1) the implausible passes'
  * times. Returns the mask. */
 int est_sample_clean(const hw_gpu *g, est_sample *s, char *why, size_t cap);
@@ -211,7 +235,8 @@ int est_sample_clean(const hw_gpu *g, est_sample *s, char *why, size_t cap);
 /* Reads every sample file g lists for operator op at dtype (hwdb
  * `measured` entries of kind operator_samples; dtype -1 takes the first
  * dtype listed for op) into *out (free with free()). Unless keep_bad, an
- * implausible pass's time is dropped (set to -1), and a sample with no
+ * implausible pass's time (est_sample_implausible, and for fp8 GEMMs
+ * est_samples_fp8_speedup) is dropped (set to -1), and a sample with no
  * plausible pass left is dropped; *n_bad counts samples with a dropped
  * pass. No file for
  * op: TP_OK with *n = 0. One fit is one (op, dtype): a GEMM at fp8 and at
@@ -236,9 +261,25 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e);
 void est_models_free(est_models *m); /* accepts NULL */
 
 /* Forward and backward time of op on m's GPU: from the fit of op's kind
- * and dtype (or of the other 16-bit dtype), else the roofline. Returns 1
- * when a fit answered, 0 for the roofline. m must not be NULL. */
+ * and dtype (or of the other 16-bit dtype), else the roofline; never below
+ * est_op_floor, and an fp8 GEMM never below half the 16-bit GEMM of its
+ * shape. Returns 1 when a fit answered, 0 for the roofline. m must not be
+ * NULL. */
 int est_models_time(const est_models *m, const est_op *op, est_time *t);
+
+/* How est_models_time answered, for `op show`. */
+typedef struct est_model_info {
+    int fitted;          /* a fit answered (else the roofline) */
+    int n_samples;       /* samples behind that fit */
+    int bwd_composed;    /* GEMM backward built from the forward fit at the
+                            data- and weight-gradient shapes */
+    int floor_fwd, floor_bwd;         /* raised to est_op_floor */
+    int fp8_bound_fwd, fp8_bound_bwd; /* raised to half the 16-bit time */
+} est_model_info;
+
+/* est_models_time, also saying how (info may be NULL). */
+int est_models_time_info(const est_models *m, const est_op *op, est_time *t,
+                         est_model_info *info);
 
 /* Samples behind the fit of (k, dtype, causal); 0 = roofline. */
 /* A number no other est_models opened by this process has (the address

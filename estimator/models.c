@@ -22,9 +22,14 @@
  * only) times the backward as what it is: the data-gradient GEMM
  * (m x n by n x k) and the weight-gradient GEMM (k x m by m x n), each
  * through the forward fit at its own shape.
+ *
+ * Two physical bounds hold every answer: no time below est_op_floor (the
+ * dense peak of the dtype, the HBM bandwidth), and no fp8 GEMM faster
+ * than half the 16-bit GEMM of the same shape on the same GPU.
  */
 #include "est.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -124,24 +129,73 @@ static const est_fit *fit_for(const est_models *m, const est_op *op)
     return NULL;
 }
 
-int est_models_time(const est_models *m, const est_op *op, est_time *t)
+/* A fitted time never below what the hardware allows (est_op_floor): a
+ * fit extrapolates a ratio to the roofline, and a ratio learnt where the
+ * roofline's tile model is pessimistic must not carry a time below the
+ * dense peak or the HBM bandwidth elsewhere. Sets the info's clamp flags. */
+static void predict(const est_models *m, const est_fit *f, const est_op *op,
+                    est_time *t, est_model_info *info)
 {
-    const est_fit *f = fit_for(m, op);
+    est_time lo;
+    est_fit_predict(m->g, f, op, t);
+    est_op_floor(m->g, op, &lo, NULL);
+    if (t->fwd_s < lo.fwd_s) t->fwd_s = lo.fwd_s, info->floor_fwd = 1;
+    if (t->bwd_s < lo.bwd_s) t->bwd_s = lo.bwd_s, info->floor_bwd = 1;
+}
+
+/* The time of op from fit f (or the roofline), before the fp8 bound. */
+static void answer(const est_models *m, const est_fit *f, const est_op *op,
+                   est_time *t, est_model_info *info)
+{
     if (!f) {
         est_op_roofline(m->g, op, t);
-        return 0;
+        return;
     }
-    est_fit_predict(m->g, f, op, t);
+    info->fitted = 1;
+    info->n_samples = f->n_train;
+    predict(m, f, op, t, info);
     if (op->kind == EST_OP_GEMM && !f->has_bwd && f->has_fwd) {
         est_op dgrad = *op, wgrad = *op;
         est_time a, b;
         dgrad.n = op->k, dgrad.k = op->n;
         wgrad.m = op->k, wgrad.n = op->n, wgrad.k = op->m;
-        est_fit_predict(m->g, f, &dgrad, &a);
-        est_fit_predict(m->g, f, &wgrad, &b);
+        predict(m, f, &dgrad, &a, info);
+        predict(m, f, &wgrad, &b, info);
         t->bwd_s = a.fwd_s + b.fwd_s;
+        info->bwd_composed = 1;
     }
-    return 1;
+}
+
+int est_models_time_info(const est_models *m, const est_op *op, est_time *t,
+                         est_model_info *info)
+{
+    est_model_info local;
+    if (!info) info = &local;
+    memset(info, 0, sizeof *info);
+    const est_fit *f = fit_for(m, op);
+    answer(m, f, op, t, info);
+    if (op->kind == EST_OP_GEMM && op->dtype == HW_FP8) {
+        /* fp8 tensor cores run at twice the 16-bit rate and an fp8 GEMM
+         * also applies its scales: never faster than half the 16-bit
+         * GEMM of the same shape on this GPU (the hygiene rule of
+         * est_samples_fp8_speedup, applied to predictions, where a fit
+         * learnt from a too-fast table would otherwise carry it). */
+        est_op o16 = *op;
+        o16.dtype = HW_BF16;
+        est_model_info i16 = {0};
+        est_time t16;
+        answer(m, fit_for(m, &o16), &o16, &t16, &i16);
+        if (t->fwd_s < t16.fwd_s / EST_FP8_MAX_SPEEDUP)
+            t->fwd_s = t16.fwd_s / EST_FP8_MAX_SPEEDUP, info->fp8_bound_fwd = 1;
+        if (t->bwd_s < t16.bwd_s / EST_FP8_MAX_SPEEDUP)
+            t->bwd_s = t16.bwd_s / EST_FP8_MAX_SPEEDUP, info->fp8_bound_bwd = 1;
+    }
+    return info->fitted;
+}
+
+int est_models_time(const est_models *m, const est_op *op, est_time *t)
+{
+    return est_models_time_info(m, op, t, NULL);
 }
 
 uint64_t est_models_id(const est_models *m)

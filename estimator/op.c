@@ -33,6 +33,9 @@
 #define EST_HBM_EFFICIENCY 0.90
 #define EST_LAUNCH_FLOOR_S 3e-6
 #define EST_TILE 128.0
+/* Last-level cache assumed where hwdb gives none: the largest of any GPU
+ * in hwdb (MI300X's 256 MB Infinity Cache), so the floor stays a floor. */
+#define EST_MAX_LLC_BYTES (256.0 * 1048576.0)
 
 const char *const est_op_names[EST_OP_COUNT] = {
     [EST_OP_GEMM] = "gemm",
@@ -232,6 +235,62 @@ static double gemm_compute_s(int64_t sms, double rate_per_sm, double bw,
         }
     }
     return best;
+}
+
+/* Bytes a pass of an op must move however it is implemented, or 0 where
+ * the model's traffic is not a floor. GEMMs: each operand read once and
+ * the output written once. Norms, activations, adds, softmax and Adam
+ * forward: each input read once, each output written once, as modelled.
+ * Embedding forward: only its output write is certain (the gathered rows
+ * may come from cache when tokens repeat), and split over TP each rank
+ * still writes the full [tokens, hidden] output. The others
+ * (cross-entropy, RoPE, backward passes of the memory-bound ops) count
+ * temporaries an implementation may avoid. */
+static double floor_bytes(const est_op *op, const est_work *w, int bwd)
+{
+    switch (op->kind) {
+    case EST_OP_GEMM:
+        return bwd ? w->bwd_bytes : w->fwd_bytes;
+    case EST_OP_LAYERNORM:
+    case EST_OP_RMSNORM:
+    case EST_OP_GELU:
+    case EST_OP_RESADD:
+    case EST_OP_SOFTMAX:
+    case EST_OP_ADAM:
+        return bwd ? 0 : w->fwd_bytes;
+    case EST_OP_EMBEDDING:
+        return bwd ? 0
+                   : est_dtype_bytes(op->dtype) * (double)op->rows
+                         * (double)op->cols;
+    default:
+        return 0;
+    }
+}
+
+void est_op_floor(const hw_gpu *g, const est_op *op, est_time *t,
+                  est_floor_why *why)
+{
+    est_work w;
+    est_op_work(op, &w);
+    double peak = g->peak_flops[op->dtype];
+    if (peak <= 0) peak = g->peak_flops[HW_FP16];
+    double llc = g->l2_bytes > 0 ? g->l2_bytes : EST_MAX_LLC_BYTES;
+    double fl[2] = {w.fwd_flops, w.bwd_flops};
+    double by[2] = {floor_bytes(op, &w, 0), floor_bytes(op, &w, 1)};
+    double out[2];
+    for (int p = 0; p < 2; p++) {
+        double c = peak > 0 ? fl[p] / peak : 0;
+        /* Traffic that fits in L2 may legitimately beat HBM bandwidth. */
+        double m = by[p] > 2 * llc && g->mem_bw_bytes_per_s > 0
+                       ? by[p] / g->mem_bw_bytes_per_s
+                       : 0;
+        out[p] = fmax(c, m);
+        if (why) why[p] = out[p] <= 0 ? EST_FLOOR_NONE
+                          : c >= m    ? EST_FLOOR_PEAK
+                                      : EST_FLOOR_HBM;
+    }
+    t->fwd_s = out[0];
+    t->bwd_s = out[1];
 }
 
 void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t)

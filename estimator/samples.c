@@ -282,41 +282,12 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
 /* Largest last-level cache of any GPU in hwdb: MI300X's 256 MB Infinity
  * Cache (AMD Instinct MI300X data sheet). Used where a GPU's own L2 size is
  * unknown, so traffic that might be cached is never flagged. */
-#define EST_MAX_LLC_BYTES (256.0 * 1048576.0)
-
-/* Bytes a pass of an op must move however it is implemented, or 0 where
- * the model's traffic is not a floor. Norms, activations, adds, softmax
- * and Adam forward: each input read once, each output written once, as
- * modelled. Embedding forward: only its output write is certain (the
- * gathered rows may come from cache when tokens repeat), and split over
- * TP each rank still writes the full [tokens, hidden] output. The others
- * (cross-entropy, RoPE, backward passes) count temporaries an
- * implementation may avoid. */
-static double floor_bytes(const est_op *op, const est_work *w, int bwd)
-{
-    switch (op->kind) {
-    case EST_OP_GEMM:
-        return bwd ? w->bwd_bytes : w->fwd_bytes;
-    case EST_OP_LAYERNORM:
-    case EST_OP_RMSNORM:
-    case EST_OP_GELU:
-    case EST_OP_RESADD:
-    case EST_OP_SOFTMAX:
-    case EST_OP_ADAM:
-        return bwd ? 0 : w->fwd_bytes;
-    case EST_OP_EMBEDDING:
-        return bwd ? 0
-                   : est_dtype_bytes(op->dtype) * (double)op->rows
-                         * (double)op->cols;
-    default:
-        return 0;
-    }
-}
-
 int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
                            size_t cap)
 {
-    double llc = g->l2_bytes > 0 ? g->l2_bytes : EST_MAX_LLC_BYTES;
+    est_time fl;
+    est_floor_why by[2];
+    est_op_floor(g, &s->op, &fl, by);
     est_work w;
     est_op_work(&s->op, &w);
     double peak = g->peak_flops[s->op.dtype];
@@ -324,31 +295,22 @@ int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
     static const char *const pass[2] = {"forward", "backward"};
     int bad = 0;
     why[0] = '\0';
-    double t[2] = {s->fwd_s, s->bwd_s};
-    double fl[2] = {w.fwd_flops, w.bwd_flops};
-    double by[2] = {floor_bytes(&s->op, &w, 0), floor_bytes(&s->op, &w, 1)};
+    double t[2] = {s->fwd_s, s->bwd_s}, floor_s[2] = {fl.fwd_s, fl.bwd_s};
+    double flops[2] = {w.fwd_flops, w.bwd_flops};
     for (int p = 0; p < 2; p++) {
-        if (!(t[p] > 0)) continue;
-        if (fl[p] / t[p] > peak) {
-            if (!bad)
-                snprintf(why, cap,
-                         "%s achieves %.0f TFLOP/s, above the %.0f TFLOP/s "
-                         "dense peak",
-                         pass[p], fl[p] / t[p] / 1e12, peak / 1e12);
-            bad |= p ? EST_BAD_BWD : EST_BAD_FWD;
-            continue;
-        }
-        /* Traffic that fits in L2 may legitimately beat HBM bandwidth. */
-        if (by[p] > 2 * llc
-            && by[p] / t[p] > g->mem_bw_bytes_per_s) {
-            if (!bad)
-                snprintf(why, cap,
-                         "%s moves %.2f TB/s, above the %.2f TB/s HBM "
-                         "bandwidth",
-                         pass[p], by[p] / t[p] / 1e12,
-                         g->mem_bw_bytes_per_s / 1e12);
-            bad |= p ? EST_BAD_BWD : EST_BAD_FWD;
-        }
+        if (!(t[p] > 0) || t[p] >= floor_s[p]) continue;
+        if (!bad && by[p] == EST_FLOOR_PEAK)
+            snprintf(why, cap,
+                     "%s achieves %.0f TFLOP/s, above the %.0f TFLOP/s "
+                     "dense peak",
+                     pass[p], flops[p] / t[p] / 1e12, peak / 1e12);
+        else if (!bad)
+            snprintf(why, cap,
+                     "%s moves %.2f TB/s, above the %.2f TB/s HBM "
+                     "bandwidth",
+                     pass[p], floor_s[p] * g->mem_bw_bytes_per_s / t[p] / 1e12,
+                     g->mem_bw_bytes_per_s / 1e12);
+        bad |= p ? EST_BAD_BWD : EST_BAD_FWD;
     }
     if (s->op.kind == EST_OP_FLASH_ATTN && s->fwd_s > 0 && s->bwd_s > 0
         && s->bwd_s <= s->fwd_s) {
@@ -370,6 +332,75 @@ int est_sample_clean(const hw_gpu *g, est_sample *s, char *why, size_t cap)
     return bad;
 }
 
+/* GEMM shapes compared by (b, m, n, k). */
+static int cmp_gemm_shape(const void *a, const void *b)
+{
+    const est_op *x = &((const est_sample *)a)->op,
+                 *y = &((const est_sample *)b)->op;
+    int64_t kx[4] = {x->b, x->m, x->n, x->k}, ky[4] = {y->b, y->m, y->n, y->k};
+    for (int i = 0; i < 4; i++)
+        if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
+    return 0;
+}
+
+int est_samples_fp8_speedup(const hw_gpu *g, const est_sample *s, int n,
+                            int *bad, char *why, size_t cap, tp_err *e)
+{
+    why[0] = '\0';
+    int any = 0;
+    for (int k = 0; k < n; k++)
+        any |= s[k].op.kind == EST_OP_GEMM && s[k].op.dtype == HW_FP8;
+    if (!any) return 0;
+    /* The GPU's plausible 16-bit GEMM times, sorted by shape. */
+    est_sample *ref = NULL;
+    int nref = 0;
+    for (int i = 0; i < g->n_measured; i++) {
+        const hw_measured *m = &g->measured[i];
+        int dt = hw_dtype_parse(m->dtype);
+        if (strcmp(m->kind, "operator_samples") != 0
+            || (dt != HW_BF16 && dt != HW_FP16))
+            continue;
+        est_sample *r;
+        int nr;
+        if (est_read_samples(m->path, m->op, (hw_dtype)dt, &r, &nr, e)) {
+            free(ref);
+            return -1;
+        }
+        ref = tp_xrealloc(ref, (size_t)(nref + nr) * sizeof *ref);
+        char w[160];
+        for (int k = 0; k < nr; k++)
+            if (r[k].op.kind == EST_OP_GEMM
+                && !est_sample_clean(g, &r[k], w, sizeof w))
+                ref[nref++] = r[k];
+        free(r);
+    }
+    if (nref) qsort(ref, (size_t)nref, sizeof *ref, cmp_gemm_shape);
+    int count = 0;
+    for (int k = 0; k < n; k++) {
+        bad[k] = 0;
+        if (s[k].op.kind != EST_OP_GEMM || s[k].op.dtype != HW_FP8) continue;
+        const est_sample *r = nref ? bsearch(&s[k], ref, (size_t)nref,
+                                             sizeof *ref, cmp_gemm_shape)
+                                   : NULL;
+        if (!r) continue;
+        double t8[2] = {s[k].fwd_s, s[k].bwd_s}, t16[2] = {r->fwd_s, r->bwd_s};
+        for (int p = 0; p < 2; p++)
+            if (t8[p] > 0 && t16[p] > 0 && t16[p] > EST_FP8_MAX_SPEEDUP * t8[p]) {
+                if (!count && !bad[k])
+                    snprintf(why, cap,
+                             "%s %.2fx as fast as the 16-bit GEMM of the same "
+                             "shape (%.1f us against %.1f us); fp8 tensor "
+                             "cores give at most %.0fx",
+                             p ? "backward" : "forward", t16[p] / t8[p],
+                             t8[p] * 1e6, t16[p] * 1e6, EST_FP8_MAX_SPEEDUP);
+                bad[k] |= p ? EST_BAD_BWD : EST_BAD_FWD;
+            }
+        count += bad[k] != 0;
+    }
+    free(ref);
+    return count;
+}
+
 int est_measured_samples(const hw_gpu *g, const hw_measured *m, int keep_bad,
                          est_sample **out, int *n_out, int *n_bad, tp_err *e)
 {
@@ -381,14 +412,31 @@ int est_measured_samples(const hw_gpu *g, const hw_measured *m, int keep_bad,
     int rc = est_read_samples(m->path, m->op, dt < 0 ? HW_FP16 : (hw_dtype)dt,
                               &s, &ns, e);
     if (rc) return rc;
+    int *ratio = NULL;
+    if (!keep_bad && dt == HW_FP8) {
+        char why[200];
+        ratio = tp_xmalloc((size_t)(ns > 0 ? ns : 1) * sizeof *ratio);
+        if (est_samples_fp8_speedup(g, s, ns, ratio, why, sizeof why, e) < 0) {
+            free(ratio);
+            free(s);
+            return e->status;
+        }
+    }
     for (int k = 0; k < ns; k++) {
         char why[160];
-        if (!keep_bad && est_sample_clean(g, &s[k], why, sizeof why)) {
+        int bad = keep_bad ? 0 : est_sample_clean(g, &s[k], why, sizeof why);
+        if (ratio && ratio[k]) {
+            if (ratio[k] & EST_BAD_FWD) s[k].fwd_s = -1;
+            if (ratio[k] & EST_BAD_BWD) s[k].bwd_s = -1;
+            bad |= ratio[k];
+        }
+        if (bad) {
             (*n_bad)++;
             if (!(s[k].fwd_s > 0) && !(s[k].bwd_s > 0)) continue;
         }
         s[n++] = s[k];
     }
+    free(ratio);
     *out = s;
     *n_out = n;
     return TP_OK;

@@ -280,6 +280,92 @@ static void test_builtin_samples(void)
     hw_db_free(b);
 }
 
+/* Nothing beats its roofline: for every GPU of the built-in hwdb (those
+ * that borrow another's fits too, on their own peaks) and every operator
+ * fit it has, shapes drawn over a range far wider than the samples give
+ * times no faster than est_op_floor (the dense peak of the dtype, the HBM
+ * bandwidth), and fp8 GEMMs no faster than half the 16-bit GEMM of their
+ * shape. */
+static int64_t log_draw(pcg32 *r, double lo, double hi)
+{
+    return (int64_t)llround(exp(log(lo) + pcg32_double(r) * (log(hi) - log(lo))));
+}
+
+static void test_floor_sweep(void)
+{
+    const char *dirs[] = {builtin};
+    tp_err e = {0};
+    hw_db *b = hw_db_open_dirs(dirs, 1, &e);
+    TP_CHECK(b != NULL);
+    if (!b) return;
+    static const int dtypes[] = {HW_FP16, HW_BF16, HW_FP8, HW_FP32};
+    static const int64_t head_dims[] = {64, 80, 96, 128, 192, 256};
+    int slots = 0, shapes = 0, below = 0, fp8_fast = 0;
+    for (int gi = 0; gi < hw_gpu_count(b); gi++) {
+        const hw_gpu *g = hw_gpu_at(b, gi);
+        est_models *m = est_models_open(g, 0, &e);
+        TP_CHECK(m != NULL);
+        if (!m) continue;
+        for (int k = 0; k < EST_OP_COUNT; k++)
+            for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++)
+                for (int causal = 0; causal < 2; causal++) {
+                    if (causal && k != EST_OP_FLASH_ATTN) continue;
+                    if (est_models_samples(m, (est_op_kind)k, dtypes[d], causal)
+                        == 0)
+                        continue;
+                    slots++;
+                    pcg32 r;
+                    pcg32_seed(&r, 42, (uint64_t)(gi * 1000 + k * 10 + (int)d * 2
+                                                  + causal));
+                    for (int i = 0; i < 400; i++) {
+                        est_op op = {0};
+                        op.kind = (est_op_kind)k;
+                        op.dtype = (hw_dtype)dtypes[d];
+                        op.b = log_draw(&r, 1, 8);
+                        op.m = log_draw(&r, 8, 131072);
+                        op.n = log_draw(&r, 8, 131072);
+                        op.k = log_draw(&r, 8, 131072);
+                        op.heads = log_draw(&r, 1, 128);
+                        op.kv_heads = op.heads;
+                        op.head_dim = head_dims[pcg32_bounded(&r, 6)];
+                        op.sq = op.sk = log_draw(&r, 64, 131072);
+                        op.causal = causal;
+                        op.rows = log_draw(&r, 1, 1 << 22);
+                        op.cols = log_draw(&r, 16, 262144);
+                        op.vocab_parallel = (int)pcg32_bounded(&r, 2);
+                        if (k == EST_OP_EMBEDDING) op.n = log_draw(&r, 1000, 262144);
+                        if (k == EST_OP_ADAM) op.n = log_draw(&r, 1000, 2e10);
+                        est_time t, lo;
+                        est_models_time(m, &op, &t);
+                        est_op_floor(g, &op, &lo, NULL);
+                        shapes++;
+                        if (t.fwd_s < lo.fwd_s * (1 - 1e-12)
+                            || t.bwd_s < lo.bwd_s * (1 - 1e-12)) {
+                            if (below++ < 5)
+                                fprintf(stderr, "%s %s %s: %g/%g s below the "
+                                        "floor %g/%g s\n", g->name,
+                                        est_op_names[k], hw_dtype_names[dtypes[d]],
+                                        t.fwd_s, t.bwd_s, lo.fwd_s, lo.bwd_s);
+                        }
+                        if (k == EST_OP_GEMM && dtypes[d] == HW_FP8) {
+                            est_op o16 = op;
+                            o16.dtype = HW_BF16;
+                            est_time t16;
+                            est_models_time(m, &o16, &t16);
+                            fp8_fast += t.fwd_s < t16.fwd_s / 2 * (1 - 1e-12)
+                                        || t.bwd_s < t16.bwd_s / 2 * (1 - 1e-12);
+                        }
+                    }
+                }
+        est_models_free(m);
+    }
+    TP_CHECK(slots >= 40); /* every GPU with samples, borrowers included */
+    TP_CHECK_INT(below, 0);
+    TP_CHECK_INT(fp8_fast, 0);
+    printf("floor sweep: %d fits, %d shapes\n", slots, shapes);
+    hw_db_free(b);
+}
+
 /* The one interface: a GPU's samples pooled per kernel and fitted once;
  * fitted where there are samples (the other 16-bit dtype standing in),
  * roofline elsewhere; the same bits at any thread count. */
@@ -528,6 +614,7 @@ int main(int argc, char **argv)
     TP_RUN(test_builtin_samples);
     TP_RUN(test_models_borrowed);
     TP_RUN(test_models);
+    TP_RUN(test_floor_sweep);
     TP_RUN(test_memory);
     hw_db_free(db);
     return TP_TEST_EXIT();
