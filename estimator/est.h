@@ -33,7 +33,9 @@ typedef enum est_op_kind {
     EST_OP_SWIGLU,        /* rows x cols outputs (2 inputs each) */
     EST_OP_RESADD,
     EST_OP_DROPOUT,
-    EST_OP_ROPE,          /* rows x cols elements of q or k */
+    EST_OP_ROPE,          /* rows x cols elements of q or k: one fused
+                             kernel (Megatron-Core's and Transformer
+                             Engine's fused RoPE, torch.compile) */
     EST_OP_SOFTMAX,       /* rows x cols: PyTorch's softmax */
     EST_OP_MASKED_SOFTMAX, /* rows x cols: Megatron's fused scale, causal
                              mask and softmax (scaled_upper_triang_masked_
@@ -52,6 +54,15 @@ typedef enum est_op_kind {
     EST_OP_SWIGLU_EAGER,  /* rows x cols outputs: silu(gate), then * up */
     EST_OP_ROPE_EAGER,    /* rows x cols elements of q or k: upcast,
                              complex multiply, downcast */
+    /* Unfused forms the seed samples (GPT-NeoX code) and our sampler
+     * time, kept apart so that a fused kernel is never fitted to them: */
+    EST_OP_ROPE_UNFUSED,  /* rows x cols of q and k: x cos + rotate_half(x)
+                             sin (slice, negate, concatenate, two
+                             multiplies, an add; GPT-NeoX's TorchScript
+                             apply_rotary_pos_emb, Megatron's unfused path) */
+    EST_OP_RMSNORM_UNFUSED, /* rows x cols: GPT-NeoX's RMSNorm module
+                             (x.norm over the row, scale, divide, weight
+                             multiply as separate kernels) */
     EST_OP_COUNT
 } est_op_kind;
 

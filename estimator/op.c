@@ -56,6 +56,8 @@ const char *const est_op_names[EST_OP_COUNT] = {
     [EST_OP_RMSNORM_EAGER] = "rmsnorm_eager",
     [EST_OP_SWIGLU_EAGER] = "swiglu_eager",
     [EST_OP_ROPE_EAGER] = "rope_eager",
+    [EST_OP_ROPE_UNFUSED] = "rope_unfused",
+    [EST_OP_RMSNORM_UNFUSED] = "rmsnorm_unfused",
 };
 _Static_assert(sizeof est_op_names / sizeof est_op_names[0] == EST_OP_COUNT,
                "est_op_names names every est_op_kind");
@@ -128,6 +130,16 @@ static const mem_traffic traffic[EST_OP_COUNT] = {
     /* upcast (r e, w 4), complex multiply (r 4, w 4; the frequencies are
      * one row, broadcast), downcast (r 4, w e); the backward mirrors it */
     [EST_OP_ROPE_EAGER] = {2, 16, 2, 16},
+    /* rotate-half, per element of q and k: x * cos (r e + cos, w e), the
+     * two halves negated and concatenated (r e, w e, r e, w e), * sin
+     * (r e, w e), the add (r 2e, w e); cos and sin are one row per
+     * position, broadcast over heads (not counted). Backward through
+     * autograd mirrors it. */
+    [EST_OP_ROPE_UNFUSED] = {11, 0, 11, 0},
+    /* x.norm (r e), divide (r e, w e), weight multiply (r e, w e);
+     * backward: the two products' gradients (3e each), the divide's
+     * (3e) and the norm's (2e) */
+    [EST_OP_RMSNORM_UNFUSED] = {5, 0, 11, 0},
 };
 
 /* Kernels an op launches, forward and backward, where more than one:
@@ -146,6 +158,12 @@ static void kernel_counts(const est_op *op, double *f, double *b)
         break;
     case EST_OP_ROPE_EAGER:
         *f = 3, *b = 3;
+        break;
+    case EST_OP_ROPE_UNFUSED:
+        *f = 5, *b = 5;
+        break;
+    case EST_OP_RMSNORM_UNFUSED:
+        *f = 4, *b = 7;
         break;
     default:
         *f = 1, *b = 1;

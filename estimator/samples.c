@@ -10,7 +10,9 @@
  * linear4 = (b l, 4d/mp) x (4d/mp, d); linear_final = (b l, d) x (d,
  * V_p/mp) with V_p = 50257 padded to a multiple of 128 mp; flash_atten =
  * non-causal, q/k/v [b, l, h/mp, d/h]; layernorm, RMSlayernorm, res_add on
- * [l, b, d]; gelu on [l, b, 4d/mp]; embedding lookup of a (V_p/mp, d)
+ * [l, b, d] (the seed's RMSlayernorm is GPT-NeoX's unfused module: hwdb
+ * names those files RMSlayernorm_unfused; ours time PyTorch's fused
+ * F.rms_norm); gelu on [l, b, 4d/mp]; embedding lookup of a (V_p/mp, d)
  * table; parallel_cross_entropy_128 on [b, l, V_p/mp]; RoPE on q and k
  * [l, b, h/mp, d/h]; softmax on [b, h/mp, l, l]; optimizer = one
  * DeepSpeed FusedAdam step over `params` parameters.
@@ -32,7 +34,8 @@ _Static_assert(sizeof est_col_names / sizeof est_col_names[0] == EST_NCOLS,
 
 const char *const est_sample_op_names[] = {
     "linear1", "linear2", "linear3", "linear4", "linear_final",
-    "flash_atten", "flash_atten_causal", "layernorm", "RMSlayernorm", "gelu",
+    "flash_atten", "flash_atten_causal", "layernorm", "RMSlayernorm",
+    "RMSlayernorm_unfused", "gelu",
     "res_add", "embedding", "parallel_cross_entropy_128", "RoPE", "softmax",
     "ScaledUpperTriangMaskedSoftmax",
     "gemm", "adam", "optimizer", NULL};
@@ -86,6 +89,9 @@ int est_sample_op(const char *name, hw_dtype dtype, const double *cols,
     } else if (strcmp(name, "RMSlayernorm") == 0) {
         op->kind = EST_OP_RMSNORM;
         op->rows = tokens, op->cols = d;
+    } else if (strcmp(name, "RMSlayernorm_unfused") == 0) {
+        op->kind = EST_OP_RMSNORM_UNFUSED;
+        op->rows = tokens, op->cols = d;
     } else if (strcmp(name, "gelu") == 0) {
         op->kind = EST_OP_GELU;
         op->rows = tokens, op->cols = 4 * d / t;
@@ -100,7 +106,9 @@ int est_sample_op(const char *name, hw_dtype dtype, const double *cols,
         op->kind = EST_OP_CROSS_ENTROPY;
         op->rows = tokens, op->cols = vp / t;
     } else if (strcmp(name, "RoPE") == 0) {
-        op->kind = EST_OP_ROPE;
+        /* Both samplers time the rotate-half form (the seed's GPT-NeoX
+         * code, our bench/sampler), never a fused kernel. */
+        op->kind = EST_OP_ROPE_UNFUSED;
         op->rows = tokens, op->cols = 2 * d / t; /* q and k */
     } else if (strcmp(name, "softmax") == 0) {
         op->kind = EST_OP_SOFTMAX;
