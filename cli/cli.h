@@ -27,7 +27,8 @@ enum {
     CLI_SW_CP = 1u << 2,
     CLI_SW_DP = 1u << 3,
     CLI_SW_SCATTER = 1u << 4,
-    CLI_SW_EAGER = 1u << 5
+    CLI_SW_EAGER = 1u << 5,
+    CLI_SW_PP = 1u << 6
 };
 
 typedef struct cli_opts {
@@ -62,6 +63,7 @@ typedef struct cli_opts {
     int tp_overlap;          /* space_tp_overlap: 0 = Megatron-LM's default */
     int pp_scatter_gather;   /* --scatter-gather-tensors-in-pipeline */
     int eager;               /* --eager */
+    int no_pp_overlap;       /* --[no-]overlap-p2p-communication */
     int cp_comm;             /* space_cp_comm: 0 = p2p ring */
     int unfused_attention;   /* --attention-backend unfused */
     int framework;           /* space_framework: the software's defaults */

@@ -41,6 +41,7 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     if (set & CLI_SW_CP) l->cp_comm = o->cp_comm;
     if (set & CLI_SW_SCATTER) l->pp_scatter_gather = o->pp_scatter_gather;
     if (set & CLI_SW_EAGER) l->eager = o->eager;
+    if (set & CLI_SW_PP) l->no_pp_overlap = o->no_pp_overlap;
 }
 
 int cli_zero_stage(const cli_opts *o)
@@ -158,6 +159,8 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddBoolToObject(a, "scatter_gather_tensors_in_pipeline",
                           l->pp_scatter_gather);
     cJSON_AddBoolToObject(a, "eager", l->eager);
+    cJSON_AddBoolToObject(a, "overlap_p2p_comm",
+                          l->pp > 1 && l->vpp > 1 && !l->no_pp_overlap);
     cJSON_AddStringToObject(a, "attention_backend",
                             l->flash ? "flash" : "unfused");
     cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
@@ -332,12 +335,16 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                 hw_dtype_names[l->dtype]);
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
-                "overlap %s, CP exchange %s, DP overlap %s%s%s\n",
+                "overlap %s, CP exchange %s, DP overlap %s%s%s%s\n",
                 l->flash ? "flash" : "unfused", m.attn_dropout,
                 m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
                 space_cp_comm_names[l->cp_comm],
                 l->no_dp_overlap ? "off" : "on",
                 l->pp_scatter_gather ? ", PP sends scatter/gather" : "",
+                l->pp > 1 && l->vpp > 1
+                    ? (l->no_pp_overlap ? ", PP sends exposed"
+                                        : ", PP sends overlapped")
+                    : "",
                 l->eager ? ", eager PyTorch (no torch.compile)" : "");
         const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;
         fprintf(f,

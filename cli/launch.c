@@ -92,6 +92,8 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
         put(&b, " --use-distributed-optimizer");
     put(&b, l->dtype == HW_FP16 ? " --fp16" : " --bf16");
     if (l->dtype == HW_FP8) put(&b, " --fp8-format hybrid");
+    if (l->pp > 1 && v > 1 && l->no_pp_overlap)
+        put(&b, " --no-overlap-p2p-communication");
     if (!l->no_dp_overlap) put(&b, " --overlap-grad-reduce");
     if (!l->no_dp_overlap && l->zero >= SPACE_ZERO_1 && l->zero < SPACE_ZERO_3)
         put(&b, " --overlap-param-gather");

@@ -183,6 +183,8 @@ enum opt_id {
     OPT_CP_COMM,
     OPT_PP_SCATTER_GATHER,
     OPT_EAGER,
+    OPT_PP_OVERLAP,
+    OPT_NO_PP_OVERLAP,
     OPT_FRAMEWORK,
     OPT_PROGRESS,
     OPT_RESUME,
@@ -270,12 +272,19 @@ static const cli_option options[] = {
      CMD_EST_SEARCH,
      "defaults of the software switches (--tp-overlap, --cp-comm-type, "
      "--attention-backend, --[no-]overlap-grad-reduce, "
-     "--scatter-gather-tensors-in-pipeline, --eager) as that framework "
+     "--scatter-gather-tensors-in-pipeline, --eager, "
+     "--[no-]overlap-p2p-communication) as that framework "
      "runs; a switch given overrides its default (default megatron-core)"},
     {"eager", OPT_EAGER, NULL, CMD_EST_SEARCH,
      "PyTorch eager: RMSNorm, SwiGLU and RoPE as the separate kernels of "
      "their PyTorch code (torchtitan without torch.compile); default: "
      "fused"},
+    {"overlap-p2p-communication", OPT_PP_OVERLAP, NULL, CMD_EST_SEARCH,
+     "interleaved pipeline: sends and receives of the steady state under "
+     "the next chunk's compute (Megatron-Core's default)"},
+    {"no-overlap-p2p-communication", OPT_NO_PP_OVERLAP, NULL, CMD_EST_SEARCH,
+     "interleaved pipeline: every send and receive exposed (Megatron-LM of "
+     "2021, PyTorch's pipelining)"},
     {"scatter-gather-tensors-in-pipeline", OPT_PP_SCATTER_GATHER, NULL,
      CMD_EST_SEARCH,
      "pipeline sends without SP split over the TP ranks and re-gathered "
@@ -723,6 +732,11 @@ int main(int argc, char **argv)
         case OPT_PP_SCATTER_GATHER:
             o.pp_scatter_gather = 1;
             o.sw_set |= CLI_SW_SCATTER;
+            break;
+        case OPT_PP_OVERLAP:
+        case OPT_NO_PP_OVERLAP:
+            o.no_pp_overlap = c == OPT_NO_PP_OVERLAP;
+            o.sw_set |= CLI_SW_PP;
             break;
         case OPT_EAGER:
             o.eager = 1;

@@ -55,7 +55,14 @@
  * stage (the first and last carry embedding, LM head and loss), t_mean
  * over stages. The second term is the bubble; interleaved chunks that
  * hold different numbers of layers stretch it by the longest chunk over
- * the average one.
+ * the average one. Under the interleaved schedule Megatron-Core posts the
+ * sends and receives of its steady state asynchronously and waits for
+ * them only before the chunk that needs them
+ * (megatron/core/pipeline_parallel/schedules.py, overlap_p2p_comm, on by
+ * default), so there each exchange is exposed only by what it outlasts
+ * one chunk's forward (or backward); the fill and the drain, whose sends
+ * are not overlapped unless --overlap-p2p-communication-warmup-flush, pay
+ * them in full (t_mean keeps them).
  *
  * Recompute: selective reruns the attention core's forward in the
  * backward (Korthikanti et al., arXiv 2205.05198); full reruns the whole
@@ -664,6 +671,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
         }
         p2p = 2 * (double)v * one_send;
     }
+    int p2p_overlap = pp > 1 && v > 1 && !l->no_pp_overlap;
     /* Stage s: its layers, plus the embedding on stage 0 and the head on
      * the last; all stages of the middle are alike. */
     stage_time st[3];
@@ -691,10 +699,19 @@ void est_estimate(const est_ctx *c, const space_model *m,
             s->bwd += add[a]->bwd;
             s->tp += add[a]->tp;
         }
+        /* The fill and the drain pay every exchange. */
+        double t_fill = stage_total(s);
+        if (p2p_overlap) {
+            /* Steady state: each of the v forward and v backward
+             * exchanges of a micro-batch runs under one chunk's compute. */
+            double cf = s->fwd / (double)v, cb = (s->bwd + s->recompute) / (double)v;
+            double send = p2p / (2 * (double)v);
+            s->p2p = (double)v * (fmax(0, send - cf) + fmax(0, send - cb));
+        }
         double t = stage_total(s);
         /* Middle stages count pp - 2 times. */
         double count = k == 2 ? (double)(pp - 2) : 1;
-        tsum += count * t;
+        tsum += count * t_fill;
         if (t > tmax) tmax = t, crit = k;
     }
     double tmean = tsum / (double)pp;

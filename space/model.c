@@ -86,6 +86,12 @@ void space_framework_software(space_framework f, space_layout *l)
     l->no_dp_overlap = f == SPACE_FW_MEGATRON_2021;
     l->pp_scatter_gather = f == SPACE_FW_MEGATRON_2021;
     l->eager = 0;
+    /* Megatron-Core overlaps interleaved 1F1B's sends by default
+     * (megatron/training/arguments.py: --no-overlap-p2p-communication is
+     * store_false into overlap_p2p_comm; Megatron-LM d98e8a6); Megatron-LM
+     * of 2021 had no such overlap, and PyTorch's pipelining waits for each
+     * receive before the compute that needs it. */
+    l->no_pp_overlap = f != SPACE_FW_MEGATRON_CORE;
 }
 
 int space_framework_zero(space_framework f)

@@ -264,6 +264,13 @@ typedef struct space_layout {
                           (torchtitan without torch.compile); 0: fused
                           kernels (Megatron-LM, Transformer Engine,
                           torch.compile) */
+    int no_pp_overlap; /* interleaved 1F1B: every pipeline send and receive
+                          exposed (Megatron-LM of 2021, Megatron-Core's
+                          --no-overlap-p2p-communication, PyTorch's
+                          pipelining); 0 by default: Megatron-Core posts
+                          them asynchronously under the next chunk's
+                          compute in its steady state (the warm-up and
+                          flush sends stay exposed) */
     double zero3_live; /* ZeRO-3: parameters gathered at once; 0 = two
                           whole layers (FSDP units of one layer, the next
                           prefetched); DeepSpeed gathers module by module
@@ -272,7 +279,8 @@ typedef struct space_layout {
 
 /* The software a layout runs under, as a set of defaults for space_layout's
  * software fields (flash, tp_overlap, cp_comm, no_dp_overlap,
- * pp_scatter_gather, eager); explicit options override them. */
+ * pp_scatter_gather, eager, no_pp_overlap); explicit options override
+ * them. */
 typedef enum space_framework {
     SPACE_FW_MEGATRON_CORE, /* Megatron-Core: flash attention, the backward's
                                TP collectives overlapped, CP ring, DP

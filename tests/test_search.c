@@ -104,14 +104,32 @@ static void test_sensitivity(void)
     l.gbs = 1024;
     est(&selene, &l, &b);
     TP_CHECK(b.time.bubble_s / b.iteration_s < a.time.bubble_s / a.iteration_s);
-    /* Interleaving shrinks the bubble and adds point-to-point. */
+    /* Interleaving shrinks the bubble and adds point-to-point (its
+     * sends not overlapped). */
     l = base_layout();
     l.gbs = 512;
+    l.no_pp_overlap = 1;
     est(&selene, &l, &a);
     l.vpp = 3; /* 96 layers / (8 x 3) */
     est(&selene, &l, &b);
     TP_CHECK(b.time.bubble_s < a.time.bubble_s);
     TP_CHECK(b.time.pp_p2p_s > a.time.pp_p2p_s);
+    /* Megatron-Core's overlapped interleaved sends: the steady state
+     * hides them under the chunks' compute; the fill and drain do not
+     * (the bubble is the same); 1F1B without interleaving is unchanged. */
+    {
+        est_result ov, one_ov, one;
+        l.no_pp_overlap = 0;
+        est(&selene, &l, &ov);
+        TP_CHECK(ov.time.pp_p2p_s < b.time.pp_p2p_s);
+        TP_CHECK(ov.time.fwd_s == b.time.fwd_s);
+        TP_CHECK_REL(ov.time.bubble_s, b.time.bubble_s, 1e-12);
+        l.vpp = 1;
+        est(&selene, &l, &one_ov);
+        l.no_pp_overlap = 1;
+        est(&selene, &l, &one);
+        TP_CHECK(one_ov.iteration_s == one.iteration_s);
+    }
     /* SP: same compute GEMMs, less activation memory. */
     l = base_layout();
     l.sp = 0;
