@@ -1,21 +1,48 @@
 /*
- * validate_runs.c - the estimator against measured training runs.
+ * validate_runs.c - the estimator against measured training runs, and the
+ * fit of its one end-to-end constant, the in-training kernel efficiency
+ * (estimator/kernel_eff.c: a constant per software stack times a factor
+ * per GPU family), scored with each source left out.
  *
  * Reads bench/data/validation_runs.json (the shared published runs,
- * normalized by bench/data/make_validation_runs.py), estimates every run
- * that is not skipped, with the layout fields the source leaves out
- * searched as `trainplan estimate` searches them (fastest feasible), and
- * prints per run the published figure beside ours, in the source's own
- * unit and FLOP convention (TFLOP/s per GPU from the source's FLOPs per
- * iteration over our time; tokens/s per GPU; seconds per iteration), then
- * per source the mean absolute percentage error, the worst run and what
- * was skipped and why.
+ * normalized by bench/data/make_validation_runs.py). Each run's layout
+ * fields the source leaves out are searched as `trainplan estimate`
+ * searches them (fastest feasible). Prints per run the published figure
+ * beside ours, in the source's own unit and FLOP convention (TFLOP/s per
+ * GPU from the source's FLOPs per iteration over our time; tokens/s per
+ * GPU; seconds per iteration), in sample and left-one-source-out (LOSO);
+ * then per source the mean absolute percentage error (MAPE) both ways,
+ * the worst run and what was skipped or waived; then the fitted
+ * constants, each source's left-out fit, and the models of the constant
+ * (`models` below: which stacks share one, with or without the GPU
+ * factor) compared in sample and by LOSO.
  *
- * usage: validate_runs [--runs FILE] [--source ID] [--csv] [--kernel-eff X]
- * The estimator knows none of these runs; one constant per GPU family,
- * the in-training kernel efficiency, is fitted to them as a whole
- * (bench/fit_kernel_eff.py), and --kernel-eff 1 shows the figures
- * without it.
+ * The fit, exact on a grid of 0.005: each run's unset fields are searched
+ * once, then the run is estimated with that layout at every grid value
+ * (est_estimate, microseconds each; products with a GPU factor between
+ * grid values interpolated in 1/eta), and the constants minimise the mean
+ * over sources of each source's MAPE (no source weighs by its number of
+ * runs). The layouts are searched again at the fitted constants and the
+ * fit repeated until the two agree, so the in-sample figures are what the
+ * estimator gives with these constants in it. LOSO, for source S: every
+ * constant refitted without S's runs, S's runs' unset fields searched
+ * again under those constants, and S scored. A stack left without runs
+ * takes one constant fitted over every remaining run; a GPU family that
+ * shares no stack with another takes the factor of one constant for every
+ * stack; the output marks both. The other runs keep the layouts searched
+ * at the in-sample constants: S reaches its fold only through their
+ * layout choice.
+ *
+ * Waived runs (issue 15; `waived` below) are printed and scored but left
+ * out of every fit and of the per-source figures, which are also shown
+ * with them.
+ *
+ * usage: validate_runs [--runs FILE] [--source ID] [--csv] [--no-loso]
+ *                      [--kernel-eff X]
+ * --source prints one source (the fit still uses all); --kernel-eff X
+ * estimates every run at X (1: without the correction), no fit. Runs in
+ * parallel over runs, the same bytes at any thread count. Exit status 0,
+ * 64 on bad usage, 65/66 on bad or missing input.
  */
 #include "search.h"
 
@@ -29,15 +56,147 @@
 #endif
 
 #define MAX_SRC 16
+#define MAX_FAM 8
 #define MAX_OPEN 32
+#define N_STACK SPACE_STACK_COUNT
 
-typedef struct src_stat {
+/* The grid of kernel efficiencies: 0.200 to 1.000 by 0.005, and of the
+ * GPU-family factors: 0.700 to 1.300 by 0.005. */
+#define ETA_MIN 0.2
+#define ETA_STEP 0.005
+#define ETA_N 161
+#define FAC_MIN 0.7
+#define FAC_N 121
+#define ETA_AT(i) (ETA_MIN + ETA_STEP * (double)(i))
+#define FAC_AT(i) (FAC_MIN + ETA_STEP * (double)(i))
+
+/* Searches remembered per run (eta -> result). */
+#define MEMO 24
+
+/* ---- what each source ran --------------------------------------------- */
+
+/* The software each source's runs ran, from the sources' own descriptions
+ * ("framework" in bench/data/published_runs.json); a run's
+ * layout.framework, where present, says it instead. Other sources:
+ * Megatron-Core. */
+static const struct {
+    const char *source;
+    space_framework fw;
+} source_framework[] = {
+    /* "Megatron-LM (2021)" */
+    {"narayanan2021_sc21", SPACE_FW_MEGATRON_2021},
+    /* "Megatron-DeepSpeed (bigscience fork)" of 2021-22 */
+    {"bigscience_bloom_tr11", SPACE_FW_MEGATRON_2021},
+    {"bigscience_tr11_prequel", SPACE_FW_MEGATRON_2021},
+    /* "Megatron-Core r0.8.0" */
+    {"megatron_lm_readme_h100_2024", SPACE_FW_MEGATRON_CORE},
+    /* NVIDIA's MLPerf Training submissions run NeMo on Megatron-Core and
+     * Transformer Engine */
+    {"mlperf_training", SPACE_FW_MEGATRON_CORE},
+    /* "Composer + llm-foundry (PyTorch FSDP)", no torch.compile */
+    {"llm_foundry_mpt_benchmarks", SPACE_FW_PYTORCH_FSDP},
+    /* "torchtitan (PyTorch FSDP2/DTensor)", compiled where the run lists
+     * torch.compile */
+    {"torchtitan_benchmarks", SPACE_FW_TORCHTITAN},
+};
+
+/* Runs left out of the fits and the per-source figures (issue 15), by a
+ * part of their id. */
+static const struct {
+    const char *id_part, *why;
+} waived[] = {
+    {"zero3", "DeepSpeed ZeRO-3 of early 2021 (Narayanan et al. Table 2): "
+              "its parameter gathering as it ran then is not modelled"},
+    {"fp8rw", "torchao's fp8 rowwise recipe: not modelled"},
+};
+#define N_WAIVED ((int)(sizeof waived / sizeof waived[0]))
+
+/* ---- models of the constant -------------------------------------------- */
+
+/* One way to share the constant among runs: the constant each stack takes
+ * (runs of stacks with the same index share one), and whether a factor per
+ * GPU family (the GPU whose operator samples a run uses) multiplies it,
+ * 1 for REF_FAMILY. The estimator computes eta_stack x factor_gpu
+ * (estimator/kernel_eff.c, hwdb kernel_efficiency_factor), so every model
+ * here is one set of values of it; `chosen` marks the one it holds,
+ * picked by its LOSO figure among the models keyed by stack (the task's
+ * form; bench/results/kernel_efficiency.md). */
+typedef struct fit_model {
+    const char *name;
+    int group[N_STACK];
+    int per_family;
+    int chosen;
+} fit_model;
+
+/* Stack order: megatron-lm-2021, megatron-core, pytorch-eager,
+ * pytorch-compiled, deepspeed-2021 (space_stack). */
+static const fit_model models[] = {
+    {"one constant", {0, 0, 0, 0, 0}, 0, 0},
+    {"per GPU family", {0, 0, 0, 0, 0}, 1, 0},
+    {"Megatron / PyTorch", {0, 0, 1, 1, 2}, 0, 0},
+    {"Megatron / PyTorch, x GPU", {0, 0, 1, 1, 2}, 1, 0},
+    {"per stack, PyTorch as one", {0, 1, 2, 2, 3}, 0, 0},
+    {"per stack", {0, 1, 2, 3, 4}, 0, 0},
+    {"per stack, PyTorch as one, x GPU", {0, 1, 2, 2, 3}, 1, 1},
+    {"per stack, x GPU", {0, 1, 2, 3, 4}, 1, 0},
+};
+#define N_MODELS ((int)(sizeof models / sizeof models[0]))
+_Static_assert(N_STACK == 5, "models[] give a group to every space_stack");
+
+/* models[GPU_ONLY]: one constant x the GPU family's factor */
+#define GPU_ONLY 1
+
+static int chosen_model(void)
+{
+    for (int k = 0; k < N_MODELS; k++)
+        if (models[k].chosen) return k;
+    return 0;
+}
+
+/* The GPU family whose factor is 1 by definition: the A100, which every
+ * 2021-22 run used, so that the stacks' constants read as A100 values. */
+#define REF_FAMILY "a100-80gb"
+
+typedef struct consts {
+    double eta[N_STACK];     /* per group */
+    double fac[MAX_FAM];     /* per family; 1 without */
+    int fallback[N_STACK];   /* group without runs: fitted over all */
+    int fam_fallback[MAX_FAM];
+} consts;
+
+/* ---- runs --------------------------------------------------------------- */
+
+typedef struct memo_entry {
+    double eta;
+    est_result r;
+} memo_entry;
+
+typedef struct vrun {
+    const char *id, *kind; /* into the cJSON tree */
+    int src, fam, waived, ok;
+    space_stack stack;
+    space_model m;
+    space_layout want;
+    int64_t gpus;
+    est_ctx c;
+    double pub, flops;
+    const hw_system *sys;
+    double fixed_eta;   /* the eta its fixed layout was searched at */
+    space_layout fixed; /* the fit's layout */
+    double t[ETA_N];    /* iteration time at each grid eta, layout fixed */
+    int n_memo, next_memo;
+    memo_entry memo[MEMO];
+    /* results */
+    double eta_in, eta_loso, ours_in, ours_loso, ours_est;
+    est_result r_in;
+} vrun;
+
+typedef struct source {
     char id[64];
-    int n, skipped, failed, infeasible;
-    double sum_ape, worst_ape;
-    char worst_id[96];
-    char why[512];
-} src_stat;
+    int n_fit;                /* runs in the fits: ok and not waived */
+    int skipped, failed;
+    char why[1024];
+} source;
 
 typedef struct opened {
     const hw_system *sys;
@@ -48,11 +207,19 @@ typedef struct opened {
 static opened cache[MAX_OPEN];
 static int n_cache;
 
+static source src_tab[MAX_SRC];
+static int n_src;
+static const hw_gpu *fam_tab[MAX_FAM];
+static int n_fam, ref_fam;
+
 static const opened *open_system(const hw_system *y, tp_err *e)
 {
     for (int i = 0; i < n_cache; i++)
         if (cache[i].sys == y) return &cache[i];
-    if (n_cache == MAX_OPEN) return NULL;
+    if (n_cache == MAX_OPEN) {
+        tp_errf(e, TP_EINTERNAL, "more than %d systems", MAX_OPEN);
+        return NULL;
+    }
     opened *o = &cache[n_cache];
     o->sys = y;
     /* Models are per GPU: reuse another system's of the same GPU. */
@@ -78,43 +245,855 @@ static int64_t field_i(const cJSON *l, const char *k)
     return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : SEARCH_UNSET;
 }
 
-static src_stat *stat_of(src_stat *s, int *n, const char *id)
+static int has_feature(const cJSON *feat, const char *name)
 {
-    for (int i = 0; i < *n; i++)
-        if (strcmp(s[i].id, id) == 0) return &s[i];
-    if (*n == MAX_SRC) return &s[MAX_SRC - 1];
-    src_stat *x = &s[(*n)++];
-    memset(x, 0, sizeof *x);
-    snprintf(x->id, sizeof x->id, "%s", id);
-    return x;
+    const cJSON *fe;
+    cJSON_ArrayForEach(fe, feat)
+        if (cJSON_IsString(fe) && strcmp(fe->valuestring, name) == 0) return 1;
+    return 0;
 }
 
-static void add_why(src_stat *s, const char *what)
+static int source_of(const char *id)
+{
+    for (int i = 0; i < n_src; i++)
+        if (strcmp(src_tab[i].id, id) == 0) return i;
+    if (n_src == MAX_SRC) return MAX_SRC - 1;
+    source *x = &src_tab[n_src];
+    memset(x, 0, sizeof *x);
+    snprintf(x->id, sizeof x->id, "%s", id);
+    return n_src++;
+}
+
+static int family_of(const hw_gpu *g)
+{
+    const hw_gpu *f = g->models_like ? g->models_like : g;
+    for (int i = 0; i < n_fam; i++)
+        if (fam_tab[i] == f) return i;
+    if (n_fam == MAX_FAM) return MAX_FAM - 1;
+    fam_tab[n_fam] = f;
+    return n_fam++;
+}
+
+static void add_why(source *s, const char *what)
 {
     size_t n = strlen(s->why);
     if (strstr(s->why, what)) return;
     snprintf(s->why + n, sizeof s->why - n, "%s%s", n ? "; " : "", what);
 }
 
+/* o's string k, or NULL with e naming $.runs[i].{in}k. */
+static const char *need_str(const cJSON *o, const char *in, const char *k,
+                            const char *path, int i, tp_err *e)
+{
+    const cJSON *v = get(o, k);
+    if (cJSON_IsString(v)) return v->valuestring;
+    tp_errf(e, TP_EDATA, "%s: $.runs[%d].%s%s: expected a string, found %s",
+            path, i, in, k, v ? "another type" : "nothing");
+    return NULL;
+}
+
+/* The run's layout and software as the source describes them; 0, or an
+ * error status with e set. */
+static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
+                       tp_err *e)
+{
+    const cJSON *l = get(run, "layout");
+    const char *src = src_tab[r->src].id;
+    space_layout w;
+    memset(&w, 0, sizeof w);
+    w.tp = field_i(l, "tp");
+    w.pp = field_i(l, "pp");
+    w.cp = field_i(l, "cp");
+    w.dp = field_i(l, "dp");
+    w.vpp = field_i(l, "vpp");
+    w.mbs = field_i(l, "micro_batch_size");
+    w.gbs = field_i(l, "global_batch_size");
+    w.seq = field_i(l, "seq_length");
+    const cJSON *sp = get(l, "sequence_parallel");
+    w.sp = cJSON_IsBool(sp) ? cJSON_IsTrue(sp) : SEARCH_UNSET;
+    const cJSON *rcj = get(l, "recompute");
+    w.recompute = (space_recompute)SEARCH_UNSET;
+    for (int k = 0; cJSON_IsString(rcj) && k < SPACE_RECOMPUTE_COUNT; k++)
+        if (strcmp(rcj->valuestring, space_recompute_names[k]) == 0)
+            w.recompute = (space_recompute)k;
+    const cJSON *rv = get(l, "recompute_variant");
+    if (cJSON_IsString(rv) && strcmp(rv->valuestring, "torchtitan-op-sac") == 0)
+        w.recompute = SPACE_RECOMPUTE_SELECTIVE_OP;
+    w.zero = (space_zero)field_i(l, "zero_stage");
+    const cJSON *pr = get(l, "precision");
+    int dt = cJSON_IsString(pr) ? hw_dtype_parse(pr->valuestring) : -1;
+    w.dtype = dt == HW_FP8 || dt == HW_FP16 ? dt : HW_BF16;
+    const cJSON *shj = get(l, "sharding");
+    const char *sharding = cJSON_IsString(shj) ? shj->valuestring : "";
+    /* What the source's software did, not a fit: the defaults of its
+     * framework (space_framework_software), then what the run lists. */
+    int fw = SPACE_FW_MEGATRON_CORE;
+    for (size_t k = 0; k < sizeof source_framework / sizeof source_framework[0]; k++)
+        if (strcmp(src, source_framework[k].source) == 0)
+            fw = source_framework[k].fw;
+    /* Narayanan et al.'s ZeRO-3 baseline ran DeepSpeed around their
+     * Megatron-LM model (section 5.3). */
+    if (fw == SPACE_FW_MEGATRON_2021 && strcmp(sharding, "deepspeed-zero3") == 0)
+        fw = SPACE_FW_DEEPSPEED_2021;
+    const cJSON *fwj = get(l, "framework");
+    if (fwj && !cJSON_IsNull(fwj)) {
+        fw = -1;
+        for (int k = 0; cJSON_IsString(fwj) && k < SPACE_FW_COUNT; k++)
+            if (strcmp(fwj->valuestring, space_framework_names[k]) == 0) fw = k;
+        if (fw < 0)
+            return tp_errf(e, TP_EDATA,
+                           "%s: $.runs[%d].layout.framework: expected one of "
+                           "megatron-core, megatron-lm-2021, torchtitan, "
+                           "pytorch-fsdp, deepspeed-2021, found %s%s%s",
+                           path, i, cJSON_IsString(fwj) ? "'" : "",
+                           cJSON_IsString(fwj) ? fwj->valuestring : "another type",
+                           cJSON_IsString(fwj) ? "'" : "");
+    }
+    space_framework_software((space_framework)fw, &w);
+    const cJSON *feat = get(l, "features");
+    int compiled = has_feature(feat, "torch.compile");
+    /* llm-foundry's attention is the one its run lists (flash, triton or
+     * PyTorch's). */
+    if (strcmp(src, "llm_foundry_mpt_benchmarks") == 0)
+        w.flash = has_feature(feat, "flash-attention");
+    /* TP: --tp-comm-overlap or AsyncTP where the run lists them. The
+     * 2021 default (no TP overlap) is assumed from Megatron-LM's history;
+     * BigScience also ran with CUDA_LAUNCH_BLOCKING=1, which serialises
+     * every kernel (tr11-176B-ml.slurm and chronicles-prequel.md,
+     * bigscience-workshop/bigscience). */
+    if (has_feature(feat, "tp-comm-overlap")) w.tp_overlap = SPACE_TP_OVERLAP_ALL;
+    if (fw == SPACE_FW_TORCHTITAN && has_feature(feat, "async-tp"))
+        w.tp_overlap = SPACE_TP_OVERLAP_ASYNC;
+    /* PyTorch without torch.compile runs norms, SwiGLU and RoPE op by op,
+     * and is the eager stack. */
+    if (fw == SPACE_FW_TORCHTITAN || fw == SPACE_FW_PYTORCH_FSDP)
+        w.eager = !compiled;
+    /* Gradient reduction overlapped where listed, and in FSDP. */
+    int fsdp = strncmp(sharding, "fsdp", 4) == 0;
+    w.no_dp_overlap = !(has_feature(feat, "overlap-grad-reduce") || fsdp);
+    /* Megatron-LM with fp16 accumulates and all-reduces gradients in fp16
+     * unless --accumulate-allreduce-grads-in-fp32 (opt-in; only bf16
+     * forces it: megatron/arguments.py, 2021 to today). */
+    if (strcmp(src, "narayanan2021_sc21") == 0 && w.dtype == HW_FP16)
+        w.grad_bytes = 2;
+    /* DeepSpeed's fp16 ZeRO keeps 16-bit gradients (its bf16 optimizer,
+     * BLOOM's, accumulates them in fp32 like Megatron-LM); its ZeRO-3
+     * gathers module by module (space_framework_software). */
+    if (strcmp(sharding, "deepspeed-zero1") == 0
+        || strcmp(sharding, "deepspeed-zero3") == 0)
+        w.grad_bytes = 2;
+    if (strcmp(sharding, "deepspeed-zero3") == 0) w.zero3_live = 1e9;
+    const cJSON *ps = get(l, "pipeline_schedule");
+    if (w.vpp == SEARCH_UNSET && cJSON_IsString(ps)
+        && strcmp(ps->valuestring, "interleaved-1f1b") != 0)
+        w.vpp = 1;
+    r->want = w;
+    r->stack = space_layout_stack(&w);
+    return 0;
+}
+
+/* Reads every run into *out (calloc'd; *n counts them). */
+static int read_runs(const cJSON *root, const char *path, hw_db *db,
+                     vrun **out, int *n, tp_err *e)
+{
+    const cJSON *runs = get(root, "runs"), *run;
+    if (!cJSON_IsArray(runs))
+        return tp_errf(e, TP_EDATA, "%s: $.runs: expected an array", path);
+    int cap = cJSON_GetArraySize(runs), i = -1;
+    vrun *v = calloc(cap > 0 ? (size_t)cap : 1, sizeof *v);
+    if (!v) abort();
+    *out = v;
+    *n = 0;
+    cJSON_ArrayForEach(run, runs) {
+        i++;
+        vrun *r = &v[(*n)++];
+        r->id = need_str(run, "", "id", path, i, e);
+        const char *src = r->id ? need_str(run, "", "source_id", path, i, e) : NULL;
+        if (!src) return e->status;
+        r->src = source_of(src);
+        source *s = &src_tab[r->src];
+        r->waived = -1;
+        for (int k = 0; k < N_WAIVED; k++)
+            if (strstr(r->id, waived[k].id_part)) r->waived = k;
+        r->waived++; /* 0: not waived, else 1 + its row */
+        const cJSON *skip = get(run, "skip");
+        if (cJSON_IsString(skip)) {
+            s->skipped++;
+            add_why(s, skip->valuestring);
+            continue;
+        }
+        const cJSON *mj = get(run, "model");
+        int rc = cJSON_IsString(mj)
+                     ? space_model_resolve(mj->valuestring, &r->m, e)
+                     : space_model_from_hf_json(mj, path, r->id, &r->m, e);
+        /* The dropout the run's software applied (validation_runs.json
+         * says where each source's comes from). */
+        const cJSON *dj = get(run, "dropout");
+        if (!rc && cJSON_IsObject(dj)) {
+            r->m.attn_dropout = cJSON_GetNumberValue(get(dj, "attention"));
+            r->m.hidden_dropout = cJSON_GetNumberValue(get(dj, "hidden"));
+        }
+        const char *sys = rc ? NULL : need_str(run, "", "system", path, i, e);
+        const hw_system *y = sys ? hw_find_system(db, sys, e) : NULL;
+        const opened *op = y ? open_system(y, e) : NULL;
+        if (!op) {
+            s->failed++;
+            fprintf(stderr, "%s: %s\n", r->id, e->msg);
+            memset(e, 0, sizeof *e);
+            continue;
+        }
+        if ((rc = read_layout(run, path, i, r, e))) return rc;
+        const cJSON *t = get(run, "target");
+        r->kind = need_str(t, "target.", "kind", path, i, e);
+        if (!r->kind) return e->status;
+        r->pub = cJSON_GetNumberValue(get(t, "value"));
+        r->flops = cJSON_GetNumberValue(get(t, "flops_per_iteration"));
+        r->gpus = field_i(run, "gpus");
+        r->sys = y;
+        r->fam = family_of(y->gpu);
+        est_ctx c = {y, y->gpu, op->ops, op->comm, 1, 0};
+        r->c = c;
+        r->ok = 1;
+    }
+    return 0;
+}
+
+/* Our figure in the run's unit from an iteration time; NAN when none. */
+static double ours_of(const vrun *r, double it)
+{
+    if (!(it > 0)) return NAN;
+    if (strcmp(r->kind, "tflops_per_gpu") == 0)
+        return r->flops / (it * (double)r->gpus) / 1e12;
+    if (strcmp(r->kind, "tokens_per_s_per_gpu") == 0)
+        return (double)r->want.gbs * (double)r->want.seq / (it * (double)r->gpus);
+    if (strcmp(r->kind, "iteration_time_s") == 0) return it;
+    return NAN;
+}
+
+static double ape(const vrun *r, double ours)
+{
+    return 100 * fabs(ours - r->pub) / r->pub;
+}
+
+/* The run estimated at kernel efficiency eta (0: the estimator's own),
+ * its unset fields searched under it; remembered per run. */
+static const est_result *predict(vrun *r, double eta)
+{
+    for (int i = 0; i < r->n_memo; i++)
+        if (r->memo[i].eta == eta) return &r->memo[i].r;
+    memo_entry *m = &r->memo[r->next_memo];
+    r->next_memo = (r->next_memo + 1) % MEMO;
+    if (r->n_memo < MEMO) r->n_memo++;
+    est_ctx c = r->c;
+    c.kernel_eff = eta;
+    m->eta = eta;
+    search_complete(&c, &r->m, &r->want, r->gpus, &m->r, NULL, NULL);
+    return &m->r;
+}
+
+/* Every run estimated at eta[i] (0: the estimator's constants), runs in
+ * parallel (each search then runs on one thread): the same results at
+ * any thread count, since a run's depend on it alone. */
+static void predict_all(vrun *v, int n, const double *eta)
+{
+#pragma omp parallel for schedule(dynamic)
+    for (int i = 0; i < n; i++)
+        if (v[i].ok && eta[i] >= 0) predict(&v[i], eta[i]);
+}
+
+/* Searches every run's layout at its eta (0: the estimator's) and times
+ * that layout at every grid eta. */
+static void fix_layouts(vrun *v, int n, const double *eta)
+{
+#pragma omp parallel for schedule(dynamic)
+    for (int i = 0; i < n; i++) {
+        vrun *r = &v[i];
+        if (!r->ok) continue;
+        const est_result *res = predict(r, eta[i]);
+        r->fixed = res->layout;
+        r->fixed_eta = eta[i] > 0 ? eta[i] : est_kernel_eff(&r->c, &r->fixed);
+        for (int k = 0; k < ETA_N; k++) {
+            est_ctx c = r->c;
+            c.kernel_eff = ETA_AT(k);
+            est_result x;
+            est_estimate(&c, &r->m, &r->fixed, &x);
+            r->t[k] = x.iteration_s;
+        }
+    }
+}
+
+/* The run's error with its fixed layout at eta, the iteration time
+ * interpolated in 1/eta between grid values (exact on them); INFINITY off
+ * the grid. */
+static double ape_fixed(const vrun *r, double eta)
+{
+    double x = (eta - ETA_MIN) / ETA_STEP;
+    if (!(x > -1e-9 && x < ETA_N - 1 + 1e-9)) return INFINITY;
+    int k = (int)floor(x + 0.5);
+    double it;
+    if (fabs(x - k) < 1e-9) {
+        it = r->t[k];
+    } else {
+        k = (int)floor(x);
+        double a = 1 / ETA_AT(k), b = 1 / ETA_AT(k + 1);
+        it = r->t[k] + (r->t[k + 1] - r->t[k]) * (1 / eta - a) / (b - a);
+    }
+    return ape(r, ours_of(r, it));
+}
+
+/* ---- the fit ------------------------------------------------------------ */
+
+static int in_fit(const vrun *r, int without)
+{
+    return r->ok && !r->waived && r->src != without;
+}
+
+/* Each fitted run's weight: 1 / (its source's runs x the sources). */
+static void weights(const vrun *v, int n, int without, double *w)
+{
+    int cnt[MAX_SRC] = {0}, n_in = 0;
+    for (int i = 0; i < n; i++)
+        if (in_fit(&v[i], without)) cnt[v[i].src]++;
+    for (int s = 0; s < n_src; s++) n_in += cnt[s] > 0;
+    for (int i = 0; i < n; i++)
+        w[i] = in_fit(&v[i], without) ? 1.0 / (cnt[v[i].src] * n_in) : 0;
+}
+
+static double eta_of(const fit_model *fm, const consts *k, const vrun *r)
+{
+    return k->eta[fm->group[r->stack]] * k->fac[r->fam];
+}
+
+/* The objective of each grid value of group g's constant (g < 0: one
+ * constant for every fitted run) into obj[ETA_N], over the fitted runs
+ * (w > 0) of family f (f < 0: every family), the factors held. */
+static void group_objective(const fit_model *fm, const vrun *v, int n,
+                            const double *w, int g, int f, const consts *k,
+                            double *obj)
+{
+    for (int j = 0; j < ETA_N; j++) obj[j] = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(w[i] > 0) || (g >= 0 && fm->group[v[i].stack] != g)
+            || (f >= 0 && v[i].fam != f))
+            continue;
+        for (int j = 0; j < ETA_N; j++)
+            obj[j] += w[i] * ape_fixed(&v[i], ETA_AT(j) * k->fac[v[i].fam]);
+    }
+}
+
+/* The grid value minimising obj (ties: the smaller); -1 when every value
+ * is infinite. */
+static int argmin(const double *obj, double *best)
+{
+    int bi = -1;
+    *best = INFINITY;
+    for (int j = 0; j < ETA_N; j++)
+        if (obj[j] < *best) *best = obj[j], bi = j;
+    return bi;
+}
+
+static int has_runs(const fit_model *fm, const vrun *v, int n, const double *w,
+                    int g, int f)
+{
+    for (int i = 0; i < n; i++)
+        if (w[i] > 0 && (g < 0 || fm->group[v[i].stack] == g)
+            && (f < 0 || v[i].fam == f))
+            return 1;
+    return 0;
+}
+
+/* Whether family f's factor is told apart from the groups' constants:
+ * some group has fitted runs on f and on another family. */
+static int identified(const fit_model *fm, const vrun *v, int n,
+                      const double *w, int f)
+{
+    for (int g = 0; g < N_STACK; g++) {
+        if (!has_runs(fm, v, n, w, g, f)) continue;
+        for (int o = 0; o < n_fam; o++)
+            if (o != f && has_runs(fm, v, n, w, g, o)) return 1;
+    }
+    return 0;
+}
+
+/* Every group's constant given the factors: each group's best grid value
+ * (groups are independent given the factors: a run's error depends on its
+ * own group's constant only). Groups without runs are marked. base[g]
+ * (may be NULL): the objective of runs whose factor is not being moved,
+ * added. Returns the objective. */
+static double fit_groups(const fit_model *fm, const vrun *v, int n,
+                         const double *w, int f, double (*base)[ETA_N],
+                         consts *k)
+{
+    double total = 0, obj[ETA_N];
+    for (int g = 0; g < N_STACK; g++) {
+        k->fallback[g] = !has_runs(fm, v, n, w, g, -1);
+        if (k->fallback[g]) continue;
+        group_objective(fm, v, n, w, g, f, k, obj);
+        for (int j = 0; base && j < ETA_N; j++) obj[j] += base[g][j];
+        double best;
+        int bi = argmin(obj, &best);
+        if (bi >= 0) k->eta[g] = ETA_AT(bi), total += best;
+    }
+    return total;
+}
+
+/* Fits model fm's constants to every run outside source `without` (-1:
+ * none), with the layouts fixed. Without factors, each group's constant
+ * is a one-dimensional minimum. With them, each family's factor is chosen
+ * over its grid with every group's constant refitted at each value (a
+ * constant and a factor trade off: moving one at a time stalls), family
+ * after family until none moves; exact with one family beside the
+ * reference. A family that shares no group with another is not told
+ * apart from the constants of its groups: it takes the factor of model
+ * GPU_ONLY (one constant for every stack) fitted to the same runs, or 1
+ * there. A group without runs takes one constant fitted over every
+ * remaining run. */
+static void fit(const fit_model *fm, vrun *v, int n, int without, consts *k)
+{
+    double *w = malloc((size_t)n * sizeof *w);
+    double(*base)[ETA_N] = malloc(N_STACK * sizeof *base);
+    if (!w || !base) abort();
+    weights(v, n, without, w);
+    memset(k, 0, sizeof *k);
+    for (int f = 0; f < MAX_FAM; f++) k->fac[f] = 1;
+    int free_fams = 0;
+    consts coarse;
+    for (int f = 0; fm->per_family && f < n_fam; f++) {
+        k->fam_fallback[f] = f != ref_fam && !identified(fm, v, n, w, f);
+        free_fams += f != ref_fam && !k->fam_fallback[f];
+        if (!k->fam_fallback[f]) continue;
+        /* the factor one constant for every stack gives it */
+        if (fm != &models[GPU_ONLY]) {
+            fit(&models[GPU_ONLY], v, n, without, &coarse);
+            k->fac[f] = coarse.fac[f];
+        }
+    }
+    double obj = fit_groups(fm, v, n, w, -1, NULL, k);
+    for (int round = 0; free_fams && round < 20; round++) {
+        int moved = 0;
+        for (int f = 0; f < n_fam; f++) {
+            if (f == ref_fam || k->fam_fallback[f]) continue;
+            /* the other families' runs do not move with this factor */
+            for (int g = 0; g < N_STACK; g++) {
+                for (int j = 0; j < ETA_N; j++) base[g][j] = 0;
+                for (int o = 0; o < n_fam; o++) {
+                    double part[ETA_N];
+                    if (o == f) continue;
+                    group_objective(fm, v, n, w, g, o, k, part);
+                    for (int j = 0; j < ETA_N; j++) base[g][j] += part[j];
+                }
+            }
+            consts best = *k;
+            for (int j = 0; j < FAC_N; j++) {
+                consts t = *k;
+                t.fac[f] = FAC_AT(j);
+                double o = fit_groups(fm, v, n, w, f, base, &t);
+                if (o < obj - 1e-12) obj = o, best = t, moved = 1;
+            }
+            *k = best;
+        }
+        if (!moved || free_fams == 1) break;
+    }
+    int any_fallback = 0;
+    for (int g = 0; g < N_STACK; g++) any_fallback |= k->fallback[g];
+    if (any_fallback) {
+        double all[ETA_N], best;
+        group_objective(fm, v, n, w, -1, -1, k, all);
+        int bi = argmin(all, &best);
+        for (int g = 0; bi >= 0 && g < N_STACK; g++)
+            if (k->fallback[g]) k->eta[g] = ETA_AT(bi);
+    }
+    free(base);
+    free(w);
+}
+
+/* ---- scores ------------------------------------------------------------- */
+
+typedef struct score {
+    double in[MAX_SRC], loso[MAX_SRC];         /* MAPE, waived out */
+    double in_all[MAX_SRC], loso_all[MAX_SRC]; /* MAPE, waived in */
+    double in_mean, loso_mean;                 /* over sources */
+    consts fold[MAX_SRC], all;
+} score;
+
+/* MAPE of source s's runs (waived too when with_waived) under per-run
+ * figures ours[]. */
+static double src_mape(const vrun *v, int n, int s, const double *ours,
+                       int with_waived)
+{
+    double sum = 0;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i].ok && v[i].src == s && (with_waived || !v[i].waived))
+            sum += ape(&v[i], ours[i]), m++;
+    return m ? sum / m : NAN;
+}
+
+static double mean_over_sources(const double *x)
+{
+    double sum = 0;
+    int m = 0;
+    for (int s = 0; s < n_src; s++)
+        if (src_tab[s].n_fit) sum += x[s], m++;
+    return m ? sum / m : NAN;
+}
+
+/* Model fm in sample and left-one-source-out (unless no_loso), the
+ * searched layouts under each run's constants. Per-run figures go to
+ * eta_in/ours_in/eta_loso/ours_loso when keep. */
+static void score_model(const fit_model *fm, vrun *v, int n, int no_loso,
+                        int keep, score *sc)
+{
+    double *in = malloc(4 * (size_t)n * sizeof *in), *lo = in + n;
+    double *eta_in = lo + n, *eta_lo = eta_in + n;
+    if (!in) abort();
+    fit(fm, v, n, -1, &sc->all);
+    for (int s = 0; s < n_src; s++)
+        if (!no_loso && src_tab[s].n_fit) fit(fm, v, n, s, &sc->fold[s]);
+    for (int i = 0; i < n; i++) {
+        eta_in[i] = v[i].ok ? eta_of(fm, &sc->all, &v[i]) : 0;
+        eta_lo[i] = v[i].ok && !no_loso && src_tab[v[i].src].n_fit
+                        ? eta_of(fm, &sc->fold[v[i].src], &v[i]) : -1;
+    }
+    predict_all(v, n, eta_in);
+    for (int i = 0; i < n; i++) {
+        in[i] = lo[i] = NAN;
+        if (!v[i].ok) continue;
+        const est_result *r = predict(&v[i], eta_in[i]);
+        in[i] = ours_of(&v[i], r->iteration_s);
+        if (keep) v[i].eta_in = eta_in[i], v[i].ours_in = in[i], v[i].r_in = *r;
+    }
+    predict_all(v, n, eta_lo);
+    for (int i = 0; i < n; i++) {
+        if (!v[i].ok || eta_lo[i] < 0) continue;
+        lo[i] = ours_of(&v[i], predict(&v[i], eta_lo[i])->iteration_s);
+        if (keep) v[i].eta_loso = eta_lo[i], v[i].ours_loso = lo[i];
+    }
+    for (int s = 0; s < n_src; s++) {
+        sc->in[s] = src_mape(v, n, s, in, 0);
+        sc->in_all[s] = src_mape(v, n, s, in, 1);
+        sc->loso[s] = no_loso ? NAN : src_mape(v, n, s, lo, 0);
+        sc->loso_all[s] = no_loso ? NAN : src_mape(v, n, s, lo, 1);
+    }
+    sc->in_mean = mean_over_sources(sc->in);
+    sc->loso_mean = no_loso ? NAN : mean_over_sources(sc->loso);
+    free(in);
+}
+
+/* The figures of runs estimated at one given kernel efficiency (ours_in). */
+static void score_fixed(const vrun *v, int n, score *sc)
+{
+    double *ours = malloc((size_t)n * sizeof *ours + 1);
+    if (!ours) abort();
+    for (int i = 0; i < n; i++) ours[i] = v[i].ours_in;
+    for (int s = 0; s < n_src; s++) {
+        sc->in[s] = src_mape(v, n, s, ours, 0);
+        sc->in_all[s] = src_mape(v, n, s, ours, 1);
+        sc->loso[s] = sc->loso_all[s] = NAN;
+    }
+    sc->in_mean = mean_over_sources(sc->in);
+    sc->loso_mean = NAN;
+    free(ours);
+}
+
+/* The estimator's model fitted in sample: layouts searched at the
+ * estimator's constants first, then at the fit's until the fit stops
+ * moving them (at most 5 searches). eta[] is scratch. Returns 1 when the
+ * fit and the constants its layouts were searched at agree; *rounds
+ * counts the searches. */
+static int fit_in_sample(vrun *v, int n, double *eta, int *rounds)
+{
+    const fit_model *fm = &models[chosen_model()];
+    consts k;
+    for (int i = 0; i < n; i++) eta[i] = 0;
+    fix_layouts(v, n, eta);
+    for (*rounds = 1;; ++*rounds) {
+        fit(fm, v, n, -1, &k);
+        int moved = 0;
+        for (int i = 0; i < n; i++) {
+            if (!v[i].ok) continue;
+            eta[i] = eta_of(fm, &k, &v[i]);
+            moved |= fabs(eta[i] - v[i].fixed_eta) > 1e-9;
+        }
+        if (!moved) return 1;
+        if (*rounds == 5) return 0;
+        fix_layouts(v, n, eta);
+    }
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void layout_text(const vrun *r, const space_layout *u, char *buf,
+                        size_t cap)
+{
+    const space_layout *w = &r->want;
+    snprintf(buf, cap, "tp%lld%s pp%lld vpp%lld%s cp%lld dp%lld mbs%lld%s %s%s z%d%s",
+             (long long)u->tp, w->tp == SEARCH_UNSET ? "*" : "", (long long)u->pp,
+             (long long)u->vpp, w->vpp == SEARCH_UNSET ? "*" : "",
+             (long long)u->cp, (long long)u->dp, (long long)u->mbs,
+             w->mbs == SEARCH_UNSET ? "*" : "", space_recompute_names[u->recompute],
+             (int)w->recompute == SEARCH_UNSET ? "*" : "", (int)u->zero,
+             (int)w->zero == SEARCH_UNSET ? "*" : "");
+}
+
+static void group_name(const fit_model *fm, int g, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    for (int s = 0; s < N_STACK; s++)
+        if (fm->group[s] == g) {
+            size_t n = strlen(buf);
+            snprintf(buf + n, cap - n, "%s%s", n ? "+" : "", space_stack_names[s]);
+        }
+}
+
+/* The constants of fm as "name value, ..." ("*": no runs of its own). */
+static void consts_text(const fit_model *fm, const consts *k, char *buf,
+                        size_t cap)
+{
+    buf[0] = 0;
+    int n_groups = 0;
+    for (int s = 0; s < N_STACK; s++)
+        if (fm->group[s] + 1 > n_groups) n_groups = fm->group[s] + 1;
+    for (int g = 0; g < n_groups; g++) {
+        char name[128];
+        group_name(fm, g, name, sizeof name);
+        size_t n = strlen(buf);
+        snprintf(buf + n, cap - n, "%s%s %.3f%s", n ? ", " : "",
+                 n_groups == 1 ? "all" : name, k->eta[g], k->fallback[g] ? "*" : "");
+    }
+    for (int f = 0; fm->per_family && f < n_fam; f++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, cap - n, "; x %s %.3f%s", fam_tab[f]->name, k->fac[f],
+                 f == ref_fam ? " (reference)" : k->fam_fallback[f] ? "*" : "");
+    }
+}
+
+static void print_csv(const vrun *v, int n, const char *only)
+{
+    printf("id,source,stack,waived,unit,published,predicted,ape_pct,"
+           "loso_predicted,loso_ape_pct,kernel_eff,loso_kernel_eff,"
+           "iteration_s,tp,pp,vpp,cp,dp,mbs,sp,recompute,zero,fwd_s,bwd_s,"
+           "recompute_s,tp_s,cp_s,p2p_s,bubble_s,dp_s,optimizer_s,mem_gib,gpu,"
+           "gpu_family\n");
+    for (int i = 0; i < n; i++) {
+        const vrun *r = &v[i];
+        if (!r->ok || (only && strcmp(only, src_tab[r->src].id) != 0)) continue;
+        const est_result *x = &r->r_in;
+        const space_layout *u = &x->layout;
+        const est_breakdown *b = &x->time;
+        printf("%s,%s,%s,%d,%s,%g,%.6g,%.2f,%.6g,%.2f,%.3f,%.3f,%.6g,%lld,%lld,"
+               "%lld,%lld,%lld,%lld,%d,%s,%d,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,"
+               "%.5g,%.5g,%.5g,%.2f,%s,%s\n",
+               r->id, src_tab[r->src].id, space_stack_names[r->stack],
+               r->waived != 0, r->kind, r->pub, r->ours_in, ape(r, r->ours_in),
+               r->ours_loso, ape(r, r->ours_loso), r->eta_in, r->eta_loso,
+               x->iteration_s, (long long)u->tp, (long long)u->pp,
+               (long long)u->vpp, (long long)u->cp, (long long)u->dp,
+               (long long)u->mbs, u->sp, space_recompute_names[u->recompute],
+               (int)u->zero, b->fwd_s, b->bwd_s, b->recompute_s, b->tp_s,
+               b->cp_s, b->pp_p2p_s, b->bubble_s, b->dp_s, b->optimizer_s,
+               x->mem.total / 1073741824.0, r->sys->gpu->name,
+               fam_tab[r->fam]->name);
+    }
+}
+
+static void print_runs(const vrun *v, int n, const char *only, int loso)
+{
+    printf("%-34s %-16s %-16s %10s %10s %6s %10s %6s  %s\n", "run", "stack",
+           "unit", "published", "ours", "err %", loso ? "LOSO" : "", loso ? "err %" : "",
+           "layout used (searched fields marked *)");
+    for (int i = 0; i < n; i++) {
+        const vrun *r = &v[i];
+        if (!r->ok || (only && strcmp(only, src_tab[r->src].id) != 0)) continue;
+        char lay[160], lo[16] = "", le[16] = "";
+        layout_text(r, &r->r_in.layout, lay, sizeof lay);
+        if (loso) {
+            snprintf(lo, sizeof lo, "%10.4g", r->ours_loso);
+            snprintf(le, sizeof le, "%6.1f", ape(r, r->ours_loso));
+        }
+        printf("%-34s %-16s %-16s %10.4g %10.4g %6.1f %10s %6s  %s%s%s\n", r->id,
+               space_stack_names[r->stack], r->kind, r->pub, r->ours_in,
+               ape(r, r->ours_in), lo, le, lay,
+               r->r_in.feasible ? "" : " (estimate: does not fit)",
+               r->waived ? " WAIVED" : "");
+    }
+}
+
+static void print_sources(const vrun *v, int n, const score *sc, const char *only,
+                          int loso)
+{
+    printf("\nper source: MAPE %% in sample and left-one-source-out (LOSO), "
+           "waived runs out, then with them\n");
+    printf("%-30s %5s %6s %8s %8s %8s %8s  %-34s %6s %6s  %s\n", "source", "runs",
+           "waived", "in", "LOSO", "in+w", "LOSO+w", "worst run (in sample)",
+           "in %", "LOSO %", "skipped");
+    for (int s = 0; s < n_src; s++) {
+        const source *x = &src_tab[s];
+        if (only && strcmp(only, x->id) != 0) continue;
+        int runs = 0, nw = 0, worst = -1;
+        for (int i = 0; i < n; i++) {
+            if (!v[i].ok || v[i].src != s) continue;
+            runs++;
+            if (v[i].waived) {
+                nw++;
+                continue;
+            }
+            if (worst < 0 || ape(&v[i], v[i].ours_in) > ape(&v[worst], v[worst].ours_in))
+                worst = i;
+        }
+        printf("%-30s %5d %6d %8.1f %8.1f %8.1f %8.1f  %-34s %6.1f %6.1f  %d%s%s%s\n",
+               x->id, runs - nw, nw, sc->in[s], loso ? sc->loso[s] : NAN,
+               sc->in_all[s], loso ? sc->loso_all[s] : NAN,
+               worst >= 0 ? v[worst].id : "-",
+               worst >= 0 ? ape(&v[worst], v[worst].ours_in) : NAN,
+               worst >= 0 && loso ? ape(&v[worst], v[worst].ours_loso) : NAN,
+               x->skipped + x->failed, x->why[0] ? " (" : "", x->why,
+               x->why[0] ? ")" : "");
+    }
+    /* Issue 5 scores BigScience's two sources as one. */
+    double sum = 0, lsum = 0;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i].ok && !v[i].waived
+            && strncmp(src_tab[v[i].src].id, "bigscience_", 11) == 0)
+            m++, sum += ape(&v[i], v[i].ours_in), lsum += ape(&v[i], v[i].ours_loso);
+    if (m && !only)
+        printf("%-30s %5d %6s %8.1f %8.1f  (bigscience_bloom_tr11 + "
+               "bigscience_tr11_prequel together)\n",
+               "bigscience (both)", m, "", sum / m, loso ? lsum / m : NAN);
+    printf("mean over sources (the fit's objective): in sample %.2f %%, LOSO "
+           "%.2f %%\n",
+           sc->in_mean, sc->loso_mean);
+    printf("\nwaived (issue 15; out of every fit and of the figures without "
+           "them):\n");
+    for (int k = 0; k < N_WAIVED; k++) {
+        int m2 = 0;
+        for (int i = 0; i < n; i++) m2 += v[i].ok && v[i].waived == k + 1;
+        printf("  ids with \"%s\" (%d runs): %s\n", waived[k].id_part, m2,
+               waived[k].why);
+    }
+}
+
+/* Whether the estimator holds constants k of model fm. */
+static int estimator_holds(const fit_model *fm, const consts *k)
+{
+    int same = 1;
+    for (int s = 0; s < N_STACK; s++)
+        same &= fabs(k->eta[fm->group[s]]
+                     - est_stack_kernel_eff((space_stack)s)->eff) < 1e-9;
+    for (int f = 0; f < n_fam; f++)
+        same &= fabs(k->fac[f] - est_gpu_kernel_eff_factor(fam_tab[f])) < 1e-9;
+    return same;
+}
+
+static void print_consts_row(const char *what, const fit_model *fm,
+                             const consts *k)
+{
+    printf("%-36s", what);
+    for (int s = 0; s < N_STACK; s++)
+        printf(" %15.3f%s", k->eta[fm->group[s]],
+               k->fallback[fm->group[s]] ? "*" : " ");
+    for (int f = 0; f < n_fam; f++)
+        printf(" %15.3f%s", k->fac[f], k->fam_fallback[f] ? "*" : " ");
+    printf("\n");
+}
+
+static void print_fit(const vrun *v, int n, const score *sc, const score *all,
+                      int loso, int rounds, int agree)
+{
+    const fit_model *fm = &models[chosen_model()];
+    printf("\nin-training kernel efficiency = stack's x GPU family's factor, "
+           "model \"%s\"\n(estimator/kernel_eff.c; factors: hwdb "
+           "kernel_efficiency_factor, 1 for %s by definition)\n",
+           fm->name, fam_tab[ref_fam]->name);
+    printf("%-36s", "fitted on");
+    for (int s = 0; s < N_STACK; s++) printf(" %16s", space_stack_names[s]);
+    for (int f = 0; f < n_fam; f++) {
+        char h[64];
+        snprintf(h, sizeof h, "x %.40s", fam_tab[f]->name);
+        printf(" %16s", h);
+    }
+    printf("\n");
+    print_consts_row("every source (in sample)", fm, &sc->all);
+    printf("%-36s", "the estimator now");
+    for (int s = 0; s < N_STACK; s++)
+        printf(" %15.3f ", est_stack_kernel_eff((space_stack)s)->eff);
+    for (int f = 0; f < n_fam; f++)
+        printf(" %15.3f ", est_gpu_kernel_eff_factor(fam_tab[f]));
+    printf("\n");
+    for (int i = 0; loso && i < n_src; i++) {
+        if (!src_tab[i].n_fit) continue;
+        char what[96];
+        snprintf(what, sizeof what, "all but %.63s", src_tab[i].id);
+        print_consts_row(what, fm, &sc->fold[i]);
+    }
+    printf("(*: no fitted run of that stack left: the fit of one constant over "
+           "every remaining run; or a family sharing no stack with another: "
+           "its factor under one constant for every stack)\n");
+    printf("layouts searched %d time(s) until the fit and the constants they "
+           "were searched at agreed%s\n",
+           rounds, agree ? "" : " (they did not: stopped)");
+    if (estimator_holds(fm, &sc->all)) {
+        printf("the estimator holds this fit\n");
+    } else {
+        printf("the estimator DIFFERS from this fit: copy the in-sample row into "
+               "estimator/kernel_eff.c and hwdb; with its constants now, MAPE %%:");
+        double *ours = malloc((size_t)n * sizeof *ours + 1), x[MAX_SRC];
+        if (!ours) abort();
+        for (int i = 0; i < n; i++) ours[i] = v[i].ours_est;
+        for (int s = 0; s < n_src; s++) {
+            x[s] = src_mape(v, n, s, ours, 0);
+            if (src_tab[s].n_fit) printf(" %s %.1f,", src_tab[s].id, x[s]);
+        }
+        printf(" mean over sources %.2f\n", mean_over_sources(x));
+        free(ours);
+    }
+    if (!all) return;
+    printf("\nmodels of the constant: mean over sources of MAPE %% (waived out), "
+           "in sample and LOSO; LOSO per source [n]\n");
+    printf("%-34s %8s %8s", "model", "in", "LOSO");
+    for (int s = 0; s < n_src; s++)
+        if (src_tab[s].n_fit) printf(" %6s%d]", "[", s + 1);
+    printf("  constants in sample\n");
+    for (int k = 0; k < N_MODELS; k++) {
+        char txt[512];
+        consts_text(&models[k], &all[k].all, txt, sizeof txt);
+        printf("%-34s %8.3f %8.3f", models[k].name, all[k].in_mean, all[k].loso_mean);
+        for (int s = 0; s < n_src; s++)
+            if (src_tab[s].n_fit) printf(" %7.1f", all[k].loso[s]);
+        printf("  %s%s\n", txt, models[k].chosen ? "  <- estimator" : "");
+    }
+    for (int s = 0; s < n_src; s++)
+        if (src_tab[s].n_fit) printf("  [%d] %s\n", s + 1, src_tab[s].id);
+    int c = chosen_model();
+    for (int k = 0; k < N_MODELS; k++)
+        if (all[k].loso_mean < all[c].loso_mean)
+            printf("note: \"%s\" has a lower LOSO figure than the estimator's "
+                   "model\n",
+                   models[k].name);
+}
+
 int main(int argc, char **argv)
 {
     const char *path = TRAINPLAN_SOURCE_DIR "/bench/data/validation_runs.json";
     const char *only = NULL;
-    int csv = 0;
-    double keff = 0; /* 0: the estimator's own EST_KERNEL_EFF */
+    int csv = 0, no_loso = 0;
+    double keff = 0; /* 0: fitted */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) path = argv[++i];
         else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc) only = argv[++i];
         else if (strcmp(argv[i], "--csv") == 0) csv = 1;
+        else if (strcmp(argv[i], "--no-loso") == 0) no_loso = 1;
         else if (strcmp(argv[i], "--kernel-eff") == 0 && i + 1 < argc
                  && (keff = atof(argv[++i])) > 0 && keff <= 1)
             ;
         else {
             fprintf(stderr, "usage: validate_runs [--runs FILE] [--source ID] "
-                            "[--csv] [--kernel-eff X (0 < X <= 1)]\n");
-            return 64;
+                            "[--csv] [--no-loso] [--kernel-eff X (0 < X <= 1)]\n");
+            return TP_EUSAGE;
         }
     }
+    if (keff > 0) no_loso = 1;
     tp_err e = {0};
     cJSON *root;
     if (tp_json_load(path, &root, &e)) {
@@ -124,220 +1103,78 @@ int main(int argc, char **argv)
     hw_db *db = hw_db_open(NULL, 0, &e);
     if (!db) {
         fprintf(stderr, "validate_runs: %s\n", e.msg);
+        cJSON_Delete(root);
         return e.status;
     }
-    src_stat st[MAX_SRC];
-    int nst = 0;
-    const cJSON *runs = get(root, "runs"), *run;
-    if (csv)
-        printf("id,source,unit,published,predicted,ape_pct,iteration_s,tp,pp,"
-               "vpp,cp,dp,mbs,sp,recompute,zero,fwd_s,bwd_s,recompute_s,tp_s,"
-               "cp_s,p2p_s,bubble_s,dp_s,optimizer_s,mem_gib,gpu,gpu_family\n");
-    else
-        printf("%-34s %-16s %10s %10s %7s  %s\n", "run", "unit", "published",
-               "ours", "err %", "layout used (searched fields marked *)");
-    cJSON_ArrayForEach(run, runs) {
-        const char *id = get(run, "id")->valuestring;
-        const char *src = get(run, "source_id")->valuestring;
-        if (only && strcmp(only, src) != 0) continue;
-        src_stat *s = stat_of(st, &nst, src);
-        const cJSON *skip = get(run, "skip");
-        if (cJSON_IsString(skip)) {
-            s->skipped++;
-            add_why(s, skip->valuestring);
-            continue;
-        }
-        space_model m;
-        const cJSON *mj = get(run, "model");
-        int rc = cJSON_IsString(mj)
-                     ? space_model_resolve(mj->valuestring, &m, &e)
-                     : space_model_from_hf_json(mj, path, id, &m, &e);
-        /* The dropout the run's software applied (validation_runs.json
-         * says where each source's comes from). */
-        const cJSON *dj = get(run, "dropout");
-        if (!rc && cJSON_IsObject(dj)) {
-            m.attn_dropout = get(dj, "attention")->valuedouble;
-            m.hidden_dropout = get(dj, "hidden")->valuedouble;
-        }
-        const hw_system *y = rc ? NULL : hw_find_system(db, get(run, "system")->valuestring, &e);
-        const opened *op = y ? open_system(y, &e) : NULL;
-        if (!op) {
-            s->failed++;
-            fprintf(stderr, "%s: %s\n", id, e.msg);
-            continue;
-        }
-        const cJSON *l = get(run, "layout"), *t = get(run, "target");
-        space_layout w;
-        memset(&w, 0, sizeof w);
-        w.tp = field_i(l, "tp");
-        w.pp = field_i(l, "pp");
-        w.cp = field_i(l, "cp");
-        w.dp = field_i(l, "dp");
-        w.vpp = field_i(l, "vpp");
-        w.mbs = field_i(l, "micro_batch_size");
-        w.gbs = field_i(l, "global_batch_size");
-        w.seq = field_i(l, "seq_length");
-        const cJSON *sp = get(l, "sequence_parallel");
-        w.sp = cJSON_IsBool(sp) ? cJSON_IsTrue(sp) : SEARCH_UNSET;
-        const cJSON *rcj = get(l, "recompute");
-        w.recompute = (space_recompute)SEARCH_UNSET;
-        for (int k = 0; cJSON_IsString(rcj) && k < SPACE_RECOMPUTE_COUNT; k++)
-            if (strcmp(rcj->valuestring, space_recompute_names[k]) == 0)
-                w.recompute = (space_recompute)k;
-        const cJSON *rv = get(l, "recompute_variant");
-        if (cJSON_IsString(rv) && strcmp(rv->valuestring, "torchtitan-op-sac") == 0)
-            w.recompute = SPACE_RECOMPUTE_SELECTIVE_OP;
-        w.zero = (space_zero)field_i(l, "zero_stage");
-        const cJSON *pr = get(l, "precision");
-        int dt = cJSON_IsString(pr) ? hw_dtype_parse(pr->valuestring) : -1;
-        w.dtype = dt == HW_FP8 || dt == HW_FP16 ? dt : HW_BF16;
-        /* What the source's software did, not a fit: the defaults of its
-         * framework (space_framework_software: Megatron-LM 2021 for
-         * Narayanan et al. and BigScience's Megatron-DeepSpeed of 2021-22,
-         * torchtitan, Megatron-Core else), then what the run lists. */
-        const cJSON *feat = get(l, "features"), *fe;
-        int has_flash = 0, has_overlap = 0, tp_all = 0, async_tp = 0;
-        int compiled = 0;
-        cJSON_ArrayForEach(fe, feat) {
-            if (!cJSON_IsString(fe)) continue;
-            has_flash |= strcmp(fe->valuestring, "flash-attention") == 0;
-            has_overlap |= strcmp(fe->valuestring, "overlap-grad-reduce") == 0;
-            tp_all |= strcmp(fe->valuestring, "tp-comm-overlap") == 0;
-            async_tp |= strcmp(fe->valuestring, "async-tp") == 0;
-            compiled |= strcmp(fe->valuestring, "torch.compile") == 0;
-        }
-        int titan = strcmp(src, "torchtitan_benchmarks") == 0;
-        int old_megatron = strcmp(src, "narayanan2021_sc21") == 0
-                           || strncmp(src, "bigscience_", 11) == 0;
-        space_framework_software(titan          ? SPACE_FW_TORCHTITAN
-                                 : old_megatron ? SPACE_FW_MEGATRON_2021
-                                                : SPACE_FW_MEGATRON_CORE,
-                                 &w);
-        /* llm-foundry's attention is the one its run lists (flash,
-         * triton or PyTorch's). */
-        if (strcmp(src, "llm_foundry_mpt_benchmarks") == 0) w.flash = has_flash;
-        /* TP: --tp-comm-overlap or AsyncTP where the run lists them. The
-         * 2021 default (no TP overlap) is assumed from Megatron-LM's
-         * history; BigScience also ran with CUDA_LAUNCH_BLOCKING=1, which
-         * serialises every kernel (tr11-176B-ml.slurm and
-         * chronicles-prequel.md, bigscience-workshop/bigscience). */
-        if (tp_all) w.tp_overlap = SPACE_TP_OVERLAP_ALL;
-        if (titan && async_tp) w.tp_overlap = SPACE_TP_OVERLAP_ASYNC;
-        /* torchtitan without torch.compile runs its Llama's norms, SwiGLU
-         * and RoPE op by op. */
-        w.eager = titan && !compiled;
-        /* Gradient reduction overlapped where listed, and in FSDP. */
-        const cJSON *shj = get(l, "sharding");
-        int fsdp = cJSON_IsString(shj) && strncmp(shj->valuestring, "fsdp", 4) == 0;
-        w.no_dp_overlap = !(has_overlap || fsdp);
-        /* Megatron-LM with fp16 accumulates and all-reduces gradients in
-         * fp16 unless --accumulate-allreduce-grads-in-fp32 (opt-in; only
-         * bf16 forces it: megatron/arguments.py, 2021 to today). */
-        if (strcmp(src, "narayanan2021_sc21") == 0 && w.dtype == HW_FP16)
-            w.grad_bytes = 2;
-        /* DeepSpeed's fp16 ZeRO keeps 16-bit gradients (its bf16
-         * optimizer, BLOOM's, accumulates them in fp32 like Megatron-LM),
-         * and its ZeRO-3 gathers module by module up to
-         * stage3_max_live_parameters, 1e9 by default
-         * (deepspeed/runtime/zero/config.py). */
-        if (cJSON_IsString(shj)) {
-            if (strcmp(shj->valuestring, "deepspeed-zero1") == 0
-                || strcmp(shj->valuestring, "deepspeed-zero3") == 0)
-                w.grad_bytes = 2;
-            if (strcmp(shj->valuestring, "deepspeed-zero3") == 0)
-                w.zero3_live = 1e9;
-        }
-        const cJSON *ps = get(l, "pipeline_schedule");
-        if (w.vpp == SEARCH_UNSET && cJSON_IsString(ps)
-            && strcmp(ps->valuestring, "interleaved-1f1b") != 0)
-            w.vpp = 1;
-        int64_t gpus = field_i(run, "gpus");
-        est_ctx c = {y, y->gpu, op->ops, op->comm, 1, keff};
-        est_result r;
-        search_complete(&c, &m, &w, gpus, &r, NULL, NULL);
-        const char *kind = get(t, "kind")->valuestring;
-        double pub = get(t, "value")->valuedouble, ours = NAN;
-        if (r.iteration_s > 0) {
-            if (strcmp(kind, "tflops_per_gpu") == 0)
-                ours = get(t, "flops_per_iteration")->valuedouble
-                       / (r.iteration_s * (double)gpus) / 1e12;
-            else if (strcmp(kind, "tokens_per_s_per_gpu") == 0)
-                ours = (double)w.gbs * (double)w.seq
-                       / (r.iteration_s * (double)gpus);
-            else if (strcmp(kind, "iteration_time_s") == 0)
-                ours = r.iteration_s;
-        }
-        if (!isfinite(ours)) {
-            s->failed++;
-            add_why(s, "not estimated");
-            fprintf(stderr, "%s: %s %s\n", id, est_reason_names[r.reason], r.message);
-            continue;
-        }
-        if (!r.feasible) {
-            s->infeasible++;
-            fprintf(stderr, "%s: estimate says infeasible (%s): %s\n", id,
-                    est_reason_names[r.reason], r.message);
-        }
-        double ape = 100 * fabs(ours - pub) / pub;
-        s->n++;
-        s->sum_ape += ape;
-        if (ape > s->worst_ape) {
-            s->worst_ape = ape;
-            snprintf(s->worst_id, sizeof s->worst_id, "%s", id);
-        }
-        const space_layout *u = &r.layout;
-        if (csv) {
-            const est_breakdown *b = &r.time;
-            printf("%s,%s,%s,%g,%.6g,%.2f,%.6g,%lld,%lld,%lld,%lld,%lld,%lld,%d,%s,%d,"
-                   "%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.2f,%s,%s\n",
-                   id, src, kind, pub, ours, ape, r.iteration_s,
-                   (long long)u->tp, (long long)u->pp, (long long)u->vpp,
-                   (long long)u->cp, (long long)u->dp, (long long)u->mbs, u->sp,
-                   space_recompute_names[u->recompute], (int)u->zero, b->fwd_s,
-                   b->bwd_s, b->recompute_s, b->tp_s, b->cp_s, b->pp_p2p_s,
-                   b->bubble_s, b->dp_s, b->optimizer_s,
-                   r.mem.total / 1073741824.0, y->gpu->name,
-                   /* the GPU whose samples (and kernel efficiency) it uses */
-                   y->gpu->models_like ? y->gpu->models_like->name
-                                       : y->gpu->name);
-        } else {
-            printf("%-34s %-16s %10.4g %10.4g %7.1f  tp%lld%s pp%lld vpp%lld%s cp%lld "
-                   "dp%lld mbs%lld%s %s%s z%d%s%s\n",
-                   id, kind, pub, ours, ape, (long long)u->tp,
-                   w.tp == SEARCH_UNSET ? "*" : "", (long long)u->pp,
-                   (long long)u->vpp, w.vpp == SEARCH_UNSET ? "*" : "",
-                   (long long)u->cp, (long long)u->dp, (long long)u->mbs,
-                   w.mbs == SEARCH_UNSET ? "*" : "",
-                   space_recompute_names[u->recompute],
-                   (int)w.recompute == SEARCH_UNSET ? "*" : "", (int)u->zero,
-                   (int)w.zero == SEARCH_UNSET ? "*" : "",
-                   r.feasible ? "" : " (estimate: does not fit)");
+    vrun *v = NULL;
+    int n = 0, rc = read_runs(root, path, db, &v, &n, &e);
+    if (rc) {
+        fprintf(stderr, "validate_runs: %s\n", e.msg);
+        goto done;
+    }
+    double *eta = calloc((size_t)n + 1, sizeof *eta);
+    if (!eta) abort();
+    for (int i = 0; i < n; i++) eta[i] = keff;
+    predict_all(v, n, eta);
+    /* Runs the estimator cannot time are reported and dropped. */
+    for (int i = 0; i < n; i++) {
+        if (!v[i].ok) continue;
+        const est_result *r = predict(&v[i], keff);
+        v[i].ours_est = ours_of(&v[i], r->iteration_s);
+        if (!isfinite(v[i].ours_est)) {
+            v[i].ok = 0;
+            src_tab[v[i].src].failed++;
+            add_why(&src_tab[v[i].src], "not estimated");
+            fprintf(stderr, "%s: %s %s\n", v[i].id, est_reason_names[r->reason],
+                    r->message);
+        } else if (!r->feasible) {
+            fprintf(stderr, "%s: estimate says infeasible (%s): %s\n", v[i].id,
+                    est_reason_names[r->reason], r->message);
         }
     }
-    if (!csv) {
-        printf("\n%-30s %5s %8s %8s  %-34s %s\n", "source", "runs", "MAPE %",
-               "worst %", "worst run", "skipped");
-        for (int i = 0; i < nst; i++) {
-            src_stat *s = &st[i];
-            printf("%-30s %5d %8.1f %8.1f  %-34s %d%s%s%s\n", s->id, s->n,
-                   s->n ? s->sum_ape / s->n : NAN, s->worst_ape, s->worst_id,
-                   s->skipped + s->failed, s->why[0] ? " (" : "", s->why,
-                   s->why[0] ? ")" : "");
-            if (s->infeasible)
-                printf("%-30s       %d run(s) the estimate says do not fit\n",
-                       "", s->infeasible);
+    {
+        int cnt[MAX_FAM] = {0};
+        for (int i = 0; i < n; i++) {
+            if (!v[i].ok || v[i].waived) continue;
+            src_tab[v[i].src].n_fit++;
+            cnt[v[i].fam]++;
         }
-        /* Issue 5 scores BigScience's two sources as one. */
-        int n = 0;
-        double sum = 0;
-        for (int i = 0; i < nst; i++)
-            if (strncmp(st[i].id, "bigscience_", 11) == 0)
-                n += st[i].n, sum += st[i].sum_ape;
-        if (n)
-            printf("%-30s %5d %8.1f  (bigscience_bloom_tr11 + "
-                   "bigscience_tr11_prequel together)\n", "bigscience (both)", n,
-                   sum / n);
+        for (int f = 1; f < n_fam; f++)
+            if (cnt[f] > cnt[ref_fam]) ref_fam = f;
+        for (int f = 0; f < n_fam; f++)
+            if (strcmp(fam_tab[f]->name, REF_FAMILY) == 0) ref_fam = f;
     }
+    score sc, all[N_MODELS];
+    memset(&sc, 0, sizeof sc);
+    int rounds = 0, agree = 1;
+    if (keff > 0) {
+        for (int i = 0; i < n; i++) {
+            if (!v[i].ok) continue;
+            v[i].eta_in = v[i].eta_loso = keff;
+            v[i].ours_in = v[i].ours_loso = v[i].ours_est;
+            v[i].r_in = *predict(&v[i], keff);
+        }
+        score_fixed(v, n, &sc);
+    } else {
+        agree = fit_in_sample(v, n, eta, &rounds);
+        for (int m = 0; m < N_MODELS && !no_loso; m++)
+            if (m != chosen_model()) score_model(&models[m], v, n, 0, 0, &all[m]);
+        score_model(&models[chosen_model()], v, n, no_loso, 1, &sc);
+        all[chosen_model()] = sc;
+    }
+    if (csv) {
+        print_csv(v, n, only);
+    } else {
+        print_runs(v, n, only, !no_loso);
+        print_sources(v, n, &sc, only, !no_loso);
+        if (keff > 0)
+            printf("\nevery run at kernel efficiency %.3f: no fit\n", keff);
+        else
+            print_fit(v, n, &sc, no_loso ? NULL : all, !no_loso, rounds, agree);
+    }
+    free(eta);
+done:
+    free(v);
     for (int i = 0; i < n_cache; i++) {
         est_comm_free(cache[i].comm);
         int shared = 0;
@@ -346,5 +1183,5 @@ int main(int argc, char **argv)
     }
     hw_db_free(db);
     cJSON_Delete(root);
-    return 0;
+    return rc;
 }

@@ -161,6 +161,9 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddBoolToObject(a, "eager", l->eager);
     cJSON_AddBoolToObject(a, "overlap_p2p_comm",
                           l->pp > 1 && l->vpp > 1 && !l->no_pp_overlap);
+    cJSON_AddStringToObject(a, "framework", space_framework_names[l->framework]);
+    cJSON_AddStringToObject(a, "software_stack",
+                            space_stack_names[space_layout_stack(l)]);
     cJSON_AddStringToObject(a, "attention_backend",
                             l->flash ? "flash" : "unfused");
     cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
@@ -296,7 +299,7 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                                 r.model_flops_per_gpu_s / 1e12);
         cJSON_AddNumberToObject(j, "mfu", r.mfu);
         cJSON_AddStringToObject(j, "mfu_convention", mfu_convention);
-        cJSON_AddNumberToObject(j, "kernel_efficiency", est_kernel_eff(&c));
+        cJSON_AddNumberToObject(j, "kernel_efficiency", est_kernel_eff(&c, l));
         cJSON_AddNumberToObject(j, "peak_memory_bytes", r.mem.total);
         cJSON_AddNumberToObject(j, "gpu_memory_bytes", y->gpu->mem_bytes);
         cJSON_AddNumberToObject(j, "critical_stage", (double)r.critical_stage);
@@ -350,12 +353,12 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         fprintf(f,
                 "operator times: fitted to %s's samples where it has them, "
                 "roofline elsewhere%s%s%s; over an in-training kernel "
-                "efficiency of %.3g (fitted to published runs: "
+                "efficiency of %.3g (%s's, fitted to published runs: "
                 "bench/results/kernel_efficiency.md)\n",
                 src->name, src != y->gpu ? " (applied to " : "",
                 src != y->gpu ? y->gpu->name : "",
                 src != y->gpu ? "'s peaks and bandwidth)" : "",
-                est_kernel_eff(&c));
+                est_kernel_eff(&c, l), space_stack_names[space_layout_stack(l)]);
         char chosen[256] = "";
         int unset[N_CHOSEN];
         chosen_unset(&want, unset);

@@ -268,13 +268,16 @@ static const cli_option options[] = {
      "no TP collective overlapped (Megatron-LM of 2021; DTensor TP: "
      "--tp-overlap dtensor); default: the backward's under the weight "
      "gradient"},
-    {"framework", OPT_FRAMEWORK, "megatron-core|megatron-lm-2021|torchtitan",
+    {"framework", OPT_FRAMEWORK,
+     "megatron-core|megatron-lm-2021|torchtitan|pytorch-fsdp|deepspeed-2021",
      CMD_EST_SEARCH,
      "defaults of the software switches (--tp-overlap, --cp-comm-type, "
      "--attention-backend, --[no-]overlap-grad-reduce, "
      "--scatter-gather-tensors-in-pipeline, --eager, "
      "--[no-]overlap-p2p-communication) as that framework "
-     "runs; a switch given overrides its default (default megatron-core)"},
+     "runs; a switch given overrides its default (default megatron-core); "
+     "with --eager it also names the software stack whose in-training "
+     "kernel efficiency the estimate uses"},
     {"eager", OPT_EAGER, NULL, CMD_EST_SEARCH,
      "PyTorch eager: RMSNorm, SwiGLU and RoPE as the separate kernels of "
      "their PyTorch code (torchtitan without torch.compile); default: "

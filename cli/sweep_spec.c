@@ -90,7 +90,8 @@ static const spec_option spec_options[] = {
      "time, throughput, time-to-train or cost"},
     {"top", K_INT, AT(top_k), 1, 1000, "layouts in the ranked list"},
     {"framework", K_FRAMEWORK, AT(framework), 0, 0,
-     "megatron-core, megatron-lm-2021 or torchtitan (as --framework)"},
+     "megatron-core, megatron-lm-2021, torchtitan, pytorch-fsdp or "
+     "deepspeed-2021 (as --framework)"},
     {"fix", K_STR, AT(fix), 0, 0, "K=V,... as --fix"},
     {"min_gpus", K_I64, AT(min_gpus), 1, 1e7, "as --min-gpus"},
     {"max_gpus", K_I64, AT(max_gpus), 1, 1e7, "as --max-gpus"},

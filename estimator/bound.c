@@ -57,7 +57,7 @@ double est_time_floor(const est_ctx *c, const space_model *m,
     /* Every operator time is divided by the kernel efficiency, and none
      * is below its FLOPs at peak (sample hygiene), so neither is this. */
     double compute = tokens * (3 * gemm_fwd + rec) / gpus / peak
-                     / est_kernel_eff(c);
+                     / est_kernel_eff(c, l);
     double micro = (double)(l->gbs / (l->mbs * l->dp));
     double v = (double)(l->vpp > 0 ? l->vpp : 1);
     double stretch = micro >= 1 ? 1 + (double)(l->pp - 1) / (v * micro) : 1;

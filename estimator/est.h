@@ -509,8 +509,9 @@ typedef struct est_ctx {
     const est_comm *comm;    /* est_comm_open(sys), or NULL: analytical */
     int tp_across_nodes;     /* allow TP groups larger than a node */
     /* Kernel time in a training step over the isolated kernel time the
-     * operator models give, as a throughput ratio; 0 means
-     * EST_KERNEL_EFF (iter.c). 1 turns the correction off. */
+     * operator models give, as a throughput ratio, for every layout; 0
+     * means the layout's software stack's (kernel_eff.c). 1 turns the
+     * correction off. */
     double kernel_eff;
 } est_ctx;
 
@@ -563,11 +564,30 @@ typedef struct est_result {
 void est_estimate(const est_ctx *c, const space_model *m,
                   const space_layout *l, est_result *r);
 
+/* ---- in-training kernel efficiency (kernel_eff.c) ----------------------- */
+
+/* One software stack's in-training kernel efficiency: a kernel's
+ * throughput inside a training step over its throughput alone (0 to 1),
+ * and how the value was reached ("fitted": bench/validate_runs' in-sample
+ * fit; "fitted over every run": a stack without published runs of its
+ * own). */
+typedef struct est_stack_eff {
+    double eff;
+    const char *how;
+} est_stack_eff;
+
+/* Stack s's row (an out-of-range s gives Megatron-Core's), on the A100
+ * 80GB. Static storage: never freed. */
+const est_stack_eff *est_stack_kernel_eff(space_stack s);
+
+/* GPU g's factor on it: hwdb's kernel_efficiency_factor of g, else of the
+ * GPU whose operator fits g borrows, else 1. */
+double est_gpu_kernel_eff_factor(const hw_gpu *g);
+
 /* The in-training kernel efficiency est_estimate divides operator times
- * by on c's GPU (iter.c): c->kernel_eff, else the GPU's hwdb
- * kernel_efficiency (or that of the GPU whose fits it borrows), else the
- * default fitted over every published run. */
-double est_kernel_eff(const est_ctx *c);
+ * by for layout l on c's GPU: c->kernel_eff when set (> 0), else that of
+ * l's software stack (space_layout_stack) times the GPU's factor. */
+double est_kernel_eff(const est_ctx *c, const space_layout *l);
 
 /* Memoization of operator times in est_estimate (on by default): each
  * thread remembers the times of the shapes it has seen, keyed by the

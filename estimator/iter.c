@@ -115,30 +115,6 @@ typedef struct iter_ctx {
     double eff;           /* in-training kernel efficiency (kernel_eff) */
 } iter_ctx;
 
-/* In-training kernel efficiency: a kernel in a training step runs at a
- * fraction of the throughput its isolated samples show. The operator
- * samples time one kernel at a time on an idle GPU at its boost clock; a
- * step runs thousands back to back for minutes, at the clocks the power
- * limit allows, with the allocator, launch gaps and the communication
- * kernels beside them. Fitted, not sourced: bench/fit_kernel_eff.py fits
- * it to the published runs (bench/data/validation_runs.json), per GPU
- * family where three or more sources ran on it (hwdb's kernel_efficiency:
- * A100 0.80, H100 0.715; a GPU of the same silicon inherits it), and once
- * over every source for the rest (EST_KERNEL_EFF); each source left out
- * in turn moves these by at most 0.03
- * (bench/results/kernel_efficiency.md). */
-#define EST_KERNEL_EFF 0.745
-
-double est_kernel_eff(const est_ctx *c)
-{
-    if (c->kernel_eff > 0) return c->kernel_eff;
-    const hw_gpu *g = c->gpu;
-    if (g->kernel_eff > 0) return g->kernel_eff;
-    if (g->models_like && g->models_like->kernel_eff > 0)
-        return g->models_like->kernel_eff;
-    return EST_KERNEL_EFF;
-}
-
 /* ---- memoized operator times -------------------------------------------
  *
  * A search estimates thousands of layouts that share most operator shapes
@@ -620,7 +596,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
 
     iter_ctx x = {.c = c, .m = m, .l = l, .gemm_dt = (hw_dtype)l->dtype,
                   .act_dt = l->dtype == HW_FP16 ? HW_FP16 : HW_BF16,
-                  .eff = est_kernel_eff(c)};
+                  .eff = est_kernel_eff(c, l)};
     x.T = l->mbs * l->seq / l->cp;
     x.Tn = l->sp ? x.T / l->tp : x.T;
     x.vp = space_vocab_padded(m->vocab, l->tp);

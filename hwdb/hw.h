@@ -74,11 +74,13 @@ typedef struct hw_gpu {
     double l2_bytes;             /* 0 if unknown */
     double scaleup_bw_bytes_per_s; /* NVLink / Infinity Fabric, per GPU, per direction */
     double power_w;              /* TDP / board power */
-    /* Throughput of kernels in a training step over their throughput
-     * alone (the operator samples): fitted to published runs by
-     * bench/fit_kernel_eff.py; 0 = not fitted (the estimator's default,
-     * or the models_like GPU's). */
-    double kernel_eff;
+    /* The GPU's factor on a software stack's in-training kernel
+     * efficiency (estimator/kernel_eff.c): what the GPU does to a kernel's
+     * speed inside a training step beyond its samples, above all the
+     * clocks its power limit sustains; 1 for the A100 80GB by definition.
+     * Fitted to published runs by bench/validate_runs; 0 = not fitted (the
+     * models_like GPU's, else 1). */
+    double kernel_eff_factor;
     int n_aliases;
     char aliases[HW_MAX_ALIASES][HW_NAME_MAX];
     int n_fields;

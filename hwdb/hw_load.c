@@ -129,7 +129,7 @@ static const field_spec gpu_fields[] = {
     {"l2_mib", "MiB", "bytes", MIB, 0, 4096, 0, 0, offsetof(hw_gpu, l2_bytes)},
     {"scaleup_bw_gb_per_s", "GB/s", "bytes/s", GBPS, 0, 1e5, 1, 0, offsetof(hw_gpu, scaleup_bw_bytes_per_s)},
     {"power_w", "W", "W", 1, 10, 10000, 1, 0, offsetof(hw_gpu, power_w)},
-    {"kernel_efficiency", "", "", 1, 0.1, 1, 0, 0, offsetof(hw_gpu, kernel_eff)},
+    {"kernel_efficiency_factor", "", "", 1, 0.1, 2, 0, 0, offsetof(hw_gpu, kernel_eff_factor)},
 };
 #define N_GPU_FIELDS ((int)(sizeof gpu_fields / sizeof gpu_fields[0]))
 _Static_assert(sizeof gpu_fields / sizeof gpu_fields[0] <= HW_MAX_FIELDS,
@@ -156,7 +156,7 @@ static const char *const gpu_top_keys[] = {
     "schema", "name", "aliases", "display_name", "vendor", "arch", "sources",
     "notes", "peak_tflops", "memory_gib", "memory_bw_gb_per_s", "sm_count",
     "boost_clock_mhz", "l2_mib", "scaleup_bw_gb_per_s", "power_w", "measured",
-    "operator_models_like", "kernel_efficiency", NULL};
+    "operator_models_like", "kernel_efficiency_factor", NULL};
 static const char *const like_keys[] = {"gpu", "source", "note", NULL};
 static const char *const system_top_keys[] = {
     "schema", "name", "aliases", "display_name", "gpu", "sources", "notes",

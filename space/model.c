@@ -74,29 +74,87 @@ const char *const space_framework_names[SPACE_FW_COUNT] = {
     [SPACE_FW_MEGATRON_CORE] = "megatron-core",
     [SPACE_FW_MEGATRON_2021] = "megatron-lm-2021",
     [SPACE_FW_TORCHTITAN] = "torchtitan",
+    [SPACE_FW_PYTORCH_FSDP] = "pytorch-fsdp",
+    [SPACE_FW_DEEPSPEED_2021] = "deepspeed-2021",
+};
+
+/* Each framework's switches and stack (space.h says what each runs):
+ * one row per framework. no_pp_overlap: Megatron-Core overlaps
+ * interleaved 1F1B's sends by default (megatron/training/arguments.py:
+ * --no-overlap-p2p-communication is store_false into overlap_p2p_comm;
+ * Megatron-LM d98e8a6); Megatron-LM of 2021 had no such overlap, and
+ * PyTorch's pipelining waits for each receive before the compute that
+ * needs it. */
+static const struct {
+    int flash, tp_overlap, cp_comm, no_dp_overlap, pp_scatter_gather, eager;
+    int no_pp_overlap;
+    double zero3_live;
+    int zero; /* -1: searched */
+    space_stack stack, eager_stack; /* its stack, and with l->eager */
+} framework_rows[SPACE_FW_COUNT] = {
+    [SPACE_FW_MEGATRON_CORE] = {.flash = 1, .tp_overlap = SPACE_TP_OVERLAP_BWD,
+                                .cp_comm = SPACE_CP_P2P, .zero = -1,
+                                .stack = SPACE_STACK_MEGATRON_CORE,
+                                .eager_stack = SPACE_STACK_MEGATRON_CORE},
+    [SPACE_FW_MEGATRON_2021] = {.tp_overlap = SPACE_TP_OVERLAP_NONE,
+                                .cp_comm = SPACE_CP_P2P, .no_dp_overlap = 1,
+                                .pp_scatter_gather = 1, .no_pp_overlap = 1,
+                                .zero = -1, .stack = SPACE_STACK_MEGATRON_2021,
+                                .eager_stack = SPACE_STACK_MEGATRON_2021},
+    [SPACE_FW_TORCHTITAN] = {.flash = 1, .tp_overlap = SPACE_TP_OVERLAP_DTENSOR,
+                             .cp_comm = SPACE_CP_ALLGATHER, .no_pp_overlap = 1,
+                             .zero = SPACE_ZERO_3,
+                             .stack = SPACE_STACK_PYTORCH_COMPILED,
+                             .eager_stack = SPACE_STACK_PYTORCH_EAGER},
+    [SPACE_FW_PYTORCH_FSDP] = {.flash = 1,
+                               .tp_overlap = SPACE_TP_OVERLAP_DTENSOR,
+                               .cp_comm = SPACE_CP_ALLGATHER, .eager = 1,
+                               .no_pp_overlap = 1, .zero = SPACE_ZERO_3,
+                               .stack = SPACE_STACK_PYTORCH_COMPILED,
+                               .eager_stack = SPACE_STACK_PYTORCH_EAGER},
+    /* DeepSpeed's stage3_max_live_parameters default, 1e9
+     * (deepspeed/runtime/zero/config.py) */
+    [SPACE_FW_DEEPSPEED_2021] = {.tp_overlap = SPACE_TP_OVERLAP_NONE,
+                                 .cp_comm = SPACE_CP_P2P, .no_dp_overlap = 1,
+                                 .pp_scatter_gather = 1, .no_pp_overlap = 1,
+                                 .zero3_live = 1e9, .zero = SPACE_ZERO_3,
+                                 .stack = SPACE_STACK_DEEPSPEED_2021,
+                                 .eager_stack = SPACE_STACK_DEEPSPEED_2021},
+};
+
+const char *const space_stack_names[SPACE_STACK_COUNT] = {
+    [SPACE_STACK_MEGATRON_2021] = "megatron-lm-2021",
+    [SPACE_STACK_MEGATRON_CORE] = "megatron-core",
+    [SPACE_STACK_PYTORCH_EAGER] = "pytorch-eager",
+    [SPACE_STACK_PYTORCH_COMPILED] = "pytorch-compiled",
+    [SPACE_STACK_DEEPSPEED_2021] = "deepspeed-2021",
 };
 
 void space_framework_software(space_framework f, space_layout *l)
 {
-    l->flash = f != SPACE_FW_MEGATRON_2021;
-    l->tp_overlap = f == SPACE_FW_MEGATRON_2021 ? SPACE_TP_OVERLAP_NONE
-                    : f == SPACE_FW_TORCHTITAN  ? SPACE_TP_OVERLAP_DTENSOR
-                                                : SPACE_TP_OVERLAP_BWD;
-    l->cp_comm = f == SPACE_FW_TORCHTITAN ? SPACE_CP_ALLGATHER : SPACE_CP_P2P;
-    l->no_dp_overlap = f == SPACE_FW_MEGATRON_2021;
-    l->pp_scatter_gather = f == SPACE_FW_MEGATRON_2021;
-    l->eager = 0;
-    /* Megatron-Core overlaps interleaved 1F1B's sends by default
-     * (megatron/training/arguments.py: --no-overlap-p2p-communication is
-     * store_false into overlap_p2p_comm; Megatron-LM d98e8a6); Megatron-LM
-     * of 2021 had no such overlap, and PyTorch's pipelining waits for each
-     * receive before the compute that needs it. */
-    l->no_pp_overlap = f != SPACE_FW_MEGATRON_CORE;
+    if ((unsigned)f >= SPACE_FW_COUNT) f = SPACE_FW_MEGATRON_CORE;
+    l->flash = framework_rows[f].flash;
+    l->tp_overlap = framework_rows[f].tp_overlap;
+    l->cp_comm = framework_rows[f].cp_comm;
+    l->no_dp_overlap = framework_rows[f].no_dp_overlap;
+    l->pp_scatter_gather = framework_rows[f].pp_scatter_gather;
+    l->eager = framework_rows[f].eager;
+    l->no_pp_overlap = framework_rows[f].no_pp_overlap;
+    l->zero3_live = framework_rows[f].zero3_live;
+    l->framework = (int)f;
 }
 
 int space_framework_zero(space_framework f)
 {
-    return f == SPACE_FW_TORCHTITAN ? SPACE_ZERO_3 : -1;
+    return (unsigned)f < SPACE_FW_COUNT ? framework_rows[f].zero : -1;
+}
+
+space_stack space_layout_stack(const space_layout *l)
+{
+    unsigned f = (unsigned)l->framework;
+    if (f >= SPACE_FW_COUNT) f = SPACE_FW_MEGATRON_CORE;
+    return l->eager ? framework_rows[f].eager_stack
+                    : framework_rows[f].stack;
 }
 
 const char *const space_cp_comm_names[SPACE_CP_COMM_COUNT] = {

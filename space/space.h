@@ -275,6 +275,9 @@ typedef struct space_layout {
                           whole layers (FSDP units of one layer, the next
                           prefetched); DeepSpeed gathers module by module
                           up to stage3_max_live_parameters (1e9 default) */
+    int framework;     /* space_framework that runs it; with eager, its
+                          software stack (space_layout_stack); 0:
+                          Megatron-Core */
 } space_layout;
 
 /* The software a layout runs under, as a set of defaults for space_layout's
@@ -290,15 +293,45 @@ typedef enum space_framework {
                                TP or DP overlap, pipeline scatter/gather */
     SPACE_FW_TORCHTITAN,    /* torchtitan: SDPA flash attention, DTensor TP,
                                all-gathered CP, FSDP prefetch, compiled */
+    SPACE_FW_PYTORCH_FSDP,  /* PyTorch FSDP without torch.compile, as
+                               llm-foundry runs it: flash attention, FSDP
+                               prefetch, eager */
+    SPACE_FW_DEEPSPEED_2021, /* DeepSpeed's ZeRO-3 of 2021 around Megatron-LM
+                               2021's model (Narayanan et al. SC'21, section
+                               5.3): Megatron-LM 2021's switches, gathers of
+                               up to 1e9 parameters, ZeRO-3 */
     SPACE_FW_COUNT
 } space_framework;
 extern const char *const space_framework_names[SPACE_FW_COUNT];
 
-/* Sets l's software fields to framework f's defaults. */
+/* Sets l's software fields to framework f's defaults, and l->framework. */
 void space_framework_software(space_framework f, space_layout *l);
 
-/* The ZeRO stage framework f runs when none is asked for (torchtitan:
- * FSDP, 3), or -1 where the stage is left to the search. */
+/* The software stack that runs a layout: what its kernels run under, as
+ * far as their speed inside a training step goes (launch gaps, host
+ * overhead, fused or op-by-op kernels, how communication kernels sit
+ * beside them). The estimator keeps one in-training kernel efficiency per
+ * stack (estimator/kernel_eff.c). */
+typedef enum space_stack {
+    SPACE_STACK_MEGATRON_2021,   /* Megatron-LM 2021-22: Narayanan et al.'s
+                                    PTD-P, BigScience's Megatron-DeepSpeed */
+    SPACE_STACK_MEGATRON_CORE,   /* Megatron-Core + Transformer Engine */
+    SPACE_STACK_PYTORCH_EAGER,   /* PyTorch eager: llm-foundry's FSDP,
+                                    torchtitan without torch.compile */
+    SPACE_STACK_PYTORCH_COMPILED, /* torchtitan with torch.compile */
+    SPACE_STACK_DEEPSPEED_2021,  /* DeepSpeed ZeRO-3 of 2021 */
+    SPACE_STACK_COUNT
+} space_stack;
+extern const char *const space_stack_names[SPACE_STACK_COUNT];
+
+/* l's stack: its framework's (space_layout.framework; out of range counts
+ * as Megatron-Core), where a PyTorch framework (torchtitan, pytorch-fsdp)
+ * is eager or compiled as l->eager says. */
+space_stack space_layout_stack(const space_layout *l);
+
+/* The ZeRO stage framework f runs when none is asked for (torchtitan,
+ * PyTorch FSDP and DeepSpeed's ZeRO-3: 3), or -1 where the stage is left
+ * to the search. */
 int space_framework_zero(space_framework f);
 
 /* Transformer layers on pipeline rank r, all of its model chunks: L / PP

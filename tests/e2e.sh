@@ -321,8 +321,22 @@ has "$OUT" '"tp_comm_overlap":	"async-tp"' "a switch overrides the framework, in
 run 0 "$TP" "${EST[@]}" -t 4 -p 4 --framework megatron-lm-2021 --format json
 has "$OUT" '"attention_backend":	"unfused"' "Megatron-LM 2021: unfused attention"
 has "$OUT" '"scatter_gather_tensors_in_pipeline":	true' "Megatron-LM 2021: pipeline scatter/gather"
+has "$OUT" '"software_stack":	"megatron-lm-2021"' "Megatron-LM 2021: its stack"
+run 0 "$TP" "${EST[@]}" -t 4 -p 4 --framework pytorch-fsdp --format json
+has "$OUT" '"eager":	true' "PyTorch FSDP (llm-foundry): eager"
+has "$OUT" '"software_stack":	"pytorch-eager"' "PyTorch FSDP: the eager stack"
+has "$OUT" '"zero_stage":	3' "PyTorch FSDP: ZeRO-3"
+run 0 "$TP" "${EST[@]}" -t 4 -p 4 --framework torchtitan --eager --format json
+has "$OUT" '"software_stack":	"pytorch-eager"' "torchtitan --eager: the eager stack"
+run 0 "$TP" "${EST[@]}" -t 4 -p 4 -b 1 --framework deepspeed-2021 --format json
+has "$OUT" '"software_stack":	"deepspeed-2021"' "DeepSpeed 2021: its stack"
+has "$OUT" '"zero_stage":	3' "DeepSpeed 2021: ZeRO-3"
+run 0 "$TP" "${EST[@]}" -t 4 -p 4 --format json
+has "$OUT" '"software_stack":	"megatron-core"' "the default framework's stack"
+run 0 "$TP" "${EST[@]}" -t 4 -p 4
+has "$OUT" "(megatron-core's, fitted to published runs" "the table names the stack of its kernel efficiency"
 run 64 "$TP" "${EST[@]}" --framework nemo
-has "$ERR" "megatron-core, megatron-lm-2021 or torchtitan" "unknown framework: the valid names"
+has "$ERR" "megatron-core, megatron-lm-2021, torchtitan, pytorch-fsdp or deepspeed-2021" "unknown framework: the valid names"
 run 1 "$TP" "${EST[@]}" -t 4 -p 1 -c 1 -r none --zero-stage 0 -b 16
 has "$OUT" "NOT FEASIBLE (out_of_memory)" "does not fit: says so, exit 1"
 has "$OUT" "GiB more than" "and by how much"
