@@ -247,12 +247,18 @@ int main(int argc, char **argv)
             if (strcmp(shj->valuestring, "deepspeed-zero3") == 0)
                 w.zero3_live = 1e9;
         }
+        /* The fp8 recipe the run names (torchtitan's tensorwise or
+         * rowwise, Transformer Engine's delayed, ...). */
+        const cJSON *fr = get(l, "fp8_recipe");
+        for (int k = 0; cJSON_IsString(fr) && k < SPACE_FP8_RECIPE_COUNT; k++)
+            if (strcmp(fr->valuestring, space_fp8_recipe_names[k]) == 0)
+                w.fp8_recipe = k;
         const cJSON *ps = get(l, "pipeline_schedule");
         if (w.vpp == SEARCH_UNSET && cJSON_IsString(ps)
             && strcmp(ps->valuestring, "interleaved-1f1b") != 0)
             w.vpp = 1;
         int64_t gpus = field_i(run, "gpus");
-        est_ctx c = {y, y->gpu, op->ops, op->comm, 1, keff};
+        est_ctx c = {y, y->gpu, op->ops, op->comm, 1, keff, NULL};
         est_result r;
         search_complete(&c, &m, &w, gpus, &r, NULL, NULL);
         const char *kind = get(t, "kind")->valuestring;

@@ -28,7 +28,8 @@ enum {
     CLI_SW_DP = 1u << 3,
     CLI_SW_SCATTER = 1u << 4,
     CLI_SW_EAGER = 1u << 5,
-    CLI_SW_PP = 1u << 6
+    CLI_SW_PP = 1u << 6,
+    CLI_SW_FP8 = 1u << 7
 };
 
 typedef struct cli_opts {
@@ -64,8 +65,9 @@ typedef struct cli_opts {
     int pp_scatter_gather;   /* --scatter-gather-tensors-in-pipeline */
     int eager;               /* --eager */
     int no_pp_overlap;       /* --[no-]overlap-p2p-communication */
+    int fp8_recipe;          /* --fp8-recipe: space_fp8_recipe */
     int cp_comm;             /* space_cp_comm: 0 = p2p ring */
-    int unfused_attention;   /* --attention-backend unfused */
+    int attn_backend;        /* --attention-backend: space_attn */
     int framework;           /* space_framework: the software's defaults */
     unsigned sw_set;         /* CLI_SW_* bits: software fields set by an
                                 option, which the framework leaves alone */
@@ -80,6 +82,7 @@ typedef struct cli_opts {
     double max_mem_fraction; /* 0 = unset (1) */
     const char *fix;         /* --fix K=V,... */
     int explain, no_timing, no_prune;
+    int ops;                 /* estimate --ops: the operators timed */
     const char *svg;         /* --svg FILE */
     int npos;                /* positional arguments after GROUP VERB */
     char **pos;

@@ -35,13 +35,14 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
 {
     space_framework_software((space_framework)o->framework, l);
     unsigned set = o->sw_set;
-    if (set & CLI_SW_FLASH) l->flash = !o->unfused_attention;
+    if (set & CLI_SW_FLASH) l->flash = o->attn_backend;
     if (set & CLI_SW_DP) l->no_dp_overlap = o->no_overlap;
     if (set & CLI_SW_TP) l->tp_overlap = o->tp_overlap;
     if (set & CLI_SW_CP) l->cp_comm = o->cp_comm;
     if (set & CLI_SW_SCATTER) l->pp_scatter_gather = o->pp_scatter_gather;
     if (set & CLI_SW_EAGER) l->eager = o->eager;
     if (set & CLI_SW_PP) l->no_pp_overlap = o->no_pp_overlap;
+    if (set & CLI_SW_FP8) l->fp8_recipe = o->fp8_recipe;
 }
 
 int cli_zero_stage(const cli_opts *o)
@@ -152,6 +153,14 @@ static void add_layout_json(cJSON *j, const est_result *r,
                           l->zero >= SPACE_ZERO_1);
     cJSON_AddNumberToObject(a, "zero_stage", (double)l->zero);
     cJSON_AddStringToObject(a, "precision", hw_dtype_names[l->dtype]);
+    if (l->dtype == HW_FP8) {
+        cJSON_AddStringToObject(a, "fp8_recipe",
+                                space_fp8_recipe_names[l->fp8_recipe]);
+        cJSON_AddStringToObject(a, "fp8_library",
+                                l->fp8_lib == SPACE_FP8_LIB_TE
+                                    ? "transformer-engine"
+                                    : "torchao");
+    }
     cJSON_AddBoolToObject(a, "overlap_grad_reduce", !l->no_dp_overlap);
     cJSON_AddStringToObject(a, "tp_comm_overlap",
                             space_tp_overlap_names[l->tp_overlap]);
@@ -162,7 +171,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddBoolToObject(a, "overlap_p2p_comm",
                           l->pp > 1 && l->vpp > 1 && !l->no_pp_overlap);
     cJSON_AddStringToObject(a, "attention_backend",
-                            l->flash ? "flash" : "unfused");
+                            space_attn_names[l->flash]);
     cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
     cJSON_AddNumberToObject(a, "hidden_dropout", m->hidden_dropout);
     cJSON *ch = cJSON_AddArrayToObject(a, "chosen");
@@ -207,6 +216,52 @@ static void print_terms(FILE *f, cli_format fmt, const char *title,
     }
     cli_table_print(&tab, f, fmt);
     cli_table_free(&tab);
+}
+
+/* What the estimate of l timed, operator by operator (est_trace): a
+ * table, or the "ops" array of the JSON output. */
+static void print_ops(const est_ctx *c, const space_model *m,
+                      const space_layout *l, cli_format fmt, FILE *f,
+                      cJSON *j)
+{
+    est_trace *tr = tp_xmalloc(sizeof *tr);
+    est_ctx ct = *c;
+    ct.trace = tr;
+    est_result r;
+    est_estimate(&ct, m, l, &r);
+    if (j) {
+        cJSON *a = cJSON_AddArrayToObject(j, "ops");
+        for (int i = 0; i < tr->n; i++) {
+            const est_trace_row *w = &tr->row[i];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "where", w->where);
+            cJSON_AddStringToObject(o, "what", w->what);
+            cJSON_AddStringToObject(o, "shape", w->shape);
+            cJSON_AddNumberToObject(o, "fwd_s", w->fwd_s);
+            cJSON_AddNumberToObject(o, "bwd_s", w->bwd_s);
+            cJSON_AddItemToArray(a, o);
+        }
+        free(tr);
+        return;
+    }
+    const char *hdr[] = {"where", "operator", "shape", "fwd us", "bwd us"};
+    cli_table t;
+    cli_table_init(&t, 5, hdr, "lllrr");
+    for (int i = 0; i < tr->n; i++) {
+        const est_trace_row *w = &tr->row[i];
+        char a[24], b[24];
+        snprintf(a, sizeof a, "%.1f", w->fwd_s * 1e6);
+        snprintf(b, sizeof b, "%.1f", w->bwd_s * 1e6);
+        cli_table_row(&t, w->where, w->what, w->shape, a, b);
+    }
+    fprintf(f, "\noperators timed (one layer, one micro-batch; first and "
+               "last stage; once per iteration), after the kernel "
+               "efficiency; collectives before any overlap:\n");
+    cli_table_print(&t, f, fmt);
+    cli_table_free(&t);
+    if (tr->dropped)
+        fprintf(f, "(%d more not kept)\n", tr->dropped);
+    free(tr);
 }
 
 int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
@@ -267,7 +322,7 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         goto done;
     }
     /* TP across nodes only where the user asks for it. */
-    est_ctx c = {y, y->gpu, ops, comm, want.tp != SEARCH_UNSET, 0};
+    est_ctx c = {y, y->gpu, ops, comm, want.tp != SEARCH_UNSET, 0, NULL};
     est_result r;
     int64_t tried = 0, feasible = 0;
     search_complete(&c, &m, &want, gpus, &r, &tried, &feasible);
@@ -309,6 +364,7 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         add_layout_json(j, &r, &want, &m);
         cJSON_AddNumberToObject(j, "layouts_tried", (double)tried);
         cJSON_AddNumberToObject(j, "layouts_feasible", (double)feasible);
+        if (o->ops && r.iteration_s > 0) print_ops(&c, &m, l, o->format, NULL, j);
         if (tokens_to_train > 0) {
             cJSON *t = cJSON_AddObjectToObject(j, "train");
             cJSON_AddNumberToObject(t, "tokens", tokens_to_train);
@@ -326,17 +382,23 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         fprintf(f,
                 "layout: TP %lld, PP %lld, VPP %lld, CP %lld, DP %lld, "
                 "micro-batch %lld (%lld per iteration), global batch %lld, "
-                "seq %lld, SP %s, recompute %s, ZeRO %d, %s\n",
+                "seq %lld, SP %s, recompute %s, ZeRO %d, %s%s%s%s\n",
                 (long long)l->tp, (long long)l->pp, (long long)l->vpp,
                 (long long)l->cp, (long long)l->dp, (long long)l->mbs,
                 (long long)micro_batches(l),
                 (long long)l->gbs, (long long)l->seq, l->sp ? "on" : "off",
                 space_recompute_names[l->recompute], (int)l->zero,
-                hw_dtype_names[l->dtype]);
+                hw_dtype_names[l->dtype], l->dtype == HW_FP8 ? " (" : "",
+                l->dtype == HW_FP8 ? space_fp8_recipe_names[l->fp8_recipe]
+                                   : "",
+                l->dtype == HW_FP8 ? (l->fp8_lib == SPACE_FP8_LIB_TE
+                                          ? " scaling, Transformer Engine)"
+                                          : " scaling, torchao)")
+                                   : "");
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
                 "overlap %s, CP exchange %s, DP overlap %s%s%s%s\n",
-                l->flash ? "flash" : "unfused", m.attn_dropout,
+                space_attn_names[l->flash], m.attn_dropout,
                 m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
                 space_cp_comm_names[l->cp_comm],
                 l->no_dp_overlap ? "off" : "on",
@@ -396,6 +458,7 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                     tokens_to_train, train_s / 86400, gpu_hours, cost,
                     y->price_usd_per_gpu_hour);
         fprintf(f, "\nMFU: %s.\n", mfu_convention);
+        if (o->ops && r.iteration_s > 0) print_ops(&c, &m, l, o->format, f, NULL);
     }
     rc = r.feasible ? TP_OK : TP_INFEASIBLE;
 done:

@@ -702,7 +702,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
             }
             /* TP across nodes only where the user pins a TP that needs it. */
             int across = o->tp_set && o->tp > y->gpus_per_node;
-            sy->ctx = (est_ctx){y, y->gpu, om, cm, across, 0};
+            sy->ctx = (est_ctx){y, y->gpu, om, cm, across, 0, NULL};
             int64_t maxg = o->max_gpus > 0 ? o->max_gpus : 10000000;
             space_grid_default(&sy->grid, &s->m, across ? 1024 : y->gpus_per_node,
                                maxg);

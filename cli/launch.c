@@ -91,7 +91,13 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
     else if (l->zero >= SPACE_ZERO_1)
         put(&b, " --use-distributed-optimizer");
     put(&b, l->dtype == HW_FP16 ? " --fp16" : " --bf16");
-    if (l->dtype == HW_FP8) put(&b, " --fp8-format hybrid");
+    if (l->dtype == HW_FP8)
+        put(&b, " --fp8-format %s --fp8-recipe %s",
+            l->fp8_recipe == SPACE_FP8_DELAYED
+                    || l->fp8_recipe == SPACE_FP8_TENSORWISE
+                ? "hybrid"
+                : "e4m3",
+            space_fp8_recipe_names[l->fp8_recipe]);
     if (l->pp > 1 && v > 1 && l->no_pp_overlap)
         put(&b, " --no-overlap-p2p-communication");
     if (!l->no_dp_overlap) put(&b, " --overlap-grad-reduce");
@@ -157,7 +163,9 @@ void cli_launch_nemo(const space_layout *l, const space_model *m, int gpn,
                 "model.activations_checkpoint_method: uniform\n"
                 "model.activations_checkpoint_num_layers: 1\n");
     if (l->dtype == HW_FP8)
-        put(&b, "model.fp8: true\nmodel.fp8_hybrid: true\n");
+        put(&b, "model.fp8: true\nmodel.fp8_hybrid: true\n"
+                "model.fp8_recipe: %s\n",
+            space_fp8_recipe_names[l->fp8_recipe]);
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
         put(&b, "model.ub_tp_comm_overlap: true\n");
     put(&b, "model.optim.name: %s",
@@ -207,7 +215,9 @@ void cli_launch_torchtitan(const space_layout *l, const space_model *m,
     if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
         put(&b, "\nselective_ac_option = \"op\"");
     if (l->dtype == HW_FP8)
-        put(&b, "\n\n[model]\nconverters = [\"float8\"]");
+        put(&b, "\n\n[model]\nconverters = [\"float8\"]%s",
+            l->fp8_recipe == SPACE_FP8_ROWWISE
+                ? "\n\n[float8]\nrecipe_name = \"rowwise\"" : "");
     if (shard && l->zero < SPACE_ZERO_3)
         put(&b, "\n# torchtitan shards parameters too (FSDP, ZeRO-3) where "
                 "this layout shards %s only",

@@ -170,6 +170,7 @@ enum opt_id {
     OPT_DEADLINE,
     OPT_FIX,
     OPT_MAX_MEM_FRAC,
+    OPT_OPS,
     OPT_EXPLAIN,
     OPT_NO_TIMING,
     OPT_NO_PRUNE,
@@ -181,6 +182,7 @@ enum opt_id {
     OPT_ATTN_DROPOUT,
     OPT_HIDDEN_DROPOUT,
     OPT_CP_COMM,
+    OPT_FP8_RECIPE,
     OPT_PP_SCATTER_GATHER,
     OPT_EAGER,
     OPT_PP_OVERLAP,
@@ -252,6 +254,12 @@ static const cli_option options[] = {
      "over DP"},
     {"precision", OPT_PRECISION, "bf16|fp16|fp8", CMD_EST_SEARCH,
      "GEMM precision (default bf16; fp8: GEMMs at the fp8 rate)"},
+    {"fp8-recipe", OPT_FP8_RECIPE, "delayed|tensorwise|rowwise|blockwise|mxfp8",
+     CMD_EST_SEARCH,
+     "how fp8 operands are scaled (with --precision fp8): per tensor from "
+     "the amax history (Transformer Engine's default) or from the tensor "
+     "itself, per row (torchao), in 1x128/128x128 blocks, or MXFP8's 1x32 "
+     "blocks (Blackwell); default: the framework's"},
     {"overlap-grad-reduce", OPT_OVERLAP, NULL, CMD_EST_SEARCH,
      "gradient reduction under the backward, parameter gather under the "
      "forward (default)"},
@@ -292,9 +300,12 @@ static const cli_option options[] = {
     {"cp-comm-type", OPT_CP_COMM, "p2p|all_gather", CMD_EST_SEARCH,
      "context parallelism's key/value exchange: a ring under the attention "
      "(default) or an all-gather before it"},
-    {"attention-backend", OPT_ATTN_BACKEND, "flash|unfused", CMD_EST_SEARCH,
-     "attention kernel: flash (default) or QK^T, softmax, AV (keeps the "
-     "s x s probabilities)"},
+    {"attention-backend", OPT_ATTN_BACKEND, "unfused|flash|fused|auto",
+     CMD_EST_SEARCH,
+     "attention kernel: FlashAttention-2 (flash), cuDNN's fused attention "
+     "(fused), Transformer Engine's choice (auto: fused on Hopper and "
+     "Blackwell, flash elsewhere), or QK^T, softmax, AV (unfused, keeps "
+     "the s x s probabilities); default: the framework's"},
     {"attention-dropout", OPT_ATTN_DROPOUT, "P", CMD_EST_SEARCH,
      "dropout on the attention probabilities, 0 to 1 (default: the "
      "model's; presets have none)"},
@@ -359,6 +370,10 @@ static const cli_option options[] = {
      "tp=8,pp=4,recompute=full)"},
     {"max-memory-fraction", OPT_MAX_MEM_FRAC, "F", CMD_SEARCH,
      "search: use at most this fraction of a GPU's memory, (0, 1] (default 1)"},
+    {"ops", OPT_OPS, NULL, CMD_ESTIMATE,
+     "estimate: every operator and collective of one layer and one "
+     "micro-batch (and of the first and last stage, and once per "
+     "iteration) with the time it was given"},
     {"explain", OPT_EXPLAIN, NULL, CMD_SEARCH,
      "search: why the winner wins, term by term, and an example per "
      "rejection rule"},
@@ -642,6 +657,9 @@ int main(int argc, char **argv)
         case OPT_EXPLAIN:
             o.explain = 1;
             break;
+        case OPT_OPS:
+            o.ops = 1;
+            break;
         case OPT_NO_TIMING:
             o.no_timing = 1;
             break;
@@ -746,18 +764,21 @@ int main(int argc, char **argv)
             rc = parse_name("framework", optarg, space_framework_names,
                             SPACE_FW_COUNT, &o.framework, &e);
             break;
+        case OPT_FP8_RECIPE:
+            rc = parse_name("fp8-recipe", optarg, space_fp8_recipe_names,
+                            SPACE_FP8_RECIPE_COUNT, &o.fp8_recipe, &e);
+            o.sw_set |= CLI_SW_FP8;
+            break;
         case OPT_CP_COMM:
             rc = parse_name("cp-comm-type", optarg, space_cp_comm_names,
                             SPACE_CP_COMM_COUNT, &o.cp_comm, &e);
             o.sw_set |= CLI_SW_CP;
             break;
-        case OPT_ATTN_BACKEND: {
-            static const char *const backends[] = {"flash", "unfused"};
-            rc = parse_name("attention-backend", optarg, backends, 2,
-                            &o.unfused_attention, &e);
+        case OPT_ATTN_BACKEND:
+            rc = parse_name("attention-backend", optarg, space_attn_names,
+                            SPACE_ATTN_COUNT, &o.attn_backend, &e);
             o.sw_set |= CLI_SW_FLASH;
             break;
-        }
         case OPT_ATTN_DROPOUT:
         case OPT_HIDDEN_DROPOUT: {
             const char *name = c == OPT_ATTN_DROPOUT ? "attention-dropout"

@@ -70,6 +70,27 @@ const char *const space_tp_overlap_names[SPACE_TP_OVERLAP_COUNT] = {
     [SPACE_TP_OVERLAP_ASYNC] = "async-tp",
 };
 
+const char *const space_fp8_recipe_names[SPACE_FP8_RECIPE_COUNT] = {
+    [SPACE_FP8_DELAYED] = "delayed",
+    [SPACE_FP8_TENSORWISE] = "tensorwise",
+    [SPACE_FP8_ROWWISE] = "rowwise",
+    [SPACE_FP8_BLOCKWISE] = "blockwise",
+    [SPACE_FP8_MXFP8] = "mxfp8",
+};
+_Static_assert(sizeof space_fp8_recipe_names / sizeof space_fp8_recipe_names[0]
+                   == SPACE_FP8_RECIPE_COUNT,
+               "space_fp8_recipe_names names every recipe");
+
+const char *const space_attn_names[SPACE_ATTN_COUNT] = {
+    [SPACE_ATTN_UNFUSED] = "unfused",
+    [SPACE_ATTN_FLASH] = "flash",
+    [SPACE_ATTN_CUDNN] = "fused",
+    [SPACE_ATTN_AUTO] = "auto",
+};
+_Static_assert(sizeof space_attn_names / sizeof space_attn_names[0]
+                   == SPACE_ATTN_COUNT,
+               "space_attn_names names every kernel");
+
 const char *const space_framework_names[SPACE_FW_COUNT] = {
     [SPACE_FW_MEGATRON_CORE] = "megatron-core",
     [SPACE_FW_MEGATRON_2021] = "megatron-lm-2021",
@@ -78,7 +99,14 @@ const char *const space_framework_names[SPACE_FW_COUNT] = {
 
 void space_framework_software(space_framework f, space_layout *l)
 {
-    l->flash = f != SPACE_FW_MEGATRON_2021;
+    /* Megatron-LM of 2021: unfused with its fused softmax; Megatron-Core:
+     * Transformer Engine's choice (--attention-backend auto, Megatron-LM
+     * core_v0.14.0 arguments.py); torchtitan: SDPA's FlashAttention-2
+     * (its December 2024 benchmarks; later versions prefer cuDNN or
+     * FlexAttention, not modelled). */
+    l->flash = f == SPACE_FW_MEGATRON_2021 ? SPACE_ATTN_UNFUSED
+               : f == SPACE_FW_MEGATRON_CORE ? SPACE_ATTN_AUTO
+                                             : SPACE_ATTN_FLASH;
     l->tp_overlap = f == SPACE_FW_MEGATRON_2021 ? SPACE_TP_OVERLAP_NONE
                     : f == SPACE_FW_TORCHTITAN  ? SPACE_TP_OVERLAP_DTENSOR
                                                 : SPACE_TP_OVERLAP_BWD;
@@ -92,6 +120,14 @@ void space_framework_software(space_framework f, space_layout *l)
      * of 2021 had no such overlap, and PyTorch's pipelining waits for each
      * receive before the compute that needs it. */
     l->no_pp_overlap = f != SPACE_FW_MEGATRON_CORE;
+    /* fp8: Transformer Engine's delayed scaling under Megatron-LM
+     * (--fp8-recipe defaults to delayed, megatron/training/arguments.py);
+     * torchao's tensorwise dynamic scaling under torchtitan (its float8
+     * converter's recipe_name None, torchtitan v0.2). */
+    l->fp8_lib = f == SPACE_FW_TORCHTITAN ? SPACE_FP8_LIB_TORCHAO
+                                          : SPACE_FP8_LIB_TE;
+    l->fp8_recipe = f == SPACE_FW_TORCHTITAN ? SPACE_FP8_TENSORWISE
+                                             : SPACE_FP8_DELAYED;
 }
 
 int space_framework_zero(space_framework f)

@@ -232,6 +232,47 @@ typedef enum space_cp_comm {
 } space_cp_comm;
 extern const char *const space_cp_comm_names[SPACE_CP_COMM_COUNT];
 
+/* The attention kernel (space_layout.flash), by Megatron-LM's
+ * --attention-backend names. */
+typedef enum space_attn {
+    SPACE_ATTN_UNFUSED, /* QK^T, masked softmax, AV as separate kernels,
+                           keeping the s x s probabilities */
+    SPACE_ATTN_FLASH,   /* FlashAttention-2 (the flash-attn package,
+                           PyTorch SDPA's flash backend) */
+    SPACE_ATTN_CUDNN,   /* cuDNN fused attention (Megatron's "fused") */
+    SPACE_ATTN_AUTO,    /* what Transformer Engine picks: cuDNN on Hopper
+                           and Blackwell, FlashAttention-2 elsewhere
+                           (TE attention/dot_product_attention/utils.py
+                           get_attention_backend; Megatron-LM's default) */
+    SPACE_ATTN_COUNT
+} space_attn;
+extern const char *const space_attn_names[SPACE_ATTN_COUNT];
+
+/* How fp8 GEMM operands are scaled (estimator/iter.c says which kernels
+ * each runs). Names as Megatron-LM's --fp8-recipe, and torchao's rowwise. */
+typedef enum space_fp8_recipe {
+    SPACE_FP8_DELAYED,    /* per tensor, scale from the amax history
+                             (Transformer Engine's DelayedScaling;
+                             Megatron-LM's default) */
+    SPACE_FP8_TENSORWISE, /* per tensor, scale from this tensor's amax
+                             (TE Float8CurrentScaling; torchao's
+                             tensorwise dynamic scaling) */
+    SPACE_FP8_ROWWISE,    /* one scale per row (torchao's rowwise) */
+    SPACE_FP8_BLOCKWISE,  /* 1 x 128 activations and gradients, 128 x 128
+                             weights (TE Float8BlockScaling; DeepSeek-V3) */
+    SPACE_FP8_MXFP8,      /* 1 x 32 blocks with power-of-two scales
+                             (TE MXFP8BlockScaling; Blackwell only) */
+    SPACE_FP8_RECIPE_COUNT
+} space_fp8_recipe;
+extern const char *const space_fp8_recipe_names[SPACE_FP8_RECIPE_COUNT];
+
+/* Which library runs the fp8 GEMMs and casts. */
+typedef enum space_fp8_lib {
+    SPACE_FP8_LIB_TE,      /* Transformer Engine (Megatron-Core, NeMo) */
+    SPACE_FP8_LIB_TORCHAO, /* torchao's Float8Linear (torchtitan) */
+    SPACE_FP8_LIB_COUNT
+} space_fp8_lib;
+
 typedef struct space_layout {
     int64_t tp, cp, pp, dp;
     int64_t vpp;       /* model chunks per pipeline rank (interleaved 1F1B); 1 = none */
@@ -242,7 +283,8 @@ typedef struct space_layout {
     space_recompute recompute;
     space_zero zero;
     int dtype;         /* hw_dtype of the GEMMs: HW_BF16, HW_FP16 or HW_FP8 */
-    int flash;         /* flash attention (no s x s scores kept); 1 by default */
+    int flash;         /* space_attn: the attention kernel; nonzero ones keep
+                          no s x s scores */
     int no_dp_overlap; /* gradient reduction after the backward, parameter
                           gather before the forward (Megatron-LM without
                           --overlap-grad-reduce / --overlap-param-gather);
@@ -264,6 +306,8 @@ typedef struct space_layout {
                           (torchtitan without torch.compile); 0: fused
                           kernels (Megatron-LM, Transformer Engine,
                           torch.compile) */
+    int fp8_recipe;    /* space_fp8_recipe, with dtype HW_FP8; 0: delayed */
+    int fp8_lib;       /* space_fp8_lib; 0: Transformer Engine */
     int no_pp_overlap; /* interleaved 1F1B: every pipeline send and receive
                           exposed (Megatron-LM of 2021, Megatron-Core's
                           --no-overlap-p2p-communication, PyTorch's
@@ -279,8 +323,8 @@ typedef struct space_layout {
 
 /* The software a layout runs under, as a set of defaults for space_layout's
  * software fields (flash, tp_overlap, cp_comm, no_dp_overlap,
- * pp_scatter_gather, eager, no_pp_overlap); explicit options override
- * them. */
+ * pp_scatter_gather, eager, no_pp_overlap, fp8_recipe, fp8_lib); explicit
+ * options override them. */
 typedef enum space_framework {
     SPACE_FW_MEGATRON_CORE, /* Megatron-Core: flash attention, the backward's
                                TP collectives overlapped, CP ring, DP

@@ -332,6 +332,28 @@ run 1 "$TP" "${EST[@]}" -t 3 -p 4 -b 1 --format json
 has "$(json_str reason)" '"invalid_layout"' "no TP x PP divides the GPUs: json says so (no crash)"
 run 64 "$TP" estimate -m gpt-neox-20b --system perlmutter-80g -g 128 -s 2048
 has "$ERR" "--global-batch-size" "estimate needs the global batch"
+# Megatron-Core's attention: Transformer Engine's choice (cuDNN on Hopper)
+L8=(estimate -m llama3-8b --system eos -g 8 -s 8192 -B 64 -t 2 -p 1 -c 1 -b 1 --sequence-parallel
+    --use-distributed-optimizer -r selective)
+run 0 "$TP" "${L8[@]}" --format json --ops
+has "$OUT" '"attention_backend":	"auto"' "megatron-core: attention backend auto"
+has "$OUT" '"what":	"attn_cudnn"' "auto on an H100: cuDNN fused attention, in --ops"
+T_AUTO=$(json_num iteration_time_s)
+run 0 "$TP" "${L8[@]}" --format json --attention-backend flash
+T_FA2=$(json_num iteration_time_s)
+if awk -v a="$T_AUTO" -v b="$T_FA2" 'BEGIN { exit !(a < b) }'; then ok; else bad "cuDNN attention ($T_AUTO s) faster than FlashAttention-2 ($T_FA2 s)"; fi
+run 0 "$TP" "${L8[@]}" --precision fp8 --ops
+has "$OUT" "delayed scaling, Transformer Engine" "fp8: the recipe and library said"
+has "$OUT" "fp8_quantize_2" "--ops lists the fp8 casts"
+has "$OUT" "iteration  " "--ops lists the once-per-iteration weight casts"
+run 0 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe tensorwise --format json
+has "$OUT" '"fp8_recipe":	"tensorwise"' "--fp8-recipe in the json"
+run 1 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe mxfp8
+has "$OUT" "needs Blackwell" "mxfp8 on an H100: not feasible, says why"
+run 64 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe fastest
+has "$ERR" "delayed, tensorwise, rowwise, blockwise or mxfp8" "bad fp8 recipe: the valid names"
+run 64 "$TP" "${L8[@]}" --attention-backend cudnn
+has "$ERR" "unfused, flash, fused or auto" "bad attention backend: the valid names"
 run 64 "$TP" "${EST[@]}" --precision fp8
 has "$ERR" "no fp8" "fp8 on A100 is a usage error"
 run 64 "$TP" "${EST[@]}" --recompute-granularity sometimes

@@ -419,7 +419,7 @@ int main(int argc, char **argv)
             return 1;
         }
         memset(&systems[i], 0, sizeof systems[i]);
-        systems[i].ctx = (est_ctx){y, y->gpu, ops[i], comm[i], 0, 0};
+        systems[i].ctx = (est_ctx){y, y->gpu, ops[i], comm[i], 0, 0, NULL};
         systems[i].price_usd_per_gpu_hour = y->price_usd_per_gpu_hour;
         /* small grids keep the brute force quick */
         space_grid_default(&systems[i].grid, model("gpt3-1.7b"), y->gpus_per_node,
