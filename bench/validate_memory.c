@@ -85,7 +85,8 @@ int main(int argc, char **argv)
         double meas = num(r, "mem_gib"), ours = mem.total / 1073741824.0;
         double err = 100 * (ours - meas) / meas;
         const cJSON *sec = cJSON_GetObjectItemCaseSensitive(r, "section");
-        printf("%-58.58s %4lld %3lld %3lld %3lld %3lld %4d %9.0f %9.1f %7.1f %s\n",
+        printf("%-58.58s %4lld %3lld %3lld %3lld %3lld %4d %9.0f %9.1f %7.1f "
+               "%s\n",
                cJSON_IsString(sec) ? sec->valuestring : "", (long long)m.num_layers,
                (long long)l.tp, (long long)l.pp, (long long)l.dp,
                (long long)l.mbs, (int)l.zero, meas, ours, err,

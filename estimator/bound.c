@@ -57,7 +57,8 @@ double est_time_floor(const est_ctx *c, const space_model *m,
         int64_t ranks[3] = {0, l->pp - 1, l->pp > 2 ? 1 : 0};
         for (int i = 0; i < 3; i++) {
             double n = space_stage_layers(m, l, ranks[i]);
-            if (n > 0) share = fmin(share, space_recompute_layers(m, l, ranks[i]) / n);
+            if (n > 0)
+                share = fmin(share, space_recompute_layers(m, l, ranks[i]) / n);
         }
         rec *= share;
     }

@@ -129,7 +129,8 @@ static double act_layer_token(const space_model *m, const space_layout *l,
             a += (m->attn_dropout > 0 ? 5 : 2) * as;
     }
     if (m->hidden_dropout > 0) a += 2 * h * rep;
-    double mlp = (2 + gin) * h * rep + (gated ? 4 * f : 2 * f) / t + gin * f / t;
+    double mlp = (2 + gin) * h * rep + (gated ? 4 * f : 2 * f) / t
+                 + gin * f / t;
     return a + mlp;
 }
 
@@ -280,8 +281,10 @@ void est_memory_of(const space_model *m, const space_layout *l,
          * the step). */
         double held_b = w + live + gr + opt + fp8 + act;
         double held_s = w + gr + opt + fp8 + step;
-        double bwd = held_b + EST_MEM_CONTEXT_BYTES + EST_MEM_FRAGMENTATION * held_b;
-        double stp = held_s + EST_MEM_CONTEXT_BYTES + EST_MEM_FRAGMENTATION * held_s;
+        double bwd = held_b + EST_MEM_CONTEXT_BYTES
+                     + EST_MEM_FRAGMENTATION * held_b;
+        double stp = held_s + EST_MEM_CONTEXT_BYTES
+                     + EST_MEM_FRAGMENTATION * held_s;
         double total = fmax(bwd, stp);
         if (total > out->total) {
             out->weights = w + live;
