@@ -43,6 +43,37 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     if (set & CLI_SW_EAGER) l->eager = o->eager;
     if (set & CLI_SW_PP) l->no_pp_overlap = o->no_pp_overlap;
     if (set & CLI_SW_FP8) l->fp8_recipe = o->fp8_recipe;
+    if (set & CLI_SW_GRAD) l->grad_bytes = o->grad_bytes;
+    l->recompute_method = o->recompute_method;
+    l->recompute_layers = o->recompute_layers;
+}
+
+int cli_check_recompute(const cli_opts *o, const space_model *m, tp_err *e)
+{
+    int method = (o->sw_set & CLI_SW_RC_METHOD) != 0;
+    if ((method || o->recompute_layers > 0) && o->recompute >= 0
+        && o->recompute != SPACE_RECOMPUTE_FULL)
+        return tp_errf(e, TP_EUSAGE,
+                       "--%s applies to --recompute-granularity full, not %s",
+                       method ? "recompute-method" : "recompute-num-layers",
+                       space_recompute_names[o->recompute]);
+    /* Megatron-Core asks for N whenever the granularity is full
+     * (TransformerConfig.__post_init__); uniform groups default to one
+     * layer here, as Megatron-LM 2021's --checkpoint-num-layers did. */
+    if (method && o->recompute_method == SPACE_RECOMPUTE_BLOCK
+        && o->recompute_layers <= 0)
+        return tp_errf(e, TP_EUSAGE,
+                       "--recompute-method block needs --recompute-num-layers "
+                       "N (the layers recomputed of each model chunk, 1 to "
+                       "%lld)",
+                       (long long)m->num_layers);
+    if (o->recompute_layers > m->num_layers)
+        return tp_errf(e, TP_EUSAGE,
+                       "--recompute-num-layers %lld: expected 1 to %lld (the "
+                       "layers of %s)",
+                       (long long)o->recompute_layers,
+                       (long long)m->num_layers, m->name);
+    return TP_OK;
 }
 
 int cli_zero_stage(const cli_opts *o)
@@ -67,6 +98,8 @@ static int wanted_layout(const cli_opts *o, const space_model *m,
     l->recompute = (space_recompute)o->recompute;
     l->zero = (space_zero)cli_zero_stage(o);
     l->dtype = o->precision >= 0 ? o->precision : HW_BF16;
+    int rc = cli_check_recompute(o, m, e);
+    if (rc) return rc;
     cli_layout_software(o, l);
     l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;
     if (o->vpp_layers > 0) {
@@ -149,10 +182,25 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddBoolToObject(a, "sequence_parallel", l->sp);
     cJSON_AddStringToObject(a, "recompute_granularity",
                             space_recompute_names[l->recompute]);
+    if (l->recompute == SPACE_RECOMPUTE_FULL) {
+        cJSON_AddStringToObject(a, "recompute_method",
+                                space_recompute_method_names
+                                    [l->recompute_method]);
+        if (l->recompute_layers > 0)
+            cJSON_AddNumberToObject(a, "recompute_num_layers",
+                                    (double)l->recompute_layers);
+        else if (l->recompute_method == SPACE_RECOMPUTE_UNIFORM)
+            cJSON_AddNumberToObject(a, "recompute_num_layers", 1);
+        else
+            cJSON_AddNullToObject(a, "recompute_num_layers");
+    }
     cJSON_AddBoolToObject(a, "use_distributed_optimizer",
                           l->zero >= SPACE_ZERO_1);
     cJSON_AddNumberToObject(a, "zero_stage", (double)l->zero);
     cJSON_AddStringToObject(a, "precision", hw_dtype_names[l->dtype]);
+    cJSON_AddBoolToObject(a, "accumulate_allreduce_grads_in_fp32",
+                          space_grad_bytes(l) >= 4);
+    cJSON_AddBoolToObject(a, "fp32_params_no_master", l->param_fp32);
     if (l->dtype == HW_FP8) {
         cJSON_AddStringToObject(a, "fp8_recipe",
                                 space_fp8_recipe_names[l->fp8_recipe]);
@@ -188,8 +236,12 @@ static int mem_terms(const est_result *r, cli_term *t)
     cli_term all[] = {{"weights_bytes", mm->weights},
                   {"gradients_bytes", mm->grads},
                   {"optimizer_bytes", mm->optimizer},
+                  {"fp8_weight_copies_bytes", mm->fp8_weights},
                   {"activations_bytes", mm->activations},
+                  {"optimizer_step_transient_bytes", mm->step_transient},
                   {"allowance_bytes", mm->allowance},
+                  {"backward_peak_bytes", mm->backward_peak},
+                  {"optimizer_step_peak_bytes", mm->step_peak},
                   {"total_bytes", mm->total}};
     int n = (int)(sizeof all / sizeof all[0]);
     memcpy(t, all, sizeof all);
@@ -361,6 +413,9 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         for (int i = 0; i < nm; i++) cJSON_AddNumberToObject(mj, mt[i].name, mt[i].v);
         cJSON_AddNumberToObject(mj, "params_on_rank", r.mem.params);
         cJSON_AddNumberToObject(mj, "stage", (double)r.mem.stage);
+        cJSON_AddStringToObject(mj, "peak_phase",
+                                r.mem.peak_in_step ? "optimizer_step"
+                                                   : "backward");
         add_layout_json(j, &r, &want, &m);
         cJSON_AddNumberToObject(j, "layouts_tried", (double)tried);
         cJSON_AddNumberToObject(j, "layouts_feasible", (double)feasible);
@@ -379,15 +434,22 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         FILE *f = out->f;
         fprintf(f, "%s on %s: %lld x %s\n", m.name, y->name,
                 (long long)r.gpus, y->gpu->name);
+        char rcm[64] = "";
+        if (l->recompute == SPACE_RECOMPUTE_FULL
+            && (l->recompute_layers > 1
+                || l->recompute_method == SPACE_RECOMPUTE_BLOCK))
+            snprintf(rcm, sizeof rcm, " (%s, %lld layers)",
+                     space_recompute_method_names[l->recompute_method],
+                     (long long)l->recompute_layers);
         fprintf(f,
                 "layout: TP %lld, PP %lld, VPP %lld, CP %lld, DP %lld, "
                 "micro-batch %lld (%lld per iteration), global batch %lld, "
-                "seq %lld, SP %s, recompute %s, ZeRO %d, %s%s%s%s\n",
+                "seq %lld, SP %s, recompute %s%s, ZeRO %d, %s%s%s%s\n",
                 (long long)l->tp, (long long)l->pp, (long long)l->vpp,
                 (long long)l->cp, (long long)l->dp, (long long)l->mbs,
                 (long long)micro_batches(l),
                 (long long)l->gbs, (long long)l->seq, l->sp ? "on" : "off",
-                space_recompute_names[l->recompute], (int)l->zero,
+                space_recompute_names[l->recompute], rcm, (int)l->zero,
                 hw_dtype_names[l->dtype], l->dtype == HW_FP8 ? " (" : "",
                 l->dtype == HW_FP8 ? space_fp8_recipe_names[l->fp8_recipe]
                                    : "",
@@ -397,7 +459,8 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                                    : "");
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
-                "overlap %s, CP exchange %s, DP overlap %s%s%s%s\n",
+                "overlap %s, CP exchange %s, DP overlap %s%s%s%s; gradients "
+                "%s%s\n",
                 space_attn_names[l->flash], m.attn_dropout,
                 m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
                 space_cp_comm_names[l->cp_comm],
@@ -407,7 +470,9 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                     ? (l->no_pp_overlap ? ", PP sends exposed"
                                         : ", PP sends overlapped")
                     : "",
-                l->eager ? ", eager PyTorch (no torch.compile)" : "");
+                l->eager ? ", eager PyTorch (no torch.compile)" : "",
+                space_grad_bytes(l) >= 4 ? "fp32" : "16-bit",
+                l->param_fp32 ? ", fp32 parameters (no master copy)" : "");
         const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;
         fprintf(f,
                 "operator times: fitted to %s's samples where it has them, "
@@ -448,9 +513,10 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         fputc('\n', f);
         print_terms(f, o->format, "memory (busiest GPU)", "bytes", "GiB", mt,
                     nm, 0);
-        fprintf(f, "(pipeline stage %lld; %s has %.2f GiB)\n",
-                (long long)r.mem.stage, y->gpu->name,
-                y->gpu->mem_bytes / 1073741824.0);
+        fprintf(f, "(pipeline stage %lld, peak in the %s; %s has %.2f GiB)\n",
+                (long long)r.mem.stage,
+                r.mem.peak_in_step ? "optimizer step" : "backward",
+                y->gpu->name, y->gpu->mem_bytes / 1073741824.0);
         if (tokens_to_train > 0 && r.feasible)
             fprintf(f,
                     "\n%.3g tokens: %.2f days, %.0f GPU-hours, $%.0f at "

@@ -188,6 +188,10 @@ enum opt_id {
     OPT_PP_OVERLAP,
     OPT_NO_PP_OVERLAP,
     OPT_FRAMEWORK,
+    OPT_RECOMPUTE_METHOD,
+    OPT_RECOMPUTE_LAYERS,
+    OPT_GRAD_FP32,
+    OPT_GRAD_BF16,
     OPT_PROGRESS,
     OPT_RESUME,
     OPT_SHARD,
@@ -245,6 +249,20 @@ static const cli_option options[] = {
      "no sequence parallelism"},
     {"recompute-granularity", OPT_RECOMPUTE, "none|selective|full|selective-op",
      CMD_EST_SEARCH, "activation recomputation"},
+    {"recompute-method", OPT_RECOMPUTE_METHOD, "uniform|block", CMD_EST_SEARCH,
+     "with full recomputation: every layer, in groups of --recompute-num-"
+     "layers (uniform, default), or only the first --recompute-num-layers "
+     "of each model chunk (block)"},
+    {"recompute-num-layers", OPT_RECOMPUTE_LAYERS, "N", CMD_EST_SEARCH,
+     "with full recomputation: layers per group (uniform, default 1) or "
+     "recomputed per model chunk (block), 1 to the model's layers"},
+    {"accumulate-allreduce-grads-in-fp32", OPT_GRAD_FP32, NULL,
+     CMD_EST_SEARCH,
+     "fp32 gradient buffers, reduced in fp32 (Megatron-LM's default with "
+     "bf16; torchtitan's)"},
+    {"grad-reduce-in-bf16", OPT_GRAD_BF16, NULL, CMD_EST_SEARCH,
+     "16-bit gradient buffers, reduced in 16 bits, the optimizer stepping "
+     "on an fp32 copy of its shard (Megatron-LM's default with fp16)"},
     {"use-distributed-optimizer", OPT_DISTOPT, NULL, CMD_EST_SEARCH,
      "shard optimizer states over DP (ZeRO-1)"},
     {"no-use-distributed-optimizer", OPT_NO_DISTOPT, NULL, CMD_EST_SEARCH,
@@ -281,8 +299,10 @@ static const cli_option options[] = {
      "defaults of the software switches (--tp-overlap, --cp-comm-type, "
      "--attention-backend, --[no-]overlap-grad-reduce, "
      "--scatter-gather-tensors-in-pipeline, --eager, "
-     "--[no-]overlap-p2p-communication) as that framework "
-     "runs; a switch given overrides its default (default megatron-core)"},
+     "--[no-]overlap-p2p-communication, --fp8-recipe, the gradient dtype) "
+     "and of how it keeps parameters and fp8 weights (docs/memory.md) as "
+     "that framework runs; a switch given overrides its default (default "
+     "megatron-core)"},
     {"eager", OPT_EAGER, NULL, CMD_EST_SEARCH,
      "PyTorch eager: RMSNorm, SwiGLU and RoPE as the separate kernels of "
      "their PyTorch code (torchtitan without torch.compile); default: "
@@ -707,6 +727,29 @@ int main(int argc, char **argv)
                             space_recompute_names, SPACE_RECOMPUTE_COUNT,
                             &o.recompute, &e);
             break;
+        case OPT_RECOMPUTE_METHOD:
+            rc = parse_name("recompute-method", optarg,
+                            space_recompute_method_names,
+                            SPACE_RECOMPUTE_METHOD_COUNT, &o.recompute_method,
+                            &e);
+            o.sw_set |= CLI_SW_RC_METHOD;
+            break;
+        case OPT_RECOMPUTE_LAYERS:
+            rc = parse_int("recompute-num-layers", optarg, 1, 1000000, &v, &e);
+            o.recompute_layers = v;
+            break;
+        case OPT_GRAD_FP32:
+        case OPT_GRAD_BF16: {
+            int want = c == OPT_GRAD_FP32 ? 4 : 2;
+            if ((o.sw_set & CLI_SW_GRAD) && o.grad_bytes != want)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--accumulate-allreduce-grads-in-fp32 and "
+                             "--grad-reduce-in-bf16 contradict each other: "
+                             "give one");
+            o.grad_bytes = want;
+            o.sw_set |= CLI_SW_GRAD;
+            break;
+        }
         case OPT_DISTOPT:
             if (o.zero < 1) o.zero = 1;
             break;

@@ -318,22 +318,41 @@ int est_models_samples(const est_models *m, est_op_kind k, int dtype,
 /* ---- memory per GPU (mem.c) ------------------------------------------- */
 
 /* Bytes on the busiest GPU of a layout (the pipeline stage, first or last,
- * with the most), by kind. Conventions and sources in mem.c. */
+ * with the most), by kind. The peak of a stage is the larger of its
+ * backward (states, gathered ZeRO-3 layers, fp8 weight copies,
+ * activations) and its optimizer step (states, fp8 weight copies, the
+ * step's transient copies). Conventions and sources in mem.c. */
 typedef struct est_memory {
-    double weights, grads, optimizer; /* after sharding */
+    double weights, grads, optimizer; /* after sharding; weights with
+                                         ZeRO-3's gathered layers */
+    double fp8_weights;  /* Transformer Engine's cached fp8 weights and
+                            transposes of the layers' GEMMs */
     double activations;  /* kept for the backward, all micro-batches in flight */
-    double allowance;    /* CUDA context, workspaces, NCCL buffers, fragmentation */
-    double total;
+    double step_transient; /* held in the optimizer step only: the fp32
+                              copy of a 16-bit gradient shard */
+    double allowance;    /* CUDA context, workspaces, NCCL buffers,
+                            fragmentation, at the moment of the peak */
+    double backward_peak; /* total during the backward */
+    double step_peak;    /* total during the optimizer step */
+    double total;        /* the larger of the two */
+    int peak_in_step;    /* 1: the optimizer step sets total */
     double params;       /* parameters that rank holds (before ZeRO-3) */
     int64_t stage;       /* which pipeline stage that is */
 } est_memory;
 
-/* Bytes of p parameters' 16-bit weights, gradients and optimizer states
- * on one rank, sharded by l's ZeRO stage over dp x cp (ZeRO-3's gathered
- * layers not included): what est_memory_of and est_memory_floor count.
- * dp and cp must be >= 1. */
+/* Bytes of p parameters' weights, gradients and optimizer states on one
+ * rank, as l's framework keeps them (16-bit weights and an fp32 master,
+ * or fp32 parameters under FSDP's mixed precision; gradients of
+ * space_grad_bytes), sharded by l's ZeRO stage over dp x cp (ZeRO-3's
+ * gathered layers not included): what est_memory_of and est_memory_floor
+ * count through the whole step. dp and cp must be >= 1. */
 void est_state_bytes(const space_layout *l, double p, double *w, double *gr,
                      double *opt);
+
+/* Bytes the optimizer step of p parameters adds for its duration: the
+ * fp32 copy of this rank's gradient shard when gradients are 16-bit (all
+ * of them without ZeRO), else 0. */
+double est_step_bytes(const space_layout *l, double p);
 
 void est_memory_of(const space_model *m, const space_layout *l,
                    est_memory *out);

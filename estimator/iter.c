@@ -66,7 +66,9 @@
  *
  * Recompute: selective reruns the attention core's forward in the
  * backward (Korthikanti et al., arXiv 2205.05198); full reruns the whole
- * layer forward, its TP collectives included; torchtitan's op-level
+ * layer forward, its TP collectives included, of the layers
+ * space_recompute_layers names (--recompute-method block: the first N of
+ * each model chunk; uniform: all); torchtitan's op-level
  * selective checkpointing reruns the cheap ops and the matmuls whose
  * outputs it does not keep (k, o, and the FFN's middle one).
  *
@@ -100,6 +102,9 @@
 /* Per micro-batch and pipeline stage, seconds. */
 typedef struct stage_time {
     double fwd, bwd, recompute, tp, cp, p2p;
+    /* of one layer (layer_time): the TP and CP collectives its full
+     * recomputation reruns, added for the layers recomputed */
+    double rec_tp, rec_cp;
 } stage_time;
 
 static double stage_total(const stage_time *s)
@@ -687,8 +692,8 @@ static void layer_time(const iter_ctx *x, stage_time *st)
     st->cp += cpf + cpb;
     if (l->recompute == SPACE_RECOMPUTE_FULL) {
         st->recompute += fwd + afwd;
-        st->tp += tpf;
-        st->cp += cpf;
+        st->rec_tp += tpf;
+        st->rec_cp += cpf;
     } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
         st->recompute += afwd;
     } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP) {
@@ -920,12 +925,16 @@ void est_estimate(const est_ctx *c, const space_model *m,
         /* Uneven stages: the middle ones one layer more than the end
          * ones, which carry the embedding and the head
          * (space_stage_layers). */
-        double nl = space_stage_layers(m, l, k == 0 ? 0 : k == 1 ? pp - 1 : 1);
+        int64_t rank = k == 0 ? 0 : k == 1 ? pp - 1 : 1;
+        double nl = space_stage_layers(m, l, rank);
+        /* Only the layers recomputed pay for it (--recompute-method
+         * block: the first N of each model chunk). */
+        double nrec = space_recompute_layers(m, l, rank);
         s->fwd = one.fwd * nl + (double)v * amax_f;
         s->bwd = one.bwd * nl + (double)v * amax_b;
-        s->recompute = one.recompute * nl;
-        s->tp = one.tp * nl;
-        s->cp = one.cp * nl;
+        s->recompute = one.recompute * nrec;
+        s->tp = one.tp * nl + one.rec_tp * nrec;
+        s->cp = one.cp * nl + one.rec_cp * nrec;
         s->p2p = p2p;
         int is_first = k == 0, is_last = pp == 1 ? 1 : k == 1;
         const stage_time *add[2] = {is_first ? &first : NULL,
@@ -976,11 +985,11 @@ void est_estimate(const est_ctx *c, const space_model *m,
     }
 
     /* Data parallelism over dp x cp ranks, for the critical stage's
-     * parameters; fp32 gradients (as the memory model). */
+     * parameters; gradients of space_grad_bytes (as the memory model). */
     double params = r->mem.params;
     double shard = (double)(l->dp * l->cp);
     if (shard > 1) {
-        double grad_bytes = (l->grad_bytes > 0 ? l->grad_bytes : 4) * params;
+        double grad_bytes = space_grad_bytes(l) * params;
         double bucket = fmin(1, EST_GRAD_BUCKET_PARAMS / fmax(params, 1));
         /* Under the last micro-batch's backward, unless not overlapped. */
         double window = l->no_dp_overlap ? 0 : cs->bwd + cs->recompute;

@@ -62,6 +62,15 @@ _Static_assert(sizeof space_recompute_names / sizeof space_recompute_names[0]
                    == SPACE_RECOMPUTE_COUNT,
                "space_recompute_names must name every space_recompute");
 
+const char *const space_recompute_method_names[SPACE_RECOMPUTE_METHOD_COUNT] = {
+    [SPACE_RECOMPUTE_UNIFORM] = "uniform",
+    [SPACE_RECOMPUTE_BLOCK] = "block",
+};
+_Static_assert(sizeof space_recompute_method_names
+                       / sizeof space_recompute_method_names[0]
+                   == SPACE_RECOMPUTE_METHOD_COUNT,
+               "space_recompute_method_names names every method");
+
 const char *const space_tp_overlap_names[SPACE_TP_OVERLAP_COUNT] = {
     [SPACE_TP_OVERLAP_BWD] = "backward",
     [SPACE_TP_OVERLAP_NONE] = "none",
@@ -128,6 +137,21 @@ void space_framework_software(space_framework f, space_layout *l)
                                           : SPACE_FP8_LIB_TE;
     l->fp8_recipe = f == SPACE_FW_TORCHTITAN ? SPACE_FP8_TENSORWISE
                                              : SPACE_FP8_DELAYED;
+    /* Gradients: Megatron-LM (2021 and Megatron-Core) by dtype,
+     * space_grad_bytes; torchtitan reduces in fp32
+     * (mixed_precision_reduce = "float32", torchtitan/config/configs.py,
+     * pytorch/torchtitan@b5bcd76c66d0) into FSDP2's sharded gradients,
+     * which take the parameters' dtype. FSDP2 keeps the parameters in
+     * fp32 and steps them directly (MixedPrecisionPolicy,
+     * torch/distributed/_composable/fsdp/_fsdp_api.py,
+     * pytorch/pytorch@0b2c60e21da7: "does not require any extra memory to
+     * keep a high-precision copy of the parameters for the optimizer
+     * step"). fp8: Transformer Engine under Megatron-Core (its
+     * TELayerNormColumnParallelLinear and TERowParallelLinear layers,
+     * megatron/core/models/gpt/gpt_layer_specs.py, core_v0.12.0), torchao
+     * under torchtitan (converters = ["float8"]): fp8_lib above. */
+    l->grad_bytes = f == SPACE_FW_TORCHTITAN ? 4 : 0;
+    l->param_fp32 = f == SPACE_FW_TORCHTITAN;
 }
 
 int space_framework_zero(space_framework f)

@@ -136,6 +136,22 @@ typedef enum space_recompute {
 
 extern const char *const space_recompute_names[SPACE_RECOMPUTE_COUNT];
 
+/* Which layers full recomputation covers (Megatron-LM --recompute-method;
+ * Megatron-Core transformer_block.py, TransformerBlock._checkpointed_
+ * forward, NVIDIA/Megatron-LM@d580efc68a9f, core_v0.12.0): each model
+ * chunk's layers (one pipeline stage's, or one of its chunks under
+ * interleaving). */
+typedef enum space_recompute_method {
+    SPACE_RECOMPUTE_UNIFORM, /* every layer, in groups of N whose input is
+                                kept and which are rebuilt together */
+    SPACE_RECOMPUTE_BLOCK,   /* the first N layers of each chunk, one at a
+                                time; the others keep all their
+                                activations */
+    SPACE_RECOMPUTE_METHOD_COUNT
+} space_recompute_method;
+extern const char *const
+    space_recompute_method_names[SPACE_RECOMPUTE_METHOD_COUNT];
+
 typedef struct space_flops {
     double fwd;        /* forward FLOPs per token */
     double bwd;        /* backward FLOPs per token (2 x fwd) */
@@ -266,10 +282,16 @@ typedef enum space_fp8_recipe {
 } space_fp8_recipe;
 extern const char *const space_fp8_recipe_names[SPACE_FP8_RECIPE_COUNT];
 
-/* Which library runs the fp8 GEMMs and casts. */
+/* Which library runs the fp8 GEMMs and casts (iter.c: their kernels;
+ * mem.c: what they keep). */
 typedef enum space_fp8_lib {
-    SPACE_FP8_LIB_TE,      /* Transformer Engine (Megatron-Core, NeMo) */
-    SPACE_FP8_LIB_TORCHAO, /* torchao's Float8Linear (torchtitan) */
+    SPACE_FP8_LIB_TE,      /* Transformer Engine (Megatron-Core, NeMo): fp8
+                              copies of the layers' weights and their
+                              transposes cached across micro-batches, GEMM
+                              inputs saved for the backward in fp8 */
+    SPACE_FP8_LIB_TORCHAO, /* torchao's Float8Linear (torchtitan): weights
+                              cast per use, nothing cached; inputs saved in
+                              16 bits (as their high-precision tensors) */
     SPACE_FP8_LIB_COUNT
 } space_fp8_lib;
 
@@ -290,9 +312,13 @@ typedef struct space_layout {
                           --overlap-grad-reduce / --overlap-param-gather);
                           0 by default: overlapped */
     int grad_bytes;    /* bytes per gradient element accumulated and
-                          reduced: 4, fp32 (Megatron-LM's main_grad; also
-                          when 0), or 2 (DeepSpeed's fp16 ZeRO keeps 16-bit
-                          gradients and an fp32 copy of its shard only) */
+                          reduced: 4, fp32 (Megatron-LM's main_grad with
+                          --accumulate-allreduce-grads-in-fp32), or 2
+                          (16-bit: Megatron-LM's fp16 default, its
+                          --grad-reduce-in-bf16, DeepSpeed's fp16 ZeRO; the
+                          optimizer then steps on an fp32 copy of its
+                          shard); 0: as Megatron-LM for dtype
+                          (space_grad_bytes) */
     int tp_overlap;    /* space_tp_overlap; 0: Megatron-LM's default */
     int cp_comm;       /* space_cp_comm; 0: ring of point-to-point sends */
     int pp_scatter_gather; /* pipeline sends without SP: each TP rank sends
@@ -319,12 +345,40 @@ typedef struct space_layout {
                           whole layers (FSDP units of one layer, the next
                           prefetched); DeepSpeed gathers module by module
                           up to stage3_max_live_parameters (1e9 default) */
+    int param_fp32;    /* the parameters themselves are fp32 and the
+                          optimizer steps them, no separate master copy:
+                          PyTorch FSDP's mixed precision (torchtitan),
+                          which under ZeRO-3 keeps no 16-bit shard, only
+                          the 16-bit copies gathered for compute; 0: 16-bit
+                          weights and an fp32 master in the optimizer
+                          (Megatron-LM, DeepSpeed) */
+    int recompute_method; /* space_recompute_method, with full recompute;
+                          0: uniform */
+    int64_t recompute_layers; /* --recompute-num-layers, with full
+                          recompute: uniform, the layers of a group (0:
+                          1); block, the layers recomputed of each model
+                          chunk (0: all; more than a chunk has: all) */
 } space_layout;
+
+/* Bytes per gradient element l accumulates and reduces: l->grad_bytes,
+ * or where 0, Megatron-LM's default for l->dtype: 2 with fp16 (fp32
+ * accumulation is opt-in), 4 otherwise (bf16 forces it:
+ * megatron/training/arguments.py, validate_args). */
+int space_grad_bytes(const space_layout *l);
+
+/* Layers of pipeline rank r whose forward the backward reruns: all of
+ * them with selective recomputation (either kind) and with full
+ * recomputation by the uniform method, none without recomputation, and
+ * with the block method recompute_layers of each of the rank's model
+ * chunks (at most the chunk's layers; an average where
+ * space_stage_layers is one). */
+double space_recompute_layers(const space_model *m, const space_layout *l,
+                              int64_t r);
 
 /* The software a layout runs under, as a set of defaults for space_layout's
  * software fields (flash, tp_overlap, cp_comm, no_dp_overlap,
- * pp_scatter_gather, eager, no_pp_overlap, fp8_recipe, fp8_lib); explicit
- * options override them. */
+ * pp_scatter_gather, eager, no_pp_overlap, fp8_recipe, fp8_lib,
+ * grad_bytes, param_fp32); explicit options override them. */
 typedef enum space_framework {
     SPACE_FW_MEGATRON_CORE, /* Megatron-Core: flash attention, the backward's
                                TP collectives overlapped, CP ring, DP
@@ -457,7 +511,9 @@ space_reject space_grid_check(const space_model *m, const space_layout *l,
                               size_t cap);
 
 /* A layout's tag: n{nodes}g{gpus per node}_tp{}pp{}dp{}[cp{}]_mbs{}
- * [_vpp{}][_sp][_rsel|_rfull][_z1|_z2|_z3], e.g. n16g8_tp8pp4dp4_mbs2_vpp3
+ * [_vpp{}][_sp][_rsel|_rfull[_u{N}|_b{N}]|_rop][_z1|_z2|_z3] (_u{N}: full
+ * recomputation in uniform groups of N > 1 layers, _b{N}: of the first N
+ * layers of each model chunk), e.g. n16g8_tp8pp4dp4_mbs2_vpp3
  * (gpus per node is the node's count, or the job's when it is smaller).
  * Returns buf. */
 char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,

@@ -86,6 +86,20 @@ static void test_sensitivity(void)
     TP_CHECK_REL(b.time.recompute_s, a.time.fwd_s, 0.05);
     TP_CHECK(b.iteration_s > a.iteration_s);
     TP_CHECK(b.mem.activations < a.mem.activations / 4);
+    /* Partial recomputation (--recompute-method block): only the first N
+     * layers of each chunk pay, 3 of the 12 per stage here; the others
+     * keep their activations. Uniform groups of 2 rerun every layer. */
+    est_result pr;
+    l.recompute_method = SPACE_RECOMPUTE_BLOCK, l.recompute_layers = 3;
+    est(&selene, &l, &pr);
+    TP_CHECK_REL(pr.time.recompute_s, b.time.recompute_s / 4, 1e-9);
+    TP_CHECK(pr.iteration_s < b.iteration_s);
+    TP_CHECK(pr.mem.activations > b.mem.activations
+             && pr.mem.activations < a.mem.activations);
+    l.recompute_method = SPACE_RECOMPUTE_UNIFORM, l.recompute_layers = 2;
+    est(&selene, &l, &pr);
+    TP_CHECK_REL(pr.time.recompute_s, b.time.recompute_s, 1e-9);
+    l.recompute_method = SPACE_RECOMPUTE_UNIFORM, l.recompute_layers = 0;
     /* Selective sits between. */
     est_result s;
     l.recompute = SPACE_RECOMPUTE_SELECTIVE;
