@@ -41,7 +41,7 @@ static int run(hw_db *db, const char *sys, const char *model, int rounds)
         est_models_free(ops);
         return 1;
     }
-    est_ctx c = {y, y->gpu, ops, comm, 0, 0};
+    est_ctx c = {y, y->gpu, ops, comm, 0, 0, NULL};
     space_layout ls[64];
     int n = 0;
     static const int64_t tps[] = {2, 4, 8}, pps[] = {1, 2, 4, 8}, mbss[] = {1, 2, 4};

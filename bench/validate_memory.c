@@ -46,8 +46,9 @@ int main(int argc, char **argv)
         return 66;
     }
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(root, "runs"), *r;
-    printf("%-58s %4s %3s %3s %3s %3s %4s %9s %9s %7s\n", "section", "l", "tp",
-           "pp", "dp", "mbs", "zero", "meas GiB", "ours GiB", "err %");
+    printf("%-58s %4s %3s %3s %3s %3s %4s %9s %9s %7s %s\n", "section", "l",
+           "tp", "pp", "dp", "mbs", "zero", "meas GiB", "ours GiB", "err %",
+           "peak in");
     int n = 0, failed = 0;
     double sum_abs = 0, sum_signed = 0, worst = 0;
     cJSON_ArrayForEach(r, runs) {
@@ -84,10 +85,12 @@ int main(int argc, char **argv)
         double meas = num(r, "mem_gib"), ours = mem.total / 1073741824.0;
         double err = 100 * (ours - meas) / meas;
         const cJSON *sec = cJSON_GetObjectItemCaseSensitive(r, "section");
-        printf("%-58.58s %4lld %3lld %3lld %3lld %3lld %4d %9.0f %9.1f %7.1f\n",
+        printf("%-58.58s %4lld %3lld %3lld %3lld %3lld %4d %9.0f %9.1f %7.1f "
+               "%s\n",
                cJSON_IsString(sec) ? sec->valuestring : "", (long long)m.num_layers,
                (long long)l.tp, (long long)l.pp, (long long)l.dp,
-               (long long)l.mbs, (int)l.zero, meas, ours, err);
+               (long long)l.mbs, (int)l.zero, meas, ours, err,
+               mem.peak_in_step ? "step" : "backward");
         n++;
         sum_abs += fabs(err);
         sum_signed += err;

@@ -38,8 +38,9 @@
  * with them.
  *
  * usage: validate_runs [--runs FILE] [--source ID] [--csv] [--no-loso]
- *                      [--kernel-eff X]
- * --source prints one source (the fit still uses all); --kernel-eff X
+ *                      [--model NAME] [--kernel-eff X]
+ * --source prints one source (the fit still uses all); --model fits and
+ * shows another model than the estimator's (by its name); --kernel-eff X
  * estimates every run at X (1: without the correction), no fit. Runs in
  * parallel over runs, the same bytes at any thread count. Exit status 0,
  * 64 on bad usage, 65/66 on bad or missing input.
@@ -118,9 +119,9 @@ static const struct {
  * GPU family (the GPU whose operator samples a run uses) multiplies it,
  * 1 for REF_FAMILY. The estimator computes eta_stack x factor_gpu
  * (estimator/kernel_eff.c, hwdb kernel_efficiency_factor), so every model
- * here is one set of values of it; `chosen` marks the one it holds,
- * picked by its LOSO figure among the models keyed by stack (the task's
- * form; bench/results/kernel_efficiency.md). */
+ * here is one set of values of it; `chosen` marks the one it holds: the
+ * lowest LOSO figure (bench/results/kernel_efficiency.md; the output says
+ * when another model's is lower). */
 typedef struct fit_model {
     const char *name;
     int group[N_STACK];
@@ -132,12 +133,12 @@ typedef struct fit_model {
  * pytorch-compiled, deepspeed-2021 (space_stack). */
 static const fit_model models[] = {
     {"one constant", {0, 0, 0, 0, 0}, 0, 0},
-    {"per GPU family", {0, 0, 0, 0, 0}, 1, 0},
+    {"per GPU family", {0, 0, 0, 0, 0}, 1, 1},
     {"Megatron / PyTorch", {0, 0, 1, 1, 2}, 0, 0},
     {"Megatron / PyTorch, x GPU", {0, 0, 1, 1, 2}, 1, 0},
     {"per stack, PyTorch as one", {0, 1, 2, 2, 3}, 0, 0},
     {"per stack", {0, 1, 2, 3, 4}, 0, 0},
-    {"per stack, PyTorch as one, x GPU", {0, 1, 2, 2, 3}, 1, 1},
+    {"per stack, PyTorch as one, x GPU", {0, 1, 2, 2, 3}, 1, 0},
     {"per stack, x GPU", {0, 1, 2, 3, 4}, 1, 0},
 };
 #define N_MODELS ((int)(sizeof models / sizeof models[0]))
@@ -146,12 +147,16 @@ _Static_assert(N_STACK == 5, "models[] give a group to every space_stack");
 /* models[GPU_ONLY]: one constant x the GPU family's factor */
 #define GPU_ONLY 1
 
-static int chosen_model(void)
+/* The model the estimator holds, and the one fitted and shown (--model;
+ * the estimator's by default). */
+static int estimator_model(void)
 {
     for (int k = 0; k < N_MODELS; k++)
         if (models[k].chosen) return k;
     return 0;
 }
+
+static int shown = -1;
 
 /* The GPU family whose factor is 1 by definition: the A100, which every
  * 2021-22 run used, so that the stacks' constants read as A100 values. */
@@ -383,6 +388,12 @@ static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
         || strcmp(sharding, "deepspeed-zero3") == 0)
         w.grad_bytes = 2;
     if (strcmp(sharding, "deepspeed-zero3") == 0) w.zero3_live = 1e9;
+    /* The fp8 recipe the run names (torchtitan's tensorwise or rowwise,
+     * Transformer Engine's delayed, ...). */
+    const cJSON *fr = get(l, "fp8_recipe");
+    for (int k = 0; cJSON_IsString(fr) && k < SPACE_FP8_RECIPE_COUNT; k++)
+        if (strcmp(fr->valuestring, space_fp8_recipe_names[k]) == 0)
+            w.fp8_recipe = k;
     const cJSON *ps = get(l, "pipeline_schedule");
     if (w.vpp == SEARCH_UNSET && cJSON_IsString(ps)
         && strcmp(ps->valuestring, "interleaved-1f1b") != 0)
@@ -451,7 +462,7 @@ static int read_runs(const cJSON *root, const char *path, hw_db *db,
         r->gpus = field_i(run, "gpus");
         r->sys = y;
         r->fam = family_of(y->gpu);
-        est_ctx c = {y, y->gpu, op->ops, op->comm, 1, 0};
+        est_ctx c = {y, y->gpu, op->ops, op->comm, 1, 0, NULL};
         r->c = c;
         r->ok = 1;
     }
@@ -803,7 +814,7 @@ static void score_fixed(const vrun *v, int n, score *sc)
  * counts the searches. */
 static int fit_in_sample(vrun *v, int n, double *eta, int *rounds)
 {
-    const fit_model *fm = &models[chosen_model()];
+    const fit_model *fm = &models[shown];
     consts k;
     for (int i = 0; i < n; i++) eta[i] = 0;
     fix_layouts(v, n, eta);
@@ -1001,7 +1012,7 @@ static void print_consts_row(const char *what, const fit_model *fm,
 static void print_fit(const vrun *v, int n, const score *sc, const score *all,
                       int loso, int rounds, int agree)
 {
-    const fit_model *fm = &models[chosen_model()];
+    const fit_model *fm = &models[shown];
     printf("\nin-training kernel efficiency = stack's x GPU family's factor, "
            "model \"%s\"\n(estimator/kernel_eff.c; factors: hwdb "
            "kernel_efficiency_factor, 1 for %s by definition)\n",
@@ -1033,7 +1044,10 @@ static void print_fit(const vrun *v, int n, const score *sc, const score *all,
     printf("layouts searched %d time(s) until the fit and the constants they "
            "were searched at agreed%s\n",
            rounds, agree ? "" : " (they did not: stopped)");
-    if (estimator_holds(fm, &sc->all)) {
+    if (shown != estimator_model()) {
+        printf("not the estimator's model (\"%s\"): --model shows another\n",
+               models[estimator_model()].name);
+    } else if (estimator_holds(fm, &sc->all)) {
         printf("the estimator holds this fit\n");
     } else {
         printf("the estimator DIFFERS from this fit: copy the in-sample row into "
@@ -1061,11 +1075,12 @@ static void print_fit(const vrun *v, int n, const score *sc, const score *all,
         printf("%-34s %8.3f %8.3f", models[k].name, all[k].in_mean, all[k].loso_mean);
         for (int s = 0; s < n_src; s++)
             if (src_tab[s].n_fit) printf(" %7.1f", all[k].loso[s]);
-        printf("  %s%s\n", txt, models[k].chosen ? "  <- estimator" : "");
+        printf("  %s%s%s\n", txt, models[k].chosen ? "  <- estimator" : "",
+               k == shown && !models[k].chosen ? "  <- shown above" : "");
     }
     for (int s = 0; s < n_src; s++)
         if (src_tab[s].n_fit) printf("  [%d] %s\n", s + 1, src_tab[s].id);
-    int c = chosen_model();
+    int c = estimator_model();
     for (int k = 0; k < N_MODELS; k++)
         if (all[k].loso_mean < all[c].loso_mean)
             printf("note: \"%s\" has a lower LOSO figure than the estimator's "
@@ -1084,16 +1099,30 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc) only = argv[++i];
         else if (strcmp(argv[i], "--csv") == 0) csv = 1;
         else if (strcmp(argv[i], "--no-loso") == 0) no_loso = 1;
+        else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
+            const char *name = argv[++i];
+            for (int k = 0; k < N_MODELS; k++)
+                if (strcmp(name, models[k].name) == 0) shown = k;
+            if (shown < 0) {
+                fprintf(stderr, "validate_runs: --model: expected one of");
+                for (int k = 0; k < N_MODELS; k++)
+                    fprintf(stderr, "%s '%s'", k ? "," : "", models[k].name);
+                fprintf(stderr, "; found '%s'\n", name);
+                return TP_EUSAGE;
+            }
+        }
         else if (strcmp(argv[i], "--kernel-eff") == 0 && i + 1 < argc
                  && (keff = atof(argv[++i])) > 0 && keff <= 1)
             ;
         else {
             fprintf(stderr, "usage: validate_runs [--runs FILE] [--source ID] "
-                            "[--csv] [--no-loso] [--kernel-eff X (0 < X <= 1)]\n");
+                            "[--csv] [--no-loso] [--model NAME] "
+                            "[--kernel-eff X (0 < X <= 1)]\n");
             return TP_EUSAGE;
         }
     }
     if (keff > 0) no_loso = 1;
+    if (shown < 0) shown = estimator_model();
     tp_err e = {0};
     cJSON *root;
     if (tp_json_load(path, &root, &e)) {
@@ -1158,9 +1187,9 @@ int main(int argc, char **argv)
     } else {
         agree = fit_in_sample(v, n, eta, &rounds);
         for (int m = 0; m < N_MODELS && !no_loso; m++)
-            if (m != chosen_model()) score_model(&models[m], v, n, 0, 0, &all[m]);
-        score_model(&models[chosen_model()], v, n, no_loso, 1, &sc);
-        all[chosen_model()] = sc;
+            if (m != shown) score_model(&models[m], v, n, 0, 0, &all[m]);
+        score_model(&models[shown], v, n, no_loso, 1, &sc);
+        all[shown] = sc;
     }
     if (csv) {
         print_csv(v, n, only);

@@ -28,7 +28,11 @@ enum {
     CLI_SW_DP = 1u << 3,
     CLI_SW_SCATTER = 1u << 4,
     CLI_SW_EAGER = 1u << 5,
-    CLI_SW_PP = 1u << 6
+    CLI_SW_PP = 1u << 6,
+    CLI_SW_FP8 = 1u << 7,
+    CLI_SW_GRAD = 1u << 8,      /* --accumulate-allreduce-grads-in-fp32,
+                                   --grad-reduce-in-bf16 */
+    CLI_SW_RC_METHOD = 1u << 9  /* --recompute-method given */
 };
 
 typedef struct cli_opts {
@@ -64,9 +68,14 @@ typedef struct cli_opts {
     int pp_scatter_gather;   /* --scatter-gather-tensors-in-pipeline */
     int eager;               /* --eager */
     int no_pp_overlap;       /* --[no-]overlap-p2p-communication */
+    int fp8_recipe;          /* --fp8-recipe: space_fp8_recipe */
     int cp_comm;             /* space_cp_comm: 0 = p2p ring */
-    int unfused_attention;   /* --attention-backend unfused */
+    int attn_backend;        /* --attention-backend: space_attn */
     int framework;           /* space_framework: the software's defaults */
+    int grad_bytes;          /* 4: --accumulate-allreduce-grads-in-fp32,
+                                2: --grad-reduce-in-bf16 (with CLI_SW_GRAD) */
+    int recompute_method;    /* space_recompute_method (CLI_SW_RC_METHOD) */
+    int64_t recompute_layers; /* --recompute-num-layers, 0 = unset */
     unsigned sw_set;         /* CLI_SW_* bits: software fields set by an
                                 option, which the framework leaves alone */
     double attn_dropout, hidden_dropout; /* < 0 = the model's */
@@ -80,6 +89,7 @@ typedef struct cli_opts {
     double max_mem_fraction; /* 0 = unset (1) */
     const char *fix;         /* --fix K=V,... */
     int explain, no_timing, no_prune;
+    int ops;                 /* estimate --ops: the operators timed */
     const char *svg;         /* --svg FILE */
     int npos;                /* positional arguments after GROUP VERB */
     char **pos;
@@ -148,6 +158,10 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e);
  * layout: shared by estimate and search (cmd_estimate.c). */
 int cli_model(const cli_opts *o, space_model *m, tp_err *e);
 void cli_layout_software(const cli_opts *o, space_layout *l);
+/* Checks --recompute-method and --recompute-num-layers against the
+ * granularity asked for and m's layers: TP_OK, or TP_EUSAGE with the
+ * option, value and range. */
+int cli_check_recompute(const cli_opts *o, const space_model *m, tp_err *e);
 /* The ZeRO stage asked for, else the framework's (-1: searched). */
 int cli_zero_stage(const cli_opts *o);
 /* A named figure of an estimate (a time term, a memory term). */

@@ -35,13 +35,45 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
 {
     space_framework_software((space_framework)o->framework, l);
     unsigned set = o->sw_set;
-    if (set & CLI_SW_FLASH) l->flash = !o->unfused_attention;
+    if (set & CLI_SW_FLASH) l->flash = o->attn_backend;
     if (set & CLI_SW_DP) l->no_dp_overlap = o->no_overlap;
     if (set & CLI_SW_TP) l->tp_overlap = o->tp_overlap;
     if (set & CLI_SW_CP) l->cp_comm = o->cp_comm;
     if (set & CLI_SW_SCATTER) l->pp_scatter_gather = o->pp_scatter_gather;
     if (set & CLI_SW_EAGER) l->eager = o->eager;
     if (set & CLI_SW_PP) l->no_pp_overlap = o->no_pp_overlap;
+    if (set & CLI_SW_FP8) l->fp8_recipe = o->fp8_recipe;
+    if (set & CLI_SW_GRAD) l->grad_bytes = o->grad_bytes;
+    l->recompute_method = o->recompute_method;
+    l->recompute_layers = o->recompute_layers;
+}
+
+int cli_check_recompute(const cli_opts *o, const space_model *m, tp_err *e)
+{
+    int method = (o->sw_set & CLI_SW_RC_METHOD) != 0;
+    if ((method || o->recompute_layers > 0) && o->recompute >= 0
+        && o->recompute != SPACE_RECOMPUTE_FULL)
+        return tp_errf(e, TP_EUSAGE,
+                       "--%s applies to --recompute-granularity full, not %s",
+                       method ? "recompute-method" : "recompute-num-layers",
+                       space_recompute_names[o->recompute]);
+    /* Megatron-Core asks for N whenever the granularity is full
+     * (TransformerConfig.__post_init__); uniform groups default to one
+     * layer here, as Megatron-LM 2021's --checkpoint-num-layers did. */
+    if (method && o->recompute_method == SPACE_RECOMPUTE_BLOCK
+        && o->recompute_layers <= 0)
+        return tp_errf(e, TP_EUSAGE,
+                       "--recompute-method block needs --recompute-num-layers "
+                       "N (the layers recomputed of each model chunk, 1 to "
+                       "%lld)",
+                       (long long)m->num_layers);
+    if (o->recompute_layers > m->num_layers)
+        return tp_errf(e, TP_EUSAGE,
+                       "--recompute-num-layers %lld: expected 1 to %lld (the "
+                       "layers of %s)",
+                       (long long)o->recompute_layers,
+                       (long long)m->num_layers, m->name);
+    return TP_OK;
 }
 
 int cli_zero_stage(const cli_opts *o)
@@ -66,6 +98,8 @@ static int wanted_layout(const cli_opts *o, const space_model *m,
     l->recompute = (space_recompute)o->recompute;
     l->zero = (space_zero)cli_zero_stage(o);
     l->dtype = o->precision >= 0 ? o->precision : HW_BF16;
+    int rc = cli_check_recompute(o, m, e);
+    if (rc) return rc;
     cli_layout_software(o, l);
     l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;
     if (o->vpp_layers > 0) {
@@ -148,10 +182,33 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddBoolToObject(a, "sequence_parallel", l->sp);
     cJSON_AddStringToObject(a, "recompute_granularity",
                             space_recompute_names[l->recompute]);
+    if (l->recompute == SPACE_RECOMPUTE_FULL) {
+        cJSON_AddStringToObject(a, "recompute_method",
+                                space_recompute_method_names
+                                    [l->recompute_method]);
+        if (l->recompute_layers > 0)
+            cJSON_AddNumberToObject(a, "recompute_num_layers",
+                                    (double)l->recompute_layers);
+        else if (l->recompute_method == SPACE_RECOMPUTE_UNIFORM)
+            cJSON_AddNumberToObject(a, "recompute_num_layers", 1);
+        else
+            cJSON_AddNullToObject(a, "recompute_num_layers");
+    }
     cJSON_AddBoolToObject(a, "use_distributed_optimizer",
                           l->zero >= SPACE_ZERO_1);
     cJSON_AddNumberToObject(a, "zero_stage", (double)l->zero);
     cJSON_AddStringToObject(a, "precision", hw_dtype_names[l->dtype]);
+    cJSON_AddBoolToObject(a, "accumulate_allreduce_grads_in_fp32",
+                          space_grad_bytes(l) >= 4);
+    cJSON_AddBoolToObject(a, "fp32_params_no_master", l->param_fp32);
+    if (l->dtype == HW_FP8) {
+        cJSON_AddStringToObject(a, "fp8_recipe",
+                                space_fp8_recipe_names[l->fp8_recipe]);
+        cJSON_AddStringToObject(a, "fp8_library",
+                                l->fp8_lib == SPACE_FP8_LIB_TE
+                                    ? "transformer-engine"
+                                    : "torchao");
+    }
     cJSON_AddBoolToObject(a, "overlap_grad_reduce", !l->no_dp_overlap);
     cJSON_AddStringToObject(a, "tp_comm_overlap",
                             space_tp_overlap_names[l->tp_overlap]);
@@ -165,7 +222,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddStringToObject(a, "software_stack",
                             space_stack_names[space_layout_stack(l)]);
     cJSON_AddStringToObject(a, "attention_backend",
-                            l->flash ? "flash" : "unfused");
+                            space_attn_names[l->flash]);
     cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
     cJSON_AddNumberToObject(a, "hidden_dropout", m->hidden_dropout);
     cJSON *ch = cJSON_AddArrayToObject(a, "chosen");
@@ -182,8 +239,12 @@ static int mem_terms(const est_result *r, cli_term *t)
     cli_term all[] = {{"weights_bytes", mm->weights},
                   {"gradients_bytes", mm->grads},
                   {"optimizer_bytes", mm->optimizer},
+                  {"fp8_weight_copies_bytes", mm->fp8_weights},
                   {"activations_bytes", mm->activations},
+                  {"optimizer_step_transient_bytes", mm->step_transient},
                   {"allowance_bytes", mm->allowance},
+                  {"backward_peak_bytes", mm->backward_peak},
+                  {"optimizer_step_peak_bytes", mm->step_peak},
                   {"total_bytes", mm->total}};
     int n = (int)(sizeof all / sizeof all[0]);
     memcpy(t, all, sizeof all);
@@ -210,6 +271,52 @@ static void print_terms(FILE *f, cli_format fmt, const char *title,
     }
     cli_table_print(&tab, f, fmt);
     cli_table_free(&tab);
+}
+
+/* What the estimate of l timed, operator by operator (est_trace): a
+ * table, or the "ops" array of the JSON output. */
+static void print_ops(const est_ctx *c, const space_model *m,
+                      const space_layout *l, cli_format fmt, FILE *f,
+                      cJSON *j)
+{
+    est_trace *tr = tp_xmalloc(sizeof *tr);
+    est_ctx ct = *c;
+    ct.trace = tr;
+    est_result r;
+    est_estimate(&ct, m, l, &r);
+    if (j) {
+        cJSON *a = cJSON_AddArrayToObject(j, "ops");
+        for (int i = 0; i < tr->n; i++) {
+            const est_trace_row *w = &tr->row[i];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "where", w->where);
+            cJSON_AddStringToObject(o, "what", w->what);
+            cJSON_AddStringToObject(o, "shape", w->shape);
+            cJSON_AddNumberToObject(o, "fwd_s", w->fwd_s);
+            cJSON_AddNumberToObject(o, "bwd_s", w->bwd_s);
+            cJSON_AddItemToArray(a, o);
+        }
+        free(tr);
+        return;
+    }
+    const char *hdr[] = {"where", "operator", "shape", "fwd us", "bwd us"};
+    cli_table t;
+    cli_table_init(&t, 5, hdr, "lllrr");
+    for (int i = 0; i < tr->n; i++) {
+        const est_trace_row *w = &tr->row[i];
+        char a[24], b[24];
+        snprintf(a, sizeof a, "%.1f", w->fwd_s * 1e6);
+        snprintf(b, sizeof b, "%.1f", w->bwd_s * 1e6);
+        cli_table_row(&t, w->where, w->what, w->shape, a, b);
+    }
+    fprintf(f, "\noperators timed (one layer, one micro-batch; first and "
+               "last stage; once per iteration), after the kernel "
+               "efficiency; collectives before any overlap:\n");
+    cli_table_print(&t, f, fmt);
+    cli_table_free(&t);
+    if (tr->dropped)
+        fprintf(f, "(%d more not kept)\n", tr->dropped);
+    free(tr);
 }
 
 int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
@@ -270,7 +377,7 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         goto done;
     }
     /* TP across nodes only where the user asks for it. */
-    est_ctx c = {y, y->gpu, ops, comm, want.tp != SEARCH_UNSET, 0};
+    est_ctx c = {y, y->gpu, ops, comm, want.tp != SEARCH_UNSET, 0, NULL};
     est_result r;
     int64_t tried = 0, feasible = 0;
     search_complete(&c, &m, &want, gpus, &r, &tried, &feasible);
@@ -309,9 +416,13 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         for (int i = 0; i < nm; i++) cJSON_AddNumberToObject(mj, mt[i].name, mt[i].v);
         cJSON_AddNumberToObject(mj, "params_on_rank", r.mem.params);
         cJSON_AddNumberToObject(mj, "stage", (double)r.mem.stage);
+        cJSON_AddStringToObject(mj, "peak_phase",
+                                r.mem.peak_in_step ? "optimizer_step"
+                                                   : "backward");
         add_layout_json(j, &r, &want, &m);
         cJSON_AddNumberToObject(j, "layouts_tried", (double)tried);
         cJSON_AddNumberToObject(j, "layouts_feasible", (double)feasible);
+        if (o->ops && r.iteration_s > 0) print_ops(&c, &m, l, o->format, NULL, j);
         if (tokens_to_train > 0) {
             cJSON *t = cJSON_AddObjectToObject(j, "train");
             cJSON_AddNumberToObject(t, "tokens", tokens_to_train);
@@ -326,20 +437,34 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         FILE *f = out->f;
         fprintf(f, "%s on %s: %lld x %s\n", m.name, y->name,
                 (long long)r.gpus, y->gpu->name);
+        char rcm[64] = "";
+        if (l->recompute == SPACE_RECOMPUTE_FULL
+            && (l->recompute_layers > 1
+                || l->recompute_method == SPACE_RECOMPUTE_BLOCK))
+            snprintf(rcm, sizeof rcm, " (%s, %lld layers)",
+                     space_recompute_method_names[l->recompute_method],
+                     (long long)l->recompute_layers);
         fprintf(f,
                 "layout: TP %lld, PP %lld, VPP %lld, CP %lld, DP %lld, "
                 "micro-batch %lld (%lld per iteration), global batch %lld, "
-                "seq %lld, SP %s, recompute %s, ZeRO %d, %s\n",
+                "seq %lld, SP %s, recompute %s%s, ZeRO %d, %s%s%s%s\n",
                 (long long)l->tp, (long long)l->pp, (long long)l->vpp,
                 (long long)l->cp, (long long)l->dp, (long long)l->mbs,
                 (long long)micro_batches(l),
                 (long long)l->gbs, (long long)l->seq, l->sp ? "on" : "off",
-                space_recompute_names[l->recompute], (int)l->zero,
-                hw_dtype_names[l->dtype]);
+                space_recompute_names[l->recompute], rcm, (int)l->zero,
+                hw_dtype_names[l->dtype], l->dtype == HW_FP8 ? " (" : "",
+                l->dtype == HW_FP8 ? space_fp8_recipe_names[l->fp8_recipe]
+                                   : "",
+                l->dtype == HW_FP8 ? (l->fp8_lib == SPACE_FP8_LIB_TE
+                                          ? " scaling, Transformer Engine)"
+                                          : " scaling, torchao)")
+                                   : "");
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
-                "overlap %s, CP exchange %s, DP overlap %s%s%s%s\n",
-                l->flash ? "flash" : "unfused", m.attn_dropout,
+                "overlap %s, CP exchange %s, DP overlap %s%s%s%s; gradients "
+                "%s%s\n",
+                space_attn_names[l->flash], m.attn_dropout,
                 m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
                 space_cp_comm_names[l->cp_comm],
                 l->no_dp_overlap ? "off" : "on",
@@ -348,7 +473,9 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                     ? (l->no_pp_overlap ? ", PP sends exposed"
                                         : ", PP sends overlapped")
                     : "",
-                l->eager ? ", eager PyTorch (no torch.compile)" : "");
+                l->eager ? ", eager PyTorch (no torch.compile)" : "",
+                space_grad_bytes(l) >= 4 ? "fp32" : "16-bit",
+                l->param_fp32 ? ", fp32 parameters (no master copy)" : "");
         const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;
         fprintf(f,
                 "operator times: fitted to %s's samples where it has them, "
@@ -389,9 +516,10 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         fputc('\n', f);
         print_terms(f, o->format, "memory (busiest GPU)", "bytes", "GiB", mt,
                     nm, 0);
-        fprintf(f, "(pipeline stage %lld; %s has %.2f GiB)\n",
-                (long long)r.mem.stage, y->gpu->name,
-                y->gpu->mem_bytes / 1073741824.0);
+        fprintf(f, "(pipeline stage %lld, peak in the %s; %s has %.2f GiB)\n",
+                (long long)r.mem.stage,
+                r.mem.peak_in_step ? "optimizer step" : "backward",
+                y->gpu->name, y->gpu->mem_bytes / 1073741824.0);
         if (tokens_to_train > 0 && r.feasible)
             fprintf(f,
                     "\n%.3g tokens: %.2f days, %.0f GPU-hours, $%.0f at "
@@ -399,6 +527,7 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                     tokens_to_train, train_s / 86400, gpu_hours, cost,
                     y->price_usd_per_gpu_hour);
         fprintf(f, "\nMFU: %s.\n", mfu_convention);
+        if (o->ops && r.iteration_s > 0) print_ops(&c, &m, l, o->format, f, NULL);
     }
     rc = r.feasible ? TP_OK : TP_INFEASIBLE;
 done:

@@ -8,9 +8,10 @@
  * (search_svg.c).
  *
  * Layout tag (space_layout_tag): n{nodes}g{gpus per node}_tp{}pp{}dp{}
- * [cp{}]_mbs{}[_vpp{}][_sp][_rsel|_rfull][_z1|_z2|_z3]: _sp sequence
- * parallelism, _rsel/_rfull/_rop selective/full/op-level recomputation, _zN ZeRO stage
- * N (_z1: Megatron-LM's distributed optimizer).
+ * [cp{}]_mbs{}[_vpp{}][_sp][_rsel|_rfull[_uN|_bN]|_rop][_z1|_z2|_z3]: _sp
+ * sequence parallelism, _rsel/_rfull/_rop selective/full/op-level
+ * recomputation (_uN/_bN: uniform groups of N, the first N of a chunk),
+ * _zN ZeRO stage N (_z1: Megatron-LM's distributed optimizer).
  *
  * Determinism: everything printed comes from the search's answer, which
  * does not depend on the thread count; only stats.elapsed_s and
@@ -640,6 +641,8 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
     base.seq = o->seq_length;
     base.gbs = o->gbs;
     base.dtype = o->precision >= 0 ? o->precision : HW_BF16;
+    rc = cli_check_recompute(o, &s->m, e);
+    if (rc) return rc;
     cli_layout_software(o, &base);
     base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;
     {
@@ -702,7 +705,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
             }
             /* TP across nodes only where the user pins a TP that needs it. */
             int across = o->tp_set && o->tp > y->gpus_per_node;
-            sy->ctx = (est_ctx){y, y->gpu, om, cm, across, 0};
+            sy->ctx = (est_ctx){y, y->gpu, om, cm, across, 0, NULL};
             int64_t maxg = o->max_gpus > 0 ? o->max_gpus : 10000000;
             space_grid_default(&sy->grid, &s->m, across ? 1024 : y->gpus_per_node,
                                maxg);

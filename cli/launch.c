@@ -82,8 +82,10 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
     if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
         put(&b, " --recompute-granularity selective");
     else if (l->recompute == SPACE_RECOMPUTE_FULL)
-        put(&b, " --recompute-granularity full --recompute-method uniform "
-                "--recompute-num-layers 1");
+        put(&b, " --recompute-granularity full --recompute-method %s "
+                "--recompute-num-layers %lld",
+            space_recompute_method_names[l->recompute_method],
+            (long long)(l->recompute_layers > 0 ? l->recompute_layers : 1));
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
         put(&b, " --tp-comm-overlap");
     if (l->zero == SPACE_ZERO_3)
@@ -91,7 +93,19 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
     else if (l->zero >= SPACE_ZERO_1)
         put(&b, " --use-distributed-optimizer");
     put(&b, l->dtype == HW_FP16 ? " --fp16" : " --bf16");
-    if (l->dtype == HW_FP8) put(&b, " --fp8-format hybrid");
+    /* Megatron-LM's gradient dtype follows --fp16/--bf16 unless told
+     * (space_grad_bytes): say so where the layout differs. */
+    if (l->dtype == HW_FP16 && space_grad_bytes(l) >= 4)
+        put(&b, " --accumulate-allreduce-grads-in-fp32");
+    else if (l->dtype != HW_FP16 && space_grad_bytes(l) < 4)
+        put(&b, " --grad-reduce-in-bf16");
+    if (l->dtype == HW_FP8)
+        put(&b, " --fp8-format %s --fp8-recipe %s",
+            l->fp8_recipe == SPACE_FP8_DELAYED
+                    || l->fp8_recipe == SPACE_FP8_TENSORWISE
+                ? "hybrid"
+                : "e4m3",
+            space_fp8_recipe_names[l->fp8_recipe]);
     if (l->pp > 1 && v > 1 && l->no_pp_overlap)
         put(&b, " --no-overlap-p2p-communication");
     if (!l->no_dp_overlap) put(&b, " --overlap-grad-reduce");
@@ -154,10 +168,14 @@ void cli_launch_nemo(const space_layout *l, const space_model *m, int gpn,
                 : "");
     else
         put(&b, "model.activations_checkpoint_granularity: full\n"
-                "model.activations_checkpoint_method: uniform\n"
-                "model.activations_checkpoint_num_layers: 1\n");
+                "model.activations_checkpoint_method: %s\n"
+                "model.activations_checkpoint_num_layers: %lld\n",
+            space_recompute_method_names[l->recompute_method],
+            (long long)(l->recompute_layers > 0 ? l->recompute_layers : 1));
     if (l->dtype == HW_FP8)
-        put(&b, "model.fp8: true\nmodel.fp8_hybrid: true\n");
+        put(&b, "model.fp8: true\nmodel.fp8_hybrid: true\n"
+                "model.fp8_recipe: %s\n",
+            space_fp8_recipe_names[l->fp8_recipe]);
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
         put(&b, "model.ub_tp_comm_overlap: true\n");
     put(&b, "model.optim.name: %s",
@@ -206,8 +224,18 @@ void cli_launch_torchtitan(const space_layout *l, const space_model *m,
                                                : "selective");
     if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
         put(&b, "\nselective_ac_option = \"op\"");
+    if (l->recompute == SPACE_RECOMPUTE_FULL
+        && (l->recompute_method == SPACE_RECOMPUTE_BLOCK
+            || l->recompute_layers > 1))
+        put(&b, "\n# estimated for Megatron-LM's --recompute-method %s "
+                "--recompute-num-layers %lld; torchtitan's full mode "
+                "checkpoints every layer",
+            space_recompute_method_names[l->recompute_method],
+            (long long)l->recompute_layers);
     if (l->dtype == HW_FP8)
-        put(&b, "\n\n[model]\nconverters = [\"float8\"]");
+        put(&b, "\n\n[model]\nconverters = [\"float8\"]%s",
+            l->fp8_recipe == SPACE_FP8_ROWWISE
+                ? "\n\n[float8]\nrecipe_name = \"rowwise\"" : "");
     if (shard && l->zero < SPACE_ZERO_3)
         put(&b, "\n# torchtitan shards parameters too (FSDP, ZeRO-3) where "
                 "this layout shards %s only",

@@ -170,6 +170,7 @@ enum opt_id {
     OPT_DEADLINE,
     OPT_FIX,
     OPT_MAX_MEM_FRAC,
+    OPT_OPS,
     OPT_EXPLAIN,
     OPT_NO_TIMING,
     OPT_NO_PRUNE,
@@ -181,11 +182,16 @@ enum opt_id {
     OPT_ATTN_DROPOUT,
     OPT_HIDDEN_DROPOUT,
     OPT_CP_COMM,
+    OPT_FP8_RECIPE,
     OPT_PP_SCATTER_GATHER,
     OPT_EAGER,
     OPT_PP_OVERLAP,
     OPT_NO_PP_OVERLAP,
     OPT_FRAMEWORK,
+    OPT_RECOMPUTE_METHOD,
+    OPT_RECOMPUTE_LAYERS,
+    OPT_GRAD_FP32,
+    OPT_GRAD_BF16,
     OPT_PROGRESS,
     OPT_RESUME,
     OPT_SHARD,
@@ -243,6 +249,20 @@ static const cli_option options[] = {
      "no sequence parallelism"},
     {"recompute-granularity", OPT_RECOMPUTE, "none|selective|full|selective-op",
      CMD_EST_SEARCH, "activation recomputation"},
+    {"recompute-method", OPT_RECOMPUTE_METHOD, "uniform|block", CMD_EST_SEARCH,
+     "with full recomputation: every layer, in groups of --recompute-num-"
+     "layers (uniform, default), or only the first --recompute-num-layers "
+     "of each model chunk (block)"},
+    {"recompute-num-layers", OPT_RECOMPUTE_LAYERS, "N", CMD_EST_SEARCH,
+     "with full recomputation: layers per group (uniform, default 1) or "
+     "recomputed per model chunk (block), 1 to the model's layers"},
+    {"accumulate-allreduce-grads-in-fp32", OPT_GRAD_FP32, NULL,
+     CMD_EST_SEARCH,
+     "fp32 gradient buffers, reduced in fp32 (Megatron-LM's default with "
+     "bf16; torchtitan's)"},
+    {"grad-reduce-in-bf16", OPT_GRAD_BF16, NULL, CMD_EST_SEARCH,
+     "16-bit gradient buffers, reduced in 16 bits, the optimizer stepping "
+     "on an fp32 copy of its shard (Megatron-LM's default with fp16)"},
     {"use-distributed-optimizer", OPT_DISTOPT, NULL, CMD_EST_SEARCH,
      "shard optimizer states over DP (ZeRO-1)"},
     {"no-use-distributed-optimizer", OPT_NO_DISTOPT, NULL, CMD_EST_SEARCH,
@@ -252,6 +272,12 @@ static const cli_option options[] = {
      "over DP"},
     {"precision", OPT_PRECISION, "bf16|fp16|fp8", CMD_EST_SEARCH,
      "GEMM precision (default bf16; fp8: GEMMs at the fp8 rate)"},
+    {"fp8-recipe", OPT_FP8_RECIPE, "delayed|tensorwise|rowwise|blockwise|mxfp8",
+     CMD_EST_SEARCH,
+     "how fp8 operands are scaled (with --precision fp8): per tensor from "
+     "the amax history (Transformer Engine's default) or from the tensor "
+     "itself, per row (torchao), in 1x128/128x128 blocks, or MXFP8's 1x32 "
+     "blocks (Blackwell); default: the framework's"},
     {"overlap-grad-reduce", OPT_OVERLAP, NULL, CMD_EST_SEARCH,
      "gradient reduction under the backward, parameter gather under the "
      "forward (default)"},
@@ -274,10 +300,11 @@ static const cli_option options[] = {
      "defaults of the software switches (--tp-overlap, --cp-comm-type, "
      "--attention-backend, --[no-]overlap-grad-reduce, "
      "--scatter-gather-tensors-in-pipeline, --eager, "
-     "--[no-]overlap-p2p-communication) as that framework "
-     "runs; a switch given overrides its default (default megatron-core); "
-     "with --eager it also names the software stack whose in-training "
-     "kernel efficiency the estimate uses"},
+     "--[no-]overlap-p2p-communication, --fp8-recipe, the gradient dtype) "
+     "and of how it keeps parameters and fp8 weights (docs/memory.md) as "
+     "that framework runs; a switch given overrides its default (default "
+     "megatron-core); with --eager it also names the software stack whose "
+     "in-training kernel efficiency the estimate uses"},
     {"eager", OPT_EAGER, NULL, CMD_EST_SEARCH,
      "PyTorch eager: RMSNorm, SwiGLU and RoPE as the separate kernels of "
      "their PyTorch code (torchtitan without torch.compile); default: "
@@ -295,9 +322,12 @@ static const cli_option options[] = {
     {"cp-comm-type", OPT_CP_COMM, "p2p|all_gather", CMD_EST_SEARCH,
      "context parallelism's key/value exchange: a ring under the attention "
      "(default) or an all-gather before it"},
-    {"attention-backend", OPT_ATTN_BACKEND, "flash|unfused", CMD_EST_SEARCH,
-     "attention kernel: flash (default) or QK^T, softmax, AV (keeps the "
-     "s x s probabilities)"},
+    {"attention-backend", OPT_ATTN_BACKEND, "unfused|flash|fused|auto",
+     CMD_EST_SEARCH,
+     "attention kernel: FlashAttention-2 (flash), cuDNN's fused attention "
+     "(fused), Transformer Engine's choice (auto: fused on Hopper and "
+     "Blackwell, flash elsewhere), or QK^T, softmax, AV (unfused, keeps "
+     "the s x s probabilities); default: the framework's"},
     {"attention-dropout", OPT_ATTN_DROPOUT, "P", CMD_EST_SEARCH,
      "dropout on the attention probabilities, 0 to 1 (default: the "
      "model's; presets have none)"},
@@ -362,6 +392,10 @@ static const cli_option options[] = {
      "tp=8,pp=4,recompute=full)"},
     {"max-memory-fraction", OPT_MAX_MEM_FRAC, "F", CMD_SEARCH,
      "search: use at most this fraction of a GPU's memory, (0, 1] (default 1)"},
+    {"ops", OPT_OPS, NULL, CMD_ESTIMATE,
+     "estimate: every operator and collective of one layer and one "
+     "micro-batch (and of the first and last stage, and once per "
+     "iteration) with the time it was given"},
     {"explain", OPT_EXPLAIN, NULL, CMD_SEARCH,
      "search: why the winner wins, term by term, and an example per "
      "rejection rule"},
@@ -645,6 +679,9 @@ int main(int argc, char **argv)
         case OPT_EXPLAIN:
             o.explain = 1;
             break;
+        case OPT_OPS:
+            o.ops = 1;
+            break;
         case OPT_NO_TIMING:
             o.no_timing = 1;
             break;
@@ -692,6 +729,29 @@ int main(int argc, char **argv)
                             space_recompute_names, SPACE_RECOMPUTE_COUNT,
                             &o.recompute, &e);
             break;
+        case OPT_RECOMPUTE_METHOD:
+            rc = parse_name("recompute-method", optarg,
+                            space_recompute_method_names,
+                            SPACE_RECOMPUTE_METHOD_COUNT, &o.recompute_method,
+                            &e);
+            o.sw_set |= CLI_SW_RC_METHOD;
+            break;
+        case OPT_RECOMPUTE_LAYERS:
+            rc = parse_int("recompute-num-layers", optarg, 1, 1000000, &v, &e);
+            o.recompute_layers = v;
+            break;
+        case OPT_GRAD_FP32:
+        case OPT_GRAD_BF16: {
+            int want = c == OPT_GRAD_FP32 ? 4 : 2;
+            if ((o.sw_set & CLI_SW_GRAD) && o.grad_bytes != want)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--accumulate-allreduce-grads-in-fp32 and "
+                             "--grad-reduce-in-bf16 contradict each other: "
+                             "give one");
+            o.grad_bytes = want;
+            o.sw_set |= CLI_SW_GRAD;
+            break;
+        }
         case OPT_DISTOPT:
             if (o.zero < 1) o.zero = 1;
             break;
@@ -749,18 +809,21 @@ int main(int argc, char **argv)
             rc = parse_name("framework", optarg, space_framework_names,
                             SPACE_FW_COUNT, &o.framework, &e);
             break;
+        case OPT_FP8_RECIPE:
+            rc = parse_name("fp8-recipe", optarg, space_fp8_recipe_names,
+                            SPACE_FP8_RECIPE_COUNT, &o.fp8_recipe, &e);
+            o.sw_set |= CLI_SW_FP8;
+            break;
         case OPT_CP_COMM:
             rc = parse_name("cp-comm-type", optarg, space_cp_comm_names,
                             SPACE_CP_COMM_COUNT, &o.cp_comm, &e);
             o.sw_set |= CLI_SW_CP;
             break;
-        case OPT_ATTN_BACKEND: {
-            static const char *const backends[] = {"flash", "unfused"};
-            rc = parse_name("attention-backend", optarg, backends, 2,
-                            &o.unfused_attention, &e);
+        case OPT_ATTN_BACKEND:
+            rc = parse_name("attention-backend", optarg, space_attn_names,
+                            SPACE_ATTN_COUNT, &o.attn_backend, &e);
             o.sw_set |= CLI_SW_FLASH;
             break;
-        }
         case OPT_ATTN_DROPOUT:
         case OPT_HIDDEN_DROPOUT: {
             const char *name = c == OPT_ATTN_DROPOUT ? "attention-dropout"

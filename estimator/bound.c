@@ -12,7 +12,8 @@
  *
  * Time: the GEMM FLOPs of an iteration (space.h convention; the attention
  * core and the memory-bound operators left out, recomputation of full
- * layers counted), per GPU, at the GPU's best dense peak among the
+ * layers counted, at the smallest share of layers any stage recomputes),
+ * per GPU, at the GPU's best dense peak among the
  * precisions the layout uses, stretched by the pipeline's fill and drain:
  * the estimate takes m x t_max + (p - 1) / v x t_mean per iteration
  * (iter.c, after Narayanan et al. SC'21 section 2.2), which is at least
@@ -23,6 +24,8 @@
  * is there to ensure.
  */
 #include "est.h"
+
+#include <math.h>
 
 double est_memory_floor(const space_model *m, const space_layout *l)
 {
@@ -46,6 +49,19 @@ double est_time_floor(const est_ctx *c, const space_model *m,
     double rec = l->recompute == SPACE_RECOMPUTE_FULL
                      ? fl.fwd - fl.attn_fwd - fl.lm_head_fwd
                      : 0;
+    /* Partial recomputation (--recompute-method block): at least the
+     * smallest share of its layers any stage recomputes (the middle
+     * stages are alike), so the stages' mean is at least that. */
+    if (rec > 0 && l->pp >= 1) {
+        double share = 1;
+        int64_t ranks[3] = {0, l->pp - 1, l->pp > 2 ? 1 : 0};
+        for (int i = 0; i < 3; i++) {
+            double n = space_stage_layers(m, l, ranks[i]);
+            if (n > 0)
+                share = fmin(share, space_recompute_layers(m, l, ranks[i]) / n);
+        }
+        rec *= share;
+    }
     double tokens = (double)l->gbs * (double)l->seq;
     double gpus = (double)(l->tp * l->pp * l->cp * l->dp);
     if (!(gpus > 0) || l->mbs < 1) return 0;

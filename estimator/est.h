@@ -26,7 +26,9 @@
 
 typedef enum est_op_kind {
     EST_OP_GEMM,          /* b x (m x k) @ (k x n) */
-    EST_OP_FLASH_ATTN,    /* b, heads, kv_heads, sq, sk, head_dim, causal */
+    EST_OP_FLASH_ATTN,    /* b, heads, kv_heads, sq, sk, head_dim, causal:
+                             FlashAttention-2 (the flash-attn package,
+                             PyTorch SDPA's flash backend) */
     EST_OP_LAYERNORM,     /* rows x cols, normalised over cols */
     EST_OP_RMSNORM,
     EST_OP_GELU,          /* rows x cols elements */
@@ -46,7 +48,16 @@ typedef enum est_op_kind {
     EST_OP_ADAM,          /* n = parameters (fp32 master, fp32 m and v) */
     EST_OP_FP8_CAST,      /* rows x cols 16-bit elements to fp8 with a
                              per-tensor scale (amax pass, cast pass);
-                             "backward": transposing the fp8 copy */
+                             "backward": transposing the fp8 copy (torchao) */
+    /* Transformer Engine's quantisation kernels, forward only (the
+     * estimator places each in the pass that runs it), rows x cols: */
+    EST_OP_FP8_QUANT2,    /* read 16-bit, write two fp8 copies: rowwise and
+                             transposed (Hopper cast-transpose), or
+                             columnwise (blockwise, MXFP8) */
+    EST_OP_FP8_QUANT1,    /* read 16-bit, write one fp8 copy */
+    EST_OP_FP8_TRANSPOSE, /* read an fp8 copy, write its transpose */
+    EST_OP_AMAX,          /* read 16-bit, reduce to the absolute maximum
+                             (current scaling's separate pass) */
     /* PyTorch eager composites (torchtitan's Llama without torch.compile),
      * as the separate kernels they launch; roofline only: */
     EST_OP_RMSNORM_EAGER, /* rows x cols: F.rms_norm's upcast, pow, mean,
@@ -63,6 +74,10 @@ typedef enum est_op_kind {
     EST_OP_RMSNORM_UNFUSED, /* rows x cols: GPT-NeoX's RMSNorm module
                              (x.norm over the row, scale, divide, weight
                              multiply as separate kernels) */
+    EST_OP_ATTN_CUDNN,    /* as EST_OP_FLASH_ATTN: cuDNN's fused attention
+                             (F16_arbitrary_seqlen), which Transformer
+                             Engine runs on Hopper and Blackwell; causal
+                             and not fitted together */
     EST_OP_COUNT
 } est_op_kind;
 
@@ -303,22 +318,41 @@ int est_models_samples(const est_models *m, est_op_kind k, int dtype,
 /* ---- memory per GPU (mem.c) ------------------------------------------- */
 
 /* Bytes on the busiest GPU of a layout (the pipeline stage, first or last,
- * with the most), by kind. Conventions and sources in mem.c. */
+ * with the most), by kind. The peak of a stage is the larger of its
+ * backward (states, gathered ZeRO-3 layers, fp8 weight copies,
+ * activations) and its optimizer step (states, fp8 weight copies, the
+ * step's transient copies). Conventions and sources in mem.c. */
 typedef struct est_memory {
-    double weights, grads, optimizer; /* after sharding */
+    double weights, grads, optimizer; /* after sharding; weights with
+                                         ZeRO-3's gathered layers */
+    double fp8_weights;  /* Transformer Engine's cached fp8 weights and
+                            transposes of the layers' GEMMs */
     double activations;  /* kept for the backward, all micro-batches in flight */
-    double allowance;    /* CUDA context, workspaces, NCCL buffers, fragmentation */
-    double total;
+    double step_transient; /* held in the optimizer step only: the fp32
+                              copy of a 16-bit gradient shard */
+    double allowance;    /* CUDA context, workspaces, NCCL buffers,
+                            fragmentation, at the moment of the peak */
+    double backward_peak; /* total during the backward */
+    double step_peak;    /* total during the optimizer step */
+    double total;        /* the larger of the two */
+    int peak_in_step;    /* 1: the optimizer step sets total */
     double params;       /* parameters that rank holds (before ZeRO-3) */
     int64_t stage;       /* which pipeline stage that is */
 } est_memory;
 
-/* Bytes of p parameters' 16-bit weights, gradients and optimizer states
- * on one rank, sharded by l's ZeRO stage over dp x cp (ZeRO-3's gathered
- * layers not included): what est_memory_of and est_memory_floor count.
- * dp and cp must be >= 1. */
+/* Bytes of p parameters' weights, gradients and optimizer states on one
+ * rank, as l's framework keeps them (16-bit weights and an fp32 master,
+ * or fp32 parameters under FSDP's mixed precision; gradients of
+ * space_grad_bytes), sharded by l's ZeRO stage over dp x cp (ZeRO-3's
+ * gathered layers not included): what est_memory_of and est_memory_floor
+ * count through the whole step. dp and cp must be >= 1. */
 void est_state_bytes(const space_layout *l, double p, double *w, double *gr,
                      double *opt);
+
+/* Bytes the optimizer step of p parameters adds for its duration: the
+ * fp32 copy of this rank's gradient shard when gradients are 16-bit (all
+ * of them without ZeRO), else 0. */
+double est_step_bytes(const space_layout *l, double p);
 
 void est_memory_of(const space_model *m, const space_layout *l,
                    est_memory *out);
@@ -501,6 +535,27 @@ void est_nccl_free(est_nccl_test *tests, int n); /* accepts NULL */
 
 /* ---- one training iteration (iter.c) ------------------------------------ */
 
+/* What est_estimate timed, operator by operator: each operator and
+ * collective of one transformer layer and one micro-batch ("layer"), of
+ * the first and last pipeline stage's extras ("first", "last"), the
+ * work once per micro-batch outside the layers ("micro-batch") and once
+ * per iteration ("iteration"), with the time est_estimate used
+ * (operators after the in-training kernel efficiency). For `estimate
+ * --ops` and benchmarks; not for concurrent estimates. */
+#define EST_TRACE_ROWS 160
+typedef struct est_trace_row {
+    char what[24];   /* operator or collective name */
+    char where[12];  /* "layer", "first", "last", "micro-batch", "iteration" */
+    char shape[48];  /* its shape (m x n x k, rows x cols, bytes, ...) */
+    double fwd_s, bwd_s; /* a collective's time is fwd_s, as timed before
+                            any overlap */
+} est_trace_row;
+typedef struct est_trace {
+    int n;           /* rows kept (at most EST_TRACE_ROWS) */
+    int dropped;     /* rows that did not fit */
+    est_trace_row row[EST_TRACE_ROWS];
+} est_trace;
+
 /* What one estimate needs, opened once and shared read-only by threads. */
 typedef struct est_ctx {
     const hw_system *sys;
@@ -513,6 +568,9 @@ typedef struct est_ctx {
      * means the layout's software stack's (kernel_eff.c). 1 turns the
      * correction off. */
     double kernel_eff;
+    /* NULL, or where est_estimate writes what it timed (cleared first);
+     * then c must not be shared by threads. */
+    est_trace *trace;
 } est_ctx;
 
 /* Why an estimate is not feasible: one row of est_reason_names each. */

@@ -66,6 +66,14 @@ static int op_dims(const est_op *op, double *x)
         x[3] = log((double)op->sk);
         x[4] = log((double)op->head_dim);
         return 5;
+    case EST_OP_ATTN_CUDNN:
+        /* Few published points (bench and paper figures): the sequence,
+         * the head dimension and causality only; the roofline carries
+         * the batch and heads (its waves). */
+        x[0] = log((double)op->sk);
+        x[1] = log((double)op->head_dim);
+        x[2] = op->causal ? 1 : 0;
+        return 3;
     case EST_OP_EMBEDDING:
         x[0] = log((double)op->rows);
         x[1] = log((double)op->cols);
@@ -170,7 +178,13 @@ static int fit_pass(const hw_gpu *g, const est_sample *s, int n, int bwd,
         }
         used++;
     }
-    if (used < 2 * p || p == 0) return 0;
+    /* A dimension that does not vary among the samples gives features
+     * that are 0 everywhere (features_at): they carry nothing, and only
+     * the others need samples. */
+    int vary = 0;
+    for (int d = 0; d < fit->ndims; d++) vary += fit->hi[d] > fit->lo[d];
+    int p_eff = 1 + vary + vary * (vary + 1) / 2;
+    if (used < 2 * p_eff || p == 0) return 0;
     for (int a = 0; a < p; a++)
         for (int c = 0; c < a; c++) A[c * p + a] = A[a * p + c];
     /* The intercept is not penalised. */

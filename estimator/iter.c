@@ -66,13 +66,22 @@
  *
  * Recompute: selective reruns the attention core's forward in the
  * backward (Korthikanti et al., arXiv 2205.05198); full reruns the whole
- * layer forward, its TP collectives included; torchtitan's op-level
+ * layer forward, its TP collectives included, of the layers
+ * space_recompute_layers names (--recompute-method block: the first N of
+ * each model chunk; uniform: all); torchtitan's op-level
  * selective checkpointing reruns the cheap ops and the matmuls whose
  * outputs it does not keep (k, o, and the FFN's middle one).
  *
- * Precision: fp8 runs the GEMMs of the layers (not the LM head, as
- * Transformer Engine's recipes keep it in bf16) at the fp8 rate; all else
- * at 16 bits.
+ * Precision: fp8 runs the GEMMs of the layers at the fp8 rate (not the LM
+ * head, Megatron's own bf16 ColumnParallelLinear, nor the attention
+ * core); all else at 16 bits. The casts are those of the library that
+ * runs them (space_layout.fp8_lib, fp8_recipe): Transformer Engine fuses
+ * the activations' quantisation into the norms where the recipe allows,
+ * casts each weight once per iteration, gathers in fp8 under SP and, with
+ * delayed scaling, all-reduces the amaxes twice per micro-batch
+ * (te_fp8_casts, te_weight_casts); torchao casts every operand on every
+ * micro-batch. fp8 GEMM rates come from the fitted fp8 samples, bounded
+ * below by half the 16-bit GEMM of the same shape (models.c).
  *
  * Deliberately not modelled yet: MoE layers (the estimate refuses them),
  * the tied-embedding gradient all-reduce between first and last stage,
@@ -93,6 +102,9 @@
 /* Per micro-batch and pipeline stage, seconds. */
 typedef struct stage_time {
     double fwd, bwd, recompute, tp, cp, p2p;
+    /* of one layer (layer_time): the TP and CP collectives its full
+     * recomputation reruns, added for the layers recomputed */
+    double rec_tp, rec_cp;
 } stage_time;
 
 static double stage_total(const stage_time *s)
@@ -113,7 +125,49 @@ typedef struct iter_ctx {
                              TP collectives move */
     est_op_kind norm;     /* the model's norm */
     double eff;           /* in-training kernel efficiency (kernel_eff) */
+    int any_layout_fp8;   /* fp8 GEMMs take operands in any layout
+                             (Blackwell: no transposed copies) */
+    const char *where;    /* the trace's section being timed */
 } iter_ctx;
+
+/* Appends a row to the estimate's trace, when it keeps one. */
+static void trace_add(const iter_ctx *x, const char *what, const char *shape,
+                      double fwd_s, double bwd_s)
+{
+    est_trace *tr = x->c->trace;
+    if (!tr) return;
+    if (tr->n == EST_TRACE_ROWS) {
+        tr->dropped++;
+        return;
+    }
+    est_trace_row *r = &tr->row[tr->n++];
+    snprintf(r->what, sizeof r->what, "%s", what);
+    snprintf(r->where, sizeof r->where, "%s", x->where ? x->where : "");
+    snprintf(r->shape, sizeof r->shape, "%s", shape);
+    r->fwd_s = fwd_s;
+    r->bwd_s = bwd_s;
+}
+
+static void trace_op(const iter_ctx *x, const est_op *o, const est_time *t)
+{
+    if (!x->c->trace) return;
+    char shape[48];
+    if (o->kind == EST_OP_GEMM)
+        snprintf(shape, sizeof shape, "%s%lld x %lld x %lld %s",
+                 o->b > 1 ? "batched " : "", (long long)o->m, (long long)o->n,
+                 (long long)o->k, hw_dtype_names[o->dtype]);
+    else if (o->kind == EST_OP_FLASH_ATTN || o->kind == EST_OP_ATTN_CUDNN)
+        snprintf(shape, sizeof shape, "b%lld h%lld/%lld s%lld d%lld%s",
+                 (long long)o->b, (long long)o->heads, (long long)o->kv_heads,
+                 (long long)o->sq, (long long)o->head_dim,
+                 o->causal ? " causal" : "");
+    else if (o->kind == EST_OP_ADAM)
+        snprintf(shape, sizeof shape, "%lld params", (long long)o->n);
+    else
+        snprintf(shape, sizeof shape, "%lld x %lld", (long long)o->rows,
+                 (long long)o->cols);
+    trace_add(x, est_op_names[o->kind], shape, t->fwd_s, t->bwd_s);
+}
 
 /* ---- memoized operator times -------------------------------------------
  *
@@ -183,6 +237,7 @@ static est_time op_time(const iter_ctx *x, const est_op *op)
     }
     t.fwd_s /= x->eff;
     t.bwd_s /= x->eff;
+    trace_op(x, op, &t);
     return t;
 }
 
@@ -191,7 +246,14 @@ static double coll(const iter_ctx *x, est_coll k, double bytes,
 {
     if (g->size <= 1 || bytes <= 0) return 0;
     double t = est_coll_time(x->c->comm, x->c->sys, k, bytes, g);
-    return isfinite(t) ? t : 0;
+    t = isfinite(t) ? t : 0;
+    if (x->c->trace) {
+        char shape[48];
+        snprintf(shape, sizeof shape, "%.4g MB over %dx%d", bytes / 1e6,
+                 g->nodes, g->per_node);
+        trace_add(x, est_coll_names[k], shape, t, 0);
+    }
+    return t;
 }
 
 /* A group of `size` ranks whose consecutive members are `stride` global
@@ -232,28 +294,144 @@ static est_op elementwise(est_op_kind kind, hw_dtype dt, int64_t rows,
     return o;
 }
 
-/* GEMM time: forward, and its backward split into data and weight
- * gradients (equal FLOPs, so taken as halves). */
-static est_time add_gemm(const iter_ctx *x, int64_t m, int64_t n, int64_t k,
-                         hw_dtype dt, double *fwd, double *bwd, double *wgrad)
+/* Where an fp8 GEMM's input comes from. Megatron-Core's Transformer
+ * Engine layers: QKV and FC1 are TE LayerNormLinear modules, whose norm
+ * can write fp8 itself (column-parallel); the attention output
+ * projection and FC2 are plain TE Linear modules, fed by the attention
+ * core and by Megatron's own SwiGLU/GeLU kernel in 16 bits (row-parallel)
+ * (megatron/core/models/gpt/gpt_layer_specs.py,
+ * get_gpt_layer_with_transformer_engine_spec, Megatron-LM core_v0.14.0). */
+typedef enum gemm_role {
+    GEMM_16BIT,   /* not an fp8 GEMM (the LM head, attention) */
+    GEMM_NORM_IN, /* input from a LayerNormLinear's norm */
+    GEMM_LINEAR_IN /* input from the caller, 16-bit */
+} gemm_role;
+
+/* A one-pass kernel (the fp8 quantisation kinds: forward time only)
+ * added to *t, which is the forward or, when `in_bwd`, the backward. */
+static void add_kernel(const iter_ctx *x, est_op_kind k, int64_t rows,
+                       int64_t cols, double *t, int in_bwd)
 {
+    est_op o = elementwise(k, x->act_dt, rows, cols);
+    *t += op_time(x, &o).fwd_s;
+    est_trace *tr = x->c->trace;
+    if (tr && in_bwd && tr->n > 0) { /* the row op_time just added */
+        est_trace_row *r = &tr->row[tr->n - 1];
+        r->bwd_s = r->fwd_s;
+        r->fwd_s = 0;
+    }
+}
+
+/* The quantisation kernels Transformer Engine runs for one fp8 GEMM of
+ * input [m, k] and output [m, n], per micro-batch (the weight is cast once
+ * per iteration: te_weight_casts). Sources: TransformerEngine v1.12/v2.4
+ * module/linear.py, layernorm_linear.py, base.py grad_output_preprocess,
+ * pytorch/csrc/extensions/normalization.cpp, common/cast and transpose.
+ *  - Hopper needs both operands of an fp8 GEMM K-major, so each operand
+ *    used along its other dimension in the backward also exists
+ *    transposed; Blackwell's per-tensor GEMMs take any layout (no
+ *    transposes); blockwise and MXFP8 write a second, columnwise copy.
+ *  - Delayed scaling: the amax is taken inside each cast kernel (from
+ *    the previous step's history); the norm of a LayerNormLinear writes
+ *    fp8 directly, and on Hopper a transpose of it follows (forward in
+ *    TE 2.x; with SP after the backward's re-gather). A Linear's input
+ *    gets one cast-transpose kernel.
+ *  - Current scaling (tensorwise): a separate amax pass before each cast,
+ *    except after a norm, which computes the amax of its output itself
+ *    (TE >= 2.7); the norm writes 16 bits and one cast follows.
+ *  - Blockwise, MXFP8: the norm writes 16 bits, then one quantise kernel
+ *    writes both copies (no norm or activation fusion).
+ *  - Output gradient: one cast(-transpose, dbias fused) kernel; under SP
+ *    a row-parallel layer's local gradient shard is cast rowwise,
+ *    gathered in fp8 and transposed after the gather (per-tensor on
+ *    Hopper). */
+static void te_fp8_casts(const iter_ctx *x, gemm_role role, int64_t m,
+                         int64_t n, int64_t k, double *fwd, double *bwd)
+{
+    const space_layout *l = x->l;
+    int rec = l->fp8_recipe;
+    int per_tensor = rec == SPACE_FP8_DELAYED || rec == SPACE_FP8_TENSORWISE;
+    int current = rec == SPACE_FP8_TENSORWISE;
+    int no_t = per_tensor && x->any_layout_fp8;
+    est_op_kind q = no_t ? EST_OP_FP8_QUANT1 : EST_OP_FP8_QUANT2;
+    if (role == GEMM_NORM_IN) {
+        if (rec == SPACE_FP8_DELAYED) {
+            if (!no_t)
+                add_kernel(x, EST_OP_FP8_TRANSPOSE, m, k, l->sp ? bwd : fwd,
+                           l->sp);
+        } else {
+            add_kernel(x, q, m, k, fwd, 0);
+        }
+    } else {
+        if (current) add_kernel(x, EST_OP_AMAX, m, k, fwd, 0);
+        add_kernel(x, q, m, k, fwd, 0);
+    }
+    if (current) add_kernel(x, EST_OP_AMAX, m, n, bwd, 1);
+    if (role == GEMM_LINEAR_IN && l->sp && l->tp > 1 && per_tensor && !no_t) {
+        add_kernel(x, EST_OP_FP8_QUANT1, m / l->tp, n, bwd, 1);
+        add_kernel(x, EST_OP_FP8_TRANSPOSE, m, n, bwd, 1);
+    } else {
+        add_kernel(x, q, m, n, bwd, 1);
+    }
+}
+
+/* GEMM time: forward, and its backward split into data and weight
+ * gradients (equal FLOPs, so taken as halves), with the fp8 casts of its
+ * operands where it runs in fp8 (role not GEMM_16BIT and an fp8 layout). */
+static est_time add_gemm(const iter_ctx *x, int64_t m, int64_t n, int64_t k,
+                         gemm_role role, double *fwd, double *bwd,
+                         double *wgrad)
+{
+    hw_dtype dt = role == GEMM_16BIT ? x->act_dt : x->gemm_dt;
     est_op o = gemm(dt, m, n, k);
     est_time t = op_time(x, &o);
     *fwd += t.fwd_s;
     *bwd += t.bwd_s;
     if (wgrad) *wgrad = t.bwd_s / 2;
-    if (dt == HW_FP8) {
-        /* Per-tensor dynamic scaling: the input and the weight quantised
-         * before the forward GEMM, the output gradient before the
-         * backward ones, and each fp8 copy transposed for the other
-         * backward GEMM (torchao float8 / Transformer Engine recipes;
-         * not fused with neighbouring ops here). */
-        est_op in = elementwise(EST_OP_FP8_CAST, x->act_dt, m, k),
-               w = elementwise(EST_OP_FP8_CAST, x->act_dt, k, n),
-               g = elementwise(EST_OP_FP8_CAST, x->act_dt, m, n);
-        est_time ti = op_time(x, &in), tw = op_time(x, &w), tg = op_time(x, &g);
-        *fwd += ti.fwd_s + tw.fwd_s;
-        *bwd += ti.bwd_s + tw.bwd_s + tg.fwd_s + tg.bwd_s;
+    if (dt != HW_FP8) return t;
+    if (x->l->fp8_lib == SPACE_FP8_LIB_TE) {
+        te_fp8_casts(x, role, m, n, k, fwd, bwd);
+        return t;
+    }
+    /* torchao's Float8Linear keeps its 16-bit input and weight and casts
+     * both on every micro-batch, no weight cache (torchao/float8/
+     * float8_linear.py, matmul_with_hp_or_float8_args): the input and the
+     * weight quantised before the forward GEMM, the output gradient
+     * before the backward ones, each fp8 copy transposed for the other
+     * backward GEMM. How much of it torch.compile fuses into neighbouring
+     * kernels is not modelled. */
+    est_op in = elementwise(EST_OP_FP8_CAST, x->act_dt, m, k),
+           w = elementwise(EST_OP_FP8_CAST, x->act_dt, k, n),
+           g = elementwise(EST_OP_FP8_CAST, x->act_dt, m, n);
+    est_time ti = op_time(x, &in), tw = op_time(x, &w), tg = op_time(x, &g);
+    *fwd += ti.fwd_s + tw.fwd_s;
+    *bwd += ti.bwd_s + tw.bwd_s + tg.fwd_s + tg.bwd_s;
+    return t;
+}
+
+/* Transformer Engine casts each weight to fp8 (with its transpose on
+ * Hopper) once per iteration: it keeps the fp8 copy across micro-batches
+ * and Megatron-Core re-arms that cache only on each model chunk's first
+ * micro-batch (TE module/base.py get_weight_workspace, is_first_microbatch;
+ * megatron/core/pipeline_parallel/schedules.py forward_step). Seconds for
+ * the four weights of one layer. */
+static double te_weight_casts(const iter_ctx *x, int64_t h, int64_t qkv,
+                              int64_t q, int64_t f1, int64_t f)
+{
+    const space_layout *l = x->l;
+    if (x->gemm_dt != HW_FP8 || l->fp8_lib != SPACE_FP8_LIB_TE) return 0;
+    int per_tensor = l->fp8_recipe == SPACE_FP8_DELAYED
+                     || l->fp8_recipe == SPACE_FP8_TENSORWISE;
+    est_op_kind k = per_tensor && x->any_layout_fp8 ? EST_OP_FP8_QUANT1
+                                                    : EST_OP_FP8_QUANT2;
+    int64_t tp = l->tp;
+    const int64_t shape[4][2] = {{h, qkv / tp}, {q / tp, h}, {h, f1 / tp},
+                                 {f / tp, h}};
+    double t = 0;
+    for (int i = 0; i < 4; i++) {
+        if (l->fp8_recipe == SPACE_FP8_TENSORWISE)
+            add_kernel(x, EST_OP_AMAX, shape[i][0], shape[i][1], &t, 0);
+        add_kernel(x, k, shape[i][0], shape[i][1], &t, 0);
     }
     return t;
 }
@@ -311,8 +489,14 @@ static void attention(const iter_ctx *x, double *fwd, double *bwd,
         *cp_bwd = 2 * (double)(l->cp - 1) * p;
         return;
     }
+    /* cuDNN's fused attention where asked for, or where Transformer
+     * Engine picks it (Hopper, Blackwell); FlashAttention-2 otherwise. */
+    int cudnn = l->flash == SPACE_ATTN_CUDNN
+                || (l->flash == SPACE_ATTN_AUTO
+                    && (strcmp(x->c->gpu->arch, "hopper") == 0
+                        || strcmp(x->c->gpu->arch, "blackwell") == 0));
     est_op fa = {0};
-    fa.kind = EST_OP_FLASH_ATTN;
+    fa.kind = cudnn ? EST_OP_ATTN_CUDNN : EST_OP_FLASH_ATTN;
     fa.dtype = x->act_dt;
     fa.b = l->mbs, fa.heads = hq, fa.kv_heads = hk > 0 ? hk : 1;
     fa.head_dim = hd;
@@ -379,7 +563,7 @@ static void layer_time(const iter_ctx *x, stage_time *st)
     fwd += 2 * ra.fwd_s;
     bwd += 2 * ra.bwd_s;
     double f0 = fwd;
-    est_time g_qkv = add_gemm(x, T, (q + 2 * kv) / tp, h, x->gemm_dt, &fwd,
+    est_time g_qkv = add_gemm(x, T, (q + 2 * kv) / tp, h, GEMM_NORM_IN, &fwd,
                               &bwd, &w_qkv);
     fwd_gemm += fwd - f0;
     if (m->pos == SPACE_POS_ROPE) {
@@ -390,8 +574,8 @@ static void layer_time(const iter_ctx *x, stage_time *st)
     double afwd = 0, abwd = 0, cpf, cpb;
     attention(x, &afwd, &abwd, &cpf, &cpb);
     f0 = fwd;
-    est_time g_o = add_gemm(x, T, h, q / tp, x->gemm_dt, &fwd, &bwd, NULL);
-    est_time g_fc1 = add_gemm(x, T, (gated ? 2 : 1) * f / tp, h, x->gemm_dt,
+    est_time g_o = add_gemm(x, T, h, q / tp, GEMM_LINEAR_IN, &fwd, &bwd, NULL);
+    est_time g_fc1 = add_gemm(x, T, (gated ? 2 : 1) * f / tp, h, GEMM_NORM_IN,
                               &fwd, &bwd, &w_fc1);
     fwd_gemm += fwd - f0;
     o = elementwise(!gated ? EST_OP_GELU
@@ -400,7 +584,7 @@ static void layer_time(const iter_ctx *x, stage_time *st)
                     x->act_dt, T, f / tp);
     add_op(x, &o, &fwd, &bwd);
     f0 = fwd;
-    est_time g_fc2 = add_gemm(x, T, h, f / tp, x->gemm_dt, &fwd, &bwd, NULL);
+    est_time g_fc2 = add_gemm(x, T, h, f / tp, GEMM_LINEAR_IN, &fwd, &bwd, NULL);
     fwd_gemm += fwd - f0;
 
     /* TP collectives of the activation [T, h] at 16 bits. */
@@ -420,13 +604,26 @@ static void layer_time(const iter_ctx *x, stage_time *st)
         int dtensor = async || ov == SPACE_TP_OVERLAP_DTENSOR;
         int bwd_ov = ov == SPACE_TP_OVERLAP_BWD || all;
         if (l->sp) {
-            double ag = coll(x, EST_COLL_ALLGATHER, bytes, &x->tp_group);
             double rs = coll(x, EST_COLL_REDUCE_SCATTER, bytes, &x->tp_group);
+            /* Transformer Engine's fp8 layers gather in fp8: the
+             * column-parallel inputs (forward, and their re-gather in the
+             * backward) and the row-parallel output gradients, one byte
+             * an element; reduce-scatters stay 16-bit (TE module/
+             * linear.py, layernorm_linear.py, base.py
+             * grad_output_preprocess; blockwise gathers 16 bits in TE
+             * 2.3-2.4). Current scaling also all-reduces each
+             * column-parallel input's amax over TP. */
+            int te8 = x->gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE
+                      && !dtensor && l->fp8_recipe != SPACE_FP8_BLOCKWISE;
+            double ag = coll(x, EST_COLL_ALLGATHER, te8 ? bytes / 2 : bytes,
+                             &x->tp_group);
+            if (te8 && l->fp8_recipe == SPACE_FP8_TENSORWISE)
+                tpf += 2 * coll(x, EST_COLL_ALLREDUCE, 4, &x->tp_group);
             /* Forward: each block's input gathered before its column-
              * parallel GEMM, its output reduce-scattered after its row-
              * parallel one. */
             int fwd_ov = all || async;
-            tpf = SPLIT(ag, g_qkv.fwd_s, fwd_ov) + SPLIT(rs, g_o.fwd_s, fwd_ov)
+            tpf += SPLIT(ag, g_qkv.fwd_s, fwd_ov) + SPLIT(rs, g_o.fwd_s, fwd_ov)
                   + SPLIT(ag, g_fc1.fwd_s, fwd_ov)
                   + SPLIT(rs, g_fc2.fwd_s, fwd_ov);
             if (!dtensor) {
@@ -471,8 +668,8 @@ static void layer_time(const iter_ctx *x, stage_time *st)
     st->cp += cpf + cpb;
     if (l->recompute == SPACE_RECOMPUTE_FULL) {
         st->recompute += fwd + afwd;
-        st->tp += tpf;
-        st->cp += cpf;
+        st->rec_tp += tpf;
+        st->rec_cp += cpf;
     } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
         st->recompute += afwd;
     } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP) {
@@ -519,7 +716,7 @@ static void last_stage_extra(const iter_ctx *x, stage_time *st)
     est_op n = elementwise(x->norm, x->act_dt, Tn, h);
     add_op(x, &n, &st->fwd, &st->bwd);
     double wg;
-    add_gemm(x, T, vp / l->tp, h, x->act_dt, &st->fwd, &st->bwd, &wg);
+    add_gemm(x, T, vp / l->tp, h, GEMM_16BIT, &st->fwd, &st->bwd, &wg);
     est_op ce = elementwise(EST_OP_CROSS_ENTROPY, x->act_dt, T, vp / l->tp);
     add_op(x, &ce, &st->fwd, &st->bwd);
     if (l->tp > 1) {
@@ -586,6 +783,22 @@ void est_estimate(const est_ctx *c, const space_model *m,
                  "%s has no fp8 tensor cores", g->name);
         return;
     }
+    int blackwell = strcmp(g->arch, "blackwell") == 0;
+    if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_MXFP8 && !blackwell) {
+        r->reason = EST_NO_FP8;
+        snprintf(r->message, sizeof r->message,
+                 "mxfp8 needs Blackwell's block-scaled tensor cores; %s is %s",
+                 g->name, g->arch[0] ? g->arch : "not Blackwell");
+        return;
+    }
+    if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_ROWWISE
+        && l->fp8_lib == SPACE_FP8_LIB_TE) {
+        r->reason = EST_NO_FP8;
+        snprintf(r->message, sizeof r->message,
+                 "rowwise fp8 scaling is torchao's (--framework torchtitan); "
+                 "Transformer Engine has delayed, tensorwise, blockwise, mxfp8");
+        return;
+    }
     if (y->max_nodes > 0 && gpus > (int64_t)y->max_nodes * gpn) {
         r->reason = EST_TOO_MANY_GPUS;
         snprintf(r->message, sizeof r->message,
@@ -596,7 +809,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
 
     iter_ctx x = {.c = c, .m = m, .l = l, .gemm_dt = (hw_dtype)l->dtype,
                   .act_dt = l->dtype == HW_FP16 ? HW_FP16 : HW_BF16,
-                  .eff = est_kernel_eff(c, l)};
+                  .eff = est_kernel_eff(c, l), .any_layout_fp8 = blackwell};
     x.T = l->mbs * l->seq / l->cp;
     x.Tn = l->sp ? x.T / l->tp : x.T;
     x.vp = space_vocab_padded(m->vocab, l->tp);
@@ -622,10 +835,39 @@ void est_estimate(const est_ctx *c, const space_model *m,
     int64_t micro = l->gbs / (l->mbs * l->dp);
     double layers_per_stage = (double)m->num_layers / (double)pp;
     stage_time one = {0};
+    if (c->trace) memset(c->trace, 0, sizeof *c->trace);
+    x.where = "layer";
     layer_time(&x, &one);
+    x.where = "iteration";
+    double weight_casts = 0, amax_f = 0, amax_b = 0;
+    if (x.gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
+        int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
+        int64_t q = m->heads * hd, kv = m->kv_heads * hd, f = m->ffn_hidden;
+        int64_t f1 = (space_act_ffn_gemms(m->act) == 3 ? 2 : 1) * f;
+        weight_casts = te_weight_casts(&x, m->hidden, q + 2 * kv, q, f1, f);
+        if (l->fp8_recipe == SPACE_FP8_DELAYED) {
+            x.where = "micro-batch";
+            /* Delayed scaling reduces every fp8 tensor's amax over the TP
+             * x CP x DP ranks once per forward of a model chunk (at the
+             * exit of its autocast) and once per backward, with one
+             * all-reduce each: 3 fp32 forward slots and 2 backward ones
+             * per GEMM (TE pytorch/quantization.py
+             * reduce_and_update_fp8_tensors; Megatron-LM's
+             * get_amax_reduction_group). Latency-bound. */
+            est_group amax = place(l->tp * l->cp * l->dp, 1, gpn);
+            amax.node_busy = gpus < gpn ? (int)gpus : gpn;
+            double gemms = 4 * layers_per_stage / (double)l->vpp;
+            amax_f = coll(&x, EST_COLL_ALLREDUCE, 12 * gemms, &amax);
+            amax_b = coll(&x, EST_COLL_ALLREDUCE, 8 * gemms, &amax);
+            x.where = "iteration";
+        }
+    }
     stage_time first = {0}, last = {0};
+    x.where = "first";
     first_stage_extra(&x, &first);
+    x.where = "last";
     last_stage_extra(&x, &last);
+    x.where = "iteration";
 
     /* Point-to-point: each stage receives and sends one activation per
      * chunk forward and one gradient backward. */
@@ -659,12 +901,16 @@ void est_estimate(const est_ctx *c, const space_model *m,
         /* Uneven stages: the middle ones one layer more than the end
          * ones, which carry the embedding and the head
          * (space_stage_layers). */
-        double nl = space_stage_layers(m, l, k == 0 ? 0 : k == 1 ? pp - 1 : 1);
-        s->fwd = one.fwd * nl;
-        s->bwd = one.bwd * nl;
-        s->recompute = one.recompute * nl;
-        s->tp = one.tp * nl;
-        s->cp = one.cp * nl;
+        int64_t rank = k == 0 ? 0 : k == 1 ? pp - 1 : 1;
+        double nl = space_stage_layers(m, l, rank);
+        /* Only the layers recomputed pay for it (--recompute-method
+         * block: the first N of each model chunk). */
+        double nrec = space_recompute_layers(m, l, rank);
+        s->fwd = one.fwd * nl + (double)v * amax_f;
+        s->bwd = one.bwd * nl + (double)v * amax_b;
+        s->recompute = one.recompute * nrec;
+        s->tp = one.tp * nl + one.rec_tp * nrec;
+        s->cp = one.cp * nl + one.rec_cp * nrec;
         s->p2p = p2p;
         int is_first = k == 0, is_last = pp == 1 ? 1 : k == 1;
         const stage_time *add[2] = {is_first ? &first : NULL,
@@ -694,7 +940,12 @@ void est_estimate(const est_ctx *c, const space_model *m,
     const stage_time *cs = &st[crit];
     est_breakdown *b = &r->time;
     double mb = (double)micro;
-    b->fwd_s = mb * cs->fwd;
+    /* fp8 weights cast once per iteration (te_weight_casts), on the
+     * critical stage's layers. */
+    b->fwd_s = mb * cs->fwd
+               + weight_casts
+                     * space_stage_layers(m, l, crit == 0 ? 0
+                                                : crit == 1 ? pp - 1 : 1);
     b->bwd_s = mb * cs->bwd;
     b->recompute_s = mb * cs->recompute;
     b->tp_s = mb * cs->tp;
@@ -710,11 +961,11 @@ void est_estimate(const est_ctx *c, const space_model *m,
     }
 
     /* Data parallelism over dp x cp ranks, for the critical stage's
-     * parameters; fp32 gradients (as the memory model). */
+     * parameters; gradients of space_grad_bytes (as the memory model). */
     double params = r->mem.params;
     double shard = (double)(l->dp * l->cp);
     if (shard > 1) {
-        double grad_bytes = (l->grad_bytes > 0 ? l->grad_bytes : 4) * params;
+        double grad_bytes = space_grad_bytes(l) * params;
         double bucket = fmin(1, EST_GRAD_BUCKET_PARAMS / fmax(params, 1));
         /* Under the last micro-batch's backward, unless not overlapped. */
         double window = l->no_dp_overlap ? 0 : cs->bwd + cs->recompute;

@@ -79,7 +79,12 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
             break;
         for (int k = 0; k < n; k++) {
             const est_op *op = &s[k].op; /* its dtype is the file's */
-            bucket *bk = &b[slot(op->kind, (int)op->dtype, op->causal)];
+            /* cuDNN attention's few published points: fp16 and bf16
+             * (the same tensor-core rate) pooled, causal and not. */
+            int dt = op->kind == EST_OP_ATTN_CUDNN && op->dtype == HW_FP16
+                         ? HW_BF16 : (int)op->dtype;
+            int causal = op->kind == EST_OP_FLASH_ATTN && op->causal;
+            bucket *bk = &b[slot(op->kind, dt, causal)];
             if (bk->n == bk->cap) {
                 bk->cap = bk->cap ? 2 * bk->cap : 256;
                 bk->s = tp_xrealloc(bk->s, (size_t)bk->cap * sizeof *bk->s);
@@ -120,7 +125,7 @@ void est_models_free(est_models *m)
 /* The fit that answers op, or NULL for the roofline. */
 static const est_fit *fit_for(const est_models *m, const est_op *op)
 {
-    int c = op->kind == EST_OP_FLASH_ATTN && op->causal;
+    int c = op->kind == EST_OP_FLASH_ATTN && op->causal; /* cuDNN: pooled */
     int s = slot(op->kind, op->dtype, c);
     if (m->has[s]) return &m->fit[s];
     int sib = op->dtype == HW_FP16 ? HW_BF16 : op->dtype == HW_BF16 ? HW_FP16 : -1;

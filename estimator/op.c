@@ -53,11 +53,16 @@ const char *const est_op_names[EST_OP_COUNT] = {
     [EST_OP_CROSS_ENTROPY] = "cross_entropy",
     [EST_OP_ADAM] = "adam",
     [EST_OP_FP8_CAST] = "fp8_cast",
+    [EST_OP_FP8_QUANT2] = "fp8_quantize_2",
+    [EST_OP_FP8_QUANT1] = "fp8_quantize_1",
+    [EST_OP_FP8_TRANSPOSE] = "fp8_transpose",
+    [EST_OP_AMAX] = "amax",
     [EST_OP_RMSNORM_EAGER] = "rmsnorm_eager",
     [EST_OP_SWIGLU_EAGER] = "swiglu_eager",
     [EST_OP_ROPE_EAGER] = "rope_eager",
     [EST_OP_ROPE_UNFUSED] = "rope_unfused",
     [EST_OP_RMSNORM_UNFUSED] = "rmsnorm_unfused",
+    [EST_OP_ATTN_CUDNN] = "attn_cudnn",
 };
 _Static_assert(sizeof est_op_names / sizeof est_op_names[0] == EST_OP_COUNT,
                "est_op_names names every est_op_kind");
@@ -114,6 +119,15 @@ static const mem_traffic traffic[EST_OP_COUNT] = {
      * copy transposed for the other GEMM of the backward (read and write
      * a byte), since Hopper's fp8 GEMMs take both operands K-major */
     [EST_OP_FP8_CAST] = {2, 1, 0, 2},
+    /* Transformer Engine (transformer_engine/common/transpose/
+     * cast_transpose.cu, common/cast/): one read of the 16-bit input, one
+     * byte per fp8 copy written (the scales of blockwise and MXFP8, 1/32
+     * to 4/128 byte per element, are left out); a transpose reads and
+     * writes one byte; amax reads the input once. Forward only. */
+    [EST_OP_FP8_QUANT2] = {1, 2, 0, 0},
+    [EST_OP_FP8_QUANT1] = {1, 1, 0, 0},
+    [EST_OP_FP8_TRANSPOSE] = {0, 2, 0, 0},
+    [EST_OP_AMAX] = {1, 0, 0, 0},
     /* Eager composites, kernel by kernel (16-bit e, fp32 4 bytes), from
      * the code they run: torchtitan's Llama (models/llama/model.py,
      * models/norms.py: nn.RMSNorm) on PyTorch 2.5 (at::rms_norm in
@@ -165,6 +179,13 @@ static void kernel_counts(const est_op *op, double *f, double *b)
     case EST_OP_RMSNORM_UNFUSED:
         *f = 4, *b = 7;
         break;
+    case EST_OP_ADAM: /* a step: no backward */
+    case EST_OP_FP8_QUANT2:
+    case EST_OP_FP8_QUANT1:
+    case EST_OP_FP8_TRANSPOSE:
+    case EST_OP_AMAX:
+        *f = 1, *b = 0;
+        break;
     default:
         *f = 1, *b = 1;
     }
@@ -185,7 +206,8 @@ void est_op_work(const est_op *op, est_work *w)
         w->bwd_bytes = 2 * w->fwd_bytes;
         break;
     }
-    case EST_OP_FLASH_ATTN: {
+    case EST_OP_FLASH_ATTN:
+    case EST_OP_ATTN_CUDNN: {
         double b = (double)op->b, hq = (double)op->heads,
                hk = (double)(op->kv_heads ? op->kv_heads : op->heads),
                sq = (double)op->sq, sk = (double)op->sk,
@@ -327,7 +349,7 @@ void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t)
         cf = gemm_compute_s(sms, rate, bw, b, m, n, k);
         cb = gemm_compute_s(sms, rate, bw, b, m, k, n)   /* dX = dY W^T */
              + gemm_compute_s(sms, rate, bw, b, k, n, m); /* dW = X^T dY */
-    } else if (op->kind == EST_OP_FLASH_ATTN) {
+    } else if (op->kind == EST_OP_FLASH_ATTN || op->kind == EST_OP_ATTN_CUDNN) {
         double sms = g->sm_count > 0 ? g->sm_count : 1;
         double hd = ceil((double)op->head_dim / 32.0) * 32.0;
         double sk = (double)op->sk, vis = op->causal ? (sk + 1) / 2 : sk;
@@ -342,7 +364,5 @@ void est_op_roofline(const hw_gpu *g, const est_op *op, est_time *t)
     }
     double mf = w.fwd_bytes / bw, mb = w.bwd_bytes / bw;
     t->fwd_s = fmax(cf, mf) + EST_LAUNCH_FLOOR_S * kernels_f;
-    t->bwd_s = op->kind == EST_OP_ADAM
-                   ? 0
-                   : fmax(cb, mb) + EST_LAUNCH_FLOOR_S * kernels_b;
+    t->bwd_s = kernels_b == 0 ? 0 : fmax(cb, mb) + EST_LAUNCH_FLOOR_S * kernels_b;
 }

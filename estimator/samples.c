@@ -34,7 +34,8 @@ _Static_assert(sizeof est_col_names / sizeof est_col_names[0] == EST_NCOLS,
 
 const char *const est_sample_op_names[] = {
     "linear1", "linear2", "linear3", "linear4", "linear_final",
-    "flash_atten", "flash_atten_causal", "layernorm", "RMSlayernorm",
+    "flash_atten", "flash_atten_causal", "flash_atten_cudnn",
+    "flash_atten_cudnn_causal", "layernorm", "RMSlayernorm",
     "RMSlayernorm_unfused", "gelu",
     "res_add", "embedding", "parallel_cross_entropy_128", "RoPE", "softmax",
     "ScaledUpperTriangMaskedSoftmax",
@@ -75,14 +76,17 @@ int est_sample_op(const char *name, hw_dtype dtype, const double *cols,
     } else if (strcmp(name, "linear_final") == 0) {
         op->kind = EST_OP_GEMM;
         op->m = tokens, op->k = d, op->n = vp / t;
-    } else if (strcmp(name, "flash_atten") == 0
-               || strcmp(name, "flash_atten_causal") == 0) {
-        op->kind = EST_OP_FLASH_ATTN;
+    } else if (strncmp(name, "flash_atten", 11) == 0
+               && (strcmp(name + 11, "") == 0 || strcmp(name + 11, "_causal") == 0
+                   || strcmp(name + 11, "_cudnn") == 0
+                   || strcmp(name + 11, "_cudnn_causal") == 0)) {
+        op->kind = strstr(name, "_cudnn") ? EST_OP_ATTN_CUDNN
+                                          : EST_OP_FLASH_ATTN;
         op->b = (int64_t)b;
         op->heads = op->kv_heads = (int64_t)(h / mp);
         op->sq = op->sk = (int64_t)l;
         op->head_dim = (int64_t)(dim / h);
-        op->causal = strcmp(name, "flash_atten_causal") == 0;
+        op->causal = strstr(name, "_causal") != NULL;
     } else if (strcmp(name, "layernorm") == 0) {
         op->kind = EST_OP_LAYERNORM;
         op->rows = tokens, op->cols = d;
@@ -320,7 +324,8 @@ int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
                      g->mem_bw_bytes_per_s / 1e12);
         bad |= p ? EST_BAD_BWD : EST_BAD_FWD;
     }
-    if (s->op.kind == EST_OP_FLASH_ATTN && s->fwd_s > 0 && s->bwd_s > 0
+    if ((s->op.kind == EST_OP_FLASH_ATTN || s->op.kind == EST_OP_ATTN_CUDNN)
+        && s->fwd_s > 0 && s->bwd_s > 0
         && s->bwd_s <= s->fwd_s) {
         if (!bad)
             snprintf(why, cap,

@@ -161,11 +161,20 @@ char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,
     static const char *const rc[SPACE_RECOMPUTE_COUNT] = {"", "_rsel",
                                                           "_rfull", "_rop"};
     static const char *const z[SPACE_ZERO_COUNT] = {"", "_z1", "_z2", "_z3"};
-    snprintf(buf, cap, "n%lldg%lld_tp%lldpp%llddp%lld%s_mbs%lld%s%s%s%s",
+    /* Partial full recomputation: the method and N, where it differs from
+     * Megatron-LM's plain uniform groups of one layer. */
+    char part[32] = "";
+    if (l->recompute == SPACE_RECOMPUTE_FULL && l->recompute_layers > 0
+        && (l->recompute_method == SPACE_RECOMPUTE_BLOCK
+            || l->recompute_layers > 1))
+        snprintf(part, sizeof part, "_%c%lld",
+                 l->recompute_method == SPACE_RECOMPUTE_BLOCK ? 'b' : 'u',
+                 (long long)l->recompute_layers);
+    snprintf(buf, cap, "n%lldg%lld_tp%lldpp%llddp%lld%s_mbs%lld%s%s%s%s%s",
              (long long)nodes, (long long)gpn, (long long)l->tp,
              (long long)l->pp, (long long)l->dp, cp, (long long)l->mbs,
              vpp, l->sp && l->tp > 1 ? "_sp" : "",
              rc[(unsigned)l->recompute < SPACE_RECOMPUTE_COUNT ? l->recompute : 0],
-             z[(unsigned)l->zero < SPACE_ZERO_COUNT ? l->zero : 0]);
+             part, z[(unsigned)l->zero < SPACE_ZERO_COUNT ? l->zero : 0]);
     return buf;
 }

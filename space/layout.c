@@ -22,6 +22,8 @@
 
 #include <stdio.h>
 
+#include "hw.h"
+
 const char *const space_reject_names[SPACE_REJECT_COUNT] = {
     [SPACE_OK] = "ok",
     [SPACE_REJECT_SIZES] = "bad_sizes",
@@ -125,4 +127,33 @@ double space_stage_layers(const space_model *m, const space_layout *l,
     if (L % pp == 0 || pp <= 2 || ends < 1)
         return (double)L / (double)pp;
     return r == 0 || r == pp - 1 ? ends : (double)(lo + 1);
+}
+
+/* Megatron-LM validate_args (megatron/training/arguments.py): with --bf16,
+ * accumulate_allreduce_grads_in_fp32 is forced on unless
+ * --grad-reduce-in-bf16 (since v2.5, NVIDIA/Megatron-LM@e269e2006495,
+ * 2021-08, to NVIDIA/Megatron-LM@d98e8a64ddf3); with --fp16 it stays off
+ * unless asked for, and the DDP's main_grad buffers take the parameters'
+ * dtype (megatron/model/distributed.py, _get_buffer_type, v2.5;
+ * DistributedDataParallelConfig.grad_reduce_in_fp32, default False, set
+ * from that flag by megatron/training/training.py). fp8 runs keep bf16
+ * parameters (--bf16 with --fp8-format). */
+int space_grad_bytes(const space_layout *l)
+{
+    if (l->grad_bytes > 0) return l->grad_bytes;
+    return l->dtype == HW_FP16 ? 2 : 4;
+}
+
+double space_recompute_layers(const space_model *m, const space_layout *l,
+                              int64_t r)
+{
+    double layers = space_stage_layers(m, l, r);
+    if (l->recompute == SPACE_RECOMPUTE_NONE) return 0;
+    if (l->recompute != SPACE_RECOMPUTE_FULL
+        || l->recompute_method != SPACE_RECOMPUTE_BLOCK
+        || l->recompute_layers <= 0)
+        return layers;
+    double v = (double)(l->vpp > 0 ? l->vpp : 1);
+    double n = (double)l->recompute_layers, chunk = layers / v;
+    return v * (n < chunk ? n : chunk);
 }

@@ -62,6 +62,15 @@ _Static_assert(sizeof space_recompute_names / sizeof space_recompute_names[0]
                    == SPACE_RECOMPUTE_COUNT,
                "space_recompute_names must name every space_recompute");
 
+const char *const space_recompute_method_names[SPACE_RECOMPUTE_METHOD_COUNT] = {
+    [SPACE_RECOMPUTE_UNIFORM] = "uniform",
+    [SPACE_RECOMPUTE_BLOCK] = "block",
+};
+_Static_assert(sizeof space_recompute_method_names
+                       / sizeof space_recompute_method_names[0]
+                   == SPACE_RECOMPUTE_METHOD_COUNT,
+               "space_recompute_method_names names every method");
+
 const char *const space_tp_overlap_names[SPACE_TP_OVERLAP_COUNT] = {
     [SPACE_TP_OVERLAP_BWD] = "backward",
     [SPACE_TP_OVERLAP_NONE] = "none",
@@ -70,56 +79,33 @@ const char *const space_tp_overlap_names[SPACE_TP_OVERLAP_COUNT] = {
     [SPACE_TP_OVERLAP_ASYNC] = "async-tp",
 };
 
+const char *const space_fp8_recipe_names[SPACE_FP8_RECIPE_COUNT] = {
+    [SPACE_FP8_DELAYED] = "delayed",
+    [SPACE_FP8_TENSORWISE] = "tensorwise",
+    [SPACE_FP8_ROWWISE] = "rowwise",
+    [SPACE_FP8_BLOCKWISE] = "blockwise",
+    [SPACE_FP8_MXFP8] = "mxfp8",
+};
+_Static_assert(sizeof space_fp8_recipe_names / sizeof space_fp8_recipe_names[0]
+                   == SPACE_FP8_RECIPE_COUNT,
+               "space_fp8_recipe_names names every recipe");
+
+const char *const space_attn_names[SPACE_ATTN_COUNT] = {
+    [SPACE_ATTN_UNFUSED] = "unfused",
+    [SPACE_ATTN_FLASH] = "flash",
+    [SPACE_ATTN_CUDNN] = "fused",
+    [SPACE_ATTN_AUTO] = "auto",
+};
+_Static_assert(sizeof space_attn_names / sizeof space_attn_names[0]
+                   == SPACE_ATTN_COUNT,
+               "space_attn_names names every kernel");
+
 const char *const space_framework_names[SPACE_FW_COUNT] = {
     [SPACE_FW_MEGATRON_CORE] = "megatron-core",
     [SPACE_FW_MEGATRON_2021] = "megatron-lm-2021",
     [SPACE_FW_TORCHTITAN] = "torchtitan",
     [SPACE_FW_PYTORCH_FSDP] = "pytorch-fsdp",
     [SPACE_FW_DEEPSPEED_2021] = "deepspeed-2021",
-};
-
-/* Each framework's switches and stack (space.h says what each runs):
- * one row per framework. no_pp_overlap: Megatron-Core overlaps
- * interleaved 1F1B's sends by default (megatron/training/arguments.py:
- * --no-overlap-p2p-communication is store_false into overlap_p2p_comm;
- * Megatron-LM d98e8a6); Megatron-LM of 2021 had no such overlap, and
- * PyTorch's pipelining waits for each receive before the compute that
- * needs it. */
-static const struct {
-    int flash, tp_overlap, cp_comm, no_dp_overlap, pp_scatter_gather, eager;
-    int no_pp_overlap;
-    double zero3_live;
-    int zero; /* -1: searched */
-    space_stack stack, eager_stack; /* its stack, and with l->eager */
-} framework_rows[SPACE_FW_COUNT] = {
-    [SPACE_FW_MEGATRON_CORE] = {.flash = 1, .tp_overlap = SPACE_TP_OVERLAP_BWD,
-                                .cp_comm = SPACE_CP_P2P, .zero = -1,
-                                .stack = SPACE_STACK_MEGATRON_CORE,
-                                .eager_stack = SPACE_STACK_MEGATRON_CORE},
-    [SPACE_FW_MEGATRON_2021] = {.tp_overlap = SPACE_TP_OVERLAP_NONE,
-                                .cp_comm = SPACE_CP_P2P, .no_dp_overlap = 1,
-                                .pp_scatter_gather = 1, .no_pp_overlap = 1,
-                                .zero = -1, .stack = SPACE_STACK_MEGATRON_2021,
-                                .eager_stack = SPACE_STACK_MEGATRON_2021},
-    [SPACE_FW_TORCHTITAN] = {.flash = 1, .tp_overlap = SPACE_TP_OVERLAP_DTENSOR,
-                             .cp_comm = SPACE_CP_ALLGATHER, .no_pp_overlap = 1,
-                             .zero = SPACE_ZERO_3,
-                             .stack = SPACE_STACK_PYTORCH_COMPILED,
-                             .eager_stack = SPACE_STACK_PYTORCH_EAGER},
-    [SPACE_FW_PYTORCH_FSDP] = {.flash = 1,
-                               .tp_overlap = SPACE_TP_OVERLAP_DTENSOR,
-                               .cp_comm = SPACE_CP_ALLGATHER, .eager = 1,
-                               .no_pp_overlap = 1, .zero = SPACE_ZERO_3,
-                               .stack = SPACE_STACK_PYTORCH_COMPILED,
-                               .eager_stack = SPACE_STACK_PYTORCH_EAGER},
-    /* DeepSpeed's stage3_max_live_parameters default, 1e9
-     * (deepspeed/runtime/zero/config.py) */
-    [SPACE_FW_DEEPSPEED_2021] = {.tp_overlap = SPACE_TP_OVERLAP_NONE,
-                                 .cp_comm = SPACE_CP_P2P, .no_dp_overlap = 1,
-                                 .pp_scatter_gather = 1, .no_pp_overlap = 1,
-                                 .zero3_live = 1e9, .zero = SPACE_ZERO_3,
-                                 .stack = SPACE_STACK_DEEPSPEED_2021,
-                                 .eager_stack = SPACE_STACK_DEEPSPEED_2021},
 };
 
 const char *const space_stack_names[SPACE_STACK_COUNT] = {
@@ -130,31 +116,98 @@ const char *const space_stack_names[SPACE_STACK_COUNT] = {
     [SPACE_STACK_DEEPSPEED_2021] = "deepspeed-2021",
 };
 
-void space_framework_software(space_framework f, space_layout *l)
-{
-    if ((unsigned)f >= SPACE_FW_COUNT) f = SPACE_FW_MEGATRON_CORE;
-    l->flash = framework_rows[f].flash;
-    l->tp_overlap = framework_rows[f].tp_overlap;
-    l->cp_comm = framework_rows[f].cp_comm;
-    l->no_dp_overlap = framework_rows[f].no_dp_overlap;
-    l->pp_scatter_gather = framework_rows[f].pp_scatter_gather;
-    l->eager = framework_rows[f].eager;
-    l->no_pp_overlap = framework_rows[f].no_pp_overlap;
-    l->zero3_live = framework_rows[f].zero3_live;
-    l->framework = (int)f;
-}
-
-int space_framework_zero(space_framework f)
-{
-    return (unsigned)f < SPACE_FW_COUNT ? framework_rows[f].zero : -1;
-}
+/* Each framework's stack, fused or compiled and with space_layout.eager. */
+static const struct {
+    space_stack stack, eager_stack;
+} framework_stacks[SPACE_FW_COUNT] = {
+    [SPACE_FW_MEGATRON_CORE] = {SPACE_STACK_MEGATRON_CORE,
+                                SPACE_STACK_MEGATRON_CORE},
+    [SPACE_FW_MEGATRON_2021] = {SPACE_STACK_MEGATRON_2021,
+                                SPACE_STACK_MEGATRON_2021},
+    [SPACE_FW_TORCHTITAN] = {SPACE_STACK_PYTORCH_COMPILED,
+                             SPACE_STACK_PYTORCH_EAGER},
+    [SPACE_FW_PYTORCH_FSDP] = {SPACE_STACK_PYTORCH_COMPILED,
+                               SPACE_STACK_PYTORCH_EAGER},
+    [SPACE_FW_DEEPSPEED_2021] = {SPACE_STACK_DEEPSPEED_2021,
+                                 SPACE_STACK_DEEPSPEED_2021},
+};
 
 space_stack space_layout_stack(const space_layout *l)
 {
     unsigned f = (unsigned)l->framework;
     if (f >= SPACE_FW_COUNT) f = SPACE_FW_MEGATRON_CORE;
-    return l->eager ? framework_rows[f].eager_stack
-                    : framework_rows[f].stack;
+    return l->eager ? framework_stacks[f].eager_stack
+                    : framework_stacks[f].stack;
+}
+
+void space_framework_software(space_framework f, space_layout *l)
+{
+    /* PyTorch FSDP (llm-foundry) runs as torchtitan does, eager;
+     * DeepSpeed's ZeRO-3 of 2021 around Megatron-LM 2021's model as
+     * Megatron-LM 2021, gathering up to stage3_max_live_parameters at
+     * once, 1e9 by default (deepspeed/runtime/zero/config.py). */
+    int titan = f == SPACE_FW_TORCHTITAN || f == SPACE_FW_PYTORCH_FSDP;
+    int m2021 = f == SPACE_FW_MEGATRON_2021 || f == SPACE_FW_DEEPSPEED_2021;
+    /* Megatron-LM of 2021: unfused with its fused softmax; Megatron-Core:
+     * Transformer Engine's choice (--attention-backend auto, Megatron-LM
+     * core_v0.14.0 arguments.py); torchtitan: SDPA's FlashAttention-2
+     * (its December 2024 benchmarks; later versions prefer cuDNN or
+     * FlexAttention, not modelled). */
+    l->flash = m2021                       ? SPACE_ATTN_UNFUSED
+               : f == SPACE_FW_MEGATRON_CORE ? SPACE_ATTN_AUTO
+                                             : SPACE_ATTN_FLASH;
+    l->tp_overlap = m2021   ? SPACE_TP_OVERLAP_NONE
+                    : titan ? SPACE_TP_OVERLAP_DTENSOR
+                            : SPACE_TP_OVERLAP_BWD;
+    l->cp_comm = titan ? SPACE_CP_ALLGATHER : SPACE_CP_P2P;
+    l->no_dp_overlap = m2021;
+    l->pp_scatter_gather = m2021;
+    l->eager = f == SPACE_FW_PYTORCH_FSDP;
+    /* Megatron-Core overlaps interleaved 1F1B's sends by default
+     * (megatron/training/arguments.py: --no-overlap-p2p-communication is
+     * store_false into overlap_p2p_comm; Megatron-LM d98e8a6); Megatron-LM
+     * of 2021 had no such overlap, and PyTorch's pipelining waits for each
+     * receive before the compute that needs it. */
+    l->no_pp_overlap = f != SPACE_FW_MEGATRON_CORE;
+    /* fp8: Transformer Engine's delayed scaling under Megatron-LM
+     * (--fp8-recipe defaults to delayed, megatron/training/arguments.py);
+     * torchao's tensorwise dynamic scaling under torchtitan (its float8
+     * converter's recipe_name None, torchtitan v0.2). */
+    l->fp8_lib = f == SPACE_FW_TORCHTITAN ? SPACE_FP8_LIB_TORCHAO
+                                          : SPACE_FP8_LIB_TE;
+    /* (llm-foundry's amp_fp8 is Transformer Engine's fp8_autocast with
+     * delayed scaling: composer/core/precision.py, mosaicml/composer
+     * 02c872e.) */
+    l->fp8_recipe = f == SPACE_FW_TORCHTITAN ? SPACE_FP8_TENSORWISE
+                                             : SPACE_FP8_DELAYED;
+    /* Gradients: Megatron-LM (2021 and Megatron-Core) by dtype,
+     * space_grad_bytes; torchtitan reduces in fp32
+     * (mixed_precision_reduce = "float32", torchtitan/config/configs.py,
+     * pytorch/torchtitan@b5bcd76c66d0) into FSDP2's sharded gradients,
+     * which take the parameters' dtype. FSDP2 keeps the parameters in
+     * fp32 and steps them directly (MixedPrecisionPolicy,
+     * torch/distributed/_composable/fsdp/_fsdp_api.py,
+     * pytorch/pytorch@0b2c60e21da7: "does not require any extra memory to
+     * keep a high-precision copy of the parameters for the optimizer
+     * step"). fp8: Transformer Engine under Megatron-Core (its
+     * TELayerNormColumnParallelLinear and TERowParallelLinear layers,
+     * megatron/core/models/gpt/gpt_layer_specs.py, core_v0.12.0), torchao
+     * under torchtitan (converters = ["float8"]): fp8_lib above. */
+    l->grad_bytes = f == SPACE_FW_TORCHTITAN ? 4 : 0;
+    l->param_fp32 = f == SPACE_FW_TORCHTITAN;
+    /* (PyTorch FSDP as llm-foundry configures it keeps Megatron-LM's
+     * gradient rule and 16-bit parameters here, as bench/validate_runs has
+     * estimated its runs; its FSDP1 mixed precision is not modelled.) */
+    l->zero3_live = f == SPACE_FW_DEEPSPEED_2021 ? 1e9 : 0;
+    l->framework = (int)f;
+}
+
+int space_framework_zero(space_framework f)
+{
+    return f == SPACE_FW_TORCHTITAN || f == SPACE_FW_PYTORCH_FSDP
+                   || f == SPACE_FW_DEEPSPEED_2021
+               ? SPACE_ZERO_3
+               : -1;
 }
 
 const char *const space_cp_comm_names[SPACE_CP_COMM_COUNT] = {

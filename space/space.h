@@ -136,6 +136,22 @@ typedef enum space_recompute {
 
 extern const char *const space_recompute_names[SPACE_RECOMPUTE_COUNT];
 
+/* Which layers full recomputation covers (Megatron-LM --recompute-method;
+ * Megatron-Core transformer_block.py, TransformerBlock._checkpointed_
+ * forward, NVIDIA/Megatron-LM@d580efc68a9f, core_v0.12.0): each model
+ * chunk's layers (one pipeline stage's, or one of its chunks under
+ * interleaving). */
+typedef enum space_recompute_method {
+    SPACE_RECOMPUTE_UNIFORM, /* every layer, in groups of N whose input is
+                                kept and which are rebuilt together */
+    SPACE_RECOMPUTE_BLOCK,   /* the first N layers of each chunk, one at a
+                                time; the others keep all their
+                                activations */
+    SPACE_RECOMPUTE_METHOD_COUNT
+} space_recompute_method;
+extern const char *const
+    space_recompute_method_names[SPACE_RECOMPUTE_METHOD_COUNT];
+
 typedef struct space_flops {
     double fwd;        /* forward FLOPs per token */
     double bwd;        /* backward FLOPs per token (2 x fwd) */
@@ -232,6 +248,53 @@ typedef enum space_cp_comm {
 } space_cp_comm;
 extern const char *const space_cp_comm_names[SPACE_CP_COMM_COUNT];
 
+/* The attention kernel (space_layout.flash), by Megatron-LM's
+ * --attention-backend names. */
+typedef enum space_attn {
+    SPACE_ATTN_UNFUSED, /* QK^T, masked softmax, AV as separate kernels,
+                           keeping the s x s probabilities */
+    SPACE_ATTN_FLASH,   /* FlashAttention-2 (the flash-attn package,
+                           PyTorch SDPA's flash backend) */
+    SPACE_ATTN_CUDNN,   /* cuDNN fused attention (Megatron's "fused") */
+    SPACE_ATTN_AUTO,    /* what Transformer Engine picks: cuDNN on Hopper
+                           and Blackwell, FlashAttention-2 elsewhere
+                           (TE attention/dot_product_attention/utils.py
+                           get_attention_backend; Megatron-LM's default) */
+    SPACE_ATTN_COUNT
+} space_attn;
+extern const char *const space_attn_names[SPACE_ATTN_COUNT];
+
+/* How fp8 GEMM operands are scaled (estimator/iter.c says which kernels
+ * each runs). Names as Megatron-LM's --fp8-recipe, and torchao's rowwise. */
+typedef enum space_fp8_recipe {
+    SPACE_FP8_DELAYED,    /* per tensor, scale from the amax history
+                             (Transformer Engine's DelayedScaling;
+                             Megatron-LM's default) */
+    SPACE_FP8_TENSORWISE, /* per tensor, scale from this tensor's amax
+                             (TE Float8CurrentScaling; torchao's
+                             tensorwise dynamic scaling) */
+    SPACE_FP8_ROWWISE,    /* one scale per row (torchao's rowwise) */
+    SPACE_FP8_BLOCKWISE,  /* 1 x 128 activations and gradients, 128 x 128
+                             weights (TE Float8BlockScaling; DeepSeek-V3) */
+    SPACE_FP8_MXFP8,      /* 1 x 32 blocks with power-of-two scales
+                             (TE MXFP8BlockScaling; Blackwell only) */
+    SPACE_FP8_RECIPE_COUNT
+} space_fp8_recipe;
+extern const char *const space_fp8_recipe_names[SPACE_FP8_RECIPE_COUNT];
+
+/* Which library runs the fp8 GEMMs and casts (iter.c: their kernels;
+ * mem.c: what they keep). */
+typedef enum space_fp8_lib {
+    SPACE_FP8_LIB_TE,      /* Transformer Engine (Megatron-Core, NeMo): fp8
+                              copies of the layers' weights and their
+                              transposes cached across micro-batches, GEMM
+                              inputs saved for the backward in fp8 */
+    SPACE_FP8_LIB_TORCHAO, /* torchao's Float8Linear (torchtitan): weights
+                              cast per use, nothing cached; inputs saved in
+                              16 bits (as their high-precision tensors) */
+    SPACE_FP8_LIB_COUNT
+} space_fp8_lib;
+
 typedef struct space_layout {
     int64_t tp, cp, pp, dp;
     int64_t vpp;       /* model chunks per pipeline rank (interleaved 1F1B); 1 = none */
@@ -242,15 +305,20 @@ typedef struct space_layout {
     space_recompute recompute;
     space_zero zero;
     int dtype;         /* hw_dtype of the GEMMs: HW_BF16, HW_FP16 or HW_FP8 */
-    int flash;         /* flash attention (no s x s scores kept); 1 by default */
+    int flash;         /* space_attn: the attention kernel; nonzero ones keep
+                          no s x s scores */
     int no_dp_overlap; /* gradient reduction after the backward, parameter
                           gather before the forward (Megatron-LM without
                           --overlap-grad-reduce / --overlap-param-gather);
                           0 by default: overlapped */
     int grad_bytes;    /* bytes per gradient element accumulated and
-                          reduced: 4, fp32 (Megatron-LM's main_grad; also
-                          when 0), or 2 (DeepSpeed's fp16 ZeRO keeps 16-bit
-                          gradients and an fp32 copy of its shard only) */
+                          reduced: 4, fp32 (Megatron-LM's main_grad with
+                          --accumulate-allreduce-grads-in-fp32), or 2
+                          (16-bit: Megatron-LM's fp16 default, its
+                          --grad-reduce-in-bf16, DeepSpeed's fp16 ZeRO; the
+                          optimizer then steps on an fp32 copy of its
+                          shard); 0: as Megatron-LM for dtype
+                          (space_grad_bytes) */
     int tp_overlap;    /* space_tp_overlap; 0: Megatron-LM's default */
     int cp_comm;       /* space_cp_comm; 0: ring of point-to-point sends */
     int pp_scatter_gather; /* pipeline sends without SP: each TP rank sends
@@ -264,6 +332,8 @@ typedef struct space_layout {
                           (torchtitan without torch.compile); 0: fused
                           kernels (Megatron-LM, Transformer Engine,
                           torch.compile) */
+    int fp8_recipe;    /* space_fp8_recipe, with dtype HW_FP8; 0: delayed */
+    int fp8_lib;       /* space_fp8_lib; 0: Transformer Engine */
     int no_pp_overlap; /* interleaved 1F1B: every pipeline send and receive
                           exposed (Megatron-LM of 2021, Megatron-Core's
                           --no-overlap-p2p-communication, PyTorch's
@@ -275,15 +345,43 @@ typedef struct space_layout {
                           whole layers (FSDP units of one layer, the next
                           prefetched); DeepSpeed gathers module by module
                           up to stage3_max_live_parameters (1e9 default) */
+    int param_fp32;    /* the parameters themselves are fp32 and the
+                          optimizer steps them, no separate master copy:
+                          PyTorch FSDP's mixed precision (torchtitan),
+                          which under ZeRO-3 keeps no 16-bit shard, only
+                          the 16-bit copies gathered for compute; 0: 16-bit
+                          weights and an fp32 master in the optimizer
+                          (Megatron-LM, DeepSpeed) */
+    int recompute_method; /* space_recompute_method, with full recompute;
+                          0: uniform */
+    int64_t recompute_layers; /* --recompute-num-layers, with full
+                          recompute: uniform, the layers of a group (0:
+                          1); block, the layers recomputed of each model
+                          chunk (0: all; more than a chunk has: all) */
     int framework;     /* space_framework that runs it; with eager, its
                           software stack (space_layout_stack); 0:
                           Megatron-Core */
 } space_layout;
 
+/* Bytes per gradient element l accumulates and reduces: l->grad_bytes,
+ * or where 0, Megatron-LM's default for l->dtype: 2 with fp16 (fp32
+ * accumulation is opt-in), 4 otherwise (bf16 forces it:
+ * megatron/training/arguments.py, validate_args). */
+int space_grad_bytes(const space_layout *l);
+
+/* Layers of pipeline rank r whose forward the backward reruns: all of
+ * them with selective recomputation (either kind) and with full
+ * recomputation by the uniform method, none without recomputation, and
+ * with the block method recompute_layers of each of the rank's model
+ * chunks (at most the chunk's layers; an average where
+ * space_stage_layers is one). */
+double space_recompute_layers(const space_model *m, const space_layout *l,
+                              int64_t r);
+
 /* The software a layout runs under, as a set of defaults for space_layout's
  * software fields (flash, tp_overlap, cp_comm, no_dp_overlap,
- * pp_scatter_gather, eager, no_pp_overlap); explicit options override
- * them. */
+ * pp_scatter_gather, eager, no_pp_overlap, fp8_recipe, fp8_lib,
+ * grad_bytes, param_fp32, zero3_live); explicit options override them. */
 typedef enum space_framework {
     SPACE_FW_MEGATRON_CORE, /* Megatron-Core: flash attention, the backward's
                                TP collectives overlapped, CP ring, DP
@@ -446,7 +544,9 @@ space_reject space_grid_check(const space_model *m, const space_layout *l,
                               size_t cap);
 
 /* A layout's tag: n{nodes}g{gpus per node}_tp{}pp{}dp{}[cp{}]_mbs{}
- * [_vpp{}][_sp][_rsel|_rfull][_z1|_z2|_z3], e.g. n16g8_tp8pp4dp4_mbs2_vpp3
+ * [_vpp{}][_sp][_rsel|_rfull[_u{N}|_b{N}]|_rop][_z1|_z2|_z3] (_u{N}: full
+ * recomputation in uniform groups of N > 1 layers, _b{N}: of the first N
+ * layers of each model chunk), e.g. n16g8_tp8pp4dp4_mbs2_vpp3
  * (gpus per node is the node's count, or the job's when it is smaller).
  * Returns buf. */
 char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,

@@ -346,10 +346,73 @@ run 1 "$TP" "${EST[@]}" -t 3 -p 4 -b 1 --format json
 has "$(json_str reason)" '"invalid_layout"' "no TP x PP divides the GPUs: json says so (no crash)"
 run 64 "$TP" estimate -m gpt-neox-20b --system perlmutter-80g -g 128 -s 2048
 has "$ERR" "--global-batch-size" "estimate needs the global batch"
+# Megatron-Core's attention: Transformer Engine's choice (cuDNN on Hopper)
+L8=(estimate -m llama3-8b --system eos -g 8 -s 8192 -B 64 -t 2 -p 1 -c 1 -b 1 --sequence-parallel
+    --use-distributed-optimizer -r selective)
+run 0 "$TP" "${L8[@]}" --format json --ops
+has "$OUT" '"attention_backend":	"auto"' "megatron-core: attention backend auto"
+has "$OUT" '"what":	"attn_cudnn"' "auto on an H100: cuDNN fused attention, in --ops"
+T_AUTO=$(json_num iteration_time_s)
+run 0 "$TP" "${L8[@]}" --format json --attention-backend flash
+T_FA2=$(json_num iteration_time_s)
+if awk -v a="$T_AUTO" -v b="$T_FA2" 'BEGIN { exit !(a < b) }'; then ok; else bad "cuDNN attention ($T_AUTO s) faster than FlashAttention-2 ($T_FA2 s)"; fi
+run 0 "$TP" "${L8[@]}" --precision fp8 --ops
+has "$OUT" "delayed scaling, Transformer Engine" "fp8: the recipe and library said"
+has "$OUT" "fp8_quantize_2" "--ops lists the fp8 casts"
+has "$OUT" "iteration  " "--ops lists the once-per-iteration weight casts"
+run 0 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe tensorwise --format json
+has "$OUT" '"fp8_recipe":	"tensorwise"' "--fp8-recipe in the json"
+run 1 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe mxfp8
+has "$OUT" "needs Blackwell" "mxfp8 on an H100: not feasible, says why"
+run 64 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe fastest
+has "$ERR" "delayed, tensorwise, rowwise, blockwise or mxfp8" "bad fp8 recipe: the valid names"
+run 64 "$TP" "${L8[@]}" --attention-backend cudnn
+has "$ERR" "unfused, flash, fused or auto" "bad attention backend: the valid names"
 run 64 "$TP" "${EST[@]}" --precision fp8
 has "$ERR" "no fp8" "fp8 on A100 is a usage error"
 run 64 "$TP" "${EST[@]}" --recompute-granularity sometimes
 has "$ERR" "none, selective, full or selective-op" "bad recompute value"
+# partial recomputation and the gradient dtype: values checked, named in
+# messages, and they move the memory
+run 64 "$TP" "${EST[@]}" --recompute-method sometimes
+has "$ERR" "--recompute-method: expected uniform or block, found 'sometimes'" "bad recompute method"
+run 64 "$TP" "${EST[@]}" -r full --recompute-method block
+has "$ERR" "--recompute-method block needs --recompute-num-layers" "block needs N"
+run 64 "$TP" "${EST[@]}" -r full --recompute-num-layers 45
+has "$ERR" "--recompute-num-layers 45: expected 1 to 44" "N within the model's layers"
+run 64 "$TP" "${EST[@]}" -r full --recompute-num-layers 0
+has "$ERR" "--recompute-num-layers: expected an integer in [1, 1000000], found '0'" "N >= 1"
+run 64 "$TP" "${EST[@]}" -r selective --recompute-num-layers 2
+has "$ERR" "--recompute-num-layers applies to --recompute-granularity full, not selective" "N needs full"
+run 64 "$TP" "${EST[@]}" --accumulate-allreduce-grads-in-fp32 --grad-reduce-in-bf16
+has "$ERR" "contradict" "two gradient dtypes"
+P11=(-t 8 -p 4 -b 4 --no-sequence-parallel --use-distributed-optimizer -c 1 --num-virtual-stages-per-pipeline-rank 1 --format json)
+run 0 "$TP" "${EST[@]}" "${P11[@]}" -r full
+A_FULL=$(json_num activations_bytes); R_FULL=$(json_num recompute_s)
+has "$OUT" '"recompute_method":	"uniform"' "full recompute: its method in json"
+has "$OUT" '"optimizer_step_peak_bytes"' "json: the optimizer step's peak"
+has "$OUT" '"backward_peak_bytes"' "json: the backward's peak"
+has "$OUT" '"peak_phase":	"backward"' "json: which phase sets the peak"
+has "$OUT" '"accumulate_allreduce_grads_in_fp32":	true' "bf16: fp32 gradients by default"
+run 0 "$TP" "${EST[@]}" "${P11[@]}" -r full --recompute-method block --recompute-num-layers 2
+has "$OUT" '"recompute_num_layers":	2' "block N in json"
+A_BLK=$(json_num activations_bytes); R_BLK=$(json_num recompute_s)
+if awk -v a="$A_BLK" -v b="$A_FULL" -v r="$R_BLK" -v s="$R_FULL" 'BEGIN { exit !(a > b && r < s) }'; then
+    ok; else bad "block 2 of 11 layers: more activations ($A_BLK vs $A_FULL), less recompute ($R_BLK vs $R_FULL)"; fi
+run 0 "$TP" "${EST[@]}" "${P11[@]}" -r full --recompute-method uniform --recompute-num-layers 3
+A_U3=$(json_num activations_bytes)
+if awk -v a="$A_U3" -v b="$A_FULL" 'BEGIN { exit !(a != b) }'; then ok; else bad "uniform groups of 3 move the activations"; fi
+run 0 "$TP" "${EST[@]}" "${P11[@]}" -r full --precision fp16
+has "$OUT" '"accumulate_allreduce_grads_in_fp32":	false' "fp16: 16-bit gradients by default"
+S16=$(json_num optimizer_step_transient_bytes)
+run 0 "$TP" "${EST[@]}" "${P11[@]}" -r full --precision fp16 --accumulate-allreduce-grads-in-fp32
+has "$OUT" '"accumulate_allreduce_grads_in_fp32":	true' "fp16 with fp32 accumulation asked for"
+S32=$(json_num optimizer_step_transient_bytes)
+if awk -v a="$S16" -v b="$S32" 'BEGIN { exit !(a > 0 && b == 0) }'; then ok; else bad "the step's fp32 gradient copy only with 16-bit gradients ($S16, $S32)"; fi
+run 0 "$TP" "${EST[@]}" -t 8 -p 4 -b 4 -r full --grad-reduce-in-bf16
+has "$OUT" "gradients 16-bit" "table: the gradient dtype"
+has "$OUT" "optimizer_step_peak" "table: the optimizer step's peak"
+has "$OUT" "peak in the" "table: which phase sets the peak"
 run 64 "$TP" "${EST[@]}" --num-layers-per-virtual-pipeline-stage 2
 has "$ERR" "needs --pipeline-model-parallel-size" "virtual stages need PP"
 run 65 "$TP" estimate -m nosuchmodel --system perlmutter-80g -g 8 -s 2048 -B 8

@@ -73,10 +73,19 @@ static void test_floors(void)
                 base.dtype = HW_FP8;
             /* and the frameworks' variants: DeepSpeed's 16-bit gradients
              * and module-wise ZeRO-3 gathering, torchtitan's op-level
-             * checkpointing, every TP overlap (one model each) */
+             * checkpointing and fp32 parameters, every TP overlap,
+             * partial recomputation by block and by uniform groups (one
+             * model each) */
             if (mi == 1) base.grad_bytes = 2, base.zero3_live = 1e9;
             if (mi == 2) base.tp_overlap = SPACE_TP_OVERLAP_ALL;
+            if (mi == 2)
+                base.recompute_method = SPACE_RECOMPUTE_UNIFORM,
+                base.recompute_layers = 3;
             if (mi == 3) base.tp_overlap = SPACE_TP_OVERLAP_NONE;
+            if (mi == 3) base.param_fp32 = 1;
+            if (mi == 4)
+                base.recompute_method = SPACE_RECOMPUTE_BLOCK,
+                base.recompute_layers = 2;
             for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++)
                 for (int64_t i = (int64_t)ci; i < size; i += 5) {
                     space_layout l;
@@ -123,6 +132,16 @@ static void test_grid(void)
     l.cp = 2, l.sp = 1, l.recompute = SPACE_RECOMPUTE_FULL, l.zero = SPACE_ZERO_1;
     TP_CHECK_STR(space_layout_tag(&l, 8, tag, sizeof tag),
                  "n32g8_tp8pp4dp4cp2_mbs2_vpp3_sp_rfull_z1");
+    l.recompute_layers = 1; /* Megatron-LM's plain uniform: no suffix */
+    TP_CHECK_STR(space_layout_tag(&l, 8, tag, sizeof tag),
+                 "n32g8_tp8pp4dp4cp2_mbs2_vpp3_sp_rfull_z1");
+    l.recompute_method = SPACE_RECOMPUTE_BLOCK, l.recompute_layers = 2;
+    TP_CHECK_STR(space_layout_tag(&l, 8, tag, sizeof tag),
+                 "n32g8_tp8pp4dp4cp2_mbs2_vpp3_sp_rfull_b2_z1");
+    l.recompute_method = SPACE_RECOMPUTE_UNIFORM, l.recompute_layers = 3;
+    TP_CHECK_STR(space_layout_tag(&l, 8, tag, sizeof tag),
+                 "n32g8_tp8pp4dp4cp2_mbs2_vpp3_sp_rfull_u3_z1");
+    l.recompute_layers = 0;
     TP_CHECK(space_grid_fix(&g, SPACE_DIM_ZERO, 4) != 0);
     TP_CHECK(space_grid_fix(&g, SPACE_DIM_TP, 0) != 0);
     TP_CHECK(space_grid_fix(&g, SPACE_DIM_TP, 8) == 0 && g.n[SPACE_DIM_TP] == 1);
@@ -419,7 +438,7 @@ int main(int argc, char **argv)
             return 1;
         }
         memset(&systems[i], 0, sizeof systems[i]);
-        systems[i].ctx = (est_ctx){y, y->gpu, ops[i], comm[i], 0, 0};
+        systems[i].ctx = (est_ctx){y, y->gpu, ops[i], comm[i], 0, 0, NULL};
         systems[i].price_usd_per_gpu_hour = y->price_usd_per_gpu_hour;
         /* small grids keep the brute force quick */
         space_grid_default(&systems[i].grid, model("gpt3-1.7b"), y->gpus_per_node,

@@ -9,6 +9,7 @@
 #include "tp_test.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef _OPENMP
@@ -85,6 +86,20 @@ static void test_sensitivity(void)
     TP_CHECK_REL(b.time.recompute_s, a.time.fwd_s, 0.05);
     TP_CHECK(b.iteration_s > a.iteration_s);
     TP_CHECK(b.mem.activations < a.mem.activations / 4);
+    /* Partial recomputation (--recompute-method block): only the first N
+     * layers of each chunk pay, 3 of the 12 per stage here; the others
+     * keep their activations. Uniform groups of 2 rerun every layer. */
+    est_result pr;
+    l.recompute_method = SPACE_RECOMPUTE_BLOCK, l.recompute_layers = 3;
+    est(&selene, &l, &pr);
+    TP_CHECK_REL(pr.time.recompute_s, b.time.recompute_s / 4, 1e-9);
+    TP_CHECK(pr.iteration_s < b.iteration_s);
+    TP_CHECK(pr.mem.activations > b.mem.activations
+             && pr.mem.activations < a.mem.activations);
+    l.recompute_method = SPACE_RECOMPUTE_UNIFORM, l.recompute_layers = 2;
+    est(&selene, &l, &pr);
+    TP_CHECK_REL(pr.time.recompute_s, b.time.recompute_s, 1e-9);
+    l.recompute_method = SPACE_RECOMPUTE_UNIFORM, l.recompute_layers = 0;
     /* Selective sits between. */
     est_result s;
     l.recompute = SPACE_RECOMPUTE_SELECTIVE;
@@ -297,6 +312,90 @@ static void test_sensitivity(void)
     TP_CHECK(b.time.fwd_s < a.time.fwd_s);
 }
 
+/* fp8 as Transformer Engine and torchao run it (estimator/iter.c,
+ * te_fp8_casts and add_gemm). */
+static void test_fp8(void)
+{
+    space_layout l = base_layout();
+    l.dtype = HW_FP8;
+    est_result te, ao, cur, bf;
+    est(&eos, &l, &te);
+    TP_CHECK(te.feasible);
+    /* torchao casts input, weight and gradient on every micro-batch and
+     * keeps no weight cache: slower than TE's fused casts. */
+    l.fp8_lib = SPACE_FP8_LIB_TORCHAO;
+    l.fp8_recipe = SPACE_FP8_TENSORWISE;
+    est(&eos, &l, &ao);
+    TP_CHECK(ao.time.fwd_s > te.time.fwd_s && ao.time.bwd_s > te.time.bwd_s);
+    /* Current scaling adds amax passes to delayed scaling's casts. */
+    l.fp8_lib = SPACE_FP8_LIB_TE;
+    est(&eos, &l, &cur);
+    TP_CHECK(cur.time.fwd_s > te.time.fwd_s && cur.time.bwd_s > te.time.bwd_s);
+    /* fp8 GEMMs and casts together are still faster than bf16. */
+    l = base_layout();
+    est(&eos, &l, &bf);
+    TP_CHECK(te.time.fwd_s < bf.time.fwd_s && te.time.bwd_s < bf.time.bwd_s);
+    /* TE casts each weight once per iteration: twice the micro-batches
+     * is less than twice the forward; in bf16 it is exactly twice. */
+    {
+        est_result a, b;
+        l = base_layout();
+        l.dtype = HW_FP8;
+        est(&eos, &l, &a);
+        l.gbs *= 2;
+        est(&eos, &l, &b);
+        TP_CHECK(b.time.fwd_s < 2 * a.time.fwd_s * (1 - 1e-9));
+        l.dtype = HW_BF16;
+        est(&eos, &l, &b);
+        l.gbs /= 2;
+        est(&eos, &l, &a);
+        TP_CHECK_REL(b.time.fwd_s, 2 * a.time.fwd_s, 1e-12);
+    }
+    /* Under SP, TE gathers in fp8: less exposed TP time than bf16 with
+     * nothing overlapped. */
+    {
+        est_result a, b;
+        l = base_layout();
+        l.tp_overlap = SPACE_TP_OVERLAP_NONE;
+        est(&eos, &l, &a);
+        l.dtype = HW_FP8;
+        est(&eos, &l, &b);
+        TP_CHECK(b.time.tp_s < a.time.tp_s);
+    }
+    /* Recipes a GPU or library lacks are refused with a reason. */
+    l = base_layout();
+    l.dtype = HW_FP8;
+    l.fp8_recipe = SPACE_FP8_MXFP8;
+    est(&eos, &l, &cur);
+    TP_CHECK(!cur.feasible && cur.reason == EST_NO_FP8);
+    l.fp8_recipe = SPACE_FP8_ROWWISE;
+    est(&eos, &l, &cur);
+    TP_CHECK(!cur.feasible && cur.reason == EST_NO_FP8);
+    /* The trace lists every operator of a layer, in its pass. */
+    {
+        est_trace *tr = malloc(sizeof *tr);
+        est_ctx c = eos;
+        c.trace = tr;
+        l.fp8_recipe = SPACE_FP8_DELAYED;
+        est_estimate(&c, gpt175(), &l, &cur);
+        int gemms = 0, weight_casts = 0, flash = 0;
+        for (int i = 0; i < tr->n; i++) {
+            const est_trace_row *r = &tr->row[i];
+            int layer = strcmp(r->where, "layer") == 0;
+            gemms += layer && strcmp(r->what, "gemm") == 0;
+            flash += layer && strcmp(r->what, "flash_attn") == 0;
+            weight_casts += strcmp(r->where, "iteration") == 0
+                            && strcmp(r->what, "fp8_quantize_2") == 0;
+        }
+        TP_CHECK_INT(gemms, 4);
+        TP_CHECK_INT(flash, 1);
+        TP_CHECK_INT(weight_casts, 4);
+        TP_CHECK_INT(tr->dropped, 0);
+        TP_CHECK_REL(cur.iteration_s, te.iteration_s, 1e-12);
+        free(tr);
+    }
+}
+
 static void test_infeasible(void)
 {
     space_layout l = base_layout();
@@ -429,10 +528,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", e.msg);
         return 1;
     }
-    selene = (est_ctx){ys, ys->gpu, ops_a100, comm_sel, 0, 0};
-    eos = (est_ctx){ye, ye->gpu, ops_h100, comm_eos, 0, 0};
+    selene = (est_ctx){ys, ys->gpu, ops_a100, comm_sel, 0, 0, NULL};
+    eos = (est_ctx){ye, ye->gpu, ops_h100, comm_eos, 0, 0, NULL};
     TP_RUN(test_breakdown);
     TP_RUN(test_sensitivity);
+    TP_RUN(test_fp8);
     TP_RUN(test_infeasible);
     TP_RUN(test_complete);
     TP_RUN(test_memo);

@@ -4,9 +4,11 @@
 # one run each, built so that each source's own fit sits at an end of the
 # grid), the in-sample and left-out kernel efficiencies are known without
 # the estimator's figures: src_a alone wants 1.000, src_b and src_c 0.200,
-# and src_a's error outweighs src_b's, so
-#   src_a: in sample 1.000 (src_a + src_b), left out 0.200 (src_b alone);
+# and src_a's error outweighs the others', so in any model (src_a and
+# src_b share a stack in all of them)
+#   src_a: in sample 1.000, left out 0.200 (src_b, or src_b and src_c);
 #   src_b: 1.000 both ways (src_a decides either way);
+# and in model "per stack"
 #   src_c: in sample 0.200 (its stack alone); left out its stack has no
 #          run, so the fit of one constant over src_a and src_b: 1.000.
 # Also: a bad layout.framework is refused with file, field and value.
@@ -24,9 +26,11 @@ ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 
 RUNS=$FIX/runs/loso_runs.json
-if "$VR" --runs "$RUNS" --csv >"$SCRATCH/out.csv" 2>"$SCRATCH/err"; then ok; else
-    bad "validate_runs --csv failed: $(cat "$SCRATCH/err")"
-fi
+csv() { # csv [OPTIONS]: validate_runs --csv on RUNS into out.csv
+    if "$VR" --runs "$RUNS" --csv "$@" >"$SCRATCH/out.csv" 2>"$SCRATCH/err"; then ok; else
+        bad "validate_runs --csv $* failed: $(cat "$SCRATCH/err")"
+    fi
+}
 # expect ID COLUMN VALUE
 expect() {
     local got
@@ -35,6 +39,12 @@ expect() {
         $1 == id { print $c[col] }' "$SCRATCH/out.csv")
     if [ "$got" = "$3" ]; then ok; else bad "$1 $2: got '$got', expected '$3'"; fi
 }
+csv # the estimator's model
+expect loso-a kernel_eff 1.000
+expect loso-a loso_kernel_eff 0.200
+expect loso-b kernel_eff 1.000
+expect loso-b loso_kernel_eff 1.000
+csv --model "per stack"
 expect loso-a kernel_eff 1.000
 expect loso-a loso_kernel_eff 0.200
 expect loso-b kernel_eff 1.000
@@ -47,7 +57,7 @@ pa=$(awk -F, '$1 == "loso-a" { print ($7 == $9) }' "$SCRATCH/out.csv")
 if [ "$pa" = 0 ]; then ok; else bad "loso-a: LOSO prediction equals the in-sample one"; fi
 
 # the text says which constants fell back
-"$VR" --runs "$RUNS" >"$SCRATCH/out.txt" 2>&1
+"$VR" --runs "$RUNS" --model "per stack" >"$SCRATCH/out.txt" 2>&1
 if grep -q '^all but src_c .* 1\.000\* ' "$SCRATCH/out.txt"; then ok; else
     bad "the src_c fold does not mark its stack's fallback"
 fi

@@ -1,0 +1,278 @@
+/*
+ * test_mem.c - the memory model (estimator/mem.c) per framework, exactly:
+ * a toy model whose parameter count is written out here term by term,
+ * under each framework's defaults (space_framework_software), gives the
+ * bytes per parameter docs/memory.md derives from the frameworks' code
+ * (weights, gradients, optimizer states, the optimizer step's transient
+ * copy, Transformer Engine's fp8 weight copies), the activations of fp8
+ * and of partial recomputation, and a peak that is the larger of the
+ * backward and the optimizer step.
+ */
+#include "est.h"
+#include "tp_test.h"
+
+#include <string.h>
+
+/* mem.c's allowance: the CUDA context and 5 % of what is held. */
+#define CONTEXT (1573.0 * 1048576.0)
+#define FRAG 0.05
+
+/* Llama-like toy: 4 layers, hidden 64, 4 heads of 16, SwiGLU FFN 256,
+ * RMSNorm, RoPE, no biases, untied head, vocabulary 1000 (padded to 1024
+ * at TP 1). */
+static space_model toy(void)
+{
+    space_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "toy");
+    m.num_layers = 4, m.hidden = 64, m.heads = 4, m.kv_heads = 4;
+    m.head_dim = 16, m.ffn_hidden = 256, m.vocab = 1000;
+    m.max_position = 1 << 20;
+    m.act = SPACE_ACT_SWIGLU, m.norm = SPACE_NORM_RMSNORM;
+    m.pos = SPACE_POS_ROPE;
+    return m;
+}
+
+/* Its parameters, by hand: a layer's GEMM weights (QKV 64 x 192, output
+ * 64 x 64, gate/up/down 3 x 64 x 256) and norms (2 x 64); embedding and
+ * head 1024 x 64 each, final norm 64. */
+enum {
+    GEMM_W = 64 * 192 + 64 * 64 + 3 * 64 * 256, /* 65536 */
+    LAYER = GEMM_W + 2 * 64,                    /* 65664 */
+    PARAMS = 4 * LAYER + 2 * 1024 * 64 + 64      /* 393792 */
+};
+
+static space_layout layout(space_framework f, int dtype, space_zero z)
+{
+    space_layout l;
+    memset(&l, 0, sizeof l);
+    l.tp = 1, l.pp = 1, l.cp = 1, l.dp = 4, l.vpp = 1;
+    l.mbs = 1, l.gbs = 4, l.seq = 1024, l.zero = z;
+    l.recompute = SPACE_RECOMPUTE_NONE;
+    l.dtype = dtype;
+    space_framework_software(f, &l);
+    return l;
+}
+
+/* Bytes per parameter of weights, gradients, optimizer states and the
+ * step's transient copy, over the one stage's PARAMS, and the peak
+ * composition. */
+static void check_bytes(const space_model *m, const space_layout *l, double w,
+                        double gr, double opt, double step, double live,
+                        double fp8)
+{
+    est_memory r;
+    est_memory_of(m, l, &r);
+    TP_CHECK_REL(r.params, (double)PARAMS, 1e-12);
+    TP_CHECK_REL(r.weights, w * PARAMS + live, 1e-12);
+    TP_CHECK_REL(r.grads, gr * PARAMS, 1e-12);
+    TP_CHECK_REL(r.optimizer, opt * PARAMS, 1e-12);
+    if (step > 0)
+        TP_CHECK_REL(r.step_transient, step * PARAMS, 1e-12);
+    else
+        TP_CHECK(r.step_transient == 0);
+    if (fp8 > 0)
+        TP_CHECK_REL(r.fp8_weights, fp8, 1e-12);
+    else
+        TP_CHECK(r.fp8_weights == 0);
+    double held_b = r.weights + r.grads + r.optimizer + r.fp8_weights
+                    + r.activations;
+    double held_s = (w + gr + opt + step) * PARAMS + r.fp8_weights;
+    TP_CHECK_REL(r.backward_peak, held_b * (1 + FRAG) + CONTEXT, 1e-12);
+    TP_CHECK_REL(r.step_peak, held_s * (1 + FRAG) + CONTEXT, 1e-12);
+    TP_CHECK(r.total == (r.step_peak > r.backward_peak ? r.step_peak
+                                                         : r.backward_peak));
+    TP_CHECK_INT(r.peak_in_step, r.step_peak > r.backward_peak);
+}
+
+/* Each framework's defaults, bytes per parameter at DP 4 (docs/memory.md
+ * has the table). */
+static void test_frameworks(void)
+{
+    space_model m = toy();
+    tp_err e = {0};
+    TP_CHECK(space_model_validate(&m, "toy", &e) == TP_OK);
+    space_params p;
+    space_model_params(&m, 128, &p);
+    TP_CHECK_INT(p.total, PARAMS);
+    /* Megatron-Core, bf16, distributed optimizer: 2 + 4 + 12 / 4. */
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    TP_CHECK_INT(space_grad_bytes(&l), 4);
+    check_bytes(&m, &l, 2, 4, 3, 0, 0, 0);
+    /* ... without it: Megatron-LM's 18. */
+    l.zero = SPACE_ZERO_NONE;
+    check_bytes(&m, &l, 2, 4, 12, 0, 0, 0);
+    /* ... with --grad-reduce-in-bf16: 2 + 2 + 12 / 4, the step's fp32
+     * copy of the shard 4 / 4. */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.grad_bytes = 2;
+    check_bytes(&m, &l, 2, 2, 3, 1, 0, 0);
+    /* Megatron-Core with fp16: 16-bit gradients by default. */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_FP16, SPACE_ZERO_1);
+    TP_CHECK_INT(space_grad_bytes(&l), 2);
+    check_bytes(&m, &l, 2, 2, 3, 1, 0, 0);
+    /* ... and --accumulate-allreduce-grads-in-fp32. */
+    l.grad_bytes = 4;
+    check_bytes(&m, &l, 2, 4, 3, 0, 0, 0);
+    /* Megatron-LM 2021, fp16, no distributed optimizer: 2 + 2 + 12, the
+     * step's fp32 copy of every gradient 4. */
+    l = layout(SPACE_FW_MEGATRON_2021, HW_FP16, SPACE_ZERO_NONE);
+    check_bytes(&m, &l, 2, 2, 12, 4, 0, 0);
+    /* ... bf16 forces fp32 accumulation: 18. */
+    l = layout(SPACE_FW_MEGATRON_2021, HW_BF16, SPACE_ZERO_NONE);
+    check_bytes(&m, &l, 2, 4, 12, 0, 0, 0);
+    /* torchtitan, FSDP2 (ZeRO-3): fp32 parameters, fp32 gradients, Adam
+     * m and v, all over 4: (4 + 4 + 8) / 4; gathered: two layers in bf16. */
+    l = layout(SPACE_FW_TORCHTITAN, HW_BF16, SPACE_ZERO_3);
+    TP_CHECK_INT(space_grad_bytes(&l), 4);
+    check_bytes(&m, &l, 1, 1, 2, 0, 2.0 * 2 * LAYER, 0);
+    /* DeepSpeed's fp16 ZeRO-3 (2021): (2 + 2 + 12) / 4 and the step's
+     * fp32 copy of the shard 4 / 4. */
+    l = layout(SPACE_FW_MEGATRON_2021, HW_FP16, SPACE_ZERO_3);
+    check_bytes(&m, &l, 0.5, 0.5, 3, 1, 2.0 * 2 * LAYER, 0);
+    /* fp8: Transformer Engine (Megatron-Core) caches an fp8 weight and its
+     * transpose of every layer GEMM, 2 bytes each; torchao (torchtitan)
+     * nothing. */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    check_bytes(&m, &l, 2, 4, 3, 0, 0, 2.0 * 4 * GEMM_W);
+    l = layout(SPACE_FW_TORCHTITAN, HW_FP8, SPACE_ZERO_3);
+    check_bytes(&m, &l, 1, 1, 2, 0, 2.0 * 2 * LAYER, 0);
+}
+
+/* The state bytes est_state_bytes and est_step_bytes give for one
+ * parameter (what the search's floor uses too). */
+static void test_state_bytes(void)
+{
+    space_layout l = layout(SPACE_FW_MEGATRON_2021, HW_FP16, SPACE_ZERO_2);
+    double w, gr, opt;
+    est_state_bytes(&l, 1, &w, &gr, &opt);
+    TP_CHECK(w == 2 && gr == 0.5 && opt == 3);
+    TP_CHECK(est_step_bytes(&l, 1) == 1);
+    /* At DP 1 the rank's shard is every gradient. */
+    l.dp = 1;
+    TP_CHECK(est_step_bytes(&l, 1) == 4);
+    /* Context parallelism shards too (dp x cp). */
+    l.dp = 2, l.cp = 2;
+    TP_CHECK(est_step_bytes(&l, 1) == 1);
+    /* FSDP's parameters are fp32 below ZeRO-3 as well: its 16-bit copies
+     * play the weights' part, the fp32 parameters the master's. */
+    l = layout(SPACE_FW_TORCHTITAN, HW_BF16, SPACE_ZERO_1);
+    est_state_bytes(&l, 1, &w, &gr, &opt);
+    TP_CHECK(w == 2 && gr == 4 && opt == 3);
+    TP_CHECK(est_step_bytes(&l, 1) == 0);
+}
+
+/* The peak is the larger of the backward and the optimizer step: the
+ * step's fp32 gradient copy is not added to the activations. */
+static void test_peak(void)
+{
+    space_model m = toy();
+    /* Short sequences: the step of Megatron-LM 2021's fp16 (20 bytes per
+     * parameter) outweighs the backward (16 and a few activations). */
+    space_layout l = layout(SPACE_FW_MEGATRON_2021, HW_FP16, SPACE_ZERO_NONE);
+    l.seq = 16;
+    est_memory a;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK(a.peak_in_step);
+    TP_CHECK(a.total == a.step_peak);
+    TP_CHECK_REL(a.total, 20.0 * PARAMS * (1 + FRAG) + CONTEXT, 1e-12);
+    /* Long ones: the backward's activations. */
+    l.seq = 4096;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK(!a.peak_in_step);
+    TP_CHECK(a.total == a.backward_peak);
+    TP_CHECK(a.backward_peak - a.step_peak
+             > (a.activations - 4.0 * PARAMS) * (1 + FRAG) * 0.999);
+    /* ZeRO-3's gathered layers are freed before the step too. */
+    l = layout(SPACE_FW_TORCHTITAN, HW_BF16, SPACE_ZERO_3);
+    l.seq = 16;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.step_peak, 4.0 * PARAMS * (1 + FRAG) + CONTEXT, 1e-12);
+}
+
+/* Activation bytes per token of one layer, as mem.c documents them, at
+ * TP 1 without SP or dropout, with flash attention: attention 2h (norm
+ * input) + g h (QKV input) + 2 (q + 2 kv) + 2 q (flash output) + [fp8:
+ * q, the output projection's fp8 input] + 4 heads (log-sum-exp); MLP 2h
+ * + g h + 4 f (SwiGLU's two inputs) + g f (FC2's input); g = 2 at 16 bits,
+ * 1 under Transformer Engine's fp8. */
+static double layer_token(int fp8)
+{
+    double h = 64, q = 64, kv = 64, f = 256, heads = 4, g = fp8 ? 1 : 2;
+    return 2 * h + g * h + 2 * (q + 2 * kv) + 2 * q + (fp8 ? q : 0)
+           + 4 * heads + 2 * h + g * h + 4 * f + g * f;
+}
+
+static void test_fp8_activations(void)
+{
+    space_model m = toy();
+    double tokens = 1024, loss = 4.0 * 1024; /* fp32 softmax, per token */
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.flash = 1;
+    est_memory a;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (4 * layer_token(0) + loss), 1e-12);
+    l.dtype = HW_FP8;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (4 * layer_token(1) + loss), 1e-12);
+    /* torchao keeps its inputs in 16 bits. */
+    l.fp8_lib = SPACE_FP8_LIB_TORCHAO;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (4 * layer_token(0) + loss), 1e-12);
+}
+
+/* Partial recomputation: block keeps the input of the first N layers of
+ * each chunk and everything of the rest, and rebuilds one layer; uniform
+ * keeps one input per group of N and rebuilds a group. */
+static void test_partial_recompute(void)
+{
+    space_model m = toy();
+    double tokens = 1024, loss = 4.0 * 1024, in = 2.0 * 64;
+    double full = layer_token(0);
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.recompute = SPACE_RECOMPUTE_FULL;
+    est_memory a;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (4 * in + full + loss), 1e-12);
+    TP_CHECK(space_recompute_layers(&m, &l, 0) == 4);
+    l.recompute_method = SPACE_RECOMPUTE_BLOCK, l.recompute_layers = 1;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (in + 3 * full + full + loss), 1e-12);
+    TP_CHECK(space_recompute_layers(&m, &l, 0) == 1);
+    /* more than a chunk has: all of them */
+    l.recompute_layers = 9;
+    TP_CHECK(space_recompute_layers(&m, &l, 0) == 4);
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (4 * in + full + loss), 1e-12);
+    /* uniform groups of 2: two inputs kept, two layers rebuilt at once;
+     * 3: groups of 3 and 1 */
+    l.recompute_method = SPACE_RECOMPUTE_UNIFORM, l.recompute_layers = 2;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (2 * in + 2 * full + loss), 1e-12);
+    TP_CHECK(space_recompute_layers(&m, &l, 0) == 4);
+    l.recompute_layers = 3;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (2 * in + 3 * full + loss), 1e-12);
+    /* Block under interleaving: N of each of a rank's chunks. PP 2, two
+     * chunks of one layer each per rank; N = 1 recomputes all 2. */
+    l.pp = 2, l.vpp = 2, l.dp = 2, l.gbs = 4;
+    l.recompute_method = SPACE_RECOMPUTE_BLOCK, l.recompute_layers = 1;
+    TP_CHECK(space_recompute_layers(&m, &l, 0) == 2);
+    l.vpp = 1; /* two layers per chunk: one of them */
+    TP_CHECK(space_recompute_layers(&m, &l, 1) == 1);
+    /* not full: nothing or everything */
+    l.recompute = SPACE_RECOMPUTE_SELECTIVE;
+    TP_CHECK(space_recompute_layers(&m, &l, 0) == 2);
+    l.recompute = SPACE_RECOMPUTE_NONE;
+    TP_CHECK(space_recompute_layers(&m, &l, 0) == 0);
+}
+
+int main(void)
+{
+    TP_RUN(test_frameworks);
+    TP_RUN(test_state_bytes);
+    TP_RUN(test_peak);
+    TP_RUN(test_fp8_activations);
+    TP_RUN(test_partial_recompute);
+    return TP_TEST_EXIT();
+}
