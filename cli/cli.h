@@ -69,6 +69,9 @@ typedef struct cli_opts {
     int eager;               /* --eager */
     int no_pp_overlap;       /* --[no-]overlap-p2p-communication */
     int fp8_recipe;          /* --fp8-recipe: space_fp8_recipe */
+    int n_docs;              /* --doc-length: packed documents' buckets */
+    int64_t doc_len[SPACE_MAX_DOC_BUCKETS];
+    double doc_share[SPACE_MAX_DOC_BUCKETS];
     int cp_comm;             /* space_cp_comm: 0 = p2p ring */
     int attn_backend;        /* --attention-backend: space_attn */
     int framework;           /* space_framework: the software's defaults */
@@ -162,6 +165,10 @@ void cli_layout_software(const cli_opts *o, space_layout *l);
  * granularity asked for and m's layers: TP_OK, or TP_EUSAGE with the
  * option, value and range. */
 int cli_check_recompute(const cli_opts *o, const space_model *m, tp_err *e);
+
+/* Checks that --doc-length's documents fit in --seq-length: TP_OK, or
+ * TP_EUSAGE naming the length and the sequence. */
+int cli_check_docs(const cli_opts *o, tp_err *e);
 /* The ZeRO stage asked for, else the framework's (-1: searched). */
 int cli_zero_stage(const cli_opts *o);
 /* A named figure of an estimate (a time term, a memory term). */

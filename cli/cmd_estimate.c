@@ -43,9 +43,25 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     if (set & CLI_SW_EAGER) l->eager = o->eager;
     if (set & CLI_SW_PP) l->no_pp_overlap = o->no_pp_overlap;
     if (set & CLI_SW_FP8) l->fp8_recipe = o->fp8_recipe;
+    l->n_docs = o->n_docs;
+    for (int i = 0; i < o->n_docs; i++)
+        l->doc_len[i] = o->doc_len[i], l->doc_share[i] = o->doc_share[i];
     if (set & CLI_SW_GRAD) l->grad_bytes = o->grad_bytes;
     l->recompute_method = o->recompute_method;
     l->recompute_layers = o->recompute_layers;
+}
+
+int cli_check_docs(const cli_opts *o, tp_err *e)
+{
+    for (int i = 0; i < o->n_docs; i++)
+        if (o->seq_length > 0 && o->doc_len[i] > o->seq_length)
+            return tp_errf(e, TP_EUSAGE,
+                           "--doc-length %lld: a document longer than the "
+                           "packed sequence (--seq-length %lld); expected 1 "
+                           "to %lld",
+                           (long long)o->doc_len[i], (long long)o->seq_length,
+                           (long long)o->seq_length);
+    return TP_OK;
 }
 
 int cli_check_recompute(const cli_opts *o, const space_model *m, tp_err *e)
@@ -99,6 +115,7 @@ static int wanted_layout(const cli_opts *o, const space_model *m,
     l->zero = (space_zero)cli_zero_stage(o);
     l->dtype = o->precision >= 0 ? o->precision : HW_BF16;
     int rc = cli_check_recompute(o, m, e);
+    if (!rc) rc = cli_check_docs(o, e);
     if (rc) return rc;
     cli_layout_software(o, l);
     l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;
@@ -223,6 +240,17 @@ static void add_layout_json(cJSON *j, const est_result *r,
                             space_stack_names[space_layout_stack(l)]);
     cJSON_AddStringToObject(a, "attention_backend",
                             space_attn_names[l->flash]);
+    if (l->n_docs > 0) {
+        cJSON *pd = cJSON_AddArrayToObject(a, "packed_documents");
+        for (int i = 0; i < l->n_docs; i++) {
+            cJSON *d = cJSON_CreateObject();
+            cJSON_AddNumberToObject(d, "length", (double)l->doc_len[i]);
+            cJSON_AddNumberToObject(d, "share", l->doc_share[i]);
+            cJSON_AddItemToArray(pd, d);
+        }
+    } else {
+        cJSON_AddNullToObject(a, "packed_documents");
+    }
     cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
     cJSON_AddNumberToObject(a, "hidden_dropout", m->hidden_dropout);
     cJSON *ch = cJSON_AddArrayToObject(a, "chosen");

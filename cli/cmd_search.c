@@ -642,6 +642,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
     base.gbs = o->gbs;
     base.dtype = o->precision >= 0 ? o->precision : HW_BF16;
     rc = cli_check_recompute(o, &s->m, e);
+    if (!rc) rc = cli_check_docs(o, e);
     if (rc) return rc;
     cli_layout_software(o, &base);
     base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +184,7 @@ enum opt_id {
     OPT_HIDDEN_DROPOUT,
     OPT_CP_COMM,
     OPT_FP8_RECIPE,
+    OPT_DOC_LENGTH,
     OPT_PP_SCATTER_GATHER,
     OPT_EAGER,
     OPT_PP_OVERLAP,
@@ -272,6 +274,11 @@ static const cli_option options[] = {
      "over DP"},
     {"precision", OPT_PRECISION, "bf16|fp16|fp8", CMD_EST_SEARCH,
      "GEMM precision (default bf16; fp8: GEMMs at the fp8 rate)"},
+    {"doc-length", OPT_DOC_LENGTH, "LEN[:SHARE],...", CMD_EST_SEARCH,
+     "packed sequences (fine-tuning): documents of LEN tokens, or several "
+     "lengths with the share of the tokens each holds (512:0.3,4096:0.7); "
+     "attention runs within each document; default: one document a "
+     "sequence"},
     {"fp8-recipe", OPT_FP8_RECIPE, "delayed|tensorwise|rowwise|blockwise|mxfp8",
      CMD_EST_SEARCH,
      "how fp8 operands are scaled (with --precision fp8): per tensor from "
@@ -487,6 +494,54 @@ static int parse_name(const char *opt, const char *s,
                                 i == 0 ? "" : i == n - 1 ? " or " : ", ",
                                 names[i]);
     return tp_errf(e, TP_EUSAGE, "--%s: expected %s, found '%s'", opt, list, s);
+}
+
+/* --doc-length LEN or LEN:SHARE,LEN:SHARE,...: the documents packed into
+ * a sequence, by length, with the share of the tokens each length holds
+ * (summing to 1). */
+static int parse_docs(const char *s, cli_opts *o, tp_err *e)
+{
+    char buf[512];
+    if (strlen(s) >= sizeof buf)
+        return tp_errf(e, TP_EUSAGE, "--doc-length: too long (at most %d "
+                       "characters)", (int)sizeof buf - 1);
+    tp_strlcpy(buf, s, sizeof buf);
+    int n = 0;
+    double sum = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == SPACE_MAX_DOC_BUCKETS)
+            return tp_errf(e, TP_EUSAGE, "--doc-length '%s': at most %d "
+                           "lengths", s, SPACE_MAX_DOC_BUCKETS);
+        char *colon = strchr(t, ':'), *end;
+        if (colon) *colon = '\0';
+        errno = 0;
+        long long len = strtoll(t, &end, 10);
+        if (errno || end == t || *end || len < 1 || len > 10000000)
+            return tp_errf(e, TP_EUSAGE, "--doc-length '%s': expected a "
+                           "document length in [1, 10000000] tokens, found "
+                           "'%s'", s, t);
+        double share = 1;
+        if (colon) {
+            errno = 0;
+            share = strtod(colon + 1, &end);
+            if (errno || end == colon + 1 || *end || !(share > 0) || share > 1)
+                return tp_errf(e, TP_EUSAGE, "--doc-length '%s': expected "
+                               "the share of tokens in (0, 1] after '%lld:', "
+                               "found '%s'", s, len, colon + 1);
+        } else if (strchr(s, ',')) {
+            return tp_errf(e, TP_EUSAGE, "--doc-length '%s': with several "
+                           "lengths give each its share, LEN:SHARE", s);
+        }
+        o->doc_len[n] = len, o->doc_share[n] = share;
+        sum += share;
+        n++;
+    }
+    if (n == 0 || fabs(sum - 1) > 1e-3)
+        return tp_errf(e, TP_EUSAGE, "--doc-length '%s': the shares sum to "
+                       "%g; expected 1", s, sum);
+    o->n_docs = n;
+    return TP_OK;
 }
 
 /* Parses a number in (0, hi]; 0 on success. */
@@ -808,6 +863,9 @@ int main(int argc, char **argv)
         case OPT_FRAMEWORK:
             rc = parse_name("framework", optarg, space_framework_names,
                             SPACE_FW_COUNT, &o.framework, &e);
+            break;
+        case OPT_DOC_LENGTH:
+            rc = parse_docs(optarg, &o, &e);
             break;
         case OPT_FP8_RECIPE:
             rc = parse_name("fp8-recipe", optarg, space_fp8_recipe_names,

@@ -498,22 +498,47 @@ static void attention(const iter_ctx *x, double *fwd, double *bwd,
     est_op fa = {0};
     fa.kind = cudnn ? EST_OP_ATTN_CUDNN : EST_OP_FLASH_ATTN;
     fa.dtype = x->act_dt;
-    fa.b = l->mbs, fa.heads = hq, fa.kv_heads = hk > 0 ? hk : 1;
+    fa.heads = hq, fa.kv_heads = hk > 0 ? hk : 1;
     fa.head_dim = hd;
-    fa.sq = fa.sk = s;
     fa.causal = 1;
-    est_time diag = op_time(x, &fa);
+    /* Each document attends to itself only: a packed row of seq tokens is
+     * for each length bucket share x seq / length documents of that
+     * length (one bucket, the whole row, without packing), run as one
+     * variable-length kernel per bucket (cuDNN's THD layout with
+     * cu_seqlens, flash-attn's varlen). Under CP every document is split
+     * over the ranks as a row is, and the ring moves the whole row's
+     * keys and values at each step. */
+    est_time diag = {0, 0}, h = {0, 0};
+    int nb = l->n_docs > 0 ? l->n_docs : 1;
+    for (int i = 0; i < nb; i++) {
+        int64_t d = l->n_docs > 0 ? l->doc_len[i] : l->seq;
+        double docs = l->n_docs > 0 ? l->doc_share[i] * (double)l->seq
+                                          / (double)d
+                                    : 1;
+        double rows = (double)l->mbs * docs;
+        fa.b = (int64_t)ceil(rows - 1e-9);
+        if (fa.b < 1) fa.b = 1;
+        double scale = rows / (double)fa.b; /* a fractional document */
+        fa.sq = fa.sk = d / l->cp > 0 ? d / l->cp : 1;
+        est_time t = op_time(x, &fa);
+        diag.fwd_s += scale * t.fwd_s;
+        diag.bwd_s += scale * t.bwd_s;
+        if (l->cp == 1) continue;
+        /* Ring attention with load-balanced causal chunks: after the
+         * causal diagonal block, each of the cp - 1 steps computes half a
+         * block (half the queries against the whole KV block, or the
+         * reverse), while the next KV block (and, backward, its gradient)
+         * travels. */
+        est_op half = fa;
+        half.causal = 0;
+        half.sq = fa.sk / 2 > 0 ? fa.sk / 2 : 1;
+        t = op_time(x, &half);
+        h.fwd_s += scale * t.fwd_s;
+        h.bwd_s += scale * t.bwd_s;
+    }
     *fwd += diag.fwd_s;
     *bwd += diag.bwd_s;
     if (l->cp == 1) return;
-    /* Ring attention with load-balanced causal chunks: after the causal
-     * diagonal block, each of the cp - 1 steps computes half a block
-     * (half the queries against the whole KV block, or the reverse), while
-     * the next KV block (and, backward, its gradient) travels. */
-    est_op half = fa;
-    half.causal = 0;
-    half.sq = s / 2 > 0 ? s / 2 : 1;
-    est_time h = op_time(x, &half);
     double steps = (double)(l->cp - 1);
     *fwd += steps * h.fwd_s;
     *bwd += steps * h.bwd_s;

@@ -295,6 +295,8 @@ typedef enum space_fp8_lib {
     SPACE_FP8_LIB_COUNT
 } space_fp8_lib;
 
+#define SPACE_MAX_DOC_BUCKETS 8
+
 typedef struct space_layout {
     int64_t tp, cp, pp, dp;
     int64_t vpp;       /* model chunks per pipeline rank (interleaved 1F1B); 1 = none */
@@ -334,6 +336,13 @@ typedef struct space_layout {
                           torch.compile) */
     int fp8_recipe;    /* space_fp8_recipe, with dtype HW_FP8; 0: delayed */
     int fp8_lib;       /* space_fp8_lib; 0: Transformer Engine */
+    /* Packed sequences (fine-tuning): each row of seq tokens holds whole
+     * documents, and attention runs within each (iter.c). n_docs buckets
+     * of documents doc_len[i] tokens long holding doc_share[i] of the
+     * tokens (shares sum to 1); n_docs 0: one document a row. */
+    int n_docs;
+    int64_t doc_len[SPACE_MAX_DOC_BUCKETS];
+    double doc_share[SPACE_MAX_DOC_BUCKETS];
     int no_pp_overlap; /* interleaved 1F1B: every pipeline send and receive
                           exposed (Megatron-LM of 2021, Megatron-Core's
                           --no-overlap-p2p-communication, PyTorch's

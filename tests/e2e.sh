@@ -366,6 +366,17 @@ run 1 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe mxfp8
 has "$OUT" "needs Blackwell" "mxfp8 on an H100: not feasible, says why"
 run 64 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe fastest
 has "$ERR" "delayed, tensorwise, rowwise, blockwise or mxfp8" "bad fp8 recipe: the valid names"
+# packed sequences: attention within each document
+run 0 "$TP" "${L8[@]}" --format json --doc-length 2048
+has "$OUT" '"packed_documents":' "packed documents in the json"
+T_PACK=$(json_num iteration_time_s)
+if awk -v a="$T_PACK" -v b="$T_AUTO" 'BEGIN { exit !(a < b) }'; then ok; else bad "2k documents packed in 8k ($T_PACK s) faster than 8k documents ($T_AUTO s)"; fi
+run 64 "$TP" "${L8[@]}" --doc-length 512:0.5,4096:0.4
+has "$ERR" "sum to 0.9" "--doc-length shares must sum to 1"
+run 64 "$TP" "${L8[@]}" --doc-length 16384
+has "$ERR" "longer than the packed sequence" "--doc-length within --seq-length"
+run 64 "$TP" "${L8[@]}" --doc-length 512,4096
+has "$ERR" "LEN:SHARE" "several lengths need shares"
 run 64 "$TP" "${L8[@]}" --attention-backend cudnn
 has "$ERR" "unfused, flash, fused or auto" "bad attention backend: the valid names"
 run 64 "$TP" "${EST[@]}" --precision fp8

@@ -396,6 +396,32 @@ static void test_fp8(void)
     }
 }
 
+/* Packed sequences: attention within each document (iter.c). */
+static void test_packed(void)
+{
+    space_layout l = base_layout();
+    est_result whole, one, half, mixed;
+    est(&eos, &l, &whole);
+    l.n_docs = 1, l.doc_len[0] = l.seq, l.doc_share[0] = 1;
+    est(&eos, &l, &one);
+    TP_CHECK(one.iteration_s == whole.iteration_s); /* one document a row */
+    l.doc_len[0] = l.seq / 4;
+    est(&eos, &l, &half);
+    TP_CHECK(half.time.fwd_s < whole.time.fwd_s);
+    l.n_docs = 2, l.doc_len[1] = l.seq, l.doc_share[0] = l.doc_share[1] = 0.5;
+    est(&eos, &l, &mixed);
+    TP_CHECK(mixed.time.fwd_s > half.time.fwd_s
+             && mixed.time.fwd_s < whole.time.fwd_s);
+    /* under CP the ring still moves the whole row */
+    l = base_layout();
+    l.cp = 2, l.dp = 2;
+    est(&eos, &l, &whole);
+    l.n_docs = 1, l.doc_len[0] = l.seq / 8, l.doc_share[0] = 1;
+    est(&eos, &l, &half);
+    TP_CHECK(half.time.fwd_s < whole.time.fwd_s);
+    TP_CHECK(half.time.cp_s >= whole.time.cp_s);
+}
+
 static void test_infeasible(void)
 {
     space_layout l = base_layout();
@@ -533,6 +559,7 @@ int main(int argc, char **argv)
     TP_RUN(test_breakdown);
     TP_RUN(test_sensitivity);
     TP_RUN(test_fp8);
+    TP_RUN(test_packed);
     TP_RUN(test_infeasible);
     TP_RUN(test_complete);
     TP_RUN(test_memo);
