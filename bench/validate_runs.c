@@ -163,9 +163,9 @@ static int shown = -1;
 #define REF_FAMILY "a100-80gb"
 
 typedef struct consts {
-    double eta[N_STACK];     /* per group */
-    double fac[MAX_FAM];     /* per family; 1 without */
-    int fallback[N_STACK];   /* group without runs: fitted over all */
+    double eta[N_STACK];   /* per group */
+    double fac[MAX_FAM];   /* per family; 1 without */
+    int fallback[N_STACK]; /* group without runs: fitted over all */
     int fam_fallback[MAX_FAM];
 } consts;
 
@@ -198,7 +198,7 @@ typedef struct vrun {
 
 typedef struct source {
     char id[64];
-    int n_fit;                /* runs in the fits: ok and not waived */
+    int n_fit; /* runs in the fits: ok and not waived */
     int skipped, failed;
     char why[1024];
 } source;
@@ -333,12 +333,14 @@ static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
     /* What the source's software did, not a fit: the defaults of its
      * framework (space_framework_software), then what the run lists. */
     int fw = SPACE_FW_MEGATRON_CORE;
-    for (size_t k = 0; k < sizeof source_framework / sizeof source_framework[0]; k++)
+    for (size_t k = 0; k < sizeof source_framework / sizeof source_framework[0];
+         k++)
         if (strcmp(src, source_framework[k].source) == 0)
             fw = source_framework[k].fw;
     /* Narayanan et al.'s ZeRO-3 baseline ran DeepSpeed around their
      * Megatron-LM model (section 5.3). */
-    if (fw == SPACE_FW_MEGATRON_2021 && strcmp(sharding, "deepspeed-zero3") == 0)
+    if (fw == SPACE_FW_MEGATRON_2021
+        && strcmp(sharding, "deepspeed-zero3") == 0)
         fw = SPACE_FW_DEEPSPEED_2021;
     const cJSON *fwj = get(l, "framework");
     if (fwj && !cJSON_IsNull(fwj)) {
@@ -351,7 +353,8 @@ static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
                            "megatron-core, megatron-lm-2021, torchtitan, "
                            "pytorch-fsdp, deepspeed-2021, found %s%s%s",
                            path, i, cJSON_IsString(fwj) ? "'" : "",
-                           cJSON_IsString(fwj) ? fwj->valuestring : "another type",
+                           cJSON_IsString(fwj) ? fwj->valuestring
+                                               : "another type",
                            cJSON_IsString(fwj) ? "'" : "");
     }
     space_framework_software((space_framework)fw, &w);
@@ -366,7 +369,8 @@ static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
      * BigScience also ran with CUDA_LAUNCH_BLOCKING=1, which serialises
      * every kernel (tr11-176B-ml.slurm and chronicles-prequel.md,
      * bigscience-workshop/bigscience). */
-    if (has_feature(feat, "tp-comm-overlap")) w.tp_overlap = SPACE_TP_OVERLAP_ALL;
+    if (has_feature(feat, "tp-comm-overlap"))
+        w.tp_overlap = SPACE_TP_OVERLAP_ALL;
     if (fw == SPACE_FW_TORCHTITAN && has_feature(feat, "async-tp"))
         w.tp_overlap = SPACE_TP_OVERLAP_ASYNC;
     /* PyTorch without torch.compile runs norms, SwiGLU and RoPE op by op,
@@ -404,8 +408,8 @@ static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
 }
 
 /* Reads every run into *out (calloc'd; *n counts them). */
-static int read_runs(const cJSON *root, const char *path, hw_db *db,
-                     vrun **out, int *n, tp_err *e)
+static int read_runs(const cJSON *root, const char *path, hw_db *db, vrun **out,
+                     int *n, tp_err *e)
 {
     const cJSON *runs = get(root, "runs"), *run;
     if (!cJSON_IsArray(runs))
@@ -419,7 +423,8 @@ static int read_runs(const cJSON *root, const char *path, hw_db *db,
         i++;
         vrun *r = &v[(*n)++];
         r->id = need_str(run, "", "id", path, i, e);
-        const char *src = r->id ? need_str(run, "", "source_id", path, i, e) : NULL;
+        const char *src =
+            r->id ? need_str(run, "", "source_id", path, i, e) : NULL;
         if (!src) return e->status;
         r->src = source_of(src);
         source *s = &src_tab[r->src];
@@ -476,7 +481,8 @@ static double ours_of(const vrun *r, double it)
     if (strcmp(r->kind, "tflops_per_gpu") == 0)
         return r->flops / (it * (double)r->gpus) / 1e12;
     if (strcmp(r->kind, "tokens_per_s_per_gpu") == 0)
-        return (double)r->want.gbs * (double)r->want.seq / (it * (double)r->gpus);
+        return (double)r->want.gbs * (double)r->want.seq
+               / (it * (double)r->gpus);
     if (strcmp(r->kind, "iteration_time_s") == 0) return it;
     return NAN;
 }
@@ -764,7 +770,8 @@ static void score_model(const fit_model *fm, vrun *v, int n, int no_loso,
     for (int i = 0; i < n; i++) {
         eta_in[i] = v[i].ok ? eta_of(fm, &sc->all, &v[i]) : 0;
         eta_lo[i] = v[i].ok && !no_loso && src_tab[v[i].src].n_fit
-                        ? eta_of(fm, &sc->fold[v[i].src], &v[i]) : -1;
+                        ? eta_of(fm, &sc->fold[v[i].src], &v[i])
+                        : -1;
     }
     predict_all(v, n, eta_in);
     for (int i = 0; i < n; i++) {
@@ -838,13 +845,15 @@ static void layout_text(const vrun *r, const space_layout *u, char *buf,
                         size_t cap)
 {
     const space_layout *w = &r->want;
-    snprintf(buf, cap, "tp%lld%s pp%lld vpp%lld%s cp%lld dp%lld mbs%lld%s %s%s z%d%s",
-             (long long)u->tp, w->tp == SEARCH_UNSET ? "*" : "", (long long)u->pp,
-             (long long)u->vpp, w->vpp == SEARCH_UNSET ? "*" : "",
-             (long long)u->cp, (long long)u->dp, (long long)u->mbs,
-             w->mbs == SEARCH_UNSET ? "*" : "", space_recompute_names[u->recompute],
-             (int)w->recompute == SEARCH_UNSET ? "*" : "", (int)u->zero,
-             (int)w->zero == SEARCH_UNSET ? "*" : "");
+    snprintf(
+        buf, cap,
+        "tp%lld%s pp%lld vpp%lld%s cp%lld dp%lld mbs%lld%s %s%s z%d%s",
+        (long long)u->tp, w->tp == SEARCH_UNSET ? "*" : "", (long long)u->pp,
+        (long long)u->vpp, w->vpp == SEARCH_UNSET ? "*" : "", (long long)u->cp,
+        (long long)u->dp, (long long)u->mbs, w->mbs == SEARCH_UNSET ? "*" : "",
+        space_recompute_names[u->recompute],
+        (int)w->recompute == SEARCH_UNSET ? "*" : "", (int)u->zero,
+        (int)w->zero == SEARCH_UNSET ? "*" : "");
 }
 
 static void group_name(const fit_model *fm, int g, char *buf, size_t cap)
@@ -853,7 +862,8 @@ static void group_name(const fit_model *fm, int g, char *buf, size_t cap)
     for (int s = 0; s < N_STACK; s++)
         if (fm->group[s] == g) {
             size_t n = strlen(buf);
-            snprintf(buf + n, cap - n, "%s%s", n ? "+" : "", space_stack_names[s]);
+            snprintf(buf + n, cap - n, "%s%s", n ? "+" : "",
+                     space_stack_names[s]);
         }
 }
 
@@ -870,12 +880,15 @@ static void consts_text(const fit_model *fm, const consts *k, char *buf,
         group_name(fm, g, name, sizeof name);
         size_t n = strlen(buf);
         snprintf(buf + n, cap - n, "%s%s %.3f%s", n ? ", " : "",
-                 n_groups == 1 ? "all" : name, k->eta[g], k->fallback[g] ? "*" : "");
+                 n_groups == 1 ? "all" : name, k->eta[g],
+                 k->fallback[g] ? "*" : "");
     }
     for (int f = 0; fm->per_family && f < n_fam; f++) {
         size_t n = strlen(buf);
         snprintf(buf + n, cap - n, "; x %s %.3f%s", fam_tab[f]->name, k->fac[f],
-                 f == ref_fam ? " (reference)" : k->fam_fallback[f] ? "*" : "");
+                 f == ref_fam         ? " (reference)"
+                 : k->fam_fallback[f] ? "*"
+                                      : "");
     }
 }
 
@@ -911,8 +924,8 @@ static void print_csv(const vrun *v, int n, const char *only)
 static void print_runs(const vrun *v, int n, const char *only, int loso)
 {
     printf("%-34s %-16s %-16s %10s %10s %6s %10s %6s  %s\n", "run", "stack",
-           "unit", "published", "ours", "err %", loso ? "LOSO" : "", loso ? "err %" : "",
-           "layout used (searched fields marked *)");
+           "unit", "published", "ours", "err %", loso ? "LOSO" : "",
+           loso ? "err %" : "", "layout used (searched fields marked *)");
     for (int i = 0; i < n; i++) {
         const vrun *r = &v[i];
         if (!r->ok || (only && strcmp(only, src_tab[r->src].id) != 0)) continue;
@@ -922,22 +935,22 @@ static void print_runs(const vrun *v, int n, const char *only, int loso)
             snprintf(lo, sizeof lo, "%10.4g", r->ours_loso);
             snprintf(le, sizeof le, "%6.1f", ape(r, r->ours_loso));
         }
-        printf("%-34s %-16s %-16s %10.4g %10.4g %6.1f %10s %6s  %s%s%s\n", r->id,
-               space_stack_names[r->stack], r->kind, r->pub, r->ours_in,
+        printf("%-34s %-16s %-16s %10.4g %10.4g %6.1f %10s %6s  %s%s%s\n",
+               r->id, space_stack_names[r->stack], r->kind, r->pub, r->ours_in,
                ape(r, r->ours_in), lo, le, lay,
                r->r_in.feasible ? "" : " (estimate: does not fit)",
                r->waived ? " WAIVED" : "");
     }
 }
 
-static void print_sources(const vrun *v, int n, const score *sc, const char *only,
-                          int loso)
+static void print_sources(const vrun *v, int n, const score *sc,
+                          const char *only, int loso)
 {
     printf("\nper source: MAPE %% in sample and left-one-source-out (LOSO), "
            "waived runs out, then with them\n");
-    printf("%-30s %5s %6s %8s %8s %8s %8s  %-34s %6s %6s  %s\n", "source", "runs",
-           "waived", "in", "LOSO", "in+w", "LOSO+w", "worst run (in sample)",
-           "in %", "LOSO %", "skipped");
+    printf("%-30s %5s %6s %8s %8s %8s %8s  %-34s %6s %6s  %s\n", "source",
+           "runs", "waived", "in", "LOSO", "in+w", "LOSO+w",
+           "worst run (in sample)", "in %", "LOSO %", "skipped");
     for (int s = 0; s < n_src; s++) {
         const source *x = &src_tab[s];
         if (only && strcmp(only, x->id) != 0) continue;
@@ -949,10 +962,12 @@ static void print_sources(const vrun *v, int n, const score *sc, const char *onl
                 nw++;
                 continue;
             }
-            if (worst < 0 || ape(&v[i], v[i].ours_in) > ape(&v[worst], v[worst].ours_in))
+            if (worst < 0
+                || ape(&v[i], v[i].ours_in) > ape(&v[worst], v[worst].ours_in))
                 worst = i;
         }
-        printf("%-30s %5d %6d %8.1f %8.1f %8.1f %8.1f  %-34s %6.1f %6.1f  %d%s%s%s\n",
+        printf("%-30s %5d %6d %8.1f %8.1f %8.1f %8.1f  %-34s %6.1f %6.1f  "
+               "%d%s%s%s\n",
                x->id, runs - nw, nw, sc->in[s], loso ? sc->loso[s] : NAN,
                sc->in_all[s], loso ? sc->loso_all[s] : NAN,
                worst >= 0 ? v[worst].id : "-",
@@ -967,7 +982,8 @@ static void print_sources(const vrun *v, int n, const score *sc, const char *onl
     for (int i = 0; i < n; i++)
         if (v[i].ok && !v[i].waived
             && strncmp(src_tab[v[i].src].id, "bigscience_", 11) == 0)
-            m++, sum += ape(&v[i], v[i].ours_in), lsum += ape(&v[i], v[i].ours_loso);
+            m++, sum += ape(&v[i], v[i].ours_in),
+                lsum += ape(&v[i], v[i].ours_loso);
     if (m && !only)
         printf("%-30s %5d %6s %8.1f %8.1f  (bigscience_bloom_tr11 + "
                "bigscience_tr11_prequel together)\n",
@@ -991,7 +1007,8 @@ static int estimator_holds(const fit_model *fm, const consts *k)
     int same = 1;
     for (int s = 0; s < N_STACK; s++)
         same &= fabs(k->eta[fm->group[s]]
-                     - est_stack_kernel_eff((space_stack)s)->eff) < 1e-9;
+                     - est_stack_kernel_eff((space_stack)s)->eff)
+                < 1e-9;
     for (int f = 0; f < n_fam; f++)
         same &= fabs(k->fac[f] - est_gpu_kernel_eff_factor(fam_tab[f])) < 1e-9;
     return same;
@@ -1050,8 +1067,10 @@ static void print_fit(const vrun *v, int n, const score *sc, const score *all,
     } else if (estimator_holds(fm, &sc->all)) {
         printf("the estimator holds this fit\n");
     } else {
-        printf("the estimator DIFFERS from this fit: copy the in-sample row into "
-               "estimator/kernel_eff.c and hwdb; with its constants now, MAPE %%:");
+        printf(
+            "the estimator DIFFERS from this fit: copy the in-sample row into "
+            "estimator/kernel_eff.c and hwdb; with its constants now, MAPE "
+            "%%:");
         double *ours = malloc((size_t)n * sizeof *ours + 1), x[MAX_SRC];
         if (!ours) abort();
         for (int i = 0; i < n; i++) ours[i] = v[i].ours_est;
@@ -1063,8 +1082,9 @@ static void print_fit(const vrun *v, int n, const score *sc, const score *all,
         free(ours);
     }
     if (!all) return;
-    printf("\nmodels of the constant: mean over sources of MAPE %% (waived out), "
-           "in sample and LOSO; LOSO per source [n]\n");
+    printf(
+        "\nmodels of the constant: mean over sources of MAPE %% (waived out), "
+        "in sample and LOSO; LOSO per source [n]\n");
     printf("%-34s %8s %8s", "model", "in", "LOSO");
     for (int s = 0; s < n_src; s++)
         if (src_tab[s].n_fit) printf(" %6s%d]", "[", s + 1);
@@ -1072,7 +1092,8 @@ static void print_fit(const vrun *v, int n, const score *sc, const score *all,
     for (int k = 0; k < N_MODELS; k++) {
         char txt[512];
         consts_text(&models[k], &all[k].all, txt, sizeof txt);
-        printf("%-34s %8.3f %8.3f", models[k].name, all[k].in_mean, all[k].loso_mean);
+        printf("%-34s %8.3f %8.3f", models[k].name, all[k].in_mean,
+               all[k].loso_mean);
         for (int s = 0; s < n_src; s++)
             if (src_tab[s].n_fit) printf(" %7.1f", all[k].loso[s]);
         printf("  %s%s%s\n", txt, models[k].chosen ? "  <- estimator" : "",
@@ -1095,10 +1116,14 @@ int main(int argc, char **argv)
     int csv = 0, no_loso = 0;
     double keff = 0; /* 0: fitted */
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) path = argv[++i];
-        else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc) only = argv[++i];
-        else if (strcmp(argv[i], "--csv") == 0) csv = 1;
-        else if (strcmp(argv[i], "--no-loso") == 0) no_loso = 1;
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+            path = argv[++i];
+        else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--csv") == 0)
+            csv = 1;
+        else if (strcmp(argv[i], "--no-loso") == 0)
+            no_loso = 1;
         else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
             const char *name = argv[++i];
             for (int k = 0; k < N_MODELS; k++)
@@ -1110,9 +1135,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "; found '%s'\n", name);
                 return TP_EUSAGE;
             }
-        }
-        else if (strcmp(argv[i], "--kernel-eff") == 0 && i + 1 < argc
-                 && (keff = atof(argv[++i])) > 0 && keff <= 1)
+        } else if (strcmp(argv[i], "--kernel-eff") == 0 && i + 1 < argc
+                   && (keff = atof(argv[++i])) > 0 && keff <= 1)
             ;
         else {
             fprintf(stderr, "usage: validate_runs [--runs FILE] [--source ID] "
