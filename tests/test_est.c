@@ -511,6 +511,50 @@ static void test_models_borrowed(void)
     hw_db_free(b);
 }
 
+/* The in-training kernel efficiency: the layout's stack's constant times
+ * the GPU's factor (hwdb, else the GPU whose fits it borrows, else 1);
+ * est_ctx.kernel_eff overrides both. */
+static void test_kernel_eff(void)
+{
+    const char *dirs[] = {builtin};
+    tp_err e = {0};
+    hw_db *b = hw_db_open_dirs(dirs, 1, &e);
+    TP_CHECK(b != NULL);
+    if (!b) return;
+    const hw_gpu *a80 = hw_find_gpu(b, "a100-80gb", &e);
+    const hw_gpu *a40 = hw_find_gpu(b, "a100-40gb", &e);
+    const hw_gpu *h = hw_find_gpu(b, "h100-sxm", &e);
+    const hw_gpu *h200 = hw_find_gpu(b, "h200", &e);
+    TP_CHECK(a80 && a40 && h && h200);
+    if (a80 && a40 && h && h200) {
+        TP_CHECK(est_gpu_kernel_eff_factor(a80) == 1);
+        TP_CHECK(est_gpu_kernel_eff_factor(a40) == 1);
+        double fh = est_gpu_kernel_eff_factor(h);
+        TP_CHECK(fh > 0.5 && fh < 1.5);
+        if (!(h200->kernel_eff_factor > 0))
+            TP_CHECK(est_gpu_kernel_eff_factor(h200) == fh);
+        for (int s = 0; s < SPACE_STACK_COUNT; s++) {
+            double x = est_stack_kernel_eff((space_stack)s)->eff;
+            TP_CHECK(x > 0.2 && x <= 1);
+        }
+        space_layout l;
+        memset(&l, 0, sizeof l);
+        space_framework_software(SPACE_FW_TORCHTITAN, &l);
+        l.eager = 1;
+        est_ctx c = {.gpu = h};
+        double want = est_stack_kernel_eff(SPACE_STACK_PYTORCH_EAGER)->eff * fh;
+        TP_CHECK_REL(est_kernel_eff(&c, &l), want, 1e-12);
+        c.gpu = a80;
+        space_framework_software(SPACE_FW_MEGATRON_2021, &l);
+        TP_CHECK_REL(est_kernel_eff(&c, &l),
+                     est_stack_kernel_eff(SPACE_STACK_MEGATRON_2021)->eff,
+                     1e-12);
+        c.kernel_eff = 0.5;
+        TP_CHECK(est_kernel_eff(&c, &l) == 0.5);
+    }
+    hw_db_free(b);
+}
+
 /* Memory: Megatron's bytes per parameter exactly; the activation formula
  * for GPT; the options move memory the right way. */
 static void test_memory(void)
@@ -617,6 +661,7 @@ int main(int argc, char **argv)
     TP_RUN(test_models);
     TP_RUN(test_floor_sweep);
     TP_RUN(test_memory);
+    TP_RUN(test_kernel_eff);
     hw_db_free(db);
     return TP_TEST_EXIT();
 }

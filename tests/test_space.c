@@ -1133,6 +1133,49 @@ static void test_resolve(void)
                  TP_ENOINPUT);
 }
 
+/* Software stacks: a layout's framework and eager flag say which stack
+ * runs it; space_framework_software records the framework. */
+static void test_stacks(void)
+{
+    static const struct {
+        space_framework f;
+        int eager; /* -1: the framework's */
+        space_stack want;
+    } rows[] = {
+        {SPACE_FW_MEGATRON_CORE, -1, SPACE_STACK_MEGATRON_CORE},
+        {SPACE_FW_MEGATRON_CORE, 1, SPACE_STACK_MEGATRON_CORE},
+        {SPACE_FW_MEGATRON_2021, -1, SPACE_STACK_MEGATRON_2021},
+        {SPACE_FW_TORCHTITAN, -1, SPACE_STACK_PYTORCH_COMPILED},
+        {SPACE_FW_TORCHTITAN, 1, SPACE_STACK_PYTORCH_EAGER},
+        {SPACE_FW_PYTORCH_FSDP, -1, SPACE_STACK_PYTORCH_EAGER},
+        {SPACE_FW_PYTORCH_FSDP, 0, SPACE_STACK_PYTORCH_COMPILED},
+        {SPACE_FW_DEEPSPEED_2021, -1, SPACE_STACK_DEEPSPEED_2021},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        space_layout l;
+        memset(&l, 0, sizeof l);
+        space_framework_software(rows[i].f, &l);
+        TP_CHECK_INT(l.framework, (int)rows[i].f);
+        if (rows[i].eager >= 0) l.eager = rows[i].eager;
+        TP_CHECK_INT(space_layout_stack(&l), rows[i].want);
+    }
+    space_layout z;
+    memset(&z, 0, sizeof z);
+    TP_CHECK_INT(space_layout_stack(&z), SPACE_STACK_MEGATRON_CORE);
+    z.framework = 99;
+    TP_CHECK_INT(space_layout_stack(&z), SPACE_STACK_MEGATRON_CORE);
+    /* FSDP and DeepSpeed's ZeRO-3 default to ZeRO-3 */
+    TP_CHECK_INT(space_framework_zero(SPACE_FW_PYTORCH_FSDP), SPACE_ZERO_3);
+    TP_CHECK_INT(space_framework_zero(SPACE_FW_DEEPSPEED_2021), SPACE_ZERO_3);
+    TP_CHECK_INT(space_framework_zero(SPACE_FW_MEGATRON_CORE), -1);
+    space_framework_software(SPACE_FW_DEEPSPEED_2021, &z);
+    TP_CHECK(z.zero3_live == 1e9);
+    TP_CHECK(!z.flash);
+    space_framework_software(SPACE_FW_PYTORCH_FSDP, &z);
+    TP_CHECK(z.zero3_live == 0);
+    TP_CHECK_INT(z.tp_overlap, SPACE_TP_OVERLAP_DTENSOR);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) snprintf(fixture_dir, sizeof fixture_dir, "%s", argv[1]);
@@ -1155,5 +1198,6 @@ int main(int argc, char **argv)
     TP_RUN(test_hf_json);
     TP_RUN(test_resolve);
     TP_RUN(test_validation_runs);
+    TP_RUN(test_stacks);
     return TP_TEST_EXIT();
 }
