@@ -508,7 +508,8 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         fprintf(f,
                 "operator times: fitted to %s's samples where it has them, "
                 "roofline elsewhere%s%s%s; over an in-training kernel "
-                "efficiency of %.3g (%s's, fitted to published runs: "
+                "efficiency of %.3g (stack %s x this GPU's factor, fitted "
+                "to published runs: "
                 "bench/results/kernel_efficiency.md)\n",
                 src->name, src != y->gpu ? " (applied to " : "",
                 src != y->gpu ? y->gpu->name : "",

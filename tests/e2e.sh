@@ -334,7 +334,7 @@ has "$OUT" '"zero_stage":	3' "DeepSpeed 2021: ZeRO-3"
 run 0 "$TP" "${EST[@]}" -t 4 -p 4 --format json
 has "$OUT" '"software_stack":	"megatron-core"' "the default framework's stack"
 run 0 "$TP" "${EST[@]}" -t 4 -p 4
-has "$OUT" "(megatron-core's, fitted to published runs" "the table names the stack of its kernel efficiency"
+has "$OUT" "(stack megatron-core x this GPU's factor" "the table names the stack of its kernel efficiency"
 run 64 "$TP" "${EST[@]}" --framework nemo
 has "$ERR" "megatron-core, megatron-lm-2021, torchtitan, pytorch-fsdp or deepspeed-2021" "unknown framework: the valid names"
 run 1 "$TP" "${EST[@]}" -t 4 -p 1 -c 1 -r none --zero-stage 0 -b 16
