@@ -205,6 +205,7 @@ int main(int argc, char **argv)
             tp_all |= strcmp(fe->valuestring, "tp-comm-overlap") == 0;
             async_tp |= strcmp(fe->valuestring, "async-tp") == 0;
             compiled |= strcmp(fe->valuestring, "torch.compile") == 0;
+            w.fp8_params |= strcmp(fe->valuestring, "fp8-param-gather") == 0;
         }
         int titan = strcmp(src, "torchtitan_benchmarks") == 0;
         int old_megatron = strcmp(src, "narayanan2021_sc21") == 0
