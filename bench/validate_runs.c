@@ -360,6 +360,7 @@ static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
     space_framework_software((space_framework)fw, &w);
     const cJSON *feat = get(l, "features");
     int compiled = has_feature(feat, "torch.compile");
+    w.fp8_params = has_feature(feat, "fp8-param-gather");
     /* llm-foundry's attention is the one its run lists (flash, triton or
      * PyTorch's). */
     if (strcmp(src, "llm_foundry_mpt_benchmarks") == 0)

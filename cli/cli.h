@@ -69,6 +69,7 @@ typedef struct cli_opts {
     int eager;               /* --eager */
     int no_pp_overlap;       /* --[no-]overlap-p2p-communication */
     int fp8_recipe;          /* --fp8-recipe: space_fp8_recipe */
+    int fp8_params;          /* --fp8-param-gather */
     int n_docs;              /* --doc-length: packed documents' buckets */
     int64_t doc_len[SPACE_MAX_DOC_BUCKETS];
     double doc_share[SPACE_MAX_DOC_BUCKETS];

@@ -43,6 +43,7 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     if (set & CLI_SW_EAGER) l->eager = o->eager;
     if (set & CLI_SW_PP) l->no_pp_overlap = o->no_pp_overlap;
     if (set & CLI_SW_FP8) l->fp8_recipe = o->fp8_recipe;
+    l->fp8_params = o->fp8_params;
     l->n_docs = o->n_docs;
     for (int i = 0; i < o->n_docs; i++)
         l->doc_len[i] = o->doc_len[i], l->doc_share[i] = o->doc_share[i];
@@ -225,6 +226,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
                                 l->fp8_lib == SPACE_FP8_LIB_TE
                                     ? "transformer-engine"
                                     : "torchao");
+        cJSON_AddBoolToObject(a, "fp8_param_gather", l->fp8_params);
     }
     cJSON_AddBoolToObject(a, "overlap_grad_reduce", !l->no_dp_overlap);
     cJSON_AddStringToObject(a, "tp_comm_overlap",

@@ -106,6 +106,7 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
                 ? "hybrid"
                 : "e4m3",
             space_fp8_recipe_names[l->fp8_recipe]);
+    if (l->dtype == HW_FP8 && l->fp8_params) put(&b, " --fp8-param-gather");
     if (l->pp > 1 && v > 1 && l->no_pp_overlap)
         put(&b, " --no-overlap-p2p-communication");
     if (!l->no_dp_overlap) put(&b, " --overlap-grad-reduce");

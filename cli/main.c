@@ -185,6 +185,7 @@ enum opt_id {
     OPT_CP_COMM,
     OPT_FP8_RECIPE,
     OPT_DOC_LENGTH,
+    OPT_FP8_PARAMS,
     OPT_PP_SCATTER_GATHER,
     OPT_EAGER,
     OPT_PP_OVERLAP,
@@ -274,6 +275,11 @@ static const cli_option options[] = {
      "over DP"},
     {"precision", OPT_PRECISION, "bf16|fp16|fp8", CMD_EST_SEARCH,
      "GEMM precision (default bf16; fp8: GEMMs at the fp8 rate)"},
+    {"fp8-param-gather", OPT_FP8_PARAMS, NULL, CMD_EST_SEARCH,
+     "fp8 under Transformer Engine: the layers' weights kept as fp8 "
+     "parameters (one byte in memory and in the distributed optimizer's "
+     "all-gather, a transposed copy cached); default: 16-bit parameters "
+     "with cached fp8 copies"},
     {"doc-length", OPT_DOC_LENGTH, "LEN[:SHARE],...", CMD_EST_SEARCH,
      "packed sequences (fine-tuning): documents of LEN tokens, or several "
      "lengths with the share of the tokens each holds (512:0.3,4096:0.7); "
@@ -863,6 +869,9 @@ int main(int argc, char **argv)
         case OPT_FRAMEWORK:
             rc = parse_name("framework", optarg, space_framework_names,
                             SPACE_FW_COUNT, &o.framework, &e);
+            break;
+        case OPT_FP8_PARAMS:
+            o.fp8_params = 1;
             break;
         case OPT_DOC_LENGTH:
             rc = parse_docs(optarg, &o, &e);

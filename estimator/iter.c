@@ -865,6 +865,15 @@ void est_estimate(const est_ctx *c, const space_model *m,
     layer_time(&x, &one);
     x.where = "iteration";
     double weight_casts = 0, amax_f = 0, amax_b = 0;
+    double layer_gemm_params; /* one layer's GEMM weights on a TP rank */
+    {
+        int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
+        double q = (double)(m->heads * hd), kv = (double)(m->kv_heads * hd);
+        double h = (double)m->hidden, f = (double)m->ffn_hidden;
+        layer_gemm_params = (h * (q + 2 * kv) + q * h
+                             + space_act_ffn_gemms(m->act) * h * f)
+                            / (double)l->tp;
+    }
     if (x.gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
         int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
         int64_t q = m->heads * hd, kv = m->kv_heads * hd, f = m->ffn_hidden;
@@ -1017,10 +1026,17 @@ void est_estimate(const est_ctx *c, const space_model *m,
             int fsdp_pp = l->zero == SPACE_ZERO_3 && pp > 1;
             if (fsdp_pp) rs_times = 1, window = 0;
             /* ZeRO-1/2: the 16-bit parameters gathered back after the
-             * step (ZeRO-3 keeps them sharded). */
+             * step (ZeRO-3 keeps them sharded); with fp8 parameters
+             * (--fp8-param-gather) the layers' GEMM weights in one byte
+             * (Megatron-Core fp8_utils.py, _quantize_param_shard_impl:
+             * the shard cast to fp8 before the gather). */
+            double ag_bytes = 2 * params;
+            if (x.gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE
+                && l->fp8_params)
+                ag_bytes -= layers_per_stage * layer_gemm_params;
             double ag = l->zero == SPACE_ZERO_3
                             ? 0
-                            : coll(&x, EST_COLL_ALLGATHER, 2 * params,
+                            : coll(&x, EST_COLL_ALLGATHER, ag_bytes,
                                    &x.dp_group);
             b->dp_s = rs_times * fmax(bucket * rs, rs - window)
                       + fmax(bucket * ag, ag - fwd_window); /* 0 if ag is */

@@ -267,9 +267,23 @@ void est_memory_of(const space_model *m, const space_layout *l,
          * in get_fp8_workspace / get_weight_workspace, linear.py, TE v1.9
          * and v2.4), per module, so ZeRO-3 does not shard them. The LM
          * head and embedding stay 16-bit. */
-        double fp8 = l->dtype == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE
-                         ? 2 * layers * layer_gemm_weights(m, t)
-                         : 0;
+        double fp8 = 0;
+        if (l->dtype == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
+            double gw = layers * layer_gemm_weights(m, t);
+            if (l->fp8_params) {
+                /* --fp8-param-gather: the GEMM weights themselves are
+                 * fp8, one byte in the parameter buffer, and only their
+                 * transpose is cached, one more (Megatron-Core
+                 * distributed_data_parallel.py: a uint8 param buffer;
+                 * TE's update_usage on the first micro-batch; Megatron-LM
+                 * core_v0.14.0). */
+                w -= gw / (l->zero >= SPACE_ZERO_3
+                               ? (double)(l->dp * l->cp) : 1);
+                fp8 = gw;
+            } else {
+                fp8 = 2 * gw;
+            }
+        }
         double act = tokens * act_rank_token(m, l, r, micro);
         if (r == l->pp - 1) act += tokens * 4 * vp / t; /* fp32 softmax of the loss */
         double step = est_step_bytes(l, params);

@@ -336,6 +336,10 @@ typedef struct space_layout {
                           torch.compile) */
     int fp8_recipe;    /* space_fp8_recipe, with dtype HW_FP8; 0: delayed */
     int fp8_lib;       /* space_fp8_lib; 0: Transformer Engine */
+    int fp8_params;    /* Transformer Engine fp8 weights as the parameters
+                          (Megatron-LM --fp8-param-gather): one byte each in
+                          memory and in the distributed optimizer's
+                          all-gather; 0: 16-bit parameters */
     /* Packed sequences (fine-tuning): each row of seq tokens holds whole
      * documents, and attention runs within each (iter.c). n_docs buckets
      * of documents doc_len[i] tokens long holding doc_share[i] of the

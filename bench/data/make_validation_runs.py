@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""make_validation_runs.py - writes validation_runs.json from published_runs.json.
+"""make_validation_runs.py - writes validation_runs.json from published_runs.json and
+mlperf_runs.json.
 
 published_runs.json (copied verbatim from shared/data) holds 226 measured training runs, each
 as its source published it. validation_runs.json is the same runs normalized for trainplan's
@@ -8,6 +9,9 @@ of its hardware database, the layout fields the estimator reads (null = not publ
 searched), the comparison target with the FLOP formula needed to reproduce it, and a skip
 reason where a run cannot be estimated. Every choice that is not in the source is written into
 the run's "assumed" or "derived" list; validation_runs.md summarises them per source.
+mlperf_runs.json (written by make_mlperf_runs.py from the MLPerf Training results repositories)
+adds one more source, mlperf_training: MLPerf's measured time per step with the layout its
+submission's scripts set.
 
 It does not estimate anything, and it never changes a published number: targets are copied,
 and derived values (iteration times from tokens/s, FLOPs per iteration) are computed from
@@ -587,6 +591,246 @@ def torchtitan(r):
     return out, assumed, derived
 
 
+# ---- MLPerf Training (mlperf_runs.json) ---------------------------------------------------------
+#
+# One source for all rounds (the validation leaves whole sources out): every entry of
+# mlperf_runs.json becomes a run, usable or skipped with the reason. The layout is the one
+# make_mlperf_runs.py read from the submission's config; the target is the median time per
+# training step over the submission's result files.
+
+MLPERF_SOURCE = "mlperf_training"
+
+# The benchmarks' models. GPT-3: the reference's Megatron GPT-3 175B (96 x 12288, 96 heads,
+# seq 2048, learned positions, biases, tied head, GPT-2 BPE vocabulary 50257:
+# mlcommons/training retired_benchmarks/gpt3/megatron-lm, run_gpt3.sh and README.md), padded
+# as Megatron pads it (128 x TP). Llama 3.1 405B: the paper's architecture with the Mixtral
+# 8x22B tokenizer's vocabulary of 32,000 (mlcommons/training
+# large_language_model_pretraining/nemo/README.md, "Model details"), padded to 128 x TP by
+# NeMo 2's get_vocab_size. Llama 3.1 8B: the released model and tokenizer
+# (small_llm_pretraining/nemo/README.md: "Llama 3.1 8B tokenizer").
+MLPERF_405B = {
+    "_name_or_path": "mlperf-llama3.1-405b-mixtral-vocab",
+    "model_type": "llama", "num_hidden_layers": 126, "hidden_size": 16384,
+    "num_attention_heads": 128, "num_key_value_heads": 8, "intermediate_size": 53248,
+    "vocab_size": 32000, "max_position_embeddings": 8192, "rms_norm_eps": 1e-5,
+    "hidden_act": "silu", "tie_word_embeddings": False,
+}
+# benchmark -> (model, layers, name, reported count: value, as published, half unit, note)
+MLPERF_MODELS = {
+    "gpt3": ("gpt3-175b", 96, "GPT-3 175B (MLPerf gpt3)",
+             (175e9, "175B (the benchmark's name)", 0.5e9,
+              "GPT-3 175B as the reference defines it; vocabulary 50257 padded to 128 x TP")),
+    "llama31_405b": (MLPERF_405B, 126, "Llama 3.1 405B, 32k vocabulary (MLPerf llama31_405b)",
+                     (405e9, "405B (the benchmark's name)", 0.5e9,
+                      "the name counts the released model's 128,256-token vocabulary; the "
+                      "benchmark's 32,000-token one has 3.15B fewer embedding and output "
+                      "parameters")),
+    "llama31_8b": ("llama3.1-8b", 32, "Llama 3.1 8B (MLPerf llama31_8b)",
+                   (8030261248.0, "8030261248 (the HF checkpoint)", 0.0,
+                    "Meta Llama 3.1 8B on HF; vocabulary 128,256 padded to 128 x TP")),
+    "llama2_70b_lora": ("llama2-70b", 80, "Llama 2 70B LoRA (MLPerf llama2_70b_lora)",
+                        (68976648192.0, "68976648192 (the HF checkpoint)", 0.0,
+                         "Meta Llama 2 70B on HF; the LoRA adapters are not counted")),
+}
+
+# hwdb system by the GPU of the submission's system description; None = the GPU is not in
+# hwdb. H100 SXM: NVIDIA's Eos-dfw runs on eos-dfw, the rest on eos (alias dgx-h100, the DGX
+# H100 node) unless larger than its 576 nodes.
+MLPERF_GPU = (  # (substring of accelerator_model_name, system, gpu), first match wins
+    ("GB300", None, None), ("B300", None, None), ("GB200", "gb200-nvl72", "gb200"),
+    ("B200", "dgx-b200", "b200"), ("H200-NVL", None, None), ("H200", "dgx-h200", "h200"),
+    ("H100", "eos", "h100-sxm"), ("L40S", None, None), ("A100", None, None),
+)
+
+
+def hwdb_system_shape(name):
+    """(GPUs per node, max nodes or 0) of a built-in hwdb system, read from its file."""
+    with open(os.path.join(HERE, "..", "..", "hwdb", "data", "systems", name + ".json")) as f:
+        d = json.load(f)
+    return d["gpus_per_node"]["value"], (d.get("max_nodes") or {}).get("value", 0)
+
+
+def mlperf_system(e):
+    sj = e["system_json"]
+    accel = sj.get("accelerator_model_name") or ""
+    nodes = e["layout"]["nodes"] if e["layout"] else None
+    for key, system, gpu in MLPERF_GPU:
+        if key in accel.upper():
+            break
+    else:
+        return None, None, "GPU not in hwdb: %s" % accel, None
+    if system is None:
+        return None, None, "GPU not in hwdb: %s" % accel, None
+    note = None
+    if system == "eos":
+        if e["submitter"] == "NVIDIA" and e["system"].startswith("eos-dfw"):
+            system = "eos-dfw"
+        elif nodes and nodes > 576:
+            system = "eos-dfw"
+    gpn, max_nodes = hwdb_system_shape(system)
+    node_gpus = int(sj.get("accelerators_per_node") or 0)
+    if node_gpus != gpn or (max_nodes and nodes and nodes > max_nodes):
+        return None, None, ("no hwdb system for %d %s per node%s" % (
+            node_gpus, accel, " at %d nodes" % nodes if nodes else "")), None
+    if e["submitter"] != "NVIDIA" or (system == "eos" and not e["system"].startswith("eos")):
+        note = ("system: %s's machine mapped to hwdb %s by its GPU; its description says "
+                "GPUs interconnect '%s', network '%s'" % (
+                    e["submitter"], system, sj.get("accelerator_interconnect") or "(not given)",
+                    sj.get("host_networking") or "(not given)"))
+    return system, gpu, None, note
+
+
+def mlperf_layers_per_stage(l, pp, vpp, split):
+    """Transformer layers per model chunk in pipeline order (chunk v of stage p is entry
+    v * pp + p). Megatron-Core's account_for_embedding_in_pipeline_split /
+    account_for_loss_in_pipeline_split count the embedding (loss) as one layer of the first
+    (last) chunk: megatron/core/transformer/transformer_layer.py, get_transformer_layer_offset
+    (NVIDIA/Megatron-LM, 2025)."""
+    emb = 1 if split["embedding_counts_as_layer"] else 0
+    loss = 1 if split["loss_counts_as_layer"] else 0
+    chunks = pp * vpp
+    total = l + emb + loss
+    if total % chunks:
+        return None
+    out = [total // chunks] * chunks
+    out[0] -= emb
+    out[-1] -= loss
+    return out
+
+
+def mlperf_run(e):
+    out = {"id": e["id"], "source_id": MLPERF_SOURCE,
+           "source_table": "MLPerf Training %s, %s, results/%s/%s" % (
+               e["round"], e["submitter"], e["system"], e["benchmark"]),
+           "round": e["round"]}
+    assumed, derived = list(e["assumed"]), list(e["derived"])
+    bench = e["benchmark"]
+    model, nlayers, name, rep = MLPERF_MODELS[bench]
+    out["model_name"] = name
+    out["model"] = model
+    L = e["layout"]
+    system, gpu, why_hw, sys_note = mlperf_system(e)
+    out["system"], out["gpu"] = system, gpu
+    out["gpus"] = L["gpus"] if L else None
+    out["nodes"] = L["nodes"] if L else None
+    if sys_note:
+        assumed.append(sys_note)
+    skip = None
+    if e.get("duplicate_of"):
+        skip = "duplicate of %s (the same result logs filed again)" % e["duplicate_of"]
+    elif bench == "llama2_70b_lora":
+        skip = ("LoRA fine-tuning is not modelled: frozen base weights have no weight gradient "
+                "or optimizer state")
+    elif why_hw:
+        skip = why_hw
+    elif L is None:
+        skip = "layout cannot be read: %s" % e["provenance"]["config_choice"]
+    elif L["precision"] == "fp4":
+        skip = "NVFP4 precision is not modelled (the config sets FP4=True)"
+    elif L["precision"] is None:
+        skip = "layout cannot be read: the candidate configs disagree on the precision"
+    elif None in (L["tp"], L["pp"], L["cp"], L["dp"], L["vpp"], L["micro_batch_size"],
+                  L["global_batch_size"]):
+        skip = "layout cannot be read: the candidate configs disagree on the parallel layout"
+    elif not e["throughput"]["median_iteration_time_s"]:
+        skip = "no usable result file"
+    # A system's GPU count must be one the hwdb system can hold (eos: 576 nodes).
+    if not out["gpus"]:
+        out["gpus"] = int(e["system_json"]["number_of_nodes"] or 0) * int(
+            e["system_json"]["accelerators_per_node"] or 0) or None
+        out["nodes"] = int(e["system_json"]["number_of_nodes"] or 0) or None
+    tp = L["tp"] if L and L["tp"] else 1
+    out["params_pad_multiple"] = 128 * tp
+    out["params_reported"] = {"value": rep[0], "as_published": rep[1], "half_unit": rep[2],
+                              "note": rep[3]}
+    if L:
+        pp, vpp = L["pp"], L["vpp"]
+        fp8 = L.get("fp8") or {}
+        feats = []
+        if L["tp_comm_overlap"]:
+            feats.append("tp-comm-overlap")
+        opt = L.get("optimizer") or {}
+        if opt.get("overlap_grad_reduce"):
+            feats.append("overlap-grad-reduce")
+        if opt.get("overlap_param_gather"):
+            feats.append("overlap-param-gather")
+        if pp and pp > 1 and L.get("overlap_p2p_comm"):
+            feats.append("pp-comm-overlap")
+        if any((L.get("cuda_graphs") or {}).values()):
+            feats.append("cuda-graphs")
+        if L["precision"] == "fp8" and fp8.get("fp8_params"):
+            feats.append("fp8-param-gather")
+        if L["precision"] == "fp8" and fp8.get("fp8_attention"):
+            feats.append("fp8-attention")
+        gran = (L.get("recompute") or {}).get("granularity")
+        if opt.get("distributed") and opt.get("overlap_grad_reduce") is None:
+            assumed.append("overlap-grad-reduce / overlap-param-gather not listed: the "
+                           "submission's scripts and yaml do not say (NeMo's defaults of the "
+                           "time overlapped both)")
+        split = L.get("pipeline_split") or {"embedding_counts_as_layer": False,
+                                            "loss_counts_as_layer": False}
+        lps = None
+        if pp and vpp and pp > 1:
+            lps = mlperf_layers_per_stage(nlayers, pp, vpp, split)
+            derived.append("layers_per_stage: %s, per model chunk in pipeline order" % (
+                "Megatron-Core's split counting the embedding and the loss as a layer each "
+                "(ASYM_PP_EMBED / ASYM_PP_LOSS)" if any(split.values())
+                else "Megatron's uniform split, layers / (pp x vpp)"))
+        dist = opt.get("distributed")
+        out["layout"] = layout(
+            tp=L["tp"], pp=pp, vpp=vpp, cp=L["cp"], ep=1, dp=L["dp"],
+            micro_batch_size=L["micro_batch_size"], global_batch_size=L["global_batch_size"],
+            grad_accum_steps=L["grad_accum_steps"], seq_length=L["seq_length"],
+            sequence_parallel=L["sequence_parallel"], recompute=gran,
+            recompute_variant=None if gran in (None, "none") else "megatron-" + gran,
+            zero_stage=1 if dist else (0 if dist is False else None),
+            sharding=("apex-distributed-fused-adam" if bench == "gpt3"
+                      else "megatron-distributed-optimizer") if dist else
+            ("none" if dist is False else None),
+            precision=L["precision"] if L["precision"] in ("fp8", "bf16") else None,
+            fp8_recipe=fp8.get("recipe") if L["precision"] == "fp8" else None,
+            pipeline_schedule=None if pp is None or vpp is None else (
+                "interleaved-1f1b" if vpp > 1 else ("1f1b" if pp > 1 else "none")),
+            pipeline_partition=None if not pp or pp == 1 else (
+                "megatron account_for_embedding_and_loss" if any(split.values())
+                else "uniform"),
+            layers_per_stage=lps, features=feats)
+        derived.append("dp = GPUs / (tp x pp x cp); global batch = MINIBS x dp (the logged "
+                       "global_batch_size); grad_accum_steps = MINIBS / micro batch; "
+                       "seq_length from the log's max_sequence_length")
+        if bench == "gpt3" and dist:
+            derived.append("zero_stage 1: NeMo's distributed_fused_adam (Apex "
+                           "DistributedFusedAdam) shards the optimizer state and "
+                           "reduce-scatters the gradients over data-parallel ranks")
+        if L["precision"] == "fp8":
+            derived.append("fp8: Transformer Engine FP8 GEMMs in every transformer layer (%s, "
+                           "recipe %s, amax history %s, %s)" % (
+                               fp8.get("format"), fp8.get("recipe"), fp8.get("amax_history"),
+                               fp8.get("amax_algo")))
+    else:
+        out["layout"] = layout(global_batch_size=e["log"]["global_batch_size"],
+                               seq_length=e["layout"] and e["layout"]["seq_length"])
+    thr = e["throughput"]
+    it = thr["median_iteration_time_s"]
+    out["target"] = {
+        "kind": "iteration_time_s", "value": it, "iteration_time_s": it,
+        "iteration_time_origin": "measured: median over %d result files of each file's "
+                                 "training seconds (evaluation excluded) / steps trained; "
+                                 "min %s, max %s" % (
+                                     thr["n_files"], thr["min_iteration_time_s"],
+                                     thr["max_iteration_time_s"]),
+        "flops_formula": None,
+        "n_files": thr["n_files"], "min_s": thr["min_iteration_time_s"],
+        "max_s": thr["max_iteration_time_s"],
+    }
+    out["also_published"] = {k: thr.get(k) for k in (
+        "step_timing_median_s", "median_sequences_per_s", "median_tokens_per_s")}
+    out["skip"] = skip
+    out["_notes"] = "; ".join(e["notes"]) or None
+    out["_assumed"], out["_derived"] = assumed, derived
+    return out
+
+
 # ---- validation_runs.md ------------------------------------------------------------------------
 
 SOURCES = [  # source_id, what the source measured, target compared, FLOP convention
@@ -609,13 +853,20 @@ SOURCES = [  # source_id, what the source measured, target compared, FLOP conven
     ("torchtitan_benchmarks",
      "tokens/s per GPU at one iteration (90th or 100th); no FLOPs, no MFU",
      "tokens_per_s_per_gpu", "none needed"),
+    ("mlperf_training",
+     "time per training step from the MLLOG result logs (median over each submission's 3 or "
+     "10 files; evaluation excluded)",
+     "iteration_time_s", "none needed"),
 ]
 
 MD_HEAD = """# Validation runs: what is in validation_runs.json
 
-Written by `make_validation_runs.py` from `published_runs.json` (do not edit by hand; change the
-script). 226 published runs from 6 sources, normalized so that trainplan's estimator can predict
-each one: a model trainplan loads, a system of its hardware database, the layout, the target
+Written by `make_validation_runs.py` from `published_runs.json` and `mlperf_runs.json` (do not
+edit by hand; change the script). 226 published runs from 6 sources, and the MLPerf Training
+results of NVIDIA's NeMo/Megatron stack as one more source (`mlperf_training`, all rounds
+v3.0-v5.1; its own page of provenance is `mlperf_runs.json`), normalized so that trainplan's
+estimator can predict each one: a model trainplan loads, a system of its hardware database,
+the layout, the target
 with the FLOP formula that reproduces it, and a skip reason where a run cannot be estimated.
 `tests/test_space.c` (test_validation_runs) loads every run and checks what this page claims:
 exact parameter counts, the FLOP formulas, the systems and GPUs, the layout arithmetic, the
@@ -643,11 +894,12 @@ published (the iteration time in the file is derived from it).
 | `layout.local_batch_size` | torchtitan's per-replica batch, as published |
 | `layout.sequence_parallel` | Megatron-style sequence parallelism of the norms/dropout with TP |
 | `layout.recompute` | `none`, `selective`, `full`; `recompute_variant` says which: `megatron-full` / `deepspeed-checkpointing` / `fsdp-activation-checkpointing` / `torchtitan-full-ac` recompute every layer's forward; `torchtitan-op-sac` (torchtitan's per-op selective AC) saves every compute op's output except every second matmul, so it recomputes about half the linear-layer GEMMs and the cheap ops, never the attention core - not Korthikanti's selective |
-| `layout.zero_stage`, `sharding` | 0-3 and the implementation: `megatron-distributed-optimizer` (1), `deepspeed-zero1`, `deepspeed-bf16-optimizer-zero1` (1), `deepspeed-zero3`, `fsdp-shard-grad-op` (2), `fsdp-full-shard` (3), `fsdp2` (3, reshard after forward), `fsdp2-no-reshard-after-forward` (3 at rest, parameters kept gathered from forward to backward: torchtitan with PP) |
-| `layout.precision`, `fp8_recipe` | `fp16`, `bf16`, `fp8` (linear layers in FP8, the rest bf16) with `tensorwise` or `rowwise` scaling |
+| `layout.zero_stage`, `sharding` | 0-3 and the implementation: `megatron-distributed-optimizer` (1), `deepspeed-zero1`, `deepspeed-bf16-optimizer-zero1` (1), `deepspeed-zero3`, `fsdp-shard-grad-op` (2), `fsdp-full-shard` (3), `fsdp2` (3, reshard after forward), `fsdp2-no-reshard-after-forward` (3 at rest, parameters kept gathered from forward to backward: torchtitan with PP), `apex-distributed-fused-adam` (1: NeMo 1.x's distributed_fused_adam, MLPerf GPT-3) |
+| `layout.precision`, `fp8_recipe` | `fp16`, `bf16`, `fp8` (linear layers in FP8, the rest bf16) with `tensorwise` or `rowwise` scaling (torchtitan), or Transformer Engine's `delayed` (per-tensor scales from an amax history, NeMo's default through MLPerf v5.0) or `tensorwise` (TE current scaling, MLPerf v5.1) |
 | `layout.pipeline_schedule` | `none`, `1f1b` (Megatron, DeepSpeed's TrainSchedule, torchtitan Schedule1F1B), `interleaved-1f1b`; `null` = not published, search |
-| `layout.pipeline_partition`, `layers_per_stage` | how layers were split: `uniform` (Megatron, layers / pp), `deepspeed type:transformer` (embedding on the first stage, tied output embedding on the last), `deepspeed type:transformer|embedding` (the two embeddings take a layer slot each), `torchtitan generate_split_points`; `layers_per_stage` lists transformer layers per model chunk in pipeline order (pp x vpp entries; pp entries while vpp is unknown) |
-| `layout.features` | `overlap-grad-reduce`, `overlap-param-gather`, `tp-comm-overlap`, `pp-comm-overlap` (Megatron-Core), `scatter-gather-p2p` (Narayanan 5.1), `flash-attention`, `fsdp-limit-all-gathers`, `fsdp-mixed-precision-pure` / `-default` (llm-foundry MP mode), `torch.compile`, `async-tp`, `fp8-fsdp-all-gather` |
+| `layout.pipeline_partition`, `layers_per_stage` | how layers were split: `uniform` (Megatron, layers / pp), `deepspeed type:transformer` (embedding on the first stage, tied output embedding on the last), `deepspeed type:transformer|embedding` (the two embeddings take a layer slot each), `torchtitan generate_split_points`, `megatron account_for_embedding_and_loss` (Megatron-Core with the embedding and the loss counted as a layer of the first and last model chunk: MLPerf Llama 3.1 405B); `layers_per_stage` lists transformer layers per model chunk in pipeline order (pp x vpp entries; pp entries while vpp is unknown) |
+| `layout.features` | `overlap-grad-reduce`, `overlap-param-gather`, `tp-comm-overlap`, `pp-comm-overlap` (Megatron-Core), `scatter-gather-p2p` (Narayanan 5.1), `flash-attention`, `fsdp-limit-all-gathers`, `fsdp-mixed-precision-pure` / `-default` (llm-foundry MP mode), `torch.compile`, `async-tp`, `fp8-fsdp-all-gather`, `cuda-graphs` (NeMo/Megatron-Core CUDA graphs of the layers or the step), `fp8-param-gather` (parameters kept and all-gathered in FP8), `fp8-attention` (TE FP8 dot-product attention) |
+| `round` | MLPerf runs only: the MLPerf Training round (v3.0-v5.1) |
 | `target` | `kind` (`iteration_time_s`, `tflops_per_gpu`, `tokens_per_s_per_gpu`, `mfu`), `value` as published, `iteration_time_s` with `iteration_time_origin` (measured, or how it was derived), and for FLOP-rate targets `flops_formula`, `vocab_for_flops`, `flops_per_iteration` |
 | `params` | our exact count (`ours`, vocabulary padded to `vocab_pad_multiple`), the source's figure and whether they agree within its rounding |
 | `skip` | `null`, or why the run cannot be estimated |
@@ -733,6 +985,26 @@ Megatron-Core README's MFU column is TFLOP/s / 989 to its two digits. What remai
    (local batch x FSDP degree).
 6. **bigscience_bloom_tr11** - the GBS 16 row (batch ramp-up) has one micro-batch per pipeline: it
    measures the pipeline's fill and drain, not its steady state.
+7. **mlperf_training** - the target is the training time between evaluations over the steps
+   trained, so it includes data loading and NeMo's per-step overhead but no evaluation; the
+   per-step timer NeMo logs (where it does: not in v4.x GPT-3) is 0-4% shorter (12% for Cisco's
+   hpf_n16 8B), both are in mlperf_runs.json; files of one submission agree within 1-6%. A
+   result names a system, not a config: the config was found by the system's README (NVIDIA from
+   v4.0 on) or by matching node count and the logged global batch among the submission's
+   scripts (mlperf_runs.json says which, per run). v3.1 eos_n64 ran a global batch of 2048 where
+   the only 64-node config says 3072 (MINIBS 192): the batch is the log's, the rest the config's
+   (assumed). Oracle's v4.1 GPT-3 scripts come without NeMo's yaml, so sequence parallelism,
+   recomputation and the optimizer's overlap are not known (null or not listed). The configs
+   set FP8 GEMMs with Transformer Engine's delayed scaling (tensorwise current scaling in v5.1),
+   FP8 parameter all-gathers, CUDA graphs and userbuffer TP overlap; the estimator models FP8
+   GEMMs and TP overlap, not the rest. The 405B model uses the benchmark's 32,000-token
+   vocabulary (reference README); the Mixtral 8x22B tokenizer files it points to may hold 32,768
+   tokens (about 0.03% of the parameters either way). Partners' machines are mapped by GPU: the
+   H100 ones to eos or eos-dfw (Azure ND H100 v5, 1344 nodes, to eos-dfw for its size), though
+   Oracle's network is RoCE and Verda's B200 cluster says "100GbE InfiniBand"; each run's
+   `assumed` list quotes its system description. Result logs filed twice (Supermicro's
+   power-measurement copies, Nebius' v5.0 405B results refiled in v5.1) are skipped as
+   duplicates.
 """
 
 
@@ -751,7 +1023,7 @@ def write_md(doc, path):
                     why = "duplicate row"
                 reasons[why] = reasons.get(why, 0) + 1
         skipped = "; ".join("%d %s" % (n, w) for w, n in sorted(reasons.items())) or "none"
-        systems = sorted({r["system"] for r in rs})
+        systems = sorted({r["system"] for r in rs if r["system"]})
         models = sorted({r["model"] if isinstance(r["model"], str) else "inline" for r in rs})
         out.append("| `%s` | %d | %d | %s | %s | `%s` | %s | %s | %s |\n" % (
             sid, len(rs), sum(1 for r in rs if not r["skip"]), skipped, measured, kind, conv,
@@ -759,9 +1031,10 @@ def write_md(doc, path):
             ", ".join("`%s`" % x if x != "inline" else "inline configs" for x in models)))
     n_use = sum(1 for r in runs if not r["skip"])
     out.append("| all | %d | %d | | | | | | |\n" % (len(runs), n_use))
-    out.append("\nNo run is skipped for an MoE model (every run is dense) or for a GPU missing "
-               "from hwdb (A100 40/80GB, H100 SXM, the torchtitan H100 96GB part and H200 are "
-               "all there). Skipped runs:\n\n")
+    out.append("\nNo run is skipped for an MoE model (every run is dense). Only MLPerf runs are "
+               "skipped for a GPU missing from hwdb (B300, GB300; the published sources' A100 "
+               "40/80GB, H100 SXM, the torchtitan H100 96GB part and H200 are all there). "
+               "Skipped runs:\n\n")
     for r in runs:
         if r["skip"]:
             out.append("- `%s`: %s\n" % (r["id"], r["skip"]))
@@ -834,13 +1107,38 @@ SOURCE_DROPOUT = {
     "llm_foundry_mpt_benchmarks": (0.0, 0.0, "assumed", "llm-foundry's MPT configs: attn_pdrop 0, "
                                    "resid_pdrop 0"),
     "torchtitan_benchmarks": (0.0, 0.0, "derived", "torchtitan's Llama has no dropout"),
+    "mlperf_training": (0.0, 0.0, "derived", "GPT-3: hidden_dropout 0.0 and attention_dropout "
+                        "0.0 in the submissions' megatron_gpt_config_custom.yaml / custom.yaml "
+                        "(as the reference's run_gpt3.sh sets them); Llama: NeMo's Llama "
+                        "configs set no dropout (as recalled, not re-checked)"),
 }
+
+
+def add_params(out, tp_exe):
+    """Our exact parameter count of the run's model (padded as the run padded it), beside the
+    source's figure; returns trainplan's `model show` object."""
+    pad = out.pop("params_pad_multiple", 1)
+    j = tp_exe.show(out["model"])
+    jp = tp_exe.show(out["model"], pad // 128) if pad > 1 else j
+    ours = jp["params_total_padded"] if pad > 1 else j["params_total"]
+    rep = out.pop("params_reported")
+    diff = ours - rep["value"]
+    out["params"] = {
+        "ours": ours, "vocab_pad_multiple": pad,
+        "reported": rep["value"], "reported_as": rep["as_published"],
+        "reported_half_unit": rep["half_unit"], "reported_note": rep["note"],
+        "rel_diff": diff / rep["value"],
+        "within_rounding": abs(diff) <= rep["half_unit"] + 1e-9 * rep["value"],
+    }
+    return j
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trainplan", required=True, help="the trainplan binary")
     ap.add_argument("--input", default=os.path.join(HERE, "published_runs.json"))
+    ap.add_argument("--mlperf", default=os.path.join(HERE, "mlperf_runs.json"),
+                    help="written by make_mlperf_runs.py")
     ap.add_argument("--output", default=os.path.join(HERE, "validation_runs.json"))
     args = ap.parse_args()
     tp_exe = Trainplan(args.trainplan)
@@ -867,19 +1165,7 @@ def main():
             out["skip"] = "MoE model (dense only for now)"
 
         # Our parameter count, through trainplan itself.
-        pad = out.pop("params_pad_multiple", 1)
-        j = tp_exe.show(out["model"])
-        jp = tp_exe.show(out["model"], pad // 128) if pad > 1 else j
-        ours = jp["params_total_padded"] if pad > 1 else j["params_total"]
-        rep = out.pop("params_reported")
-        diff = ours - rep["value"]
-        out["params"] = {
-            "ours": ours, "vocab_pad_multiple": pad,
-            "reported": rep["value"], "reported_as": rep["as_published"],
-            "reported_half_unit": rep["half_unit"], "reported_note": rep["note"],
-            "rel_diff": diff / rep["value"],
-            "within_rounding": abs(diff) <= rep["half_unit"] + 1e-9 * rep["value"],
-        }
+        j = add_params(out, tp_exe)
         arch = j["architecture"]
         out["_layers"] = arch["num_layers"]
         # The model is the run's: every architecture field the source gives.
@@ -912,6 +1198,27 @@ def main():
         del out["_layers"]
         runs.append(out)
 
+    # MLPerf Training, one source for all its rounds, from mlperf_runs.json.
+    mraw = open(args.mlperf, "rb").read()
+    for e in json.loads(mraw)["runs"]:
+        out = mlperf_run(e)
+        j = add_params(out, tp_exe)
+        arch = j["architecture"]
+        assert arch["num_layers"] == MLPERF_MODELS[e["benchmark"]][1], out["id"]
+        out["_layers"] = arch["num_layers"]
+        assumed, derived = out.pop("_assumed"), out.pop("_derived")
+        notes = out.pop("_notes")
+        pa, ph, how, why = SOURCE_DROPOUT[MLPERF_SOURCE]
+        out["dropout"] = {"attention": pa, "hidden": ph}
+        (assumed if how == "assumed" else derived).append(
+            "dropout attention %g, hidden %g: %s" % (pa, ph, why))
+        out["assumed"] = assumed
+        out["derived"] = derived
+        out["published_notes"] = notes
+        check_layout(out)
+        del out["_layers"]
+        runs.append(out)
+
     doc = {
         "schema": "trainplan-validation-runs/1",
         "description": "The runs of published_runs.json normalized for trainplan's estimator "
@@ -920,6 +1227,8 @@ def main():
                        "make_validation_runs.py; do not edit by hand.",
         "generated_from": {"file": "published_runs.json",
                            "sha256": hashlib.sha256(raw).hexdigest()},
+        "generated_from_mlperf": {"file": "mlperf_runs.json",
+                                  "sha256": hashlib.sha256(mraw).hexdigest()},
         "flop_formulas": FLOP_FORMULAS,
         "runs": runs,
     }
