@@ -185,6 +185,8 @@ typedef struct vrun {
     int64_t gpus;
     est_ctx c;
     double pub, flops;
+    int is_time;  /* the unit is the iteration time */
+    double per_s; /* else the figure is per_s / iteration time */
     const hw_system *sys;
     double fixed_eta;   /* the eta its fixed layout was searched at */
     space_layout fixed; /* the fit's layout */
@@ -295,6 +297,26 @@ static const char *need_str(const cJSON *o, const char *in, const char *k,
     tp_errf(e, TP_EDATA, "%s: $.runs[%d].%s%s: expected a string, found %s",
             path, i, in, k, v ? "another type" : "nothing");
     return NULL;
+}
+
+/* The run's unit: a throughput (per_s over the iteration time) or the
+ * iteration time; per_s NAN for a unit we do not know. */
+static void set_unit(vrun *r)
+{
+    r->per_s = NAN;
+    r->is_time = strcmp(r->kind, "iteration_time_s") == 0;
+    if (r->is_time) r->per_s = 0;
+    if (strcmp(r->kind, "tflops_per_gpu") == 0)
+        r->per_s = r->flops / (double)r->gpus / 1e12;
+    if (strcmp(r->kind, "tokens_per_s_per_gpu") == 0)
+        r->per_s = (double)r->want.gbs * (double)r->want.seq / (double)r->gpus;
+}
+
+/* Our figure in the run's unit from an iteration time; NAN when none. */
+static double ours_of(const vrun *r, double it)
+{
+    if (!(it > 0)) return NAN;
+    return r->is_time ? it : r->per_s / it;
 }
 
 /* The run's layout and software as the source describes them; 0, or an
@@ -468,24 +490,12 @@ static int read_runs(const cJSON *root, const char *path, hw_db *db, vrun **out,
         r->gpus = field_i(run, "gpus");
         r->sys = y;
         r->fam = family_of(y->gpu);
+        set_unit(r);
         est_ctx c = {y, y->gpu, op->ops, op->comm, 1, 0, NULL};
         r->c = c;
         r->ok = 1;
     }
     return 0;
-}
-
-/* Our figure in the run's unit from an iteration time; NAN when none. */
-static double ours_of(const vrun *r, double it)
-{
-    if (!(it > 0)) return NAN;
-    if (strcmp(r->kind, "tflops_per_gpu") == 0)
-        return r->flops / (it * (double)r->gpus) / 1e12;
-    if (strcmp(r->kind, "tokens_per_s_per_gpu") == 0)
-        return (double)r->want.gbs * (double)r->want.seq
-               / (it * (double)r->gpus);
-    if (strcmp(r->kind, "iteration_time_s") == 0) return it;
-    return NAN;
 }
 
 static double ape(const vrun *r, double ours)
@@ -540,22 +550,36 @@ static void fix_layouts(vrun *v, int n, const double *eta)
     }
 }
 
-/* The run's error with its fixed layout at eta, the iteration time
- * interpolated in 1/eta between grid values (exact on them); INFINITY off
- * the grid. */
-static double ape_fixed(const vrun *r, double eta)
+/* Where eta falls on the grid: the iteration time at eta is t[k] + (t[k
+ * + 1] - t[k]) x w, interpolated in 1/eta (exact on grid values, w = 0);
+ * k < 0 off the grid. */
+typedef struct grid_at {
+    int k;
+    double w;
+} grid_at;
+
+static grid_at grid_of(double eta)
 {
+    grid_at g = {-1, 0};
     double x = (eta - ETA_MIN) / ETA_STEP;
-    if (!(x > -1e-9 && x < ETA_N - 1 + 1e-9)) return INFINITY;
-    int k = (int)floor(x + 0.5);
-    double it;
-    if (fabs(x - k) < 1e-9) {
-        it = r->t[k];
-    } else {
-        k = (int)floor(x);
-        double a = 1 / ETA_AT(k), b = 1 / ETA_AT(k + 1);
-        it = r->t[k] + (r->t[k + 1] - r->t[k]) * (1 / eta - a) / (b - a);
+    if (!(x > -1e-9 && x < ETA_N - 1 + 1e-9)) return g;
+    g.k = (int)floor(x + 0.5);
+    if (fabs(x - g.k) < 1e-9) {
+        if (g.k == ETA_N - 1) g.k--, g.w = 1;
+        return g;
     }
+    g.k = (int)floor(x);
+    double a = 1 / ETA_AT(g.k), b = 1 / ETA_AT(g.k + 1);
+    g.w = (1 / eta - a) / (b - a);
+    return g;
+}
+
+/* The run's error with its fixed layout at grid position g; INFINITY off
+ * the grid. */
+static double ape_fixed(const vrun *r, grid_at g)
+{
+    if (g.k < 0) return INFINITY;
+    double it = r->t[g.k] + (r->t[g.k + 1] - r->t[g.k]) * g.w;
     return ape(r, ours_of(r, it));
 }
 
@@ -589,13 +613,18 @@ static void group_objective(const fit_model *fm, const vrun *v, int n,
                             const double *w, int g, int f, const consts *k,
                             double *obj)
 {
+    static _Thread_local grid_at at[MAX_FAM][ETA_N];
+    for (int q = 0; q < n_fam; q++)
+        if (f < 0 || q == f)
+            for (int j = 0; j < ETA_N; j++)
+                at[q][j] = grid_of(ETA_AT(j) * k->fac[q]);
     for (int j = 0; j < ETA_N; j++) obj[j] = 0;
     for (int i = 0; i < n; i++) {
         if (!(w[i] > 0) || (g >= 0 && fm->group[v[i].stack] != g)
             || (f >= 0 && v[i].fam != f))
             continue;
         for (int j = 0; j < ETA_N; j++)
-            obj[j] += w[i] * ape_fixed(&v[i], ETA_AT(j) * k->fac[v[i].fam]);
+            obj[j] += w[i] * ape_fixed(&v[i], at[v[i].fam][j]);
     }
 }
 
@@ -955,10 +984,11 @@ static void print_sources(const vrun *v, int n, const score *sc,
     for (int s = 0; s < n_src; s++) {
         const source *x = &src_tab[s];
         if (only && strcmp(only, x->id) != 0) continue;
-        int runs = 0, nw = 0, worst = -1;
+        int runs = 0, nw = 0, worst = -1, nofit = 0;
         for (int i = 0; i < n; i++) {
             if (!v[i].ok || v[i].src != s) continue;
             runs++;
+            nofit += !v[i].r_in.feasible;
             if (v[i].waived) {
                 nw++;
                 continue;
@@ -976,6 +1006,9 @@ static void print_sources(const vrun *v, int n, const score *sc,
                worst >= 0 && loso ? ape(&v[worst], v[worst].ours_loso) : NAN,
                x->skipped + x->failed, x->why[0] ? " (" : "", x->why,
                x->why[0] ? ")" : "");
+        if (nofit)
+            printf("%-30s %5s %d run(s) the estimate says do not fit\n", "",
+                   "", nofit);
     }
     /* Issue 5 scores BigScience's two sources as one. */
     double sum = 0, lsum = 0;
