@@ -28,7 +28,7 @@
  * Megatron-Core, PyTorch eager and compiled, apart or grouped) fitted
  * closer in sample but did worse with each source left out: with the
  * GPU's factor, the runs do not tell the stacks apart (they came out
- * within 0.05 of each other). Rerun validate_runs to refit: it prints
+ * within 0.07 of each other). Rerun validate_runs to refit: it prints
  * these values, and says when this table or hwdb differ from its fit or
  * when another model does better left out. */
 static const est_stack_eff stack_eff[SPACE_STACK_COUNT] = {
