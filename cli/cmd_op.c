@@ -230,13 +230,9 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "floor_fwd_s", floor_t.fwd_s);
         cJSON_AddNumberToObject(j, "floor_bwd_s", floor_t.bwd_s);
         /* What the estimator uses (before the in-training kernel
-         * efficiency); fitted_* only when a fit answered. */
+         * efficiency), and whether a fit or the roofline gave it. */
         cJSON_AddNumberToObject(j, "time_fwd_s", used.fwd_s);
         cJSON_AddNumberToObject(j, "time_bwd_s", used.bwd_s);
-        if (have_fit) {
-            cJSON_AddNumberToObject(j, "fitted_fwd_s", used.fwd_s);
-            cJSON_AddNumberToObject(j, "fitted_bwd_s", used.bwd_s);
-        }
         cJSON_AddStringToObject(j, "source", have_fit ? "fit" : "roofline");
         cJSON_AddNumberToObject(j, "fit_samples", info.n_samples);
         cJSON_AddBoolToObject(j, "bwd_from_forward_fit", info.bwd_composed);

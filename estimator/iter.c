@@ -865,19 +865,14 @@ void est_estimate(const est_ctx *c, const space_model *m,
     layer_time(&x, &one);
     x.where = "iteration";
     double weight_casts = 0, amax_f = 0, amax_b = 0;
-    double layer_gemm_params; /* one layer's GEMM weights on a TP rank */
-    {
-        int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
-        double q = (double)(m->heads * hd), kv = (double)(m->kv_heads * hd);
-        double h = (double)m->hidden, f = (double)m->ffn_hidden;
-        layer_gemm_params = (h * (q + 2 * kv) + q * h
-                             + space_act_ffn_gemms(m->act) * h * f)
-                            / (double)l->tp;
-    }
+    /* One layer's GEMM weights: QKV [h, q + 2 kv], out [q, h], FC1 [h, f1]
+     * (gated: gate and up), FC2 [f, h]; per TP rank. */
+    int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
+    int64_t q = m->heads * hd, kv = m->kv_heads * hd, f = m->ffn_hidden;
+    int64_t f1 = (space_act_ffn_gemms(m->act) == 3 ? 2 : 1) * f;
+    double layer_gemm_params =
+        (double)m->hidden * (double)(q + 2 * kv + q + f1 + f) / (double)l->tp;
     if (x.gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
-        int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
-        int64_t q = m->heads * hd, kv = m->kv_heads * hd, f = m->ffn_hidden;
-        int64_t f1 = (space_act_ffn_gemms(m->act) == 3 ? 2 : 1) * f;
         weight_casts = te_weight_casts(&x, m->hidden, q + 2 * kv, q, f1, f);
         if (l->fp8_recipe == SPACE_FP8_DELAYED) {
             x.where = "micro-batch";
