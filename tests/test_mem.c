@@ -137,6 +137,17 @@ static void test_frameworks(void)
     check_bytes(&m, &l, 2, 4, 3, 0, 0, 2.0 * 4 * GEMM_W);
     l = layout(SPACE_FW_TORCHTITAN, HW_FP8, SPACE_ZERO_3);
     check_bytes(&m, &l, 1, 1, 2, 0, 2.0 * 2 * LAYER, 0);
+    /* --fp8-param-gather: the GEMM weights are one-byte parameters and
+     * only their transpose is cached. */
+    {
+        est_memory r;
+        l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+        l.fp8_params = 1;
+        est_memory_of(&m, &l, &r);
+        TP_CHECK_REL(r.weights, 2.0 * PARAMS - 4.0 * GEMM_W, 1e-12);
+        TP_CHECK_REL(r.fp8_weights, 4.0 * GEMM_W, 1e-12);
+        TP_CHECK_REL(r.grads, 4.0 * PARAMS, 1e-12);
+    }
 }
 
 /* The state bytes est_state_bytes and est_step_bytes give for one
