@@ -245,6 +245,15 @@ static const cJSON *get(const cJSON *o, const char *k)
     return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
+/* The index of string v among names[0..n), or -1 (v not a string, or
+ * none of them). */
+static int name_index(const cJSON *v, const char *const *names, int n)
+{
+    for (int k = 0; cJSON_IsString(v) && k < n; k++)
+        if (strcmp(v->valuestring, names[k]) == 0) return k;
+    return -1;
+}
+
 /* An integer layout field, or SEARCH_UNSET for null or absent. */
 static int64_t field_i(const cJSON *l, const char *k)
 {
@@ -340,9 +349,8 @@ static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
     w.sp = cJSON_IsBool(sp) ? cJSON_IsTrue(sp) : SEARCH_UNSET;
     const cJSON *rcj = get(l, "recompute");
     w.recompute = (space_recompute)SEARCH_UNSET;
-    for (int k = 0; cJSON_IsString(rcj) && k < SPACE_RECOMPUTE_COUNT; k++)
-        if (strcmp(rcj->valuestring, space_recompute_names[k]) == 0)
-            w.recompute = (space_recompute)k;
+    int rk = name_index(rcj, space_recompute_names, SPACE_RECOMPUTE_COUNT);
+    if (rk >= 0) w.recompute = (space_recompute)rk;
     const cJSON *rv = get(l, "recompute_variant");
     if (cJSON_IsString(rv) && strcmp(rv->valuestring, "torchtitan-op-sac") == 0)
         w.recompute = SPACE_RECOMPUTE_SELECTIVE_OP;
@@ -366,9 +374,7 @@ static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
         fw = SPACE_FW_DEEPSPEED_2021;
     const cJSON *fwj = get(l, "framework");
     if (fwj && !cJSON_IsNull(fwj)) {
-        fw = -1;
-        for (int k = 0; cJSON_IsString(fwj) && k < SPACE_FW_COUNT; k++)
-            if (strcmp(fwj->valuestring, space_framework_names[k]) == 0) fw = k;
+        fw = name_index(fwj, space_framework_names, SPACE_FW_COUNT);
         if (fw < 0)
             return tp_errf(e, TP_EDATA,
                            "%s: $.runs[%d].layout.framework: expected one of "
@@ -418,9 +424,8 @@ static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
     /* The fp8 recipe the run names (torchtitan's tensorwise or rowwise,
      * Transformer Engine's delayed, ...). */
     const cJSON *fr = get(l, "fp8_recipe");
-    for (int k = 0; cJSON_IsString(fr) && k < SPACE_FP8_RECIPE_COUNT; k++)
-        if (strcmp(fr->valuestring, space_fp8_recipe_names[k]) == 0)
-            w.fp8_recipe = k;
+    int fk = name_index(fr, space_fp8_recipe_names, SPACE_FP8_RECIPE_COUNT);
+    if (fk >= 0) w.fp8_recipe = fk;
     const cJSON *ps = get(l, "pipeline_schedule");
     if (w.vpp == SEARCH_UNSET && cJSON_IsString(ps)
         && strcmp(ps->valuestring, "interleaved-1f1b") != 0)
