@@ -1133,6 +1133,22 @@ def add_params(out, tp_exe):
     return j
 
 
+def finish_run(out, sid, assumed, derived, notes):
+    """The steps every run ends with, whatever its source: the dropout its
+    software applied (said in assumed or derived), the notes as published,
+    the layout arithmetic checked. Returns out."""
+    pa, ph, how, why = SOURCE_DROPOUT[sid]
+    out["dropout"] = {"attention": pa, "hidden": ph}
+    (assumed if how == "assumed" else derived).append(
+        "dropout attention %g, hidden %g: %s" % (pa, ph, why))
+    out["assumed"] = assumed
+    out["derived"] = derived
+    out["published_notes"] = notes
+    check_layout(out)
+    del out["_layers"]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--trainplan", required=True, help="the trainplan binary")
@@ -1187,16 +1203,7 @@ def main():
             out["skip"] = "duplicate of %s (the same log row quoted in two sections)" % seen[key]
         seen.setdefault(key, out["id"])
 
-        pa, ph, how, why = SOURCE_DROPOUT[sid]
-        out["dropout"] = {"attention": pa, "hidden": ph}
-        (assumed if how == "assumed" else derived).append(
-            "dropout attention %g, hidden %g: %s" % (pa, ph, why))
-        out["assumed"] = assumed
-        out["derived"] = derived
-        out["published_notes"] = r["notes"]
-        check_layout(out)
-        del out["_layers"]
-        runs.append(out)
+        runs.append(finish_run(out, sid, assumed, derived, r["notes"]))
 
     # MLPerf Training, one source for all its rounds, from mlperf_runs.json.
     mraw = open(args.mlperf, "rb").read()
@@ -1208,16 +1215,7 @@ def main():
         out["_layers"] = arch["num_layers"]
         assumed, derived = out.pop("_assumed"), out.pop("_derived")
         notes = out.pop("_notes")
-        pa, ph, how, why = SOURCE_DROPOUT[MLPERF_SOURCE]
-        out["dropout"] = {"attention": pa, "hidden": ph}
-        (assumed if how == "assumed" else derived).append(
-            "dropout attention %g, hidden %g: %s" % (pa, ph, why))
-        out["assumed"] = assumed
-        out["derived"] = derived
-        out["published_notes"] = notes
-        check_layout(out)
-        del out["_layers"]
-        runs.append(out)
+        runs.append(finish_run(out, MLPERF_SOURCE, assumed, derived, notes))
 
     doc = {
         "schema": "trainplan-validation-runs/1",
