@@ -24,6 +24,18 @@ static const hw_gpu *test_gpu(void)
     return hw_find_gpu(db, "testgpu", &e);
 }
 
+/* The built-in hwdb (argv[2]); a failed check and NULL when it does not
+ * open. */
+static hw_db *open_builtin(void)
+{
+    const char *dirs[] = {builtin};
+    tp_err e = {0};
+    hw_db *b = hw_db_open_dirs(dirs, 1, &e);
+    TP_CHECK(b != NULL);
+    if (!b) fprintf(stderr, "%s\n", e.msg);
+    return b;
+}
+
 static est_op gemm(int64_t m, int64_t n, int64_t k)
 {
     est_op op = {0};
@@ -258,10 +270,8 @@ static void test_hygiene(void)
 /* The shipped samples load through hwdb, and fit. */
 static void test_builtin_samples(void)
 {
-    const char *dirs[] = {builtin};
     tp_err e = {0};
-    hw_db *b = hw_db_open_dirs(dirs, 1, &e);
-    TP_CHECK(b != NULL);
+    hw_db *b = open_builtin();
     if (!b) return;
     static const char *gpus[] = {"a100-80gb", "gh200", "h100-sxm"};
     for (int i = 0; i < 3; i++) {
@@ -293,10 +303,8 @@ static int64_t log_draw(pcg32 *r, double lo, double hi)
 
 static void test_floor_sweep(void)
 {
-    const char *dirs[] = {builtin};
     tp_err e = {0};
-    hw_db *b = hw_db_open_dirs(dirs, 1, &e);
-    TP_CHECK(b != NULL);
+    hw_db *b = open_builtin();
     if (!b) return;
     static const int dtypes[] = {HW_FP16, HW_BF16, HW_FP8, HW_FP32};
     static const int64_t head_dims[] = {64, 80, 96, 128, 192, 256};
@@ -371,10 +379,8 @@ static void test_floor_sweep(void)
  * roofline elsewhere; the same bits at any thread count. */
 static void test_models(void)
 {
-    const char *dirs[] = {builtin};
     tp_err e = {0};
-    hw_db *b = hw_db_open_dirs(dirs, 1, &e);
-    TP_CHECK(b != NULL);
+    hw_db *b = open_builtin();
     if (!b) return;
     const hw_gpu *g = hw_find_gpu(b, "a100-80gb", &e);
     TP_CHECK(g != NULL);
@@ -457,10 +463,8 @@ static void test_models(void)
  * and weight-gradient GEMMs through the forward fit. */
 static void test_models_borrowed(void)
 {
-    const char *dirs[] = {builtin};
     tp_err e = {0};
-    hw_db *b = hw_db_open_dirs(dirs, 1, &e);
-    TP_CHECK(b != NULL);
+    hw_db *b = open_builtin();
     if (!b) return;
     const hw_gpu *a80 = hw_find_gpu(b, "a100-80gb", &e);
     const hw_gpu *a40 = hw_find_gpu(b, "a100-40gb", &e);
@@ -516,10 +520,8 @@ static void test_models_borrowed(void)
  * est_ctx.kernel_eff overrides both. */
 static void test_kernel_eff(void)
 {
-    const char *dirs[] = {builtin};
     tp_err e = {0};
-    hw_db *b = hw_db_open_dirs(dirs, 1, &e);
-    TP_CHECK(b != NULL);
+    hw_db *b = open_builtin();
     if (!b) return;
     const hw_gpu *a80 = hw_find_gpu(b, "a100-80gb", &e);
     const hw_gpu *a40 = hw_find_gpu(b, "a100-40gb", &e);
