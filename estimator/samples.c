@@ -76,10 +76,10 @@ int est_sample_op(const char *name, hw_dtype dtype, const double *cols,
     } else if (strcmp(name, "linear_final") == 0) {
         op->kind = EST_OP_GEMM;
         op->m = tokens, op->k = d, op->n = vp / t;
-    } else if (strncmp(name, "flash_atten", 11) == 0
-               && (strcmp(name + 11, "") == 0 || strcmp(name + 11, "_causal") == 0
-                   || strcmp(name + 11, "_cudnn") == 0
-                   || strcmp(name + 11, "_cudnn_causal") == 0)) {
+    } else if (strcmp(name, "flash_atten") == 0
+               || strcmp(name, "flash_atten_causal") == 0
+               || strcmp(name, "flash_atten_cudnn") == 0
+               || strcmp(name, "flash_atten_cudnn_causal") == 0) {
         op->kind = strstr(name, "_cudnn") ? EST_OP_ATTN_CUDNN
                                           : EST_OP_FLASH_ATTN;
         op->b = (int64_t)b;
@@ -291,9 +291,6 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
     return TP_OK;
 }
 
-/* Largest last-level cache of any GPU in hwdb: MI300X's 256 MB Infinity
- * Cache (AMD Instinct MI300X data sheet). Used where a GPU's own L2 size is
- * unknown, so traffic that might be cached is never flagged. */
 int est_sample_implausible(const hw_gpu *g, const est_sample *s, char *why,
                            size_t cap)
 {
