@@ -127,6 +127,7 @@ typedef struct iter_ctx {
     double eff;           /* in-training kernel efficiency (kernel_eff) */
     int any_layout_fp8;   /* fp8 GEMMs take operands in any layout
                              (Blackwell: no transposed copies) */
+    int cudnn_attn;       /* fused attention is cuDNN's (est_estimate) */
     const char *where;    /* the trace's section being timed */
 } iter_ctx;
 
@@ -489,14 +490,8 @@ static void attention(const iter_ctx *x, double *fwd, double *bwd,
         *cp_bwd = 2 * (double)(l->cp - 1) * p;
         return;
     }
-    /* cuDNN's fused attention where asked for, or where Transformer
-     * Engine picks it (Hopper, Blackwell); FlashAttention-2 otherwise. */
-    int cudnn = l->flash == SPACE_ATTN_CUDNN
-                || (l->flash == SPACE_ATTN_AUTO
-                    && (strcmp(x->c->gpu->arch, "hopper") == 0
-                        || strcmp(x->c->gpu->arch, "blackwell") == 0));
     est_op fa = {0};
-    fa.kind = cudnn ? EST_OP_ATTN_CUDNN : EST_OP_FLASH_ATTN;
+    fa.kind = x->cudnn_attn ? EST_OP_ATTN_CUDNN : EST_OP_FLASH_ATTN;
     fa.dtype = x->act_dt;
     fa.heads = hq, fa.kv_heads = hk > 0 ? hk : 1;
     fa.head_dim = hd;
@@ -835,6 +830,11 @@ void est_estimate(const est_ctx *c, const space_model *m,
     iter_ctx x = {.c = c, .m = m, .l = l, .gemm_dt = (hw_dtype)l->dtype,
                   .act_dt = l->dtype == HW_FP16 ? HW_FP16 : HW_BF16,
                   .eff = est_kernel_eff(c, l), .any_layout_fp8 = blackwell};
+    /* cuDNN's fused attention where asked for, or where Transformer
+     * Engine picks it (Hopper, Blackwell); FlashAttention-2 otherwise. */
+    x.cudnn_attn = l->flash == SPACE_ATTN_CUDNN
+                   || (l->flash == SPACE_ATTN_AUTO
+                       && (blackwell || strcmp(g->arch, "hopper") == 0));
     x.T = l->mbs * l->seq / l->cp;
     x.Tn = l->sp ? x.T / l->tp : x.T;
     x.vp = space_vocab_padded(m->vocab, l->tp);
