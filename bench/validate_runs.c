@@ -45,7 +45,7 @@
  * parallel over runs, the same bytes at any thread count. Exit status 0,
  * 64 on bad usage, 65/66 on bad or missing input.
  */
-#include "search.h"
+#include "runs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -75,31 +75,6 @@
 #define MEMO 24
 
 /* ---- what each source ran --------------------------------------------- */
-
-/* The software each source's runs ran, from the sources' own descriptions
- * ("framework" in bench/data/published_runs.json); a run's
- * layout.framework, where present, says it instead. Other sources:
- * Megatron-Core. */
-static const struct {
-    const char *source;
-    space_framework fw;
-} source_framework[] = {
-    /* "Megatron-LM (2021)" */
-    {"narayanan2021_sc21", SPACE_FW_MEGATRON_2021},
-    /* "Megatron-DeepSpeed (bigscience fork)" of 2021-22 */
-    {"bigscience_bloom_tr11", SPACE_FW_MEGATRON_2021},
-    {"bigscience_tr11_prequel", SPACE_FW_MEGATRON_2021},
-    /* "Megatron-Core r0.8.0" */
-    {"megatron_lm_readme_h100_2024", SPACE_FW_MEGATRON_CORE},
-    /* NVIDIA's MLPerf Training submissions run NeMo on Megatron-Core and
-     * Transformer Engine */
-    {"mlperf_training", SPACE_FW_MEGATRON_CORE},
-    /* "Composer + llm-foundry (PyTorch FSDP)", no torch.compile */
-    {"llm_foundry_mpt_benchmarks", SPACE_FW_PYTORCH_FSDP},
-    /* "torchtitan (PyTorch FSDP2/DTensor)", compiled where the run lists
-     * torch.compile */
-    {"torchtitan_benchmarks", SPACE_FW_TORCHTITAN},
-};
 
 /* Runs left out of the fits and the per-source figures (issue 15), by a
  * part of their id. */
@@ -245,28 +220,11 @@ static const cJSON *get(const cJSON *o, const char *k)
     return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
-/* The index of string v among names[0..n), or -1 (v not a string, or
- * none of them). */
-static int name_index(const cJSON *v, const char *const *names, int n)
-{
-    for (int k = 0; cJSON_IsString(v) && k < n; k++)
-        if (strcmp(v->valuestring, names[k]) == 0) return k;
-    return -1;
-}
-
 /* An integer layout field, or SEARCH_UNSET for null or absent. */
 static int64_t field_i(const cJSON *l, const char *k)
 {
     const cJSON *v = get(l, k);
     return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : SEARCH_UNSET;
-}
-
-static int has_feature(const cJSON *feat, const char *name)
-{
-    const cJSON *fe;
-    cJSON_ArrayForEach(fe, feat)
-        if (cJSON_IsString(fe) && strcmp(fe->valuestring, name) == 0) return 1;
-    return 0;
 }
 
 static int source_of(const char *id)
@@ -328,111 +286,15 @@ static double ours_of(const vrun *r, double it)
     return r->is_time ? it : r->per_s / it;
 }
 
-/* The run's layout and software as the source describes them; 0, or an
- * error status with e set. */
+/* The run's layout and software as the source describes them
+ * (bench/runs.c); 0, or an error status with e set. */
 static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
                        tp_err *e)
 {
-    const cJSON *l = get(run, "layout");
-    const char *src = src_tab[r->src].id;
-    space_layout w;
-    memset(&w, 0, sizeof w);
-    w.tp = field_i(l, "tp");
-    w.pp = field_i(l, "pp");
-    w.cp = field_i(l, "cp");
-    w.dp = field_i(l, "dp");
-    w.vpp = field_i(l, "vpp");
-    w.mbs = field_i(l, "micro_batch_size");
-    w.gbs = field_i(l, "global_batch_size");
-    w.seq = field_i(l, "seq_length");
-    const cJSON *sp = get(l, "sequence_parallel");
-    w.sp = cJSON_IsBool(sp) ? cJSON_IsTrue(sp) : SEARCH_UNSET;
-    const cJSON *rcj = get(l, "recompute");
-    w.recompute = (space_recompute)SEARCH_UNSET;
-    int rk = name_index(rcj, space_recompute_names, SPACE_RECOMPUTE_COUNT);
-    if (rk >= 0) w.recompute = (space_recompute)rk;
-    const cJSON *rv = get(l, "recompute_variant");
-    if (cJSON_IsString(rv) && strcmp(rv->valuestring, "torchtitan-op-sac") == 0)
-        w.recompute = SPACE_RECOMPUTE_SELECTIVE_OP;
-    w.zero = (space_zero)field_i(l, "zero_stage");
-    const cJSON *pr = get(l, "precision");
-    int dt = cJSON_IsString(pr) ? hw_dtype_parse(pr->valuestring) : -1;
-    w.dtype = dt == HW_FP8 || dt == HW_FP16 ? dt : HW_BF16;
-    const cJSON *shj = get(l, "sharding");
-    const char *sharding = cJSON_IsString(shj) ? shj->valuestring : "";
-    /* What the source's software did, not a fit: the defaults of its
-     * framework (space_framework_software), then what the run lists. */
-    int fw = SPACE_FW_MEGATRON_CORE;
-    for (size_t k = 0; k < sizeof source_framework / sizeof source_framework[0];
-         k++)
-        if (strcmp(src, source_framework[k].source) == 0)
-            fw = source_framework[k].fw;
-    /* Narayanan et al.'s ZeRO-3 baseline ran DeepSpeed around their
-     * Megatron-LM model (section 5.3). */
-    if (fw == SPACE_FW_MEGATRON_2021
-        && strcmp(sharding, "deepspeed-zero3") == 0)
-        fw = SPACE_FW_DEEPSPEED_2021;
-    const cJSON *fwj = get(l, "framework");
-    if (fwj && !cJSON_IsNull(fwj)) {
-        fw = name_index(fwj, space_framework_names, SPACE_FW_COUNT);
-        if (fw < 0)
-            return tp_errf(e, TP_EDATA,
-                           "%s: $.runs[%d].layout.framework: expected one of "
-                           "megatron-core, megatron-lm-2021, torchtitan, "
-                           "pytorch-fsdp, deepspeed-2021, found %s%s%s",
-                           path, i, cJSON_IsString(fwj) ? "'" : "",
-                           cJSON_IsString(fwj) ? fwj->valuestring
-                                               : "another type",
-                           cJSON_IsString(fwj) ? "'" : "");
-    }
-    space_framework_software((space_framework)fw, &w);
-    const cJSON *feat = get(l, "features");
-    int compiled = has_feature(feat, "torch.compile");
-    w.fp8_params = has_feature(feat, "fp8-param-gather");
-    /* llm-foundry's attention is the one its run lists (flash, triton or
-     * PyTorch's). */
-    if (strcmp(src, "llm_foundry_mpt_benchmarks") == 0)
-        w.flash = has_feature(feat, "flash-attention");
-    /* TP: --tp-comm-overlap or AsyncTP where the run lists them. The
-     * 2021 default (no TP overlap) is assumed from Megatron-LM's history;
-     * BigScience also ran with CUDA_LAUNCH_BLOCKING=1, which serialises
-     * every kernel (tr11-176B-ml.slurm and chronicles-prequel.md,
-     * bigscience-workshop/bigscience). */
-    if (has_feature(feat, "tp-comm-overlap"))
-        w.tp_overlap = SPACE_TP_OVERLAP_ALL;
-    if (fw == SPACE_FW_TORCHTITAN && has_feature(feat, "async-tp"))
-        w.tp_overlap = SPACE_TP_OVERLAP_ASYNC;
-    /* PyTorch without torch.compile runs norms, SwiGLU and RoPE op by op,
-     * and is the eager stack. */
-    if (fw == SPACE_FW_TORCHTITAN || fw == SPACE_FW_PYTORCH_FSDP)
-        w.eager = !compiled;
-    /* Gradient reduction overlapped where listed, and in FSDP. */
-    int fsdp = strncmp(sharding, "fsdp", 4) == 0;
-    w.no_dp_overlap = !(has_feature(feat, "overlap-grad-reduce") || fsdp);
-    /* Megatron-LM with fp16 accumulates and all-reduces gradients in fp16
-     * unless --accumulate-allreduce-grads-in-fp32 (opt-in; only bf16
-     * forces it: megatron/arguments.py, 2021 to today). */
-    if (strcmp(src, "narayanan2021_sc21") == 0 && w.dtype == HW_FP16)
-        w.grad_bytes = 2;
-    /* DeepSpeed's fp16 ZeRO keeps 16-bit gradients (its bf16 optimizer,
-     * BLOOM's, accumulates them in fp32 like Megatron-LM); its ZeRO-3
-     * gathers module by module (space_framework_software). */
-    if (strcmp(sharding, "deepspeed-zero1") == 0
-        || strcmp(sharding, "deepspeed-zero3") == 0)
-        w.grad_bytes = 2;
-    if (strcmp(sharding, "deepspeed-zero3") == 0) w.zero3_live = 1e9;
-    /* The fp8 recipe the run names (torchtitan's tensorwise or rowwise,
-     * Transformer Engine's delayed, ...). */
-    const cJSON *fr = get(l, "fp8_recipe");
-    int fk = name_index(fr, space_fp8_recipe_names, SPACE_FP8_RECIPE_COUNT);
-    if (fk >= 0) w.fp8_recipe = fk;
-    const cJSON *ps = get(l, "pipeline_schedule");
-    if (w.vpp == SEARCH_UNSET && cJSON_IsString(ps)
-        && strcmp(ps->valuestring, "interleaved-1f1b") != 0)
-        w.vpp = 1;
-    r->want = w;
-    r->stack = space_layout_stack(&w);
-    return 0;
+    int rc = bench_layout_read(get(run, "layout"), src_tab[r->src].id, path,
+                               i, &r->want, e);
+    if (!rc) r->stack = space_layout_stack(&r->want);
+    return rc;
 }
 
 /* Reads every run into *out (calloc'd; *n counts them). */
