@@ -272,6 +272,12 @@ static int mem_terms(const est_result *r, cli_term *t)
                   {"fp8_weight_copies_bytes", mm->fp8_weights},
                   {"activations_bytes", mm->activations},
                   {"optimizer_step_transient_bytes", mm->step_transient},
+                  {"workspace_bytes", mm->workspace},
+                  {"allocated_bytes", mm->allocated},
+                  {"allocator_fragmentation_bytes", mm->fragmentation},
+                  {"reserved_bytes", mm->reserved},
+                  {"cuda_context_bytes", mm->context},
+                  {"nccl_buffers_bytes", mm->nccl},
                   {"allowance_bytes", mm->allowance},
                   {"backward_peak_bytes", mm->backward_peak},
                   {"optimizer_step_peak_bytes", mm->step_peak},
@@ -279,6 +285,57 @@ static int mem_terms(const est_result *r, cli_term *t)
     int n = (int)(sizeof all / sizeof all[0]);
     memcpy(t, all, sizeof all);
     return n;
+}
+
+/* Every pipeline stage's memory (est_memory_stage with the device's
+ * share, est_memory_device), as a table or the "memory_per_stage" array. */
+static void print_stages(const est_ctx *c, const space_model *m,
+                         const space_layout *l, cli_format fmt, FILE *f,
+                         cJSON *j)
+{
+    const char *hdr[] = {"stage", "layers", "params", "states GiB",
+                         "activ. GiB", "alloc GiB", "reserved GiB",
+                         "device GiB", "peak in"};
+    cli_table tab;
+    cJSON *a = j ? cJSON_AddArrayToObject(j, "memory_per_stage") : NULL;
+    if (!j) cli_table_init(&tab, 9, hdr, "rrrrrrrrl");
+    for (int64_t r = 0; r < l->pp; r++) {
+        est_memory s;
+        est_memory_stage(m, l, r, &s);
+        est_memory_device(c, m, l, &s);
+        double states = s.weights + s.grads + s.optimizer + s.fp8_weights;
+        const char *ph = s.peak_in_step ? "optimizer step" : "backward";
+        if (a) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "stage", (double)r);
+            cJSON_AddNumberToObject(o, "layers", space_stage_layers(m, l, r));
+            cJSON_AddNumberToObject(o, "params", s.params);
+            cJSON_AddNumberToObject(o, "states_bytes", states);
+            cJSON_AddNumberToObject(o, "activations_bytes", s.activations);
+            cJSON_AddNumberToObject(o, "allocated_bytes", s.allocated);
+            cJSON_AddNumberToObject(o, "reserved_bytes", s.reserved);
+            cJSON_AddNumberToObject(o, "total_bytes", s.total);
+            cJSON_AddStringToObject(o, "peak_phase", s.peak_in_step
+                                                         ? "optimizer_step"
+                                                         : "backward");
+            cJSON_AddItemToArray(a, o);
+            continue;
+        }
+        char v[8][32];
+        snprintf(v[0], 32, "%lld", (long long)r);
+        snprintf(v[1], 32, "%g", space_stage_layers(m, l, r));
+        snprintf(v[2], 32, "%.4g", s.params);
+        snprintf(v[3], 32, "%.2f", states / 1073741824.0);
+        snprintf(v[4], 32, "%.2f", s.activations / 1073741824.0);
+        snprintf(v[5], 32, "%.2f", s.allocated / 1073741824.0);
+        snprintf(v[6], 32, "%.2f", s.reserved / 1073741824.0);
+        snprintf(v[7], 32, "%.2f", s.total / 1073741824.0);
+        cli_table_row(&tab, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], ph);
+    }
+    if (!j) {
+        cli_table_print(&tab, f, fmt);
+        cli_table_free(&tab);
+    }
 }
 
 /* A table of terms: name, value, and its share of `whole` (percent) or,
@@ -412,7 +469,7 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
     int64_t tried = 0, feasible = 0;
     search_complete(&c, &m, &want, gpus, &r, &tried, &feasible);
 
-    cli_term tt[CLI_TIME_TERMS], mt[16];
+    cli_term tt[CLI_TIME_TERMS], mt[24];
     int nt = cli_time_terms(&r.time, 1, tt), nm = mem_terms(&r, mt);
     const space_layout *l = &r.layout;
     double tokens_to_train = o->tokens;
@@ -449,6 +506,15 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddStringToObject(mj, "peak_phase",
                                 r.mem.peak_in_step ? "optimizer_step"
                                                    : "backward");
+        cJSON_AddNumberToObject(mj, "margin_fraction", est_memory_margin(l));
+        cJSON_AddNumberToObject(mj, "margin_bytes",
+                                r.mem.total * est_memory_margin(l));
+        cJSON_AddNumberToObject(mj, "headroom_bytes",
+                                y->gpu->mem_bytes
+                                    - r.mem.total * (1 + est_memory_margin(l)));
+        cJSON_AddStringToObject(mj, "evidence", est_memory_evidence(l));
+        if (r.reason != EST_INVALID_LAYOUT)
+            print_stages(&c, &m, l, o->format, NULL, mj);
         add_layout_json(j, &r, &want, &m);
         cJSON_AddNumberToObject(j, "layouts_tried", (double)tried);
         cJSON_AddNumberToObject(j, "layouts_feasible", (double)feasible);
@@ -551,6 +617,15 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
                 (long long)r.mem.stage,
                 r.mem.peak_in_step ? "optimizer step" : "backward",
                 y->gpu->name, y->gpu->mem_bytes / 1073741824.0);
+        double mg = est_memory_margin(l);
+        fprintf(f, "with the margin, +%.1f %%: %.2f GiB, %.2f GiB left. %s\n",
+                100 * mg, r.mem.total * (1 + mg) / 1073741824.0,
+                (y->gpu->mem_bytes - r.mem.total * (1 + mg)) / 1073741824.0,
+                est_memory_evidence(l));
+        if (r.layout.pp > 1 && r.reason != EST_INVALID_LAYOUT) {
+            fprintf(f, "\nmemory per pipeline stage:\n");
+            print_stages(&c, &m, l, o->format, f, NULL);
+        }
         if (tokens_to_train > 0 && r.feasible)
             fprintf(f,
                     "\n%.3g tokens: %.2f days, %.0f GPU-hours, $%.0f at "

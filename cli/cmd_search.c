@@ -217,7 +217,8 @@ typedef struct row {
     const search_system *sys;
     char tag[96];
     double train_s, gpu_hours, cost_usd; /* of --tokens; 0 without */
-    double headroom, exposed_s;
+    double margin, headroom, exposed_s; /* bytes: the margin added to the
+                                          peak, and what is left after both */
 } row;
 
 static void row_fill(row *w, const search_request *q, const search_point *p)
@@ -235,8 +236,14 @@ static void row_fill(row *w, const search_request *q, const search_point *p)
     w->train_s = its * w->r.iteration_s;
     w->gpu_hours = w->train_s * (double)p->gpus / 3600;
     w->cost_usd = w->gpu_hours * w->sys->price_usd_per_gpu_hour;
-    w->headroom = q->max_memory_fraction * w->sys->ctx.gpu->mem_bytes
-                  - w->r.mem.total;
+    /* The limit is the memory over 1 + margin, or the fraction asked for
+     * (search_memory_limit); the margin is the peak times the measured
+     * share in the first case, none in the second. */
+    double cap = w->sys->ctx.gpu->mem_bytes;
+    int frac = q->max_memory_fraction > 0;
+    w->margin = frac ? 0 : w->r.mem.total * est_memory_margin(&w->r.layout);
+    w->headroom = (frac ? q->max_memory_fraction * cap : cap) - w->r.mem.total
+                  - w->margin;
     const est_breakdown *b = &w->r.time;
     w->exposed_s = b->tp_s + b->cp_s + b->pp_p2p_s + b->dp_s;
 }
@@ -269,6 +276,7 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cJSON_AddNumberToObject(j, "tokens_per_s", w->r.tokens_per_s);
     cJSON_AddNumberToObject(j, "mfu", w->r.mfu);
     cJSON_AddNumberToObject(j, "peak_memory_bytes", w->r.mem.total);
+    cJSON_AddNumberToObject(j, "memory_margin_bytes", w->margin);
     cJSON_AddNumberToObject(j, "memory_headroom_bytes", w->headroom);
     cJSON_AddNumberToObject(j, "cost_per_iteration_usd", w->p->cost_usd);
     cJSON_AddNumberToObject(j, "price_usd_per_gpu_hour",
@@ -393,17 +401,17 @@ static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
 {
     const char *hdr[] = {"#",        "system",   "layout",   "GPUs",
                          "iter s",   "tokens/s", "MFU",      "mem GiB",
-                         "free GiB", "train d",  "GPU-h",    "cost $",
-                         "bubble",   "exposed comm"};
+                         "+margin",  "free GiB", "train d",  "GPU-h",
+                         "cost $",   "bubble",   "exposed comm"};
     const char *hdr1[] = {"#",        "layout",   "GPUs",   "iter s",
-                          "tokens/s", "MFU",      "mem GiB", "free GiB",
-                          "train d",  "GPU-h",    "cost $", "bubble",
+                          "tokens/s", "MFU",      "mem GiB", "+margin",
+                          "free GiB", "train d",  "GPU-h",   "cost $", "bubble",
                           "exposed comm"};
     cli_table t;
     if (multi)
-        cli_table_init(&t, 14, hdr, "rllrrrrrrrrrrr");
+        cli_table_init(&t, 15, hdr, "rllrrrrrrrrrrrr");
     else
-        cli_table_init(&t, 13, hdr1, "rlrrrrrrrrrrr");
+        cli_table_init(&t, 14, hdr1, "rlrrrrrrrrrrrr");
     for (int i = 0; i < n; i++) {
         const row *w = &rows[i];
         char c[13][48];
@@ -413,6 +421,7 @@ static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
         cli_fmt_si(c[3], 48, w->r.tokens_per_s, "");
         snprintf(c[4], 48, "%.1f%%", 100 * w->r.mfu);
         snprintf(c[5], 48, "%.2f", w->r.mem.total / 1073741824.0);
+        snprintf(c[12], 48, "%.2f", w->margin / 1073741824.0);
         snprintf(c[6], 48, "%.2f", w->headroom / 1073741824.0);
         if (q->tokens > 0) {
             snprintf(c[7], 48, "%.2f", w->train_s / 86400);
@@ -427,13 +436,32 @@ static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
         snprintf(c[11], 48, "%.1f%%", 100 * w->exposed_s / w->r.iteration_s);
         if (multi)
             cli_table_row(&t, c[0], w->sys->ctx.sys->name, w->tag, c[1], c[2],
-                          c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]);
+                          c[3], c[4], c[5], c[12], c[6], c[7], c[8], c[9],
+                          c[10], c[11]);
         else
-            cli_table_row(&t, c[0], w->tag, c[1], c[2], c[3], c[4], c[5], c[6],
-                          c[7], c[8], c[9], c[10], c[11]);
+            cli_table_row(&t, c[0], w->tag, c[1], c[2], c[3], c[4], c[5],
+                          c[12], c[6], c[7], c[8], c[9], c[10], c[11]);
     }
     cli_table_print(&t, f, fmt);
     cli_table_free(&t);
+}
+
+/* Which layouts the memory admits, and why: the margin or the fraction
+ * asked for. */
+static void print_memory_rule(FILE *f, const search_request *q)
+{
+    if (q->max_memory_fraction > 0) {
+        fprintf(f, "memory: admitted when the estimated peak fits %.3g %% of "
+                   "the GPU (--max-memory-fraction; no margin)\n",
+                100 * q->max_memory_fraction);
+        return;
+    }
+    fprintf(f, "memory: admitted when the estimated peak + %.1f %% fits the "
+               "GPU: the worst under-estimate of measured %s peaks "
+               "(bench/results/validate_memory.md); --max-memory-fraction "
+               "overrides\n",
+            100 * est_memory_margin(&q->base),
+            space_framework_names[q->base.framework]);
 }
 
 static void print_counts(FILE *f, const search_answer *a, int examples)
@@ -726,8 +754,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                             (search_objective)o->objective,
                             o->top_k > 0 ? o->top_k : 10, o->tokens,
                             o->budget_usd, o->budget_gpu_hours, o->deadline_s,
-                            o->max_mem_fraction > 0 ? o->max_mem_fraction : 1,
-                            o->no_prune};
+                            o->max_mem_fraction, o->no_prune};
 done:
     s->ns = ns;
     if (rc) cli_search_close(s);
@@ -769,6 +796,15 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
     else cJSON_AddNullToObject(j, "tokens");
     cJSON_AddNumberToObject(j, "min_gpus", (double)s->counts[0]);
     cJSON_AddNumberToObject(j, "max_gpus", (double)s->counts[s->n_counts - 1]);
+    /* The memory rule: a fraction asked for, or the measured margin. */
+    if (q->max_memory_fraction > 0) {
+        cJSON_AddNumberToObject(j, "max_memory_fraction", q->max_memory_fraction);
+        cJSON_AddNumberToObject(j, "memory_margin_fraction", 0);
+    } else {
+        cJSON_AddNullToObject(j, "max_memory_fraction");
+        cJSON_AddNumberToObject(j, "memory_margin_fraction",
+                                est_memory_margin(&q->base));
+    }
     cJSON *ra = cJSON_AddArrayToObject(j, "ranked");
     for (int i = 0; i < a->n_ranked; i++) {
         row_fill(&w, q, &a->ranked[i]);
@@ -852,11 +888,12 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
         const char *hdr[] = {"set", "rank", "system", "layout", "gpus", "tp",
                              "pp", "vpp", "cp", "dp", "mbs", "sp", "recompute",
                              "zero", "iteration_time_s", "tokens_per_s", "mfu",
-                             "peak_memory_bytes", "memory_headroom_bytes",
-                             "time_to_train_s", "gpu_hours", "cost_usd",
-                             "bubble_s", "exposed_comm_s", "megatron"};
+                             "peak_memory_bytes", "memory_margin_bytes",
+                             "memory_headroom_bytes", "time_to_train_s",
+                             "gpu_hours", "cost_usd", "bubble_s",
+                             "exposed_comm_s", "megatron"};
         cli_table t;
-        cli_table_init(&t, 25, hdr, "lrllrrrrrrrrlrrrrrrrrrrrl");
+        cli_table_init(&t, 26, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrl");
         for (int set = 0; set < 2; set++) {
             const row *rs = set ? frows : rows;
             int n = set ? ans.n_front : ans.n_ranked;
@@ -878,6 +915,7 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
                 snprintf(c[11], 48, "%.6g", w->r.tokens_per_s);
                 snprintf(c[12], 48, "%.4f", w->r.mfu);
                 snprintf(c[13], 48, "%.0f", w->r.mem.total);
+                snprintf(c[20], 48, "%.0f", w->margin);
                 snprintf(c[14], 48, "%.0f", w->headroom);
                 snprintf(c[15], 48, "%.6g", w->train_s);
                 snprintf(c[16], 48, "%.6g", w->gpu_hours);
@@ -890,8 +928,8 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
                               w->sys->ctx.sys->name, w->tag, c[1], c[2], c[3],
                               c[4], c[5], c[6], c[7], c[8],
                               space_recompute_names[l->recompute], c[9], c[10],
-                              c[11], c[12], c[13], c[14], c[15], c[16], c[17],
-                              c[18], c[19], mg);
+                              c[11], c[12], c[13], c[20], c[14], c[15], c[16],
+                              c[17], c[18], c[19], mg);
             }
         }
         cli_table_print(&t, f, CLI_CSV);
@@ -908,6 +946,7 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
                     sys[i].ctx.sys->name, sys[i].ctx.gpu->name,
                     sys[i].price_usd_per_gpu_hour);
         fprintf(f, "\n");
+        print_memory_rule(f, &q);
         print_counts(f, &ans, o->explain);
         if (timing)
             fprintf(f, "search: %.3f s on %d threads\n", ans.stats.elapsed_s,

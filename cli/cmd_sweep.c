@@ -179,7 +179,8 @@ static cJSON *best_json(const cJSON *search)
     if (!r0) return cJSON_CreateNull();
     static const char *const keys[] = {
         "layout", "system", "gpus", "iteration_time_s", "tokens_per_s", "mfu",
-        "peak_memory_bytes", "cost_per_iteration_usd", "time_to_train_s",
+        "peak_memory_bytes", "memory_margin_bytes",
+        "memory_headroom_bytes", "cost_per_iteration_usd", "time_to_train_s",
         "cost_usd"};
     cJSON *b = cJSON_CreateObject();
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {

@@ -404,7 +404,9 @@ static const cli_option options[] = {
      "search: pin fields: tp, pp, cp, vpp, mbs, sp, recompute, zero (e.g. "
      "tp=8,pp=4,recompute=full)"},
     {"max-memory-fraction", OPT_MAX_MEM_FRAC, "F", CMD_SEARCH,
-     "search: use at most this fraction of a GPU's memory, (0, 1] (default 1)"},
+     "search: admit a layout whose estimated peak fits this fraction of a "
+     "GPU's memory, (0, 1], instead of the default rule: peak plus the "
+     "measured margin of its framework fits the memory"},
     {"ops", OPT_OPS, NULL, CMD_ESTIMATE,
      "estimate: every operator and collective of one layer and one "
      "micro-batch (and of the first and last stage, and once per "

@@ -323,18 +323,37 @@ int est_models_samples(const est_models *m, est_op_kind k, int dtype,
  * activations) and its optimizer step (states, fp8 weight copies, the
  * step's transient copies). Conventions and sources in mem.c. */
 typedef struct est_memory {
+    /* Tensors at the larger moment (docs/memory.md) */
     double weights, grads, optimizer; /* after sharding; weights with
                                          ZeRO-3's gathered layers */
     double fp8_weights;  /* Transformer Engine's cached fp8 weights and
                             transposes of the layers' GEMMs */
-    double activations;  /* kept for the backward, all micro-batches in flight */
+    double activations;  /* kept for the backward, all micro-batches in
+                            flight; on the last stage with the loss's
+                            logits and softmax */
     double step_transient; /* held in the optimizer step only: the fp32
                               copy of a 16-bit gradient shard */
-    double allowance;    /* CUDA context, workspaces, NCCL buffers,
-                            fragmentation, at the moment of the peak */
-    double backward_peak; /* total during the backward */
-    double step_peak;    /* total during the optimizer step */
-    double total;        /* the larger of the two */
+    double buffers;      /* the framework's communication buffers
+                            (DeepSpeed's gradient bucket) */
+    double workspace;    /* cuBLAS and Transformer Engine workspaces,
+                            through the caching allocator */
+    double alloc_backward, alloc_step; /* live tensors of each moment */
+    double step_new;     /* what the step allocates beyond the states:
+                            step_transient and buffers made then */
+    double allocated;    /* the larger: max_memory_allocated */
+    double fragmentation; /* the allocator's cached, unused bytes then */
+    double reserved;     /* allocated + fragmentation: max_memory_reserved
+                            of the larger moment */
+    double context;      /* CUDA context and loaded kernels */
+    double nccl;         /* NCCL communicators' buffers */
+    double allowance;    /* total - the tensors of the larger moment */
+    double backward_peak; /* device level during the backward */
+    double step_peak;    /* device level during the optimizer step */
+    double total;        /* the larger of the two: what must fit */
+    double seen_reserved; /* max_memory_reserved as measured after a step:
+                             the backward's segments and the step's copy */
+    double seen_device;  /* nvidia-smi after a step: seen_reserved +
+                            context + nccl */
     int peak_in_step;    /* 1: the optimizer step sets total */
     double params;       /* parameters that rank holds (before ZeRO-3) */
     int64_t stage;       /* which pipeline stage that is */
@@ -354,8 +373,31 @@ void est_state_bytes(const space_layout *l, double p, double *w, double *gr,
  * of them without ZeRO), else 0. */
 double est_step_bytes(const space_layout *l, double p);
 
+/* The tensors of pipeline stage r of l and their moments, the allocator's
+ * fragmentation at EST_MEM_FRAGMENTATION; no device terms (workspace,
+ * context and nccl 0). */
+void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
+                      est_memory *out);
+
+/* est_memory_stage of the busiest stage (the largest total). */
 void est_memory_of(const space_model *m, const space_layout *l,
                    est_memory *out);
+
+/* The caching allocator's fragmentation the estimator uses (mem.c). */
+double est_memory_fragmentation(void);
+
+/* The share the search adds to l's estimated peak (est_memory.total)
+ * before comparing it with the GPU's memory: the worst under-estimate
+ * measured for l's framework (mem.c, bench/results/validate_memory.md). */
+double est_memory_margin(const space_layout *l);
+
+/* One sentence: which measured peaks back l's framework's figures and
+ * margin (sources of bench/data/memory_runs.json, their LOSO error). */
+const char *est_memory_evidence(const space_layout *l);
+
+/* Recomputes mem's levels and peaks from its moments, context and nccl,
+ * with the allocator's fragmentation frag (a share of the live tensors). */
+void est_memory_settle(est_memory *mem, double frag);
 
 /* ---- collectives (comm.c) ------------------------------------------- */
 
@@ -572,6 +614,15 @@ typedef struct est_ctx {
      * then c must not be shared by threads. */
     est_trace *trace;
 } est_ctx;
+
+/* Adds what the device holds beside the tensors, for c's GPU and system:
+ * the libraries' workspaces (to both moments; to the context before
+ * PyTorch 1.13), the CUDA context and NCCL's buffers of the communicators
+ * l creates (with Transformer Engine's userbuffers); recomputes the
+ * levels. */
+void est_memory_device(const est_ctx *c, const space_model *m,
+                       const space_layout *l, est_memory *mem);
+
 
 /* Why an estimate is not feasible: one row of est_reason_names each. */
 typedef enum est_reason {

@@ -781,6 +781,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
     int64_t gpus = l->tp * l->pp * l->cp * l->dp;
     r->gpus = gpus;
     est_memory_of(m, l, &r->mem);
+    est_memory_device(c, m, l, &r->mem);
     char why[200];
     space_reject rj = space_layout_check(m, l, c->tp_across_nodes ? 0 : gpn,
                                          why, sizeof why);

@@ -65,18 +65,22 @@
 #include <math.h>
 #include <string.h>
 
-/* Framework allowance. The CUDA context with its loaded kernels: 1573 MiB
- * on an A100 40GB, as BigScience measured it ("40GB A100 takes 1573MiB
- * for cuda kernels", bigscience-workshop/bigscience,
- * train/tr11-176B-ml/chronicles-prequel.md); taken for every GPU. The
- * caching allocator's fragmentation and the framework's buffers (NCCL
- * communicators, DeepSpeed's 5e8-element reduce and all-gather buckets):
- * 5 % of the tensors held, an ASSUMPTION. BigScience's measured peaks
- * (bench/validate_memory, bench/results/validate_memory.md) are 11-45 %
- * (24 % on average) above these estimates, the gap of the allocator's
- * reserved pool and the buffers this allowance underestimates; not fitted
- * to them, since they are one framework on one machine. */
-#define EST_MEM_CONTEXT_BYTES (1573.0 * 1048576.0)
+/* ---- what the runtime holds besides the tensors (docs/memory.md) ----
+ *
+ * Three levels, each what one measurement shows:
+ *   allocated: the live tensors (torch.cuda.max_memory_allocated);
+ *   reserved:  the caching allocator's segments (max_memory_reserved):
+ *              allocated plus its cached, unused bytes;
+ *   device:    what nvidia-smi shows: reserved plus the CUDA context and
+ *              NCCL's buffers, which are allocated outside the allocator.
+ * What must fit is the device level of the larger moment; what a
+ * measurement after a step shows is more (est_memory.seen_reserved). */
+
+/* The caching allocator's cached but unused bytes at a peak, as a share of
+ * the live tensors (fragmentation: freed blocks of other sizes, block
+ * rounding, segments kept for other streams): fitted to the runs that
+ * report both max_memory_allocated and max_memory_reserved
+ * (bench/validate_memory, bench/results/validate_memory.md). */
 #define EST_MEM_FRAGMENTATION 0.05
 
 /* Bytes a GEMM input takes as saved for the backward: fp8 where
@@ -213,8 +217,56 @@ double est_step_bytes(const space_layout *l, double params)
            / (l->zero >= SPACE_ZERO_1 ? (double)(l->dp * l->cp) : 1);
 }
 
-void est_memory_of(const space_model *m, const space_layout *l,
-                   est_memory *out)
+/* Frameworks of 2021-22: PyTorch 1.x (eager module loading, cuBLAS
+ * workspaces outside the allocator) and NCCL before 2.22 (every ring and
+ * tree connected when a communicator is created). */
+static int of_2021(const space_layout *l)
+{
+    return l->framework == SPACE_FW_MEGATRON_2021
+           || l->framework == SPACE_FW_DEEPSPEED_2021;
+}
+
+/* The stage's output of each micro-batch in flight, per token, where the
+ * schedule keeps it until that micro-batch's backward: Megatron-LM of 2021
+ * has no deallocate_output_tensor (v2.5; Megatron-Core frees the output
+ * after the send, schedules.py, core_v0.12.0), 16 bits, all of h on every
+ * TP rank; DeepSpeed's pipeline engine partitions it to 1/t after the send
+ * with TP (_exec_forward_pass, deepspeed/runtime/pipe/engine.py,
+ * v0.5.10). */
+static double pipe_output_token(const space_model *m, const space_layout *l)
+{
+    if (!of_2021(l) || l->pp < 2) return 0;
+    double h = (double)m->hidden;
+    return l->framework == SPACE_FW_DEEPSPEED_2021 && l->tp > 1
+               ? 2 * h / (double)l->tp
+               : 2 * h;
+}
+
+/* DeepSpeed's fp16 ZeRO-1/2 gradient bucket (its ipg buffer): 5e8 fp16
+ * elements, reduce_bucket_size's default (deepspeed/runtime/zero/
+ * constants.py, stage_1_and_2.py, v0.5.10), made in every backward without
+ * a pipeline, at the optimizer step under the pipeline engine
+ * (reduce_gradients(pipeline_parallel=True)). BLOOM's bf16 optimizer is
+ * another code path. */
+static double ds_bucket_bytes(const space_layout *l)
+{
+    return l->framework == SPACE_FW_DEEPSPEED_2021
+                   && (l->zero == SPACE_ZERO_1 || l->zero == SPACE_ZERO_2)
+                   && space_grad_bytes(l) == 2
+               ? 2 * 5e8
+               : 0;
+}
+
+/* Activation-sized buffers of the last stage's loss, per token, beyond
+ * the fp32 softmax kept for the backward: the LM head's 16-bit logits,
+ * alive until the loss has been computed from them. */
+static double logits_token(const space_layout *l, double vp)
+{
+    return 2 * vp / (double)l->tp;
+}
+
+void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
+                      est_memory *out)
 {
     memset(out, 0, sizeof *out);
     space_params p;
@@ -232,6 +284,116 @@ void est_memory_of(const space_model *m, const space_layout *l,
     if (micro < 1) micro = 1;
     double tokens = (double)l->mbs * (double)l->seq / (double)l->cp;
     double vp = (double)p.vocab_padded;
+    double layers = space_stage_layers(m, l, r);
+    double params = layers * layer;
+    if (r == 0) params += first;
+    if (r == l->pp - 1) params += last;
+    double w, gr, opt, live = 0;
+    est_state_bytes(l, params, &w, &gr, &opt);
+    if (l->zero >= SPACE_ZERO_3) {
+        /* Gathered for compute: one layer and the next, prefetched,
+         * or up to zero3_live parameters (at least the largest
+         * module, the first FFN GEMM). */
+        double n = 2 * layer;
+        if (l->zero3_live > 0) {
+            double fc1 = (double)m->hidden * (double)m->ffn_hidden
+                         * (space_act_ffn_gemms(m->act) == 3 ? 2 : 1) / t;
+            n = fmin(n, fmax(l->zero3_live, fc1));
+        }
+        live = 2 * n;
+    }
+    /* Transformer Engine's fp8 weight workspaces: the fp8 weight and
+     * its transpose (row- and column-wise data), 2 bytes per GEMM
+     * weight, cached from the first micro-batch to the next step
+     * (Megatron-Core passes is_first_microbatch: cache_name "weight"
+     * in get_fp8_workspace / get_weight_workspace, linear.py, TE v1.9
+     * and v2.4), per module, so ZeRO-3 does not shard them. The LM
+     * head and embedding stay 16-bit. */
+    double fp8 = 0;
+    if (l->dtype == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
+        double gw = layers * layer_gemm_weights(m, t);
+        if (l->fp8_params) {
+            /* --fp8-param-gather: the GEMM weights themselves are
+             * fp8, one byte in the parameter buffer, and only their
+             * transpose is cached, one more (Megatron-Core
+             * distributed_data_parallel.py: a uint8 param buffer;
+             * TE's update_usage on the first micro-batch; Megatron-LM
+             * core_v0.14.0). */
+            w -= gw / (l->zero >= SPACE_ZERO_3 ? (double)(l->dp * l->cp) : 1);
+            fp8 = gw;
+        } else {
+            fp8 = 2 * gw;
+        }
+    }
+    double act = tokens * act_rank_token(m, l, r, micro);
+    if (r < l->pp - 1)
+        act += tokens * inflight_chunks(l, r, micro) * pipe_output_token(m, l);
+    if (r == l->pp - 1)
+        act += tokens * (4 * vp / t + logits_token(l, vp)); /* the loss */
+    double step = est_step_bytes(l, params);
+    /* The backward holds the activations and ZeRO-3's gathered
+     * layers; the optimizer step, after both are freed, its fp32
+     * gradient copy instead (the frameworks free it before the next
+     * forward: Megatron-LM's zero_grad(set_to_none) at the start of
+     * train_step, DeepSpeed's "get rid of the fp32 gradients" after
+     * the step). */
+    double bucket = ds_bucket_bytes(l), gr_s = gr;
+    if (bucket > 0 && l->zero == SPACE_ZERO_1) {
+        /* DeepSpeed's ZeRO-1 step frees the gradients outside the rank's
+         * partition, then flattens the partition's 16-bit gradients and
+         * copies that to fp32, both alive at once: 2/d + 4/d
+         * (DeepSpeedZeroOptimizer.step, stage_1_and_2.py, v0.5.10). */
+        double d = (double)(l->dp * l->cp);
+        gr_s = gr / d;
+        step += 2 * params / d;
+    }
+    double held_b = w + live + gr + opt + fp8 + act + (l->pp > 1 ? 0 : bucket);
+    double held_s = w + gr_s + opt + fp8 + step + (l->pp > 1 ? bucket : 0);
+    out->weights = w + live;
+    out->grads = gr;
+    out->optimizer = opt;
+    out->fp8_weights = fp8;
+    out->activations = act;
+    out->step_transient = step;
+    out->buffers = bucket;
+    out->step_new = step + (l->pp > 1 ? bucket : 0);
+    out->alloc_backward = held_b;
+    out->alloc_step = held_s;
+    out->params = params;
+    out->stage = r;
+    est_memory_settle(out, EST_MEM_FRAGMENTATION);
+}
+
+void est_memory_settle(est_memory *o, double frag)
+{
+    double bwd = o->alloc_backward * (1 + frag) + o->context + o->nccl;
+    double stp = o->alloc_step * (1 + frag) + o->context + o->nccl;
+    o->peak_in_step = stp > bwd;
+    o->allocated = fmax(o->alloc_backward, o->alloc_step);
+    o->fragmentation = frag * o->allocated;
+    o->reserved = o->allocated + o->fragmentation;
+    o->backward_peak = bwd;
+    o->step_peak = stp;
+    o->total = fmax(bwd, stp);
+    double tensors = o->weights + o->grads + o->optimizer + o->fp8_weights
+                     + (o->peak_in_step ? o->step_transient : o->activations);
+    o->allowance = o->total - tensors;
+    /* After a step the allocator still caches the backward's segments
+     * and has added the step's new tensors beside them: a copy of a whole
+     * gradient shard, or DeepSpeed's bucket, is larger than any block the
+     * activations freed.
+     * When memory runs short it frees its cache and retries
+     * (c10/cuda/CUDACachingAllocator.cpp), so this is what a measurement
+     * shows, not what must fit. */
+    o->seen_reserved = fmax(o->alloc_backward * (1 + frag) + o->step_new,
+                            o->reserved);
+    o->seen_device = o->seen_reserved + o->context + o->nccl;
+}
+
+void est_memory_of(const space_model *m, const space_layout *l,
+                   est_memory *out)
+{
+    memset(out, 0, sizeof *out);
     /* Stage 0 and the last stage bound every rank but the middle ones'
      * extra layer of an uneven split (space_stage_layers): rank 1, which
      * has the most micro-batches in flight of those, then too. */
@@ -241,79 +403,205 @@ void est_memory_of(const space_model *m, const space_layout *l,
                       ? 3
                       : 2;
     for (int s = 0; s < n_ranks; s++) {
-        int64_t r = ranks[s];
-        double layers = space_stage_layers(m, l, r);
-        double params = layers * layer;
-        if (r == 0) params += first;
-        if (r == l->pp - 1) params += last;
-        double w, gr, opt, live = 0;
-        est_state_bytes(l, params, &w, &gr, &opt);
-        if (l->zero >= SPACE_ZERO_3) {
-            /* Gathered for compute: one layer and the next, prefetched,
-             * or up to zero3_live parameters (at least the largest
-             * module, the first FFN GEMM). */
-            double n = 2 * layer;
-            if (l->zero3_live > 0) {
-                double fc1 = (double)m->hidden * (double)m->ffn_hidden
-                             * (space_act_ffn_gemms(m->act) == 3 ? 2 : 1) / t;
-                n = fmin(n, fmax(l->zero3_live, fc1));
-            }
-            live = 2 * n;
-        }
-        /* Transformer Engine's fp8 weight workspaces: the fp8 weight and
-         * its transpose (row- and column-wise data), 2 bytes per GEMM
-         * weight, cached from the first micro-batch to the next step
-         * (Megatron-Core passes is_first_microbatch: cache_name "weight"
-         * in get_fp8_workspace / get_weight_workspace, linear.py, TE v1.9
-         * and v2.4), per module, so ZeRO-3 does not shard them. The LM
-         * head and embedding stay 16-bit. */
-        double fp8 = 0;
-        if (l->dtype == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
-            double gw = layers * layer_gemm_weights(m, t);
-            if (l->fp8_params) {
-                /* --fp8-param-gather: the GEMM weights themselves are
-                 * fp8, one byte in the parameter buffer, and only their
-                 * transpose is cached, one more (Megatron-Core
-                 * distributed_data_parallel.py: a uint8 param buffer;
-                 * TE's update_usage on the first micro-batch; Megatron-LM
-                 * core_v0.14.0). */
-                w -= gw / (l->zero >= SPACE_ZERO_3
-                               ? (double)(l->dp * l->cp) : 1);
-                fp8 = gw;
-            } else {
-                fp8 = 2 * gw;
-            }
-        }
-        double act = tokens * act_rank_token(m, l, r, micro);
-        if (r == l->pp - 1) act += tokens * 4 * vp / t; /* fp32 softmax of the loss */
-        double step = est_step_bytes(l, params);
-        /* The backward holds the activations and ZeRO-3's gathered
-         * layers; the optimizer step, after both are freed, its fp32
-         * gradient copy instead (the frameworks free it before the next
-         * forward: Megatron-LM's zero_grad(set_to_none) at the start of
-         * train_step, DeepSpeed's "get rid of the fp32 gradients" after
-         * the step). */
-        double held_b = w + live + gr + opt + fp8 + act;
-        double held_s = w + gr + opt + fp8 + step;
-        double bwd = held_b + EST_MEM_CONTEXT_BYTES
-                     + EST_MEM_FRAGMENTATION * held_b;
-        double stp = held_s + EST_MEM_CONTEXT_BYTES
-                     + EST_MEM_FRAGMENTATION * held_s;
-        double total = fmax(bwd, stp);
-        if (total > out->total) {
-            out->weights = w + live;
-            out->grads = gr;
-            out->optimizer = opt;
-            out->fp8_weights = fp8;
-            out->activations = act;
-            out->step_transient = step;
-            out->peak_in_step = stp > bwd;
-            out->allowance = (stp > bwd ? stp - held_s : bwd - held_b);
-            out->backward_peak = bwd;
-            out->step_peak = stp;
-            out->total = total;
-            out->params = params;
-            out->stage = r;
+        est_memory st;
+        est_memory_stage(m, l, ranks[s], &st);
+        if (st.total > out->total) *out = st;
+    }
+}
+
+/* ---- the device's share: workspaces, CUDA context, NCCL ----------------
+ * Each term's formula and source: docs/memory.md, "What the runtime holds
+ * besides the tensors"; tests/test_mem.c checks each. */
+
+#define MIB 1048576.0
+
+static int hopper_or_later(const hw_gpu *g)
+{
+    return strcmp(g->arch, "hopper") == 0 || strcmp(g->arch, "blackwell") == 0;
+}
+
+/* cuBLAS workspace of one PyTorch handle: CUBLAS_WORKSPACE_CONFIG's
+ * default ":4096:2:16:8" = 8 MiB + 128 KiB, and ":4096:8" = 32 MiB on
+ * Hopper (getChosenWorkspaceSize, aten/src/ATen/cuda/CublasHandlePool.cpp,
+ * PyTorch 2.x). Handles are per CPU thread and autograd runs the backward
+ * on its own, so a training step uses two. Transformer Engine shares one
+ * cuBLASLt workspace among its GEMMs: 32 MiB from compute capability 9, 4
+ * MiB before, three with userbuffers (--tp-comm-overlap)
+ * (get_cublas_workspace_size_bytes, get_workspace,
+ * transformer_engine/pytorch/module/base.py, NVIDIA/TransformerEngine v1.9
+ * and v2.4). */
+static double workspace_bytes(const hw_gpu *g, const space_layout *l)
+{
+    int h = hopper_or_later(g);
+    double ws = 2 * (h ? 32 * MIB : 8 * MIB + 128 * 1024.0);
+    if (l->framework == SPACE_FW_MEGATRON_CORE)
+        ws += (l->tp_overlap == SPACE_TP_OVERLAP_ALL ? 3 : 1)
+              * (h ? 32 * MIB : 4 * MIB);
+    return ws;
+}
+
+/* Transformer Engine's userbuffers for --tp-comm-overlap, registered with
+ * NCCL outside PyTorch's allocator: ten buffers of seq x mbs / cp x hidden
+ * (TE 2.4's default set in initialize_ub, base.py, with the shape
+ * Megatron-Core passes, megatron/training/initialize.py core_v0.12.0), two
+ * bytes each, one for the six all-gather buffers under fp8: 20 (bf16) or
+ * 14 (fp8) x s b h / cp bytes. */
+static double userbuffer_bytes(const space_model *m, const space_layout *l)
+{
+    if (l->framework != SPACE_FW_MEGATRON_CORE
+        || l->tp_overlap != SPACE_TP_OVERLAP_ALL || l->tp < 2)
+        return 0;
+    double sbh = (double)l->seq * (double)l->mbs / (double)l->cp
+                 * (double)m->hidden;
+    return (l->dtype == HW_FP8 ? 14 : 20) * sbh;
+}
+
+/* The CUDA context with the kernels it loads. Eager module loading
+ * (PyTorch 1.x): 1573 MiB on an A100 ("40GB A100 takes 1573MiB for cuda
+ * kernels", bigscience-workshop/bigscience,
+ * train/tr11-176B-ml/chronicles-prequel.md). Lazy loading (PyTorch sets
+ * CUDA_MODULE_LOADING=LAZY since 1.13, pytorch/pytorch#86509): 274 MiB
+ * bare, "around 400MB" (pytorch/pytorch#109888) before the libraries a
+ * step loads; 512 MiB taken, not measured on Hopper. Before PyTorch 1.13
+ * cuBLAS took its workspaces itself, outside the allocator: here too. */
+#define EST_MEM_CONTEXT_EAGER (1573.0 * MIB)
+#define EST_MEM_CONTEXT_LAZY (512.0 * MIB)
+
+/* NCCL. This GPU's share of one send and one receive connector on one
+ * channel: the LL (512 KiB), LL128 (4.6875 MiB) and Simple (NCCL_BUFFSIZE,
+ * 4 MiB) buffers, all three always allocated (computeBuffSizes, init.cc),
+ * each side's rounded up to 2 MiB over NVLink or PCIe (transport/p2p.cc):
+ * 12 MiB; over the network with GPUDirect RDMA the sender keeps Simple and
+ * LL128, the receiver all three (transport/net.cc): 8.69 + 9.19 MiB
+ * (NVIDIA/nccl v2.18.3, the same at v2.23.4). */
+#define NCCL_PAIR_P2P (12.0 * MIB)
+#define NCCL_PAIR_NET (17.875 * MIB)
+
+/* Channels of a collective communicator inside a node: 24 on an HGX A100
+ * ("Channel 23/24", NVIDIA/nccl-tests#100), 32 on H100 (channel indices
+ * above 22, NVIDIA/nccl#1259; 32 p2p channels, NVIDIA/nccl#1685); with one
+ * GPU per node, two per NIC the GPU reaches. */
+static double nccl_channels(const hw_gpu *g)
+{
+    return hopper_or_later(g) ? 32 : 24;
+}
+
+/* One collective communicator of n ranks, `local` of them on this node:
+ * its ring and its tree (NCCL before 2.22 connects both when it creates
+ * the communicator; after, at the first collective of each algorithm, and
+ * every group Megatron creates runs small all-reduces, which take the
+ * tree); NVLink SHARP's buffers on NVSwitch nodes of Hopper and later
+ * (NCCL_NVLS_ENABLE auto) for a communicator that all-reduces large
+ * tensors inside a node: 16 channels x 2 x 1 MiB x local GPUs from NCCL
+ * 2.22 (transport/nvls.cc; 1536 MiB per 8 GPUs in 2.17-2.20). */
+static double nccl_coll(const est_ctx *c, int64_t n, int64_t local, int nvls)
+{
+    if (n <= 1) return 0;
+    const hw_system *y = c->sys;
+    double b;
+    if (local <= 1) {
+        int per_gpu = y && y->gpus_per_node > 0
+                          ? (y->nics_per_node + y->gpus_per_node - 1)
+                                / y->gpus_per_node
+                          : 1;
+        b = 2 * (per_gpu > 0 ? per_gpu : 1) * 2 * NCCL_PAIR_NET;
+    } else {
+        b = nccl_channels(c->gpu) * 2 * NCCL_PAIR_P2P;
+    }
+    if (nvls && local > 2 && hopper_or_later(c->gpu) && y
+        && y->intra_topology == HW_TOPO_NVSWITCH)
+        b += 16 * 2 * MIB * (double)local;
+    return b;
+}
+
+/* Ranks of a group of n at stride `stride` (Megatron's rank order: tp,
+ * cp, dp, pp) that share this node. */
+static int64_t local_ranks(int64_t n, int64_t stride, int gpn)
+{
+    int64_t per = stride >= gpn ? 1 : gpn / stride;
+    return n < per ? n : per;
+}
+
+/* The communicators a layout creates and their buffers on one GPU: TP, CP,
+ * DP (DP x CP for the gradients with CP), the world's (Megatron's
+ * barriers), the first and last stages' embedding group with tied
+ * embeddings, and the pipeline's point-to-point sends, connected per peer
+ * at the first send: 32 channels x 12 MiB per neighbour inside a node, a
+ * pool of 32 channels x 16 steps x 128 KiB each way across nodes
+ * (NCCL_P2P_NET_CHUNKSIZE; sharedBuffersInit, transport/net.cc v2.18.3). */
+static double nccl_bytes(const est_ctx *c, const space_model *m,
+                         const space_layout *l)
+{
+    int gpn = c->sys && c->sys->gpus_per_node > 0 ? c->sys->gpus_per_node : 8;
+    int64_t tp = l->tp, cp = l->cp, dp = l->dp, pp = l->pp;
+    if (tp < 1 || cp < 1 || dp < 1 || pp < 1) return 0; /* not a layout */
+    int64_t world = tp * cp * dp * pp;
+    double b = nccl_coll(c, tp, local_ranks(tp, 1, gpn), !l->sp)
+               + nccl_coll(c, cp, local_ranks(cp, tp, gpn), 0)
+               + nccl_coll(c, dp * cp, local_ranks(dp * cp, tp, gpn),
+                           l->zero == SPACE_ZERO_NONE)
+               + nccl_coll(c, world, local_ranks(world, 1, gpn), 0);
+    if (cp > 1) b += nccl_coll(c, dp, local_ranks(dp, tp * cp, gpn), 0);
+    if (pp > 1) {
+        if (m->tied_embeddings) b += nccl_coll(c, 2, 1, 0);
+        int64_t stride = tp * cp * dp;
+        if (stride < gpn) {
+            double peers = l->vpp > 1 || pp > 2 ? 2 : 1;
+            b += peers * 32 * NCCL_PAIR_P2P;
+        } else {
+            b += 2 * 32 * 16 * 128 * 1024.0;
         }
     }
+    return b;
+}
+
+void est_memory_device(const est_ctx *c, const space_model *m,
+                       const space_layout *l, est_memory *mem)
+{
+    double ws = workspace_bytes(c->gpu, l);
+    if (of_2021(l)) {
+        mem->workspace = 0;
+        mem->context = EST_MEM_CONTEXT_EAGER + ws;
+    } else {
+        mem->workspace = ws;
+        mem->alloc_backward += ws;
+        mem->alloc_step += ws;
+        mem->context = EST_MEM_CONTEXT_LAZY;
+    }
+    mem->nccl = nccl_bytes(c, m, l) + userbuffer_bytes(m, l);
+    est_memory_settle(mem, EST_MEM_FRAGMENTATION);
+}
+
+double est_memory_fragmentation(void)
+{
+    return EST_MEM_FRAGMENTATION;
+}
+
+/* The margin the search adds to an estimated peak before it compares it
+ * with the GPU's memory: per framework, the worst under-estimate,
+ * (measured - ours) / ours, of the measured peaks of that framework's runs
+ * with every fitted constant refitted leaving the run's source out
+ * (bench/validate_memory, bench/results/validate_memory.md); frameworks
+ * without measured runs take the worst over all. */
+static const struct {
+    double margin;
+    const char *evidence;
+} margin_of[SPACE_FW_COUNT] = {
+    [SPACE_FW_MEGATRON_CORE] = {0.10, "No measured peaks."},
+    [SPACE_FW_MEGATRON_2021] = {0.10, "No measured peaks."},
+    [SPACE_FW_TORCHTITAN] = {0.10, "No measured peaks."},
+    [SPACE_FW_PYTORCH_FSDP] = {0.10, "No measured peaks."},
+    [SPACE_FW_DEEPSPEED_2021] = {0.10, "No measured peaks."},
+};
+
+double est_memory_margin(const space_layout *l)
+{
+    unsigned f = (unsigned)l->framework;
+    return margin_of[f < SPACE_FW_COUNT ? f : 0].margin;
+}
+
+const char *est_memory_evidence(const space_layout *l)
+{
+    unsigned f = (unsigned)l->framework;
+    return margin_of[f < SPACE_FW_COUNT ? f : 0].evidence;
 }

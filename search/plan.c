@@ -185,7 +185,7 @@ enum { OUT_PRUNED, OUT_ADMITTED, OUT_INFEASIBLE, OUT_MISSED };
 typedef struct outcome {
     int kind;
     int code;          /* est_reason or search_miss */
-    double iteration_s, mem_bytes, excess; /* excess: ratio to the limit */
+    double iteration_s, mem_bytes, mem_limit, excess; /* excess: ratio to the limit */
 } outcome;
 
 typedef struct state {
@@ -269,6 +269,14 @@ static void near_update(search_near *nr, int sys, int64_t gpus, int64_t idx,
     nr->value = value, nr->limit = limit, nr->from_bound = from_bound;
 }
 
+double search_memory_limit(const search_request *q,
+                           const search_system *sy, const space_layout *l)
+{
+    double cap = sy->ctx.gpu->mem_bytes;
+    if (q->max_memory_fraction > 0) return q->max_memory_fraction * cap;
+    return cap / (1 + est_memory_margin(l));
+}
+
 /* Iterations to train the tokens asked for (0 without). */
 static double iterations(const search_request *q)
 {
@@ -316,7 +324,6 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
     const space_model *m = q->model;
     search_stats *st = &t->st;
     int gpn = sy->ctx.tp_across_nodes ? 0 : sy->ctx.sys->gpus_per_node;
-    double mem_limit = q->max_memory_fraction * sy->ctx.gpu->mem_bytes;
     double price = sy->price_usd_per_gpu_hour;
     int64_t size = space_grid_size(g);
     st->enumerated += size;
@@ -342,6 +349,7 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
         int64_t idx = i++;
         if (!q->no_prune) {
             double floor_b = est_memory_floor(m, &l);
+            double mem_limit = search_memory_limit(q, sy, &l);
             if (floor_b > mem_limit) {
                 st->pruned[SEARCH_PRUNE_MEMORY]++;
                 near_update(&t->near_memory, sysi, gpus, idx, floor_b,
@@ -390,9 +398,10 @@ static void judge(const state *s, const cand *cd, int full,
     space_grid_layout(&sy->grid, cd->idx, cd->gpus, &q->base, &l);
     est_result r;
     est_estimate(&sy->ctx, q->model, &l, &r);
-    double mem_limit = q->max_memory_fraction * sy->ctx.gpu->mem_bytes;
+    double mem_limit = search_memory_limit(q, sy, &l);
     o->iteration_s = r.iteration_s;
     o->mem_bytes = r.mem.total;
+    o->mem_limit = mem_limit;
     o->excess = 0;
     if (!r.feasible || r.mem.total > mem_limit) {
         o->kind = OUT_INFEASIBLE;
@@ -425,8 +434,7 @@ static void merge(state *s, const cand *cd, const outcome *o)
         st->infeasible[o->code]++;
         if (o->code == EST_OUT_OF_MEMORY)
             near_update(&a->near_memory, cd->sys, cd->gpus, cd->idx,
-                        o->mem_bytes,
-                        q->max_memory_fraction * sy->ctx.gpu->mem_bytes, 0);
+                        o->mem_bytes, o->mem_limit, 0);
         return;
     }
     if (o->kind == OUT_MISSED) {
@@ -501,9 +509,9 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
         return tp_errf(e, TP_EUSAGE,
                        "search: needs a model, at least one system, one GPU "
                        "count and top_k >= 1");
-    if (!(q->max_memory_fraction > 0 && q->max_memory_fraction <= 1))
+    if (!(q->max_memory_fraction >= 0 && q->max_memory_fraction <= 1))
         return tp_errf(e, TP_EUSAGE,
-                       "search: max_memory_fraction %g is not in (0, 1]",
+                       "search: max_memory_fraction %g is not in [0, 1]",
                        q->max_memory_fraction);
     if ((q->budget_usd > 0 || q->budget_gpu_hours > 0 || q->deadline_s > 0)
         && !(q->tokens > 0))

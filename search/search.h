@@ -89,9 +89,20 @@ typedef struct search_request {
     double budget_usd;         /* 0 = none (need tokens) */
     double budget_gpu_hours;   /* 0 = none (need tokens) */
     double deadline_s;         /* 0 = none (needs tokens) */
-    double max_memory_fraction; /* of the GPU's memory, (0, 1] */
+    double max_memory_fraction; /* of the GPU's memory, (0, 1]: admit a
+                                   layout whose estimated peak fits that
+                                   share; 0: admit it when its peak plus
+                                   the measured margin fits
+                                   (search_memory_limit) */
     int no_prune;              /* estimate every valid layout (tests, bench) */
 } search_request;
+
+/* The largest estimated peak (est_memory.total) q admits for layout l on
+ * system sy: max_memory_fraction of the GPU's memory where q sets it,
+ * else the memory over 1 + the margin measured for l's framework
+ * (est_memory_margin). */
+double search_memory_limit(const search_request *q, const search_system *sy,
+                           const space_layout *l);
 
 /* One estimated and admitted layout: which (system, GPU count, layout
  * number in that system's grid) and its figures. A plain value; the full

@@ -594,21 +594,21 @@ static void test_memory(void)
     est_memory_of(gpt, &z3, &b);
     TP_CHECK(b.weights < a.weights);
     /* GPT without SP or flash, one stage: h (8 + 24/t) + 2as/t per token
-     * per layer, plus the loss's fp32 softmax. */
+     * per layer, plus the loss's fp32 softmax and 16-bit logits. */
     space_layout g = l;
     g.pp = 1, g.flash = 0, g.zero = SPACE_ZERO_NONE;
     est_memory_of(gpt, &g, &a);
     double h = (double)gpt->hidden, t = 8, s = 2048, as = (double)gpt->heads * s;
     double vp = (double)space_vocab_padded(gpt->vocab, 8);
     double want = s * ((double)gpt->num_layers * (h * (8 + 24 / t) + 2 * as / t)
-                       + 4 * vp / t);
+                       + 6 * vp / t);
     TP_CHECK_REL(a.activations, want, 1e-9);
     /* With dropout: the paper's own h (10 + 24/t) + 5as/t. */
     space_model drop = *gpt;
     drop.attn_dropout = drop.hidden_dropout = 0.1;
     est_memory_of(&drop, &g, &b);
     want = s * ((double)gpt->num_layers * (h * (10 + 24 / t) + 5 * as / t)
-                + 4 * vp / t);
+                + 6 * vp / t);
     TP_CHECK_REL(b.activations, want, 1e-9);
     /* Selective recompute drops the scores; SP shards the rest; full
      * recompute keeps only layer inputs. */
