@@ -301,6 +301,21 @@ void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
             n = fmin(n, fmax(l->zero3_live, fc1));
         }
         live = 2 * n;
+        if (l->framework == SPACE_FW_TORCHTITAN && l->param_fp32) {
+            /* FSDP2's backward: the unit being rebuilt and the previous
+             * one prefetched (2 x 2 bytes), the unit's unsharded 16-bit
+             * gradients (2), its fp32 reduce-scatter input (4) and the
+             * previous unit's, kept until the next post-backward (4):
+             * 14 bytes per parameter of one layer
+             * (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py,
+             * _backward_prefetch, comm_ctx.reduce_scatter_state; PyTorch
+             * 2.6-era main). With a pipeline torchtitan does not reshard
+             * after the forward: the stage's 16-bit weights stay gathered
+             * (torchtitan distributed/fsdp.py, reshard_after_forward
+             * "default"). */
+            live = 14 * layer;
+            if (l->pp > 1) live += 2 * params - 4 * layer;
+        }
     }
     /* Transformer Engine's fp8 weight workspaces: the fp8 weight and
      * its transpose (row- and column-wise data), 2 bytes per GEMM

@@ -123,10 +123,12 @@ static void test_frameworks(void)
     l = layout(SPACE_FW_MEGATRON_2021, HW_BF16, SPACE_ZERO_NONE);
     check_bytes(&m, &l, 2, 4, 12, 0, 0, 0);
     /* torchtitan, FSDP2 (ZeRO-3): fp32 parameters, fp32 gradients, Adam
-     * m and v, all over 4: (4 + 4 + 8) / 4; gathered: two layers in bf16. */
+     * m and v, all over 4: (4 + 4 + 8) / 4; in the backward two layers
+     * gathered in bf16, one layer's bf16 gradients and two layers' fp32
+     * reduce-scatter inputs: 14 bytes per parameter of a layer. */
     l = layout(SPACE_FW_TORCHTITAN, HW_BF16, SPACE_ZERO_3);
     TP_CHECK_INT(space_grad_bytes(&l), 4);
-    check_bytes(&m, &l, 1, 1, 2, 0, 2.0 * 2 * LAYER, 0);
+    check_bytes(&m, &l, 1, 1, 2, 0, 14.0 * LAYER, 0);
     /* DeepSpeed's fp16 ZeRO-3 (2021): (2 + 2 + 12) / 4 and the step's
      * fp32 copy of the shard 4 / 4. */
     l = layout(SPACE_FW_MEGATRON_2021, HW_FP16, SPACE_ZERO_3);
@@ -137,7 +139,7 @@ static void test_frameworks(void)
     l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
     check_bytes(&m, &l, 2, 4, 3, 0, 0, 2.0 * 4 * GEMM_W);
     l = layout(SPACE_FW_TORCHTITAN, HW_FP8, SPACE_ZERO_3);
-    check_bytes(&m, &l, 1, 1, 2, 0, 2.0 * 2 * LAYER, 0);
+    check_bytes(&m, &l, 1, 1, 2, 0, 14.0 * LAYER, 0);
     /* --fp8-param-gather: the GEMM weights are one-byte parameters and
      * only their transpose is cached. */
     {
