@@ -120,6 +120,26 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
      * PyTorch's). */
     if (strcmp(src, "llm_foundry_mpt_benchmarks") == 0)
         w.flash = has_feature(feat, "flash-attention");
+    /* Megatron-LM's --attention-backend where the run names it (memory
+     * runs: the unfused softmax keeps the scores, the fused kernels do
+     * not). */
+    static const struct {
+        const char *feature;
+        int attn;
+    } backends[] = {
+        {"attention-backend=unfused", SPACE_ATTN_UNFUSED},
+        {"attention-backend=local", SPACE_ATTN_UNFUSED},
+        {"attention-backend=flash", SPACE_ATTN_FLASH},
+        {"attention-backend=fused", SPACE_ATTN_CUDNN},
+        {"attention-backend=auto", SPACE_ATTN_AUTO},
+    };
+    const cJSON *fe;
+    cJSON_ArrayForEach(fe, feat)
+        for (size_t k = 0; k < sizeof backends / sizeof backends[0]; k++)
+            if (cJSON_IsString(fe)
+                && strncmp(fe->valuestring, backends[k].feature,
+                           strlen(backends[k].feature)) == 0)
+                w.flash = backends[k].attn;
     /* TP: --tp-comm-overlap or AsyncTP where the run lists them. The
      * 2021 default (no TP overlap) is assumed from Megatron-LM's history;
      * BigScience also ran with CUDA_LAUNCH_BLOCKING=1, which serialises
