@@ -135,6 +135,16 @@ static double act_layer_token(const space_model *m, const space_layout *l,
     if (m->hidden_dropout > 0) a += 2 * h * rep;
     double mlp = (2 + gin) * h * rep + (gated ? 4 * f : 2 * f) / t
                  + gin * f / t;
+    if (l->eager) {
+        /* PyTorch eager code (torchtitan or PyTorch FSDP without
+         * torch.compile): RMSNorm's composite kernel upcasts its input and
+         * autograd keeps the fp32 copy, 4h per norm more (ATen rms_norm,
+         * torch.nn.RMSNorm, which torchtitan uses since pytorch/torchtitan
+         * @3b39d7ab0, 2025-03); SwiGLU as silu(w1 x) * w3 x keeps the
+         * product and silu's output too, 2f more than the fused count. */
+        if (m->norm == SPACE_NORM_RMSNORM) a += 2 * 4 * h * rep;
+        if (gated) mlp += 2 * f / t;
+    }
     return a + mlp;
 }
 

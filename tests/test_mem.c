@@ -234,6 +234,13 @@ static void test_fp8_activations(void)
     l.fp8_lib = SPACE_FP8_LIB_TORCHAO;
     est_memory_of(&m, &l, &a);
     TP_CHECK_REL(a.activations, tokens * (4 * layer_token(0) + loss), 1e-12);
+    /* PyTorch eager: the two RMSNorms' fp32 inputs (4h each) and SwiGLU's
+     * product and silu output (2f more). */
+    l.dtype = HW_BF16, l.eager = 1;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations,
+                 tokens * (4 * (layer_token(0) + 8 * 64 + 2 * 256) + loss),
+                 1e-12);
 }
 
 /* Partial recomputation: block keeps the input of the first N layers of
