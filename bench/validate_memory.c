@@ -413,8 +413,11 @@ int main(int argc, char **argv)
     printf("\nfragmentation (cached, unused / live tensors): %.4f in sample "
            "(estimator: %.4f)%s\n", f_in, est_memory_fragmentation(),
            isnan(fixed) ? "" : ", fixed by --frag");
-    for (int s = 0; s < n_src; s++)
-        printf("  without %-28s %.4f\n", src_id[s], f_loso[s]);
+    for (int s = 0; s < n_src; s++) {
+        int scored = 0;
+        for (int k = 0; k < n; k++) scored += v[k].ok && v[k].src == s;
+        if (scored) printf("  without %-28s %.4f\n", src_id[s], f_loso[s]);
+    }
     /* The margin: per framework, the worst LOSO under-estimate among the
      * runs that filled at least NEAR of their GPU, where the margin
      * decides (a few GiB the model leaves out are half the peak of a tiny

@@ -457,11 +457,8 @@ static void print_memory_rule(FILE *f, const search_request *q)
         return;
     }
     fprintf(f, "memory: admitted when the estimated peak + %.1f %% fits the "
-               "GPU: the worst under-estimate of measured %s peaks "
-               "(bench/results/validate_memory.md); --max-memory-fraction "
-               "overrides\n",
-            100 * est_memory_margin(&q->base),
-            space_framework_names[q->base.framework]);
+               "GPU (--max-memory-fraction overrides). %s\n",
+            100 * est_memory_margin(&q->base), est_memory_evidence(&q->base));
 }
 
 static void print_counts(FILE *f, const search_answer *a, int examples)

@@ -400,6 +400,11 @@ static void test_frameworks_2021(void)
     l.pp = 2, l.dp = 2;
     est_memory_of(&m, &l, &a);
     TP_CHECK_REL(a.step_new, a.step_transient + 1e9, 1e-12);
+    /* Without ZeRO: the per-parameter fp32 copies and their flat copy. */
+    l = layout(SPACE_FW_DEEPSPEED_2021, HW_FP16, SPACE_ZERO_NONE);
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.step_transient, 8.0 * PARAMS, 1e-12);
+    TP_CHECK(a.buffers == 0);
     /* Megatron-LM 2021, PP 2: stage 0 keeps the 16-bit output of both
      * micro-batches in flight, 2h per token each. */
     l = layout(SPACE_FW_MEGATRON_2021, HW_BF16, SPACE_ZERO_NONE);
