@@ -424,6 +424,26 @@ run 0 "$TP" "${EST[@]}" -t 8 -p 4 -b 4 -r full --grad-reduce-in-bf16
 has "$OUT" "gradients 16-bit" "table: the gradient dtype"
 has "$OUT" "optimizer_step_peak" "table: the optimizer step's peak"
 has "$OUT" "peak in the" "table: which phase sets the peak"
+# Memory as the runtime holds it: levels, device terms, every stage, the
+# margin and the measured evidence behind it (issue 16).
+run 0 "$TP" "${EST[@]}" "${P11[@]}" -r full
+for k in allocated_bytes reserved_bytes cuda_context_bytes nccl_buffers_bytes \
+         workspace_bytes margin_fraction headroom_bytes memory_per_stage evidence; do
+    has "$OUT" "\"$k\"" "estimate json: memory $k"
+done
+run 0 "$TP" "${EST[@]}" -t 8 -p 4 -b 4 -r full
+has "$OUT" "memory per pipeline stage" "table: memory per stage"
+has "$OUT" "with the margin" "table: the margin and what is left"
+run 0 "$TP" search -m gpt-neox-20b --system perlmutter --max-gpus 32 -s 2048 -B 256 --no-timing
+has "$OUT" "memory: admitted when the estimated peak +" "search: the margin it adds"
+has "$OUT" "+margin" "search table: the margin column"
+run 0 "$TP" search -m gpt-neox-20b --system perlmutter --max-gpus 32 -s 2048 -B 256 --no-timing --max-memory-fraction 0.9
+has "$OUT" "no margin" "search: --max-memory-fraction overrides the margin"
+run 0 "$TP" search -m gpt-neox-20b --system perlmutter --max-gpus 32 -s 2048 -B 256 --no-timing --format json
+has "$OUT" '"memory_margin_bytes"' "search json: the margin per layout"
+has "$OUT" '"memory_margin_fraction"' "search json: the margin rule"
+run 0 "$TP" search -m gpt-neox-20b --system perlmutter --max-gpus 32 -s 2048 -B 256 --no-timing --format csv
+has "$OUT" "memory_margin_bytes" "search csv: the margin column"
 run 64 "$TP" "${EST[@]}" --num-layers-per-virtual-pipeline-stage 2
 has "$ERR" "needs --pipeline-model-parallel-size" "virtual stages need PP"
 run 65 "$TP" estimate -m nosuchmodel --system perlmutter-80g -g 8 -s 2048 -B 8
