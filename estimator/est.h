@@ -347,8 +347,10 @@ typedef struct est_memory {
     double context;      /* CUDA context and loaded kernels */
     double nccl;         /* NCCL communicators' buffers */
     double allowance;    /* total - the tensors of the larger moment */
-    double backward_peak; /* device level during the backward */
-    double step_peak;    /* device level during the optimizer step */
+    double backward_peak; /* what must fit during the backward: its live
+                             tensors, the context and NCCL's buffers (the
+                             allocator frees its cache before it fails) */
+    double step_peak;    /* the same during the optimizer step */
     double total;        /* the larger of the two: what must fit */
     double seen_reserved; /* max_memory_reserved as measured after a step:
                              the backward's segments and the step's copy */
