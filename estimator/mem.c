@@ -2,7 +2,8 @@
  * mem.c - memory per GPU of a layout: weights, gradients and optimizer
  * states by sharding, as each framework allocates them, activations kept
  * for the backward times the micro-batches in flight on the busiest
- * pipeline stage, and an allowance for what a framework holds besides.
+ * pipeline stage, and what the runtime holds besides (the caching
+ * allocator's cache, the CUDA context, NCCL's buffers, workspaces; below).
  * The peak of a stage is the larger of two moments: the backward (states,
  * activations, ZeRO-3's gathered layers) and the optimizer step (states
  * and the step's transient copies; the activations are freed by then).
