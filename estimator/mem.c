@@ -278,12 +278,13 @@ static double logits_token(const space_layout *l, double vp)
     return 2 * vp / (double)l->tp;
 }
 
-void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
-                      est_memory *out)
+/* est_memory_stage with the model's parameters p (space_model_params at
+ * Megatron's vocabulary padding for l's TP), counted once by the caller. */
+static void stage_of(const space_model *m, const space_layout *l,
+                     const space_params *pm, int64_t r, est_memory *out)
 {
     memset(out, 0, sizeof *out);
-    space_params p;
-    space_model_params(m, 128 * l->tp, &p);
+    const space_params p = *pm;
     double t = (double)l->tp;
     double layer = (double)(p.per_layer - p.norms_per_layer) / t
                    + (double)p.norms_per_layer;
@@ -399,6 +400,14 @@ void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
     est_memory_settle(out, EST_MEM_FRAGMENTATION);
 }
 
+void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
+                      est_memory *out)
+{
+    space_params p;
+    space_model_params(m, 128 * l->tp, &p);
+    stage_of(m, l, &p, r, out);
+}
+
 void est_memory_settle(est_memory *o, double frag)
 {
     /* What must fit: the live tensors of each moment with the context and
@@ -438,6 +447,8 @@ void est_memory_of(const space_model *m, const space_layout *l,
                    est_memory *out)
 {
     memset(out, 0, sizeof *out);
+    space_params p;
+    space_model_params(m, 128 * l->tp, &p);
     /* Stage 0 and the last stage bound every rank but the middle ones'
      * extra layer of an uneven split (space_stage_layers): rank 1, which
      * has the most micro-batches in flight of those, then too. */
@@ -448,7 +459,7 @@ void est_memory_of(const space_model *m, const space_layout *l,
                       : 2;
     for (int s = 0; s < n_ranks; s++) {
         est_memory st;
-        est_memory_stage(m, l, ranks[s], &st);
+        stage_of(m, l, &p, ranks[s], &st);
         if (st.total > out->total) *out = st;
     }
 }
@@ -474,9 +485,8 @@ static int hopper_or_later(const hw_gpu *g)
  * (get_cublas_workspace_size_bytes, get_workspace,
  * transformer_engine/pytorch/module/base.py, NVIDIA/TransformerEngine v1.9
  * and v2.4). */
-static double workspace_bytes(const hw_gpu *g, const space_layout *l)
+static double workspace_bytes(int h, const space_layout *l)
 {
-    int h = hopper_or_later(g);
     double ws = 2 * (h ? 32 * MIB : 8 * MIB + 128 * 1024.0);
     if (l->framework == SPACE_FW_MEGATRON_CORE)
         ws += (l->tp_overlap == SPACE_TP_OVERLAP_ALL ? 3 : 1)
@@ -525,9 +535,9 @@ static double userbuffer_bytes(const space_model *m, const space_layout *l)
  * ("Channel 23/24", NVIDIA/nccl-tests#100), 32 on H100 (channel indices
  * above 22, NVIDIA/nccl#1259; 32 p2p channels, NVIDIA/nccl#1685); with one
  * GPU per node, two per NIC the GPU reaches. */
-static double nccl_channels(const hw_gpu *g)
+static double nccl_channels(int h)
 {
-    return hopper_or_later(g) ? 32 : 24;
+    return h ? 32 : 24;
 }
 
 /* One collective communicator of n ranks, `local` of them on this node:
@@ -538,7 +548,8 @@ static double nccl_channels(const hw_gpu *g)
  * (NCCL_NVLS_ENABLE auto) for a communicator that all-reduces large
  * tensors inside a node: 16 channels x 2 x 1 MiB x local GPUs from NCCL
  * 2.22 (transport/nvls.cc; 1536 MiB per 8 GPUs in 2.17-2.20). */
-static double nccl_coll(const est_ctx *c, int64_t n, int64_t local, int nvls)
+static double nccl_coll(const est_ctx *c, int h, int64_t n, int64_t local,
+                        int nvls)
 {
     if (n <= 1) return 0;
     const hw_system *y = c->sys;
@@ -550,9 +561,9 @@ static double nccl_coll(const est_ctx *c, int64_t n, int64_t local, int nvls)
                           : 1;
         b = 2 * (per_gpu > 0 ? per_gpu : 1) * 2 * NCCL_PAIR_NET;
     } else {
-        b = nccl_channels(c->gpu) * 2 * NCCL_PAIR_P2P;
+        b = nccl_channels(h) * 2 * NCCL_PAIR_P2P;
     }
-    if (nvls && local > 2 && hopper_or_later(c->gpu) && y
+    if (nvls && local > 2 && h && y
         && y->intra_topology == HW_TOPO_NVSWITCH)
         b += 16 * 2 * MIB * (double)local;
     return b;
@@ -573,21 +584,21 @@ static int64_t local_ranks(int64_t n, int64_t stride, int gpn)
  * at the first send: 32 channels x 12 MiB per neighbour inside a node, a
  * pool of 32 channels x 16 steps x 128 KiB each way across nodes
  * (NCCL_P2P_NET_CHUNKSIZE; sharedBuffersInit, transport/net.cc v2.18.3). */
-static double nccl_bytes(const est_ctx *c, const space_model *m,
+static double nccl_bytes(const est_ctx *c, int h, const space_model *m,
                          const space_layout *l)
 {
     int gpn = c->sys && c->sys->gpus_per_node > 0 ? c->sys->gpus_per_node : 8;
     int64_t tp = l->tp, cp = l->cp, dp = l->dp, pp = l->pp;
     if (tp < 1 || cp < 1 || dp < 1 || pp < 1) return 0; /* not a layout */
     int64_t world = tp * cp * dp * pp;
-    double b = nccl_coll(c, tp, local_ranks(tp, 1, gpn), !l->sp)
-               + nccl_coll(c, cp, local_ranks(cp, tp, gpn), 0)
-               + nccl_coll(c, dp * cp, local_ranks(dp * cp, tp, gpn),
+    double b = nccl_coll(c, h, tp, local_ranks(tp, 1, gpn), !l->sp)
+               + nccl_coll(c, h, cp, local_ranks(cp, tp, gpn), 0)
+               + nccl_coll(c, h, dp * cp, local_ranks(dp * cp, tp, gpn),
                            l->zero == SPACE_ZERO_NONE)
-               + nccl_coll(c, world, local_ranks(world, 1, gpn), 0);
-    if (cp > 1) b += nccl_coll(c, dp, local_ranks(dp, tp * cp, gpn), 0);
+               + nccl_coll(c, h, world, local_ranks(world, 1, gpn), 0);
+    if (cp > 1) b += nccl_coll(c, h, dp, local_ranks(dp, tp * cp, gpn), 0);
     if (pp > 1) {
-        if (m->tied_embeddings) b += nccl_coll(c, 2, 1, 0);
+        if (m->tied_embeddings) b += nccl_coll(c, h, 2, 1, 0);
         int64_t stride = tp * cp * dp;
         if (stride < gpn) {
             double peers = l->vpp > 1 || pp > 2 ? 2 : 1;
@@ -602,7 +613,8 @@ static double nccl_bytes(const est_ctx *c, const space_model *m,
 void est_memory_device(const est_ctx *c, const space_model *m,
                        const space_layout *l, est_memory *mem)
 {
-    double ws = workspace_bytes(c->gpu, l);
+    int h = hopper_or_later(c->gpu); /* once: this runs in every estimate */
+    double ws = workspace_bytes(h, l);
     if (of_2021(l)) {
         mem->workspace = 0;
         mem->context = EST_MEM_CONTEXT_EAGER + ws;
@@ -612,7 +624,7 @@ void est_memory_device(const est_ctx *c, const space_model *m,
         mem->alloc_step += ws;
         mem->context = EST_MEM_CONTEXT_LAZY;
     }
-    mem->nccl = nccl_bytes(c, m, l) + userbuffer_bytes(m, l);
+    mem->nccl = nccl_bytes(c, h, m, l) + userbuffer_bytes(m, l);
     est_memory_settle(mem, EST_MEM_FRAGMENTATION);
 }
 
