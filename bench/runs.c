@@ -153,6 +153,11 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
      * and is the eager stack. */
     if (fw == SPACE_FW_TORCHTITAN || fw == SPACE_FW_PYTORCH_FSDP)
         w.eager = !compiled;
+    /* Runs on PyTorch before its fused RMSNorm, and on torchtitan before
+     * the embedding and the output projection became FSDP units of their
+     * own, say so (space_layout.rmsnorm_composite, fsdp_root_embeddings). */
+    w.rmsnorm_composite = has_feature(feat, "composite-rmsnorm");
+    w.fsdp_root_embeddings = has_feature(feat, "fsdp-root-embeddings");
     /* Gradient reduction overlapped where listed, and in FSDP. */
     int fsdp = strncmp(sharding, "fsdp", 4) == 0;
     w.no_dp_overlap = !(has_feature(feat, "overlap-grad-reduce") || fsdp);

@@ -365,6 +365,18 @@ typedef struct space_layout {
                           the 16-bit copies gathered for compute; 0: 16-bit
                           weights and an fp32 master in the optimizer
                           (Megatron-LM, DeepSpeed) */
+    int rmsnorm_composite; /* PyTorch eager's RMSNorm as its composite ATen
+                          code, which keeps an fp32 copy of its input for
+                          the backward (PyTorch before the fused
+                          aten::_fused_rms_norm of pytorch/pytorch#153666,
+                          2025); 0: the fused kernel, which keeps the
+                          16-bit input (measured, PyTorch 2.11) */
+    int fsdp_root_embeddings; /* torchtitan's FSDP2 units of early 2025:
+                          the blocks, and the root holding the embedding,
+                          the final norm and the output projection; 0:
+                          the embedding, the blocks and [final norm,
+                          output] as units of their own (torchtitan's
+                          apply_fsdp since mid 2025) */
     int recompute_method; /* space_recompute_method, with full recompute;
                           0: uniform */
     int64_t recompute_layers; /* --recompute-num-layers, with full
