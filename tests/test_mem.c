@@ -123,13 +123,10 @@ static void test_frameworks(void)
     /* ... bf16 forces fp32 accumulation: 18. */
     l = layout(SPACE_FW_MEGATRON_2021, HW_BF16, SPACE_ZERO_NONE);
     check_bytes(&m, &l, 2, 4, 12, 0, 0, 0);
-    /* torchtitan, FSDP2 (ZeRO-3): fp32 parameters, fp32 gradients, Adam
-     * m and v, all over 4: (4 + 4 + 8) / 4; in the backward two layers
-     * gathered in bf16, one layer's bf16 gradients and two layers' fp32
-     * reduce-scatter inputs: 14 bytes per parameter of a layer. */
+    /* torchtitan, FSDP2 (ZeRO-3): fp32 gradients; its moments are
+     * test_fsdp2's. */
     l = layout(SPACE_FW_TORCHTITAN, HW_BF16, SPACE_ZERO_3);
     TP_CHECK_INT(space_grad_bytes(&l), 4);
-    check_bytes(&m, &l, 1, 1, 2, 0, 14.0 * LAYER, 0);
     /* DeepSpeed's fp16 ZeRO-3 (2021): (2 + 2 + 12) / 4 and the step's
      * fp32 copy of the shard 4 / 4. */
     l = layout(SPACE_FW_MEGATRON_2021, HW_FP16, SPACE_ZERO_3);
@@ -139,8 +136,12 @@ static void test_frameworks(void)
      * nothing. */
     l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
     check_bytes(&m, &l, 2, 4, 3, 0, 0, 2.0 * 4 * GEMM_W);
-    l = layout(SPACE_FW_TORCHTITAN, HW_FP8, SPACE_ZERO_3);
-    check_bytes(&m, &l, 1, 1, 2, 0, 14.0 * LAYER, 0);
+    {
+        est_memory r;
+        l = layout(SPACE_FW_TORCHTITAN, HW_FP8, SPACE_ZERO_3);
+        est_memory_of(&m, &l, &r);
+        TP_CHECK(r.fp8_weights == 0);
+    }
     /* --fp8-param-gather: the GEMM weights are one-byte parameters and
      * only their transpose is cached. */
     {
@@ -235,13 +236,93 @@ static void test_fp8_activations(void)
     l.fp8_lib = SPACE_FP8_LIB_TORCHAO;
     est_memory_of(&m, &l, &a);
     TP_CHECK_REL(a.activations, tokens * (4 * layer_token(0) + loss), 1e-12);
-    /* PyTorch eager: the two RMSNorms' fp32 inputs (4h each) and SwiGLU's
-     * product and silu output (2f more). */
+    /* PyTorch eager: SwiGLU's product and silu output (2f more); before
+     * PyTorch's fused RMSNorm, the two norms' fp32 inputs (4h each). */
     l.dtype = HW_BF16, l.eager = 1;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations,
+                 tokens * (4 * (layer_token(0) + 2 * 256) + loss), 1e-12);
+    l.rmsnorm_composite = 1;
     est_memory_of(&m, &l, &a);
     TP_CHECK_REL(a.activations,
                  tokens * (4 * (layer_token(0) + 8 * 64 + 2 * 256) + loss),
                  1e-12);
+}
+
+/* torchtitan's FSDP2 without a pipeline: the larger of three moments of
+ * the backward (mem.c, measured on an H100 in bench/data/memsample_h100).
+ * Per rank at DP 4, in bytes: fp32 parameters P (= PARAMS), Adam 2P,
+ * gradients P; the units
+ * [final norm, output] (OUT = 64 + 1024 x 64) and the embedding (EMB =
+ * 1024 x 64). */
+static void test_fsdp2(void)
+{
+    space_model m = toy();
+    enum { EMB = 1024 * 64, OUT = 64 + 1024 * 64, V = 1024 };
+    const double P = PARAMS; /* 4 bytes a parameter over 4 ranks */
+    space_layout l = layout(SPACE_FW_TORCHTITAN, HW_BF16, SPACE_ZERO_3);
+    TP_CHECK(l.param_fp32 && l.flash && !l.eager);
+    est_memory a;
+    /* Long sequences: the backward's start. The output unit still
+     * gathered in bf16, no gradient yet (one micro-batch a step), every
+     * layer's activations, the loss's fp32 log-softmax (4V) and its two
+     * fp32 gradients (8V). */
+    l.seq = 4096;
+    double tokens = 4096;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.weights, P + 2.0 * OUT, 1e-12);
+    TP_CHECK(a.grads == 0);
+    TP_CHECK_REL(a.activations, tokens * (4 * layer_token(0) + 12.0 * V), 1e-12);
+    TP_CHECK_REL(a.backward_peak, a.weights + 2 * P + a.activations, 1e-12);
+    TP_CHECK_REL(a.step_peak, 4 * P, 1e-12);
+    /* Gradient accumulation: the gradients exist at every later
+     * micro-batch's start. */
+    l.gbs = 8;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.grads, P, 1e-12);
+    TP_CHECK_REL(a.backward_peak, a.weights + 3 * P + a.activations, 1e-12);
+    /* Full recomputation: the layer it rebuilds is not alive at the
+     * start, only its input of every layer (2h a token). */
+    l.gbs = 4, l.recompute = SPACE_RECOMPUTE_FULL;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (4 * 2 * 64 + 12.0 * V), 1e-12);
+    /* Short sequences: a block's backward. FSDP2's working set of a
+     * block (14 bytes a parameter of a layer), the output's sharded fp32
+     * gradients, the activations without the loss. */
+    l.recompute = SPACE_RECOMPUTE_NONE, l.seq = 16, tokens = 16;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.weights, P + 14.0 * LAYER, 1e-12);
+    TP_CHECK_REL(a.grads, OUT, 1e-12);
+    TP_CHECK_REL(a.activations, tokens * 4 * layer_token(0), 1e-12);
+    /* The backward's end, where a block is small beside the vocabulary:
+     * every gradient and the embedding's fp32 reduce-scatter input. */
+    m.vocab = 60000; /* padded to 60032 */
+    est_memory_of(&m, &l, &a);
+    double P2 = 4.0 * LAYER + 2.0 * 60032 * 64 + 64;
+    TP_CHECK_REL(a.weights, P2 + 4.0 * 60032 * 64, 1e-12);
+    TP_CHECK_REL(a.grads, P2, 1e-12);
+    TP_CHECK(a.activations == 0);
+    TP_CHECK_REL(a.backward_peak, 4 * P2 + 4.0 * 60032 * 64, 1e-12);
+    /* torchtitan before mid 2025: the root holds embedding, final norm
+     * and output, reduced last (4 bytes a parameter of all three). */
+    l.fsdp_root_embeddings = 1;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.backward_peak, 4 * P2 + 4.0 * (2 * 60032 * 64 + 64), 1e-12);
+    /* ... and at long sequences the last block is what the forward
+     * leaves gathered, the root gathered again for the output. */
+    m = toy(), l.seq = 4096;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.weights, P + 2.0 * LAYER + 2.0 * (EMB + OUT), 1e-12);
+    /* Grouped keys and values are repeated to every head before SDPA:
+     * flash attention keeps the copies, 2 x 2 (q - kv) bytes a token
+     * more (toy with 2 key-value heads of 16: q 64, kv 32). */
+    l.fsdp_root_embeddings = 0;
+    est_memory base;
+    est_memory_of(&m, &l, &base);
+    m.kv_heads = 2;
+    est_memory_of(&m, &l, &a);
+    double gqa = -2.0 * 2 * 32 + 4.0 * (64 - 32); /* QKV outputs, repeats */
+    TP_CHECK_REL(a.activations - base.activations, tokens * 4 * gqa, 1e-9);
 }
 
 /* Partial recomputation: block keeps the input of the first N layers of
@@ -321,13 +402,16 @@ static void test_runtime(void)
     /* two PyTorch cuBLAS workspaces of 32 MiB, Transformer Engine's one */
     TP_CHECK_REL(a.workspace, 96 * MIB, 1e-12);
     TP_CHECK_REL(a.alloc_backward, alloc_b + 96 * MIB, 1e-12);
-    TP_CHECK_REL(a.context, 512 * MIB, 1e-12);
+    /* The context with cuBLAS's kernels loaded, and NCCL's fixed share
+     * (measured on an H100: 512 + 198 MiB, 564 MiB). */
+    TP_CHECK_REL(a.context, (512 + 198) * MIB, 1e-12);
+    double fixed = 564 * MIB;
     /* TP (8 local, ring + tree, 32 channels x 12 MiB each; no NVLink
      * SHARP: with SP it only gathers and scatters), DP x CP (4 ranks, one
      * per node: 2 channels per NIC, ring + tree, 17.875 MiB over the
      * network), the world (32 ranks, 8 local). */
     double tp8 = 32 * 2 * 12 * MIB, dp4 = 2 * 2 * 17.875 * MIB;
-    TP_CHECK_REL(a.nccl, tp8 + dp4 + tp8, 1e-12);
+    TP_CHECK_REL(a.nccl, fixed + tp8 + dp4 + tp8, 1e-12);
     TP_CHECK_REL(a.total, a.alloc_backward + a.context + a.nccl, 1e-12);
     TP_CHECK_REL(a.seen_device, a.seen_reserved + a.context + a.nccl, 1e-12);
     /* Without SP the TP group all-reduces: NVLink SHARP's 16 x 2 x 1 MiB
@@ -335,18 +419,18 @@ static void test_runtime(void)
     l.sp = 0;
     est_memory_of(&m, &l, &a);
     est_memory_device(&c, &m, &l, &a);
-    TP_CHECK_REL(a.nccl, tp8 + 256 * MIB + dp4 + tp8, 1e-12);
+    TP_CHECK_REL(a.nccl, fixed + tp8 + 256 * MIB + dp4 + tp8, 1e-12);
     /* --tp-comm-overlap: three TE workspaces and the userbuffers, 20 x
      * s b h bytes in bf16, 14 in fp8. */
     l.sp = 1, l.tp_overlap = SPACE_TP_OVERLAP_ALL;
     est_memory_of(&m, &l, &a);
     est_memory_device(&c, &m, &l, &a);
     TP_CHECK_REL(a.workspace, 160 * MIB, 1e-12);
-    TP_CHECK_REL(a.nccl, tp8 + dp4 + tp8 + 20.0 * 1024 * 64, 1e-12);
+    TP_CHECK_REL(a.nccl, fixed + tp8 + dp4 + tp8 + 20.0 * 1024 * 64, 1e-12);
     l.dtype = HW_FP8;
     est_memory_of(&m, &l, &a);
     est_memory_device(&c, &m, &l, &a);
-    TP_CHECK_REL(a.nccl, tp8 + dp4 + tp8 + 14.0 * 1024 * 64, 1e-12);
+    TP_CHECK_REL(a.nccl, fixed + tp8 + dp4 + tp8 + 14.0 * 1024 * 64, 1e-12);
     /* Pipeline sends: across nodes a pool of 32 x 16 x 128 KiB each way;
      * inside a node 32 channels x 12 MiB per neighbour. */
     l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
@@ -354,12 +438,12 @@ static void test_runtime(void)
     est_memory_of(&m, &l, &a);
     est_memory_device(&c, &m, &l, &a);
     double world16 = tp8;
-    TP_CHECK_REL(a.nccl, tp8 + world16 + 2 * 32 * 16 * 128 * 1024.0, 1e-12);
+    TP_CHECK_REL(a.nccl, fixed + tp8 + world16 + 2 * 32 * 16 * 128 * 1024.0, 1e-12);
     l.tp = 2, l.pp = 4;
     est_memory_of(&m, &l, &a);
     est_memory_device(&c, &m, &l, &a);
     double tp2 = tp8, world8 = tp8;
-    TP_CHECK_REL(a.nccl, tp2 + world8 + 2 * 32 * 12 * MIB, 1e-12);
+    TP_CHECK_REL(a.nccl, fixed + tp2 + world8 + 2 * 32 * 12 * MIB, 1e-12);
     /* 2021 (PyTorch 1.x, NCCL < 2.22) on A100: the eager context with the
      * two cuBLAS workspaces of 8 MiB + 128 KiB outside the allocator; 24
      * channels. */
@@ -429,6 +513,7 @@ int main(void)
     TP_RUN(test_state_bytes);
     TP_RUN(test_peak);
     TP_RUN(test_fp8_activations);
+    TP_RUN(test_fsdp2);
     TP_RUN(test_partial_recompute);
     TP_RUN(test_runtime);
     TP_RUN(test_frameworks_2021);
