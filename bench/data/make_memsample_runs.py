@@ -38,7 +38,7 @@ def source_entry(prov):
         "what": "Measured on the development workplace's H100 by bench/sampler/memsample.py: "
                 "a Llama-style decoder of 2-8 layers (widths 2048 with a 32,000 vocabulary, or "
                 "Llama 3 8B's 4096/14336/128,256 with 8 key-value heads) trained for three "
-                "steps as torchtitan trains it, eager (no torch.compile): FSDP2 fully_shard "
+                "steps as torchtitan trains it, eager or with each block compiled: FSDP2 fully_shard "
                 "per block and at the root over one rank, bf16 compute on fp32 parameters with "
                 "fp32 gradient reduction (or pure bf16), fused AdamW, gradient clipping, "
                 "flash SDPA, cross entropy on fp32 logits; activation checkpointing none, "
@@ -64,6 +64,8 @@ def rows(samples):
         features = ["flash-attention"]
         if c["expandable"]:
             features.append("expandable-segments")
+        if c.get("compile"):
+            features.insert(0, "torch.compile")
         if c.get("wrap") == "root":
             features.append("fsdp-root-embeddings")
         layout = {

@@ -54,7 +54,7 @@ MODELS = {
 }
 
 BASE = dict(layers=4, ac="none", params="fp32", expandable=True, gqa="repeat", wrap="split",
-            steps=3)
+            compile=False, steps=3)
 
 
 def cfg(model, seq, mbs, **kw):
@@ -88,6 +88,12 @@ def grid(quick=False):
     for ac in ("none", "full"):
         g.append(cfg("w4k", 4096, 1, ac=ac, wrap="root"))
     g.append(cfg("w4k", 4096, 1, gqa="native"))
+    # torch.compile of each block, as torchtitan's --compile.enable (after checkpointing,
+    # before FSDP2); last, as each takes a minute to compile.
+    for ac in ("none", "full", "op"):
+        g.append(cfg("w2k", 4096, 2, ac=ac, compile=True))
+    for ac in ("none", "op"):
+        g.append(cfg("w4k", 4096, 1, ac=ac, compile=True))
     return g
 
 
@@ -100,6 +106,8 @@ def cfg_id(c):
         s += "-gqa" + c["gqa"]
     if c["wrap"] != "split":
         s += "-wrap" + c["wrap"]
+    if c.get("compile"):
+        s += "-compiled"
     return s
 
 
@@ -283,6 +291,9 @@ def child(c):
     with torch.device("meta"):  # as torchtitan: built on meta, sharded, then materialized
         model = Model().to(pdt)
     nparams = sum(p.numel() for p in model.parameters())
+    if c.get("compile"):
+        for i in range(len(model.layers)):
+            model.layers[i] = torch.compile(model.layers[i], fullgraph=True)
     mp = (MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
           if c["params"] == "fp32" else MixedPrecisionPolicy())
     if c["wrap"] == "split":
