@@ -51,6 +51,12 @@ static cJSON *parse_line(const char *line, size_t len)
         cJSON_Delete(j);
         return NULL;
     }
+    /* A record with a key twice is not one this program wrote. */
+    tp_err de = {0};
+    if (j && tp_json_unique(j, "record", &de)) {
+        cJSON_Delete(j);
+        return NULL;
+    }
     return j;
 }
 

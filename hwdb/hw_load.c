@@ -604,6 +604,14 @@ int hw_parse_system(hw_db *db, const cJSON *root, const char *file,
               "%s: $.intra_node.bw_gb_per_s: 0, but %d GPUs share a node; "
               "expected a bandwidth > 0",
               file, y->scaleup_domain_gpus);
+    if (y->max_nodes != 1 && (y->nics_per_node < 1 || y->nic_bw_bytes_per_s <= 0))
+        sinkf(s, TP_EDATA,
+              "%s: $.inter_node.nics_per_node: %d NICs of %g Gbit/s, but "
+              "max_nodes is %d (0: any number); a system of several nodes "
+              "needs a network: nics_per_node >= 1 with its bandwidth, or "
+              "max_nodes 1",
+              file, y->nics_per_node, y->nic_bw_bytes_per_s * 8 / 1e9,
+              y->max_nodes);
     if (y->scaleup_domain_gpus == 1 && y->intra_topology != HW_TOPO_NONE)
         sinkf(s, TP_EDATA,
               "%s: $.intra_node.topology: \"%s\" with one GPU per node; "

@@ -154,6 +154,11 @@ int tp_json_parse(const char *path, const char *text, size_t len, cJSON **out,
         size_t at = (size_t)(end - text);
         while (at < len && isspace((unsigned char)text[at])) at++;
         if (at == len) {
+            int rc = tp_json_unique(root, path, e);
+            if (rc) {
+                cJSON_Delete(root);
+                return rc;
+            }
             *out = root;
             return TP_OK;
         }
@@ -428,4 +433,108 @@ void tp_suggest(const char *name, const char *const *candidates, int n,
                                k == 0 ? "" : (k == nbest - 1 ? " or " : ", "),
                                candidates[best[k]]);
     if (at < cap) snprintf(buf + at, cap - at, "?");
+}
+
+/* ---- duplicate keys ------------------------------------------------------ */
+
+static int cmp_key(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    return strcmp(x->string, y->string);
+}
+
+/* Depth first; where is the JSON path of v, len its length in where. */
+static int unique_at(const cJSON *v, const char *file, char *where,
+                     size_t len, size_t cap, int depth, tp_err *e)
+{
+    if (depth > 1000) /* cJSON's own nesting limit is lower */
+        return TP_OK;
+    if (cJSON_IsObject(v)) {
+        size_t n = 0;
+        for (const cJSON *c = v->child; c; c = c->next) n++;
+        if (n > 1) {
+            const cJSON **k = tp_xmalloc(n * sizeof *k);
+            size_t i = 0;
+            for (const cJSON *c = v->child; c; c = c->next) k[i++] = c;
+            qsort(k, n, sizeof *k, cmp_key);
+            const char *dup = NULL;
+            for (i = 1; i < n && !dup; i++)
+                if (strcmp(k[i - 1]->string, k[i]->string) == 0)
+                    dup = k[i]->string;
+            int rc = dup ? tp_errf(e, TP_EDATA,
+                                   "%s: %s: key \"%.64s\" appears twice; keep "
+                                   "one (JSON readers disagree on which value "
+                                   "wins)",
+                                   file, where, dup)
+                         : TP_OK;
+            free(k);
+            if (rc) return rc;
+        }
+    }
+    int i = 0;
+    for (const cJSON *c = v->child; c; c = c->next, i++) {
+        size_t m = len;
+        if (m < cap) {
+            int w = cJSON_IsObject(v)
+                        ? snprintf(where + m, cap - m, ".%s",
+                                   c->string ? c->string : "")
+                        : snprintf(where + m, cap - m, "[%d]", i);
+            m = w < 0 ? m : m + (size_t)w < cap ? m + (size_t)w : cap - 1;
+        }
+        int rc = unique_at(c, file, where, m, cap, depth + 1, e);
+        where[len] = '\0';
+        if (rc) return rc;
+    }
+    return TP_OK;
+}
+
+int tp_json_unique(const cJSON *v, const char *path, tp_err *e)
+{
+    char where[256] = "$";
+    return unique_at(v, path, where, 1, sizeof where, 0, e);
+}
+
+/* ---- strict numbers -------------------------------------------------------- */
+
+int tp_parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    const char *p = s;
+    if (!s) return -1;
+    if (*p == '-') p++;
+    if (!isdigit((unsigned char)*p)) return -1;
+    while (isdigit((unsigned char)*p)) p++;
+    if (*p) return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int tp_parse_num(const char *s, double *out)
+{
+    const char *p = s;
+    if (!s) return -1;
+    if (*p == '-') p++;
+    int digits = 0;
+    while (isdigit((unsigned char)*p)) p++, digits++;
+    if (*p == '.') {
+        p++;
+        while (isdigit((unsigned char)*p)) p++, digits++;
+    }
+    if (!digits) return -1;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!isdigit((unsigned char)*p)) return -1;
+        while (isdigit((unsigned char)*p)) p++;
+    }
+    if (*p) return -1;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno == ERANGE || *end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
 }

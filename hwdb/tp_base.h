@@ -71,9 +71,24 @@ int tp_read_file(const char *path, size_t max_bytes, char **out, size_t *len,
  * cJSON trees never leave a loader. */
 int tp_json_load(const char *path, cJSON **out, tp_err *e);
 
-/* Parses text (len bytes) already in memory; path names it in messages. */
+/* Parses text (len bytes) already in memory; path names it in messages.
+ * An object with a key twice is TP_EDATA (tp_json_unique). */
 int tp_json_parse(const char *path, const char *text, size_t len, cJSON **out,
                   tp_err *e);
+
+/* TP_EDATA naming the first object of v (depth first) that has a key
+ * twice, with its JSON path: JSON readers disagree on which value wins
+ * (cJSON reads the first, Python's json and transformers the last), so
+ * every loader refuses such input rather than guess. */
+int tp_json_unique(const cJSON *v, const char *path, tp_err *e);
+
+/* Strict numbers for user text (options, shapes, CSV fields): the whole
+ * string, no leading space or '+', no hexadecimal, infinity or NaN.
+ * tp_parse_int: optional '-', decimal digits, in [lo, hi]. tp_parse_num:
+ * a decimal number with optional fraction and exponent (1, 0.5, 2e9,
+ * 1.5E-3). Both return 0 on success, -1 otherwise (out unchanged). */
+int tp_parse_int(const char *s, long long lo, long long hi, long long *out);
+int tp_parse_num(const char *s, double *out);
 
 /* Field readers. Each reads obj[key]; file and path (a JSON path such as
  * "$.peak_tflops", without the key) name the place in messages, e.g.
