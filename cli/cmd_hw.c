@@ -282,8 +282,11 @@ static void append_line(char **text, size_t *len, const char *fmt, ...)
  * each sample file with implausible samples, a line with how many and why
  * the first of them cannot be right, to *text, and returns how many there
  * are in all. Not an error of the file: fits leave those times out by
- * default. A file that is not a GPU file has none. */
-static int sample_warnings(const char *path, char **text)
+ * default. A sample file that cannot be read at all is: its message goes
+ * to *errs (every command that fits the GPU would stop on it). A file that
+ * is not a GPU file has none. */
+static int sample_warnings(const char *path, char **text, char **errs,
+                           size_t *elen)
 {
     tp_err e = {0};
     hw_db *db = hw_db_open_dirs(NULL, 0, &e);
@@ -300,10 +303,12 @@ static int sample_warnings(const char *path, char **text)
         int dt = hw_dtype_parse(m->dtype);
         est_sample *s;
         int n;
-        if (strcmp(m->kind, "operator_samples") != 0
-            || est_read_samples(m->path, m->op, dt < 0 ? HW_FP16 : (hw_dtype)dt,
-                                &s, &n, &e))
+        if (strcmp(m->kind, "operator_samples") != 0) continue;
+        if (est_read_samples(m->path, m->op, dt < 0 ? HW_FP16 : (hw_dtype)dt,
+                             &s, &n, &e)) {
+            append_line(errs, elen, "%s\n", e.msg);
             continue;
+        }
         char why[200], first[200] = "";
         int nfile = 0, row = 0;
         int *ratio = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *ratio);
@@ -333,9 +338,12 @@ static int sample_warnings(const char *path, char **text)
 /* Collective-table hygiene over the tables a system file lists: appends a
  * line per implausible row (at most `show`, then a count) to *text and
  * returns how many there are. The system's GPU is looked up in db. Not an
- * error of the file: the tables leave those rows out by default. */
+ * error of the file: the tables leave those rows out by default. A table
+ * that cannot be read is, as in sample_warnings: its message goes to
+ * *errs. */
 static int table_warnings(const cli_opts *o, const char *path, int show,
-                          char **text, size_t *len)
+                          char **text, size_t *len, char **errs,
+                          size_t *elen)
 {
     tp_err e = {0};
     hw_db *db = cli_open_hwdb(o, &e);
@@ -364,9 +372,11 @@ static int table_warnings(const cli_opts *o, const char *path, int show,
         const hw_measured *m = &y->measured[i];
         est_coll_row *r;
         int n;
-        if (strcmp(m->kind, "collective_table") != 0
-            || est_coll_read_table(m->path, &r, &n, &e))
+        if (strcmp(m->kind, "collective_table") != 0) continue;
+        if (est_coll_read_table(m->path, &r, &n, &e)) {
+            append_line(errs, elen, "%s\n", e.msg);
             continue;
+        }
         for (int k = 0; k < n; k++) {
             char why[300];
             if (!est_coll_row_implausible(y, &r[k], why, sizeof why)) continue;
@@ -402,12 +412,25 @@ int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
             bad++;
             if (worst == TP_OK || rc == TP_ENOINPUT) worst = rc;
         }
-        char *warn = NULL;
+        char *warn = NULL, *errs = NULL;
+        size_t elen = 0;
         enum { SHOW = 5 };
-        int nwarn = rc ? 0 : sample_warnings(o->pos[i], &warn);
+        int nwarn = rc ? 0 : sample_warnings(o->pos[i], &warn, &errs, &elen);
         char *twarn = NULL;
         size_t tlen = 0;
-        int ntwarn = rc ? 0 : table_warnings(o, o->pos[i], SHOW, &twarn, &tlen);
+        int ntwarn = rc ? 0
+                        : table_warnings(o, o->pos[i], SHOW, &twarn, &tlen,
+                                         &errs, &elen);
+        if (errs) {
+            /* A measured file the loaders refuse: a problem of this file,
+             * as estimate and search would stop on it. */
+            rc = TP_EDATA;
+            bad++;
+            if (worst == TP_OK) worst = rc;
+            free(report);
+            report = errs;
+            errs = NULL;
+        }
         if (arr) {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "file", o->pos[i]);

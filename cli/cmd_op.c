@@ -131,10 +131,10 @@ done:
 static int parse_shape(const char *spec, double *cols, tp_err *e)
 {
     for (int c = 0; c < EST_NCOLS; c++) cols[c] = -1;
-    char buf[512];
-    tp_strlcpy(buf, spec, sizeof buf);
-    char *save = NULL;
-    for (char *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+    char *buf = tp_xstrdup(spec), *save = NULL;
+    int rc = TP_OK, n = 0;
+    for (char *kv = strtok_r(buf, ",", &save); kv && !rc;
+         kv = strtok_r(NULL, ",", &save), n++) {
         char *eq = strchr(kv, '=');
         int c = -1;
         if (eq) {
@@ -142,17 +142,26 @@ static int parse_shape(const char *spec, double *cols, tp_err *e)
             for (int k = 0; k < EST_NCOLS; k++)
                 if (strcmp(kv, est_col_names[k]) == 0) c = k;
         }
-        char *end = NULL;
-        double v = eq ? strtod(eq + 1, &end) : 0;
-        if (c < 0 || !end || *end || !(v > 0 && v < 1e12))
-            return tp_errf(e, TP_EUSAGE,
-                           "--shape: expected K=V pairs with K one of mp, b, "
-                           "h, l, dim, m, n, k, params and V in (0, 1e12), "
-                           "found '%s'",
-                           spec);
-        cols[c] = v;
+        long long v = 0;
+        if (c < 0 || tp_parse_int(eq + 1, 1, 999999999999LL, &v))
+            rc = tp_errf(e, TP_EUSAGE,
+                         "--shape: expected K=V pairs with K one of mp, b, "
+                         "h, l, dim, m, n, k, params and V a whole number in "
+                         "[1, 1e12), found '%s'",
+                         spec);
+        else if (cols[c] > 0)
+            rc = tp_errf(e, TP_EUSAGE, "--shape '%s': %s given twice", spec,
+                         est_col_names[c]);
+        else
+            cols[c] = (double)v;
     }
-    return TP_OK;
+    free(buf);
+    if (!rc && n == 0)
+        rc = tp_errf(e, TP_EUSAGE,
+                     "--shape: expected K=V pairs such as mp=1,b=2,l=1024,"
+                     "dim=4096, found '%s'",
+                     spec);
+    return rc;
 }
 
 int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
@@ -165,6 +174,17 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
     if ((rc = check_op_name(o->op, e))) return rc;
     double cols[EST_NCOLS];
     if ((rc = parse_shape(o->shape, cols, e))) return rc;
+    int needs[EST_NCOLS];
+    est_sample_needs(o->op, needs);
+    for (int c = 0; c < EST_NCOLS; c++)
+        if (needs[c] && !(cols[c] > 0)) {
+            char list[96];
+            est_sample_needs_str(needs, list, sizeof list);
+            return tp_errf(e, TP_EUSAGE,
+                           "--shape '%s': no %s; --op %s needs %s (mp "
+                           "defaults to 1)",
+                           o->shape, est_col_names[c], o->op, list);
+        }
     hw_db *db;
     const hw_gpu *g = open_gpu(o, &db, e);
     if (!g) return e->status;

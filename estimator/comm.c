@@ -591,7 +591,9 @@ int est_coll_read_table(const char *path, est_coll_row **out, int *n_out,
                                        f[where[COL_BYTES]], 1, 1e15, 0,
                                        &v[COL_BYTES], e))
                    && !(rc = num_field(path, lineno, COL_TIME,
-                                       f[where[COL_TIME]], 1e-3, 1e12, 0,
+                                       f[where[COL_TIME]],
+                                       EST_COLL_TIME_MIN_US,
+                                       EST_COLL_TIME_MAX_US, 0,
                                        &v[COL_TIME], e))) {
             r.kind = (est_coll)k;
             r.dtype = (hw_dtype)dt;

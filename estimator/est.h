@@ -223,6 +223,14 @@ int est_sample_op(const char *name, hw_dtype dtype, const double *cols,
 /* Operator names est_sample_op accepts, NULL-terminated. */
 extern const char *const est_sample_op_names[];
 
+/* The shape columns operator name cannot do without (mp and, for "gemm",
+ * b default to 1): sets need[c] for each, and returns how many, or -1 for
+ * an unknown name. */
+int est_sample_needs(const char *name, int need[EST_NCOLS]);
+
+/* "b, l, dim": the columns need[] names, in seed order, into buf. */
+void est_sample_needs_str(const int need[EST_NCOLS], char *buf, size_t cap);
+
 /* Reads a sample CSV: a header naming some of the shape columns above and
  * the times F_dur(us), B_dur(us) (or step_dur(us) / dur for an optimizer
  * step, taken as the forward time); a shapes-only file has no times.
@@ -460,6 +468,11 @@ typedef struct est_coll_row {
     double time_s;
     int line;         /* in its file, for messages */
 } est_coll_row;
+
+/* The times a measured collective table accepts, in microseconds: what
+ * est_coll_read_table reads and hw import-nccl-tests may write. */
+#define EST_COLL_TIME_MIN_US 1e-3
+#define EST_COLL_TIME_MAX_US 1e12
 
 /* Reads a collective table file. Allocates *out (free with free()).
  * Errors name file, line, column and value (TP_EDATA / TP_ENOINPUT). */

@@ -360,6 +360,16 @@ static int data_row(section *s, char *text, const char *path, int lineno,
         s->cap = s->cap ? 2 * s->cap : 32;
         s->t.rows = tp_xrealloc(s->t.rows, (size_t)s->cap * sizeof *s->t.rows);
     }
+    /* A time the table loader refuses is refused here, where the line
+     * that has it can be named, never written to a table that every later
+     * command would stop on. */
+    double us = sum / halves * s->time_scale * 1e6;
+    if (!(us >= EST_COLL_TIME_MIN_US && us <= EST_COLL_TIME_MAX_US))
+        return tp_errf(e, TP_EDATA,
+                       "%s:%d: time %g us: expected [%g, %g] us (no "
+                       "collective takes less than a nanosecond)",
+                       path, lineno, us, EST_COLL_TIME_MIN_US,
+                       EST_COLL_TIME_MAX_US);
     est_coll_row *r = &s->t.rows[s->t.n_rows++];
     memset(r, 0, sizeof *r);
     r->dtype = dt < 0 ? HW_FP32 : (hw_dtype)dt;

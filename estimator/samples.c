@@ -135,6 +135,46 @@ int est_sample_op(const char *name, hw_dtype dtype, const double *cols,
     return 0;
 }
 
+int est_sample_needs(const char *name, int need[EST_NCOLS])
+{
+    static const struct {
+        const char *prefix; /* names starting so */
+        int cols[4];
+    } table[] = {
+        {"flash_atten", {EST_COL_B, EST_COL_H, EST_COL_L, EST_COL_DIM}},
+        {"softmax", {EST_COL_B, EST_COL_H, EST_COL_L, -1}},
+        {"ScaledUpperTriangMaskedSoftmax", {EST_COL_B, EST_COL_H, EST_COL_L, -1}},
+        {"parallel_cross_entropy", {EST_COL_B, EST_COL_L, -1, -1}},
+        {"gemm", {EST_COL_M, EST_COL_N, EST_COL_K, -1}},
+        {"adam", {EST_COL_PARAMS, -1, -1, -1}},
+        {"optimizer", {EST_COL_PARAMS, -1, -1, -1}},
+    };
+    est_op probe;
+    double ones[EST_NCOLS];
+    for (int i = 0; i < EST_NCOLS; i++) ones[i] = 1, need[i] = 0;
+    if (est_sample_op(name, HW_FP16, ones, &probe)) return -1;
+    const int *cols = NULL;
+    static const int bld[4] = {EST_COL_B, EST_COL_L, EST_COL_DIM, -1};
+    for (size_t i = 0; i < sizeof table / sizeof table[0] && !cols; i++)
+        if (strncmp(name, table[i].prefix, strlen(table[i].prefix)) == 0)
+            cols = table[i].cols;
+    if (!cols) cols = bld; /* the GEMMs, norms, activations, embedding */
+    int n = 0;
+    for (int i = 0; i < 4; i++)
+        if (cols[i] >= 0) need[cols[i]] = 1, n++;
+    return n;
+}
+
+void est_sample_needs_str(const int need[EST_NCOLS], char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int c = 0; c < EST_NCOLS && len < cap; c++)
+        if (need[c])
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+                                    len ? ", " : "", est_col_names[c]);
+}
+
 /* Splits line (modified in place) at commas into at most max fields. */
 static int split_csv(char *line, char **f, int max)
 {
@@ -233,6 +273,18 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
                 }
             }
             if (rc) break;
+            int need[EST_NCOLS];
+            est_sample_needs(op_name, need);
+            for (int k = 0; k < EST_NCOLS && !rc; k++)
+                if (need[k] && col_of[k] < 0) {
+                    char list[96];
+                    est_sample_needs_str(need, list, sizeof list);
+                    rc = tp_errf(e, TP_EDATA,
+                                 "%s:1: no column %s: operator %s needs "
+                                 "%s (mp defaults to 1)",
+                                 path, est_col_names[k], op_name, list);
+                }
+            if (rc) break;
             line = nl ? nl + 1 : NULL;
             continue;
         }
@@ -243,10 +295,7 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
         }
         double v[MAX_COLS];
         for (int c = 0; c < nf; c++) {
-            char *end;
-            errno = 0;
-            v[c] = strtod(f[c], &end);
-            if (end == f[c] || *end || errno || !isfinite(v[c])) {
+            if (tp_parse_num(f[c], &v[c])) {
                 rc = tp_errf(e, TP_EDATA,
                              "%s:%d: column %d: expected a number, found '%s'",
                              path, lineno, c + 1, f[c]);
@@ -262,13 +311,30 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
         memset(x, 0, sizeof *x);
         for (int k = 0; k < EST_NCOLS; k++) {
             x->cols[k] = col_of[k] >= 0 ? v[col_of[k]] : -1;
-            /* Shapes must be positive where given. */
-            if (col_of[k] >= 0 && !(v[col_of[k]] > 0 && v[col_of[k]] < 1e12)) {
+            /* Shapes are whole and positive where given (the seeds write
+             * 1024.0): a fractional one would split a layer's heads or
+             * its TP ranks in parts, and mp 0.5 divided by zero. */
+            double y = col_of[k] >= 0 ? v[col_of[k]] : 1;
+            if (!(y >= 1 && y < 1e12) || y != floor(y)) {
                 rc = tp_errf(e, TP_EDATA,
-                             "%s:%d: %s = %g, expected a number in (0, 1e12)",
-                             path, lineno, est_col_names[k], v[col_of[k]]);
+                             "%s:%d: %s = %g, expected a whole number in "
+                             "[1, 1e12)",
+                             path, lineno, est_col_names[k], y);
                 break;
             }
+        }
+        if (rc) break;
+        /* A time is positive, or -1 where it was not measured (the
+         * project's own files); anything else is an error, never a row
+         * dropped without a word. */
+        for (int c = 0; c < 2 && !rc; c++) {
+            int at = c == 0 ? col_f : col_b;
+            if (at >= 0 && !(v[at] > 0) && v[at] != -1)
+                rc = tp_errf(e, TP_EDATA,
+                             "%s:%d: %s = %g: expected a time > 0 us, or -1 "
+                             "where it was not measured",
+                             path, lineno, c == 0 ? "F_dur(us)" : "B_dur(us)",
+                             v[at]);
         }
         if (rc) break;
         est_sample_op(op_name, dtype, x->cols, &x->op);
