@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "est.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -25,17 +26,18 @@
 
 int cli_parse_group(const char *s, int *nodes, int *per_node, tp_err *e)
 {
-    char *end;
-    errno = 0;
-    long n = strtol(s, &end, 10);
-    long g = 0;
-    int ok = end != s && (*end == 'x' || *end == 'X') && !errno;
+    long long n = 0, g = 0;
+    const char *x = strpbrk(s, "xX");
+    char first[24];
+    size_t fl = x ? (size_t)(x - s) : 0;
+    int ok = x && fl > 0 && fl < sizeof first;
     if (ok) {
-        const char *p = end + 1;
-        g = strtol(p, &end, 10);
-        ok = end != p && *end == '\0' && !errno;
+        memcpy(first, s, fl);
+        first[fl] = '\0';
+        ok = !tp_parse_int(first, 1, 1000000, &n)
+             && !tp_parse_int(x + 1, 1, 4096, &g);
     }
-    if (!ok || n < 1 || n > 1000000 || g < 1 || g > 4096)
+    if (!ok)
         return tp_errf(e, TP_EUSAGE,
                        "--group: expected NODESxGPUS_PER_NODE with NODES in "
                        "[1, 1000000] and GPUS_PER_NODE in [1, 4096], e.g. "
@@ -58,13 +60,20 @@ static int parse_bytes(const char *s, double *out, tp_err *e)
                  {"MiB", 1048576.0}, {"MB", 1e6},  {"G", 1073741824.0},
                  {"GiB", 1073741824.0}, {"GB", 1e9}, {"T", 1099511627776.0},
                  {"TiB", 1099511627776.0}, {"TB", 1e12}};
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
+    /* The number, then the unit: the letters at the end (an exponent's
+     * 'e' is followed by a digit or a sign). */
+    size_t n = strlen(s), k = n;
+    while (k > 0 && isalpha((unsigned char)s[k - 1])) k--;
+    double v = 0;
     int unit = -1;
-    if (end != s && !errno && isfinite(v))
-        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-            if (tp_streq_ci(end, units[i].suffix)) unit = (int)i;
+    char num[64];
+    if (k > 0 && k < sizeof num) {
+        memcpy(num, s, k);
+        num[k] = '\0';
+        if (!tp_parse_num(num, &v))
+            for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+                if (tp_streq_ci(s + k, units[i].suffix)) unit = (int)i;
+    }
     if (unit < 0 || !(v * units[unit].mul >= 1)
         || v * units[unit].mul > 1e15)
         return tp_errf(e, TP_EUSAGE,
@@ -139,17 +148,19 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
     /* The sizes. */
     double sizes[64];
     int ns = 0;
-    char list[1024];
-    tp_strlcpy(list, o->bytes, sizeof list);
+    char *list = tp_xstrdup(o->bytes);
     for (char *p = list;;) {
         char *c = strchr(p, ',');
         if (c) *c = '\0';
         if (ns == 64)
-            return tp_errf(e, TP_EUSAGE, "--bytes: at most 64 sizes");
-        if ((rc = parse_bytes(p, &sizes[ns++], e))) return rc;
-        if (!c) break;
+            rc = tp_errf(e, TP_EUSAGE, "--bytes: at most 64 sizes");
+        else
+            rc = parse_bytes(p, &sizes[ns++], e);
+        if (rc || !c) break;
         p = c + 1;
     }
+    free(list);
+    if (rc) return rc;
     hw_db *db;
     const hw_system *y = open_system(o, &db, e);
     if (!y) return e->status;

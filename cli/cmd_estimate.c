@@ -463,8 +463,10 @@ int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
         rc = e->status ? e->status : TP_EDATA;
         goto done;
     }
-    /* TP across nodes only where the user asks for it. */
-    est_ctx c = {y, y->gpu, ops, comm, want.tp != SEARCH_UNSET, 0, NULL};
+    /* TP across nodes only where the user asks for a TP larger than a
+     * node; a smaller one must divide the node (space_layout_check). */
+    int across = want.tp != SEARCH_UNSET && want.tp > y->gpus_per_node;
+    est_ctx c = {y, y->gpu, ops, comm, across, 0, NULL};
     est_result r;
     int64_t tried = 0, feasible = 0;
     search_complete(&c, &m, &want, gpus, &r, &tried, &feasible);

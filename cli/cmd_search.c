@@ -33,9 +33,8 @@
 static int parse_i64(const char *what, const char *s, int64_t lo, int64_t hi,
                      int64_t *out, tp_err *e)
 {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
+    long long v;
+    if (tp_parse_int(s, lo, hi, &v))
         return tp_errf(e, TP_EUSAGE, "%s: expected an integer in [%lld, %lld], "
                                      "found '%s'",
                        what, (long long)lo, (long long)hi, s);
@@ -64,23 +63,37 @@ static int gpu_counts(const cli_opts *o, const search_system *sys, int ns,
         if (sys[i].ctx.sys->gpus_per_node < gpn_min)
             gpn_min = sys[i].ctx.sys->gpus_per_node;
     if (o->gpus_arg) {
-        char buf[512];
-        tp_strlcpy(buf, o->gpus_arg, sizeof buf);
-        char *save = NULL;
-        for (char *t = strtok_r(buf, ",", &save); t && !rc;
-             t = strtok_r(NULL, ",", &save)) {
-            char *dash = strchr(t, '-');
+        /* A copy as long as the argument: nothing of it is cut. */
+        char *buf = tp_xstrdup(o->gpus_arg), *t = buf;
+        for (int more = 1; more && !rc;) {
+            char *comma = strchr(t, ',');
+            more = comma != NULL;
+            if (comma) *comma = '\0';
+            char *item = t;
+            t = comma ? comma + 1 : t;
+            if (!*item) {
+                rc = tp_errf(e, TP_EUSAGE,
+                             "--gpus '%s': an empty item; expected N, "
+                             "N,N,... or A-B[:STEP]",
+                             o->gpus_arg);
+                break;
+            }
+            char *dash = strchr(item, '-');
             if (!dash) {
                 int64_t g = 0;
-                rc = parse_i64("--gpus", t, 1, 10000000, &g, e);
-                if (!rc && k < MAX_COUNTS) v[k++] = g;
+                rc = parse_i64("--gpus", item, 1, 10000000, &g, e);
+                if (!rc && k == MAX_COUNTS)
+                    rc = tp_errf(e, TP_EUSAGE,
+                                 "--gpus: more than %d GPU counts",
+                                 MAX_COUNTS);
+                if (!rc) v[k++] = g;
                 continue;
             }
             *dash = '\0';
             char *colon = strchr(dash + 1, ':');
             if (colon) *colon = '\0';
             int64_t a = 0, b = 0, step = gpn_min;
-            rc = parse_i64("--gpus (range start)", t, 1, 10000000, &a, e);
+            rc = parse_i64("--gpus (range start)", item, 1, 10000000, &a, e);
             if (!rc) rc = parse_i64("--gpus (range end)", dash + 1, a, 10000000, &b, e);
             if (!rc && colon)
                 rc = parse_i64("--gpus (range step)", colon + 1, 1, 10000000,
@@ -95,6 +108,7 @@ static int gpu_counts(const cli_opts *o, const search_system *sys, int ns,
                 v[k++] = g;
             }
         }
+        free(buf);
     } else {
         if (o->max_gpus <= 0) {
             free(v);
@@ -136,7 +150,7 @@ static int gpu_counts(const cli_opts *o, const search_system *sys, int ns,
 
 /* --fix tp=8,pp=4,recompute=full,... and the layout options. */
 static int apply_fix(space_grid *g, const char *key, const char *val,
-                     const char *where, tp_err *e)
+                     const char *where, int *dim, int64_t *value, tp_err *e)
 {
     int d = -1;
     for (int i = 0; i < SPACE_DIM_COUNT; i++)
@@ -160,9 +174,8 @@ static int apply_fix(space_grid *g, const char *key, const char *val,
     } else if (d == SPACE_DIM_SP && (tp_streq_ci(val, "off") || tp_streq_ci(val, "false"))) {
         v = 0;
     } else {
-        char *end;
-        long long x = strtoll(val, &end, 10);
-        if (end == val || *end) x = -1;
+        long long x;
+        if (tp_parse_int(val, 0, 1048576, &x)) x = -1;
         v = x;
     }
     if (space_grid_fix(g, (space_dim)d, v))
@@ -171,17 +184,26 @@ static int apply_fix(space_grid *g, const char *key, const char *val,
                        d == SPACE_DIM_SP ? "0 or 1"
                        : d == SPACE_DIM_ZERO ? "0 to 3"
                                              : "an integer in [1, 1048576]");
+    *dim = d;
+    *value = v;
     return TP_OK;
 }
 
 static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
 {
-    int rc = TP_OK;
+    int rc = TP_OK, d;
     char v[32];
+    int64_t x, set[SPACE_DIM_COUNT]; /* what the user asked for, -2 unset */
+    const char *by[SPACE_DIM_COUNT];
+    for (int i = 0; i < SPACE_DIM_COUNT; i++) set[i] = -2, by[i] = NULL;
+    /* Explicit layout options fix their dimension; the framework's default
+     * ZeRO stage is fixed too but may be overridden by --fix. */
 #define FIXV(key, val)                                                        \
     do {                                                                      \
         snprintf(v, sizeof v, "%lld", (long long)(val));                      \
-        if ((rc = apply_fix(g, key, v, "layout option", e))) return rc;       \
+        if ((rc = apply_fix(g, key, v, "layout option", &d, &x, e)))          \
+            return rc;                                                        \
+        set[d] = x, by[d] = "a layout option";                                \
     } while (0)
     if (o->tp_set) FIXV("tp", o->tp);
     if (o->pp > 0) FIXV("pp", o->pp);
@@ -190,22 +212,35 @@ static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
     if (o->mbs > 0) FIXV("mbs", o->mbs);
     if (o->sp >= 0) FIXV("sp", o->sp);
     if (o->recompute >= 0) FIXV("recompute", o->recompute);
-    if (cli_zero_stage(o) >= 0) FIXV("zero", cli_zero_stage(o));
+    if (o->zero >= 0) FIXV("zero", o->zero);
+    else if (cli_zero_stage(o) >= 0) {
+        snprintf(v, sizeof v, "%d", cli_zero_stage(o));
+        if ((rc = apply_fix(g, "zero", v, "layout option", &d, &x, e)))
+            return rc;
+    }
 #undef FIXV
     if (!o->fix) return TP_OK;
-    char buf[512];
-    tp_strlcpy(buf, o->fix, sizeof buf);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *buf = tp_xstrdup(o->fix), *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t && !rc;
+         t = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(t, '=');
-        if (!eq)
-            return tp_errf(e, TP_EUSAGE,
-                           "--fix: expected KEY=VALUE pairs, e.g. tp=8,pp=4, "
-                           "found '%s'", t);
+        if (!eq) {
+            rc = tp_errf(e, TP_EUSAGE,
+                         "--fix: expected KEY=VALUE pairs, e.g. tp=8,pp=4, "
+                         "found '%s'", t);
+            break;
+        }
         *eq = '\0';
-        if ((rc = apply_fix(g, t, eq + 1, "--fix", e))) return rc;
+        rc = apply_fix(g, t, eq + 1, "--fix", &d, &x, e);
+        if (!rc && set[d] != -2 && set[d] != x)
+            rc = tp_errf(e, TP_EUSAGE,
+                         "--fix %s=%s: %s already asks for %s=%lld; give one",
+                         t, eq + 1, by[d], space_dim_names[d],
+                         (long long)set[d]);
+        if (!rc) set[d] = x, by[d] = "--fix";
     }
-    return TP_OK;
+    free(buf);
+    return rc;
 }
 
 /* ---- figures of one point ------------------------------------------- */
@@ -634,6 +669,7 @@ static est_comm *cached_comm(cli_search_cache *c, const hw_system *y,
 int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                     cli_search *s, tp_err *e)
 {
+    char *sysbuf = NULL; /* --system's names, split in place */
     memset(s, 0, sizeof *s);
     if (!o->model) return tp_errf(e, TP_EUSAGE, "search needs --model");
     if (!o->system) return tp_errf(e, TP_EUSAGE, "search needs --system");
@@ -672,10 +708,9 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
     cli_layout_software(o, &base);
     base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;
     {
-        char buf[1024];
-        tp_strlcpy(buf, o->system, sizeof buf);
+        sysbuf = tp_xstrdup(o->system);
         char *save = NULL;
-        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        for (char *t = strtok_r(sysbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             if (ns == CLI_MAX_SYSTEMS) {
                 rc = tp_errf(e, TP_EUSAGE, "--system: at most %d systems",
                              CLI_MAX_SYSTEMS);
@@ -753,6 +788,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                             o->budget_usd, o->budget_gpu_hours, o->deadline_s,
                             o->max_mem_fraction, o->no_prune};
 done:
+    free(sysbuf);
     s->ns = ns;
     if (rc) cli_search_close(s);
     return rc;

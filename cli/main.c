@@ -474,10 +474,8 @@ static void usage(FILE *f)
 static int parse_int(const char *opt, const char *s, long long lo,
                      long long hi, long long *out, tp_err *e)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
+    long long v;
+    if (tp_parse_int(s, lo, hi, &v))
         return tp_errf(e, TP_EUSAGE,
                        "--%s: expected an integer in [%lld, %lld], found '%s'",
                        opt, lo, hi, s);
@@ -521,19 +519,16 @@ static int parse_docs(const char *s, cli_opts *o, tp_err *e)
         if (n == SPACE_MAX_DOC_BUCKETS)
             return tp_errf(e, TP_EUSAGE, "--doc-length '%s': at most %d "
                            "lengths", s, SPACE_MAX_DOC_BUCKETS);
-        char *colon = strchr(t, ':'), *end;
+        char *colon = strchr(t, ':');
         if (colon) *colon = '\0';
-        errno = 0;
-        long long len = strtoll(t, &end, 10);
-        if (errno || end == t || *end || len < 1 || len > 10000000)
+        long long len;
+        if (tp_parse_int(t, 1, 10000000, &len))
             return tp_errf(e, TP_EUSAGE, "--doc-length '%s': expected a "
                            "document length in [1, 10000000] tokens, found "
                            "'%s'", s, t);
         double share = 1;
         if (colon) {
-            errno = 0;
-            share = strtod(colon + 1, &end);
-            if (errno || end == colon + 1 || *end || !(share > 0) || share > 1)
+            if (tp_parse_num(colon + 1, &share) || !(share > 0) || share > 1)
                 return tp_errf(e, TP_EUSAGE, "--doc-length '%s': expected "
                                "the share of tokens in (0, 1] after '%lld:', "
                                "found '%s'", s, len, colon + 1);
@@ -556,10 +551,8 @@ static int parse_docs(const char *s, cli_opts *o, tp_err *e)
 static int parse_pos(const char *opt, const char *s, double hi,
                      const char *unit, double *out, tp_err *e)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v > 0) || v > hi)
+    double v;
+    if (tp_parse_num(s, &v) || !(v > 0) || v > hi)
         return tp_errf(e, TP_EUSAGE,
                        "--%s: expected a number (%s) in (0, %g], found '%s'",
                        opt, unit, hi, s);
@@ -572,14 +565,18 @@ static int parse_duration(const char *s, double *out, tp_err *e)
 {
     static const struct { char c; double s; } units[] = {
         {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    double mul = 1;
-    if (!errno && end != s && *end && !end[1])
+    /* The number, then at most one unit letter. */
+    char num[64];
+    size_t n = strlen(s);
+    double mul = 1, v = 0;
+    int bad = n == 0 || n >= sizeof num;
+    if (!bad) {
+        memcpy(num, s, n + 1);
         for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-            if (*end == units[i].c) mul = units[i].s, end++;
-    if (errno || end == s || *end || !(v > 0) || v * mul > 3.2e9)
+            if (num[n - 1] == units[i].c) mul = units[i].s, num[n - 1] = '\0';
+        bad = tp_parse_num(num, &v) != 0;
+    }
+    if (bad || !(v > 0) || v * mul > 3.2e9)
         return tp_errf(e, TP_EUSAGE,
                        "--deadline: expected a duration in (0, 100 years], "
                        "e.g. 30d, 72h, 90m or 3600s, found '%s'",
@@ -607,6 +604,8 @@ int main(int argc, char **argv)
     o.attn_dropout = o.hidden_dropout = -1;
     o.threshold = -1;
     tp_err e = {0}, ge = {0};
+    int distopt = 0;      /* --use- (1) or --no-use-distributed-optimizer (-1) */
+    long long zero_arg = -1; /* --zero-stage */
 
     /* Generate getopt's tables from ours. */
     struct option longopts[N_OPTIONS + 1];
@@ -816,14 +815,16 @@ int main(int argc, char **argv)
             break;
         }
         case OPT_DISTOPT:
-            if (o.zero < 1) o.zero = 1;
-            break;
         case OPT_NO_DISTOPT:
-            o.zero = 0;
+            if (distopt && distopt != (c == OPT_DISTOPT ? 1 : -1))
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--use-distributed-optimizer and "
+                             "--no-use-distributed-optimizer: give one");
+            distopt = c == OPT_DISTOPT ? 1 : -1;
             break;
         case OPT_ZERO:
             rc = parse_int("zero-stage", optarg, 0, 3, &v, &e);
-            o.zero = (int)v;
+            zero_arg = v;
             break;
         case OPT_PRECISION:
             o.precision = hw_dtype_parse(optarg);
@@ -897,10 +898,8 @@ int main(int argc, char **argv)
         case OPT_HIDDEN_DROPOUT: {
             const char *name = c == OPT_ATTN_DROPOUT ? "attention-dropout"
                                                      : "hidden-dropout";
-            char *end;
-            errno = 0;
-            double p = strtod(optarg, &end);
-            if (end == optarg || *end || errno || !(p >= 0 && p <= 1))
+            double p = -1;
+            if (tp_parse_num(optarg, &p) || !(p >= 0 && p <= 1))
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--%s: expected a probability from 0 to 1, "
                              "found '%s'",
@@ -912,13 +911,12 @@ int main(int argc, char **argv)
             break;
         }
         case OPT_TOKENS: {
-            char *end;
-            errno = 0;
-            double t = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !(t > 0) || t > 1e18)
+            double t = 0;
+            if (tp_parse_num(optarg, &t) || !(t >= 1) || t > 1e18
+                || t != floor(t))
                 rc = tp_errf(&e, TP_EUSAGE,
-                             "--tokens: expected a number of tokens in (0, "
-                             "1e18], e.g. 300e9, found '%s'",
+                             "--tokens: expected a whole number of tokens in "
+                             "[1, 1e18], e.g. 300e9, found '%s'",
                              optarg);
             o.tokens = t;
             break;
@@ -978,22 +976,29 @@ int main(int argc, char **argv)
             o.resume = 1;
             break;
         case OPT_SHARD: {
-            int i = -1, n = 0, used = 0;
-            if (sscanf(optarg, "%d/%d%n", &i, &n, &used) != 2
-                || optarg[used] || n < 1 || n > 1000000 || i < 0 || i >= n)
+            long long i = -1, n = 0;
+            const char *slash = strchr(optarg, '/');
+            char first[24];
+            size_t fl = slash ? (size_t)(slash - optarg) : 0;
+            int bad = !slash || fl == 0 || fl >= sizeof first;
+            if (!bad) {
+                memcpy(first, optarg, fl);
+                first[fl] = '\0';
+                bad = tp_parse_int(first, 0, 999999, &i)
+                      || tp_parse_int(slash + 1, 1, 1000000, &n);
+            }
+            if (bad || i >= n)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--shard: expected I/N with 0 <= I < N <= "
                              "1000000, e.g. 0/4, found '%s'",
                              optarg);
-            o.shard_i = i;
-            o.shard_n = n;
+            o.shard_i = (int)i;
+            o.shard_n = (int)n;
             break;
         }
         case OPT_THRESHOLD: {
-            char *end;
-            errno = 0;
-            double t = strtod(optarg, &end);
-            if (errno || end == optarg || *end || !(t >= 0) || t > 1e6)
+            double t = -1;
+            if (tp_parse_num(optarg, &t) || !(t >= 0) || t > 1e6)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--threshold: expected a relative change >= 0, "
                              "e.g. 0.02, found '%s'",
@@ -1049,6 +1054,22 @@ int main(int argc, char **argv)
                 want, hint);
         return TP_EUSAGE;
     }
+    /* The ZeRO stage from --zero-stage and the distributed-optimizer
+     * flags, which must agree: --use-distributed-optimizer is ZeRO-1 or
+     * more, --no-use-distributed-optimizer ZeRO-0. */
+    if (zero_arg >= 0 && distopt
+        && (distopt > 0) != (zero_arg >= 1)) {
+        fprintf(stderr,
+                "trainplan: --zero-stage %lld and --%suse-distributed-"
+                "optimizer disagree (the distributed optimizer is ZeRO-1 or "
+                "more); give one\n",
+                zero_arg, distopt > 0 ? "" : "no-");
+        return TP_EUSAGE;
+    }
+    if (zero_arg >= 0)
+        o.zero = (int)zero_arg;
+    else if (distopt)
+        o.zero = distopt > 0 ? 1 : 0;
     for (int i = 0; i < N_OPTIONS; i++)
         if (seen[i] && !(options[i].cmds & cmd->bit)) {
             fprintf(stderr, "trainplan: --%s does not apply to '%s %s'\n",

@@ -78,6 +78,13 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
         REJECT(SPACE_REJECT_TP_NODE,
                "TP %lld spans more than a node of %d GPUs", (long long)tp,
                gpus_per_node);
+    /* Megatron-LM places a TP group's ranks next to each other: a size
+     * that does not divide the node puts some groups across two nodes,
+     * which the estimate would price at the node's link speed. */
+    if (gpus_per_node > 0 && gpus_per_node % tp)
+        REJECT(SPACE_REJECT_TP_NODE,
+               "TP %lld does not divide the %d GPUs of a node: some TP "
+               "groups would span two nodes", (long long)tp, gpus_per_node);
     /* Every model chunk needs a layer; the split may be uneven
      * (space_stage_layers gives the end ranks fewer). */
     if (pp * v > m->num_layers)
