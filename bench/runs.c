@@ -158,6 +158,9 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
      * own, say so (space_layout.rmsnorm_composite, fsdp_root_embeddings). */
     w.rmsnorm_composite = has_feature(feat, "composite-rmsnorm");
     w.fsdp_root_embeddings = has_feature(feat, "fsdp-root-embeddings");
+    w.loss_eager = has_feature(feat, "eager-loss");
+    w.ce_fusion = fw == SPACE_FW_MEGATRON_CORE
+                  && has_feature(feat, "cross-entropy-loss-fusion");
     /* Gradient reduction overlapped where listed, and in FSDP. */
     int fsdp = strncmp(sharding, "fsdp", 4) == 0;
     w.no_dp_overlap = !(has_feature(feat, "overlap-grad-reduce") || fsdp);

@@ -377,6 +377,20 @@ typedef struct space_layout {
                           the embedding, the blocks and [final norm,
                           output] as units of their own (torchtitan's
                           apply_fsdp since mid 2025) */
+    int loss_eager;    /* torchtitan compiled its blocks but ran the loss
+                          eagerly, cross_entropy(pred.float()) and its
+                          fp32 copies of the logits (before
+                          pytorch/torchtitan@bbb1b616e, #1033, 2025-04-02,
+                          which compiles the loss with --training.compile);
+                          0: the loss compiled wherever the blocks are */
+    int ce_fusion;     /* Megatron-Core's --cross-entropy-loss-fusion
+                          (the native implementation): its loss functions
+                          are compiled by jit_fuser, torch.compile from
+                          PyTorch 2.2, which turns the in-place updates of
+                          the saved fp32 softmax into a new fp32 buffer
+                          beside it (megatron/core/fusions/
+                          fused_cross_entropy.py, megatron/core/jit.py);
+                          0: the unfused loss, in place */
     int recompute_method; /* space_recompute_method, with full recompute;
                           0: uniform */
     int64_t recompute_layers; /* --recompute-num-layers, with full

@@ -247,6 +247,47 @@ static void test_fp8_activations(void)
     TP_CHECK_REL(a.activations,
                  tokens * (4 * (layer_token(0) + 8 * 64 + 2 * 256) + loss),
                  1e-12);
+    /* Megatron-Core's fused cross-entropy (--cross-entropy-loss-fusion):
+     * one more fp32 buffer of the logits, 4V a token, at the loss's
+     * backward. */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.flash = 1, l.ce_fusion = 1;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations,
+                 tokens * (4 * layer_token(0) + loss + 4.0 * 1024), 1e-12);
+    /* Only on the last pipeline stage. */
+    l.pp = 2, l.dp = 2;
+    est_memory b;
+    est_memory_stage(&m, &l, 0, &a);
+    l.ce_fusion = 0;
+    est_memory_stage(&m, &l, 0, &b);
+    TP_CHECK(a.activations == b.activations);
+    est_memory_stage(&m, &l, 1, &b);
+    l.ce_fusion = 1;
+    est_memory_stage(&m, &l, 1, &a);
+    TP_CHECK_REL(a.activations - b.activations, tokens * 4.0 * 1024, 1e-12);
+}
+
+/* torchtitan's per-op selective checkpointing keeps, per token of a
+ * layer: the layer input 2h, q 2q, v 2kv, the attention output 2q with
+ * its log-sum-exp (4 a head), w1's output 2f and, run eagerly, w2's
+ * output 2h (saved by the policy, read by no backward: a compiled block's
+ * partitioner drops it). At the backward's start no layer is rebuilt
+ * yet; the loss (eager here) adds its 12V. */
+static void test_op_sac(void)
+{
+    space_model m = toy();
+    space_layout l = layout(SPACE_FW_TORCHTITAN, HW_BF16, SPACE_ZERO_3);
+    l.recompute = SPACE_RECOMPUTE_SELECTIVE_OP;
+    l.loss_eager = 1, l.seq = 4096;
+    double tokens = 4096, loss = 12.0 * 1024;
+    double kept = 2 * 64 + 2 * 64 + 2 * 64 + 2 * 64 + 4 * 4 + 2 * 256;
+    est_memory a;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (4 * kept + loss), 1e-12);
+    l.eager = 1;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (4 * (kept + 2 * 64) + loss), 1e-12);
 }
 
 /* torchtitan's FSDP2 without a pipeline: the larger of three moments of
@@ -265,10 +306,17 @@ static void test_fsdp2(void)
     est_memory a;
     /* Long sequences: the backward's start. The output unit still
      * gathered in bf16, no gradient yet (one micro-batch a step), every
-     * layer's activations, the loss's fp32 log-softmax (4V) and its two
-     * fp32 gradients (8V). */
+     * layer's activations and the compiled loss's 16-bit logits (2V) and
+     * their 16-bit gradient (2V, bench/data/loss_h100). */
     l.seq = 4096;
     double tokens = 4096;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations, tokens * (4 * layer_token(0) + 4.0 * V), 1e-12);
+    /* The loss run eagerly (torchtitan before #1033, or without
+     * torch.compile): its fp32 log-softmax (4V) and its two fp32
+     * gradients (8V). The rest of this test runs so, as the H100 steps
+     * of bench/data/memsample_h100 measured it. */
+    l.loss_eager = 1;
     est_memory_of(&m, &l, &a);
     TP_CHECK_REL(a.weights, P + 2.0 * OUT, 1e-12);
     TP_CHECK(a.grads == 0);
@@ -514,6 +562,7 @@ int main(void)
     TP_RUN(test_peak);
     TP_RUN(test_fp8_activations);
     TP_RUN(test_fsdp2);
+    TP_RUN(test_op_sac);
     TP_RUN(test_partial_recompute);
     TP_RUN(test_runtime);
     TP_RUN(test_frameworks_2021);

@@ -65,7 +65,10 @@ def rows(samples):
         if c["expandable"]:
             features.append("expandable-segments")
         if c.get("compile"):
+            # memsample.py compiles each block, not the loss (torchtitan
+            # before pytorch/torchtitan#1033 did the same).
             features.insert(0, "torch.compile")
+            features.append("eager-loss")
         if c.get("wrap") == "root":
             features.append("fsdp-root-embeddings")
         layout = {
