@@ -66,6 +66,7 @@ typedef struct cli_opts {
     int no_overlap;          /* --no-overlap-grad-reduce */
     int tp_overlap;          /* space_tp_overlap: 0 = Megatron-LM's default */
     int pp_scatter_gather;   /* --scatter-gather-tensors-in-pipeline */
+    int ce_fusion;           /* --cross-entropy-loss-fusion */
     int eager;               /* --eager */
     int no_pp_overlap;       /* --[no-]overlap-p2p-communication */
     int fp8_recipe;          /* --fp8-recipe: space_fp8_recipe */

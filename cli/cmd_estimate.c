@@ -44,6 +44,7 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     if (set & CLI_SW_PP) l->no_pp_overlap = o->no_pp_overlap;
     if (set & CLI_SW_FP8) l->fp8_recipe = o->fp8_recipe;
     l->fp8_params = o->fp8_params;
+    l->ce_fusion = o->ce_fusion && l->framework == SPACE_FW_MEGATRON_CORE;
     l->n_docs = o->n_docs;
     for (int i = 0; i < o->n_docs; i++)
         l->doc_len[i] = o->doc_len[i], l->doc_share[i] = o->doc_share[i];
@@ -235,6 +236,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddBoolToObject(a, "scatter_gather_tensors_in_pipeline",
                           l->pp_scatter_gather);
     cJSON_AddBoolToObject(a, "eager", l->eager);
+    cJSON_AddBoolToObject(a, "cross_entropy_loss_fusion", l->ce_fusion);
     cJSON_AddBoolToObject(a, "overlap_p2p_comm",
                           l->pp > 1 && l->vpp > 1 && !l->no_pp_overlap);
     cJSON_AddStringToObject(a, "framework", space_framework_names[l->framework]);

@@ -88,6 +88,7 @@ void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
             (long long)(l->recompute_layers > 0 ? l->recompute_layers : 1));
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
         put(&b, " --tp-comm-overlap");
+    if (l->ce_fusion) put(&b, " --cross-entropy-loss-fusion");
     if (l->zero == SPACE_ZERO_3)
         put(&b, " --use-torch-fsdp2");
     else if (l->zero >= SPACE_ZERO_1)

@@ -187,6 +187,7 @@ enum opt_id {
     OPT_DOC_LENGTH,
     OPT_FP8_PARAMS,
     OPT_PP_SCATTER_GATHER,
+    OPT_CE_FUSION,
     OPT_EAGER,
     OPT_PP_OVERLAP,
     OPT_NO_PP_OVERLAP,
@@ -332,6 +333,10 @@ static const cli_option options[] = {
      CMD_EST_SEARCH,
      "pipeline sends without SP split over the TP ranks and re-gathered "
      "(Megatron-LM before Megatron-Core, Megatron-DeepSpeed)"},
+    {"cross-entropy-loss-fusion", OPT_CE_FUSION, NULL, CMD_EST_SEARCH,
+     "Megatron-Core's fused cross-entropy (its native implementation, "
+     "compiled): faster, and one more fp32 logits-sized buffer at the "
+     "loss's backward on the last pipeline stage"},
     {"cp-comm-type", OPT_CP_COMM, "p2p|all_gather", CMD_EST_SEARCH,
      "context parallelism's key/value exchange: a ring under the attention "
      "(default) or an all-gather before it"},
@@ -855,6 +860,9 @@ int main(int argc, char **argv)
             rc = parse_name("tp-overlap", optarg, space_tp_overlap_names,
                             SPACE_TP_OVERLAP_COUNT, &o.tp_overlap, &e);
             o.sw_set |= CLI_SW_TP;
+            break;
+        case OPT_CE_FUSION:
+            o.ce_fusion = 1;
             break;
         case OPT_PP_SCATTER_GATHER:
             o.pp_scatter_gather = 1;
