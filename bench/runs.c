@@ -3,6 +3,7 @@
  */
 #include "runs.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const cJSON *get(const cJSON *o, const char *k)
@@ -159,6 +160,16 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     w.rmsnorm_composite = has_feature(feat, "composite-rmsnorm");
     w.fsdp_root_embeddings = has_feature(feat, "fsdp-root-embeddings");
     w.loss_eager = has_feature(feat, "eager-loss");
+    if (fw == SPACE_FW_MEGATRON_CORE
+        && has_feature(feat, "defer-embedding-wgrad-compute")) {
+        w.wgrad_defer = -1;
+        const cJSON *wf;
+        cJSON_ArrayForEach(wf, feat)
+            if (cJSON_IsString(wf)
+                && strncmp(wf->valuestring, "wgrad-deferral-limit=", 21) == 0
+                && atoi(wf->valuestring + 21) > 0)
+                w.wgrad_defer = atoi(wf->valuestring + 21);
+    }
     w.ce_fusion = fw == SPACE_FW_MEGATRON_CORE
                   && has_feature(feat, "cross-entropy-loss-fusion");
     /* Gradient reduction overlapped where listed, and in FSDP. */

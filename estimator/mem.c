@@ -411,6 +411,19 @@ static void stage_of(const space_model *m, const space_layout *l,
          * 4 V / t on H100, GB200 and the A100 LTS container; +845 MB
          * on one A100 container, not explained). */
         if (l->ce_fusion) loss_bwd = tokens * 4 * vp / t;
+        if (l->wgrad_defer) {
+            /* Deferred LM-head weight gradients: each deferred
+             * micro-batch's 16-bit output gradient (2V/t) and input
+             * (2h, /t with SP) stay to the flush; the loss's peak of a
+             * later micro-batch sees up to the limit of them, at most
+             * the micro-batches before it (Megatron-LM's CI, tp2 pp2,
+             * limit 2 of 4: +440 MB measured, 2 x 210 MB here). */
+            double n = (double)(micro - 1);
+            if (l->wgrad_defer > 0 && (double)l->wgrad_defer < n)
+                n = (double)l->wgrad_defer;
+            double h = (double)m->hidden;
+            loss_kept += n * tokens * (2 * vp / t + 2 * h / (l->sp ? t : 1));
+        }
     }
     act += loss_kept;
     double step = est_step_bytes(l, params);

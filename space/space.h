@@ -391,6 +391,14 @@ typedef struct space_layout {
                           beside it (megatron/core/fusions/
                           fused_cross_entropy.py, megatron/core/jit.py);
                           0: the unfused loss, in place */
+    int64_t wgrad_defer; /* Megatron-Core's --defer-embedding-wgrad-compute:
+                          the LM head's weight gradient of up to this many
+                          micro-batches (--wgrad-deferral-limit; -1: every
+                          one) computed after the pipeline's flush, so their
+                          output gradients and inputs stay until then
+                          (megatron/core/tensor_parallel/layers.py,
+                          grad_output_buffer, embedding_activation_buffer);
+                          0: off */
     int recompute_method; /* space_recompute_method, with full recompute;
                           0: uniform */
     int64_t recompute_layers; /* --recompute-num-layers, with full

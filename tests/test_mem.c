@@ -266,6 +266,24 @@ static void test_fp8_activations(void)
     l.ce_fusion = 1;
     est_memory_stage(&m, &l, 1, &a);
     TP_CHECK_REL(a.activations - b.activations, tokens * 4.0 * 1024, 1e-12);
+    /* --defer-embedding-wgrad-compute: the LM head's output gradient
+     * (2V) and input (2h) of each deferred micro-batch stay to the flush;
+     * the loss's peak of a later one sees the limit's worth, at most the
+     * micro-batches before it (4 here). */
+    l.ce_fusion = 0, l.gbs = 8;
+    est_memory_stage(&m, &l, 1, &b);
+    l.wgrad_defer = 2;
+    est_memory_stage(&m, &l, 1, &a);
+    TP_CHECK_REL(a.activations - b.activations,
+                 2 * tokens * (2.0 * 1024 + 2 * 64), 1e-12);
+    l.wgrad_defer = -1;
+    est_memory_stage(&m, &l, 1, &a);
+    TP_CHECK_REL(a.activations - b.activations,
+                 3 * tokens * (2.0 * 1024 + 2 * 64), 1e-12);
+    est_memory_stage(&m, &l, 0, &a);
+    l.wgrad_defer = 0;
+    est_memory_stage(&m, &l, 0, &b);
+    TP_CHECK(a.activations == b.activations);
 }
 
 /* torchtitan's per-op selective checkpointing keeps, per token of a
