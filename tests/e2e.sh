@@ -12,31 +12,7 @@ MAN=$4
 rm -rf "$SCRATCH"
 mkdir -p "$SCRATCH"
 unset TRAINPLAN_HWDB
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# run EXPECTED_RC CMD...: runs, keeps stdout in $OUT and stderr in $ERR.
-run() {
-    local want=$1
-    shift
-    "$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
-    local rc=$?
-    OUT=$(cat "$SCRATCH/out")
-    ERR=$(cat "$SCRATCH/err")
-    if [ "$rc" -ne "$want" ]; then
-        bad "exit $rc, expected $want: $*"
-        echo "  stderr: $ERR" >&2
-        return 1
-    fi
-    ok
-}
-
-has() { # has TEXT NEEDLE DESCRIPTION
-    if printf '%s' "$1" | grep -qF -- "$2"; then ok; else bad "$3: missing '$2'"; fi
-}
+. "$(dirname "$0")/e2e_lib.sh"
 
 # json_num FIELD: first numeric value of "FIELD" in $OUT.
 json_num() {

@@ -15,26 +15,8 @@ S=$4
 rm -rf "$S"
 mkdir -p "$S"
 unset TRAINPLAN_HWDB
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-# run RC CMD...: stdout in $OUT, stderr in $ERR
-run() {
-    local want=$1
-    shift
-    "$@" >"$S/out" 2>"$S/err"
-    local rc=$?
-    OUT=$(cat "$S/out")
-    ERR=$(cat "$S/err")
-    if [ "$rc" -ne "$want" ]; then
-        bad "exit $rc, expected $want: $*"
-        head -c 600 "$S/err" | sed 's/^/  stderr: /' >&2
-        return 1
-    fi
-    ok
-}
-has() { if printf '%s' "$1" | grep -qF -- "$2"; then ok; else bad "$3: missing '$2'"; fi; }
+SCRATCH=$S
+. "$(dirname "$0")/e2e_lib.sh"
 
 EST=(estimate -m llama3-8b --system eos -g 8 -s 2048 -B 64)
 SRCH=(search -m llama3-8b --system eos --max-gpus 16 -s 2048 -B 64 --no-timing)
