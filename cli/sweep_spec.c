@@ -188,9 +188,9 @@ static char *entry_text(sweep_dim d, const cJSON *v, const char *path,
                        "them), found %s", path, found);
             return NULL;
         }
-        tp_strlcpy(buf, v->valuestring, sizeof buf);
+        char *list = tp_xstrdup(v->valuestring); /* whole, never cut */
         int ok = 1;
-        for (char *t = buf, *c; t; t = c) {
+        for (char *t = list, *c; t; t = c) {
             c = strchr(t, ',');
             if (c) *c++ = '\0';
             if (!hw_find_system(db, t, &e)) {
@@ -198,6 +198,7 @@ static char *entry_text(sweep_dim d, const cJSON *v, const char *path,
                 ok = 0;
             }
         }
+        free(list);
         return ok ? tp_xstrdup(v->valuestring) : NULL;
     }
     case SWEEP_GPUS:

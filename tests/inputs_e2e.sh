@@ -64,6 +64,11 @@ has "$ERR" "an empty item" "--gpus: an empty item"
 run 64 "$TP" "${SRCH[@]}" --fix "$(printf 'tp=1,%.0s' $(seq 1 200))tq=2"
 has "$ERR" "unknown field 'tq'" "--fix: the item after 1000 characters is read"
 
+printf '{"models": ["gpt3-1.7b"], "systems": ["%snosuch"], "gpus": [8], "seq_lengths": [2048], "global_batch_sizes": [64]}\n' \
+    "$(printf 'eos,%.0s' $(seq 1 300))" >"$S/long-spec.json"
+run 65 "$TP" sweep "$S/long-spec.json" -o "$S/long.jsonl"
+has "$ERR" "unknown system 'nosuch'" "sweep spec: the system after 1,200 characters is checked"
+
 # --- duplicate JSON keys: JSON readers disagree on which wins ----------------
 sed 's/"num_hidden_layers": 32,/"num_hidden_layers": 32, "num_hidden_layers": 80,/' \
     "$FIX/hf/llama3-8b.json" >"$S/dup-config.json"
