@@ -403,9 +403,11 @@ static void stage_of(const space_model *m, const space_layout *l,
         loss_bwd = tokens * 8 * vp / t;
     } else if (r == l->pp - 1) {
         loss_kept = tokens * (4 * vp / t + logits_token(l, vp));
-        /* The fused loss (l->ce_fusion) computes the gradient of its
-         * saved fp32 softmax out of place under torch.compile: one more
-         * fp32 V / t per token while the backward starts (Megatron-LM's
+        /* The fused loss (l->ce_fusion): torch.compile functionalizes
+         * the in-place updates the unfused loss makes to its fp32 logits
+         * (subtract the max, exp, divide; the gradient's update of the
+         * saved softmax), so a new fp32 buffer stands beside the one
+         * updated: one more 4 V / t per token at the loss (Megatron-LM's
          * CI golden values, max allocated, tp2 pp2 with and without
          * --cross-entropy-loss-fusion: +390 to +440 MB of a 412 MB
          * 4 V / t on H100, GB200 and the A100 LTS container; +845 MB

@@ -387,8 +387,8 @@ typedef struct space_layout {
                           (the native implementation): its loss functions
                           are compiled by jit_fuser, torch.compile from
                           PyTorch 2.2, which turns the in-place updates of
-                          the saved fp32 softmax into a new fp32 buffer
-                          beside it (megatron/core/fusions/
+                          the fp32 logits and softmax into new fp32 buffers
+                          beside them (megatron/core/fusions/
                           fused_cross_entropy.py, megatron/core/jit.py);
                           0: the unfused loss, in place */
     int64_t wgrad_defer; /* Megatron-Core's --defer-embedding-wgrad-compute:
