@@ -23,6 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     fuzz_check(n >= 0);
+    /* A NUL byte would end the text early: the rows after it unread. */
+    fuzz_check(!memchr(data, '\0', size));
     const hw_system *eos = hw_find_system(fuzz_builtin_db(), "eos", &e);
     fuzz_check(eos != NULL);
     for (int k = 0; k < n; k++) {

@@ -37,9 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_check(s == NULL && e.msg[0]);
             continue;
         }
+        /* A NUL byte would end the text early: the rows after it unread. */
+        fuzz_check(!memchr(data, '\0', size));
         fuzz_check(n >= 0 && n_bad >= 0);
+        /* A time is measured (> 0) or not (< 0: a shapes-only file, a -1
+         * in the file, a pass the hygiene dropped); never 0 or NaN. */
         for (int k = 0; k < n; k++)
-            fuzz_check(s[k].fwd_s > 0 || s[k].bwd_s > 0);
+            fuzz_check((s[k].fwd_s > 0 || s[k].fwd_s < 0)
+                       && (s[k].bwd_s > 0 || s[k].bwd_s < 0));
         free(s);
     }
     return 0;
