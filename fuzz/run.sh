@@ -21,9 +21,13 @@ mkdir -p "$findings"
 "$root/fuzz/corpus.sh" "$t" "$corpus"
 dict=()
 [ -f "$root/fuzz/dict/$t.dict" ] && dict=(-dict="$root/fuzz/dict/$t.dict")
-# detect_leaks: a leak is a finding. A 10 s timeout per input: every
-# loader reads a file of a few kB in well under a millisecond.
+# detect_leaks: a leak is a finding. A 30 s timeout per input: a loader
+# reads a few kB in well under a millisecond, but the first sweep spec
+# that names a GPU fits its operator models, 5 s under ASan. One OpenMP
+# thread: inputs run one at a time, and idle threads spinning under ASan
+# on a busy machine made that fit take 16 s.
+OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} \
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-    "$bin" "${dict[@]}" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    "$bin" "${dict[@]}" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
     -max_len=16384 -print_final_stats=1 -artifact_prefix="$findings/" "$@" "$corpus"
