@@ -520,6 +520,12 @@ int est_coll_read_table(const char *path, est_coll_row **out, int *n_out,
     size_t len;
     int rc = tp_read_file(path, (size_t)256 << 20, &text, &len, e);
     if (rc) return rc;
+    /* The lines end at a NUL: every row after one would go unread. */
+    if (memchr(text, '\0', len)) {
+        free(text);
+        return tp_errf(e, TP_EDATA, "%s: a binary file (a NUL byte), expected "
+                                    "a CSV text file", path);
+    }
     int where[NCOL], have_header = 0, ncols = 0, lineno = 0, n = 0, cap = 0;
     est_coll_row *rows = NULL;
     for (char *line = text; line && *line && rc == TP_OK;) {

@@ -240,8 +240,9 @@ static int rank_line(section *s, char *text, const char *path, int lineno,
 {
     char copy[1024];
     tp_strlcpy(copy, text, sizeof copy);
-    char *tok[MAX_TOK];
+    char *tok[MAX_TOK + 1];
     int n = tokenize(copy, tok, MAX_TOK);
+    if (n > MAX_TOK) n = MAX_TOK; /* tokenize's "more": Rank and on come first */
     int rank = -1;
     const char *host = NULL;
     for (int i = 0; i + 1 < n; i++) {
@@ -498,7 +499,7 @@ int est_nccl_parse(const char *path, int op, int nodes, int per_node,
                     if (!s.t.first_line) s.t.first_line = lineno;
                 }
             } else if (n > 1 && strcmp(tok[1], "(B)") == 0) {
-                for (int i = 1; i < n; i++)
+                for (int i = 1; i < n && i < MAX_TOK; i++) /* n: max + 1 for more */
                     if (strcmp(tok[i], "(ms)") == 0) s.time_scale = 1e-3;
             } else if (strstr(l, "Out of bounds") || strstr(l, "Avg bus bandwidth")
                        || strstr(l, "test concluded")) {
@@ -544,7 +545,9 @@ int est_nccl_parse(const char *path, int op, int nodes, int per_node,
                      "'size count type ... time algbw busbw #wrong' under a "
                      "'#  size  count  type' header)",
                      path);
-    if (rc) {
+    /* *tests is NULL until some call keeps a test: no arithmetic on NULL
+     * (an empty file, fuzz/regressions/nccl_tests). */
+    if (rc && *tests) {
         free_rows(*tests + before, *n_tests - before);
         *n_tests = before;
     }

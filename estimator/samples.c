@@ -231,6 +231,12 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
     size_t len;
     int rc = tp_read_file(path, (size_t)256 << 20, &text, &len, e);
     if (rc) return rc;
+    /* The lines end at a NUL: every row after one would go unread. */
+    if (memchr(text, '\0', len)) {
+        free(text);
+        return tp_errf(e, TP_EDATA, "%s: a binary file (a NUL byte), expected "
+                                    "a CSV text file", path);
+    }
     char *save = text, *line = text;
     int lineno = 0, ncols = 0;
     int col_of[EST_NCOLS], col_f = -1, col_b = -1;
