@@ -19,6 +19,7 @@
 /* Exit codes of a sweep stopped by a signal after its current record
  * (128 + signal, as a shell reports it) and of a diff that found changes.
  * README.md and docs/trainplan.1 list them. */
+#define SWEEP_EXIT_SIGHUP 129
 #define SWEEP_EXIT_SIGINT 130
 #define SWEEP_EXIT_SIGTERM 143
 #define DIFF_EXIT_CHANGED CLI_EXIT_CHANGED
