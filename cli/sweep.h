@@ -118,7 +118,7 @@ int64_t sweep_resume_scan(const char *buf, size_t len, const sweep_key *want,
 /* What diff compares of one record. */
 typedef struct sweep_outcome {
     char id[17];
-    int64_t index;
+    int64_t index, count;
     char label[256];        /* model, system, gpus, seq, gbs, ... */
     char status[16];        /* "ok", "infeasible", "error" */
     char layout[128];       /* best layout tag + system, "" if none */
