@@ -20,10 +20,16 @@
  * (O(N log N)); records are parsed in parallel and without their
  * "search" member (sweep_rec.c), which diff does not read.
  */
+#define _DEFAULT_SOURCE /* MAP_POPULATE */
 #include "sweep.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* An id and its record's position in the file: sorted by id, so a
  * lookup is a binary search, O(log n), not a scan (issue 17: 80,000
@@ -47,6 +53,45 @@ static int cmp_id(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i); /* file order among equals */
 }
 
+/* Maps a sweep output read-only (*buf, *len; *buf NULL when empty):
+ * nights are gigabytes, and most of a record (its "search") is never
+ * touched, so neither read into memory nor copied. Unmap with munmap. */
+static int map_file(const char *path, char **buf, size_t *len, tp_err *e)
+{
+    *buf = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return tp_errf(e, TP_ENOINPUT, "%s: cannot open: %s", path,
+                       strerror(errno));
+    struct stat st;
+    int rc = TP_OK;
+    if (fstat(fd, &st) != 0)
+        rc = tp_errf(e, TP_ENOINPUT, "%s: cannot stat: %s", path,
+                     strerror(errno));
+    else if (S_ISDIR(st.st_mode))
+        rc = tp_errf(e, TP_ENOINPUT, "%s: is a directory, expected a file",
+                     path);
+    else if (!S_ISREG(st.st_mode))
+        rc = tp_errf(e, TP_ENOINPUT, "%s: not a regular file", path);
+    if (!rc && st.st_size > 0) {
+        int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+        flags |= MAP_POPULATE; /* one pass of page-table set-up, no faults */
+#endif
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, flags, fd, 0);
+        if (m == MAP_FAILED)
+            rc = tp_errf(e, TP_ENOINPUT, "%s: cannot read: %s", path,
+                         strerror(errno));
+        else {
+            *buf = m;
+            *len = (size_t)st.st_size;
+        }
+    }
+    close(fd);
+    return rc;
+}
+
 /* Reads a sweep output and checks it is a whole one: complete lines, each
  * a record, all of one spec (the same count), every scenario 0..count-1
  * exactly once (a sweep stopped early, a shard, or a file cut by hand is
@@ -56,7 +101,7 @@ static int load(const char *path, sweep_file *f, tp_err *e)
     char *buf = NULL;
     size_t len = 0, *st, *ln, tail;
     memset(f, 0, sizeof *f);
-    int rc = tp_read_file(path, (size_t)1 << 34, &buf, &len, e);
+    int rc = map_file(path, &buf, &len, e);
     if (rc) return rc;
     int nl = sweep_split_lines(buf, len, &st, &ln, &tail);
     if (tail)
@@ -85,7 +130,7 @@ static int load(const char *path, sweep_file *f, tp_err *e)
     free(okv);
     free(st);
     free(ln);
-    free(buf);
+    if (buf) munmap(buf, len);
     if (rc) return rc;
     f->n = nl;
     if (nl == 0)

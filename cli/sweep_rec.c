@@ -8,10 +8,13 @@
  * its '\n' is a write a crash cut short: never a record.
  *
  * diff reads records lean: its "search" member, most of a record's bytes
- * (every ranked layout, the front), is never read by diff, so it is
- * skipped with its strings and brackets checked, not parsed into a tree
- * (issue 17: two 100,000-record nights are gigabytes). The other members
- * are parsed and checked as always.
+ * (every ranked layout, the front), is never read by diff, so it is not
+ * parsed into a tree (issue 17: two 100,000-record nights are gigabytes).
+ * Where it is the last member, as sweep writes it, it is not even
+ * scanned: it runs to the line's closing brace (an object or null); a
+ * record that then lacks index, count, id or status is read whole after
+ * all. Elsewhere it is skipped with its strings and brackets checked.
+ * The other members are parsed and checked as always.
  */
 #include "sweep.h"
 
@@ -148,7 +151,18 @@ static cJSON *parse_line_lean(const char *line, size_t len)
             if (p >= end || *p != ':') goto bad;
             p = skip_ws(p + 1, end);
             if (!strcmp(key, "search")) {
-                if (searches++ || !(p = skip_value(p, end))) goto bad;
+                if (searches++) goto bad;
+                const char *close = end;
+                while (close > p && (close[-1] == ' ' || close[-1] == '\t'
+                                     || close[-1] == '\r'))
+                    close--;
+                if (close - p >= 3 && close[-1] == '}'
+                    && ((*p == '{' && close[-2] == '}')
+                        || (close - p == 5 && !memcmp(p, "null", 4)))) {
+                    p = close - 1; /* the last member: not scanned */
+                } else if (!(p = skip_value(p, end))) {
+                    goto bad;
+                }
             } else {
                 const char *ve = NULL;
                 cJSON *v = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &ve, 0);
@@ -171,6 +185,9 @@ static cJSON *parse_line_lean(const char *line, size_t len)
     if (skip_ws(p, end) != end) goto bad;
     tp_err de = {0};
     if (tp_json_unique(j, "record", &de)) goto bad;
+    static const char *const needed[] = {"index", "count", "id", "status"};
+    for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(j, needed[i])) goto bad;
     return j;
 bad:
     cJSON_Delete(j);

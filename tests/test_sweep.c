@@ -299,11 +299,10 @@ static void test_compare(void)
 }
 
 /* diff reads records without their "search" member (issue 17): skipped,
- * with its brackets and strings checked, never parsed. */
+ * with its brackets and strings checked where it is not the last member,
+ * not even scanned where it is (as sweep writes it). */
 static void test_lean_records(void)
 {
-    const char *head = "{\"index\":1,\"count\":2,\"id\":\"00000000000000bb\","
-                       "\"status\":\"ok\",\"best\":null,\"search\":";
     static const struct {
         const char *search;
         int ok;
@@ -314,20 +313,34 @@ static void test_lean_records(void)
         {"{\"s\":\"open}", 0},         /* string not closed */
         {"{\"s\":\"a\tb\"}", 1},       /* a raw tab: as cJSON takes it */
         {"null", 1},
-        {"{}} ", 0},                   /* trailing bytes */
+        {"{}}", 0},                    /* a brace too many */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char line[512];
-        snprintf(line, sizeof line, "%s%s}", head, cases[i].search);
-        sweep_outcome o;
-        int got = sweep_outcome_parse(line, strlen(line), &o);
-        if (got != cases[i].ok)
-            fprintf(stderr, "  lean record case %zu: %s\n", i, line);
-        TP_CHECK_INT(got, cases[i].ok);
-        if (got) {
-            TP_CHECK_STR(o.id, "00000000000000bb");
-            TP_CHECK(o.index == 1 && o.count == 2);
-            TP_CHECK_STR(o.status, "ok");
+        for (int last = 0; last < 2; last++) {
+            char line[512];
+            if (last)
+                snprintf(line, sizeof line,
+                         "{\"index\":1,\"count\":2,\"id\":\"00000000000000bb\","
+                         "\"status\":\"ok\",\"best\":null,\"search\":%s}",
+                         cases[i].search);
+            else
+                snprintf(line, sizeof line,
+                         "{\"index\":1,\"count\":2,\"id\":\"00000000000000bb\","
+                         "\"search\":%s,\"status\":\"ok\",\"best\":null}",
+                         cases[i].search);
+            sweep_outcome o;
+            int got = sweep_outcome_parse(line, strlen(line), &o);
+            /* Last, as sweep writes it, the member is not scanned: only a
+             * missing closing brace is noticed. */
+            int want = cases[i].ok || (last && i != 2);
+            if (got != want)
+                fprintf(stderr, "  lean record case %zu: %s\n", i, line);
+            TP_CHECK_INT(got, want);
+            if (got) {
+                TP_CHECK_STR(o.id, "00000000000000bb");
+                TP_CHECK(o.index == 1 && o.count == 2);
+                TP_CHECK_STR(o.status, "ok");
+            }
         }
     }
     /* A key twice is not a record, "search" included; an escaped key
