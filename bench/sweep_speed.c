@@ -71,6 +71,7 @@ int main(int argc, char **argv)
         o.pos = pos;
         o.npos = 1;
         o.out_dir = out_path[t];
+        o.overwrite = 1; /* the previous run's output */
 #ifdef _OPENMP
         omp_set_num_threads(threads[t]);
 #endif

@@ -101,23 +101,34 @@ typedef struct cli_opts {
     /* sweep, merge, diff (issue 7) */
     int progress;            /* --progress: progress line even off a terminal */
     int resume;              /* --resume */
+    int overwrite;           /* --overwrite: replace -o FILE at the end */
     int shard_i, shard_n;    /* --shard I/N; shard_n 0 = unset */
     double threshold;        /* diff --threshold, < 0 = unset (0.02) */
 } cli_opts;
 
-/* Output goes to stdout, or to a temporary file beside -o FILE that is
- * renamed over FILE only when the command succeeded, so a failed run
- * never leaves a half-written file. */
+/* Output goes to stdout; to a device or FIFO directly; or to a temporary
+ * file beside -o FILE (beside a symbolic link's target: the link stays)
+ * that is renamed over it only when the command succeeded, so a failed or
+ * signalled run never leaves a half-written file nor a temporary one
+ * (out.c). A replaced file keeps its mode, a new one gets 0666 & ~umask. */
 typedef struct cli_out {
     FILE *f;
-    const char *path;   /* final path, NULL for stdout */
-    char tmp[4096];     /* temporary path while writing */
+    const char *path;   /* as given, for messages; NULL for stdout */
+    char target[4096];  /* path with symbolic links followed */
+    char tmp[4096];     /* temporary path while writing ("" when direct) */
+    int direct;         /* a device or FIFO, written in place */
+    int slot;           /* out.c's signal clean-up slot of tmp, -1 none */
 } cli_out;
 
 int cli_out_open(cli_out *o, const char *path, tp_err *e);
-/* Closes; on ok renames the temporary file into place, else removes it.
- * Returns TP_OK or TP_EIO. */
+/* Closes; on ok flushes, syncs and renames the temporary file into place,
+ * else removes it. Every write, flush, sync, close and rename error
+ * (standard output's too) is TP_EIO naming the path and the reason;
+ * errors when !ok are not reported (the command's own error is). */
 int cli_out_close(cli_out *o, int ok, tp_err *e);
+/* The file path names once its symbolic links are followed (a dangling
+ * link's target need not exist) into out[cap]. TP_OK or TP_EIO. */
+int cli_out_resolve(const char *path, char *out, size_t cap, tp_err *e);
 
 /* A table of strings, printed aligned (table format) or as RFC 4180 CSV. */
 typedef struct cli_table {

@@ -18,10 +18,14 @@
  * power loss between write and fsync) leaves at most one torn last line,
  * which --resume detects (no '\n', or not a record of the expected
  * scenario, version and input file digests), cuts off with ftruncate()
- * and redoes. A sweep without
- * --resume starts its -o file afresh; the file is written in place, not
- * through cli/out.c's temporary file, as resuming is the point. SIGINT and
- * SIGTERM stop the sweep after the current record (exit 130 / 143).
+ * and redoes. The file is written in place, not through cli/out.c's
+ * temporary file, as resuming is the point. An -o file that already holds
+ * bytes is never emptied: --resume continues it, --overwrite writes the
+ * new sweep through out.c's temporary file and renames it over the old
+ * one only when the sweep finishes; without either it is refused. The
+ * file is locked (fcntl) for the whole sweep: a second sweep on it is
+ * refused (exit 75). -o naming the spec is refused. SIGHUP, SIGINT and
+ * SIGTERM stop the sweep after the current record (exit 129/130/143).
  *
  * MPI (-DTRAINPLAN_MPI=ON, run under mpirun): rank 0 hands out scenario
  * positions one at a time to whichever rank asks (dynamic: slow
@@ -306,32 +310,150 @@ static void progress_tick(progress *p, int last)
     fflush(stderr);
 }
 
-/* The output: -o FILE (resumed or started afresh) or stdout. *done is
- * how many of want[0..n) it already holds. */
-static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
-                       int *fd, int64_t *done, tp_err *e)
+/* Where the records go. In place (appended, fsync'd: resumable) unless
+ * --overwrite replaces a file that holds records: then through out.c's
+ * temporary file, renamed at the end, so last night's file survives a
+ * stopped or killed sweep. The -o file itself is locked (fcntl, whole
+ * file) for the whole sweep, in both cases. */
+typedef struct sweep_out {
+    int fd;        /* where records are written; -1 until opened */
+    int file_fd;   /* the -o file, locked; -1 none (stdout, a device) */
+    int sync;      /* fsync each record: in place, a regular file */
+    int replacing; /* --overwrite: records go to tmp */
+    cli_out tmp;
+    char target[4096]; /* -o with its symbolic links followed */
+} sweep_out;
+
+/* The lock that keeps a second sweep off the file: fcntl's rather than
+ * flock's, since it works on NFS and names the holder. */
+static int lock_output(int fd, const char *path, tp_err *e)
+{
+    struct flock l;
+    memset(&l, 0, sizeof l);
+    l.l_type = F_WRLCK;
+    l.l_whence = SEEK_SET;
+    if (fcntl(fd, F_SETLK, &l) == 0) return TP_OK;
+    if (errno != EACCES && errno != EAGAIN) {
+        /* A file system without locks: the sweep is still worth running. */
+        fprintf(stderr, "trainplan: %s: cannot lock (%s); a second sweep on "
+                        "this file would not be refused\n",
+                path, strerror(errno));
+        return TP_OK;
+    }
+    struct flock q = l;
+    char who[64] = "another process";
+    if (fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK && q.l_pid > 0)
+        snprintf(who, sizeof who, "process %ld", (long)q.l_pid);
+    return tp_errf(e, TP_ELOCKED,
+                   "%s: another sweep (%s) is writing this file; wait for it "
+                   "to finish or give another -o FILE",
+                   path, who);
+}
+
+/* Opens and locks the regular file -o names (creating it when create is
+ * set; else a missing file is left for later) and refuses one that holds
+ * records unless --resume or --overwrite says what to do with them. */
+static int claim_file(const cli_opts *o, sweep_out *so, int create, tp_err *e)
 {
     const char *path = o->out_dir;
-    *done = 0;
+    so->file_fd = open(so->target, O_RDWR | (create ? O_CREAT : 0), 0666);
+    if (so->file_fd < 0) {
+        if (!create && errno == ENOENT) return TP_OK;
+        return tp_errf(e, TP_EIO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    int rc = lock_output(so->file_fd, path, e);
+    struct stat st;
+    if (!rc && fstat(so->file_fd, &st) != 0)
+        rc = tp_errf(e, TP_EIO, "%s: cannot stat: %s", path, strerror(errno));
+    if (!rc && st.st_size > 0 && !o->resume && !o->overwrite)
+        rc = tp_errf(e, TP_EUSAGE,
+                     "%s: already holds %lld bytes (a sweep's records?); "
+                     "--resume finishes that sweep, --overwrite replaces the "
+                     "file when this one finishes",
+                     path, (long long)st.st_size);
+    if (rc) {
+        close(so->file_fd);
+        so->file_fd = -1;
+    }
+    return rc;
+}
+
+/* Before the spec is read: the checks that need no spec, so a sweep that
+ * cannot write (its -o locked, holding records, or the spec itself) is
+ * refused at once. A missing -o file is created later, by open_output. */
+static int claim_output(const cli_opts *o, const char *spec_path,
+                        sweep_out *so, tp_err *e)
+{
+    const char *path = o->out_dir;
     if (!path || !strcmp(path, "-")) {
         if (o->resume)
             return tp_errf(e, TP_EUSAGE, "sweep --resume needs -o FILE");
-        *fd = STDOUT_FILENO;
+        if (o->overwrite)
+            return tp_errf(e, TP_EUSAGE, "sweep --overwrite needs -o FILE");
+        so->fd = STDOUT_FILENO;
         return TP_OK;
     }
-    *fd = open(path, O_RDWR | O_CREAT | (o->resume ? 0 : O_TRUNC), 0644);
-    if (*fd < 0)
-        return tp_errf(e, TP_EIO, "%s: cannot open: %s", path, strerror(errno));
-    if (!o->resume) return TP_OK;
-    struct stat st;
-    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(*fd);
-        return tp_errf(e, TP_EIO, "%s: --resume needs a regular file", path);
+    if (o->resume && o->overwrite)
+        return tp_errf(e, TP_EUSAGE,
+                       "sweep: --resume keeps the records of %s, --overwrite "
+                       "replaces them; give one",
+                       path);
+    int rc = cli_out_resolve(path, so->target, sizeof so->target, e);
+    if (rc) return rc;
+    struct stat st, sp;
+    if (stat(so->target, &st) != 0) {
+        if (errno == ENOENT) return TP_OK;
+        return tp_errf(e, TP_EIO, "%s: cannot stat: %s", path, strerror(errno));
     }
+    if (stat(spec_path, &sp) == 0 && sp.st_dev == st.st_dev
+        && sp.st_ino == st.st_ino)
+        return tp_errf(e, TP_EUSAGE,
+                       "-o %s is the spec %s itself; give another output file",
+                       path, spec_path);
+    if (S_ISDIR(st.st_mode))
+        return tp_errf(e, TP_EIO, "%s: is a directory; -o names a file", path);
+    if (!S_ISREG(st.st_mode)) {
+        /* A device or FIFO (/dev/null, a pipe to gzip): written directly;
+         * nothing to resume, replace or lock. */
+        if (o->resume || o->overwrite)
+            return tp_errf(e, TP_EUSAGE, "%s: --%s needs a regular file", path,
+                           o->resume ? "resume" : "overwrite");
+        so->fd = open(so->target, O_WRONLY);
+        if (so->fd < 0)
+            return tp_errf(e, TP_EIO, "%s: cannot open: %s", path,
+                           strerror(errno));
+        return TP_OK;
+    }
+    return claim_file(o, so, 0, e);
+}
+
+/* After the spec is read: creates and locks a new -o file, resumes one
+ * (*done: how many of want[0..n) it already holds) or starts the
+ * replacement of one (--overwrite). */
+static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
+                       sweep_out *so, int64_t *done, tp_err *e)
+{
+    const char *path = o->out_dir;
+    *done = 0;
+    if (so->fd >= 0) return TP_OK; /* stdout, a device */
+    int rc;
+    if (so->file_fd < 0 && (rc = claim_file(o, so, 1, e))) return rc;
+    struct stat st;
+    if (fstat(so->file_fd, &st) != 0)
+        return tp_errf(e, TP_EIO, "%s: cannot stat: %s", path, strerror(errno));
+    if (o->overwrite && st.st_size > 0) {
+        if ((rc = cli_out_open(&so->tmp, path, e))) return rc;
+        so->replacing = 1;
+        so->fd = fileno(so->tmp.f); /* written with write(), never stdio */
+        return TP_OK;
+    }
+    so->fd = so->file_fd;
+    so->sync = 1;
+    if (!o->resume) return TP_OK; /* an empty file: nothing to keep */
     char *buf = tp_xmalloc((size_t)st.st_size + 1);
     size_t got = 0;
     while (got < (size_t)st.st_size) {
-        ssize_t r = read(*fd, buf + got, (size_t)st.st_size - got);
+        ssize_t r = read(so->fd, buf + got, (size_t)st.st_size - got);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
         got += (size_t)r;
@@ -343,17 +465,30 @@ static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
         fprintf(stderr, "trainplan: %s: keeping %lld complete records, cutting "
                         "%lld bytes after them\n",
                 path, (long long)*done, (long long)((size_t)st.st_size - keep));
-        if (ftruncate(*fd, (off_t)keep) != 0) {
-            close(*fd);
+        if (ftruncate(so->fd, (off_t)keep) != 0)
             return tp_errf(e, TP_EIO, "%s: cannot truncate: %s", path,
                            strerror(errno));
-        }
     }
-    if (lseek(*fd, 0, SEEK_END) < 0) {
-        close(*fd);
+    if (lseek(so->fd, 0, SEEK_END) < 0)
         return tp_errf(e, TP_EIO, "%s: cannot seek: %s", path, strerror(errno));
-    }
     return TP_OK;
+}
+
+/* Ends the output: renames the replacement into place when the sweep
+ * finished (complete), else removes it; closes (unlocks) the file. */
+static int close_output(sweep_out *so, int complete, const char *path,
+                        tp_err *e)
+{
+    int rc = TP_OK;
+    if (so->replacing) rc = cli_out_close(&so->tmp, complete, e);
+    else if (so->fd > STDOUT_FILENO && so->fd != so->file_fd
+             && close(so->fd) != 0 && complete)
+        rc = tp_errf(e, TP_EIO, "%s: close failed: %s", path, strerror(errno));
+    if (so->file_fd >= 0 && close(so->file_fd) != 0 && complete && !rc)
+        rc = tp_errf(e, TP_EIO, "%s: close failed: %s", path, strerror(errno));
+    so->fd = so->file_fd = -1;
+    so->replacing = 0;
+    return rc;
 }
 
 #ifdef TRAINPLAN_MPI
@@ -482,10 +617,22 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     digest_cache dc = {0};
     static cli_search_cache cache; /* large: not on the stack */
     memset(&cache, 0, sizeof cache);
-    int fd = -1;
+    static sweep_out so; /* large: not on the stack */
+    memset(&so, 0, sizeof so);
+    so.fd = so.file_fd = -1;
+    so.tmp.slot = -1;
     char *text = NULL, *rep = NULL;
     size_t len = 0;
-    hw_db *db = cli_open_hwdb(o, e);
+    hw_db *db = NULL;
+    /* The output first: a sweep that could not write is refused before
+     * the spec's every scenario is set up. Under MPI rank 0 goes on (to
+     * tell the workers to stop); its error is reported at the end. */
+    int orc = rank == 0 ? claim_output(o, spec_path, &so, e) : TP_OK;
+    if (orc && nranks == 1) {
+        rc = orc;
+        goto done;
+    }
+    db = cli_open_hwdb(o, e);
     if (!db) {
         rc = e->status ? e->status : TP_EDATA;
         goto done;
@@ -516,19 +663,21 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     }
 #endif
     int64_t start = 0;
-    int orc = open_output(o, want, n, &fd, &start, e);
+    if (!orc) orc = open_output(o, want, n, &so, &start, e);
     const char *path = o->out_dir ? o->out_dir : "standard output";
-    struct stat fst;
-    int sync = fd >= 0 && fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode);
+    int fd = so.fd, sync = so.sync;
 
-    struct sigaction sa, old_int, old_term;
+    /* Installed after out.c's (which remove a temporary file and die):
+     * these stop after the current record and let the sweep end cleanly,
+     * and restore out.c's when it has. */
+    static const int stop_sigs[] = {SIGHUP, SIGINT, SIGTERM};
+    struct sigaction sa, old_sa[3];
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     stop_signal = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    for (int i = 0; i < 3; i++) sigaction(stop_sigs[i], &sa, &old_sa[i]);
 
     progress pg = {o->progress || isatty(STDERR_FILENO), start, n, start, now_s(), 0};
     double t0 = now_s();
@@ -554,28 +703,42 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
         }
     }
     if (pg.on && !orc) progress_tick(&pg, 1);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
     if (!rc) {
         double dt = now_s() - t0;
         (void)nranks;
-        if (pg.done < n && stop_signal)
-            rc = tp_errf(e, stop_signal == SIGINT ? SWEEP_EXIT_SIGINT
-                                                  : SWEEP_EXIT_SIGTERM,
+        if (pg.done < n && stop_signal) {
+            int sig = stop_signal;
+            const char *name = sig == SIGINT   ? "SIGINT"
+                               : sig == SIGHUP ? "SIGHUP"
+                                               : "SIGTERM";
+            rc = tp_errf(e, sig == SIGINT   ? SWEEP_EXIT_SIGINT
+                            : sig == SIGHUP ? SWEEP_EXIT_SIGHUP
+                                            : SWEEP_EXIT_SIGTERM,
                          "sweep stopped by %s after %lld of %lld scenarios "
-                         "(%.1f s); rerun with --resume to finish",
-                         stop_signal == SIGINT ? "SIGINT" : "SIGTERM",
-                         (long long)pg.done, (long long)n, dt);
-        else if (pg.on || o->progress)
+                         "(%.1f s); %s",
+                         name, (long long)pg.done, (long long)n, dt,
+                         so.replacing ? "the -o file is left as it was "
+                                        "(--overwrite replaces it only when "
+                                        "the sweep finishes); rerun to "
+                                        "replace it"
+                                      : "rerun with --resume to finish");
+        } else if (pg.on || o->progress)
             fprintf(stderr, "trainplan: sweep: %lld scenarios (%lld run) in "
                             "%.2f s, %.1f scenarios/s\n",
                     (long long)n, (long long)(n - start), dt,
                     dt > 0 ? (double)(n - start) / dt : 0);
     }
+    {
+        tp_err ce = {0};
+        int crc = close_output(&so, rc == TP_OK, path, &ce);
+        if (crc && !rc) {
+            rc = crc;
+            *e = ce;
+        }
+    }
+    for (int i = 0; i < 3; i++) sigaction(stop_sigs[i], &old_sa[i], NULL);
 done:
-    if (fd > STDOUT_FILENO && close(fd) != 0 && !rc)
-        rc = tp_errf(e, TP_EIO, "%s: close failed: %s", o->out_dir,
-                     strerror(errno));
+    if (so.fd >= 0 || so.file_fd >= 0) close_output(&so, 0, "", NULL);
     digest_cache_free(&dc);
     cli_search_cache_free(&cache);
     free(list);

@@ -4,8 +4,9 @@
  * codes. Data goes to stdout (or -o FILE), diagnostics to stderr.
  *
  * Exit codes (README.md, docs/trainplan.1): 0 ok, 1 nothing feasible,
- * 64 usage, 65 bad input data, 66 missing file, 70 internal, 74 I/O;
- * 3 diff found changes, 130/143 a sweep stopped by SIGINT/SIGTERM.
+ * 64 usage, 65 bad input data, 66 missing file, 70 internal, 74 I/O,
+ * 75 a sweep's -o locked by another sweep; 3 diff found changes,
+ * 129/130/143 a sweep stopped by SIGHUP/SIGINT/SIGTERM.
  */
 #define _GNU_SOURCE /* getopt_long */
 #include "cli.h"
@@ -15,6 +16,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,6 +200,7 @@ enum opt_id {
     OPT_GRAD_BF16,
     OPT_PROGRESS,
     OPT_RESUME,
+    OPT_OVERWRITE,
     OPT_SHARD,
     OPT_THRESHOLD
 };
@@ -431,6 +434,9 @@ static const cli_option options[] = {
      "sweep: progress line on stderr even when it is not a terminal"},
     {"resume", OPT_RESUME, NULL, CMD_SWEEP,
      "sweep: keep the complete records of -o FILE, redo the rest"},
+    {"overwrite", OPT_OVERWRITE, NULL, CMD_SWEEP,
+     "sweep: replace an -o FILE that holds records, once the sweep "
+     "finishes (without it or --resume such a file is refused)"},
     {"shard", OPT_SHARD, "I/N", CMD_SWEEP,
      "sweep: only scenarios whose index % N == I (0 <= I < N)"},
     {"threshold", OPT_THRESHOLD, "F", CMD_DIFF,
@@ -471,8 +477,9 @@ static void usage(FILE *f)
     fprintf(f, "\nexit codes: 0 ok, 1 nothing feasible, 64 usage, 65 bad input "
                "data,\n            66 missing file, 70 internal error, 74 I/O "
                "error\n");
-    fprintf(f, "            3 diff found changes; 130/143 sweep stopped by "
-               "SIGINT/SIGTERM\n");
+    fprintf(f, "            75 sweep -o FILE locked by another sweep; 3 diff "
+               "found changes;\n            129/130/143 sweep stopped by "
+               "SIGHUP/SIGINT/SIGTERM\n");
 }
 
 /* Parses a whole decimal integer in [lo, hi]; 0 on success. */
@@ -611,6 +618,10 @@ int main(int argc, char **argv)
     tp_err e = {0}, ge = {0};
     int distopt = 0;      /* --use- (1) or --no-use-distributed-optimizer (-1) */
     long long zero_arg = -1; /* --zero-stage */
+    /* A file size limit (ulimit -f) must be a write error we report
+     * (EFBIG, exit 74), not SIGXFSZ killing us silently with a temporary
+     * file left behind. */
+    signal(SIGXFSZ, SIG_IGN);
 
     /* Generate getopt's tables from ours. */
     struct option longopts[N_OPTIONS + 1];
@@ -983,6 +994,9 @@ int main(int argc, char **argv)
         case OPT_RESUME:
             o.resume = 1;
             break;
+        case OPT_OVERWRITE:
+            o.overwrite = 1;
+            break;
         case OPT_SHARD: {
             long long i = -1, n = 0;
             const char *slash = strchr(optarg, '/');
@@ -1122,13 +1136,16 @@ int main(int argc, char **argv)
                || (cmd->bit == CMD_DIFF && rc == CLI_EXIT_CHANGED);
     tp_err ce = {0};
     int crc = cli_out_close(&out, keep, &ce);
-    if (rc != TP_OK && rc != TP_INFEASIBLE) {
-        fprintf(stderr, "trainplan: %s\n", e.msg);
-        return rc;
-    }
+    /* An output that could not be written (a full disk, /dev/full, a size
+     * limit) is 74 even when the command found changes (3): the report
+     * the caller relies on is not there. */
     if (crc) {
         fprintf(stderr, "trainplan: %s\n", ce.msg);
         return crc;
+    }
+    if (rc != TP_OK && rc != TP_INFEASIBLE) {
+        fprintf(stderr, "trainplan: %s\n", e.msg);
+        return rc;
     }
     return rc;
 }

@@ -1,40 +1,189 @@
 /*
- * out.c - where a command's data goes (stdout, or -o FILE written
- * through a temporary file and a rename) and how tables look.
+ * out.c - where a command's data goes and how tables look. One writer for
+ * every -o: standard output; a device or FIFO (/dev/null, a pipe) written
+ * directly; a regular file written to a temporary file beside it and
+ * renamed over it only when the command succeeded (all or nothing). A
+ * symbolic link is followed: its target is replaced, the link stays. A
+ * replaced file keeps its mode; a new one gets 0666 & ~umask, as any
+ * shell redirection would (mkstemp's 0600 is not for data files).
+ *
+ * The temporary file never outlives the process: a failed command removes
+ * it, and so does SIGHUP, SIGINT or SIGTERM (a handler unlinks it, then the
+ * signal takes its default course). SIGXFSZ is ignored by main(), so a
+ * file size limit is a write error (EFBIG) reported like a full disk.
+ * Not done here: SIGKILL (nothing runs) and the sweep's own resumable file
+ * (cmd_sweep.c writes it in place; it uses this writer for --overwrite).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "est.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- removing temporary files when a signal ends the process ---------- */
+
+/* A signal handler can neither allocate nor lock, so the temporary paths
+ * live in a fixed table: a slot is filled, then armed. A process has at
+ * most a few outputs open at once (-o and --svg). */
+#define OUT_SLOTS 4
+static char slot_path[OUT_SLOTS][4096];
+static volatile sig_atomic_t slot_armed[OUT_SLOTS];
+static const int cleanup_signals[] = {SIGHUP, SIGINT, SIGTERM};
+#define N_CLEANUP_SIGNALS ((int)(sizeof cleanup_signals / sizeof cleanup_signals[0]))
+static int handlers_installed;
+
+static void on_cleanup_signal(int sig)
+{
+    for (int i = 0; i < OUT_SLOTS; i++)
+        if (slot_armed[i]) unlink(slot_path[i]);
+    /* Then die of the signal as if never caught: the shell sees 128+sig. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig);
+}
+
+static void install_handlers(void)
+{
+    if (handlers_installed) return;
+    handlers_installed = 1;
+    for (int i = 0; i < N_CLEANUP_SIGNALS; i++) {
+        struct sigaction old, sa;
+        /* A signal the caller ignores (nohup's SIGHUP) stays ignored. */
+        if (sigaction(cleanup_signals[i], NULL, &old) != 0
+            || old.sa_handler == SIG_IGN)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_cleanup_signal;
+        sigemptyset(&sa.sa_mask);
+        for (int j = 0; j < N_CLEANUP_SIGNALS; j++)
+            sigaddset(&sa.sa_mask, cleanup_signals[j]);
+        sigaction(cleanup_signals[i], &sa, NULL);
+    }
+}
+
+static int slot_arm(const char *path)
+{
+    install_handlers();
+    for (int i = 0; i < OUT_SLOTS; i++)
+        if (!slot_armed[i]) {
+            tp_strlcpy(slot_path[i], path, sizeof slot_path[i]);
+            slot_armed[i] = 1;
+            return i;
+        }
+    return -1; /* more outputs than slots: still written, not guarded */
+}
+
+static void slot_disarm(int i)
+{
+    if (i >= 0 && i < OUT_SLOTS) slot_armed[i] = 0;
+}
+
+/* ---- the output writer ------------------------------------------------ */
+
+int cli_out_resolve(const char *path, char *out, size_t cap, tp_err *e)
+{
+    char cur[4096], link[4096];
+    if (strlen(path) >= sizeof cur)
+        return tp_errf(e, TP_EIO, "%s: output path too long", path);
+    tp_strlcpy(cur, path, sizeof cur);
+    /* 40: Linux's own limit on links followed in one lookup. */
+    for (int hop = 0;; hop++) {
+        struct stat st;
+        if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) break;
+        if (hop == 40)
+            return tp_errf(e, TP_EIO, "%s: too many levels of symbolic links",
+                           path);
+        ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n < 0)
+            return tp_errf(e, TP_EIO, "%s: cannot read symbolic link %s: %s",
+                           path, cur, strerror(errno));
+        link[n] = '\0';
+        /* A relative target is relative to the link's directory. */
+        const char *slash = strrchr(cur, '/');
+        int dir = link[0] == '/' || !slash ? 0 : (int)(slash - cur) + 1;
+        char next[4096];
+        int m = snprintf(next, sizeof next, "%.*s%s", dir, cur, link);
+        if (m < 0 || (size_t)m >= sizeof next)
+            return tp_errf(e, TP_EIO, "%s: output path too long", path);
+        memcpy(cur, next, (size_t)m + 1);
+    }
+    if (strlen(cur) >= cap)
+        return tp_errf(e, TP_EIO, "%s: output path too long", path);
+    tp_strlcpy(out, cur, cap);
+    return TP_OK;
+}
+
+/* The mode of a new file: 0666 less the umask. umask() can only be read
+ * by setting it; no other thread creates files while an output opens. */
+static mode_t new_file_mode(void)
+{
+    mode_t m = umask(022);
+    umask(m);
+    return 0666 & ~m;
+}
 
 int cli_out_open(cli_out *o, const char *path, tp_err *e)
 {
     memset(o, 0, sizeof *o);
+    o->slot = -1;
     if (!path || strcmp(path, "-") == 0) {
         o->f = stdout;
         return TP_OK;
     }
     o->path = path;
+    int rc = cli_out_resolve(path, o->target, sizeof o->target, e);
+    if (rc) return rc;
+    struct stat st;
+    int exists = stat(o->target, &st) == 0;
+    if (!exists && errno != ENOENT)
+        return tp_errf(e, TP_EIO, "%s: cannot write output: %s", path,
+                       strerror(errno));
+    if (exists && S_ISDIR(st.st_mode))
+        return tp_errf(e, TP_EIO, "%s: is a directory; -o names a file", path);
+    if (exists && !S_ISREG(st.st_mode)) {
+        /* A device or FIFO: renaming over it would put a regular file in
+         * its place (-o /dev/null would delete /dev/null, as root). */
+        int fd = open(o->target, O_WRONLY);
+        if (fd < 0)
+            return tp_errf(e, TP_EIO, "%s: cannot open output: %s", path,
+                           strerror(errno));
+        o->f = fdopen(fd, "w");
+        if (!o->f) {
+            close(fd);
+            return tp_errf(e, TP_EIO, "%s: cannot open output: %s", path,
+                           strerror(errno));
+        }
+        o->direct = 1;
+        return TP_OK;
+    }
+    mode_t mode = exists ? st.st_mode & 07777 : new_file_mode();
     /* The temporary file sits beside the target so rename() is atomic. */
-    int n = snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
+    int n = snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", o->target);
     if (n < 0 || (size_t)n >= sizeof o->tmp)
         return tp_errf(e, TP_EIO, "%s: output path too long", path);
     int fd = mkstemp(o->tmp);
     if (fd < 0)
         return tp_errf(e, TP_EIO, "%s: cannot create output file: %s", path,
                        strerror(errno));
-    o->f = fdopen(fd, "w");
-    if (!o->f) {
+    o->slot = slot_arm(o->tmp);
+    if (fchmod(fd, mode) != 0 || !(o->f = fdopen(fd, "w"))) {
+        int err = errno;
         close(fd);
         unlink(o->tmp);
+        slot_disarm(o->slot);
         return tp_errf(e, TP_EIO, "%s: cannot open output file: %s", path,
-                       strerror(errno));
+                       strerror(err));
     }
     return TP_OK;
 }
@@ -42,31 +191,47 @@ int cli_out_open(cli_out *o, const char *path, tp_err *e)
 int cli_out_close(cli_out *o, int ok, tp_err *e)
 {
     if (!o->f) return TP_OK;
+    FILE *f = o->f;
+    o->f = NULL;
+    /* The first error wins: a full disk (ENOSPC), a file size limit
+     * (EFBIG, SIGXFSZ being ignored), an I/O error at flush or close. */
+    int err = 0;
+    if (fflush(f) != 0) err = errno;
+    else if (ferror(f)) err = EIO;
     if (!o->path) {
-        int bad = fflush(stdout) != 0 || ferror(stdout);
-        o->f = NULL;
-        if (bad && ok)
-            return tp_errf(e, TP_EIO, "cannot write to standard output: %s",
-                           strerror(errno));
+        /* Standard output is closed too: a close can be where NFS or a
+         * full pipe reports an error. Nothing writes to it after this. */
+        if (fclose(f) != 0 && !err) err = errno;
+        if (err && ok)
+            return tp_errf(e, TP_EIO, "standard output: write failed: %s",
+                           strerror(err));
         return TP_OK;
     }
-    int bad = ferror(o->f) != 0;
-    bad |= fclose(o->f) != 0;
-    o->f = NULL;
-    if (!ok || bad) {
+    if (!err && !o->direct && ok && fsync(fileno(f)) != 0) err = errno;
+    if (fclose(f) != 0 && !err) err = errno;
+    if (o->direct) {
+        if (err && ok)
+            return tp_errf(e, TP_EIO, "%s: write failed: %s", o->path,
+                           strerror(err));
+        return TP_OK;
+    }
+    if (!ok || err) {
         unlink(o->tmp);
+        slot_disarm(o->slot);
         if (ok)
             return tp_errf(e, TP_EIO, "%s: write failed: %s", o->path,
-                           strerror(errno));
+                           strerror(err));
         return TP_OK;
     }
-    if (rename(o->tmp, o->path) != 0) {
-        int err = errno;
+    int rc = TP_OK;
+    if (rename(o->tmp, o->target) != 0) {
+        int rerr = errno;
         unlink(o->tmp);
-        return tp_errf(e, TP_EIO, "%s: cannot write output: %s", o->path,
-                       strerror(err));
+        rc = tp_errf(e, TP_EIO, "%s: cannot write output: %s", o->path,
+                     strerror(rerr));
     }
-    return TP_OK;
+    slot_disarm(o->slot);
+    return rc;
 }
 
 void cli_table_init(cli_table *t, int ncols, const char **headers,

@@ -19,6 +19,7 @@
 /* Exit codes of a sweep stopped by a signal after its current record
  * (128 + signal, as a shell reports it) and of a diff that found changes.
  * README.md and docs/trainplan.1 list them. */
+#define SWEEP_EXIT_SIGHUP 129
 #define SWEEP_EXIT_SIGINT 130
 #define SWEEP_EXIT_SIGTERM 143
 #define DIFF_EXIT_CHANGED CLI_EXIT_CHANGED
@@ -117,7 +118,7 @@ int64_t sweep_resume_scan(const char *buf, size_t len, const sweep_key *want,
 /* What diff compares of one record. */
 typedef struct sweep_outcome {
     char id[17];
-    int64_t index;
+    int64_t index, count;
     char label[256];        /* model, system, gpus, seq, gbs, ... */
     char status[16];        /* "ok", "infeasible", "error" */
     char layout[128];       /* best layout tag + system, "" if none */

@@ -6,6 +6,15 @@
  *
  * A record is one JSON object on one line ending in '\n'. A line without
  * its '\n' is a write a crash cut short: never a record.
+ *
+ * diff reads records lean: its "search" member, most of a record's bytes
+ * (every ranked layout, the front), is never read by diff, so it is not
+ * parsed into a tree (issue 17: two 100,000-record nights are gigabytes).
+ * Where it is the last member, as sweep writes it, it is not even
+ * scanned: it runs to the line's closing brace (an object or null); a
+ * record that then lacks index, count, id or status is read whole after
+ * all. Elsewhere it is skipped with its strings and brackets checked.
+ * The other members are parsed and checked as always.
  */
 #include "sweep.h"
 
@@ -58,6 +67,131 @@ static cJSON *parse_line(const char *line, size_t len)
         return NULL;
     }
     return j;
+}
+
+/* ---- a record without its "search" member (diff) ----------------------- */
+
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+    return p;
+}
+
+/* p at a '"': the byte after the closing quote, or NULL. */
+static const char *skip_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') return p + 1;
+        if (c == '\\') p++;
+        else if (c < 0x20) return NULL; /* JSON has no raw control bytes */
+    }
+    return NULL;
+}
+
+/* The end of the JSON value at p (an object, array, string or scalar),
+ * its brackets matched and its strings closed; NULL when they are not.
+ * Nesting deeper than 64 is refused (a record nests 6 deep). */
+static const char *skip_value(const char *p, const char *end)
+{
+    if (p >= end) return NULL;
+    if (*p == '"') return skip_string(p, end);
+    if (*p != '{' && *p != '[') {
+        const char *q = p;
+        while (q < end && *q != ',' && *q != '}' && *q != ']' && *q != ' '
+               && *q != '\t' && *q != '\n' && *q != '\r')
+            q++;
+        return q > p ? q : NULL;
+    }
+    uint64_t is_obj = 0; /* bit d: level d is an object (else an array) */
+    int depth = 0;
+    for (; p < end; p++) {
+        char c = *p;
+        if (c == '"') {
+            p = skip_string(p, end);
+            if (!p) return NULL;
+            p--;
+        } else if (c == '{' || c == '[') {
+            if (depth == 64) return NULL;
+            is_obj = (is_obj & ~(1ull << depth)) | ((uint64_t)(c == '{') << depth);
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0 || ((is_obj >> (depth - 1)) & 1) != (c == '}'))
+                return NULL;
+            if (--depth == 0) return p + 1;
+        }
+    }
+    return NULL;
+}
+
+/* The record on the line as an object of its members but "search", or
+ * NULL when the line is not one object (or a key repeats, or a key has an
+ * escape: then parse_line decides). */
+static cJSON *parse_line_lean(const char *line, size_t len)
+{
+    const char *p = line, *end = line + len;
+    p = skip_ws(p, end);
+    if (p >= end || *p != '{') return NULL;
+    cJSON *j = cJSON_CreateObject();
+    int searches = 0;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == '}') {
+        p++;
+    } else {
+        for (;;) {
+            if (p >= end || *p != '"') goto bad;
+            const char *k = p + 1, *ke = skip_string(p, end);
+            if (!ke) goto bad;
+            size_t kl = (size_t)(ke - 1 - k);
+            char key[64];
+            if (kl >= sizeof key || memchr(k, '\\', kl)) goto bad;
+            memcpy(key, k, kl);
+            key[kl] = '\0';
+            p = skip_ws(ke, end);
+            if (p >= end || *p != ':') goto bad;
+            p = skip_ws(p + 1, end);
+            if (!strcmp(key, "search")) {
+                if (searches++) goto bad;
+                const char *close = end;
+                while (close > p && (close[-1] == ' ' || close[-1] == '\t'
+                                     || close[-1] == '\r'))
+                    close--;
+                if (close - p >= 3 && close[-1] == '}'
+                    && ((*p == '{' && close[-2] == '}')
+                        || (close - p == 5 && !memcmp(p, "null", 4)))) {
+                    p = close - 1; /* the last member: not scanned */
+                } else if (!(p = skip_value(p, end))) {
+                    goto bad;
+                }
+            } else {
+                const char *ve = NULL;
+                cJSON *v = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &ve, 0);
+                if (!v) goto bad;
+                cJSON_AddItemToObject(j, key, v);
+                p = ve;
+            }
+            p = skip_ws(p, end);
+            if (p < end && *p == ',') {
+                p = skip_ws(p + 1, end);
+                continue;
+            }
+            if (p < end && *p == '}') {
+                p++;
+                break;
+            }
+            goto bad;
+        }
+    }
+    if (skip_ws(p, end) != end) goto bad;
+    tp_err de = {0};
+    if (tp_json_unique(j, "record", &de)) goto bad;
+    static const char *const needed[] = {"index", "count", "id", "status"};
+    for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(j, needed[i])) goto bad;
+    return j;
+bad:
+    cJSON_Delete(j);
+    return NULL;
 }
 
 static int key_of(const cJSON *j, sweep_key *k)
@@ -133,7 +267,8 @@ static double num_of(const cJSON *o, const char *key)
 int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out)
 {
     memset(out, 0, sizeof *out);
-    cJSON *j = parse_line(line, len);
+    cJSON *j = parse_line_lean(line, len);
+    if (!j) j = parse_line(line, len);
     sweep_key k;
     if (!j || !key_of(j, &k)) {
         cJSON_Delete(j);
@@ -141,6 +276,7 @@ int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out)
     }
     tp_strlcpy(out->id, k.id, sizeof out->id);
     out->index = k.index;
+    out->count = k.count;
     tp_strlcpy(out->status, str_of(j, "status"), sizeof out->status);
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scenario");
     snprintf(out->label, sizeof out->label,

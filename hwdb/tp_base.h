@@ -27,7 +27,9 @@ enum tp_status {
     TP_EDATA = 65,     /* bad input data */
     TP_ENOINPUT = 66,  /* missing or unreadable input file */
     TP_EINTERNAL = 70, /* a bug */
-    TP_EIO = 74        /* cannot write output */
+    TP_EIO = 74,       /* cannot write output */
+    TP_ELOCKED = 75    /* output locked by another writer: try later
+                          (sysexits' EX_TEMPFAIL) */
 };
 
 typedef struct tp_err {
