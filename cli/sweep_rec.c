@@ -21,28 +21,71 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* The complete lines that start in buf[from, to) (a line starts at 0 or
+ * after a newline), appended to the arrays *st and *ln (*n used of
+ * *cap). */
+static void lines_from(const char *buf, size_t len, size_t from, size_t to,
+                       size_t **st, size_t **ln, int *n, int *cap)
+{
+    size_t i = from;
+    if (i > 0) { /* to the first line that starts in the piece */
+        const char *nl = memchr(buf + i - 1, '\n', len - (i - 1));
+        i = nl ? (size_t)(nl - buf) + 1 : len;
+    }
+    while (i < to) {
+        const char *nl = memchr(buf + i, '\n', len - i);
+        if (!nl) break;
+        if (*n == *cap) {
+            *cap = *cap ? 2 * *cap : 64;
+            *st = tp_xrealloc(*st, (size_t)*cap * sizeof **st);
+            *ln = tp_xrealloc(*ln, (size_t)*cap * sizeof **ln);
+        }
+        (*st)[*n] = i;
+        (*ln)[*n] = (size_t)(nl - (buf + i));
+        (*n)++;
+        i = (size_t)(nl - buf) + 1;
+    }
+}
 
 int sweep_split_lines(const char *buf, size_t len, size_t **starts,
                       size_t **lens, size_t *tail)
 {
-    int n = 0, cap = 64;
-    size_t *st = tp_xmalloc((size_t)cap * sizeof *st);
-    size_t *ln = tp_xmalloc((size_t)cap * sizeof *ln);
-    size_t i = 0;
-    while (i < len) {
-        const char *nl = memchr(buf + i, '\n', len - i);
-        if (!nl) break;
-        if (n == cap) {
-            cap *= 2;
-            st = tp_xrealloc(st, (size_t)cap * sizeof *st);
-            ln = tp_xrealloc(ln, (size_t)cap * sizeof *ln);
+    /* Nights are gigabytes: the file in one piece per thread, each piece
+     * the lines that start in it, then joined in order (the same lines
+     * at any thread count). Small files in one piece. */
+    enum { PIECES_MAX = 64 };
+    int pieces = 1;
+#ifdef _OPENMP
+    if (len >= (64u << 20)) pieces = omp_get_max_threads();
+#endif
+    if (pieces > PIECES_MAX) pieces = PIECES_MAX;
+    size_t *pst[PIECES_MAX] = {0}, *pln[PIECES_MAX] = {0};
+    int pn[PIECES_MAX] = {0}, pcap[PIECES_MAX] = {0};
+#pragma omp parallel for schedule(static, 1) if (pieces > 1)
+    for (int k = 0; k < pieces; k++)
+        lines_from(buf, len, len / (size_t)pieces * (size_t)k,
+                   k == pieces - 1 ? len : len / (size_t)pieces * (size_t)(k + 1),
+                   &pst[k], &pln[k], &pn[k], &pcap[k]);
+    int n = 0;
+    for (int k = 0; k < pieces; k++) n += pn[k];
+    size_t *st = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *st);
+    size_t *ln = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *ln);
+    int at = 0;
+    for (int k = 0; k < pieces; k++) {
+        if (pn[k]) {
+            memcpy(st + at, pst[k], (size_t)pn[k] * sizeof *st);
+            memcpy(ln + at, pln[k], (size_t)pn[k] * sizeof *ln);
         }
-        st[n] = i;
-        ln[n] = (size_t)(nl - (buf + i));
-        n++;
-        i = (size_t)(nl - buf) + 1;
+        at += pn[k];
+        free(pst[k]);
+        free(pln[k]);
     }
-    *tail = len - i;
+    size_t end = n ? st[n - 1] + ln[n - 1] + 1 : 0;
+    *tail = len - end;
     *starts = st;
     *lens = ln;
     return n;
@@ -126,8 +169,12 @@ static const char *skip_value(const char *p, const char *end)
 
 /* The record on the line as an object of its members but "search", or
  * NULL when the line is not one object (or a key repeats, or a key has an
- * escape: then parse_line decides). */
-static cJSON *parse_line_lean(const char *line, size_t len)
+ * escape: then parse_line decides). With inputs_digest, "inputs" is not
+ * parsed either: its text is hashed as it stands (a null holds its place),
+ * which is the digest of cJSON_PrintUnformatted(inputs) for a line sweep
+ * wrote, since sweep writes records so. */
+static cJSON *parse_line_lean(const char *line, size_t len,
+                              uint64_t *inputs_digest)
 {
     const char *p = line, *end = line + len;
     p = skip_ws(p, end);
@@ -163,6 +210,12 @@ static cJSON *parse_line_lean(const char *line, size_t len)
                 } else if (!(p = skip_value(p, end))) {
                     goto bad;
                 }
+            } else if (inputs_digest && !strcmp(key, "inputs")) {
+                const char *ve = skip_value(p, end);
+                if (!ve) goto bad;
+                *inputs_digest = sweep_fnv1a(SWEEP_FNV_BASIS, p, (size_t)(ve - p));
+                cJSON_AddItemToObject(j, key, cJSON_CreateNull());
+                p = ve;
             } else {
                 const char *ve = NULL;
                 cJSON *v = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &ve, 0);
@@ -264,10 +317,20 @@ static double num_of(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* obj[key] as a whole number for a label; 0 where it is not one a sweep
+ * writes (no conversion of a double out of range). */
+static long long whole_of(const cJSON *o, const char *key)
+{
+    double v = num_of(o, key);
+    return v >= -9e15 && v <= 9e15 ? (long long)v : 0;
+}
+
 int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out)
 {
     memset(out, 0, sizeof *out);
-    cJSON *j = parse_line_lean(line, len);
+    uint64_t raw_digest = 0;
+    cJSON *j = parse_line_lean(line, len, &raw_digest);
+    int lean = j != NULL;
     if (!j) j = parse_line(line, len);
     sweep_key k;
     if (!j || !key_of(j, &k)) {
@@ -279,10 +342,13 @@ int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out)
     out->count = k.count;
     tp_strlcpy(out->status, str_of(j, "status"), sizeof out->status);
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scenario");
+    /* Whole numbers printed as integers: the label is made for every
+     * record of a night, and %.0f's conversion was a tenth of a diff. */
     snprintf(out->label, sizeof out->label,
-             "%s on %s, gpus %s, seq %.0f, gbs %.0f, %s", str_of(sc, "model"),
-             str_of(sc, "system"), str_of(sc, "gpus"), num_of(sc, "seq_length"),
-             num_of(sc, "global_batch_size"), str_of(sc, "precision"));
+             "%s on %s, gpus %s, seq %lld, gbs %lld, %s", str_of(sc, "model"),
+             str_of(sc, "system"), str_of(sc, "gpus"),
+             whole_of(sc, "seq_length"), whole_of(sc, "global_batch_size"),
+             str_of(sc, "precision"));
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "best");
     if (cJSON_IsObject(b)) {
         snprintf(out->layout, sizeof out->layout, "%s on %s", str_of(b, "layout"),
@@ -291,9 +357,13 @@ int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out)
         out->cost_usd = num_of(b, "cost_per_iteration_usd");
     }
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "inputs");
-    char *t = in ? cJSON_PrintUnformatted(in) : NULL;
-    out->inputs_digest = t ? sweep_fnv1a(SWEEP_FNV_BASIS, t, strlen(t)) : 0;
-    cJSON_free(t);
+    if (lean) {
+        out->inputs_digest = in ? raw_digest : 0;
+    } else {
+        char *t = in ? cJSON_PrintUnformatted(in) : NULL;
+        out->inputs_digest = t ? sweep_fnv1a(SWEEP_FNV_BASIS, t, strlen(t)) : 0;
+        cJSON_free(t);
+    }
     cJSON_Delete(j);
     return 1;
 }

@@ -453,21 +453,32 @@ static int unique_at(const cJSON *v, const char *file, char *where,
         size_t n = 0;
         for (const cJSON *c = v->child; c; c = c->next) n++;
         if (n > 1) {
-            const cJSON **k = tp_xmalloc(n * sizeof *k);
+            /* Small objects (most): every pair, on the stack; large ones
+             * sorted, O(n log n). */
+            const cJSON *few[16];
+            const cJSON **k = n <= 16 ? few : tp_xmalloc(n * sizeof *k);
             size_t i = 0;
             for (const cJSON *c = v->child; c; c = c->next) k[i++] = c;
-            qsort(k, n, sizeof *k, cmp_key);
             const char *dup = NULL;
-            for (i = 1; i < n && !dup; i++)
-                if (strcmp(k[i - 1]->string, k[i]->string) == 0)
-                    dup = k[i]->string;
+            if (n <= 16) {
+                for (i = 1; i < n && !dup; i++)
+                    for (size_t j = 0; j < i && !dup; j++)
+                        if (k[j]->string[0] == k[i]->string[0]
+                            && strcmp(k[j]->string, k[i]->string) == 0)
+                            dup = k[i]->string;
+            } else {
+                qsort(k, n, sizeof *k, cmp_key);
+                for (i = 1; i < n && !dup; i++)
+                    if (strcmp(k[i - 1]->string, k[i]->string) == 0)
+                        dup = k[i]->string;
+            }
             int rc = dup ? tp_errf(e, TP_EDATA,
                                    "%s: %s: key \"%.64s\" appears twice; keep "
                                    "one (JSON readers disagree on which value "
                                    "wins)",
                                    file, where, dup)
                          : TP_OK;
-            free(k);
+            if (k != few) free(k);
             if (rc) return rc;
         }
     }
