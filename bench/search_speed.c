@@ -96,6 +96,7 @@ static int run(const job *j, int threads, int no_prune, int memo,
     q.tokens = j->tokens;
     q.max_memory_fraction = 1;
     q.no_prune = no_prune;
+    q.keep_points = 1; /* est_us samples the admitted layouts */
     double t1 = now_s();
     search_answer a;
     int rc = search_run(&q, &a, &e);

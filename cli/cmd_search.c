@@ -786,7 +786,8 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                             (search_objective)o->objective,
                             o->top_k > 0 ? o->top_k : 10, o->tokens,
                             o->budget_usd, o->budget_gpu_hours, o->deadline_s,
-                            o->max_mem_fraction, o->no_prune};
+                            o->max_mem_fraction, o->no_prune,
+                            o->svg != NULL};
 done:
     free(sysbuf);
     s->ns = ns;

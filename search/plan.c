@@ -24,6 +24,11 @@
  *     on the thread count, so the answer and the counts are the same at
  *     any thread count.
  *
+ * Memory: the survivors of step 1 (32 bytes each), the ranked and the
+ * front; every admitted layout only where search_request.keep_points
+ * asks (--svg). Without pruning the units are taken a few at a time,
+ * steps 1 to 3 for each batch, so the survivors held are a batch's.
+ *
  * Branch and bound is exact: a layout is pruned only when its time floor
  * (<= its estimate) ranks strictly after the k-th best found and a point
  * already found strictly dominates the floor's (time, cost).
@@ -49,6 +54,12 @@
  * which costs a working one its core where cores are shared). */
 #define CHUNK_MIN 128
 #define CHUNK_MAX 4096
+
+/* Without pruning, units (system, GPU count) are taken this many at a
+ * time, phase 1 then phase 2, so the survivors held are one batch's
+ * (search_run); a number of its own, not of the threads, so the order of
+ * the kept points (--svg) is the same at any thread count. */
+#define UNITS_PER_BATCH 8
 
 const char *const search_objective_names[SEARCH_OBJECTIVE_COUNT] = {
     [SEARCH_BY_TIME] = "time",
@@ -210,12 +221,23 @@ static int front_dominates(const state *s, double t, double cost)
     return f->iteration_s < t || (f->iteration_s == t && f->cost_usd < cost);
 }
 
+/* The exact front of every point inserted, in any order: ascending cost,
+ * each strictly faster than every cheaper one; of points equal in time
+ * and cost, the first in the total order (search_point_cmp), so the front
+ * does not depend on the order of evaluation. */
 static void front_insert(state *s, const search_point *p)
 {
     search_point *f = s->front;
-    /* Weakly dominated (or equal): the front does not change. */
+    /* Weakly dominated (or equal): the front does not change, but for
+     * which of two equal points stands in it. */
     for (int i = 0; i < s->n_front && f[i].cost_usd <= p->cost_usd; i++)
-        if (f[i].iteration_s <= p->iteration_s) return;
+        if (f[i].iteration_s <= p->iteration_s) {
+            if (f[i].cost_usd == p->cost_usd
+                && f[i].iteration_s == p->iteration_s
+                && search_point_cmp(p, &f[i], SEARCH_BY_COST) < 0)
+                f[i] = *p;
+            return;
+        }
     if (s->n_front == s->cap_front) {
         s->cap_front = s->cap_front ? 2 * s->cap_front : 64;
         s->front = f = tp_xrealloc(f, (size_t)s->cap_front * sizeof *f);
@@ -448,39 +470,16 @@ static void merge(state *s, const cand *cd, const outcome *o)
                       (double)cd->gpus * o->iteration_s
                           * sy->price_usd_per_gpu_hour / 3600,
                       o->mem_bytes, cd->gpus, cd->idx, cd->sys};
-    if (a->n_points == s->cap_points) {
-        s->cap_points = s->cap_points ? 2 * s->cap_points : 1024;
-        a->points = tp_xrealloc(a->points,
-                                (size_t)s->cap_points * sizeof *a->points);
+    if (q->keep_points) {
+        if (a->n_points == s->cap_points) {
+            s->cap_points = s->cap_points ? 2 * s->cap_points : 1024;
+            a->points = tp_xrealloc(a->points,
+                                    (size_t)s->cap_points * sizeof *a->points);
+        }
+        a->points[a->n_points++] = p;
     }
-    a->points[a->n_points++] = p;
     topk_insert(s, &p);
     front_insert(s, &p);
-}
-
-/* The exact front of every admitted point: ascending cost, each strictly
- * faster than every cheaper one; of equal points the first in the total
- * order. */
-static int point_cost_cmp(const void *pa, const void *pb)
-{
-    const search_point *a = pa, *b = pb;
-    return search_point_cmp(a, b, SEARCH_BY_COST);
-}
-
-static void final_front(search_answer *a)
-{
-    if (a->n_points == 0) return;
-    search_point *v = tp_xmalloc((size_t)a->n_points * sizeof *v);
-    memcpy(v, a->points, (size_t)a->n_points * sizeof *v);
-    qsort(v, (size_t)a->n_points, sizeof *v, point_cost_cmp);
-    a->front = tp_xmalloc((size_t)a->n_points * sizeof *a->front);
-    double best = INFINITY;
-    for (int64_t i = 0; i < a->n_points; i++)
-        if (v[i].iteration_s < best) {
-            best = v[i].iteration_s;
-            a->front[a->n_front++] = v[i];
-        }
-    free(v);
 }
 
 static int max_threads(void)
@@ -547,78 +546,95 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
         }
     }
 
-    /* Phase 1, in parallel over units; per-thread gathers merged by sums
-     * and total-order minima. */
-    gather *g = tp_xcalloc((size_t)nt, sizeof *g);
-#pragma omp parallel num_threads(nt)
-    {
-        gather *t = &g[thread_num()];
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t u = 0; u < n_units; u++)
-            scan_unit(q, (int)units[u][0], units[u][1], u, t);
-    }
-    int64_t n = 0;
+    /* Units in batches: phase 1 over a batch's units, then phase 2 over
+     * its candidates. A pruned search is one batch, all candidates sorted
+     * likely winners first so the bounds tighten early (its counts of
+     * pruned layouts depend on that order). Without pruning the order
+     * changes nothing (the ranked and the front are taken in a total
+     * order, the counts are sums), so batches of a few units at a time
+     * keep the memory to one batch's candidates, whatever the number of
+     * layouts (issue 17: 34 million layouts held 2.2 GB). */
+    int64_t batch = q->no_prune ? UNITS_PER_BATCH : n_units;
+    if (batch < 1) batch = 1;
     int64_t example_key[SPACE_REJECT_COUNT];
     for (int r = 0; r < SPACE_REJECT_COUNT; r++) example_key[r] = INT64_MAX;
-    for (int i = 0; i < nt; i++) {
-        const search_stats *ts = &g[i].st;
-        search_stats *st = &a->stats;
-        st->enumerated += ts->enumerated;
-        st->valid += ts->valid;
-        for (int r = 0; r < SPACE_REJECT_COUNT; r++) {
-            st->rejected[r] += ts->rejected[r];
-            if (ts->rejected[r] && g[i].example_key[r] < example_key[r]) {
-                example_key[r] = g[i].example_key[r];
-                memcpy(st->example[r], ts->example[r], sizeof st->example[r]);
-            }
-        }
-        for (int p = 0; p < SEARCH_PRUNE_COUNT; p++) st->pruned[p] += ts->pruned[p];
-        const search_near *nm = &g[i].near_memory, *nb = &g[i].near_budget;
-        if (nm->have)
-            near_update(&a->near_memory, nm->sys, nm->gpus, nm->idx, nm->value,
-                        nm->limit, nm->from_bound);
-        if (nb->have)
-            near_update(&a->near_budget, nb->sys, nb->gpus, nb->idx, nb->value,
-                        nb->limit, nb->from_bound);
-        n += g[i].n;
-    }
-    cand *cands = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *cands);
-    n = 0;
-    for (int i = 0; i < nt; i++) {
-        if (g[i].n) memcpy(cands + n, g[i].c, (size_t)g[i].n * sizeof *cands);
-        n += g[i].n;
-        free(g[i].c);
-    }
-    free(g);
-    free(units);
-    /* Likely winners first: the bounds tighten early. */
-    qsort(cands, (size_t)n, sizeof *cands, cand_cmp);
-
-    /* Phase 2: chunks estimated in parallel against the thresholds of the
-     * chunks before (fixed within a chunk), merged in order by one thread
-     * while the others wait at the barrier. */
     state s = {q, a, 0, NULL, 0, 0};
     outcome *outs = tp_xmalloc(CHUNK_MAX * sizeof *outs);
     search_point kth = {0};
     int full = 0;
+    for (int64_t u0 = 0; u0 < n_units; u0 += batch) {
+        int64_t u1 = u0 + batch < n_units ? u0 + batch : n_units;
+        /* Phase 1, in parallel over units; per-thread gathers merged by
+         * sums and total-order minima. */
+        gather *g = tp_xcalloc((size_t)nt, sizeof *g);
 #pragma omp parallel num_threads(nt)
-    for (int64_t c0 = 0, size = CHUNK_MIN; c0 < n;
-         c0 += size, size = size < CHUNK_MAX ? 2 * size : CHUNK_MAX) {
-        int64_t c1 = c0 + size < n ? c0 + size : n;
-#pragma omp for schedule(static)
-        for (int64_t j = c0; j < c1; j++)
-            judge(&s, &cands[j], full, &kth, &outs[j - c0]);
-#pragma omp single
         {
-            for (int64_t j = c0; j < c1; j++) merge(&s, &cands[j], &outs[j - c0]);
-            full = a->n_ranked == q->top_k;
-            if (full) kth = a->ranked[q->top_k - 1];
+            gather *t = &g[thread_num()];
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t u = u0; u < u1; u++)
+                scan_unit(q, (int)units[u][0], units[u][1], u, t);
         }
+        int64_t n = 0;
+        for (int i = 0; i < nt; i++) {
+            const search_stats *ts = &g[i].st;
+            search_stats *st = &a->stats;
+            st->enumerated += ts->enumerated;
+            st->valid += ts->valid;
+            for (int r = 0; r < SPACE_REJECT_COUNT; r++) {
+                st->rejected[r] += ts->rejected[r];
+                if (ts->rejected[r] && g[i].example_key[r] < example_key[r]) {
+                    example_key[r] = g[i].example_key[r];
+                    memcpy(st->example[r], ts->example[r],
+                           sizeof st->example[r]);
+                }
+            }
+            for (int p = 0; p < SEARCH_PRUNE_COUNT; p++)
+                st->pruned[p] += ts->pruned[p];
+            const search_near *nm = &g[i].near_memory, *nb = &g[i].near_budget;
+            if (nm->have)
+                near_update(&a->near_memory, nm->sys, nm->gpus, nm->idx,
+                            nm->value, nm->limit, nm->from_bound);
+            if (nb->have)
+                near_update(&a->near_budget, nb->sys, nb->gpus, nb->idx,
+                            nb->value, nb->limit, nb->from_bound);
+            n += g[i].n;
+        }
+        cand *cands = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *cands);
+        n = 0;
+        for (int i = 0; i < nt; i++) {
+            if (g[i].n) memcpy(cands + n, g[i].c, (size_t)g[i].n * sizeof *cands);
+            n += g[i].n;
+            free(g[i].c);
+        }
+        free(g);
+        /* Likely winners first: the bounds tighten early. */
+        qsort(cands, (size_t)n, sizeof *cands, cand_cmp);
+
+        /* Phase 2: chunks estimated in parallel against the thresholds of
+         * the chunks before (fixed within a chunk), merged in order by one
+         * thread while the others wait at the barrier. */
+#pragma omp parallel num_threads(nt)
+        for (int64_t c0 = 0, size = CHUNK_MIN; c0 < n;
+             c0 += size, size = size < CHUNK_MAX ? 2 * size : CHUNK_MAX) {
+            int64_t c1 = c0 + size < n ? c0 + size : n;
+#pragma omp for schedule(static)
+            for (int64_t j = c0; j < c1; j++)
+                judge(&s, &cands[j], full, &kth, &outs[j - c0]);
+#pragma omp single
+            {
+                for (int64_t j = c0; j < c1; j++)
+                    merge(&s, &cands[j], &outs[j - c0]);
+                full = a->n_ranked == q->top_k;
+                if (full) kth = a->ranked[q->top_k - 1];
+            }
+        }
+        free(cands);
     }
     free(outs);
-    free(cands);
-    free(s.front);
-    final_front(a);
+    free(units);
+    /* The front kept as the search went is the exact one (front_insert). */
+    a->front = s.front;
+    a->n_front = s.n_front;
 #ifdef _OPENMP
     a->stats.elapsed_s = omp_get_wtime() - t0;
 #else

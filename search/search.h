@@ -95,6 +95,10 @@ typedef struct search_request {
                                    the measured margin fits
                                    (search_memory_limit) */
     int no_prune;              /* estimate every valid layout (tests, bench) */
+    int keep_points;           /* keep every admitted layout in
+                                  search_answer.points (--svg, tests,
+                                  bench): memory that grows with them;
+                                  0: only the ranked and the front */
 } search_request;
 
 /* The largest estimated peak (est_memory.total) q admits for layout l on
@@ -148,7 +152,8 @@ typedef struct search_answer {
     int n_ranked;
     search_point *front;       /* Pareto front, by ascending cost */
     int n_front;
-    search_point *points;      /* every admitted layout, in evaluation order */
+    search_point *points;      /* every admitted layout, in evaluation
+                                  order, where keep_points asked */
     int64_t n_points;
     search_near near_memory;   /* smallest memory shortfall */
     search_near near_budget;   /* smallest excess over budget or deadline */

@@ -278,7 +278,7 @@ static void brute(search_request q, const char *what)
 {
     search_answer full, pruned;
     tp_err e = {0};
-    q.no_prune = 1;
+    q.no_prune = 1, q.keep_points = 1;
     TP_CHECK_INT(search_run(&q, &full, &e), TP_OK);
     q.no_prune = 0;
     TP_CHECK_INT(search_run(&q, &pruned, &e), TP_OK);
@@ -326,8 +326,9 @@ static void test_brute_force(void)
     {
         search_answer a;
         tp_err e = {0};
-        q.no_prune = 1;
+        q.no_prune = 1, q.keep_points = 1;
         search_run(&q, &a, &e);
+        q.keep_points = 0;
         /* a budget at the median admitted cost, a deadline likewise */
         double its = q.tokens / (128.0 * 2048);
         double c = a.n_points ? a.points[a.n_points / 2].cost_usd * its : 1;
