@@ -69,6 +69,11 @@ printf '{"models": ["gpt3-1.7b"], "systems": ["%snosuch"], "gpus": [8], "seq_len
 run 65 "$TP" sweep "$S/long-spec.json" -o "$S/long.jsonl"
 has "$ERR" "unknown system 'nosuch'" "sweep spec: the system after 1,200 characters is checked"
 
+printf '{"models": ["gpt3-1.7b"], "systems": ["eos"], "gpus": ["%s16"], "seq_lengths": [2048], "global_batch_sizes": [64], "options": {"top": 1}}\n' \
+    "$(printf '8,%.0s' $(seq 1 300))" >"$S/gpus-spec.json"
+run 0 "$TP" sweep "$S/gpus-spec.json" -o "$S/gpus.jsonl"
+if grep -q '"max_gpus":16' "$S/gpus.jsonl"; then ok; else bad "sweep spec: 16 after 600 characters of gpus was not searched"; fi
+
 # --- duplicate JSON keys: JSON readers disagree on which wins ----------------
 sed 's/"num_hidden_layers": 32,/"num_hidden_layers": 32, "num_hidden_layers": 80,/' \
     "$FIX/hf/llama3-8b.json" >"$S/dup-config.json"
