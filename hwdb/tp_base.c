@@ -443,66 +443,84 @@ static int cmp_key(const void *a, const void *b)
     return strcmp(x->string, y->string);
 }
 
-/* Depth first; where is the JSON path of v, len its length in where. */
-static int unique_at(const cJSON *v, const char *file, char *where,
-                     size_t len, size_t cap, int depth, tp_err *e)
+/* The key object v has twice (the second, in order), or NULL. */
+static const char *dup_key(const cJSON *v)
 {
-    if (depth > 1000) /* cJSON's own nesting limit is lower */
-        return TP_OK;
-    if (cJSON_IsObject(v)) {
-        size_t n = 0;
-        for (const cJSON *c = v->child; c; c = c->next) n++;
-        if (n > 1) {
-            /* Small objects (most): every pair, on the stack; large ones
-             * sorted, O(n log n). */
-            const cJSON *few[16];
-            const cJSON **k = n <= 16 ? few : tp_xmalloc(n * sizeof *k);
-            size_t i = 0;
-            for (const cJSON *c = v->child; c; c = c->next) k[i++] = c;
-            const char *dup = NULL;
-            if (n <= 16) {
-                for (i = 1; i < n && !dup; i++)
-                    for (size_t j = 0; j < i && !dup; j++)
-                        if (k[j]->string[0] == k[i]->string[0]
-                            && strcmp(k[j]->string, k[i]->string) == 0)
-                            dup = k[i]->string;
-            } else {
-                qsort(k, n, sizeof *k, cmp_key);
-                for (i = 1; i < n && !dup; i++)
-                    if (strcmp(k[i - 1]->string, k[i]->string) == 0)
-                        dup = k[i]->string;
-            }
-            int rc = dup ? tp_errf(e, TP_EDATA,
-                                   "%s: %s: key \"%.64s\" appears twice; keep "
-                                   "one (JSON readers disagree on which value "
-                                   "wins)",
-                                   file, where, dup)
-                         : TP_OK;
-            if (k != few) free(k);
-            if (rc) return rc;
-        }
+    size_t n = 0;
+    for (const cJSON *c = v->child; c; c = c->next) n++;
+    if (n < 2) return NULL;
+    /* Small objects (most): every pair, on the stack; large ones sorted,
+     * O(n log n). */
+    const cJSON *few[16];
+    const cJSON **k = n <= 16 ? few : tp_xmalloc(n * sizeof *k);
+    size_t i = 0;
+    for (const cJSON *c = v->child; c; c = c->next) k[i++] = c;
+    const char *dup = NULL;
+    if (n <= 16) {
+        for (i = 1; i < n && !dup; i++)
+            for (size_t j = 0; j < i && !dup; j++)
+                if (k[j]->string[0] == k[i]->string[0]
+                    && strcmp(k[j]->string, k[i]->string) == 0)
+                    dup = k[i]->string;
+    } else {
+        qsort(k, n, sizeof *k, cmp_key);
+        for (i = 1; i < n && !dup; i++)
+            if (strcmp(k[i - 1]->string, k[i]->string) == 0)
+                dup = k[i]->string;
     }
-    int i = 0;
-    for (const cJSON *c = v->child; c; c = c->next, i++) {
-        size_t m = len;
-        if (m < cap) {
-            int w = cJSON_IsObject(v)
-                        ? snprintf(where + m, cap - m, ".%s",
-                                   c->string ? c->string : "")
-                        : snprintf(where + m, cap - m, "[%d]", i);
-            m = w < 0 ? m : m + (size_t)w < cap ? m + (size_t)w : cap - 1;
-        }
-        int rc = unique_at(c, file, where, m, cap, depth + 1, e);
-        where[len] = '\0';
-        if (rc) return rc;
+    if (k != few) free(k);
+    return dup;
+}
+
+enum { UNIQUE_DEPTH = 1000 }; /* cJSON's own nesting limit is lower */
+
+/* Depth first: the first object with a key twice, *dup its key and
+ * chain[0..*depth] the values from the root down to it; NULL if none.
+ * The path is written only for a message, never while walking (records
+ * of a night are read by the hundred thousand). */
+static const cJSON *find_dup(const cJSON *v, const cJSON **chain, int depth,
+                             int *at, const char **dup)
+{
+    if (depth > UNIQUE_DEPTH) return NULL;
+    chain[depth] = v;
+    if (cJSON_IsObject(v) && (*dup = dup_key(v))) {
+        *at = depth;
+        return v;
     }
-    return TP_OK;
+    for (const cJSON *c = v->child; c; c = c->next) {
+        const cJSON *r = find_dup(c, chain, depth + 1, at, dup);
+        if (r) return r;
+    }
+    return NULL;
 }
 
 int tp_json_unique(const cJSON *v, const char *path, tp_err *e)
 {
+    const cJSON *chain[UNIQUE_DEPTH + 2];
+    const char *dup = NULL;
+    int at = 0;
+    if (!find_dup(v, chain, 0, &at, &dup)) return TP_OK;
     char where[256] = "$";
-    return unique_at(v, path, where, 1, sizeof where, 0, e);
+    size_t len = 1;
+    for (int d = 1; d <= at && len < sizeof where; d++) {
+        const cJSON *parent = chain[d - 1], *node = chain[d];
+        int w;
+        if (cJSON_IsObject(parent)) {
+            w = snprintf(where + len, sizeof where - len, ".%s",
+                         node->string ? node->string : "");
+        } else {
+            int i = 0;
+            for (const cJSON *c = parent->child; c && c != node; c = c->next)
+                i++;
+            w = snprintf(where + len, sizeof where - len, "[%d]", i);
+        }
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+    return tp_errf(e, TP_EDATA,
+                   "%s: %s: key \"%.64s\" appears twice; keep one (JSON "
+                   "readers disagree on which value wins)",
+                   path, where, dup);
 }
 
 /* ---- strict numbers -------------------------------------------------------- */
