@@ -169,10 +169,10 @@ static const char *skip_value(const char *p, const char *end)
 
 /* The record on the line as an object of its members but "search", or
  * NULL when the line is not one object (or a key repeats, or a key has an
- * escape: then parse_line decides). With inputs_digest, "inputs" is not
- * parsed either: its text is hashed as it stands (a null holds its place),
- * which is the digest of cJSON_PrintUnformatted(inputs) for a line sweep
- * wrote, since sweep writes records so. */
+ * escape: then parse_line decides). With inputs_digest, the text of
+ * "inputs" as it stands is hashed into it: the digest of
+ * cJSON_PrintUnformatted(inputs) for a line sweep wrote, since sweep
+ * writes records so, without printing it again. */
 static cJSON *parse_line_lean(const char *line, size_t len,
                               uint64_t *inputs_digest)
 {
@@ -211,10 +211,13 @@ static cJSON *parse_line_lean(const char *line, size_t len,
                     goto bad;
                 }
             } else if (inputs_digest && !strcmp(key, "inputs")) {
-                const char *ve = skip_value(p, end);
-                if (!ve) goto bad;
+                /* Parsed (so checked, as every member but "search"), and
+                 * its text hashed as it stands instead of printed again. */
+                const char *ve = NULL;
+                cJSON *v = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &ve, 0);
+                if (!v) goto bad;
                 *inputs_digest = sweep_fnv1a(SWEEP_FNV_BASIS, p, (size_t)(ve - p));
-                cJSON_AddItemToObject(j, key, cJSON_CreateNull());
+                cJSON_AddItemToObject(j, key, v);
                 p = ve;
             } else {
                 const char *ve = NULL;
