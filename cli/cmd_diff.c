@@ -45,6 +45,12 @@ typedef struct sweep_file {
     id_ref *by_id;    /* o's ids, sorted */
 } sweep_file;
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static int cmp_id(const void *a, const void *b)
 {
     const id_ref *x = a, *y = b;
@@ -165,11 +171,18 @@ static int load(const char *path, sweep_file *f, tp_err *e)
     int64_t count = f->o[0].count;
     int64_t first_missing = -1;
     if ((int64_t)nl <= count) {
-        char *seen = tp_xcalloc((size_t)count, 1);
-        for (int i = 0; i < nl; i++) seen[f->o[i].index] = 1;
-        for (int64_t k = 0; k < count && first_missing < 0; k++)
-            if (!seen[k]) first_missing = k;
-        free(seen);
+        /* The indices sorted: the first gap (memory of the records, not
+         * of the count a record claims, which may be anything). */
+        int64_t *ix = tp_xmalloc((size_t)nl * sizeof *ix);
+        for (int i = 0; i < nl; i++) ix[i] = f->o[i].index;
+        qsort(ix, (size_t)nl, sizeof *ix, cmp_i64);
+        int64_t want = 0;
+        for (int i = 0; i < nl && first_missing < 0; i++) {
+            if (ix[i] > want) first_missing = want;
+            else if (ix[i] == want) want++;
+        }
+        if (first_missing < 0 && want < count) first_missing = want;
+        free(ix);
     }
     if ((int64_t)nl > count)
         return tp_errf(e, TP_EDATA,

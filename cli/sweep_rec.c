@@ -255,9 +255,15 @@ static int key_of(const cJSON *j, sweep_key *k)
     const cJSON *ix = cJSON_GetObjectItemCaseSensitive(j, "index");
     const cJSON *ct = cJSON_GetObjectItemCaseSensitive(j, "count");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
+    /* Whole numbers a sweep can write (a spec has at most 2^53
+     * scenarios), never converted from out of range (1e999 reads as
+     * infinity; found by fuzz_sweep_rec). */
     if (!cJSON_IsNumber(ix) || !cJSON_IsNumber(ct) || !cJSON_IsString(id)
-        || strlen(id->valuestring) != 16 || ix->valuedouble < 0
-        || ct->valuedouble <= ix->valuedouble)
+        || strlen(id->valuestring) != 16 || !(ix->valuedouble >= 0)
+        || !(ct->valuedouble <= 9007199254740992.0)
+        || ct->valuedouble <= ix->valuedouble
+        || ix->valuedouble != floor(ix->valuedouble)
+        || ct->valuedouble != floor(ct->valuedouble))
         return 0;
     k->index = (int64_t)ix->valuedouble;
     k->count = (int64_t)ct->valuedouble;

@@ -146,5 +146,13 @@ run 0 "$TP" coll show --system eos --op allreduce --bytes 1e6,2MiB,0.5GB --group
 run 64 "$TP" coll show --system eos --op allreduce --bytes 1MiB --group 1x+8
 run 64 "$TP" sweep --shard 1/+4 "$S/dup-spec.json" -o "$S/x.jsonl"
 
+# --- a record that claims more scenarios than memory holds --------------------
+printf '{"index":0,"count":900000000000000,"id":"c0e685f49c3b9cc9","status":"ok"}\n' >"$S/huge.jsonl"
+run 65 "$TP" diff "$S/huge.jsonl" "$S/huge.jsonl"
+has "$ERR" "not a complete sweep: 1 records of a spec of 900000000000000 scenarios" "diff: a huge count is read, not allocated"
+printf '{"index":0,"count":1e999,"id":"c0e685f49c3b9cc9","status":"ok"}\n' >"$S/inf.jsonl"
+run 65 "$TP" diff "$S/inf.jsonl" "$S/inf.jsonl"
+has "$ERR" "not a sweep record" "diff: an infinite count is not a record"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
