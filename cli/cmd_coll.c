@@ -27,17 +27,7 @@
 int cli_parse_group(const char *s, int *nodes, int *per_node, tp_err *e)
 {
     long long n = 0, g = 0;
-    const char *x = strpbrk(s, "xX");
-    char first[24];
-    size_t fl = x ? (size_t)(x - s) : 0;
-    int ok = x && fl > 0 && fl < sizeof first;
-    if (ok) {
-        memcpy(first, s, fl);
-        first[fl] = '\0';
-        ok = !tp_parse_int(first, 1, 1000000, &n)
-             && !tp_parse_int(x + 1, 1, 4096, &g);
-    }
-    if (!ok)
+    if (tp_parse_int_pair(s, "xX", 1, 1000000, 1, 4096, &n, &g))
         return tp_errf(e, TP_EUSAGE,
                        "--group: expected NODESxGPUS_PER_NODE with NODES in "
                        "[1, 1000000] and GPUS_PER_NODE in [1, 4096], e.g. "

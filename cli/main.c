@@ -999,17 +999,8 @@ int main(int argc, char **argv)
             break;
         case OPT_SHARD: {
             long long i = -1, n = 0;
-            const char *slash = strchr(optarg, '/');
-            char first[24];
-            size_t fl = slash ? (size_t)(slash - optarg) : 0;
-            int bad = !slash || fl == 0 || fl >= sizeof first;
-            if (!bad) {
-                memcpy(first, optarg, fl);
-                first[fl] = '\0';
-                bad = tp_parse_int(first, 0, 999999, &i)
-                      || tp_parse_int(slash + 1, 1, 1000000, &n);
-            }
-            if (bad || i >= n)
+            if (tp_parse_int_pair(optarg, "/", 0, 999999, 1, 1000000, &i, &n)
+                || i >= n)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--shard: expected I/N with 0 <= I < N <= "
                              "1000000, e.g. 0/4, found '%s'",

@@ -567,3 +567,21 @@ int tp_parse_num(const char *s, double *out)
     *out = v;
     return 0;
 }
+
+int tp_parse_int_pair(const char *s, const char *seps, long long lo_a,
+                      long long hi_a, long long lo_b, long long hi_b,
+                      long long *a, long long *b)
+{
+    const char *at = s ? strpbrk(s, seps) : NULL;
+    char first[24]; /* more digits than any long long has is no number */
+    size_t fl = at ? (size_t)(at - s) : 0;
+    long long x, y;
+    if (!at || fl == 0 || fl >= sizeof first) return -1;
+    memcpy(first, s, fl);
+    first[fl] = '\0';
+    if (tp_parse_int(first, lo_a, hi_a, &x) || tp_parse_int(at + 1, lo_b, hi_b, &y))
+        return -1;
+    *a = x;
+    *b = y;
+    return 0;
+}

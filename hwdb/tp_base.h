@@ -92,6 +92,13 @@ int tp_json_unique(const cJSON *v, const char *path, tp_err *e);
 int tp_parse_int(const char *s, long long lo, long long hi, long long *out);
 int tp_parse_num(const char *s, double *out);
 
+/* Two strict integers around the first of the characters seps ("2x4",
+ * "0/4"): *a in [lo_a, hi_a], *b in [lo_b, hi_b]; 0 on success, -1
+ * otherwise (outputs unchanged). */
+int tp_parse_int_pair(const char *s, const char *seps, long long lo_a,
+                      long long hi_a, long long lo_b, long long hi_b,
+                      long long *a, long long *b);
+
 /* Field readers. Each reads obj[key]; file and path (a JSON path such as
  * "$.peak_tflops", without the key) name the place in messages, e.g.
  *   gpus/x.json: $.peak_tflops.bf16.value: expected a number in

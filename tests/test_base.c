@@ -111,11 +111,45 @@ static void test_read_file(void)
     TP_CHECK(root == NULL);
 }
 
+/* Strict numbers: the whole string, decimal, in range. */
+static void test_strict_numbers(void)
+{
+    long long v = 7, a = 7, b = 7;
+    double d = 7;
+    TP_CHECK(!tp_parse_int("16", 1, 64, &v) && v == 16);
+    TP_CHECK(!tp_parse_int("-3", -5, 5, &v) && v == -3);
+    static const char *const bad_int[] = {"", "+8", " 8", "8 ", "0x10", "8.0",
+                                          "1e1", "65", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad_int / sizeof bad_int[0]; i++) {
+        v = 7;
+        TP_CHECK(tp_parse_int(bad_int[i], 1, 64, &v) == -1 && v == 7);
+    }
+    TP_CHECK(!tp_parse_num("1.5E-3", &d) && d == 1.5e-3);
+    TP_CHECK(!tp_parse_num("300e9", &d) && d == 300e9);
+    static const char *const bad_num[] = {"", ".", "nan", "inf", "1e", "1e999",
+                                          "0x1p-2", " 1", "1,5"};
+    for (size_t i = 0; i < sizeof bad_num / sizeof bad_num[0]; i++)
+        TP_CHECK(tp_parse_num(bad_num[i], &d) == -1);
+    TP_CHECK(!tp_parse_int_pair("2x8", "xX", 1, 10, 1, 16, &a, &b) && a == 2
+             && b == 8);
+    TP_CHECK(!tp_parse_int_pair("0/4", "/", 0, 9, 1, 9, &a, &b) && a == 0
+             && b == 4);
+    static const char *const bad_pair[] = {"x8", "2x", "2x+8", "2", "2x8x",
+                                           "99999999999999999999999x1"};
+    for (size_t i = 0; i < sizeof bad_pair / sizeof bad_pair[0]; i++) {
+        a = b = 7;
+        TP_CHECK(tp_parse_int_pair(bad_pair[i], "x", 0, 100, 0, 100, &a, &b)
+                     == -1
+                 && a == 7 && b == 7);
+    }
+}
+
 int main(void)
 {
     TP_RUN(test_parse_errors);
     TP_RUN(test_readers);
     TP_RUN(test_suggest);
     TP_RUN(test_read_file);
+    TP_RUN(test_strict_numbers);
     return TP_TEST_EXIT();
 }
