@@ -210,19 +210,15 @@ static cJSON *parse_line_lean(const char *line, size_t len,
                 } else if (!(p = skip_value(p, end))) {
                     goto bad;
                 }
-            } else if (inputs_digest && !strcmp(key, "inputs")) {
-                /* Parsed (so checked, as every member but "search"), and
-                 * its text hashed as it stands instead of printed again. */
-                const char *ve = NULL;
-                cJSON *v = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &ve, 0);
-                if (!v) goto bad;
-                *inputs_digest = sweep_fnv1a(SWEEP_FNV_BASIS, p, (size_t)(ve - p));
-                cJSON_AddItemToObject(j, key, v);
-                p = ve;
             } else {
                 const char *ve = NULL;
                 cJSON *v = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &ve, 0);
                 if (!v) goto bad;
+                /* "inputs": its text hashed as it stands, not printed
+                 * again (still parsed, so checked, as every member but
+                 * "search"). */
+                if (inputs_digest && !strcmp(key, "inputs"))
+                    *inputs_digest = sweep_fnv1a(SWEEP_FNV_BASIS, p, (size_t)(ve - p));
                 cJSON_AddItemToObject(j, key, v);
                 p = ve;
             }
