@@ -208,16 +208,6 @@ struct search_answer;
 int cli_search_svg(const char *path, const struct search_request *q,
                    const struct search_answer *a, tp_err *e);
 
-/* Launch settings of a layout (launch.c), written into buf[cap]:
- * Megatron-LM's command line, NeMo's YAML keys (one "key: value" a line),
- * torchtitan's TOML. gpn = GPUs per node of the system. */
-void cli_launch_megatron(const space_layout *l, const space_model *m, int gpn,
-                         char *buf, size_t cap);
-void cli_launch_nemo(const space_layout *l, const space_model *m, int gpn,
-                     char *buf, size_t cap);
-void cli_launch_torchtitan(const space_layout *l, const space_model *m,
-                           int gpn, char *buf, size_t cap);
-
 /* Parses "NxG" (nodes x GPUs per node) into *nodes, *per_node; TP_EUSAGE
  * with a message otherwise. */
 int cli_parse_group(const char *s, int *nodes, int *per_node, tp_err *e);

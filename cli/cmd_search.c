@@ -19,6 +19,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "cli.h"
+#include "launch.h"
 #include "search.h"
 
 #include <math.h>
@@ -256,6 +257,18 @@ typedef struct row {
                                           peak, and what is left after both */
 } row;
 
+/* The launch of row w of search q. */
+static void launch_of(cli_launch *c, const row *w, const search_request *q)
+{
+    memset(c, 0, sizeof *c);
+    c->layout = &w->r.layout;
+    c->model = q->model;
+    c->system = w->sys->ctx.sys->name;
+    c->gpus_per_node = w->sys->ctx.sys->gpus_per_node;
+    c->tokens = q->tokens;
+    c->iteration_s = w->r.iteration_s;
+}
+
 static void row_fill(row *w, const search_request *q, const search_point *p)
 {
     memset(w, 0, sizeof *w);
@@ -331,15 +344,19 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cli_term t[CLI_TIME_TERMS];
     int nt = cli_time_terms(&w->r.time, 0, t);
     for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, t[i].name, t[i].v);
-    char buf[2048];
     cJSON *la = cJSON_AddObjectToObject(j, "launch");
-    int gpn = w->sys->ctx.sys->gpus_per_node;
-    cli_launch_megatron(l, q->model, gpn, buf, sizeof buf);
-    cJSON_AddStringToObject(la, "megatron", buf);
-    cli_launch_nemo(l, q->model, gpn, buf, sizeof buf);
-    cJSON_AddStringToObject(la, "nemo_yaml", buf);
-    cli_launch_torchtitan(l, q->model, gpn, buf, sizeof buf);
-    cJSON_AddStringToObject(la, "torchtitan_toml", buf);
+    cli_launch c;
+    launch_of(&c, w, q);
+    cli_text lt = {0};
+    cli_launch_megatron(&c, &lt);
+    cJSON_AddStringToObject(la, "megatron", cli_text_str(&lt));
+    lt.n = 0;
+    cli_launch_nemo(&c, &lt);
+    cJSON_AddStringToObject(la, "nemo_yaml", cli_text_str(&lt));
+    lt.n = 0;
+    cli_launch_torchtitan(&c, &lt);
+    cJSON_AddStringToObject(la, "torchtitan_toml", cli_text_str(&lt));
+    cli_text_free(&lt);
     return j;
 }
 
@@ -599,23 +616,25 @@ static void print_indented(FILE *f, const char *s)
     }
 }
 
-/* The launch lines of l: torchtitan's TOML, or Megatron-LM's command line
+/* The launch lines of c: torchtitan's TOML, or Megatron-LM's command line
  * and NeMo's YAML keys. */
-static void print_launch(FILE *f, int torchtitan, const space_layout *l,
-                         const space_model *m, int gpn)
+static void print_launch(FILE *f, int torchtitan, const cli_launch *c)
 {
-    char buf[2048];
+    cli_text t = {0};
     if (torchtitan) {
         fprintf(f, "torchtitan (TOML):\n");
-        cli_launch_torchtitan(l, m, gpn, buf, sizeof buf);
-        print_indented(f, buf);
+        cli_launch_torchtitan(c, &t);
+        print_indented(f, cli_text_str(&t));
+        cli_text_free(&t);
         return;
     }
     fprintf(f, "Megatron-LM:\n  ");
-    cli_launch_megatron(l, m, gpn, buf, sizeof buf);
-    fprintf(f, "%s\nNeMo (YAML keys):\n", buf);
-    cli_launch_nemo(l, m, gpn, buf, sizeof buf);
-    print_indented(f, buf);
+    cli_launch_megatron(c, &t);
+    fprintf(f, "%s\nNeMo (YAML keys):\n", cli_text_str(&t));
+    t.n = 0;
+    cli_launch_nemo(c, &t);
+    print_indented(f, cli_text_str(&t));
+    cli_text_free(&t);
 }
 
 /* ---- the command ------------------------------------------------------ */
@@ -934,7 +953,7 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
             for (int i = 0; i < n; i++) {
                 const row *w = &rs[i];
                 const space_layout *l = &w->r.layout;
-                char c[24][48], mg[2048];
+                char c[24][48];
                 snprintf(c[0], 48, "%d", i + 1);
                 snprintf(c[1], 48, "%lld", (long long)w->p->gpus);
                 snprintf(c[2], 48, "%lld", (long long)l->tp);
@@ -956,14 +975,17 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
                 snprintf(c[17], 48, "%.6g", w->cost_usd);
                 snprintf(c[18], 48, "%.6g", w->r.time.bubble_s);
                 snprintf(c[19], 48, "%.6g", w->exposed_s);
-                cli_launch_megatron(l, &m, w->sys->ctx.sys->gpus_per_node, mg,
-                                    sizeof mg);
+                cli_launch lc;
+                launch_of(&lc, w, &q);
+                cli_text mg = {0};
+                cli_launch_megatron(&lc, &mg);
                 cli_table_row(&t, set ? "pareto" : "ranked", c[0],
                               w->sys->ctx.sys->name, w->tag, c[1], c[2], c[3],
                               c[4], c[5], c[6], c[7], c[8],
                               space_recompute_names[l->recompute], c[9], c[10],
                               c[11], c[12], c[13], c[20], c[14], c[15], c[16],
-                              c[17], c[18], c[19], mg);
+                              c[17], c[18], c[19], cli_text_str(&mg));
+                cli_text_free(&mg);
             }
         }
         cli_table_print(&t, f, CLI_CSV);
@@ -994,14 +1016,14 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
                     ans.n_front);
             print_rows(f, o->format, frows, ans.n_front, ns > 1, &q);
             if (o->explain) print_explain(f, rows, ans.n_ranked);
-            const space_layout *l = &rows[0].r.layout;
-            int gpn = rows[0].sys->ctx.sys->gpus_per_node;
+            cli_launch lc;
+            launch_of(&lc, &rows[0], &q);
             fprintf(f, "\nlaunch %s on %s:\n", rows[0].tag,
                     rows[0].sys->ctx.sys->name);
             /* the framework the estimates assumed first */
             int titan = o->framework == SPACE_FW_TORCHTITAN;
-            print_launch(f, titan, l, &m, gpn);
-            print_launch(f, !titan, l, &m, gpn);
+            print_launch(f, titan, &lc);
+            print_launch(f, !titan, &lc);
         } else {
             fprintf(f, "\nNOTHING FEASIBLE: no layout fits the memory, budget "
                        "and deadline asked for.\n");

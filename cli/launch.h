@@ -1,0 +1,63 @@
+/*
+ * launch.h - how to run a layout, one file per framework: Megatron-LM
+ * (launch_megatron.c), NeMo (launch_nemo.c), torchtitan
+ * (launch_torchtitan.c); the growable text they write into and the job
+ * they describe (launch.c).
+ *
+ * Private to cli/: the commands (search, estimate, sweep) fill a
+ * cli_launch and print what the writers return.
+ */
+#ifndef TP_CLI_LAUNCH_H
+#define TP_CLI_LAUNCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "space.h"
+
+/* Text that grows as it is written; aborts with a message when memory
+ * runs out (as every allocation of the CLI). Zero-initialise, write with
+ * cli_text_put, free with cli_text_free. p is NUL-terminated once
+ * anything was written (NULL before). */
+typedef struct cli_text {
+    char *p;
+    size_t n, cap;
+} cli_text;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void cli_text_put(cli_text *t, const char *fmt, ...);
+void cli_text_free(cli_text *t);
+/* t's text, "" when nothing was written. */
+const char *cli_text_str(const cli_text *t);
+
+/* The job a launch describes: the layout, the model, where it runs and
+ * what was estimated for it. Pointers are borrowed. */
+typedef struct cli_launch {
+    const space_layout *layout;
+    const space_model *model;
+    const char *model_ref;  /* --model as given (a preset or a config.json
+                               path), NULL when unknown */
+    const char *system;     /* the system's name, NULL when unknown */
+    int gpus_per_node;      /* the system's, 0 when unknown */
+    double tokens;          /* tokens to train, 0 when unknown */
+    double iteration_s;     /* the estimated iteration, 0 when unknown */
+} cli_launch;
+
+/* Nodes of the job and the GPUs it uses on each (the node's count, or the
+ * job's where it is smaller). */
+int64_t cli_launch_nodes(const cli_launch *c, int64_t *per_node);
+
+/* Megatron-LM: pretrain_gpt.py's arguments on one line (the layout, the
+ * model, the precision; what a framework cannot express as a trailing
+ * "  # ..." comment). */
+void cli_launch_megatron(const cli_launch *c, cli_text *out);
+
+/* NeMo's keys, one "key: value" a line. */
+void cli_launch_nemo(const cli_launch *c, cli_text *out);
+
+/* torchtitan's job config. */
+void cli_launch_torchtitan(const cli_launch *c, cli_text *out);
+
+#endif
