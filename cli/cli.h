@@ -104,7 +104,21 @@ typedef struct cli_opts {
     int overwrite;           /* --overwrite: replace -o FILE at the end */
     int shard_i, shard_n;    /* --shard I/N; shard_n 0 = unset */
     double threshold;        /* diff --threshold, < 0 = unset (0.02) */
+    /* issue 18: a framework's job read back in (estimate, search --near) */
+    const char *job_file;    /* --megatron-args, --nemo-overrides or
+                                --torchtitan-config: a file, or "-" */
+    int job_kind;            /* cli_job_kind of job_file */
 } cli_opts;
+
+/* Which framework's job a file holds (launch.h's readers). */
+typedef enum cli_job_kind {
+    CLI_JOB_NONE,
+    CLI_JOB_MEGATRON,   /* Megatron-LM: a command line or a launch script */
+    CLI_JOB_NEMO,       /* NeMo: recipe overrides */
+    CLI_JOB_TORCHTITAN, /* torchtitan: a job config */
+    CLI_JOB_COUNT
+} cli_job_kind;
+extern const char *const cli_job_options[CLI_JOB_COUNT];
 
 /* Output goes to stdout; to a device or FIFO directly; or to a temporary
  * file beside -o FILE (beside a symbolic link's target: the link stays)

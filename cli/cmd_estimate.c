@@ -9,6 +9,7 @@
  * recompute) over the GPU's dense 16-bit peak, also for fp8 runs.
  */
 #include "cli.h"
+#include "launch.h"
 #include "search.h"
 
 #include <math.h>
@@ -408,13 +409,27 @@ static void print_ops(const est_ctx *c, const space_model *m,
     free(tr);
 }
 
-int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
 {
-    if (!o->model) return tp_errf(e, TP_EUSAGE, "estimate needs --model");
-    if (!o->system) return tp_errf(e, TP_EUSAGE, "estimate needs --system");
+    /* A job file (--megatron-args, ...) sets what the options would. */
+    cli_opts job = *o_cmd;
+    const cli_opts *o = &job;
     space_model m;
-    int rc = cli_model(o, &m, e);
-    if (rc) return rc;
+    int rc;
+    if (o_cmd->job_file) {
+        rc = cli_read_job(&job, &m, e);
+        if (rc) return rc;
+    } else if (!o->model) {
+        return tp_errf(e, TP_EUSAGE,
+                       "estimate needs --model (or a job file: "
+                       "--megatron-args, --nemo-overrides, "
+                       "--torchtitan-config)");
+    }
+    if (!o->system) return tp_errf(e, TP_EUSAGE, "estimate needs --system");
+    if (!o_cmd->job_file) {
+        rc = cli_model(o, &m, e);
+        if (rc) return rc;
+    }
     space_layout want;
     rc = wanted_layout(o, &m, &want, e);
     if (rc) return rc;

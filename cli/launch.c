@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_base.h"
+
 void cli_text_put(cli_text *t, const char *fmt, ...)
 {
     va_list ap;
@@ -56,4 +58,75 @@ int64_t cli_launch_nodes(const cli_launch *c, int64_t *per_node)
     int64_t g = gpn > 0 && gpn < gpus ? gpn : gpus;
     *per_node = g;
     return (gpus + g - 1) / g;
+}
+
+const char *const cli_job_options[CLI_JOB_COUNT] = {
+    [CLI_JOB_NONE] = "",
+    [CLI_JOB_MEGATRON] = "megatron-args",
+    [CLI_JOB_NEMO] = "nemo-overrides",
+    [CLI_JOB_TORCHTITAN] = "torchtitan-config",
+};
+
+/* A job file is a few kilobytes; anything larger is not one. */
+#define JOB_MAX_BYTES ((size_t)1 << 20)
+
+static int read_stdin(char **out, size_t *len, tp_err *e)
+{
+    size_t n = 0, cap = 4096;
+    char *p = tp_xmalloc(cap);
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (cap > JOB_MAX_BYTES) {
+                free(p);
+                return tp_errf(e, TP_EDATA,
+                               "<stdin>: more than %zu bytes: not a job "
+                               "file", JOB_MAX_BYTES);
+            }
+            cap *= 2;
+            p = tp_xrealloc(p, cap);
+        }
+        size_t k = fread(p + n, 1, cap - n - 1, stdin);
+        n += k;
+        if (k == 0) break;
+    }
+    if (ferror(stdin)) {
+        free(p);
+        return tp_errf(e, TP_EIO, "<stdin>: read error");
+    }
+    p[n] = '\0';
+    *out = p;
+    *len = n;
+    return TP_OK;
+}
+
+int cli_read_job(cli_opts *o, space_model *m, tp_err *e)
+{
+    const char *path = o->job_file;
+    int stdin_ = strcmp(path, "-") == 0;
+    const char *name = stdin_ ? "<stdin>" : path;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = stdin_ ? read_stdin(&text, &len, e)
+                    : tp_read_file(path, JOB_MAX_BYTES, &text, &len, e);
+    if (rc) return rc;
+    if (memchr(text, '\0', len) != NULL) {
+        free(text);
+        return tp_errf(e, TP_EDATA, "%s: a NUL byte: not a text file", name);
+    }
+    switch (o->job_kind) {
+    case CLI_JOB_MEGATRON:
+        rc = cli_read_megatron(text, name, o, m, e);
+        break;
+    case CLI_JOB_NEMO:
+        rc = cli_read_nemo(text, name, o, m, e);
+        break;
+    case CLI_JOB_TORCHTITAN:
+        rc = cli_read_torchtitan(text, name, o, m, e);
+        break;
+    default:
+        rc = tp_errf(e, TP_EINTERNAL, "no reader for job kind %d",
+                     o->job_kind);
+    }
+    free(text);
+    return rc;
 }

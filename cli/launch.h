@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli.h"
 #include "space.h"
 
 /* Text that grows as it is written; aborts with a message when memory
@@ -59,5 +60,26 @@ void cli_launch_nemo(const cli_launch *c, cli_text *out);
 
 /* torchtitan's job config. */
 void cli_launch_torchtitan(const cli_launch *c, cli_text *out);
+
+/* ---- reading a job back in (issue 18) ---------------------------------
+ * Each reader takes the text of a framework's job (file names it in
+ * messages: the path, or "<stdin>"), and sets in *o what the command-line
+ * options would set for the same job (the layout and job fields: tp and
+ * tp_set, pp, cp, vstages, mbs, gbs, seq_length, sp, recompute and its
+ * method, zero, precision, the software switches with their sw_set bits,
+ * gpus or opt_nodes where the job says) and *m to the model it trains
+ * (validated). *o arrives with main's defaults. Returns TP_OK, or
+ * TP_EDATA with a message naming the file, the line or key, the value
+ * and what was expected. */
+int cli_read_megatron(const char *text, const char *file, cli_opts *o,
+                      space_model *m, tp_err *e);
+int cli_read_nemo(const char *text, const char *file, cli_opts *o,
+                  space_model *m, tp_err *e);
+int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
+                        space_model *m, tp_err *e);
+
+/* Reads o->job_file ("-": standard input) with the reader of o->job_kind
+ * into *o and *m. */
+int cli_read_job(cli_opts *o, space_model *m, tp_err *e);
 
 #endif

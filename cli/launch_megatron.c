@@ -98,3 +98,13 @@ void cli_launch_megatron(const cli_launch *c, cli_text *b)
                 "Megatron-LM's",
             l->tp_overlap == SPACE_TP_OVERLAP_ASYNC ? " with AsyncTP" : "");
 }
+
+int cli_read_megatron(const char *text, const char *file, cli_opts *o,
+                      space_model *m, tp_err *e)
+{
+    (void)text;
+    (void)o;
+    (void)m;
+    return tp_errf(e, TP_EUSAGE, "%s: reading a Megatron-LM job is not built "
+                   "yet", file);
+}

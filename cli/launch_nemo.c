@@ -55,3 +55,13 @@ void cli_launch_nemo(const cli_launch *c, cli_text *b)
         l->zero >= SPACE_ZERO_1 ? "distributed_fused_adam" : "fused_adam");
     (void)m;
 }
+
+int cli_read_nemo(const char *text, const char *file, cli_opts *o,
+                space_model *m, tp_err *e)
+{
+    (void)text;
+    (void)o;
+    (void)m;
+    return tp_errf(e, TP_EUSAGE, "%s: reading a nemo job is not built yet",
+                   file);
+}

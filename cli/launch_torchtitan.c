@@ -65,3 +65,13 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
             l->zero == SPACE_ZERO_1 ? "optimizer states" : "gradients and "
                                                            "optimizer states");
 }
+
+int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
+                space_model *m, tp_err *e)
+{
+    (void)text;
+    (void)o;
+    (void)m;
+    return tp_errf(e, TP_EUSAGE, "%s: reading a torchtitan job is not built yet",
+                   file);
+}

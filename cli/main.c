@@ -202,7 +202,10 @@ enum opt_id {
     OPT_RESUME,
     OPT_OVERWRITE,
     OPT_SHARD,
-    OPT_THRESHOLD
+    OPT_THRESHOLD,
+    OPT_MEGATRON_ARGS,
+    OPT_NEMO_OVERRIDES,
+    OPT_TORCHTITAN_CONFIG
 };
 
 typedef struct cli_option {
@@ -439,6 +442,17 @@ static const cli_option options[] = {
      "finishes (without it or --resume such a file is refused)"},
     {"shard", OPT_SHARD, "I/N", CMD_SWEEP,
      "sweep: only scenarios whose index % N == I (0 <= I < N)"},
+    {"megatron-args", OPT_MEGATRON_ARGS, "FILE|-", CMD_ESTIMATE,
+     "estimate: the model and layout of a Megatron-LM job, read from its "
+     "command line or launch script (pretrain_gpt.py's arguments; #SBATCH "
+     "and torchrun lines give the GPUs); with --system, instead of --model "
+     "and the layout options"},
+    {"nemo-overrides", OPT_NEMO_OVERRIDES, "FILE|-", CMD_ESTIMATE,
+     "estimate: the model and layout of a NeMo job, read from its recipe "
+     "overrides"},
+    {"torchtitan-config", OPT_TORCHTITAN_CONFIG, "FILE|-", CMD_ESTIMATE,
+     "estimate: the model and layout of a torchtitan job, read from its "
+     "job config"},
     {"threshold", OPT_THRESHOLD, "F", CMD_DIFF,
      "diff: relative change of time or cost that counts, >= 0 (default "
      "0.02)"},
@@ -449,6 +463,25 @@ static const char *const format_names[CLI_FORMAT_COUNT] = {"table", "json",
                                                            "csv", "jsonl", "md"};
 _Static_assert(sizeof format_names / sizeof format_names[0] == CLI_FORMAT_COUNT,
                "format_names mirrors cli_format");
+
+/* Options whose values a job file (--megatron-args, ...) gives. */
+static int job_sets(int id)
+{
+    static const int ids[] = {
+        OPT_MODEL, OPT_TP, OPT_PP, OPT_CP, OPT_VPP_LAYERS, OPT_VSTAGES,
+        OPT_MBS, OPT_GBS, OPT_SEQ, OPT_SP, OPT_NO_SP, OPT_RECOMPUTE,
+        OPT_RECOMPUTE_METHOD, OPT_RECOMPUTE_LAYERS, OPT_DISTOPT,
+        OPT_NO_DISTOPT, OPT_ZERO, OPT_PRECISION, OPT_FP8_RECIPE,
+        OPT_FP8_PARAMS, OPT_TP_COMM_OVERLAP, OPT_TP_OVERLAP, OPT_NO_ASYNC_TP,
+        OPT_CE_FUSION, OPT_CP_COMM, OPT_ATTN_BACKEND, OPT_ATTN_DROPOUT,
+        OPT_HIDDEN_DROPOUT, OPT_GRAD_FP32, OPT_GRAD_BF16, OPT_OVERLAP,
+        OPT_NO_OVERLAP, OPT_PP_OVERLAP, OPT_NO_PP_OVERLAP, OPT_FRAMEWORK,
+        OPT_EAGER, OPT_PP_SCATTER_GATHER, OPT_DOC_LENGTH,
+    };
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (ids[i] == id) return 1;
+    return 0;
+}
 
 static void usage(FILE *f)
 {
@@ -1019,6 +1052,20 @@ int main(int argc, char **argv)
             o.threshold = t;
             break;
         }
+        case OPT_MEGATRON_ARGS:
+        case OPT_NEMO_OVERRIDES:
+        case OPT_TORCHTITAN_CONFIG: {
+            int k = c == OPT_MEGATRON_ARGS ? CLI_JOB_MEGATRON
+                    : c == OPT_NEMO_OVERRIDES ? CLI_JOB_NEMO
+                                              : CLI_JOB_TORCHTITAN;
+            if (o.job_file && o.job_kind != k)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--%s and --%s: give one job file",
+                             cli_job_options[o.job_kind], cli_job_options[k]);
+            o.job_file = optarg;
+            o.job_kind = k;
+            break;
+        }
         default:
             rc = tp_errf(&e, TP_EINTERNAL, "option %d has no handler", c);
         }
@@ -1089,6 +1136,18 @@ int main(int argc, char **argv)
                     options[i].name, cmd->group, cmd->verb);
             return TP_EUSAGE;
         }
+    /* A job file gives the model and the layout: an option that would set
+     * them too is a contradiction, not an override. */
+    if (o.job_file)
+        for (int i = 0; i < N_OPTIONS; i++)
+            if (seen[i] && job_sets(options[i].id)) {
+                fprintf(stderr,
+                        "trainplan: --%s and --%s: the job file gives the "
+                        "model and the layout; drop --%s or edit the file\n",
+                        cli_job_options[o.job_kind], options[i].name,
+                        options[i].name);
+                return TP_EUSAGE;
+            }
     if (o.format == CLI_JSONL && cmd->bit != CMD_SEARCH) {
         fprintf(stderr, "trainplan: --format jsonl applies to 'search' only\n");
         return TP_EUSAGE;
