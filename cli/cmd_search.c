@@ -351,6 +351,9 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cli_launch_megatron(&c, &lt);
     cJSON_AddStringToObject(la, "megatron", cli_text_str(&lt));
     lt.n = 0;
+    cli_launch_megatron_script(&c, &lt);
+    cJSON_AddStringToObject(la, "megatron_sbatch", cli_text_str(&lt));
+    lt.n = 0;
     cli_launch_nemo(&c, &lt);
     cJSON_AddStringToObject(la, "nemo_yaml", cli_text_str(&lt));
     lt.n = 0;
@@ -628,9 +631,11 @@ static void print_launch(FILE *f, int torchtitan, const cli_launch *c)
         cli_text_free(&t);
         return;
     }
-    fprintf(f, "Megatron-LM:\n  ");
-    cli_launch_megatron(c, &t);
-    fprintf(f, "%s\nNeMo (YAML keys):\n", cli_text_str(&t));
+    fprintf(f, "Megatron-LM launch script (sbatch it, or run it on each "
+               "node under another scheduler; --sbatch FILE writes it):\n");
+    cli_launch_megatron_script(c, &t);
+    fprintf(f, "%s# (end of the script)\nNeMo (YAML keys):\n",
+            cli_text_str(&t));
     t.n = 0;
     cli_launch_nemo(c, &t);
     print_indented(f, cli_text_str(&t));

@@ -55,6 +55,13 @@ int64_t cli_launch_nodes(const cli_launch *c, int64_t *per_node);
  * "  # ..." comment). */
 void cli_launch_megatron(const cli_launch *c, cli_text *out);
 
+/* Megatron-LM: a launch script that runs as written but for its paths:
+ * #SBATCH lines and srun under Slurm, torchrun's c10d rendezvous under any
+ * other scheduler, the environment Megatron-LM asserts, pretrain_gpt.py's
+ * arguments (the line above plus iterations, hyperparameters, data,
+ * tokenizer and checkpoints). */
+void cli_launch_megatron_script(const cli_launch *c, cli_text *out);
+
 /* NeMo's keys, one "key: value" a line. */
 void cli_launch_nemo(const cli_launch *c, cli_text *out);
 

@@ -1,110 +1,1238 @@
 /*
- * launch_megatron.c - the Megatron-LM command line of a layout
- * (pretrain_gpt.py's arguments), names as of Megatron-LM core_r0.8+
- * (megatron/training/arguments.py). What Megatron-LM cannot express is
- * said in a trailing comment.
+ * launch_megatron.c - a layout as a Megatron-LM job, and a Megatron-LM job
+ * read back as a layout.
+ *
+ * Writes pretrain_gpt.py's arguments for Megatron-LM main at
+ * NVIDIA/Megatron-LM@d98e8a64ddf3 (2026-08-22): the model (from the model
+ * description), the layout exactly as the estimate assumed it (uneven
+ * pipeline splits as a --pipeline-model-parallel-layout string), the
+ * precision and fp8 recipe, recomputation, ZeRO-2/3 through Megatron-FSDP,
+ * the overlaps; as one line, or as a launch script: #SBATCH lines and srun
+ * on Slurm, torchrun's c10d rendezvous on any other scheduler, with the
+ * environment Megatron-LM asserts, hyperparameters and paths. What
+ * Megatron-LM cannot express is a comment, never a silently different
+ * flag. The checks Megatron-LM makes on these arguments are encoded in
+ * tests/launch/megatron_rules.py (each citing arguments.py's validate_args
+ * or the layer-layout code it mirrors).
+ *
+ * Reads any such command line or script (a user's own too): shell words
+ * with quotes, comments and continuations; flags anywhere (arrays, lines);
+ * Megatron-LM's defaults where a flag is absent (dropout 0.1, LayerNorm,
+ * GELU, biases, learned positions, no overlap of the gradient reduction).
+ * Does not run the shell: a value that is a variable is not known.
  */
 #include "launch.h"
 
-#include "hw.h"
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-void cli_launch_megatron(const cli_launch *c, cli_text *b)
+#include "hw.h"
+#include "tp_base.h"
+
+#ifndef TRAINPLAN_VERSION
+#define TRAINPLAN_VERSION "0.0.0"
+#endif
+
+#define MEGATRON_TARGET                                                      \
+    "Megatron-LM main, NVIDIA/Megatron-LM@d98e8a64ddf3 (2026-08-22)"
+
+/* ---- the arguments of a layout ---------------------------------------- */
+
+enum {
+    G_MODEL,     /* the architecture */
+    G_PARALLEL,  /* the layout */
+    G_PRECISION, /* dtype, fp8, kernels, overlaps */
+    G_BATCH,     /* batch and sequence */
+    G_COUNT
+};
+static const char *const group_names[G_COUNT] = {"MODEL", "PARALLEL",
+                                                 "PRECISION", "BATCH"};
+
+enum { MG_MAX_ARGS = 80, MG_MAX_NOTES = 12 };
+
+typedef struct mg_arg {
+    int group;
+    const char *flag;
+    char value[1024]; /* "" for a flag without a value */
+} mg_arg;
+
+typedef struct mg_args {
+    mg_arg a[MG_MAX_ARGS];
+    int n;
+    char notes[MG_MAX_NOTES][320]; /* what Megatron-LM cannot express */
+    int n_notes;
+    int fsdp;                      /* Megatron-FSDP (ZeRO-2/3) */
+} mg_args;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static void arg(mg_args *j, int group, const char *flag, const char *fmt, ...)
+{
+    if (j->n >= MG_MAX_ARGS) abort(); /* a fixed set: a bug, not input */
+    mg_arg *a = &j->a[j->n++];
+    a->group = group;
+    a->flag = flag;
+    a->value[0] = '\0';
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(a->value, sizeof a->value, fmt, ap);
+        va_end(ap);
+    }
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void note(mg_args *j, const char *fmt, ...)
+{
+    if (j->n_notes >= MG_MAX_NOTES) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->notes[j->n_notes++], sizeof j->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+/* Layers of each pipeline rank as integers, summing to the model's: the
+ * estimate's split (space_stage_layers), whose two end ranks share an odd
+ * rest as halves on average; the first rank takes the larger half (the
+ * last also carries the LM head and the loss). */
+static void rank_layers(const space_model *m, const space_layout *l,
+                        int64_t *n)
+{
+    int64_t pp = l->pp, sum = 0;
+    for (int64_t r = 0; r < pp; r++) {
+        double x = space_stage_layers(m, l, r);
+        n[r] = r == 0 ? (int64_t)ceil(x) : (int64_t)floor(x);
+        sum += n[r];
+    }
+    n[pp - 1] += m->num_layers - sum;
+}
+
+/* Megatron-Core's --pipeline-model-parallel-layout for l: PP x V stages,
+ * stage k = chunk k / PP of rank k % PP (PipelineParallelLayerLayout,
+ * megatron/core/transformer/pipeline_parallel_layer_layout.py), each
+ * rank's layers spread over its chunks as evenly as integers go (the
+ * estimate averages them), "E" before the first layer, "L" after the last;
+ * runs of equal stages written "(t*N|)*K". */
+static void pp_layout_string(const space_model *m, const space_layout *l,
+                             char *buf, size_t cap)
+{
+    int64_t pp = l->pp, v = l->vpp > 1 ? l->vpp : 1, ns = pp * v;
+    int64_t *per_rank = tp_xcalloc((size_t)pp, sizeof *per_rank);
+    int64_t *st = tp_xcalloc((size_t)ns, sizeof *st);
+    rank_layers(m, l, per_rank);
+    for (int64_t k = 0; k < ns; k++) {
+        int64_t r = k % pp, c = k / pp;
+        st[k] = per_rank[r] / v + (c < per_rank[r] % v ? 1 : 0);
+    }
+    size_t n = 0;
+#define OUT(...)                                                              \
+    do {                                                                      \
+        if (n < cap) n += (size_t)snprintf(buf + n, cap - n, __VA_ARGS__);    \
+    } while (0)
+    buf[0] = '\0';
+    for (int64_t k = 0; k < ns;) {
+        int64_t run = 1;
+        /* the first and last stages carry E and L: never in a run */
+        if (k > 0)
+            while (k + run < ns - 1 && st[k + run] == st[k]) run++;
+        const char *pre = k == 0 ? "E" : "";
+        if (run > 1 && st[k] == 1) {
+            OUT("(t|)*%lld", (long long)run);
+        } else if (run > 1) {
+            OUT("(t*%lld|)*%lld", (long long)st[k], (long long)run);
+        } else {
+            OUT("%s", pre);
+            if (st[k] == 1) OUT("t");
+            else if (st[k] > 1) OUT("t*%lld", (long long)st[k]);
+            OUT("%s", k == ns - 1 ? "L" : "|");
+        }
+        k += run;
+    }
+#undef OUT
+    free(per_rank);
+    free(st);
+}
+
+/* Does l need a layout string: stages Megatron-LM's even split (L / PP
+ * layers a rank, a rank's layers / V a chunk) would not give? */
+static int needs_layout(const space_model *m, const space_layout *l)
+{
+    int64_t L = m->num_layers, pp = l->pp, v = l->vpp > 1 ? l->vpp : 1;
+    return L % pp != 0 || (L / pp) % v != 0;
+}
+
+static const char *fp8_recipe_flag(int r)
+{
+    switch (r) {
+    case SPACE_FP8_DELAYED:
+        return "delayed";
+    case SPACE_FP8_TENSORWISE:
+        return "tensorwise";
+    case SPACE_FP8_BLOCKWISE:
+        return "blockwise";
+    case SPACE_FP8_MXFP8:
+        return "mxfp8";
+    default:
+        return NULL;
+    }
+}
+
+static void build_args(const cli_launch *c, mg_args *j)
 {
     const space_layout *l = c->layout;
     const space_model *m = c->model;
-    int64_t g, nodes = cli_launch_nodes(c, &g);
-    cli_text_put(b, "torchrun --nnodes %lld --nproc-per-node %lld pretrain_gpt.py",
-        (long long)nodes, (long long)g);
-    cli_text_put(b, " --tensor-model-parallel-size %lld --pipeline-model-parallel-size "
-            "%lld", (long long)l->tp, (long long)l->pp);
-    int64_t L = m->num_layers, v = l->vpp > 1 ? l->vpp : 1;
-    if (v > 1 && L % (l->pp * v) == 0)
-        cli_text_put(b, " --num-layers-per-virtual-pipeline-stage %lld",
-            (long long)(L / (l->pp * v)));
-    else if (v > 1)
-        cli_text_put(b, " --num-virtual-stages-per-pipeline-rank %lld", (long long)v);
-    int uneven = 0;
-    if (L % (l->pp * v)) {
-        /* Uneven stages as the estimator splits them, where the end and
-         * the middle ranks' layers each split into V equal chunks. */
-        double end = space_stage_layers(m, l, 0);
-        double mid = space_stage_layers(m, l, l->pp > 2 ? 1 : 0);
-        int64_t e = (int64_t)end, md = (int64_t)mid;
-        if (l->pp > 2 && L % l->pp && end >= 1 && end == (double)e
-            && e % v == 0 && md % v == 0)
-            cli_text_put(b, " --decoder-first-pipeline-num-layers %lld "
-                    "--decoder-last-pipeline-num-layers %lld",
-                (long long)e, (long long)e);
-        else
-            uneven = 1;
+    memset(j, 0, sizeof *j);
+    j->fsdp = l->zero >= SPACE_ZERO_2;
+
+    /* The model (megatron/core/transformer/transformer_config.py and
+     * arguments.py _add_network_size_args). */
+    arg(j, G_MODEL, "--num-layers", "%lld", (long long)m->num_layers);
+    arg(j, G_MODEL, "--hidden-size", "%lld", (long long)m->hidden);
+    arg(j, G_MODEL, "--ffn-hidden-size", "%lld", (long long)m->ffn_hidden);
+    arg(j, G_MODEL, "--num-attention-heads", "%lld", (long long)m->heads);
+    if (m->kv_heads != m->heads) {
+        arg(j, G_MODEL, "--group-query-attention", NULL);
+        arg(j, G_MODEL, "--num-query-groups", "%lld", (long long)m->kv_heads);
     }
-    if (l->cp > 1) cli_text_put(b, " --context-parallel-size %lld", (long long)l->cp);
-    if (l->cp > 1 && l->cp_comm == SPACE_CP_ALLGATHER)
-        cli_text_put(b, " --cp-comm-type all_gather");
-    cli_text_put(b, " --micro-batch-size %lld --global-batch-size %lld --seq-length %lld",
-        (long long)l->mbs, (long long)l->gbs, (long long)l->seq);
-    if (l->sp && l->tp > 1) cli_text_put(b, " --sequence-parallel");
-    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
-        cli_text_put(b, " --recompute-granularity selective");
-    else if (l->recompute == SPACE_RECOMPUTE_FULL)
-        cli_text_put(b, " --recompute-granularity full --recompute-method %s "
-                "--recompute-num-layers %lld",
-            space_recompute_method_names[l->recompute_method],
-            (long long)(l->recompute_layers > 0 ? l->recompute_layers : 1));
-    if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
-        cli_text_put(b, " --tp-comm-overlap");
-    if (l->ce_fusion) cli_text_put(b, " --cross-entropy-loss-fusion");
-    if (l->zero == SPACE_ZERO_3)
-        cli_text_put(b, " --use-torch-fsdp2");
-    else if (l->zero >= SPACE_ZERO_1)
-        cli_text_put(b, " --use-distributed-optimizer");
-    cli_text_put(b, l->dtype == HW_FP16 ? " --fp16" : " --bf16");
-    /* Megatron-LM's gradient dtype follows --fp16/--bf16 unless told
-     * (space_grad_bytes): say so where the layout differs. */
-    if (l->dtype == HW_FP16 && space_grad_bytes(l) >= 4)
-        cli_text_put(b, " --accumulate-allreduce-grads-in-fp32");
-    else if (l->dtype != HW_FP16 && space_grad_bytes(l) < 4)
-        cli_text_put(b, " --grad-reduce-in-bf16");
-    if (l->dtype == HW_FP8)
-        cli_text_put(b, " --fp8-format %s --fp8-recipe %s",
-            l->fp8_recipe == SPACE_FP8_DELAYED
-                    || l->fp8_recipe == SPACE_FP8_TENSORWISE
-                ? "hybrid"
-                : "e4m3",
-            space_fp8_recipe_names[l->fp8_recipe]);
-    if (l->dtype == HW_FP8 && l->fp8_params) cli_text_put(b, " --fp8-param-gather");
-    if (l->pp > 1 && v > 1 && l->no_pp_overlap)
-        cli_text_put(b, " --no-overlap-p2p-communication");
-    if (!l->no_dp_overlap) cli_text_put(b, " --overlap-grad-reduce");
-    if (!l->no_dp_overlap && l->zero >= SPACE_ZERO_1 && l->zero < SPACE_ZERO_3)
-        cli_text_put(b, " --overlap-param-gather");
-    if (uneven)
-        cli_text_put(b, "  # %lld layers do not split evenly over PP %lld x %lld "
-                "model chunks: set --decoder-first/last-pipeline-num-layers "
-                "or --pipeline-model-parallel-layout",
-            (long long)m->num_layers, (long long)l->pp, (long long)v);
-    if (l->zero == SPACE_ZERO_2)
-        cli_text_put(b, "  # ZeRO-2: no Megatron-LM switch; the distributed "
-                "optimizer shards optimizer states only");
-    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
-        cli_text_put(b, "  # torchtitan's op-level selective checkpointing has no "
-                "Megatron-LM switch");
+    if (m->head_dim > 0 && m->head_dim * m->heads != m->hidden)
+        arg(j, G_MODEL, "--kv-channels", "%lld", (long long)m->head_dim);
+    /* validate_args: max_position_embeddings >= seq_length */
+    int64_t maxpos = m->max_position > l->seq ? m->max_position : l->seq;
+    arg(j, G_MODEL, "--max-position-embeddings", "%lld", (long long)maxpos);
+    static const char *const pos[SPACE_POS_COUNT] = {
+        [SPACE_POS_LEARNED] = "learned_absolute", [SPACE_POS_ROPE] = "rope",
+        [SPACE_POS_ALIBI] = "none", [SPACE_POS_NONE] = "none"};
+    arg(j, G_MODEL, "--position-embedding-type", "%s", pos[m->pos]);
+    if (m->pos == SPACE_POS_ALIBI)
+        note(j, "ALiBi has no Megatron-Core flag: no position embedding, "
+                "the same time and memory");
+    arg(j, G_MODEL, "--normalization", "%s",
+        m->norm == SPACE_NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
+    if (m->act == SPACE_ACT_SWIGLU) arg(j, G_MODEL, "--swiglu", NULL);
+    if (m->act == SPACE_ACT_SQUARED_RELU)
+        arg(j, G_MODEL, "--squared-relu", NULL);
+    if (m->act == SPACE_ACT_GEGLU) {
+        arg(j, G_MODEL, "--quick-geglu", NULL);
+        note(j, "GeGLU as Megatron-Core's quick GeGLU (sigmoid-approximated "
+                "GELU gate): the same GEMMs");
+    }
+    if (m->act == SPACE_ACT_RELU)
+        note(j, "ReLU has no Megatron-LM flag (GELU is its default): the "
+                "same GEMMs");
+    if (!m->tied_embeddings)
+        arg(j, G_MODEL, "--untie-embeddings-and-output-weights", NULL);
+    if (!m->qkv_bias && !m->out_bias && !m->mlp_bias) {
+        arg(j, G_MODEL, "--disable-bias-linear", NULL);
+    } else if (m->qkv_bias && !m->out_bias && !m->mlp_bias) {
+        arg(j, G_MODEL, "--disable-bias-linear", NULL);
+        arg(j, G_MODEL, "--add-qkv-bias", NULL);
+    } else if (!(m->qkv_bias && m->out_bias && m->mlp_bias)) {
+        note(j, "biases on some linear layers only: Megatron-LM has all "
+                "(its default) or none (--disable-bias-linear, with "
+                "--add-qkv-bias for the QKV ones)");
+    }
+    if (m->embed_norm)
+        note(j, "the embedding norm (BLOOM) has no Megatron-Core flag");
+    if (m->parallel_attn_mlp)
+        note(j, "parallel attention and MLP (GPT-J/NeoX) has no "
+                "Megatron-Core flag: the same GEMMs in sequence");
+    /* Megatron-LM's defaults are 0.1 (TransformerConfig): say 0 too */
+    arg(j, G_MODEL, "--attention-dropout", "%g", m->attn_dropout);
+    arg(j, G_MODEL, "--hidden-dropout", "%g", m->hidden_dropout);
+    /* Read by NullTokenizer and TikTokenizer; beside a HuggingFace
+     * tokenizer, which has its own, it says which vocabulary the estimate
+     * used (megatron/core/tokenizers/utils/build_tokenizer.py). */
+    arg(j, G_MODEL, "--vocab-size", "%lld", (long long)m->vocab);
+    if (m->num_experts > 0)
+        note(j, "mixture of experts: not expressed here (trainplan does not "
+                "model it yet)");
+
+    /* The layout. */
+    int64_t v = l->vpp > 1 ? l->vpp : 1;
+    arg(j, G_PARALLEL, "--tensor-model-parallel-size", "%lld",
+        (long long)l->tp);
+    arg(j, G_PARALLEL, "--pipeline-model-parallel-size", "%lld",
+        (long long)l->pp);
+    if (l->pp > 1 && needs_layout(m, l)) {
+        mg_arg *a = &j->a[j->n];
+        arg(j, G_PARALLEL, "--pipeline-model-parallel-layout", "x");
+        pp_layout_string(m, l, a->value, sizeof a->value);
+    } else if (v > 1) {
+        arg(j, G_PARALLEL, "--num-virtual-stages-per-pipeline-rank", "%lld",
+            (long long)v);
+    }
+    if (l->cp > 1) {
+        arg(j, G_PARALLEL, "--context-parallel-size", "%lld", (long long)l->cp);
+        arg(j, G_PARALLEL, "--cp-comm-type", "%s",
+            l->cp_comm == SPACE_CP_ALLGATHER ? "allgather" : "p2p");
+    }
+    if (l->sp && l->tp > 1) arg(j, G_PARALLEL, "--sequence-parallel", NULL);
+    if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL) {
+        if (l->sp)
+            arg(j, G_PARALLEL, "--tp-comm-overlap", NULL);
+        else
+            note(j, "TP overlap needs sequence parallelism in Megatron-LM "
+                    "(validate_args): not set");
+    }
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_NONE)
-        cli_text_put(b, "  # TP collectives not overlapped: Megatron-LM overlaps the "
-                "backward ones by default");
+        note(j, "estimated without overlapped TP collectives (Megatron-LM "
+                "2021); Megatron-Core overlaps the backward's");
     if (l->tp > 1 && (l->tp_overlap == SPACE_TP_OVERLAP_DTENSOR
                       || l->tp_overlap == SPACE_TP_OVERLAP_ASYNC))
-        cli_text_put(b, "  # estimated for PyTorch DTensor TP%s (torchtitan), not "
+        note(j, "estimated for PyTorch DTensor TP%s (torchtitan), not "
                 "Megatron-LM's",
-            l->tp_overlap == SPACE_TP_OVERLAP_ASYNC ? " with AsyncTP" : "");
+             l->tp_overlap == SPACE_TP_OVERLAP_ASYNC ? " with AsyncTP" : "");
+    if (l->pp_scatter_gather && l->pp > 1 && !(l->sp && l->tp > 1))
+        note(j, "estimated with Megatron-LM 2021's scatter/gather pipeline "
+                "sends, which Megatron-Core does not have");
+    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
+        arg(j, G_PARALLEL, "--recompute-granularity", "selective");
+    } else if (l->recompute == SPACE_RECOMPUTE_FULL) {
+        /* TransformerConfig.__post_init__: full needs a method and N.
+         * Block with N 0 (every layer of a chunk): the largest chunk. */
+        int64_t n = l->recompute_layers;
+        if (n <= 0 && l->recompute_method == SPACE_RECOMPUTE_BLOCK)
+            n = (m->num_layers + l->pp * v - 1) / (l->pp * v);
+        arg(j, G_PARALLEL, "--recompute-granularity", "full");
+        arg(j, G_PARALLEL, "--recompute-method", "%s",
+            space_recompute_method_names[l->recompute_method]);
+        arg(j, G_PARALLEL, "--recompute-num-layers", "%lld",
+            (long long)(n > 0 ? n : 1));
+    } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP) {
+        note(j, "torchtitan's op-level selective checkpointing has no "
+                "Megatron-LM switch: not set");
+    }
+    if (l->zero == SPACE_ZERO_1) {
+        arg(j, G_PARALLEL, "--use-distributed-optimizer", NULL);
+    } else if (j->fsdp) {
+        /* Megatron-FSDP: ZeRO-2 and ZeRO-3 by its sharding strategy
+         * (arguments.py _add_distributed_args; validate_args: the
+         * fsdp_dtensor checkpoint format, CUDA_DEVICE_MAX_CONNECTIONS not
+         * 1) */
+        arg(j, G_PARALLEL, "--use-megatron-fsdp", NULL);
+        arg(j, G_PARALLEL, "--data-parallel-sharding-strategy", "%s",
+            l->zero == SPACE_ZERO_2 ? "optim_grads" : "optim_grads_params");
+    }
+    if (!l->no_dp_overlap) {
+        arg(j, G_PARALLEL, "--overlap-grad-reduce", NULL);
+        /* validate_args: with the distributed optimizer or FSDP only */
+        if (l->zero >= SPACE_ZERO_1)
+            arg(j, G_PARALLEL, "--overlap-param-gather", NULL);
+    }
+    if (l->pp > 1 && v > 1 && l->no_pp_overlap)
+        arg(j, G_PARALLEL, "--no-overlap-p2p-communication", NULL);
+
+    /* Precision and kernels. */
+    arg(j, G_PRECISION, l->dtype == HW_FP16 ? "--fp16" : "--bf16", NULL);
+    if (l->dtype == HW_FP16 && space_grad_bytes(l) >= 4)
+        arg(j, G_PRECISION, "--accumulate-allreduce-grads-in-fp32", NULL);
+    else if (l->dtype != HW_FP16 && space_grad_bytes(l) < 4)
+        arg(j, G_PRECISION, "--grad-reduce-in-bf16", NULL);
+    if (l->dtype == HW_FP8) {
+        const char *r = fp8_recipe_flag(l->fp8_recipe);
+        int e4m3 = l->fp8_recipe == SPACE_FP8_BLOCKWISE
+                   || l->fp8_recipe == SPACE_FP8_MXFP8;
+        if (!r) {
+            r = "blockwise";
+            e4m3 = 1;
+            note(j, "estimated for torchao's rowwise fp8 scaling, which "
+                    "Megatron-LM lacks: blockwise is its nearest recipe");
+        }
+        arg(j, G_PRECISION, "--fp8-format", "%s", e4m3 ? "e4m3" : "hybrid");
+        arg(j, G_PRECISION, "--fp8-recipe", "%s", r);
+        if (l->fp8_params) {
+            if (l->zero >= SPACE_ZERO_1)
+                arg(j, G_PRECISION, "--fp8-param-gather", NULL);
+            else
+                note(j, "fp8 parameters need the distributed optimizer or "
+                        "FSDP in Megatron-LM (validate_args): not set");
+        }
+        if (l->fp8_lib == SPACE_FP8_LIB_TORCHAO)
+            note(j, "estimated for torchao's fp8 (torchtitan), not "
+                    "Transformer Engine's");
+    }
+    arg(j, G_PRECISION, "--attention-backend", "%s", space_attn_names[l->flash]);
+    if (l->ce_fusion) arg(j, G_PRECISION, "--cross-entropy-loss-fusion", NULL);
+    if (l->eager)
+        note(j, "estimated for PyTorch eager kernels, not Megatron-Core's "
+                "fused ones");
+    if (l->param_fp32)
+        note(j, "estimated for fp32 parameters stepped in place (FSDP2's "
+                "mixed precision), not Megatron-LM's 16-bit weights with an "
+                "fp32 master copy");
+    if (l->n_docs > 0)
+        note(j, "packed sequences: pass your packed dataset and "
+                "--reset-attention-mask --reset-position-ids");
+
+    /* Batch. */
+    arg(j, G_BATCH, "--seq-length", "%lld", (long long)l->seq);
+    arg(j, G_BATCH, "--micro-batch-size", "%lld", (long long)l->mbs);
+    arg(j, G_BATCH, "--global-batch-size", "%lld", (long long)l->gbs);
+}
+
+/* A value as one shell word: bare when safe, else single-quoted. */
+static void put_word(cli_text *t, const char *s)
+{
+    int safe = *s != '\0';
+    for (const char *p = s; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("-_.,/:=+@%", *p)) safe = 0;
+    if (safe) {
+        cli_text_put(t, "%s", s);
+        return;
+    }
+    cli_text_put(t, "'");
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') cli_text_put(t, "'\\''");
+        else cli_text_put(t, "%c", *p);
+    }
+    cli_text_put(t, "'");
+}
+
+void cli_launch_megatron(const cli_launch *c, cli_text *b)
+{
+    mg_args j;
+    build_args(c, &j);
+    int64_t g, nodes = cli_launch_nodes(c, &g);
+    cli_text_put(b, "torchrun --nnodes %lld --nproc-per-node %lld "
+                    "pretrain_gpt.py", (long long)nodes, (long long)g);
+    for (int i = 0; i < j.n; i++) {
+        cli_text_put(b, " %s", j.a[i].flag);
+        if (j.a[i].value[0]) {
+            cli_text_put(b, " ");
+            put_word(b, j.a[i].value);
+        }
+    }
+    for (int i = 0; i < j.n_notes; i++)
+        cli_text_put(b, "%s%s", i ? "; " : "  # ", j.notes[i]);
+}
+
+void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
+{
+    const space_layout *l = c->layout;
+    const space_model *m = c->model;
+    mg_args j;
+    build_args(c, &j);
+    int64_t g, nodes = cli_launch_nodes(c, &g);
+    char tag[96];
+    space_layout_tag(l, c->gpus_per_node, tag, sizeof tag);
+    cli_text_put(b, "#!/bin/bash\n");
+    cli_text_put(b, "# %s on %s: %s, %lld node%s x %lld GPUs\n", m->name,
+                 c->system ? c->system : "?", tag, (long long)nodes,
+                 nodes == 1 ? "" : "s", (long long)g);
+    cli_text_put(b, "# written by trainplan %s for %s (pretrain_gpt.py)\n",
+                 TRAINPLAN_VERSION, MEGATRON_TARGET);
+    int64_t iters = 0;
+    if (c->tokens > 0)
+        iters = (int64_t)ceil(c->tokens / ((double)l->gbs * (double)l->seq));
+    if (c->iteration_s > 0) {
+        cli_text_put(b, "# estimated %.4g s an iteration", c->iteration_s);
+        if (iters > 0)
+            cli_text_put(b, ", %lld iterations (%.3g tokens): %.3g days",
+                         (long long)iters, c->tokens,
+                         (double)iters * c->iteration_s / 86400);
+        cli_text_put(b, "\n");
+    }
+    cli_text_put(
+        b,
+        "#\n"
+        "# Slurm: sbatch [--account A] [--partition P] [--time T] THIS_FILE\n"
+        "# Any other scheduler: run it once on each of the %lld node%s with "
+        "MASTER_ADDR\n"
+        "# set to the first node's address (torchrun's c10d rendezvous).\n"
+        "# Edit only the paths below, or set them in the environment. The "
+        "model flags\n"
+        "# give the architecture as trainplan times it; what does not change "
+        "the time\n"
+        "# (rotary base, norm epsilon, initialisation) is Megatron-LM's "
+        "default unless\n"
+        "# you add it, and the optimizer's hyperparameters are common "
+        "pre-training values.\n",
+        (long long)nodes, nodes == 1 ? "" : "s");
+    for (int i = 0; i < j.n_notes; i++)
+        cli_text_put(b, "# note: %s\n", j.notes[i]);
+    cli_text_put(b,
+                 "#SBATCH --job-name=trainplan-%s\n"
+                 "#SBATCH --nodes=%lld\n"
+                 "#SBATCH --ntasks-per-node=1\n"
+                 "#SBATCH --gpus-per-node=%lld\n"
+                 "#SBATCH --exclusive\n"
+                 "set -euo pipefail\n\n",
+                 m->name, (long long)nodes, (long long)g);
+    cli_text_put(b,
+                 "MEGATRON_LM=${MEGATRON_LM:-/path/to/Megatron-LM}\n"
+                 "DATA_PATH=${DATA_PATH:-/path/to/dataset_text_document}\n"
+                 "TOKENIZER=${TOKENIZER:-/path/to/tokenizer}\n"
+                 "CHECKPOINTS=${CHECKPOINTS:-/path/to/checkpoints}\n"
+                 "MASTER_PORT=${MASTER_PORT:-29500}\n\n");
+    if (j.fsdp)
+        cli_text_put(b, "# Megatron-FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS "
+                        "is not 1 (validate_args)\n"
+                        "unset CUDA_DEVICE_MAX_CONNECTIONS\n\n");
+    else if (l->tp > 1 || l->cp > 1)
+        cli_text_put(b, "# Megatron-LM asserts it with TP or CP > 1 before "
+                        "Blackwell (validate_args)\n"
+                        "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n");
+    for (int gi = 0; gi < G_COUNT; gi++) {
+        cli_text_put(b, "%s=(\n", group_names[gi]);
+        for (int i = 0; i < j.n; i++) {
+            if (j.a[i].group != gi) continue;
+            cli_text_put(b, "    %s", j.a[i].flag);
+            if (j.a[i].value[0]) {
+                cli_text_put(b, " ");
+                put_word(b, j.a[i].value);
+            }
+            cli_text_put(b, "\n");
+        }
+        cli_text_put(b, ")\n");
+    }
+    cli_text_put(b, "TRAINING=(\n");
+    if (iters > 0)
+        cli_text_put(b, "    --train-iters %lld\n", (long long)iters);
+    else
+        cli_text_put(b, "    --train-iters 1000  # no --tokens given\n");
+    cli_text_put(b,
+                 "    --lr 3.0e-4 --min-lr 3.0e-5 --lr-decay-style cosine "
+                 "--lr-warmup-fraction 0.01\n"
+                 "    --weight-decay 0.1 --adam-beta1 0.9 --adam-beta2 0.95 "
+                 "--clip-grad 1.0 --init-method-std 0.02\n"
+                 "    --log-interval 10 --eval-interval 1000 --eval-iters 10\n"
+                 ")\n"
+                 "DATA=(\n"
+                 "    --data-path \"$DATA_PATH\" --split 99,1,0\n"
+                 "    --tokenizer-type HuggingFaceTokenizer --tokenizer-model "
+                 "\"$TOKENIZER\"\n"
+                 "    --save \"$CHECKPOINTS\" --load \"$CHECKPOINTS\" "
+                 "--save-interval 1000 --ckpt-format %s\n"
+                 ")\n\n",
+                 j.fsdp ? "fsdp_dtensor" : "torch_dist");
+    cli_text_put(
+        b,
+        "NODES=%lld\n"
+        "GPUS_PER_NODE=%lld\n"
+        "if [ -n \"${SLURM_JOB_ID:-}\" ]; then\n"
+        "    MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | "
+        "head -n 1)\n"
+        "    RUN=(srun --nodes \"$NODES\" --ntasks-per-node 1 "
+        "--kill-on-bad-exit=1)\n"
+        "else\n"
+        "    %s\n"
+        "    RUN=()\n"
+        "fi\n"
+        "\"${RUN[@]}\" torchrun --nnodes \"$NODES\" --nproc-per-node "
+        "\"$GPUS_PER_NODE\" \\\n"
+        "    --rdzv-id \"${SLURM_JOB_ID:-trainplan}\" --rdzv-backend c10d "
+        "--rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" \\\n"
+        "    \"$MEGATRON_LM/pretrain_gpt.py\" \\\n"
+        "    \"${MODEL[@]}\" \"${PARALLEL[@]}\" \"${PRECISION[@]}\" "
+        "\"${BATCH[@]}\" \\\n"
+        "    \"${TRAINING[@]}\" \"${DATA[@]}\"\n",
+        (long long)nodes, (long long)g,
+        nodes == 1 ? "MASTER_ADDR=${MASTER_ADDR:-localhost}"
+                   : ": \"${MASTER_ADDR:?set MASTER_ADDR to the first node}\"");
+}
+
+/* ---- reading a Megatron-LM job back ----------------------------------- */
+
+enum { MAX_WORDS = 8192 };
+
+typedef struct words {
+    char **w;    /* shell words, quotes removed ($ references kept) */
+    int *line;   /* the line each starts on */
+    int n, cap;
+    int64_t sbatch_nodes, sbatch_gpn; /* from #SBATCH lines; 0 = unset */
+} words;
+
+static void words_add(words *ws, const char *s, size_t len, int line)
+{
+    if (ws->n == ws->cap) {
+        ws->cap = ws->cap ? 2 * ws->cap : 256;
+        ws->w = tp_xrealloc(ws->w, (size_t)ws->cap * sizeof *ws->w);
+        ws->line = tp_xrealloc(ws->line, (size_t)ws->cap * sizeof *ws->line);
+    }
+    char *p = tp_xmalloc(len + 1);
+    memcpy(p, s, len);
+    p[len] = '\0';
+    ws->w[ws->n] = p;
+    ws->line[ws->n++] = line;
+}
+
+static void words_free(words *ws)
+{
+    for (int i = 0; i < ws->n; i++) free(ws->w[i]);
+    free(ws->w);
+    free(ws->line);
+}
+
+/* "#SBATCH --nodes=4", "#SBATCH -N 4", "#SBATCH --gpus-per-node=8" (a
+ * type prefix "h100:8" allowed). */
+static void sbatch_line(words *ws, const char *s, const char *end)
+{
+    char buf[256];
+    size_t n = (size_t)(end - s) < sizeof buf - 1 ? (size_t)(end - s)
+                                                  : sizeof buf - 1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *tok[8];
+    int nt = 0;
+    for (char *p = strtok(buf, " \t=\r"); p && nt < 8; p = strtok(NULL, " \t=\r"))
+        tok[nt++] = p;
+    for (int i = 0; i + 1 < nt; i++) {
+        const char *v = tok[i + 1];
+        const char *colon = strrchr(v, ':');
+        long long x;
+        if (strcmp(tok[i], "--nodes") == 0 || strcmp(tok[i], "-N") == 0) {
+            if (!tp_parse_int(v, 1, 1000000, &x)) ws->sbatch_nodes = x;
+        } else if (strcmp(tok[i], "--gpus-per-node") == 0) {
+            if (!tp_parse_int(colon ? colon + 1 : v, 1, 4096, &x))
+                ws->sbatch_gpn = x;
+        }
+    }
+}
+
+/* Splits text into shell words: '#' comments to the line's end (#SBATCH
+ * lines read first), backslash-newline joined, '...' and "..." quotes
+ * removed, unquoted ( ) ; | & and newlines separate words. Returns TP_OK,
+ * or TP_EDATA for an unterminated quote. */
+static int split_words(const char *text, const char *file, words *ws,
+                       tp_err *e)
+{
+    const char *p = text;
+    int line = 1;
+    char *cur = tp_xmalloc(strlen(text) + 1);
+    size_t n = 0;
+    int in_word = 0, start_line = 1;
+#define END_WORD()                                                            \
+    do {                                                                      \
+        if (in_word) words_add(ws, cur, n, start_line);                       \
+        n = 0;                                                                \
+        in_word = 0;                                                          \
+    } while (0)
+    while (*p) {
+        char ch = *p;
+        if (ch == '\\' && p[1] == '\n') {
+            p += 2;
+            line++;
+            continue;
+        }
+        if (ch == '#' && !in_word) {
+            const char *eol = strchr(p, '\n');
+            if (!eol) eol = p + strlen(p);
+            if (strncmp(p, "#SBATCH", 7) == 0) sbatch_line(ws, p + 7, eol);
+            p = eol;
+            continue;
+        }
+        if (ch == '\n' || ch == ' ' || ch == '\t' || ch == '\r' || ch == ';'
+            || ch == '(' || ch == ')' || ch == '|' || ch == '&') {
+            END_WORD();
+            if (ch == '\n') line++;
+            p++;
+            continue;
+        }
+        if (!in_word) start_line = line;
+        in_word = 1;
+        if (ch == '\'' || ch == '"') {
+            const char *q = p + 1;
+            while (*q && *q != ch) {
+                if (ch == '"' && *q == '\\' && q[1]) {
+                    q++;
+                }
+                if (*q == '\n') line++;
+                cur[n++] = *q++;
+            }
+            if (!*q) {
+                free(cur);
+                return tp_errf(e, TP_EDATA,
+                               "%s:%d: a %s quote that does not end", file,
+                               start_line, ch == '"' ? "double" : "single");
+            }
+            p = q + 1;
+            continue;
+        }
+        if (ch == '\\' && p[1]) {
+            cur[n++] = p[1];
+            p += 2;
+            continue;
+        }
+        cur[n++] = ch;
+        p++;
+    }
+    END_WORD();
+#undef END_WORD
+    free(cur);
+    if (ws->n > MAX_WORDS)
+        return tp_errf(e, TP_EDATA, "%s: more than %d words: not a launch "
+                       "script", file, MAX_WORDS);
+    return TP_OK;
+}
+
+/* The flags the reader understands, and whether each takes a value
+ * (every other flag is skipped with the word after it when that word is
+ * not a flag). Names as arguments.py at d98e8a6. */
+typedef enum {
+    F_NUM_LAYERS, F_HIDDEN, F_FFN, F_HEADS, F_GQA, F_QUERY_GROUPS,
+    F_KV_CHANNELS, F_MAX_POS, F_POS_TYPE, F_NORM, F_SWIGLU, F_SQRELU,
+    F_QGEGLU, F_UNTIE, F_NO_BIAS, F_QKV_BIAS, F_ATTN_DROP, F_HIDDEN_DROP,
+    F_VOCAB, F_TOKENIZER, F_SEQ, F_TP, F_PP, F_CP, F_VSTAGES, F_VLAYERS,
+    F_LAYOUT, F_FIRST_LAYERS, F_LAST_LAYERS, F_SP, F_MBS, F_GBS,
+    F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_ACTIVATIONS, F_DISTOPT,
+    F_MFSDP, F_SHARDING, F_TORCH_FSDP2, F_BF16, F_FP16, F_FP8_FORMAT,
+    F_FP8_RECIPE, F_FP8_PARAMS, F_TP_OVERLAP, F_CP_COMM, F_CE_FUSION,
+    F_ATTN_BACKEND, F_FLASH_ATTN, F_OVERLAP_GRAD, F_OVERLAP_PARAM,
+    F_NO_P2P_OVERLAP, F_GRAD_BF16, F_GRAD_FP32, F_TRAIN_ITERS, F_NNODES,
+    F_NPROC, F_COUNT
+} mg_flag;
+
+static const struct {
+    const char *name;
+    int value; /* takes one value */
+} flags[F_COUNT] = {
+    [F_NUM_LAYERS] = {"--num-layers", 1},
+    [F_HIDDEN] = {"--hidden-size", 1},
+    [F_FFN] = {"--ffn-hidden-size", 1},
+    [F_HEADS] = {"--num-attention-heads", 1},
+    [F_GQA] = {"--group-query-attention", 0},
+    [F_QUERY_GROUPS] = {"--num-query-groups", 1},
+    [F_KV_CHANNELS] = {"--kv-channels", 1},
+    [F_MAX_POS] = {"--max-position-embeddings", 1},
+    [F_POS_TYPE] = {"--position-embedding-type", 1},
+    [F_NORM] = {"--normalization", 1},
+    [F_SWIGLU] = {"--swiglu", 0},
+    [F_SQRELU] = {"--squared-relu", 0},
+    [F_QGEGLU] = {"--quick-geglu", 0},
+    [F_UNTIE] = {"--untie-embeddings-and-output-weights", 0},
+    [F_NO_BIAS] = {"--disable-bias-linear", 0},
+    [F_QKV_BIAS] = {"--add-qkv-bias", 0},
+    [F_ATTN_DROP] = {"--attention-dropout", 1},
+    [F_HIDDEN_DROP] = {"--hidden-dropout", 1},
+    [F_VOCAB] = {"--vocab-size", 1},
+    [F_TOKENIZER] = {"--tokenizer-type", 1},
+    [F_SEQ] = {"--seq-length", 1},
+    [F_TP] = {"--tensor-model-parallel-size", 1},
+    [F_PP] = {"--pipeline-model-parallel-size", 1},
+    [F_CP] = {"--context-parallel-size", 1},
+    [F_VSTAGES] = {"--num-virtual-stages-per-pipeline-rank", 1},
+    [F_VLAYERS] = {"--num-layers-per-virtual-pipeline-stage", 1},
+    [F_LAYOUT] = {"--pipeline-model-parallel-layout", 1},
+    [F_FIRST_LAYERS] = {"--decoder-first-pipeline-num-layers", 1},
+    [F_LAST_LAYERS] = {"--decoder-last-pipeline-num-layers", 1},
+    [F_SP] = {"--sequence-parallel", 0},
+    [F_MBS] = {"--micro-batch-size", 1},
+    [F_GBS] = {"--global-batch-size", 1},
+    [F_RC_GRAN] = {"--recompute-granularity", 1},
+    [F_RC_METHOD] = {"--recompute-method", 1},
+    [F_RC_LAYERS] = {"--recompute-num-layers", 1},
+    [F_RC_ACTIVATIONS] = {"--recompute-activations", 0},
+    [F_DISTOPT] = {"--use-distributed-optimizer", 0},
+    [F_MFSDP] = {"--use-megatron-fsdp", 0},
+    [F_SHARDING] = {"--data-parallel-sharding-strategy", 1},
+    [F_TORCH_FSDP2] = {"--use-torch-fsdp2", 0},
+    [F_BF16] = {"--bf16", 0},
+    [F_FP16] = {"--fp16", 0},
+    [F_FP8_FORMAT] = {"--fp8-format", 1},
+    [F_FP8_RECIPE] = {"--fp8-recipe", 1},
+    [F_FP8_PARAMS] = {"--fp8-param-gather", 0},
+    [F_TP_OVERLAP] = {"--tp-comm-overlap", 0},
+    [F_CP_COMM] = {"--cp-comm-type", 1},
+    [F_CE_FUSION] = {"--cross-entropy-loss-fusion", 0},
+    [F_ATTN_BACKEND] = {"--attention-backend", 1},
+    [F_FLASH_ATTN] = {"--use-flash-attn", 0},
+    [F_OVERLAP_GRAD] = {"--overlap-grad-reduce", 0},
+    [F_OVERLAP_PARAM] = {"--overlap-param-gather", 0},
+    [F_NO_P2P_OVERLAP] = {"--no-overlap-p2p-communication", 0},
+    [F_GRAD_BF16] = {"--grad-reduce-in-bf16", 0},
+    [F_GRAD_FP32] = {"--accumulate-allreduce-grads-in-fp32", 0},
+    [F_TRAIN_ITERS] = {"--train-iters", 1},
+    /* torchrun's (--nproc_per_node is its older spelling) */
+    [F_NNODES] = {"--nnodes", 1},
+    [F_NPROC] = {"--nproc-per-node", 1},
+};
+
+typedef struct mg_seen {
+    const char *v[F_COUNT]; /* the value, or "" for a flag; NULL: absent */
+    int line[F_COUNT];
+} mg_seen;
+
+static int flag_of(const char *name)
+{
+    if (strcmp(name, "--nproc_per_node") == 0) return F_NPROC;
+    for (int i = 0; i < F_COUNT; i++)
+        if (strcmp(name, flags[i].name) == 0) return i;
+    return -1;
+}
+
+/* A whole number in [lo, hi] from flag f, into *out; TP_EDATA naming the
+ * file, line, flag and range otherwise. Absent: *out untouched. */
+static int seen_int(const mg_seen *s, int f, const char *file, long long lo,
+                    long long hi, int64_t *out, tp_err *e)
+{
+    if (!s->v[f]) return TP_OK;
+    long long x;
+    if (tp_parse_int(s->v[f], lo, hi, &x))
+        return tp_errf(e, TP_EDATA,
+                       "%s:%d: %s: expected an integer in [%lld, %lld], "
+                       "found '%s'",
+                       file, s->line[f], flags[f].name, lo, hi, s->v[f]);
+    *out = x;
+    return TP_OK;
+}
+
+static int seen_prob(const mg_seen *s, int f, const char *file, double *out,
+                     tp_err *e)
+{
+    if (!s->v[f]) return TP_OK;
+    double x;
+    if (tp_parse_num(s->v[f], &x) || !(x >= 0 && x <= 1))
+        return tp_errf(e, TP_EDATA,
+                       "%s:%d: %s: expected a probability in [0, 1], found "
+                       "'%s'",
+                       file, s->line[f], flags[f].name, s->v[f]);
+    *out = x;
+    return TP_OK;
+}
+
+/* s->v[f] is one of names[0..n-1]: its index, else -1 with TP_EDATA. */
+static int seen_choice(const mg_seen *s, int f, const char *file,
+                       const char *const *names, int n, tp_err *e)
+{
+    for (int i = 0; i < n; i++)
+        if (names[i] && strcmp(s->v[f], names[i]) == 0) return i;
+    char list[256] = "";
+    size_t len = 0;
+    for (int i = 0; i < n && len < sizeof list; i++)
+        if (names[i])
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                    len ? ", " : "", names[i]);
+    tp_errf(e, TP_EDATA, "%s:%d: %s: expected %s (what trainplan models), "
+            "found '%s'", file, s->line[f], flags[f].name, list, s->v[f]);
+    return -1;
+}
+
+/* One of Megatron-Core's two unrolling passes (parse_str_to_list):
+ * pass 0 replaces "(X)*N" (X without ')'), pass 1 "cN", each left to
+ * right. Returns the new string (caller frees), or NULL when it would
+ * pass a million characters. */
+static char *unroll(const char *a, int pass)
+{
+    size_t cap = strlen(a) + 64, n = 0;
+    char *b = tp_xmalloc(cap);
+    for (size_t i = 0; a[i];) {
+        const char *unit = a + i, *star = NULL;
+        size_t ulen = 1;
+        if (pass == 0 && a[i] == '(') {
+            const char *close = strchr(a + i + 1, ')');
+            if (close && close > a + i + 1 && close[1] == '*') {
+                unit = a + i + 1;
+                ulen = (size_t)(close - unit);
+                star = close + 1;
+            }
+        } else if (pass == 1 && a[i + 1] == '*') {
+            star = a + i + 1;
+        }
+        if (!star || !isdigit((unsigned char)star[1])) {
+            if (n + 2 > cap) b = tp_xrealloc(b, cap *= 2);
+            b[n++] = a[i++];
+            continue;
+        }
+        size_t nd = 0;
+        double k = 0;
+        while (isdigit((unsigned char)star[1 + nd]))
+            k = k * 10 + (star[1 + nd++] - '0');
+        if ((double)n + k * (double)ulen > 1e6) {
+            free(b);
+            return NULL;
+        }
+        for (long long r = 0; r < (long long)k; r++) {
+            while (n + ulen + 1 > cap) b = tp_xrealloc(b, cap *= 2);
+            memcpy(b + n, unit, ulen);
+            n += ulen;
+        }
+        i = (size_t)(star + 1 + nd - a);
+    }
+    b[n] = '\0';
+    return b;
+}
+
+/* Decoder layers of each stage of a --pipeline-model-parallel-layout
+ * string, expanded as Megatron-Core does (parse_str_to_list): commas
+ * dropped, "(...)*N" then "x*N" unrolled, '|' between stages; E first, L
+ * last. *ns: stages. TP_EDATA with the file, line and why. */
+static int parse_pp_layout(const char *s, const char *file, int line,
+                           int64_t **out, int64_t *ns, tp_err *e)
+{
+    char *a = tp_xmalloc(strlen(s) + 1);
+    size_t n = 0;
+    for (const char *p = s; *p; p++)
+        if (*p != ',') a[n++] = *p;
+    a[n] = '\0';
+    int rc = TP_OK;
+    for (int pass = 0; pass < 2; pass++) {
+        char *b = unroll(a, pass);
+        free(a);
+        a = b;
+        if (!a)
+            return tp_errf(e, TP_EDATA,
+                           "%s:%d: --pipeline-model-parallel-layout '%s': "
+                           "more than a million layers once unrolled",
+                           file, line, s);
+    }
+    int64_t stages = 1;
+    for (char *p = a; *p; p++) stages += *p == '|';
+    int64_t *t = tp_xcalloc((size_t)stages, sizeof *t);
+    int64_t k = 0, ne = 0, nl = 0;
+    size_t len = strlen(a);
+    for (size_t i = 0; i < len && !rc; i++) {
+        char ch = a[i];
+        if (ch == '|') k++;
+        else if (ch == 't') t[k]++;
+        else if (ch == 'E' && i == 0) ne++;
+        else if (ch == 'L' && i == len - 1) nl++;
+        else
+            rc = tp_errf(e, TP_EDATA,
+                         "%s:%d: --pipeline-model-parallel-layout '%s': "
+                         "'%c' at %zu; trainplan reads E (first), t, L "
+                         "(last), '|' and (...)*N",
+                         file, line, s, ch, i);
+    }
+    if (!rc && (ne != 1 || nl != 1))
+        rc = tp_errf(e, TP_EDATA,
+                     "%s:%d: --pipeline-model-parallel-layout '%s': must "
+                     "start with E and end with L (Megatron-Core's "
+                     "validate_layer_layout)", file, line, s);
+    free(a);
+    if (rc) {
+        free(t);
+        return rc;
+    }
+    *out = t;
+    *ns = stages;
+    return TP_OK;
 }
 
 int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                       space_model *m, tp_err *e)
 {
-    (void)text;
-    (void)o;
-    (void)m;
-    return tp_errf(e, TP_EUSAGE, "%s: reading a Megatron-LM job is not built "
-                   "yet", file);
+    words ws = {0};
+    int rc = split_words(text, file, &ws, e);
+    mg_seen s;
+    memset(&s, 0, sizeof s);
+    int unknown = 0;
+    for (int i = 0; !rc && i < ws.n; i++) {
+        const char *w = ws.w[i];
+        if (strncmp(w, "--", 2) != 0 || !w[2]) continue;
+        char name[128];
+        const char *eq = strchr(w, '=');
+        size_t nl = eq ? (size_t)(eq - w) : strlen(w);
+        if (nl >= sizeof name) continue;
+        memcpy(name, w, nl);
+        name[nl] = '\0';
+        int f = flag_of(name);
+        if (f < 0) {
+            /* another flag: skip its value, if it has one */
+            unknown++;
+            if (!eq && i + 1 < ws.n && ws.w[i + 1][0] != '-') i++;
+            continue;
+        }
+        const char *v = "";
+        if (flags[f].value) {
+            if (eq) {
+                v = eq + 1;
+            } else if (i + 1 < ws.n) {
+                v = ws.w[++i];
+            } else {
+                rc = tp_errf(e, TP_EDATA, "%s:%d: %s needs a value", file,
+                             ws.line[i], name);
+                break;
+            }
+        }
+        if (f == F_NNODES || f == F_NPROC) {
+            long long x;
+            if (tp_parse_int(v, 1, 1000000, &x)) continue; /* "$NODES" */
+        }
+        if (s.v[f] && strcmp(s.v[f], v) != 0) {
+            rc = tp_errf(e, TP_EDATA, "%s:%d: %s given twice, as '%s' (line "
+                         "%d) and '%s'", file, ws.line[i], name, s.v[f],
+                         s.line[f], v);
+            break;
+        }
+        s.v[f] = v;
+        s.line[f] = ws.line[i];
+    }
+    (void)unknown;
+
+    /* The model, with Megatron-LM's defaults (TransformerConfig,
+     * arguments.py validate_args). */
+    memset(m, 0, sizeof *m);
+    if (!rc) {
+        static const int required[] = {F_NUM_LAYERS, F_HIDDEN, F_HEADS,
+                                       F_SEQ, F_MBS};
+        for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+            if (!s.v[required[i]]) {
+                rc = tp_errf(e, TP_EDATA,
+                             "%s: no %s: not a Megatron-LM pretrain_gpt.py "
+                             "command line (trainplan needs --num-layers, "
+                             "--hidden-size, --num-attention-heads, "
+                             "--seq-length, --micro-batch-size)",
+                             file, flags[required[i]].name);
+                break;
+            }
+    }
+    const char *base = tp_basename(file);
+    snprintf(m->name, sizeof m->name, "%.63s", base);
+    snprintf(m->source, sizeof m->source, "Megatron-LM arguments in %.200s",
+             file);
+    m->attn_dropout = m->hidden_dropout = 0.1;
+    m->qkv_bias = m->out_bias = m->mlp_bias = 1;
+    m->tied_embeddings = 1;
+    m->moe_layer_freq = 1;
+    int64_t seq = 0, vocab = 0;
+    if (!rc) rc = seen_int(&s, F_NUM_LAYERS, file, 1, 100000, &m->num_layers, e);
+    if (!rc) rc = seen_int(&s, F_HIDDEN, file, 1, 1000000, &m->hidden, e);
+    if (!rc) rc = seen_int(&s, F_HEADS, file, 1, 100000, &m->heads, e);
+    if (!rc) rc = seen_int(&s, F_SEQ, file, 1, 100000000, &seq, e);
+    if (!rc) {
+        m->kv_heads = m->heads;
+        if (s.v[F_GQA]) {
+            m->kv_heads = 1; /* num_query_groups' argparse default */
+            rc = seen_int(&s, F_QUERY_GROUPS, file, 1, 100000, &m->kv_heads, e);
+        }
+    }
+    int swiglu = s.v[F_SWIGLU] != NULL;
+    if (!rc) {
+        m->act = swiglu              ? SPACE_ACT_SWIGLU
+                 : s.v[F_SQRELU]     ? SPACE_ACT_SQUARED_RELU
+                 : s.v[F_QGEGLU]     ? SPACE_ACT_GEGLU
+                                     : SPACE_ACT_GELU;
+        /* validate_args' default FFN size */
+        m->ffn_hidden = swiglu ? (int64_t)((4.0 * (double)m->hidden * 2 / 3) / 64) * 64
+                               : 4 * m->hidden;
+        rc = seen_int(&s, F_FFN, file, 1, 10000000, &m->ffn_hidden, e);
+    }
+    if (!rc) rc = seen_int(&s, F_KV_CHANNELS, file, 1, 100000, &m->head_dim, e);
+    if (!rc) {
+        m->max_position = seq;
+        rc = seen_int(&s, F_MAX_POS, file, 1, 100000000, &m->max_position, e);
+        if (!rc && !s.v[F_MAX_POS])
+            rc = tp_errf(e, TP_EDATA, "%s: no --max-position-embeddings "
+                         "(Megatron-LM requires it: validate_args)", file);
+    }
+    if (!rc && s.v[F_POS_TYPE]) {
+        static const char *const names[SPACE_POS_COUNT] = {
+            [SPACE_POS_LEARNED] = "learned_absolute",
+            [SPACE_POS_ROPE] = "rope", [SPACE_POS_NONE] = "none"};
+        int k = seen_choice(&s, F_POS_TYPE, file, names, SPACE_POS_COUNT, e);
+        if (k < 0) rc = TP_EDATA;
+        else m->pos = (space_pos)k;
+    }
+    if (!rc && s.v[F_NORM]) {
+        static const char *const names[SPACE_NORM_COUNT] = {
+            [SPACE_NORM_LAYERNORM] = "LayerNorm",
+            [SPACE_NORM_RMSNORM] = "RMSNorm"};
+        int k = seen_choice(&s, F_NORM, file, names, SPACE_NORM_COUNT, e);
+        if (k < 0) rc = TP_EDATA;
+        else m->norm = (space_norm)k;
+    }
+    if (s.v[F_UNTIE]) m->tied_embeddings = 0;
+    if (s.v[F_NO_BIAS]) m->qkv_bias = m->out_bias = m->mlp_bias = 0;
+    if (s.v[F_QKV_BIAS]) m->qkv_bias = 1;
+    if (!rc) rc = seen_prob(&s, F_ATTN_DROP, file, &m->attn_dropout, e);
+    if (!rc) rc = seen_prob(&s, F_HIDDEN_DROP, file, &m->hidden_dropout, e);
+    if (!rc) rc = seen_int(&s, F_VOCAB, file, 1, 100000000, &vocab, e);
+    if (!rc && !vocab) {
+        /* GPT-2's BPE, the one tokenizer whose size the type says */
+        if (s.v[F_TOKENIZER] && strcmp(s.v[F_TOKENIZER], "GPT2BPETokenizer") == 0)
+            vocab = 50257;
+        else
+            rc = tp_errf(e, TP_EDATA,
+                         "%s: the vocabulary's size is not in the file "
+                         "(tokenizer %s): add --vocab-size N, which "
+                         "Megatron-LM ignores beside a HuggingFace or "
+                         "SentencePiece tokenizer",
+                         file, s.v[F_TOKENIZER] ? s.v[F_TOKENIZER] : "none");
+    }
+    m->vocab = vocab;
+    if (!rc) rc = space_model_validate(m, file, e);
+
+    /* The layout and the job, as the command-line options would set
+     * them. */
+    int64_t x = 0;
+    if (!rc) {
+        o->seq_length = seq;
+        o->tp = 1;
+        o->tp_set = 1;
+        rc = seen_int(&s, F_TP, file, 1, 4096, &o->tp, e);
+    }
+    if (!rc) {
+        o->pp = 1;
+        rc = seen_int(&s, F_PP, file, 1, 4096, &o->pp, e);
+    }
+    if (!rc) {
+        o->cp = 1;
+        rc = seen_int(&s, F_CP, file, 1, 4096, &o->cp, e);
+    }
+    if (!rc) rc = seen_int(&s, F_MBS, file, 1, 1000000, &o->mbs, e);
+    if (!rc && s.v[F_GBS]) rc = seen_int(&s, F_GBS, file, 1, 100000000, &o->gbs, e);
+    if (!rc && !s.v[F_GBS])
+        rc = tp_errf(e, TP_EDATA, "%s: no --global-batch-size: Megatron-LM "
+                     "then trains micro-batch x DP sequences an iteration; "
+                     "say it", file);
+    o->vstages = 1;
+    if (!rc) rc = seen_int(&s, F_VSTAGES, file, 1, 4096, &o->vstages, e);
+    if (!rc && s.v[F_VLAYERS]) {
+        int64_t per = 0;
+        rc = seen_int(&s, F_VLAYERS, file, 1, 100000, &per, e);
+        if (!rc) o->vpp_layers = per;
+    }
+    if (!rc && s.v[F_LAYOUT]) {
+        int64_t *st = NULL, ns = 0;
+        rc = parse_pp_layout(s.v[F_LAYOUT], file, s.line[F_LAYOUT], &st, &ns, e);
+        if (!rc && ns % o->pp)
+            rc = tp_errf(e, TP_EDATA,
+                         "%s:%d: --pipeline-model-parallel-layout: %lld "
+                         "stages are not a multiple of PP %lld",
+                         file, s.line[F_LAYOUT], (long long)ns,
+                         (long long)o->pp);
+        if (!rc) {
+            int64_t total = 0;
+            for (int64_t k = 0; k < ns; k++) total += st[k];
+            if (total != m->num_layers)
+                rc = tp_errf(e, TP_EDATA,
+                             "%s:%d: --pipeline-model-parallel-layout holds "
+                             "%lld layers, --num-layers %lld",
+                             file, s.line[F_LAYOUT], (long long)total,
+                             (long long)m->num_layers);
+        }
+        if (!rc) {
+            o->vstages = ns / o->pp;
+            /* the estimate splits the layers by its own rule: say where
+             * the file's split differs */
+            space_layout t = {0};
+            t.pp = o->pp;
+            t.vpp = o->vstages;
+            int64_t *want = tp_xcalloc((size_t)o->pp, sizeof *want);
+            rank_layers(m, &t, want);
+            for (int64_t r = 0; r < o->pp; r++) {
+                int64_t have = 0;
+                for (int64_t k = r; k < ns; k += o->pp) have += st[k];
+                if (have != want[r]) {
+                    fprintf(stderr,
+                            "trainplan: %s: warning: the layout gives "
+                            "pipeline rank %lld %lld layers; the estimate "
+                            "splits them by its own rule (%lld)\n",
+                            file, (long long)r, (long long)have,
+                            (long long)want[r]);
+                    break;
+                }
+            }
+            free(want);
+        }
+        free(st);
+    }
+    if (!rc && (s.v[F_FIRST_LAYERS] || s.v[F_LAST_LAYERS]))
+        fprintf(stderr, "trainplan: %s: warning: --decoder-first/last-"
+                "pipeline-num-layers: the estimate splits the layers by its "
+                "own rule\n", file);
+    o->sp = s.v[F_SP] ? 1 : 0;
+    /* recomputation (TransformerConfig: full needs a method and N) */
+    o->recompute = SPACE_RECOMPUTE_NONE;
+    if (s.v[F_RC_ACTIVATIONS]) o->recompute = SPACE_RECOMPUTE_SELECTIVE;
+    if (!rc && s.v[F_RC_GRAN]) {
+        static const char *const names[SPACE_RECOMPUTE_COUNT] = {
+            [SPACE_RECOMPUTE_SELECTIVE] = "selective",
+            [SPACE_RECOMPUTE_FULL] = "full"};
+        int k = seen_choice(&s, F_RC_GRAN, file, names, SPACE_RECOMPUTE_COUNT, e);
+        if (k < 0) rc = TP_EDATA;
+        else o->recompute = k;
+    }
+    if (!rc && s.v[F_RC_METHOD]) {
+        int k = seen_choice(&s, F_RC_METHOD, file, space_recompute_method_names,
+                            SPACE_RECOMPUTE_METHOD_COUNT, e);
+        if (k < 0) rc = TP_EDATA;
+        o->recompute_method = k;
+        o->sw_set |= CLI_SW_RC_METHOD;
+    }
+    if (!rc) rc = seen_int(&s, F_RC_LAYERS, file, 1, 100000, &o->recompute_layers, e);
+    if (!rc && o->recompute != SPACE_RECOMPUTE_FULL)
+        o->recompute_layers = 0, o->sw_set &= ~(unsigned)CLI_SW_RC_METHOD;
+    /* optimizer sharding */
+    o->zero = s.v[F_DISTOPT] ? 1 : 0;
+    if (!rc && (s.v[F_MFSDP] || s.v[F_TORCH_FSDP2])) {
+        o->zero = 3; /* --data-parallel-sharding-strategy's default */
+        if (s.v[F_MFSDP] && s.v[F_SHARDING]) {
+            static const char *const names[4] = {"no_shard", "optim",
+                                                 "optim_grads",
+                                                 "optim_grads_params"};
+            int k = seen_choice(&s, F_SHARDING, file, names, 4, e);
+            if (k < 0) rc = TP_EDATA;
+            else o->zero = k;
+        }
+    }
+    /* precision */
+    if (!rc && !s.v[F_BF16] && !s.v[F_FP16])
+        rc = tp_errf(e, TP_EDATA, "%s: neither --bf16 nor --fp16: "
+                     "Megatron-LM then trains in fp32, which trainplan does "
+                     "not model", file);
+    o->precision = s.v[F_FP16] ? HW_FP16 : HW_BF16;
+    if (!rc && s.v[F_FP8_FORMAT]) {
+        o->precision = HW_FP8;
+        o->fp8_recipe = SPACE_FP8_DELAYED; /* --fp8-recipe's default */
+        o->sw_set |= CLI_SW_FP8;
+        if (s.v[F_FP8_RECIPE]) {
+            static const char *const names[SPACE_FP8_RECIPE_COUNT] = {
+                [SPACE_FP8_DELAYED] = "delayed",
+                [SPACE_FP8_TENSORWISE] = "tensorwise",
+                [SPACE_FP8_BLOCKWISE] = "blockwise",
+                [SPACE_FP8_MXFP8] = "mxfp8"};
+            int k = seen_choice(&s, F_FP8_RECIPE, file, names,
+                                SPACE_FP8_RECIPE_COUNT, e);
+            if (k < 0) rc = TP_EDATA;
+            else o->fp8_recipe = k;
+        }
+    }
+    o->fp8_params = s.v[F_FP8_PARAMS] && o->precision == HW_FP8;
+    if (s.v[F_GRAD_BF16]) o->grad_bytes = 2, o->sw_set |= CLI_SW_GRAD;
+    if (s.v[F_GRAD_FP32]) o->grad_bytes = 4, o->sw_set |= CLI_SW_GRAD;
+    /* software switches: Megatron-LM's defaults where absent */
+    o->framework = SPACE_FW_MEGATRON_CORE;
+    o->no_overlap = s.v[F_OVERLAP_GRAD] ? 0 : 1; /* off by default */
+    o->sw_set |= CLI_SW_DP;
+    if (s.v[F_TP_OVERLAP]) o->tp_overlap = SPACE_TP_OVERLAP_ALL, o->sw_set |= CLI_SW_TP;
+    if (s.v[F_NO_P2P_OVERLAP]) o->no_pp_overlap = 1, o->sw_set |= CLI_SW_PP;
+    o->ce_fusion = s.v[F_CE_FUSION] != NULL;
+    if (!rc && s.v[F_CP_COMM]) {
+        static const char *const names[SPACE_CP_COMM_COUNT] = {
+            [SPACE_CP_P2P] = "p2p", [SPACE_CP_ALLGATHER] = "allgather"};
+        int k = seen_choice(&s, F_CP_COMM, file, names, SPACE_CP_COMM_COUNT, e);
+        if (k < 0) rc = TP_EDATA;
+        else o->cp_comm = k, o->sw_set |= CLI_SW_CP;
+    }
+    if (s.v[F_FLASH_ATTN])
+        o->attn_backend = SPACE_ATTN_FLASH, o->sw_set |= CLI_SW_FLASH;
+    if (!rc && s.v[F_ATTN_BACKEND]) {
+        int k = seen_choice(&s, F_ATTN_BACKEND, file, space_attn_names,
+                            SPACE_ATTN_COUNT, e);
+        if (k < 0) rc = TP_EDATA;
+        else o->attn_backend = k, o->sw_set |= CLI_SW_FLASH;
+    }
+    /* the GPUs: #SBATCH, else torchrun's literal counts */
+    int64_t nodes = ws.sbatch_nodes, gpn = ws.sbatch_gpn;
+    if (!rc && !nodes) rc = seen_int(&s, F_NNODES, file, 1, 1000000, &nodes, e);
+    if (!rc && !gpn) rc = seen_int(&s, F_NPROC, file, 1, 4096, &gpn, e);
+    if (!rc && nodes > 0 && gpn > 0 && o->gpus <= 0) o->gpus = nodes * gpn;
+    else if (!rc && nodes > 0 && o->gpus <= 0 && o->opt_nodes <= 0)
+        o->opt_nodes = (int)nodes;
+    /* the tokens to train, from the iterations */
+    if (!rc && s.v[F_TRAIN_ITERS] && o->tokens <= 0) {
+        x = 0;
+        rc = seen_int(&s, F_TRAIN_ITERS, file, 1, (long long)1e12, &x, e);
+        if (!rc) o->tokens = (double)x * (double)o->gbs * (double)seq;
+    }
+    words_free(&ws);
+    return rc;
 }
