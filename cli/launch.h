@@ -50,9 +50,11 @@ typedef struct cli_launch {
  * job's where it is smaller). */
 int64_t cli_launch_nodes(const cli_launch *c, int64_t *per_node);
 
-/* Megatron-LM: pretrain_gpt.py's arguments on one line (the layout, the
- * model, the precision; what a framework cannot express as a trailing
- * "  # ..." comment). */
+/* Megatron-LM: torchrun (with its c10d rendezvous at $MASTER_ADDR) and
+ * pretrain_gpt.py's arguments on one line: the model, the layout, the
+ * precision, the batch; not the data, tokenizer, iterations or
+ * hyperparameters, which the script below adds. What Megatron-LM cannot
+ * express is a trailing "  # ..." comment. */
 void cli_launch_megatron(const cli_launch *c, cli_text *out);
 
 /* Megatron-LM: a launch script that runs as written but for its paths:

@@ -401,6 +401,7 @@ void cli_launch_megatron(const cli_launch *c, cli_text *b)
     build_args(c, &j);
     int64_t g, nodes = cli_launch_nodes(c, &g);
     cli_text_put(b, "torchrun --nnodes %lld --nproc-per-node %lld "
+                    "--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\" "
                     "pretrain_gpt.py", (long long)nodes, (long long)g);
     for (int i = 0; i < j.n; i++) {
         cli_text_put(b, " %s", j.a[i].flag);

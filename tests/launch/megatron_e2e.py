@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Every Megatron-LM launch of the matrix's searches starts, and reads back.
+
+    megatron_e2e.py TRAINPLAN SOURCE_DIR SCRATCH
+
+For each search of tests/launch/matrix.txt (--format json --top 10
+--no-timing): each ranked and Pareto layout's launch script
+(launch.megatron_sbatch) is run under bash with stand-ins for srun,
+scontrol and torchrun and what torchrun received is checked against
+Megatron-LM's start-up checks (megatron_rules.py, under Slurm and under a
+plain torchrun); its one-line form (launch.megatron) is checked too. Where
+the search estimated for Megatron-Core (no --framework), both are read back
+with `trainplan estimate --megatron-args` to the same iteration time.
+Prints the counts; exits 1 on any failure.
+"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import megatron_rules  # noqa: E402
+
+
+def run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    return r.returncode, r.stdout, r.stderr
+
+
+def arch_of(tp, system, cache):
+    if system not in cache:
+        rc, out, _ = run([tp, "hw", "show", system, "--format", "json"])
+        gpu = json.loads(out).get("gpu") if rc == 0 else None
+        if isinstance(gpu, dict):
+            gpu = gpu.get("name")
+        rc, out, _ = run([tp, "hw", "show", gpu, "--format", "json"])
+        cache[system] = json.loads(out).get("arch") if rc == 0 else None
+    return cache[system]
+
+
+def option(words, name):
+    return words[words.index(name) + 1] if name in words else None
+
+
+# Launches the checker must refuse: (a script holding `old`, its
+# replacement, the words the error must contain). Each is a mistake the
+# launch writer made before issue 18, or one a user's edit could make.
+MUTATIONS = [
+    (r"--pipeline-model-parallel-layout 'Et*2|(t*2|)*19(t|)*3tL'",
+     "--num-virtual-stages-per-pipeline-rank 6", "virtual stages"),
+    ("export CUDA_DEVICE_MAX_CONNECTIONS=1", "", "CUDA_DEVICE_MAX_CONNECTIONS"),
+    ("--cp-comm-type p2p", "--cp-comm-type all_gather", "--cp-comm-type"),
+    ("    --sequence-parallel\n", "    --tp-comm-overlap\n", "--tp-comm-overlap"),
+    ("--bf16", "--bf17", "unknown flag"),
+    ("--ckpt-format fsdp_dtensor", "--ckpt-format torch_dist", "fsdp_dtensor"),
+    ("--use-megatron-fsdp", "--use-torch-fsdp2", "--use-torch-fsdp2"),
+    ("--micro-batch-size 4\n", "--micro-batch-size 3\n", "not divisible"),
+]
+
+
+def mutants(scripts, scratch, failures):
+    """Each mutation of the first script that holds its text must fail the
+    checks with its words; returns how many did."""
+    caught = 0
+    for i, (old, new, words) in enumerate(MUTATIONS):
+        src = next((p for p in scripts if old in open(p).read()), None)
+        if src is None:
+            failures.append("mutation %d: no script holds %r" % (i, old))
+            continue
+        path = os.path.join(scratch, "mutant%02d.sh" % i)
+        with open(path, "w") as f:
+            f.write(open(src).read().replace(old, new, 1))
+        errors = []
+        for slurm in (True, False):
+            cap, e = megatron_rules.run_script(path, slurm)
+            if e:
+                errors.append(e)
+                continue
+            world, argv = megatron_rules.torchrun_world(cap["argv"], errors)
+            megatron_rules.check(megatron_rules.parse_args(argv, errors),
+                                 errors, world=world, env=cap["env"],
+                                 arch="hopper")
+        if any(words in e for e in errors):
+            caught += 1
+        else:
+            failures.append("mutation %d (%r -> %r) of %s: not caught (%s)"
+                            % (i, old, new, src, errors))
+    return caught
+
+
+def main():
+    tp, src, scratch = sys.argv[1:4]
+    os.makedirs(scratch, exist_ok=True)
+    failures = []
+    counts = {"searches": 0, "layouts": 0, "scripts_ok": 0, "lines_ok": 0,
+              "round_trips": 0, "round_trips_ok": 0}
+    archs = {}
+    scripts = []
+    with open(os.path.join(src, "tests", "launch", "matrix.txt")) as f:
+        lines = [l.split() for l in f if l.strip() and not l.startswith("#")]
+    for n, words in enumerate(lines):
+        rc, out, err = run([tp, "search"] + words +
+                           ["--format", "json", "--top", "10", "--no-timing"])
+        if rc != 0:
+            failures.append("search %s: exit %d: %s" % (" ".join(words), rc,
+                                                        err.strip()))
+            continue
+        counts["searches"] += 1
+        d = json.loads(out)
+        megatron_core = "--framework" not in words
+        seen = set()
+        for row in d["ranked"] + d["pareto"]:
+            key = (row["system"], row["layout"])
+            if key in seen:
+                continue
+            seen.add(key)
+            counts["layouts"] += 1
+            arch = arch_of(tp, row["system"], archs)
+            base = os.path.join(scratch, "m%02d_%s" % (n, row["layout"]))
+            script, line = base + ".sh", base + ".line"
+            with open(script, "w") as f:
+                f.write(row["launch"]["megatron_sbatch"])
+            scripts.append(script)
+            with open(line, "w") as f:
+                f.write(row["launch"]["megatron"])
+            errors = []
+            for slurm in (True, False):
+                cap, e = megatron_rules.run_script(script, slurm)
+                if e:
+                    errors.append(e)
+                    continue
+                world, argv = megatron_rules.torchrun_world(cap["argv"], errors)
+                if world != row["gpus"]:
+                    errors.append("torchrun starts %s ranks, the layout has %d"
+                                  % (world, row["gpus"]))
+                megatron_rules.check(megatron_rules.parse_args(argv, errors),
+                                     errors, world=world, env=cap["env"],
+                                     arch=arch)
+            if errors:
+                failures += ["%s: %s" % (script, e) for e in dict.fromkeys(errors)]
+            else:
+                counts["scripts_ok"] += 1
+            errors = []
+            words_l = shlex.split(row["launch"]["megatron"].split("  # ")[0])
+            world, argv = megatron_rules.torchrun_world(words_l[1:], errors)
+            megatron_rules.check(megatron_rules.parse_args(argv, errors),
+                                 errors, world=world, arch=arch, full=False)
+            if errors:
+                failures += ["%s: %s" % (line, e) for e in dict.fromkeys(errors)]
+            else:
+                counts["lines_ok"] += 1
+            if not megatron_core:
+                continue
+            for path in (script, line):
+                counts["round_trips"] += 1
+                rc, out, err = run([tp, "estimate", "--system", row["system"],
+                                    "--megatron-args", path, "--format",
+                                    "json"])
+                if rc != 0:
+                    failures.append("%s: estimate exit %d: %s"
+                                    % (path, rc, err.strip()))
+                    continue
+                got = json.loads(out)["iteration_time_s"]
+                want = row["iteration_time_s"]
+                if abs(got - want) > 1e-9 * max(abs(want), 1e-300):
+                    failures.append("%s: read back to %.9g s, the search "
+                                    "estimated %.9g s" % (path, got, want))
+                else:
+                    counts["round_trips_ok"] += 1
+    caught = mutants(scripts, scratch, failures)
+    print("checker: %d of %d broken launches refused"
+          % (caught, len(MUTATIONS)))
+    print("megatron launches: %(searches)d searches, %(layouts)d layouts: "
+          "%(scripts_ok)d scripts and %(lines_ok)d lines pass Megatron-LM's "
+          "checks; %(round_trips_ok)d of %(round_trips)d read back to the "
+          "same iteration time" % counts)
+    for f in failures:
+        print("FAIL:", f)
+    print("%d passed, %d failed" % (counts["scripts_ok"] + counts["lines_ok"]
+                                    + counts["round_trips_ok"] + caught,
+                                    len(failures)))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
