@@ -37,6 +37,9 @@ const char *const space_reject_names[SPACE_REJECT_COUNT] = {
     [SPACE_REJECT_CP_SEQ] = "cp_seq",
     [SPACE_REJECT_SP_SEQ] = "sp_seq",
     [SPACE_REJECT_SEQ_POSITIONS] = "seq_beyond_positions",
+    [SPACE_REJECT_VPP_PP2] = "vpp_no_overlap_pp2",
+    [SPACE_REJECT_TP_OVERLAP_SP] = "tp_overlap_needs_sp",
+    [SPACE_REJECT_FP8_PARAMS] = "fp8_params_need_zero",
     [SPACE_REJECT_GPUS] = "gpus_divisibility",
     [SPACE_REJECT_SP_TP1] = "sp_needs_tp",
     [SPACE_REJECT_ZERO_DP1] = "zero_needs_dp",
@@ -95,6 +98,16 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
     if (v > 1 && pp < 2)
         REJECT(SPACE_REJECT_VPP,
                "virtual pipeline stages (%lld) need PP > 1", (long long)v);
+    /* Megatron-LM validate_args (megatron/training/arguments.py,
+     * NVIDIA/Megatron-LM@d98e8a6): the interleaved schedule without p2p
+     * overlap needs PP > 2 (two ranks would post several sends and
+     * receives to each other in one batch). Megatron-Core only: the other
+     * frameworks' pipelines have no such rule. */
+    if (v > 1 && pp == 2 && l->no_pp_overlap
+        && l->framework == SPACE_FW_MEGATRON_CORE)
+        REJECT(SPACE_REJECT_VPP_PP2,
+               "Megatron-Core's interleaved schedule without p2p overlap "
+               "needs PP > 2 (validate_args), found PP 2");
     if (l->gbs % (l->mbs * dp))
         REJECT(SPACE_REJECT_GBS,
                "global batch %lld is not divisible by micro-batch %lld x DP "
@@ -121,6 +134,19 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
                "sequence %lld is longer than the model's %lld learned "
                "positions",
                (long long)l->seq, (long long)m->max_position);
+    /* validate_args (d98e8a6): "Tensor parallel communication/GEMM
+     * overlap can happen only when sequence parallelism is enabled" */
+    if (tp > 1 && !l->sp && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
+        REJECT(SPACE_REJECT_TP_OVERLAP_SP,
+               "overlapping every TP collective (--tp-comm-overlap) needs "
+               "sequence parallelism (Megatron-LM validate_args), TP %lld "
+               "without it", (long long)tp);
+    /* validate_args (d98e8a6): --fp8-param-gather only with the
+     * distributed optimizer or FSDP */
+    if (l->fp8_params && l->dtype == HW_FP8 && l->zero == SPACE_ZERO_NONE)
+        REJECT(SPACE_REJECT_FP8_PARAMS,
+               "fp8 parameters (--fp8-param-gather) need the distributed "
+               "optimizer or FSDP (ZeRO 1 to 3; Megatron-LM validate_args)");
 #undef REJECT
     return SPACE_OK;
 }

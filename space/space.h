@@ -506,6 +506,10 @@ typedef enum space_reject {
     SPACE_REJECT_CP_SEQ,         /* seq % (2 cp) */
     SPACE_REJECT_SP_SEQ,         /* (seq / cp) % tp with SP */
     SPACE_REJECT_SEQ_POSITIONS,  /* seq > learned positions */
+    SPACE_REJECT_VPP_PP2,        /* Megatron-Core interleaving without p2p
+                                    overlap on PP 2 */
+    SPACE_REJECT_TP_OVERLAP_SP,  /* --tp-comm-overlap without SP */
+    SPACE_REJECT_FP8_PARAMS,     /* fp8 parameters without ZeRO */
     /* Enumeration only (space_grid_check; space_layout_check never
      * returns these): */
     SPACE_REJECT_GPUS,           /* gpus % (tp x pp x cp): no whole DP */
