@@ -108,6 +108,10 @@ typedef struct cli_opts {
     const char *job_file;    /* --megatron-args, --nemo-overrides or
                                 --torchtitan-config: a file, or "-" */
     int job_kind;            /* cli_job_kind of job_file */
+    int near;                /* search --near: the job file is the user's
+                                own, compared with the search's best */
+    const space_model *model_given; /* a model read from a job file, used
+                                instead of --model (cli_model) */
 } cli_opts;
 
 /* Which framework's job a file holds (launch.h's readers). */
@@ -187,6 +191,12 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e);
  * software choices of the options (attention backend, overlaps) on a
  * layout: shared by estimate and search (cmd_estimate.c). */
 int cli_model(const cli_opts *o, space_model *m, tp_err *e);
+
+/* The layout the options ask for (estimate's, and the job of search
+ * --near), SEARCH_UNSET where unset; TP_EUSAGE for options that do not
+ * fit together. */
+int cli_wanted_layout(const cli_opts *o, const space_model *m,
+                      space_layout *l, tp_err *e);
 void cli_layout_software(const cli_opts *o, space_layout *l);
 /* Checks --recompute-method and --recompute-num-layers against the
  * granularity asked for and m's layers: TP_OK, or TP_EUSAGE with the

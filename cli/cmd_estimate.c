@@ -25,7 +25,9 @@ static const char mfu_convention[] =
 
 int cli_model(const cli_opts *o, space_model *m, tp_err *e)
 {
-    int rc = space_model_resolve(o->model, m, e);
+    int rc = TP_OK;
+    if (o->model_given) *m = *o->model_given;
+    else rc = space_model_resolve(o->model, m, e);
     if (rc) return rc;
     if (o->attn_dropout >= 0) m->attn_dropout = o->attn_dropout;
     if (o->hidden_dropout >= 0) m->hidden_dropout = o->hidden_dropout;
@@ -101,9 +103,8 @@ int cli_zero_stage(const cli_opts *o)
                         : space_framework_zero((space_framework)o->framework);
 }
 
-/* The layout the options ask for, SEARCH_UNSET where unset. */
-static int wanted_layout(const cli_opts *o, const space_model *m,
-                         space_layout *l, tp_err *e)
+int cli_wanted_layout(const cli_opts *o, const space_model *m,
+                      space_layout *l, tp_err *e)
 {
     memset(l, 0, sizeof *l);
     l->tp = o->tp_set ? o->tp : SEARCH_UNSET;
@@ -419,6 +420,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     if (o_cmd->job_file) {
         rc = cli_read_job(&job, &m, e);
         if (rc) return rc;
+        job.model_given = &m;
     } else if (!o->model) {
         return tp_errf(e, TP_EUSAGE,
                        "estimate needs --model (or a job file: "
@@ -426,12 +428,10 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                        "--torchtitan-config)");
     }
     if (!o->system) return tp_errf(e, TP_EUSAGE, "estimate needs --system");
-    if (!o_cmd->job_file) {
-        rc = cli_model(o, &m, e);
-        if (rc) return rc;
-    }
+    rc = cli_model(o, &m, e);
+    if (rc) return rc;
     space_layout want;
-    rc = wanted_layout(o, &m, &want, e);
+    rc = cli_wanted_layout(o, &m, &want, e);
     if (rc) return rc;
     hw_db *db = cli_open_hwdb(o, e);
     if (!db) return e->status ? e->status : TP_EDATA;

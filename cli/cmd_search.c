@@ -642,6 +642,159 @@ static void print_launch(FILE *f, int torchtitan, const cli_launch *c)
     cli_text_free(&t);
 }
 
+/* ---- search --near (issue 18) ------------------------------------------ */
+
+/* The user's job: its model and layout as read, and its estimate. */
+typedef struct near_job {
+    const char *file;
+    space_model m;
+    space_layout want;
+    int64_t gpus;
+    char gpus_arg[32];
+    est_result r;
+    char tag[96];
+} near_job;
+
+/* Reads o->job_file into nj and turns *o into the search of the same job
+ * over every layout. */
+static int job_open(cli_opts *o, const hw_db *db, near_job *nj, tp_err *e)
+{
+    nj->file = strcmp(o->job_file, "-") == 0 ? "<stdin>" : o->job_file;
+    int rc = cli_read_job(o, &nj->m, e);
+    if (rc) return rc;
+    o->model_given = &nj->m;
+    if (!o->system)
+        return tp_errf(e, TP_EUSAGE, "search --near needs --system");
+    if (strchr(o->system, ','))
+        return tp_errf(e, TP_EUSAGE, "search --near: one --system (the "
+                       "job's), found '%s'", o->system);
+    const hw_system *y = hw_find_system(db, o->system, e);
+    if (!y) return TP_EDATA;
+    if (o->gpus <= 0 && o->opt_nodes > 0)
+        o->gpus = (int64_t)o->opt_nodes * y->gpus_per_node;
+    if (o->gpus <= 0)
+        return tp_errf(e, TP_EUSAGE,
+                       "search --near: %s does not say how many GPUs (no "
+                       "#SBATCH --nodes and --gpus-per-node, no torchrun "
+                       "--nnodes and --nproc-per-node); pass --gpus N",
+                       nj->file);
+    nj->gpus = o->gpus;
+    rc = cli_wanted_layout(o, &nj->m, &nj->want, e);
+    if (rc) return rc;
+    /* the search: the job's GPUs unless --gpus or --max-gpus say more */
+    if (!o->gpus_arg && o->max_gpus <= 0) {
+        snprintf(nj->gpus_arg, sizeof nj->gpus_arg, "%lld", (long long)o->gpus);
+        o->gpus_arg = nj->gpus_arg;
+    }
+    o->tp_set = 0;
+    o->tp = 1;
+    o->pp = o->cp = o->mbs = o->vstages = o->vpp_layers = 0;
+    o->sp = o->recompute = o->zero = -1;
+    o->recompute_method = 0;
+    o->recompute_layers = 0;
+    o->sw_set &= ~(unsigned)CLI_SW_RC_METHOD;
+    o->job_file = NULL;
+    return TP_OK;
+}
+
+static void job_estimate(near_job *nj, const cli_search *cs)
+{
+    est_ctx c = cs->sys[0].ctx;
+    c.tp_across_nodes = nj->want.tp != SEARCH_UNSET
+                        && nj->want.tp > c.sys->gpus_per_node;
+    int64_t tried = 0, feasible = 0;
+    search_complete(&c, &nj->m, &nj->want, nj->gpus, &nj->r, &tried,
+                    &feasible);
+    space_layout_tag(&nj->r.layout, c.sys->gpus_per_node, nj->tag,
+                     sizeof nj->tag);
+}
+
+static void job_launch(cli_launch *c, const near_job *nj,
+                        const search_request *q)
+{
+    memset(c, 0, sizeof *c);
+    c->layout = &nj->r.layout;
+    c->model = q->model;
+    c->system = q->systems[0].ctx.sys->name;
+    c->gpus_per_node = q->systems[0].ctx.sys->gpus_per_node;
+    c->tokens = q->tokens;
+    c->iteration_s = nj->r.iteration_s;
+}
+
+static void job_print(FILE *f, const near_job *nj, const row *best,
+                       const search_request *q)
+{
+    const est_result *r = &nj->r;
+    fprintf(f, "\nyour job (%s): %s", nj->file, nj->tag);
+    if (!r->feasible) {
+        fprintf(f, ": %s (%s)\n", est_reason_names[r->reason], r->message);
+    } else {
+        fprintf(f, ", %.4f s an iteration, MFU %.1f %%, %.2f GiB\n",
+                r->iteration_s, 100 * r->mfu, r->mem.total / 1073741824.0);
+    }
+    if (!best) return;
+    double d = r->feasible ? r->iteration_s - best->r.iteration_s : 0;
+    if (r->feasible && strcmp(best->tag, nj->tag) == 0) {
+        fprintf(f, "the search's best is your job's layout\n");
+        return;
+    }
+    fprintf(f, "the search's best: %s, %.4f s an iteration", best->tag,
+            best->r.iteration_s);
+    if (r->feasible && d > 0) {
+        fprintf(f, ", %.1f %% less time", 100 * d / r->iteration_s);
+        if (q->tokens > 0) {
+            double its = q->tokens / ((double)q->base.gbs * (double)q->base.seq);
+            double gh = its * d * (double)nj->gpus / 3600;
+            fprintf(f, " (%.0f GPU-hours, $%.0f less for %.3g tokens)", gh,
+                    gh * best->sys->price_usd_per_gpu_hour, q->tokens);
+        }
+    } else if (r->feasible) {
+        fprintf(f, " (no faster than yours: ranked by %s)",
+                search_objective_names[q->objective]);
+    }
+    fprintf(f, "\nwhat changes (Megatron-LM flags):\n");
+    cli_launch from, to;
+    job_launch(&from, nj, q);
+    launch_of(&to, best, q);
+    cli_text t = {0};
+    cli_launch_megatron_diff(&from, &to, &t);
+    print_indented(f, t.n ? cli_text_str(&t) : "(none)");
+    cli_text_free(&t);
+}
+
+static cJSON *job_json(const near_job *nj, const row *best,
+                        const search_request *q)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "file", nj->file);
+    cJSON_AddStringToObject(j, "layout", nj->tag);
+    cJSON_AddBoolToObject(j, "feasible", nj->r.feasible);
+    cJSON_AddStringToObject(j, "reason", est_reason_names[nj->r.reason]);
+    cJSON_AddNumberToObject(j, "iteration_time_s", nj->r.iteration_s);
+    cJSON_AddNumberToObject(j, "peak_memory_bytes", nj->r.mem.total);
+    if (best) {
+        cJSON_AddStringToObject(j, "best_layout", best->tag);
+        cJSON_AddNumberToObject(j, "best_iteration_time_s",
+                                best->r.iteration_s);
+        cli_launch from, to;
+        job_launch(&from, nj, q);
+        launch_of(&to, best, q);
+        cli_text t = {0};
+        cli_launch_megatron_diff(&from, &to, &t);
+        cJSON *ch = cJSON_AddArrayToObject(j, "megatron_changes");
+        for (char *p = t.p, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+            nl = strchr(p, '\n');
+            if (nl) *nl = '\0';
+            cJSON_AddItemToArray(ch, cJSON_CreateString(p));
+            if (!nl) break;
+        }
+        cli_text_free(&t);
+    } else {
+        cJSON_AddNullToObject(j, "best_layout");
+    }
+    return j;
+}
+
 /* ---- the command ------------------------------------------------------ */
 
 void cli_search_cache_free(cli_search_cache *c)
@@ -695,7 +848,8 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
 {
     char *sysbuf = NULL; /* --system's names, split in place */
     memset(s, 0, sizeof *s);
-    if (!o->model) return tp_errf(e, TP_EUSAGE, "search needs --model");
+    if (!o->model && !o->model_given)
+        return tp_errf(e, TP_EUSAGE, "search needs --model (or --near FILE)");
     if (!o->system) return tp_errf(e, TP_EUSAGE, "search needs --system");
     if (o->seq_length <= 0) return tp_errf(e, TP_EUSAGE, "search needs --seq-length");
     if (o->gbs <= 0) return tp_errf(e, TP_EUSAGE, "search needs --global-batch-size");
@@ -888,12 +1042,24 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
     return j;
 }
 
-int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
 {
+    /* --near: the user's own job, searched as the same job (model,
+     * system, GPUs, sequence, batch, precision, software) over every
+     * layout */
+    cli_opts so = *o_cmd;
+    const cli_opts *o = &so;
+    near_job nj;
+    memset(&nj, 0, sizeof nj);
     hw_db *db = cli_open_hwdb(o, e);
     if (!db) return e->status ? e->status : TP_EDATA;
+    int rc = o_cmd->job_file ? job_open(&so, db, &nj, e) : TP_OK;
+    if (rc) {
+        hw_db_free(db);
+        return rc;
+    }
     cli_search cs;
-    int rc = cli_search_open(o, db, NULL, &cs, e);
+    rc = cli_search_open(o, db, NULL, &cs, e);
     if (rc) {
         hw_db_free(db);
         return rc;
@@ -909,6 +1075,7 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
     memset(&ans, 0, sizeof ans);
     row *rows = NULL, *frows = NULL;
     if ((rc = search_run(&q, &ans, e))) goto done;
+    if (o_cmd->job_file) job_estimate(&nj, &cs);
 
     rows = tp_xcalloc((size_t)ans.n_ranked + 1, sizeof *rows);
     frows = tp_xcalloc((size_t)ans.n_front + 1, sizeof *frows);
@@ -940,7 +1107,12 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
             cJSON_Delete(j);
         } else {
             cJSON_Delete(st);
-            cli_print_json(f, cli_search_json(&cs, &ans, timing));
+            cJSON *sj = cli_search_json(&cs, &ans, timing);
+            if (o_cmd->job_file)
+                cJSON_AddItemToObject(sj, "near",
+                                      job_json(&nj, ans.n_ranked ? rows : NULL,
+                                                &q));
+            cli_print_json(f, sj);
         }
     } else if (o->format == CLI_CSV) {
         const char *hdr[] = {"set", "rank", "system", "layout", "gpus", "tp",
@@ -1021,6 +1193,7 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
                     ans.n_front);
             print_rows(f, o->format, frows, ans.n_front, ns > 1, &q);
             if (o->explain) print_explain(f, rows, ans.n_ranked);
+            if (o_cmd->job_file) job_print(f, &nj, &rows[0], &q);
             cli_launch lc;
             launch_of(&lc, &rows[0], &q);
             fprintf(f, "\nlaunch %s on %s:\n", rows[0].tag,

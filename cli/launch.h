@@ -64,6 +64,12 @@ void cli_launch_megatron(const cli_launch *c, cli_text *out);
  * tokenizer and checkpoints). */
 void cli_launch_megatron_script(const cli_launch *c, cli_text *out);
 
+/* The Megatron-LM flags that differ from `from` to `to`, one a line:
+ * "  --flag A -> B", "+ --flag [V]" (added), "- --flag [V]" (dropped);
+ * nothing when they launch alike. */
+void cli_launch_megatron_diff(const cli_launch *from, const cli_launch *to,
+                              cli_text *out);
+
 /* NeMo's keys, one "key: value" a line. */
 void cli_launch_nemo(const cli_launch *c, cli_text *out);
 

@@ -1237,3 +1237,33 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     words_free(&ws);
     return rc;
 }
+
+void cli_launch_megatron_diff(const cli_launch *from, const cli_launch *to,
+                              cli_text *out)
+{
+    mg_args *a = tp_xmalloc(sizeof *a), *b = tp_xmalloc(sizeof *b);
+    build_args(from, a);
+    build_args(to, b);
+    int any = 0;
+    for (int i = 0; i < a->n; i++) {
+        int k = -1;
+        for (int j = 0; j < b->n; j++)
+            if (strcmp(a->a[i].flag, b->a[j].flag) == 0) k = j;
+        if (k < 0)
+            cli_text_put(out, "%s- %s%s%s", any++ ? "\n" : "", a->a[i].flag,
+                         a->a[i].value[0] ? " " : "", a->a[i].value);
+        else if (strcmp(a->a[i].value, b->a[k].value) != 0)
+            cli_text_put(out, "%s  %s %s -> %s", any++ ? "\n" : "",
+                         a->a[i].flag, a->a[i].value, b->a[k].value);
+    }
+    for (int j = 0; j < b->n; j++) {
+        int k = -1;
+        for (int i = 0; i < a->n; i++)
+            if (strcmp(a->a[i].flag, b->a[j].flag) == 0) k = i;
+        if (k < 0)
+            cli_text_put(out, "%s+ %s%s%s", any++ ? "\n" : "", b->a[j].flag,
+                         b->a[j].value[0] ? " " : "", b->a[j].value);
+    }
+    free(a);
+    free(b);
+}

@@ -205,7 +205,8 @@ enum opt_id {
     OPT_THRESHOLD,
     OPT_MEGATRON_ARGS,
     OPT_NEMO_OVERRIDES,
-    OPT_TORCHTITAN_CONFIG
+    OPT_TORCHTITAN_CONFIG,
+    OPT_NEAR
 };
 
 typedef struct cli_option {
@@ -453,6 +454,12 @@ static const cli_option options[] = {
     {"torchtitan-config", OPT_TORCHTITAN_CONFIG, "FILE|-", CMD_ESTIMATE,
      "estimate: the model and layout of a torchtitan job, read from its "
      "job config"},
+    {"near", OPT_NEAR, "FILE|-", CMD_SEARCH,
+     "search: your own Megatron-LM job (its command line or launch "
+     "script, as --megatron-args reads it), estimated as it is and "
+     "searched as the same job over every layout (its GPUs unless --gpus "
+     "or --max-gpus); prints what the best layout changes and what it "
+     "buys"},
     {"threshold", OPT_THRESHOLD, "F", CMD_DIFF,
      "diff: relative change of time or cost that counts, >= 0 (default "
      "0.02)"},
@@ -1052,13 +1059,21 @@ int main(int argc, char **argv)
             o.threshold = t;
             break;
         }
+        case OPT_NEAR:
+            if (o.job_file)
+                rc = tp_errf(&e, TP_EUSAGE, "--near and --%s: give one job "
+                             "file", cli_job_options[o.job_kind]);
+            o.job_file = optarg;
+            o.job_kind = CLI_JOB_MEGATRON;
+            o.near = 1;
+            break;
         case OPT_MEGATRON_ARGS:
         case OPT_NEMO_OVERRIDES:
         case OPT_TORCHTITAN_CONFIG: {
             int k = c == OPT_MEGATRON_ARGS ? CLI_JOB_MEGATRON
                     : c == OPT_NEMO_OVERRIDES ? CLI_JOB_NEMO
                                               : CLI_JOB_TORCHTITAN;
-            if (o.job_file && o.job_kind != k)
+            if (o.job_file && (o.job_kind != k || o.near))
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--%s and --%s: give one job file",
                              cli_job_options[o.job_kind], cli_job_options[k]);
@@ -1144,8 +1159,8 @@ int main(int argc, char **argv)
                 fprintf(stderr,
                         "trainplan: --%s and --%s: the job file gives the "
                         "model and the layout; drop --%s or edit the file\n",
-                        cli_job_options[o.job_kind], options[i].name,
-                        options[i].name);
+                        o.near ? "near" : cli_job_options[o.job_kind],
+                        options[i].name, options[i].name);
                 return TP_EUSAGE;
             }
     if (o.format == CLI_JSONL && cmd->bit != CMD_SEARCH) {
