@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# megatron_read_e2e.sh - reading a Megatron-LM job back (estimate
+# --megatron-args, search --near): a user's own command line, Megatron-LM's
+# defaults where a flag is absent, and bad input with its exit code and
+# message (issue 18).
+#
+# usage: megatron_read_e2e.sh TRAINPLAN SCRATCH
+set -u
+TP=$1
+S=$2
+rm -rf "$S"
+mkdir -p "$S"
+unset TRAINPLAN_HWDB
+SCRATCH=$S
+. "$(dirname "$0")/../e2e_lib.sh"
+
+# A user's own command line: torchrun's literal counts, an = form, no
+# dropout flags (Megatron-LM's 0.1), no --overlap-grad-reduce (off).
+cat >"$S/own.sh" <<'EOF'
+# my job
+torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py \
+    --num-layers 32 --hidden-size 4096 --num-attention-heads 32 \
+    --group-query-attention --num-query-groups 8 --ffn-hidden-size 14336 \
+    --swiglu --normalization RMSNorm --position-embedding-type rope \
+    --untie-embeddings-and-output-weights --disable-bias-linear \
+    --seq-length 8192 --max-position-embeddings=8192 --vocab-size 128256 \
+    --tensor-model-parallel-size 2 --sequence-parallel \
+    --micro-batch-size 1 --global-batch-size 128 --bf16 \
+    --use-distributed-optimizer --recompute-activations \
+    --train-iters 1000 --lr 3e-4 --data-path "$DATA" # trailing comment --fp16
+EOF
+run 0 "$TP" estimate --system eos --megatron-args "$S/own.sh" --format json
+has "$OUT" '"gpus":	16' "own: 2 nodes x 8 from torchrun"
+has "$OUT" '"attention_dropout":	0.1' "own: Megatron-LM's default dropout"
+has "$OUT" '"overlap_grad_reduce":	false' "own: no --overlap-grad-reduce"
+has "$OUT" '"recompute_granularity":	"selective"' "own: --recompute-activations"
+has "$OUT" '"precision":	"bf16"' "own: a comment's --fp16 not read"
+has "$OUT" '"tensor_model_parallel_size":	2' "own: TP"
+run 0 "$TP" estimate --system eos --megatron-args - <"$S/own.sh"
+has "$OUT" "<stdin> on eos: 16 x h100-sxm" "own: from standard input"
+# what the file does not say, the command line may (-g), not the layout
+sed 's/--nnodes 2 --nproc_per_node 8 //' "$S/own.sh" >"$S/nogpus.sh"
+run 64 "$TP" estimate --system eos --megatron-args "$S/nogpus.sh"
+has "$ERR" "estimate needs --gpus or --nodes" "no GPU count"
+run 0 "$TP" estimate --system eos --megatron-args "$S/nogpus.sh" -g 32
+run 64 "$TP" estimate --system eos --megatron-args "$S/own.sh" -t 4
+has "$ERR" "--megatron-args and --tensor-model-parallel-size: the job file gives" "a layout option beside the file"
+run 64 "$TP" estimate --system eos --megatron-args "$S/own.sh" --torchtitan-config "$S/own.sh"
+has "$ERR" "give one job file" "two job files"
+run 66 "$TP" estimate --system eos --megatron-args "$S/missing.sh"
+
+# search --near: the same job over every layout
+run 0 "$TP" search --system eos --near "$S/own.sh" --no-timing --tokens 1e9
+has "$OUT" "your job ($S/own.sh): n2g8_tp2pp1dp8_mbs1_sp_rsel_z1" "near: the job"
+has "$OUT" "what changes (Megatron-LM flags):" "near: the flags"
+has "$OUT" "on eos" "near: the system"
+run 0 "$TP" search --system eos --near "$S/own.sh" --no-timing --format json
+has "$OUT" '"near":' "near: JSON"
+has "$OUT" '"megatron_changes":' "near: JSON changes"
+run 64 "$TP" search --system eos --near "$S/own.sh" -m llama3-8b
+has "$ERR" "--near and --model" "near: --model beside it"
+run 64 "$TP" search --system eos,selene --near "$S/own.sh"
+has "$ERR" "one --system" "near: several systems"
+run 0 "$TP" search --system eos --near "$S/nogpus.sh" --gpus 32 --no-timing
+
+# bad input: file, line, flag, value and what was expected
+bad_job() { # bad_job SED_EXPR NEEDLE DESCRIPTION
+    sed "$1" "$S/own.sh" >"$S/bad.sh"
+    run 65 "$TP" estimate --system eos --megatron-args "$S/bad.sh" && \
+        has "$ERR" "$2" "$3"
+}
+bad_job 's/--num-layers 32 //' "no --num-layers" "no layers"
+bad_job 's/--num-layers 32/--num-layers 3x2/' "bad.sh:3: --num-layers: expected an integer in [1, 100000], found '3x2'" "layers not a number"
+bad_job 's/--bf16//' "neither --bf16 nor --fp16" "fp32"
+bad_job 's/--vocab-size 128256//' "add --vocab-size N" "no vocabulary"
+bad_job 's/--position-embedding-type rope/--position-embedding-type yarn/' "--position-embedding-type: expected learned_absolute, rope, none" "yarn"
+bad_job 's/--tensor-model-parallel-size 2/--tensor-model-parallel-size 2 --context-parallel-size 2 --cp-comm-type a2a/' "--cp-comm-type: expected p2p, allgather" "a2a"
+bad_job 's/--micro-batch-size 1/--micro-batch-size 1 --micro-batch-size 2/' "--micro-batch-size given twice" "twice"
+bad_job 's/--lr 3e-4/--lr "3e-4/' "a double quote that does not end" "quote"
+bad_job 's/--attention-dropout 0//; s/--bf16/--bf16 --attention-dropout 1.5/' "--attention-dropout: expected a probability in [0, 1], found '1.5'" "dropout"
+bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "Et*16|t*15L"/' "holds 31 layers, --num-layers 32" "layout layers"
+bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "Et*16|x*16L"/' "'x' at" "layout character"
+bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "t*16|t*16"/' "must start with E and end with L" "layout E/L"
+bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "E(t|)*99999999L"/' "more than a million layers" "layout size"
+printf 'a\0b' >"$S/nul.sh"
+run 65 "$TP" estimate --system eos --megatron-args "$S/nul.sh"
+has "$ERR" "a NUL byte" "binary file"
+# a layout string read back: the split the estimate assumes, no warning
+sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --pipeline-model-parallel-layout "Et*4|(t*4|)*6t*4L"/' "$S/own.sh" >"$S/layout.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/layout.sh" -g 64
+sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --pipeline-model-parallel-layout "Et*8|t*8|t*8|t*8L"/' "$S/own.sh" >"$S/layout2.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/layout2.sh" -g 64
+sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --pipeline-model-parallel-layout "Et*5|t*9|t*9|t*9L"/' "$S/own.sh" >"$S/layout3.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/layout3.sh" -g 64
+has "$ERR" "warning: the layout gives pipeline rank 0 5 layers; the estimate splits them by its own rule (8)" "an uneven layout of the user's"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
