@@ -112,6 +112,8 @@ typedef struct cli_opts {
                                 own, compared with the search's best */
     const space_model *model_given; /* a model read from a job file, used
                                 instead of --model (cli_model) */
+    const char *sbatch;      /* search --sbatch FILE: the winner's
+                                Megatron-LM launch script */
 } cli_opts;
 
 /* Which framework's job a file holds (launch.h's readers). */

@@ -1209,6 +1209,17 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         }
     }
     if (o->svg && (rc = cli_search_svg(o->svg, &q, &ans, e))) goto done;
+    if (o->sbatch && ans.n_ranked > 0) {
+        cli_out so_out;
+        if ((rc = cli_out_open(&so_out, o->sbatch, e))) goto done;
+        cli_launch lc;
+        launch_of(&lc, &rows[0], &q);
+        cli_text t = {0};
+        cli_launch_megatron_script(&lc, &t);
+        fputs(cli_text_str(&t), so_out.f);
+        cli_text_free(&t);
+        if ((rc = cli_out_close(&so_out, 1, e))) goto done;
+    }
     if (ans.n_ranked == 0) {
         fprintf(stderr, "trainplan: nothing feasible%s%s\n", nearb[0] ? "; " : "",
                 nearb);

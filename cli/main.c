@@ -206,7 +206,8 @@ enum opt_id {
     OPT_MEGATRON_ARGS,
     OPT_NEMO_OVERRIDES,
     OPT_TORCHTITAN_CONFIG,
-    OPT_NEAR
+    OPT_NEAR,
+    OPT_SBATCH
 };
 
 typedef struct cli_option {
@@ -454,6 +455,10 @@ static const cli_option options[] = {
     {"torchtitan-config", OPT_TORCHTITAN_CONFIG, "FILE|-", CMD_ESTIMATE,
      "estimate: the model and layout of a torchtitan job, read from its "
      "job config"},
+    {"sbatch", OPT_SBATCH, "FILE", CMD_SEARCH,
+     "search: write the winner's Megatron-LM launch script to FILE "
+     "(atomically): sbatch it, or run it on each node under another "
+     "scheduler; edit only its paths"},
     {"near", OPT_NEAR, "FILE|-", CMD_SEARCH,
      "search: your own Megatron-LM job (its command line or launch "
      "script, as --megatron-args reads it), estimated as it is and "
@@ -1059,6 +1064,9 @@ int main(int argc, char **argv)
             o.threshold = t;
             break;
         }
+        case OPT_SBATCH:
+            o.sbatch = optarg;
+            break;
         case OPT_NEAR:
             if (o.job_file)
                 rc = tp_errf(&e, TP_EUSAGE, "--near and --%s: give one job "

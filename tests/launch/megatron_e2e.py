@@ -168,6 +168,33 @@ def main():
                                     "estimated %.9g s" % (path, got, want))
                 else:
                     counts["round_trips_ok"] += 1
+    # The README's flagship: --sbatch writes the winner's script, which
+    # reads back to the winner's iteration time.
+    flag = ["search", "--model", "gpt-neox-20b", "--system", "perlmutter",
+            "--max-gpus", "128", "--seq-length", "2048",
+            "--global-batch-size", "1024", "--tokens", "300e9",
+            "--no-timing", "--format", "json"]
+    sb = os.path.join(scratch, "flagship.sh")
+    rc, out, err = run([tp] + flag + ["--sbatch", sb])
+    if rc != 0:
+        failures.append("flagship --sbatch: exit %d: %s" % (rc, err.strip()))
+    else:
+        win = json.loads(out)["ranked"][0]
+        if open(sb).read() != win["launch"]["megatron_sbatch"]:
+            failures.append("flagship: --sbatch wrote another script than "
+                            "the JSON's")
+        rc, out, err = run([tp, "estimate", "--system", "perlmutter",
+                            "--megatron-args", sb, "--format", "json"])
+        got = json.loads(out)["iteration_time_s"] if rc == 0 else None
+        if got != win["iteration_time_s"]:
+            failures.append("flagship: the script reads back to %s s, the "
+                            "winner is %s s" % (got, win["iteration_time_s"]))
+        else:
+            counts["round_trips"] += 1
+            counts["round_trips_ok"] += 1
+            print("flagship %s: %.6g s an iteration, its --sbatch script "
+                  "reads back to %.6g s" % (win["layout"],
+                                            win["iteration_time_s"], got))
     caught = mutants(scripts, scratch, failures)
     print("checker: %d of %d broken launches refused"
           % (caught, len(MUTATIONS)))
