@@ -721,6 +721,32 @@ static void job_launch(cli_launch *c, const near_job *nj,
     c->iteration_s = nj->r.iteration_s;
 }
 
+/* The layout fields that differ from a to b, "TP 8 -> 4" a line. */
+static void layout_diff(const space_layout *a, const space_layout *b,
+                        cli_text *t)
+{
+    const struct {
+        const char *name;
+        int64_t x, y;
+    } f[] = {
+        {"TP", a->tp, b->tp},   {"PP", a->pp, b->pp},
+        {"VPP", a->vpp, b->vpp}, {"CP", a->cp, b->cp},
+        {"DP", a->dp, b->dp},   {"micro-batch", a->mbs, b->mbs},
+        {"ZeRO", a->zero, b->zero},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].x != f[i].y)
+            cli_text_put(t, "%s%s %lld -> %lld", t->n ? "\n" : "", f[i].name,
+                         (long long)f[i].x, (long long)f[i].y);
+    if (!a->sp != !b->sp)
+        cli_text_put(t, "%ssequence parallelism %s -> %s", t->n ? "\n" : "",
+                     a->sp ? "on" : "off", b->sp ? "on" : "off");
+    if (a->recompute != b->recompute)
+        cli_text_put(t, "%srecompute %s -> %s", t->n ? "\n" : "",
+                     space_recompute_names[a->recompute],
+                     space_recompute_names[b->recompute]);
+}
+
 static void job_print(FILE *f, const near_job *nj, const row *best,
                        const search_request *q)
 {
@@ -752,7 +778,12 @@ static void job_print(FILE *f, const near_job *nj, const row *best,
         fprintf(f, " (no faster than yours: ranked by %s)",
                 search_objective_names[q->objective]);
     }
-    fprintf(f, "\nwhat changes (Megatron-LM flags):\n");
+    cli_text lt = {0};
+    layout_diff(&nj->r.layout, &best->r.layout, &lt);
+    fprintf(f, "\nwhat changes (layout):\n");
+    print_indented(f, lt.n ? cli_text_str(&lt) : "(none)");
+    cli_text_free(&lt);
+    fprintf(f, "what changes (Megatron-LM flags):\n");
     cli_launch from, to;
     job_launch(&from, nj, q);
     launch_of(&to, best, q);
@@ -781,6 +812,16 @@ static cJSON *job_json(const near_job *nj, const row *best,
         launch_of(&to, best, q);
         cli_text t = {0};
         cli_launch_megatron_diff(&from, &to, &t);
+        cli_text lt = {0};
+        layout_diff(&nj->r.layout, &best->r.layout, &lt);
+        cJSON *lc = cJSON_AddArrayToObject(j, "layout_changes");
+        for (char *p = lt.p, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+            nl = strchr(p, '\n');
+            if (nl) *nl = '\0';
+            cJSON_AddItemToArray(lc, cJSON_CreateString(p));
+            if (!nl) break;
+        }
+        cli_text_free(&lt);
         cJSON *ch = cJSON_AddArrayToObject(j, "megatron_changes");
         for (char *p = t.p, *nl; p && *p; p = nl ? nl + 1 : NULL) {
             nl = strchr(p, '\n');
