@@ -108,6 +108,8 @@ typedef struct cli_opts {
     const char *job_file;    /* --megatron-args, --nemo-overrides or
                                 --torchtitan-config: a file, or "-" */
     int job_kind;            /* cli_job_kind of job_file */
+    int torchtitan_version;  /* --torchtitan-version: cli_tt_version (launch.h);
+                                0 = the current one */
 } cli_opts;
 
 /* Which framework's job a file holds (launch.h's readers). */
@@ -247,6 +249,7 @@ typedef struct cli_search {
     int64_t *counts;
     int n_counts;
     search_request q;          /* points into this struct: do not copy it */
+    int torchtitan_version;    /* the launch's (cli_opts.torchtitan_version) */
 } cli_search;
 
 /* Operator models and collective tables opened once for many searches

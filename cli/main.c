@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE /* getopt_long */
 #include "cli.h"
+#include "launch.h"
 #include "search.h"
 
 #include <errno.h>
@@ -205,7 +206,8 @@ enum opt_id {
     OPT_THRESHOLD,
     OPT_MEGATRON_ARGS,
     OPT_NEMO_OVERRIDES,
-    OPT_TORCHTITAN_CONFIG
+    OPT_TORCHTITAN_CONFIG,
+    OPT_TORCHTITAN_VERSION
 };
 
 typedef struct cli_option {
@@ -453,6 +455,10 @@ static const cli_option options[] = {
     {"torchtitan-config", OPT_TORCHTITAN_CONFIG, "FILE|-", CMD_ESTIMATE,
      "estimate: the model and layout of a torchtitan job, read from its "
      "job config"},
+    {"torchtitan-version", OPT_TORCHTITAN_VERSION, "main|0.2", CMD_SEARCH,
+     "search: the torchtitan its config targets: main (default; at "
+     "b5bcd76c66d0, 2026-08-21: a Python config) or 0.2 (v0.2.0 to "
+     "v0.2.2: a TOML job config)"},
     {"threshold", OPT_THRESHOLD, "F", CMD_DIFF,
      "diff: relative change of time or cost that counts, >= 0 (default "
      "0.02)"},
@@ -1066,6 +1072,9 @@ int main(int argc, char **argv)
             o.job_kind = k;
             break;
         }
+        case OPT_TORCHTITAN_VERSION:
+            rc = cli_tt_version_parse(optarg, &o.torchtitan_version, &e);
+            break;
         default:
             rc = tp_errf(&e, TP_EINTERNAL, "option %d has no handler", c);
         }
