@@ -271,6 +271,12 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
     int mi = tt_model_of(m);
     int64_t dp = l->dp > 0 ? l->dp : 1;
     int shard = l->zero >= SPACE_ZERO_1;
+    /* v0.2 replicates without sharding only as DDP, which it refuses
+     * beside any other parallelism (models/llama3/infra/parallelize.py,
+     * parallelize_llama: "DDP has not supported > 1D parallelism") */
+    int ddp_refused = !w.main_ && !shard && dp > 1
+                      && l->tp * l->pp * l->cp > 1;
+    if (ddp_refused) shard = 1;
     int compile = !l->eager;
     int async_tp = l->tp > 1 && (l->tp_overlap == SPACE_TP_OVERLAP_ASYNC
                                  || l->tp_overlap == SPACE_TP_OVERLAP_ALL);
@@ -345,7 +351,9 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
         cli_text_put(&w.notes,
                      "# the estimate assumed FlashAttention-2; torchtitan "
                      "main's language models run FlexAttention "
-                     "(model_registry's attn_backend \"flex\")\n");
+                     "(model_registry's attn_backend \"flex\")%s\n",
+                     l->pp > 1 ? "" : ", and capture CUDA graphs, which it "
+                                      "does not model");
     } else {
         section(&w, "model");
         key(&w, "model", "name", "\"%s\"", mi >= 0 ? tt_models[mi].name
@@ -361,7 +369,11 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
         (long long)(shard ? 1 : dp));
     key(&w, "parallelism", "data_parallel_shard_degree", "%lld",
         (long long)(shard ? dp : 1));
-    if (shard && l->zero < SPACE_ZERO_3)
+    if (ddp_refused)
+        not_expressible(&w, "DP %lld without sharding beside TP, PP or CP: "
+                        "v0.2 runs that only as DDP, alone; FSDP here",
+                        (long long)dp);
+    else if (shard && l->zero < SPACE_ZERO_3)
         cli_text_put(&w.notes,
                      "# torchtitan shards parameters too (FSDP, ZeRO-3) "
                      "where this layout shards %s only\n",
@@ -393,6 +405,10 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
         key(&w, "parallelism", "pipeline_parallel_schedule", "\"%s\"",
             l->vpp > 1 ? "Interleaved1F1B" : "1F1B");
         write_stages(&w, m, l);
+        /* main captures CUDA graphs unless told not to, and refuses them
+         * with PP (trainer.py, Trainer.Config._validate_cuda_graphs) */
+        if (w.main_)
+            key(&w, "training", "disable_cuda_graphs", "True");
         if (w.main_)
             key(&w, "parallelism", "num_pp_microbatches", "%lld",
                 (long long)micro);
@@ -883,6 +899,14 @@ int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
                      "data_parallel_shard_degree %lld: HSDP is not modelled "
                      "(give one of them 1)",
                      file, rep, shard);
+        goto done;
+    }
+    if (!j.main_ && rep > 1 && shard == 1 && tp * pp * cp > 1) {
+        rc = tp_errf(e, TP_EDATA,
+                     "%s: data_parallel_replicate_degree %lld beside TP %lld, "
+                     "PP %lld, CP %lld: v0.2 replicates without sharding "
+                     "only as DDP, alone (models/llama3/infra/parallelize.py)",
+                     file, rep, tp, pp, cp);
         goto done;
     }
     /* GPUs: the degrees' product where the shard degree is given, else
