@@ -431,7 +431,10 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
     /* ---- the batch ---- */
     section(&w, "training");
     if (w.main_) {
-        /* tokens: per PP micro-batch per DP rank; per step, all of them */
+        /* tokens: per PP micro-batch per DP rank; per step, all of them.
+         * A micro-batch is one packed row of mbs x seq tokens, documents
+         * cut at max_context_length (components/data/packing.py): the
+         * GEMMs of mbs sequences, attention within each seq-long piece */
         key(&w, "training", "num_tokens_per_microbatch_per_dp_rank", "%lld",
             (long long)(l->mbs * l->seq));
         key(&w, "training", "num_tokens_per_train_step", "%lld",
