@@ -25,7 +25,11 @@ import ast
 import math
 import re
 import sys
-import tomllib
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11 (Ubuntu 22.04's 3.10): the subset below
+    tomllib = None
 
 MAIN = "b5bcd76c66d0"
 V02 = "73a0e6979dd1"
@@ -354,10 +358,63 @@ def split_union(ann):
 
 # ---- reading the two forms ---------------------------------------------------
 
+class TomlError(ValueError):
+    pass
+
+
+def toml_subset(text):
+    """TOML as trainplan and torchtitan's shipped configs write it, where
+    tomllib is missing: [a.b] tables; key = string, integer, float, boolean
+    or array (across lines); # comments."""
+    root, cur = {}, None
+    cur = root
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line, n = strip_comment(lines[i]), i + 1
+        i += 1
+        while line.count("[") > line.count("]") and i < len(lines):
+            line += " " + strip_comment(lines[i])
+            i += 1
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]") and "=" not in line:
+            cur = root
+            for part in line[1:-1].strip().split("."):
+                cur = cur.setdefault(part.strip(), {})
+            continue
+        if "=" not in line:
+            raise TomlError(f"line {n}: expected key = value")
+        k, v = line.split("=", 1)
+        v = v.strip()
+        py = re.sub(r'("[^"]*"|\'[^\']*\')|\btrue\b|\bfalse\b',
+                    lambda m: m.group(1) or m.group(0).capitalize(), v)
+        try:
+            cur[k.strip()] = ast.literal_eval(py.replace("_", "") if re.fullmatch(
+                r"[-+0-9_.eE]+", py) else py)
+        except (ValueError, SyntaxError):
+            raise TomlError(f"line {n}: cannot read the value {v!r}")
+    return root
+
+
+def strip_comment(line):
+    out, q = "", None
+    for ch in line:
+        if q:
+            q = None if ch == q else q
+        elif ch in "\"'":
+            q = ch
+        elif ch == "#":
+            break
+        out += ch
+    return out
+
+
 def read_v02(text, bad):
     """The TOML, flattened to {"section.key": value}, keys checked against
     JobConfig's tree (job_config.py @73a0e6979dd1)."""
-    data = tomllib.loads(text)
+    data = tomllib.loads(text) if tomllib else toml_subset(text)
     flat = {}
 
     def walk(d, cls, path):
@@ -452,7 +509,7 @@ def check(text, world, version):
     src = MAIN if main else V02
     try:
         flat = read_main(text, bad) if main else read_v02(text, bad)
-    except (SyntaxError, tomllib.TOMLDecodeError) as err:
+    except (SyntaxError, TomlError, *((tomllib.TOMLDecodeError,) if tomllib else ())) as err:
         bad.add("syntax", str(err), "Python" if main else "TOML 1.0")
         return bad, notes
     g = flat.get
@@ -503,7 +560,8 @@ def check(text, world, version):
             if c not in V02_CONVERTERS:
                 bad.add("converter", f"model.converters has {c!r}: registered are "
                         f"{sorted(V02_CONVERTERS)}",
-                        f"components/quantization/float8.py@{V02} (register_model_converter)")
+                        f"protocols/model_converter.py@{V02} (ModelConvertersContainer: a KeyError "
+                        f"otherwise), components/quantization/float8.py (register_model_converter)")
         mode = g("activation_checkpoint.mode", "selective")
         opt = g("activation_checkpoint.selective_ac_option", "2")
         if mode == "selective" and not (opt == "op" or opt.isdigit()):
