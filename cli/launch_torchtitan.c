@@ -807,7 +807,16 @@ static int read_model(const tt_job *j, space_model *m, tp_err *e)
             memcpy(flavor, q + 1, n);
             flavor[n] = '\0';
         }
-        if (!ms || !mod || !flavor[0])
+        const tt_kv *rec = kv_get(j, "=recipe");
+        if (!ms && rec) /* the model of the shipped config derived from */
+            for (int i = 0; i < N_TT_MODELS; i++)
+                if (strcmp(rec->val, tt_models[i].recipe) == 0) {
+                    tp_strlcpy(name, tt_models[i].name, sizeof name);
+                    tp_strlcpy(flavor, tt_models[i].flavor, sizeof flavor);
+                    mod = rec;
+                    break;
+                }
+        if (!mod || !flavor[0])
             return tp_errf(e, TP_EDATA,
                            "%s: config.model_spec: expected model_registry("
                            "\"FLAVOR\") of a model imported from "
@@ -854,9 +863,6 @@ int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
     j.main_ = strstr(text, "\ndef ") != NULL || strncmp(text, "def ", 4) == 0;
     int rc = tt_parse(&j, buf, e);
     if (rc) goto done;
-    rc = read_model(&j, m, e);
-    if (rc) goto done;
-
     /* defaults: the version's (job_config.py / configs.py), and for main
      * the shipped config it derives from */
     int ri = -1;
@@ -872,6 +878,8 @@ int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
             goto done;
         }
     }
+    rc = read_model(&j, m, e);
+    if (rc) goto done;
     long long rep, shard, tp, pp, cp, lps = 0, first_less, last_less;
     rc = get_int(&j, "parallelism.data_parallel_replicate_degree", 1, 65536, 1,
                  &rep, e);
@@ -1131,9 +1139,14 @@ int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
     int fp8 = 0, fp8_recipe = SPACE_FP8_TENSORWISE;
     if (j.main_) {
         const tt_kv *ms = kv_get(&j, "model_spec");
-        const char *f = strstr(ms->val, "Float8LinearConverter.Config(");
-        if (strstr(ms->val, "converters") && !f) {
-            rc = unmodelled(&j, "model_spec", ms->val,
+        const char *spec = ms ? ms->val : "";
+        const char *f = strstr(spec, "Float8LinearConverter.Config(");
+        if (!ms && tt_recipes[ri].fp8_rowwise) {
+            fp8 = 1; /* llama3_405b's own converter */
+            fp8_recipe = SPACE_FP8_ROWWISE;
+        }
+        if (strstr(spec, "converters") && !f) {
+            rc = unmodelled(&j, "model_spec", spec,
                             "the converters trainplan models: "
                             "Float8LinearConverter", e);
             goto done;

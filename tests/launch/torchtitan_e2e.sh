@@ -100,6 +100,81 @@ for n, line in enumerate(open(matrix, encoding="utf-8")):
                 else:
                     count["layout_back_ok"] += 1
 
+# Configs of users' own and bad input: the exit status and what the message
+# must name (file, key or line, value, what was expected).
+USER_V02 = """[job]
+description = "my Llama 3 8B run"
+[model]
+name = "llama3"
+flavor = "8B"
+[training]
+local_batch_size = 2
+seq_len = 8192
+steps = 1000
+[parallelism]
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = -1  # the ranks left
+tensor_parallel_degree = 2
+[compile]
+enable = true
+components = ["model", "loss"]
+[activation_checkpoint]
+mode = "selective"
+selective_ac_option = "op"
+"""
+USER_MAIN = """from torchtitan.models.llama3.config_registry import llama3_70b
+
+
+def my_run():
+    config = llama3_70b()
+    config.parallelism.data_parallel_shard_degree = 16
+    config.training.disable_cuda_graphs = True
+    return config
+"""
+cases = [
+    ("user_v02.toml", USER_V02, ["-g", "64"], 0, '"tensor_model_parallel_size":\t2'),
+    ("user_v02_nogpus.toml", USER_V02, [], 64, "give -g/--gpus"),
+    ("user_main.py", USER_MAIN, [], 0, '"global_batch_size":\t128'),
+    ("gpus_disagree.py", USER_MAIN, ["-g", "64"], 64, "--gpus says 64"),
+    ("flavor.toml", '[model]\nname = "llama3"\nflavor = "13B"\n', ["-g", "8"], 65,
+     'model.flavor = "13B": not a model trainplan knows (known: llama3 with flavor 8B'),
+    ("empty.toml", "", ["-g", "8"], 65, 'model.flavor = "debugmodel"'),
+    ("hsdp.toml", USER_V02.replace("shard_degree = -1", "shard_degree = 8").replace(
+        "replicate_degree = 1", "replicate_degree = 4"), [], 65, "HSDP is not modelled"),
+    ("layer_sac.toml", USER_V02.replace('"op"', '"2"'), ["-g", "64"], 65,
+     'layer_sac.toml:19: activation_checkpoint.selective_ac_option = 2: full checkpointing '
+     'of every n-th layer'),
+    ("bad_int.toml", USER_V02.replace("tensor_parallel_degree = 2",
+                                      'tensor_parallel_degree = "two"'), ["-g", "64"], 65,
+     'bad_int.toml:13: parallelism.tensor_parallel_degree = "two": expected an integer in '
+     '[1, 65536]'),
+    ("unbalanced.toml", "[parallelism]\nmodule_fqns_per_model_part = [[\"layers.0\"]\n",
+     ["-g", "8"], 65, "unbalanced.toml:2: unbalanced brackets"),
+    ("float8_v01.toml", USER_V02 + '[model]\nconverters = ["float8"]\n', ["-g", "64"], 65,
+     'model.converters = ["float8"]'),
+    ("schedule.py", USER_MAIN.replace("    return", '    config.parallelism.'
+     'pipeline_parallel_degree = 2\n    config.parallelism.pipeline_parallel_schedule = '
+     '"ZBVZeroBubble"\n    return'), ["-g", "256"], 65,
+     "pipeline_parallel_schedule = ZBVZeroBubble: trainplan times 1F1B and Interleaved1F1B"),
+    ("statement.py", USER_MAIN.replace("    return", "    for x in []: pass\n    return"),
+     [], 65, "statement.py:8: expected config = BASE() or config.SECTION.KEY = VALUE"),
+    ("recipe.py", USER_MAIN.replace("config = llama3_70b()", "config = my_base()"), [], 65,
+     "recipe.py:5: config = my_base(): expected one of torchtitan's llama3_8b"),
+]
+for fname, text, extra, want_rc, want in cases:
+    path = os.path.join(scratch, fname)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    e = run([tp, "estimate", "--system", "eos", "--torchtitan-config", path, "--format",
+             "json", *extra])
+    count["bad_input"] = count.get("bad_input", 0) + 1
+    out = e.stdout + e.stderr
+    if e.returncode != want_rc or want not in out or "Sanitizer" in out:
+        fails.append(f"input {fname}: exit {e.returncode} (want {want_rc}), want "
+                     f"{want!r} in:\n{out[-600:]}")
+    else:
+        count["bad_input_ok"] = count.get("bad_input_ok", 0) + 1
+
 for f in fails:
     print("FAIL", f)
 print(f"torchtitan configs: {count['configs']} checked, {count['rules_ok']} pass the rules of "
@@ -107,6 +182,7 @@ print(f"torchtitan configs: {count['configs']} checked, {count['rules_ok']} pass
       f"({count['clean_refusals']} read back or refused cleanly); "
       f"{count['round_trip_ok']} of {count['round_trip']} read back to the same iteration time; "
       f"{count['layout_back_ok']} of {count['layout_back']} estimated under another framework "
-      f"read back to the same layout")
+      f"read back to the same layout; {count.get('bad_input_ok', 0)} of "
+      f"{count.get('bad_input', 0)} own and bad inputs read or refused as expected")
 sys.exit(1 if fails else 0)
 EOF
