@@ -322,9 +322,12 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
         if (recipe) cli_text_put(&w.body, "from torchtitan.components."
                                           "quantization import "
                                           "Float8LinearConverter\n");
-        cli_text_put(&w.body, "from torchtitan.distributed."
-                              "activation_checkpoint import FullAC, "
-                              "SelectiveAC\n");
+        if (l->recompute == SPACE_RECOMPUTE_FULL
+            || l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
+            cli_text_put(&w.body, "from torchtitan.distributed."
+                                  "activation_checkpoint import %s\n",
+                         l->recompute == SPACE_RECOMPUTE_FULL ? "FullAC"
+                                                              : "SelectiveAC");
         if (mi >= 0)
             cli_text_put(&w.body,
                          "from torchtitan.models.%s import model_registry\n"
@@ -352,8 +355,8 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
                      "# the estimate assumed FlashAttention-2; torchtitan "
                      "main's language models run FlexAttention "
                      "(model_registry's attn_backend \"flex\")%s\n",
-                     l->pp > 1 ? "" : ", and capture CUDA graphs, which it "
-                                      "does not model");
+                     l->pp > 1 ? "" : "; main also captures CUDA graphs, "
+                                      "which the estimate does not model");
     } else {
         section(&w, "model");
         key(&w, "model", "name", "\"%s\"", mi >= 0 ? tt_models[mi].name
@@ -488,8 +491,12 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
     }
     if (!ac)
         cli_text_put(&w.notes,
-                     "# (no activation checkpointing set: the base's "
-                     "applies)\n");
+                     "# no activation checkpointing set: %s\n",
+                     w.main_ ? "the base config's applies (llama3_8b: "
+                               "SelectiveAC; llama3_70b, llama3_405b: FullAC)"
+                             : "v0.2's default applies (mode \"selective\", "
+                               "selective_ac_option \"2\": every second "
+                               "layer checkpointed in full)");
     if (w.main_) {
         if (ac)
             cli_text_put(&w.body, "    config.activation_checkpoint = %s\n",
