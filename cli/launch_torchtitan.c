@@ -1184,8 +1184,11 @@ int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
             }
         } else if (cv && strcmp(cv->val, "[]") != 0) {
             rc = unmodelled(&j, "model.converters", cv->val,
-                            "the converter trainplan models: "
-                            "\"quantize.linear.float8\"", e);
+                            "expected [\"quantize.linear.float8\"] (v0.2 "
+                            "registers float8 under that name, "
+                            "components/quantization/float8.py; \"float8\" "
+                            "is v0.1's and a KeyError in v0.2's "
+                            "protocols/model_converter.py)", e);
             goto done;
         }
     }
