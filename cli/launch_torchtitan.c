@@ -280,7 +280,7 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
     int compile = !l->eager;
     int async_tp = l->tp > 1 && (l->tp_overlap == SPACE_TP_OVERLAP_ASYNC
                                  || l->tp_overlap == SPACE_TP_OVERLAP_ALL);
-    int64_t micro = l->gbs / (l->mbs * dp);
+    int64_t micro = l->mbs > 0 ? l->gbs / (l->mbs * dp) : 0;
 
     if (l->framework != SPACE_FW_TORCHTITAN)
         cli_text_put(&w.notes,
@@ -289,12 +289,16 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
                      "--torchtitan-config) it is estimated as torchtitan runs "
                      "it\n",
                      space_framework_names[l->framework]);
-    if (mi < 0)
+    if (mi < 0) {
+        char known[256] = "";
+        for (int i = 0, n = 0; i < N_TT_MODELS; i++)
+            n += snprintf(known + n, sizeof known - (size_t)n, "%s%s",
+                          i ? ", " : "", tt_models[i].preset);
         not_expressible(&w, "torchtitan has no model %s (trainplan's presets "
-                        "it has: llama3-8b, llama3-70b, llama3.1-8b, "
-                        "llama3.1-70b, llama3.1-405b); register its "
-                        "architecture as a model of your own",
-                        m->name);
+                        "it has: %s); register its architecture as a model "
+                        "of your own",
+                        m->name, known);
+    }
 
     /* ---- the model ---- */
     int fp8 = l->dtype == HW_FP8;
@@ -352,10 +356,11 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
             cli_text_put(&w.body, "    config = Trainer.Config()\n");
         }
         cli_text_put(&w.notes,
-                     "# the estimate assumed FlashAttention-2; torchtitan "
-                     "main's language models run FlexAttention "
-                     "(model_registry's attn_backend \"flex\")%s\n",
-                     l->pp > 1 ? "" : "; main also captures CUDA graphs, "
+                     "# the estimate timed attention as --attention-backend "
+                     "%s; torchtitan main's language models run "
+                     "FlexAttention (model_registry's attn_backend "
+                     "\"flex\")%s\n",
+                     space_attn_names[l->flash], l->pp > 1 ? "" : "; main also captures CUDA graphs, "
                                       "which the estimate does not model");
     } else {
         section(&w, "model");
