@@ -175,6 +175,35 @@ for fname, text, extra, want_rc, want in cases:
     else:
         count["bad_input_ok"] = count.get("bad_input_ok", 0) + 1
 
+# Mangled configs (a fixed stream of cuts, deletions, repeats and stray
+# brackets and quotes of the writer's own output): an exit status of the
+# table (0, 1, 64, 65), never a crash or a sanitizer report.
+import random
+rng = random.Random(18)
+seeds = sorted(x for x in os.listdir(scratch) if x.startswith("tt_") and x.endswith(".cfg"))
+seeds = [open(os.path.join(scratch, x), encoding="utf-8").read() for x in seeds[::16]]
+for i in range(240):
+    t = seeds[i % len(seeds)]
+    k = rng.randrange(len(t))
+    op = i % 4
+    t = (t[:k] if op == 0 else t[:k] + t[k + 1:] if op == 1 else
+         t[:k] + t[k:k + 200] + t[k:] if op == 2 else t[:k] + rng.choice("[]()\"'=#\n") + t[k:])
+    path = os.path.join(scratch, f"mangled_{i}.cfg")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(t)
+    e = run([tp, "estimate", "--system", "eos", "--torchtitan-config", path, "--format", "json"])
+    count["mangled"] = count.get("mangled", 0) + 1
+    if e.returncode not in (0, 1, 64, 65) or "Sanitizer" in e.stderr \
+            or "runtime error" in e.stderr:
+        fails.append(f"mangled {path}: exit {e.returncode}: {e.stderr[-400:]}")
+    else:
+        count["mangled_ok"] = count.get("mangled_ok", 0) + 1
+
+e = run([tp, "search", "-m", "llama3-8b", "--system", "eos", "--gpus", "8", "-s", "2048", "-B",
+         "8", "--torchtitan-version", "0.1"])
+if e.returncode != 64 or "--torchtitan-version: expected main" not in e.stderr:
+    fails.append(f"--torchtitan-version 0.1: exit {e.returncode}: {e.stderr}")
+
 for f in fails:
     print("FAIL", f)
 print(f"torchtitan configs: {count['configs']} checked, {count['rules_ok']} pass the rules of "
@@ -183,6 +212,7 @@ print(f"torchtitan configs: {count['configs']} checked, {count['rules_ok']} pass
       f"{count['round_trip_ok']} of {count['round_trip']} read back to the same iteration time; "
       f"{count['layout_back_ok']} of {count['layout_back']} estimated under another framework "
       f"read back to the same layout; {count.get('bad_input_ok', 0)} of "
-      f"{count.get('bad_input', 0)} own and bad inputs read or refused as expected")
+      f"{count.get('bad_input', 0)} own and bad inputs read or refused as expected; "
+      f"{count.get('mangled_ok', 0)} of {count.get('mangled', 0)} mangled ones exit cleanly")
 sys.exit(1 if fails else 0)
 EOF
