@@ -690,6 +690,12 @@ static int tt_parse(tt_job *j, char *buf, tp_err *e)
                                     e);
                 rhs[n - 2] = '\0';
                 kv_add(j, "=recipe", rhs, at);
+            } else if (strcmp(lhs, "config.training") == 0
+                       || strcmp(lhs, "config.parallelism") == 0
+                       || strcmp(lhs, "config.compile") == 0) {
+                /* a whole section would hide the fields read below */
+                return bad_line(j, at, "expected its fields one by one, "
+                                "config.SECTION.KEY = VALUE", lhs, e);
             } else if (strncmp(lhs, "config.", 7) == 0) {
                 kv_add(j, lhs + 7, rhs, at);
             } else {
@@ -811,9 +817,9 @@ static int read_model(const tt_job *j, space_model *m, tp_err *e)
         const tt_kv *ms = kv_get(j, "model_spec");
         tp_strlcpy(name, mod ? mod->val : "", sizeof name);
         flavor[0] = '\0';
-        const char *q = ms ? strchr(ms->val, '"') : NULL;
+        const char *q = ms ? strpbrk(ms->val, "\"'") : NULL;
         if (ms && strncmp(ms->val, "model_registry(", 15) == 0 && q) {
-            const char *end = strchr(q + 1, '"');
+            const char *end = strchr(q + 1, *q);
             size_t n = end ? (size_t)(end - q - 1) : 0;
             if (n >= sizeof flavor) n = sizeof flavor - 1;
             memcpy(flavor, q + 1, n);

@@ -158,6 +158,15 @@ cases = [
      "pipeline_parallel_schedule = ZBVZeroBubble: trainplan times 1F1B and Interleaved1F1B"),
     ("statement.py", USER_MAIN.replace("    return", "    for x in []: pass\n    return"),
      [], 65, "statement.py:8: expected config = BASE() or config.SECTION.KEY = VALUE"),
+    ("section.py", USER_MAIN.replace("    return", "    config.compile = CompileConfig("
+     "enable=True)\n    return"), [], 65,
+     "section.py:8: expected its fields one by one, config.SECTION.KEY = VALUE: "
+     "'config.compile'"),
+    ("quotes.py", USER_MAIN.replace("    return", "    config.model_spec = "
+     "model_registry('70B')\n    return").replace(
+         "from torchtitan.models.llama3.config_registry",
+         "from torchtitan.models.llama3 import model_registry\n"
+         "from torchtitan.models.llama3.config_registry"), [], 0, '"model":\t"llama3.1-70b"'),
     ("recipe.py", USER_MAIN.replace("config = llama3_70b()", "config = my_base()"), [], 65,
      "recipe.py:5: config = my_base(): expected one of torchtitan's llama3_8b"),
 ]
