@@ -301,6 +301,15 @@ MAIN_FLOAT8_RECIPES = {"rowwise", "rowwise_with_gw_hp"}
 # distributed/activation_checkpoint.py @b5bcd76c66d0: ActivationCheckpointingConfig
 MAIN_AC = {"None": None, "SelectiveAC.Config()": "selective", "FullAC.Config()": "full",
            "MemoryBudgetAC.Config()": "memory-budget"}
+# What a main config may import, and where each name is defined @b5bcd76c66d0.
+MAIN_IMPORTS = {
+    "torchtitan.components.quantization": {"Float8LinearConverter"},  # __init__.py, __all__
+    "torchtitan.distributed.activation_checkpoint": {"FullAC", "SelectiveAC",
+                                                     "MemoryBudgetAC"},
+    "torchtitan.models.llama3": {"model_registry"},  # models/llama3/__init__.py
+    "torchtitan.trainer": {"Trainer"},
+    "torchtitan.config": {"CompileConfig", "ParallelismConfig", "TrainingConfig"},
+}
 # PyTorch's schedule names (torch/distributed/pipelining/schedules.py, get_schedule_class, as
 # job_config.py's pipeline_parallel_schedule docstring links it): single-stage ones take one
 # stage a rank (PipelineScheduleSingle), the others several (PipelineScheduleMulti).
@@ -451,6 +460,14 @@ def read_main(text, bad):
         if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("torchtitan.models.") \
                 and any(a.name == "model_registry" for a in n.names):
             models = n.module[len("torchtitan.models."):]
+        if isinstance(n, ast.ImportFrom) and n.module in MAIN_IMPORTS:
+            for a in n.names:
+                if a.name not in MAIN_IMPORTS[n.module]:
+                    bad.add("import", f"{a.name}: not in {n.module}", f"{n.module}@{MAIN}")
+        elif isinstance(n, ast.ImportFrom) and n.module != \
+                "torchtitan.models.llama3.config_registry":
+            bad.add("import", f"from {n.module}: not a module trainplan's configs import",
+                    f"torchtitan@{MAIN}")
         if isinstance(n, ast.ImportFrom) and n.module == "torchtitan.models.llama3.config_registry":
             for a in n.names:
                 if a.name not in MAIN_LLAMA3_RECIPES:
@@ -460,6 +477,13 @@ def read_main(text, bad):
         bad.add("form", "expected one function returning the config", f"config/README.md@{MAIN}")
         return flat
     flat["=models"] = models
+    # every name the function uses is imported (else a NameError when the config is built)
+    imported = {a.asname or a.name.split(".")[0] for n in tree.body
+                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    used = {n.id for n in ast.walk(fns[0]) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)} - {"config", "True", "False", "None"}
+    for name in sorted(used - imported):
+        bad.add("import", f"{name} is used but not imported", "Python (NameError)")
     for st in fns[0].body:
         if isinstance(st, ast.Return):
             continue
