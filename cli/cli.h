@@ -114,6 +114,8 @@ typedef struct cli_opts {
                                 instead of --model (cli_model) */
     const char *sbatch;      /* search --sbatch FILE: the winner's
                                 Megatron-LM launch script */
+    int torchtitan_version;  /* --torchtitan-version: cli_tt_version (launch.h);
+                                0 = the current one */
 } cli_opts;
 
 /* Which framework's job a file holds (launch.h's readers). */
@@ -259,6 +261,7 @@ typedef struct cli_search {
     int64_t *counts;
     int n_counts;
     search_request q;          /* points into this struct: do not copy it */
+    int torchtitan_version;    /* the launch's (cli_opts.torchtitan_version) */
 } cli_search;
 
 /* Operator models and collective tables opened once for many searches

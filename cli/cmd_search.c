@@ -258,7 +258,8 @@ typedef struct row {
 } row;
 
 /* The launch of row w of search q. */
-static void launch_of(cli_launch *c, const row *w, const search_request *q)
+static void launch_of(cli_launch *c, const row *w, const search_request *q,
+                      int tt_version)
 {
     memset(c, 0, sizeof *c);
     c->layout = &w->r.layout;
@@ -267,6 +268,7 @@ static void launch_of(cli_launch *c, const row *w, const search_request *q)
     c->gpus_per_node = w->sys->ctx.sys->gpus_per_node;
     c->tokens = q->tokens;
     c->iteration_s = w->r.iteration_s;
+    c->torchtitan_version = tt_version;
 }
 
 static void row_fill(row *w, const search_request *q, const search_point *p)
@@ -298,7 +300,7 @@ static void row_fill(row *w, const search_request *q, const search_point *p)
 
 
 static cJSON *row_json(const row *w, const search_request *q, const char *set,
-                       int rank)
+                       int rank, int tt_version)
 {
     const space_layout *l = &w->r.layout;
     cJSON *j = cJSON_CreateObject();
@@ -346,7 +348,7 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, t[i].name, t[i].v);
     cJSON *la = cJSON_AddObjectToObject(j, "launch");
     cli_launch c;
-    launch_of(&c, w, q);
+    launch_of(&c, w, q, tt_version);
     cli_text lt = {0};
     cli_launch_megatron(&c, &lt);
     cJSON_AddStringToObject(la, "megatron", cli_text_str(&lt));
@@ -358,7 +360,7 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cJSON_AddStringToObject(la, "nemo_yaml", cli_text_str(&lt));
     lt.n = 0;
     cli_launch_torchtitan(&c, &lt);
-    cJSON_AddStringToObject(la, "torchtitan_toml", cli_text_str(&lt));
+    cJSON_AddStringToObject(la, "torchtitan_config", cli_text_str(&lt));
     cli_text_free(&lt);
     return j;
 }
@@ -619,13 +621,15 @@ static void print_indented(FILE *f, const char *s)
     }
 }
 
-/* The launch lines of c: torchtitan's TOML, or Megatron-LM's command line
+/* The launch lines of c: torchtitan's config, or Megatron-LM's command line
  * and NeMo's YAML keys. */
 static void print_launch(FILE *f, int torchtitan, const cli_launch *c)
 {
     cli_text t = {0};
     if (torchtitan) {
-        fprintf(f, "torchtitan (TOML):\n");
+        fprintf(f, "torchtitan (%s):\n",
+                c->torchtitan_version == CLI_TT_MAIN ? "Python config"
+                                                     : "TOML job config");
         cli_launch_torchtitan(c, &t);
         print_indented(f, cli_text_str(&t));
         cli_text_free(&t);
@@ -786,7 +790,7 @@ static void job_print(FILE *f, const near_job *nj, const row *best,
     fprintf(f, "what changes (Megatron-LM flags):\n");
     cli_launch from, to;
     job_launch(&from, nj, q);
-    launch_of(&to, best, q);
+    launch_of(&to, best, q, 0);
     cli_text t = {0};
     cli_launch_megatron_diff(&from, &to, &t);
     print_indented(f, t.n ? cli_text_str(&t) : "(none)");
@@ -809,7 +813,7 @@ static cJSON *job_json(const near_job *nj, const row *best,
                                 best->r.iteration_s);
         cli_launch from, to;
         job_launch(&from, nj, q);
-        launch_of(&to, best, q);
+        launch_of(&to, best, q, 0);
         cli_text t = {0};
         cli_launch_megatron_diff(&from, &to, &t);
         cli_text lt = {0};
@@ -889,6 +893,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
 {
     char *sysbuf = NULL; /* --system's names, split in place */
     memset(s, 0, sizeof *s);
+    s->torchtitan_version = o->torchtitan_version;
     if (!o->model && !o->model_given)
         return tp_errf(e, TP_EUSAGE, "search needs --model (or --near FILE)");
     if (!o->system) return tp_errf(e, TP_EUSAGE, "search needs --system");
@@ -1061,12 +1066,12 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
     cJSON *ra = cJSON_AddArrayToObject(j, "ranked");
     for (int i = 0; i < a->n_ranked; i++) {
         row_fill(&w, q, &a->ranked[i]);
-        cJSON_AddItemToArray(ra, row_json(&w, q, NULL, i + 1));
+        cJSON_AddItemToArray(ra, row_json(&w, q, NULL, i + 1, s->torchtitan_version));
     }
     cJSON *pa = cJSON_AddArrayToObject(j, "pareto");
     for (int i = 0; i < a->n_front; i++) {
         row_fill(&w, q, &a->front[i]);
-        cJSON_AddItemToArray(pa, row_json(&w, q, NULL, i + 1));
+        cJSON_AddItemToArray(pa, row_json(&w, q, NULL, i + 1, s->torchtitan_version));
     }
     cJSON_AddItemToObject(j, "stats", stats_json(a, timing));
     if (a->n_ranked == 0) {
@@ -1133,7 +1138,8 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 const row *rs = set ? frows : rows;
                 int n = set ? ans.n_front : ans.n_ranked;
                 for (int i = 0; i < n; i++) {
-                    cJSON *j = row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1);
+                    cJSON *j = row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
+                                         o->torchtitan_version);
                     char *s = cJSON_PrintUnformatted(j);
                     fprintf(f, "%s\n", s);
                     cJSON_free(s);
@@ -1194,7 +1200,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 snprintf(c[18], 48, "%.6g", w->r.time.bubble_s);
                 snprintf(c[19], 48, "%.6g", w->exposed_s);
                 cli_launch lc;
-                launch_of(&lc, w, &q);
+                launch_of(&lc, w, &q, o->torchtitan_version);
                 cli_text mg = {0};
                 cli_launch_megatron(&lc, &mg);
                 cli_table_row(&t, set ? "pareto" : "ranked", c[0],
@@ -1236,7 +1242,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             if (o->explain) print_explain(f, rows, ans.n_ranked);
             if (o_cmd->job_file) job_print(f, &nj, &rows[0], &q);
             cli_launch lc;
-            launch_of(&lc, &rows[0], &q);
+            launch_of(&lc, &rows[0], &q, o->torchtitan_version);
             fprintf(f, "\nlaunch %s on %s:\n", rows[0].tag,
                     rows[0].sys->ctx.sys->name);
             /* the framework the estimates assumed first */
@@ -1254,7 +1260,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         cli_out so_out;
         if ((rc = cli_out_open(&so_out, o->sbatch, e))) goto done;
         cli_launch lc;
-        launch_of(&lc, &rows[0], &q);
+        launch_of(&lc, &rows[0], &q, o->torchtitan_version);
         cli_text t = {0};
         cli_launch_megatron_script(&lc, &t);
         fputs(cli_text_str(&t), so_out.f);

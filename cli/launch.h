@@ -44,6 +44,7 @@ typedef struct cli_launch {
     int gpus_per_node;      /* the system's, 0 when unknown */
     double tokens;          /* tokens to train, 0 when unknown */
     double iteration_s;     /* the estimated iteration, 0 when unknown */
+    int torchtitan_version; /* cli_tt_version the torchtitan config targets */
 } cli_launch;
 
 /* Nodes of the job and the GPUs it uses on each (the node's count, or the
@@ -73,7 +74,21 @@ void cli_launch_megatron_diff(const cli_launch *from, const cli_launch *to,
 /* NeMo's keys, one "key: value" a line. */
 void cli_launch_nemo(const cli_launch *c, cli_text *out);
 
-/* torchtitan's job config. */
+/* The torchtitan versions a config can target (launch_torchtitan.c says
+ * what differs): the current one, which configures in Python, first. */
+typedef enum cli_tt_version {
+    CLI_TT_MAIN, /* main at b5bcd76c66d0 (2026-08-21): a Python config */
+    CLI_TT_V02,  /* v0.2.0 to v0.2.2: a TOML job config */
+    CLI_TT_VERSION_COUNT
+} cli_tt_version;
+
+/* --torchtitan-version's value ("main", "0.2", "v0.2.2", ...) into *v;
+ * TP_EUSAGE naming the value and the known ones otherwise. */
+int cli_tt_version_parse(const char *s, int *v, tp_err *e);
+
+/* torchtitan's job config for c->torchtitan_version: its first line names
+ * the version; what the version cannot express is a comment line starting
+ * "# NOT EXPRESSIBLE", never a key. */
 void cli_launch_torchtitan(const cli_launch *c, cli_text *out);
 
 /* ---- reading a job back in (issue 18) ---------------------------------

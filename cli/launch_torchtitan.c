@@ -1,77 +1,1248 @@
 /*
- * launch_torchtitan.c - torchtitan's job config for a layout (TOML keys of
- * torchtitan/config/job_config.py, 2025). torchtitan shards parameters
- * whenever it shards (FSDP, i.e. ZeRO-3): a comment says so where the
- * layout shards less.
+ * launch_torchtitan.c - torchtitan's config for a layout, and a torchtitan
+ * config read back into the options the command line would set (issue 18).
+ *
+ * Two versions, two forms (cli_tt_version):
+ *   main  torchtitan at pytorch/torchtitan@b5bcd76c66d0 (2026-08-21), the
+ *         current one: it configures in Python, a function returning a
+ *         Trainer.Config, its --section.option flags frozen
+ *         (torchtitan/config/README.md). We derive from the model's shipped
+ *         config (torchtitan/models/llama3/config_registry.py, llama3_8b
+ *         ...) and set its fields, one plain assignment a line, as the
+ *         README's "Writing your own" does. Batches are counted in tokens
+ *         (torchtitan/config/configs.py, TrainingConfig), async TP lives
+ *         in CompileConfig, float8 is a model converter with rowwise
+ *         recipes only (components/quantization/float8.py).
+ *   0.2   v0.2.0 to v0.2.2: the TOML keys of torchtitan/config/job_config.py
+ *         (checked against v0.2.2, pytorch/torchtitan@73a0e6979dd1; v0.2.0,
+ *         @29624e37fa6d, has the same keys written here). The float8
+ *         converter is "quantize.linear.float8" (float8.py,
+ *         register_model_converter), async TP needs [compile]
+ *         (distributed/tensor_parallel.py, maybe_enable_async_tp).
+ * v0.1 (torchtitan/config_manager.py: training.compile, [float8],
+ * converters = ["float8"], no per-stage module lists) is not written.
+ *
+ * Pipeline stages: torchtitan builds PP x stages-per-rank stages and
+ * without pipeline_parallel_layers_per_stage defaults a looped schedule to
+ * 2 stages per rank (distributed/pipeline_parallel.py, pipeline_llm /
+ * _get_pipeline_metadata): we always say how many. An even split is
+ * pipeline_parallel_layers_per_stage with no lighter end stages; an uneven
+ * one (space_stage_layers) is module_fqns_per_model_part, stage s = chunk
+ * x PP + rank as torchtitan places looped stages (pipeline_module_split,
+ * _get_stage_indices).
+ *
+ * What a version cannot express is a comment line "# NOT EXPRESSIBLE ...",
+ * never a key that means something else; tests/launch/torchtitan_rules.py
+ * checks the keys, tests/launch/torchtitan_e2e.sh reads every config back.
  */
 #include "launch.h"
 
+#include <ctype.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "hw.h"
+
+/* ---- versions and models --------------------------------------------- */
+
+static const struct {
+    const char *label;   /* the output's first line names it */
+    const char *names[8]; /* what --torchtitan-version accepts */
+} tt_versions[CLI_TT_VERSION_COUNT] = {
+    [CLI_TT_MAIN] = {"torchtitan main at pytorch/torchtitan@b5bcd76c66d0 "
+                     "(2026-08-21), a Python config",
+                     {"main", "current", "b5bcd76", "b5bcd76c66d0"}},
+    [CLI_TT_V02] = {"torchtitan v0.2.0 to v0.2.2 (keys of v0.2.2, "
+                    "pytorch/torchtitan@73a0e6979dd1), a TOML job config",
+                    {"0.2", "v0.2", "0.2.0", "v0.2.0", "0.2.1", "v0.2.1",
+                     "0.2.2", "v0.2.2"}},
+};
+
+int cli_tt_version_parse(const char *s, int *v, tp_err *e)
+{
+    for (int i = 0; i < CLI_TT_VERSION_COUNT; i++)
+        for (int k = 0; k < 8 && tt_versions[i].names[k]; k++)
+            if (tp_streq_ci(s, tt_versions[i].names[k])) {
+                *v = i;
+                return TP_OK;
+            }
+    return tp_errf(e, TP_EUSAGE,
+                   "--torchtitan-version: expected main (b5bcd76c66d0, "
+                   "2026-08-21) or 0.2 (v0.2.0 to v0.2.2), found '%s' "
+                   "(v0.1 is not written)",
+                   s);
+}
+
+/* trainplan's presets torchtitan has, both versions: its Llama 3 flavors
+ * are Llama 3.1's (torchtitan/models/llama3/__init__.py, llama3_configs;
+ * hf_assets_path Llama-3.1-8B in config_registry.py), the same
+ * architecture as Llama 3's for every count trainplan makes. The first
+ * row of a flavor is the one a config reads back to. */
+static const struct {
+    const char *preset, *name, *flavor, *recipe;
+} tt_models[] = {
+    {"llama3.1-8b", "llama3", "8B", "llama3_8b"},
+    {"llama3-8b", "llama3", "8B", "llama3_8b"},
+    {"llama3.1-70b", "llama3", "70B", "llama3_70b"},
+    {"llama3-70b", "llama3", "70B", "llama3_70b"},
+    {"llama3.1-405b", "llama3", "405B", "llama3_405b"},
+};
+#define N_TT_MODELS ((int)(sizeof tt_models / sizeof tt_models[0]))
+
+/* The row of m: its preset's name and the same architecture. -1: none. */
+static int tt_model_of(const space_model *m)
+{
+    for (int i = 0; i < N_TT_MODELS; i++) {
+        if (!tp_streq_ci(m->name, tt_models[i].preset)) continue;
+        const space_model *p = space_preset_find(tt_models[i].preset, NULL);
+        if (p && p->num_layers == m->num_layers && p->hidden == m->hidden
+            && p->heads == m->heads && p->kv_heads == m->kv_heads
+            && p->ffn_hidden == m->ffn_hidden && p->vocab == m->vocab
+            && m->num_experts == 0)
+            return i;
+    }
+    return -1;
+}
+
+/* What main's shipped configs set of the fields the reader reads
+ * (torchtitan/models/llama3/config_registry.py @b5bcd76c66d0): the
+ * defaults of a config derived from one. */
+static const struct {
+    const char *recipe;
+    int64_t tokens_per_mb, context, tp;
+    int full_ac, compile, async_tp, fp8_rowwise;
+} tt_recipes[] = {
+    {"llama3_8b", 8192, 8192, 1, 0, 0, 0, 0},
+    {"llama3_70b", 8 * 8192, 8192, 8, 1, 0, 0, 0},
+    {"llama3_405b", 2 * 8192, 8192, 8, 1, 1, 1, 1},
+};
+#define N_TT_RECIPES ((int)(sizeof tt_recipes / sizeof tt_recipes[0]))
+
+/* ---- the writer -------------------------------------------------------- */
+
+/* Layers of each of the pp x vpp stages into st[] (stage = chunk x pp +
+ * rank): each rank's total from space_stage_layers (a half layer, the
+ * estimate's average, goes to the last rank), shared by its chunks as
+ * evenly as whole layers allow. Returns 1 when the totals were rounded,
+ * 0 otherwise; -1 when a stage would get none. */
+static int stage_split(const space_model *m, const space_layout *l,
+                       int64_t *st)
+{
+    int64_t pp = l->pp, v = l->vpp, left = m->num_layers;
+    int rounded = 0;
+    for (int64_t r = 0; r < pp; r++) {
+        double x = space_stage_layers(m, l, r);
+        int64_t t = r == pp - 1 ? left : (int64_t)floor(x);
+        if ((double)t != x) rounded = 1;
+        left -= t;
+        for (int64_t c = 0; c < v; c++) {
+            int64_t n = t / v + (c < t % v);
+            if (n < 1) return -1;
+            st[c * pp + r] = n;
+        }
+    }
+    return rounded;
+}
+
+typedef struct tt_out {
+    cli_text notes; /* comment lines before the config */
+    cli_text body;
+    int main_;      /* the Python form */
+    int ver;
+} tt_out;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void not_expressible(tt_out *w, const char *fmt, ...);
+
+static void not_expressible(tt_out *w, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    cli_text_put(&w->notes, "# NOT EXPRESSIBLE in torchtitan %s: %s\n",
+                 w->main_ ? "main" : "v0.2", buf);
+}
+
+/* One key: "section.key" in TOML sections the caller opened, or
+ * config.section.key in Python. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static void key(tt_out *w, const char *section, const char *name,
+                const char *fmt, ...);
+
+static void key(tt_out *w, const char *section, const char *name,
+                const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (w->main_)
+        cli_text_put(&w->body, "    config.%s.%s = %s\n", section, name, buf);
+    else
+        cli_text_put(&w->body, "%s = %s\n", name, buf);
+}
+
+static void section(tt_out *w, const char *name)
+{
+    if (!w->main_) cli_text_put(&w->body, "\n[%s]\n", name);
+}
+
+static const char *py_bool(const tt_out *w, int b)
+{
+    return w->main_ ? (b ? "True" : "False") : (b ? "true" : "false");
+}
+
+/* The stages: how many, and their modules where the split is uneven. */
+static void write_stages(tt_out *w, const space_model *m,
+                         const space_layout *l)
+{
+    int64_t n = l->pp * l->vpp;
+    int64_t *st = tp_xmalloc((size_t)n * sizeof *st);
+    int how = stage_split(m, l, st);
+    int even = m->num_layers % n == 0;
+    for (int64_t s = 1; even && s < n; s++) even = st[s] == st[0];
+    if (how < 0) {
+        not_expressible(w, "PP %lld x %lld virtual stages of %lld layers "
+                        "leave a stage without a layer",
+                        (long long)l->pp, (long long)l->vpp,
+                        (long long)m->num_layers);
+    } else if (even) {
+        /* ceil((L + 0 + 0) / n-th) stages = PP x VPP (pipeline_llm) */
+        key(w, "parallelism", "pipeline_parallel_layers_per_stage", "%lld",
+            (long long)st[0]);
+        key(w, "parallelism", "pipeline_parallel_first_stage_less_layers",
+            "0");
+        key(w, "parallelism", "pipeline_parallel_last_stage_less_layers",
+            "0");
+    } else {
+        if (how)
+            cli_text_put(&w->notes,
+                         "# the estimate gave the end ranks half a layer "
+                         "each as an average; here the last takes it\n");
+        const char *out = w->main_ ? "lm_head" : "output";
+        if (w->main_)
+            cli_text_put(&w->body,
+                         "    config.parallelism.module_fqns_per_model_part "
+                         "= [\n");
+        else
+            cli_text_put(&w->body, "module_fqns_per_model_part = [\n");
+        int64_t layer = 0;
+        for (int64_t s = 0; s < n; s++) {
+            cli_text_put(&w->body, "%s    [", w->main_ ? "    " : "");
+            int first = 1;
+            if (s == 0) {
+                cli_text_put(&w->body, "\"tok_embeddings\"");
+                first = 0;
+            }
+            for (int64_t k = 0; k < st[s]; k++, layer++) {
+                cli_text_put(&w->body, "%s\"layers.%lld\"", first ? "" : ", ",
+                             (long long)layer);
+                first = 0;
+            }
+            if (s == n - 1)
+                cli_text_put(&w->body, ", \"norm\", \"%s\"", out);
+            cli_text_put(&w->body, "],\n");
+        }
+        cli_text_put(&w->body, "%s]\n", w->main_ ? "    " : "");
+    }
+    free(st);
+}
 
 void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
 {
     const space_layout *l = c->layout;
     const space_model *m = c->model;
-    (void)m;
+    tt_out w = {{0}, {0}, 0, 0};
+    w.ver = c->torchtitan_version >= 0
+                    && c->torchtitan_version < CLI_TT_VERSION_COUNT
+                ? c->torchtitan_version
+                : CLI_TT_MAIN;
+    w.main_ = w.ver == CLI_TT_MAIN;
+    int mi = tt_model_of(m);
+    int64_t dp = l->dp > 0 ? l->dp : 1;
     int shard = l->zero >= SPACE_ZERO_1;
-    cli_text_put(b, "[parallelism]\n");
-    cli_text_put(b, "data_parallel_replicate_degree = %lld\n",
-        (long long)(shard ? 1 : l->dp));
-    cli_text_put(b, "data_parallel_shard_degree = %lld\n", (long long)(shard ? l->dp : 1));
-    cli_text_put(b, "tensor_parallel_degree = %lld\n", (long long)l->tp);
-    cli_text_put(b, "enable_async_tensor_parallel = %s\n",
-        l->tp > 1 && (l->tp_overlap == SPACE_TP_OVERLAP_ASYNC
-                      || l->tp_overlap == SPACE_TP_OVERLAP_ALL)
-            ? "true"
-            : "false");
-    cli_text_put(b, "pipeline_parallel_degree = %lld\n", (long long)l->pp);
-    if (l->pp > 1)
-        cli_text_put(b, "pipeline_parallel_schedule = \"%s\"\n"
-                "pipeline_parallel_microbatch_size = %lld\n",
-            l->vpp > 1 ? "Interleaved1F1B" : "1F1B", (long long)l->mbs);
-    cli_text_put(b, "context_parallel_degree = %lld\n", (long long)l->cp);
-    if (l->cp > 1)
-        cli_text_put(b, "context_parallel_rotate_method = \"%s\"\n",
-            l->cp_comm == SPACE_CP_ALLGATHER ? "allgather" : "alltoall");
-    cli_text_put(b, "\n[training]\nlocal_batch_size = %lld\nglobal_batch_size = %lld\n"
-            "seq_len = %lld\nmixed_precision_param = \"%s\"\n",
-        /* with PP a rank's batch is split into pipeline micro-batches;
-         * without, a micro-batch is a local batch and torchtitan
+    /* v0.2 replicates without sharding only as DDP, which it refuses
+     * beside any other parallelism (models/llama3/infra/parallelize.py,
+     * parallelize_llama: "DDP has not supported > 1D parallelism") */
+    int ddp_refused = !w.main_ && !shard && dp > 1
+                      && l->tp * l->pp * l->cp > 1;
+    if (ddp_refused) shard = 1;
+    int compile = !l->eager;
+    int async_tp = l->tp > 1 && (l->tp_overlap == SPACE_TP_OVERLAP_ASYNC
+                                 || l->tp_overlap == SPACE_TP_OVERLAP_ALL);
+    int64_t micro = l->mbs > 0 ? l->gbs / (l->mbs * dp) : 0;
+
+    if (l->framework != SPACE_FW_TORCHTITAN)
+        cli_text_put(&w.notes,
+                     "# trainplan estimated this layout as %s runs it, not "
+                     "torchtitan; read back (trainplan estimate "
+                     "--torchtitan-config) it is estimated as torchtitan runs "
+                     "it\n",
+                     space_framework_names[l->framework]);
+    if (mi < 0) {
+        char known[256] = "";
+        for (int i = 0, n = 0; i < N_TT_MODELS; i++)
+            n += snprintf(known + n, sizeof known - (size_t)n, "%s%s",
+                          i ? ", " : "", tt_models[i].preset);
+        not_expressible(&w, "torchtitan has no model %s (trainplan's presets "
+                        "it has: %s); register its architecture as a model "
+                        "of your own",
+                        m->name, known);
+    }
+
+    /* ---- the model ---- */
+    int fp8 = l->dtype == HW_FP8;
+    const char *recipe = NULL; /* torchao's, NULL: none expressible */
+    if (fp8) {
+        if (l->fp8_recipe == SPACE_FP8_ROWWISE)
+            recipe = "rowwise";
+        else if (l->fp8_recipe == SPACE_FP8_TENSORWISE && !w.main_)
+            recipe = "tensorwise";
+        if (!recipe)
+            not_expressible(&w, "fp8 with %s scaling: torchtitan's float8 "
+                            "converter (torchao) has %s "
+                            "(components/quantization/float8.py); without a "
+                            "converter it trains in bf16",
+                            space_fp8_recipe_names[l->fp8_recipe],
+                            w.main_ ? "rowwise and rowwise_with_gw_hp only"
+                                    : "tensorwise, rowwise and "
+                                      "rowwise_with_gw_hp");
+        if (l->fp8_lib == SPACE_FP8_LIB_TE)
+            cli_text_put(&w.notes,
+                         "# fp8 was estimated with Transformer Engine's "
+                         "kernels; torchtitan runs torchao's Float8Linear\n");
+    }
+    if (w.main_) {
+        if (recipe) cli_text_put(&w.body, "from torchtitan.components."
+                                          "quantization import "
+                                          "Float8LinearConverter\n");
+        if (l->recompute == SPACE_RECOMPUTE_FULL
+            || l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
+            cli_text_put(&w.body, "from torchtitan.distributed."
+                                  "activation_checkpoint import %s\n",
+                         l->recompute == SPACE_RECOMPUTE_FULL ? "FullAC"
+                                                              : "SelectiveAC");
+        if (mi >= 0)
+            cli_text_put(&w.body,
+                         "from torchtitan.models.%s import model_registry\n"
+                         "from torchtitan.models.%s.config_registry import "
+                         "%s\n",
+                         tt_models[mi].name, tt_models[mi].name,
+                         tt_models[mi].recipe);
+        else
+            cli_text_put(&w.body, "from torchtitan.trainer import Trainer\n");
+        cli_text_put(&w.body, "\n\ndef trainplan_config():\n");
+        if (mi >= 0) {
+            cli_text_put(&w.body, "    config = %s()\n", tt_models[mi].recipe);
+            cli_text_put(&w.body, "    config.model_spec = model_registry(\"%s\"",
+                         tt_models[mi].flavor);
+            if (recipe)
+                cli_text_put(&w.body,
+                             ", converters=[Float8LinearConverter.Config("
+                             "recipe_name=\"%s\", model_compile_enabled=%s)]",
+                             recipe, py_bool(&w, compile));
+            cli_text_put(&w.body, ")\n");
+        } else {
+            cli_text_put(&w.body, "    config = Trainer.Config()\n");
+        }
+        cli_text_put(&w.notes,
+                     "# the estimate timed attention as --attention-backend "
+                     "%s; torchtitan main's language models run "
+                     "FlexAttention (model_registry's attn_backend "
+                     "\"flex\")%s\n",
+                     space_attn_names[l->flash], l->pp > 1 ? "" : "; main also captures CUDA graphs, "
+                                      "which the estimate does not model");
+    } else {
+        section(&w, "model");
+        key(&w, "model", "name", "\"%s\"", mi >= 0 ? tt_models[mi].name
+                                                   : m->name);
+        if (mi >= 0) key(&w, "model", "flavor", "\"%s\"", tt_models[mi].flavor);
+        if (recipe)
+            key(&w, "model", "converters", "[\"quantize.linear.float8\"]");
+    }
+
+    /* ---- parallelism ---- */
+    section(&w, "parallelism");
+    key(&w, "parallelism", "data_parallel_replicate_degree", "%lld",
+        (long long)(shard ? 1 : dp));
+    key(&w, "parallelism", "data_parallel_shard_degree", "%lld",
+        (long long)(shard ? dp : 1));
+    if (ddp_refused)
+        not_expressible(&w, "DP %lld without sharding beside TP, PP or CP: "
+                        "v0.2 runs that only as DDP, alone; FSDP here",
+                        (long long)dp);
+    else if (shard && l->zero < SPACE_ZERO_3)
+        cli_text_put(&w.notes,
+                     "# torchtitan shards parameters too (FSDP, ZeRO-3) "
+                     "where this layout shards %s only\n",
+                     l->zero == SPACE_ZERO_1 ? "optimizer states"
+                                             : "gradients and optimizer "
+                                               "states");
+    key(&w, "parallelism", "tensor_parallel_degree", "%lld", (long long)l->tp);
+    if (w.main_)
+        key(&w, "parallelism", "enable_sequence_parallel", "%s",
+            py_bool(&w, l->tp > 1 ? l->sp : 1));
+    else if (l->tp > 1 && !l->sp)
+        not_expressible(&w, "TP %lld without sequence parallelism: v0.2 "
+                        "always shards the norms' activations over TP "
+                        "(models/llama3/infra/parallelize.py, apply_tp)",
+                        (long long)l->tp);
+    if (async_tp && !compile)
+        not_expressible(&w, "async TP without torch.compile: it needs "
+                        "compile.enable with \"model\" in compile.components "
+                        "(%s)",
+                        w.main_ ? "config/configs.py, CompileConfig."
+                                  "__post_init__"
+                                : "distributed/tensor_parallel.py, "
+                                  "maybe_enable_async_tp");
+    if (!w.main_)
+        key(&w, "parallelism", "enable_async_tensor_parallel", "%s",
+            py_bool(&w, async_tp && compile));
+    key(&w, "parallelism", "pipeline_parallel_degree", "%lld", (long long)l->pp);
+    if (l->pp > 1) {
+        key(&w, "parallelism", "pipeline_parallel_schedule", "\"%s\"",
+            l->vpp > 1 ? "Interleaved1F1B" : "1F1B");
+        write_stages(&w, m, l);
+        /* main captures CUDA graphs unless told not to, and refuses them
+         * with PP (trainer.py, Trainer.Config._validate_cuda_graphs) */
+        if (w.main_)
+            key(&w, "training", "disable_cuda_graphs", "True");
+        if (w.main_)
+            key(&w, "parallelism", "num_pp_microbatches", "%lld",
+                (long long)micro);
+        else
+            key(&w, "parallelism", "pipeline_parallel_microbatch_size", "%lld",
+                (long long)l->mbs);
+    }
+    key(&w, "parallelism", "context_parallel_degree", "%lld", (long long)l->cp);
+    if (l->cp > 1) {
+        if (!w.main_)
+            /* PyTorch's ring passes the key/value shards on by all-to-all */
+            key(&w, "parallelism", "context_parallel_rotate_method", "\"%s\"",
+                l->cp_comm == SPACE_CP_ALLGATHER ? "allgather" : "alltoall");
+        else if (l->cp_comm != SPACE_CP_ALLGATHER)
+            not_expressible(&w, "a ring of key/value sends: main has no "
+                            "context_parallel_rotate_method and all-gathers "
+                            "them");
+    }
+
+    /* ---- the batch ---- */
+    section(&w, "training");
+    if (w.main_) {
+        /* tokens: per PP micro-batch per DP rank; per step, all of them.
+         * A micro-batch is one packed row of mbs x seq tokens, documents
+         * cut at max_context_length (components/data/packing.py): the
+         * GEMMs of mbs sequences, attention within each seq-long piece */
+        key(&w, "training", "num_tokens_per_microbatch_per_dp_rank", "%lld",
+            (long long)(l->mbs * l->seq));
+        key(&w, "training", "num_tokens_per_train_step", "%lld",
+            (long long)(l->gbs * l->seq));
+        key(&w, "training", "max_context_length", "%lld", (long long)l->seq);
+    } else {
+        /* with PP a rank's batch is split into pipeline micro-batches in
+         * one pass; without, a micro-batch is a local batch and torchtitan
          * accumulates gradients up to the global batch */
-        (long long)(l->pp > 1 ? l->gbs / (l->dp > 0 ? l->dp : 1) : l->mbs),
-        (long long)l->gbs,
-        (long long)l->seq, l->dtype == HW_FP16 ? "float16" : "bfloat16");
-    cli_text_put(b, "\n[activation_checkpoint]\nmode = \"%s\"",
-        l->recompute == SPACE_RECOMPUTE_NONE   ? "none"
-        : l->recompute == SPACE_RECOMPUTE_FULL ? "full"
-                                               : "selective");
-    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
-        cli_text_put(b, "\nselective_ac_option = \"op\"");
-    if (l->recompute == SPACE_RECOMPUTE_FULL
-        && (l->recompute_method == SPACE_RECOMPUTE_BLOCK
-            || l->recompute_layers > 1))
-        cli_text_put(b, "\n# estimated for Megatron-LM's --recompute-method %s "
-                "--recompute-num-layers %lld; torchtitan's full mode "
-                "checkpoints every layer",
-            space_recompute_method_names[l->recompute_method],
-            (long long)l->recompute_layers);
-    if (l->dtype == HW_FP8)
-        cli_text_put(b, "\n\n[model]\nconverters = [\"float8\"]%s",
-            l->fp8_recipe == SPACE_FP8_ROWWISE
-                ? "\n\n[float8]\nrecipe_name = \"rowwise\"" : "");
-    if (shard && l->zero < SPACE_ZERO_3)
-        cli_text_put(b, "\n# torchtitan shards parameters too (FSDP, ZeRO-3) where "
-                "this layout shards %s only",
-            l->zero == SPACE_ZERO_1 ? "optimizer states" : "gradients and "
-                                                           "optimizer states");
+        key(&w, "training", "local_batch_size", "%lld",
+            (long long)(l->pp > 1 ? micro * l->mbs : l->mbs));
+        key(&w, "training", "global_batch_size", "%lld", (long long)l->gbs);
+        key(&w, "training", "seq_len", "%lld", (long long)l->seq);
+    }
+    if (l->dtype == HW_FP16)
+        not_expressible(&w, "fp16: mixed_precision_param is bfloat16 or "
+                        "float32 (config/%s); it stays bfloat16",
+                        w.main_ ? "configs.py" : "job_config.py");
+    else
+        key(&w, "training", "mixed_precision_param", "\"bfloat16\"");
+
+    /* ---- activation checkpointing ---- */
+    const char *ac = NULL; /* main: the object; v0.2: the mode */
+    const char *sac = NULL;
+    switch (l->recompute) {
+    case SPACE_RECOMPUTE_NONE:
+        ac = w.main_ ? "None" : "\"none\"";
+        break;
+    case SPACE_RECOMPUTE_FULL:
+        if (l->recompute_method == SPACE_RECOMPUTE_BLOCK
+            || l->recompute_layers > 1)
+            not_expressible(&w, "Megatron-LM's --recompute-method %s "
+                            "--recompute-num-layers %lld: torchtitan's full "
+                            "mode checkpoints every layer on its own",
+                            space_recompute_method_names[l->recompute_method],
+                            (long long)l->recompute_layers);
+        else
+            ac = w.main_ ? "FullAC.Config()" : "\"full\"";
+        break;
+    case SPACE_RECOMPUTE_SELECTIVE_OP:
+        ac = w.main_ ? "SelectiveAC.Config()" : "\"selective\"";
+        sac = w.main_ ? NULL : "\"op\"";
+        break;
+    default:
+        /* v0.2's mode "selective" with an integer option checkpoints
+         * every n-th layer in full; neither is the attention core */
+        not_expressible(&w, "Megatron-LM's selective recompute (the "
+                        "attention core) has no torchtitan equivalent: its "
+                        "selective modes are op-level (selective-op) and %s",
+                        w.main_ ? "memory-budget" : "every n-th layer in full");
+    }
+    if (!ac)
+        cli_text_put(&w.notes,
+                     "# no activation checkpointing set: %s\n",
+                     w.main_ ? "the base config's applies (llama3_8b: "
+                               "SelectiveAC; llama3_70b, llama3_405b: FullAC)"
+                             : "v0.2's default applies (mode \"selective\", "
+                               "selective_ac_option \"2\": every second "
+                               "layer checkpointed in full)");
+    if (w.main_) {
+        if (ac)
+            cli_text_put(&w.body, "    config.activation_checkpoint = %s\n",
+                         ac);
+    } else if (ac) {
+        section(&w, "activation_checkpoint");
+        key(&w, "activation_checkpoint", "mode", "%s", ac);
+        if (sac) key(&w, "activation_checkpoint", "selective_ac_option", "%s",
+                     sac);
+    }
+
+    /* ---- compile: the estimate's fused kernels unless eager ---- */
+    section(&w, "compile");
+    key(&w, "compile", "enable", "%s", py_bool(&w, compile));
+    key(&w, "compile", "components", "[\"model\", \"loss\"]");
+    if (w.main_)
+        key(&w, "compile", "enable_async_tensor_parallel", "%s",
+            py_bool(&w, async_tp && compile));
+    if (recipe && !w.main_) {
+        section(&w, "quantize.linear.float8");
+        key(&w, "quantize.linear.float8", "recipe_name", "\"%s\"", recipe);
+    }
+    if (w.main_) cli_text_put(&w.body, "    return config\n");
+
+    /* ---- what it is, then the notes, then the config ---- */
+    int64_t per_node, nodes = cli_launch_nodes(c, &per_node);
+    cli_text_put(b, "# %s\n", tt_versions[w.ver].label);
+    if (w.main_)
+        cli_text_put(b, "# run: NGPU=%lld MODULE=<this file as a module> "
+                        "CONFIG=trainplan_config ./run_train.sh, on %lld "
+                        "node%s\n",
+                     (long long)per_node, (long long)nodes,
+                     nodes > 1 ? "s" : "");
+    else
+        cli_text_put(b, "# run: NGPU=%lld CONFIG_FILE=<this file> "
+                        "./run_train.sh, on %lld node%s\n",
+                     (long long)per_node, (long long)nodes,
+                     nodes > 1 ? "s" : "");
+    if (c->iteration_s > 0)
+        cli_text_put(b, "# trainplan: %s%s%s, %lld GPUs, %.6g s per "
+                        "iteration as %s runs it\n",
+                     m->name, c->system ? " on " : "",
+                     c->system ? c->system : "",
+                     (long long)(l->tp * l->pp * l->cp * dp), c->iteration_s,
+                     space_framework_names[l->framework]);
+    cli_text_put(b, "%s%s", cli_text_str(&w.notes), cli_text_str(&w.body));
+    cli_text_free(&w.notes);
+    cli_text_free(&w.body);
+}
+
+/* ---- the reader ------------------------------------------------------ */
+
+/* One assignment: its dotted key ("parallelism.tensor_parallel_degree";
+ * main's whole-object ones: "activation_checkpoint", "model_spec",
+ * "=recipe", "=models" for the module model_registry comes from), its
+ * value's text and its line. Points into the reader's copy. */
+typedef struct tt_kv {
+    char key[128];
+    const char *val;
+    int line;
+} tt_kv;
+
+typedef struct tt_job {
+    tt_kv *kv;
+    int n, cap;
+    const char *file;
+    int main_;
+} tt_job;
+
+static void kv_add(tt_job *j, const char *key, const char *val, int line)
+{
+    if (j->n == j->cap) {
+        j->cap = j->cap ? 2 * j->cap : 64;
+        j->kv = tp_xrealloc(j->kv, (size_t)j->cap * sizeof *j->kv);
+    }
+    tp_strlcpy(j->kv[j->n].key, key, sizeof j->kv[j->n].key);
+    j->kv[j->n].val = val;
+    j->kv[j->n].line = line;
+    j->n++;
+}
+
+/* The last assignment of key (a later one wins, as in Python). */
+static const tt_kv *kv_get(const tt_job *j, const char *key)
+{
+    for (int i = j->n - 1; i >= 0; i--)
+        if (strcmp(j->kv[i].key, key) == 0) return &j->kv[i];
+    return NULL;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    return s;
+}
+
+/* Cuts a '#' comment outside quotes; returns the bracket depth change. */
+static int cut_comment(char *s)
+{
+    char q = 0;
+    int depth = 0;
+    for (char *p = s; *p; p++) {
+        if (q) {
+            if (*p == '\\' && p[1]) p++;
+            else if (*p == q) q = 0;
+        } else if (*p == '"' || *p == '\'') {
+            q = *p;
+        } else if (*p == '#') {
+            *p = '\0';
+            break;
+        } else if (*p == '[' || *p == '(') {
+            depth++;
+        } else if (*p == ']' || *p == ')') {
+            depth--;
+        }
+    }
+    return depth;
+}
+
+static int bad_line(const tt_job *j, int line, const char *what,
+                    const char *text, tp_err *e)
+{
+    return tp_errf(e, TP_EDATA, "%s:%d: %s: '%.80s'", j->file, line, what,
+                   text);
+}
+
+/* Splits buf (modified) into assignments. TOML: [section] headers and
+ * key = value, arrays across lines. Python: the form the writer prints,
+ * config.a.b = value, config = recipe(), imports. */
+static int tt_parse(tt_job *j, char *buf, tp_err *e)
+{
+    char section[96] = "";
+    int line = 0;
+    char *p = buf;
+    while (p && *p) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        line++;
+        int at = line;
+        char *s = p;
+        p = nl ? nl + 1 : NULL;
+        int depth = cut_comment(s);
+        /* a value that opens a bracket runs on to where it closes */
+        while (depth > 0 && p && *p) {
+            nl = strchr(p, '\n');
+            if (nl) *nl = '\0';
+            line++;
+            char *more = p;
+            p = nl ? nl + 1 : NULL;
+            depth += cut_comment(more);
+            size_t n = strlen(s);
+            s[n] = ' '; /* join: more follows s in the buffer */
+            memmove(s + n + 1, more, strlen(more) + 1);
+        }
+        if (depth != 0)
+            return bad_line(j, at, "unbalanced brackets", s, e);
+        s = trim(s);
+        if (!*s) continue;
+        if (j->main_) {
+            if (strncmp(s, "from ", 5) == 0) {
+                /* from torchtitan.models.NAME import model_registry */
+                const char *pre = "from torchtitan.models.";
+                char *imp = strstr(s, " import ");
+                if (strncmp(s, pre, strlen(pre)) == 0 && imp
+                    && strcmp(trim(imp + 8), "model_registry") == 0) {
+                    *imp = '\0';
+                    kv_add(j, "=models", s + strlen(pre), at);
+                }
+                continue;
+            }
+            if (strncmp(s, "import ", 7) == 0 || strncmp(s, "def ", 4) == 0
+                || strcmp(s, "return config") == 0)
+                continue;
+            char *eq = strstr(s, " = ");
+            if (!eq || strncmp(s, "config", 6) != 0)
+                return bad_line(j, at, "expected config = BASE() or "
+                                "config.SECTION.KEY = VALUE (the form "
+                                "trainplan writes)", s, e);
+            *eq = '\0';
+            char *lhs = trim(s), *rhs = trim(eq + 3);
+            if (strcmp(lhs, "config") == 0) {
+                size_t n = strlen(rhs);
+                if (n < 3 || strcmp(rhs + n - 2, "()") != 0)
+                    return bad_line(j, at, "expected config = RECIPE()", rhs,
+                                    e);
+                rhs[n - 2] = '\0';
+                kv_add(j, "=recipe", rhs, at);
+            } else if (strcmp(lhs, "config.training") == 0
+                       || strcmp(lhs, "config.parallelism") == 0
+                       || strcmp(lhs, "config.compile") == 0) {
+                /* a whole section would hide the fields read below */
+                return bad_line(j, at, "expected its fields one by one, "
+                                "config.SECTION.KEY = VALUE", lhs, e);
+            } else if (strncmp(lhs, "config.", 7) == 0) {
+                kv_add(j, lhs + 7, rhs, at);
+            } else {
+                return bad_line(j, at, "expected config.SECTION.KEY", lhs, e);
+            }
+            continue;
+        }
+        if (*s == '[') {
+            size_t n = strlen(s);
+            if (s[n - 1] != ']' || s[1] == '[')
+                return bad_line(j, at, "expected a [section] header", s, e);
+            s[n - 1] = '\0';
+            tp_strlcpy(section, trim(s + 1), sizeof section);
+            continue;
+        }
+        char *eq = strchr(s, '=');
+        if (!eq) return bad_line(j, at, "expected key = value", s, e);
+        *eq = '\0';
+        char *k = trim(s), *v = trim(eq + 1);
+        if (!*k || !*v) return bad_line(j, at, "expected key = value", k, e);
+        char full[128];
+        snprintf(full, sizeof full, "%s%s%s", section, *section ? "." : "", k);
+        kv_add(j, full, v, at);
+    }
+    return TP_OK;
+}
+
+/* An integer value of key in [lo, hi], or dflt when absent. */
+static int get_int(const tt_job *j, const char *key, long long lo,
+                   long long hi, long long dflt, long long *out, tp_err *e)
+{
+    const tt_kv *kv = kv_get(j, key);
+    *out = dflt;
+    if (!kv) return TP_OK;
+    char buf[64];
+    size_t n = 0;
+    for (const char *s = kv->val; *s && n + 1 < sizeof buf; s++)
+        if (*s != '_') buf[n++] = *s; /* TOML's 1_000 */
+    buf[n] = '\0';
+    if (tp_parse_int(buf, lo, hi, out))
+        return tp_errf(e, TP_EDATA,
+                       "%s:%d: %s = %s: expected an integer in [%lld, %lld]",
+                       j->file, kv->line, key, kv->val, lo, hi);
+    return TP_OK;
+}
+
+/* A string value (quoted) of key into out, or dflt. */
+static int get_str(const tt_job *j, const char *key, const char *dflt,
+                   char *out, size_t cap, tp_err *e)
+{
+    const tt_kv *kv = kv_get(j, key);
+    tp_strlcpy(out, dflt, cap);
+    if (!kv) return TP_OK;
+    const char *v = kv->val;
+    size_t n = strlen(v);
+    if (n < 2 || (v[0] != '"' && v[0] != '\'') || v[n - 1] != v[0]
+        || n - 1 > cap)
+        return tp_errf(e, TP_EDATA,
+                       "%s:%d: %s = %s: expected a quoted string", j->file,
+                       kv->line, key, v);
+    memcpy(out, v + 1, n - 2);
+    out[n - 2] = '\0';
+    return TP_OK;
+}
+
+static int get_bool(const tt_job *j, const char *key, int dflt, int *out,
+                    tp_err *e)
+{
+    const tt_kv *kv = kv_get(j, key);
+    *out = dflt;
+    if (!kv) return TP_OK;
+    const char *t = j->main_ ? "True" : "true", *f = j->main_ ? "False"
+                                                              : "false";
+    if (strcmp(kv->val, t) == 0) *out = 1;
+    else if (strcmp(kv->val, f) == 0) *out = 0;
+    else
+        return tp_errf(e, TP_EDATA, "%s:%d: %s = %s: expected %s or %s",
+                       j->file, kv->line, key, kv->val, t, f);
+    return TP_OK;
+}
+
+/* Inner lists of a list of lists (module_fqns_per_model_part). */
+static int64_t count_inner(const char *v)
+{
+    int depth = 0;
+    int64_t n = 0;
+    char q = 0;
+    for (; *v; v++) {
+        if (q) {
+            if (*v == q) q = 0;
+        } else if (*v == '"' || *v == '\'') {
+            q = *v;
+        } else if (*v == '[') {
+            if (++depth == 2) n++;
+        } else if (*v == ']') {
+            depth--;
+        }
+    }
+    return n;
+}
+
+static int unmodelled(const tt_job *j, const char *key, const char *val,
+                      const char *why, tp_err *e)
+{
+    const tt_kv *kv = kv_get(j, key);
+    return tp_errf(e, TP_EDATA, "%s:%d: %s = %s: %s", j->file,
+                   kv ? kv->line : 0, key, val, why);
+}
+
+/* The model: v0.2's [model] name and flavor, main's model_registry
+ * module and flavor. */
+static int read_model(const tt_job *j, space_model *m, tp_err *e)
+{
+    char name[64], flavor[64];
+    const char *where_name, *where_flavor;
+    int rc;
+    if (j->main_) {
+        const tt_kv *mod = kv_get(j, "=models");
+        const tt_kv *ms = kv_get(j, "model_spec");
+        tp_strlcpy(name, mod ? mod->val : "", sizeof name);
+        flavor[0] = '\0';
+        const char *q = ms ? strpbrk(ms->val, "\"'") : NULL;
+        if (ms && strncmp(ms->val, "model_registry(", 15) == 0 && q) {
+            const char *end = strchr(q + 1, *q);
+            size_t n = end ? (size_t)(end - q - 1) : 0;
+            if (n >= sizeof flavor) n = sizeof flavor - 1;
+            memcpy(flavor, q + 1, n);
+            flavor[n] = '\0';
+        }
+        const tt_kv *rec = kv_get(j, "=recipe");
+        if (!ms && rec) /* the model of the shipped config derived from */
+            for (int i = 0; i < N_TT_MODELS; i++)
+                if (strcmp(rec->val, tt_models[i].recipe) == 0) {
+                    tp_strlcpy(name, tt_models[i].name, sizeof name);
+                    tp_strlcpy(flavor, tt_models[i].flavor, sizeof flavor);
+                    mod = rec;
+                    break;
+                }
+        if (!mod || !flavor[0])
+            return tp_errf(e, TP_EDATA,
+                           "%s: config.model_spec: expected model_registry("
+                           "\"FLAVOR\") of a model imported from "
+                           "torchtitan.models.NAME (known: llama3 8B, 70B, "
+                           "405B), found %s",
+                           j->file, ms ? ms->val : "none");
+        where_name = "torchtitan.models";
+        where_flavor = "model_registry";
+    } else {
+        rc = get_str(j, "model.name", "llama3", name, sizeof name, e);
+        if (!rc) rc = get_str(j, "model.flavor", "debugmodel", flavor,
+                              sizeof flavor, e);
+        if (rc) return rc;
+        where_name = "model.name";
+        where_flavor = "model.flavor";
+        /* v0.2.2's 8B_flex and 8B_varlen: the same model, another
+         * attention kernel (models/llama3/__init__.py) */
+        char *u = strchr(flavor, '_');
+        if (u && strcmp(name, "llama3") == 0) *u = '\0';
+    }
+    for (int i = 0; i < N_TT_MODELS; i++)
+        if (strcmp(name, tt_models[i].name) == 0
+            && strcmp(flavor, tt_models[i].flavor) == 0) {
+            const space_model *p = space_preset_find(tt_models[i].preset, e);
+            if (!p) return TP_EINTERNAL;
+            *m = *p;
+            return space_model_validate(m, j->file, e);
+        }
+    return tp_errf(e, TP_EDATA,
+                   "%s: %s = \"%s\", %s = \"%s\": not a model trainplan knows "
+                   "(known: llama3 with flavor 8B, 70B or 405B)",
+                   j->file, where_name, name, where_flavor, flavor);
 }
 
 int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
-                space_model *m, tp_err *e)
+                        space_model *m, tp_err *e)
 {
-    (void)text;
-    (void)o;
-    (void)m;
-    return tp_errf(e, TP_EUSAGE, "%s: reading a torchtitan job is not built yet",
-                   file);
+    tt_job j = {NULL, 0, 0, file, 0};
+    size_t len = strlen(text);
+    char *buf = tp_xmalloc(len + 1);
+    memcpy(buf, text, len + 1);
+    /* Python: the form main is written in (a function returning the
+     * config); anything else is read as TOML. */
+    j.main_ = strstr(text, "\ndef ") != NULL || strncmp(text, "def ", 4) == 0;
+    int rc = tt_parse(&j, buf, e);
+    if (rc) goto done;
+    /* defaults: the version's (job_config.py / configs.py), and for main
+     * the shipped config it derives from */
+    int ri = -1;
+    if (j.main_) {
+        const tt_kv *r = kv_get(&j, "=recipe");
+        for (int i = 0; r && i < N_TT_RECIPES; i++)
+            if (strcmp(r->val, tt_recipes[i].recipe) == 0) ri = i;
+        if (ri < 0) {
+            rc = tp_errf(e, TP_EDATA,
+                         "%s:%d: config = %s(): expected one of torchtitan's "
+                         "llama3_8b, llama3_70b, llama3_405b",
+                         file, r ? r->line : 0, r ? r->val : "?");
+            goto done;
+        }
+    }
+    rc = read_model(&j, m, e);
+    if (rc) goto done;
+    long long rep, shard, tp, pp, cp, lps = 0, first_less, last_less;
+    rc = get_int(&j, "parallelism.data_parallel_replicate_degree", 1, 65536, 1,
+                 &rep, e);
+    if (!rc) rc = get_int(&j, "parallelism.data_parallel_shard_degree", -1,
+                          10000000, -1, &shard, e);
+    if (!rc) rc = get_int(&j, "parallelism.tensor_parallel_degree", 1, 65536,
+                          ri >= 0 ? tt_recipes[ri].tp : 1, &tp, e);
+    if (!rc) rc = get_int(&j, "parallelism.pipeline_parallel_degree", 1,
+                          65536, 1, &pp, e);
+    if (!rc) rc = get_int(&j, "parallelism.context_parallel_degree", 1, 65536,
+                          1, &cp, e);
+    if (!rc) rc = get_int(&j, "parallelism.pipeline_parallel_first_stage_less_"
+                          "layers", 0, 1000000, 1, &first_less, e);
+    if (!rc) rc = get_int(&j, "parallelism.pipeline_parallel_last_stage_less_"
+                          "layers", 0, 1000000, 1, &last_less, e);
+    if (!rc && kv_get(&j, "parallelism.pipeline_parallel_layers_per_stage"))
+        rc = get_int(&j, "parallelism.pipeline_parallel_layers_per_stage", 1,
+                     1000000, 1, &lps, e);
+    if (rc) goto done;
+    if (shard == 0) {
+        rc = unmodelled(&j, "parallelism.data_parallel_shard_degree", "0",
+                        "expected -1 (the ranks left) or 1 and more", e);
+        goto done;
+    }
+    if (rep > 1 && shard > 1) {
+        rc = tp_errf(e, TP_EDATA,
+                     "%s: data_parallel_replicate_degree %lld with "
+                     "data_parallel_shard_degree %lld: HSDP is not modelled "
+                     "(give one of them 1)",
+                     file, rep, shard);
+        goto done;
+    }
+    if (!j.main_ && rep > 1 && shard == 1 && tp * pp * cp > 1) {
+        rc = tp_errf(e, TP_EDATA,
+                     "%s: data_parallel_replicate_degree %lld beside TP %lld, "
+                     "PP %lld, CP %lld: v0.2 replicates without sharding "
+                     "only as DDP, alone (models/llama3/infra/parallelize.py)",
+                     file, rep, tp, pp, cp);
+        goto done;
+    }
+    /* GPUs: the degrees' product where the shard degree is given, else
+     * what -g says (the ranks left to it, ParallelDims._validate) */
+    int64_t fixed = rep * tp * pp * cp, gpus = o->gpus > 0 ? o->gpus : 0;
+    if (shard > 0) {
+        int64_t g = fixed * shard;
+        if (gpus > 0 && gpus != g) {
+            rc = tp_errf(e, TP_EUSAGE,
+                         "%s: its degrees make %lld GPUs (replicate %lld x "
+                         "shard %lld x TP %lld x PP %lld x CP %lld), --gpus "
+                         "says %lld",
+                         file, (long long)g, rep, shard, tp, pp, cp,
+                         (long long)gpus);
+            goto done;
+        }
+        gpus = g;
+    } else if (gpus > 0 && gpus % fixed) {
+        rc = tp_errf(e, TP_EUSAGE,
+                     "%s: --gpus %lld is not a multiple of replicate %lld x "
+                     "TP %lld x PP %lld x CP %lld (data_parallel_shard_degree "
+                     "= -1 takes the ranks left)",
+                     file, (long long)gpus, rep, tp, pp, cp);
+        goto done;
+    }
+    int64_t dp = gpus > 0 ? gpus / (tp * pp * cp) : 0; /* 0: unknown */
+
+    /* the pipeline's stages (pipeline_llm) */
+    char sched[64];
+    rc = get_str(&j, "parallelism.pipeline_parallel_schedule", "1F1B", sched,
+                 sizeof sched, e);
+    if (rc) goto done;
+    int64_t vstages = 1;
+    if (pp > 1) {
+        int single = strcmp(sched, "1F1B") == 0;
+        if (!single && strcmp(sched, "Interleaved1F1B") != 0) {
+            rc = unmodelled(&j, "parallelism.pipeline_parallel_schedule",
+                            sched, "trainplan times 1F1B and Interleaved1F1B",
+                            e);
+            goto done;
+        }
+        const tt_kv *fq = kv_get(&j, "parallelism.module_fqns_per_model_part");
+        int64_t stages = fq && strcmp(fq->val, "None") != 0
+                             ? count_inner(fq->val)
+                         : lps > 0 ? (m->num_layers + first_less + last_less
+                                      + lps - 1) / lps
+                                   : pp * (single ? 1 : 2);
+        if (stages % pp || (single && stages != pp)
+            || (!single && stages < 2 * pp)) {
+            rc = tp_errf(e, TP_EDATA,
+                         "%s: %lld pipeline stages on PP %lld under %s: "
+                         "torchtitan needs a multiple of PP, one a rank for "
+                         "1F1B, two or more for Interleaved1F1B",
+                         file, (long long)stages, pp, sched);
+            goto done;
+        }
+        vstages = stages / pp;
+    }
+
+    /* the batch */
+    long long mbs, gbs, seq, micro = 1;
+    if (j.main_) {
+        long long tok, step;
+        rc = get_int(&j, "training.max_context_length", 1, 16777216,
+                     tt_recipes[ri].context, &seq, e);
+        if (!rc) rc = get_int(&j, "training.num_tokens_per_microbatch_per_dp_"
+                              "rank", 1, 1LL << 40,
+                              tt_recipes[ri].tokens_per_mb, &tok, e);
+        if (!rc) rc = get_int(&j, "training.num_tokens_per_train_step", -1,
+                              1LL << 50, -1, &step, e);
+        if (!rc && pp > 1)
+            rc = get_int(&j, "parallelism.num_pp_microbatches", 1, 1000000, 1,
+                         &micro, e);
+        if (rc) goto done;
+        if (tok % seq) {
+            rc = tp_errf(e, TP_EDATA,
+                         "%s: num_tokens_per_microbatch_per_dp_rank %lld is "
+                         "not a whole number of max_context_length %lld "
+                         "sequences",
+                         file, tok, seq);
+            goto done;
+        }
+        mbs = tok / seq;
+        if (step > 0 && step % seq) {
+            rc = tp_errf(e, TP_EDATA,
+                         "%s: num_tokens_per_train_step %lld is not a whole "
+                         "number of max_context_length %lld sequences",
+                         file, step, seq);
+            goto done;
+        }
+        gbs = step > 0 ? step / seq : 0;
+    } else {
+        long long local, pmbs = 1, glob;
+        rc = get_int(&j, "training.seq_len", 1, 16777216, 2048, &seq, e);
+        if (!rc) rc = get_int(&j, "training.local_batch_size", 1, 100000000,
+                              8, &local, e);
+        if (!rc) rc = get_int(&j, "training.global_batch_size", -1, 100000000,
+                              -1, &glob, e);
+        if (!rc && pp > 1)
+            rc = get_int(&j, "parallelism.pipeline_parallel_microbatch_size",
+                         1, 1000000, 1, &pmbs, e);
+        if (rc) goto done;
+        if (pp > 1 && local % pmbs) {
+            rc = tp_errf(e, TP_EDATA,
+                         "%s: local_batch_size %lld is not a multiple of "
+                         "pipeline_parallel_microbatch_size %lld "
+                         "(pipeline_parallel.py, build_pipeline_schedule)",
+                         file, local, pmbs);
+            goto done;
+        }
+        mbs = pp > 1 ? pmbs : local;
+        micro = pp > 1 ? local / pmbs : 1;
+        gbs = glob > 0 ? glob : 0;
+    }
+    if (gbs == 0) {
+        if (dp == 0) {
+            rc = tp_errf(e, TP_EUSAGE,
+                         "%s: the global batch follows the data-parallel "
+                         "degree, which data_parallel_shard_degree = -1 "
+                         "leaves to the GPUs: give -g/--gpus",
+                         file);
+            goto done;
+        }
+        gbs = mbs * micro * dp;
+    }
+    /* trainplan times one pipeline flush an iteration: under PP every
+     * micro-batch of a step in one pass */
+    if (pp > 1 && dp > 0 && gbs != mbs * micro * dp) {
+        rc = tp_errf(e, TP_EDATA,
+                     "%s: global batch %lld is %lld pipeline passes of %lld "
+                     "micro-batches of %lld on DP %lld: gradient "
+                     "accumulation across pipeline passes is not modelled",
+                     file, gbs, gbs / (mbs * micro * dp), micro, mbs,
+                     (long long)dp);
+        goto done;
+    }
+
+    /* precision, compile, AC */
+    char mp[32], dtype[32];
+    rc = get_str(&j, "training.mixed_precision_param", "bfloat16", mp,
+                 sizeof mp, e);
+    if (!rc) rc = get_str(&j, "training.dtype", "float32", dtype,
+                          sizeof dtype, e);
+    if (rc) goto done;
+    if (strcmp(mp, "bfloat16") != 0) {
+        rc = unmodelled(&j, "training.mixed_precision_param", mp,
+                        "trainplan models bfloat16 mixed precision", e);
+        goto done;
+    }
+    if (strcmp(dtype, "float32") != 0) {
+        rc = unmodelled(&j, "training.dtype", dtype,
+                        "trainplan models fp32 parameters with bf16 compute "
+                        "(float32)", e);
+        goto done;
+    }
+    int compile, async_tp, sp = 1;
+    rc = get_bool(&j, "compile.enable", ri >= 0 && tt_recipes[ri].compile,
+                  &compile, e);
+    if (!rc) rc = get_bool(&j, j.main_ ? "compile.enable_async_tensor_parallel"
+                                       : "parallelism.enable_async_tensor_"
+                                         "parallel",
+                           ri >= 0 && tt_recipes[ri].async_tp, &async_tp, e);
+    if (!rc && j.main_)
+        rc = get_bool(&j, "parallelism.enable_sequence_parallel", 1, &sp, e);
+    if (rc) goto done;
+    const tt_kv *comp = kv_get(&j, "compile.components");
+    if (comp && !strstr(comp->val, "\"model\"") && !strstr(comp->val, "'model'"))
+        compile = 0;
+    if (async_tp && !compile) {
+        rc = unmodelled(&j, "compile.enable", "false",
+                        "async TP needs compile.enable and \"model\" in "
+                        "compile.components", e);
+        goto done;
+    }
+    int recompute;
+    if (j.main_) {
+        const tt_kv *ac = kv_get(&j, "activation_checkpoint");
+        const char *v = ac ? ac->val
+                           : tt_recipes[ri].full_ac ? "FullAC.Config()"
+                                                    : "SelectiveAC.Config()";
+        if (strcmp(v, "None") == 0) recompute = SPACE_RECOMPUTE_NONE;
+        else if (strcmp(v, "FullAC.Config()") == 0)
+            recompute = SPACE_RECOMPUTE_FULL;
+        else if (strcmp(v, "SelectiveAC.Config()") == 0)
+            recompute = SPACE_RECOMPUTE_SELECTIVE_OP;
+        else {
+            rc = tp_errf(e, TP_EDATA,
+                         "%s:%d: activation_checkpoint = %s: expected None, "
+                         "FullAC.Config() or SelectiveAC.Config()",
+                         file, ac ? ac->line : 0, v);
+            goto done;
+        }
+    } else {
+        char mode[32], opt[32];
+        rc = get_str(&j, "activation_checkpoint.mode", "selective", mode,
+                     sizeof mode, e);
+        if (!rc) rc = get_str(&j, "activation_checkpoint.selective_ac_option",
+                              "2", opt, sizeof opt, e);
+        if (rc) goto done;
+        if (strcmp(mode, "none") == 0) recompute = SPACE_RECOMPUTE_NONE;
+        else if (strcmp(mode, "full") == 0) recompute = SPACE_RECOMPUTE_FULL;
+        else if (strcmp(mode, "selective") == 0 && strcmp(opt, "op") == 0)
+            recompute = SPACE_RECOMPUTE_SELECTIVE_OP;
+        else if (strcmp(mode, "selective") == 0 && strcmp(opt, "1") == 0)
+            recompute = SPACE_RECOMPUTE_FULL; /* every layer */
+        else {
+            rc = strcmp(mode, "selective") == 0
+                     ? unmodelled(&j, "activation_checkpoint.selective_ac_"
+                                  "option", opt,
+                                  "full checkpointing of every n-th layer "
+                                  "is not modelled (expected \"op\" or "
+                                  "\"1\"; the default is \"2\")", e)
+                     : unmodelled(&j, "activation_checkpoint.mode", mode,
+                                  "expected none, full or selective", e);
+            goto done;
+        }
+    }
+    /* fp8: v0.2's converter list, main's converter in model_registry */
+    int fp8 = 0, fp8_recipe = SPACE_FP8_TENSORWISE;
+    if (j.main_) {
+        const tt_kv *ms = kv_get(&j, "model_spec");
+        const char *spec = ms ? ms->val : "";
+        const char *f = strstr(spec, "Float8LinearConverter.Config(");
+        if (!ms && tt_recipes[ri].fp8_rowwise) {
+            fp8 = 1; /* llama3_405b's own converter */
+            fp8_recipe = SPACE_FP8_ROWWISE;
+        }
+        if (strstr(spec, "converters") && !f) {
+            rc = unmodelled(&j, "model_spec", spec,
+                            "the converters trainplan models: "
+                            "Float8LinearConverter", e);
+            goto done;
+        }
+        if (f) {
+            fp8 = 1;
+            fp8_recipe = SPACE_FP8_ROWWISE; /* main's default */
+            const char *r = strstr(f, "recipe_name=");
+            if (r && strncmp(r + 12, "\"rowwise\"", 9) != 0) {
+                rc = unmodelled(&j, "model_spec", r,
+                                "trainplan models the rowwise recipe", e);
+                goto done;
+            }
+        }
+    } else {
+        const tt_kv *cv = kv_get(&j, "model.converters");
+        if (cv && strstr(cv->val, "\"quantize.linear.float8\"")) {
+            fp8 = 1;
+            char rn[32];
+            rc = get_str(&j, "quantize.linear.float8.recipe_name", "tensorwise",
+                         rn, sizeof rn, e);
+            if (rc) goto done;
+            if (strcmp(rn, "rowwise") == 0) fp8_recipe = SPACE_FP8_ROWWISE;
+            else if (strcmp(rn, "tensorwise") != 0) {
+                rc = unmodelled(&j, "quantize.linear.float8.recipe_name", rn,
+                                "expected tensorwise or rowwise", e);
+                goto done;
+            }
+        } else if (cv && strcmp(cv->val, "[]") != 0) {
+            rc = unmodelled(&j, "model.converters", cv->val,
+                            "expected [\"quantize.linear.float8\"] (v0.2 "
+                            "registers float8 under that name, "
+                            "components/quantization/float8.py; \"float8\" "
+                            "is v0.1's and a KeyError in v0.2's "
+                            "protocols/model_converter.py)", e);
+            goto done;
+        }
+    }
+    char rot[32];
+    rc = get_str(&j, "parallelism.context_parallel_rotate_method", "allgather",
+                 rot, sizeof rot, e);
+    if (rc) goto done;
+    if (strcmp(rot, "allgather") != 0 && strcmp(rot, "alltoall") != 0) {
+        rc = unmodelled(&j, "parallelism.context_parallel_rotate_method", rot,
+                        "expected allgather or alltoall", e);
+        goto done;
+    }
+
+    /* what the command line would set */
+    o->framework = SPACE_FW_TORCHTITAN;
+    o->tp = tp;
+    o->tp_set = 1;
+    o->pp = pp;
+    o->cp = cp;
+    o->vstages = vstages;
+    o->mbs = mbs;
+    o->gbs = gbs;
+    o->seq_length = seq;
+    o->sp = tp > 1 ? sp : 0;
+    o->recompute = recompute;
+    o->zero = rep > 1 ? SPACE_ZERO_NONE : SPACE_ZERO_3;
+    o->precision = fp8 ? HW_FP8 : HW_BF16;
+    if (fp8) {
+        o->fp8_recipe = fp8_recipe;
+        o->sw_set |= CLI_SW_FP8;
+    }
+    o->eager = !compile;
+    o->sw_set |= CLI_SW_EAGER;
+    o->tp_overlap = async_tp ? SPACE_TP_OVERLAP_ASYNC
+                             : SPACE_TP_OVERLAP_DTENSOR;
+    o->sw_set |= CLI_SW_TP;
+    o->cp_comm = strcmp(rot, "alltoall") == 0 ? SPACE_CP_P2P
+                                               : SPACE_CP_ALLGATHER;
+    o->sw_set |= CLI_SW_CP;
+    if (gpus > 0) o->gpus = gpus;
+    rc = TP_OK;
+done:
+    free(j.kv);
+    free(buf);
+    return rc;
 }

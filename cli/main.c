@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE /* getopt_long */
 #include "cli.h"
+#include "launch.h"
 #include "search.h"
 
 #include <errno.h>
@@ -207,7 +208,8 @@ enum opt_id {
     OPT_NEMO_OVERRIDES,
     OPT_TORCHTITAN_CONFIG,
     OPT_NEAR,
-    OPT_SBATCH
+    OPT_SBATCH,
+    OPT_TORCHTITAN_VERSION
 };
 
 typedef struct cli_option {
@@ -465,6 +467,10 @@ static const cli_option options[] = {
      "searched as the same job over every layout (its GPUs unless --gpus "
      "or --max-gpus); prints what the best layout changes and what it "
      "buys"},
+    {"torchtitan-version", OPT_TORCHTITAN_VERSION, "main|0.2", CMD_SEARCH,
+     "search: the torchtitan its config targets: main (default; at "
+     "b5bcd76c66d0, 2026-08-21: a Python config) or 0.2 (v0.2.0 to "
+     "v0.2.2: a TOML job config)"},
     {"threshold", OPT_THRESHOLD, "F", CMD_DIFF,
      "diff: relative change of time or cost that counts, >= 0 (default "
      "0.02)"},
@@ -1089,6 +1095,9 @@ int main(int argc, char **argv)
             o.job_kind = k;
             break;
         }
+        case OPT_TORCHTITAN_VERSION:
+            rc = cli_tt_version_parse(optarg, &o.torchtitan_version, &e);
+            break;
         default:
             rc = tp_errf(&e, TP_EINTERNAL, "option %d has no handler", c);
         }
