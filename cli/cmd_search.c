@@ -994,6 +994,15 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
             int64_t maxg = o->max_gpus > 0 ? o->max_gpus : 10000000;
             space_grid_default(&sy->grid, &s->m, across ? 1024 : y->gpus_per_node,
                                maxg);
+            /* torchtitan has no attention-core recompute (Megatron-LM's
+             * selective): its selective checkpointing is the op-level
+             * policy (torchtitan's activation_checkpoint.py; issue 18) */
+            if (o->framework == SPACE_FW_TORCHTITAN)
+                for (int i = 0; i < sy->grid.n[SPACE_DIM_RECOMPUTE]; i++)
+                    if (sy->grid.v[SPACE_DIM_RECOMPUTE][i]
+                        == SPACE_RECOMPUTE_SELECTIVE)
+                        sy->grid.v[SPACE_DIM_RECOMPUTE][i] =
+                            SPACE_RECOMPUTE_SELECTIVE_OP;
             /* Whole nodes of this system unless the counts are given. */
             sy->gpus_multiple = o->gpus_arg ? 1 : y->gpus_per_node;
             ns++;
