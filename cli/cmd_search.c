@@ -797,6 +797,18 @@ static void job_print(FILE *f, const near_job *nj, const row *best,
     cli_text_free(&t);
 }
 
+/* t's lines as the array `name` of j (t is cut up). */
+static void add_lines(cJSON *j, const char *name, cli_text *t)
+{
+    cJSON *a = cJSON_AddArrayToObject(j, name);
+    for (char *p = t->p, *nl; p && *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        cJSON_AddItemToArray(a, cJSON_CreateString(p));
+        if (!nl) break;
+    }
+}
+
 static cJSON *job_json(const near_job *nj, const row *best,
                         const search_request *q)
 {
@@ -818,21 +830,9 @@ static cJSON *job_json(const near_job *nj, const row *best,
         cli_launch_megatron_diff(&from, &to, &t);
         cli_text lt = {0};
         layout_diff(&nj->r.layout, &best->r.layout, &lt);
-        cJSON *lc = cJSON_AddArrayToObject(j, "layout_changes");
-        for (char *p = lt.p, *nl; p && *p; p = nl ? nl + 1 : NULL) {
-            nl = strchr(p, '\n');
-            if (nl) *nl = '\0';
-            cJSON_AddItemToArray(lc, cJSON_CreateString(p));
-            if (!nl) break;
-        }
+        add_lines(j, "layout_changes", &lt);
         cli_text_free(&lt);
-        cJSON *ch = cJSON_AddArrayToObject(j, "megatron_changes");
-        for (char *p = t.p, *nl; p && *p; p = nl ? nl + 1 : NULL) {
-            nl = strchr(p, '\n');
-            if (nl) *nl = '\0';
-            cJSON_AddItemToArray(ch, cJSON_CreateString(p));
-            if (!nl) break;
-        }
+        add_lines(j, "megatron_changes", &t);
         cli_text_free(&t);
     } else {
         cJSON_AddNullToObject(j, "best_layout");

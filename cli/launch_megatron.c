@@ -1238,6 +1238,14 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     return rc;
 }
 
+/* The index of flag in x, or -1. */
+static int find_flag(const mg_args *x, const char *flag)
+{
+    for (int i = 0; i < x->n; i++)
+        if (strcmp(x->a[i].flag, flag) == 0) return i;
+    return -1;
+}
+
 void cli_launch_megatron_diff(const cli_launch *from, const cli_launch *to,
                               cli_text *out)
 {
@@ -1246,9 +1254,7 @@ void cli_launch_megatron_diff(const cli_launch *from, const cli_launch *to,
     build_args(to, b);
     int any = 0;
     for (int i = 0; i < a->n; i++) {
-        int k = -1;
-        for (int j = 0; j < b->n; j++)
-            if (strcmp(a->a[i].flag, b->a[j].flag) == 0) k = j;
+        int k = find_flag(b, a->a[i].flag);
         if (k < 0)
             cli_text_put(out, "%s- %s%s%s", any++ ? "\n" : "", a->a[i].flag,
                          a->a[i].value[0] ? " " : "", a->a[i].value);
@@ -1256,14 +1262,10 @@ void cli_launch_megatron_diff(const cli_launch *from, const cli_launch *to,
             cli_text_put(out, "%s  %s %s -> %s", any++ ? "\n" : "",
                          a->a[i].flag, a->a[i].value, b->a[k].value);
     }
-    for (int j = 0; j < b->n; j++) {
-        int k = -1;
-        for (int i = 0; i < a->n; i++)
-            if (strcmp(a->a[i].flag, b->a[j].flag) == 0) k = i;
-        if (k < 0)
+    for (int j = 0; j < b->n; j++)
+        if (find_flag(a, b->a[j].flag) < 0)
             cli_text_put(out, "%s+ %s%s%s", any++ ? "\n" : "", b->a[j].flag,
                          b->a[j].value[0] ? " " : "", b->a[j].value);
-    }
     free(a);
     free(b);
 }

@@ -28,6 +28,22 @@ def run(cmd):
     return r.returncode, r.stdout, r.stderr
 
 
+def check_script(path, arch, errors, gpus=None):
+    """Runs the launch script under Slurm and under a plain torchrun and
+    checks what torchrun received each time."""
+    for slurm in (True, False):
+        cap, e = megatron_rules.run_script(path, slurm)
+        if e:
+            errors.append(e)
+            continue
+        world, argv = megatron_rules.torchrun_world(cap["argv"], errors)
+        if gpus is not None and world != gpus:
+            errors.append("torchrun starts %s ranks, the layout has %d"
+                          % (world, gpus))
+        megatron_rules.check(megatron_rules.parse_args(argv, errors),
+                             errors, world=world, env=cap["env"], arch=arch)
+
+
 def arch_of(tp, system, cache):
     if system not in cache:
         rc, out, _ = run([tp, "hw", "show", system, "--format", "json"])
@@ -72,15 +88,7 @@ def mutants(scripts, scratch, failures):
         with open(path, "w") as f:
             f.write(open(src).read().replace(old, new, 1))
         errors = []
-        for slurm in (True, False):
-            cap, e = megatron_rules.run_script(path, slurm)
-            if e:
-                errors.append(e)
-                continue
-            world, argv = megatron_rules.torchrun_world(cap["argv"], errors)
-            megatron_rules.check(megatron_rules.parse_args(argv, errors),
-                                 errors, world=world, env=cap["env"],
-                                 arch="hopper")
+        check_script(path, "hopper", errors)
         if any(words in e for e in errors):
             caught += 1
         else:
@@ -125,18 +133,7 @@ def main():
             with open(line, "w") as f:
                 f.write(row["launch"]["megatron"])
             errors = []
-            for slurm in (True, False):
-                cap, e = megatron_rules.run_script(script, slurm)
-                if e:
-                    errors.append(e)
-                    continue
-                world, argv = megatron_rules.torchrun_world(cap["argv"], errors)
-                if world != row["gpus"]:
-                    errors.append("torchrun starts %s ranks, the layout has %d"
-                                  % (world, row["gpus"]))
-                megatron_rules.check(megatron_rules.parse_args(argv, errors),
-                                     errors, world=world, env=cap["env"],
-                                     arch=arch)
+            check_script(script, arch, errors, row["gpus"])
             if errors:
                 failures += ["%s: %s" % (script, e) for e in dict.fromkeys(errors)]
             else:
