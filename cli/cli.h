@@ -108,6 +108,7 @@ typedef struct cli_opts {
     const char *job_file;    /* --megatron-args, --nemo-overrides or
                                 --torchtitan-config: a file, or "-" */
     int job_kind;            /* cli_job_kind of job_file */
+    int nemo_format;         /* --nemo-format: cli_nemo_format */
 } cli_opts;
 
 /* Which framework's job a file holds (launch.h's readers). */
@@ -119,6 +120,15 @@ typedef enum cli_job_kind {
     CLI_JOB_COUNT
 } cli_job_kind;
 extern const char *const cli_job_options[CLI_JOB_COUNT];
+
+/* Which NeMo a launch targets (--nemo-format; launch_nemo.c). */
+typedef enum cli_nemo_format {
+    CLI_NEMO_BRIDGE, /* Megatron-Bridge recipe overrides (NeMo 2.0's
+                        successor): the default */
+    CLI_NEMO_V1,     /* the NeMo 1.x launcher's YAML keys */
+    CLI_NEMO_FORMAT_COUNT
+} cli_nemo_format;
+extern const char *const cli_nemo_format_names[CLI_NEMO_FORMAT_COUNT];
 
 /* Output goes to stdout; to a device or FIFO directly; or to a temporary
  * file beside -o FILE (beside a symbolic link's target: the link stays)
@@ -247,6 +257,7 @@ typedef struct cli_search {
     int64_t *counts;
     int n_counts;
     search_request q;          /* points into this struct: do not copy it */
+    int nemo_format;           /* --nemo-format of the launches */
 } cli_search;
 
 /* Operator models and collective tables opened once for many searches

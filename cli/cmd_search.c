@@ -257,8 +257,9 @@ typedef struct row {
                                           peak, and what is left after both */
 } row;
 
-/* The launch of row w of search q. */
-static void launch_of(cli_launch *c, const row *w, const search_request *q)
+/* The launch of row w of search q, NeMo's in nemo_format. */
+static void launch_of(cli_launch *c, const row *w, const search_request *q,
+                      int nemo_format)
 {
     memset(c, 0, sizeof *c);
     c->layout = &w->r.layout;
@@ -267,6 +268,7 @@ static void launch_of(cli_launch *c, const row *w, const search_request *q)
     c->gpus_per_node = w->sys->ctx.sys->gpus_per_node;
     c->tokens = q->tokens;
     c->iteration_s = w->r.iteration_s;
+    c->nemo_format = nemo_format;
 }
 
 static void row_fill(row *w, const search_request *q, const search_point *p)
@@ -298,7 +300,7 @@ static void row_fill(row *w, const search_request *q, const search_point *p)
 
 
 static cJSON *row_json(const row *w, const search_request *q, const char *set,
-                       int rank)
+                       int rank, int nemo_format)
 {
     const space_layout *l = &w->r.layout;
     cJSON *j = cJSON_CreateObject();
@@ -346,13 +348,13 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, t[i].name, t[i].v);
     cJSON *la = cJSON_AddObjectToObject(j, "launch");
     cli_launch c;
-    launch_of(&c, w, q);
+    launch_of(&c, w, q, nemo_format);
     cli_text lt = {0};
     cli_launch_megatron(&c, &lt);
     cJSON_AddStringToObject(la, "megatron", cli_text_str(&lt));
     lt.n = 0;
     cli_launch_nemo(&c, &lt);
-    cJSON_AddStringToObject(la, "nemo_yaml", cli_text_str(&lt));
+    cJSON_AddStringToObject(la, "nemo", cli_text_str(&lt));
     lt.n = 0;
     cli_launch_torchtitan(&c, &lt);
     cJSON_AddStringToObject(la, "torchtitan_toml", cli_text_str(&lt));
@@ -630,7 +632,9 @@ static void print_launch(FILE *f, int torchtitan, const cli_launch *c)
     }
     fprintf(f, "Megatron-LM:\n  ");
     cli_launch_megatron(c, &t);
-    fprintf(f, "%s\nNeMo (YAML keys):\n", cli_text_str(&t));
+    fprintf(f, "%s\nNeMo (%s):\n", cli_text_str(&t),
+            c->nemo_format == CLI_NEMO_V1 ? "NeMo 1.x YAML keys"
+                                          : "Megatron-Bridge overrides");
     t.n = 0;
     cli_launch_nemo(c, &t);
     print_indented(f, cli_text_str(&t));
@@ -810,6 +814,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
 done:
     free(sysbuf);
     s->ns = ns;
+    s->nemo_format = o->nemo_format;
     if (rc) cli_search_close(s);
     return rc;
 }
@@ -861,12 +866,12 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
     cJSON *ra = cJSON_AddArrayToObject(j, "ranked");
     for (int i = 0; i < a->n_ranked; i++) {
         row_fill(&w, q, &a->ranked[i]);
-        cJSON_AddItemToArray(ra, row_json(&w, q, NULL, i + 1));
+        cJSON_AddItemToArray(ra, row_json(&w, q, NULL, i + 1, s->nemo_format));
     }
     cJSON *pa = cJSON_AddArrayToObject(j, "pareto");
     for (int i = 0; i < a->n_front; i++) {
         row_fill(&w, q, &a->front[i]);
-        cJSON_AddItemToArray(pa, row_json(&w, q, NULL, i + 1));
+        cJSON_AddItemToArray(pa, row_json(&w, q, NULL, i + 1, s->nemo_format));
     }
     cJSON_AddItemToObject(j, "stats", stats_json(a, timing));
     if (a->n_ranked == 0) {
@@ -920,7 +925,8 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
                 const row *rs = set ? frows : rows;
                 int n = set ? ans.n_front : ans.n_ranked;
                 for (int i = 0; i < n; i++) {
-                    cJSON *j = row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1);
+                    cJSON *j = row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
+                                         o->nemo_format);
                     char *s = cJSON_PrintUnformatted(j);
                     fprintf(f, "%s\n", s);
                     cJSON_free(s);
@@ -976,7 +982,7 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
                 snprintf(c[18], 48, "%.6g", w->r.time.bubble_s);
                 snprintf(c[19], 48, "%.6g", w->exposed_s);
                 cli_launch lc;
-                launch_of(&lc, w, &q);
+                launch_of(&lc, w, &q, o->nemo_format);
                 cli_text mg = {0};
                 cli_launch_megatron(&lc, &mg);
                 cli_table_row(&t, set ? "pareto" : "ranked", c[0],
@@ -1017,7 +1023,7 @@ int cmd_search(const cli_opts *o, cli_out *out, tp_err *e)
             print_rows(f, o->format, frows, ans.n_front, ns > 1, &q);
             if (o->explain) print_explain(f, rows, ans.n_ranked);
             cli_launch lc;
-            launch_of(&lc, &rows[0], &q);
+            launch_of(&lc, &rows[0], &q, o->nemo_format);
             fprintf(f, "\nlaunch %s on %s:\n", rows[0].tag,
                     rows[0].sys->ctx.sys->name);
             /* the framework the estimates assumed first */

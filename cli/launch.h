@@ -44,6 +44,7 @@ typedef struct cli_launch {
     int gpus_per_node;      /* the system's, 0 when unknown */
     double tokens;          /* tokens to train, 0 when unknown */
     double iteration_s;     /* the estimated iteration, 0 when unknown */
+    int nemo_format;        /* cli_nemo_format of cli_launch_nemo */
 } cli_launch;
 
 /* Nodes of the job and the GPUs it uses on each (the node's count, or the
@@ -55,7 +56,10 @@ int64_t cli_launch_nodes(const cli_launch *c, int64_t *per_node);
  * "  # ..." comment). */
 void cli_launch_megatron(const cli_launch *c, cli_text *out);
 
-/* NeMo's keys, one "key: value" a line. */
+/* NeMo's job in c->nemo_format: Megatron-Bridge's ConfigContainer
+ * overrides, one "key=value" a line (the default), or the NeMo 1.x
+ * launcher's YAML keys, one "key: value" a line; a first comment line
+ * names the version targeted, "# ..." lines what it cannot express. */
 void cli_launch_nemo(const cli_launch *c, cli_text *out);
 
 /* torchtitan's job config. */

@@ -205,7 +205,8 @@ enum opt_id {
     OPT_THRESHOLD,
     OPT_MEGATRON_ARGS,
     OPT_NEMO_OVERRIDES,
-    OPT_TORCHTITAN_CONFIG
+    OPT_TORCHTITAN_CONFIG,
+    OPT_NEMO_FORMAT
 };
 
 typedef struct cli_option {
@@ -453,6 +454,10 @@ static const cli_option options[] = {
     {"torchtitan-config", OPT_TORCHTITAN_CONFIG, "FILE|-", CMD_ESTIMATE,
      "estimate: the model and layout of a torchtitan job, read from its "
      "job config"},
+    {"nemo-format", OPT_NEMO_FORMAT, "bridge|nemo1", CMD_SEARCH,
+     "search: the NeMo launch as Megatron-Bridge v0.6.0 recipe overrides "
+     "(bridge, the default) or as the NeMo 1.x launcher's YAML keys "
+     "(nemo1)"},
     {"threshold", OPT_THRESHOLD, "F", CMD_DIFF,
      "diff: relative change of time or cost that counts, >= 0 (default "
      "0.02)"},
@@ -1052,6 +1057,10 @@ int main(int argc, char **argv)
             o.threshold = t;
             break;
         }
+        case OPT_NEMO_FORMAT:
+            rc = parse_name("nemo-format", optarg, cli_nemo_format_names,
+                            CLI_NEMO_FORMAT_COUNT, &o.nemo_format, &e);
+            break;
         case OPT_MEGATRON_ARGS:
         case OPT_NEMO_OVERRIDES:
         case OPT_TORCHTITAN_CONFIG: {
