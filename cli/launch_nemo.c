@@ -412,8 +412,16 @@ static void bridge_write(const cli_launch *c, cli_text *b)
                 "ddp.use_megatron_fsdp=false\n"
                 "ddp.data_parallel_sharding_strategy=no_shard\n",
             tf(l->zero == SPACE_ZERO_1));
-    cli_text_put(b, "ddp.overlap_grad_reduce=%s\nddp.overlap_param_gather=%s\n",
-        tf(!l->no_dp_overlap), tf(!l->no_dp_overlap && l->zero >= SPACE_ZERO_1));
+    /* Bridge turns the distributed optimizer and the parameter-gather
+     * overlap on in both ddp and optimizer when either asks
+     * (config.py, _validate_and_sync_distributed_optimizer_settings), and
+     * the recipes' optimizers ask: both are written. */
+    int pgo = !l->no_dp_overlap && l->zero >= SPACE_ZERO_1;
+    cli_text_put(b, "optimizer.use_distributed_optimizer=%s\n",
+        tf(l->zero >= SPACE_ZERO_1));
+    cli_text_put(b, "ddp.overlap_grad_reduce=%s\nddp.overlap_param_gather=%s\n"
+            "optimizer.overlap_param_gather=%s\n",
+        tf(!l->no_dp_overlap), tf(pgo), tf(pgo));
 
     /* TP overlap: userbuffers (comm_overlap.tp_comm_overlap) needs TP > 1
      * and sequence parallelism, else comm_overlap.py turns it off. */
@@ -515,10 +523,17 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
     if (l->pp > 1 && v > 1)
         cli_text_put(b, "model.overlap_p2p_comm: %s\nmodel.batch_p2p_comm: %s\n",
             tf(!l->no_pp_overlap), tf(l->no_pp_overlap));
+    /* Not in the YAML, but the model reads it (cfg.get in
+     * megatron_base_model.py, MegatronBaseModel.__init__): as a Hydra
+     * override it takes a '+'. NeMo 1 has no CP exchange key (the ring). */
     if (l->cp > 1)
-        cli_text_put(b, "# context parallelism %lld (%s exchange): not a key of "
-                "megatron_gpt_config.yaml\n",
-            (long long)l->cp, space_cp_comm_names[l->cp_comm]);
+        cli_text_put(b, "model.context_parallel_size: %lld  # not in "
+                "megatron_gpt_config.yaml; NeMo's megatron_base_model.py reads "
+                "it (+model.context_parallel_size=%lld as an override)\n",
+            (long long)l->cp, (long long)l->cp);
+    if (l->cp > 1 && l->cp_comm != SPACE_CP_P2P)
+        cli_text_put(b, "# CP exchange %s: NeMo 1 has no key for it\n",
+            space_cp_comm_names[l->cp_comm]);
     cli_text_put(b, "model.sequence_parallel: %s\n", tf(l->sp && l->tp > 1));
     cli_text_put(b, "model.micro_batch_size: %lld\nmodel.global_batch_size: %lld\n",
         (long long)l->mbs, (long long)l->gbs);
@@ -576,7 +591,7 @@ typedef enum nemo_kid {
     K_GLU, K_POS, K_TIED, K_BIAS_LINEAR, K_QKV_BIAS, K_MAXPOS, K_WGRAD_DEFER,
     /* NeMo 1 */
     K_NODES, K_DEVICES, K_PRECISION1, K_ACT1, K_BIAS1, K_FP8_1, K_FP8_HYBRID,
-    K_OPTIM1,
+    K_OPTIM1, K_DISTOPT_OPT, K_PARAM_GATHER_OPT,
     K_COUNT
 } nemo_kid;
 
@@ -655,6 +670,10 @@ static const nemo_key nemo_keys[] = {
     {"mixed_precision", K_MP, V_NAME, 0, 0, 0, n_mp},
     {"mixed_precision.fp8_param_gather", K_FP8_PARAMS, V_BOOL, 0, 0, 0, n_bool},
     {"ddp.use_distributed_optimizer", K_DISTOPT, V_BOOL, 0, 0, 0, n_bool},
+    {"optimizer.use_distributed_optimizer", K_DISTOPT_OPT, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"optimizer.overlap_param_gather", K_PARAM_GATHER_OPT, V_BOOL, 0, 0, 0,
+     n_bool},
     {"ddp.use_megatron_fsdp", K_FSDP, V_BOOL, 0, 0, 0, n_bool},
     {"ddp.data_parallel_sharding_strategy", K_SHARD, V_NAME, 0, 0, 0, n_shard},
     {"ddp.overlap_grad_reduce", K_DP_OVERLAP, V_BOOL, 0, 0, 0, n_bool},
@@ -1251,8 +1270,13 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
     if (SET(K_FP8_PARAMS)) o->fp8_params = (int)IV(K_FP8_PARAMS);
     if (SET(K_FSDP) && IV(K_FSDP))
         o->zero = SET(K_SHARD) ? r->v[K_SHARD].name : SPACE_ZERO_3;
-    else if (SET(K_DISTOPT))
-        o->zero = IV(K_DISTOPT) ? SPACE_ZERO_1 : SPACE_ZERO_NONE;
+    else if (SET(K_DISTOPT) || SET(K_DISTOPT_OPT))
+        /* either turns it on in both (config.py,
+         * _validate_and_sync_distributed_optimizer_settings) */
+        o->zero = (SET(K_DISTOPT) && IV(K_DISTOPT))
+                          || (SET(K_DISTOPT_OPT) && IV(K_DISTOPT_OPT))
+                      ? SPACE_ZERO_1
+                      : SPACE_ZERO_NONE;
     if (SET(K_OPTIM1))
         o->zero = r->v[K_OPTIM1].name == 1 ? SPACE_ZERO_1 : SPACE_ZERO_NONE;
     if (SET(K_DP_OVERLAP)) {

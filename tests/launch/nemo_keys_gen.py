@@ -18,6 +18,7 @@ Usage: nemo_keys_gen.py BRIDGE_GIT MEGATRON_GIT NEMO_GIT > nemo_keys.txt
 It does not import the frameworks.
 """
 import ast
+import re
 import subprocess
 import sys
 
@@ -27,6 +28,13 @@ MEGATRON_COMMIT = "cd4afffa648426a959dc7cb1e24b5ce7d0c3ff54"  # submodule
 NEMO_TAG = "v2.4.0"
 NEMO_COMMIT = "2381f42f6979449b5b99538f8f80135831009b51"
 NEMO_YAML = "examples/nlp/language_modeling/conf/megatron_gpt_config.yaml"
+# The GPT model's code reads some model keys the YAML does not list, with
+# cfg.get('key', default): they are keys of NeMo 1 too (given with Hydra's
+# '+' as overrides).
+NEMO_MODEL_CODE = [
+    "nemo/collections/nlp/models/language_modeling/megatron_base_model.py",
+    "nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py",
+]
 
 # ConfigContainer's sections and the class each holds (training/config.py).
 SECTIONS = [
@@ -176,7 +184,9 @@ def main():
           f"({BRIDGE_COMMIT}), ConfigContainer sections "
           "(src/megatron/bridge/training/config.py) and their base classes "
           f"in NVIDIA/Megatron-LM {MEGATRON_COMMIT}")
-    print(f"# nemo1: NVIDIA/NeMo {NEMO_TAG} ({NEMO_COMMIT}) {NEMO_YAML}")
+    print(f"# nemo1: NVIDIA/NeMo {NEMO_TAG} ({NEMO_COMMIT}) {NEMO_YAML}; "
+          "nemo1-code: model keys the GPT model reads with cfg.get that the "
+          "YAML does not list (" + ", ".join(NEMO_MODEL_CODE) + ")")
     for sec, mod, cls in SECTIONS:
         fs = fields(repos, mod, cls, set())
         if not fs:
@@ -188,8 +198,18 @@ def main():
     r = subprocess.run(["git", "-C", nemo, "show",
                         f"{NEMO_COMMIT}:{NEMO_YAML}"],
                        capture_output=True, text=True, check=True)
+    listed = set()
     for k, v in yaml_keys(r.stdout):
         print(f"nemo1 {k}\t{v}")
+        listed.add(k)
+    for path in NEMO_MODEL_CODE:
+        r = subprocess.run(["git", "-C", nemo, "show", f"{NEMO_COMMIT}:{path}"],
+                           capture_output=True, text=True, check=True)
+        for name in sorted(set(re.findall(
+                r"\bcfg\.get\(\s*['\"](\w+)['\"]", r.stdout))):
+            if "model." + name not in listed:
+                listed.add("model." + name)
+                print(f"nemo1-code model.{name}\t{path}")
 
 
 if __name__ == "__main__":
