@@ -232,6 +232,18 @@ static const char *tf(int v)
     return v ? "true" : "false";
 }
 
+/* x in the fewest digits that read back to the same double, so the
+ * reader's estimate is the writer's (0.1, not 0.10000000000000001). */
+static void put_num(cli_text *b, const char *key, const char *sep, double x)
+{
+    char s[40];
+    for (int p = 6; p <= 17; p++) {
+        snprintf(s, sizeof s, "%.*g", p, x);
+        if (strtod(s, NULL) == x) break;
+    }
+    cli_text_put(b, "%s%s%s\n", key, sep, s);
+}
+
 /* The model's sizes as GPTModelProvider keys (the generic recipe), and
  * comments for what GPTModelProvider cannot build. */
 static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
@@ -311,8 +323,8 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     cli_text_put(b, "model.vocab_size=null\ntokenizer.vocab_size=%lld\n"
             "model.make_vocab_size_divisible_by=128\n",
         (long long)m->vocab);
-    cli_text_put(b, "model.attention_dropout=%g\nmodel.hidden_dropout=%g\n",
-        m->attn_dropout, m->hidden_dropout);
+    put_num(b, "model.attention_dropout", "=", m->attn_dropout);
+    put_num(b, "model.hidden_dropout", "=", m->hidden_dropout);
 
     int64_t L = m->num_layers, v = l->vpp > 1 ? l->vpp : 1;
     cli_text_put(b, "model.tensor_model_parallel_size=%lld\n"
@@ -501,11 +513,12 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
         cli_text_put(b, "# biases (Q/K/V %d, output %d, MLP %d): NeMo 1 has "
                 "one switch (model.bias)\n",
             m->qkv_bias, m->out_bias, m->mlp_bias);
-    cli_text_put(b, "model.share_embeddings_and_output_weights: %s\n"
-            "model.hidden_dropout: %g\nmodel.attention_dropout: %g\n"
-            "model.make_vocab_size_divisible_by: 128\n"
+    cli_text_put(b, "model.share_embeddings_and_output_weights: %s\n",
+        tf(m->tied_embeddings));
+    put_num(b, "model.hidden_dropout", ": ", m->hidden_dropout);
+    put_num(b, "model.attention_dropout", ": ", m->attn_dropout);
+    cli_text_put(b, "model.make_vocab_size_divisible_by: 128\n"
             "# vocabulary %lld: NeMo 1 takes it from model.tokenizer\n",
-        tf(m->tied_embeddings), m->hidden_dropout, m->attn_dropout,
         (long long)m->vocab);
     cli_text_put(b, "model.tensor_model_parallel_size: %lld\n"
             "model.pipeline_model_parallel_size: %lld\n",
@@ -520,7 +533,7 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
             (long long)v);
     else
         cli_text_put(b, "model.virtual_pipeline_model_parallel_size: null\n");
-    if (l->pp > 1 && v > 1)
+    if (l->pp > 1 && v > 1 && L % (l->pp * v) == 0)
         cli_text_put(b, "model.overlap_p2p_comm: %s\nmodel.batch_p2p_comm: %s\n",
             tf(!l->no_pp_overlap), tf(l->no_pp_overlap));
     /* Not in the YAML, but the model reads it (cfg.get in

@@ -39,6 +39,101 @@ while IFS= read -r line; do
     printf '%s\n' "$line" >"$TMP/s$n.line"
 done <"$TMP/matrix"
 
+# ---- the reader on bad input: exit 65 and a message naming the file, the
+# line, the key, the value and what was expected; never a crash ----------
+bad=0
+okread=0
+expect() { # WANT_EXIT NEEDLE...: the overrides are in $TMP/in
+    want=$1
+    shift
+    cp "$TMP/in" "$TMP/bad.txt"
+    "$TP" estimate --system eos --nemo-overrides "$TMP/bad.txt" --format json \
+        >"$TMP/bad.out" 2>"$TMP/bad.err"
+    got=$?
+    for k in "$@"; do
+        if ! grep -qF -- "$k" "$TMP/bad.err"; then
+            echo "FAIL reader: message lacks '$k': $(cat "$TMP/bad.err")"
+            bad=$((bad + 1))
+            return
+        fi
+    done
+    if [ "$got" != "$want" ]; then
+        echo "FAIL reader: exit $got, expected $want: $(cat "$TMP/bad.err")"
+        bad=$((bad + 1))
+        return
+    fi
+    okread=$((okread + 1))
+}
+HEAD='# launch: torchrun --nnodes 1 --nproc-per-node 8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config'
+JOB="$HEAD
+model.tensor_model_parallel_size=2 model.pipeline_model_parallel_size=1
+model.context_parallel_size=1 train.micro_batch_size=1
+train.global_batch_size=8 dataset.seq_length=4096"
+printf '%s\nmodel.tensor_model_parallel_size=abc\n' "$HEAD" >"$TMP/in"; expect 65 bad.txt:2: \
+    model.tensor_model_parallel_size "[1, 65536]" "'abc'"
+printf '%s\nmodel.recompute_granularity=half\n' "$HEAD" >"$TMP/in"; expect 65 bad.txt:2: \
+    "selective, full" "'half'"
+printf '%s\nmodel.no_such_key=1\n' "$HEAD" >"$TMP/in"; expect 65 bad.txt:2: \
+    model.no_such_key "not a key trainplan reads"
+printf '%s\nmodel.tensor_model_parallel_size 2\n' "$HEAD" >"$TMP/in"; expect 65 \
+    bad.txt:2: "expected key=value"
+printf '%s\nmodel.sequence_parallel=null\n' "$HEAD" >"$TMP/in"; expect 65 bad.txt:2: \
+    "null is not a value"
+printf '%s\n~model.sequence_parallel\n' "$HEAD" >"$TMP/in"; expect 65 bad.txt:2: "~"
+printf '%s\nmodel.attention_dropout=1.5\n' "$HEAD" >"$TMP/in"; expect 65 bad.txt:2: \
+    "[0, 1]" "'1.5'"
+printf '%s\nmodel:\n' "$HEAD" >"$TMP/in"; expect 65 bad.txt:2: "YAML section"
+printf '# launch: --recipe nosuch_recipe\n' >"$TMP/in"; expect 65 bad.txt:1: \
+    nosuch_recipe vanilla_gpt_pretrain_config
+printf 'model.hidden_size=4096\n' >"$TMP/in"; expect 65 bad.txt "model.num_layers"
+printf '%s\nmodel.pipeline_model_parallel_size=2\nmodel.pipeline_model_parallel_layout="Et*3|t*4L"\n' \
+    "$JOB" >"$TMP/in"; expect 65 bad.txt:6: "32 decoder layers" "found 7 layers"
+printf '%s\nmodel.pipeline_model_parallel_layout="Ex|L"\n' "$JOB" >"$TMP/in"; expect 65 \
+    bad.txt:5: "'x' is not a layer"
+printf '# launch: --nnodes\n' >"$TMP/in"; expect 65 bad.txt:1: "--nnodes needs a value"
+printf 'mixed_precision=bf16_with_nvfp4_mixed\n' >"$TMP/in"; expect 65 bad.txt:1: \
+    mixed_precision bf16_mixed "'bf16_with_nvfp4_mixed'"
+# well-formed: the writer's forms and a torchrun command line
+printf '%s\n' "$JOB" >"$TMP/in"; expect 0
+printf 'torchrun --nnodes=1 --nproc_per_node 8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config --mode pretrain model.tensor_model_parallel_size=2 train.micro_batch_size=1 train.global_batch_size=8 dataset.seq_length=4096 model.pipeline_model_parallel_size=1 model.context_parallel_size=1\n' \
+    >"$TMP/in"
+expect 0
+# mutations of a good job: any exit but a crash (>= 128) or a sanitizer's
+"$PY" - "$TMP" <<'PYEOF'
+import json, random, sys
+tmp = sys.argv[1]
+# the first search's best layout (gpt-neox-20b: the generic recipe)
+good = json.load(open(tmp + "/s1.bridge.json"))["ranked"][0]["launch"][
+    "nemo"].encode()
+rng = random.Random(18)
+for i in range(40):
+    b = bytearray(good)
+    for _ in range(rng.randint(1, 8)):
+        op, j = rng.randrange(3), rng.randrange(len(b))
+        if op == 0:
+            b[j] = rng.choice(b"=:#|*()\"' \n0123456789-+.ntE~[]")
+        elif op == 1:
+            del b[j]
+        else:
+            b[j:j] = bytes(rng.randrange(1, 256) for _ in range(rng.randint(1, 4)))
+    open(f"{tmp}/mut{i}.txt", "wb").write(bytes(b).replace(b"\0", b"x"))
+PYEOF
+i=0
+while [ $i -lt 40 ]; do
+    "$TP" estimate --system eos --nemo-overrides "$TMP/mut$i.txt" >/dev/null \
+        2>"$TMP/mut.err"
+    rc=$?
+    if [ $rc -ge 128 ] || [ $rc = 70 ] || grep -q "Sanitizer\|runtime error" "$TMP/mut.err"; then
+        echo "FAIL reader crashed (exit $rc) on mutation $i: $(head -c 300 "$TMP/mut.err")"
+        bad=$((bad + 1))
+    else
+        okread=$((okread + 1))
+    fi
+    i=$((i + 1))
+done
+echo "reader: $okread of $((okread + bad)) input checks passed"
+[ "$bad" = 0 ] || exit 1
+
 exec "$PY" - "$TP" "$SRC" "$TMP" "$n" <<'EOF'
 import json, os, subprocess, sys
 tp, src, tmp, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
