@@ -486,6 +486,10 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
     int64_t g, nodes = cli_launch_nodes(c, &g);
     int64_t L = m->num_layers, v = l->vpp > 1 ? l->vpp : 1;
     cli_text_put(b, "# " NEMO1_TARGET "\n");
+    if (l->framework != SPACE_FW_MEGATRON_CORE)
+        cli_text_put(b, "# estimated for %s's software; these keys run "
+                "Megatron-Core's\n",
+            space_framework_names[l->framework]);
     cli_text_put(b, "trainer.num_nodes: %lld\ntrainer.devices: %lld\n",
         (long long)nodes, (long long)g);
     cli_text_put(b, "trainer.precision: %s\n",
@@ -500,7 +504,7 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
     if (nemo1_act[m->act])
         cli_text_put(b, "model.activation: %s\n", nemo1_act[m->act]);
     else
-        cli_text_put(b, "# activation %s: not among NeMo 1's\n",
+        cli_text_put(b, "# not expressible: activation %s, not among NeMo 1's\n",
             space_act_names[m->act]);
     cli_text_put(b, "model.position_embedding_type: %s\n",
         m->pos == SPACE_POS_LEARNED ? "learned_absolute"
@@ -510,7 +514,8 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
     if (m->qkv_bias == m->out_bias && m->out_bias == m->mlp_bias)
         cli_text_put(b, "model.bias: %s\n", tf(m->qkv_bias));
     else
-        cli_text_put(b, "# biases (Q/K/V %d, output %d, MLP %d): NeMo 1 has "
+        cli_text_put(b, "# not expressible: biases (Q/K/V %d, output %d, MLP "
+                "%d); NeMo 1 has "
                 "one switch (model.bias)\n",
             m->qkv_bias, m->out_bias, m->mlp_bias);
     cli_text_put(b, "model.share_embeddings_and_output_weights: %s\n",
@@ -539,13 +544,13 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
     /* Not in the YAML, but the model reads it (cfg.get in
      * megatron_base_model.py, MegatronBaseModel.__init__): as a Hydra
      * override it takes a '+'. NeMo 1 has no CP exchange key (the ring). */
-    if (l->cp > 1)
-        cli_text_put(b, "model.context_parallel_size: %lld  # not in "
+    cli_text_put(b, "model.context_parallel_size: %lld  # not in "
                 "megatron_gpt_config.yaml; NeMo's megatron_base_model.py reads "
                 "it (+model.context_parallel_size=%lld as an override)\n",
             (long long)l->cp, (long long)l->cp);
     if (l->cp > 1 && l->cp_comm != SPACE_CP_P2P)
-        cli_text_put(b, "# CP exchange %s: NeMo 1 has no key for it\n",
+        cli_text_put(b, "# not expressible: CP exchange %s; NeMo 1 has no key "
+                "for it\n",
             space_cp_comm_names[l->cp_comm]);
     cli_text_put(b, "model.sequence_parallel: %s\n", tf(l->sp && l->tp > 1));
     cli_text_put(b, "model.micro_batch_size: %lld\nmodel.global_batch_size: %lld\n",
@@ -562,15 +567,16 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
             space_recompute_method_names[l->recompute_method],
             (long long)(l->recompute_layers > 0 ? l->recompute_layers : 1));
     else
-        cli_text_put(b, "# recompute %s (torchtitan's op-level policy): not "
-                "expressible; NeMo 1's selective is the attention core\n",
+        cli_text_put(b, "# not expressible: recompute %s (torchtitan's "
+                "op-level policy); NeMo 1's selective is the attention core\n",
             space_recompute_names[l->recompute]);
     /* NeMo 1's fp8 is Transformer Engine's delayed scaling (fp8_hybrid,
      * fp8_amax_history_len); it has no recipe key. */
     if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_DELAYED)
         cli_text_put(b, "model.fp8: true\nmodel.fp8_hybrid: true\n");
     else if (l->dtype == HW_FP8)
-        cli_text_put(b, "# fp8 %s scaling: NeMo 1 has delayed scaling only\n",
+        cli_text_put(b, "# not expressible: fp8 %s scaling; NeMo 1 has delayed "
+                "scaling only\n",
             space_fp8_recipe_names[l->fp8_recipe]);
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
         cli_text_put(b, "model.ub_tp_comm_overlap: true\n");
@@ -578,7 +584,7 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
         cli_text_put(b, "model.optim.name: %s\n",
             l->zero == SPACE_ZERO_1 ? "distributed_fused_adam" : "fused_adam");
     else
-        cli_text_put(b, "# ZeRO-%d: not expressible; NeMo 1's "
+        cli_text_put(b, "# not expressible: ZeRO-%d; NeMo 1's "
                 "distributed_fused_adam is the distributed optimizer\n",
             (int)l->zero);
 }
@@ -635,7 +641,9 @@ static const char *const n_shard[] = {"no_shard", "optim", "optim_grads",
                                       "optim_grads_params", NULL};
 static const char *const n_ce_impl[] = {"native", "te", NULL};
 static const char *const n_attn[] = {"unfused", "flash", "fused", "auto", NULL};
-static const char *const n_norm[] = {"LayerNorm", "RMSNorm", NULL};
+/* Megatron-Core's names, then NeMo 1's (megatron_gpt_config.yaml) */
+static const char *const n_norm[] = {"LayerNorm", "RMSNorm", "layernorm",
+                                     "rmsnorm", NULL};
 static const char *const n_act[] = {"gelu", "relu", "squared_relu", "relu2",
                                     "silu", NULL};
 static const char *const n_pos[] = {"learned_absolute", "rope", NULL};
@@ -1129,7 +1137,7 @@ static int build_model(const nemo_read *r, const char *file, int64_t seq,
     if (!rc && !SET(K_GROUPS)) m->kv_heads = m->heads;
     if (SET(K_KV_CH)) m->head_dim = IV(K_KV_CH);
     if (SET(K_FFN)) m->ffn_hidden = IV(K_FFN);
-    if (SET(K_NORM)) m->norm = (space_norm)r->v[K_NORM].name;
+    if (SET(K_NORM)) m->norm = (space_norm)(r->v[K_NORM].name % 2);
     if (SET(K_POS))
         m->pos = r->v[K_POS].name == 0 ? SPACE_POS_LEARNED : SPACE_POS_ROPE;
     if (SET(K_TIED)) m->tied_embeddings = (int)IV(K_TIED);
