@@ -470,10 +470,15 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     if (l->n_docs > 0)
         cli_text_put(b, "# packed documents: set the dataset's packing; no "
                 "override expresses the estimate's length buckets\n");
+    /* gpt3_175b's recipe defers the LM head's weight gradient
+     * (recipes/gpt/h100/gpt3_175b.py, CommOverlapConfig): say what the
+     * estimate assumed either way. */
     if (l->wgrad_defer)
         cli_text_put(b, "++comm_overlap.defer_embedding_wgrad_compute=true\n"
                 "++comm_overlap.wgrad_deferral_limit=%lld\n",
             (long long)l->wgrad_defer);
+    else
+        cli_text_put(b, "++comm_overlap.defer_embedding_wgrad_compute=false\n");
 }
 
 /* The NeMo 1.x launcher's keys: today's output with what the YAML cannot

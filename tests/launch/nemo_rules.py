@@ -285,6 +285,12 @@ def check_bridge(lines, world, keys, mp_names):
         bad.append("sequence_parallel with TP 1: 'Cannot use sequence "
                    "parallelism without tensor parallelism' "
                    "(model_parallel_config.py, __post_init__)")
+    # model_parallel_config.py, __post_init__: deferring the embedding's
+    # weight gradient needs PP > 1
+    if (b("comm_overlap.defer_embedding_wgrad_compute")
+            or b("model.defer_embedding_wgrad_compute")) and pp <= 1:
+        bad.append("defer_embedding_wgrad_compute with PP 1 "
+                   "(model_parallel_config.py)")
     if b("model.overlap_p2p_comm") and b("model.batch_p2p_comm", True):
         bad.append("model.overlap_p2p_comm with batch_p2p_comm "
                    "(model_parallel_config.py)")
