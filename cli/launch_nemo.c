@@ -115,6 +115,9 @@ static const char *const nemo_sharding[SPACE_ZERO_COUNT] = {
     [SPACE_ZERO_2] = "optim_grads",
     [SPACE_ZERO_3] = "optim_grads_params",
 };
+_Static_assert(sizeof nemo_sharding / sizeof nemo_sharding[0]
+                   == SPACE_ZERO_COUNT,
+               "nemo_sharding mirrors space_zero");
 
 /* GPTModelProvider's activation (utils/activation_map.py names) and
  * gated_linear_unit for each space_act. */
@@ -139,11 +142,15 @@ static const char *const nemo1_act[SPACE_ACT_COUNT] = {
     [SPACE_ACT_SWIGLU] = "swiglu",
     [SPACE_ACT_GEGLU] = "geglu",
 };
+_Static_assert(sizeof nemo1_act / sizeof nemo1_act[0] == SPACE_ACT_COUNT,
+               "nemo1_act mirrors space_act");
 
 static const char *const nemo_norm[SPACE_NORM_COUNT] = {
     [SPACE_NORM_LAYERNORM] = "LayerNorm",
     [SPACE_NORM_RMSNORM] = "RMSNorm",
 };
+_Static_assert(sizeof nemo_norm / sizeof nemo_norm[0] == SPACE_NORM_COUNT,
+               "nemo_norm mirrors space_norm");
 
 /* GPTModelProvider.position_embedding_type; NULL: none it offers. */
 static const char *const nemo_pos[SPACE_POS_COUNT] = {
@@ -152,6 +159,8 @@ static const char *const nemo_pos[SPACE_POS_COUNT] = {
     [SPACE_POS_ALIBI] = NULL,
     [SPACE_POS_NONE] = NULL,
 };
+_Static_assert(sizeof nemo_pos / sizeof nemo_pos[0] == SPACE_POS_COUNT,
+               "nemo_pos mirrors space_pos");
 
 /* ---- the model -------------------------------------------------------- */
 

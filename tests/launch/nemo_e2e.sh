@@ -195,6 +195,28 @@ for s in range(1, n + 1):
                              f"{e['layout']['chosen']})")
                 continue
             counts["round_trips_ok"] += 1
+# the checker itself: outputs broken on purpose must be flagged
+d = json.load(open(f"{tmp}/s2.bridge.json"))  # llama3-70b on 1024 GPUs
+good = d["ranked"][0]["launch"]["nemo"]
+broken = {
+    "unknown key": good + "model.no_such_field=1\n",
+    "TP not dividing heads": good.replace(
+        "model.tensor_model_parallel_size=", "model.tensor_model_parallel_size=3"
+        "\n# was "),
+    "global batch": good.replace("train.global_batch_size=",
+                                 "train.global_batch_size=7\n# was "),
+    "comm_overlap without ++": good.replace("++comm_overlap.", "comm_overlap."),
+    "bad enum": good.replace("model.cp_comm_type=p2p", "model.cp_comm_type=ring"),
+    "no version line": "\n".join(good.split("\n")[1:]),
+    "SP with TP 1": good.replace("model.tensor_model_parallel_size=",
+                                 "model.tensor_model_parallel_size=1\n# was ")
+                        .replace("model.sequence_parallel=false",
+                                 "model.sequence_parallel=true"),
+}
+for name, text in broken.items():
+    counts["checker_selftests"] = counts.get("checker_selftests", 0) + 1
+    if not nemo_rules.check(text, d["ranked"][0]["gpus"])[1]:
+        fails.append(f"nemo_rules.py passed an output with {name}")
 for f in fails:
     print("FAIL", f)
 print(f"nemo launches: {counts['checked']} checked, {counts['passed']} "
@@ -203,6 +225,7 @@ print(f"nemo launches: {counts['checked']} checked, {counts['passed']} "
       f"{counts['not_read_back']} not read back (estimated for another "
       f"framework's software), {counts['nemo1_inexpressible']} NeMo 1 ones "
       f"not (a layout NeMo 1 cannot express); {counts['comments']} comment "
-      f"lines on what a target cannot express")
+      f"lines on what a target cannot express; "
+      f"{counts.get('checker_selftests', 0)} broken outputs flagged")
 sys.exit(1 if fails or counts["checked"] == 0 else 0)
 EOF

@@ -36,14 +36,19 @@ ENUMS = {
     # megatron/core/transformer/transformer_config.py, cp_comm_type's
     # docstring (MCORE)
     "model.cp_comm_type": ["p2p", "all_gather", "a2a", "a2a+p2p"],
-    # megatron/core/transformer/transformer_config.py, normalization (MCORE;
-    # TENorm takes these)
+    # megatron/core/transformer/transformer_config.py, TransformerConfig.
+    # normalization: Literal['LayerNorm', 'RMSNorm'] (MCORE; GPTModelProvider
+    # re-declares it as str)
     "model.normalization": ["LayerNorm", "RMSNorm"],
     # src/megatron/bridge/utils/activation_map.py, ACTIVATION_FUNC_MAP
     # (BRIDGE), the names omegaconf_utils.py turns back into callables
     "model.activation_func": ["gelu", "relu", "silu", "sigmoid", "tanh",
                               "relu2", "squared_relu", "gelu_pytorch_tanh",
-                              "fast_gelu", "quick_gelu"],
+                              "fast_gelu", "quick_gelu",
+                              "torch.nn.functional.gelu",
+                              "torch.nn.functional.relu",
+                              "torch.nn.functional.silu",
+                              "torch.nn.functional.sigmoid", "torch.tanh"],
     # megatron/core/distributed/distributed_data_parallel_config.py,
     # data_parallel_sharding_strategy's docstring (MCORE)
     "ddp.data_parallel_sharding_strategy": ["no_shard", "optim", "optim_grads",
@@ -53,10 +58,6 @@ ENUMS = {
     "model.recompute_modules": ["core_attn", "moe_act", "layernorm",
                                 "mla_up_proj", "mlp", "moe", "shared_experts",
                                 "gdn_norm_out"],
-    # src/megatron/bridge/training/config.py (CheckpointConfig's
-    # ckpt_format values the validations name) (BRIDGE)
-    "checkpoint.ckpt_format": ["torch_dist", "fsdp_dtensor", "zarr",
-                               "torch"],
 }
 ENUMS_NEMO1 = {
     # megatron_gpt_config.yaml's comments (NEMO1)
@@ -260,12 +261,12 @@ def check_bridge(lines, world, keys, mp_names):
     L = i("model.num_layers", sizes[0] if sizes else None)
     heads = i("model.num_attention_heads", sizes[1] if sizes else None)
     groups = i("model.num_query_groups", sizes[2] if sizes else heads)
-    for name, x in (("tp", tp), ("pp", pp), ("cp", cp), ("mbs", mbs),
-                    ("gbs", gbs), ("seq", seq), ("num_layers", L)):
-        if x is None or x < 1:
-            bad.append(f"{name}: missing or below 1")
-    if bad:
-        return bad, notes
+    missing = [name for name, x in (("tp", tp), ("pp", pp), ("cp", cp),
+                                    ("mbs", mbs), ("gbs", gbs), ("seq", seq),
+                                    ("num_layers", L))
+               if x is None or x < 1]
+    if missing:
+        return bad + [f"{', '.join(missing)}: missing or below 1"], notes
     # training/config.py, ConfigContainer.get_data_parallel_size (BRIDGE)
     dp = None
     if world is not None:
