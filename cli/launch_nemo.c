@@ -45,7 +45,9 @@
  *  - the vocabulary: training/setup.py (_validate_and_set_vocab_size: a
  *    model.vocab_size that is set is used unpadded; null takes the
  *    tokenizer's and pads it as Megatron-LM does, to a multiple of
- *    make_vocab_size_divisible_by x TP, GPTModelProvider.provide).
+ *    make_vocab_size_divisible_by x TP, GPTModelProvider.provide); the
+ *    recipes' NullTokenizer has tokenizer.vocab_size tokens (Megatron's
+ *    megatron/core/tokenizers/text/libraries/null_tokenizer.py).
  */
 #include "launch.h"
 
@@ -465,7 +467,16 @@ static void bridge_write(const cli_launch *c, cli_text *b)
             tf(!l->no_pp_overlap), tf(l->no_pp_overlap));
     cli_text_put(b, "model.cross_entropy_loss_fusion=%s\n", tf(l->ce_fusion));
     if (l->ce_fusion) cli_text_put(b, "model.cross_entropy_fusion_impl=native\n");
-    cli_text_put(b, "model.attention_backend=%s\n", space_attn_names[l->flash]);
+    /* The recipes leave attention_backend None: Transformer Engine picks
+     * (the estimate's auto). A Hydra string is not turned into Megatron's
+     * AttnBackend enum (omegaconf_utils.py converts dtypes and activations
+     * only), so another backend can only be named in a comment. */
+    cli_text_put(b, "model.attention_backend=null\n");
+    if (l->flash != SPACE_ATTN_AUTO)
+        cli_text_put(b, "# attention backend %s: set model.attention_backend "
+                "= AttnBackend.%s in the recipe (an override string is not "
+                "converted to the enum)\n",
+            space_attn_names[l->flash], space_attn_names[l->flash]);
 
     if (l->pp_scatter_gather)
         cli_text_put(b, "# pipeline sends scatter/gathered over TP: no "
@@ -1330,6 +1341,8 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
      * fusion); Transformer Engine's is read as not fused. */
     if (SET(K_CE))
         o->ce_fusion = IV(K_CE) && !(SET(K_CE_IMPL) && r->v[K_CE_IMPL].name == 1);
+    /* null (the recipes' None): Transformer Engine picks, trainplan's
+     * auto */
     if (r->v[K_ATTN].set) {
         o->attn_backend = SET(K_ATTN) ? r->v[K_ATTN].name : SPACE_ATTN_AUTO;
         o->sw_set |= CLI_SW_FLASH;

@@ -31,8 +31,6 @@ NEMO1 = "NVIDIA/NeMo@2381f42f (v2.4.0)"
 # Enumerations whose members are not in the annotation (a str or an enum
 # class), each from its source.
 ENUMS = {
-    # megatron/core/transformer/enums.py, class AttnBackend (MCORE)
-    "model.attention_backend": ["flash", "fused", "unfused", "local", "auto"],
     # megatron/core/transformer/transformer_config.py, cp_comm_type's
     # docstring (MCORE)
     "model.cp_comm_type": ["p2p", "all_gather", "a2a", "a2a+p2p"],
@@ -205,6 +203,16 @@ def check_bridge(lines, world, keys, mp_names):
                 bad.append(f"line {ln}: {k}: not a field of Megatron-Bridge "
                            f"v0.6.0's ConfigContainer (nemo_keys.txt)")
                 continue
+            elif k == "model.attention_backend":
+                # AttnBackend (megatron/core/transformer/enums.py, MCORE):
+                # the recipes set None (recipes/llama/h100/llama3.py); a
+                # string is not converted to the enum
+                # (training/utils/omegaconf_utils.py, _apply_overrides,
+                # BRIDGE converts torch dtypes and activation_func only)
+                if val not in NULL:
+                    bad.append(f"line {ln}: model.attention_backend={val}: a "
+                               "string, not an AttnBackend; only null can be "
+                               "overridden")
             else:
                 why = check_type(k, unquote(val) if not val.startswith("[")
                                  else val, keys[k], ENUMS)
