@@ -102,7 +102,7 @@ static const struct nemo_mp {
     [SPACE_FP8_DELAYED] = {"bf16_with_fp8_delayed_scaling_mixed", 1, 0},
     [SPACE_FP8_TENSORWISE] = {"bf16_with_fp8_current_scaling_mixed", 1, 1},
     [SPACE_FP8_ROWWISE] = {NULL, 0, 0},
-    [SPACE_FP8_BLOCKWISE] = {"bf16_with_fp8_subchannel_scaling_mixed", 1, 0},
+    [SPACE_FP8_BLOCKWISE] = {"bf16_with_fp8_subchannel_scaling_mixed", 0, 0},
     [SPACE_FP8_MXFP8] = {"bf16_with_mxfp8_mixed", 1, 0},
 };
 _Static_assert(sizeof nemo_mp_fp8 / sizeof nemo_mp_fp8[0]
