@@ -280,15 +280,18 @@ static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
         "model.add_bias_linear=%s\nmodel.add_qkv_bias=%s\n",
         tf(m->tied_embeddings), tf(linear), tf(m->qkv_bias && !linear));
     if (m->out_bias != m->mlp_bias || (linear && !m->qkv_bias))
-        cli_text_put(b, "# biases (Q/K/V %d, output %d, MLP %d): Megatron-Core "
+        cli_text_put(b, "# not expressible: "
+                "biases (Q/K/V %d, output %d, MLP %d): Megatron-Core "
                 "sets the output and MLP ones together (add_bias_linear)\n",
             m->qkv_bias, m->out_bias, m->mlp_bias);
     if (!nemo_pos[m->pos])
-        cli_text_put(b, "# position embedding %s: GPTModelProvider offers "
+        cli_text_put(b, "# not expressible: "
+                "position embedding %s: GPTModelProvider offers "
                 "learned_absolute, rope, yarn\n",
             space_pos_names[m->pos]);
     if (m->pos == SPACE_POS_LEARNED && m->max_position != seq)
-        cli_text_put(b, "# learned positions: the estimate counted %lld, "
+        cli_text_put(b, "# not expressible: "
+                "learned positions: the estimate counted %lld, "
                 "Megatron-Core builds seq_length (%lld)\n",
             (long long)m->max_position, (long long)seq);
     if (m->parallel_attn_mlp)
@@ -296,10 +299,12 @@ static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
                 "GPTModelProvider key; the estimate's counts do not depend "
                 "on it\n");
     if (m->embed_norm)
-        cli_text_put(b, "# a norm on the embedding output (BLOOM): no "
+        cli_text_put(b, "# not expressible: "
+                "a norm on the embedding output (BLOOM): no "
                 "GPTModelProvider key\n");
     if (m->num_experts > 0)
-        cli_text_put(b, "# MoE layers (%lld experts, top %lld): not written; "
+        cli_text_put(b, "# not expressible: "
+                "MoE layers (%lld experts, top %lld): not written; "
                 "these keys describe a dense model\n",
             (long long)m->num_experts, (long long)m->top_k);
 }
@@ -381,7 +386,8 @@ static void bridge_write(const cli_launch *c, cli_text *b)
         cli_text_put(b, "model.recompute_granularity=null\n"
                 "model.recompute_method=null\nmodel.recompute_num_layers=null\n");
     else
-        cli_text_put(b, "# recompute %s (torchtitan's op-level policy): no "
+        cli_text_put(b, "# not expressible: "
+                "recompute %s (torchtitan's op-level policy): no "
                 "Megatron-Core key; recompute left as the recipe has it\n",
             space_recompute_names[l->recompute]);
 
@@ -392,22 +398,25 @@ static void bridge_write(const cli_launch *c, cli_text *b)
         if (mp->name) {
             cli_text_put(b, "mixed_precision=%s\n", mp->name);
             if (mp->fp8_params && !l->fp8_params)
-                cli_text_put(b, "# %s gathers fp8 parameters "
+                cli_text_put(b, "# not expressible: %s gathers fp8 parameters "
                         "(fp8_param_gather=True); the estimate kept 16-bit "
                         "ones (trainplan --fp8-param-gather estimates the "
                         "recipe's)\n",
                     mp->name);
             if (mp->bf16_first_last)
-                cli_text_put(b, "# %s keeps the first and last layers in "
+                cli_text_put(b, "# not expressible: "
+                        "%s keeps the first and last layers in "
                         "bf16; the estimate ran every layer in fp8\n",
                     mp->name);
         } else {
-            cli_text_put(b, "# fp8 %s scaling: no Megatron-Bridge mixed-"
+            cli_text_put(b, "# not expressible: "
+                    "fp8 %s scaling: no Megatron-Bridge mixed-"
                     "precision recipe\n",
                 space_fp8_recipe_names[l->fp8_recipe]);
         }
         if (l->fp8_lib != SPACE_FP8_LIB_TE)
-            cli_text_put(b, "# estimated for torchao's fp8; Megatron-Bridge "
+            cli_text_put(b, "# not expressible: "
+                    "estimated for torchao's fp8; Megatron-Bridge "
                     "runs Transformer Engine's\n");
     } else {
         cli_text_put(b, "mixed_precision=%s\n",
@@ -417,7 +426,8 @@ static void bridge_write(const cli_launch *c, cli_text *b)
      * (mixed_precision.py; copied onto ddp). */
     int recipe_grad = l->dtype == HW_FP16 ? 2 : 4;
     if (space_grad_bytes(l) != recipe_grad)
-        cli_text_put(b, "# gradients reduced in %s by the estimate; the "
+        cli_text_put(b, "# not expressible: "
+                "gradients reduced in %s by the estimate; the "
                 "recipe reduces them in %s\n",
             space_grad_bytes(l) >= 4 ? "fp32" : "16 bits",
             recipe_grad >= 4 ? "fp32" : "16 bits");
@@ -451,14 +461,17 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     int ub = l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && l->sp;
     cli_text_put(b, "++comm_overlap.tp_comm_overlap=%s\n", tf(ub));
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && !l->sp)
-        cli_text_put(b, "# every TP collective overlapped without sequence "
+        cli_text_put(b, "# not expressible: "
+                "every TP collective overlapped without sequence "
                 "parallelism: Megatron-Bridge overlaps them only with it\n");
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_NONE)
-        cli_text_put(b, "# TP collectives not overlapped: Megatron-Core "
+        cli_text_put(b, "# not expressible: "
+                "TP collectives not overlapped: Megatron-Core "
                 "overlaps the backward's; no key turns that off\n");
     if (l->tp > 1 && (l->tp_overlap == SPACE_TP_OVERLAP_DTENSOR
                       || l->tp_overlap == SPACE_TP_OVERLAP_ASYNC))
-        cli_text_put(b, "# estimated for PyTorch DTensor TP%s, not "
+        cli_text_put(b, "# not expressible: "
+                "estimated for PyTorch DTensor TP%s, not "
                 "Megatron-Core's\n",
             l->tp_overlap == SPACE_TP_OVERLAP_ASYNC ? " with AsyncTP" : "");
     if (l->pp > 1 && v > 1)
@@ -473,22 +486,27 @@ static void bridge_write(const cli_launch *c, cli_text *b)
      * only), so another backend can only be named in a comment. */
     cli_text_put(b, "model.attention_backend=null\n");
     if (l->flash != SPACE_ATTN_AUTO)
-        cli_text_put(b, "# attention backend %s: set model.attention_backend "
+        cli_text_put(b, "# not expressible: "
+                "attention backend %s: set model.attention_backend "
                 "= AttnBackend.%s in the recipe (an override string is not "
                 "converted to the enum)\n",
             space_attn_names[l->flash], space_attn_names[l->flash]);
 
     if (l->pp_scatter_gather)
-        cli_text_put(b, "# pipeline sends scatter/gathered over TP: no "
+        cli_text_put(b, "# not expressible: "
+                "pipeline sends scatter/gathered over TP: no "
                 "Megatron-Core key\n");
     if (l->eager)
-        cli_text_put(b, "# estimated for eager PyTorch kernels\n");
+        cli_text_put(b, "# not expressible: "
+                "estimated for eager PyTorch kernels\n");
     if (l->param_fp32)
-        cli_text_put(b, "# estimated with fp32 parameters and no master copy "
+        cli_text_put(b, "# not expressible: "
+                "estimated with fp32 parameters and no master copy "
                 "(PyTorch FSDP); Megatron keeps 16-bit weights and an fp32 "
                 "master\n");
     if (l->n_docs > 0)
-        cli_text_put(b, "# packed documents: set the dataset's packing; no "
+        cli_text_put(b, "# not expressible: "
+                "packed documents: set the dataset's packing; no "
                 "override expresses the estimate's length buckets\n");
     /* gpt3_175b's recipe defers the LM head's weight gradient
      * (recipes/gpt/h100/gpt3_175b.py, CommOverlapConfig): say what the
@@ -529,7 +547,8 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
     if (nemo1_act[m->act])
         cli_text_put(b, "model.activation: %s\n", nemo1_act[m->act]);
     else
-        cli_text_put(b, "# not expressible: activation %s, not among NeMo 1's\n",
+        cli_text_put(b, "# not expressible: "
+                "activation %s, not among NeMo 1's\n",
             space_act_names[m->act]);
     cli_text_put(b, "model.position_embedding_type: %s\n",
         m->pos == SPACE_POS_LEARNED ? "learned_absolute"
@@ -603,6 +622,12 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
         cli_text_put(b, "# not expressible: fp8 %s scaling; NeMo 1 has delayed "
                 "scaling only\n",
             space_fp8_recipe_names[l->fp8_recipe]);
+    /* fp8 weights as the parameters: read with cfg.get by
+     * megatron_base_model.py (setup_optimization), not in the YAML */
+    if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_DELAYED
+        && l->fp8_params)
+        cli_text_put(b, "model.fp8_params: true  # not in "
+                "megatron_gpt_config.yaml; megatron_base_model.py reads it\n");
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
         cli_text_put(b, "model.ub_tp_comm_overlap: true\n");
     if (l->zero <= SPACE_ZERO_1)
@@ -773,6 +798,7 @@ static const nemo_key nemo_keys[] = {
      100000, NULL},
     {"model.fp8", K_FP8_1, V_BOOL, 0, 0, 0, n_bool},
     {"model.fp8_hybrid", K_FP8_HYBRID, V_BOOL, 0, 0, 0, n_bool},
+    {"model.fp8_params", K_FP8_PARAMS, V_BOOL, 0, 0, 0, n_bool},
     {"model.ub_tp_comm_overlap", K_TP_UB, V_BOOL, 0, 0, 0, n_bool},
     {"model.optim.name", K_OPTIM1, V_NAME, 0, 0, 0, n_optim1},
 };
@@ -1303,6 +1329,8 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
         if (o->precision == HW_FP8) {
             o->fp8_recipe = mp_meaning[i].fp8;
             o->sw_set |= CLI_SW_FP8;
+            /* as the recipe runs: most gather fp8 parameters */
+            o->fp8_params = nemo_mp_fp8[o->fp8_recipe].fp8_params;
         }
     }
     if (SET(K_PRECISION1))

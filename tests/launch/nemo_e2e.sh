@@ -6,10 +6,11 @@
 # (Megatron-Bridge overrides, the default; NeMo 1 YAML keys, --nemo-format
 # nemo1), goes through nemo_rules.py; the default one is read back with
 # `trainplan estimate --system S --nemo-overrides FILE --format json`, which
-# must give the search's iteration_time_s (relative 1e-9). Layouts the
-# search estimated for another framework's software (--framework
-# torchtitan) are checked but not read back: the overrides run Megatron-Core,
-# so they are a different job (the output says so in a comment).
+# must give the search's iteration_time_s (relative 1e-9); so must the NeMo 1
+# form, given the vocabulary its tokenizer would. Layouts the search
+# estimated for another framework's software (--framework torchtitan), and
+# outputs with a "# not expressible:" comment, are checked but not read
+# back: they run another job than the estimate's, as they say.
 # Prints the counts; fails on any violation.
 set -u
 PY=$1
@@ -21,6 +22,10 @@ trap 'rm -rf "$TMP"' EXIT INT TERM
 n=0
 grep -v '^[[:space:]]*#' "$SRC/tests/launch/matrix.txt" | grep -v '^[[:space:]]*$' \
     >"$TMP/matrix" || exit 1
+# and NeMo's own: fp8 as Megatron-Bridge's delayed-scaling recipe runs it
+# (fp8 parameters gathered), which the Bridge form expresses exactly
+echo "-m llama3-8b --system eos --gpus 64 -s 8192 -B 128 --precision fp8 --fp8-param-gather" \
+    >>"$TMP/matrix"
 while IFS= read -r line; do
     n=$((n + 1))
     # shellcheck disable=SC2086  # a matrix line is a list of options
@@ -141,7 +146,8 @@ sys.path.insert(0, os.path.join(src, "tests", "launch"))
 import nemo_rules
 
 counts = {"checked": 0, "passed": 0, "round_trips": 0, "round_trips_ok": 0,
-          "not_read_back": 0, "comments": 0, "nemo1_inexpressible": 0}
+          "not_read_back": 0, "comments": 0,
+          "inexpressible": {"bridge": 0, "nemo1": 0}}
 fails = []
 for s in range(1, n + 1):
     line = open(f"{tmp}/s{s}.line").read().strip()
@@ -168,13 +174,14 @@ for s in range(1, n + 1):
             if "software; these keys run Megatron-Core's" in text:
                 counts["not_read_back"] += 1
                 continue
+            # what the output says it cannot express makes its job another
+            # one than the estimate's: not read back
+            if "# not expressible:" in text:
+                counts["inexpressible"][form] += 1
+                continue
             if form == "nemo1":
                 # NeMo 1 takes the vocabulary from its tokenizer files: the
-                # check gives it, from the output's comment; layouts NeMo 1
-                # cannot express are not read back
-                if "# not expressible" in text:
-                    counts["nemo1_inexpressible"] += 1
-                    continue
+                # check gives it, from the output's comment
                 vocab = text.split("# vocabulary ")[1].split(":")[0]
                 text += f"tokenizer.vocab_size: {vocab}\n"
             counts["round_trips"] += 1
@@ -223,8 +230,9 @@ print(f"nemo launches: {counts['checked']} checked, {counts['passed']} "
       f"passed; read back: {counts['round_trips']} tried, "
       f"{counts['round_trips_ok']} to the same iteration time, "
       f"{counts['not_read_back']} not read back (estimated for another "
-      f"framework's software), {counts['nemo1_inexpressible']} NeMo 1 ones "
-      f"not (a layout NeMo 1 cannot express); {counts['comments']} comment "
+      f"framework's software), {counts['inexpressible']['bridge']} "
+      f"Megatron-Bridge and {counts['inexpressible']['nemo1']} NeMo 1 ones "
+      f"not (they say what they cannot express); {counts['comments']} comment "
       f"lines on what a target cannot express; "
       f"{counts.get('checker_selftests', 0)} broken outputs flagged")
 sys.exit(1 if fails or counts["checked"] == 0 else 0)
