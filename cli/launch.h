@@ -77,6 +77,10 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *out);
  * and what was expected. */
 int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                       space_model *m, tp_err *e);
+/* NeMo: Megatron-Bridge overrides (key=value, one a line or blank-
+ * separated; the "# launch:" or torchrun line names the recipe and the
+ * GPUs) or NeMo 1 YAML keys (key: value); the recipe's model, or the model
+ * keys over GPTModelProvider's defaults (launch_nemo.c). */
 int cli_read_nemo(const char *text, const char *file, cli_opts *o,
                   space_model *m, tp_err *e);
 int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,

@@ -98,6 +98,15 @@ printf '%s\nmodel.pipeline_model_parallel_layout="Ex|L"\n' "$JOB" >"$TMP/in"; ex
 printf '# launch: --nnodes\n' >"$TMP/in"; expect 65 bad.txt:1: "--nnodes needs a value"
 printf 'mixed_precision=bf16_with_nvfp4_mixed\n' >"$TMP/in"; expect 65 bad.txt:1: \
     mixed_precision bf16_mixed "'bf16_with_nvfp4_mixed'"
+# --nemo-format takes bridge or nemo1 only
+"$TP" search -m llama3-8b --system eos --gpus 8 -s 2048 -B 8 --nemo-format nemo3 \
+    >/dev/null 2>"$TMP/fmt.err"
+if [ $? = 64 ] && grep -q "nemo-format" "$TMP/fmt.err"; then
+    okread=$((okread + 1))
+else
+    echo "FAIL --nemo-format nemo3: $(cat "$TMP/fmt.err")"
+    bad=$((bad + 1))
+fi
 # well-formed: the writer's forms and a torchrun command line
 printf '%s\n' "$JOB" >"$TMP/in"; expect 0
 printf 'torchrun --nnodes=1 --nproc_per_node 8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config --mode pretrain model.tensor_model_parallel_size=2 train.micro_batch_size=1 train.global_batch_size=8 dataset.seq_length=4096 model.pipeline_model_parallel_size=1 model.context_parallel_size=1\n' \
