@@ -78,6 +78,7 @@ const char *const cli_nemo_format_names[CLI_NEMO_FORMAT_COUNT] = {
 static const struct nemo_recipe {
     const char *preset, *recipe, *file;
 } nemo_recipes[] = {
+    {"llama2-7b", "llama2_7b_pretrain_config", "recipes/llama/llama2.py"},
     {"llama3-8b", "llama3_8b_pretrain_config", "recipes/llama/llama3.py"},
     {"llama3-70b", "llama3_70b_pretrain_config", "recipes/llama/llama3.py"},
     {"llama3.1-8b", "llama31_8b_pretrain_config", "recipes/llama/llama3.py"},

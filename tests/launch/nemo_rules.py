@@ -158,10 +158,11 @@ def parse_layout(s):
 
 # What the base recipes build (for the model checks when the output does not
 # give the sizes): layers, heads, query groups. Llama: the HF configs the
-# recipes load (AutoBridge.from_hf_pretrained, recipes/llama/h100/llama3.py,
-# BRIDGE): meta-llama/Meta-Llama-3-8B, -70B, Llama-3.1-8B, -70B, -405B
+# recipes load (AutoBridge.from_hf_pretrained, recipes/llama/h100/llama3.py
+# and llama2.py, BRIDGE): meta-llama/Meta-Llama-3-8B, -70B, Llama-3.1-8B, -70B, -405B
 # config.json; GPT-3: recipes/gpt/h100/gpt3_175b.py (BRIDGE).
 RECIPE_MODELS = {
+    "llama2_7b_pretrain_config": (32, 32, 32),  # meta-llama/Llama-2-7b-hf
     "llama3_8b_pretrain_config": (32, 32, 8),
     "llama3_70b_pretrain_config": (80, 64, 8),
     "llama31_8b_pretrain_config": (32, 32, 8),
