@@ -1059,14 +1059,16 @@ static int read_line(nemo_read *r, char *s, const char *file, int ln,
 /* Unrolls a layout string's "(...)*N" and "x*N" (as
  * PipelineParallelLayerLayout.parse_str_to_list does) and counts its
  * stages and decoder layers. Returns 0, or -1 with why. */
+#define LAYOUT_MAX ((int64_t)10000000)
 static int layout_count(const char *s, int64_t *stages, int64_t *layers,
                         int *ends_ok, char *why, size_t cap)
 {
-    /* Small grammar, read recursively: a sequence of items, an item a
-     * character or a parenthesised sequence, each optionally "*N". */
+    /* A sequence of items, an item a character or a parenthesised
+     * sequence (a stack of where each began), each optionally "*N". */
     int64_t st = 1, t = 0;
-    int nE = 0, nL = 0, first_E = 0, last_L = 0;
-    struct frame { const char *open; int64_t st0, t0, nE0, nL0; } fr[16];
+    int64_t nE = 0, nL = 0;
+    int first_E = 0, last_L = 0;
+    struct frame { int64_t st0, t0, nE0, nL0; } fr[16];
     int depth = 0;
     const char *p = s;
     char prev = 0;
@@ -1076,7 +1078,7 @@ static int layout_count(const char *s, int64_t *stages, int64_t *layers,
         if (ch == ',' || ch == ' ') continue;
         if (ch == '(') {
             if (depth == 16) return snprintf(why, cap, "nested too deep"), -1;
-            fr[depth++] = (struct frame){p, st, t, nE, nL};
+            fr[depth++] = (struct frame){st, t, nE, nL};
             continue;
         }
         if (ch == ')') {
@@ -1104,11 +1106,20 @@ static int layout_count(const char *s, int64_t *stages, int64_t *layers,
             if (end == p + 1 || k < 0 || k > 1000000)
                 return snprintf(why, cap, "'*' needs a count"), -1;
             p = end;
-            /* the item repeated k times: k - 1 more of what it added */
+            /* the item repeated k times: k - 1 more of what it added,
+             * within a bound that keeps the sums exact */
+            if (k > 1 && ((st - st0) > LAYOUT_MAX / (k - 1)
+                          || (t - t0) > LAYOUT_MAX / (k - 1)
+                          || st > LAYOUT_MAX || t > LAYOUT_MAX))
+                return snprintf(why, cap, "more than %lld stages or layers",
+                                (long long)LAYOUT_MAX), -1;
             st += (st - st0) * (k - 1);
             t += (t - t0) * (k - 1);
-            nE += (nE - (int)e0) * (int)(k - 1);
-            nL += (nL - (int)l0) * (int)(k - 1);
+            nE += (nE - e0) * (k - 1);
+            nL += (nL - l0) * (k - 1);
+            /* only "exactly one" matters: keep the counts small */
+            if (nE > 2) nE = 2;
+            if (nL > 2) nL = 2;
         }
         prev = ch;
     }
