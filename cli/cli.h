@@ -116,6 +116,7 @@ typedef struct cli_opts {
                                 Megatron-LM launch script */
     int torchtitan_version;  /* --torchtitan-version: cli_tt_version (launch.h);
                                 0 = the current one */
+    int nemo_format;         /* --nemo-format: cli_nemo_format */
 } cli_opts;
 
 /* Which framework's job a file holds (launch.h's readers). */
@@ -127,6 +128,15 @@ typedef enum cli_job_kind {
     CLI_JOB_COUNT
 } cli_job_kind;
 extern const char *const cli_job_options[CLI_JOB_COUNT];
+
+/* Which NeMo a launch targets (--nemo-format; launch_nemo.c). */
+typedef enum cli_nemo_format {
+    CLI_NEMO_BRIDGE, /* Megatron-Bridge recipe overrides (NeMo 2.0's
+                        successor): the default */
+    CLI_NEMO_V1,     /* the NeMo 1.x launcher's YAML keys */
+    CLI_NEMO_FORMAT_COUNT
+} cli_nemo_format;
+extern const char *const cli_nemo_format_names[CLI_NEMO_FORMAT_COUNT];
 
 /* Output goes to stdout; to a device or FIFO directly; or to a temporary
  * file beside -o FILE (beside a symbolic link's target: the link stays)
@@ -262,6 +272,7 @@ typedef struct cli_search {
     int n_counts;
     search_request q;          /* points into this struct: do not copy it */
     int torchtitan_version;    /* the launch's (cli_opts.torchtitan_version) */
+    int nemo_format;           /* --nemo-format of the launches */
 } cli_search;
 
 /* Operator models and collective tables opened once for many searches

@@ -257,9 +257,10 @@ typedef struct row {
                                           peak, and what is left after both */
 } row;
 
-/* The launch of row w of search q. */
+/* The launch of row w of search q: torchtitan's config for tt_version,
+ * NeMo's in nemo_format. */
 static void launch_of(cli_launch *c, const row *w, const search_request *q,
-                      int tt_version)
+                      int tt_version, int nemo_format)
 {
     memset(c, 0, sizeof *c);
     c->layout = &w->r.layout;
@@ -269,6 +270,7 @@ static void launch_of(cli_launch *c, const row *w, const search_request *q,
     c->tokens = q->tokens;
     c->iteration_s = w->r.iteration_s;
     c->torchtitan_version = tt_version;
+    c->nemo_format = nemo_format;
 }
 
 static void row_fill(row *w, const search_request *q, const search_point *p)
@@ -300,7 +302,7 @@ static void row_fill(row *w, const search_request *q, const search_point *p)
 
 
 static cJSON *row_json(const row *w, const search_request *q, const char *set,
-                       int rank, int tt_version)
+                       int rank, int tt_version, int nemo_format)
 {
     const space_layout *l = &w->r.layout;
     cJSON *j = cJSON_CreateObject();
@@ -348,7 +350,7 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, t[i].name, t[i].v);
     cJSON *la = cJSON_AddObjectToObject(j, "launch");
     cli_launch c;
-    launch_of(&c, w, q, tt_version);
+    launch_of(&c, w, q, tt_version, nemo_format);
     cli_text lt = {0};
     cli_launch_megatron(&c, &lt);
     cJSON_AddStringToObject(la, "megatron", cli_text_str(&lt));
@@ -357,7 +359,7 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cJSON_AddStringToObject(la, "megatron_sbatch", cli_text_str(&lt));
     lt.n = 0;
     cli_launch_nemo(&c, &lt);
-    cJSON_AddStringToObject(la, "nemo_yaml", cli_text_str(&lt));
+    cJSON_AddStringToObject(la, "nemo", cli_text_str(&lt));
     lt.n = 0;
     cli_launch_torchtitan(&c, &lt);
     cJSON_AddStringToObject(la, "torchtitan_config", cli_text_str(&lt));
@@ -638,8 +640,9 @@ static void print_launch(FILE *f, int torchtitan, const cli_launch *c)
     fprintf(f, "Megatron-LM launch script (sbatch it, or run it on each "
                "node under another scheduler; --sbatch FILE writes it):\n");
     cli_launch_megatron_script(c, &t);
-    fprintf(f, "%s# (end of the script)\nNeMo (YAML keys):\n",
-            cli_text_str(&t));
+    fprintf(f, "%s# (end of the script)\nNeMo (%s):\n", cli_text_str(&t),
+            c->nemo_format == CLI_NEMO_V1 ? "NeMo 1.x YAML keys"
+                                          : "Megatron-Bridge overrides");
     t.n = 0;
     cli_launch_nemo(c, &t);
     print_indented(f, cli_text_str(&t));
@@ -790,7 +793,7 @@ static void job_print(FILE *f, const near_job *nj, const row *best,
     fprintf(f, "what changes (Megatron-LM flags):\n");
     cli_launch from, to;
     job_launch(&from, nj, q);
-    launch_of(&to, best, q, 0);
+    launch_of(&to, best, q, 0, 0);
     cli_text t = {0};
     cli_launch_megatron_diff(&from, &to, &t);
     print_indented(f, t.n ? cli_text_str(&t) : "(none)");
@@ -825,7 +828,7 @@ static cJSON *job_json(const near_job *nj, const row *best,
                                 best->r.iteration_s);
         cli_launch from, to;
         job_launch(&from, nj, q);
-        launch_of(&to, best, q, 0);
+        launch_of(&to, best, q, 0, 0);
         cli_text t = {0};
         cli_launch_megatron_diff(&from, &to, &t);
         cli_text lt = {0};
@@ -1024,6 +1027,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
 done:
     free(sysbuf);
     s->ns = ns;
+    s->nemo_format = o->nemo_format;
     if (rc) cli_search_close(s);
     return rc;
 }
@@ -1075,12 +1079,14 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
     cJSON *ra = cJSON_AddArrayToObject(j, "ranked");
     for (int i = 0; i < a->n_ranked; i++) {
         row_fill(&w, q, &a->ranked[i]);
-        cJSON_AddItemToArray(ra, row_json(&w, q, NULL, i + 1, s->torchtitan_version));
+        cJSON_AddItemToArray(ra, row_json(&w, q, NULL, i + 1, s->torchtitan_version,
+                                                 s->nemo_format));
     }
     cJSON *pa = cJSON_AddArrayToObject(j, "pareto");
     for (int i = 0; i < a->n_front; i++) {
         row_fill(&w, q, &a->front[i]);
-        cJSON_AddItemToArray(pa, row_json(&w, q, NULL, i + 1, s->torchtitan_version));
+        cJSON_AddItemToArray(pa, row_json(&w, q, NULL, i + 1, s->torchtitan_version,
+                                                 s->nemo_format));
     }
     cJSON_AddItemToObject(j, "stats", stats_json(a, timing));
     if (a->n_ranked == 0) {
@@ -1148,7 +1154,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 int n = set ? ans.n_front : ans.n_ranked;
                 for (int i = 0; i < n; i++) {
                     cJSON *j = row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
-                                         o->torchtitan_version);
+                                         o->torchtitan_version, o->nemo_format);
                     char *s = cJSON_PrintUnformatted(j);
                     fprintf(f, "%s\n", s);
                     cJSON_free(s);
@@ -1209,7 +1215,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 snprintf(c[18], 48, "%.6g", w->r.time.bubble_s);
                 snprintf(c[19], 48, "%.6g", w->exposed_s);
                 cli_launch lc;
-                launch_of(&lc, w, &q, o->torchtitan_version);
+                launch_of(&lc, w, &q, o->torchtitan_version, o->nemo_format);
                 cli_text mg = {0};
                 cli_launch_megatron(&lc, &mg);
                 cli_table_row(&t, set ? "pareto" : "ranked", c[0],
@@ -1251,7 +1257,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             if (o->explain) print_explain(f, rows, ans.n_ranked);
             if (o_cmd->job_file) job_print(f, &nj, &rows[0], &q);
             cli_launch lc;
-            launch_of(&lc, &rows[0], &q, o->torchtitan_version);
+            launch_of(&lc, &rows[0], &q, o->torchtitan_version, o->nemo_format);
             fprintf(f, "\nlaunch %s on %s:\n", rows[0].tag,
                     rows[0].sys->ctx.sys->name);
             /* the framework the estimates assumed first */
@@ -1269,7 +1275,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         cli_out so_out;
         if ((rc = cli_out_open(&so_out, o->sbatch, e))) goto done;
         cli_launch lc;
-        launch_of(&lc, &rows[0], &q, o->torchtitan_version);
+        launch_of(&lc, &rows[0], &q, o->torchtitan_version, o->nemo_format);
         cli_text t = {0};
         cli_launch_megatron_script(&lc, &t);
         fputs(cli_text_str(&t), so_out.f);

@@ -45,6 +45,7 @@ typedef struct cli_launch {
     double tokens;          /* tokens to train, 0 when unknown */
     double iteration_s;     /* the estimated iteration, 0 when unknown */
     int torchtitan_version; /* cli_tt_version the torchtitan config targets */
+    int nemo_format;        /* cli_nemo_format of cli_launch_nemo */
 } cli_launch;
 
 /* Nodes of the job and the GPUs it uses on each (the node's count, or the
@@ -71,7 +72,10 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *out);
 void cli_launch_megatron_diff(const cli_launch *from, const cli_launch *to,
                               cli_text *out);
 
-/* NeMo's keys, one "key: value" a line. */
+/* NeMo's job in c->nemo_format: Megatron-Bridge's ConfigContainer
+ * overrides, one "key=value" a line (the default), or the NeMo 1.x
+ * launcher's YAML keys, one "key: value" a line; a first comment line
+ * names the version targeted, "# ..." lines what it cannot express. */
 void cli_launch_nemo(const cli_launch *c, cli_text *out);
 
 /* The torchtitan versions a config can target (launch_torchtitan.c says
@@ -103,6 +107,10 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *out);
  * and what was expected. */
 int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                       space_model *m, tp_err *e);
+/* NeMo: Megatron-Bridge overrides (key=value, one a line or blank-
+ * separated; the "# launch:" or torchrun line names the recipe and the
+ * GPUs) or NeMo 1 YAML keys (key: value); the recipe's model, or the model
+ * keys over GPTModelProvider's defaults (launch_nemo.c). */
 int cli_read_nemo(const char *text, const char *file, cli_opts *o,
                   space_model *m, tp_err *e);
 int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,

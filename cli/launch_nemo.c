@@ -1,67 +1,1416 @@
 /*
- * launch_nemo.c - NeMo's keys for a layout (NeMo 1.x/2.x
- * megatron_gpt_config.yaml names).
+ * launch_nemo.c - NeMo's job for a layout, written and read back.
+ *
+ * Two forms (--nemo-format):
+ *  - bridge (default): Hydra-style ConfigContainer overrides, one
+ *    key=value a line, for Megatron-Bridge v0.6.0's training entry point
+ *    scripts/training/run_recipe.py (NVIDIA-NeMo/Megatron-Bridge@51885cf1,
+ *    tag v0.6.0, 2026-08-19; its Megatron-Core is the 3rdparty/Megatron-LM
+ *    submodule, NVIDIA/Megatron-LM@cd4afffa). NeMo 2.0's recipes moved
+ *    there; v0.6.0 is the newest release tag of the mirror (main at
+ *    067f987d is unreleased).
+ *  - nemo1: the NeMo 1.x launcher's YAML keys, "key: value" a line, of
+ *    examples/nlp/language_modeling/conf/megatron_gpt_config.yaml at
+ *    NVIDIA/NeMo v2.4.0 (2381f42f; the file last changed in e564e669,
+ *    2025-01-30, and is frozen since).
+ * Whatever a form cannot express of what the estimate assumed is a
+ * "# ..." comment, never a key with another meaning.
+ *
+ * The reader takes either form back (and "key: value" YAML lines, and a
+ * torchrun ... run_recipe.py command line) into the options the command
+ * line would set. It does not run Hydra: it reads the keys trainplan
+ * writes and the model keys of GPTModelProvider, refuses other model,
+ * ddp, mixed-precision and comm-overlap keys (it cannot tell what they
+ * change) and skips the sections that do not change an iteration
+ * (checkpoint, logger, optimizer, scheduler, ...).
+ *
+ * Sources (Bridge paths under src/megatron/bridge/ at 51885cf1; Megatron
+ * paths at cd4afffa):
+ *  - the entry point and its override form: scripts/training/
+ *    run_recipe.py (COMMON_OVERRIDE_FIELDS; trailing KEY=VALUE), applied
+ *    by training/utils/omegaconf_utils.py (parse_hydra_overrides: struct
+ *    mode, so "++" adds a key under a section the recipe left None);
+ *    dataset.seq_length sets model.seq_length
+ *    (recipe_runner.sync_model_dataset_sequence_length).
+ *  - the base recipes: recipes/llama/llama3.py, recipes/gpt/gpt3_175b.py,
+ *    recipes/gpt/vanilla_gpt.py (aliases of the recipes of
+ *    recipes/<family>/h100/).
+ *  - the model keys: models/gpt_provider.py (GPTModelProvider), Megatron's
+ *    megatron/core/transformer/transformer_config.py and
+ *    megatron/core/model_parallel_config.py; the pipeline layout string:
+ *    megatron/core/transformer/pipeline_parallel_layer_layout.py.
+ *  - mixed precision: training/mixed_precision.py (the recipe names and
+ *    what each sets); overlap: training/comm_overlap.py; Megatron-FSDP:
+ *    training/config.py (_validate_and_apply_megatron_fsdp_configs).
+ *  - the vocabulary: training/setup.py (_validate_and_set_vocab_size: a
+ *    model.vocab_size that is set is used unpadded; null takes the
+ *    tokenizer's and pads it as Megatron-LM does, to a multiple of
+ *    make_vocab_size_divisible_by x TP, GPTModelProvider.provide); the
+ *    recipes' NullTokenizer has tokenizer.vocab_size tokens (Megatron's
+ *    megatron/core/tokenizers/text/libraries/null_tokenizer.py).
  */
 #include "launch.h"
 
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "hw.h"
 
-void cli_launch_nemo(const cli_launch *c, cli_text *b)
+#define BRIDGE_TARGET "Megatron-Bridge v0.6.0 (NVIDIA-NeMo/Megatron-Bridge@" \
+                      "51885cf1, Megatron-Core NVIDIA/Megatron-LM@cd4afffa)"
+#define NEMO1_TARGET "NeMo 1.x launcher YAML (examples/nlp/language_modeling/" \
+                     "conf/megatron_gpt_config.yaml, NVIDIA/NeMo v2.4.0)"
+
+const char *const cli_nemo_format_names[CLI_NEMO_FORMAT_COUNT] = {
+    [CLI_NEMO_BRIDGE] = "bridge",
+    [CLI_NEMO_V1] = "nemo1",
+};
+
+/* ---- tables ----------------------------------------------------------- */
+
+/* Base recipes: a trainplan preset whose architecture a library recipe
+ * builds (recipes/llama/llama3.py and recipes/gpt/gpt3_175b.py alias
+ * them; run_recipe.py finds them by name, recipe_runner.find_library_
+ * recipe). Any other model runs on vanilla_gpt_pretrain_config, whose
+ * bare GPTModelProvider takes the model's sizes as overrides. */
+static const struct nemo_recipe {
+    const char *preset, *recipe, *file;
+} nemo_recipes[] = {
+    {"llama2-7b", "llama2_7b_pretrain_config", "recipes/llama/llama2.py"},
+    {"llama3-8b", "llama3_8b_pretrain_config", "recipes/llama/llama3.py"},
+    {"llama3-70b", "llama3_70b_pretrain_config", "recipes/llama/llama3.py"},
+    {"llama3.1-8b", "llama31_8b_pretrain_config", "recipes/llama/llama3.py"},
+    {"llama3.1-70b", "llama31_70b_pretrain_config", "recipes/llama/llama3.py"},
+    {"llama3.1-405b", "llama31_405b_pretrain_config",
+     "recipes/llama/llama3.py"},
+    {"gpt3-175b", "gpt3_175b_pretrain_config", "recipes/gpt/gpt3_175b.py"},
+};
+#define N_RECIPES ((int)(sizeof nemo_recipes / sizeof nemo_recipes[0]))
+#define GENERIC_RECIPE "vanilla_gpt_pretrain_config"
+#define GENERIC_FILE "recipes/gpt/vanilla_gpt.py"
+
+/* Mixed-precision recipes (training/mixed_precision.py, the @register'd
+ * factories) for a bf16 or fp16 run and for each fp8 scaling; NULL where
+ * Bridge has none (torchao's rowwise). fp8_params: the recipe turns on
+ * fp8_param_gather; bf16_first_last: it keeps the first and last layers
+ * in bf16 (first_last_layers_bf16). */
+static const struct nemo_mp {
+    const char *name;
+    int fp8_params, bf16_first_last;
+} nemo_mp_fp8[SPACE_FP8_RECIPE_COUNT] = {
+    [SPACE_FP8_DELAYED] = {"bf16_with_fp8_delayed_scaling_mixed", 1, 0},
+    [SPACE_FP8_TENSORWISE] = {"bf16_with_fp8_current_scaling_mixed", 1, 1},
+    [SPACE_FP8_ROWWISE] = {NULL, 0, 0},
+    [SPACE_FP8_BLOCKWISE] = {"bf16_with_fp8_subchannel_scaling_mixed", 0, 0},
+    [SPACE_FP8_MXFP8] = {"bf16_with_mxfp8_mixed", 1, 0},
+};
+_Static_assert(sizeof nemo_mp_fp8 / sizeof nemo_mp_fp8[0]
+                   == SPACE_FP8_RECIPE_COUNT,
+               "nemo_mp_fp8 mirrors space_fp8_recipe");
+
+/* Megatron-FSDP's sharding strategy for a ZeRO stage (ddp.data_parallel_
+ * sharding_strategy; Megatron's distributed_data_parallel_config.py). */
+static const char *const nemo_sharding[SPACE_ZERO_COUNT] = {
+    [SPACE_ZERO_NONE] = "no_shard",
+    [SPACE_ZERO_1] = "optim",
+    [SPACE_ZERO_2] = "optim_grads",
+    [SPACE_ZERO_3] = "optim_grads_params",
+};
+_Static_assert(sizeof nemo_sharding / sizeof nemo_sharding[0]
+                   == SPACE_ZERO_COUNT,
+               "nemo_sharding mirrors space_zero");
+
+/* GPTModelProvider's activation (utils/activation_map.py names) and
+ * gated_linear_unit for each space_act. */
+static const struct {
+    const char *func;
+    int glu;
+} nemo_act[SPACE_ACT_COUNT] = {
+    [SPACE_ACT_GELU] = {"gelu", 0},
+    [SPACE_ACT_RELU] = {"relu", 0},
+    [SPACE_ACT_SQUARED_RELU] = {"squared_relu", 0},
+    [SPACE_ACT_SWIGLU] = {"silu", 1},
+    [SPACE_ACT_GEGLU] = {"gelu", 1},
+};
+_Static_assert(sizeof nemo_act / sizeof nemo_act[0] == SPACE_ACT_COUNT,
+               "nemo_act mirrors space_act");
+
+/* NeMo 1's model.activation values (megatron_gpt_config.yaml comment). */
+static const char *const nemo1_act[SPACE_ACT_COUNT] = {
+    [SPACE_ACT_GELU] = "gelu",
+    [SPACE_ACT_RELU] = NULL, /* not among NeMo 1's activations */
+    [SPACE_ACT_SQUARED_RELU] = "squared-relu",
+    [SPACE_ACT_SWIGLU] = "swiglu",
+    [SPACE_ACT_GEGLU] = "geglu",
+};
+_Static_assert(sizeof nemo1_act / sizeof nemo1_act[0] == SPACE_ACT_COUNT,
+               "nemo1_act mirrors space_act");
+
+static const char *const nemo_norm[SPACE_NORM_COUNT] = {
+    [SPACE_NORM_LAYERNORM] = "LayerNorm",
+    [SPACE_NORM_RMSNORM] = "RMSNorm",
+};
+_Static_assert(sizeof nemo_norm / sizeof nemo_norm[0] == SPACE_NORM_COUNT,
+               "nemo_norm mirrors space_norm");
+
+/* GPTModelProvider.position_embedding_type; NULL: none it offers. */
+static const char *const nemo_pos[SPACE_POS_COUNT] = {
+    [SPACE_POS_LEARNED] = "learned_absolute",
+    [SPACE_POS_ROPE] = "rope",
+    [SPACE_POS_ALIBI] = NULL,
+    [SPACE_POS_NONE] = NULL,
+};
+_Static_assert(sizeof nemo_pos / sizeof nemo_pos[0] == SPACE_POS_COUNT,
+               "nemo_pos mirrors space_pos");
+
+/* ---- the model -------------------------------------------------------- */
+
+static int64_t head_dim_of(const space_model *m)
+{
+    return m->head_dim > 0 ? m->head_dim : m->hidden / m->heads;
+}
+
+/* The architecture fields trainplan counts, equal in both models. */
+static int same_architecture(const space_model *a, const space_model *b)
+{
+    return a->num_layers == b->num_layers && a->hidden == b->hidden
+           && a->heads == b->heads && a->kv_heads == b->kv_heads
+           && head_dim_of(a) == head_dim_of(b) && a->ffn_hidden == b->ffn_hidden
+           && a->vocab == b->vocab && a->act == b->act && a->norm == b->norm
+           && a->pos == b->pos && a->tied_embeddings == b->tied_embeddings
+           && a->qkv_bias == b->qkv_bias && a->out_bias == b->out_bias
+           && a->mlp_bias == b->mlp_bias && a->embed_norm == b->embed_norm
+           && a->num_experts == b->num_experts
+           && (a->pos != SPACE_POS_LEARNED || a->max_position == b->max_position);
+}
+
+/* The base recipe of m: a row of nemo_recipes, or NULL for the generic. */
+static const struct nemo_recipe *recipe_of(const space_model *m)
+{
+    for (int i = 0; i < N_RECIPES; i++) {
+        tp_err e = {0};
+        const space_model *p = space_preset_find(nemo_recipes[i].preset, &e);
+        if (p && strcmp(p->name, m->name) == 0 && same_architecture(p, m))
+            return &nemo_recipes[i];
+    }
+    return NULL;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+/* Layers of each of pipeline rank r's chunks as Megatron-Core's layout
+ * must have them (whole layers): the rank's layers as the estimate split
+ * them (space_stage_layers), the end ranks' halves rounded (first down,
+ * last up), then spread over the V chunks, the first ones taking one
+ * more. Returns 1 when that is exactly the estimate's split. */
+static int chunk_layers(const space_model *m, const space_layout *l, int64_t r,
+                        int64_t v, int64_t *per_chunk, int64_t *extra)
+{
+    double x = space_stage_layers(m, l, r);
+    int64_t n = (int64_t)floor(x);
+    int exact = (double)n == x;
+    if (!exact && r == l->pp - 1) n += 1;
+    *per_chunk = n / v;
+    *extra = n % v;
+    return exact && *extra == 0;
+}
+
+/* Megatron-Core's pipeline_model_parallel_layout of l: stages in order
+ * virtual chunk major (stage i is rank i % PP's chunk i / PP), "E" the
+ * embedding on the first, "L" the loss on the last, "t*N" N layers.
+ * Returns 1 when it is the estimate's split exactly. */
+static int put_layout(const space_model *m, const space_layout *l, cli_text *b)
+{
+    int64_t v = l->vpp > 1 ? l->vpp : 1, S = l->pp * v;
+    int exact = 1;
+    cli_text_put(b, "model.pipeline_model_parallel_layout=\"");
+    for (int64_t i = 0; i < S; i++) {
+        int64_t r = i % l->pp, k = i / l->pp, n, extra;
+        exact &= chunk_layers(m, l, r, v, &n, &extra);
+        n += k < extra;
+        cli_text_put(b, "%s%s", i ? "|" : "", i == 0 ? "E" : "");
+        if (n == 1) cli_text_put(b, "t");
+        else if (n > 1) cli_text_put(b, "t*%lld", (long long)n);
+        if (i == S - 1) cli_text_put(b, "L");
+    }
+    cli_text_put(b, "\"\n");
+    return exact;
+}
+
+static const char *tf(int v)
+{
+    return v ? "true" : "false";
+}
+
+/* x in the fewest digits that read back to the same double, so the
+ * reader's estimate is the writer's (0.1, not 0.10000000000000001). */
+static void put_num(cli_text *b, const char *key, const char *sep, double x)
+{
+    char s[40];
+    for (int p = 6; p <= 17; p++) {
+        snprintf(s, sizeof s, "%.*g", p, x);
+        if (strtod(s, NULL) == x) break;
+    }
+    cli_text_put(b, "%s%s%s\n", key, sep, s);
+}
+
+/* The model's sizes as GPTModelProvider keys (the generic recipe), and
+ * comments for what GPTModelProvider cannot build. */
+static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
+{
+    cli_text_put(b,
+        "model.num_layers=%lld\nmodel.hidden_size=%lld\n"
+        "model.num_attention_heads=%lld\nmodel.num_query_groups=%lld\n"
+        "model.kv_channels=%lld\nmodel.ffn_hidden_size=%lld\n"
+        "model.normalization=%s\nmodel.activation_func=%s\n"
+        "model.gated_linear_unit=%s\n",
+        (long long)m->num_layers, (long long)m->hidden, (long long)m->heads,
+        (long long)m->kv_heads, (long long)head_dim_of(m),
+        (long long)m->ffn_hidden, nemo_norm[m->norm], nemo_act[m->act].func,
+        tf(nemo_act[m->act].glu));
+    if (nemo_pos[m->pos])
+        cli_text_put(b, "model.position_embedding_type=%s\n", nemo_pos[m->pos]);
+    /* Megatron-Core biases: Q, K, V have one where add_bias_linear or
+     * add_qkv_bias; the output projection and the MLP where
+     * add_bias_linear (transformer_config.py, attention.py). */
+    int linear = m->out_bias && m->mlp_bias;
+    cli_text_put(b,
+        "model.share_embeddings_and_output_weights=%s\n"
+        "model.add_bias_linear=%s\nmodel.add_qkv_bias=%s\n",
+        tf(m->tied_embeddings), tf(linear), tf(m->qkv_bias && !linear));
+    if (m->out_bias != m->mlp_bias || (linear && !m->qkv_bias))
+        cli_text_put(b, "# not expressible: "
+                "biases (Q/K/V %d, output %d, MLP %d): Megatron-Core "
+                "sets the output and MLP ones together (add_bias_linear)\n",
+            m->qkv_bias, m->out_bias, m->mlp_bias);
+    if (!nemo_pos[m->pos])
+        cli_text_put(b, "# not expressible: "
+                "position embedding %s: GPTModelProvider offers "
+                "learned_absolute, rope, yarn\n",
+            space_pos_names[m->pos]);
+    if (m->pos == SPACE_POS_LEARNED && m->max_position != seq)
+        cli_text_put(b, "# not expressible: "
+                "learned positions: the estimate counted %lld, "
+                "Megatron-Core builds seq_length (%lld)\n",
+            (long long)m->max_position, (long long)seq);
+    if (m->parallel_attn_mlp)
+        cli_text_put(b, "# parallel attention and MLP residual (GPT-J/NeoX): no "
+                "GPTModelProvider key; the estimate's counts do not depend "
+                "on it\n");
+    if (m->embed_norm)
+        cli_text_put(b, "# not expressible: "
+                "a norm on the embedding output (BLOOM): no "
+                "GPTModelProvider key\n");
+    if (m->num_experts > 0)
+        cli_text_put(b, "# not expressible: "
+                "MoE layers (%lld experts, top %lld): not written; "
+                "these keys describe a dense model\n",
+            (long long)m->num_experts, (long long)m->top_k);
+}
+
+static void bridge_write(const cli_launch *c, cli_text *b)
 {
     const space_layout *l = c->layout;
     const space_model *m = c->model;
     int64_t g, nodes = cli_launch_nodes(c, &g);
+    const struct nemo_recipe *rc = recipe_of(m);
+    const char *recipe = rc ? rc->recipe : GENERIC_RECIPE;
+    cli_text_put(b, "# " BRIDGE_TARGET ": ConfigContainer overrides for "
+            "scripts/training/run_recipe.py\n");
+    cli_text_put(b, "# launch: torchrun --nnodes %lld --nproc-per-node %lld "
+            "scripts/training/run_recipe.py --recipe %s --mode pretrain "
+            "<the key=value lines below>\n",
+        (long long)nodes, (long long)g, recipe);
+    if (rc)
+        cli_text_put(b, "# base recipe %s (%s): the %s architecture\n", recipe,
+            rc->file, m->name);
+    else
+        cli_text_put(b, "# base recipe %s (%s): a bare GPTModelProvider with "
+                "%s's sizes below\n",
+            recipe, GENERIC_FILE, m->name);
+    if (l->framework != SPACE_FW_MEGATRON_CORE)
+        cli_text_put(b, "# estimated for %s's software; these keys run "
+                "Megatron-Core's\n",
+            space_framework_names[l->framework]);
+    if (!rc) put_bridge_model(m, l->seq, b);
+    /* The vocabulary padded as trainplan pads it: model.vocab_size null
+     * takes the tokenizer's and pads it (setup.py). */
+    cli_text_put(b, "model.vocab_size=null\ntokenizer.vocab_size=%lld\n"
+            "model.make_vocab_size_divisible_by=128\n",
+        (long long)m->vocab);
+    put_num(b, "model.attention_dropout", "=", m->attn_dropout);
+    put_num(b, "model.hidden_dropout", "=", m->hidden_dropout);
+
+    int64_t L = m->num_layers, v = l->vpp > 1 ? l->vpp : 1;
+    cli_text_put(b, "model.tensor_model_parallel_size=%lld\n"
+            "model.pipeline_model_parallel_size=%lld\n",
+        (long long)l->tp, (long long)l->pp);
+    if (v > 1)
+        cli_text_put(b, "model.virtual_pipeline_model_parallel_size=%lld\n",
+            (long long)v);
+    else
+        cli_text_put(b, "model.virtual_pipeline_model_parallel_size=null\n");
+    if (L % (l->pp * v) == 0) {
+        cli_text_put(b, "model.pipeline_model_parallel_layout=null\n");
+    } else if (!put_layout(m, l, b)) {
+        cli_text_put(b, "# the estimate split %lld layers over PP %lld x %lld "
+                "chunks as averages (first rank %g, middle %g, last %g); the "
+                "layout above is the nearest whole-layer one\n",
+            (long long)L, (long long)l->pp, (long long)v,
+            space_stage_layers(m, l, 0),
+            space_stage_layers(m, l, l->pp > 2 ? 1 : 0),
+            space_stage_layers(m, l, l->pp - 1));
+    }
+    cli_text_put(b, "model.context_parallel_size=%lld\nmodel.cp_comm_type=%s\n",
+        (long long)l->cp, space_cp_comm_names[l->cp_comm]);
+    cli_text_put(b, "model.sequence_parallel=%s\n", tf(l->sp && l->tp > 1));
+    cli_text_put(b, "train.micro_batch_size=%lld\ntrain.global_batch_size=%lld\n"
+            "dataset.seq_length=%lld\nmodel.seq_length=%lld\n",
+        (long long)l->mbs, (long long)l->gbs, (long long)l->seq,
+        (long long)l->seq);
+
+    /* Selective recompute is Megatron-Core's core_attn module, the
+     * attention core the estimate reruns (transformer_config.py,
+     * recompute_modules). */
+    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
+        cli_text_put(b, "model.recompute_granularity=selective\n"
+                "model.recompute_modules=[core_attn]\n"
+                "model.recompute_method=null\nmodel.recompute_num_layers=null\n");
+    else if (l->recompute == SPACE_RECOMPUTE_FULL)
+        cli_text_put(b, "model.recompute_granularity=full\n"
+                "model.recompute_method=%s\nmodel.recompute_num_layers=%lld\n",
+            space_recompute_method_names[l->recompute_method],
+            (long long)(l->recompute_layers > 0 ? l->recompute_layers : 1));
+    else if (l->recompute == SPACE_RECOMPUTE_NONE)
+        cli_text_put(b, "model.recompute_granularity=null\n"
+                "model.recompute_method=null\nmodel.recompute_num_layers=null\n");
+    else
+        cli_text_put(b, "# not expressible: "
+                "recompute %s (torchtitan's op-level policy): no "
+                "Megatron-Core key; recompute left as the recipe has it\n",
+            space_recompute_names[l->recompute]);
+
+    /* Precision: a registered recipe name (a string replaces the recipe's
+     * mixed_precision whole; its fields cannot be overridden after). */
+    if (l->dtype == HW_FP8) {
+        const struct nemo_mp *mp = &nemo_mp_fp8[l->fp8_recipe];
+        if (mp->name) {
+            cli_text_put(b, "mixed_precision=%s\n", mp->name);
+            if (mp->fp8_params && !l->fp8_params)
+                cli_text_put(b, "# not expressible: %s gathers fp8 parameters "
+                        "(fp8_param_gather=True); the estimate kept 16-bit "
+                        "ones (trainplan --fp8-param-gather estimates the "
+                        "recipe's)\n",
+                    mp->name);
+            if (mp->bf16_first_last)
+                cli_text_put(b, "# not expressible: "
+                        "%s keeps the first and last layers in "
+                        "bf16; the estimate ran every layer in fp8\n",
+                    mp->name);
+        } else {
+            cli_text_put(b, "# not expressible: "
+                    "fp8 %s scaling: no Megatron-Bridge mixed-"
+                    "precision recipe\n",
+                space_fp8_recipe_names[l->fp8_recipe]);
+        }
+        if (l->fp8_lib != SPACE_FP8_LIB_TE)
+            cli_text_put(b, "# not expressible: "
+                    "estimated for torchao's fp8; Megatron-Bridge "
+                    "runs Transformer Engine's\n");
+    } else {
+        cli_text_put(b, "mixed_precision=%s\n",
+            l->dtype == HW_FP16 ? "fp16_mixed" : "bf16_mixed");
+    }
+    /* bf16 recipes reduce gradients in fp32, fp16_mixed in fp16
+     * (mixed_precision.py; copied onto ddp). */
+    int recipe_grad = l->dtype == HW_FP16 ? 2 : 4;
+    if (space_grad_bytes(l) != recipe_grad)
+        cli_text_put(b, "# not expressible: "
+                "gradients reduced in %s by the estimate; the "
+                "recipe reduces them in %s\n",
+            space_grad_bytes(l) >= 4 ? "fp32" : "16 bits",
+            recipe_grad >= 4 ? "fp32" : "16 bits");
+
+    /* ZeRO: the distributed optimizer (ZeRO-1) or Megatron-FSDP, which
+     * needs the fsdp_dtensor checkpoint format (config.py). */
+    if (l->zero >= SPACE_ZERO_2)
+        cli_text_put(b, "ddp.use_distributed_optimizer=true\n"
+                "ddp.use_megatron_fsdp=true\n"
+                "ddp.data_parallel_sharding_strategy=%s\n"
+                "checkpoint.ckpt_format=fsdp_dtensor\n",
+            nemo_sharding[l->zero]);
+    else
+        cli_text_put(b, "ddp.use_distributed_optimizer=%s\n"
+                "ddp.use_megatron_fsdp=false\n"
+                "ddp.data_parallel_sharding_strategy=no_shard\n",
+            tf(l->zero == SPACE_ZERO_1));
+    /* Bridge turns the distributed optimizer and the parameter-gather
+     * overlap on in both ddp and optimizer when either asks
+     * (config.py, _validate_and_sync_distributed_optimizer_settings), and
+     * the recipes' optimizers ask: both are written. */
+    int pgo = !l->no_dp_overlap && l->zero >= SPACE_ZERO_1;
+    cli_text_put(b, "optimizer.use_distributed_optimizer=%s\n",
+        tf(l->zero >= SPACE_ZERO_1));
+    cli_text_put(b, "ddp.overlap_grad_reduce=%s\nddp.overlap_param_gather=%s\n"
+            "optimizer.overlap_param_gather=%s\n",
+        tf(!l->no_dp_overlap), tf(pgo), tf(pgo));
+
+    /* TP overlap: userbuffers (comm_overlap.tp_comm_overlap) needs TP > 1
+     * and sequence parallelism, else comm_overlap.py turns it off. */
+    int ub = l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && l->sp;
+    cli_text_put(b, "++comm_overlap.tp_comm_overlap=%s\n", tf(ub));
+    if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && !l->sp)
+        cli_text_put(b, "# not expressible: "
+                "every TP collective overlapped without sequence "
+                "parallelism: Megatron-Bridge overlaps them only with it\n");
+    if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_NONE)
+        cli_text_put(b, "# not expressible: "
+                "TP collectives not overlapped: Megatron-Core "
+                "overlaps the backward's; no key turns that off\n");
+    if (l->tp > 1 && (l->tp_overlap == SPACE_TP_OVERLAP_DTENSOR
+                      || l->tp_overlap == SPACE_TP_OVERLAP_ASYNC))
+        cli_text_put(b, "# not expressible: "
+                "estimated for PyTorch DTensor TP%s, not "
+                "Megatron-Core's\n",
+            l->tp_overlap == SPACE_TP_OVERLAP_ASYNC ? " with AsyncTP" : "");
+    if (l->pp > 1 && v > 1)
+        cli_text_put(b, "++comm_overlap.overlap_p2p_comm=%s\n"
+                "++comm_overlap.batch_p2p_comm=%s\n",
+            tf(!l->no_pp_overlap), tf(l->no_pp_overlap));
+    cli_text_put(b, "model.cross_entropy_loss_fusion=%s\n", tf(l->ce_fusion));
+    if (l->ce_fusion) cli_text_put(b, "model.cross_entropy_fusion_impl=native\n");
+    /* The recipes leave attention_backend None: Transformer Engine picks
+     * (the estimate's auto). A Hydra string is not turned into Megatron's
+     * AttnBackend enum (omegaconf_utils.py converts dtypes and activations
+     * only), so another backend can only be named in a comment. */
+    cli_text_put(b, "model.attention_backend=null\n");
+    if (l->flash != SPACE_ATTN_AUTO)
+        cli_text_put(b, "# not expressible: "
+                "attention backend %s: set model.attention_backend "
+                "= AttnBackend.%s in the recipe (an override string is not "
+                "converted to the enum)\n",
+            space_attn_names[l->flash], space_attn_names[l->flash]);
+
+    if (l->pp_scatter_gather)
+        cli_text_put(b, "# not expressible: "
+                "pipeline sends scatter/gathered over TP: no "
+                "Megatron-Core key\n");
+    if (l->eager)
+        cli_text_put(b, "# not expressible: "
+                "estimated for eager PyTorch kernels\n");
+    if (l->param_fp32)
+        cli_text_put(b, "# not expressible: "
+                "estimated with fp32 parameters and no master copy "
+                "(PyTorch FSDP); Megatron keeps 16-bit weights and an fp32 "
+                "master\n");
+    if (l->n_docs > 0)
+        cli_text_put(b, "# not expressible: "
+                "packed documents: set the dataset's packing; no "
+                "override expresses the estimate's length buckets\n");
+    /* gpt3_175b's recipe defers the LM head's weight gradient
+     * (recipes/gpt/h100/gpt3_175b.py, CommOverlapConfig): say what the
+     * estimate assumed either way. */
+    if (l->wgrad_defer)
+        cli_text_put(b, "++comm_overlap.defer_embedding_wgrad_compute=true\n"
+                "++comm_overlap.wgrad_deferral_limit=%lld\n",
+            (long long)l->wgrad_defer);
+    else
+        cli_text_put(b, "++comm_overlap.defer_embedding_wgrad_compute=false\n");
+}
+
+/* The NeMo 1.x launcher's keys: today's output with what the YAML cannot
+ * express as comments (context parallelism, uneven chunks, ZeRO-2/3,
+ * fp8 scalings other than delayed). */
+static void nemo1_write(const cli_launch *c, cli_text *b)
+{
+    const space_layout *l = c->layout;
+    const space_model *m = c->model;
+    int64_t g, nodes = cli_launch_nodes(c, &g);
+    int64_t L = m->num_layers, v = l->vpp > 1 ? l->vpp : 1;
+    cli_text_put(b, "# " NEMO1_TARGET "\n");
+    if (l->framework != SPACE_FW_MEGATRON_CORE)
+        cli_text_put(b, "# estimated for %s's software; these keys run "
+                "Megatron-Core's\n",
+            space_framework_names[l->framework]);
     cli_text_put(b, "trainer.num_nodes: %lld\ntrainer.devices: %lld\n",
         (long long)nodes, (long long)g);
     cli_text_put(b, "trainer.precision: %s\n",
         l->dtype == HW_FP16 ? "16-mixed" : "bf16-mixed");
-    cli_text_put(b, "model.tensor_model_parallel_size: %lld\n", (long long)l->tp);
-    cli_text_put(b, "model.pipeline_model_parallel_size: %lld\n", (long long)l->pp);
-    if (l->vpp > 1)
+    cli_text_put(b, "model.num_layers: %lld\nmodel.hidden_size: %lld\n"
+            "model.ffn_hidden_size: %lld\nmodel.num_attention_heads: %lld\n"
+            "model.num_query_groups: %lld\nmodel.kv_channels: %lld\n"
+            "model.normalization: %s\n",
+        (long long)L, (long long)m->hidden, (long long)m->ffn_hidden,
+        (long long)m->heads, (long long)m->kv_heads, (long long)head_dim_of(m),
+        space_norm_names[m->norm]);
+    if (nemo1_act[m->act])
+        cli_text_put(b, "model.activation: %s\n", nemo1_act[m->act]);
+    else
+        cli_text_put(b, "# not expressible: "
+                "activation %s, not among NeMo 1's\n",
+            space_act_names[m->act]);
+    cli_text_put(b, "model.position_embedding_type: %s\n",
+        m->pos == SPACE_POS_LEARNED ? "learned_absolute"
+                                    : space_pos_names[m->pos]);
+    cli_text_put(b, "model.max_position_embeddings: %lld\n",
+        (long long)m->max_position);
+    if (m->qkv_bias == m->out_bias && m->out_bias == m->mlp_bias)
+        cli_text_put(b, "model.bias: %s\n", tf(m->qkv_bias));
+    else
+        cli_text_put(b, "# not expressible: biases (Q/K/V %d, output %d, MLP "
+                "%d); NeMo 1 has "
+                "one switch (model.bias)\n",
+            m->qkv_bias, m->out_bias, m->mlp_bias);
+    cli_text_put(b, "model.share_embeddings_and_output_weights: %s\n",
+        tf(m->tied_embeddings));
+    put_num(b, "model.hidden_dropout", ": ", m->hidden_dropout);
+    put_num(b, "model.attention_dropout", ": ", m->attn_dropout);
+    cli_text_put(b, "model.make_vocab_size_divisible_by: 128\n"
+            "# vocabulary %lld: NeMo 1 takes it from model.tokenizer\n",
+        (long long)m->vocab);
+    cli_text_put(b, "model.tensor_model_parallel_size: %lld\n"
+            "model.pipeline_model_parallel_size: %lld\n",
+        (long long)l->tp, (long long)l->pp);
+    if (L % (l->pp * v))
+        cli_text_put(b, "# not expressible: %lld layers do not split evenly "
+                "over PP %lld x %lld chunks, and NeMo 1 splits them evenly "
+                "only\n",
+            (long long)L, (long long)l->pp, (long long)v);
+    else if (v > 1)
         cli_text_put(b, "model.virtual_pipeline_model_parallel_size: %lld\n",
-            (long long)l->vpp);
+            (long long)v);
     else
         cli_text_put(b, "model.virtual_pipeline_model_parallel_size: null\n");
-    cli_text_put(b, "model.context_parallel_size: %lld\n", (long long)l->cp);
-    if (l->cp > 1)
-        cli_text_put(b, "model.cp_comm_type: %s\n", space_cp_comm_names[l->cp_comm]);
-    cli_text_put(b, "model.sequence_parallel: %s\n",
-        l->sp && l->tp > 1 ? "true" : "false");
+    if (l->pp > 1 && v > 1 && L % (l->pp * v) == 0)
+        cli_text_put(b, "model.overlap_p2p_comm: %s\nmodel.batch_p2p_comm: %s\n",
+            tf(!l->no_pp_overlap), tf(l->no_pp_overlap));
+    /* Not in the YAML, but the model reads it (cfg.get in
+     * megatron_base_model.py, MegatronBaseModel.__init__): as a Hydra
+     * override it takes a '+'. NeMo 1 has no CP exchange key (the ring). */
+    cli_text_put(b, "model.context_parallel_size: %lld  # not in "
+                "megatron_gpt_config.yaml; NeMo's megatron_base_model.py reads "
+                "it (+model.context_parallel_size=%lld as an override)\n",
+            (long long)l->cp, (long long)l->cp);
+    if (l->cp > 1 && l->cp_comm != SPACE_CP_P2P)
+        cli_text_put(b, "# not expressible: CP exchange %s; NeMo 1 has no key "
+                "for it\n",
+            space_cp_comm_names[l->cp_comm]);
+    cli_text_put(b, "model.sequence_parallel: %s\n", tf(l->sp && l->tp > 1));
     cli_text_put(b, "model.micro_batch_size: %lld\nmodel.global_batch_size: %lld\n",
         (long long)l->mbs, (long long)l->gbs);
     cli_text_put(b, "model.encoder_seq_length: %lld\n", (long long)l->seq);
     if (l->recompute == SPACE_RECOMPUTE_NONE)
         cli_text_put(b, "model.activations_checkpoint_granularity: null\n");
-    else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE
-             || l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
-        cli_text_put(b, "model.activations_checkpoint_granularity: selective%s\n",
-            l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP
-                ? "  # NeMo's selective is the attention core, not "
-                  "torchtitan's op-level policy"
-                : "");
-    else
+    else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
+        cli_text_put(b, "model.activations_checkpoint_granularity: selective\n");
+    else if (l->recompute == SPACE_RECOMPUTE_FULL)
         cli_text_put(b, "model.activations_checkpoint_granularity: full\n"
                 "model.activations_checkpoint_method: %s\n"
                 "model.activations_checkpoint_num_layers: %lld\n",
             space_recompute_method_names[l->recompute_method],
             (long long)(l->recompute_layers > 0 ? l->recompute_layers : 1));
-    if (l->dtype == HW_FP8)
-        cli_text_put(b, "model.fp8: true\nmodel.fp8_hybrid: true\n"
-                "model.fp8_recipe: %s\n",
+    else
+        cli_text_put(b, "# not expressible: recompute %s (torchtitan's "
+                "op-level policy); NeMo 1's selective is the attention core\n",
+            space_recompute_names[l->recompute]);
+    /* NeMo 1's fp8 is Transformer Engine's delayed scaling (fp8_hybrid,
+     * fp8_amax_history_len); it has no recipe key. */
+    if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_DELAYED)
+        cli_text_put(b, "model.fp8: true\nmodel.fp8_hybrid: true\n");
+    else if (l->dtype == HW_FP8)
+        cli_text_put(b, "# not expressible: fp8 %s scaling; NeMo 1 has delayed "
+                "scaling only\n",
             space_fp8_recipe_names[l->fp8_recipe]);
+    /* fp8 weights as the parameters: read with cfg.get by
+     * megatron_base_model.py (setup_optimization), not in the YAML */
+    if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_DELAYED
+        && l->fp8_params)
+        cli_text_put(b, "model.fp8_params: true  # not in "
+                "megatron_gpt_config.yaml; megatron_base_model.py reads it\n");
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
         cli_text_put(b, "model.ub_tp_comm_overlap: true\n");
-    cli_text_put(b, "model.optim.name: %s",
-        l->zero >= SPACE_ZERO_1 ? "distributed_fused_adam" : "fused_adam");
-    (void)m;
+    if (l->zero <= SPACE_ZERO_1)
+        cli_text_put(b, "model.optim.name: %s\n",
+            l->zero == SPACE_ZERO_1 ? "distributed_fused_adam" : "fused_adam");
+    else
+        cli_text_put(b, "# not expressible: ZeRO-%d; NeMo 1's "
+                "distributed_fused_adam is the distributed optimizer\n",
+            (int)l->zero);
+}
+
+void cli_launch_nemo(const cli_launch *c, cli_text *b)
+{
+    if (c->nemo_format == CLI_NEMO_V1)
+        nemo1_write(c, b);
+    else
+        bridge_write(c, b);
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+/* What a key sets. */
+typedef enum nemo_kid {
+    K_TP, K_PP, K_VPP, K_LAYOUT, K_CP, K_CP_COMM, K_SP, K_MBS, K_GBS,
+    K_SEQ_MODEL, K_SEQ_DATA, K_RC_GRAN, K_RC_METHOD, K_RC_LAYERS, K_RC_MODULES,
+    K_MP, K_FP8_PARAMS, K_DISTOPT, K_FSDP, K_SHARD, K_DP_OVERLAP,
+    K_PARAM_GATHER, K_TP_UB, K_P2P_OVERLAP, K_P2P_BATCH, K_CE, K_CE_IMPL,
+    K_ATTN, K_ATTN_DROP, K_HID_DROP, K_VOCAB_MODEL, K_VOCAB_TOK, K_DIVISIBLE,
+    K_LAYERS, K_HIDDEN, K_HEADS, K_GROUPS, K_KV_CH, K_FFN, K_NORM, K_ACT_FUNC,
+    K_GLU, K_POS, K_TIED, K_BIAS_LINEAR, K_QKV_BIAS, K_MAXPOS, K_WGRAD_DEFER,
+    /* NeMo 1 */
+    K_NODES, K_DEVICES, K_PRECISION1, K_ACT1, K_BIAS1, K_FP8_1, K_FP8_HYBRID,
+    K_OPTIM1, K_DISTOPT_OPT, K_PARAM_GATHER_OPT,
+    K_COUNT
+} nemo_kid;
+
+typedef enum vkind {
+    V_INT,  /* an integer in [lo, hi] */
+    V_BOOL, /* true or false */
+    V_FRAC, /* a number in [0, 1] */
+    V_NAME, /* one of names */
+    V_STR   /* any text */
+} vkind;
+
+/* One key trainplan reads: its value kind, and whether null is allowed
+ * (the recipe's or Megatron's default then). */
+typedef struct nemo_key {
+    const char *key;
+    nemo_kid id;
+    vkind kind;
+    int null_ok;
+    long long lo, hi;
+    const char *const *names; /* V_NAME: NULL-terminated */
+} nemo_key;
+
+static const char *const n_bool[] = {"true", "false", NULL};
+static const char *const n_cp_comm[] = {"p2p", "all_gather", NULL};
+static const char *const n_rc_gran[] = {"selective", "full", NULL};
+static const char *const n_rc_method[] = {"uniform", "block", NULL};
+static const char *const n_shard[] = {"no_shard", "optim", "optim_grads",
+                                      "optim_grads_params", NULL};
+static const char *const n_ce_impl[] = {"native", "te", NULL};
+static const char *const n_attn[] = {"unfused", "flash", "fused", "auto", NULL};
+/* Megatron-Core's names, then NeMo 1's (megatron_gpt_config.yaml) */
+static const char *const n_norm[] = {"LayerNorm", "RMSNorm", "layernorm",
+                                     "rmsnorm", NULL};
+static const char *const n_act[] = {"gelu", "relu", "squared_relu", "relu2",
+                                    "silu", NULL};
+static const char *const n_pos[] = {"learned_absolute", "rope", NULL};
+static const char *const n_prec1[] = {"bf16", "bf16-mixed", "16", "16-mixed",
+                                      NULL};
+static const char *const n_act1[] = {"gelu", "squared-relu", "swiglu", "geglu",
+                                     NULL};
+static const char *const n_optim1[] = {"fused_adam", "distributed_fused_adam",
+                                       NULL};
+/* Mixed-precision recipes this reader knows, with the hyphenated names
+ * @register adds (mixed_precision.py); their meaning is mp_meaning. */
+static const char *const n_mp[] = {
+    "bf16_mixed", "fp16_mixed", "bf16_with_fp8_delayed_scaling_mixed",
+    "bf16_with_fp8_current_scaling_mixed",
+    "bf16_with_fp8_subchannel_scaling_mixed", "bf16_with_mxfp8_mixed", NULL};
+static const struct { int dtype, fp8; } mp_meaning[] = {
+    {HW_BF16, 0}, {HW_FP16, 0}, {HW_FP8, SPACE_FP8_DELAYED},
+    {HW_FP8, SPACE_FP8_TENSORWISE}, {HW_FP8, SPACE_FP8_BLOCKWISE},
+    {HW_FP8, SPACE_FP8_MXFP8},
+};
+_Static_assert(sizeof n_mp / sizeof n_mp[0] - 1
+                   == sizeof mp_meaning / sizeof mp_meaning[0],
+               "mp_meaning mirrors n_mp");
+
+#define BIG (1LL << 40)
+static const nemo_key nemo_keys[] = {
+    /* Megatron-Bridge ConfigContainer keys */
+    {"model.tensor_model_parallel_size", K_TP, V_INT, 0, 1, 65536, NULL},
+    {"model.pipeline_model_parallel_size", K_PP, V_INT, 0, 1, 65536, NULL},
+    {"model.virtual_pipeline_model_parallel_size", K_VPP, V_INT, 1, 1, 65536,
+     NULL},
+    {"model.pipeline_model_parallel_layout", K_LAYOUT, V_STR, 1, 0, 0, NULL},
+    {"model.context_parallel_size", K_CP, V_INT, 0, 1, 65536, NULL},
+    {"model.cp_comm_type", K_CP_COMM, V_NAME, 1, 0, 0, n_cp_comm},
+    {"model.sequence_parallel", K_SP, V_BOOL, 0, 0, 0, n_bool},
+    {"train.micro_batch_size", K_MBS, V_INT, 0, 1, BIG, NULL},
+    {"train.global_batch_size", K_GBS, V_INT, 0, 1, BIG, NULL},
+    {"model.seq_length", K_SEQ_MODEL, V_INT, 0, 1, BIG, NULL},
+    {"dataset.seq_length", K_SEQ_DATA, V_INT, 0, 1, BIG, NULL},
+    {"dataset.sequence_length", K_SEQ_DATA, V_INT, 0, 1, BIG, NULL},
+    {"model.recompute_granularity", K_RC_GRAN, V_NAME, 1, 0, 0, n_rc_gran},
+    {"model.recompute_method", K_RC_METHOD, V_NAME, 1, 0, 0, n_rc_method},
+    {"model.recompute_num_layers", K_RC_LAYERS, V_INT, 1, 1, 100000, NULL},
+    {"model.recompute_modules", K_RC_MODULES, V_STR, 1, 0, 0, NULL},
+    {"mixed_precision", K_MP, V_NAME, 0, 0, 0, n_mp},
+    {"mixed_precision.fp8_param_gather", K_FP8_PARAMS, V_BOOL, 0, 0, 0, n_bool},
+    {"ddp.use_distributed_optimizer", K_DISTOPT, V_BOOL, 0, 0, 0, n_bool},
+    {"optimizer.use_distributed_optimizer", K_DISTOPT_OPT, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"optimizer.overlap_param_gather", K_PARAM_GATHER_OPT, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"ddp.use_megatron_fsdp", K_FSDP, V_BOOL, 0, 0, 0, n_bool},
+    {"ddp.data_parallel_sharding_strategy", K_SHARD, V_NAME, 0, 0, 0, n_shard},
+    {"ddp.overlap_grad_reduce", K_DP_OVERLAP, V_BOOL, 0, 0, 0, n_bool},
+    {"ddp.overlap_param_gather", K_PARAM_GATHER, V_BOOL, 0, 0, 0, n_bool},
+    {"comm_overlap.tp_comm_overlap", K_TP_UB, V_BOOL, 0, 0, 0, n_bool},
+    {"comm_overlap.overlap_p2p_comm", K_P2P_OVERLAP, V_BOOL, 1, 0, 0, n_bool},
+    {"comm_overlap.batch_p2p_comm", K_P2P_BATCH, V_BOOL, 1, 0, 0, n_bool},
+    {"comm_overlap.defer_embedding_wgrad_compute", K_WGRAD_DEFER, V_BOOL, 1, 0,
+     0, n_bool},
+    {"model.overlap_p2p_comm", K_P2P_OVERLAP, V_BOOL, 0, 0, 0, n_bool},
+    {"model.batch_p2p_comm", K_P2P_BATCH, V_BOOL, 0, 0, 0, n_bool},
+    {"model.cross_entropy_loss_fusion", K_CE, V_BOOL, 0, 0, 0, n_bool},
+    {"model.cross_entropy_fusion_impl", K_CE_IMPL, V_NAME, 0, 0, 0, n_ce_impl},
+    {"model.attention_backend", K_ATTN, V_NAME, 1, 0, 0, n_attn},
+    {"model.attention_dropout", K_ATTN_DROP, V_FRAC, 0, 0, 0, NULL},
+    {"model.hidden_dropout", K_HID_DROP, V_FRAC, 0, 0, 0, NULL},
+    {"model.vocab_size", K_VOCAB_MODEL, V_INT, 1, 1, 1LL << 24, NULL},
+    {"tokenizer.vocab_size", K_VOCAB_TOK, V_INT, 0, 1, 1LL << 24, NULL},
+    {"model.make_vocab_size_divisible_by", K_DIVISIBLE, V_INT, 0, 128, 128,
+     NULL},
+    {"model.num_layers", K_LAYERS, V_INT, 0, 1, 100000, NULL},
+    {"model.hidden_size", K_HIDDEN, V_INT, 0, 1, 1LL << 20, NULL},
+    {"model.num_attention_heads", K_HEADS, V_INT, 0, 1, 65536, NULL},
+    {"model.num_query_groups", K_GROUPS, V_INT, 1, 1, 65536, NULL},
+    {"model.kv_channels", K_KV_CH, V_INT, 1, 1, 65536, NULL},
+    {"model.ffn_hidden_size", K_FFN, V_INT, 0, 1, 1LL << 22, NULL},
+    {"model.normalization", K_NORM, V_NAME, 0, 0, 0, n_norm},
+    {"model.activation_func", K_ACT_FUNC, V_NAME, 0, 0, 0, n_act},
+    {"model.gated_linear_unit", K_GLU, V_BOOL, 0, 0, 0, n_bool},
+    {"model.position_embedding_type", K_POS, V_NAME, 0, 0, 0, n_pos},
+    {"model.share_embeddings_and_output_weights", K_TIED, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"model.add_bias_linear", K_BIAS_LINEAR, V_BOOL, 0, 0, 0, n_bool},
+    {"model.add_qkv_bias", K_QKV_BIAS, V_BOOL, 0, 0, 0, n_bool},
+    /* NeMo 1 megatron_gpt_config.yaml keys (with the model sizes above
+     * where the names agree) */
+    {"trainer.num_nodes", K_NODES, V_INT, 0, 1, 1000000, NULL},
+    {"trainer.devices", K_DEVICES, V_INT, 0, 1, 1024, NULL},
+    {"trainer.precision", K_PRECISION1, V_NAME, 0, 0, 0, n_prec1},
+    {"model.micro_batch_size", K_MBS, V_INT, 0, 1, BIG, NULL},
+    {"model.global_batch_size", K_GBS, V_INT, 0, 1, BIG, NULL},
+    {"model.encoder_seq_length", K_SEQ_DATA, V_INT, 0, 1, BIG, NULL},
+    {"model.max_position_embeddings", K_MAXPOS, V_INT, 0, 1, 1LL << 26, NULL},
+    {"model.activation", K_ACT1, V_NAME, 0, 0, 0, n_act1},
+    {"model.bias", K_BIAS1, V_BOOL, 0, 0, 0, n_bool},
+    {"model.activations_checkpoint_granularity", K_RC_GRAN, V_NAME, 1, 0, 0,
+     n_rc_gran},
+    {"model.activations_checkpoint_method", K_RC_METHOD, V_NAME, 1, 0, 0,
+     n_rc_method},
+    {"model.activations_checkpoint_num_layers", K_RC_LAYERS, V_INT, 1, 1,
+     100000, NULL},
+    {"model.fp8", K_FP8_1, V_BOOL, 0, 0, 0, n_bool},
+    {"model.fp8_hybrid", K_FP8_HYBRID, V_BOOL, 0, 0, 0, n_bool},
+    {"model.fp8_params", K_FP8_PARAMS, V_BOOL, 0, 0, 0, n_bool},
+    {"model.ub_tp_comm_overlap", K_TP_UB, V_BOOL, 0, 0, 0, n_bool},
+    {"model.optim.name", K_OPTIM1, V_NAME, 0, 0, 0, n_optim1},
+};
+#define N_KEYS ((int)(sizeof nemo_keys / sizeof nemo_keys[0]))
+
+/* Sections whose keys change nothing trainplan estimates (paths, logging,
+ * learning rates, data sources, checkpoints): skipped. */
+static const char *const nemo_skipped[] = {
+    "checkpoint.", "logger.", "optimizer.", "scheduler.", "rng.",
+    "validation.", "profiling.", "dist.", "ft.", "straggler.",
+    "nvrx_straggler.", "env_vars.", "rerun_state_machine.",
+    "tensor_inspect.", "inprocess_restart.", "train.", "dataset.",
+    "tokenizer.", "exp_manager.", "trainer.", "model.optim.",
+    "model.tokenizer.", "model.data.", "name", "run.",
+};
+
+/* One value a key was given: the integer, number or name index. */
+typedef struct nemo_val {
+    int set, null;
+    long long i;
+    double x;
+    int name;
+    char s[512];
+    int line;
+} nemo_val;
+
+typedef struct nemo_read {
+    nemo_val v[K_COUNT];
+    long long nnodes, nproc;
+    char recipe[128];
+    int recipe_line;
+} nemo_read;
+
+static const nemo_key *key_find(const char *k)
+{
+    for (int i = 0; i < N_KEYS; i++)
+        if (strcmp(nemo_keys[i].key, k) == 0) return &nemo_keys[i];
+    return NULL;
+}
+
+static void join_names(const char *const *names, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int i = 0; names[i]; i++) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%s%s", i ? ", " : "", names[i]);
+    }
+}
+
+/* Parses value s of key k (line ln of file) into r. */
+static int set_value(nemo_read *r, const nemo_key *k, const char *s,
+                     const char *file, int ln, tp_err *e)
+{
+    nemo_val *v = &r->v[k->id];
+    memset(v, 0, sizeof *v);
+    v->set = 1;
+    v->line = ln;
+    snprintf(v->s, sizeof v->s, "%s", s);
+    if (strcmp(s, "null") == 0 || strcmp(s, "None") == 0
+        || strcmp(s, "~") == 0) {
+        if (!k->null_ok)
+            return tp_errf(e, TP_EDATA, "%s:%d: %s: null is not a value "
+                           "trainplan can estimate; give one",
+                           file, ln, k->key);
+        v->null = 1;
+        return TP_OK;
+    }
+    char names[512];
+    switch (k->kind) {
+    case V_INT:
+        if (tp_parse_int(s, k->lo, k->hi, &v->i))
+            return tp_errf(e, TP_EDATA, "%s:%d: %s: expected an integer in "
+                           "[%lld, %lld]%s, found '%s'",
+                           file, ln, k->key, k->lo, k->hi,
+                           k->null_ok ? " or null" : "", s);
+        return TP_OK;
+    case V_FRAC:
+        if (tp_parse_num(s, &v->x) || !(v->x >= 0 && v->x <= 1))
+            return tp_errf(e, TP_EDATA, "%s:%d: %s: expected a probability "
+                           "in [0, 1], found '%s'", file, ln, k->key, s);
+        return TP_OK;
+    case V_BOOL:
+    case V_NAME:
+        for (int i = 0; k->names[i]; i++) {
+            /* Python's True/False as well as YAML's true/false */
+            if (strcmp(s, k->names[i]) == 0
+                || (k->kind == V_BOOL && tp_streq_ci(s, k->names[i]))) {
+                v->name = i;
+                v->i = k->kind == V_BOOL ? i == 0 : i;
+                return TP_OK;
+            }
+            /* @register's hyphenated names (mixed_precision.py) */
+            if (k->id == K_MP) {
+                char h[128];
+                snprintf(h, sizeof h, "%s", k->names[i]);
+                for (char *p = h; *p; p++)
+                    if (*p == '_') *p = '-';
+                if (strcmp(s, h) == 0) {
+                    v->name = i;
+                    v->i = i;
+                    return TP_OK;
+                }
+            }
+        }
+        join_names(k->names, names, sizeof names);
+        return tp_errf(e, TP_EDATA, "%s:%d: %s: expected one of %s%s, found "
+                       "'%s'", file, ln, k->key, names,
+                       k->null_ok ? ", null" : "", s);
+    case V_STR:
+        return TP_OK;
+    }
+    return TP_OK;
+}
+
+/* Reads key=value (or key: value) item kv. */
+static int read_item(nemo_read *r, const char *key, const char *val,
+                     const char *file, int ln, tp_err *e)
+{
+    if (key[0] == '~')
+        return tp_errf(e, TP_EDATA, "%s:%d: %s: deleting a key (~) leaves "
+                       "the recipe's default, which trainplan does not "
+                       "know; give the value", file, ln, key);
+    while (*key == '+') key++;
+    const nemo_key *k = key_find(key);
+    if (k) return set_value(r, k, val, file, ln, e);
+    for (size_t i = 0; i < sizeof nemo_skipped / sizeof nemo_skipped[0]; i++)
+        if (strncmp(key, nemo_skipped[i], strlen(nemo_skipped[i])) == 0)
+            return TP_OK;
+    return tp_errf(e, TP_EDATA, "%s:%d: %s: not a key trainplan reads (it "
+                   "reads the layout, batch, precision, overlap and model-"
+                   "size keys that trainplan search writes); remove it or "
+                   "set what it means with estimate's options", file, ln, key);
+}
+
+/* The next whitespace-separated word of *p, quotes kept together and
+ * removed; NUL-terminated in place. NULL at the end. */
+static char *next_word(char **p)
+{
+    char *s = *p;
+    while (*s && isspace((unsigned char)*s)) s++;
+    if (!*s) return NULL;
+    char *w = s, *o = s;
+    char q = 0;
+    for (; *s; s++) {
+        if (q) {
+            if (*s == q) q = 0;
+            else *o++ = *s;
+        } else if (*s == '"' || *s == '\'') {
+            q = *s;
+        } else if (isspace((unsigned char)*s)) {
+            s++;
+            break;
+        } else {
+            *o++ = *s;
+        }
+    }
+    *o = '\0';
+    *p = s;
+    return w;
+}
+
+/* A torchrun ... run_recipe.py command (or the writer's "# launch:"
+ * line): the nodes, the GPUs per node, the recipe, and any key=value. */
+static int read_command(nemo_read *r, char *p, const char *file, int ln,
+                        int items, tp_err *e)
+{
+    char *w;
+    while ((w = next_word(&p)) != NULL) {
+        long long *want = NULL;
+        const char *flag = w;
+        char *eq = strchr(w, '=');
+        if (strncmp(w, "--", 2) == 0) {
+            char *arg = NULL;
+            if (eq) *eq = '\0', arg = eq + 1;
+            int is_rec = strcmp(w, "--recipe") == 0;
+            if (strcmp(w, "--nnodes") == 0) want = &r->nnodes;
+            else if (strcmp(w, "--nproc-per-node") == 0
+                     || strcmp(w, "--nproc_per_node") == 0)
+                want = &r->nproc;
+            else if (!is_rec) continue; /* --mode pretrain and the like */
+            if (!arg) arg = next_word(&p);
+            if (!arg)
+                return tp_errf(e, TP_EDATA, "%s:%d: %s needs a value", file,
+                               ln, flag);
+            if (is_rec) {
+                snprintf(r->recipe, sizeof r->recipe, "%s", arg);
+                r->recipe_line = ln;
+            } else if (tp_parse_int(arg, 1, 1000000, want)) {
+                return tp_errf(e, TP_EDATA, "%s:%d: %s: expected an integer "
+                               "in [1, 1000000], found '%s'", file, ln, flag,
+                               arg);
+            }
+        } else if (eq && items && eq != w) {
+            *eq = '\0';
+            int rc = read_item(r, w, eq + 1, file, ln, e);
+            if (rc) return rc;
+        }
+    }
+    return TP_OK;
+}
+
+/* One line: a comment ("# launch:" read), a YAML "key: value", or
+ * key=value words. */
+static int read_line(nemo_read *r, char *s, const char *file, int ln,
+                     tp_err *e)
+{
+    while (*s && isspace((unsigned char)*s)) s++;
+    if (s[0] == '#') {
+        if (strncmp(s, "# launch:", 9) == 0)
+            return read_command(r, s + 9, file, ln, 0, e);
+        return TP_OK;
+    }
+    /* a comment after the value, outside quotes */
+    char q = 0;
+    for (char *p = s; *p; p++) {
+        if (q) {
+            if (*p == q) q = 0;
+        } else if (*p == '"' || *p == '\'') {
+            q = *p;
+        } else if (*p == '#' && (p == s || isspace((unsigned char)p[-1]))) {
+            *p = '\0';
+            break;
+        }
+    }
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    if (!n) return TP_OK;
+    if (strstr(s, "torchrun") || strstr(s, "run_recipe.py"))
+        return read_command(r, s, file, ln, 1, e);
+    char *eq = strchr(s, '='), *colon = strchr(s, ':');
+    if (colon && (!eq || colon < eq)
+        && (colon[1] == '\0' || isspace((unsigned char)colon[1]))) {
+        *colon = '\0';
+        char *k = s, *v = colon + 1;
+        size_t kn = strlen(k);
+        while (kn && isspace((unsigned char)k[kn - 1])) k[--kn] = '\0';
+        char *vv = next_word(&v);
+        if (!vv)
+            return tp_errf(e, TP_EDATA, "%s:%d: %s: a YAML section; write "
+                           "each key on its own line as section.key: value",
+                           file, ln, k);
+        return read_item(r, k, vv, file, ln, e);
+    }
+    char *p = s, *w;
+    while ((w = next_word(&p)) != NULL) {
+        char *weq = strchr(w, '=');
+        if (!weq || weq == w)
+            return tp_errf(e, TP_EDATA, "%s:%d: expected key=value (or key: "
+                           "value), found '%s'", file, ln, w);
+        *weq = '\0';
+        int rc = read_item(r, w, weq + 1, file, ln, e);
+        if (rc) return rc;
+    }
+    return TP_OK;
+}
+
+/* Unrolls a layout string's "(...)*N" and "x*N" (as
+ * PipelineParallelLayerLayout.parse_str_to_list does) and counts its
+ * stages and decoder layers. Returns 0, or -1 with why. */
+#define LAYOUT_MAX ((int64_t)10000000)
+static int layout_count(const char *s, int64_t *stages, int64_t *layers,
+                        int *ends_ok, char *why, size_t cap)
+{
+    /* A sequence of items, an item a character or a parenthesised
+     * sequence (a stack of where each began), each optionally "*N". */
+    int64_t st = 1, t = 0;
+    int64_t nE = 0, nL = 0;
+    int first_E = 0, last_L = 0;
+    struct frame { int64_t st0, t0, nE0, nL0; } fr[16];
+    int depth = 0;
+    const char *p = s;
+    char prev = 0;
+    while (*p) {
+        char ch = *p++;
+        int64_t st0 = st, t0 = t, e0 = nE, l0 = nL;
+        if (ch == ',' || ch == ' ') continue;
+        if (ch == '(') {
+            if (depth == 16) return snprintf(why, cap, "nested too deep"), -1;
+            fr[depth++] = (struct frame){st, t, nE, nL};
+            continue;
+        }
+        if (ch == ')') {
+            if (!depth) return snprintf(why, cap, "unbalanced ')'"), -1;
+            depth--;
+            st0 = fr[depth].st0, t0 = fr[depth].t0;
+            e0 = fr[depth].nE0, l0 = fr[depth].nL0;
+        } else if (ch == '|') {
+            st++;
+        } else if (ch == 't') {
+            t++;
+        } else if (ch == 'E') {
+            if (t == 0 && st == 1 && !nE) first_E = 1;
+            nE++;
+        } else if (ch == 'L') {
+            nL++;
+        } else {
+            return snprintf(why, cap, "'%c' is not a layer (E, t, L, and m "
+                            "for MTP, which trainplan does not model)", ch),
+                   -1;
+        }
+        if (*p == '*') {
+            char *end;
+            long long k = strtoll(p + 1, &end, 10);
+            if (end == p + 1 || k < 0 || k > 1000000)
+                return snprintf(why, cap, "'*' needs a count"), -1;
+            p = end;
+            /* the item repeated k times: k - 1 more of what it added,
+             * within a bound that keeps the sums exact */
+            if (k > 1 && ((st - st0) > LAYOUT_MAX / (k - 1)
+                          || (t - t0) > LAYOUT_MAX / (k - 1)
+                          || st > LAYOUT_MAX || t > LAYOUT_MAX))
+                return snprintf(why, cap, "more than %lld stages or layers",
+                                (long long)LAYOUT_MAX), -1;
+            st += (st - st0) * (k - 1);
+            t += (t - t0) * (k - 1);
+            nE += (nE - e0) * (k - 1);
+            nL += (nL - l0) * (k - 1);
+            /* only "exactly one" matters: keep the counts small */
+            if (nE > 2) nE = 2;
+            if (nL > 2) nL = 2;
+        }
+        prev = ch;
+    }
+    last_L = prev == 'L';
+    if (depth) return snprintf(why, cap, "unbalanced '('"), -1;
+    *stages = st;
+    *layers = t;
+    *ends_ok = first_E && last_L && nE == 1 && nL == 1;
+    return 0;
+}
+
+#define SET(id) (r->v[id].set && !r->v[id].null)
+#define IV(id) (r->v[id].i)
+
+/* The model the keys describe: the base recipe's preset with the model
+ * keys over it, or (the generic recipe, or none) the model keys alone
+ * over GPTModelProvider's defaults (LayerNorm, GeLU, learned positions,
+ * tied embeddings, biases: gpt_provider.py, transformer_config.py). */
+static int build_model(const nemo_read *r, const char *file, int64_t seq,
+                       space_model *m, tp_err *e)
+{
+    const struct nemo_recipe *rc = NULL;
+    if (r->recipe[0] && strcmp(r->recipe, GENERIC_RECIPE) != 0) {
+        for (int i = 0; i < N_RECIPES; i++)
+            if (strcmp(nemo_recipes[i].recipe, r->recipe) == 0)
+                rc = &nemo_recipes[i];
+        if (!rc) {
+            char known[1024] = GENERIC_RECIPE;
+            for (int i = 0; i < N_RECIPES; i++) {
+                size_t n = strlen(known);
+                snprintf(known + n, sizeof known - n, ", %s",
+                         nemo_recipes[i].recipe);
+            }
+            return tp_errf(e, TP_EDATA, "%s:%d: --recipe %s: not a recipe "
+                           "trainplan knows the model of; expected one of %s "
+                           "(or %s with the model's sizes as model.* keys)",
+                           file, r->recipe_line, r->recipe, known,
+                           GENERIC_RECIPE);
+        }
+    }
+    memset(m, 0, sizeof *m);
+    if (rc) {
+        const space_model *p = space_preset_find(rc->preset, e);
+        if (!p) return TP_EINTERNAL;
+        *m = *p;
+    } else {
+        static const nemo_kid need[] = {K_LAYERS, K_HIDDEN, K_HEADS, K_FFN};
+        for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+            if (!SET(need[i])) {
+                const char *k = "";
+                for (int j = 0; j < N_KEYS; j++)
+                    if (nemo_keys[j].id == need[i]) {
+                        k = nemo_keys[j].key;
+                        break;
+                    }
+                return tp_errf(e, TP_EDATA, "%s: no %s: %s builds a bare "
+                               "GPTModelProvider, so the model's sizes must "
+                               "be given (or name a recipe with --recipe in "
+                               "a '# launch:' or torchrun line)",
+                               file, k, r->recipe[0] ? r->recipe
+                                                      : "no recipe named; "
+                                                        GENERIC_RECIPE);
+            }
+        snprintf(m->name, sizeof m->name, "%.63s",
+                 r->recipe[0] ? r->recipe : "nemo-overrides");
+        snprintf(m->source, sizeof m->source, "%s (NeMo / Megatron-Bridge "
+                 "model keys)", file);
+        m->act = SPACE_ACT_GELU;
+        m->norm = SPACE_NORM_LAYERNORM;
+        m->pos = SPACE_POS_LEARNED;
+        m->tied_embeddings = 1;
+        m->qkv_bias = m->out_bias = m->mlp_bias = 1;
+    }
+    if (SET(K_LAYERS)) m->num_layers = IV(K_LAYERS);
+    if (SET(K_HIDDEN)) m->hidden = IV(K_HIDDEN);
+    if (SET(K_HEADS)) m->heads = m->kv_heads = IV(K_HEADS);
+    if (SET(K_GROUPS)) m->kv_heads = IV(K_GROUPS);
+    if (!rc && !SET(K_GROUPS)) m->kv_heads = m->heads;
+    if (SET(K_KV_CH)) m->head_dim = IV(K_KV_CH);
+    if (SET(K_FFN)) m->ffn_hidden = IV(K_FFN);
+    if (SET(K_NORM)) m->norm = (space_norm)(r->v[K_NORM].name % 2);
+    if (SET(K_POS))
+        m->pos = r->v[K_POS].name == 0 ? SPACE_POS_LEARNED : SPACE_POS_ROPE;
+    if (SET(K_TIED)) m->tied_embeddings = (int)IV(K_TIED);
+    if (SET(K_ACT_FUNC) || SET(K_GLU)) {
+        static const char *const fn[] = {"gelu", "relu", "squared_relu",
+                                         "squared_relu", "silu"};
+        const char *f = SET(K_ACT_FUNC) ? fn[r->v[K_ACT_FUNC].name]
+                        : m->act == SPACE_ACT_SWIGLU ? "silu"
+                                                     : nemo_act[m->act].func;
+        int glu = SET(K_GLU) ? (int)IV(K_GLU) : nemo_act[m->act].glu;
+        int found = -1;
+        for (int a = 0; a < SPACE_ACT_COUNT; a++)
+            if (strcmp(nemo_act[a].func, f) == 0 && nemo_act[a].glu == glu)
+                found = a;
+        if (found < 0)
+            return tp_errf(e, TP_EDATA, "%s:%d: model.activation_func %s with "
+                           "model.gated_linear_unit %s: not an activation "
+                           "trainplan models (gelu, relu, squared_relu; gelu "
+                           "or silu gated)", file,
+                           r->v[SET(K_ACT_FUNC) ? K_ACT_FUNC : K_GLU].line, f,
+                           tf(glu));
+        m->act = (space_act)found;
+    }
+    if (SET(K_ACT1)) {
+        static const space_act a1[] = {SPACE_ACT_GELU, SPACE_ACT_SQUARED_RELU,
+                                       SPACE_ACT_SWIGLU, SPACE_ACT_GEGLU};
+        m->act = a1[r->v[K_ACT1].name];
+    }
+    /* Megatron-Core: Q/K/V biased with add_bias_linear or add_qkv_bias,
+     * the output projection and the MLP with add_bias_linear. */
+    if (SET(K_BIAS_LINEAR)) m->out_bias = m->mlp_bias = (int)IV(K_BIAS_LINEAR);
+    if (SET(K_BIAS_LINEAR) || SET(K_QKV_BIAS))
+        m->qkv_bias = m->out_bias || (SET(K_QKV_BIAS) && IV(K_QKV_BIAS));
+    if (SET(K_BIAS1)) m->qkv_bias = m->out_bias = m->mlp_bias = (int)IV(K_BIAS1);
+    /* A model.vocab_size that is set is used as it is (no padding);
+     * trainplan pads every vocabulary, which is the same where it is
+     * already a multiple of 128 x TP. */
+    if (SET(K_VOCAB_MODEL)) m->vocab = IV(K_VOCAB_MODEL);
+    else if (SET(K_VOCAB_TOK)) m->vocab = IV(K_VOCAB_TOK);
+    else if (!rc)
+        return tp_errf(e, TP_EDATA, "%s: no vocabulary: give "
+                       "tokenizer.vocab_size (the unpadded count; "
+                       "model.vocab_size=null pads it)", file);
+    if (SET(K_ATTN_DROP)) m->attn_dropout = r->v[K_ATTN_DROP].x;
+    if (SET(K_HID_DROP)) m->hidden_dropout = r->v[K_HID_DROP].x;
+    /* Learned positions: Megatron-Core builds seq_length of them
+     * (GPTModel max_sequence_length); a preset keeps its own count. */
+    if (SET(K_MAXPOS)) m->max_position = IV(K_MAXPOS);
+    else if (!rc) m->max_position = seq;
+    return space_model_validate(m, file, e);
 }
 
 int cli_read_nemo(const char *text, const char *file, cli_opts *o,
-                space_model *m, tp_err *e)
+                  space_model *m, tp_err *e)
 {
-    (void)text;
-    (void)o;
-    (void)m;
-    return tp_errf(e, TP_EUSAGE, "%s: reading a nemo job is not built yet",
-                   file);
+    nemo_read *r = tp_xmalloc(sizeof *r);
+    memset(r, 0, sizeof *r);
+    size_t n = strlen(text);
+    char *buf = tp_xmalloc(n + 1);
+    memcpy(buf, text, n + 1);
+    int rc = TP_OK, ln = 0;
+    for (char *s = buf; s && !rc;) {
+        char *nl = strchr(s, '\n');
+        if (nl) *nl = '\0';
+        ln++;
+        size_t k = strlen(s);
+        if (k && s[k - 1] == '\r') s[k - 1] = '\0';
+        rc = read_line(r, s, file, ln, e);
+        s = nl ? nl + 1 : NULL;
+    }
+    free(buf);
+    if (!rc) {
+        int64_t seq = SET(K_SEQ_DATA) ? IV(K_SEQ_DATA)
+                      : SET(K_SEQ_MODEL) ? IV(K_SEQ_MODEL) : 0;
+        rc = build_model(r, file, seq, m, e);
+    }
+    if (rc) {
+        free(r);
+        return rc;
+    }
+    char why[160];
+    o->framework = SPACE_FW_MEGATRON_CORE;
+    if (SET(K_TP)) o->tp = IV(K_TP), o->tp_set = 1;
+    if (SET(K_PP)) o->pp = IV(K_PP);
+    if (SET(K_CP)) o->cp = IV(K_CP);
+    if (r->v[K_VPP].set) o->vstages = SET(K_VPP) ? IV(K_VPP) : 1;
+    if (SET(K_LAYOUT)) {
+        int64_t st = 0, t = 0;
+        int ends = 0;
+        const nemo_val *v = &r->v[K_LAYOUT];
+        if (layout_count(v->s, &st, &t, &ends, why, sizeof why))
+            rc = tp_errf(e, TP_EDATA, "%s:%d: model.pipeline_model_parallel_"
+                         "layout '%s': %s", file, v->line, v->s, why);
+        else if (!ends || t != m->num_layers || o->pp <= 0 || st % o->pp)
+            rc = tp_errf(e, TP_EDATA, "%s:%d: model.pipeline_model_parallel_"
+                         "layout '%s': expected 'E' first, 'L' last, %lld "
+                         "decoder layers ('t') in a multiple of model."
+                         "pipeline_model_parallel_size (%lld) stages; found "
+                         "%lld layers in %lld stages", file, v->line, v->s,
+                         (long long)m->num_layers, (long long)o->pp,
+                         (long long)t, (long long)st);
+        else if (SET(K_VPP) && IV(K_VPP) != st / o->pp)
+            rc = tp_errf(e, TP_EDATA, "%s:%d: model.virtual_pipeline_model_"
+                         "parallel_size %lld: the layout has %lld chunks a "
+                         "rank", file, r->v[K_VPP].line, IV(K_VPP),
+                         (long long)(st / o->pp));
+        else
+            o->vstages = st / o->pp;
+        /* trainplan estimates its own split of the layers over the
+         * stages (space_stage_layers), whatever the layout says. */
+    }
+    if (SET(K_SP)) o->sp = (int)IV(K_SP);
+    if (SET(K_MBS)) o->mbs = IV(K_MBS);
+    if (SET(K_GBS)) o->gbs = IV(K_GBS);
+    /* run_recipe.py sets model.seq_length from dataset.seq_length */
+    if (SET(K_SEQ_DATA)) o->seq_length = IV(K_SEQ_DATA);
+    else if (SET(K_SEQ_MODEL)) o->seq_length = IV(K_SEQ_MODEL);
+    if (r->v[K_RC_GRAN].set) {
+        o->recompute = r->v[K_RC_GRAN].null ? SPACE_RECOMPUTE_NONE
+                       : r->v[K_RC_GRAN].name == 0 ? SPACE_RECOMPUTE_SELECTIVE
+                                                   : SPACE_RECOMPUTE_FULL;
+        if (o->recompute == SPACE_RECOMPUTE_FULL && SET(K_RC_METHOD)) {
+            o->recompute_method = r->v[K_RC_METHOD].name;
+            o->sw_set |= CLI_SW_RC_METHOD;
+        }
+        if (o->recompute == SPACE_RECOMPUTE_FULL && SET(K_RC_LAYERS))
+            o->recompute_layers = IV(K_RC_LAYERS);
+    }
+    if (!rc && SET(K_RC_MODULES) && strcmp(r->v[K_RC_MODULES].s, "[core_attn]")
+        && o->recompute == SPACE_RECOMPUTE_SELECTIVE)
+        rc = tp_errf(e, TP_EDATA, "%s:%d: model.recompute_modules %s: "
+                     "trainplan's selective recompute is the attention core; "
+                     "expected [core_attn] or null", file,
+                     r->v[K_RC_MODULES].line, r->v[K_RC_MODULES].s);
+    if (SET(K_MP)) {
+        int i = r->v[K_MP].name;
+        o->precision = mp_meaning[i].dtype;
+        if (o->precision == HW_FP8) {
+            o->fp8_recipe = mp_meaning[i].fp8;
+            o->sw_set |= CLI_SW_FP8;
+            /* as the recipe runs: most gather fp8 parameters */
+            o->fp8_params = nemo_mp_fp8[o->fp8_recipe].fp8_params;
+        }
+    }
+    if (SET(K_PRECISION1))
+        o->precision = r->v[K_PRECISION1].name < 2 ? HW_BF16 : HW_FP16;
+    if (SET(K_FP8_1) && IV(K_FP8_1)) {
+        /* NeMo 1's fp8 is delayed scaling */
+        o->precision = HW_FP8;
+        o->fp8_recipe = SPACE_FP8_DELAYED;
+        o->sw_set |= CLI_SW_FP8;
+    }
+    if (SET(K_FP8_PARAMS)) o->fp8_params = (int)IV(K_FP8_PARAMS);
+    if (SET(K_FSDP) && IV(K_FSDP))
+        o->zero = SET(K_SHARD) ? r->v[K_SHARD].name : SPACE_ZERO_3;
+    else if (SET(K_DISTOPT) || SET(K_DISTOPT_OPT))
+        /* either turns it on in both (config.py,
+         * _validate_and_sync_distributed_optimizer_settings) */
+        o->zero = (SET(K_DISTOPT) && IV(K_DISTOPT))
+                          || (SET(K_DISTOPT_OPT) && IV(K_DISTOPT_OPT))
+                      ? SPACE_ZERO_1
+                      : SPACE_ZERO_NONE;
+    if (SET(K_OPTIM1))
+        o->zero = r->v[K_OPTIM1].name == 1 ? SPACE_ZERO_1 : SPACE_ZERO_NONE;
+    if (SET(K_DP_OVERLAP)) {
+        o->no_overlap = !IV(K_DP_OVERLAP);
+        o->sw_set |= CLI_SW_DP;
+    }
+    if (SET(K_TP_UB)) {
+        o->tp_overlap = IV(K_TP_UB) ? SPACE_TP_OVERLAP_ALL : SPACE_TP_OVERLAP_BWD;
+        o->sw_set |= CLI_SW_TP;
+    }
+    if (SET(K_P2P_OVERLAP)) {
+        o->no_pp_overlap = !IV(K_P2P_OVERLAP);
+        o->sw_set |= CLI_SW_PP;
+    }
+    /* trainplan models the native fused loss (--cross-entropy-loss-
+     * fusion); Transformer Engine's is read as not fused. */
+    if (SET(K_CE))
+        o->ce_fusion = IV(K_CE) && !(SET(K_CE_IMPL) && r->v[K_CE_IMPL].name == 1);
+    /* null (the recipes' None): Transformer Engine picks, trainplan's
+     * auto */
+    if (r->v[K_ATTN].set) {
+        o->attn_backend = SET(K_ATTN) ? r->v[K_ATTN].name : SPACE_ATTN_AUTO;
+        o->sw_set |= CLI_SW_FLASH;
+    }
+    if (SET(K_CP_COMM)) {
+        o->cp_comm = r->v[K_CP_COMM].name;
+        o->sw_set |= CLI_SW_CP;
+    }
+    if (!rc && SET(K_WGRAD_DEFER) && IV(K_WGRAD_DEFER))
+        rc = tp_errf(e, TP_EDATA, "%s:%d: comm_overlap.defer_embedding_wgrad_"
+                     "compute: estimate has no option for it; remove it",
+                     file, r->v[K_WGRAD_DEFER].line);
+    long long nodes = r->nnodes ? r->nnodes : SET(K_NODES) ? IV(K_NODES) : 0;
+    long long per = r->nproc ? r->nproc : SET(K_DEVICES) ? IV(K_DEVICES) : 0;
+    if (!rc && (nodes > 0) != (per > 0))
+        rc = tp_errf(e, TP_EDATA, "%s: %s given without %s: the GPUs are "
+                     "nodes x GPUs per node", file,
+                     nodes ? "the nodes" : "the GPUs per node",
+                     nodes ? "the GPUs per node (--nproc-per-node, "
+                             "trainer.devices)"
+                           : "the nodes (--nnodes, trainer.num_nodes)");
+    if (!rc && nodes > 0) {
+        if (o->gpus > 0 && o->gpus != nodes * per)
+            rc = tp_errf(e, TP_EUSAGE, "--gpus %lld and %s (%lld nodes x %lld "
+                         "GPUs) disagree", (long long)o->gpus, file, nodes,
+                         per);
+        o->gpus = nodes * per;
+    }
+    free(r);
+    return rc;
 }

@@ -209,7 +209,8 @@ enum opt_id {
     OPT_TORCHTITAN_CONFIG,
     OPT_NEAR,
     OPT_SBATCH,
-    OPT_TORCHTITAN_VERSION
+    OPT_TORCHTITAN_VERSION,
+    OPT_NEMO_FORMAT
 };
 
 typedef struct cli_option {
@@ -471,6 +472,10 @@ static const cli_option options[] = {
      "search: the torchtitan its config targets: main (default; at "
      "b5bcd76c66d0, 2026-08-21: a Python config) or 0.2 (v0.2.0 to "
      "v0.2.2: a TOML job config)"},
+    {"nemo-format", OPT_NEMO_FORMAT, "bridge|nemo1", CMD_SEARCH,
+     "search: the NeMo launch as Megatron-Bridge v0.6.0 recipe overrides "
+     "(bridge, the default) or as the NeMo 1.x launcher's YAML keys "
+     "(nemo1)"},
     {"threshold", OPT_THRESHOLD, "F", CMD_DIFF,
      "diff: relative change of time or cost that counts, >= 0 (default "
      "0.02)"},
@@ -1080,6 +1085,10 @@ int main(int argc, char **argv)
             o.job_file = optarg;
             o.job_kind = CLI_JOB_MEGATRON;
             o.near = 1;
+            break;
+        case OPT_NEMO_FORMAT:
+            rc = parse_name("nemo-format", optarg, cli_nemo_format_names,
+                            CLI_NEMO_FORMAT_COUNT, &o.nemo_format, &e);
             break;
         case OPT_MEGATRON_ARGS:
         case OPT_NEMO_OVERRIDES:

@@ -436,7 +436,7 @@ run 0 "$TP" "${SRCH[@]}" --format json
 for k in ranked pareto stats enumerated pruned estimated elapsed_s threads gpus iteration_time_s \
          time_to_train_s cost_usd gpu_hours peak_memory_bytes tensor_model_parallel_size \
          pipeline_model_parallel_size data_parallel_size micro_batch_size layout megatron \
-         nemo_yaml torchtitan_config memory_bound time_bound gpus_divisibility; do
+         nemo torchtitan_config memory_bound time_bound gpus_divisibility; do
     has "$OUT" "\"$k\"" "search json has $k"
 done
 has "$OUT" "--tensor-model-parallel-size" "megatron launch line"
