@@ -103,10 +103,10 @@ done
 
 # --- hardware -----------------------------------------------------------------
 run 0 "$TP" hw list
-for s in perlmutter perlmutter-80g vista selene eos dgx-h200 dgx-b200 jean-zay-a100 gb200-nvl72; do
+for s in perlmutter perlmutter-80g vista selene eos dgx-h200 dgx-b200 jean-zay-a100 gb200-nvl72 dgx-b300 gb300-nvl72; do
     has "$OUT" "$s" "hw list systems"
 done
-for g in a100-40gb a100-80gb h100-sxm h100-pcie h200 gh200 b200 mi250x mi300x mi355x; do
+for g in a100-40gb a100-80gb h100-sxm h100-pcie h200 gh200 b200 b300 gb300 mi250x mi300x mi355x; do
     has "$OUT" "$g" "hw list gpus"
 done
 run 0 "$TP" hw list --format json && has "$OUT" '"gpus"' "hw list json" && has "$OUT" '"systems"' "hw list json"

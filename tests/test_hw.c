@@ -287,6 +287,61 @@ static void test_override(void)
     rmdir(dir);
 }
 
+/* Blackwell Ultra (issue 19): the key numbers of B300, GB300 and their
+ * systems as their files source them, in SI after loading. */
+static void test_builtin_blackwell_ultra(const hw_db *db)
+{
+    tp_err e = {0};
+    const hw_gpu *b300 = hw_find_gpu(db, "B300 SXM6 AC", &e); /* alias */
+    const hw_gpu *gb300 = hw_find_gpu(db, "gb300", &e);
+    const hw_gpu *b200 = hw_find_gpu(db, "b200", &e);
+    TP_CHECK(b300 != NULL && gb300 != NULL && b200 != NULL);
+    if (!b300 || !gb300 || !b200) return;
+    TP_CHECK_STR(b300->name, "b300");
+    TP_CHECK_REL(b300->peak_flops[HW_BF16], 2250e12, 1e-12);
+    TP_CHECK_REL(b300->peak_flops[HW_FP8], 4500e12, 1e-12);
+    TP_CHECK_REL(b300->mem_bytes, 275040.0 * 1048576.0, 1e-4); /* 268.59 GiB */
+    TP_CHECK_REL(b300->mem_bw_bytes_per_s, 8e12, 1e-12);
+    TP_CHECK_REL(b300->scaleup_bw_bytes_per_s, 900e9, 1e-12);
+    TP_CHECK_INT(b300->sm_count, 148);
+    TP_CHECK(b300->l2_bytes == 0); /* not published: left out */
+    TP_CHECK_REL(gb300->peak_flops[HW_BF16], 2500e12, 1e-12);
+    TP_CHECK_REL(gb300->peak_flops[HW_FP8], 5000e12, 1e-12);
+    TP_CHECK_REL(gb300->mem_bytes, 284208.0 * 1048576.0, 1e-4); /* 277.55 GiB */
+    TP_CHECK_REL(gb300->mem_bw_bytes_per_s, 8e12, 1e-12);
+    TP_CHECK_INT(gb300->sm_count, 152);
+    TP_CHECK_REL(gb300->power_w, 1400, 1e-12);
+    /* Both borrow B200's operator fits (GB300 cannot chain via GB200) and,
+     * unfitted themselves, its kernel efficiency factor. */
+    TP_CHECK(b300->models_like == b200);
+    TP_CHECK(gb300->models_like == b200);
+    TP_CHECK(b300->kernel_eff_factor == 0 && gb300->kernel_eff_factor == 0);
+    TP_CHECK_STR(b300->arch, "blackwell");
+    TP_CHECK_STR(gb300->arch, "blackwell");
+
+    const hw_system *dgx = hw_find_system(db, "hgx-b300", &e); /* alias */
+    TP_CHECK(dgx != NULL);
+    if (dgx) {
+        TP_CHECK_STR(dgx->name, "dgx-b300");
+        TP_CHECK(dgx->gpu == b300);
+        TP_CHECK_INT(dgx->gpus_per_node, 8);
+        TP_CHECK_INT(dgx->scaleup_domain_gpus, 8);
+        TP_CHECK_INT(dgx->nics_per_node, 8);
+        TP_CHECK_REL(dgx->nic_bw_bytes_per_s, 100e9, 1e-12); /* 800 Gbit/s */
+        TP_CHECK_REL(dgx->intra_bw_bytes_per_s, 900e9, 1e-12);
+    }
+    const hw_system *nvl = hw_find_system(db, "gb300-nvl72", &e);
+    TP_CHECK(nvl != NULL);
+    if (nvl) {
+        TP_CHECK(nvl->gpu == gb300);
+        TP_CHECK_INT(nvl->gpus_per_node, 4);
+        TP_CHECK_INT(nvl->scaleup_domain_gpus, 72);
+        TP_CHECK_INT(nvl->nics_per_node, 4);
+        TP_CHECK_REL(nvl->nic_bw_bytes_per_s, 100e9, 1e-12); /* 800 Gbit/s */
+        TP_CHECK_REL(nvl->intra_bw_bytes_per_s, 900e9, 1e-12);
+    }
+}
+
 /* The shipped database: loads, and has what the issue asks for. */
 static void test_builtin(void)
 {
@@ -301,7 +356,7 @@ static void test_builtin(void)
     static const char *gpus[] = {"a100-40gb", "a100-80gb", "h100-sxm",
                                  "h100-pcie", "h200",      "gh200",
                                  "b200",      "mi250x",    "mi300x",
-                                 "mi355x"};
+                                 "mi355x",    "b300",      "gb300"};
     for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
         const hw_gpu *g = hw_find_gpu(db, gpus[i], &e);
         TP_CHECK(g != NULL);
@@ -321,7 +376,8 @@ static void test_builtin(void)
     }
     static const char *systems[] = {"perlmutter", "perlmutter-80g", "vista",
                                     "selene",     "eos",            "dgx-h200",
-                                    "dgx-b200",   "jean-zay-a100",  "gb200-nvl72"};
+                                    "dgx-b200",   "jean-zay-a100",  "gb200-nvl72",
+                                    "dgx-b300",   "gb300-nvl72"};
     for (size_t i = 0; i < sizeof systems / sizeof systems[0]; i++) {
         const hw_system *y = hw_find_system(db, systems[i], &e);
         TP_CHECK(y != NULL);
@@ -342,6 +398,7 @@ static void test_builtin(void)
     }
     const hw_system *nvl = hw_find_system(db, "gb200-nvl72", &e);
     if (nvl) TP_CHECK_INT(nvl->scaleup_domain_gpus, 72);
+    test_builtin_blackwell_ultra(db);
     hw_db_free(db);
 }
 
