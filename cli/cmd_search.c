@@ -654,6 +654,7 @@ static void print_launch(FILE *f, int torchtitan, const cli_launch *c)
 /* The user's job: its model and layout as read, and its estimate. */
 typedef struct near_job {
     const char *file;
+    int kind;           /* cli_job_kind of the file */
     space_model m;
     space_layout want;
     int64_t gpus;
@@ -667,6 +668,7 @@ typedef struct near_job {
 static int job_open(cli_opts *o, const hw_db *db, near_job *nj, tp_err *e)
 {
     nj->file = strcmp(o->job_file, "-") == 0 ? "<stdin>" : o->job_file;
+    nj->kind = o->job_kind;
     int rc = cli_read_job(o, &nj->m, e);
     if (rc) return rc;
     o->model_given = &nj->m;
@@ -681,10 +683,13 @@ static int job_open(cli_opts *o, const hw_db *db, near_job *nj, tp_err *e)
         o->gpus = (int64_t)o->opt_nodes * y->gpus_per_node;
     if (o->gpus <= 0)
         return tp_errf(e, TP_EUSAGE,
-                       "search --near: %s does not say how many GPUs (no "
-                       "#SBATCH --nodes and --gpus-per-node, no torchrun "
-                       "--nnodes and --nproc-per-node); pass --gpus N",
-                       nj->file);
+                       "search: %s does not say how many GPUs%s; pass "
+                       "--gpus N",
+                       nj->file,
+                       nj->kind == CLI_JOB_MEGATRON
+                           ? " (no #SBATCH --nodes and --gpus-per-node, no "
+                             "torchrun --nnodes and --nproc-per-node)"
+                           : "");
     nj->gpus = o->gpus;
     rc = cli_wanted_layout(o, &nj->m, &nj->want, e);
     if (rc) return rc;
@@ -790,6 +795,7 @@ static void job_print(FILE *f, const near_job *nj, const row *best,
     fprintf(f, "\nwhat changes (layout):\n");
     print_indented(f, lt.n ? cli_text_str(&lt) : "(none)");
     cli_text_free(&lt);
+    if (nj->kind != CLI_JOB_MEGATRON) return; /* the launch follows */
     fprintf(f, "what changes (Megatron-LM flags):\n");
     cli_launch from, to;
     job_launch(&from, nj, q);

@@ -447,17 +447,17 @@ static const cli_option options[] = {
      "finishes (without it or --resume such a file is refused)"},
     {"shard", OPT_SHARD, "I/N", CMD_SWEEP,
      "sweep: only scenarios whose index % N == I (0 <= I < N)"},
-    {"megatron-args", OPT_MEGATRON_ARGS, "FILE|-", CMD_ESTIMATE,
+    {"megatron-args", OPT_MEGATRON_ARGS, "FILE|-", CMD_EST_SEARCH,
      "estimate: the model and layout of a Megatron-LM job, read from its "
      "command line or launch script (pretrain_gpt.py's arguments; #SBATCH "
      "and torchrun lines give the GPUs); with --system, instead of --model "
-     "and the layout options"},
-    {"nemo-overrides", OPT_NEMO_OVERRIDES, "FILE|-", CMD_ESTIMATE,
+     "and the layout options (search: as --near)"},
+    {"nemo-overrides", OPT_NEMO_OVERRIDES, "FILE|-", CMD_EST_SEARCH,
      "estimate: the model and layout of a NeMo job, read from its recipe "
-     "overrides"},
-    {"torchtitan-config", OPT_TORCHTITAN_CONFIG, "FILE|-", CMD_ESTIMATE,
+     "overrides (search: your job, as --near does for Megatron-LM's)"},
+    {"torchtitan-config", OPT_TORCHTITAN_CONFIG, "FILE|-", CMD_EST_SEARCH,
      "estimate: the model and layout of a torchtitan job, read from its "
-     "job config"},
+     "job config (search: your job, as --near does for Megatron-LM's)"},
     {"sbatch", OPT_SBATCH, "FILE", CMD_SEARCH,
      "search: write the winner's Megatron-LM launch script to FILE "
      "(atomically): sbatch it, or run it on each node under another "

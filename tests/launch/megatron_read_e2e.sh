@@ -63,6 +63,17 @@ run 64 "$TP" search --system eos,selene --near "$S/own.sh"
 has "$ERR" "one --system" "near: several systems"
 run 0 "$TP" search --system eos --near "$S/nogpus.sh" --gpus 32 --no-timing
 
+# other frameworks' jobs in search: the same comparison, in layout terms
+run 0 "$TP" search -m llama3-8b --system eos --gpus 64 -s 8192 -B 128 --framework torchtitan --no-timing --format json -o "$S/tt.json"
+python3 -c "import json,sys; open(sys.argv[2], 'w').write(json.load(open(sys.argv[1]))['ranked'][3]['launch']['torchtitan_config'])" "$S/tt.json" "$S/tt.py"
+run 0 "$TP" search --system eos --torchtitan-config "$S/tt.py" --no-timing
+has "$OUT" "your job ($S/tt.py): n8g8_tp1pp1dp16cp4_mbs4_z3" "torchtitan job in search"
+has "$OUT" "what changes (layout):" "torchtitan job: layout changes"
+run 0 "$TP" search -m llama3-8b --system eos --gpus 64 -s 8192 -B 128 --no-timing --format json -o "$S/nm.json"
+python3 -c "import json,sys; open(sys.argv[2], 'w').write(json.load(open(sys.argv[1]))['ranked'][2]['launch']['nemo'])" "$S/nm.json" "$S/nm.txt"
+run 0 "$TP" search --system eos --nemo-overrides "$S/nm.txt" --no-timing
+has "$OUT" "your job ($S/nm.txt):" "NeMo job in search"
+
 # bad input: file, line, flag, value and what was expected
 bad_job() { # bad_job SED_EXPR NEEDLE DESCRIPTION
     sed "$1" "$S/own.sh" >"$S/bad.sh"
