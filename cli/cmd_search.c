@@ -1131,6 +1131,20 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         hw_db_free(db);
         return rc;
     }
+    /* A model the estimator cannot time is said as such, not searched
+     * into "nothing fits" with a memory shortfall (issue 19). */
+    if (cs.m.num_experts > 0) {
+        rc = tp_errf(e, TP_EDATA,
+                     "%s is a mixture of experts (%lld experts, top %lld): "
+                     "trainplan does not model MoE layers yet (routing, "
+                     "expert parallelism, grouped expert GEMMs); nothing "
+                     "to search",
+                     cs.m.name, (long long)cs.m.num_experts,
+                     (long long)cs.m.top_k);
+        cli_search_close(&cs);
+        hw_db_free(db);
+        return rc;
+    }
     const space_model m = cs.m;
     const search_system *sys = cs.sys;
     const int ns = cs.ns;

@@ -105,5 +105,10 @@ sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --
 run 0 "$TP" estimate --system eos --megatron-args "$S/layout3.sh" -g 64
 has "$ERR" "warning: the layout gives pipeline rank 0 5 layers; the estimate splits them by its own rule (8)" "an uneven layout of the user's"
 
+# a model the estimator cannot time is refused by name, not searched into a
+# memory shortfall (issue 19)
+run 65 "$TP" search -m mixtral-8x7b --system eos --max-gpus 256 -s 4096 -B 1024
+has "$ERR" "mixtral-8x7b is a mixture of experts (8 experts, top 2): trainplan does not model MoE layers yet" "MoE refused"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
