@@ -112,6 +112,8 @@ typedef struct cli_opts {
                                 own, compared with the search's best */
     const space_model *model_given; /* a model read from a job file, used
                                 instead of --model (cli_model) */
+    int strict;              /* --strict: a config.json that says what
+                                trainplan does not model is an error */
     const char *sbatch;      /* search --sbatch FILE: the winner's
                                 Megatron-LM launch script */
     int torchtitan_version;  /* --torchtitan-version: cli_tt_version (launch.h);
@@ -205,6 +207,13 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e);
  * software choices of the options (attention backend, overlaps) on a
  * layout: shared by estimate and search (cmd_estimate.c). */
 int cli_model(const cli_opts *o, space_model *m, tp_err *e);
+
+/* When name_or_path is a config.json: what it says that trainplan does
+ * not model (space_hf_unread), each a "trainplan: warning:" line on
+ * standard error, or with strict a TP_EDATA error naming them. TP_OK
+ * for presets and clean files; a file that does not load is left to the
+ * model reader's message. */
+int cli_model_unread(const char *name_or_path, int strict, tp_err *e);
 
 /* The layout the options ask for (estimate's, and the job of search
  * --near), SEARCH_UNSET where unset; TP_EUSAGE for options that do not

@@ -34,6 +34,32 @@ int cli_model(const cli_opts *o, space_model *m, tp_err *e)
     return TP_OK;
 }
 
+int cli_model_unread(const char *name_or_path, int strict, tp_err *e)
+{
+    size_t n = name_or_path ? strlen(name_or_path) : 0;
+    if (!n || !(strchr(name_or_path, '/')
+                || (n >= 5 && tp_streq_ci(name_or_path + n - 5, ".json"))))
+        return TP_OK;
+    cJSON *root = NULL;
+    tp_err le = {0};
+    if (tp_json_load(name_or_path, &root, &le)) return TP_OK;
+    char buf[4096];
+    int k = space_hf_unread(root, name_or_path, buf, sizeof buf);
+    cJSON_Delete(root);
+    if (k == 0) return TP_OK;
+    if (strict)
+        return tp_errf(e, TP_EDATA,
+                       "--strict: %d thing%s trainplan does not model: %s",
+                       k, k == 1 ? "" : "s", buf);
+    for (char *p = buf, *nl; *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        fprintf(stderr, "trainplan: warning: %s\n", p);
+        if (!nl) break;
+    }
+    return TP_OK;
+}
+
 void cli_layout_software(const cli_opts *o, space_layout *l)
 {
     space_framework_software((space_framework)o->framework, l);
@@ -428,6 +454,9 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                        "--torchtitan-config)");
     }
     if (!o->system) return tp_errf(e, TP_EUSAGE, "estimate needs --system");
+    if (!o_cmd->job_file
+        && (rc = cli_model_unread(o->model, o->strict, e)))
+        return rc;
     rc = cli_model(o, &m, e);
     if (rc) return rc;
     space_layout want;

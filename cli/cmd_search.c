@@ -1118,9 +1118,12 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     const cli_opts *o = &so;
     near_job nj;
     memset(&nj, 0, sizeof nj);
+    int rc = o_cmd->job_file ? TP_OK
+                             : cli_model_unread(o->model, o->strict, e);
+    if (rc) return rc;
     hw_db *db = cli_open_hwdb(o, e);
     if (!db) return e->status ? e->status : TP_EDATA;
-    int rc = o_cmd->job_file ? job_open(&so, db, &nj, e) : TP_OK;
+    rc = o_cmd->job_file ? job_open(&so, db, &nj, e) : TP_OK;
     if (rc) {
         hw_db_free(db);
         return rc;

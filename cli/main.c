@@ -210,7 +210,8 @@ enum opt_id {
     OPT_NEAR,
     OPT_SBATCH,
     OPT_TORCHTITAN_VERSION,
-    OPT_NEMO_FORMAT
+    OPT_NEMO_FORMAT,
+    OPT_STRICT
 };
 
 typedef struct cli_option {
@@ -458,6 +459,10 @@ static const cli_option options[] = {
     {"torchtitan-config", OPT_TORCHTITAN_CONFIG, "FILE|-", CMD_EST_SEARCH,
      "estimate: the model and layout of a torchtitan job, read from its "
      "job config (search: your job, as --near does for Megatron-LM's)"},
+    {"strict", OPT_STRICT, NULL, CMD_MODEL_SHOW | CMD_EST_SEARCH,
+     "a config.json that says what trainplan does not model (an unknown "
+     "model_type, sliding-window attention, MLA, soft-capping, multi-token "
+     "prediction) is an error (exit 65), not a warning"},
     {"sbatch", OPT_SBATCH, "FILE", CMD_SEARCH,
      "search: write the winner's Megatron-LM launch script to FILE "
      "(atomically): sbatch it, or run it on each node under another "
@@ -1077,6 +1082,9 @@ int main(int argc, char **argv)
         }
         case OPT_SBATCH:
             o.sbatch = optarg;
+            break;
+        case OPT_STRICT:
+            o.strict = 1;
             break;
         case OPT_NEAR:
             if (o.job_file)

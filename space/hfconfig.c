@@ -237,6 +237,10 @@ static const hf_type hf_types[] = {
     {"deepseek_v3",  1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
     {"gemma",        1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0, 0},
     {"gemma2",       1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0, 0},
+    /* Gemma 3 (transformers' configuration_gemma3.py: Gemma3TextConfig,
+     * and Gemma3Config wrapping it as text_config): GeGLU, tied */
+    {"gemma3",       1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0, 0},
+    {"gemma3_text",  1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0, 0},
     {"gpt2",         0, "gelu_new",          LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 1, 0, 0},
     {"gpt_neox",     0, "gelu",              LN,  SPACE_POS_ROPE,    1, 1, 1, 1, 0, 0, 0, 0},
     {"gptj",         0, "gelu_new",          LN,  SPACE_POS_ROPE,    0, 0, 1, 1, 0, 1, 0, 0},
@@ -687,4 +691,90 @@ int space_model_resolve(const char *name_or_path, space_model *out, tp_err *e)
     if (!p) return TP_EDATA;
     *out = *p;
     return TP_OK;
+}
+
+/* ---- What a config says that the model does not hold ------------------ */
+
+/* Keys of an architecture trainplan's model cannot express, what each
+ * means and what the estimate assumes instead. A key counts when present
+ * and not null, false or 0 (sliding_window also not when
+ * use_sliding_window is false: Qwen2's configs carry an unused window). */
+static const struct {
+    const char *key, *what;
+} hf_unread[] = {
+    {"sliding_window", "sliding-window attention (window %s): attention "
+                       "FLOPs and activations are counted as full "
+                       "attention"},
+    {"sliding_window_pattern", "local/global layers (every %s-th global): "
+                               "counted as full attention"},
+    {"layer_types", "per-layer attention kinds %s: counted as full "
+                    "attention"},
+    {"kv_lora_rank", "multi-head latent attention (KV rank %s): modelled "
+                     "as MHA with head_dim = v_head_dim"},
+    {"q_lora_rank", "multi-head latent attention (Q rank %s): modelled as "
+                    "MHA"},
+    {"attn_logit_softcapping", "attention logit soft-capping (%s): not "
+                               "timed"},
+    {"final_logit_softcapping", "final logit soft-capping (%s): not timed"},
+    {"num_nextn_predict_layers", "multi-token prediction (%s modules): "
+                                 "not modelled"},
+    {"mtp_num_layers", "multi-token prediction (%s modules): not "
+                       "modelled"},
+};
+
+static int hf_counts(const cJSON *v)
+{
+    if (!v || cJSON_IsNull(v) || cJSON_IsFalse(v)) return 0;
+    if (cJSON_IsNumber(v) && v->valuedouble == 0) return 0;
+    return 1;
+}
+
+int space_hf_unread(const cJSON *obj, const char *file, char *buf, size_t cap)
+{
+    size_t n = 0;
+    int count = 0;
+    if (cap) buf[0] = '\0';
+    if (!cJSON_IsObject(obj)) return 0;
+    const cJSON *scopes[2] = {cJSON_GetObjectItemCaseSensitive(obj,
+                                                               "text_config"),
+                              obj};
+    const char *paths[2] = {"$.text_config", "$"};
+#define ADD(...)                                                              \
+    do {                                                                      \
+        if (n < cap) n += (size_t)snprintf(buf + n, cap - n, __VA_ARGS__);  \
+        count++;                                                              \
+    } while (0)
+    /* the model_type: one trainplan knows, else the generic defaults */
+    for (int s = 0; s < 2; s++) {
+        const cJSON *t = cJSON_IsObject(scopes[s])
+                             ? cJSON_GetObjectItemCaseSensitive(scopes[s],
+                                                                "model_type")
+                             : NULL;
+        if (!cJSON_IsString(t)) continue;
+        if (hf_type_find(t->valuestring) == &hf_generic)
+            ADD("%s%s: %s.model_type \"%.60s\" is not one trainplan knows: "
+                "read with PretrainedConfig's defaults (tied embeddings, "
+                "RoPE, no biases; a gated FFN only with silu)",
+                count ? "\n" : "", file, paths[s], t->valuestring);
+        break;
+    }
+    for (size_t i = 0; i < sizeof hf_unread / sizeof hf_unread[0]; i++)
+        for (int s = 0; s < 2; s++) {
+            if (!cJSON_IsObject(scopes[s])) continue;
+            const cJSON *v =
+                cJSON_GetObjectItemCaseSensitive(scopes[s], hf_unread[i].key);
+            if (!hf_counts(v)) continue;
+            if (strcmp(hf_unread[i].key, "sliding_window") == 0
+                && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(
+                       scopes[s], "use_sliding_window")))
+                continue;
+            char val[64], what[256];
+            tp_json_describe(v, val, sizeof val);
+            snprintf(what, sizeof what, hf_unread[i].what, val);
+            ADD("%s%s: %s.%s: %s", count ? "\n" : "", file, paths[s],
+                hf_unread[i].key, what);
+            break;
+        }
+#undef ADD
+    return count;
 }

@@ -200,6 +200,14 @@ int space_model_from_hf_file(const char *path, space_model *out, tp_err *e);
 int space_model_from_hf_json(const cJSON *obj, const char *file,
                              const char *path, space_model *out, tp_err *e);
 
+/* What the config.json obj says about the architecture that a space_model
+ * cannot hold, one line each naming the file, the JSON path, the value and
+ * what the estimate assumes instead: an unknown model_type, sliding-window
+ * or local/global attention, MLA's low-rank projections, logit
+ * soft-capping, multi-token prediction. Written into buf[cap] ('\n'
+ * between lines; cut at cap); returns how many there are. Reads obj only. */
+int space_hf_unread(const cJSON *obj, const char *file, char *buf, size_t cap);
+
 /* Resolves NAME_OR_PATH: a preset name, else a path to a config.json
  * (anything containing '/' or ending in ".json" is taken as a path). */
 int space_model_resolve(const char *name_or_path, space_model *out, tp_err *e);

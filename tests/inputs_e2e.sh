@@ -154,5 +154,15 @@ printf '{"index":0,"count":1e999,"id":"c0e685f49c3b9cc9","status":"ok"}\n' >"$S/
 run 65 "$TP" diff "$S/inf.jsonl" "$S/inf.jsonl"
 has "$ERR" "not a sweep record" "diff: an infinite count is not a record"
 
+# --- what a config.json says that trainplan does not model (issue 19) ----
+run 0 "$TP" model show "$FIX/hf/gemma-3-1b.json"
+has "$ERR" "warning: $FIX/hf/gemma-3-1b.json: \$.sliding_window: sliding-window attention (window 512)" "warning: sliding window"
+has "$OUT" "geglu" "gemma 3: GeGLU"
+run 65 "$TP" model show --strict "$FIX/hf/gemma-3-1b.json"
+has "$ERR" "--strict: 2 things trainplan does not model" "strict: gemma 3"
+run 65 "$TP" estimate -m "$FIX/hf/mistral-7b.json" --system eos -g 8 -s 2048 -B 64 --strict
+has "$ERR" "--strict: 1 thing trainplan does not model" "strict: estimate"
+run 0 "$TP" model show --strict "$FIX/hf/llama3-8b.json"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
