@@ -1,6 +1,7 @@
 /*
  * fuzz_nemo_overrides.c - fuzz target of the NeMo job reader (cli_read_nemo, what `estimate --nemo-overrides` and `search --nemo-overrides` run on Megatron-Bridge overrides or NeMo 1 YAML keys). A job that reads must give a
- * model that validates and a whole layout.
+ * model that validates (a batch or sequence the job leaves to its recipe
+ * or defaults may stay unset: estimate then asks for it).
  */
 #include "fuzz.h"
 #include "launch.h"
@@ -27,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         tp_err v = {0};
         fuzz_check(space_model_validate(&m, "job", &v) == TP_OK);
-        fuzz_check(o.seq_length >= 1 && o.gbs >= 1);
+        fuzz_check(o.seq_length >= 0 && o.gbs >= 0);
     }
     free(text);
     return 0;

@@ -1,6 +1,7 @@
 /*
  * fuzz_torchtitan_config.c - fuzz target of the torchtitan job reader (cli_read_torchtitan, what `estimate --torchtitan-config` and `search --torchtitan-config` run on a Python config of torchtitan main or a v0.2 TOML). A job that reads must give a
- * model that validates and a whole layout.
+ * model that validates (a batch or sequence the job leaves to its recipe
+ * or defaults may stay unset: estimate then asks for it).
  */
 #include "fuzz.h"
 #include "launch.h"
@@ -27,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         tp_err v = {0};
         fuzz_check(space_model_validate(&m, "job", &v) == TP_OK);
-        fuzz_check(o.seq_length >= 1 && o.gbs >= 1);
+        fuzz_check(o.seq_length >= 0 && o.gbs >= 0);
     }
     free(text);
     return 0;
