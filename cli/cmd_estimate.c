@@ -36,10 +36,7 @@ int cli_model(const cli_opts *o, space_model *m, tp_err *e)
 
 int cli_model_unread(const char *name_or_path, int strict, tp_err *e)
 {
-    size_t n = name_or_path ? strlen(name_or_path) : 0;
-    if (!n || !(strchr(name_or_path, '/')
-                || (n >= 5 && tp_streq_ci(name_or_path + n - 5, ".json"))))
-        return TP_OK;
+    if (!name_or_path || !space_model_is_path(name_or_path)) return TP_OK;
     cJSON *root = NULL;
     tp_err le = {0};
     if (tp_json_load(name_or_path, &root, &le)) return TP_OK;
@@ -441,12 +438,12 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     /* A job file (--megatron-args, ...) sets what the options would. */
     cli_opts job = *o_cmd;
     const cli_opts *o = &job;
-    space_model m;
+    space_model m, jm;
     int rc;
     if (o_cmd->job_file) {
-        rc = cli_read_job(&job, &m, e);
+        rc = cli_read_job(&job, &jm, e);
         if (rc) return rc;
-        job.model_given = &m;
+        job.model_given = &jm;
     } else if (!o->model) {
         return tp_errf(e, TP_EUSAGE,
                        "estimate needs --model (or a job file: "

@@ -109,12 +109,6 @@ static uint64_t measured_digest(digest_cache *c, uint64_t h,
     return h;
 }
 
-static int is_model_file(const char *model)
-{
-    size_t n = strlen(model);
-    return strchr(model, '/') || (n > 5 && !strcmp(model + n - 5, ".json"));
-}
-
 /* The inputs of a set-up search: the model and every hwdb file read.
  * File names only (no directories), so records compare across machines. */
 static cJSON *inputs_json(const cli_opts *so, const cli_search *cs,
@@ -123,7 +117,7 @@ static cJSON *inputs_json(const cli_opts *so, const cli_search *cs,
     cJSON *in = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(in, "model");
     cJSON_AddStringToObject(m, "name", cs->m.name);
-    if (is_model_file(so->model)) {
+    if (space_model_is_path(so->model)) {
         cJSON_AddStringToObject(m, "file", tp_basename(so->model));
         add_hex(m, "fnv1a64", file_digest(c, so->model));
     }

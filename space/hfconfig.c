@@ -681,11 +681,16 @@ int space_model_from_hf_file(const char *path, space_model *out, tp_err *e)
     return rc;
 }
 
-int space_model_resolve(const char *name_or_path, space_model *out, tp_err *e)
+int space_model_is_path(const char *name_or_path)
 {
     size_t n = strlen(name_or_path);
-    if (strchr(name_or_path, '/')
-        || (n >= 5 && tp_streq_ci(name_or_path + n - 5, ".json")))
+    return strchr(name_or_path, '/')
+           || (n >= 5 && tp_streq_ci(name_or_path + n - 5, ".json"));
+}
+
+int space_model_resolve(const char *name_or_path, space_model *out, tp_err *e)
+{
+    if (space_model_is_path(name_or_path))
         return space_model_from_hf_file(name_or_path, out, e);
     const space_model *p = space_preset_find(name_or_path, e);
     if (!p) return TP_EDATA;

@@ -208,6 +208,10 @@ int space_model_from_hf_json(const cJSON *obj, const char *file,
  * between lines; cut at cap); returns how many there are. Reads obj only. */
 int space_hf_unread(const cJSON *obj, const char *file, char *buf, size_t cap);
 
+/* Whether a --model argument names a config.json rather than a preset:
+ * it contains '/' or ends in ".json" (any case). */
+int space_model_is_path(const char *name_or_path);
+
 /* Resolves NAME_OR_PATH: a preset name, else a path to a config.json
  * (anything containing '/' or ending in ".json" is taken as a path). */
 int space_model_resolve(const char *name_or_path, space_model *out, tp_err *e);
