@@ -190,3 +190,19 @@ double space_recompute_layers(const space_model *m, const space_layout *l,
     double n = (double)l->recompute_layers, chunk = layers / v;
     return v * (n < chunk ? n : chunk);
 }
+
+const char *const space_moe_dispatcher_names[SPACE_MOE_DISPATCHER_COUNT] = {
+    [SPACE_MOE_ALLTOALL] = "alltoall",
+    [SPACE_MOE_ALLGATHER] = "allgather",
+    [SPACE_MOE_FLEX] = "flex",
+};
+
+int64_t space_layout_ep(const space_layout *l)
+{
+    return l->ep > 1 ? l->ep : 1;
+}
+
+int64_t space_layout_etp(const space_layout *l)
+{
+    return l->etp > 0 ? l->etp : l->tp;
+}

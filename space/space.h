@@ -89,6 +89,48 @@ typedef struct space_model {
     int64_t shared_ffn_hidden;  /* inner size of one shared expert */
     int64_t first_dense_layers; /* leading layers with a dense FFN */
     int64_t moe_layer_freq;     /* every n-th layer (after the dense ones) is MoE; 1 = all */
+    int router_sigmoid;         /* router scores by sigmoid (DeepSeek-V3,
+                                   Megatron-Core --moe-router-score-function
+                                   sigmoid); 0: softmax */
+    int router_bias;            /* router GEMM has a bias (gpt-oss) */
+    int64_t router_groups;      /* group-limited routing: experts in this many
+                                   groups (DeepSeek n_group); 0: none */
+    int64_t router_topk_groups; /* of which each token may use this many
+                                   (DeepSeek topk_group) */
+    double capacity_factor;     /* tokens an expert takes, over its fair
+                                   share; 0: dropless (no capacity) */
+    int shared_expert_gate;     /* a sigmoid gate (hidden x 1) on the shared
+                                   experts' output (Qwen2-MoE) */
+    /* Multi-head latent attention (DeepSeek-V2/V3). kv_lora_rank == 0
+     * means ordinary (MHA/GQA/MQA) attention, and the four head sizes
+     * below are unused. With MLA, heads are query heads and kv_heads =
+     * heads (each head gets its own K and V from the latent). */
+    int64_t q_lora_rank;        /* query down-projection rank; 0: a full
+                                   hidden x heads*(nope+rope) query GEMM */
+    int64_t kv_lora_rank;       /* compressed KV latent size */
+    int64_t qk_nope_head_dim;   /* per-head query/key size without RoPE */
+    int64_t qk_rope_head_dim;   /* per-head decoupled RoPE size (the key's
+                                   rope part is shared by all heads) */
+    int64_t v_head_dim;         /* per-head value size */
+    int qk_norm;                /* RMSNorm on each head's Q and K (Qwen3,
+                                   OLMo 2 (whole-projection norm), Gemma 3) */
+    /* Sliding-window (local) attention. window == 0: every layer attends
+     * to the whole causal context. Otherwise a layer is local (attends to
+     * at most `window` previous tokens) unless it is global: layer i
+     * (0-based) is global when global_every > 0 and (i + 1) %
+     * global_every == 0 (Gemma 2: 2, Gemma 3: 6, gpt-oss: 2; Mistral 7B
+     * v0.1: 0, every layer local). */
+    int64_t window;
+    int64_t global_every;
+    int attn_sinks;             /* a learned sink logit per head (gpt-oss):
+                                   heads parameters a layer */
+    double attn_softcap;        /* tanh soft-capping of attention logits
+                                   (Gemma 2); 0: none */
+    double final_softcap;       /* of the LM head's logits; 0: none */
+    int64_t mtp_layers;         /* DeepSeek-V3 multi-token prediction
+                                   modules (each: 2 norms, a 2h x h
+                                   projection and one transformer layer,
+                                   sharing embedding and head); 0: none */
 } space_model;
 
 /* Parameter counts, exact, in parameters (not bytes). */
@@ -420,7 +462,35 @@ typedef struct space_layout {
     int framework;     /* space_framework that runs it; with eager, its
                           software stack (space_layout_stack); 0:
                           Megatron-Core */
+    /* Mixture of experts (Megatron-Core's MoE parallel folding, arXiv
+     * 2504.14960): the expert layers run on their own grid of the same
+     * tp x cp x dp ranks of a stage, etp x ep x edp, with edp = tp x cp
+     * x dp / (etp x ep) the experts' data parallelism. */
+    int64_t ep;        /* expert-parallel size; 0 counts as 1 */
+    int64_t etp;       /* expert tensor-parallel size; 0: tp (Megatron's
+                          default when --expert-tensor-parallel-size is
+                          not given) */
+    int moe_dispatcher; /* space_moe_dispatcher; 0: all-to-all */
+    double moe_imbalance; /* tokens the busiest expert receives over the
+                          mean (>= 1); 0: the default
+                          (SPACE_MOE_IMBALANCE_DEFAULT) */
 } space_layout;
+
+/* How tokens reach their experts (Megatron-Core
+ * --moe-token-dispatcher-type). */
+typedef enum space_moe_dispatcher {
+    SPACE_MOE_ALLTOALL,  /* all-to-all over the EP group */
+    SPACE_MOE_ALLGATHER, /* all-gather of every EP rank's tokens, each
+                            keeping its experts' share; reduce-scatter
+                            back */
+    SPACE_MOE_FLEX,      /* DeepEP's fused dispatch and combine */
+    SPACE_MOE_DISPATCHER_COUNT
+} space_moe_dispatcher;
+extern const char *const space_moe_dispatcher_names[SPACE_MOE_DISPATCHER_COUNT];
+
+/* Effective ep and etp of a layout (0 read as 1 and as tp). */
+int64_t space_layout_ep(const space_layout *l);
+int64_t space_layout_etp(const space_layout *l);
 
 /* Bytes per gradient element l accumulates and reduces: l->grad_bytes,
  * or where 0, Megatron-LM's default for l->dtype: 2 with fp16 (fp32
