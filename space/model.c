@@ -20,6 +20,7 @@
  */
 #include "space.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -253,6 +254,16 @@ static const field_limit int64_limits[] = {
     LIMIT(shared_ffn_hidden, 0, INT64_C(1) << 22),
     LIMIT(first_dense_layers, 0, 100000),
     LIMIT(moe_layer_freq, 0, 100000),
+    LIMIT(router_groups, 0, 65536),
+    LIMIT(router_topk_groups, 0, 65536),
+    LIMIT(q_lora_rank, 0, INT64_C(1) << 20),
+    LIMIT(kv_lora_rank, 0, INT64_C(1) << 20),
+    LIMIT(qk_nope_head_dim, 0, 65536),
+    LIMIT(qk_rope_head_dim, 0, 65536),
+    LIMIT(v_head_dim, 0, 65536),
+    LIMIT(window, 0, INT64_C(1) << 26),
+    LIMIT(global_every, 0, 100000),
+    LIMIT(mtp_layers, 0, 1000),
 };
 #undef LIMIT
 
@@ -278,7 +289,35 @@ static const int_field int_fields[] = {
     INTF(mlp_bias, 2),
     INTF(parallel_attn_mlp, 2),
     INTF(embed_norm, 2),
+    INTF(router_sigmoid, 2),
+    INTF(router_bias, 2),
+    INTF(shared_expert_gate, 2),
+    INTF(qk_norm, 3),
+    INTF(window_chunked, 2),
+    INTF(attn_sinks, 2),
+    INTF(post_norms, 2),
 };
+
+/* Real-valued fields: [lo, hi], NaN refused. */
+typedef struct real_field {
+    const char *name;
+    size_t offset;
+    double lo, hi;
+} real_field;
+
+#define REALF(member, lo, hi) {#member, offsetof(space_model, member), lo, hi}
+
+static const real_field real_fields[] = {
+    REALF(attn_dropout, 0.0, 1.0),
+    REALF(hidden_dropout, 0.0, 1.0),
+    /* 0: dropless; Megatron-Core's --moe-expert-capacity-factor is a
+     * positive float, 1.0 to 2.0 in practice */
+    REALF(capacity_factor, 0.0, 1000.0),
+    /* Gemma 2: 50 (attention), 30 (final) */
+    REALF(attn_softcap, 0.0, 1e6),
+    REALF(final_softcap, 0.0, 1e6),
+};
+#undef REALF
 #undef INTF
 
 int space_model_field_range(const char *field, int64_t *lo, int64_t *hi)
@@ -342,6 +381,24 @@ static int64_t moe_layer_count(const space_model *m)
     return (m->num_layers - first - 1) / freq + 1;
 }
 
+/* Whether layer i (0-based; i >= num_layers for the MTP modules, which
+ * continue the numbering as DeepSeek-V3's layer 61 does) has an MoE FFN. */
+static int layer_is_moe(const space_model *m, int64_t i)
+{
+    if (m->num_experts <= 0) return 0;
+    int64_t freq = m->moe_layer_freq > 0 ? m->moe_layer_freq : 1;
+    int64_t first = m->first_dense_layers > 0 ? m->first_dense_layers : 0;
+    return i >= first && (i - first) % freq == 0;
+}
+
+/* Layers that attend globally: all of them without a window, else every
+ * global_every-th (layer i global when (i + 1) % global_every == 0). */
+static int64_t global_layer_count(const space_model *m)
+{
+    if (m->window <= 0) return m->num_layers;
+    return m->global_every > 0 ? m->num_layers / m->global_every : 0;
+}
+
 /* One FFN of inner size f: gemms weight matrices of hidden x f, plus the
  * biases (one per up/gate projection of size f, and hidden on the down
  * projection). */
@@ -373,16 +430,51 @@ void space_model_params(const space_model *m, int64_t pad_multiple,
      * (word_embeddings_layernorm, 2h; BigScience, arXiv:2211.05100,
      * Section 3.2.2 "Embedding LayerNorm"). */
     out->embed_norm = m->embed_norm ? norm : 0;
-    out->attn_per_layer = h * q + 2 * h * kv + q * h;
-    if (m->qkv_bias) out->attn_per_layer += q + 2 * kv;
-    if (m->out_bias) out->attn_per_layer += h;
-    out->norms_per_layer = 2 * norm;
+    /* A norm over n features: weight, and bias for LayerNorm. */
+    int64_t per_feature = m->norm == SPACE_NORM_LAYERNORM ? 2 : 1;
+    if (m->kv_lora_rank > 0) {
+        /* Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434,
+         * Section 2.1.2, eqs. 9-14 and the decoupled RoPE of 2.1.3; HF
+         * modeling_deepseek.py DeepseekV2Attention): q_a_proj h x
+         * q_lora_rank, its norm, q_b_proj q_lora_rank x heads (nope +
+         * rope) (or one q_proj h x heads (nope + rope) without q_lora);
+         * kv_a_proj_with_mqa h x (kv_lora_rank + rope), its norm,
+         * kv_b_proj kv_lora_rank x heads (nope + v); o_proj heads v x h. */
+        int64_t qk = m->qk_nope_head_dim + m->qk_rope_head_dim;
+        int64_t a = m->q_lora_rank > 0
+                        ? h * m->q_lora_rank + per_feature * m->q_lora_rank
+                              + m->q_lora_rank * m->heads * qk
+                        : h * m->heads * qk;
+        a += h * (m->kv_lora_rank + m->qk_rope_head_dim)
+             + per_feature * m->kv_lora_rank
+             + m->kv_lora_rank * m->heads
+                   * (m->qk_nope_head_dim + m->v_head_dim)
+             + m->heads * m->v_head_dim * h;
+        if (m->out_bias) a += h;
+        out->attn_per_layer = a;
+    } else {
+        out->attn_per_layer = h * q + 2 * h * kv + q * h;
+        if (m->qkv_bias) out->attn_per_layer += q + 2 * kv;
+        if (m->out_bias) out->attn_per_layer += h;
+        /* QK norms: Qwen3's q_norm/k_norm of head_dim (modeling_qwen3.py),
+         * OLMo 2's over the whole projections (modeling_olmo2.py). */
+        if (m->qk_norm == 1) out->attn_per_layer += per_feature * 2 * hd;
+        if (m->qk_norm == 2) out->attn_per_layer += per_feature * (q + kv);
+    }
+    /* gpt-oss: one learned sink logit per head (modeling_gpt_oss.py,
+     * GptOssAttention.sinks). */
+    if (m->attn_sinks) out->attn_per_layer += m->heads;
+    out->norms_per_layer = (m->post_norms ? 4 : 2) * norm;
     out->dense_mlp_per_layer = ffn_params(m, m->ffn_hidden);
     if (m->num_experts > 0)
         out->moe_mlp_per_layer =
             m->num_experts * ffn_params(m, m->expert_ffn_hidden)
             + m->shared_experts * ffn_params(m, m->shared_ffn_hidden)
-            + h * m->num_experts; /* router: hidden x experts, no bias */
+            /* router hidden x experts, and a bias of experts: gpt-oss's
+             * on the GEMM, DeepSeek-V3's e_score_correction_bias */
+            + h * m->num_experts + (m->router_bias ? m->num_experts : 0)
+            /* Qwen2-MoE's shared_expert_gate, hidden x 1 */
+            + (m->shared_expert_gate ? h : 0);
     out->moe_layers = moe_layer_count(m);
     out->dense_layers = m->num_layers - out->moe_layers;
 
@@ -402,6 +494,24 @@ void space_model_params(const space_model *m, int64_t pad_multiple,
     int64_t idle = m->num_experts > m->top_k ? m->num_experts - m->top_k : 0;
     out->active = out->total
                   - out->moe_layers * idle * ffn_params(m, m->expert_ffn_hidden);
+
+    /* MTP modules (DeepSeek-V3, arXiv:2412.19437, Section 2.2; Megatron-
+     * Core multi_token_prediction.py): each has enorm and hnorm on its
+     * two inputs, eh_proj 2h x h, one transformer layer (of the kind the
+     * next layer index would have) and its own final norm; the embedding
+     * and the head are the main model's. DeepSeek counts the 671B without
+     * them; the checkpoint stores them with a copy of embedding and head
+     * (its README_WEIGHTS.md: 11.5B unique MTP parameters beside the
+     * shared 0.9B embedding and 0.9B head). */
+    out->checkpoint = out->total;
+    for (int64_t k = 0; k < m->mtp_layers; k++) {
+        int64_t layer = common + (layer_is_moe(m, m->num_layers + k)
+                                      ? out->moe_mlp_per_layer
+                                      : out->dense_mlp_per_layer);
+        out->mtp += 3 * norm + 2 * h * h + layer;
+        out->checkpoint += out->embedding + out->lm_head;
+    }
+    out->checkpoint += out->mtp;
 }
 
 /*
@@ -421,19 +531,61 @@ void space_model_params(const space_model *m, int64_t pad_multiple,
  * recomputation (Korthikanti et al.) adds the attention core only.
  * PaLM's 6N + 12 L H Q T is the same non-causal count with N = the
  * non-embedding GEMM parameters.
+ * MLA replaces the projections by 2 (h r_q + r_q n (d_nope + d_rope) +
+ * h (r_kv + d_rope) + r_kv n (d_nope + d_v) + n d_v h) (r_q = 0: 2 h n
+ * (d_nope + d_rope) for the query) and the core by 2 s_k n (d_nope +
+ * d_rope) + 2 s_k n d_v. Local layers take s_k from keys_seen.
  */
+/* Mean keys a query sees, over the s queries of a sequence, in a layer
+ * whose attention is limited to w tokens (w <= 0: unlimited). Causal,
+ * sliding: query i sees min(w, i + 1); chunked: i mod w + 1. Non-causal
+ * (the Megatron/PaLM convention of counting the whole square): min(w, s),
+ * or the query's whole chunk. */
+static double keys_seen(double s, double w, int causal, int chunked)
+{
+    if (w <= 0 || w >= s) return causal ? (s + 1.0) / 2.0 : s;
+    if (chunked) {
+        double n = floor(s / w), r = s - n * w; /* full chunks, remainder */
+        double sum = causal ? n * w * (w + 1.0) / 2.0 + r * (r + 1.0) / 2.0
+                            : n * w * w + r * r;
+        return sum / s;
+    }
+    if (!causal) return w;
+    return (w * (w + 1.0) / 2.0 + (s - w) * w) / s;
+}
+
 void space_flops_per_token(const space_model *m, int64_t seq, int causal,
                            space_recompute rc, space_flops *out)
 {
     memset(out, 0, sizeof *out);
     if (seq < 1) seq = 1; /* a token always sees itself */
     double h = (double)m->hidden, hd = (double)eff_head_dim(m);
-    double q = (double)m->heads * hd, kv = (double)m->kv_heads * hd;
+    double heads = (double)m->heads;
+    double q = heads * hd, kv = (double)m->kv_heads * hd;
     double gemms = space_act_ffn_gemms(m->act);
-    double s_k = causal ? ((double)seq + 1.0) / 2.0 : (double)seq;
 
-    double proj = 2.0 * (h * q + 2.0 * h * kv + q * h);
-    double core = 2.0 * 2.0 * s_k * hd * (double)m->heads;
+    /* Projections and the per-key cost of the core (QK^T and AV, 2 FLOPs
+     * a multiply-add, per key seen). */
+    double proj, core_per_key;
+    if (m->kv_lora_rank > 0) {
+        double nope = (double)m->qk_nope_head_dim;
+        double rope = (double)m->qk_rope_head_dim;
+        double v = (double)m->v_head_dim, ql = (double)m->q_lora_rank;
+        double kvl = (double)m->kv_lora_rank;
+        proj = 2.0 * ((ql > 0 ? h * ql + ql * heads * (nope + rope)
+                              : h * heads * (nope + rope))
+                      + h * (kvl + rope) + kvl * heads * (nope + v)
+                      + heads * v * h);
+        core_per_key = 2.0 * heads * (nope + rope) + 2.0 * heads * v;
+    } else {
+        proj = 2.0 * (h * q + 2.0 * h * kv + q * h);
+        core_per_key = 2.0 * 2.0 * hd * heads;
+    }
+    double s = (double)seq;
+    double core_global = core_per_key * keys_seen(s, 0, causal, 0);
+    double core_local = core_per_key
+                        * keys_seen(s, (double)m->window, causal,
+                                    m->window_chunked);
     double dense_ffn = 2.0 * gemms * h * (double)m->ffn_hidden;
     double moe_ffn = 0.0;
     if (m->num_experts > 0)
@@ -441,19 +593,41 @@ void space_flops_per_token(const space_model *m, int64_t seq, int causal,
                       * ((double)m->top_k * (double)m->expert_ffn_hidden
                          + (double)m->shared_experts
                                * (double)m->shared_ffn_hidden)
-                  + 2.0 * h * (double)m->num_experts;
+                  + 2.0 * h * (double)m->num_experts
+                  + (m->shared_expert_gate ? 2.0 * h : 0.0);
 
     double n_moe = (double)moe_layer_count(m);
     double n_dense = (double)m->num_layers - n_moe;
-    double layers = n_dense * (proj + core + dense_ffn)
-                    + n_moe * (proj + core + moe_ffn);
+    double n_global = (double)global_layer_count(m);
+    double n_local = (double)m->num_layers - n_global;
+    double layers;
+    if (n_local > 0) {
+        out->attn_fwd = n_global * core_global + n_local * core_local;
+        layers = (double)m->num_layers * proj + out->attn_fwd
+                 + n_dense * dense_ffn + n_moe * moe_ffn;
+    } else { /* summed as before windows were modelled: same bits */
+        out->attn_fwd = (double)m->num_layers * core_global;
+        layers = n_dense * (proj + core_global + dense_ffn)
+                 + n_moe * (proj + core_global + moe_ffn);
+    }
 
-    out->attn_fwd = (double)m->num_layers * core;
+    /* MTP: module k is layer num_layers + k, global or local and dense or
+     * MoE by the same rules; eh_proj 2h x h; the shared head once more. */
+    double mtp_layers = 0.0;
+    for (int64_t k = 0; k < m->mtp_layers; k++) {
+        int64_t i = m->num_layers + k;
+        int global = m->window <= 0
+                     || (m->global_every > 0 && (i + 1) % m->global_every == 0);
+        mtp_layers += 2.0 * 2.0 * h * h + proj
+                      + (global ? core_global : core_local)
+                      + (layer_is_moe(m, i) ? moe_ffn : dense_ffn);
+    }
     out->lm_head_fwd = 2.0 * h * (double)m->vocab;
-    out->fwd = layers + out->lm_head_fwd;
+    out->mtp_fwd = mtp_layers + (double)m->mtp_layers * out->lm_head_fwd;
+    out->fwd = layers + out->lm_head_fwd + out->mtp_fwd;
     out->bwd = 2.0 * out->fwd;
     if (rc == SPACE_RECOMPUTE_FULL)
-        out->recompute = layers;
+        out->recompute = layers + mtp_layers;
     else if (rc == SPACE_RECOMPUTE_SELECTIVE)
         out->recompute = out->attn_fwd;
     out->total = out->fwd + out->bwd + out->recompute;
@@ -465,13 +639,82 @@ static double approx_params(const space_model *m)
     double h = (double)m->hidden, hd = (double)eff_head_dim(m);
     double gemms = space_act_ffn_gemms(m->act);
     double attn = 2.0 * h * hd * ((double)m->heads + (double)m->kv_heads);
+    if (m->kv_lora_rank > 0) {
+        double n = (double)m->heads, ql = (double)m->q_lora_rank;
+        double kvl = (double)m->kv_lora_rank;
+        double qk = (double)m->qk_nope_head_dim + (double)m->qk_rope_head_dim;
+        attn = (ql > 0 ? (h + n * qk) * ql : h * n * qk)
+               + h * (kvl + (double)m->qk_rope_head_dim)
+               + kvl * n * ((double)m->qk_nope_head_dim
+                            + (double)m->v_head_dim)
+               + n * (double)m->v_head_dim * h;
+    }
     double ffn = gemms * h * (double)m->ffn_hidden;
     if (m->num_experts > 0)
         ffn += gemms * h
                * ((double)m->num_experts * (double)m->expert_ffn_hidden
                   + (double)m->shared_experts * (double)m->shared_ffn_hidden);
-    return (double)m->num_layers * (attn + ffn)
+    return ((double)m->num_layers + (double)m->mtp_layers) * (attn + ffn)
            + 2.0 * h * ((double)m->vocab + (double)m->max_position);
+}
+
+/* MLA's sizes go together; a window's pattern needs a window. */
+static int validate_mla_window(const space_model *m, const char *where,
+                               tp_err *e)
+{
+    if (m->kv_lora_rank > 0) {
+        if (m->qk_nope_head_dim + m->qk_rope_head_dim < 1 || m->v_head_dim < 1)
+            return tp_errf(e, TP_EDATA,
+                           "%s: MLA (kv_lora_rank = %lld) with "
+                           "qk_nope_head_dim = %lld, qk_rope_head_dim = %lld, "
+                           "v_head_dim = %lld; expected a query/key head of "
+                           "at least 1 and v_head_dim in [1, 65536]",
+                           where, (long long)m->kv_lora_rank,
+                           (long long)m->qk_nope_head_dim,
+                           (long long)m->qk_rope_head_dim,
+                           (long long)m->v_head_dim);
+        if (m->kv_heads != m->heads)
+            return tp_errf(e, TP_EDATA,
+                           "%s: kv_heads = %lld with MLA (kv_lora_rank = "
+                           "%lld), expected heads = %lld (every head has its "
+                           "own K and V from the latent)",
+                           where, (long long)m->kv_heads,
+                           (long long)m->kv_lora_rank, (long long)m->heads);
+        if (m->qk_norm || m->qkv_bias)
+            return tp_errf(e, TP_EDATA,
+                           "%s: %s = 1 with MLA (kv_lora_rank = %lld), "
+                           "expected 0 (MLA has its own latent norms and no "
+                           "Q/K/V biases)",
+                           where, m->qk_norm ? "qk_norm" : "qkv_bias",
+                           (long long)m->kv_lora_rank);
+    } else {
+        static const struct {
+            const char *name;
+            size_t offset;
+        } mla_only[] = {
+            {"q_lora_rank", offsetof(space_model, q_lora_rank)},
+            {"qk_nope_head_dim", offsetof(space_model, qk_nope_head_dim)},
+            {"qk_rope_head_dim", offsetof(space_model, qk_rope_head_dim)},
+            {"v_head_dim", offsetof(space_model, v_head_dim)},
+        };
+        for (size_t i = 0; i < sizeof mla_only / sizeof mla_only[0]; i++) {
+            int64_t v = field_i64(m, mla_only[i].offset);
+            if (v != 0)
+                return tp_errf(e, TP_EDATA,
+                               "%s: %s = %lld without MLA (kv_lora_rank = "
+                               "0), expected 0, or kv_lora_rank > 0",
+                               where, mla_only[i].name, (long long)v);
+        }
+    }
+    if (m->window == 0 && (m->global_every != 0 || m->window_chunked))
+        return tp_errf(e, TP_EDATA,
+                       "%s: %s = %lld without a window (window = 0), "
+                       "expected 0, or window > 0",
+                       where,
+                       m->global_every ? "global_every" : "window_chunked",
+                       (long long)(m->global_every ? m->global_every
+                                                   : m->window_chunked));
+    return TP_OK;
 }
 
 int space_model_validate(const space_model *m, const char *where, tp_err *e)
@@ -496,6 +739,16 @@ int space_model_validate(const space_model *m, const char *where, tp_err *e)
                            f->name, v, f->count - 1);
     }
 
+    for (size_t i = 0; i < sizeof real_fields / sizeof real_fields[0]; i++) {
+        const real_field *f = &real_fields[i];
+        double v;
+        memcpy(&v, (const char *)m + f->offset, sizeof v);
+        if (!(v >= f->lo && v <= f->hi)) /* NaN fails both */
+            return tp_errf(e, TP_EDATA,
+                           "%s: %s = %g, expected a number in [%g, %g]", where,
+                           f->name, v, f->lo, f->hi);
+    }
+
     if (m->head_dim == 0 && m->hidden % m->heads != 0)
         return tp_errf(e, TP_EDATA,
                        "%s: hidden = %lld is not divisible by heads = %lld, "
@@ -507,6 +760,9 @@ int space_model_validate(const space_model *m, const char *where, tp_err *e)
                        "%s: kv_heads = %lld does not divide heads = %lld, "
                        "expected a divisor (heads for MHA, 1 for MQA)",
                        where, (long long)m->kv_heads, (long long)m->heads);
+
+    int rc = validate_mla_window(m, where, e);
+    if (rc) return rc;
 
     if (m->num_experts > 0) {
         if (m->top_k < 1 || m->top_k > m->num_experts)
@@ -538,6 +794,40 @@ int space_model_validate(const space_model *m, const char *where, tp_err *e)
                            "with shared_experts = %lld",
                            where, (long long)m->shared_ffn_hidden,
                            (long long)m->shared_experts);
+        if (m->shared_expert_gate && m->shared_experts < 1)
+            return tp_errf(e, TP_EDATA,
+                           "%s: shared_expert_gate = 1 without shared experts "
+                           "(shared_experts = 0), expected 0",
+                           where);
+        /* Group-limited routing (DeepSeek-V2 Section 2.2.2 "device-limited
+         * routing", V3's node-limited n_group / topk_group): the experts
+         * split evenly into groups, a token's top_k from topk_groups of
+         * them. */
+        if (m->router_groups > 0) {
+            if (m->num_experts % m->router_groups != 0)
+                return tp_errf(e, TP_EDATA,
+                               "%s: router_groups = %lld does not divide "
+                               "num_experts = %lld, expected a divisor",
+                               where, (long long)m->router_groups,
+                               (long long)m->num_experts);
+            int64_t per = m->num_experts / m->router_groups;
+            if (m->router_topk_groups < 1
+                || m->router_topk_groups > m->router_groups
+                || m->router_topk_groups * per < m->top_k)
+                return tp_errf(e, TP_EDATA,
+                               "%s: router_topk_groups = %lld, expected an "
+                               "integer in [%lld, %lld] (groups of %lld "
+                               "experts holding top_k = %lld)",
+                               where, (long long)m->router_topk_groups,
+                               (long long)((m->top_k + per - 1) / per),
+                               (long long)m->router_groups, (long long)per,
+                               (long long)m->top_k);
+        } else if (m->router_topk_groups != 0) {
+            return tp_errf(e, TP_EDATA,
+                           "%s: router_topk_groups = %lld without "
+                           "router_groups, expected 0",
+                           where, (long long)m->router_topk_groups);
+        }
     } else {
         /* MoE fields on a dense model mean the caller forgot num_experts. */
         static const struct {
@@ -549,6 +839,8 @@ int space_model_validate(const space_model *m, const char *where, tp_err *e)
             {"shared_experts", offsetof(space_model, shared_experts)},
             {"shared_ffn_hidden", offsetof(space_model, shared_ffn_hidden)},
             {"first_dense_layers", offsetof(space_model, first_dense_layers)},
+            {"router_groups", offsetof(space_model, router_groups)},
+            {"router_topk_groups", offsetof(space_model, router_topk_groups)},
         };
         for (size_t i = 0; i < sizeof moe_only / sizeof moe_only[0]; i++) {
             int64_t v = field_i64(m, moe_only[i].offset);
@@ -558,6 +850,28 @@ int space_model_validate(const space_model *m, const char *where, tp_err *e)
                                "0), expected 0, or num_experts > 0",
                                where, moe_only[i].name, (long long)v);
         }
+        static const struct {
+            const char *name;
+            size_t offset;
+        } moe_only_int[] = {
+            {"router_sigmoid", offsetof(space_model, router_sigmoid)},
+            {"router_bias", offsetof(space_model, router_bias)},
+            {"shared_expert_gate", offsetof(space_model, shared_expert_gate)},
+        };
+        for (size_t i = 0; i < sizeof moe_only_int / sizeof moe_only_int[0];
+             i++) {
+            int v = field_int(m, moe_only_int[i].offset);
+            if (v != 0)
+                return tp_errf(e, TP_EDATA,
+                               "%s: %s = %d on a dense model (num_experts = "
+                               "0), expected 0, or num_experts > 0",
+                               where, moe_only_int[i].name, v);
+        }
+        if (m->capacity_factor != 0)
+            return tp_errf(e, TP_EDATA,
+                           "%s: capacity_factor = %g on a dense model "
+                           "(num_experts = 0), expected 0",
+                           where, m->capacity_factor);
     }
 
     double n = approx_params(m);

@@ -164,11 +164,17 @@ static const space_model presets[] = {
     LLAMA("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, 131072,
           "https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/"
           "config.json (Llama 3 Herd, arXiv:2407.21783, Table 3)"),
-    /* Sliding-window attention (4096) is not modelled: FLOPs assume full
-     * attention over the sequence asked for. */
-    LLAMA("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 32768,
-          "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/"
-          "config.json (Jiang et al. 2023, arXiv:2310.06825)"),
+    /* Sliding-window attention, 4096 tokens in every layer (Jiang et al.
+     * Section 2; config.json's sliding_window). */
+    {
+        .name = "mistral-7b",
+        .source = "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/"
+                  "config.json (Jiang et al. 2023, arXiv:2310.06825)",
+        .num_layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8,
+        .head_dim = 128, .ffn_hidden = 14336, .vocab = 32000,
+        .max_position = 32768, .act = SPACE_ACT_SWIGLU,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE, .window = 4096,
+    },
 
     /* Every layer is MoE: 8 SwiGLU experts of 14336, top-2, router
      * hidden x 8, no shared expert. */
@@ -182,6 +188,156 @@ static const space_model presets[] = {
         .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
         .num_experts = 8, .top_k = 2, .expert_ffn_hidden = 14336,
         .moe_layer_freq = 1,
+    },
+
+    /* 8 experts of 16384, top-2, 56 layers; tokenizer v3 (32768). Mistral
+     * AI: 141B parameters, 39B active. One of the two models of the
+     * Megatron-Core MoE parallel-folding runs (arXiv:2504.14960). */
+    {
+        .name = "mixtral-8x22b",
+        .source = "https://huggingface.co/mistralai/Mixtral-8x22B-v0.1/blob/"
+                  "main/config.json; https://mistral.ai/news/mixtral-8x22b "
+                  "(141B, 39B active); arXiv:2504.14960",
+        .num_layers = 56, .hidden = 6144, .heads = 48, .kv_heads = 8,
+        .head_dim = 128, .ffn_hidden = 16384, .vocab = 32768,
+        .max_position = 65536, .act = SPACE_ACT_SWIGLU,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .num_experts = 8, .top_k = 2, .expert_ffn_hidden = 16384,
+        .moe_layer_freq = 1,
+    },
+
+    /* Qwen2-MoE: 64 routed experts of 2560, top-8, one shared expert of
+     * 20480 behind a sigmoid gate, Q/K/V biases. Qwen: 57B total, 14B
+     * active (arXiv:2407.10671, Table 1). The other model of
+     * arXiv:2504.14960's runs. */
+    {
+        .name = "qwen2-57b-a14b",
+        .source = "https://huggingface.co/Qwen/Qwen2-57B-A14B/blob/main/"
+                  "config.json (Qwen2 report, arXiv:2407.10671, Table 1)",
+        .num_layers = 28, .hidden = 3584, .heads = 28, .kv_heads = 4,
+        .head_dim = 128, .ffn_hidden = 18944, .vocab = 151936,
+        .max_position = 131072, .act = SPACE_ACT_SWIGLU,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE, .qkv_bias = 1,
+        .num_experts = 64, .top_k = 8, .expert_ffn_hidden = 2560,
+        .shared_experts = 1, .shared_ffn_hidden = 20480,
+        .shared_expert_gate = 1, .moe_layer_freq = 1,
+    },
+
+    /* Qwen3-MoE: 128 experts, top-8, no shared expert, per-head QK
+     * RMSNorm, head_dim 128. Qwen: 30.5B total, 3.3B activated; 235B,
+     * 22B (model cards; Qwen3 report arXiv:2505.09388, Table 2). */
+    {
+        .name = "qwen3-30b-a3b",
+        .source = "https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/"
+                  "config.json (model card: 30.5B, 3.3B activated)",
+        .num_layers = 48, .hidden = 2048, .heads = 32, .kv_heads = 4,
+        .head_dim = 128, .ffn_hidden = 6144, .vocab = 151936,
+        .max_position = 40960, .act = SPACE_ACT_SWIGLU,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE, .qk_norm = 1,
+        .num_experts = 128, .top_k = 8, .expert_ffn_hidden = 768,
+        .moe_layer_freq = 1,
+    },
+    {
+        .name = "qwen3-235b-a22b",
+        .source = "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/"
+                  "config.json (model card: 235B, 22B activated)",
+        .num_layers = 94, .hidden = 4096, .heads = 64, .kv_heads = 4,
+        .head_dim = 128, .ffn_hidden = 12288, .vocab = 151936,
+        .max_position = 40960, .act = SPACE_ACT_SWIGLU,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE, .qk_norm = 1,
+        .num_experts = 128, .top_k = 8, .expert_ffn_hidden = 1536,
+        .moe_layer_freq = 1,
+    },
+
+    /* DeepSeek MLA + DeepSeekMoE. V2-Lite: no query compression, the
+     * first layer dense, 64 routed experts and 2 shared of 1408, top-6:
+     * 15.7B, 2.4B active (model card). V3: q_lora_rank 1536, 256 routed
+     * experts and 1 shared of 2048, top-8 from 4 of 8 groups, sigmoid
+     * scores with a correction bias per expert (aux-loss-free balancing),
+     * the first 3 layers dense, one MTP module: 671B, 37B active, plus
+     * 14B of MTP (arXiv:2412.19437, Sections 2 and 4.2). */
+    {
+        .name = "deepseek-v2-lite",
+        .source = "https://huggingface.co/deepseek-ai/DeepSeek-V2-Lite/blob/"
+                  "main/config.json (DeepSeek-V2, arXiv:2405.04434, "
+                  "Appendix B: 15.7B, 2.4B active)",
+        .num_layers = 27, .hidden = 2048, .heads = 16, .kv_heads = 16,
+        .head_dim = 128, .ffn_hidden = 10944, .vocab = 102400,
+        .max_position = 163840, .act = SPACE_ACT_SWIGLU,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .num_experts = 64, .top_k = 6, .expert_ffn_hidden = 1408,
+        .shared_experts = 2, .shared_ffn_hidden = 1408,
+        .first_dense_layers = 1, .moe_layer_freq = 1,
+        .kv_lora_rank = 512, .qk_nope_head_dim = 128,
+        .qk_rope_head_dim = 64, .v_head_dim = 128,
+    },
+    {
+        .name = "deepseek-v3",
+        .source = "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/"
+                  "config.json (DeepSeek-V3, arXiv:2412.19437)",
+        .num_layers = 61, .hidden = 7168, .heads = 128, .kv_heads = 128,
+        .head_dim = 128, .ffn_hidden = 18432, .vocab = 129280,
+        .max_position = 163840, .act = SPACE_ACT_SWIGLU,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .num_experts = 256, .top_k = 8, .expert_ffn_hidden = 2048,
+        .shared_experts = 1, .shared_ffn_hidden = 2048,
+        .first_dense_layers = 3, .moe_layer_freq = 1, .router_sigmoid = 1,
+        .router_bias = 1, .router_groups = 8, .router_topk_groups = 4,
+        .q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128,
+        .qk_rope_head_dim = 64, .v_head_dim = 128, .mtp_layers = 1,
+    },
+
+    /* gpt-oss: alternating banded (128-token window) and full attention,
+     * a sink logit per head, biases on Q/K/V/O, on the router and on the
+     * experts, SwiGLU experts of 2880, top-4. OpenAI's model card
+     * (arXiv:2508.10925, Table 1): 116.83B total, 5.13B active (120b);
+     * 20.91B, 3.61B (20b), active counting the unembedding but not the
+     * embedding. */
+    {
+        .name = "gpt-oss-20b",
+        .source = "https://huggingface.co/openai/gpt-oss-20b/blob/main/"
+                  "config.json (gpt-oss model card, arXiv:2508.10925)",
+        .num_layers = 24, .hidden = 2880, .heads = 64, .kv_heads = 8,
+        .head_dim = 64, .ffn_hidden = 2880, .vocab = 201088,
+        .max_position = 131072, .act = SPACE_ACT_SWIGLU,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE, .qkv_bias = 1,
+        .out_bias = 1, .mlp_bias = 1,
+        .num_experts = 32, .top_k = 4, .expert_ffn_hidden = 2880,
+        .moe_layer_freq = 1, .router_bias = 1, .window = 128,
+        .global_every = 2, .attn_sinks = 1,
+    },
+    {
+        .name = "gpt-oss-120b",
+        .source = "https://huggingface.co/openai/gpt-oss-120b/blob/main/"
+                  "config.json (gpt-oss model card, arXiv:2508.10925)",
+        .num_layers = 36, .hidden = 2880, .heads = 64, .kv_heads = 8,
+        .head_dim = 64, .ffn_hidden = 2880, .vocab = 201088,
+        .max_position = 131072, .act = SPACE_ACT_SWIGLU,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE, .qkv_bias = 1,
+        .out_bias = 1, .mlp_bias = 1,
+        .num_experts = 128, .top_k = 4, .expert_ffn_hidden = 2880,
+        .moe_layer_freq = 1, .router_bias = 1, .window = 128,
+        .global_every = 2, .attn_sinks = 1,
+    },
+
+    /* Llama 4 Scout, the language model: every layer MoE, 16 experts of
+     * 8192, top-1, and a shared expert of 8192; three layers in four
+     * attend within chunks of 8192 tokens (RoPE), the fourth to the whole
+     * context without RoPE; QK L2 norm without weights. Meta: 17B active,
+     * 109B total with the vision encoder. */
+    {
+        .name = "llama4-scout",
+        .source = "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/"
+                  "blob/main/config.json (text_config); "
+                  "https://ai.meta.com/blog/llama-4-multimodal-intelligence/",
+        .num_layers = 48, .hidden = 5120, .heads = 40, .kv_heads = 8,
+        .head_dim = 128, .ffn_hidden = 16384, .vocab = 202048,
+        .max_position = 10485760, .act = SPACE_ACT_SWIGLU,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .num_experts = 16, .top_k = 1, .expert_ffn_hidden = 8192,
+        .shared_experts = 1, .shared_ffn_hidden = 8192, .moe_layer_freq = 1,
+        .router_sigmoid = 1, .window = 8192, .global_every = 4,
+        .window_chunked = 1,
     },
 };
 

@@ -11,7 +11,9 @@
  * embedding lookup is free; the LM head is counted; attention scores
  * (QK^T) and the weighted sum (AV) count 2 * s_k * head_dim FLOPs each per
  * query token per head, with s_k = the full sequence (causal = 0) or the
- * average visible length (s+1)/2 (causal = 1). Backward = 2 x forward.
+ * average visible length (s+1)/2 (causal = 1); a sliding-window layer's
+ * s_k is capped by its window (space_flops_per_token). Backward = 2 x
+ * forward.
  * Recompute adds a forward of what is recomputed (full: every layer;
  * selective: the attention core), never the LM head.
  */
@@ -104,7 +106,8 @@ typedef struct space_model {
     /* Multi-head latent attention (DeepSeek-V2/V3). kv_lora_rank == 0
      * means ordinary (MHA/GQA/MQA) attention, and the four head sizes
      * below are unused. With MLA, heads are query heads and kv_heads =
-     * heads (each head gets its own K and V from the latent). */
+     * heads (each head gets its own K and V from the latent); head_dim is
+     * the value head size (what the attention output holds per head). */
     int64_t q_lora_rank;        /* query down-projection rank; 0: a full
                                    hidden x heads*(nope+rope) query GEMM */
     int64_t kv_lora_rank;       /* compressed KV latent size */
@@ -112,8 +115,13 @@ typedef struct space_model {
     int64_t qk_rope_head_dim;   /* per-head decoupled RoPE size (the key's
                                    rope part is shared by all heads) */
     int64_t v_head_dim;         /* per-head value size */
-    int qk_norm;                /* RMSNorm on each head's Q and K (Qwen3,
-                                   OLMo 2 (whole-projection norm), Gemma 3) */
+    int qk_norm;                /* norms on the queries and keys, of the
+                                   model's norm kind: 0 none; 1 per head, a
+                                   head_dim weight each for Q and K (Qwen3,
+                                   Gemma 3); 2 over the whole projection,
+                                   heads x head_dim for Q and kv_heads x
+                                   head_dim for K (OLMo 2, OLMoE). Not with
+                                   MLA, whose latent norms are its own */
     /* Sliding-window (local) attention. window == 0: every layer attends
      * to the whole causal context. Otherwise a layer is local (attends to
      * at most `window` previous tokens) unless it is global: layer i
@@ -122,6 +130,9 @@ typedef struct space_model {
      * v0.1: 0, every layer local). */
     int64_t window;
     int64_t global_every;
+    int window_chunked;         /* local layers attend within aligned chunks
+                                   of `window` tokens, not a sliding window
+                                   (Llama 4's attention_chunk_size) */
     int attn_sinks;             /* a learned sink logit per head (gpt-oss):
                                    heads parameters a layer */
     double attn_softcap;        /* tanh soft-capping of attention logits
@@ -131,6 +142,9 @@ typedef struct space_model {
                                    modules (each: 2 norms, a 2h x h
                                    projection and one transformer layer,
                                    sharing embedding and head); 0: none */
+    int post_norms;             /* norms on the attention and FFN outputs
+                                   too, before the residual adds: 4 norms a
+                                   layer (Gemma 2 and 3); 0: 2 */
 } space_model;
 
 /* Parameter counts, exact, in parameters (not bytes). */
@@ -150,8 +164,20 @@ typedef struct space_params {
     int64_t final_norm;
     int64_t lm_head;          /* 0 when tied */
     int64_t total;            /* everything: embedding + position + embedding
-                                 norm + layers + final norm + head */
-    int64_t active;           /* parameters one token touches (MoE: top_k of the routed experts) */
+                                 norm + layers + final norm + head; without
+                                 the MTP modules (DeepSeek-V3's "671B") */
+    int64_t active;           /* parameters one token touches: top_k of the
+                                 routed experts, the shared ones and all
+                                 that is not an expert (embedding and head
+                                 included, as Mistral's "12.9B active") */
+    int64_t mtp;              /* the multi-token prediction modules' own
+                                 parameters (their norms, projection and
+                                 layer; embedding and head are shared):
+                                 not in total */
+    int64_t checkpoint;       /* total + mtp + the copies of embedding and
+                                 head a checkpoint stores with each MTP
+                                 module (DeepSeek-V3 on HuggingFace:
+                                 "685B"); = total without MTP */
 } space_params;
 
 /* Counts parameters with the vocabulary padded up to a multiple of
@@ -201,11 +227,22 @@ typedef struct space_flops {
     double total;      /* fwd + bwd + recompute */
     double attn_fwd;   /* of fwd: the attention core (QK^T and AV) */
     double lm_head_fwd;/* of fwd: the LM head */
+    double mtp_fwd;    /* of fwd: the MTP modules (projection, layer and
+                          their pass through the shared head) */
 } space_flops;
 
 /* FLOPs per token at sequence length seq, under the convention at the
  * top of this file. MoE layers count top_k routed experts plus the shared
- * ones plus the router. Vocabulary unpadded. */
+ * ones plus the router (and Qwen2-MoE's shared-expert gate). MLA counts
+ * its down and up projections, QK^T over qk_nope + qk_rope dims and AV
+ * over v_head_dim. A local (sliding-window) layer's query sees min(window,
+ * i + 1) keys (causal; a chunked one i mod window + 1), averaged over the
+ * sequence; non-causal, min(window, s) (chunked: its chunk). MTP modules
+ * count in full, as they run in training: the 2h x h projection, their
+ * layer and the shared LM head once more (Megatron-LM counts the logits
+ * (1 + mtp_num_layers) times: megatron/training/training.py,
+ * num_floating_point_operations, and tests/unit_tests/test_training.py).
+ * Vocabulary unpadded. */
 void space_flops_per_token(const space_model *m, int64_t seq, int causal,
                            space_recompute rc, space_flops *out);
 
