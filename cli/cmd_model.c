@@ -16,7 +16,13 @@ static const char flops_convention[] =
     "2 FLOPs per multiply-add; GEMMs only (incl. LM head, excl. embedding "
     "lookup, norms, softmax); attention QK^T and AV over the full sequence "
     "(non-causal, as Megatron-LM/Narayanan et al. 2021 count) unless the key "
-    "says causal; backward = 2 x forward; no recomputation";
+    "says causal, capped by a sliding window on local layers; MLA's down and "
+    "up projections; MTP modules included (fwd counts them; mtp_fwd says "
+    "how much); backward = 2 x forward; no recomputation";
+
+/* space_model.qk_norm's values. */
+static const char *const qk_norm_names[3] = {"none", "per-head",
+                                             "whole-projection"};
 
 /* Every architecture field, as JSON. */
 static cJSON *model_arch_json(const space_model *m)
@@ -52,7 +58,47 @@ static cJSON *model_arch_json(const space_model *m)
     cJSON_AddNumberToObject(a, "first_dense_layers",
                             (double)m->first_dense_layers);
     cJSON_AddNumberToObject(a, "moe_layer_freq", (double)m->moe_layer_freq);
+    cJSON_AddStringToObject(a, "moe_router_score",
+                            m->router_sigmoid ? "sigmoid" : "softmax");
+    cJSON_AddBoolToObject(a, "moe_router_bias", m->router_bias);
+    cJSON_AddNumberToObject(a, "moe_router_groups", (double)m->router_groups);
+    cJSON_AddNumberToObject(a, "moe_router_topk_groups",
+                            (double)m->router_topk_groups);
+    cJSON_AddNumberToObject(a, "moe_capacity_factor", m->capacity_factor);
+    cJSON_AddBoolToObject(a, "shared_expert_gate", m->shared_expert_gate);
+    cJSON_AddNumberToObject(a, "q_lora_rank", (double)m->q_lora_rank);
+    cJSON_AddNumberToObject(a, "kv_lora_rank", (double)m->kv_lora_rank);
+    cJSON_AddNumberToObject(a, "qk_nope_head_dim",
+                            (double)m->qk_nope_head_dim);
+    cJSON_AddNumberToObject(a, "qk_rope_head_dim",
+                            (double)m->qk_rope_head_dim);
+    cJSON_AddNumberToObject(a, "v_head_dim", (double)m->v_head_dim);
+    cJSON_AddStringToObject(a, "qk_norm", qk_norm_names[m->qk_norm]);
+    cJSON_AddBoolToObject(a, "post_norms", m->post_norms);
+    cJSON_AddNumberToObject(a, "window", (double)m->window);
+    cJSON_AddNumberToObject(a, "global_every", (double)m->global_every);
+    cJSON_AddBoolToObject(a, "window_chunked", m->window_chunked);
+    cJSON_AddBoolToObject(a, "attn_sinks", m->attn_sinks);
+    cJSON_AddNumberToObject(a, "attn_softcap", m->attn_softcap);
+    cJSON_AddNumberToObject(a, "final_softcap", m->final_softcap);
+    cJSON_AddNumberToObject(a, "mtp_layers", (double)m->mtp_layers);
     return a;
+}
+
+/* "window 4096, every 2nd layer global" and the like. */
+static void window_text(const space_model *m, char *buf, size_t cap)
+{
+    if (m->window <= 0) {
+        snprintf(buf, cap, "none (every layer global)");
+    } else if (m->global_every > 0) {
+        snprintf(buf, cap,
+                 "%s %" PRId64 ", 1 layer in %" PRId64 " global",
+                 m->window_chunked ? "chunks of" : "sliding", m->window,
+                 m->global_every);
+    } else {
+        snprintf(buf, cap, "%s %" PRId64 " in every layer",
+                 m->window_chunked ? "chunks of" : "sliding", m->window);
+    }
 }
 
 int cmd_model_list(const cli_opts *o, cli_out *out, tp_err *e)
@@ -69,6 +115,7 @@ int cmd_model_list(const cli_opts *o, cli_out *out, tp_err *e)
             cJSON_AddStringToObject(j, "name", m->name);
             cJSON_AddNumberToObject(j, "params_total", (double)p.total);
             cJSON_AddNumberToObject(j, "params_active", (double)p.active);
+            cJSON_AddNumberToObject(j, "params_mtp", (double)p.mtp);
             cJSON_AddItemToObject(j, "architecture", model_arch_json(m));
             cJSON_AddStringToObject(j, "source", m->source);
             cJSON_AddItemToArray(arr, j);
@@ -144,6 +191,8 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddItemToObject(j, "architecture", model_arch_json(&m));
         cJSON_AddNumberToObject(j, "params_total", (double)p.total);
         cJSON_AddNumberToObject(j, "params_active", (double)p.active);
+        cJSON_AddNumberToObject(j, "params_mtp", (double)p.mtp);
+        cJSON_AddNumberToObject(j, "params_checkpoint", (double)p.checkpoint);
         cJSON_AddNumberToObject(j, "params_per_layer", (double)p.per_layer);
         cJSON_AddNumberToObject(j, "params_layers_total",
                                 (double)p.layers_total);
@@ -166,6 +215,9 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "flops_per_token_attention_fwd", f.attn_fwd);
         cJSON_AddNumberToObject(j, "flops_per_token_lm_head_fwd",
                                 f.lm_head_fwd);
+        cJSON_AddNumberToObject(j, "flops_per_token_mtp_fwd", f.mtp_fwd);
+        cJSON_AddNumberToObject(j, "flops_per_token_attention_fwd_causal",
+                                fc.attn_fwd);
         cJSON_AddNumberToObject(j, "flops_per_token_fwd_causal", fc.fwd);
         cJSON_AddNumberToObject(j, "flops_per_token_fwd_bwd_causal",
                                 fc.fwd + fc.bwd);
@@ -177,7 +229,7 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     static const char *hdr[] = {"field", "value"};
     cli_table t;
     cli_table_init(&t, 2, hdr, "ll");
-    char buf[96];
+    char buf[192];
     cli_table_row(&t, "model", m.name);
     cli_table_row(&t, "source", m.source);
 #define ROW_INT(key, v)                                                       \
@@ -213,9 +265,46 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
                  m.num_experts, m.top_k, m.expert_ffn_hidden, m.shared_experts,
                  m.shared_ffn_hidden, m.first_dense_layers, m.moe_layer_freq);
         cli_table_row(&t, "moe", buf);
+        snprintf(buf, sizeof buf, "%s%s%s", m.router_sigmoid ? "sigmoid" : "softmax",
+                 m.router_bias ? ", a bias per expert" : "",
+                 m.shared_expert_gate ? ", gated shared expert" : "");
+        cli_table_row(&t, "moe_router", buf);
+        if (m.router_groups) {
+            snprintf(buf, sizeof buf,
+                     "%" PRId64 " groups, %" PRId64 " per token",
+                     m.router_groups, m.router_topk_groups);
+            cli_table_row(&t, "moe_router_groups", buf);
+        }
+        if (m.capacity_factor > 0) {
+            snprintf(buf, sizeof buf, "%g", m.capacity_factor);
+            cli_table_row(&t, "moe_capacity_factor", buf);
+        }
     }
+    if (m.kv_lora_rank) {
+        snprintf(buf, sizeof buf,
+                 "q rank %" PRId64 ", kv rank %" PRId64 ", qk %" PRId64
+                 " + rope %" PRId64 ", v %" PRId64,
+                 m.q_lora_rank, m.kv_lora_rank, m.qk_nope_head_dim,
+                 m.qk_rope_head_dim, m.v_head_dim);
+        cli_table_row(&t, "mla", buf);
+    }
+    if (m.qk_norm) cli_table_row(&t, "qk_norm", qk_norm_names[m.qk_norm]);
+    if (m.post_norms) cli_table_row(&t, "norms_per_layer", "4 (post norms)");
+    window_text(&m, buf, sizeof buf);
+    cli_table_row(&t, "attention_window", buf);
+    if (m.attn_sinks) cli_table_row(&t, "attn_sinks", "yes");
+    if (m.attn_softcap > 0 || m.final_softcap > 0) {
+        snprintf(buf, sizeof buf, "attention %g, final %g", m.attn_softcap,
+                 m.final_softcap);
+        cli_table_row(&t, "softcap", buf);
+    }
+    if (m.mtp_layers) ROW_INT("mtp_layers", m.mtp_layers);
     add_count_row(&t, "params_total", p.total);
     if (m.num_experts) add_count_row(&t, "params_active", p.active);
+    if (m.mtp_layers) {
+        add_count_row(&t, "params_mtp", p.mtp);
+        add_count_row(&t, "params_checkpoint", p.checkpoint);
+    }
     add_count_row(&t, "params_per_layer", p.per_layer);
     add_count_row(&t, "params_embedding", p.embedding);
     if (p.position) add_count_row(&t, "params_position", p.position);
@@ -229,6 +318,7 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     add_flops_row(&t, "flops_per_token_fwd_bwd", f.fwd + f.bwd);
     add_flops_row(&t, "flops_per_token_fwd_causal", fc.fwd);
     add_flops_row(&t, "flops_per_token_fwd_bwd_causal", fc.fwd + fc.bwd);
+    if (m.mtp_layers) add_flops_row(&t, "flops_per_token_mtp_fwd", f.mtp_fwd);
 #undef ROW_INT
     cli_table_print(&t, out->f, o->format);
     cli_table_free(&t);

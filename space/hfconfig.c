@@ -10,18 +10,25 @@
  * first, then the top level. Every value goes through the tp_json_*
  * readers, so a bad one is reported with file, JSON path, value and range.
  *
+ * What a model_type's modelling code hard-wires beyond its config class's
+ * defaults (QK norms, Gemma's four norms a layer, gpt-oss's sinks and
+ * router bias, Qwen2-MoE's shared-expert gate, Llama 4's expert sizes and
+ * chunked layers) is a second table, hf_archs. Multi-head latent
+ * attention (kv_lora_rank, q_lora_rank, qk_nope/rope_head_dim,
+ * v_head_dim), DeepSeek's routing (n_group, topk_group, scoring_func,
+ * topk_method "noaux_tc"), MTP modules (num_nextn_predict_layers),
+ * windows (sliding_window, attention_chunk_size, with layer_types,
+ * no_rope_layers or sliding_window_pattern) and soft-capping are read.
+ *
  * Does not: apply a config class's defaults for sizes (a config without
- * hidden_size is an error, not 4096), or model architecture details the
- * struct cannot hold, namely:
- *  - DeepSeek V2/V3 multi-head latent attention (MLA): its low-rank Q and
- *    KV projections are modelled as plain MHA with head_dim = v_head_dim
- *    (128). Attention parameters come out higher than MLA's (V2-Lite: 16.8M
- *    vs 13.8M per layer, +0.5% of the model; V3: about +2.5%) and the QK^T
- *    FLOPs lower (qk head dim 192 vs 128).
- *  - Qwen2-MoE's shared-expert gate (hidden x 1 per layer), Qwen3's QK
- *    norms, Gemma 2's extra norms, OPT's two extra position rows, a bias
- *    on GPT-J's LM head: each < 0.01%.
- *  - Sliding-window attention: FLOPs assume full attention.
+ * hidden_size is an error, not 4096), or model what the struct cannot
+ * hold; space_hf_unread names each such key (Qwen's mlp_only_layers and
+ * partial windows, PhiMoE's LM-head bias, irregular local/global
+ * patterns). Still approximated without a warning, each < 0.01% of a
+ * model: OPT's two extra position rows, GPT-J's LM-head bias, the one norm
+ * of Falcon-7B's parallel block. Keys that change no count or FLOP
+ * (routed_scaling_factor, norm_topk_prob, rope_scaling, swiglu_limit,
+ * query_pre_attn_scalar) are not read.
  *
  * References: transformers' configuration_*.py for each model_type (key
  * names and defaults), and the model cards cited in tests/fixtures/hf.
@@ -51,6 +58,18 @@ enum hf_int {
     HI_FIRST_DENSE,
     HI_MOE_FREQ,
     HI_SPARSE_STEP,
+    HI_INTERLEAVE,
+    HI_FFN_MLP,
+    HI_Q_LORA,
+    HI_KV_LORA,
+    HI_QK_NOPE,
+    HI_QK_ROPE,
+    HI_N_GROUP,
+    HI_TOPK_GROUP,
+    HI_WINDOW,
+    HI_CHUNK,
+    HI_PATTERN,
+    HI_MTP,
     HI_COUNT
 };
 
@@ -75,8 +94,8 @@ static const hf_int_row hf_ints[] = {
                      {"num_key_value_heads", "num_kv_heads", "n_head_kv"}},
     /* Absent: hidden / heads. */
     [HI_HEAD_DIM] = {"head size", "head_dim", 1, {"head_dim"}},
-    /* DeepSeek MLA: see the file comment. */
-    [HI_V_HEAD_DIM] = {"MLA value head size", "head_dim", 1, {"v_head_dim"}},
+    /* DeepSeek MLA (with kv_lora_rank): the value head size. */
+    [HI_V_HEAD_DIM] = {"MLA value head size", "v_head_dim", 1, {"v_head_dim"}},
     /* GPT-2's n_inner: null means 4 x hidden (model_type table). */
     [HI_FFN] = {"FFN size", "ffn_hidden", 1,
                 {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"}},
@@ -103,6 +122,34 @@ static const hf_int_row hf_ints[] = {
                      {"moe_layer_freq"}},
     [HI_SPARSE_STEP] = {"MoE layer step", "moe_layer_freq", 1,
                         {"decoder_sparse_step"}},
+    /* Llama 4: layer i is MoE when (i + 1) % step == 0, as Qwen's step. */
+    [HI_INTERLEAVE] = {"MoE layer step", "moe_layer_freq", 1,
+                       {"interleave_moe_layer_step"}},
+    /* Llama 4: the dense layers' FFN (intermediate_size is the experts'). */
+    [HI_FFN_MLP] = {"dense FFN size", "ffn_hidden", 1,
+                    {"intermediate_size_mlp"}},
+    /* DeepSeek MLA. q_lora_rank null: a full query projection. */
+    [HI_Q_LORA] = {"MLA query rank", "q_lora_rank", 1, {"q_lora_rank"}},
+    [HI_KV_LORA] = {"MLA KV rank", "kv_lora_rank", 0, {"kv_lora_rank"}},
+    [HI_QK_NOPE] = {"MLA query/key head size without RoPE",
+                    "qk_nope_head_dim", 0, {"qk_nope_head_dim"}},
+    [HI_QK_ROPE] = {"MLA RoPE head size", "qk_rope_head_dim", 0,
+                    {"qk_rope_head_dim"}},
+    /* DeepSeek group-limited routing; n_group 1 is none. */
+    [HI_N_GROUP] = {"expert group count", "router_groups", 1, {"n_group"}},
+    [HI_TOPK_GROUP] = {"expert groups per token", "router_topk_groups", 1,
+                       {"topk_group"}},
+    /* Mistral, Gemma 2/3, gpt-oss, Qwen (with use_sliding_window). */
+    [HI_WINDOW] = {"sliding window", "window", 0,
+                   {"sliding_window", "sliding_window_size"}},
+    /* Llama 4's chunked local attention. */
+    [HI_CHUNK] = {"attention chunk", "window", 1, {"attention_chunk_size"}},
+    /* Gemma 3 before layer_types: every n-th layer global. */
+    [HI_PATTERN] = {"local/global period", "global_every", 1,
+                    {"sliding_window_pattern"}},
+    /* DeepSeek-V3; Megatron-Bridge's exports name it mtp_num_layers. */
+    [HI_MTP] = {"MTP module count", "mtp_layers", 0,
+                {"num_nextn_predict_layers", "mtp_num_layers"}},
 };
 _Static_assert(sizeof hf_ints / sizeof hf_ints[0] == HI_COUNT,
                "hf_ints must have a row per enum hf_int");
@@ -116,6 +163,8 @@ enum hf_bool {
     HB_MULTI_QUERY,
     HB_NEW_DECODER,
     HB_ALIBI,
+    HB_USE_SLIDING,
+    HB_LM_HEAD_BIAS,
     HB_COUNT
 };
 
@@ -137,11 +186,23 @@ static const char *const hf_bools[][HF_MAX_KEYS] = {
     [HB_NEW_DECODER] = {"new_decoder_architecture"},
     /* Falcon-RW. */
     [HB_ALIBI] = {"alibi"},
+    /* Qwen2/3: sliding_window applies only with this set. */
+    [HB_USE_SLIDING] = {"use_sliding_window"},
+    /* PhiMoE: a bias on the LM head (vocab parameters, not counted). */
+    [HB_LM_HEAD_BIAS] = {"lm_head_bias"},
 };
 _Static_assert(sizeof hf_bools / sizeof hf_bools[0] == HB_COUNT,
                "hf_bools must have a row per enum hf_bool");
 
-enum hf_str { HS_MODEL_TYPE, HS_ACT, HS_POS_TYPE, HS_NAME, HS_COUNT };
+enum hf_str {
+    HS_MODEL_TYPE,
+    HS_ACT,
+    HS_POS_TYPE,
+    HS_NAME,
+    HS_SCORING,
+    HS_TOPK_METHOD,
+    HS_COUNT
+};
 
 static const char *const hf_strs[][HF_MAX_KEYS] = {
     [HS_MODEL_TYPE] = {"model_type"},
@@ -149,21 +210,43 @@ static const char *const hf_strs[][HF_MAX_KEYS] = {
                 "activation"},
     [HS_POS_TYPE] = {"position_embedding_type"},
     [HS_NAME] = {"_name_or_path"},
+    /* DeepSeek: "softmax" or "sigmoid" (V3). */
+    [HS_SCORING] = {"scoring_func"},
+    /* DeepSeek: "greedy", "group_limited_greedy", "noaux_tc" (V3: a
+     * per-expert correction bias, e_score_correction_bias). */
+    [HS_TOPK_METHOD] = {"topk_method"},
 };
 _Static_assert(sizeof hf_strs / sizeof hf_strs[0] == HS_COUNT,
                "hf_strs must have a row per enum hf_str");
 
-enum hf_num { HN_RMS_EPS, HN_LN_EPS, HN_ATTN_DROP, HN_HIDDEN_DROP, HN_COUNT };
+enum hf_num {
+    HN_RMS_EPS,
+    HN_LN_EPS,
+    HN_ATTN_DROP,
+    HN_HIDDEN_DROP,
+    HN_ATTN_SOFTCAP,
+    HN_FINAL_SOFTCAP,
+    HN_COUNT
+};
 
-/* Probabilities in [0, 1]. Of the epsilons only the presence matters:
- * which one a config carries says which norm its model uses. */
-static const char *const hf_nums[][HF_MAX_KEYS] = {
-    [HN_RMS_EPS] = {"rms_norm_eps"},
-    [HN_LN_EPS] = {"layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"},
-    [HN_ATTN_DROP] = {"attention_dropout", "attn_pdrop",
-                      "attention_probs_dropout_prob"},
-    [HN_HIDDEN_DROP] = {"hidden_dropout", "resid_pdrop",
-                        "hidden_dropout_prob"},
+typedef struct hf_num_row {
+    double lo, hi;
+    const char *keys[HF_MAX_KEYS];
+} hf_num_row;
+
+/* Epsilons and probabilities in [0, 1]; of the epsilons only the presence
+ * matters: which one a config carries says which norm its model uses.
+ * Soft-caps (Gemma 2: 50 and 30) as space_model's limits. */
+static const hf_num_row hf_nums[] = {
+    [HN_RMS_EPS] = {0, 1, {"rms_norm_eps"}},
+    [HN_LN_EPS] = {0, 1, {"layer_norm_eps", "layer_norm_epsilon",
+                          "norm_epsilon"}},
+    [HN_ATTN_DROP] = {0, 1, {"attention_dropout", "attn_pdrop",
+                             "attention_probs_dropout_prob"}},
+    [HN_HIDDEN_DROP] = {0, 1, {"hidden_dropout", "resid_pdrop",
+                               "hidden_dropout_prob"}},
+    [HN_ATTN_SOFTCAP] = {0, 1e6, {"attn_logit_softcapping"}},
+    [HN_FINAL_SOFTCAP] = {0, 1e6, {"final_logit_softcapping"}},
 };
 _Static_assert(sizeof hf_nums / sizeof hf_nums[0] == HN_COUNT,
                "hf_nums must have a row per enum hf_num");
@@ -251,9 +334,86 @@ static const hf_type hf_types[] = {
     {"phi",          0, "gelu_new",          LN,  SPACE_POS_ROPE,    1, 1, 1, 1, 0, 0, 0, 0},
     {"starcoder2",   0, "gelu_pytorch_tanh", LN,  SPACE_POS_ROPE,    1, 1, 1, 0, 1, 0, 0, 0},
     {"nemotron",     0, "relu2",             LN,  SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    /* OLMo 2, OLMoE (configuration_olmo2.py, configuration_olmoe.py) */
+    {"olmo2",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    {"olmoe",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    /* Phi-3/Phi-4-mini: fused qkv_proj and gate_up_proj, the same sizes */
+    {"phi3",         1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    /* Phi-3.5-MoE: LayerNorms (hf_arch), biases on attention */
+    {"phimoe",       1, "silu",              LN,  SPACE_POS_ROPE,    1, 1, 0, 0, 0, 0, 0, 0},
+    /* gpt-oss: biases on attention and the experts */
+    {"gpt_oss",      1, "silu",              RMS, SPACE_POS_ROPE,    1, 1, 1, 0, 0, 0, 0, 0},
+    /* Llama 4 (Llama4TextConfig, as text_config of Llama4Config) */
+    {"llama4",       1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
+    {"llama4_text",  1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
 };
 #undef RMS
 #undef LN
+
+/* ---- What each model_type's modelling code has that no config key
+ * switches (transformers' modeling_*.py). Types without a row have none of
+ * it. */
+typedef struct hf_arch {
+    const char *model_type;
+    int qk_norm;          /* space_model.qk_norm */
+    int post_norms;       /* four norms a layer */
+    int attn_sinks;
+    int router_bias;      /* a bias on the router GEMM */
+    int router_sigmoid;
+    int shared_gate;      /* a sigmoid gate on the shared expert */
+    int layernorm;        /* LayerNorm although the config says rms_norm_eps */
+    int window_switch;    /* sliding_window only with use_sliding_window */
+    int window_chunked;   /* the local window is chunked (attention_chunk_size) */
+    int llama4_ffn;       /* intermediate_size is the experts' (and the one
+                             shared expert's); intermediate_size_mlp the
+                             dense layers' */
+    int64_t global_every; /* default local/global period with a window */
+} hf_arch;
+
+static const hf_arch hf_archs[] = {
+    {.model_type = "qwen2", .window_switch = 1},
+    /* Qwen2MoeSparseMoeBlock.shared_expert_gate, Linear(h, 1) */
+    {.model_type = "qwen2_moe", .shared_gate = 1, .window_switch = 1},
+    /* Qwen3Attention.q_norm/k_norm: RMSNorm(head_dim) */
+    {.model_type = "qwen3", .qk_norm = 1, .window_switch = 1},
+    {.model_type = "qwen3_moe", .qk_norm = 1, .window_switch = 1},
+    /* Gemma2DecoderLayer: input, post_attention, pre_feedforward and
+     * post_feedforward norms; every other layer local, the first one so
+     * (layer_idx % 2 == 0 sliding) */
+    {.model_type = "gemma2", .post_norms = 1, .global_every = 2},
+    /* Gemma3: the same four norms, q_norm/k_norm of head_dim, five local
+     * layers to one global (sliding_window_pattern 6) */
+    {.model_type = "gemma3", .qk_norm = 1, .post_norms = 1, .global_every = 6},
+    {.model_type = "gemma3_text", .qk_norm = 1, .post_norms = 1,
+     .global_every = 6},
+    /* Olmo2Attention.q_norm RMSNorm(heads x head_dim), k_norm RMSNorm(kv
+     * heads x head_dim); OlmoeAttention the same */
+    {.model_type = "olmo2", .qk_norm = 2},
+    {.model_type = "olmoe", .qk_norm = 2},
+    /* PhimoeDecoderLayer: nn.LayerNorm with bias */
+    {.model_type = "phimoe", .layernorm = 1},
+    /* GptOssAttention.sinks; GptOssTopKRouter's bias; alternating banded
+     * and full layers, the first banded */
+    {.model_type = "gpt_oss", .attn_sinks = 1, .router_bias = 1,
+     .global_every = 2},
+    /* Llama4TextMoe: sigmoid of the top-k scores, a shared expert of
+     * intermediate_size; no_rope_layers: every 4th layer global (NoPE),
+     * the others chunked; Llama4TextL2Norm on Q/K has no weight */
+    {.model_type = "llama4", .router_sigmoid = 1, .window_chunked = 1,
+     .llama4_ffn = 1, .global_every = 4},
+    {.model_type = "llama4_text", .router_sigmoid = 1, .window_chunked = 1,
+     .llama4_ffn = 1, .global_every = 4},
+};
+
+static const hf_arch hf_arch_none = {0};
+
+static const hf_arch *hf_arch_find(const char *model_type)
+{
+    for (size_t i = 0; i < sizeof hf_archs / sizeof hf_archs[0]; i++)
+        if (tp_streq_ci(hf_archs[i].model_type, model_type))
+            return &hf_archs[i];
+    return &hf_arch_none;
+}
 
 /* Unknown model_type: PretrainedConfig's defaults (tied), RoPE, no
  * biases; gated iff the activation is silu/swish (no 2-GEMM SiLU FFN is
@@ -328,6 +488,7 @@ typedef struct hf_vals {
     char name[256];
     hf_hit nh[HN_COUNT];
     double n[HN_COUNT];
+    char str[HS_COUNT][64]; /* the plain strings (scoring_func, ...) */
 } hf_vals;
 
 static int hf_read_all(const hf_ctx *c, hf_vals *v, tp_err *e)
@@ -356,10 +517,10 @@ static int hf_read_all(const hf_ctx *c, hf_vals *v, tp_err *e)
         if (rc) return rc;
     }
     for (int r = 0; r < HN_COUNT; r++) {
-        hf_hit h = v->nh[r] = hf_find(c, hf_nums[r]);
+        hf_hit h = v->nh[r] = hf_find(c, hf_nums[r].keys);
         if (!h.found) continue;
         rc = tp_json_num(c->scope[h.scope], c->file, c->path[h.scope], h.key,
-                         1, 0.0, 1.0, &v->n[r], e);
+                         1, hf_nums[r].lo, hf_nums[r].hi, &v->n[r], e);
         if (rc) return rc;
     }
 
@@ -374,6 +535,15 @@ static int hf_read_all(const hf_ctx *c, hf_vals *v, tp_err *e)
                               h.key, 1, hf_act_names, HF_ACT_COUNT,
                               &v->act_index, e)))
         return rc;
+    static const enum hf_str plain[] = {HS_SCORING, HS_TOPK_METHOD};
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        h = v->sh[plain[i]] = hf_find(c, hf_strs[plain[i]]);
+        if (h.found
+            && (rc = tp_json_str(c->scope[h.scope], c->file, c->path[h.scope],
+                                 h.key, 1, v->str[plain[i]],
+                                 sizeof v->str[plain[i]], e)))
+            return rc;
+    }
     h = v->sh[HS_POS_TYPE] = hf_find(c, hf_strs[HS_POS_TYPE]);
     if (h.found) {
         int idx = 0;
@@ -432,6 +602,122 @@ static int hf_bool_or(const hf_vals *v, enum hf_bool r, int dflt)
     return v->bh[r].found ? v->b[r] : dflt;
 }
 
+/* ---- Which layers attend globally, from a per-layer list:
+ * transformers' layer_types ("full_attention" global; "sliding_attention",
+ * "chunked_attention", ... local) or Llama 4's no_rope_layers (0: a NoPE
+ * layer, global; 1: a RoPE layer, chunked). */
+enum {
+    PAT_NONE,       /* no list (absent, null or empty) */
+    PAT_ALL_GLOBAL, /* every layer global */
+    PAT_PERIODIC,   /* global exactly when (i + 1) % every == 0 (every 0:
+                       no layer global) */
+    PAT_IRREGULAR,  /* some other pattern; every: layers / globals */
+    PAT_BAD         /* not a list of num_layers strings (or 0/1) */
+};
+
+static const char *const hf_pattern_keys[] = {"layer_types",
+                                              "no_rope_layers"};
+
+static int layer_is_global(const cJSON *item, int nope_list, int *global)
+{
+    if (nope_list) {
+        if (!cJSON_IsNumber(item)) return 0;
+        *global = item->valuedouble == 0;
+    } else {
+        if (!cJSON_IsString(item)) return 0;
+        *global = strcmp(item->valuestring, "full_attention") == 0;
+    }
+    return 1;
+}
+
+static int layer_pattern(const cJSON *arr, int nope_list, int64_t layers,
+                         int64_t *every)
+{
+    if (!arr || cJSON_IsNull(arr)) return PAT_NONE;
+    if (!cJSON_IsArray(arr)) return PAT_BAD;
+    int64_t n = cJSON_GetArraySize(arr);
+    if (n == 0) return PAT_NONE; /* Llama 4's [] means its default */
+    if (n != layers) return PAT_BAD;
+    int64_t globals = 0, first = -1, i = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        int g;
+        if (!layer_is_global(it, nope_list, &g)) return PAT_BAD;
+        if (g && first < 0) first = i;
+        globals += g;
+        i++;
+    }
+    if (globals == n) return PAT_ALL_GLOBAL;
+    *every = globals ? first + 1 : 0;
+    if (globals == 0) return PAT_PERIODIC;
+    i = 0;
+    cJSON_ArrayForEach(it, arr) {
+        int g = 0;
+        layer_is_global(it, nope_list, &g);
+        if (g != ((i + 1) % *every == 0)) {
+            *every = (n + globals / 2) / globals;
+            return PAT_IRREGULAR;
+        }
+        i++;
+    }
+    return PAT_PERIODIC;
+}
+
+/* The window and its local/global pattern of c's config into m (whose
+ * num_layers is set). */
+static int hf_window(const hf_ctx *c, const hf_vals *v, const hf_arch *ar,
+                     space_model *m, tp_err *e)
+{
+    int64_t window = 0;
+    int chunked = 0;
+    if (v->ih[HI_CHUNK].found) {
+        window = v->i[HI_CHUNK];
+        chunked = 1;
+    } else if (v->ih[HI_WINDOW].found) {
+        window = v->i[HI_WINDOW];
+    }
+    /* Qwen's window is off unless use_sliding_window; with it on and no
+     * layer_types, only the layers from max_window_layers on are local,
+     * which space_hf_unread reports and this leaves as full attention. */
+    const cJSON *list = NULL;
+    int nope_list = 0, s = 0;
+    for (s = 0; s < c->nscope && !list; s++)
+        for (int k = 0; k < 2 && !list; k++) {
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(
+                c->scope[s], hf_pattern_keys[k]);
+            if (a && !cJSON_IsNull(a)) {
+                list = a;
+                nope_list = k == 1;
+            }
+        }
+    if (ar->window_switch
+        && (!hf_bool_or(v, HB_USE_SLIDING, 0) || !list))
+        window = 0;
+    if (window <= 0) return TP_OK;
+
+    int64_t every = ar->global_every;
+    int kind = layer_pattern(list, nope_list, m->num_layers, &every);
+    if (kind == PAT_BAD) {
+        char found[64];
+        tp_json_describe(list, found, sizeof found);
+        return tp_errf(e, TP_EDATA,
+                       "%s: %s.%s: expected an array of %lld %s (one per "
+                       "layer, num_hidden_layers), found %s",
+                       c->file, c->path[s - 1], list->string,
+                       (long long)m->num_layers,
+                       nope_list ? "0s and 1s" : "attention kinds (strings)",
+                       found);
+    }
+    if (kind == PAT_ALL_GLOBAL) return TP_OK;
+    if (kind == PAT_NONE && v->ih[HI_PATTERN].found)
+        every = v->i[HI_PATTERN];
+    if (every == 1) return TP_OK; /* every layer global */
+    m->window = window;
+    m->global_every = every;
+    m->window_chunked = chunked;
+    return TP_OK;
+}
+
 static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
                        tp_err *e)
 {
@@ -458,8 +744,25 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     m->heads = v->i[HI_HEADS];
     m->vocab = v->i[HI_VOCAB];
 
-    if (v->ih[HI_V_HEAD_DIM].found) {
-        m->head_dim = v->i[HI_V_HEAD_DIM]; /* MLA, approximated */
+    const hf_arch *ar = v->sh[HS_MODEL_TYPE].found
+                            ? hf_arch_find(v->model_type)
+                            : &hf_arch_none;
+    int mla = v->ih[HI_KV_LORA].found && v->i[HI_KV_LORA] > 0;
+    if (mla) {
+        /* DeepSeek's MLA: every head its own K and V from the latent
+         * (num_key_value_heads, where given, equals the heads). */
+        static const enum hf_int need[] = {HI_QK_NOPE, HI_QK_ROPE,
+                                           HI_V_HEAD_DIM};
+        for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+            if (!v->ih[need[i]].found)
+                return hf_missing(c, hf_ints[need[i]].what,
+                                  hf_ints[need[i]].keys, e);
+        m->kv_lora_rank = v->i[HI_KV_LORA];
+        m->q_lora_rank = v->ih[HI_Q_LORA].found ? v->i[HI_Q_LORA] : 0;
+        m->qk_nope_head_dim = v->i[HI_QK_NOPE];
+        m->qk_rope_head_dim = v->i[HI_QK_ROPE];
+        m->v_head_dim = v->i[HI_V_HEAD_DIM];
+        m->head_dim = m->v_head_dim;
     } else if (v->ih[HI_HEAD_DIM].found) {
         m->head_dim = v->i[HI_HEAD_DIM];
     } else {
@@ -477,7 +780,10 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     /* Falcon re-saved by newer transformers carries num_kv_heads = heads
      * beside multi_query = true; its modelling code then uses one KV head,
      * so multi_query wins unless the new decoder architecture is on. */
-    if (hf_bool_or(v, HB_MULTI_QUERY, 0) && !hf_bool_or(v, HB_NEW_DECODER, 0)) {
+    if (mla) {
+        m->kv_heads = m->heads;
+    } else if (hf_bool_or(v, HB_MULTI_QUERY, 0)
+               && !hf_bool_or(v, HB_NEW_DECODER, 0)) {
         m->kv_heads = 1;
     } else if (v->ih[HI_KV_HEADS].found) {
         m->kv_heads = v->i[HI_KV_HEADS];
@@ -494,7 +800,9 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
         m->kv_heads = m->heads;
     }
 
-    if (v->ih[HI_FFN].found)
+    if (ar->llama4_ffn && v->ih[HI_FFN_MLP].found)
+        m->ffn_hidden = v->i[HI_FFN_MLP];
+    else if (v->ih[HI_FFN].found)
         m->ffn_hidden = v->i[HI_FFN];
     else if (t->ffn_4h)
         m->ffn_hidden = 4 * m->hidden;
@@ -540,7 +848,9 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     m->attn_dropout = v->nh[HN_ATTN_DROP].found ? v->n[HN_ATTN_DROP] : 0;
     m->hidden_dropout = v->nh[HN_HIDDEN_DROP].found ? v->n[HN_HIDDEN_DROP] : 0;
 
-    if (v->nh[HN_RMS_EPS].found)
+    if (ar->layernorm)
+        m->norm = SPACE_NORM_LAYERNORM;
+    else if (v->nh[HN_RMS_EPS].found)
         m->norm = SPACE_NORM_RMSNORM;
     else if (v->nh[HN_LN_EPS].found)
         m->norm = SPACE_NORM_LAYERNORM;
@@ -560,6 +870,16 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     m->mlp_bias = hf_bool_or(v, HB_MLP_BIAS, t->mlp_bias);
     m->parallel_attn_mlp = hf_bool_or(v, HB_PARALLEL, t->parallel);
     m->embed_norm = t->embed_norm;
+    m->qk_norm = mla ? 0 : ar->qk_norm;
+    m->post_norms = ar->post_norms;
+    m->attn_sinks = ar->attn_sinks;
+    m->attn_softcap =
+        v->nh[HN_ATTN_SOFTCAP].found ? v->n[HN_ATTN_SOFTCAP] : 0;
+    m->final_softcap =
+        v->nh[HN_FINAL_SOFTCAP].found ? v->n[HN_FINAL_SOFTCAP] : 0;
+    m->mtp_layers = v->ih[HI_MTP].found ? v->i[HI_MTP] : 0;
+    int rc = hf_window(c, v, ar, m, e);
+    if (rc) return rc;
 
     int64_t experts = v->ih[HI_EXPERTS].found ? v->i[HI_EXPERTS] : 0;
     if (experts == 0) return TP_OK; /* dense: MoE fields stay 0 */
@@ -574,10 +894,15 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
                        c->file, hit_path(c, v->ih[HI_TOP_K], p1, sizeof p1),
                        (long long)m->top_k, (long long)experts,
                        hit_path(c, v->ih[HI_EXPERTS], p2, sizeof p2));
-    m->expert_ffn_hidden =
-        v->ih[HI_MOE_FFN].found ? v->i[HI_MOE_FFN] : m->ffn_hidden;
+    m->expert_ffn_hidden = v->ih[HI_MOE_FFN].found ? v->i[HI_MOE_FFN]
+                           : ar->llama4_ffn && v->ih[HI_FFN].found
+                               ? v->i[HI_FFN]
+                               : m->ffn_hidden;
 
-    if (v->ih[HI_N_SHARED].found && v->i[HI_N_SHARED] > 0) {
+    if (ar->llama4_ffn) {
+        m->shared_experts = 1;
+        m->shared_ffn_hidden = m->expert_ffn_hidden;
+    } else if (v->ih[HI_N_SHARED].found && v->i[HI_N_SHARED] > 0) {
         m->shared_experts = v->i[HI_N_SHARED];
         m->shared_ffn_hidden = m->expert_ffn_hidden;
     } else if (v->ih[HI_SHARED_FFN].found && v->i[HI_SHARED_FFN] > 0) {
@@ -585,15 +910,34 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
         m->shared_ffn_hidden = v->i[HI_SHARED_FFN];
     }
 
+    m->shared_expert_gate = ar->shared_gate && m->shared_experts > 0;
+    m->router_sigmoid = ar->router_sigmoid
+                        || (v->sh[HS_SCORING].found
+                            && strcmp(v->str[HS_SCORING], "sigmoid") == 0);
+    /* DeepSeek-V3's aux-loss-free balancing adds a learned bias per
+     * expert to the selection scores (topk_method "noaux_tc",
+     * e_score_correction_bias; arXiv:2412.19437 Section 2.1.2). */
+    m->router_bias = ar->router_bias
+                     || (v->sh[HS_TOPK_METHOD].found
+                         && strcmp(v->str[HS_TOPK_METHOD], "noaux_tc") == 0);
+    if (v->ih[HI_N_GROUP].found && v->i[HI_N_GROUP] > 1) {
+        m->router_groups = v->i[HI_N_GROUP];
+        m->router_topk_groups = v->ih[HI_TOPK_GROUP].found
+                                    ? v->i[HI_TOPK_GROUP]
+                                    : m->router_groups;
+    }
+
     /* Placement onto our rule (model.c: i >= first and (i - first) % freq
      * == 0), exactly:
-     *  - Qwen: layer i is sparse when (i + 1) % step == 0, i.e. first =
-     *    step - 1, freq = step (mlp_only_layers is not read).
+     *  - Qwen's decoder_sparse_step and Llama 4's interleave_moe_layer_step:
+     *    layer i is sparse when (i + 1) % step == 0, i.e. first = step - 1,
+     *    freq = step (Qwen's mlp_only_layers: space_hf_unread).
      *  - DeepSeek: i >= k and i % freq == 0, i.e. first = k rounded up to
      *    a multiple of freq. */
     int64_t first, freq;
-    if (v->ih[HI_SPARSE_STEP].found) {
-        freq = v->i[HI_SPARSE_STEP];
+    if (v->ih[HI_SPARSE_STEP].found || v->ih[HI_INTERLEAVE].found) {
+        freq = v->ih[HI_SPARSE_STEP].found ? v->i[HI_SPARSE_STEP]
+                                           : v->i[HI_INTERLEAVE];
         first = freq - 1;
     } else {
         freq = v->ih[HI_MOE_FREQ].found ? v->i[HI_MOE_FREQ] : 1;
@@ -702,35 +1046,27 @@ int space_model_resolve(const char *name_or_path, space_model *out, tp_err *e)
 
 /* Keys of an architecture trainplan's model cannot express, what each
  * means and what the estimate assumes instead. A key counts when present
- * and not null, false or 0 (sliding_window also not when
- * use_sliding_window is false: Qwen2's configs carry an unused window). */
+ * and not null, false, 0 or an empty list. */
 static const struct {
     const char *key, *what;
 } hf_unread[] = {
-    {"sliding_window", "sliding-window attention (window %s): attention "
-                       "FLOPs and activations are counted as full "
-                       "attention"},
-    {"sliding_window_pattern", "local/global layers (every %s-th global): "
-                               "counted as full attention"},
-    {"layer_types", "per-layer attention kinds %s: counted as full "
-                    "attention"},
-    {"kv_lora_rank", "multi-head latent attention (KV rank %s): modelled "
-                     "as MHA with head_dim = v_head_dim"},
-    {"q_lora_rank", "multi-head latent attention (Q rank %s): modelled as "
-                    "MHA"},
-    {"attn_logit_softcapping", "attention logit soft-capping (%s): not "
-                               "timed"},
-    {"final_logit_softcapping", "final logit soft-capping (%s): not timed"},
-    {"num_nextn_predict_layers", "multi-token prediction (%s modules): "
-                                 "not modelled"},
-    {"mtp_num_layers", "multi-token prediction (%s modules): not "
-                       "modelled"},
+    {"mlp_only_layers", "dense layers listed by index (%s): not modelled; "
+                        "their FFN is counted as decoder_sparse_step "
+                        "places it"},
+    {"lm_head_bias", "a bias on the LM head (%s): its vocab parameters are "
+                     "not counted"},
+    {"cross_attention_layers", "cross-attention layers %s: not modelled"},
+    {"o_lora_rank", "a low-rank output projection (rank %s): counted as a "
+                    "full one"},
+    {"index_topk", "sparse attention over the top %s keys: counted as full "
+                   "attention"},
 };
 
 static int hf_counts(const cJSON *v)
 {
     if (!v || cJSON_IsNull(v) || cJSON_IsFalse(v)) return 0;
     if (cJSON_IsNumber(v) && v->valuedouble == 0) return 0;
+    if (cJSON_IsArray(v) && cJSON_GetArraySize(v) == 0) return 0;
     return 1;
 }
 
@@ -750,12 +1086,14 @@ int space_hf_unread(const cJSON *obj, const char *file, char *buf, size_t cap)
         count++;                                                              \
     } while (0)
     /* the model_type: one trainplan knows, else the generic defaults */
+    const char *type = NULL;
     for (int s = 0; s < 2; s++) {
         const cJSON *t = cJSON_IsObject(scopes[s])
                              ? cJSON_GetObjectItemCaseSensitive(scopes[s],
                                                                 "model_type")
                              : NULL;
         if (!cJSON_IsString(t)) continue;
+        type = t->valuestring;
         if (hf_type_find(t->valuestring) == &hf_generic)
             ADD("%s%s: %s.model_type \"%.60s\" is not one trainplan knows: "
                 "read with PretrainedConfig's defaults (tied embeddings, "
@@ -763,16 +1101,47 @@ int space_hf_unread(const cJSON *obj, const char *file, char *buf, size_t cap)
                 count ? "\n" : "", file, paths[s], t->valuestring);
         break;
     }
+    const hf_arch *ar = type ? hf_arch_find(type) : &hf_arch_none;
+    for (int s = 0; s < 2; s++) {
+        if (!cJSON_IsObject(scopes[s])) continue;
+        /* a local/global pattern the model cannot hold */
+        const cJSON *layers_v =
+            cJSON_GetObjectItemCaseSensitive(scopes[s], "num_hidden_layers");
+        int64_t layers = cJSON_IsNumber(layers_v)
+                             ? (int64_t)layers_v->valuedouble
+                             : -1;
+        for (int k = 0; k < 2; k++) {
+            const cJSON *a =
+                cJSON_GetObjectItemCaseSensitive(scopes[s], hf_pattern_keys[k]);
+            int64_t every = 0;
+            if (layer_pattern(a, k == 1, layers, &every) == PAT_IRREGULAR)
+                ADD("%s%s: %s.%s: a local/global layer pattern that is not "
+                    "periodic: counted as every %lld-th layer global",
+                    count ? "\n" : "", file, paths[s], hf_pattern_keys[k],
+                    (long long)every);
+        }
+        /* Qwen's window on the layers from max_window_layers on only */
+        const cJSON *use = cJSON_GetObjectItemCaseSensitive(
+            scopes[s], "use_sliding_window");
+        const cJSON *win =
+            cJSON_GetObjectItemCaseSensitive(scopes[s], "sliding_window");
+        if (ar->window_switch && cJSON_IsTrue(use) && hf_counts(win)
+            && !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(
+                scopes[s], "layer_types"))) {
+            char val[64];
+            tp_json_describe(win, val, sizeof val);
+            ADD("%s%s: %s.use_sliding_window: a sliding window (%s) on the "
+                "layers from max_window_layers on: counted as full "
+                "attention",
+                count ? "\n" : "", file, paths[s], val);
+        }
+    }
     for (size_t i = 0; i < sizeof hf_unread / sizeof hf_unread[0]; i++)
         for (int s = 0; s < 2; s++) {
             if (!cJSON_IsObject(scopes[s])) continue;
             const cJSON *v =
                 cJSON_GetObjectItemCaseSensitive(scopes[s], hf_unread[i].key);
             if (!hf_counts(v)) continue;
-            if (strcmp(hf_unread[i].key, "sliding_window") == 0
-                && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(
-                       scopes[s], "use_sliding_window")))
-                continue;
             char val[64], what[256];
             tp_json_describe(v, val, sizeof val);
             snprintf(what, sizeof what, hf_unread[i].what, val);

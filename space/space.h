@@ -265,8 +265,9 @@ const space_model *space_preset_at(int i);
  * (TP_EDATA) when unknown. */
 const space_model *space_preset_find(const char *name, tp_err *e);
 
-/* Reads a HuggingFace config.json (LLaMA, Mistral, Mixtral, Qwen2/MoE,
- * DeepSeek V2/V3 MoE, GPT-2, GPT-NeoX, Falcon, ... field names; a nested
+/* Reads a HuggingFace config.json (LLaMA 1-4, Mistral, Mixtral, Qwen2/3
+ * and their MoE, DeepSeek V2/V3, gpt-oss, Gemma 1-3, OLMo 2, OLMoE, Phi-3,
+ * PhiMoE, GPT-2, GPT-NeoX, Falcon, ... field names; a nested
  * "text_config" is followed) into *out and validates it. Errors name the
  * file, JSON path, value and valid range (TP_EDATA, TP_ENOINPUT). */
 int space_model_from_hf_file(const char *path, space_model *out, tp_err *e);
@@ -281,10 +282,12 @@ int space_model_from_hf_json(const cJSON *obj, const char *file,
 
 /* What the config.json obj says about the architecture that a space_model
  * cannot hold, one line each naming the file, the JSON path, the value and
- * what the estimate assumes instead: an unknown model_type, sliding-window
- * or local/global attention, MLA's low-rank projections, logit
- * soft-capping, multi-token prediction. Written into buf[cap] ('\n'
- * between lines; cut at cap); returns how many there are. Reads obj only. */
+ * what the estimate assumes instead: an unknown model_type, a local/global
+ * layer pattern that is not periodic, Qwen's window on only the layers
+ * from max_window_layers on, Qwen-MoE's mlp_only_layers, PhiMoE's LM-head
+ * bias, cross-attention layers, a low-rank output projection, top-k
+ * sparse attention. Written into buf[cap] ('\n' between lines; cut at
+ * cap); returns how many there are. Reads obj only. */
 int space_hf_unread(const cJSON *obj, const char *file, char *buf, size_t cap);
 
 /* Whether a --model argument names a config.json rather than a preset:
