@@ -368,6 +368,10 @@ typedef struct hf_arch {
                              shared expert's); intermediate_size_mlp the
                              dense layers' */
     int64_t global_every; /* default local/global period with a window */
+    int64_t vocab;        /* the config class's vocab_size where a config
+                             leaves it out (Gemma 3 27B's text_config
+                             does); 0: the config must say */
+    int64_t max_position; /* the same for max_position_embeddings */
 } hf_arch;
 
 static const hf_arch hf_archs[] = {
@@ -382,10 +386,12 @@ static const hf_arch hf_archs[] = {
      * (layer_idx % 2 == 0 sliding) */
     {.model_type = "gemma2", .post_norms = 1, .global_every = 2},
     /* Gemma3: the same four norms, q_norm/k_norm of head_dim, five local
-     * layers to one global (sliding_window_pattern 6) */
-    {.model_type = "gemma3", .qk_norm = 1, .post_norms = 1, .global_every = 6},
+     * layers to one global (sliding_window_pattern 6); Gemma3TextConfig's
+     * vocab_size 262208 and max_position_embeddings 131072 */
+    {.model_type = "gemma3", .qk_norm = 1, .post_norms = 1, .global_every = 6,
+     .vocab = 262208, .max_position = 131072},
     {.model_type = "gemma3_text", .qk_norm = 1, .post_norms = 1,
-     .global_every = 6},
+     .global_every = 6, .vocab = 262208, .max_position = 131072},
     /* Olmo2Attention.q_norm RMSNorm(heads x head_dim), k_norm RMSNorm(kv
      * heads x head_dim); OlmoeAttention the same */
     {.model_type = "olmo2", .qk_norm = 2},
@@ -693,6 +699,8 @@ static int hf_window(const hf_ctx *c, const hf_vals *v, const hf_arch *ar,
     if (ar->window_switch
         && (!hf_bool_or(v, HB_USE_SLIDING, 0) || !list))
         window = 0;
+    /* A window of the whole context is none (Phi-3's 262144 over 131072). */
+    if (window >= m->max_position) window = 0;
     if (window <= 0) return TP_OK;
 
     int64_t every = ar->global_every;
@@ -733,20 +741,21 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     }
     tp_strlcpy(m->source, c->file, sizeof m->source);
 
+    const hf_arch *ar = v->sh[HS_MODEL_TYPE].found
+                            ? hf_arch_find(v->model_type)
+                            : &hf_arch_none;
     static const enum hf_int required[] = {HI_LAYERS, HI_HIDDEN, HI_HEADS,
                                            HI_VOCAB};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
-        if (!v->ih[required[i]].found)
+        if (!v->ih[required[i]].found
+            && !(required[i] == HI_VOCAB && ar->vocab > 0))
             return hf_missing(c, hf_ints[required[i]].what,
                               hf_ints[required[i]].keys, e);
     m->num_layers = v->i[HI_LAYERS];
     m->hidden = v->i[HI_HIDDEN];
     m->heads = v->i[HI_HEADS];
-    m->vocab = v->i[HI_VOCAB];
+    m->vocab = v->ih[HI_VOCAB].found ? v->i[HI_VOCAB] : ar->vocab;
 
-    const hf_arch *ar = v->sh[HS_MODEL_TYPE].found
-                            ? hf_arch_find(v->model_type)
-                            : &hf_arch_none;
     int mla = v->ih[HI_KV_LORA].found && v->i[HI_KV_LORA] > 0;
     if (mla) {
         /* DeepSeek's MLA: every head its own K and V from the latent
@@ -813,6 +822,8 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
         m->max_position = v->i[HI_MAX_POS];
     else if (t->max_position > 0)
         m->max_position = t->max_position;
+    else if (ar->max_position > 0)
+        m->max_position = ar->max_position;
     else
         return hf_missing(c, hf_ints[HI_MAX_POS].what, hf_ints[HI_MAX_POS].keys,
                           e);
