@@ -79,6 +79,23 @@ check_params "$FIX/hf/llama3-70b.json" 70.6e9
 check_params "$FIX/hf/llama3.1-405b.json" 405.9e9
 check_params "$FIX/hf/gpt-neox-20b.json" 20.55e9
 check_params "$FIX/hf/mixtral-8x7b.json" 46.7e9
+# MoE and current architectures (issue 19; sources in tests/test_space.c)
+check_params deepseek-v3 671e9
+check_params qwen3-235b-a22b 235e9
+check_params "$FIX/hf/deepseek-v3.json" 671e9
+check_params "$FIX/hf/gpt-oss-120b.json" 116.83e9
+check_params "$FIX/hf/qwen3-30b-a3b.json" 30.5e9
+check_params "$FIX/hf/gemma-2-9b-it.json" 9.24e9
+run 0 "$TP" model show deepseek-v3 --format json
+within "$(json_num params_checkpoint)" 685e9 0.001 "deepseek-v3: the checkpoint's 685B"
+within "$(json_num params_mtp)" 11.61e9 0.001 "deepseek-v3: MTP module"
+within "$(json_num kv_lora_rank)" 512 0 "model show json: MLA"
+if [ "$(json_str moe_router_score)" = '"sigmoid"' ]; then ok; else bad "model show json: router score"; fi
+run 0 "$TP" model show deepseek-v3
+has "$OUT" "q rank 1536, kv rank 512" "model show: MLA"
+has "$OUT" "params_checkpoint" "model show: checkpoint count"
+run 0 "$TP" model show gpt-oss-20b
+has "$OUT" "sliding 128, 1 layer in 2 global" "model show: window"
 
 run 0 "$TP" model show gpt3-175b && has "$OUT" "params_total" "model show table"
 has "$OUT" "FLOPs:" "model show states the FLOP convention"

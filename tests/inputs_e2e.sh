@@ -155,13 +155,18 @@ run 65 "$TP" diff "$S/inf.jsonl" "$S/inf.jsonl"
 has "$ERR" "not a sweep record" "diff: an infinite count is not a record"
 
 # --- what a config.json says that trainplan does not model (issue 19) ----
-run 0 "$TP" model show "$FIX/hf/gemma-3-1b.json"
-has "$ERR" "warning: $FIX/hf/gemma-3-1b.json: \$.sliding_window: sliding-window attention (window 512)" "warning: sliding window"
+# Gemma 3's windows, QK norms and four norms a layer are modelled now.
+run 0 "$TP" model show --strict "$FIX/hf/gemma-3-1b.json"
 has "$OUT" "geglu" "gemma 3: GeGLU"
-run 65 "$TP" model show --strict "$FIX/hf/gemma-3-1b.json"
-has "$ERR" "--strict: 2 things trainplan does not model" "strict: gemma 3"
-run 65 "$TP" estimate -m "$FIX/hf/mistral-7b.json" --system eos -g 8 -s 2048 -B 64 --strict
-has "$ERR" "--strict: 1 thing trainplan does not model" "strict: estimate"
+has "$OUT" "sliding 512, 1 layer in 6 global" "gemma 3: its windows"
+has "$OUT" "999885952" "gemma 3: HF's count"
+run 0 "$TP" model show "$FIX/hf/synthetic-unmodelled.json"
+has "$ERR" "warning: $FIX/hf/synthetic-unmodelled.json: \$.mlp_only_layers: dense layers listed by index ([0])" "warning: mlp_only_layers"
+has "$ERR" "\$.use_sliding_window: a sliding window (4096) on the layers from max_window_layers on" "warning: qwen window"
+run 65 "$TP" model show --strict "$FIX/hf/synthetic-unmodelled.json"
+has "$ERR" "--strict: 2 things trainplan does not model" "strict: model show"
+run 65 "$TP" estimate -m "$FIX/hf/synthetic-unmodelled.json" --system eos -g 8 -s 2048 -B 64 --strict
+has "$ERR" "--strict: 2 things trainplan does not model" "strict: estimate"
 run 0 "$TP" model show --strict "$FIX/hf/llama3-8b.json"
 
 echo "$pass passed, $fail failed"
