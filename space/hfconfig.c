@@ -95,7 +95,7 @@ static const hf_int_row hf_ints[] = {
     /* Absent: hidden / heads. */
     [HI_HEAD_DIM] = {"head size", "head_dim", 1, {"head_dim"}},
     /* DeepSeek MLA (with kv_lora_rank): the value head size. */
-    [HI_V_HEAD_DIM] = {"MLA value head size", "v_head_dim", 1, {"v_head_dim"}},
+    [HI_V_HEAD_DIM] = {"MLA value head size", "v_head_dim", 0, {"v_head_dim"}},
     /* GPT-2's n_inner: null means 4 x hidden (model_type table). */
     [HI_FFN] = {"FFN size", "ffn_hidden", 1,
                 {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"}},
@@ -128,16 +128,18 @@ static const hf_int_row hf_ints[] = {
     /* Llama 4: the dense layers' FFN (intermediate_size is the experts'). */
     [HI_FFN_MLP] = {"dense FFN size", "ffn_hidden", 1,
                     {"intermediate_size_mlp"}},
-    /* DeepSeek MLA. q_lora_rank null: a full query projection. */
-    [HI_Q_LORA] = {"MLA query rank", "q_lora_rank", 1, {"q_lora_rank"}},
+    /* DeepSeek MLA. q_lora_rank null or 0: a full query projection;
+     * kv_lora_rank 0 (and v_head_dim 0, DeepSeek-V2 configs without MLA):
+     * ordinary attention. */
+    [HI_Q_LORA] = {"MLA query rank", "q_lora_rank", 0, {"q_lora_rank"}},
     [HI_KV_LORA] = {"MLA KV rank", "kv_lora_rank", 0, {"kv_lora_rank"}},
     [HI_QK_NOPE] = {"MLA query/key head size without RoPE",
                     "qk_nope_head_dim", 0, {"qk_nope_head_dim"}},
     [HI_QK_ROPE] = {"MLA RoPE head size", "qk_rope_head_dim", 0,
                     {"qk_rope_head_dim"}},
     /* DeepSeek group-limited routing; n_group 1 is none. */
-    [HI_N_GROUP] = {"expert group count", "router_groups", 1, {"n_group"}},
-    [HI_TOPK_GROUP] = {"expert groups per token", "router_topk_groups", 1,
+    [HI_N_GROUP] = {"expert group count", "router_groups", 0, {"n_group"}},
+    [HI_TOPK_GROUP] = {"expert groups per token", "router_topk_groups", 0,
                        {"topk_group"}},
     /* Mistral, Gemma 2/3, gpt-oss, Qwen (with use_sliding_window). */
     [HI_WINDOW] = {"sliding window", "window", 0,

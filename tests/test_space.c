@@ -1241,6 +1241,19 @@ static void test_hf_new_keys(void)
     TP_CHECK_CONTAINS(e.msg, "d.json: router_topk_groups = 5, expected an "
                              "integer in [1, 4]");
     cJSON_Delete(j);
+    /* DeepSeek-V2 without MLA (kv_lora_rank and the head sizes 0, as
+     * DeepSeek-OCR's language model): ordinary attention */
+    j = cJSON_Parse("{\"model_type\":\"deepseek_v2\",\"hidden_size\":64,"
+                    "\"num_hidden_layers\":2,\"num_attention_heads\":2,"
+                    "\"intermediate_size\":128,\"vocab_size\":100,"
+                    "\"max_position_embeddings\":4096,\"kv_lora_rank\":0,"
+                    "\"q_lora_rank\":0,\"qk_nope_head_dim\":0,"
+                    "\"qk_rope_head_dim\":0,\"v_head_dim\":0,\"n_group\":1,"
+                    "\"topk_group\":1}");
+    TP_CHECK_INT(space_model_from_hf_json(j, "d.json", "$", &m, &e), TP_OK);
+    TP_CHECK_INT(m.kv_lora_rank, 0);
+    TP_CHECK_INT(m.head_dim, 32);
+    cJSON_Delete(j);
     j = cJSON_Parse("{\"model_type\":\"gemma2\",\"hidden_size\":64,"
                     "\"num_hidden_layers\":2,\"num_attention_heads\":2,"
                     "\"intermediate_size\":128,\"vocab_size\":100,"
