@@ -559,6 +559,12 @@ static void stage_of(const space_model *m, const space_layout *l,
         }
     }
     act += loss_kept;
+    if (r == l->pp - 1 && m->mtp_layers > 0)
+        /* Each MTP module's layer (one micro-batch in flight on the last
+         * stage) and its second pass through the head and the loss. */
+        act += (double)m->mtp_layers
+               * (tokens * act_layer_token(m, l, 0, m->num_experts > 0)
+                  + loss_kept);
     double step = est_step_bytes(l, params - xparams);
     if (xparams > 0 && est_step_bytes(l, 1) > 0) /* the experts' shard */
         step += 4 * xparams / (l->zero >= SPACE_ZERO_1 ? xshard : 1);
