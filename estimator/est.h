@@ -697,7 +697,8 @@ typedef struct est_result {
     est_memory mem;
 } est_result;
 
-/* Estimates one iteration of dense model m under layout l on c's system
+/* Estimates one iteration of model m (dense, or MoE and MLA as Megatron-
+ * Core runs them) under layout l on c's system
  * (conventions and sources in iter.c). Never fails: an invalid or
  * infeasible layout gives feasible = 0 with a reason (an out-of-memory
  * layout keeps its time, so a caller can say by how much it misses).

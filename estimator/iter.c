@@ -83,9 +83,24 @@
  * micro-batch. fp8 GEMM rates come from the fitted fp8 samples, bounded
  * below by half the 16-bit GEMM of the same shape (models.c).
  *
- * Deliberately not modelled yet: MoE layers (the estimate refuses them),
- * the tied-embedding gradient all-reduce between first and last stage,
- * data loading, the cost of dropout inside flash attention.
+ * MoE (as Megatron-Core with Transformer Engine runs it; moe_routed and
+ * moe.c): each pipeline stage's dense-FFN and MoE layers are timed
+ * apart; an MoE layer has the router, the token permutations, the
+ * dispatch and combine over the expert grid (all-to-all, all-gather or
+ * DeepEP, exposed: est_breakdown.ep_s), the grouped expert GEMMs at the
+ * busiest EP rank's tokens (the imbalance factor), the shared experts as
+ * a TP-sharded dense FFN; the routed experts' gradients reduce over the
+ * expert data-parallel group, the rest over DP x CP. MLA (mla_qkv) and
+ * sliding windows (window_scale) change the attention block; DeepSeek's
+ * MTP modules add a layer, a projection and a second head pass on the
+ * last stage. Refused by name (EST_MOE): MoE or MLA under another
+ * framework, with fp8, or with op-level checkpointing, and an expert
+ * capacity factor; expert grids Megatron-Core refuses: EST_MOE_LAYOUT.
+ *
+ * Deliberately not modelled yet: the tied-embedding gradient all-reduce
+ * between first and last stage, data loading, the cost of dropout inside
+ * flash attention, the overlap of the MoE dispatch with compute
+ * (--moe-shared-expert-overlap, the 1F1B A2A overlap, DualPipe).
  */
 #include "est.h"
 
@@ -658,7 +673,8 @@ static void mla_qkv(const iter_ctx *x, double *fwd, double *bwd,
  *  - router.py TopKRouter: the gating GEMM [Tr, h] x [h, E] in the input's
  *    dtype (moe_router_dtype None by default, transformer_config.py), over
  *    the rank's own tokens Tr (T / TP: MoE needs SP with TP); the scores
- *    (softmax or sigmoid, top-k; one pass over [Tr, E] each way);
+ *    (moe_utils.py topk_routing_with_score_function: fp32 softmax or
+ *    sigmoid, top-k; timed as one softmax pass over [Tr, E] each way);
  *  - token_dispatcher.py MoEAlltoAllTokenDispatcher: permute (gather the
  *    Tr x top_k token copies of h), all-to-all of them and of their
  *    probabilities over the EP group, all-gather over the expert-TP group

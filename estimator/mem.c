@@ -103,8 +103,8 @@ static double gemm_input_bytes(const space_layout *l)
  * d98e8a64ddf3, megatron/core/transformer/moe/): the norm's input (2h)
  * and its output, the router's and the shared experts' input (gin h),
  * both / t with SP; the router's fp32 scores and its 16-bit logits, 6 E
- * per routed token (router.py, topk_softmax_with_capacity keeps the fp32
- * softmax); the shared experts as a dense FFN of S f_s, TP-sharded; the
+ * per routed token (moe_utils.py, topk_routing_with_score_function: the
+ * fp32 softmax or sigmoid of the logits); the shared experts as a dense FFN of S f_s, TP-sharded; the
  * routed experts (experts.py TEGroupedMLP) over the rows this rank
  * receives, etp x top_k / t per token (T / t tokens routed on each rank
  * with SP), times the imbalance on the busiest EP rank: FC1's input
