@@ -666,6 +666,56 @@ static void mla_qkv(const iter_ctx *x, double *fwd, double *bwd,
     }
 }
 
+/* DeepEP's dispatch (or combine), one pass, per rank (deepseek-ai/DeepEP
+ * normal kernels, which Megatron-Core's flex dispatcher calls:
+ * token_dispatcher.py _DeepepManager; the ETP ranks are folded into its
+ * group, each expert repeated on each ETP rank): a token crosses the
+ * network once to each other scale-up domain (NVLink domain: a node, or
+ * NVL72's rack) that holds one of its experts, and is forwarded over
+ * NVLink to each rank there that does; both run at once, so the slower
+ * sets the time. Under uniform routing a token's top_k experts fall in
+ * M (1 - (1 - 1/M)^top_k) of the M domains the EP group spans, and on
+ * ep (1 - (1 - 1/ep)^top_k) of its ranks; group-limited routing
+ * (router_topk_groups of router_groups, DeepSeek-V3's node-limited
+ * routing, arXiv 2412.19437 section 2.1.2) caps the domains. Each is
+ * timed as an all-to-all whose scale-up or network part moves exactly
+ * those bytes (comm.c's pairwise model, in which a rank's input buffer
+ * includes its own share, as the all-to-all dispatcher's does). */
+static double deepep_time(const iter_ctx *x, int64_t Tr, double imb)
+{
+    const space_model *m = x->m;
+    const hw_system *y = x->c->sys;
+    double k = (double)m->top_k, ep = (double)x->ep;
+    double tok = (double)Tr * (double)x->etp * (double)m->hidden
+                 * est_dtype_bytes(x->act_dt) * imb;
+    const est_group *g = &x->eptp_group;
+    if (g->size <= 1) return 0; /* DeepEP needs ETP x EP > 1 */
+    int gpn = y->gpus_per_node > 0 ? y->gpus_per_node : 1;
+    int dn = y->scaleup_domain_gpus / gpn;
+    if (dn < 1) dn = 1;
+    int M = (g->nodes + dn - 1) / dn;
+    int q = g->size / M; /* ranks of the group in one domain */
+    double ranks = ep * (1 - pow(1 - 1 / ep, k));
+    if (M <= 1)
+        return coll(x, EST_COLL_ALLTOALL, tok * ranks, g);
+    double doms = (double)M * (1 - pow(1 - 1 / (double)M, k));
+    if (m->router_groups > 0 && m->router_topk_groups > 0) {
+        double G = (double)m->router_groups, Gk = (double)m->router_topk_groups;
+        double cap = G >= M ? fmin(Gk, (double)M) : Gk * (double)M / G;
+        doms = fmin(doms, cap);
+    }
+    double cross = tok * doms * (double)(M - 1) / (double)M;
+    double n = (double)g->size;
+    double t_net = coll(x, EST_COLL_ALLTOALL, cross * n / (n - (double)q), g);
+    double t_su = 0;
+    if (q > 1) {
+        est_group dom = place(q, 1, gpn);
+        dom.node_busy = g->node_busy;
+        t_su = coll(x, EST_COLL_ALLTOALL, tok * ranks, &dom);
+    }
+    return fmax(t_net, t_su);
+}
+
 /* An MoE layer's routed experts, one micro-batch, per rank: compute into
  * *fwd, *bwd; the exposed dispatch and combine into *ep_f, *ep_b.
  * Megatron-Core with Transformer Engine (NVIDIA/Megatron-LM@d98e8a64ddf3,
@@ -727,9 +777,7 @@ static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
                + coll(x, EST_COLL_REDUCE_SCATTER, all * (double)h * e,
                       &x->eptp_group);
     } else if (l->moe_dispatcher == SPACE_MOE_FLEX) {
-        double d = (double)ep * (1 - pow(1 - 1 / (double)ep, (double)k));
-        double b = (double)Tr * d * (double)etp * (double)h * e * imb;
-        comm = 2 * coll(x, EST_COLL_ALLTOALL, b, &x->eptp_group);
+        comm = 2 * deepep_time(x, Tr, imb);
     } else {
         comm = 2 * coll(x, EST_COLL_ALLTOALL, sent * imb, &x->ep_group)
                + coll(x, EST_COLL_ALLTOALL, (double)(Tr * k) * 4 * imb,

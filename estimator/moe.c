@@ -35,8 +35,9 @@
  * known. */
 double est_moe_imbalance(const space_layout *l)
 {
-    double f = l->moe_imbalance > 0 ? l->moe_imbalance
-                                    : EST_MOE_IMBALANCE_DEFAULT;
+    double f = l->moe_imbalance > 0 && isfinite(l->moe_imbalance)
+                   ? l->moe_imbalance
+                   : EST_MOE_IMBALANCE_DEFAULT;
     return f < 1 ? 1 : f;
 }
 

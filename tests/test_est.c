@@ -927,6 +927,19 @@ static void test_deepseek_v3_memory(void)
     double mtp = r.mem.stage == l.pp - 1 ? 1 : 0;
     TP_CHECK_REL(r.mem.expert_params, (nm + mtp) * per_layer, 1e-12);
     TP_CHECK(r.time.ep_s > 0);
+    /* DeepEP sends a token once to each other node holding one of its
+     * experts (at most 4 of the 8 under node-limited routing), not once
+     * per expert: less exposed dispatch than the all-to-all's 8 copies;
+     * without the node limit, more nodes are reached. */
+    space_layout fx = l;
+    fx.moe_dispatcher = SPACE_MOE_FLEX;
+    est_result rf, ru;
+    est_estimate(&v.c, &m, &fx, &rf);
+    TP_CHECK(rf.time.ep_s > 0 && rf.time.ep_s < r.time.ep_s);
+    space_model free_route = m;
+    free_route.router_groups = free_route.router_topk_groups = 0;
+    est_estimate(&v.c, &free_route, &fx, &ru);
+    TP_CHECK(ru.time.ep_s > rf.time.ep_s);
     /* Without recomputation the activations of 16 micro-batches in
      * flight do not fit: refused as memory, with a time. */
     l.recompute = SPACE_RECOMPUTE_NONE;
