@@ -7,8 +7,10 @@
  *
  * Memory: the weights, gradients and optimizer states (est_state_bytes,
  * as est_memory_of counts them) of the parameters of the transformer
- * layers on one pipeline stage, at least L / PP of them; activations, the embedding, the head and the allowance,
- * which est_memory_of adds on top, are left out.
+ * layers on one pipeline stage, at least L / PP of them (MoE: the mean
+ * over stages, with the experts sharded by EP x ETP and their states by
+ * the expert data-parallel group); activations, the embedding, the head
+ * and the allowance, which est_memory_of adds on top, are left out.
  *
  * Time: the GEMM FLOPs of an iteration (space.h convention; the attention
  * core and the memory-bound operators left out, recomputation of full
@@ -35,6 +37,27 @@ double est_memory_floor(const space_model *m, const space_layout *l)
     double layers = (double)m->num_layers / (double)(l->pp > 0 ? l->pp : 1);
     double params = layers * (double)(p.per_layer - p.norms_per_layer) / t;
     double w, gr, opt;
+    if (m->num_experts > 0) {
+        /* MoE: the stages' mean of the layers' parameters (at most the
+         * busiest stage's, which est_memory_of finds among the ranks it
+         * compares), dense-FFN and MoE layers apart, the routed experts
+         * sharded by EP x ETP and their states by the expert data-
+         * parallel group, as mem.c keeps them. */
+        int64_t edp = est_moe_edp(l);
+        double routed = est_routed_expert_params(m);
+        double shared = est_shared_expert_params(m);
+        double pp = (double)(l->pp > 0 ? l->pp : 1);
+        double nm = (double)p.moe_layers, nd = (double)p.dense_layers;
+        double dense_l = (double)(p.attn_per_layer + p.dense_mlp_per_layer) / t;
+        double moe_l = ((double)p.attn_per_layer + shared) / t
+                       + ((double)p.moe_mlp_per_layer - routed - shared);
+        double xl = routed / (double)(space_layout_ep(l) * space_layout_etp(l));
+        double xw, xg, xo;
+        est_state_bytes(l, (nd * dense_l + nm * moe_l) / pp, &w, &gr, &opt);
+        est_state_bytes_shard(l, nm * xl / pp, (double)(edp > 0 ? edp : 1), &xw,
+                              &xg, &xo);
+        return w + gr + opt + xw + xg + xo;
+    }
     est_state_bytes(l, params, &w, &gr, &opt);
     return w + gr + opt;
 }

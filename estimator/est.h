@@ -366,6 +366,9 @@ typedef struct est_memory {
                             context + nccl */
     int peak_in_step;    /* 1: the optimizer step sets total */
     double params;       /* parameters that rank holds (before ZeRO-3) */
+    double expert_params; /* of which routed-expert weights (sharded by EP
+                             and ETP; ZeRO over the expert data-parallel
+                             group) */
     int64_t stage;       /* which pipeline stage that is */
 } est_memory;
 
@@ -377,6 +380,11 @@ typedef struct est_memory {
  * count through the whole step. dp and cp must be >= 1. */
 void est_state_bytes(const space_layout *l, double p, double *w, double *gr,
                      double *opt);
+
+/* est_state_bytes with the states sharded over `shard` ranks instead of
+ * dp x cp: MoE experts' over the expert data-parallel group. */
+void est_state_bytes_shard(const space_layout *l, double p, double shard,
+                           double *w, double *gr, double *opt);
 
 /* Bytes the optimizer step of p parameters adds for its duration: the
  * fp32 copy of this rank's gradient shard when gradients are 16-bit (all
@@ -645,8 +653,14 @@ typedef enum est_reason {
     EST_INVALID_LAYOUT,  /* a Megatron-LM rule; reject says which */
     EST_OUT_OF_MEMORY,
     EST_NO_FP8,          /* fp8 asked of a GPU without it */
-    EST_MOE,             /* MoE layers are not modelled yet */
+    EST_MOE,             /* a part of an MoE or new-attention model that is
+                            not modelled (the message names it: a
+                            capacity factor, fp8, a framework other than
+                            Megatron-Core) */
     EST_TOO_MANY_GPUS,   /* more GPUs than the system has */
+    EST_MOE_LAYOUT,      /* an expert grid Megatron-Core refuses (est_moe_
+                            check): EP not dividing the experts, ETP x EP
+                            not dividing TP x CP x DP, TP without SP */
     EST_REASON_COUNT
 } est_reason;
 extern const char *const est_reason_names[EST_REASON_COUNT];
@@ -660,6 +674,9 @@ typedef struct est_breakdown {
     double fwd_s, bwd_s, recompute_s;
     double tp_s, cp_s, pp_p2p_s, bubble_s;
     double dp_s, optimizer_s;
+    double ep_s; /* MoE token dispatch and combine (expert-parallel
+                    all-to-all or all-gather, expert-TP gathers),
+                    exposed; 0 for dense models */
 } est_breakdown;
 
 /* One estimate: a plain value. */
@@ -680,7 +697,8 @@ typedef struct est_result {
     est_memory mem;
 } est_result;
 
-/* Estimates one iteration of dense model m under layout l on c's system
+/* Estimates one iteration of model m (dense, or MoE and MLA as Megatron-
+ * Core runs them) under layout l on c's system
  * (conventions and sources in iter.c). Never fails: an invalid or
  * infeasible layout gives feasible = 0 with a reason (an out-of-memory
  * layout keeps its time, so a caller can say by how much it misses).
@@ -718,6 +736,38 @@ double est_kernel_eff(const est_ctx *c, const space_layout *l);
  * models and the op. Results are the same bits either way; off is for
  * benchmarks. Set it before estimating, not during. */
 void est_memo_enable(int on);
+
+/* ---- mixture of experts (moe.c) ------------------------------------------ */
+
+/* Tokens the busiest expert receives over the mean when l does not say
+ * (space_layout.moe_imbalance 0): an assumption, see moe.c. */
+#define EST_MOE_IMBALANCE_DEFAULT 1.2
+
+/* l's imbalance factor: moe_imbalance, or the default where 0; never
+ * below 1. */
+double est_moe_imbalance(const space_layout *l);
+
+/* MoE layers among the layers of pipeline rank r, all of its model
+ * chunks, as space_stage_layers counts them (an average where that is
+ * one); 0 for a dense model. */
+double est_stage_moe_layers(const space_model *m, const space_layout *l,
+                            int64_t r);
+
+/* Parameters of one MoE layer's routed experts (all of them, weights and
+ * biases) and of its shared experts; 0 for a dense model. */
+double est_routed_expert_params(const space_model *m);
+double est_shared_expert_params(const space_model *m);
+
+/* Expert data-parallel size of l: tp x cp x dp / (etp x ep), or 0 where
+ * that does not divide. */
+int64_t est_moe_edp(const space_layout *l);
+
+/* Whether Megatron-Core runs MoE model m under l: EP divides the experts,
+ * ETP x EP divides TP x CP x DP, and TP > 1 has sequence parallelism
+ * (megatron/core/transformer/moe/moe_layer.py, MoELayer.forward). Returns
+ * 0, or -1 with the reason in why[cap]. A dense model always passes. */
+int est_moe_check(const space_model *m, const space_layout *l, char *why,
+                  size_t cap);
 
 /* ---- lower bounds for the search (bound.c) ------------------------------ */
 

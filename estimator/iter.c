@@ -83,9 +83,24 @@
  * micro-batch. fp8 GEMM rates come from the fitted fp8 samples, bounded
  * below by half the 16-bit GEMM of the same shape (models.c).
  *
- * Deliberately not modelled yet: MoE layers (the estimate refuses them),
- * the tied-embedding gradient all-reduce between first and last stage,
- * data loading, the cost of dropout inside flash attention.
+ * MoE (as Megatron-Core with Transformer Engine runs it; moe_routed and
+ * moe.c): each pipeline stage's dense-FFN and MoE layers are timed
+ * apart; an MoE layer has the router, the token permutations, the
+ * dispatch and combine over the expert grid (all-to-all, all-gather or
+ * DeepEP, exposed: est_breakdown.ep_s), the grouped expert GEMMs at the
+ * busiest EP rank's tokens (the imbalance factor), the shared experts as
+ * a TP-sharded dense FFN; the routed experts' gradients reduce over the
+ * expert data-parallel group, the rest over DP x CP. MLA (mla_qkv) and
+ * sliding windows (window_scale) change the attention block; DeepSeek's
+ * MTP modules add a layer, a projection and a second head pass on the
+ * last stage. Refused by name (EST_MOE): MoE or MLA under another
+ * framework, with fp8, or with op-level checkpointing, and an expert
+ * capacity factor; expert grids Megatron-Core refuses: EST_MOE_LAYOUT.
+ *
+ * Deliberately not modelled yet: the tied-embedding gradient all-reduce
+ * between first and last stage, data loading, the cost of dropout inside
+ * flash attention, the overlap of the MoE dispatch with compute
+ * (--moe-shared-expert-overlap, the 1F1B A2A overlap, DualPipe).
  */
 #include "est.h"
 
@@ -105,11 +120,12 @@ typedef struct stage_time {
     /* of one layer (layer_time): the TP and CP collectives its full
      * recomputation reruns, added for the layers recomputed */
     double rec_tp, rec_cp;
+    double ep, rec_ep; /* MoE dispatch and combine, exposed; rerun */
 } stage_time;
 
 static double stage_total(const stage_time *s)
 {
-    return s->fwd + s->bwd + s->recompute + s->tp + s->cp + s->p2p;
+    return s->fwd + s->bwd + s->recompute + s->tp + s->cp + s->p2p + s->ep;
 }
 
 typedef struct iter_ctx {
@@ -129,6 +145,21 @@ typedef struct iter_ctx {
                              (Blackwell: no transposed copies) */
     int cudnn_attn;       /* fused attention is cuDNN's (est_estimate) */
     const char *where;    /* the trace's section being timed */
+    /* Attention core per layer: query and key/value heads (all TP ranks)
+     * and the head size the kernel runs at (MLA: the mean of the QK and
+     * V head sizes, which gives its FLOPs and bytes exactly, est_op_work);
+     * attn_scale: the sliding-window layers' saving, averaged over the
+     * layers (window_scale), 1 without windows. */
+    int64_t attn_hq, attn_hk, attn_hd;
+    int mla;              /* multi-head latent attention (kv_lora_rank) */
+    double attn_scale;
+    /* MoE (moe_routed): expert-parallel and expert-TP sizes, the busiest
+     * EP rank's tokens over the mean, and the groups of the expert grid
+     * (moe.c): EP (etp apart), ETP (adjacent), EP x ETP (the allgather
+     * and flex dispatchers' group), expert data parallel. */
+    int64_t ep, etp, edp;
+    double imb;
+    est_group ep_group, etp_group, eptp_group, edp_group;
 } iter_ctx;
 
 /* Appends a row to the estimate's trace, when it keeps one. */
@@ -445,15 +476,34 @@ static void add_op(const iter_ctx *x, const est_op *o, double *fwd,
     *bwd += t.bwd_s;
 }
 
+/* Sliding-window attention (space_model.window): a local layer's query i
+ * sees min(i + 1, w) keys of a causal row of s, sum w (w + 1) / 2 +
+ * (s - w) w over the row, against s (s + 1) / 2 for a global layer
+ * (FlashAttention's window_size, which skips the blocks outside the
+ * window: its work scales with the keys seen). Returns the attention
+ * core's time over the global one's, averaged over the layers: the
+ * global ones (every global_every-th, space.h) at 1. Attention sinks and
+ * logit soft-capping are elementwise inside the kernel: not timed. */
+static double window_scale(const space_model *m, int64_t seq)
+{
+    if (m->window <= 0 || m->window >= seq) return 1;
+    double w = (double)m->window, s = (double)seq;
+    double local = (w * (w + 1) / 2 + (s - w) * w) / (s * (s + 1) / 2);
+    double L = (double)m->num_layers;
+    double global = m->global_every > 0
+                        ? (double)(m->num_layers / m->global_every) / L
+                        : 0;
+    return global + (1 - global) * local;
+}
+
 /* Attention core of one layer for one micro-batch (per rank): forward and
  * backward compute, and the exposed CP exchange, forward and backward. */
 static void attention(const iter_ctx *x, double *fwd, double *bwd,
                       double *cp_fwd, double *cp_bwd)
 {
-    const space_model *m = x->m;
     const space_layout *l = x->l;
-    int64_t hq = m->heads / l->tp, hk = m->kv_heads / l->tp;
-    int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
+    int64_t hq = x->attn_hq / l->tp, hk = x->attn_hk / l->tp;
+    int64_t hd = x->attn_hd;
     int64_t s = l->seq / l->cp;
     *cp_fwd = *cp_bwd = 0;
     /* One ring step's message: this rank's K and V block. */
@@ -556,16 +606,224 @@ static void attention(const iter_ctx *x, double *fwd, double *bwd,
               + (steps - 1) * fmax(0, 2 * p - h.bwd_s);
 }
 
-/* One transformer layer, one micro-batch, per rank. */
-static void layer_time(const iter_ctx *x, stage_time *st)
+/* Adds op o to *fwd, *bwd as add_op does, naming its trace row `what`
+ * (a kernel timed as an op of another name, e.g. a token permutation as
+ * the embedding's gather). */
+static void add_named(const iter_ctx *x, const est_op *o, const char *what,
+                      double *fwd, double *bwd)
+{
+    est_trace *tr = x->c->trace;
+    int n0 = tr ? tr->n : 0;
+    add_op(x, o, fwd, bwd);
+    if (tr && tr->n > n0)
+        snprintf(tr->row[tr->n - 1].what, sizeof tr->row[0].what, "%s", what);
+}
+
+/* Multi-head latent attention's projections, one micro-batch, per rank
+ * (Megatron-Core MLASelfAttention, megatron/core/transformer/
+ * multi_latent_attention.py, get_query_key_value_tensors,
+ * NVIDIA/Megatron-LM@d98e8a64ddf3; the TE spec's layer classes): the
+ * query and KV down projections are TELinear "duplicated" (whole weights
+ * on every TP rank, over the rank's own tokens: T / TP with SP), each
+ * latent is RMS-normalised, then the column-parallel up projections run
+ * over all T tokens (the latents gathered under SP): q [T, q_lora] x
+ * [q_lora, heads (nope + rope) / TP] (or, without a query latent, q
+ * [T, h] x [h, heads (nope + rope) / TP]) and kv [T, kv_lora] x [kv_lora,
+ * heads (nope + v) / TP]; RoPE on the query's rope part and on the one
+ * shared rope key. *g_up, *w_up: the up projections' time and weight
+ * gradient, under which the latents' TP collectives run. */
+static void mla_qkv(const iter_ctx *x, double *fwd, double *bwd,
+                    est_time *g_up, double *w_up)
+{
+    const space_model *m = x->m;
+    int64_t tp = x->l->tp, h = m->hidden, T = x->T, Tn = x->Tn;
+    int64_t H = m->heads, rope = m->qk_rope_head_dim;
+    int64_t qk = m->qk_nope_head_dim + rope, kvu = m->qk_nope_head_dim
+                                                     + m->v_head_dim;
+    int64_t ql = m->q_lora_rank, kl = m->kv_lora_rank;
+    if (ql > 0) add_gemm(x, Tn, ql, h, GEMM_NORM_IN, fwd, bwd, NULL);
+    add_gemm(x, Tn, kl + rope, h, GEMM_NORM_IN, fwd, bwd, NULL);
+    est_op o;
+    if (ql > 0) {
+        o = elementwise(x->norm, x->act_dt, Tn, ql);
+        add_op(x, &o, fwd, bwd);
+    }
+    o = elementwise(x->norm, x->act_dt, Tn, kl);
+    add_op(x, &o, fwd, bwd);
+    double wq, wkv;
+    est_time a = ql > 0 ? add_gemm(x, T, H * qk / tp, ql, GEMM_LINEAR_IN, fwd,
+                                   bwd, &wq)
+                        : add_gemm(x, T, H * qk / tp, h, GEMM_NORM_IN, fwd,
+                                   bwd, &wq);
+    est_time b = add_gemm(x, T, H * kvu / tp, kl, GEMM_LINEAR_IN, fwd, bwd,
+                          &wkv);
+    g_up->fwd_s = a.fwd_s + b.fwd_s;
+    g_up->bwd_s = a.bwd_s + b.bwd_s;
+    *w_up = wq + wkv;
+    if (m->pos == SPACE_POS_ROPE || rope > 0) {
+        o = elementwise(EST_OP_ROPE, x->act_dt, T, H * rope / tp + rope);
+        add_op(x, &o, fwd, bwd);
+    }
+}
+
+/* DeepEP's dispatch (or combine), one pass, per rank (deepseek-ai/DeepEP
+ * normal kernels, which Megatron-Core's flex dispatcher calls:
+ * token_dispatcher.py _DeepepManager; the ETP ranks are folded into its
+ * group, each expert repeated on each ETP rank): a token crosses the
+ * network once to each other scale-up domain (NVLink domain: a node, or
+ * NVL72's rack) that holds one of its experts, and is forwarded over
+ * NVLink to each rank there that does; both run at once, so the slower
+ * sets the time. Under uniform routing a token's top_k experts fall in
+ * M (1 - (1 - 1/M)^top_k) of the M domains the EP group spans, and on
+ * ep (1 - (1 - 1/ep)^top_k) of its ranks; group-limited routing
+ * (router_topk_groups of router_groups, DeepSeek-V3's node-limited
+ * routing, arXiv 2412.19437 section 2.1.2) caps the domains. Each is
+ * timed as an all-to-all whose scale-up or network part moves exactly
+ * those bytes (comm.c's pairwise model, in which a rank's input buffer
+ * includes its own share, as the all-to-all dispatcher's does). */
+static double deepep_time(const iter_ctx *x, int64_t Tr, double imb)
+{
+    const space_model *m = x->m;
+    const hw_system *y = x->c->sys;
+    double k = (double)m->top_k, ep = (double)x->ep;
+    double tok = (double)Tr * (double)x->etp * (double)m->hidden
+                 * est_dtype_bytes(x->act_dt) * imb;
+    const est_group *g = &x->eptp_group;
+    if (g->size <= 1) return 0; /* DeepEP needs ETP x EP > 1 */
+    int gpn = y->gpus_per_node > 0 ? y->gpus_per_node : 1;
+    int dn = y->scaleup_domain_gpus / gpn;
+    if (dn < 1) dn = 1;
+    int M = (g->nodes + dn - 1) / dn;
+    int q = g->size / M; /* ranks of the group in one domain */
+    double ranks = ep * (1 - pow(1 - 1 / ep, k));
+    if (M <= 1)
+        return coll(x, EST_COLL_ALLTOALL, tok * ranks, g);
+    double doms = (double)M * (1 - pow(1 - 1 / (double)M, k));
+    if (m->router_groups > 0 && m->router_topk_groups > 0) {
+        double G = (double)m->router_groups, Gk = (double)m->router_topk_groups;
+        double cap = G >= M ? fmin(Gk, (double)M) : Gk * (double)M / G;
+        doms = fmin(doms, cap);
+    }
+    double cross = tok * doms * (double)(M - 1) / (double)M;
+    double n = (double)g->size;
+    double t_net = coll(x, EST_COLL_ALLTOALL, cross * n / (n - (double)q), g);
+    double t_su = 0;
+    if (q > 1) {
+        est_group dom = place(q, 1, gpn);
+        dom.node_busy = g->node_busy;
+        t_su = coll(x, EST_COLL_ALLTOALL, tok * ranks, &dom);
+    }
+    return fmax(t_net, t_su);
+}
+
+/* An MoE layer's routed experts, one micro-batch, per rank: compute into
+ * *fwd, *bwd; the exposed dispatch and combine into *ep_f, *ep_b.
+ * Megatron-Core with Transformer Engine (NVIDIA/Megatron-LM@d98e8a64ddf3,
+ * megatron/core/transformer/moe/):
+ *  - router.py TopKRouter: the gating GEMM [Tr, h] x [h, E] in the input's
+ *    dtype (moe_router_dtype None by default, transformer_config.py), over
+ *    the rank's own tokens Tr (T / TP: MoE needs SP with TP); the scores
+ *    (moe_utils.py topk_routing_with_score_function: fp32 softmax or
+ *    sigmoid, top-k; timed as one softmax pass over [Tr, E] each way);
+ *  - token_dispatcher.py MoEAlltoAllTokenDispatcher: permute (gather the
+ *    Tr x top_k token copies of h), all-to-all of them and of their
+ *    probabilities over the EP group, all-gather over the expert-TP group
+ *    (dispatch_postprocess), a second permutation sorting the received
+ *    rows by local expert (when a rank has several); the combine mirrors
+ *    it: unsort, reduce-scatter over ETP, all-to-all, unpermute
+ *    (scatter-add back to Tr rows). MoEAllGatherTokenDispatcher instead
+ *    gathers every token of the ETP x EP group (and its routing map and
+ *    probabilities) and reduce-scatters the output back. MoEFlexToken-
+ *    Dispatcher (DeepEP) sends each token once to each EP rank that holds
+ *    one of its experts (expected ep (1 - (1 - 1/ep)^top_k) of them under
+ *    uniform routing), to every ETP rank there, as one fused exchange over
+ *    the ETP x EP group;
+ *  - experts.py TEGroupedMLP (--moe-grouped-gemm): E / ep local experts
+ *    as one grouped GEMM each for FC1 ([rows, h] x [h, g f_e / etp]) and
+ *    FC2, with the activation between. The rank receives etp x Tr x top_k
+ *    rows (all of its ETP group's tokens routed to its experts; E / ep
+ *    experts of E, from ep ranks), times the imbalance x->imb on the
+ *    busiest EP rank (EP > 1; with one EP rank every token is local and
+ *    the rank's total is exact);
+ *  - nothing of the dispatch overlaps compute by default (the shared
+ *    experts' overlap and the 1F1B A2A overlap are options), so it is
+ *    all exposed; the backward moves the same volumes. */
+static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
+                       double *ep_f, double *ep_b)
+{
+    const space_model *m = x->m;
+    const space_layout *l = x->l;
+    int64_t h = m->hidden, E = m->num_experts, k = m->top_k;
+    int64_t ep = x->ep, etp = x->etp, nle = E / ep;
+    int64_t fe = m->expert_ffn_hidden / etp, Tr = x->Tn;
+    int gated = space_act_ffn_gemms(m->act) == 3;
+    double imb = ep > 1 ? x->imb : 1, e = est_dtype_bytes(x->act_dt);
+    add_gemm(x, Tr, E, h, GEMM_16BIT, fwd, bwd, NULL);
+    est_op o = elementwise(EST_OP_SOFTMAX, x->act_dt, Tr, E);
+    add_named(x, &o, "moe_route", fwd, bwd);
+    /* Permutations are gathers (backward: scatter-adds), timed as the
+     * embedding's gather of rows (op.c). */
+    est_op perm = elementwise(EST_OP_EMBEDDING, x->act_dt, Tr * k, h);
+    add_named(x, &perm, "moe_permute", fwd, bwd);
+    add_named(x, &perm, "moe_unpermute", fwd, bwd);
+    double sent = (double)(Tr * k) * (double)h * e;
+    double rows = (double)etp * (double)(Tr * k) * imb;
+    double comm = 0;
+    if (l->moe_dispatcher == SPACE_MOE_ALLGATHER) {
+        double all = (double)(etp * ep * Tr);
+        comm = coll(x, EST_COLL_ALLGATHER, all * (double)h * e, &x->eptp_group)
+               + coll(x, EST_COLL_ALLGATHER, all * (double)E * 5,
+                      &x->eptp_group)
+               + coll(x, EST_COLL_REDUCE_SCATTER, all * (double)h * e,
+                      &x->eptp_group);
+    } else if (l->moe_dispatcher == SPACE_MOE_FLEX) {
+        comm = 2 * deepep_time(x, Tr, imb);
+    } else {
+        comm = 2 * coll(x, EST_COLL_ALLTOALL, sent * imb, &x->ep_group)
+               + coll(x, EST_COLL_ALLTOALL, (double)(Tr * k) * 4 * imb,
+                      &x->ep_group);
+        if (etp > 1)
+            comm += coll(x, EST_COLL_ALLGATHER, (double)etp * sent * imb,
+                         &x->etp_group)
+                    + coll(x, EST_COLL_REDUCE_SCATTER,
+                           (double)etp * sent * imb, &x->etp_group);
+    }
+    *ep_f += comm;
+    *ep_b += comm;
+    int64_t mrows = (int64_t)ceil(rows / (double)nle - 1e-9);
+    if (mrows < 1) mrows = 1;
+    if (nle > 1) {
+        est_op sort = elementwise(EST_OP_EMBEDDING, x->act_dt, nle * mrows, h);
+        add_named(x, &sort, "moe_sort", fwd, bwd);
+        add_named(x, &sort, "moe_unsort", fwd, bwd);
+    }
+    est_op g1 = gemm(x->gemm_dt, mrows, (gated ? 2 : 1) * fe, h);
+    g1.b = nle;
+    add_named(x, &g1, "grouped_gemm", fwd, bwd);
+    o = elementwise(gated ? EST_OP_SWIGLU : EST_OP_GELU, x->act_dt,
+                    nle * mrows, fe);
+    add_op(x, &o, fwd, bwd);
+    est_op g2 = gemm(x->gemm_dt, mrows, h, fe);
+    g2.b = nle;
+    add_named(x, &g2, "grouped_gemm", fwd, bwd);
+}
+
+/* One transformer layer, one micro-batch, per rank: a dense-FFN layer, or
+ * with moe an MoE layer (its shared experts in the place of the dense
+ * FFN, TP-sharded as Megatron-Core's SharedExpertMLP is, and the routed
+ * experts, moe_routed). */
+static void layer_time(const iter_ctx *x, stage_time *st, int moe)
 {
     const space_model *m = x->m;
     const space_layout *l = x->l;
     int64_t tp = l->tp, h = m->hidden, T = x->T, Tn = x->Tn;
     int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
     int64_t q = m->heads * hd, kv = m->kv_heads * hd, f = m->ffn_hidden;
+    if (x->mla) q = m->heads * m->v_head_dim; /* the output projection's */
+    if (moe) f = m->shared_experts * m->shared_ffn_hidden;
+    int mlp = f > 0;
     int gated = space_act_ffn_gemms(m->act) == 3;
-    double fwd = 0, bwd = 0, w_qkv, w_fc1;
+    double fwd = 0, bwd = 0, w_qkv, w_fc1 = 0;
     double fwd_gemm = 0; /* the GEMMs' share of fwd */
     est_op o = elementwise(x->norm, x->act_dt, Tn, h);
     add_op(x, &o, &fwd, &bwd);
@@ -583,29 +841,44 @@ static void layer_time(const iter_ctx *x, stage_time *st)
     fwd += 2 * ra.fwd_s;
     bwd += 2 * ra.bwd_s;
     double f0 = fwd;
-    est_time g_qkv = add_gemm(x, T, (q + 2 * kv) / tp, h, GEMM_NORM_IN, &fwd,
-                              &bwd, &w_qkv);
+    est_time g_qkv;
+    if (x->mla) {
+        mla_qkv(x, &fwd, &bwd, &g_qkv, &w_qkv);
+    } else {
+        g_qkv = add_gemm(x, T, (q + 2 * kv) / tp, h, GEMM_NORM_IN, &fwd, &bwd,
+                         &w_qkv);
+    }
     fwd_gemm += fwd - f0;
-    if (m->pos == SPACE_POS_ROPE) {
+    if (m->pos == SPACE_POS_ROPE && !x->mla) {
         o = elementwise(l->eager ? EST_OP_ROPE_EAGER : EST_OP_ROPE, x->act_dt,
                         T, (q + kv) / tp);
         add_op(x, &o, &fwd, &bwd);
     }
     double afwd = 0, abwd = 0, cpf, cpb;
     attention(x, &afwd, &abwd, &cpf, &cpb);
+    if (m->window > 0) { /* local layers see at most `window` keys */
+        afwd *= x->attn_scale;
+        abwd *= x->attn_scale;
+    }
     f0 = fwd;
     est_time g_o = add_gemm(x, T, h, q / tp, GEMM_LINEAR_IN, &fwd, &bwd, NULL);
-    est_time g_fc1 = add_gemm(x, T, (gated ? 2 : 1) * f / tp, h, GEMM_NORM_IN,
-                              &fwd, &bwd, &w_fc1);
+    est_time g_fc1 = {0, 0}, g_fc2 = {0, 0};
+    if (mlp)
+        g_fc1 = add_gemm(x, T, (gated ? 2 : 1) * f / tp, h, GEMM_NORM_IN, &fwd,
+                         &bwd, &w_fc1);
     fwd_gemm += fwd - f0;
-    o = elementwise(!gated ? EST_OP_GELU
-                    : l->eager ? EST_OP_SWIGLU_EAGER
-                               : EST_OP_SWIGLU,
-                    x->act_dt, T, f / tp);
-    add_op(x, &o, &fwd, &bwd);
-    f0 = fwd;
-    est_time g_fc2 = add_gemm(x, T, h, f / tp, GEMM_LINEAR_IN, &fwd, &bwd, NULL);
-    fwd_gemm += fwd - f0;
+    if (mlp) {
+        o = elementwise(!gated ? EST_OP_GELU
+                        : l->eager ? EST_OP_SWIGLU_EAGER
+                                   : EST_OP_SWIGLU,
+                        x->act_dt, T, f / tp);
+        add_op(x, &o, &fwd, &bwd);
+        f0 = fwd;
+        g_fc2 = add_gemm(x, T, h, f / tp, GEMM_LINEAR_IN, &fwd, &bwd, NULL);
+        fwd_gemm += fwd - f0;
+    }
+    double epf = 0, epb = 0;
+    if (moe) moe_routed(x, &fwd, &bwd, &epf, &epb);
 
     /* TP collectives of the activation [T, h] at 16 bits. */
     double tpf = 0, tpb = 0;
@@ -639,14 +912,42 @@ static void layer_time(const iter_ctx *x, stage_time *st)
                              &x->tp_group);
             if (te8 && l->fp8_recipe == SPACE_FP8_TENSORWISE)
                 tpf += 2 * coll(x, EST_COLL_ALLREDUCE, 4, &x->tp_group);
+            /* MLA gathers its latents (and the shared rope key) for the up
+             * projections instead of the hidden state, and reduce-
+             * scatters their input gradients. */
+            double ag_a = ag, rs_a = rs;
+            if (x->mla) {
+                double lat = (double)T * est_dtype_bytes(x->act_dt)
+                             * (double)((m->q_lora_rank > 0 ? m->q_lora_rank
+                                                            : h)
+                                        + m->kv_lora_rank
+                                        + m->qk_rope_head_dim);
+                ag_a = coll(x, EST_COLL_ALLGATHER, lat, &x->tp_group);
+                rs_a = coll(x, EST_COLL_REDUCE_SCATTER, lat, &x->tp_group);
+            }
             /* Forward: each block's input gathered before its column-
              * parallel GEMM, its output reduce-scattered after its row-
-             * parallel one. */
+             * parallel one (an MoE layer without shared experts: the
+             * attention's only; its dispatcher moves the tokens). */
             int fwd_ov = all || async;
-            tpf += SPLIT(ag, g_qkv.fwd_s, fwd_ov) + SPLIT(rs, g_o.fwd_s, fwd_ov)
-                  + SPLIT(ag, g_fc1.fwd_s, fwd_ov)
-                  + SPLIT(rs, g_fc2.fwd_s, fwd_ov);
-            if (!dtensor) {
+            double ex = SPLIT(ag_a, g_qkv.fwd_s, fwd_ov)
+                        + SPLIT(rs, g_o.fwd_s, fwd_ov);
+            if (mlp)
+                ex = ex + SPLIT(ag, g_fc1.fwd_s, fwd_ov)
+                     + SPLIT(rs, g_fc2.fwd_s, fwd_ov);
+            tpf += ex;
+            if (!dtensor && (!mlp || x->mla)) {
+                tpb = SPLIT(ag, g_o.bwd_s / 2, all);
+                if (mlp) tpb += SPLIT(ag, g_fc2.bwd_s / 2, all);
+                tpb += UNDER(ag_a, w_qkv, bwd_ov) + UNDER(rs_a, w_qkv, bwd_ov);
+                if (mlp)
+                    tpb += UNDER(ag, w_fc1, bwd_ov) + UNDER(rs, w_fc1, bwd_ov);
+            } else if (dtensor && (!mlp || x->mla)) {
+                tpb = SPLIT(ag, g_o.bwd_s / 2, async) + rs_a;
+                if (mlp) tpb += SPLIT(ag, g_fc2.bwd_s / 2, async) + rs;
+                if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
+                    tpb += ag_a + (mlp ? ag : 0);
+            } else if (!dtensor) {
                 /* Megatron-LM: the output gradient gathered before the
                  * row-parallel GEMMs' data gradient; the input, kept
                  * sharded, re-gathered under the column-parallel GEMM's
@@ -674,10 +975,21 @@ static void layer_time(const iter_ctx *x, stage_time *st)
                 if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
                     tpb += 2 * ag;
             }
-        } else {
+        } else if (!x->mla) {
             double ar = coll(x, EST_COLL_ALLREDUCE, bytes, &x->tp_group);
             tpf = SPLIT(ar, g_o.fwd_s, all) + SPLIT(ar, g_fc2.fwd_s, all);
             tpb = UNDER(ar, w_qkv, bwd_ov) + UNDER(ar, w_fc1, bwd_ov);
+        } else {
+            /* MLA without SP (a dense model: MoE needs SP with TP): the
+             * up projections' input gradients all-reduced at the latents'
+             * size. */
+            double ar = coll(x, EST_COLL_ALLREDUCE, bytes, &x->tp_group);
+            double lat = (double)T * est_dtype_bytes(x->act_dt)
+                         * (double)((m->q_lora_rank > 0 ? m->q_lora_rank : h)
+                                    + m->kv_lora_rank);
+            double ar_a = coll(x, EST_COLL_ALLREDUCE, lat, &x->tp_group);
+            tpf = SPLIT(ar, g_o.fwd_s, all) + SPLIT(ar, g_fc2.fwd_s, all);
+            tpb = UNDER(ar_a, w_qkv, bwd_ov) + UNDER(ar, w_fc1, bwd_ov);
         }
 #undef UNDER
 #undef SPLIT
@@ -686,10 +998,12 @@ static void layer_time(const iter_ctx *x, stage_time *st)
     st->bwd += bwd + abwd;
     st->tp += tpf + tpb;
     st->cp += cpf + cpb;
+    st->ep += epf + epb;
     if (l->recompute == SPACE_RECOMPUTE_FULL) {
         st->recompute += fwd + afwd;
         st->rec_tp += tpf;
         st->rec_cp += cpf;
+        st->rec_ep += epf;
     } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
         st->recompute += afwd;
     } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP) {
@@ -763,6 +1077,7 @@ const char *const est_reason_names[EST_REASON_COUNT] = {
     [EST_NO_FP8] = "no_fp8",
     [EST_MOE] = "moe_not_modelled",
     [EST_TOO_MANY_GPUS] = "too_many_gpus",
+    [EST_MOE_LAYOUT] = "moe_layout",
 };
 _Static_assert(sizeof est_reason_names / sizeof est_reason_names[0]
                    == EST_REASON_COUNT,
@@ -791,11 +1106,30 @@ void est_estimate(const est_ctx *c, const space_model *m,
         snprintf(r->message, sizeof r->message, "%s", why);
         return;
     }
-    if (m->num_experts > 0) {
+    /* MoE and MLA are modelled as Megatron-Core runs them, in 16 bits,
+     * dropless; the rest is refused by name, never as a shortfall. */
+    int moe = m->num_experts > 0, mla = m->kv_lora_rank > 0;
+    const char *not_modelled = NULL;
+    if ((moe || mla) && l->framework != SPACE_FW_MEGATRON_CORE)
+        not_modelled = "MoE and MLA are modelled as Megatron-Core runs them; "
+                       "not under this framework";
+    else if ((moe || mla) && l->dtype == HW_FP8)
+        not_modelled = "fp8 with MoE or MLA layers is not modelled yet";
+    else if ((moe || mla) && l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
+        not_modelled = "op-level checkpointing of MoE or MLA layers is not "
+                       "modelled";
+    else if (moe && m->capacity_factor > 0)
+        not_modelled = "an expert capacity factor (token dropping) is not "
+                       "modelled; dropless routing is";
+    if (not_modelled) {
         r->reason = EST_MOE;
-        snprintf(r->message, sizeof r->message,
-                 "MoE layers are not modelled yet (%lld experts)",
-                 (long long)m->num_experts);
+        snprintf(r->message, sizeof r->message, "%s (%lld experts)",
+                 not_modelled, (long long)m->num_experts);
+        return;
+    }
+    if (moe && est_moe_check(m, l, why, sizeof why)) {
+        r->reason = EST_MOE_LAYOUT;
+        snprintf(r->message, sizeof r->message, "%s", why);
         return;
     }
     if (l->dtype == HW_FP8 && !(g->peak_flops[HW_FP8] > 0)) {
@@ -856,14 +1190,41 @@ void est_estimate(const est_ctx *c, const space_model *m,
     int busy = gpus < gpn ? (int)gpus : gpn;
     x.tp_group.node_busy = x.cp_group.node_busy = busy;
     x.dp_group.node_busy = x.pp_pair.node_busy = busy;
+    /* Attention core: MLA's per-head sizes, and sliding windows. */
+    x.mla = mla;
+    x.attn_hq = m->heads, x.attn_hk = m->kv_heads;
+    x.attn_hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
+    if (mla) {
+        x.attn_hk = m->heads;
+        x.attn_hd = (m->qk_nope_head_dim + m->qk_rope_head_dim
+                     + m->v_head_dim + 1) / 2;
+    }
+    x.attn_scale = window_scale(m, l->seq);
+    /* The expert grid (moe.c): ETP adjacent, EP etp apart, expert DP
+     * etp x ep apart. */
+    x.ep = space_layout_ep(l), x.etp = space_layout_etp(l);
+    x.edp = moe ? est_moe_edp(l) : 1;
+    x.imb = est_moe_imbalance(l);
+    if (moe) {
+        x.ep_group = place(x.ep, x.etp, gpn);
+        x.etp_group = place(x.etp, 1, gpn);
+        x.eptp_group = place(x.ep * x.etp, 1, gpn);
+        x.edp_group = place(x.edp, x.ep * x.etp, gpn);
+        x.ep_group.node_busy = x.etp_group.node_busy = busy;
+        x.eptp_group.node_busy = x.edp_group.node_busy = busy;
+    }
 
     int64_t v = l->vpp, pp = l->pp;
     int64_t micro = l->gbs / (l->mbs * l->dp);
     double layers_per_stage = (double)m->num_layers / (double)pp;
-    stage_time one = {0};
+    stage_time one = {0}, mo = {0};
     if (c->trace) memset(c->trace, 0, sizeof *c->trace);
     x.where = "layer";
-    layer_time(&x, &one);
+    layer_time(&x, &one, 0);
+    if (moe) {
+        x.where = "moe layer";
+        layer_time(&x, &mo, 1);
+    }
     x.where = "iteration";
     double weight_casts = 0, amax_f = 0, amax_b = 0;
     /* One layer's GEMM weights: QKV [h, q + 2 kv], out [q, h], FC1 [h, f1]
@@ -897,6 +1258,29 @@ void est_estimate(const est_ctx *c, const space_model *m,
     first_stage_extra(&x, &first);
     x.where = "last";
     last_stage_extra(&x, &last);
+    if (m->mtp_layers > 0) {
+        /* DeepSeek-V3's multi-token prediction on the last stage
+         * (Megatron-Core multi_token_prediction.py): per module, the
+         * embedding and the hidden state normalised, concatenated and
+         * projected ([T, 2h] x [2h, h], column-parallel), one
+         * transformer layer of the model's kind (MoE in an MoE model),
+         * then the shared head and loss again. */
+        stage_time mt = {0};
+        x.where = "mtp";
+        layer_time(&x, &mt, moe);
+        double pf = 0, pb = 0;
+        add_gemm(&x, x.T, m->hidden / l->tp, 2 * m->hidden, GEMM_16BIT, &pf,
+                 &pb, NULL);
+        est_op n2 = elementwise(x.norm, x.act_dt, x.Tn, m->hidden);
+        add_op(&x, &n2, &pf, &pb);
+        add_op(&x, &n2, &pf, &pb);
+        last_stage_extra(&x, &mt);
+        double k = (double)m->mtp_layers;
+        last.fwd += k * (mt.fwd + pf);
+        last.bwd += k * (mt.bwd + pb);
+        last.tp += k * mt.tp;
+        last.ep += k * mt.ep;
+    }
     x.where = "iteration";
 
     /* Point-to-point: each stage receives and sends one activation per
@@ -936,11 +1320,31 @@ void est_estimate(const est_ctx *c, const space_model *m,
         /* Only the layers recomputed pay for it (--recompute-method
          * block: the first N of each model chunk). */
         double nrec = space_recompute_layers(m, l, rank);
-        s->fwd = one.fwd * nl + (double)v * amax_f;
-        s->bwd = one.bwd * nl + (double)v * amax_b;
-        s->recompute = one.recompute * nrec;
-        s->tp = one.tp * nl + one.rec_tp * nrec;
-        s->cp = one.cp * nl + one.rec_cp * nrec;
+        if (!moe) {
+            s->fwd = one.fwd * nl + (double)v * amax_f;
+            s->bwd = one.bwd * nl + (double)v * amax_b;
+            s->recompute = one.recompute * nrec;
+            s->tp = one.tp * nl + one.rec_tp * nrec;
+            s->cp = one.cp * nl + one.rec_cp * nrec;
+            s->ep = 0;
+        } else {
+            /* Dense-FFN and MoE layers of the stage (the middle stages at
+             * the busiest one's count: the slowest sets t_max), the
+             * recomputed ones in the same proportion. */
+            double nm = est_stage_moe_layers(m, l, rank);
+            for (int64_t rr = 2; k == 2 && rr < pp - 1; rr++)
+                nm = fmax(nm, est_stage_moe_layers(m, l, rr));
+            double nd = nl - nm;
+            double rm = nl > 0 ? nrec * nm / nl : 0, rd = nrec - rm;
+            s->fwd = one.fwd * nd + mo.fwd * nm + (double)v * amax_f;
+            s->bwd = one.bwd * nd + mo.bwd * nm + (double)v * amax_b;
+            s->recompute = one.recompute * rd + mo.recompute * rm;
+            s->tp = one.tp * nd + one.rec_tp * rd + mo.tp * nm
+                    + mo.rec_tp * rm;
+            s->cp = one.cp * nd + one.rec_cp * rd + mo.cp * nm
+                    + mo.rec_cp * rm;
+            s->ep = mo.ep * nm + mo.rec_ep * rm;
+        }
         s->p2p = p2p;
         int is_first = k == 0, is_last = pp == 1 ? 1 : k == 1;
         const stage_time *add[2] = {is_first ? &first : NULL,
@@ -950,6 +1354,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
             s->fwd += add[a]->fwd;
             s->bwd += add[a]->bwd;
             s->tp += add[a]->tp;
+            if (moe) s->ep += add[a]->ep;
         }
         /* The fill and the drain pay every exchange. */
         double t_fill = stage_total(s);
@@ -980,6 +1385,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
     b->recompute_s = mb * cs->recompute;
     b->tp_s = mb * cs->tp;
     b->cp_s = mb * cs->cp;
+    b->ep_s = mb * cs->ep;
     b->pp_p2p_s = mb * cs->p2p;
     b->bubble_s = (double)(pp - 1) / (double)v * tmean;
     if (v > 1) {
@@ -994,18 +1400,30 @@ void est_estimate(const est_ctx *c, const space_model *m,
      * parameters; gradients of space_grad_bytes (as the memory model). */
     double params = r->mem.params;
     double shard = (double)(l->dp * l->cp);
-    if (shard > 1) {
-        double grad_bytes = space_grad_bytes(l) * params;
+    /* MoE: the routed experts' weights reduce over the expert data-
+     * parallel group instead (Megatron-Core DDP keeps expert parameters
+     * in buffers of their own, reduced over the expert-DP group;
+     * distributed_data_parallel.py, expert_data_parallel_group), in the
+     * same window. */
+    double xp = r->mem.expert_params, xshard = (double)x.edp;
+    int xred = xp > 0 && x.edp > 1;
+    if (shard > 1 || xred) {
+        double grad_bytes = space_grad_bytes(l) * (params - xp);
+        double xgrad = space_grad_bytes(l) * xp;
         double bucket = fmin(1, EST_GRAD_BUCKET_PARAMS / fmax(params, 1));
         /* Under the last micro-batch's backward, unless not overlapped. */
         double window = l->no_dp_overlap ? 0 : cs->bwd + cs->recompute;
         double fwd_window = l->no_dp_overlap ? 0 : cs->fwd;
         if (l->zero == SPACE_ZERO_NONE) {
             double t = coll(&x, EST_COLL_ALLREDUCE, grad_bytes, &x.dp_group);
+            if (xred)
+                t += coll(&x, EST_COLL_ALLREDUCE, xgrad, &x.edp_group);
             b->dp_s = fmax(bucket * t, t - window);
         } else {
             double rs = coll(&x, EST_COLL_REDUCE_SCATTER, grad_bytes,
                              &x.dp_group);
+            if (xred)
+                rs += coll(&x, EST_COLL_REDUCE_SCATTER, xgrad, &x.edp_group);
             /* ZeRO-2/3 keep no unsharded gradients to accumulate into, so
              * every micro-batch reduce-scatters its gradients, under its
              * own backward (DeepSpeed ZeRO-2/3, FSDP without no_sync);
@@ -1026,7 +1444,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
              * (--fp8-param-gather) the layers' GEMM weights in one byte
              * (Megatron-Core fp8_utils.py, _quantize_param_shard_impl:
              * the shard cast to fp8 before the gather). */
-            double ag_bytes = 2 * params;
+            double ag_bytes = 2 * (params - xp);
             if (x.gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE
                 && l->fp8_params)
                 ag_bytes -= layers_per_stage * layer_gemm_params;
@@ -1034,6 +1452,8 @@ void est_estimate(const est_ctx *c, const space_model *m,
                             ? 0
                             : coll(&x, EST_COLL_ALLGATHER, ag_bytes,
                                    &x.dp_group);
+            if (xred && l->zero != SPACE_ZERO_3)
+                ag += coll(&x, EST_COLL_ALLGATHER, 2 * xp, &x.edp_group);
             b->dp_s = rs_times * fmax(bucket * rs, rs - window)
                       + fmax(bucket * ag, ag - fwd_window); /* 0 if ag is */
             if (l->zero == SPACE_ZERO_3) {
@@ -1061,13 +1481,16 @@ void est_estimate(const est_ctx *c, const space_model *m,
         est_op a = {0};
         a.kind = EST_OP_ADAM;
         a.dtype = HW_FP32;
-        double n = l->zero >= SPACE_ZERO_1 ? params / shard : params;
+        double n = l->zero >= SPACE_ZERO_1
+                       ? (params - xp) / shard + (xp > 0 ? xp / xshard : 0)
+                       : params;
         a.n = (int64_t)(n > 1 ? n : 1);
         est_time t = op_time(&x, &a);
         b->optimizer_s = t.fwd_s;
     }
     r->iteration_s = b->fwd_s + b->bwd_s + b->recompute_s + b->tp_s + b->cp_s
                      + b->pp_p2p_s + b->bubble_s + b->dp_s + b->optimizer_s;
+    if (moe) r->iteration_s += b->ep_s;
     r->critical_stage = crit == 0 ? 0 : (crit == 1 ? pp - 1 : 1);
 
     /* Model FLOPs: the space.h convention with attention over the whole

@@ -98,9 +98,53 @@ static double gemm_input_bytes(const space_layout *l)
     return l->dtype == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE ? 1 : 2;
 }
 
-/* Activation bytes per token of one layer kept for the backward. */
+/* An MoE layer's FFN activations per token of the rank's T, kept for the
+ * backward (Megatron-Core with Transformer Engine, NVIDIA/Megatron-LM@
+ * d98e8a64ddf3, megatron/core/transformer/moe/): the norm's input (2h)
+ * and its output, the router's and the shared experts' input (gin h),
+ * both / t with SP; the router's fp32 scores and its 16-bit logits, 6 E
+ * per routed token (moe_utils.py, topk_routing_with_score_function: the
+ * fp32 softmax or sigmoid of the logits); the shared experts as a dense FFN of S f_s, TP-sharded; the
+ * routed experts (experts.py TEGroupedMLP) over the rows this rank
+ * receives, etp x top_k / t per token (T / t tokens routed on each rank
+ * with SP), times the imbalance on the busiest EP rank: FC1's input
+ * (gin h), FC1's output (gated 4, else 2, x f_e / etp), the activation's
+ * output, FC2's input (gin f_e / etp), a fp32 probability per row. The
+ * dispatch's buffers (the all-to-all's output, the ETP gather's, the
+ * sorted copy) live within one layer's forward or backward: moe_buffers. */
+static double act_moe_ffn_token(const space_model *m, const space_layout *l)
+{
+    double t = (double)l->tp, h = (double)m->hidden;
+    double rep = l->sp ? 1 / t : 1;
+    double gin = gemm_input_bytes(l);
+    int gated = space_act_ffn_gemms(m->act) == 3;
+    double fs = (double)(m->shared_experts * m->shared_ffn_hidden);
+    double etp = (double)space_layout_etp(l), fe = (double)m->expert_ffn_hidden / etp;
+    double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(l) : 1;
+    double rows = etp * (double)m->top_k * imb * rep;
+    double a = (2 + gin) * h * rep + 6 * (double)m->num_experts * rep;
+    if (fs > 0) a += ((gated ? 4 : 2) * fs + gin * fs) / t;
+    a += rows * (gin * h + (gated ? 4 : 2) * fe + gin * fe + 4);
+    if (m->hidden_dropout > 0) a += h * rep; /* the residual's mask */
+    return a;
+}
+
+/* Bytes per token of one MoE layer's dispatch buffers, alive only while
+ * that layer runs (see act_moe_ffn_token): the received rows, their ETP
+ * gather and their copy sorted by expert, at 16 bits. */
+static double moe_buffers(const space_model *m, const space_layout *l)
+{
+    if (m->num_experts <= 0) return 0;
+    double rep = l->sp ? 1 / (double)l->tp : 1;
+    double etp = (double)space_layout_etp(l);
+    double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(l) : 1;
+    return 3 * 2 * (double)m->hidden * etp * (double)m->top_k * imb * rep;
+}
+
+/* Activation bytes per token of one layer kept for the backward: a
+ * dense-FFN layer, or with moe an MoE layer. */
 static double act_layer_token(const space_model *m, const space_layout *l,
-                              int full_layer)
+                              int full_layer, int moe)
 {
     double t = (double)l->tp, h = (double)m->hidden;
     double rep = l->sp ? 1 / t : 1; /* replicated along TP unless SP */
@@ -130,7 +174,22 @@ static double act_layer_token(const space_model *m, const space_layout *l,
      * says (Megatron-Core: TELayerNormColumnParallelLinear for QKV and
      * FC1, TERowParallelLinear for the output projection and FC2). */
     double gin = gemm_input_bytes(l);
-    double a = (2 + gin) * h * rep + 2 * (q + 2 * kv) / t;
+    double a;
+    if (m->kv_lora_rank > 0) {
+        /* MLA (multi_latent_attention.py): the norm's input and the down
+         * projections' shared input, the latents' norm inputs and the up
+         * projections' inputs (/ t with SP, as the rank computes them),
+         * then q and k of nope + rope and v per head; the attention's
+         * output is heads x v_head_dim. */
+        double H = (double)m->heads, ql = (double)m->q_lora_rank;
+        double qk = (double)(m->qk_nope_head_dim + m->qk_rope_head_dim);
+        a = (2 + gin) * h * rep
+            + (2 + gin) * (ql + (double)m->kv_lora_rank) * rep
+            + 2 * H * (2 * qk + (double)m->v_head_dim) / t;
+        q = H * (double)m->v_head_dim;
+    } else {
+        a = (2 + gin) * h * rep + 2 * (q + 2 * kv) / t;
+    }
     if (l->flash) {
         /* Flash attention keeps its 16-bit output, which is the output
          * projection's input: one tensor at 16 bits, the output and its
@@ -141,6 +200,10 @@ static double act_layer_token(const space_model *m, const space_layout *l,
         double as = (double)m->heads * (double)l->seq / (double)l->cp / t;
         if (l->recompute != SPACE_RECOMPUTE_SELECTIVE || full_layer)
             a += (m->attn_dropout > 0 ? 5 : 2) * as;
+    }
+    if (moe) {
+        if (m->hidden_dropout > 0) a += h * rep;
+        return a + act_moe_ffn_token(m, l);
     }
     if (m->hidden_dropout > 0) a += 2 * h * rep;
     double mlp = (2 + gin) * h * rep + (gated ? 4 * f : 2 * f) / t
@@ -194,24 +257,36 @@ static double act_rank_token(const space_model *m, const space_layout *l,
 {
     double v = (double)(l->vpp > 0 ? l->vpp : 1);
     double chunk = space_stage_layers(m, l, r) / v;
-    double kept_in = act_layer_token(m, l, 0), full = act_layer_token(m, l, 1);
+    double kept_in = act_layer_token(m, l, 0, 0), full = act_layer_token(m, l, 1, 0);
+    double full_max = full, buffers = 0;
+    double nm = est_stage_moe_layers(m, l, r) / v;
+    if (nm > 0) {
+        /* Dense-FFN and MoE layers of a chunk: their mean per layer; the
+         * layer rebuilt at once, the larger kind. */
+        double km = act_layer_token(m, l, 0, 1), fm = act_layer_token(m, l, 1, 1);
+        kept_in = ((chunk - nm) * kept_in + nm * km) / chunk;
+        full = ((chunk - nm) * full + nm * fm) / chunk;
+        full_max = fmax(full_max, fm);
+        buffers = moe_buffers(m, l);
+    }
     double per_chunk, rebuilt = 0;
     if (l->recompute == SPACE_RECOMPUTE_FULL
         && l->recompute_method == SPACE_RECOMPUTE_BLOCK
         && l->recompute_layers > 0) {
         double n = space_recompute_layers(m, l, r) / v;
         per_chunk = n * kept_in + (chunk - n) * full;
-        rebuilt = n > 0 ? full : 0;
+        rebuilt = n > 0 ? full_max : 0;
     } else if (l->recompute == SPACE_RECOMPUTE_FULL) {
         double n = (double)(l->recompute_layers > 1 ? l->recompute_layers : 1);
         /* groups of n, the last one shorter (an average chunk of an
          * uneven split keeps its average with groups of one) */
         per_chunk = (n > 1 ? ceil(chunk / n) : chunk) * kept_in;
-        rebuilt = fmin(n, chunk) * full;
+        rebuilt = fmin(n, chunk) * full_max;
     } else {
         per_chunk = chunk * kept_in;
         if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP) rebuilt = full;
     }
+    rebuilt += buffers; /* one MoE layer's dispatch at a time */
     *rebuilt_out = rebuilt;
     return inflight_chunks(l, r, micro) * per_chunk + rebuilt;
 }
@@ -227,10 +302,10 @@ static double layer_gemm_weights(const space_model *m, double t)
     return (h * (q + 2 * kv) + q * h + space_act_ffn_gemms(m->act) * h * f) / t;
 }
 
-void est_state_bytes(const space_layout *l, double params, double *w,
-                     double *gr, double *opt)
+/* est_state_bytes over `shard` data-parallel ranks. */
+static void state_bytes(const space_layout *l, double params, double shard,
+                        double *w, double *gr, double *opt)
 {
-    double shard = (double)(l->dp * l->cp);
     /* FSDP's gradients take the parameters' dtype, fp32. */
     double gb = l->param_fp32 ? 4 : (double)space_grad_bytes(l);
     *w = 2 * params, *gr = gb * params, *opt = 12 * params;
@@ -242,6 +317,18 @@ void est_state_bytes(const space_layout *l, double params, double *w,
     if (l->zero >= SPACE_ZERO_1) *opt /= shard;
     if (l->zero >= SPACE_ZERO_2) *gr /= shard;
     if (l->zero >= SPACE_ZERO_3) *w /= shard;
+}
+
+void est_state_bytes_shard(const space_layout *l, double params,
+                           double shard, double *w, double *gr, double *opt)
+{
+    state_bytes(l, params, shard, w, gr, opt);
+}
+
+void est_state_bytes(const space_layout *l, double params, double *w,
+                     double *gr, double *opt)
+{
+    state_bytes(l, params, (double)(l->dp * l->cp), w, gr, opt);
 }
 
 double est_step_bytes(const space_layout *l, double params)
@@ -323,8 +410,52 @@ static void stage_of(const space_model *m, const space_layout *l,
     double params = layers * layer;
     if (r == 0) params += first;
     if (r == l->pp - 1) params += last;
+    /* MoE: a dense-FFN layer and an MoE layer differ; the MoE layer's
+     * router (and its bias, the shared experts' gate) is replicated on
+     * the TP ranks (router.py: a plain parameter), its shared experts
+     * TP-sharded, its routed experts E / ep on each EP rank, each split
+     * over ETP (experts.py), their states sharded by ZeRO over the
+     * expert data-parallel group (distributed optimizer's expert
+     * buffers). DeepSeek-V3's MTP modules sit on the last stage: a layer
+     * of the model's kind, the 2h x h projection, two norms. */
+    double xparams = 0, xshard = 1;
+    if (m->num_experts > 0) {
+        double routed = est_routed_expert_params(m);
+        double shared = est_shared_expert_params(m);
+        double norms = (double)p.norms_per_layer;
+        double dense_l = (double)(p.attn_per_layer + p.dense_mlp_per_layer) / t
+                         + norms;
+        double moe_l = ((double)p.attn_per_layer + shared) / t + norms
+                       + ((double)p.moe_mlp_per_layer - routed - shared);
+        double xl = routed
+                    / (double)(space_layout_ep(l) * space_layout_etp(l));
+        double nm = est_stage_moe_layers(m, l, r);
+        params = (layers - nm) * dense_l + nm * moe_l;
+        xparams = nm * xl;
+        if (r == l->pp - 1 && m->mtp_layers > 0) {
+            double h = (double)m->hidden;
+            params += (double)m->mtp_layers
+                      * (moe_l + 2 * h * h / t + (double)p.final_norm * 2);
+            xparams += (double)m->mtp_layers * xl;
+        }
+        if (r == 0) params += first;
+        if (r == l->pp - 1) params += last;
+        layer = fmax(dense_l, moe_l + xl);
+        int64_t edp = est_moe_edp(l);
+        xshard = (double)(edp > 0 ? edp : 1);
+    } else if (r == l->pp - 1 && m->mtp_layers > 0) {
+        double h = (double)m->hidden;
+        params += (double)m->mtp_layers
+                  * (layer + 2 * h * h / t + (double)p.final_norm * 2);
+    }
     double w, gr, opt, live = 0;
     est_state_bytes(l, params, &w, &gr, &opt);
+    if (xparams > 0) {
+        double xw, xg, xo;
+        state_bytes(l, xparams, xshard, &xw, &xg, &xo);
+        w += xw, gr += xg, opt += xo;
+        params += xparams;
+    }
     if (l->zero >= SPACE_ZERO_3) {
         /* Gathered for compute: one layer and the next, prefetched,
          * or up to zero3_live parameters (at least the largest
@@ -428,7 +559,15 @@ static void stage_of(const space_model *m, const space_layout *l,
         }
     }
     act += loss_kept;
-    double step = est_step_bytes(l, params);
+    if (r == l->pp - 1 && m->mtp_layers > 0)
+        /* Each MTP module's layer (one micro-batch in flight on the last
+         * stage) and its second pass through the head and the loss. */
+        act += (double)m->mtp_layers
+               * (tokens * act_layer_token(m, l, 0, m->num_experts > 0)
+                  + loss_kept);
+    double step = est_step_bytes(l, params - xparams);
+    if (xparams > 0 && est_step_bytes(l, 1) > 0) /* the experts' shard */
+        step += 4 * xparams / (l->zero >= SPACE_ZERO_1 ? xshard : 1);
     /* The backward holds the activations and ZeRO-3's gathered
      * layers; the optimizer step, after both are freed, its fp32
      * gradient copy instead (the frameworks free it before the next
@@ -519,6 +658,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     out->alloc_backward = held_b;
     out->alloc_step = held_s;
     out->params = params;
+    out->expert_params = xparams;
     out->stage = r;
     est_memory_settle(out, EST_MEM_FRAGMENTATION);
 }
@@ -575,11 +715,26 @@ void est_memory_of(const space_model *m, const space_layout *l,
     /* Stage 0 and the last stage bound every rank but the middle ones'
      * extra layer of an uneven split (space_stage_layers): rank 1, which
      * has the most micro-batches in flight of those, then too. */
-    int64_t ranks[3] = {0, l->pp - 1, 1};
+    int64_t ranks[5] = {0, l->pp - 1, 1, 1, 1};
     int n_ranks = l->pp > 2 && space_stage_layers(m, l, 1)
                                    > space_stage_layers(m, l, 0)
                       ? 3
                       : 2;
+    if (m->num_experts > 0 && l->pp > 2) {
+        /* MoE layers need not fall alike on the middle ranks
+         * (moe_layer_freq > 1, leading dense layers): rank 1 (the most
+         * micro-batches in flight), and the ones with the most and the
+         * fewest MoE layers (an MoE layer may hold more or less than a
+         * dense one on a rank, so one of them holds the most). */
+        double best = -1;
+        double least = 1e300;
+        for (int64_t rr = 1; rr < l->pp - 1; rr++) {
+            double nm = est_stage_moe_layers(m, l, rr);
+            if (nm > best) best = nm, ranks[3] = rr;
+            if (nm < least) least = nm, ranks[4] = rr;
+        }
+        n_ranks = 5;
+    }
     for (int s = 0; s < n_ranks; s++) {
         est_memory st;
         stage_of(m, l, &p, ranks[s], &st);

@@ -2,7 +2,9 @@
  * test_est.c - operator work and roofline (scaling, wave quantisation,
  * launch floor), the fitted ratio model (recovers a known ratio, stays
  * physical beyond the grid), the seed shape mapping, sample CSV errors,
- * and sample hygiene.
+ * and sample hygiene; MoE, MLA and sliding-window layers in the
+ * iteration (one expert is the dense model plus its router, dispatch
+ * volumes, refusals, floors, DeepSeek-V3's memory at its own layout).
  *
  * argv[1]: tests/fixtures; argv[2]: hwdb/data; argv[3]: scratch dir.
  */
@@ -633,6 +635,412 @@ static void test_memory(void)
     TP_CHECK(b.activations > a.activations);
 }
 
+
+/* ---- MoE, MLA, sliding windows (iter.c, moe.c) --------------------------- */
+
+/* A Llama-like dense model small enough to estimate fast, and its MoE
+ * twin: every layer's FFN replaced by `experts` routed experts of the
+ * same size, top_k of them per token. */
+static space_model small_dense(void)
+{
+    space_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "small");
+    m.num_layers = 8, m.hidden = 2048, m.heads = 16, m.kv_heads = 8;
+    m.head_dim = 128, m.ffn_hidden = 5632, m.vocab = 32000;
+    m.max_position = 1 << 16;
+    m.act = SPACE_ACT_SWIGLU, m.norm = SPACE_NORM_RMSNORM;
+    m.pos = SPACE_POS_ROPE;
+    return m;
+}
+
+static space_model small_moe(int64_t experts, int64_t top_k)
+{
+    space_model m = small_dense();
+    m.num_experts = experts, m.top_k = top_k;
+    m.expert_ffn_hidden = m.ffn_hidden, m.moe_layer_freq = 1;
+    return m;
+}
+
+/* DeepSeek-V3 as its config.json gives it (huggingface.co/deepseek-ai/
+ * DeepSeek-V3, config.json): 61 layers, the first 3 dense, 256 routed
+ * experts of 2048 and one shared, top 8, MLA with q_lora 1536, kv_lora
+ * 512, heads of 128 + 64 (rope) and v 128, one MTP module. */
+static space_model deepseek_v3(void)
+{
+    space_model m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "deepseek-v3-like");
+    m.num_layers = 61, m.hidden = 7168, m.heads = 128, m.kv_heads = 128;
+    m.ffn_hidden = 18432, m.vocab = 129280, m.max_position = 163840;
+    m.act = SPACE_ACT_SWIGLU, m.norm = SPACE_NORM_RMSNORM;
+    m.pos = SPACE_POS_ROPE;
+    m.num_experts = 256, m.top_k = 8, m.expert_ffn_hidden = 2048;
+    m.shared_experts = 1, m.shared_ffn_hidden = 2048;
+    m.first_dense_layers = 3, m.moe_layer_freq = 1;
+    m.router_sigmoid = 1, m.router_groups = 8, m.router_topk_groups = 4;
+    m.q_lora_rank = 1536, m.kv_lora_rank = 512;
+    m.qk_nope_head_dim = 128, m.qk_rope_head_dim = 64, m.v_head_dim = 128;
+    m.mtp_layers = 1;
+    return m;
+}
+
+static space_layout moe_layout(int64_t tp, int64_t pp, int64_t dp, int64_t ep)
+{
+    space_layout l;
+    memset(&l, 0, sizeof l);
+    space_framework_software(SPACE_FW_MEGATRON_CORE, &l);
+    l.tp = tp, l.pp = pp, l.cp = 1, l.dp = dp, l.vpp = 1;
+    l.mbs = 1, l.gbs = 8 * dp, l.seq = 4096, l.sp = tp > 1;
+    l.recompute = SPACE_RECOMPUTE_NONE, l.zero = SPACE_ZERO_1;
+    l.dtype = HW_BF16, l.ep = ep, l.etp = 1;
+    return l;
+}
+
+typedef struct moe_env {
+    hw_db *db;
+    const hw_system *y;
+    est_models *ops;
+    est_comm *comm;
+    est_ctx c;
+} moe_env;
+
+static int moe_env_open(moe_env *v, const char *system)
+{
+    memset(v, 0, sizeof *v);
+    tp_err e = {0};
+    v->db = open_builtin();
+    if (!v->db) return -1;
+    v->y = hw_find_system(v->db, system, &e);
+    TP_CHECK(v->y != NULL);
+    if (!v->y) return -1;
+    v->ops = est_models_open(v->y->gpu, 0, &e);
+    v->comm = est_comm_open(v->y, &e);
+    TP_CHECK(v->ops != NULL && v->comm != NULL);
+    if (!v->ops || !v->comm) return -1;
+    v->c = (est_ctx){v->y, v->y->gpu, v->ops, v->comm, 0, 0, NULL};
+    return 0;
+}
+
+static void moe_env_close(moe_env *v)
+{
+    est_models_free(v->ops);
+    est_comm_free(v->comm);
+    hw_db_free(v->db);
+}
+
+/* An MoE model of one expert, top 1, is the dense model plus its router
+ * and its permutations, to the bit: the grouped GEMMs are the dense
+ * FFN's GEMMs (one expert of all T tokens), the activation the same. */
+static void test_moe_one_expert(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model d = small_dense(), m1 = small_moe(1, 1);
+    space_layout l = moe_layout(1, 1, 8, 1);
+    est_result rd, rm;
+    est_estimate(&v.c, &d, &l, &rd);
+    est_estimate(&v.c, &m1, &l, &rm);
+    TP_CHECK(rd.iteration_s > 0 && rm.iteration_s > 0);
+    TP_CHECK_INT(rm.reason, EST_FEASIBLE);
+    double eff = est_kernel_eff(&v.c, &l);
+    int64_t T = l.mbs * l.seq, h = d.hidden;
+    est_op router = gemm(T, 1, h);
+    est_op route = {0}, perm = {0};
+    route.kind = EST_OP_SOFTMAX, route.dtype = HW_BF16;
+    route.rows = T, route.cols = 1;
+    perm.kind = EST_OP_EMBEDDING, perm.dtype = HW_BF16;
+    perm.rows = T, perm.cols = h;
+    est_time a, b, c2;
+    est_models_time(v.ops, &router, &a);
+    est_models_time(v.ops, &route, &b);
+    est_models_time(v.ops, &perm, &c2);
+    double micro = (double)(l.gbs / (l.mbs * l.dp)), L = (double)d.num_layers;
+    double extra_f = micro * L * (a.fwd_s + b.fwd_s + 2 * c2.fwd_s) / eff;
+    double extra_b = micro * L * (a.bwd_s + b.bwd_s + 2 * c2.bwd_s) / eff;
+    TP_CHECK_REL(rm.time.fwd_s - rd.time.fwd_s, extra_f, 1e-9);
+    TP_CHECK_REL(rm.time.bwd_s - rd.time.bwd_s, extra_b, 1e-9);
+    TP_CHECK(rm.time.ep_s == 0 && rd.time.ep_s == 0);
+    /* Memory: the router's h x 1 per layer more, all of the FFN counted
+     * as the expert's. */
+    TP_CHECK_REL(rm.mem.params - rd.mem.params, L * (double)h, 1e-12);
+    TP_CHECK_REL(rm.mem.expert_params, L * 3.0 * (double)h * (double)d.ffn_hidden,
+                 1e-12);
+    moe_env_close(&v);
+}
+
+/* Dispatch: nothing crosses ranks at EP 1 (and ETP 1); at EP 8 the
+ * all-to-all moves each rank's T x top_k token copies of h at 16 bits,
+ * on the busiest rank times the imbalance, twice a pass (dispatch and
+ * combine) inside one node of eight; EP 16 crosses nodes and costs
+ * more. */
+static void test_moe_dispatch(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_moe(16, 2);
+    space_layout l1 = moe_layout(1, 1, 16, 1), l8 = l1, l16 = l1;
+    l8.ep = 8, l16.ep = 16;
+    est_result r1, r8, r16;
+    est_estimate(&v.c, &m, &l1, &r1);
+    est_trace *tr = calloc(1, sizeof *tr);
+    if (!tr) return;
+    est_ctx ct = v.c;
+    ct.trace = tr;
+    est_estimate(&ct, &m, &l8, &r8);
+    est_estimate(&v.c, &m, &l16, &r16);
+    TP_CHECK_INT(r1.reason, EST_FEASIBLE);
+    TP_CHECK_INT(r8.reason, EST_FEASIBLE);
+    TP_CHECK(r1.time.ep_s == 0);
+    TP_CHECK(r8.time.ep_s > 0);
+    TP_CHECK(r16.time.ep_s > r8.time.ep_s);
+    double want = (double)(l8.seq * 2 * m.hidden) * 2
+                  * EST_MOE_IMBALANCE_DEFAULT / 1e6;
+    int n_a2a = 0;
+    for (int i = 0; i < tr->n; i++) {
+        const est_trace_row *row = &tr->row[i];
+        if (strcmp(row->what, "alltoall") || strcmp(row->where, "moe layer"))
+            continue;
+        double mb = atof(row->shape);
+        if (mb > 1) { /* the tokens (the probabilities are small) */
+            TP_CHECK_REL(mb, want, 1e-3);
+            TP_CHECK_CONTAINS(row->shape, "over 1x8");
+        }
+        n_a2a++;
+    }
+    TP_CHECK_INT(n_a2a, 2); /* one call timed for tokens, one for probs */
+    free(tr);
+    /* An imbalance of 1 moves less and computes less than 1.5. */
+    space_layout lo = l8, hi = l8;
+    lo.moe_imbalance = 1, hi.moe_imbalance = 1.5;
+    est_result a, b;
+    est_estimate(&v.c, &m, &lo, &a);
+    est_estimate(&v.c, &m, &hi, &b);
+    TP_CHECK(a.time.ep_s < b.time.ep_s);
+    TP_CHECK(a.time.fwd_s < b.time.fwd_s);
+    TP_CHECK(a.mem.activations < b.mem.activations);
+    /* The other dispatchers are timed, and differ. */
+    space_layout ag = l8, fx = l8;
+    ag.moe_dispatcher = SPACE_MOE_ALLGATHER, fx.moe_dispatcher = SPACE_MOE_FLEX;
+    est_estimate(&v.c, &m, &ag, &a);
+    est_estimate(&v.c, &m, &fx, &b);
+    TP_CHECK(a.time.ep_s > 0 && b.time.ep_s > 0);
+    TP_CHECK(a.time.ep_s != r8.time.ep_s && b.time.ep_s != r8.time.ep_s);
+    /* Expert TP over the TP ranks adds its gather and reduce-scatter. */
+    space_layout t2 = moe_layout(2, 1, 8, 4), t2e = t2;
+    t2e.etp = 2;
+    est_estimate(&v.c, &m, &t2, &a);
+    est_estimate(&v.c, &m, &t2e, &b);
+    TP_CHECK_INT(a.reason, EST_FEASIBLE);
+    TP_CHECK_INT(b.reason, EST_FEASIBLE);
+    TP_CHECK(b.time.ep_s > 0 && a.time.ep_s > 0);
+    moe_env_close(&v);
+}
+
+/* What is refused, and why: never a memory shortfall. */
+static void test_moe_refusals(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_moe(16, 2);
+    est_result r;
+    space_layout l = moe_layout(2, 1, 8, 4);
+    l.sp = 0;
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_MOE_LAYOUT);
+    TP_CHECK_CONTAINS(r.message, "sequence parallelism");
+    l = moe_layout(1, 1, 8, 3);
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_MOE_LAYOUT);
+    l = moe_layout(1, 1, 8, 16); /* 16 ranks of EP on 8 */
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_MOE_LAYOUT);
+    space_model cap = m;
+    cap.capacity_factor = 1.25;
+    l = moe_layout(1, 1, 8, 8);
+    est_estimate(&v.c, &cap, &l, &r);
+    TP_CHECK_INT(r.reason, EST_MOE);
+    TP_CHECK_CONTAINS(r.message, "capacity factor");
+    TP_CHECK_STR(est_reason_names[EST_MOE_LAYOUT], "moe_layout");
+    moe_env_close(&v);
+}
+
+/* Nothing beats its roofline: over many MoE and MLA layouts the
+ * estimate is at least the search's time floor (GEMM FLOPs at the dense
+ * peak), and the memory at least the memory floor. */
+static void test_moe_floors(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model ms[3] = {small_moe(16, 2), deepseek_v3(), small_moe(8, 2)};
+    ms[2].first_dense_layers = 1, ms[2].moe_layer_freq = 2;
+    ms[2].shared_experts = 2, ms[2].shared_ffn_hidden = 1024;
+    int checked = 0;
+    for (int mi = 0; mi < 3; mi++) {
+        const space_model *m = &ms[mi];
+        int64_t tps[] = {1, 2, 4}, pps[] = {1, 2, 4, 8}, eps[] = {1, 2, 8};
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 4; b++)
+                for (int c = 0; c < 3; c++)
+                    for (int rc = 0; rc < 3; rc++)
+                        for (int d = 0; d < SPACE_MOE_DISPATCHER_COUNT; d++) {
+                            space_layout l = moe_layout(tps[a], pps[b], 16, eps[c]);
+                            l.recompute = rc, l.moe_dispatcher = d;
+                            l.vpp = pps[b] > 1 && m->num_layers % (2 * pps[b]) == 0 ? 2 : 1;
+                            l.zero = (a + b) % 2 ? SPACE_ZERO_1 : SPACE_ZERO_NONE;
+                            if (mi == 1) l.seq = 1024; /* keep it quick */
+                            est_result r;
+                            est_estimate(&v.c, m, &l, &r);
+                            if (r.iteration_s <= 0) continue;
+                            double tf = est_time_floor(&v.c, m, &l);
+                            TP_CHECK(tf > 0 && r.iteration_s >= tf);
+                            TP_CHECK(est_memory_floor(m, &l) <= r.mem.total);
+                            TP_CHECK(isfinite(r.iteration_s));
+                            checked++;
+                        }
+    }
+    TP_CHECK(checked > 500);
+    moe_env_close(&v);
+}
+
+/* DeepSeek-V3's layout (DeepSeek-AI, arXiv 2412.19437, section 3.2: PP
+ * 16, EP 64 over 8 nodes, ZeRO-1 data parallelism, 2048 H800s, no TP)
+ * fits an 80 GB GPU with full recomputation and a 4096-token sequence:
+ * the states of a stage's 4 layers (4 local experts of 256 a layer,
+ * their optimizer states over 2 expert-DP ranks), the embedding or head
+ * and MTP module, and layer inputs. Its routed experts on a rank are
+ * 4 x 3 x 7168 x 2048 weights a layer. */
+static void test_deepseek_v3_memory(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = deepseek_v3();
+    space_layout l = moe_layout(1, 16, 128, 64);
+    l.gbs = 15360 / 8, l.recompute = SPACE_RECOMPUTE_FULL;
+    est_result r;
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_FEASIBLE);
+    TP_CHECK(r.mem.total < 80e9);
+    TP_CHECK(r.mem.total > 15e9);
+    double per_layer = 4.0 * 3 * 7168 * 2048;
+    double nm = est_stage_moe_layers(&m, &l, r.mem.stage);
+    double mtp = r.mem.stage == l.pp - 1 ? 1 : 0;
+    TP_CHECK_REL(r.mem.expert_params, (nm + mtp) * per_layer, 1e-12);
+    TP_CHECK(r.time.ep_s > 0);
+    /* DeepEP sends a token once to each other node holding one of its
+     * experts (at most 4 of the 8 under node-limited routing), not once
+     * per expert: less exposed dispatch than the all-to-all's 8 copies;
+     * without the node limit, more nodes are reached. */
+    space_layout fx = l;
+    fx.moe_dispatcher = SPACE_MOE_FLEX;
+    est_result rf, ru;
+    est_estimate(&v.c, &m, &fx, &rf);
+    TP_CHECK(rf.time.ep_s > 0 && rf.time.ep_s < r.time.ep_s);
+    space_model free_route = m;
+    free_route.router_groups = free_route.router_topk_groups = 0;
+    est_estimate(&v.c, &free_route, &fx, &ru);
+    TP_CHECK(ru.time.ep_s > rf.time.ep_s);
+    /* Without recomputation the activations of 16 micro-batches in
+     * flight do not fit: refused as memory, with a time. */
+    l.recompute = SPACE_RECOMPUTE_NONE;
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_OUT_OF_MEMORY);
+    TP_CHECK(r.iteration_s > 0);
+    moe_env_close(&v);
+}
+
+/* MoE layers on pipeline ranks: the leading dense layers on the first,
+ * every freq-th after them, the ranks' counts summing to the model's,
+ * with uneven stages and with interleaving. */
+static void test_moe_stage_layers(void)
+{
+    space_model m = deepseek_v3();
+    space_params p;
+    space_model_params(&m, 1, &p);
+    int64_t pps[] = {1, 2, 4, 16}, vs[] = {1, 1, 1, 1};
+    for (int i = 0; i < 4; i++) {
+        space_layout l = moe_layout(1, pps[i], 8, 8);
+        l.vpp = vs[i];
+        double sum = 0;
+        for (int64_t r = 0; r < l.pp; r++) {
+            double n = est_stage_moe_layers(&m, &l, r);
+            TP_CHECK(n >= 0 && n <= space_stage_layers(&m, &l, r) + 1e-12);
+            sum += n;
+        }
+        TP_CHECK_REL(sum, (double)p.moe_layers, 1e-12);
+    }
+    space_layout l = moe_layout(1, 16, 8, 8);
+    TP_CHECK(est_stage_moe_layers(&m, &l, 0) == 0); /* 2.5 layers, all dense */
+    space_model alt = small_moe(8, 2);
+    alt.first_dense_layers = 1, alt.moe_layer_freq = 2; /* 1, 3, 5, 7 */
+    space_model_params(&alt, 1, &p);
+    TP_CHECK_INT(p.moe_layers, 4);
+    l = moe_layout(1, 2, 8, 8);
+    l.vpp = 2; /* chunks of 2: rank 0 holds layers 0-1 and 4-5 */
+    TP_CHECK_REL(est_stage_moe_layers(&alt, &l, 0), 2, 1e-12);
+    TP_CHECK_REL(est_stage_moe_layers(&alt, &l, 1), 2, 1e-12);
+    space_model d = small_dense();
+    TP_CHECK(est_stage_moe_layers(&d, &l, 0) == 0);
+}
+
+/* Sliding windows shorten the attention core of local layers; with every
+ * layer global, or a window as long as the sequence, nothing changes.
+ * MLA is timed, above its roofline, and its attention runs at the mean
+ * of its QK and V head sizes. */
+static void test_window_mla(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model d = small_dense(), w = d, g = d, big = d;
+    w.window = 1024;
+    g.window = 1024, g.global_every = 1;
+    big.window = 1 << 20;
+    space_layout l = moe_layout(1, 1, 8, 1);
+    l.seq = 16384, l.gbs = 8;
+    est_result rd, rw, rg, rb;
+    est_estimate(&v.c, &d, &l, &rd);
+    est_estimate(&v.c, &w, &l, &rw);
+    est_estimate(&v.c, &g, &l, &rg);
+    est_estimate(&v.c, &big, &l, &rb);
+    TP_CHECK(rw.time.fwd_s < rd.time.fwd_s);
+    TP_CHECK(rg.time.fwd_s == rd.time.fwd_s);
+    TP_CHECK(rb.time.fwd_s == rd.time.fwd_s);
+    space_model half = w;
+    half.global_every = 2;
+    est_result rh;
+    est_estimate(&v.c, &half, &l, &rh);
+    TP_CHECK(rh.time.fwd_s > rw.time.fwd_s && rh.time.fwd_s < rd.time.fwd_s);
+    /* MLA: a DeepSeek-V2-Lite-like dense model (no query latent). */
+    space_model mla = d;
+    mla.heads = 16, mla.kv_heads = 16, mla.kv_lora_rank = 512;
+    mla.qk_nope_head_dim = 128, mla.qk_rope_head_dim = 64;
+    mla.v_head_dim = 128;
+    est_result rm;
+    l.seq = 4096, l.gbs = 8;
+    est_trace *tr = calloc(1, sizeof *tr);
+    if (!tr) return;
+    est_ctx ct = v.c;
+    ct.trace = tr;
+    est_estimate(&ct, &mla, &l, &rm);
+    TP_CHECK_INT(rm.reason, EST_FEASIBLE);
+    TP_CHECK(rm.iteration_s >= est_time_floor(&v.c, &mla, &l));
+    int seen = 0;
+    for (int i = 0; i < tr->n; i++)
+        if (strstr(tr->row[i].what, "attn") || strstr(tr->row[i].what, "flash")) {
+            TP_CHECK_CONTAINS(tr->row[i].shape, "d160");
+            seen++;
+        }
+    TP_CHECK(seen > 0);
+    free(tr);
+    /* TP 2 with SP gathers the latents, not the hidden state. */
+    space_layout t2 = l;
+    t2.tp = 2, t2.sp = 1, t2.dp = 4;
+    est_estimate(&v.c, &mla, &t2, &rm);
+    TP_CHECK_INT(rm.reason, EST_FEASIBLE);
+    TP_CHECK(rm.time.tp_s > 0);
+    moe_env_close(&v);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -664,6 +1072,13 @@ int main(int argc, char **argv)
     TP_RUN(test_floor_sweep);
     TP_RUN(test_memory);
     TP_RUN(test_kernel_eff);
+    TP_RUN(test_moe_one_expert);
+    TP_RUN(test_moe_dispatch);
+    TP_RUN(test_moe_refusals);
+    TP_RUN(test_moe_floors);
+    TP_RUN(test_deepseek_v3_memory);
+    TP_RUN(test_moe_stage_layers);
+    TP_RUN(test_window_mla);
     hw_db_free(db);
     return TP_TEST_EXIT();
 }

@@ -6,7 +6,8 @@
  * (weights, gradients, optimizer states, the optimizer step's transient
  * copy, Transformer Engine's fp8 weight copies), the activations of fp8
  * and of partial recomputation, and a peak that is the larger of the
- * backward and the optimizer step.
+ * backward and the optimizer step; an MoE toy's experts sharded by EP,
+ * ETP and the expert data-parallel group, and its routed activations.
  */
 #include "est.h"
 #include "tp_test.h"
@@ -573,6 +574,112 @@ static void test_frameworks_2021(void)
     }
 }
 
+
+/* The toy as an MoE model: layer 0 dense, layers 1-3 MoE with 8 routed
+ * SwiGLU experts of 128 (3 x 64 x 128 = 24576 each), top 2, one shared
+ * expert of 64 (12288) and the router's 64 x 8. */
+static space_model toy_moe(void)
+{
+    space_model m = toy();
+    m.num_experts = 8, m.top_k = 2, m.expert_ffn_hidden = 128;
+    m.shared_experts = 1, m.shared_ffn_hidden = 64;
+    m.first_dense_layers = 1, m.moe_layer_freq = 1;
+    return m;
+}
+
+enum {
+    ROUTED = 8 * 3 * 64 * 128, /* 196608 a layer */
+    ATTN = 64 * 192 + 64 * 64  /* 16384 */
+};
+
+/* Experts divide exactly by EP and ETP; their optimizer states by the
+ * expert data-parallel group (tp x cp x dp / (etp x ep)), the rest by
+ * dp x cp, as Megatron-Core's distributed optimizer keeps them. */
+static void test_moe_states(void)
+{
+    space_model m = toy_moe();
+    tp_err e = {0};
+    TP_CHECK(space_model_validate(&m, "toy_moe", &e) == TP_OK);
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.tp = 2, l.sp = 1, l.dp = 4, l.gbs = 4;
+    /* TP 2: the dense layer (attention and FFN / 2, norms whole), three
+     * MoE layers (attention and shared expert / 2, norms and router
+     * whole), embedding and head / 2 (1024 rows), final norm. */
+    double dense = (ATTN + 3 * 64 * 256) / 2 + 128
+                   + 3.0 * ((ATTN + 12288) / 2 + 128 + 512)
+                   + 2 * 1024 * 64 / 2 + 64;
+    const int64_t grid[][3] = {{1, 1, 8}, {2, 1, 4}, {4, 1, 2}, {8, 1, 1},
+                               {1, 2, 4}, {2, 2, 2}, {4, 2, 1}};
+    for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
+        l.ep = grid[i][0], l.etp = grid[i][1];
+        double edp = (double)grid[i][2];
+        TP_CHECK_INT(est_moe_edp(&l), grid[i][2]);
+        est_memory r;
+        est_memory_of(&m, &l, &r);
+        double xp = 3.0 * ROUTED / (double)(grid[i][0] * grid[i][1]);
+        TP_CHECK_REL(r.expert_params, xp, 1e-12);
+        TP_CHECK_REL(r.params - r.expert_params, dense, 1e-12);
+        TP_CHECK_REL(r.weights, 2 * (dense + xp), 1e-12);
+        TP_CHECK_REL(r.grads, 4 * (dense + xp), 1e-12);
+        TP_CHECK_REL(r.optimizer, 12 * dense / 4 + 12 * xp / edp, 1e-12);
+        TP_CHECK(est_memory_floor(&m, &l) <= r.total);
+    }
+    /* ZeRO-2's 16-bit gradient copy in the step: the experts' shard over
+     * the expert DP group too. */
+    l.ep = 2, l.etp = 1, l.grad_bytes = 2, l.zero = SPACE_ZERO_2;
+    est_memory r;
+    est_memory_of(&m, &l, &r);
+    double xp = 3.0 * ROUTED / 2;
+    TP_CHECK_REL(r.step_transient, 4 * dense / 4 + 4 * xp / 4, 1e-12);
+    TP_CHECK_REL(r.grads, 2 * dense / 4 + 2 * xp / 4, 1e-12);
+    /* EP 1: 8 experts on every rank. The default ETP is TP. */
+    space_layout d = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    d.tp = 2, d.sp = 1;
+    TP_CHECK_INT(space_layout_etp(&d), 2);
+    est_memory_of(&m, &d, &r);
+    TP_CHECK_REL(r.expert_params, 3.0 * ROUTED / 2, 1e-12);
+}
+
+/* The imbalance moves the busiest EP rank's routed rows: each is FC1's
+ * input (2h), FC1's gated output (4 f_e), the activation's output (2
+ * f_e), a fp32 probability, and the layer's dispatch buffers 3 x 2h a
+ * row; at TP 2 with SP a rank routes T / 2 tokens, top 2. With EP 1
+ * every token is local: no imbalance. */
+static void test_moe_activations(void)
+{
+    space_model m = toy_moe();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.tp = 2, l.sp = 1, l.dp = 4, l.gbs = 4, l.ep = 4, l.etp = 1;
+    est_memory a, b;
+    l.moe_imbalance = 1;
+    est_memory_of(&m, &l, &a);
+    l.moe_imbalance = 2;
+    est_memory_of(&m, &l, &b);
+    double row = 2 * 64 + 4 * 128 + 2 * 128 + 4, rows = 2 * 0.5; /* a token */
+    double want = 1024 * (3 * rows * row + 3 * 2 * 64 * rows);
+    TP_CHECK_REL(b.activations - a.activations, want, 1e-12);
+    l.ep = 1;
+    est_memory_of(&m, &l, &a);
+    l.moe_imbalance = 1;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK(a.activations == b.activations);
+    /* Full recomputation keeps each layer's input alone, MoE or not: the
+     * MoE toy keeps what the dense toy keeps, but rebuilds an MoE layer
+     * (its buffers included). */
+    space_model d = toy();
+    space_layout f = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    f.recompute = SPACE_RECOMPUTE_FULL;
+    f.recompute_method = SPACE_RECOMPUTE_BLOCK, f.recompute_layers = 4;
+    est_memory_of(&m, &f, &a);
+    est_memory_of(&d, &f, &b);
+    TP_CHECK(a.activations > b.activations);
+    f.recompute_layers = 0, f.recompute_method = SPACE_RECOMPUTE_UNIFORM;
+    f.recompute = SPACE_RECOMPUTE_NONE;
+    est_memory c;
+    est_memory_of(&m, &f, &c);
+    TP_CHECK(c.activations > a.activations);
+}
+
 int main(void)
 {
     TP_RUN(test_frameworks);
@@ -584,5 +691,7 @@ int main(void)
     TP_RUN(test_partial_recompute);
     TP_RUN(test_runtime);
     TP_RUN(test_frameworks_2021);
+    TP_RUN(test_moe_states);
+    TP_RUN(test_moe_activations);
     return TP_TEST_EXIT();
 }

@@ -1,0 +1,160 @@
+/*
+ * moe.c - what the estimator needs to know about a mixture-of-experts
+ * model under a layout, shared by iter.c (time), mem.c (memory) and
+ * bound.c (lower bounds): which layers of a pipeline rank are MoE layers,
+ * how many parameters the routed and shared experts hold, the expert
+ * grid Megatron-Core builds, and the load-imbalance factor.
+ *
+ * The expert grid (Megatron-Core's "MoE parallel folding", Liu et al.,
+ * arXiv 2504.14960; megatron/core/parallel_state.py, initialize_model_
+ * parallel, NVIDIA/Megatron-LM@d98e8a64ddf3): the tp x cp x dp ranks of a
+ * pipeline stage are regrouped as etp x ep x edp, in the rank order
+ * "tp-ep-dp-pp" with tp = the expert TP size (the RankGenerator of the
+ * experts, order tp-cp-ep-dp-pp with cp = 1), so an ETP group is etp
+ * consecutive ranks, an EP group ep ranks etp apart, and an expert data-
+ * parallel group edp ranks etp x ep apart.
+ *
+ * Does not model: token dropping with a capacity factor (est_estimate
+ * refuses it), expert-choice routing.
+ */
+#include "est.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* The default imbalance: tokens the busiest expert (and, taken as the
+ * same, the busiest EP rank) receives in a micro-batch over the mean, for
+ * dropless routing balanced by an auxiliary loss or by DeepSeek-V3's
+ * bias (auxiliary-loss-free) balancing. An assumption, not fitted: the
+ * middle of the 1.1-1.3 that balanced routers reach per batch (Wang et
+ * al., "Auxiliary-Loss-Free Load Balancing Strategy for Mixture-of-
+ * Experts", arXiv 2408.15664, measure it as MaxVio = max load / mean - 1),
+ * below the capacity factor 1.25 Switch Transformer ran at to drop few
+ * tokens (Fedus et al., arXiv 2101.03961, section 2.2). Replace by a
+ * measured per-expert token distribution (moe_imbalance) where one is
+ * known. */
+double est_moe_imbalance(const space_layout *l)
+{
+    double f = l->moe_imbalance > 0 && isfinite(l->moe_imbalance)
+                   ? l->moe_imbalance
+                   : EST_MOE_IMBALANCE_DEFAULT;
+    return f < 1 ? 1 : f;
+}
+
+/* MoE layers among layer indices [0, x), x possibly fractional (the
+ * uneven split's half layers): space.h's placement rule, layer i is MoE
+ * when i >= first_dense_layers and (i - first_dense_layers) %
+ * moe_layer_freq == 0; linear between whole layers. */
+static double moe_before(const space_model *m, double x)
+{
+    int64_t first = m->first_dense_layers > 0 ? m->first_dense_layers : 0;
+    int64_t freq = m->moe_layer_freq > 0 ? m->moe_layer_freq : 1;
+    double lo = floor(x);
+    int64_t i = (int64_t)lo;
+    if (i > m->num_layers) i = m->num_layers;
+    double n = i <= first ? 0 : (double)((i - first - 1) / freq + 1);
+    double frac = x - lo;
+    if (frac > 0 && i < m->num_layers) {
+        int is_moe = i >= first && (i - first) % freq == 0;
+        n += frac * is_moe;
+    }
+    return n;
+}
+
+double est_stage_moe_layers(const space_model *m, const space_layout *l,
+                            int64_t r)
+{
+    if (m->num_experts <= 0) return 0;
+    int64_t pp = l->pp > 0 ? l->pp : 1, v = l->vpp > 0 ? l->vpp : 1;
+    double L = (double)m->num_layers;
+    if (v > 1) {
+        /* Interleaved: rank r holds chunks r, r + pp, ... of L / (pp v)
+         * layers each (an average where that does not divide). */
+        double cs = L / (double)(pp * v), n = 0;
+        for (int64_t i = 0; i < v; i++) {
+            double a = cs * (double)(i * pp + r);
+            n += moe_before(m, a + cs) - moe_before(m, a);
+        }
+        return n;
+    }
+    /* One chunk a rank, as space_stage_layers splits them: rank 0, then
+     * pp - 2 alike middle ranks, then the last. */
+    double n0 = space_stage_layers(m, l, 0);
+    double n1 = pp > 2 ? space_stage_layers(m, l, 1) : n0;
+    double a = r == 0 ? 0 : n0 + (double)(r - 1) * n1;
+    double b = a + space_stage_layers(m, l, r);
+    if (r == pp - 1) b = L;
+    return moe_before(m, b) - moe_before(m, a);
+}
+
+/* One FFN of inner size f, as space_model_params counts it: gemms weight
+ * matrices of hidden x f and, with mlp_bias, their biases. */
+static double ffn_params(const space_model *m, int64_t f)
+{
+    double g = (double)space_act_ffn_gemms(m->act), h = (double)m->hidden;
+    double p = g * h * (double)f;
+    if (m->mlp_bias) p += (g - 1) * (double)f + h;
+    return p;
+}
+
+double est_routed_expert_params(const space_model *m)
+{
+    if (m->num_experts <= 0) return 0;
+    return (double)m->num_experts * ffn_params(m, m->expert_ffn_hidden);
+}
+
+double est_shared_expert_params(const space_model *m)
+{
+    if (m->num_experts <= 0 || m->shared_experts <= 0) return 0;
+    return (double)m->shared_experts * ffn_params(m, m->shared_ffn_hidden);
+}
+
+int64_t est_moe_edp(const space_layout *l)
+{
+    int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
+    int64_t n = l->tp * l->cp * l->dp;
+    if (ep < 1 || etp < 1 || n < 1 || n % (ep * etp)) return 0;
+    return n / (ep * etp);
+}
+
+int est_moe_check(const space_model *m, const space_layout *l, char *why,
+                  size_t cap)
+{
+    if (cap) why[0] = '\0';
+    if (m->num_experts <= 0) return 0;
+    int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
+    if (m->num_experts % ep) {
+        if (cap)
+            snprintf(why, cap,
+                     "EP %lld does not divide the %lld experts "
+                     "(Megatron-Core: num_moe_experts %% ep == 0)",
+                     (long long)ep, (long long)m->num_experts);
+        return -1;
+    }
+    if (!est_moe_edp(l)) {
+        if (cap)
+            snprintf(why, cap,
+                     "ETP %lld x EP %lld does not divide TP x CP x DP = %lld "
+                     "(parallel_state.py: the expert grid regroups a "
+                     "stage's ranks)",
+                     (long long)etp, (long long)ep,
+                     (long long)(l->tp * l->cp * l->dp));
+        return -1;
+    }
+    if (etp > 1 && m->expert_ffn_hidden % etp) {
+        if (cap)
+            snprintf(why, cap,
+                     "ETP %lld does not divide the expert FFN size %lld",
+                     (long long)etp, (long long)m->expert_ffn_hidden);
+        return -1;
+    }
+    if (l->tp > 1 && !l->sp) {
+        if (cap)
+            snprintf(why, cap,
+                     "MoE with TP %lld needs sequence parallelism "
+                     "(Megatron-Core MoELayer.forward raises otherwise)",
+                     (long long)l->tp);
+        return -1;
+    }
+    return 0;
+}
