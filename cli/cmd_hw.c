@@ -160,7 +160,8 @@ int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e)
         cli_fmt_si(bw, sizeof bw, g->mem_bw_bytes_per_s, "B/s");
         cli_fmt_si(su, sizeof su, g->scaleup_bw_bytes_per_s, "B/s");
         snprintf(pw, sizeof pw, "%.0f W", g->power_w);
-        cli_table_row(&t, g->name, bf, f8, f4, mem, bw, su, pw, g->display_name);
+        cli_table_row(&t, g->name, bf, f8, f4, mem, bw, su, pw,
+                      g->display_name);
     }
     cli_table_print(&t, out->f, o->format);
     cli_table_free(&t);

@@ -377,9 +377,10 @@ static void te_fp8_casts(const iter_ctx *x, gemm_role role, int64_t m,
     }
 }
 
-/* Transformer Engine's NVFP4BlockScaling (TE >= 2.8, transformer_engine/
- * common/recipe/__init__.py; the recipe of "Pretraining Large Language
- * Models with NVFP4", arXiv 2509.25149, section 4): all three GEMMs of a
+/* Transformer Engine's NVFP4BlockScaling (transformer_engine/common/
+ * recipe/__init__.py, added by NVIDIA/TransformerEngine#2177, 2025; the
+ * recipe of "Pretraining Large Language Models with NVFP4", arXiv
+ * 2509.25149, its training methodology): all three GEMMs of a
  * linear layer (forward, data and weight gradient) in NVFP4; the
  * attention core, the embedding, the LM head, norms and activations stay
  * 16-bit. Per GEMM of input [m, k] and output [m, n], per micro-batch:

@@ -132,7 +132,7 @@ static const mem_traffic traffic[EST_OP_COUNT] = {
     [EST_OP_FP8_TRANSPOSE] = {0, 2, 0, 0},
     [EST_OP_AMAX] = {1, 0, 0, 0},
     /* NVFP4 (TE NVFP4BlockScaling, transformer_engine/common/recipe/
-     * __init__.py; arXiv 2509.25149 section 4): one read of the 16-bit
+     * __init__.py; arXiv 2509.25149): one read of the 16-bit
      * input, two e2m1 copies written (rowwise, and columnwise for the
      * other backward GEMM: TE quantises both from the 16-bit tensor, since
      * block scales along rows and along columns differ), each half a byte

@@ -446,7 +446,8 @@ static void test_builtin(void)
     static const char *systems[] = {"perlmutter", "perlmutter-80g", "vista",
                                     "selene",     "eos",            "dgx-h200",
                                     "dgx-b200",   "jean-zay-a100",  "gb200-nvl72",
-                                    "dgx-b300",   "gb300-nvl72",    "deepseek-v3-h800"};
+                                    "dgx-b300",   "gb300-nvl72",
+                                    "deepseek-v3-h800"};
     for (size_t i = 0; i < sizeof systems / sizeof systems[0]; i++) {
         const hw_system *y = hw_find_system(db, systems[i], &e);
         TP_CHECK(y != NULL);
