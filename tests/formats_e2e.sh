@@ -51,6 +51,13 @@ less "$(json_num iteration_time_s)" "$T_FP4" "nvfp4: b300 faster than b200"
 run 0 "$TP" "${L[@]}" --system gb300-nvl72 --precision nvfp4
 run 0 "$TP" search -m llama3-8b --system dgx-b200 --max-gpus 16 -s 4096 -B 64 \
     --precision nvfp4 --no-timing
+# The search's time bound takes the fp4 peak: pruning changes no answer.
+SR=(search -m llama3-8b --system dgx-b200,gb300-nvl72 --max-gpus 32 -s 4096 -B 128
+    --precision nvfp4 --no-timing --format json)
+run 0 "$TP" "${SR[@]}"
+PRUNED=$(printf '%s' "$OUT" | grep -E '"(layout|iteration_time_s)":')
+run 0 "$TP" "${SR[@]}" --no-prune
+if [ -n "$PRUNED" ] && [ "$PRUNED" = "$(printf '%s' "$OUT" | grep -E '"(layout|iteration_time_s)":')" ]; then ok; else bad "nvfp4 search: pruning changed the answer"; fi
 # NVFP4 training is Transformer Engine's recipe, not torchao's.
 run 1 "$TP" "${L[@]}" --system dgx-b200 --precision nvfp4 --framework torchtitan
 has "$OUT" "NVFP4BlockScaling" "nvfp4 under torchtitan: not feasible, says why"
