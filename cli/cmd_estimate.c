@@ -493,11 +493,12 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         rc = tp_errf(e, TP_EUSAGE, "estimate needs --gpus or --nodes");
         goto done;
     }
-    if (want.dtype == HW_FP8 && !(y->gpu->peak_flops[HW_FP8] > 0)) {
-        rc = tp_errf(e, TP_EUSAGE,
-                     "--precision fp8: %s (%s) has no fp8 tensor cores; use "
-                     "bf16 or fp16",
-                     y->gpu->name, y->name);
+    char why[200];
+    if (est_precision_check(y->gpu, &want, why, sizeof why) != EST_FEASIBLE) {
+        rc = tp_errf(e, TP_EUSAGE, "--precision %s on %s: %s; use %s",
+                     est_precision_name(&want), y->name, why,
+                     y->gpu->peak_flops[HW_FP8] > 0 ? "bf16, fp16 or fp8"
+                                                    : "bf16 or fp16");
         goto done;
     }
     ops = est_models_open(y->gpu, o->keep_bad, e);

@@ -139,23 +139,29 @@ int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e)
         hw_db_free(db);
         return TP_OK;
     }
-    static const char *gh[] = {"gpu",  "bf16 dense", "fp8 dense", "memory",
-                               "HBM bw", "scale-up bw/dir", "power", "name"};
+    static const char *gh[] = {"gpu",    "bf16 dense",      "fp8 dense",
+                               "fp4 dense", "memory",       "HBM bw",
+                               "scale-up bw/dir", "power", "name"};
     cli_table t;
-    cli_table_init(&t, 8, gh, "lrrrrrrl");
+    cli_table_init(&t, 9, gh, "lrrrrrrrl");
     for (int i = 0; i < ng; i++) {
         const hw_gpu *g = hw_gpu_at(db, i);
-        char bf[32], f8[32], mem[32], bw[32], su[32], pw[32];
+        char bf[32], f8[32], f4[32], mem[32], bw[32], su[32], pw[32];
         cli_fmt_si(bf, sizeof bf, g->peak_flops[HW_BF16], "FLOP/s");
         if (g->peak_flops[HW_FP8] > 0)
             cli_fmt_si(f8, sizeof f8, g->peak_flops[HW_FP8], "FLOP/s");
         else
             snprintf(f8, sizeof f8, "-");
+        if (g->peak_flops[HW_FP4] > 0)
+            cli_fmt_si(f4, sizeof f4, g->peak_flops[HW_FP4], "FLOP/s");
+        else
+            snprintf(f4, sizeof f4, "-");
         cli_fmt_bytes(mem, sizeof mem, g->mem_bytes);
         cli_fmt_si(bw, sizeof bw, g->mem_bw_bytes_per_s, "B/s");
         cli_fmt_si(su, sizeof su, g->scaleup_bw_bytes_per_s, "B/s");
         snprintf(pw, sizeof pw, "%.0f W", g->power_w);
-        cli_table_row(&t, g->name, bf, f8, mem, bw, su, pw, g->display_name);
+        cli_table_row(&t, g->name, bf, f8, f4, mem, bw, su, pw,
+                      g->display_name);
     }
     cli_table_print(&t, out->f, o->format);
     cli_table_free(&t);

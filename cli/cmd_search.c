@@ -960,11 +960,13 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                                  y->name);
                     goto done;
                 }
-            if (base.dtype == HW_FP8 && !(y->gpu->peak_flops[HW_FP8] > 0)) {
+            char why[200];
+            if (est_precision_check(y->gpu, &base, why, sizeof why)
+                != EST_FEASIBLE) {
                 rc = tp_errf(e, TP_EUSAGE,
-                             "--precision fp8: %s (%s) has no fp8 tensor "
-                             "cores; use bf16 or fp16, or leave %s out",
-                             y->gpu->name, y->name, y->name);
+                             "--precision %s on %s: %s; use bf16 or fp16, "
+                             "or leave %s out",
+                             est_precision_name(&base), y->name, why, y->name);
                 goto done;
             }
             search_system *sy = &sys[ns];

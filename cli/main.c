@@ -286,8 +286,11 @@ static const cli_option options[] = {
     {"zero-stage", OPT_ZERO, "0|1|2|3", CMD_EST_SEARCH,
      "optimizer states (1), gradients (2), parameters (3, FSDP) sharded "
      "over DP"},
-    {"precision", OPT_PRECISION, "bf16|fp16|fp8", CMD_EST_SEARCH,
-     "GEMM precision (default bf16; fp8: GEMMs at the fp8 rate)"},
+    {"precision", OPT_PRECISION, "bf16|fp16|fp8|mxfp8|nvfp4", CMD_EST_SEARCH,
+     "GEMM precision (default bf16; fp8: GEMMs at the fp8 rate; mxfp8: fp8 "
+     "with --fp8-recipe mxfp8, Blackwell; nvfp4: the linear layers' GEMMs "
+     "in NVFP4 at the fp4 rate, Transformer Engine's NVFP4BlockScaling, "
+     "Blackwell)"},
     {"fp8-param-gather", OPT_FP8_PARAMS, NULL, CMD_EST_SEARCH,
      "fp8 under Transformer Engine: the layers' weights kept as fp8 "
      "parameters (one byte in memory and in the distributed optimizer's "
@@ -905,12 +908,19 @@ int main(int argc, char **argv)
             break;
         case OPT_PRECISION:
             o.precision = hw_dtype_parse(optarg);
-            if (o.precision != HW_BF16 && o.precision != HW_FP16
-                && o.precision != HW_FP8)
+            if (tp_streq_ci(optarg, "mxfp8")) { /* fp8 in MXFP8 blocks */
+                o.precision = HW_FP8;
+                o.fp8_recipe = SPACE_FP8_MXFP8;
+                o.sw_set |= CLI_SW_FP8;
+            } else if (tp_streq_ci(optarg, "nvfp4")) {
+                o.precision = HW_FP4;
+            } else if (o.precision != HW_BF16 && o.precision != HW_FP16
+                       && o.precision != HW_FP8) {
                 rc = tp_errf(&e, TP_EUSAGE,
-                             "--precision: expected bf16, fp16 or fp8, found "
-                             "'%s'",
+                             "--precision: expected bf16, fp16, fp8, mxfp8 "
+                             "or nvfp4, found '%s'",
                              optarg);
+            }
             break;
         case OPT_OVERLAP:
             o.no_overlap = 0;

@@ -90,8 +90,9 @@ double est_time_floor(const est_ctx *c, const space_model *m,
     if (!(gpus > 0) || l->mbs < 1) return 0;
     double peak = g->peak_flops[HW_BF16];
     if (g->peak_flops[HW_FP16] > peak) peak = g->peak_flops[HW_FP16];
-    if (l->dtype == HW_FP8 && g->peak_flops[HW_FP8] > peak)
-        peak = g->peak_flops[HW_FP8];
+    if ((l->dtype == HW_FP8 || l->dtype == HW_FP4)
+        && g->peak_flops[l->dtype] > peak)
+        peak = g->peak_flops[l->dtype];
     if (!(peak > 0)) return 0;
     /* Every operator time is divided by the kernel efficiency, and none
      * is below its FLOPs at peak (sample hygiene), so neither is this. */

@@ -78,6 +78,12 @@ typedef enum est_op_kind {
                              (F16_arbitrary_seqlen), which Transformer
                              Engine runs on Hopper and Blackwell; causal
                              and not fitted together */
+    EST_OP_NVFP4_QUANT,   /* Transformer Engine's NVFP4 quantisation,
+                             forward only, rows x cols: read 16-bit, write
+                             a rowwise and a columnwise e2m1 copy, each
+                             with one e4m3 scale per 16 elements (the
+                             columnwise one of the wgrad GEMM through a
+                             16 x 16 random Hadamard transform) */
     EST_OP_COUNT
 } est_op_kind;
 
@@ -309,6 +315,8 @@ typedef struct est_model_info {
                             data- and weight-gradient shapes */
     int floor_fwd, floor_bwd;         /* raised to est_op_floor */
     int fp8_bound_fwd, fp8_bound_bwd; /* raised to half the 16-bit time */
+    int fp4_bound_fwd, fp4_bound_bwd; /* raised to the fp8 time at the
+                                         fp8 / fp4 peak ratio */
 } est_model_info;
 
 /* est_models_time, also saying how (info may be NULL). */
@@ -652,7 +660,8 @@ typedef enum est_reason {
     EST_FEASIBLE,
     EST_INVALID_LAYOUT,  /* a Megatron-LM rule; reject says which */
     EST_OUT_OF_MEMORY,
-    EST_NO_FP8,          /* fp8 asked of a GPU without it */
+    EST_NO_FP8,          /* fp8, mxfp8 or nvfp4 asked of a GPU without
+                            it (est_precision_check) */
     EST_MOE,             /* a part of an MoE or new-attention model that is
                             not modelled (the message names it: a
                             capacity factor, fp8, a framework other than
@@ -703,6 +712,19 @@ typedef struct est_result {
  * infeasible layout gives feasible = 0 with a reason (an out-of-memory
  * layout keeps its time, so a caller can say by how much it misses).
  * No allocation; safe to call from several threads on one c. */
+/* Whether g runs the GEMM precision of l (dtype, and with fp8 its
+ * recipe): EST_FEASIBLE, or EST_NO_FP8 with a message in msg[cap] naming
+ * the GPU, its architecture and what the precision needs (fp8: fp8 tensor
+ * cores; mxfp8: Blackwell's block-scaled tensor cores; nvfp4: fp4 ones).
+ * est_estimate refuses such a layout with it; the command line refuses
+ * the option with it before estimating. */
+est_reason est_precision_check(const hw_gpu *g, const space_layout *l,
+                               char *msg, size_t cap);
+
+/* The name --precision gives l's GEMM precision: "nvfp4", "mxfp8", or
+ * the dtype's ("bf16", "fp8", ...). Static. */
+const char *est_precision_name(const space_layout *l);
+
 void est_estimate(const est_ctx *c, const space_model *m,
                   const space_layout *l, est_result *r);
 

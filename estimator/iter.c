@@ -144,6 +144,7 @@ typedef struct iter_ctx {
     int any_layout_fp8;   /* fp8 GEMMs take operands in any layout
                              (Blackwell: no transposed copies) */
     int cudnn_attn;       /* fused attention is cuDNN's (est_estimate) */
+    int hopper;           /* the GPU is Hopper (blockwise fp8 GEMMs) */
     const char *where;    /* the trace's section being timed */
     /* Attention core per layer: query and key/value heads (all TP ranks)
      * and the head size the kernel runs at (MLA: the mean of the QK and
@@ -407,6 +408,64 @@ static void te_fp8_casts(const iter_ctx *x, gemm_role role, int64_t m,
     }
 }
 
+/* Transformer Engine's NVFP4BlockScaling (transformer_engine/common/
+ * recipe/__init__.py, added by NVIDIA/TransformerEngine#2177, 2025; the
+ * recipe of "Pretraining Large Language Models with NVFP4", arXiv
+ * 2509.25149, its training methodology): all three GEMMs of a
+ * linear layer (forward, data and weight gradient) in NVFP4; the
+ * attention core, the embedding, the LM head, norms and activations stay
+ * 16-bit. Per GEMM of input [m, k] and output [m, n], per micro-batch:
+ * the input's global amax (one pass; with the random Hadamard transform
+ * the amax of the transformed tensor is taken in the same pass), then one
+ * kernel writing its rowwise copy (forward GEMM) and the columnwise copy
+ * of its transform (weight gradient); the output gradient likewise in the
+ * backward, with stochastic rounding. The norm of a LayerNormLinear
+ * writes 16 bits (no norm-quantise fusion is modelled). Weights:
+ * te_weight_casts. Not modelled: the amax all-reduce over TP under
+ * sequence parallelism (latency-bound, a few bytes), fp4 gathers (TP
+ * all-gathers stay 16-bit here), and the layers the paper keeps in bf16
+ * (its first and last blocks, about 16 % of the linear layers; Megatron
+ * runs every layer in fp4 unless told otherwise). */
+static void te_fp4_casts(const iter_ctx *x, int64_t m, int64_t n, int64_t k,
+                         double *fwd, double *bwd)
+{
+    add_kernel(x, EST_OP_AMAX, m, k, fwd, 0);
+    add_kernel(x, EST_OP_NVFP4_QUANT, m, k, fwd, 0);
+    add_kernel(x, EST_OP_AMAX, m, n, bwd, 1);
+    add_kernel(x, EST_OP_NVFP4_QUANT, m, n, bwd, 1);
+}
+
+/* Blockwise-scaled fp8 GEMMs on Hopper (TE Float8BlockScaling: 1 x 128
+ * activation and gradient tiles, 128 x 128 weight blocks, through
+ * cuBLASLt's VEC128 / BLK128x128 scale modes or DeepGEMM): Hopper's
+ * tensor cores apply no block scales, so the kernel promotes each
+ * 128-deep partial sum to CUDA-core registers and scales it there
+ * (DeepSeek-V3 technical report, arXiv 2412.19437, section 3.3.2),
+ * slower than a per-tensor fp8 GEMM, whose scales go in the epilogue.
+ * How much slower: DeepGEMM's own table of its dense fp8 GEMMs on H800
+ * (deepseek-ai/DeepGEMM@55ab91f7, README.md, "Normal GEMMs for dense
+ * models", the six M = 4096 rows: 1009, 1125, 751, 1426, 1265, 1168
+ * TFLOP/s) against this project's fitted per-tensor fp8 GEMM of H100
+ * SXM at the same shapes (`trainplan op show --gpu h100-sxm --op gemm
+ * --dtype fp8 --shape b=1,m=4096,n=N,k=K`, forward: 1532, 1417, 1261,
+ * 1608, 1533, 1444 TFLOP/s; H800 has H100 SXM's compute): ratios 1.52,
+ * 1.26, 1.68, 1.13, 1.21, 1.24, geometric mean 1.33. DERIVED across two
+ * sources (DeepSeek's H800 clocks may differ from XLA's H100); Blackwell
+ * applies the blocks in its tensor cores (TE emulates blockwise with
+ * MXFP8 GEMMs there), so no factor. */
+#define EST_FP8_BLOCKWISE_HOPPER_SLOWDOWN 1.33
+
+static void blockwise_on_hopper(const iter_ctx *x, est_time *t)
+{
+    t->fwd_s *= EST_FP8_BLOCKWISE_HOPPER_SLOWDOWN;
+    t->bwd_s *= EST_FP8_BLOCKWISE_HOPPER_SLOWDOWN;
+    est_trace *tr = x->c->trace;
+    if (tr && tr->n > 0) { /* the row op_time just added */
+        tr->row[tr->n - 1].fwd_s = t->fwd_s;
+        tr->row[tr->n - 1].bwd_s = t->bwd_s;
+    }
+}
+
 /* GEMM time: forward, and its backward split into data and weight
  * gradients (equal FLOPs, so taken as halves), with the fp8 casts of its
  * operands where it runs in fp8 (role not GEMM_16BIT and an fp8 layout). */
@@ -417,9 +476,16 @@ static est_time add_gemm(const iter_ctx *x, int64_t m, int64_t n, int64_t k,
     hw_dtype dt = role == GEMM_16BIT ? x->act_dt : x->gemm_dt;
     est_op o = gemm(dt, m, n, k);
     est_time t = op_time(x, &o);
+    if (dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_BLOCKWISE
+        && x->hopper)
+        blockwise_on_hopper(x, &t);
     *fwd += t.fwd_s;
     *bwd += t.bwd_s;
     if (wgrad) *wgrad = t.bwd_s / 2;
+    if (dt == HW_FP4) {
+        te_fp4_casts(x, m, n, k, fwd, bwd);
+        return t;
+    }
     if (dt != HW_FP8) return t;
     if (x->l->fp8_lib == SPACE_FP8_LIB_TE) {
         te_fp8_casts(x, role, m, n, k, fwd, bwd);
@@ -451,15 +517,25 @@ static double te_weight_casts(const iter_ctx *x, int64_t h, int64_t qkv,
                               int64_t q, int64_t f1, int64_t f)
 {
     const space_layout *l = x->l;
+    int64_t tp = l->tp;
+    const int64_t shape[4][2] = {{h, qkv / tp}, {q / tp, h}, {h, f1 / tp},
+                                 {f / tp, h}};
+    double t = 0;
+    if (x->gemm_dt == HW_FP4) {
+        /* NVFP4 weights: 16 x 16 blocks (2D scaling), both copies from
+         * one quantise kernel after the global amax (te_fp4_casts). */
+        for (int i = 0; i < 4; i++) {
+            add_kernel(x, EST_OP_AMAX, shape[i][0], shape[i][1], &t, 0);
+            add_kernel(x, EST_OP_NVFP4_QUANT, shape[i][0], shape[i][1], &t,
+                       0);
+        }
+        return t;
+    }
     if (x->gemm_dt != HW_FP8 || l->fp8_lib != SPACE_FP8_LIB_TE) return 0;
     int per_tensor = l->fp8_recipe == SPACE_FP8_DELAYED
                      || l->fp8_recipe == SPACE_FP8_TENSORWISE;
     est_op_kind k = per_tensor && x->any_layout_fp8 ? EST_OP_FP8_QUANT1
                                                     : EST_OP_FP8_QUANT2;
-    int64_t tp = l->tp;
-    const int64_t shape[4][2] = {{h, qkv / tp}, {q / tp, h}, {h, f1 / tp},
-                                 {f / tp, h}};
-    double t = 0;
     for (int i = 0; i < 4; i++) {
         if (l->fp8_recipe == SPACE_FP8_TENSORWISE)
             add_kernel(x, EST_OP_AMAX, shape[i][0], shape[i][1], &t, 0);
@@ -1083,6 +1159,35 @@ _Static_assert(sizeof est_reason_names / sizeof est_reason_names[0]
                    == EST_REASON_COUNT,
                "est_reason_names names every est_reason");
 
+const char *est_precision_name(const space_layout *l)
+{
+    if (l->dtype == HW_FP4) return "nvfp4";
+    if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_MXFP8) return "mxfp8";
+    if (l->dtype < 0 || l->dtype >= HW_DTYPE_COUNT) return "?";
+    return hw_dtype_names[l->dtype];
+}
+
+est_reason est_precision_check(const hw_gpu *g, const space_layout *l,
+                               char *msg, size_t cap)
+{
+    const char *arch = g->arch[0] ? g->arch : "of unknown architecture";
+    const char *need = NULL, *kind = NULL;
+    if (l->dtype == HW_FP8 && !(g->peak_flops[HW_FP8] > 0))
+        need = "fp8 tensor cores (Hopper, Blackwell, MI300)", kind = "fp8";
+    else if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_MXFP8
+             && strcmp(g->arch, "blackwell") != 0)
+        need = "Blackwell's block-scaled tensor cores (b200, gb200, b300, "
+               "gb300)",
+        kind = "block-scaled";
+    else if (l->dtype == HW_FP4 && !(g->peak_flops[HW_FP4] > 0))
+        need = "Blackwell's fp4 tensor cores (b200, gb200, b300, gb300)",
+        kind = "fp4";
+    if (!need) return EST_FEASIBLE;
+    snprintf(msg, cap, "%s needs %s; %s is %s, with no %s tensor cores",
+             est_precision_name(l), need, g->name, arch, kind);
+    return EST_NO_FP8;
+}
+
 void est_estimate(const est_ctx *c, const space_model *m,
                   const space_layout *l, est_result *r)
 {
@@ -1113,8 +1218,11 @@ void est_estimate(const est_ctx *c, const space_model *m,
     if ((moe || mla) && l->framework != SPACE_FW_MEGATRON_CORE)
         not_modelled = "MoE and MLA are modelled as Megatron-Core runs them; "
                        "not under this framework";
-    else if ((moe || mla) && l->dtype == HW_FP8)
-        not_modelled = "fp8 with MoE or MLA layers is not modelled yet";
+    else if ((moe || mla) && (l->dtype == HW_FP8 || l->dtype == HW_FP4))
+        not_modelled = l->dtype == HW_FP8
+                           ? "fp8 with MoE or MLA layers is not modelled yet"
+                           : "nvfp4 with MoE or MLA layers is not modelled "
+                             "yet";
     else if ((moe || mla) && l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
         not_modelled = "op-level checkpointing of MoE or MLA layers is not "
                        "modelled";
@@ -1123,8 +1231,11 @@ void est_estimate(const est_ctx *c, const space_model *m,
                        "modelled; dropless routing is";
     if (not_modelled) {
         r->reason = EST_MOE;
-        snprintf(r->message, sizeof r->message, "%s (%lld experts)",
-                 not_modelled, (long long)m->num_experts);
+        if (moe)
+            snprintf(r->message, sizeof r->message, "%s (%lld experts)",
+                     not_modelled, (long long)m->num_experts);
+        else
+            snprintf(r->message, sizeof r->message, "%s", not_modelled);
         return;
     }
     if (moe && est_moe_check(m, l, why, sizeof why)) {
@@ -1132,18 +1243,16 @@ void est_estimate(const est_ctx *c, const space_model *m,
         snprintf(r->message, sizeof r->message, "%s", why);
         return;
     }
-    if (l->dtype == HW_FP8 && !(g->peak_flops[HW_FP8] > 0)) {
-        r->reason = EST_NO_FP8;
-        snprintf(r->message, sizeof r->message,
-                 "%s has no fp8 tensor cores", g->name);
+    if ((r->reason = est_precision_check(g, l, r->message,
+                                         sizeof r->message)) != EST_FEASIBLE)
         return;
-    }
     int blackwell = strcmp(g->arch, "blackwell") == 0;
-    if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_MXFP8 && !blackwell) {
+    if (l->dtype == HW_FP4 && l->fp8_lib != SPACE_FP8_LIB_TE) {
         r->reason = EST_NO_FP8;
         snprintf(r->message, sizeof r->message,
-                 "mxfp8 needs Blackwell's block-scaled tensor cores; %s is %s",
-                 g->name, g->arch[0] ? g->arch : "not Blackwell");
+                 "nvfp4 training is Transformer Engine's NVFP4BlockScaling "
+                 "(--framework megatron-core); torchao has no NVFP4 training "
+                 "recipe modelled here");
         return;
     }
     if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_ROWWISE
@@ -1164,7 +1273,8 @@ void est_estimate(const est_ctx *c, const space_model *m,
 
     iter_ctx x = {.c = c, .m = m, .l = l, .gemm_dt = (hw_dtype)l->dtype,
                   .act_dt = l->dtype == HW_FP16 ? HW_FP16 : HW_BF16,
-                  .eff = est_kernel_eff(c, l), .any_layout_fp8 = blackwell};
+                  .eff = est_kernel_eff(c, l), .any_layout_fp8 = blackwell,
+                  .hopper = strcmp(g->arch, "hopper") == 0};
     /* cuDNN's fused attention where asked for, or where Transformer
      * Engine picks it (Hopper, Blackwell); FlashAttention-2 otherwise. */
     x.cudnn_attn = l->flash == SPACE_ATTN_CUDNN
@@ -1234,9 +1344,10 @@ void est_estimate(const est_ctx *c, const space_model *m,
     int64_t f1 = (space_act_ffn_gemms(m->act) == 3 ? 2 : 1) * f;
     double layer_gemm_params =
         (double)m->hidden * (double)(q + 2 * kv + q + f1 + f) / (double)l->tp;
-    if (x.gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
+    if ((x.gemm_dt == HW_FP8 || x.gemm_dt == HW_FP4)
+        && l->fp8_lib == SPACE_FP8_LIB_TE) {
         weight_casts = te_weight_casts(&x, m->hidden, q + 2 * kv, q, f1, f);
-        if (l->fp8_recipe == SPACE_FP8_DELAYED) {
+        if (x.gemm_dt == HW_FP8 && l->fp8_recipe == SPACE_FP8_DELAYED) {
             x.where = "micro-batch";
             /* Delayed scaling reduces every fp8 tensor's amax over the TP
              * x CP x DP ranks once per forward of a model chunk (at the

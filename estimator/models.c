@@ -26,6 +26,12 @@
  * Two physical bounds hold every answer: no time below est_op_floor (the
  * dense peak of the dtype, the HBM bandwidth), and no fp8 GEMM faster
  * than half the 16-bit GEMM of the same shape on the same GPU.
+ *
+ * fp4 (NVFP4) GEMMs have no samples anywhere: their roofline at the fp4
+ * peak, held to at best the fraction of peak the fp8 GEMM of the same
+ * shape reaches on the GPU (its fp8 time times the fp8 / fp4 peak ratio:
+ * the same block-scaled tensor-core pipeline on Blackwell, tcgen05 MMAs
+ * reading scales beside the operands, at 2-3x the rate).
  */
 #include "est.h"
 
@@ -194,6 +200,19 @@ int est_models_time_info(const est_models *m, const est_op *op, est_time *t,
             t->fwd_s = t16.fwd_s / EST_FP8_MAX_SPEEDUP, info->fp8_bound_fwd = 1;
         if (t->bwd_s < t16.bwd_s / EST_FP8_MAX_SPEEDUP)
             t->bwd_s = t16.bwd_s / EST_FP8_MAX_SPEEDUP, info->fp8_bound_bwd = 1;
+    }
+    double p4 = m->g->peak_flops[HW_FP4], p8 = m->g->peak_flops[HW_FP8];
+    if (op->kind == EST_OP_GEMM && op->dtype == HW_FP4 && !f && p4 > 0
+        && p8 > 0) {
+        est_op o8 = *op;
+        o8.dtype = HW_FP8;
+        est_time t8;
+        est_models_time_info(m, &o8, &t8, NULL);
+        double r = p8 / p4;
+        if (t->fwd_s < t8.fwd_s * r)
+            t->fwd_s = t8.fwd_s * r, info->fp4_bound_fwd = 1;
+        if (t->bwd_s < t8.bwd_s * r)
+            t->bwd_s = t8.bwd_s * r, info->fp4_bound_bwd = 1;
     }
     return info->fitted;
 }

@@ -63,6 +63,7 @@ const char *const est_op_names[EST_OP_COUNT] = {
     [EST_OP_ROPE_UNFUSED] = "rope_unfused",
     [EST_OP_RMSNORM_UNFUSED] = "rmsnorm_unfused",
     [EST_OP_ATTN_CUDNN] = "attn_cudnn",
+    [EST_OP_NVFP4_QUANT] = "nvfp4_quantize_2",
 };
 _Static_assert(sizeof est_op_names / sizeof est_op_names[0] == EST_OP_COUNT,
                "est_op_names names every est_op_kind");
@@ -75,6 +76,8 @@ double est_dtype_bytes(hw_dtype d)
         return 4;
     case HW_FP8:
         return 1;
+    case HW_FP4: /* e2m1 plus NVFP4's e4m3 scale per 16 elements */
+        return 0.5 + 1.0 / 16;
     default:
         return 2;
     }
@@ -128,6 +131,15 @@ static const mem_traffic traffic[EST_OP_COUNT] = {
     [EST_OP_FP8_QUANT1] = {1, 1, 0, 0},
     [EST_OP_FP8_TRANSPOSE] = {0, 2, 0, 0},
     [EST_OP_AMAX] = {1, 0, 0, 0},
+    /* NVFP4 (TE NVFP4BlockScaling, transformer_engine/common/recipe/
+     * __init__.py; arXiv 2509.25149): one read of the 16-bit
+     * input, two e2m1 copies written (rowwise, and columnwise for the
+     * other backward GEMM: TE quantises both from the 16-bit tensor, since
+     * block scales along rows and along columns differ), each half a byte
+     * an element plus an e4m3 scale per 16. The random Hadamard transform
+     * of the columnwise copy (16 x 16, in registers) and stochastic
+     * rounding add no traffic. Forward only. */
+    [EST_OP_NVFP4_QUANT] = {1, 2 * (0.5 + 1.0 / 16), 0, 0},
     /* Eager composites, kernel by kernel (16-bit e, fp32 4 bytes), from
      * the code they run: torchtitan's Llama (models/llama/model.py,
      * models/norms.py: nn.RMSNorm) on PyTorch 2.5 (at::rms_norm in
@@ -184,6 +196,7 @@ static void kernel_counts(const est_op *op, double *f, double *b)
     case EST_OP_FP8_QUANT1:
     case EST_OP_FP8_TRANSPOSE:
     case EST_OP_AMAX:
+    case EST_OP_NVFP4_QUANT:
         *f = 1, *b = 0;
         break;
     default:
@@ -201,6 +214,10 @@ void est_op_work(const est_op *op, est_work *w)
                n = (double)op->n, k = (double)op->k;
         w->fwd_flops = 2 * b * m * n * k;
         w->fwd_bytes = e * b * (m * k + k * n + m * n);
+        /* An fp4 GEMM's output is written in 16 bits (TE's NVFP4 GEMMs
+         * return bf16); fp8 keeps its historical one-byte count. */
+        if (op->dtype == HW_FP4)
+            w->fwd_bytes = b * (e * (m * k + k * n) + 2 * m * n);
         /* data gradient (m x n)(n x k) and weight gradient (k x m)(m x n) */
         w->bwd_flops = 2 * w->fwd_flops;
         w->bwd_bytes = 2 * w->fwd_bytes;

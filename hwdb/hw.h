@@ -29,6 +29,7 @@ typedef enum hw_dtype {
     HW_FP16,
     HW_BF16,
     HW_FP8,
+    HW_FP4,     /* e2m1 with block scales (NVFP4: Blackwell) */
     HW_DTYPE_COUNT
 } hw_dtype;
 

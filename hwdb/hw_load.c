@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 const char *const hw_dtype_names[HW_DTYPE_COUNT] = {"fp32", "tf32", "fp16",
-                                                    "bf16", "fp8"};
+                                                    "bf16", "fp8", "fp4"};
 _Static_assert(sizeof hw_dtype_names / sizeof hw_dtype_names[0]
                    == HW_DTYPE_COUNT,
                "hw_dtype_names mirrors hw_dtype");
@@ -122,6 +122,7 @@ static const field_spec gpu_fields[] = {
     {"peak_tflops.fp16", "TFLOP/s", "FLOP/s", TFLOPS, 0.001, 1e5, 1, 0, DTYPE_OFF(HW_FP16)},
     {"peak_tflops.bf16", "TFLOP/s", "FLOP/s", TFLOPS, 0.001, 1e5, 1, 0, DTYPE_OFF(HW_BF16)},
     {"peak_tflops.fp8", "TFLOP/s", "FLOP/s", TFLOPS, 0, 1e5, 0, 0, DTYPE_OFF(HW_FP8)},
+    {"peak_tflops.fp4", "TFLOP/s", "FLOP/s", TFLOPS, 0, 1e5, 0, 0, DTYPE_OFF(HW_FP4)},
     {"memory_gib", "GiB", "bytes", GIB, 1, 4096, 1, 0, offsetof(hw_gpu, mem_bytes)},
     {"memory_bw_gb_per_s", "GB/s", "bytes/s", GBPS, 10, 1e5, 1, 0, offsetof(hw_gpu, mem_bw_bytes_per_s)},
     {"sm_count", "", "", 1, 1, 10000, 1, 1, offsetof(hw_gpu, sm_count)},
@@ -433,7 +434,7 @@ static void parse_measured(hw_db *db, const cJSON *root,
         if (hw_dtype_parse(h->dtype) < 0) {
             sinkf(s, TP_EDATA,
                   "%s: %s.dtype: \"%s\" is not one of fp32, tf32, fp16, bf16, "
-                  "fp8",
+                  "fp8, fp4",
                   file, path, h->dtype);
             continue;
         }
@@ -532,7 +533,7 @@ int hw_parse_gpu(hw_db *db, const cJSON *root, const char *file, hw_gpu *g,
               "dtype", file);
     else if (pk)
         check_keys(pk, file, "$.peak_tflops", (const char *const[]){
-                       "fp32", "tf32", "fp16", "bf16", "fp8", NULL}, s);
+                       "fp32", "tf32", "fp16", "bf16", "fp8", "fp4", NULL}, s);
     if (sources)
         for (int i = 0; i < N_GPU_FIELDS; i++)
             parse_field(db, root, sources, &gpu_fields[i], file, g, g->fields,

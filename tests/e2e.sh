@@ -355,8 +355,8 @@ has "$OUT" "fp8_quantize_2" "--ops lists the fp8 casts"
 has "$OUT" "iteration  " "--ops lists the once-per-iteration weight casts"
 run 0 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe tensorwise --format json
 has "$OUT" '"fp8_recipe":	"tensorwise"' "--fp8-recipe in the json"
-run 1 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe mxfp8
-has "$OUT" "needs Blackwell" "mxfp8 on an H100: not feasible, says why"
+run 64 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe mxfp8
+has "$ERR" "needs Blackwell" "mxfp8 on an H100: refused (usage), says why"
 run 64 "$TP" "${L8[@]}" --precision fp8 --fp8-recipe fastest
 has "$ERR" "delayed, tensorwise, rowwise, blockwise or mxfp8" "bad fp8 recipe: the valid names"
 # packed sequences: attention within each document

@@ -342,6 +342,71 @@ static void test_builtin_blackwell_ultra(const hw_db *db)
     }
 }
 
+/* NVFP4 where the GPU has it: the dense peaks of NVIDIA's tables (B200 9,
+ * GB200 10, HGX B300 105 / 8, GB300 15 PFLOP/s), none before Blackwell. */
+static void test_builtin_fp4(const hw_db *db)
+{
+    tp_err e = {0};
+    static const struct {
+        const char *gpu;
+        double fp4;
+    } want[] = {{"b200", 9000e12},   {"gb200", 10000e12}, {"b300", 13125e12},
+                {"gb300", 15000e12}, {"h100-sxm", 0},     {"h200", 0},
+                {"h800", 0},         {"gh200", 0},        {"a100-80gb", 0},
+                {"mi300x", 0}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const hw_gpu *g = hw_find_gpu(db, want[i].gpu, &e);
+        TP_CHECK(g != NULL);
+        if (!g) continue;
+        if (want[i].fp4 > 0) {
+            TP_CHECK_REL(g->peak_flops[HW_FP4], want[i].fp4, 1e-12);
+            TP_CHECK_STR(g->arch, "blackwell");
+        } else {
+            TP_CHECK(g->peak_flops[HW_FP4] == 0);
+        }
+    }
+    /* hw show prints it with its source. */
+    const hw_gpu *b300 = hw_find_gpu(db, "b300", &e);
+    int shown = 0;
+    for (int k = 0; b300 && k < b300->n_fields; k++)
+        if (strcmp(b300->fields[k].key, "peak_tflops.fp4") == 0) {
+            shown = 1;
+            TP_CHECK_REL(b300->fields[k].file_value, 13125, 1e-12);
+            TP_CHECK(strstr(b300->fields[k].source, "105 PFLOPS") != NULL);
+        }
+    TP_CHECK(shown);
+}
+
+/* DeepSeek-V3's H800 and its cluster (arXiv 2412.19437 section 3.1;
+ * 2505.09343): H100 SXM5 compute, NVLink 400 GB/s, 8 x 400 Gb/s IB. */
+static void test_builtin_h800(const hw_db *db)
+{
+    tp_err e = {0};
+    const hw_gpu *h800 = hw_find_gpu(db, "NVIDIA H800", &e); /* alias */
+    const hw_gpu *h100 = hw_find_gpu(db, "h100-sxm", &e);
+    TP_CHECK(h800 != NULL && h100 != NULL);
+    if (!h800 || !h100) return;
+    TP_CHECK_STR(h800->name, "h800");
+    TP_CHECK_STR(h800->arch, "hopper");
+    for (int d = 0; d < HW_DTYPE_COUNT; d++)
+        TP_CHECK(h800->peak_flops[d] == h100->peak_flops[d]);
+    TP_CHECK(h800->mem_bytes == h100->mem_bytes);
+    TP_CHECK(h800->mem_bw_bytes_per_s == h100->mem_bw_bytes_per_s);
+    TP_CHECK_INT(h800->sm_count, h100->sm_count);
+    TP_CHECK_REL(h800->scaleup_bw_bytes_per_s, 200e9, 1e-12);
+    TP_CHECK(h800->models_like == h100);
+    const hw_system *y = hw_find_system(db, "deepseek-v3-h800", &e);
+    TP_CHECK(y != NULL);
+    if (!y) return;
+    TP_CHECK(y->gpu == h800);
+    TP_CHECK_INT(y->gpus_per_node, 8);
+    TP_CHECK_INT(y->max_nodes, 256); /* 2,048 GPUs */
+    TP_CHECK_INT(y->nics_per_node, 8);
+    TP_CHECK_REL(y->nic_bw_bytes_per_s, 50e9, 1e-12); /* 400 Gbit/s */
+    TP_CHECK_REL(y->intra_bw_bytes_per_s, 200e9, 1e-12);
+    TP_CHECK_REL(y->price_usd_per_gpu_hour, 2.0, 1e-12);
+}
+
 /* The shipped database: loads, and has what the issue asks for. */
 static void test_builtin(void)
 {
@@ -356,7 +421,8 @@ static void test_builtin(void)
     static const char *gpus[] = {"a100-40gb", "a100-80gb", "h100-sxm",
                                  "h100-pcie", "h200",      "gh200",
                                  "b200",      "mi250x",    "mi300x",
-                                 "mi355x",    "b300",      "gb300"};
+                                 "mi355x",    "b300",      "gb300",
+                                 "gb200",     "h800"};
     for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
         const hw_gpu *g = hw_find_gpu(db, gpus[i], &e);
         TP_CHECK(g != NULL);
@@ -365,11 +431,14 @@ static void test_builtin(void)
             continue;
         }
         for (int d = 0; d < HW_DTYPE_COUNT; d++)
-            TP_CHECK(g->peak_flops[d] >= 0 && g->peak_flops[d] < 1e16);
-        /* Dense bf16 is at least fp32 and at most fp8 where fp8 exists. */
+            TP_CHECK(g->peak_flops[d] >= 0 && g->peak_flops[d] < 1e17);
+        /* Dense bf16 is at least fp32 and at most fp8 where fp8 exists,
+         * fp8 at most fp4 where fp4 exists. */
         TP_CHECK(g->peak_flops[HW_BF16] >= g->peak_flops[HW_FP32]);
         if (g->peak_flops[HW_FP8] > 0)
             TP_CHECK(g->peak_flops[HW_FP8] >= g->peak_flops[HW_BF16]);
+        if (g->peak_flops[HW_FP4] > 0)
+            TP_CHECK(g->peak_flops[HW_FP4] >= 2 * g->peak_flops[HW_FP8]);
         TP_CHECK(g->mem_bytes >= 16.0 * 1073741824.0);
         for (int k = 0; k < g->n_fields; k++)
             TP_CHECK(g->fields[k].source && g->fields[k].source[0]);
@@ -377,7 +446,8 @@ static void test_builtin(void)
     static const char *systems[] = {"perlmutter", "perlmutter-80g", "vista",
                                     "selene",     "eos",            "dgx-h200",
                                     "dgx-b200",   "jean-zay-a100",  "gb200-nvl72",
-                                    "dgx-b300",   "gb300-nvl72"};
+                                    "dgx-b300",   "gb300-nvl72",
+                                    "deepseek-v3-h800"};
     for (size_t i = 0; i < sizeof systems / sizeof systems[0]; i++) {
         const hw_system *y = hw_find_system(db, systems[i], &e);
         TP_CHECK(y != NULL);
@@ -399,6 +469,8 @@ static void test_builtin(void)
     const hw_system *nvl = hw_find_system(db, "gb200-nvl72", &e);
     if (nvl) TP_CHECK_INT(nvl->scaleup_domain_gpus, 72);
     test_builtin_blackwell_ultra(db);
+    test_builtin_fp4(db);
+    test_builtin_h800(db);
     hw_db_free(db);
 }
 
@@ -406,6 +478,8 @@ static void test_dtype_names(void)
 {
     TP_CHECK_INT(hw_dtype_parse("BF16"), HW_BF16);
     TP_CHECK_INT(hw_dtype_parse("fp8"), HW_FP8);
+    TP_CHECK_INT(hw_dtype_parse("FP4"), HW_FP4);
+    TP_CHECK_STR(hw_dtype_names[HW_FP4], "fp4");
     TP_CHECK_INT(hw_dtype_parse("int4"), -1);
 }
 
