@@ -21,7 +21,8 @@ times are derived from them with the formula named beside them.
 
 Usage: python3 make_moe_runs.py --trainplan ../../build/trainplan
   (the binary gives our parameter counts: `model show --format json`.)
-Writes moe_validation_runs.json next to this script. Deterministic: same inputs, same bytes.
+Writes moe_validation_runs.json and moe_runs.md next to this script. Deterministic: same
+inputs, same bytes.
 Python 3 standard library only.
 """
 import argparse
@@ -240,6 +241,17 @@ SYSTEMS = {
     "NVIDIA Eos (DGX H100)": ("eos", "h100-sxm", None),
     "H800": (None, None, "h800"),
 }
+
+
+def hwdb_system_of_gpu(gpu):
+    """The first built-in hwdb system (by file name) whose GPU is gpu, or None."""
+    d = os.path.join(HERE, "..", "..", "hwdb", "data", "systems")
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".json"):
+            with open(os.path.join(d, name)) as f:
+                if json.load(f).get("gpu") == gpu:
+                    return name[:-5]
+    return None
 
 
 def pad_to(v, multiple, tp):
@@ -565,10 +577,16 @@ def deepseek(r):
     assumed, derived = [], []
     name = r["model_name"]
     out["model"] = MODELS[name]["config"]
-    out["system"], out["gpu"] = None, None
-    out["needs_system"] = {"gpu": "h800", "what": "DeepSeek's H800 cluster: 8 H800 per node on "
-                           "NVLink/NVSwitch (400 GB/s NVLink), InfiniBand between nodes "
-                           "(V3: 50 GB/s per GPU)"}
+    out["system"], out["gpu"] = hwdb_system_of_gpu("h800"), None
+    if out["system"]:
+        out["gpu"] = "h800"
+        assumed.append("system %s: the hwdb system of H800 GPUs; DeepSeek's cluster has 8 "
+                       "H800 per node, NVLink/NVSwitch inside, InfiniBand between (V3: 50 "
+                       "GB/s per GPU)" % out["system"])
+    if not out["system"]:
+        out["needs_system"] = {"gpu": "h800", "what": "DeepSeek's H800 cluster: 8 H800 per "
+                               "node on NVLink/NVSwitch (400 GB/s NVLink), InfiniBand between "
+                               "nodes (V3: 50 GB/s per GPU)"}
     out["gpus"], out["nodes"] = r["total_gpus"], r["num_nodes"]
     tp, pp, ep = r["tp"], r["pp"], r["ep"]
     dp = r["total_gpus"] // ((tp or 1) * pp) if r["total_gpus"] else None
@@ -600,15 +618,180 @@ def deepseek(r):
                                  "3600) per GPU; iteration time at the final batch",
         "flops_formula": None, "gpu_hours_per_trillion_tokens": gh}
     out["also_published"] = {}
-    why = ["system not in hwdb: needs an H800 system (GPU h800)"]
+    assumed.append("DeepSeek's own framework (HAI-LLM: %s) estimated as Megatron-Core with "
+                   "the published degrees; its schedule is read as 1F1B; the target is an "
+                   "average over the whole pre-training, so expect the estimate to be "
+                   "faster" % ("DualPipe, FP8 blockwise GEMMs, node-limited all-to-all" if v3
+                               else "zero-bubble pipeline, device-limited routing"))
+    why = []
+    if not out["system"]:
+        why.append("system not in hwdb: needs an H800 system (GPU h800)")
     if not r["total_gpus"]:
         why.append("the GPU count is not published")
-    why.append("DeepSeek's own framework (HAI-LLM: %s) is not one trainplan models" % (
-        "DualPipe, FP8 blockwise GEMMs, node-limited all-to-all" if v3
-        else "zero-bubble pipeline, device-limited routing"))
-    out["skip"] = "; ".join(why)
+    out["skip"] = "; ".join(why) or None
     out["params_model"] = name
     return out, assumed, derived
+
+
+# ---- moe_runs.md -----------------------------------------------------------------------------
+
+MD_HEAD = """# MoE validation runs: moe_runs.json and moe_validation_runs.json
+
+Written by `make_moe_runs.py` (do not edit by hand; change the script or `moe_runs.json`).
+`moe_runs.json` holds measured training runs of mixture-of-experts models as their sources
+printed them (null = not printed; `derived_fields` and `notes` per run);
+`moe_validation_runs.json` is the same runs normalized for trainplan in the schema of
+`validation_runs.json` plus the expert-parallel layout: `ep`, `etp` (the experts' tensor
+parallelism; `null` = searched), `moe_dispatcher` (`alltoall`, `allgather`, `flex` = DeepEP /
+HybridEP), `moe_imbalance` (tokens of the busiest expert over the mean: 1.0 where the run forced
+balanced routing, `null` = the estimator's default), `model_overrides.capacity_factor` (1.0 where
+the run dropped tokens beyond it) and `needs_system` (the hwdb system a skipped run waits for).
+Every value a source does not print is in the run's `assumed` or `derived` list.
+
+They are kept apart from `validation_runs.json`: `tests/test_space.c` checks every run of that
+file against trainplan's dense FLOP counts, and `bench/validate_runs` fits its kernel-efficiency
+constants on it. `validate_runs` reads this file as held-out sources: each run is estimated at
+the estimator's own constants (never fitted to these runs), its unpublished fields searched, and
+printed after the dense runs with MAPE per source and every run not scored counted under its
+reason (a skip reason below, or the estimator's: on a build whose estimator does not model MoE
+layers, `not estimated (moe_not_modelled)`). The dense runs' output is byte-identical with or
+without them (`--moe-runs none`).
+
+Regenerate: `python3 bench/data/make_moe_runs.py --trainplan build/trainplan` (standard library
+only; same inputs, same bytes).
+
+## Per source
+
+"""
+
+MD_FORMULAS = """
+## FLOP conventions
+
+Megatron-Core's sources print model TFLOPS or MFU from `num_floating_point_operations`
+(megatron/training/training.py), which changed on 2025-03-06 (NVIDIA/Megatron-LM 8873b55d):
+
+"""
+
+MD_DOUBTS = """
+## What each source measured, and doubts
+
+1. **liu2025_moe_parallel_folding** (arXiv:2504.14960v2, Appendix 6.4). Table 3 gives, per model
+   and method, the layout (GPUs, CP, TP, EP, PP, ETP) and the MFU at global batch 256, sequence
+   4096 (the same MFU as Table 1); Table 4 the MFU of the same layouts at 64-1024 GPUs and batch
+   1024 (strong scaling); Table 5 the MFU of context scaling (16K-128K, tokens per batch fixed)
+   with its own layouts; Table 2 the model TFLOPS of Mixtral 8x22B on 128 H100 in BF16 (458.3 and
+   487.7: Table 3's 46.3% and 49.3% of 989.5) and FP8 delayed scaling (575.1, 631.7; layout not
+   printed, Table 3's assumed). All on Eos (DGX H100), BF16, token dropping at capacity factor 1
+   ("for benchmarking", Section 4.2). Not printed: micro-batch, VPP, recomputation, the ZeRO stage
+   (ZeRO-1 said for TP+EP+DP only), the schedule; they are searched. The MFU convention is assumed
+   to be Megatron's count before 2025-03-06 (the experiments ran PyTorch 2.5.0 / CUDA 12.6,
+   containers of late 2024): with the causal count the implied step times are 3% (4K) to 35%
+   (128K) shorter; both are in each run's target. Doubts: Table 4 is split over two pages in the
+   transcription and its rows were assigned in printed order (the Mixtral TP+EP+DP 512 and 1024
+   rows open the second part; Llama3-8x70B lists three GPU counts per method, 256 missing for
+   folding, 128 for MCore); one MFU is printed "18,4%". Table 5's Qwen2-57B-A14B rows repeat the
+   Mixtral rows figure for figure while Section 4.3 says Qwen's MFU goes from 38.7% to 35.9%:
+   skipped as doubtful. Table 3 prints TP 8 for the FSDP rows (with CP 8 for Llama3): whether FSDP
+   ran with TP or the columns are shifted is not said; FSDP and FSDP+EP rows are skipped (their
+   sharding inside Megatron-Core is not described). Llama3-8x70B's experts per token are not
+   printed (2 assumed); Mixtral-8x22B-G8T8 has no published parameter count. The Mixtral
+   vocabulary is the Megatron MoE Model Zoo's (Llama2Tokenizer, 32,000; Mistral's release has
+   32,768: 0.1% of the FLOPs).
+2. **megatron_lm_moe_readme** (NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md). The
+   opening sentence gives one figure, Mixtral 8x7B BF16 at 438 TFLOPS (MCore v0.8, commit
+   0b981f9c) and 468 TFLOPS (v0.9, c230e0d7); the "Reference Best Parallel Mapping" table beside
+   it gives the layout (64 H100, TP 1, EP 8, PP 4, VP 8, MBS 1, GBS 256, sequence 4096, dropless,
+   all-to-all). That the figure was measured with that mapping is an assumption. The Mixtral
+   8x22B mapping has no figure (skipped). Two usable runs: the source has no more.
+3. **megatron_moe_modelzoo_qwen3** (yanring/Megatron-MoE-ModelZoo at e8650517,
+   best_practice/qwen3/readme.md; the Megatron-Core MoE team's recipes). The H100 table gives the
+   full layout (TP, CP, EP, PP, EDP, ETP, VPP, DP, FSDP, MBS, GBS, GA, recompute) with the step
+   time and TFLOPS per GPU of Qwen3-235B-A22B on 256 H100: the step time is the target, and
+   Megatron's 2025 count over it reproduces the printed TFLOPS to 0.5% on all five rows (a check
+   of both the architecture and the convention). Forced load balancing is assumed for the two
+   cross-node EP 32 rows (the H100 best-practice script of that layout sets it), dropless
+   elsewhere. The long-context rows (16K-128K, forced and dropless) recompute whole MoE layers
+   (`--recompute-modules layernorm moe`): skipped until a recompute mode matches. GB200 and GB300
+   rows give TFLOPS only; the GB200 MXFP8 4K row needs activation offloading (skipped); the
+   others use MXFP8 with forced balance. The PP 32 x VPP 3 row spreads 94 layers over 96 chunks
+   with the embedding and the loss each taking a layer slot, which the layout cannot carry
+   (skipped). Qwen3-Next-80B-A3B (Gated DeltaNet) cannot be loaded. The code version differs by
+   row (moe_dev f3e6c5, main 1e057005, dev bbc762d5). EP all-to-all overlap (`ep-a2a-overlap`) and
+   CUDA graphs are listed as features; no layout field carries them yet.
+4. **deepseek_v3_report** (arXiv:2412.19437v2). 180K H800 GPU-hours per trillion tokens, i.e.
+   1,543 tokens/s per GPU averaged over the whole pre-training (14.8T tokens, the batch ramp from
+   3,072 to 15,360 sequences of 4K included, and every overhead) on 2,048 H800: PP 16 (DualPipe),
+   EP 64 over 8 nodes, ZeRO-1 DP, no TP, FP8 blockwise GEMMs, MTP depth 1. The implied step time
+   at the final batch (19.9 s) is an average, not a measured step. Skipped while hwdb has no
+   system of H800 GPUs (the script takes the first one there is); then estimated as Megatron-Core
+   with the published degrees and a 1F1B schedule (assumed: DeepSeek's HAI-LLM runs DualPipe,
+   which hides the all-to-all), so expect the estimate to be faster than this average.
+5. **deepseek_v2_report** (arXiv:2405.04434). 172.8K H800 GPU-hours per trillion tokens (1,608
+   tokens/s per GPU); PP 16 (zero-bubble), EP 8, ZeRO-1 DP; batch 2,304 to 9,216 of 4K. The GPU
+   count is not published, so no step time: skipped even with an H800 system.
+
+Not collected: torchtitan publishes no MoE benchmark table with layouts (its DeepSeek-V3 and
+Llama 4 READMEs give none; issue #1558 shows a 512-GPU run as a screenshot); MegaBlocks
+(arXiv:2211.15841) reports its end-to-end results as figures and relative speed-ups on 8 A100, and
+DeepSpeed-MoE (arXiv:2201.05596) throughput without a reconstructible layout; the NeMo and
+Megatron-Bridge performance summaries are held back for an independent check and were not read.
+"""
+
+
+def write_md(doc, path):
+    runs = doc["runs"]
+    out = [MD_HEAD]
+    out.append("| source | runs | usable | skipped (why) | measured | FLOP convention | systems "
+               "|\n|---|---:|---:|---|---|---|---|\n")
+    for s in doc["sources"]:
+        sid = s["source_id"]
+        rs = [r for r in runs if r["source_id"] == sid]
+        reasons = {}
+        for r in rs:
+            if r["skip"]:
+                why = r["skip"].split(":")[0]
+                reasons[why] = reasons.get(why, 0) + 1
+        skipped = "; ".join("%d %s" % (n, w) for w, n in sorted(reasons.items())) or "none"
+        systems = sorted({r["system"] for r in rs if r["system"]}
+                         | {"(%s: not in hwdb)" % r["needs_system"]["gpu"] for r in rs
+                            if r.get("needs_system")})
+        out.append("| `%s` | %d | %d | %s | %s | %s | %s |\n" % (
+            sid, len(rs), sum(1 for r in rs if not r["skip"]), skipped, s["measured"],
+            s["flop_convention"], ", ".join(systems)))
+    out.append("| all | %d | %d | | | | |\n" % (len(runs), sum(1 for r in runs if not r["skip"])))
+    out.append("\nSources: " + "; ".join("`%s`: %s" % (s["source_id"], s["citation"])
+                                          for s in doc["sources"]) + ".\n")
+    out.append(MD_FORMULAS)
+    for fid, f in doc["flop_formulas"].items():
+        out.append("- `%s`: per iteration %s. %s; %s; %s attention; %s. Source: %s.\n" % (
+            fid, f["per_iteration"], f["symbols"][0].upper() + f["symbols"][1:], f["passes"],
+            f["attention"], f["counts"], f["source"]))
+    out.append("\n## Models and parameter counts\n\n`ours` is trainplan's count of the model "
+               "as `model show` loads it (unpadded vocabulary). DeepSeek's counts stay off "
+               "until MLA and MTP are modelled (MLA is read as MHA).\n\n"
+               "| model | from | ours (total) | ours (active) | published | difference |\n"
+               "|---|---|---:|---:|---|---:|\n")
+    seen = set()
+    for r in runs:
+        p = r["params"]
+        if not p or r["model_name"] in seen:
+            continue
+        seen.add(r["model_name"])
+        diff = "%+.2f%%%s" % (100 * p["rel_diff"], "" if p["within_rounding"] else
+                              " **outside rounding**") if p["reported"] else "-"
+        out.append("| %s | %s | %s | %s | %s | %s |\n" % (
+            r["model_name"], p["model_source"], format(p["ours"], ","),
+            format(p["ours_active"], ","), p["reported_as"], diff))
+    out.append("\nPresets the model helper adds (`mixtral-8x22b`, `qwen2-57b-a14b`, "
+               "`deepseek-v3`, ...) can replace the inline configs once their counts match "
+               "these.\n")
+    out.append(MD_DOUBTS)
+    out.append("\n## Skipped runs\n\n")
+    for r in runs:
+        if r["skip"]:
+            out.append("- `%s`: %s\n" % (r["id"], r["skip"]))
+    with open(path, "w") as f:
+        f.write("".join(out))
 
 
 HANDLERS = {"liu2025_moe_parallel_folding": folding, "megatron_lm_moe_readme": megatron_readme,
@@ -701,6 +884,7 @@ def main():
     with open(args.output, "w") as f:
         json.dump(doc, f, indent=1, ensure_ascii=False)
         f.write("\n")
+    write_md(doc, os.path.join(os.path.dirname(args.output), "moe_runs.md"))
     per = {}
     for r in runs:
         n = per.setdefault(r["source_id"], [0, 0])
