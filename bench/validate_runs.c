@@ -907,10 +907,12 @@ static void print_csv(const vrun *v, int n, const char *only, int header)
     }
 }
 
-static void print_runs(const vrun *v, int n, const char *only, int loso)
+/* idw: the width of the id column. */
+static void print_runs(const vrun *v, int n, const char *only, int loso,
+                       int idw)
 {
-    printf("%-34s %-16s %-16s %10s %10s %6s %10s %6s  %s\n", "run", "stack",
-           "unit", "published", "ours", "err %", loso ? "LOSO" : "",
+    printf("%-*s %-16s %-16s %10s %10s %6s %10s %6s  %s\n", idw, "run",
+           "stack", "unit", "published", "ours", "err %", loso ? "LOSO" : "",
            loso ? "err %" : "", "layout used (searched fields marked *)");
     for (int i = 0; i < n; i++) {
         const vrun *r = &v[i];
@@ -934,9 +936,9 @@ static void print_runs(const vrun *v, int n, const char *only, int loso)
             snprintf(lo, sizeof lo, "%10.4g", r->ours_loso);
             snprintf(le, sizeof le, "%6.1f", ape(r, r->ours_loso));
         }
-        printf("%-34s %-16s %-16s %10.4g %10.4g %6.1f %10s %6s  %s%s%s\n",
-               r->id, space_stack_names[r->stack], r->kind, r->pub, r->ours_in,
-               ape(r, r->ours_in), lo, le, lay,
+        printf("%-*s %-16s %-16s %10.4g %10.4g %6.1f %10s %6s  %s%s%s\n",
+               idw, r->id, space_stack_names[r->stack], r->kind, r->pub,
+               r->ours_in, ape(r, r->ours_in), lo, le, lay,
                r->r_in.feasible ? "" : " (estimate: does not fit)",
                r->waived ? " WAIVED" : "");
     }
@@ -1160,7 +1162,7 @@ static void print_moe(const vrun *v, int n, const char *only, double keff,
            base ? base + 1 : path,
            keff > 0 ? "the --kernel-eff given"
                     : "the estimator's own constants");
-    print_runs(v, n, only, 0);
+    print_runs(v, n, only, 0, 46);
     printf("\nMoE sources: MAPE %% of the runs estimated; runs not scored, by "
            "reason\n");
     printf("%-30s %5s %8s  %-44s %6s  %s\n", "source", "runs", "MAPE",
@@ -1328,7 +1330,7 @@ int main(int argc, char **argv)
         print_csv(v, n, only, 1);
         print_csv(mv, nm, only, 0);
     } else {
-        print_runs(v, n, only, !no_loso);
+        print_runs(v, n, only, !no_loso, 34);
         print_sources(v, n, &sc, only, !no_loso);
         if (keff > 0)
             printf("\nevery run at kernel efficiency %.3f: no fit\n", keff);

@@ -352,7 +352,7 @@ def folding(r):
         features=["overlap-grad-reduce", "overlap-param-gather"]
         if method in ("MCore", "MCore w/ Folding") else [])
     derived.append("moe_dispatcher alltoall: the paper's token-level dispatcher exchanges "
-                   "tokens by All-to-All-V over the EP group (Section 3.3)")
+                   "tokens by All-to-All-V over the EP group (Section 3, the dispatcher)")
     assumed.append("micro_batch_size, vpp, recomputation and the pipeline schedule are not "
                    "published: searched")
     out["layout"] = L
