@@ -68,10 +68,15 @@ FLOP_FORMULAS = {
         "passes": "3 (model FLOPs; recomputation not counted)",
         "attention": "causal (half the score matrix)",
         "counts": "GEMMs only, 2 FLOPs per multiply-add; router, gates, norms not counted",
+        "mla": "with multi-latent attention the attention term is instead 6 * L * (r_q * (h + "
+               "a * (dn + dr) + 1) + r_kv * (h + a * (dn + dv) + 1) + h * dr + a * dv * h + s * "
+               "a * (dn + dr) / 2 + s * a * dv / 2), r_q / r_kv the query / KV LoRA ranks, dn, "
+               "dr, dv the no-RoPE, RoPE and value head sizes",
         "source": "NVIDIA/Megatron-LM megatron/training/training.py num_floating_point_operations "
-                  "from 8873b55d6aad08f0f535174746d2836df3dfa93b (2025-03-06) on (read at "
-                  "6ed528b68d5a8b34279eefa09aa958210d42f9b0); MLA models count their own "
-                  "attention term (not needed here)",
+                  "from 8873b55d6aad08f0f535174746d2836df3dfa93b (2025-03-06) on, read at "
+                  "6ed528b68d5a8b34279eefa09aa958210d42f9b0 (2025-04) and "
+                  "79e8592bb7a356c6480559a411fe48cb4fed9e98 (2025-11: the same count, its GQA "
+                  "term written per projection)",
         "tflops_per_gpu": "per_iteration / (iteration_time_s * gpus) / 1e12",
     },
 }
@@ -93,6 +98,10 @@ def flops(formula, B, s, mc):
     nd = L - nm
     mlp = 12.0 * L * h * (mc.get("fd", 0) * m * nd / L + (fe * k + fs) * m * nm / L)
     attn = 12.0 * L * h * h * (1 + g / a + s / (2.0 * h)) * (q / h)
+    if mc.get("mla"):
+        qr, kvr, dn, dr, dv = mc["mla"]
+        attn = 6.0 * L * (qr * (h + a * (dn + dr) + 1) + kvr * (h + a * (dn + dv) + 1) + h * dr
+                          + a * dv * h + s * a * (dn + dr) / 2.0 + s * a * dv / 2.0)
     return B * s * (mlp + attn + 6.0 * h * V * (t + 1) + 6.0 * t * (3 * h + 2 * h * h))
 
 
@@ -211,6 +220,17 @@ MODELS = {
                      0.5e9),
         "source": "deepseek-ai/DeepSeek-V3 config.json; DeepSeek-V3 report Section 4.2",
     },
+    # DeepSeek-V3 as the Megatron-Core team ran it on GB200 (the reproduce guide's arguments:
+    # no MTP layer; vocabulary padded to a multiple of 3232 = 129,280).
+    "DeepSeek-V3 (no MTP)": {
+        "config": None,  # set below: DeepSeek-V3's without num_nextn_predict_layers
+        "vocab": 129280, "pad": 3232,
+        "flops": dict(l=61, h=7168, a=128, g=128, hd=128, swiglu=True, fe=2048, k=8, fs=2048,
+                      fd=18432, moe_layers=58, mla=(1536, 512, 128, 64, 128)),
+        "reported": (671e9, "671B (the report; 37B active)", 0.5e9),
+        "source": "deepseek-ai/DeepSeek-V3 config.json without the MTP module; the arguments of "
+                  "deepseek-v3-gb200-reproduce-guide.md (NVIDIA/Megatron-LM 79e8592b)",
+    },
     "DeepSeek-V2": {
         "config": {
             "_name_or_path": "deepseek-ai/DeepSeek-V2", "model_type": "deepseek_v2",
@@ -228,12 +248,15 @@ MODELS = {
     },
 }
 MODELS["Mixtral 8x22B"] = MODELS["Mixtral-8x22B"]
+MODELS["DeepSeek-V3 (no MTP)"]["config"] = {
+    k: v for k, v in MODELS["DeepSeek-V3"]["config"].items() if k != "num_nextn_predict_layers"}
+MODELS["DeepSeek-V3 (no MTP)"]["config"]["_name_or_path"] = "deepseek-v3-no-mtp"
 # The model names of moe_runs.json's Megatron README rows carry "(Dropless)".
 MODEL_ALIASES = {"Mixtral 8x7B (Dropless)": "Mixtral 8x7B",
                  "Mixtral 8x22B (Dropless)": "Mixtral 8x22B"}
 
 # The dispatcher names the sources print -> space_moe_dispatcher_names.
-DISPATCHERS = {"All-to-All": "alltoall", "A2A": "alltoall", "DeepEP": "flex",
+DISPATCHERS = {"All-to-All": "alltoall", "A2A": "alltoall", "AlltoAll": "alltoall", "DeepEP": "flex",
                "HybridEP": "flex"}
 
 # hwdb systems by the source's machine; None: not in hwdb (the run says which it needs).
@@ -718,7 +741,17 @@ MD_DOUBTS = """
    (skipped). Qwen3-Next-80B-A3B (Gated DeltaNet) cannot be loaded. The code version differs by
    row (moe_dev f3e6c5, main 1e057005, dev bbc762d5). EP all-to-all overlap (`ep-a2a-overlap`) and
    CUDA graphs are listed as features; no layout field carries them yet.
-4. **deepseek_v3_report** (arXiv:2412.19437v2). 180K H800 GPU-hours per trillion tokens, i.e.
+4. **megatron_lm_dsv3_gb200** (NVIDIA/Megatron-LM 79e8592b, docs/discussions/deepseek-v3-gb200-
+   optimization; removed the next day as a draft being updated). DeepSeek-V3 without MTP on 256
+   GB200 (64 trays of 4 in NVL72 racks), MXFP8, TP 1, PP 8, VPP 4, EP 32, MBS 1, GBS 2048,
+   sequence 4096, forced load balancing; TFLOPS per GPU after each of 13 software steps (494.46
+   to 970.01). The layout is the same in every row; only the baseline (all-to-all, recompute of
+   the dense MLPs and MLA up-projections, no CUDA graphs) and the final state (HybridEP, CUDA
+   graphs, recompute of the expert activation and dense MLPs) are scored; the eleven steps
+   between are kept, skipped. The FLOP count is Megatron's with its MLA term (read at 79e8592b).
+   The final arguments come from the reproduce guide; that the baseline ran with forced balance,
+   MXFP8 parameters and BF16 moments is assumed.
+5. **deepseek_v3_report** (arXiv:2412.19437v2). 180K H800 GPU-hours per trillion tokens, i.e.
    1,543 tokens/s per GPU averaged over the whole pre-training (14.8T tokens, the batch ramp from
    3,072 to 15,360 sequences of 4K included, and every overhead) on 2,048 H800: PP 16 (DualPipe),
    EP 64 over 8 nodes, ZeRO-1 DP, no TP, FP8 blockwise GEMMs, MTP depth 1. The implied step time
@@ -726,7 +759,7 @@ MD_DOUBTS = """
    system of H800 GPUs (the script takes the first one there is); then estimated as Megatron-Core
    with the published degrees and a 1F1B schedule (assumed: DeepSeek's HAI-LLM runs DualPipe,
    which hides the all-to-all), so expect the estimate to be faster than this average.
-5. **deepseek_v2_report** (arXiv:2405.04434). 172.8K H800 GPU-hours per trillion tokens (1,608
+6. **deepseek_v2_report** (arXiv:2405.04434). 172.8K H800 GPU-hours per trillion tokens (1,608
    tokens/s per GPU); PP 16 (zero-bubble), EP 8, ZeRO-1 DP; batch 2,304 to 9,216 of 4K. The GPU
    count is not published, so no step time: skipped even with an H800 system.
 
@@ -763,9 +796,9 @@ def write_md(doc, path):
                                           for s in doc["sources"]) + ".\n")
     out.append(MD_FORMULAS)
     for fid, f in doc["flop_formulas"].items():
-        out.append("- `%s`: per iteration %s. %s; %s; %s attention; %s. Source: %s.\n" % (
+        out.append("- `%s`: per iteration %s. %s; %s; %s attention; %s%s. Source: %s.\n" % (
             fid, f["per_iteration"], f["symbols"][0].upper() + f["symbols"][1:], f["passes"],
-            f["attention"], f["counts"], f["source"]))
+            f["attention"], f["counts"], "; " + f["mla"] if "mla" in f else "", f["source"]))
     out.append("\n## Models and parameter counts\n\n`ours` is trainplan's count of the model "
                "as `model show` loads it (unpadded vocabulary). DeepSeek's counts stay off "
                "until MLA and MTP are modelled (MLA is read as MHA).\n\n"
@@ -794,7 +827,67 @@ def write_md(doc, path):
         f.write("".join(out))
 
 
-HANDLERS = {"liu2025_moe_parallel_folding": folding, "megatron_lm_moe_readme": megatron_readme,
+# ---- Megatron-LM's DeepSeek-V3 on GB200 (docs/discussions, 2025-11) --------------------------
+
+def dsv3_gb200(r):
+    out = base(r)
+    assumed, derived = [], []
+    name = r["model_name"]
+    mdl = MODELS[name]
+    out["model"] = mdl["config"]
+    out["system"], out["gpu"] = "gb200-nvl72", "gb200"
+    out["gpus"], out["nodes"] = r["total_gpus"], r["num_nodes"]
+    tp, pp, ep, vpp = r["tp"], r["pp"], r["ep"], r["vpp"]
+    dp = r["total_gpus"] // (tp * pp)
+    ga = r["global_batch_size"] // (dp * r["micro_batch_size"])
+    derived.append("dp = GPUs / (tp x pp); grad_accum_steps = GBS / (dp x MBS)")
+    k = int(r["id"][-2:])
+    feats = ["overlap-grad-reduce", "overlap-param-gather", "fp8-param-gather"]
+    if k >= 5:
+        feats.append("cuda-graphs")
+    out["layout"] = moe_layout(
+        tp=tp, pp=pp, vpp=vpp, cp=1, ep=ep, etp=r["etp"], dp=dp,
+        micro_batch_size=r["micro_batch_size"], global_batch_size=r["global_batch_size"],
+        grad_accum_steps=ga, seq_length=r["seq_length"], sequence_parallel=False,
+        recompute="none",
+        recompute_variant="megatron-recompute-modules: " + r["recompute"].split(": ")[1],
+        zero_stage=1, sharding="megatron-distributed-optimizer", precision="fp8",
+        fp8_recipe="mxfp8", pipeline_schedule="interleaved-1f1b",
+        moe_dispatcher=DISPATCHERS[r["moe_dispatcher"]], moe_imbalance=1.0, features=feats)
+    derived.append("zero_stage 1, overlapped gradient reduce and parameter gather, MXFP8 "
+                   "parameter all-gather: the reproduce guide's arguments")
+    derived.append("moe_imbalance 1.0: the reproduce guide runs "
+                   "--moe-router-force-load-balancing 'for performance benchmark'")
+    assumed.append("forced balancing, MXFP8 and BF16 optimizer moments in every row of the "
+                   "history: the guide gives the final arguments only")
+    if "up_proj" in r["recompute"]:
+        assumed.append("recompute none: the run recomputes the dense layers' MLP and MLA's "
+                       "up-projections (about 3% of the step's FLOPs), not modelled")
+    else:
+        derived.append("recompute none: --recompute-modules moe_act mlp recompute the experts' "
+                       "activation and the three dense layers' MLP (about 1% of the step's "
+                       "FLOPs), not modelled")
+    derived.append("pipeline layout Et|(tt|)*30L: 32 chunks, the first the embedding and one "
+                   "layer, 30 of two layers, the last the loss; the estimator splits 61 layers "
+                   "over pp x vpp = 32 chunks its own way")
+    f = dict(mdl["flops"], V=pad_to(mdl["vocab"], mdl["pad"], tp))
+    F = flops("megatron_moe_2025", r["global_batch_size"], r["seq_length"], f)
+    v = r["tflops_per_gpu"]
+    out["target"] = {
+        "kind": "tflops_per_gpu", "value": v, "flops_formula": "megatron_moe_2025",
+        "vocab_for_flops": f["V"], "flops_per_iteration": F,
+        "iteration_time_s": F / (v * 1e12 * r["total_gpus"]),
+        "iteration_time_origin": "derived: flops_per_iteration / (value * 1e12 * gpus)"}
+    out["also_published"] = {"feature_step": r["feature_step"]}
+    out["skip"] = None if k in (0, 12) else (
+        "intermediate software state: row %d of the optimisation history (same layout and "
+        "model; only the baseline and the final state are scored)" % (k + 1))
+    out["params_model"] = name
+    return out, assumed, derived
+
+
+HANDLERS = {
+    "megatron_lm_dsv3_gb200": dsv3_gb200,"liu2025_moe_parallel_folding": folding, "megatron_lm_moe_readme": megatron_readme,
             "megatron_moe_modelzoo_qwen3": modelzoo, "deepseek_v3_report": deepseek,
             "deepseek_v2_report": deepseek}
 
@@ -813,6 +906,11 @@ SOURCES = [  # source_id, citation, measured, FLOP convention
      "on 256 H100, 256 GB200, 64 GB300",
      "step time and TFLOPS per GPU (H100 table); TFLOPS (long context, GB200, GB300)",
      "`megatron_moe_2025` (causal)"),
+    ("megatron_lm_dsv3_gb200",
+     "NVIDIA/Megatron-LM at 79e8592b (2025-11-05), docs/discussions/deepseek-v3-gb200-"
+     "optimization/: DeepSeek-V3 on 256 GB200, MXFP8, TP1 PP8 VPP4 EP32, from 494 to 970 "
+     "TFLOPS/GPU over 13 software steps",
+     "TFLOPS per GPU per optimisation step", "`megatron_moe_2025` with its MLA term"),
     ("deepseek_v3_report", "DeepSeek-AI, arXiv:2412.19437v2: 180K H800 GPU-hours per "
      "trillion tokens on 2048 H800", "GPU-hours per trillion tokens (whole pre-training)",
      "none needed"),
