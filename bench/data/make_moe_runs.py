@@ -476,12 +476,17 @@ def modelzoo(r):
     assumed, derived = [], []
     name = r["model_name"]
     mdl = MODELS.get(name)
+    mixtral = name == "Mixtral-8x22B"
     skip = None
     out["model"] = mdl["config"] if mdl else None
     out["system"], out["gpu"] = MZ_SYSTEMS[r["gpu_type"]]
     if r["gpu_type"] == "H100":
         assumed.append("system eos: the readme's H100 nodes (NVLink 4, InfiniBand 8x50 GB/s) "
                        "are DGX H100s; its example CLUSTER is EOS")
+    if mixtral:
+        derived.append("layout TP 2, PP 8, EP 8, CP 1, VPP 7, ETP 1: runtime.conf's "
+                       "Mixtral-8x22B row and the yaml; the script overrides MBS, GBS, "
+                       "sequence and nodes only")
     out["gpus"], out["nodes"] = r["total_gpus"], r["num_nodes"]
     tp, pp, cp, ep, etp = r["tp"], r["pp"], r["cp"], r["ep"], r["etp"]
     dp = r["total_gpus"] // (tp * pp * cp)
@@ -509,6 +514,8 @@ def modelzoo(r):
         variant = "megatron-recompute-modules: layernorm, moe"
         skip = ("recomputation of whole MoE layers (--recompute-modules moe) is not "
                 "modelled: no trainplan recompute mode matches it")
+    elif rc is None and mixtral:
+        derived.append("recompute none: neither the script nor the yaml sets --recompute-*")
     elif rc is None:
         derived.append("recompute none: the table's recompute column is empty")
     fsdp = r.get("fsdp") == "On"
@@ -520,7 +527,16 @@ def modelzoo(r):
         feats.append("cuda-graphs")
     if "offloading" in notes:
         skip = skip or "fine-grained activation offloading (required by this run) is not modelled"
-    prec = r["precision"]
+    prec = {"fp8 (blockwise)": "fp8"}.get(r["precision"], r["precision"])
+    recipe = {"mxfp8": "mxfp8", "fp8 (blockwise)": "blockwise"}.get(r["precision"])
+    if recipe == "blockwise":
+        feats.append("fp8-param-gather")
+        derived.append("fp8 blockwise (1x128 activations, 128x128 weights), FP8 parameter "
+                       "all-gather, BF16 optimizer moments: sbatch_benchmarking.sh with PR=fp8")
+    if r["moe"].get("capacity_factor"):
+        out["model_overrides"] = {"capacity_factor": r["moe"]["capacity_factor"]}
+        derived.append("capacity factor 1.0 with padding to capacity: "
+                       "--moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity")
     imb = 1.0 if r["moe"].get("router_balance") == "forced" else None
     if r["id"] in ("mz-qwen3-235b-h100-cross-ep32", "mz-qwen3-235b-h100-cross-ep32-a2a-overlap"):
         imb = 1.0
@@ -529,6 +545,9 @@ def modelzoo(r):
     if imb == 1.0:
         derived.append("moe_imbalance 1.0: --moe-router-force-load-balancing gives every "
                        "expert the same number of tokens")
+    elif r["moe"].get("capacity_factor"):
+        derived.append("moe_imbalance null: each expert's tokens are capped at (and padded to) "
+                       "the capacity, so the busiest expert carries the mean's capacity factor")
     else:
         assumed.append("dropless routing: the busiest expert's share is the estimator's "
                        "default imbalance")
@@ -538,8 +557,7 @@ def modelzoo(r):
         seq_length=r["seq_length"], sequence_parallel=tp > 1, recompute=recompute,
         recompute_variant=variant, zero_stage=3 if fsdp else 1,
         sharding="megatron-fsdp" if fsdp else "megatron-distributed-optimizer",
-        precision="fp8" if prec == "mxfp8" else prec,
-        fp8_recipe="mxfp8" if prec == "mxfp8" else None,
+        precision="fp8" if prec == "mxfp8" else prec, fp8_recipe=recipe,
         pipeline_schedule="none" if pp == 1 else (
             "interleaved-1f1b" if (r["vpp"] or 1) > 1 else "1f1b"),
         moe_dispatcher=DISPATCHERS[r["moe_dispatcher"]], moe_imbalance=imb, features=feats)
@@ -552,7 +570,7 @@ def modelzoo(r):
                        "--overlap-param-gather")
     else:
         derived.append("zero_stage 3: the table's FSDP column 'On' (Megatron-Core's FSDP)")
-    if pp > 1:
+    if pp > 1 and not mixtral:
         derived.append("the yaml sets --account-for-embedding-in-pipeline-split and "
                        "--account-for-loss-in-pipeline-split (94 layers + 2 over pp x vpp "
                        "chunks); not given to the estimator")
@@ -709,7 +727,10 @@ MD_DOUBTS = """
    (ZeRO-1 said for TP+EP+DP only), the schedule; they are searched. The MFU convention is assumed
    to be Megatron's count before 2025-03-06 (the experiments ran PyTorch 2.5.0 / CUDA 12.6,
    containers of late 2024): with the causal count the implied step times are 3% (4K) to 35%
-   (128K) shorter; both are in each run's target. Doubts: Table 4 is split over two pages in the
+   (128K) shorter; both are in each run's target. A hint, not proof: the Model Zoo's script
+   expects 470 TFLOPS for the same layout and token dropping at capacity 1 under the causal
+   count, i.e. 4.22 s per step; the paper's 487.7 gives 4.21 s under the 2024 count and 4.07 s
+   under the causal one. Doubts: Table 4 is split over two pages in the
    transcription and its rows were assigned in printed order (the Mixtral TP+EP+DP 512 and 1024
    rows open the second part; Llama3-8x70B lists three GPU counts per method, 256 missing for
    folding, 128 for MCore); one MFU is printed "18,4%". Table 5's Qwen2-57B-A14B rows repeat the
@@ -726,8 +747,13 @@ MD_DOUBTS = """
    it gives the layout (64 H100, TP 1, EP 8, PP 4, VP 8, MBS 1, GBS 256, sequence 4096, dropless,
    all-to-all). That the figure was measured with that mapping is an assumption. The Mixtral
    8x22B mapping has no figure (skipped). Two usable runs: the source has no more.
-3. **megatron_moe_modelzoo_qwen3** (yanring/Megatron-MoE-ModelZoo at e8650517,
-   best_practice/qwen3/readme.md; the Megatron-Core MoE team's recipes). The H100 table gives the
+3. **megatron_moe_modelzoo** (yanring/Megatron-MoE-ModelZoo at e8650517; the Megatron-Core MoE
+   team's recipes). Mixtral-8x22B: best_practice/mixtral/run_mixtral_8x22B.sh states what its
+   commands "should be around" on 128 H100 (445 TFLOPS dropless, 465 forced balance, 560 FP8
+   blockwise forced, 470 token drop at capacity 1), with MBS 1, GBS 256, sequence 4096; the
+   layout is runtime.conf's default (TP 2, PP 8, EP 8, VPP 7, ETP 1 from the yaml: the folding
+   paper's Table 3 layout, which suggests the paper's VPP was 7). Expected, rounded figures, not
+   logged ones. Qwen3 (best_practice/qwen3/readme.md): The H100 table gives the
    full layout (TP, CP, EP, PP, EDP, ETP, VPP, DP, FSDP, MBS, GBS, GA, recompute) with the step
    time and TFLOPS per GPU of Qwen3-235B-A22B on 256 H100: the step time is the target, and
    Megatron's 2025 count over it reproduces the printed TFLOPS to 0.5% on all five rows (a check
@@ -888,7 +914,7 @@ def dsv3_gb200(r):
 
 HANDLERS = {
     "megatron_lm_dsv3_gb200": dsv3_gb200,"liu2025_moe_parallel_folding": folding, "megatron_lm_moe_readme": megatron_readme,
-            "megatron_moe_modelzoo_qwen3": modelzoo, "deepseek_v3_report": deepseek,
+            "megatron_moe_modelzoo": modelzoo, "deepseek_v3_report": deepseek,
             "deepseek_v2_report": deepseek}
 
 SOURCES = [  # source_id, citation, measured, FLOP convention
@@ -901,10 +927,12 @@ SOURCES = [  # source_id, citation, measured, FLOP convention
      "NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md at 0b981f9c (MCore v0.8) and "
      "c230e0d7 (v0.9): headline Mixtral 8x7B TFLOPS and the reference mapping",
      "TFLOPS per GPU (headline)", "`megatron_moe_2024`"),
-    ("megatron_moe_modelzoo_qwen3",
+    ("megatron_moe_modelzoo",
      "yanring/Megatron-MoE-ModelZoo at e8650517, best_practice/qwen3/readme.md: Qwen3-235B-A22B "
-     "on 256 H100, 256 GB200, 64 GB300",
-     "step time and TFLOPS per GPU (H100 table); TFLOPS (long context, GB200, GB300)",
+     "on 256 H100, 256 GB200, 64 GB300; best_practice/mixtral/run_mixtral_8x22B.sh: "
+     "Mixtral-8x22B on 128 H100",
+     "step time and TFLOPS per GPU (Qwen3 H100 table); TFLOPS (long context, GB200, GB300; "
+     "Mixtral's expected figures)",
      "`megatron_moe_2025` (causal)"),
     ("megatron_lm_dsv3_gb200",
      "NVIDIA/Megatron-LM at 79e8592b (2025-11-05), docs/discussions/deepseek-v3-gb200-"
