@@ -60,6 +60,68 @@ static const struct {
     {"torchtitan_benchmarks", SPACE_FW_TORCHTITAN},
 };
 
+/* An expert-parallel degree k of l into *out: absent, 0 (the space_layout
+ * default: ep 1, etp = tp); null, SEARCH_UNSET (not published: searched);
+ * else the number, which must be a positive integer. 0, or TP_EDATA. */
+static int field_moe(const cJSON *l, const char *k, const char *path, int i,
+                     int64_t *out, tp_err *e)
+{
+    const cJSON *v = get(l, k);
+    *out = !v ? 0 : cJSON_IsNull(v) ? SEARCH_UNSET : 1;
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (!cJSON_IsNumber(v))
+        return tp_errf(e, TP_EDATA,
+                       "%s: $.runs[%d].layout.%s: expected a positive integer "
+                       "or null, found another type",
+                       path, i, k);
+    if (!(v->valuedouble >= 1 && v->valuedouble <= 1 << 20)
+        || v->valuedouble != (double)(int64_t)v->valuedouble)
+        return tp_errf(e, TP_EDATA,
+                       "%s: $.runs[%d].layout.%s: expected a positive integer "
+                       "(1 to 1048576) or null, found %g",
+                       path, i, k, v->valuedouble);
+    *out = (int64_t)v->valuedouble;
+    return 0;
+}
+
+/* The expert-parallel fields of the MoE runs (bench/data/
+ * moe_validation_runs.json): ep, etp, moe_dispatcher (a name of
+ * space_moe_dispatcher_names; null or absent: all-to-all, the
+ * space_layout default) and moe_imbalance (>= 1, the busiest expert's
+ * tokens over the mean; null or absent: the estimator's default). Dense
+ * runs leave them out and keep the defaults. 0, or TP_EDATA with e set. */
+static int moe_fields(const cJSON *l, const char *path, int i,
+                      space_layout *w, tp_err *e)
+{
+    if (field_moe(l, "ep", path, i, &w->ep, e)
+        || field_moe(l, "etp", path, i, &w->etp, e))
+        return e->status;
+    const cJSON *d = get(l, "moe_dispatcher");
+    if (d && !cJSON_IsNull(d)) {
+        int k = name_index(d, space_moe_dispatcher_names,
+                           SPACE_MOE_DISPATCHER_COUNT);
+        if (k < 0)
+            return tp_errf(e, TP_EDATA,
+                           "%s: $.runs[%d].layout.moe_dispatcher: expected one "
+                           "of alltoall, allgather, flex, found %s%s%s",
+                           path, i, cJSON_IsString(d) ? "'" : "",
+                           cJSON_IsString(d) ? d->valuestring : "another type",
+                           cJSON_IsString(d) ? "'" : "");
+        w->moe_dispatcher = k;
+    }
+    const cJSON *im = get(l, "moe_imbalance");
+    if (cJSON_IsNumber(im)) {
+        if (!(im->valuedouble >= 1))
+            return tp_errf(e, TP_EDATA,
+                           "%s: $.runs[%d].layout.moe_imbalance: expected a "
+                           "number >= 1 (the busiest expert's tokens over the "
+                           "mean), found %g",
+                           path, i, im->valuedouble);
+        w->moe_imbalance = im->valuedouble;
+    }
+    return 0;
+}
+
 int bench_layout_read(const cJSON *l, const char *src, const char *path,
                       int i, space_layout *out, tp_err *e)
 {
@@ -207,6 +269,8 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     if (rn > 0) w.recompute_layers = rn;
     const cJSON *gf = get(l, "grad_reduce_fp32");
     if (cJSON_IsBool(gf)) w.grad_bytes = cJSON_IsTrue(gf) ? 4 : 2;
+    int rc = moe_fields(l, path, i, &w, e);
+    if (rc) return rc;
     *out = w;
     return 0;
 }

@@ -37,10 +37,20 @@
  * out of every fit and of the per-source figures, which are also shown
  * with them.
  *
- * usage: validate_runs [--runs FILE] [--source ID] [--csv] [--no-loso]
- *                      [--model NAME] [--kernel-eff X]
- * --source prints one source (the fit still uses all); --model fits and
- * shows another model than the estimator's (by its name); --kernel-eff X
+ * The MoE runs (bench/data/moe_validation_runs.json, written by
+ * make_moe_runs.py) are read apart: held out of every fit, each estimated
+ * at the estimator's own constants (or --kernel-eff's), their unset
+ * fields searched, and printed after the dense runs' figures per run and
+ * per source (MAPE, the worst run, every run not scored under its reason:
+ * the source's skip reason, or the estimator's, e.g. moe_not_modelled).
+ * The dense runs' output does not change with them.
+ *
+ * usage: validate_runs [--runs FILE] [--moe-runs FILE|none] [--source ID]
+ *                      [--csv] [--no-loso] [--model NAME] [--kernel-eff X]
+ * --moe-runs: the MoE runs (default the repository's; none with --runs
+ * unless given); --source prints one source (the fit still uses all);
+ * --model fits and shows another model than the estimator's (by its
+ * name); --kernel-eff X
  * estimates every run at X (1: without the correction), no fit. Runs in
  * parallel over runs, the same bytes at any thread count. Exit status 0,
  * 64 on bad usage, 65/66 on bad or missing input.
@@ -162,6 +172,8 @@ typedef struct vrun {
     double pub, flops;
     int is_time;  /* the unit is the iteration time */
     double per_s; /* else the figure is per_s / iteration time */
+    double peak_tflops; /* the peak an MFU target divides by */
+    int moe;            /* of the MoE runs file: held out of every fit */
     const hw_system *sys;
     double fixed_eta;   /* the eta its fixed layout was searched at */
     space_layout fixed; /* the fit's layout */
@@ -173,11 +185,18 @@ typedef struct vrun {
     est_result r_in;
 } vrun;
 
+#define MAX_WHY 12
+
 typedef struct source {
     char id[64];
     int n_fit; /* runs in the fits: ok and not waived */
     int skipped, failed;
     char why[1024];
+    /* MoE sources: runs not scored, counted per reason (the text before
+     * its first ':') */
+    int n_why;
+    char why_of[MAX_WHY][120];
+    int why_n[MAX_WHY];
 } source;
 
 typedef struct opened {
@@ -191,6 +210,9 @@ static int n_cache;
 
 static source src_tab[MAX_SRC];
 static int n_src;
+/* The MoE runs' sources (--moe-runs): scored, never fitted. */
+static source moe_tab[MAX_SRC];
+static int n_moe_src;
 static const hw_gpu *fam_tab[MAX_FAM];
 static int n_fam, ref_fam;
 
@@ -227,15 +249,21 @@ static int64_t field_i(const cJSON *l, const char *k)
     return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : SEARCH_UNSET;
 }
 
-static int source_of(const char *id)
+static int source_of(source *tab, int *n, const char *id)
 {
-    for (int i = 0; i < n_src; i++)
-        if (strcmp(src_tab[i].id, id) == 0) return i;
-    if (n_src == MAX_SRC) return MAX_SRC - 1;
-    source *x = &src_tab[n_src];
+    for (int i = 0; i < *n; i++)
+        if (strcmp(tab[i].id, id) == 0) return i;
+    if (*n == MAX_SRC) return MAX_SRC - 1;
+    source *x = &tab[*n];
     memset(x, 0, sizeof *x);
     snprintf(x->id, sizeof x->id, "%s", id);
-    return n_src++;
+    return (*n)++;
+}
+
+/* The source table of r (the dense runs' or the MoE runs'). */
+static const source *src_of(const vrun *r)
+{
+    return r->moe ? &moe_tab[r->src] : &src_tab[r->src];
 }
 
 static int family_of(const hw_gpu *g)
@@ -253,6 +281,27 @@ static void add_why(source *s, const char *what)
     size_t n = strlen(s->why);
     if (strstr(s->why, what)) return;
     snprintf(s->why + n, sizeof s->why - n, "%s%s", n ? "; " : "", what);
+}
+
+/* Counts one unscored run of s under its reason's head (what before the
+ * first ':'); reasons past MAX_WHY count under the last. */
+static void count_why(source *s, const char *what)
+{
+    char key[120];
+    size_t k = strcspn(what, ":");
+    if (k >= sizeof key) k = sizeof key - 1;
+    snprintf(key, sizeof key, "%.*s", (int)k, what);
+    for (int i = 0; i < s->n_why; i++)
+        if (strcmp(s->why_of[i], key) == 0) {
+            s->why_n[i]++;
+            return;
+        }
+    if (s->n_why == MAX_WHY) {
+        s->why_n[MAX_WHY - 1]++;
+        return;
+    }
+    snprintf(s->why_of[s->n_why], sizeof s->why_of[0], "%s", key);
+    s->why_n[s->n_why++] = 1;
 }
 
 /* o's string k, or NULL with e naming $.runs[i].{in}k. */
@@ -277,6 +326,9 @@ static void set_unit(vrun *r)
         r->per_s = r->flops / (double)r->gpus / 1e12;
     if (strcmp(r->kind, "tokens_per_s_per_gpu") == 0)
         r->per_s = (double)r->want.gbs * (double)r->want.seq / (double)r->gpus;
+    /* MFU: the source's FLOPs per iteration over the peak it names */
+    if (strcmp(r->kind, "mfu") == 0 && r->peak_tflops > 0)
+        r->per_s = r->flops / (double)r->gpus / (r->peak_tflops * 1e12);
 }
 
 /* Our figure in the run's unit from an iteration time; NAN when none. */
@@ -291,15 +343,36 @@ static double ours_of(const vrun *r, double it)
 static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
                        tp_err *e)
 {
-    int rc = bench_layout_read(get(run, "layout"), src_tab[r->src].id, path,
-                               i, &r->want, e);
+    int rc = bench_layout_read(get(run, "layout"), src_of(r)->id, path, i,
+                               &r->want, e);
     if (!rc) r->stack = space_layout_stack(&r->want);
     return rc;
 }
 
-/* Reads every run into *out (calloc'd; *n counts them). */
+/* The run's model_overrides: the space_model fields a config cannot say
+ * (the MoE runs' capacity factor). 0, or TP_EDATA with e set. */
+static int read_overrides(const cJSON *run, const char *path, int i,
+                          space_model *m, tp_err *e)
+{
+    const cJSON *o = get(run, "model_overrides");
+    if (!o || cJSON_IsNull(o)) return 0;
+    const cJSON *cf = get(o, "capacity_factor");
+    if (cf && !cJSON_IsNull(cf)) {
+        if (!cJSON_IsNumber(cf) || !(cf->valuedouble >= 1))
+            return tp_errf(e, TP_EDATA,
+                           "%s: $.runs[%d].model_overrides.capacity_factor: "
+                           "expected a number >= 1 or null (dropless)",
+                           path, i);
+        m->capacity_factor = cf->valuedouble;
+    }
+    return 0;
+}
+
+/* Reads every run into *out (calloc'd; *n counts them), their sources
+ * into tab[*ntab]. moe: the MoE runs file, whose runs are held out of the
+ * fits and take no part in the GPU families. */
 static int read_runs(const cJSON *root, const char *path, hw_db *db, vrun **out,
-                     int *n, tp_err *e)
+                     int *n, source *tab, int *ntab, int moe, tp_err *e)
 {
     const cJSON *runs = get(root, "runs"), *run;
     if (!cJSON_IsArray(runs))
@@ -316,8 +389,9 @@ static int read_runs(const cJSON *root, const char *path, hw_db *db, vrun **out,
         const char *src =
             r->id ? need_str(run, "", "source_id", path, i, e) : NULL;
         if (!src) return e->status;
-        r->src = source_of(src);
-        source *s = &src_tab[r->src];
+        r->moe = moe;
+        r->src = source_of(tab, ntab, src);
+        source *s = &tab[r->src];
         r->waived = -1;
         for (int k = 0; k < N_WAIVED; k++)
             if (strstr(r->id, waived[k].id_part)) r->waived = k;
@@ -326,6 +400,7 @@ static int read_runs(const cJSON *root, const char *path, hw_db *db, vrun **out,
         if (cJSON_IsString(skip)) {
             s->skipped++;
             add_why(s, skip->valuestring);
+            count_why(s, skip->valuestring);
             continue;
         }
         const cJSON *mj = get(run, "model");
@@ -339,11 +414,13 @@ static int read_runs(const cJSON *root, const char *path, hw_db *db, vrun **out,
             r->m.attn_dropout = cJSON_GetNumberValue(get(dj, "attention"));
             r->m.hidden_dropout = cJSON_GetNumberValue(get(dj, "hidden"));
         }
+        if (!rc && (rc = read_overrides(run, path, i, &r->m, e))) return rc;
         const char *sys = rc ? NULL : need_str(run, "", "system", path, i, e);
         const hw_system *y = sys ? hw_find_system(db, sys, e) : NULL;
         const opened *op = y ? open_system(y, e) : NULL;
         if (!op) {
             s->failed++;
+            count_why(s, "not read (model, system or GPU)");
             fprintf(stderr, "%s: %s\n", r->id, e->msg);
             memset(e, 0, sizeof *e);
             continue;
@@ -354,9 +431,11 @@ static int read_runs(const cJSON *root, const char *path, hw_db *db, vrun **out,
         if (!r->kind) return e->status;
         r->pub = cJSON_GetNumberValue(get(t, "value"));
         r->flops = cJSON_GetNumberValue(get(t, "flops_per_iteration"));
+        const cJSON *pk = get(t, "peak_tflops_for_mfu");
+        r->peak_tflops = cJSON_IsNumber(pk) ? pk->valuedouble : 0;
         r->gpus = field_i(run, "gpus");
         r->sys = y;
-        r->fam = family_of(y->gpu);
+        r->fam = moe ? -1 : family_of(y->gpu);
         set_unit(r);
         est_ctx c = {y, y->gpu, op->ops, op->comm, 1, 0, NULL};
         r->c = c;
@@ -789,23 +868,33 @@ static void consts_text(const fit_model *fm, const consts *k, char *buf,
     }
 }
 
-static void print_csv(const vrun *v, int n, const char *only)
+/* The GPU family of r's operator samples (the MoE runs keep none of
+ * their own). */
+static const char *family_name(const vrun *r)
 {
-    printf("id,source,stack,waived,unit,published,predicted,ape_pct,"
-           "loso_predicted,loso_ape_pct,kernel_eff,loso_kernel_eff,"
-           "iteration_s,tp,pp,vpp,cp,dp,mbs,sp,recompute,zero,fwd_s,bwd_s,"
-           "recompute_s,tp_s,cp_s,p2p_s,bubble_s,dp_s,optimizer_s,mem_gib,gpu,"
-           "gpu_family\n");
+    if (r->fam >= 0) return fam_tab[r->fam]->name;
+    const hw_gpu *g = r->sys->gpu;
+    return (g->models_like ? g->models_like : g)->name;
+}
+
+static void print_csv(const vrun *v, int n, const char *only, int header)
+{
+    if (header)
+        printf("id,source,stack,waived,unit,published,predicted,ape_pct,"
+               "loso_predicted,loso_ape_pct,kernel_eff,loso_kernel_eff,"
+               "iteration_s,tp,pp,vpp,cp,dp,mbs,sp,recompute,zero,fwd_s,bwd_s,"
+               "recompute_s,tp_s,cp_s,p2p_s,bubble_s,dp_s,optimizer_s,mem_gib,"
+               "gpu,gpu_family\n");
     for (int i = 0; i < n; i++) {
         const vrun *r = &v[i];
-        if (!r->ok || (only && strcmp(only, src_tab[r->src].id) != 0)) continue;
+        if (!r->ok || (only && strcmp(only, src_of(r)->id) != 0)) continue;
         const est_result *x = &r->r_in;
         const space_layout *u = &x->layout;
         const est_breakdown *b = &x->time;
         printf("%s,%s,%s,%d,%s,%g,%.6g,%.2f,%.6g,%.2f,%.3f,%.3f,%.6g,%lld,%lld,"
                "%lld,%lld,%lld,%lld,%d,%s,%d,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,"
                "%.5g,%.5g,%.5g,%.2f,%s,%s\n",
-               r->id, src_tab[r->src].id, space_stack_names[r->stack],
+               r->id, src_of(r)->id, space_stack_names[r->stack],
                r->waived != 0, r->kind, r->pub, r->ours_in, ape(r, r->ours_in),
                r->ours_loso, ape(r, r->ours_loso), r->eta_in, r->eta_loso,
                x->iteration_s, (long long)u->tp, (long long)u->pp,
@@ -814,27 +903,42 @@ static void print_csv(const vrun *v, int n, const char *only)
                (int)u->zero, b->fwd_s, b->bwd_s, b->recompute_s, b->tp_s,
                b->cp_s, b->pp_p2p_s, b->bubble_s, b->dp_s, b->optimizer_s,
                x->mem.total / 1073741824.0, r->sys->gpu->name,
-               fam_tab[r->fam]->name);
+               family_name(r));
     }
 }
 
-static void print_runs(const vrun *v, int n, const char *only, int loso)
+/* idw: the width of the id column. */
+static void print_runs(const vrun *v, int n, const char *only, int loso,
+                       int idw)
 {
-    printf("%-34s %-16s %-16s %10s %10s %6s %10s %6s  %s\n", "run", "stack",
-           "unit", "published", "ours", "err %", loso ? "LOSO" : "",
+    printf("%-*s %-16s %-16s %10s %10s %6s %10s %6s  %s\n", idw, "run",
+           "stack", "unit", "published", "ours", "err %", loso ? "LOSO" : "",
            loso ? "err %" : "", "layout used (searched fields marked *)");
     for (int i = 0; i < n; i++) {
         const vrun *r = &v[i];
-        if (!r->ok || (only && strcmp(only, src_tab[r->src].id) != 0)) continue;
+        if (!r->ok || (only && strcmp(only, src_of(r)->id) != 0)) continue;
         char lay[160], lo[16] = "", le[16] = "";
         layout_text(r, &r->r_in.layout, lay, sizeof lay);
+        if (r->moe) {
+            size_t k = strlen(lay);
+            const space_layout *u = &r->r_in.layout;
+            snprintf(lay + k, sizeof lay - k, " ep%lld%s etp%lld%s %s",
+                     (long long)space_layout_ep(u),
+                     r->want.ep == SEARCH_UNSET ? "*" : "",
+                     (long long)space_layout_etp(u),
+                     r->want.etp == SEARCH_UNSET ? "*" : "",
+                     u->moe_dispatcher >= 0
+                             && u->moe_dispatcher < SPACE_MOE_DISPATCHER_COUNT
+                         ? space_moe_dispatcher_names[u->moe_dispatcher]
+                         : "?");
+        }
         if (loso) {
             snprintf(lo, sizeof lo, "%10.4g", r->ours_loso);
             snprintf(le, sizeof le, "%6.1f", ape(r, r->ours_loso));
         }
-        printf("%-34s %-16s %-16s %10.4g %10.4g %6.1f %10s %6s  %s%s%s\n",
-               r->id, space_stack_names[r->stack], r->kind, r->pub, r->ours_in,
-               ape(r, r->ours_in), lo, le, lay,
+        printf("%-*s %-16s %-16s %10.4g %10.4g %6.1f %10s %6s  %s%s%s\n",
+               idw, r->id, space_stack_names[r->stack], r->kind, r->pub,
+               r->ours_in, ape(r, r->ours_in), lo, le, lay,
                r->r_in.feasible ? "" : " (estimate: does not fit)",
                r->waived ? " WAIVED" : "");
     }
@@ -1010,15 +1114,110 @@ static void print_fit(const vrun *v, int n, const score *sc, const score *all,
                    models[k].name);
 }
 
+/* ---- the MoE runs: held out ---------------------------------------------- */
+
+/* Estimates every MoE run at kernel efficiency keff (0: the estimator's
+ * own constants), its unset fields searched; runs the estimator cannot
+ * time are counted under their reason (est_reason_names, e.g.
+ * moe_not_modelled) and dropped. Never fitted: the constants are the
+ * dense runs' (the estimator's), so these figures are out of sample. */
+static void estimate_moe(vrun *v, int n, double keff)
+{
+    double *eta = malloc((size_t)n * sizeof *eta + 1);
+    if (!eta) abort();
+    for (int i = 0; i < n; i++) eta[i] = keff;
+    predict_all(v, n, eta);
+    free(eta);
+    for (int i = 0; i < n; i++) {
+        vrun *r = &v[i];
+        if (!r->ok) continue;
+        const est_result *x = predict(r, keff);
+        r->ours_in = r->ours_loso = r->ours_est = ours_of(r, x->iteration_s);
+        r->r_in = *x;
+        r->eta_in = r->eta_loso =
+            keff > 0 ? keff : est_kernel_eff(&r->c, &x->layout);
+        if (!isfinite(r->ours_in)) {
+            char why[160];
+            snprintf(why, sizeof why, "not estimated (%s)",
+                     est_reason_names[x->reason]);
+            r->ok = 0;
+            moe_tab[r->src].failed++;
+            count_why(&moe_tab[r->src], why);
+            fprintf(stderr, "%s: %s %s\n", r->id, est_reason_names[x->reason],
+                    x->message);
+        } else if (!x->feasible) {
+            fprintf(stderr, "%s: estimate says infeasible (%s): %s\n", r->id,
+                    est_reason_names[x->reason], x->message);
+        }
+    }
+}
+
+/* The MoE runs per run and per source: MAPE of the scored runs, the
+ * worst, and every run not scored under its reason. */
+static void print_moe(const vrun *v, int n, const char *only, double keff,
+                      const char *path)
+{
+    const char *base = strrchr(path, '/');
+    printf("\nMoE runs (%s): held out of every fit, estimated at %s\n",
+           base ? base + 1 : path,
+           keff > 0 ? "the --kernel-eff given"
+                    : "the estimator's own constants");
+    print_runs(v, n, only, 0, 46);
+    printf("\nMoE sources: MAPE %% of the runs estimated; runs not scored, by "
+           "reason\n");
+    printf("%-30s %5s %8s  %-44s %6s  %s\n", "source", "runs", "MAPE",
+           "worst run", "err %", "not scored");
+    for (int s = 0; s < n_moe_src; s++) {
+        const source *x = &moe_tab[s];
+        if (only && strcmp(only, x->id) != 0) continue;
+        int m = 0, worst = -1, nofit = 0;
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            if (!v[i].ok || v[i].src != s) continue;
+            m++;
+            sum += ape(&v[i], v[i].ours_in);
+            nofit += !v[i].r_in.feasible;
+            if (worst < 0
+                || ape(&v[i], v[i].ours_in) > ape(&v[worst], v[worst].ours_in))
+                worst = i;
+        }
+        char mape[16] = "-", werr[16] = "-";
+        if (m) {
+            snprintf(mape, sizeof mape, "%.1f", sum / m);
+            snprintf(werr, sizeof werr, "%.1f",
+                     ape(&v[worst], v[worst].ours_in));
+        }
+        printf("%-30s %5d %8s  %-44s %6s  %d\n", x->id, m, mape,
+               worst >= 0 ? v[worst].id : "-", werr, x->skipped + x->failed);
+        for (int k = 0; k < x->n_why; k++)
+            printf("%-30s %5s %8s  %4d %s\n", "", "", "", x->why_n[k],
+                   x->why_of[k]);
+        if (nofit)
+            printf("%-30s %5s %d run(s) the estimate says do not fit\n", "",
+                   "", nofit);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *path = TRAINPLAN_SOURCE_DIR "/bench/data/validation_runs.json";
+    /* The MoE runs: the repository's, unless --moe-runs says otherwise or
+     * --runs names another file of runs (a fixture stands alone). */
+    const char *moe_path =
+        TRAINPLAN_SOURCE_DIR "/bench/data/moe_validation_runs.json";
+    int runs_given = 0, moe_given = 0;
     const char *only = NULL;
     int csv = 0, no_loso = 0;
     double keff = 0; /* 0: fitted */
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
             path = argv[++i];
+            runs_given = 1;
+        } else if (strcmp(argv[i], "--moe-runs") == 0 && i + 1 < argc) {
+            moe_given = 1;
+            moe_path = strcmp(argv[i + 1], "none") == 0 ? (i++, NULL)
+                                                        : argv[++i];
+        }
         else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc)
             only = argv[++i];
         else if (strcmp(argv[i], "--csv") == 0)
@@ -1040,13 +1239,15 @@ int main(int argc, char **argv)
                    && (keff = atof(argv[++i])) > 0 && keff <= 1)
             ;
         else {
-            fprintf(stderr, "usage: validate_runs [--runs FILE] [--source ID] "
+            fprintf(stderr, "usage: validate_runs [--runs FILE] "
+                            "[--moe-runs FILE|none] [--source ID] "
                             "[--csv] [--no-loso] [--model NAME] "
                             "[--kernel-eff X (0 < X <= 1)]\n");
             return TP_EUSAGE;
         }
     }
     if (keff > 0) no_loso = 1;
+    if (runs_given && !moe_given) moe_path = NULL;
     if (shown < 0) shown = estimator_model();
     tp_err e = {0};
     cJSON *root;
@@ -1060,8 +1261,16 @@ int main(int argc, char **argv)
         cJSON_Delete(root);
         return e.status;
     }
-    vrun *v = NULL;
-    int n = 0, rc = read_runs(root, path, db, &v, &n, &e);
+    vrun *v = NULL, *mv = NULL;
+    cJSON *moe_root = NULL;
+    int n = 0, nm = 0,
+        rc = read_runs(root, path, db, &v, &n, src_tab, &n_src, 0, &e);
+    if (!rc && moe_path) {
+        rc = tp_json_load(moe_path, &moe_root, &e);
+        if (!rc)
+            rc = read_runs(moe_root, moe_path, db, &mv, &nm, moe_tab,
+                           &n_moe_src, 1, &e);
+    }
     if (rc) {
         fprintf(stderr, "validate_runs: %s\n", e.msg);
         goto done;
@@ -1116,19 +1325,24 @@ int main(int argc, char **argv)
         score_model(&models[shown], v, n, no_loso, 1, &sc);
         all[shown] = sc;
     }
+    if (moe_path) estimate_moe(mv, nm, keff);
     if (csv) {
-        print_csv(v, n, only);
+        print_csv(v, n, only, 1);
+        print_csv(mv, nm, only, 0);
     } else {
-        print_runs(v, n, only, !no_loso);
+        print_runs(v, n, only, !no_loso, 34);
         print_sources(v, n, &sc, only, !no_loso);
         if (keff > 0)
             printf("\nevery run at kernel efficiency %.3f: no fit\n", keff);
         else
             print_fit(v, n, &sc, no_loso ? NULL : all, !no_loso, rounds, agree);
+        if (moe_path) print_moe(mv, nm, only, keff, moe_path);
     }
     free(eta);
 done:
     free(v);
+    free(mv);
+    cJSON_Delete(moe_root);
     for (int i = 0; i < n_cache; i++) {
         est_comm_free(cache[i].comm);
         int shared = 0;
