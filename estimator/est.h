@@ -765,9 +765,10 @@ void est_memo_enable(int on);
  * (space_layout.moe_imbalance 0): an assumption, see moe.c. */
 #define EST_MOE_IMBALANCE_DEFAULT 1.2
 
-/* l's imbalance factor: moe_imbalance, or the default where 0; never
- * below 1. */
-double est_moe_imbalance(const space_layout *l);
+/* Tokens the busiest expert of m processes under l over the mean:
+ * l->moe_imbalance, or the default where 0, never below 1; capped at m's
+ * capacity factor where it has one (tokens beyond it are dropped). */
+double est_moe_imbalance(const space_model *m, const space_layout *l);
 
 /* MoE layers among the layers of pipeline rank r, all of its model
  * chunks, as space_stage_layers counts them (an average where that is

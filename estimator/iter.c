@@ -94,8 +94,9 @@
  * sliding windows (window_scale) change the attention block; DeepSeek's
  * MTP modules add a layer, a projection and a second head pass on the
  * last stage. Refused by name (EST_MOE): MoE or MLA under another
- * framework, with fp8, or with op-level checkpointing, and an expert
- * capacity factor; expert grids Megatron-Core refuses: EST_MOE_LAYOUT.
+ * framework, with fp8 or nvfp4, or with op-level checkpointing; a
+ * capacity factor caps the busiest expert's load (est_moe_imbalance);
+ * expert grids Megatron-Core refuses: EST_MOE_LAYOUT.
  *
  * Deliberately not modelled yet: the tied-embedding gradient all-reduce
  * between first and last stage, data loading, the cost of dropout inside
@@ -1226,9 +1227,6 @@ void est_estimate(const est_ctx *c, const space_model *m,
     else if ((moe || mla) && l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
         not_modelled = "op-level checkpointing of MoE or MLA layers is not "
                        "modelled";
-    else if (moe && m->capacity_factor > 0)
-        not_modelled = "an expert capacity factor (token dropping) is not "
-                       "modelled; dropless routing is";
     if (not_modelled) {
         r->reason = EST_MOE;
         if (moe)
@@ -1314,7 +1312,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
      * etp x ep apart. */
     x.ep = space_layout_ep(l), x.etp = space_layout_etp(l);
     x.edp = moe ? est_moe_edp(l) : 1;
-    x.imb = est_moe_imbalance(l);
+    x.imb = est_moe_imbalance(m, l);
     if (moe) {
         x.ep_group = place(x.ep, x.etp, gpn);
         x.etp_group = place(x.etp, 1, gpn);

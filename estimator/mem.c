@@ -120,7 +120,7 @@ static double act_moe_ffn_token(const space_model *m, const space_layout *l)
     int gated = space_act_ffn_gemms(m->act) == 3;
     double fs = (double)(m->shared_experts * m->shared_ffn_hidden);
     double etp = (double)space_layout_etp(l), fe = (double)m->expert_ffn_hidden / etp;
-    double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(l) : 1;
+    double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(m, l) : 1;
     double rows = etp * (double)m->top_k * imb * rep;
     double a = (2 + gin) * h * rep + 6 * (double)m->num_experts * rep;
     if (fs > 0) a += ((gated ? 4 : 2) * fs + gin * fs) / t;
@@ -137,7 +137,7 @@ static double moe_buffers(const space_model *m, const space_layout *l)
     if (m->num_experts <= 0) return 0;
     double rep = l->sp ? 1 / (double)l->tp : 1;
     double etp = (double)space_layout_etp(l);
-    double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(l) : 1;
+    double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(m, l) : 1;
     return 3 * 2 * (double)m->hidden * etp * (double)m->top_k * imb * rep;
 }
 

@@ -14,8 +14,10 @@
  * consecutive ranks, an EP group ep ranks etp apart, and an expert data-
  * parallel group edp ranks etp x ep apart.
  *
- * Does not model: token dropping with a capacity factor (est_estimate
- * refuses it), expert-choice routing.
+ * Token dropping with a capacity factor is modelled as a cap on the
+ * busiest expert's load (est_moe_imbalance); padding every expert to its
+ * capacity (--moe-pad-expert-input-to-capacity) and expert-choice routing
+ * are not.
  */
 #include "est.h"
 
@@ -33,12 +35,20 @@
  * tokens (Fedus et al., arXiv 2101.03961, section 2.2). Replace by a
  * measured per-expert token distribution (moe_imbalance) where one is
  * known. */
-double est_moe_imbalance(const space_layout *l)
+double est_moe_imbalance(const space_model *m, const space_layout *l)
 {
     double f = l->moe_imbalance > 0 && isfinite(l->moe_imbalance)
                    ? l->moe_imbalance
                    : EST_MOE_IMBALANCE_DEFAULT;
-    return f < 1 ? 1 : f;
+    if (f < 1) f = 1;
+    /* A capacity factor C caps every expert at C x its fair share of the
+     * tokens; the rest are dropped before the dispatch (Megatron-Core
+     * moe_utils.py, topk_routing_with_score_function / apply capacity:
+     * --moe-expert-capacity-factor without --moe-pad-expert-input-to-
+     * capacity), so the busiest expert receives min(f, C) x the mean. */
+    if (m->capacity_factor > 0 && f > m->capacity_factor)
+        f = m->capacity_factor;
+    return f;
 }
 
 /* MoE layers among layer indices [0, x), x possibly fractional (the

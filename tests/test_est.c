@@ -855,12 +855,26 @@ static void test_moe_refusals(void)
     l = moe_layout(1, 1, 8, 16); /* 16 ranks of EP on 8 */
     est_estimate(&v.c, &m, &l, &r);
     TP_CHECK_INT(r.reason, EST_MOE_LAYOUT);
+    /* A capacity factor caps the busiest expert's load: 1.0 drops
+     * every token above the mean, so the imbalance (here 1.5) no
+     * longer slows the experts; 1.25 keeps a part of it. */
     space_model cap = m;
-    cap.capacity_factor = 1.25;
     l = moe_layout(1, 1, 8, 8);
-    est_estimate(&v.c, &cap, &l, &r);
-    TP_CHECK_INT(r.reason, EST_MOE);
-    TP_CHECK_CONTAINS(r.message, "capacity factor");
+    l.moe_imbalance = 1.5;
+    est_result free_r, c1, c125;
+    est_estimate(&v.c, &m, &l, &free_r);
+    cap.capacity_factor = 1.0;
+    est_estimate(&v.c, &cap, &l, &c1);
+    cap.capacity_factor = 1.25;
+    est_estimate(&v.c, &cap, &l, &c125);
+    TP_CHECK_INT(c1.reason, EST_FEASIBLE);
+    TP_CHECK(est_moe_imbalance(&cap, &l) == 1.25);
+    TP_CHECK(c1.iteration_s < c125.iteration_s
+             && c125.iteration_s < free_r.iteration_s);
+    l.moe_imbalance = 1.0;
+    est_result bal;
+    est_estimate(&v.c, &m, &l, &bal);
+    TP_CHECK_REL(c1.iteration_s, bal.iteration_s, 1e-12);
     TP_CHECK_STR(est_reason_names[EST_MOE_LAYOUT], "moe_layout");
     moe_env_close(&v);
 }
