@@ -76,7 +76,7 @@ static int run(const job *j, int threads, int no_prune, int memo,
     memset(&s, 0, sizeof s);
     s.ctx = (est_ctx){y, y->gpu, ops, comm, 0, 0, NULL};
     s.price_usd_per_gpu_hour = y->price_usd_per_gpu_hour;
-    space_grid_default(&s.grid, m, y->gpus_per_node, j->max_gpus);
+    space_grid_default(&s.grid, m, y->gpus_per_node, j->max_gpus, j->max_gpus);
     int64_t *gpus = malloc((size_t)(j->max_gpus / y->gpus_per_node + 1) * sizeof *gpus);
     int n = 0;
     for (int64_t g = y->gpus_per_node; g <= j->max_gpus; g += y->gpus_per_node)

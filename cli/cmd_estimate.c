@@ -77,6 +77,40 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     if (set & CLI_SW_GRAD) l->grad_bytes = o->grad_bytes;
     l->recompute_method = o->recompute_method;
     l->recompute_layers = o->recompute_layers;
+    l->moe_dispatcher = o->moe_dispatcher;
+    l->moe_imbalance = o->moe_imbalance;
+}
+
+int cli_check_moe(const cli_opts *o, const space_model *m, tp_err *e)
+{
+    if (m->num_experts <= 0) {
+        if (o->ep > 1 || o->etp > 0)
+            return tp_errf(e, TP_EUSAGE,
+                           "--%s %lld: %s is dense; expert parallelism needs "
+                           "a mixture of experts (Megatron-LM validate_args)",
+                           o->ep > 1 ? "ep" : "etp",
+                           (long long)(o->ep > 1 ? o->ep : o->etp), m->name);
+        if (o->moe_imbalance > 0)
+            return tp_errf(e, TP_EUSAGE,
+                           "--moe-imbalance %g: %s is dense (no experts to "
+                           "route to)", o->moe_imbalance, m->name);
+        return TP_OK;
+    }
+    if (o->ep > 0 && m->num_experts % o->ep)
+        return tp_errf(e, TP_EUSAGE,
+                       "--ep %lld: expected a divisor of %s's %lld experts",
+                       (long long)o->ep, m->name, (long long)m->num_experts);
+    /* Each token goes to top_k distinct experts, so one expert receives
+     * at most every token: E / k times the mean. */
+    double hi = m->top_k > 0 ? (double)m->num_experts / (double)m->top_k : 1;
+    if (o->moe_imbalance > hi)
+        return tp_errf(e, TP_EUSAGE,
+                       "--moe-imbalance %g: expected 1 to %g for %s (an "
+                       "expert receives at most every token: %lld experts / "
+                       "top-%lld times the mean)",
+                       o->moe_imbalance, hi, m->name,
+                       (long long)m->num_experts, (long long)m->top_k);
+    return TP_OK;
 }
 
 int cli_check_docs(const cli_opts *o, tp_err *e)
@@ -143,8 +177,13 @@ int cli_wanted_layout(const cli_opts *o, const space_model *m,
     l->dtype = o->precision >= 0 ? o->precision : HW_BF16;
     int rc = cli_check_recompute(o, m, e);
     if (!rc) rc = cli_check_docs(o, e);
+    if (!rc) rc = cli_check_moe(o, m, e);
     if (rc) return rc;
     cli_layout_software(o, l);
+    /* MoE: EP and expert TP searched where unset; dense: none (0). */
+    int moe = m->num_experts > 0;
+    l->ep = o->ep > 0 ? o->ep : moe ? SEARCH_UNSET : 0;
+    l->etp = o->etp > 0 ? o->etp : moe ? SEARCH_UNSET : 0;
     l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;
     if (o->vpp_layers > 0) {
         if (l->pp == SEARCH_UNSET)

@@ -58,7 +58,7 @@ static void test_floors(void)
         for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
             const space_model *m = model(models[mi]);
             space_grid g;
-            space_grid_default(&g, m, systems[s].ctx.sys->gpus_per_node, 1 << 20);
+            space_grid_default(&g, m, systems[s].ctx.sys->gpus_per_node, 1 << 20, 0);
             /* every ZeRO stage (the default grid has 0 and 1) */
             for (int z = 0; z < SPACE_ZERO_COUNT; z++) g.v[SPACE_DIM_ZERO][z] = z;
             g.n[SPACE_DIM_ZERO] = SPACE_ZERO_COUNT;
@@ -111,7 +111,7 @@ static void test_grid(void)
 {
     const space_model *m = model("gpt-neox-20b");
     space_grid g;
-    space_grid_default(&g, m, 4, 1 << 20);
+    space_grid_default(&g, m, 4, 1 << 20, 0);
     TP_CHECK_INT(g.n[SPACE_DIM_TP], 3);   /* 1, 2, 4 */
     TP_CHECK_INT(g.n[SPACE_DIM_PP], 6);   /* divisors of 44 */
     int64_t size = space_grid_size(&g);
@@ -443,7 +443,7 @@ int main(int argc, char **argv)
         systems[i].price_usd_per_gpu_hour = y->price_usd_per_gpu_hour;
         /* small grids keep the brute force quick */
         space_grid_default(&systems[i].grid, model("gpt3-1.7b"), y->gpus_per_node,
-                           64);
+                           64, 0);
     }
     TP_RUN(test_grid);
     TP_RUN(test_floors);
