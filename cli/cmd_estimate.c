@@ -209,7 +209,7 @@ int cli_wanted_layout(const cli_opts *o, const space_model *m,
 
 /* Layout fields the search may choose: their JSON name and their name in
  * the table output; chosen_unset says which the user left unset. */
-enum { N_CHOSEN = 8 };
+enum { N_CHOSEN = 10 };
 static const struct { const char *json, *label; } chosen_names[N_CHOSEN] = {
     {"tensor_model_parallel_size", "TP"},
     {"pipeline_model_parallel_size", "PP"},
@@ -219,12 +219,15 @@ static const struct { const char *json, *label; } chosen_names[N_CHOSEN] = {
     {"sequence_parallel", "SP"},
     {"recompute_granularity", "recompute"},
     {"zero_stage", "ZeRO"},
+    {"expert_model_parallel_size", "EP"},
+    {"expert_tensor_parallel_size", "expert TP"},
 };
 
 static void chosen_unset(const space_layout *w, int unset[N_CHOSEN])
 {
     const int64_t v[N_CHOSEN] = {w->tp,  w->pp, w->cp, w->vpp, w->mbs, w->sp,
-                                 (int)w->recompute, (int)w->zero};
+                                 (int)w->recompute, (int)w->zero, w->ep,
+                                 w->etp};
     for (int i = 0; i < N_CHOSEN; i++) unset[i] = v[i] == SEARCH_UNSET;
 }
 
@@ -232,6 +235,14 @@ static void chosen_unset(const space_layout *w, int unset[N_CHOSEN])
 static int64_t micro_batches(const space_layout *l)
 {
     return l->dp > 0 && l->mbs > 0 ? l->gbs / (l->mbs * l->dp) : 0;
+}
+
+static const char *moe_dispatcher_name(const space_layout *l)
+{
+    return space_moe_dispatcher_names[(unsigned)l->moe_dispatcher
+                                              < SPACE_MOE_DISPATCHER_COUNT
+                                          ? l->moe_dispatcher
+                                          : 0];
 }
 
 static void add_layout_json(cJSON *j, const est_result *r,
@@ -258,6 +269,19 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddNumberToObject(split, "middle",
                             space_stage_layers(m, l, l->pp > 2 ? 1 : 0));
     cJSON_AddNumberToObject(split, "last", space_stage_layers(m, l, l->pp - 1));
+    if (m->num_experts > 0) { /* MoE only: dense output as before */
+        int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
+        cJSON_AddNumberToObject(a, "expert_model_parallel_size", (double)ep);
+        cJSON_AddNumberToObject(a, "expert_tensor_parallel_size", (double)etp);
+        cJSON_AddNumberToObject(a, "expert_data_parallel_size",
+                                (double)(l->tp * l->cp * l->dp / (ep * etp)));
+        cJSON_AddStringToObject(a, "moe_token_dispatcher_type",
+                                moe_dispatcher_name(l));
+        if (l->moe_imbalance > 0)
+            cJSON_AddNumberToObject(a, "moe_imbalance", l->moe_imbalance);
+        else
+            cJSON_AddNullToObject(a, "moe_imbalance");
+    }
     cJSON_AddNumberToObject(a, "micro_batch_size", (double)l->mbs);
     cJSON_AddNumberToObject(a, "global_batch_size", (double)l->gbs);
     cJSON_AddNumberToObject(a, "micro_batches", (double)micro_batches(l));
@@ -640,6 +664,20 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                                           ? " scaling, Transformer Engine)"
                                           : " scaling, torchao)")
                                    : "");
+        if (m.num_experts > 0 && l->tp > 0 && l->dp > 0) {
+            int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
+            char imb[48] = "the estimator's default";
+            if (l->moe_imbalance > 0)
+                snprintf(imb, sizeof imb, "%g", l->moe_imbalance);
+            fprintf(f,
+                    "experts: %lld of %lld a token; EP %lld, expert TP %lld, "
+                    "expert DP %lld; %s dispatcher; busiest expert's load "
+                    "over the mean %s\n",
+                    (long long)m.top_k, (long long)m.num_experts,
+                    (long long)ep, (long long)etp,
+                    (long long)(l->tp * l->cp * l->dp / (ep * etp)),
+                    moe_dispatcher_name(l), imb);
+        }
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
                 "overlap %s, CP exchange %s, DP overlap %s%s%s%s; gradients "
