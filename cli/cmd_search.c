@@ -942,6 +942,13 @@ static int moe_modelled(const space_model *m, const est_ctx *c,
     space_layout l = *base;
     l.tp = l.pp = l.cp = l.dp = l.vpp = l.ep = 1;
     l.etp = 0;
+    /* flex needs expert TP x EP > 1: the smallest EP above 1 */
+    if (l.moe_dispatcher == SPACE_MOE_FLEX)
+        for (int64_t x = 2; x <= m->num_experts; x++)
+            if (m->num_experts % x == 0) {
+                l.ep = l.dp = x;
+                break;
+            }
     l.mbs = 1;
     l.gbs = base->gbs;
     l.sp = 0;
@@ -1347,6 +1354,10 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         } else {
             fprintf(f, "\nNOTHING FEASIBLE: no layout fits the memory, budget "
                        "and deadline asked for.\n");
+            if (ans.stats.infeasible[EST_MOE] > 0)
+                fprintf(f, "%lld layouts refused as not modelled (%s)\n",
+                        (long long)ans.stats.infeasible[EST_MOE],
+                        est_reason_names[EST_MOE]);
             if (nearb[0]) fprintf(f, "nearest miss: %s\n", nearb);
         }
     }
@@ -1363,6 +1374,11 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         if ((rc = cli_out_close(&so_out, 1, e))) goto done;
     }
     if (ans.n_ranked == 0) {
+        /* what the estimator does not model first: not a shortfall */
+        if (ans.stats.infeasible[EST_MOE] > 0)
+            fprintf(stderr, "trainplan: %lld layouts refused as not modelled "
+                    "(%s)\n", (long long)ans.stats.infeasible[EST_MOE],
+                    est_reason_names[EST_MOE]);
         fprintf(stderr, "trainplan: nothing feasible%s%s\n", nearb[0] ? "; " : "",
                 nearb);
         rc = TP_INFEASIBLE;
