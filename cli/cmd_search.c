@@ -717,6 +717,7 @@ static int job_open(cli_opts *o, const hw_db *db, near_job *nj, tp_err *e)
     o->tp_set = 0;
     o->tp = 1;
     o->pp = o->cp = o->mbs = o->vstages = o->vpp_layers = 0;
+    o->ep = o->etp = 0; /* searched too; the dispatcher stays the job's */
     o->sp = o->recompute = o->zero = -1;
     o->recompute_method = 0;
     o->recompute_layers = 0;
@@ -761,11 +762,21 @@ static void layout_diff(const space_layout *a, const space_layout *b,
         {"VPP", a->vpp, b->vpp}, {"CP", a->cp, b->cp},
         {"DP", a->dp, b->dp},   {"micro-batch", a->mbs, b->mbs},
         {"ZeRO", a->zero, b->zero},
+        /* MoE layouts only (dense ones have no EP: both 1 and TP) */
+        {"EP", space_layout_ep(a), space_layout_ep(b)},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].x != f[i].y)
             cli_text_put(t, "%s%s %lld -> %lld", t->n ? "\n" : "", f[i].name,
                          (long long)f[i].x, (long long)f[i].y);
+    /* expert TP: "= TP" where it follows TP (Megatron-Core's default) */
+    int64_t ea = space_layout_etp(a), eb = space_layout_etp(b);
+    if ((ea == a->tp) != (eb == b->tp) || (ea != a->tp && ea != eb)) {
+        char xa[32] = "= TP", xb[32] = "= TP";
+        if (ea != a->tp) snprintf(xa, sizeof xa, "%lld", (long long)ea);
+        if (eb != b->tp) snprintf(xb, sizeof xb, "%lld", (long long)eb);
+        cli_text_put(t, "%sexpert TP %s -> %s", t->n ? "\n" : "", xa, xb);
+    }
     if (!a->sp != !b->sp)
         cli_text_put(t, "%ssequence parallelism %s -> %s", t->n ? "\n" : "",
                      a->sp ? "on" : "off", b->sp ? "on" : "off");
