@@ -42,6 +42,8 @@ static const job jobs[] = {
     {"llama3-70b", "llama3-70b", "eos", 1024, 8192, 2048, 15e12},
     {"gpt3-175b", "gpt3-175b", "selene", 4096, 2048, 1536, 300e9},
     {"1t", "gpt3-1t", "megatron-core-h100", 16384, 2048, 3072, 450e9},
+    /* a mixture of experts: EP x expert TP in the grid (issue 19) */
+    {"mixtral", "mixtral-8x7b", "eos", 256, 4096, 1024, 1e12},
 };
 
 static void set_threads(int t)
