@@ -70,8 +70,10 @@ int search_complete(const est_ctx *c, const space_model *m,
         cand_list(&tp, want->tp, v, n);
         n = 0;
         for (int64_t p = 1; p <= m->num_layers && p <= gpus && n < MAX_CAND;
-             p++)
-            if (m->num_layers % p == 0) v[n++] = p;
+             p++) /* and for MoE the powers of two (space_grid_default) */
+            if (m->num_layers % p == 0
+                || (m->num_experts > 0 && (p & (p - 1)) == 0))
+                v[n++] = p;
         cand_list(&pp, want->pp, v, n);
         /* MoE: EP the powers of two dividing the experts, up to the GPUs
          * (space_grid_default's); a dense model's 0 stays. */

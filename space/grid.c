@@ -42,9 +42,16 @@ void space_grid_default(space_grid *g, const space_model *m, int64_t max_tp,
     if (n == 0) v[n++] = 1;
     set_list(g, SPACE_DIM_TP, v, n);
     n = 0;
+    /* MoE models also take the powers of two, whose stages the layers
+     * need not fill evenly (space_stage_layers): DeepSeek-V3's 61 layers
+     * trained on 16-way PP (arXiv 2412.19437, section 3.2), which the
+     * divisors of a prime layer count (1, 61) would never offer. Dense
+     * grids keep the divisors alone, as before. */
     for (int64_t p = 1; p <= m->num_layers && p <= max_pp && n < SPACE_GRID_MAX;
          p++)
-        if (m->num_layers % p == 0) v[n++] = p;
+        if (m->num_layers % p == 0
+            || (m->num_experts > 0 && (p & (p - 1)) == 0))
+            v[n++] = p;
     if (n == 0) v[n++] = 1;
     set_list(g, SPACE_DIM_PP, v, n);
     static const int64_t cps[] = {1, 2, 4, 8}, vpps[] = {1, 2, 3, 4, 6, 8},

@@ -658,7 +658,8 @@ typedef struct space_grid {
  * the layers (up to max_pp), CP 1, 2, 4, 8, virtual stages 1, 2, 3, 4, 6,
  * 8, micro-batch 1 to 16 sequences in powers of two, SP off and on,
  * recompute none, selective, full, ZeRO 0 and 1 (Megatron-LM's
- * distributed optimizer). For an MoE model: EP the powers of two that
+ * distributed optimizer). For an MoE model: PP also the powers of two
+ * (uneven stages), EP the powers of two that
  * divide the experts, up to the experts and max_ep (the most GPUs
  * searched; 0: no limit), and ETP 0 (= tp, Megatron-Core's default) and 1
  * (the experts unsplit); a dense model's EP and ETP lists are the one
