@@ -455,6 +455,56 @@ static void test_moe(void)
                 probe.message);
         return;
     }
+    /* the floors hold for MoE layouts: every EP and expert TP, each
+     * dispatcher, an imbalance, every recomputation and ZeRO stage */
+    {
+        space_grid g = sy.grid;
+        for (int z = 0; z < SPACE_ZERO_COUNT; z++) g.v[SPACE_DIM_ZERO][z] = z;
+        g.n[SPACE_DIM_ZERO] = SPACE_ZERO_COUNT;
+        int64_t n = 0, bad_t = 0, bad_m = 0, size = space_grid_size(&g);
+        for (int disp = 0; disp < SPACE_MOE_DISPATCHER_COUNT; disp++)
+            for (int gi = 0; gi < 4; gi++)
+                for (int64_t i = disp + gi; i < size; i += 7) {
+                    space_layout base = job(4096, 256), x;
+                    base.moe_dispatcher = disp;
+                    base.moe_imbalance = gi % 2 ? 1.3 : 0;
+                    space_grid_layout(&g, i, gpus[gi], &base, &x);
+                    if (space_grid_check(m, &x, gpus[gi],
+                                         sy.ctx.sys->gpus_per_node, NULL, 0))
+                        continue;
+                    est_result r;
+                    est_estimate(&sy.ctx, m, &x, &r);
+                    if (r.iteration_s <= 0) continue;
+                    n++;
+                    double ft = est_time_floor(&sy.ctx, m, &x);
+                    double fm = est_memory_floor(m, &x);
+                    if ((ft > r.iteration_s || fm > r.mem.total)
+                        && !bad_t && !bad_m) {
+                        char xt[96];
+                        fprintf(stderr, "  moe floor above the estimate: %s "
+                                "(%s): time %g > %g s or memory %g > %g B\n",
+                                space_layout_tag(&x, 8, xt, sizeof xt),
+                                space_moe_dispatcher_names[disp], ft,
+                                r.iteration_s, fm, r.mem.total);
+                    }
+                    if (ft > r.iteration_s) bad_t++;
+                    if (fm > r.mem.total) bad_m++;
+                }
+        TP_CHECK(n > 1000);
+        TP_CHECK_INT((int)bad_t, 0);
+        TP_CHECK_INT((int)bad_m, 0);
+    }
+    /* a 61-layer MoE model (DeepSeek-V3's count) gets 16-way PP */
+    {
+        space_model m61 = *m;
+        m61.num_layers = 61;
+        space_grid g;
+        space_grid_default(&g, &m61, 4, 1024, 1024);
+        int has16 = 0;
+        for (int i = 0; i < g.n[SPACE_DIM_PP]; i++)
+            has16 |= g.v[SPACE_DIM_PP][i] == 16;
+        TP_CHECK(has16);
+    }
     /* a smaller grid keeps it quick: every EP and ETP, the rest narrowed */
     static const int64_t mbs[] = {1, 2}, vpp[] = {1, 2};
     for (int i = 0; i < 2; i++) sy.grid.v[SPACE_DIM_MBS][i] = mbs[i];
