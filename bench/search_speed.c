@@ -42,6 +42,8 @@ static const job jobs[] = {
     {"llama3-70b", "llama3-70b", "eos", 1024, 8192, 2048, 15e12},
     {"gpt3-175b", "gpt3-175b", "selene", 4096, 2048, 1536, 300e9},
     {"1t", "gpt3-1t", "megatron-core-h100", 16384, 2048, 3072, 450e9},
+    /* a mixture of experts: EP x expert TP in the grid (issue 19) */
+    {"mixtral", "mixtral-8x7b", "eos", 256, 4096, 1024, 1e12},
 };
 
 static void set_threads(int t)
@@ -76,7 +78,7 @@ static int run(const job *j, int threads, int no_prune, int memo,
     memset(&s, 0, sizeof s);
     s.ctx = (est_ctx){y, y->gpu, ops, comm, 0, 0, NULL};
     s.price_usd_per_gpu_hour = y->price_usd_per_gpu_hour;
-    space_grid_default(&s.grid, m, y->gpus_per_node, j->max_gpus);
+    space_grid_default(&s.grid, m, y->gpus_per_node, j->max_gpus, j->max_gpus);
     int64_t *gpus = malloc((size_t)(j->max_gpus / y->gpus_per_node + 1) * sizeof *gpus);
     int n = 0;
     for (int64_t g = y->gpus_per_node; g <= j->max_gpus; g += y->gpus_per_node)

@@ -81,6 +81,10 @@ typedef struct cli_opts {
                                 2: --grad-reduce-in-bf16 (with CLI_SW_GRAD) */
     int recompute_method;    /* space_recompute_method (CLI_SW_RC_METHOD) */
     int64_t recompute_layers; /* --recompute-num-layers, 0 = unset */
+    /* mixture of experts (issue 19) */
+    int64_t ep, etp;         /* --ep, --etp; 0 = unset (searched) */
+    int moe_dispatcher;      /* --moe-dispatcher: space_moe_dispatcher */
+    double moe_imbalance;    /* --moe-imbalance, >= 1; 0 = unset */
     unsigned sw_set;         /* CLI_SW_* bits: software fields set by an
                                 option, which the framework leaves alone */
     double attn_dropout, hidden_dropout; /* < 0 = the model's */
@@ -229,6 +233,11 @@ int cli_check_recompute(const cli_opts *o, const space_model *m, tp_err *e);
 /* Checks that --doc-length's documents fit in --seq-length: TP_OK, or
  * TP_EUSAGE naming the length and the sequence. */
 int cli_check_docs(const cli_opts *o, tp_err *e);
+/* Checks --ep, --etp and --moe-imbalance against m: TP_OK, or TP_EUSAGE
+ * naming the option, the value and the range (expert parallelism on a
+ * dense model, EP not dividing the experts, an imbalance beyond experts /
+ * top-k, what one expert can receive at most). */
+int cli_check_moe(const cli_opts *o, const space_model *m, tp_err *e);
 /* The ZeRO stage asked for, else the framework's (-1: searched). */
 int cli_zero_stage(const cli_opts *o);
 /* A named figure of an estimate (a time term, a memory term). */

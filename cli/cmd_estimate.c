@@ -77,6 +77,40 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     if (set & CLI_SW_GRAD) l->grad_bytes = o->grad_bytes;
     l->recompute_method = o->recompute_method;
     l->recompute_layers = o->recompute_layers;
+    l->moe_dispatcher = o->moe_dispatcher;
+    l->moe_imbalance = o->moe_imbalance;
+}
+
+int cli_check_moe(const cli_opts *o, const space_model *m, tp_err *e)
+{
+    if (m->num_experts <= 0) {
+        if (o->ep > 1 || o->etp > 0)
+            return tp_errf(e, TP_EUSAGE,
+                           "--%s %lld: %s is dense; expert parallelism needs "
+                           "a mixture of experts (Megatron-LM validate_args)",
+                           o->ep > 1 ? "ep" : "etp",
+                           (long long)(o->ep > 1 ? o->ep : o->etp), m->name);
+        if (o->moe_imbalance > 0)
+            return tp_errf(e, TP_EUSAGE,
+                           "--moe-imbalance %g: %s is dense (no experts to "
+                           "route to)", o->moe_imbalance, m->name);
+        return TP_OK;
+    }
+    if (o->ep > 0 && m->num_experts % o->ep)
+        return tp_errf(e, TP_EUSAGE,
+                       "--ep %lld: expected a divisor of %s's %lld experts",
+                       (long long)o->ep, m->name, (long long)m->num_experts);
+    /* Each token goes to top_k distinct experts, so one expert receives
+     * at most every token: E / k times the mean. */
+    double hi = m->top_k > 0 ? (double)m->num_experts / (double)m->top_k : 1;
+    if (o->moe_imbalance > hi)
+        return tp_errf(e, TP_EUSAGE,
+                       "--moe-imbalance %g: expected 1 to %g for %s (an "
+                       "expert receives at most every token: %lld experts / "
+                       "top-%lld times the mean)",
+                       o->moe_imbalance, hi, m->name,
+                       (long long)m->num_experts, (long long)m->top_k);
+    return TP_OK;
 }
 
 int cli_check_docs(const cli_opts *o, tp_err *e)
@@ -143,8 +177,13 @@ int cli_wanted_layout(const cli_opts *o, const space_model *m,
     l->dtype = o->precision >= 0 ? o->precision : HW_BF16;
     int rc = cli_check_recompute(o, m, e);
     if (!rc) rc = cli_check_docs(o, e);
+    if (!rc) rc = cli_check_moe(o, m, e);
     if (rc) return rc;
     cli_layout_software(o, l);
+    /* MoE: EP and expert TP searched where unset; dense: none (0). */
+    int moe = m->num_experts > 0;
+    l->ep = o->ep > 0 ? o->ep : moe ? SEARCH_UNSET : 0;
+    l->etp = o->etp > 0 ? o->etp : moe ? SEARCH_UNSET : 0;
     l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;
     if (o->vpp_layers > 0) {
         if (l->pp == SEARCH_UNSET)
@@ -170,7 +209,7 @@ int cli_wanted_layout(const cli_opts *o, const space_model *m,
 
 /* Layout fields the search may choose: their JSON name and their name in
  * the table output; chosen_unset says which the user left unset. */
-enum { N_CHOSEN = 8 };
+enum { N_CHOSEN = 10 };
 static const struct { const char *json, *label; } chosen_names[N_CHOSEN] = {
     {"tensor_model_parallel_size", "TP"},
     {"pipeline_model_parallel_size", "PP"},
@@ -180,12 +219,15 @@ static const struct { const char *json, *label; } chosen_names[N_CHOSEN] = {
     {"sequence_parallel", "SP"},
     {"recompute_granularity", "recompute"},
     {"zero_stage", "ZeRO"},
+    {"expert_model_parallel_size", "EP"},
+    {"expert_tensor_parallel_size", "expert TP"},
 };
 
 static void chosen_unset(const space_layout *w, int unset[N_CHOSEN])
 {
     const int64_t v[N_CHOSEN] = {w->tp,  w->pp, w->cp, w->vpp, w->mbs, w->sp,
-                                 (int)w->recompute, (int)w->zero};
+                                 (int)w->recompute, (int)w->zero, w->ep,
+                                 w->etp};
     for (int i = 0; i < N_CHOSEN; i++) unset[i] = v[i] == SEARCH_UNSET;
 }
 
@@ -193,6 +235,14 @@ static void chosen_unset(const space_layout *w, int unset[N_CHOSEN])
 static int64_t micro_batches(const space_layout *l)
 {
     return l->dp > 0 && l->mbs > 0 ? l->gbs / (l->mbs * l->dp) : 0;
+}
+
+static const char *moe_dispatcher_name(const space_layout *l)
+{
+    return space_moe_dispatcher_names[(unsigned)l->moe_dispatcher
+                                              < SPACE_MOE_DISPATCHER_COUNT
+                                          ? l->moe_dispatcher
+                                          : 0];
 }
 
 static void add_layout_json(cJSON *j, const est_result *r,
@@ -219,6 +269,19 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddNumberToObject(split, "middle",
                             space_stage_layers(m, l, l->pp > 2 ? 1 : 0));
     cJSON_AddNumberToObject(split, "last", space_stage_layers(m, l, l->pp - 1));
+    if (m->num_experts > 0) { /* MoE only: dense output as before */
+        int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
+        cJSON_AddNumberToObject(a, "expert_model_parallel_size", (double)ep);
+        cJSON_AddNumberToObject(a, "expert_tensor_parallel_size", (double)etp);
+        cJSON_AddNumberToObject(a, "expert_data_parallel_size",
+                                (double)(l->tp * l->cp * l->dp / (ep * etp)));
+        cJSON_AddStringToObject(a, "moe_token_dispatcher_type",
+                                moe_dispatcher_name(l));
+        if (l->moe_imbalance > 0)
+            cJSON_AddNumberToObject(a, "moe_imbalance", l->moe_imbalance);
+        else
+            cJSON_AddNullToObject(a, "moe_imbalance");
+    }
     cJSON_AddNumberToObject(a, "micro_batch_size", (double)l->mbs);
     cJSON_AddNumberToObject(a, "global_batch_size", (double)l->gbs);
     cJSON_AddNumberToObject(a, "micro_batches", (double)micro_batches(l));
@@ -602,6 +665,20 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                                           ? " scaling, Transformer Engine)"
                                           : " scaling, torchao)")
                                    : "");
+        if (m.num_experts > 0 && l->tp > 0 && l->dp > 0) {
+            int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
+            char imb[48] = "the estimator's default";
+            if (l->moe_imbalance > 0)
+                snprintf(imb, sizeof imb, "%g", l->moe_imbalance);
+            fprintf(f,
+                    "experts: %lld of %lld a token; EP %lld, expert TP %lld, "
+                    "expert DP %lld; %s dispatcher; busiest expert's load "
+                    "over the mean %s\n",
+                    (long long)m.top_k, (long long)m.num_experts,
+                    (long long)ep, (long long)etp,
+                    (long long)(l->tp * l->cp * l->dp / (ep * etp)),
+                    moe_dispatcher_name(l), imb);
+        }
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
                 "overlap %s, CP exchange %s, DP overlap %s%s%s%s; gradients "

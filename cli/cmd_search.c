@@ -158,8 +158,8 @@ static int apply_fix(space_grid *g, const char *key, const char *val,
         if (tp_streq_ci(key, space_dim_names[i])) d = i;
     if (d < 0)
         return tp_errf(e, TP_EUSAGE,
-                       "%s: unknown field '%s' (expected tp, pp, cp, vpp, mbs, "
-                       "sp, recompute or zero)", where, key);
+                       "%s: unknown field '%s' (expected tp, pp, cp, ep, etp, "
+                       "vpp, mbs, sp, recompute or zero)", where, key);
     int64_t v;
     if (d == SPACE_DIM_RECOMPUTE) {
         v = -1;
@@ -184,6 +184,8 @@ static int apply_fix(space_grid *g, const char *key, const char *val,
                        val,
                        d == SPACE_DIM_SP ? "0 or 1"
                        : d == SPACE_DIM_ZERO ? "0 to 3"
+                       : d == SPACE_DIM_ETP ? "an integer in [0, 1048576], 0: "
+                                              "= tp"
                                              : "an integer in [1, 1048576]");
     *dim = d;
     *value = v;
@@ -209,6 +211,8 @@ static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
     if (o->tp_set) FIXV("tp", o->tp);
     if (o->pp > 0) FIXV("pp", o->pp);
     if (o->cp > 0) FIXV("cp", o->cp);
+    if (o->ep > 0) FIXV("ep", o->ep);
+    if (o->etp > 0) FIXV("etp", o->etp);
     if (o->vstages > 0) FIXV("vpp", o->vstages);
     if (o->mbs > 0) FIXV("mbs", o->mbs);
     if (o->sp >= 0) FIXV("sp", o->sp);
@@ -323,6 +327,18 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cJSON_AddStringToObject(j, "recompute_granularity",
                             space_recompute_names[l->recompute]);
     cJSON_AddNumberToObject(j, "zero_stage", (double)l->zero);
+    if (q->model->num_experts > 0) { /* MoE only: dense output as before */
+        cJSON_AddNumberToObject(j, "expert_model_parallel_size",
+                                (double)space_layout_ep(l));
+        cJSON_AddNumberToObject(j, "expert_tensor_parallel_size",
+                                (double)space_layout_etp(l));
+        cJSON_AddStringToObject(j, "moe_token_dispatcher_type",
+                                space_moe_dispatcher_names
+                                    [(unsigned)l->moe_dispatcher
+                                             < SPACE_MOE_DISPATCHER_COUNT
+                                         ? l->moe_dispatcher
+                                         : 0]);
+    }
     cJSON_AddStringToObject(j, "precision", hw_dtype_names[l->dtype]);
     cJSON_AddNumberToObject(j, "iteration_time_s", w->r.iteration_s);
     cJSON_AddNumberToObject(j, "tokens_per_s", w->r.tokens_per_s);
@@ -701,6 +717,7 @@ static int job_open(cli_opts *o, const hw_db *db, near_job *nj, tp_err *e)
     o->tp_set = 0;
     o->tp = 1;
     o->pp = o->cp = o->mbs = o->vstages = o->vpp_layers = 0;
+    o->ep = o->etp = 0; /* searched too; the dispatcher stays the job's */
     o->sp = o->recompute = o->zero = -1;
     o->recompute_method = 0;
     o->recompute_layers = 0;
@@ -745,11 +762,21 @@ static void layout_diff(const space_layout *a, const space_layout *b,
         {"VPP", a->vpp, b->vpp}, {"CP", a->cp, b->cp},
         {"DP", a->dp, b->dp},   {"micro-batch", a->mbs, b->mbs},
         {"ZeRO", a->zero, b->zero},
+        /* MoE layouts only (dense ones have no EP: both 1 and TP) */
+        {"EP", space_layout_ep(a), space_layout_ep(b)},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].x != f[i].y)
             cli_text_put(t, "%s%s %lld -> %lld", t->n ? "\n" : "", f[i].name,
                          (long long)f[i].x, (long long)f[i].y);
+    /* expert TP: "= TP" where it follows TP (Megatron-Core's default) */
+    int64_t ea = space_layout_etp(a), eb = space_layout_etp(b);
+    if ((ea == a->tp) != (eb == b->tp) || (ea != a->tp && ea != eb)) {
+        char xa[32] = "= TP", xb[32] = "= TP";
+        if (ea != a->tp) snprintf(xa, sizeof xa, "%lld", (long long)ea);
+        if (eb != b->tp) snprintf(xb, sizeof xb, "%lld", (long long)eb);
+        cli_text_put(t, "%sexpert TP %s -> %s", t->n ? "\n" : "", xa, xb);
+    }
     if (!a->sp != !b->sp)
         cli_text_put(t, "%ssequence parallelism %s -> %s", t->n ? "\n" : "",
                      a->sp ? "on" : "off", b->sp ? "on" : "off");
@@ -897,6 +924,57 @@ static est_comm *cached_comm(cli_search_cache *c, const hw_system *y,
     return m;
 }
 
+/* --fix ep=N / etp=N on a dense model: an error; --fix ep=1 is its one
+ * value (0: no expert parallelism). */
+static int dense_ep(const space_model *m, space_grid *g, tp_err *e)
+{
+    if (m->num_experts > 0) return TP_OK;
+    int64_t ep = g->v[SPACE_DIM_EP][0], etp = g->v[SPACE_DIM_ETP][0];
+    if (ep > 1 || etp > 0)
+        return tp_errf(e, TP_EUSAGE,
+                       "--fix %s=%lld: %s is dense; expert parallelism needs "
+                       "a mixture of experts",
+                       ep > 1 ? "ep" : "etp", (long long)(ep > 1 ? ep : etp),
+                       m->name);
+    g->v[SPACE_DIM_EP][0] = 0;
+    return TP_OK;
+}
+
+/* What the estimator does not model of an MoE model is refused by its
+ * name before the search (issue 19), not searched into "nothing fits"
+ * with a memory shortfall: one plain layout (one GPU, no parallelism) is
+ * estimated and a moe_not_modelled answer ends the search with its
+ * message. What depends on the layout is counted by the search under the
+ * same name. */
+static int moe_modelled(const space_model *m, const est_ctx *c,
+                        const space_layout *base, tp_err *e)
+{
+    if (m->num_experts <= 0) return TP_OK;
+    space_layout l = *base;
+    l.tp = l.pp = l.cp = l.dp = l.vpp = l.ep = 1;
+    l.etp = 0;
+    /* flex needs expert TP x EP > 1: the smallest EP above 1 */
+    if (l.moe_dispatcher == SPACE_MOE_FLEX)
+        for (int64_t x = 2; x <= m->num_experts; x++)
+            if (m->num_experts % x == 0) {
+                l.ep = l.dp = x;
+                break;
+            }
+    l.mbs = 1;
+    l.gbs = base->gbs;
+    l.sp = 0;
+    est_result r;
+    est_estimate(c, m, &l, &r);
+    if (!r.feasible && r.reason == EST_MOE)
+        return tp_errf(e, TP_EDATA,
+                       "%s (a mixture of experts, %lld experts, top %lld): "
+                       "%s (%s); nothing to search",
+                       m->name, (long long)m->num_experts,
+                       (long long)m->top_k, r.message,
+                       est_reason_names[EST_MOE]);
+    return TP_OK;
+}
+
 int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                     cli_search *s, tp_err *e)
 {
@@ -937,6 +1015,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
     base.dtype = o->precision >= 0 ? o->precision : HW_BF16;
     rc = cli_check_recompute(o, &s->m, e);
     if (!rc) rc = cli_check_docs(o, e);
+    if (!rc) rc = cli_check_moe(o, &s->m, e);
     if (rc) return rc;
     cli_layout_software(o, &base);
     base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;
@@ -1004,7 +1083,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
             sy->ctx = (est_ctx){y, y->gpu, om, cm, across, 0, NULL};
             int64_t maxg = o->max_gpus > 0 ? o->max_gpus : 10000000;
             space_grid_default(&sy->grid, &s->m, across ? 1024 : y->gpus_per_node,
-                               maxg);
+                               maxg, maxg);
             /* torchtitan has no attention-core recompute (Megatron-LM's
              * selective): its selective checkpointing is the op-level
              * policy (torchtitan's activation_checkpoint.py; issue 18) */
@@ -1018,6 +1097,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
             sy->gpus_multiple = o->gpus_arg ? 1 : y->gpus_per_node;
             ns++;
             if ((rc = fixes(o, &sy->grid, e))) goto done;
+            if ((rc = dense_ep(&s->m, &sy->grid, e))) goto done;
         }
         if (ns == 0) {
             rc = tp_errf(e, TP_EUSAGE, "--system: no system named");
@@ -1025,6 +1105,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
         }
     }
     if ((rc = gpu_counts(o, sys, ns, &s->counts, &s->n_counts, e))) goto done;
+    if ((rc = moe_modelled(&s->m, &sys[0].ctx, &base, e))) goto done;
 
     s->q = (search_request){&s->m, sys, ns, base, s->counts, s->n_counts,
                             (search_objective)o->objective,
@@ -1136,20 +1217,6 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         hw_db_free(db);
         return rc;
     }
-    /* A model the estimator cannot time is said as such, not searched
-     * into "nothing fits" with a memory shortfall (issue 19). */
-    if (cs.m.num_experts > 0) {
-        rc = tp_errf(e, TP_EDATA,
-                     "%s is a mixture of experts (%lld experts, top %lld): "
-                     "trainplan does not model MoE layers yet (routing, "
-                     "expert parallelism, grouped expert GEMMs); nothing "
-                     "to search",
-                     cs.m.name, (long long)cs.m.num_experts,
-                     (long long)cs.m.top_k);
-        cli_search_close(&cs);
-        hw_db_free(db);
-        return rc;
-    }
     const space_model m = cs.m;
     const search_system *sys = cs.sys;
     const int ns = cs.ns;
@@ -1202,15 +1269,17 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             cli_print_json(f, sj);
         }
     } else if (o->format == CLI_CSV) {
+        /* ep and etp: MoE layouts' expert-parallel and expert TP sizes,
+         * empty for a dense model */
         const char *hdr[] = {"set", "rank", "system", "layout", "gpus", "tp",
                              "pp", "vpp", "cp", "dp", "mbs", "sp", "recompute",
-                             "zero", "iteration_time_s", "tokens_per_s", "mfu",
-                             "peak_memory_bytes", "memory_margin_bytes",
-                             "memory_headroom_bytes", "time_to_train_s",
-                             "gpu_hours", "cost_usd", "bubble_s",
-                             "exposed_comm_s", "megatron"};
+                             "zero", "ep", "etp", "iteration_time_s",
+                             "tokens_per_s", "mfu", "peak_memory_bytes",
+                             "memory_margin_bytes", "memory_headroom_bytes",
+                             "time_to_train_s", "gpu_hours", "cost_usd",
+                             "bubble_s", "exposed_comm_s", "megatron"};
         cli_table t;
-        cli_table_init(&t, 26, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrl");
+        cli_table_init(&t, 28, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrrrl");
         for (int set = 0; set < 2; set++) {
             const row *rs = set ? frows : rows;
             int n = set ? ans.n_front : ans.n_ranked;
@@ -1239,6 +1308,11 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 snprintf(c[17], 48, "%.6g", w->cost_usd);
                 snprintf(c[18], 48, "%.6g", w->r.time.bubble_s);
                 snprintf(c[19], 48, "%.6g", w->exposed_s);
+                c[21][0] = c[22][0] = '\0';
+                if (m.num_experts > 0) {
+                    snprintf(c[21], 48, "%lld", (long long)space_layout_ep(l));
+                    snprintf(c[22], 48, "%lld", (long long)space_layout_etp(l));
+                }
                 cli_launch lc;
                 launch_of(&lc, w, &q, o->torchtitan_version, o->nemo_format);
                 cli_text mg = {0};
@@ -1246,7 +1320,8 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 cli_table_row(&t, set ? "pareto" : "ranked", c[0],
                               w->sys->ctx.sys->name, w->tag, c[1], c[2], c[3],
                               c[4], c[5], c[6], c[7], c[8],
-                              space_recompute_names[l->recompute], c[9], c[10],
+                              space_recompute_names[l->recompute], c[9], c[21],
+                              c[22], c[10],
                               c[11], c[12], c[13], c[20], c[14], c[15], c[16],
                               c[17], c[18], c[19], cli_text_str(&mg));
                 cli_text_free(&mg);
@@ -1292,6 +1367,10 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         } else {
             fprintf(f, "\nNOTHING FEASIBLE: no layout fits the memory, budget "
                        "and deadline asked for.\n");
+            if (ans.stats.infeasible[EST_MOE] > 0)
+                fprintf(f, "%lld layouts refused as not modelled (%s)\n",
+                        (long long)ans.stats.infeasible[EST_MOE],
+                        est_reason_names[EST_MOE]);
             if (nearb[0]) fprintf(f, "nearest miss: %s\n", nearb);
         }
     }
@@ -1308,6 +1387,11 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         if ((rc = cli_out_close(&so_out, 1, e))) goto done;
     }
     if (ans.n_ranked == 0) {
+        /* what the estimator does not model first: not a shortfall */
+        if (ans.stats.infeasible[EST_MOE] > 0)
+            fprintf(stderr, "trainplan: %lld layouts refused as not modelled "
+                    "(%s)\n", (long long)ans.stats.infeasible[EST_MOE],
+                    est_reason_names[EST_MOE]);
         fprintf(stderr, "trainplan: nothing feasible%s%s\n", nearb[0] ? "; " : "",
                 nearb);
         rc = TP_INFEASIBLE;

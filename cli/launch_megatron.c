@@ -52,7 +52,7 @@ enum {
 static const char *const group_names[G_COUNT] = {"MODEL", "PARALLEL",
                                                  "PRECISION", "BATCH"};
 
-enum { MG_MAX_ARGS = 80, MG_MAX_NOTES = 12 };
+enum { MG_MAX_ARGS = 112, MG_MAX_NOTES = 12 };
 
 typedef struct mg_arg {
     int group;
@@ -184,6 +184,136 @@ static const char *fp8_recipe_flag(int r)
     }
 }
 
+/* Megatron-Core's --moe-layer-freq for m's placement (space/model.c:
+ * layer i is MoE when i >= first_dense_layers and (i - first) % freq ==
+ * 0): an integer N where no layer leads dense (Megatron-Core's pattern
+ * for N: i % N == 0, gpt_layer_specs.py get_gpt_decoder_block_spec),
+ * else the list expression moe_freq_type evaluates (arguments.py), e.g.
+ * "([0]*3+[1]*58)" for DeepSeek-V3. "" for every layer MoE (its
+ * default 1). */
+static void moe_freq_string(const space_model *m, char *buf, size_t cap)
+{
+    int64_t L = m->num_layers, k = m->first_dense_layers;
+    int64_t f = m->moe_layer_freq > 0 ? m->moe_layer_freq : 1;
+    buf[0] = '\0';
+    if (k <= 0 && f == 1) return;
+    if (k <= 0) {
+        snprintf(buf, cap, "%lld", (long long)f);
+        return;
+    }
+    int64_t rest = L - k, q = f > 0 ? rest / f : 0, r = rest - q * f;
+    size_t n = (size_t)snprintf(buf, cap, "([0]*%lld", (long long)k);
+    if (q > 0 && n < cap) {
+        if (f == 1)
+            n += (size_t)snprintf(buf + n, cap - n, "+[1]*%lld", (long long)q);
+        else
+            n += (size_t)snprintf(buf + n, cap - n, "+([1]+[0]*%lld)*%lld",
+                                  (long long)(f - 1), (long long)q);
+    }
+    if (r > 0 && n < cap) {
+        n += (size_t)snprintf(buf + n, cap - n, "+[1]");
+        if (r > 1 && n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "+[0]*%lld",
+                                  (long long)(r - 1));
+    }
+    if (n < cap) snprintf(buf + n, cap - n, ")");
+}
+
+/* Mixture of experts: Megatron-Core's MoE flags (TransformerConfig's
+ * moe_* fields and ModelParallelConfig's expert_* ones, each a flag of
+ * the same name, arguments.py _add_network_size_args; --num-experts,
+ * --moe-layer-freq, --moe-router-load-balancing-type and
+ * --moe-aux-loss-coeff from _add_moe_args; NVIDIA/Megatron-LM@
+ * d98e8a64ddf3). */
+static void moe_args(mg_args *j, const space_model *m, const space_layout *l)
+{
+    if (m->num_experts <= 0) return;
+    arg(j, G_MODEL, "--num-experts", "%lld", (long long)m->num_experts);
+    arg(j, G_MODEL, "--moe-router-topk", "%lld", (long long)m->top_k);
+    arg(j, G_MODEL, "--moe-ffn-hidden-size", "%lld",
+        (long long)m->expert_ffn_hidden);
+    /* TransformerConfig: the shared experts' total intermediate size,
+     * "num_shared_experts * ffn_size_of_each_shared_expert" */
+    if (m->shared_experts > 0) {
+        arg(j, G_MODEL, "--moe-shared-expert-intermediate-size", "%lld",
+            (long long)(m->shared_experts * m->shared_ffn_hidden));
+        if (m->shared_expert_gate)
+            arg(j, G_MODEL, "--moe-shared-expert-gate", NULL);
+    }
+    char freq[256];
+    moe_freq_string(m, freq, sizeof freq);
+    if (freq[0]) arg(j, G_MODEL, "--moe-layer-freq", "%s", freq);
+    if (m->router_sigmoid) {
+        arg(j, G_MODEL, "--moe-router-score-function", "sigmoid");
+        /* aux-loss-free balancing by a per-expert bias (DeepSeek-V3,
+         * arXiv 2412.19437 section 2.1.2; TransformerConfig: sigmoid or
+         * sqrtsoftplus only), with its sequence-wise loss of weight 1e-4
+         * (the paper's alpha) */
+        arg(j, G_MODEL, "--moe-router-enable-expert-bias", NULL);
+        arg(j, G_MODEL, "--moe-router-load-balancing-type", "seq_aux_loss");
+        arg(j, G_MODEL, "--moe-aux-loss-coeff", "1e-4");
+    } else {
+        /* GShard/Switch auxiliary loss at 1e-2 (Switch Transformer, Fedus
+         * et al. 2021, section 2.2: alpha = 10^-2) */
+        arg(j, G_MODEL, "--moe-router-load-balancing-type", "aux_loss");
+        arg(j, G_MODEL, "--moe-aux-loss-coeff", "1e-2");
+        /* TransformerConfig.__post_init__: top-1 softmax routing needs
+         * the softmax before the top-k */
+        if (m->top_k == 1) arg(j, G_MODEL, "--moe-router-pre-softmax", NULL);
+    }
+    if (m->router_groups > 0) {
+        arg(j, G_MODEL, "--moe-router-num-groups", "%lld",
+            (long long)m->router_groups);
+        arg(j, G_MODEL, "--moe-router-group-topk", "%lld",
+            (long long)m->router_topk_groups);
+    }
+    if (m->capacity_factor > 0)
+        arg(j, G_MODEL, "--moe-expert-capacity-factor", "%g",
+            m->capacity_factor);
+    if (m->router_bias)
+        note(j, "the router's bias (gpt-oss) has no Megatron-Core flag: the "
+                "same GEMM");
+    arg(j, G_PARALLEL, "--expert-model-parallel-size", "%lld",
+        (long long)space_layout_ep(l));
+    arg(j, G_PARALLEL, "--expert-tensor-parallel-size", "%lld",
+        (long long)space_layout_etp(l));
+    /* always said: Megatron-Core's default is allgather, trainplan's
+     * all-to-all */
+    arg(j, G_PARALLEL, "--moe-token-dispatcher-type", "%s",
+        space_moe_dispatcher_names[(unsigned)l->moe_dispatcher
+                                           < SPACE_MOE_DISPATCHER_COUNT
+                                       ? l->moe_dispatcher
+                                       : 0]);
+    /* the experts as grouped GEMMs, permutation fused (TE >= 2.1;
+     * TransformerConfig), as the estimate times them */
+    arg(j, G_PRECISION, "--moe-grouped-gemm", NULL);
+    arg(j, G_PRECISION, "--moe-permute-fusion", NULL);
+    if (m->mlp_bias && space_layout_etp(l) != 1)
+        note(j, "biases in the experts need expert TP 1 in Megatron-Core "
+                "(TransformerConfig: \"Bias in Moe is only supported when "
+                "ETP==1\")");
+}
+
+/* Multi-head latent attention (DeepSeek-V2/V3): MLATransformerConfig's
+ * fields, and the others of the model space.h holds (QK norm, MTP). */
+static void mla_args(mg_args *j, const space_model *m)
+{
+    if (m->kv_lora_rank > 0) {
+        arg(j, G_MODEL, "--multi-latent-attention", NULL);
+        if (m->q_lora_rank > 0)
+            arg(j, G_MODEL, "--q-lora-rank", "%lld", (long long)m->q_lora_rank);
+        arg(j, G_MODEL, "--kv-lora-rank", "%lld", (long long)m->kv_lora_rank);
+        arg(j, G_MODEL, "--qk-head-dim", "%lld",
+            (long long)m->qk_nope_head_dim);
+        arg(j, G_MODEL, "--qk-pos-emb-head-dim", "%lld",
+            (long long)m->qk_rope_head_dim);
+        arg(j, G_MODEL, "--v-head-dim", "%lld", (long long)m->v_head_dim);
+    }
+    if (m->qk_norm) arg(j, G_MODEL, "--qk-layernorm", NULL);
+    if (m->mtp_layers > 0)
+        arg(j, G_MODEL, "--mtp-num-layers", "%lld", (long long)m->mtp_layers);
+}
+
 static void build_args(const cli_launch *c, mg_args *j)
 {
     const space_layout *l = c->layout;
@@ -250,9 +380,8 @@ static void build_args(const cli_launch *c, mg_args *j)
      * tokenizer, which has its own, it says which vocabulary the estimate
      * used (megatron/core/tokenizers/utils/build_tokenizer.py). */
     arg(j, G_MODEL, "--vocab-size", "%lld", (long long)m->vocab);
-    if (m->num_experts > 0)
-        note(j, "mixture of experts: not expressed here (trainplan does not "
-                "model it yet)");
+    moe_args(j, m, l);
+    mla_args(j, m);
 
     /* The layout. */
     int64_t v = l->vpp > 1 ? l->vpp : 1;
@@ -687,7 +816,10 @@ typedef enum {
     F_FP8_RECIPE, F_FP8_PARAMS, F_TP_OVERLAP, F_CP_COMM, F_CE_FUSION,
     F_ATTN_BACKEND, F_FLASH_ATTN, F_OVERLAP_GRAD, F_OVERLAP_PARAM,
     F_NO_P2P_OVERLAP, F_GRAD_BF16, F_GRAD_FP32, F_TRAIN_ITERS, F_NNODES,
-    F_NPROC, F_COUNT
+    F_NPROC, F_EXPERTS, F_MOE_TOPK, F_MOE_FFN, F_MOE_SHARED, F_MOE_SHARED_GATE,
+    F_MOE_FREQ, F_MOE_SCORE, F_MOE_GROUPS, F_MOE_GROUP_TOPK, F_MOE_CAPACITY,
+    F_EP, F_ETP, F_MOE_DISPATCHER, F_MLA, F_Q_LORA, F_KV_LORA, F_QK_HEAD,
+    F_QK_POS, F_V_HEAD, F_QK_NORM, F_MTP, F_COUNT
 } mg_flag;
 
 static const struct {
@@ -753,6 +885,28 @@ static const struct {
     /* torchrun's (--nproc_per_node is its older spelling) */
     [F_NNODES] = {"--nnodes", 1},
     [F_NPROC] = {"--nproc-per-node", 1},
+    /* mixture of experts and MLA (issue 19) */
+    [F_EXPERTS] = {"--num-experts", 1},
+    [F_MOE_TOPK] = {"--moe-router-topk", 1},
+    [F_MOE_FFN] = {"--moe-ffn-hidden-size", 1},
+    [F_MOE_SHARED] = {"--moe-shared-expert-intermediate-size", 1},
+    [F_MOE_SHARED_GATE] = {"--moe-shared-expert-gate", 0},
+    [F_MOE_FREQ] = {"--moe-layer-freq", 1},
+    [F_MOE_SCORE] = {"--moe-router-score-function", 1},
+    [F_MOE_GROUPS] = {"--moe-router-num-groups", 1},
+    [F_MOE_GROUP_TOPK] = {"--moe-router-group-topk", 1},
+    [F_MOE_CAPACITY] = {"--moe-expert-capacity-factor", 1},
+    [F_EP] = {"--expert-model-parallel-size", 1},
+    [F_ETP] = {"--expert-tensor-parallel-size", 1},
+    [F_MOE_DISPATCHER] = {"--moe-token-dispatcher-type", 1},
+    [F_MLA] = {"--multi-latent-attention", 0},
+    [F_Q_LORA] = {"--q-lora-rank", 1},
+    [F_KV_LORA] = {"--kv-lora-rank", 1},
+    [F_QK_HEAD] = {"--qk-head-dim", 1},
+    [F_QK_POS] = {"--qk-pos-emb-head-dim", 1},
+    [F_V_HEAD] = {"--v-head-dim", 1},
+    [F_QK_NORM] = {"--qk-layernorm", 0},
+    [F_MTP] = {"--mtp-num-layers", 1},
 };
 
 typedef struct mg_seen {
@@ -916,6 +1070,208 @@ static int parse_pp_layout(const char *s, const char *file, int line,
     return TP_OK;
 }
 
+/* The MoE and MLA flags into m, with Megatron-LM's defaults where absent
+ * (NVIDIA/Megatron-LM@d98e8a64ddf3: TransformerConfig moe_router_topk 2,
+ * softmax scores, dropless; validate_args: moe_ffn_hidden_size =
+ * ffn_hidden_size; arguments.py's MLA flags: no query compression,
+ * --kv-lora-rank 32, --qk-head-dim 128, --qk-pos-emb-head-dim 64,
+ * --v-head-dim 128). */
+static int seen_num(const mg_seen *s, int f, const char *file, double lo,
+                    double hi, double *out, tp_err *e)
+{
+    if (!s->v[f]) return TP_OK;
+    double x;
+    if (tp_parse_num(s->v[f], &x) || !(x >= lo && x <= hi))
+        return tp_errf(e, TP_EDATA,
+                       "%s:%d: %s: expected a number in [%g, %g], found '%s'",
+                       file, s->line[f], flags[f].name, lo, hi, s->v[f]);
+    *out = x;
+    return TP_OK;
+}
+
+static int read_moe_freq(const char *v, const char *file, int line,
+                         space_model *m, tp_err *e);
+
+static int read_moe_mla(const mg_seen *s, const char *file, space_model *m,
+                        tp_err *e)
+{
+    int rc = TP_OK;
+    if (s->v[F_EXPERTS]) {
+        rc = seen_int(s, F_EXPERTS, file, 1, 1000000, &m->num_experts, e);
+        m->top_k = 2;
+        m->expert_ffn_hidden = m->ffn_hidden;
+        if (!rc) rc = seen_int(s, F_MOE_TOPK, file, 1, 1000000, &m->top_k, e);
+        if (!rc)
+            rc = seen_int(s, F_MOE_FFN, file, 1, 10000000,
+                          &m->expert_ffn_hidden, e);
+        if (!rc && s->v[F_MOE_SHARED]) {
+            /* one shared expert of the total size: the same GEMMs */
+            m->shared_experts = 1;
+            rc = seen_int(s, F_MOE_SHARED, file, 1, 10000000,
+                          &m->shared_ffn_hidden, e);
+            m->shared_expert_gate = s->v[F_MOE_SHARED_GATE] != NULL;
+        }
+        if (!rc && s->v[F_MOE_FREQ])
+            rc = read_moe_freq(s->v[F_MOE_FREQ], file, s->line[F_MOE_FREQ], m,
+                               e);
+        if (!rc && s->v[F_MOE_SCORE]) {
+            static const char *const names[2] = {"softmax", "sigmoid"};
+            int k = seen_choice(s, F_MOE_SCORE, file, names, 2, e);
+            if (k < 0) rc = TP_EDATA;
+            else m->router_sigmoid = k;
+        }
+        if (!rc) rc = seen_int(s, F_MOE_GROUPS, file, 1, 1000000,
+                               &m->router_groups, e);
+        if (!rc) rc = seen_int(s, F_MOE_GROUP_TOPK, file, 1, 1000000,
+                               &m->router_topk_groups, e);
+        if (!rc)
+            rc = seen_num(s, F_MOE_CAPACITY, file, 0, 1e6,
+                          &m->capacity_factor, e);
+    } else {
+        static const int moe_only[] = {F_MOE_TOPK, F_MOE_FFN, F_MOE_SHARED,
+                                       F_MOE_FREQ, F_EP, F_ETP};
+        for (size_t i = 0; i < sizeof moe_only / sizeof moe_only[0]; i++)
+            if (s->v[moe_only[i]]
+                && !(moe_only[i] == F_EP && strcmp(s->v[F_EP], "1") == 0)
+                && moe_only[i] != F_ETP)
+                return tp_errf(e, TP_EDATA,
+                               "%s:%d: %s without --num-experts: expected "
+                               "it with a mixture of experts only",
+                               file, s->line[moe_only[i]],
+                               flags[moe_only[i]].name);
+    }
+    if (!rc && s->v[F_MLA]) {
+        m->q_lora_rank = 0, m->kv_lora_rank = 32;
+        m->qk_nope_head_dim = 128, m->qk_rope_head_dim = 64;
+        m->v_head_dim = 128;
+        rc = seen_int(s, F_Q_LORA, file, 1, 1000000, &m->q_lora_rank, e);
+        if (!rc) rc = seen_int(s, F_KV_LORA, file, 1, 1000000, &m->kv_lora_rank, e);
+        if (!rc) rc = seen_int(s, F_QK_HEAD, file, 1, 100000, &m->qk_nope_head_dim, e);
+        if (!rc) rc = seen_int(s, F_QK_POS, file, 1, 100000, &m->qk_rope_head_dim, e);
+        if (!rc) rc = seen_int(s, F_V_HEAD, file, 1, 100000, &m->v_head_dim, e);
+    }
+    m->qk_norm = s->v[F_QK_NORM] != NULL;
+    if (!rc) rc = seen_int(s, F_MTP, file, 0, 1000, &m->mtp_layers, e);
+    return rc;
+}
+
+/* One term of a --moe-layer-freq list expression (moe_freq_type's
+ * Python: lists of 0 and 1, '+' joining them, '*N' repeating, parentheses)
+ * appended to pat[*n] (at most cap); *p advances. 0, or -1 on a syntax
+ * error or a pattern longer than cap. */
+static int freq_sum(const char **p, int8_t *pat, int64_t *n, int64_t cap);
+static int freq_term(const char **p, int8_t *pat, int64_t *n, int64_t cap)
+{
+    int64_t start = *n;
+    while (**p == ' ') (*p)++;
+    if (**p == '(') {
+        (*p)++;
+        if (freq_sum(p, pat, n, cap)) return -1;
+        while (**p == ' ') (*p)++;
+        if (**p != ')') return -1;
+        (*p)++;
+    } else if (**p == '[') {
+        (*p)++;
+        for (;;) {
+            while (**p == ' ') (*p)++;
+            if (**p == ']') break;
+            if ((**p != '0' && **p != '1') || *n >= cap) return -1;
+            pat[(*n)++] = (int8_t)(**p - '0');
+            (*p)++;
+            while (**p == ' ') (*p)++;
+            if (**p == ',') (*p)++;
+            else if (**p != ']') return -1;
+        }
+        (*p)++;
+    } else {
+        return -1;
+    }
+    while (**p == ' ') (*p)++;
+    while (**p == '*') {
+        (*p)++;
+        while (**p == ' ') (*p)++;
+        long long k = 0;
+        if (!isdigit((unsigned char)**p)) return -1;
+        while (isdigit((unsigned char)**p)) {
+            k = k * 10 + (**p - '0');
+            if (k > cap) return -1;
+            (*p)++;
+        }
+        int64_t len = *n - start;
+        if (k == 0) *n = start;
+        for (long long r = 1; r < k; r++) {
+            if (*n + len > cap) return -1;
+            memcpy(pat + *n, pat + start, (size_t)len);
+            *n += len;
+        }
+        while (**p == ' ') (*p)++;
+    }
+    return 0;
+}
+
+static int freq_sum(const char **p, int8_t *pat, int64_t *n, int64_t cap)
+{
+    if (freq_term(p, pat, n, cap)) return -1;
+    for (;;) {
+        while (**p == ' ') (*p)++;
+        if (**p != '+') return 0;
+        (*p)++;
+        if (freq_term(p, pat, n, cap)) return -1;
+    }
+}
+
+/* --moe-layer-freq's value into m's first_dense_layers and moe_layer_freq:
+ * an integer N (layer i MoE when i % N == 0), or a list expression whose
+ * pattern must be trainplan's placement (k dense layers, then one MoE
+ * layer every f). TP_EDATA naming the file, line and value otherwise. */
+static int read_moe_freq(const char *v, const char *file, int line,
+                         space_model *m, tp_err *e)
+{
+    long long f;
+    if (!strchr(v, '[')) {
+        if (tp_parse_int(v, 1, 100000, &f))
+            return tp_errf(e, TP_EDATA,
+                           "%s:%d: --moe-layer-freq: expected an integer in "
+                           "[1, 100000] or a list expression such as "
+                           "'([0]*3+[1]*58)', found '%s'", file, line, v);
+        m->first_dense_layers = 0;
+        m->moe_layer_freq = f;
+        return TP_OK;
+    }
+    int64_t L = m->num_layers, n = 0;
+    int8_t *pat = tp_xmalloc((size_t)L + 1);
+    const char *p = v;
+    int bad = freq_sum(&p, pat, &n, L + 1);
+    while (!bad && *p == ' ') p++;
+    if (bad || *p || n != L) {
+        free(pat);
+        return tp_errf(e, TP_EDATA,
+                       "%s:%d: --moe-layer-freq '%s': expected a list "
+                       "expression of %lld 0s and 1s (one per layer, e.g. "
+                       "'([0]*3+[1]*%lld)'), found %s",
+                       file, line, v, (long long)L, (long long)(L - 3),
+                       bad || *p ? "a syntax trainplan does not read"
+                                 : "another length");
+    }
+    int64_t k = 0, step = 0;
+    while (k < L && !pat[k]) k++;
+    for (int64_t i = k + 1; i < L && !step; i++)
+        if (pat[i]) step = i - k;
+    if (step == 0) step = 1;
+    int ok = k < L;
+    for (int64_t i = 0; i < L && ok; i++)
+        ok = pat[i] == (i >= k && (i - k) % step == 0);
+    free(pat);
+    if (!ok)
+        return tp_errf(e, TP_EDATA,
+                       "%s:%d: --moe-layer-freq '%s': trainplan models "
+                       "leading dense layers then one MoE layer every N "
+                       "(at least one), not this pattern", file, line, v);
+    m->first_dense_layers = k;
+    m->moe_layer_freq = step;
+    return TP_OK;
+}
+
 int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                       space_model *m, tp_err *e)
 {
@@ -1058,6 +1414,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                          file, s.v[F_TOKENIZER] ? s.v[F_TOKENIZER] : "none");
     }
     m->vocab = vocab;
+    if (!rc) rc = read_moe_mla(&s, file, m, e);
     if (!rc) rc = space_model_validate(m, file, e);
 
     /* The layout and the job, as the command-line options would set
@@ -1076,6 +1433,22 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     if (!rc) {
         o->cp = 1;
         rc = seen_int(&s, F_CP, file, 1, 4096, &o->cp, e);
+    }
+    /* expert parallelism: Megatron-Core's defaults EP 1, expert TP = TP,
+     * the allgather dispatcher (TransformerConfig) */
+    if (!rc && m->num_experts > 0) {
+        o->ep = 1;
+        rc = seen_int(&s, F_EP, file, 1, 1000000, &o->ep, e);
+        if (!rc) rc = seen_int(&s, F_ETP, file, 1, 4096, &o->etp, e);
+        if (!rc && !s.v[F_ETP]) o->etp = o->tp;
+        o->moe_dispatcher = SPACE_MOE_ALLGATHER;
+        if (!rc && s.v[F_MOE_DISPATCHER]) {
+            int k = seen_choice(&s, F_MOE_DISPATCHER, file,
+                                space_moe_dispatcher_names,
+                                SPACE_MOE_DISPATCHER_COUNT, e);
+            if (k < 0) rc = TP_EDATA;
+            else o->moe_dispatcher = k;
+        }
     }
     if (!rc) rc = seen_int(&s, F_MBS, file, 1, 1000000, &o->mbs, e);
     if (!rc && s.v[F_GBS]) rc = seen_int(&s, F_GBS, file, 1, 100000000, &o->gbs, e);

@@ -256,6 +256,85 @@ static void put_num(cli_text *b, const char *key, const char *sep, double x)
     cli_text_put(b, "%s%s%s\n", key, sep, s);
 }
 
+/* Mixture of experts as GPTModelProvider keys: TransformerConfig's moe_*
+ * fields (Megatron-Core at cd4afffa, transformer_config.py), each an
+ * override of the same name; the placement of the MoE layers as
+ * moe_layer_freq, an int N (layer i MoE when i % N == 0, Megatron-Core's
+ * gpt_layer_specs.py) or the list of 0 and 1 per layer it also takes
+ * (Union[int, List[int]]). The router's balancing as launch_megatron.c
+ * writes it (the same sources). MLA needs MLATransformerConfig's
+ * fields, which GPTModelProvider lacks: a comment. */
+static void put_bridge_moe(const space_model *m, cli_text *b)
+{
+    if (m->kv_lora_rank > 0)
+        cli_text_put(b, "# not expressible: multi-head latent attention (KV "
+                "rank %lld): GPTModelProvider has no MLA fields (Megatron-"
+                "Bridge's DeepSeek providers do)\n",
+            (long long)m->kv_lora_rank);
+    if (m->qk_norm) cli_text_put(b, "model.qk_layernorm=true\n");
+    if (m->mtp_layers > 0)
+        cli_text_put(b, "model.mtp_num_layers=%lld\n", (long long)m->mtp_layers);
+    if (m->num_experts <= 0) return;
+    cli_text_put(b, "model.num_moe_experts=%lld\nmodel.moe_router_topk=%lld\n"
+            "model.moe_ffn_hidden_size=%lld\n",
+        (long long)m->num_experts, (long long)m->top_k,
+        (long long)m->expert_ffn_hidden);
+    if (m->shared_experts > 0)
+        cli_text_put(b, "model.moe_shared_expert_intermediate_size=%lld\n"
+                "model.moe_shared_expert_gate=%s\n",
+            (long long)(m->shared_experts * m->shared_ffn_hidden),
+            tf(m->shared_expert_gate));
+    int64_t L = m->num_layers, k = m->first_dense_layers;
+    int64_t f = m->moe_layer_freq > 0 ? m->moe_layer_freq : 1;
+    if (k <= 0) {
+        cli_text_put(b, "model.moe_layer_freq=%lld\n", (long long)f);
+    } else {
+        cli_text_put(b, "model.moe_layer_freq=[");
+        for (int64_t i = 0; i < L; i++)
+            cli_text_put(b, "%s%d", i ? "," : "",
+                         i >= k && (i - k) % f == 0);
+        cli_text_put(b, "]\n");
+    }
+    cli_text_put(b, "model.moe_router_score_function=%s\n",
+        m->router_sigmoid ? "sigmoid" : "softmax");
+    if (m->router_sigmoid)
+        cli_text_put(b, "model.moe_router_enable_expert_bias=true\n"
+                "model.moe_router_load_balancing_type=seq_aux_loss\n"
+                "model.moe_aux_loss_coeff=1e-4\n");
+    else
+        cli_text_put(b, "model.moe_router_load_balancing_type=aux_loss\n"
+                "model.moe_aux_loss_coeff=1e-2\n"
+                "model.moe_router_pre_softmax=%s\n", tf(m->top_k == 1));
+    if (m->router_groups > 0)
+        cli_text_put(b, "model.moe_router_num_groups=%lld\n"
+                "model.moe_router_group_topk=%lld\n",
+            (long long)m->router_groups, (long long)m->router_topk_groups);
+    if (m->capacity_factor > 0)
+        put_num(b, "model.moe_expert_capacity_factor", "=", m->capacity_factor);
+    cli_text_put(b, "model.moe_grouped_gemm=true\nmodel.moe_permute_fusion="
+            "true\n");
+    if (m->router_bias)
+        cli_text_put(b, "# not expressible: the router's bias (gpt-oss): no "
+                "Megatron-Core key; the same GEMM\n");
+}
+
+/* The expert layout: ModelParallelConfig's expert_* fields and the
+ * dispatcher, always written (Megatron-Core's default dispatcher is
+ * allgather, trainplan's all-to-all). */
+static void put_bridge_experts(const space_model *m, const space_layout *l,
+                               cli_text *b)
+{
+    if (m->num_experts <= 0) return;
+    cli_text_put(b, "model.expert_model_parallel_size=%lld\n"
+            "model.expert_tensor_parallel_size=%lld\n"
+            "model.moe_token_dispatcher_type=%s\n",
+        (long long)space_layout_ep(l), (long long)space_layout_etp(l),
+        space_moe_dispatcher_names[(unsigned)l->moe_dispatcher
+                                           < SPACE_MOE_DISPATCHER_COUNT
+                                       ? l->moe_dispatcher
+                                       : 0]);
+}
+
 /* The model's sizes as GPTModelProvider keys (the generic recipe), and
  * comments for what GPTModelProvider cannot build. */
 static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
@@ -303,11 +382,7 @@ static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
         cli_text_put(b, "# not expressible: "
                 "a norm on the embedding output (BLOOM): no "
                 "GPTModelProvider key\n");
-    if (m->num_experts > 0)
-        cli_text_put(b, "# not expressible: "
-                "MoE layers (%lld experts, top %lld): not written; "
-                "these keys describe a dense model\n",
-            (long long)m->num_experts, (long long)m->top_k);
+    put_bridge_moe(m, b);
 }
 
 static void bridge_write(const cli_launch *c, cli_text *b)
@@ -366,6 +441,7 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     cli_text_put(b, "model.context_parallel_size=%lld\nmodel.cp_comm_type=%s\n",
         (long long)l->cp, space_cp_comm_names[l->cp_comm]);
     cli_text_put(b, "model.sequence_parallel=%s\n", tf(l->sp && l->tp > 1));
+    put_bridge_experts(m, l, b);
     cli_text_put(b, "train.micro_batch_size=%lld\ntrain.global_batch_size=%lld\n"
             "dataset.seq_length=%lld\nmodel.seq_length=%lld\n",
         (long long)l->mbs, (long long)l->gbs, (long long)l->seq,
@@ -520,6 +596,48 @@ static void bridge_write(const cli_launch *c, cli_text *b)
         cli_text_put(b, "++comm_overlap.defer_embedding_wgrad_compute=false\n");
 }
 
+/* NeMo 1's MoE keys: expert_model_parallel_size (megatron_gpt_config.yaml)
+ * and what megatron_gpt_model.py reads with cfg.get (num_moe_experts,
+ * moe_router_topk, moe_grouped_gemm, moe_router_load_balancing_type,
+ * moe_aux_loss_coeff); the rest has no key there. */
+static void put_nemo1_moe(const space_model *m, const space_layout *l,
+                          cli_text *b)
+{
+    if (m->kv_lora_rank > 0)
+        cli_text_put(b, "# not expressible: multi-head latent attention (KV "
+                "rank %lld): NeMo 1's GPT model has no MLA ranks\n",
+            (long long)m->kv_lora_rank);
+    if (m->num_experts <= 0) return;
+    cli_text_put(b, "model.num_moe_experts: %lld  # read by "
+                "megatron_gpt_model.py (cfg.get)\n"
+            "model.moe_router_topk: %lld  # read by megatron_gpt_model.py\n"
+            "model.moe_grouped_gemm: true  # read by megatron_gpt_model.py\n"
+            "model.expert_model_parallel_size: %lld\n",
+        (long long)m->num_experts, (long long)m->top_k,
+        (long long)space_layout_ep(l));
+    if (m->expert_ffn_hidden != m->ffn_hidden)
+        cli_text_put(b, "# not expressible: experts of inner size %lld (the "
+                "dense FFN's is %lld): NeMo 1 sizes them as "
+                "model.ffn_hidden_size\n",
+            (long long)m->expert_ffn_hidden, (long long)m->ffn_hidden);
+    if (m->shared_experts > 0 || m->first_dense_layers > 0
+        || m->moe_layer_freq > 1 || m->router_sigmoid || m->router_groups > 0)
+        cli_text_put(b, "# not expressible: shared experts, dense layers "
+                "among the MoE ones, sigmoid or group-limited routing: no "
+                "NeMo 1 key\n");
+    if (space_layout_etp(l) != l->tp)
+        cli_text_put(b, "# not expressible: expert TP %lld (TP %lld): NeMo 1 "
+                "has no expert_tensor_parallel_size key\n",
+            (long long)space_layout_etp(l), (long long)l->tp);
+    if (l->moe_dispatcher != SPACE_MOE_ALLGATHER)
+        cli_text_put(b, "# not expressible: the %s dispatcher: NeMo 1 has no "
+                "moe_token_dispatcher_type key (Megatron-Core's allgather)\n",
+            space_moe_dispatcher_names[(unsigned)l->moe_dispatcher
+                                               < SPACE_MOE_DISPATCHER_COUNT
+                                           ? l->moe_dispatcher
+                                           : 0]);
+}
+
 /* The NeMo 1.x launcher's keys: today's output with what the YAML cannot
  * express as comments (context parallelism, uneven chunks, ZeRO-2/3,
  * fp8 scalings other than delayed). */
@@ -598,6 +716,7 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
                 "for it\n",
             space_cp_comm_names[l->cp_comm]);
     cli_text_put(b, "model.sequence_parallel: %s\n", tf(l->sp && l->tp > 1));
+    put_nemo1_moe(m, l, b);
     cli_text_put(b, "model.micro_batch_size: %lld\nmodel.global_batch_size: %lld\n",
         (long long)l->mbs, (long long)l->gbs);
     cli_text_put(b, "model.encoder_seq_length: %lld\n", (long long)l->seq);
@@ -662,6 +781,13 @@ typedef enum nemo_kid {
     /* NeMo 1 */
     K_NODES, K_DEVICES, K_PRECISION1, K_ACT1, K_BIAS1, K_FP8_1, K_FP8_HYBRID,
     K_OPTIM1, K_DISTOPT_OPT, K_PARAM_GATHER_OPT,
+    /* mixture of experts (issue 19) */
+    K_EXPERTS, K_MOE_TOPK, K_MOE_FFN, K_MOE_SHARED, K_MOE_SHARED_GATE,
+    K_MOE_FREQ, K_MOE_SCORE, K_MOE_GROUPS, K_MOE_GROUP_TOPK, K_MOE_CAPACITY,
+    K_EP, K_ETP, K_MOE_DISPATCHER, K_QK_NORM, K_MTP,
+    K_MOE_INERT, /* keys trainplan writes that change no estimate (the
+                    grouped GEMMs and fused permutation it assumes, the
+                    balancing loss) */
     K_COUNT
 } nemo_kid;
 
@@ -670,7 +796,8 @@ typedef enum vkind {
     V_BOOL, /* true or false */
     V_FRAC, /* a number in [0, 1] */
     V_NAME, /* one of names */
-    V_STR   /* any text */
+    V_STR,  /* any text */
+    V_NUM   /* a number in [lo, hi] */
 } vkind;
 
 /* One key trainplan reads: its value kind, and whether null is allowed
@@ -698,6 +825,9 @@ static const char *const n_norm[] = {"LayerNorm", "RMSNorm", "layernorm",
 static const char *const n_act[] = {"gelu", "relu", "squared_relu", "relu2",
                                     "silu", NULL};
 static const char *const n_pos[] = {"learned_absolute", "rope", NULL};
+static const char *const n_score[] = {"softmax", "sigmoid", NULL};
+static const char *const n_dispatcher[] = {"alltoall", "allgather", "flex",
+                                           NULL}; /* space_moe_dispatcher */
 static const char *const n_prec1[] = {"bf16", "bf16-mixed", "16", "16-mixed",
                                       NULL};
 static const char *const n_act1[] = {"gelu", "squared-relu", "swiglu", "geglu",
@@ -780,6 +910,35 @@ static const nemo_key nemo_keys[] = {
      n_bool},
     {"model.add_bias_linear", K_BIAS_LINEAR, V_BOOL, 0, 0, 0, n_bool},
     {"model.add_qkv_bias", K_QKV_BIAS, V_BOOL, 0, 0, 0, n_bool},
+    /* mixture of experts: TransformerConfig / ModelParallelConfig fields
+     * (also read by NeMo 1 where it has them) */
+    {"model.num_moe_experts", K_EXPERTS, V_INT, 1, 1, 1000000, NULL},
+    {"model.moe_router_topk", K_MOE_TOPK, V_INT, 0, 1, 1000000, NULL},
+    {"model.moe_ffn_hidden_size", K_MOE_FFN, V_INT, 1, 1, 1LL << 22, NULL},
+    {"model.moe_shared_expert_intermediate_size", K_MOE_SHARED, V_INT, 1, 1,
+     1LL << 22, NULL},
+    {"model.moe_shared_expert_gate", K_MOE_SHARED_GATE, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"model.moe_layer_freq", K_MOE_FREQ, V_STR, 0, 0, 0, NULL},
+    {"model.moe_router_score_function", K_MOE_SCORE, V_NAME, 0, 0, 0, n_score},
+    {"model.moe_router_num_groups", K_MOE_GROUPS, V_INT, 1, 1, 1000000, NULL},
+    {"model.moe_router_group_topk", K_MOE_GROUP_TOPK, V_INT, 1, 1, 1000000,
+     NULL},
+    {"model.moe_expert_capacity_factor", K_MOE_CAPACITY, V_NUM, 1, 0, 1000000,
+     NULL},
+    {"model.expert_model_parallel_size", K_EP, V_INT, 0, 1, 1000000, NULL},
+    {"model.expert_tensor_parallel_size", K_ETP, V_INT, 1, 1, 65536, NULL},
+    {"model.moe_token_dispatcher_type", K_MOE_DISPATCHER, V_NAME, 0, 0, 0,
+     n_dispatcher},
+    {"model.qk_layernorm", K_QK_NORM, V_BOOL, 0, 0, 0, n_bool},
+    {"model.mtp_num_layers", K_MTP, V_INT, 1, 0, 1000, NULL},
+    {"model.moe_grouped_gemm", K_MOE_INERT, V_BOOL, 0, 0, 0, n_bool},
+    {"model.moe_permute_fusion", K_MOE_INERT, V_BOOL, 0, 0, 0, n_bool},
+    {"model.moe_router_load_balancing_type", K_MOE_INERT, V_STR, 0, 0, 0, NULL},
+    {"model.moe_aux_loss_coeff", K_MOE_INERT, V_STR, 0, 0, 0, NULL},
+    {"model.moe_router_enable_expert_bias", K_MOE_INERT, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"model.moe_router_pre_softmax", K_MOE_INERT, V_BOOL, 0, 0, 0, n_bool},
     /* NeMo 1 megatron_gpt_config.yaml keys (with the model sizes above
      * where the names agree) */
     {"trainer.num_nodes", K_NODES, V_INT, 0, 1, 1000000, NULL},
@@ -909,6 +1068,13 @@ static int set_value(nemo_read *r, const nemo_key *k, const char *s,
                        "'%s'", file, ln, k->key, names,
                        k->null_ok ? ", null" : "", s);
     case V_STR:
+        return TP_OK;
+    case V_NUM:
+        if (tp_parse_num(s, &v->x) || !(v->x >= (double)k->lo)
+            || v->x > (double)k->hi)
+            return tp_errf(e, TP_EDATA, "%s:%d: %s: expected a number in "
+                           "[%lld, %lld]%s, found '%s'", file, ln, k->key,
+                           k->lo, k->hi, k->null_ok ? " or null" : "", s);
         return TP_OK;
     }
     return TP_OK;
@@ -1138,6 +1304,93 @@ static int layout_count(const char *s, int64_t *stages, int64_t *layers,
  * keys over it, or (the generic recipe, or none) the model keys alone
  * over GPTModelProvider's defaults (LayerNorm, GeLU, learned positions,
  * tied embeddings, biases: gpt_provider.py, transformer_config.py). */
+/* model.moe_layer_freq: an int N (layer i MoE when i % N == 0) or a list
+ * of 0 and 1 per layer, into m's leading dense layers and frequency;
+ * TP_EDATA when the list is not trainplan's placement (k dense layers,
+ * then one MoE layer every f). */
+static int moe_freq(const nemo_val *v, const char *file, space_model *m,
+                    tp_err *e)
+{
+    long long f;
+    if (!strchr(v->s, '[')) {
+        if (tp_parse_int(v->s, 1, 100000, &f))
+            return tp_errf(e, TP_EDATA, "%s:%d: model.moe_layer_freq: "
+                           "expected an integer in [1, 100000] or a list of "
+                           "0 and 1 per layer, found '%s'", file, v->line,
+                           v->s);
+        m->first_dense_layers = 0;
+        m->moe_layer_freq = f;
+        return TP_OK;
+    }
+    int64_t L = m->num_layers, n = 0, k = -1, step = 0, bad = 0;
+    for (const char *p = v->s; *p && !bad; p++) {
+        if (*p == '[' || *p == ']' || *p == ',' || *p == ' ') continue;
+        if (*p != '0' && *p != '1') {
+            bad = 1;
+            break;
+        }
+        if (*p == '1') {
+            if (k < 0) k = n;
+            else if (!step) step = n - k;
+        }
+        n++;
+    }
+    if (!step) step = 1;
+    for (int64_t i = 0, j = 0; !bad && v->s[j]; j++) {
+        char c = v->s[j];
+        if (c != '0' && c != '1') continue;
+        bad = (c == '1') != (k >= 0 && i >= k && (i - k) % step == 0);
+        i++;
+    }
+    if (bad || n != L || k < 0)
+        return tp_errf(e, TP_EDATA, "%s:%d: model.moe_layer_freq %s: expected "
+                       "%lld 0s and 1s: leading dense layers (0), then one "
+                       "MoE layer (1) every N, which is what trainplan "
+                       "models", file, v->line, v->s, (long long)L);
+    m->first_dense_layers = k;
+    m->moe_layer_freq = step;
+    return TP_OK;
+}
+
+/* The MoE keys into m (Megatron-Core's defaults where absent:
+ * moe_router_topk 2, moe_ffn_hidden_size = ffn_hidden_size, softmax,
+ * every layer MoE, dropless). */
+static int build_moe(const nemo_read *r, const char *file, space_model *m,
+                     tp_err *e)
+{
+    if (SET(K_QK_NORM)) m->qk_norm = (int)IV(K_QK_NORM);
+    if (SET(K_MTP)) m->mtp_layers = IV(K_MTP);
+    if (!SET(K_EXPERTS)) {
+        if (SET(K_EP) && IV(K_EP) > 1)
+            return tp_errf(e, TP_EDATA, "%s:%d: model.expert_model_parallel_"
+                           "size %lld without model.num_moe_experts: expert "
+                           "parallelism needs a mixture of experts", file,
+                           r->v[K_EP].line, IV(K_EP));
+        return TP_OK;
+    }
+    m->num_experts = IV(K_EXPERTS);
+    m->top_k = SET(K_MOE_TOPK) ? IV(K_MOE_TOPK) : 2;
+    m->expert_ffn_hidden = SET(K_MOE_FFN) ? IV(K_MOE_FFN) : m->ffn_hidden;
+    m->shared_experts = m->shared_ffn_hidden = 0;
+    if (SET(K_MOE_SHARED)) {
+        /* one shared expert of the total size: the same GEMMs */
+        m->shared_experts = 1;
+        m->shared_ffn_hidden = IV(K_MOE_SHARED);
+        m->shared_expert_gate = SET(K_MOE_SHARED_GATE) && IV(K_MOE_SHARED_GATE);
+    }
+    m->first_dense_layers = 0;
+    m->moe_layer_freq = 1;
+    if (SET(K_MOE_FREQ)) {
+        int rc = moe_freq(&r->v[K_MOE_FREQ], file, m, e);
+        if (rc) return rc;
+    }
+    m->router_sigmoid = SET(K_MOE_SCORE) && r->v[K_MOE_SCORE].name == 1;
+    m->router_groups = SET(K_MOE_GROUPS) ? IV(K_MOE_GROUPS) : 0;
+    m->router_topk_groups = SET(K_MOE_GROUP_TOPK) ? IV(K_MOE_GROUP_TOPK) : 0;
+    m->capacity_factor = SET(K_MOE_CAPACITY) ? r->v[K_MOE_CAPACITY].x : 0;
+    return TP_OK;
+}
+
 static int build_model(const nemo_read *r, const char *file, int64_t seq,
                        space_model *m, tp_err *e)
 {
@@ -1250,6 +1503,8 @@ static int build_model(const nemo_read *r, const char *file, int64_t seq,
      * (GPTModel max_sequence_length); a preset keeps its own count. */
     if (SET(K_MAXPOS)) m->max_position = IV(K_MAXPOS);
     else if (!rc) m->max_position = seq;
+    int mrc = build_moe(r, file, m, e);
+    if (mrc) return mrc;
     return space_model_validate(m, file, e);
 }
 
@@ -1313,6 +1568,15 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
          * stages (space_stage_layers), whatever the layout says. */
     }
     if (SET(K_SP)) o->sp = (int)IV(K_SP);
+    /* experts: Megatron-Core's defaults EP 1, expert TP = TP, allgather
+     * (ModelParallelConfig, TransformerConfig) */
+    if (m->num_experts > 0) {
+        o->ep = SET(K_EP) ? IV(K_EP) : 1;
+        o->etp = SET(K_ETP) ? IV(K_ETP) : o->tp_set ? o->tp : 1;
+        o->moe_dispatcher = SET(K_MOE_DISPATCHER)
+                                ? r->v[K_MOE_DISPATCHER].name
+                                : SPACE_MOE_ALLGATHER;
+    }
     if (SET(K_MBS)) o->mbs = IV(K_MBS);
     if (SET(K_GBS)) o->gbs = IV(K_GBS);
     /* run_recipe.py sets model.seq_length from dataset.seq_length */

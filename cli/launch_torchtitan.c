@@ -197,6 +197,57 @@ static void section(tt_out *w, const char *name)
     if (!w->main_) cli_text_put(&w->body, "\n[%s]\n", name);
 }
 
+/* Expert parallelism (issue 19): main's parallelism.expert_parallel_degree
+ * (config/configs.py at b5bcd76c66d0: EP borrows ranks from FSDP and TP,
+ * the experts unsplit by TP; parallel_dims.py: EP must divide dp_shard x
+ * cp x tp); v0.2's also has expert_tensor_parallel_degree, 1 or TP, and
+ * expert_parallel_comm_backend, "standard" (all-to-all) or "deepep"
+ * (job_config.py, parallel_dims.py at 73a0e6979dd1). dp_shard: the
+ * writer's data_parallel_shard_degree. */
+static void write_experts(tt_out *w, const space_model *m,
+                          const space_layout *l, int64_t dp_shard)
+{
+    if (m->num_experts <= 0) return;
+    int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
+    int64_t region = dp_shard * l->cp * l->tp;
+    key(w, "parallelism", "expert_parallel_degree", "%lld", (long long)ep);
+    if (w->main_) {
+        if (etp != 1 && ep > 1)
+            not_expressible(w, "expert TP %lld: main has no "
+                            "expert_tensor_parallel_degree; EP borrows the "
+                            "TP ranks and the experts are not split by TP "
+                            "(config/configs.py)", (long long)etp);
+        if (region % ep)
+            not_expressible(w, "EP %lld does not divide data_parallel_shard_"
+                            "degree x CP x TP = %lld (distributed/"
+                            "parallel_dims.py)", (long long)ep,
+                            (long long)region);
+    } else {
+        int ok = ep == 1 || etp == 1 || etp == l->tp;
+        key(w, "parallelism", "expert_tensor_parallel_degree", "%lld",
+            (long long)(ok ? etp : 1));
+        if (!ok)
+            not_expressible(w, "expert TP %lld: v0.2 takes 1 or TP (%lld) "
+                            "(parallel_dims.py)", (long long)etp,
+                            (long long)l->tp);
+        if (region % (ep * (ok ? etp : 1)))
+            not_expressible(w, "expert TP x EP %lld does not divide "
+                            "data_parallel_shard_degree x CP x TP = %lld "
+                            "(parallel_dims.py)",
+                            (long long)(ep * (ok ? etp : 1)),
+                            (long long)region);
+        if (l->moe_dispatcher != SPACE_MOE_ALLGATHER)
+            key(w, "parallelism", "expert_parallel_comm_backend", "\"%s\"",
+                l->moe_dispatcher == SPACE_MOE_FLEX ? "deepep" : "standard");
+    }
+    if (l->moe_dispatcher == SPACE_MOE_ALLGATHER)
+        not_expressible(w, "the allgather token dispatcher: torchtitan's "
+                        "expert parallelism dispatches by all-to-all");
+    else if (l->moe_dispatcher == SPACE_MOE_FLEX && w->main_)
+        not_expressible(w, "the flex (DeepEP) dispatcher: main's config has "
+                        "no expert_parallel_comm_backend");
+}
+
 static const char *py_bool(const tt_out *w, int b)
 {
     return w->main_ ? (b ? "True" : "False") : (b ? "true" : "false");
@@ -435,6 +486,8 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
                             "context_parallel_rotate_method and all-gathers "
                             "them");
     }
+
+    write_experts(&w, m, l, shard ? dp : 1);
 
     /* ---- the batch ---- */
     section(&w, "training");
@@ -916,6 +969,18 @@ int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
     if (!rc && kv_get(&j, "parallelism.pipeline_parallel_layers_per_stage"))
         rc = get_int(&j, "parallelism.pipeline_parallel_layers_per_stage", 1,
                      1000000, 1, &lps, e);
+    /* expert parallelism: the models this reader builds are dense ("No
+     * effect for non-MoE models", configs.py), so only 1 means what it
+     * says */
+    long long tt_ep = 1;
+    if (!rc) rc = get_int(&j, "parallelism.expert_parallel_degree", 1, 65536,
+                          1, &tt_ep, e);
+    if (!rc && tt_ep > 1 && m->num_experts <= 0) {
+        char v[32];
+        snprintf(v, sizeof v, "%lld", tt_ep);
+        rc = unmodelled(&j, "parallelism.expert_parallel_degree", v,
+                        "the model is dense; expected 1", e);
+    }
     if (rc) goto done;
     if (shard == 0) {
         rc = unmodelled(&j, "parallelism.data_parallel_shard_degree", "0",

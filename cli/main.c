@@ -211,7 +211,11 @@ enum opt_id {
     OPT_SBATCH,
     OPT_TORCHTITAN_VERSION,
     OPT_NEMO_FORMAT,
-    OPT_STRICT
+    OPT_STRICT,
+    OPT_EP,
+    OPT_ETP,
+    OPT_MOE_DISPATCHER,
+    OPT_MOE_IMBALANCE
 };
 
 typedef struct cli_option {
@@ -255,6 +259,25 @@ static const cli_option options[] = {
      "layers per model chunk of the interleaved schedule (needs -p)"},
     {"num-virtual-stages-per-pipeline-rank", OPT_VSTAGES, "N", CMD_EST_SEARCH,
      "model chunks per pipeline rank (1 = plain 1F1B)"},
+    {"ep", OPT_EP, "N", CMD_EST_SEARCH,
+     "MoE: expert-parallel size, a divisor of the experts (Megatron-Core "
+     "--expert-model-parallel-size; default: searched)"},
+    {"expert-model-parallel-size", OPT_EP, "N", CMD_EST_SEARCH,
+     "the same as --ep"},
+    {"etp", OPT_ETP, "N", CMD_EST_SEARCH,
+     "MoE: expert tensor-parallel size (Megatron-Core "
+     "--expert-tensor-parallel-size; default: searched among TP and 1); "
+     "etp x ep must divide TP x CP x DP"},
+    {"expert-tensor-parallel-size", OPT_ETP, "N", CMD_EST_SEARCH,
+     "the same as --etp"},
+    {"moe-dispatcher", OPT_MOE_DISPATCHER, "alltoall|allgather|flex",
+     CMD_EST_SEARCH,
+     "MoE: how tokens reach their experts (Megatron-Core "
+     "--moe-token-dispatcher-type; flex: DeepEP, needs etp x ep > 1); "
+     "default alltoall"},
+    {"moe-imbalance", OPT_MOE_IMBALANCE, "X", CMD_EST_SEARCH,
+     "MoE: tokens the busiest expert receives over the mean, 1 (perfect "
+     "balance) to experts / top-k (default: the estimator's)"},
     {"micro-batch-size", OPT_MBS, "N", CMD_EST_SEARCH,
      "sequences per micro-batch"},
     {"global-batch-size", OPT_GBS, "N", CMD_EST_SEARCH,
@@ -421,8 +444,8 @@ static const cli_option options[] = {
      "search: longest the training may take, e.g. 30d, 72h, 90m, 3600s "
      "(needs --tokens)"},
     {"fix", OPT_FIX, "K=V,...", CMD_SEARCH,
-     "search: pin fields: tp, pp, cp, vpp, mbs, sp, recompute, zero (e.g. "
-     "tp=8,pp=4,recompute=full)"},
+     "search: pin fields: tp, pp, cp, ep, etp, vpp, mbs, sp, recompute, "
+     "zero (e.g. tp=8,pp=4,recompute=full)"},
     {"max-memory-fraction", OPT_MAX_MEM_FRAC, "F", CMD_SEARCH,
      "search: admit a layout whose estimated peak fits this fraction of a "
      "GPU's memory, (0, 1], instead of the default rule: peak plus the "
@@ -507,7 +530,8 @@ static int job_sets(int id)
         OPT_CE_FUSION, OPT_CP_COMM, OPT_ATTN_BACKEND, OPT_ATTN_DROPOUT,
         OPT_HIDDEN_DROPOUT, OPT_GRAD_FP32, OPT_GRAD_BF16, OPT_OVERLAP,
         OPT_NO_OVERLAP, OPT_PP_OVERLAP, OPT_NO_PP_OVERLAP, OPT_FRAMEWORK,
-        OPT_EAGER, OPT_PP_SCATTER_GATHER, OPT_DOC_LENGTH,
+        OPT_EAGER, OPT_PP_SCATTER_GATHER, OPT_DOC_LENGTH, OPT_EP, OPT_ETP,
+        OPT_MOE_DISPATCHER,
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ids[i] == id) return 1;
@@ -1093,6 +1117,30 @@ int main(int argc, char **argv)
         case OPT_SBATCH:
             o.sbatch = optarg;
             break;
+        case OPT_EP:
+            rc = parse_int("ep", optarg, 1, 1000000, &v, &e);
+            o.ep = v;
+            break;
+        case OPT_ETP:
+            rc = parse_int("etp", optarg, 1, 1024, &v, &e);
+            o.etp = v;
+            break;
+        case OPT_MOE_DISPATCHER:
+            rc = parse_name("moe-dispatcher", optarg,
+                            space_moe_dispatcher_names,
+                            SPACE_MOE_DISPATCHER_COUNT, &o.moe_dispatcher, &e);
+            break;
+        case OPT_MOE_IMBALANCE: {
+            double x = 0;
+            if (tp_parse_num(optarg, &x) || !(x >= 1) || x > 1e6)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--moe-imbalance: expected the busiest expert's "
+                             "tokens over the mean, a number >= 1 (1: "
+                             "perfect balance), found '%s'",
+                             optarg);
+            o.moe_imbalance = x;
+            break;
+        }
         case OPT_STRICT:
             o.strict = 1;
             break;

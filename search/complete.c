@@ -5,7 +5,8 @@
  *
  * Candidates are the values Megatron-LM users pick from: TP a power of
  * two within a node, PP a divisor of the layers, CP up to 8, virtual
- * stages up to 8, micro-batches of 1 to 16 sequences. Validity is
+ * stages up to 8, micro-batches of 1 to 16 sequences; for an MoE model,
+ * EP a power of two dividing the experts and expert TP = TP or 1. Validity is
  * space_layout_check's; feasibility (memory, fp8) est_estimate's.
  *
  * Deterministic: the combinations are numbered in a fixed order, each
@@ -60,7 +61,7 @@ int search_complete(const est_ctx *c, const space_model *m,
                     int64_t *n_tried, int64_t *n_feasible)
 {
     int gpn = c->sys->gpus_per_node;
-    cand tp, pp, cp, vpp, mbs, sp, rc, zero;
+    cand tp, pp, cp, ep, etp, vpp, mbs, sp, rc, zero;
     {
         int64_t v[MAX_CAND];
         int n = 0;
@@ -69,9 +70,20 @@ int search_complete(const est_ctx *c, const space_model *m,
         cand_list(&tp, want->tp, v, n);
         n = 0;
         for (int64_t p = 1; p <= m->num_layers && p <= gpus && n < MAX_CAND;
-             p++)
-            if (m->num_layers % p == 0) v[n++] = p;
+             p++) /* and for MoE the powers of two (space_grid_default) */
+            if (m->num_layers % p == 0
+                || (m->num_experts > 0 && (p & (p - 1)) == 0))
+                v[n++] = p;
         cand_list(&pp, want->pp, v, n);
+        /* MoE: EP the powers of two dividing the experts, up to the GPUs
+         * (space_grid_default's); a dense model's 0 stays. */
+        n = 0;
+        for (int64_t x = 1; m->num_experts > 0 && x <= m->num_experts
+                            && x <= gpus && n < MAX_CAND;
+             x *= 2)
+            if (m->num_experts % x == 0) v[n++] = x;
+        if (n == 0) v[n++] = 0;
+        cand_list(&ep, want->ep, v, n);
     }
     static const int64_t cps[] = {1, 2, 4, 8}, vpps[] = {1, 2, 3, 4, 6, 8},
                          mbss[] = {1, 2, 4, 8, 16}, sps[] = {1, 0},
@@ -79,14 +91,18 @@ int search_complete(const est_ctx *c, const space_model *m,
                                   SPACE_RECOMPUTE_SELECTIVE,
                                   SPACE_RECOMPUTE_FULL},
                          zeros[] = {SPACE_ZERO_1, SPACE_ZERO_NONE};
+    /* expert TP: = TP (0, Megatron-Core's default) first, then 1 */
+    static const int64_t etps[] = {0, 1};
     cand_list(&cp, want->cp, cps, 4);
+    cand_list(&etp, want->etp, etps, m->num_experts > 0 ? 2 : 1);
     cand_list(&vpp, want->vpp, vpps, 6);
     cand_list(&mbs, want->mbs, mbss, 5);
     cand_list(&sp, want->sp, sps, 2);
     cand_list(&rc, (int)want->recompute, rcs, 3);
     cand_list(&zero, (int)want->zero, zeros, 2);
-    const cand *dims[] = {&tp, &pp, &cp, &vpp, &mbs, &sp, &rc, &zero};
-    enum { ND = 8 };
+    const cand *dims[] = {&tp, &pp, &cp, &ep, &etp, &vpp, &mbs, &sp, &rc,
+                          &zero};
+    enum { ND = 10 };
     int64_t total = 1;
     for (int d = 0; d < ND; d++) total *= dims[d]->n;
 
@@ -107,13 +123,17 @@ int search_complete(const est_ctx *c, const space_model *m,
             l.tp = tp.v[idx[0]];
             l.pp = pp.v[idx[1]];
             l.cp = cp.v[idx[2]];
-            l.vpp = vpp.v[idx[3]];
-            l.mbs = mbs.v[idx[4]];
-            l.sp = (int)sp.v[idx[5]];
-            l.recompute = (space_recompute)rc.v[idx[6]];
-            l.zero = (space_zero)zero.v[idx[7]];
-            if (l.tp == 1 && want->sp == SEARCH_UNSET && idx[5] != 0)
+            l.ep = ep.v[idx[3]];
+            l.etp = etp.v[idx[4]];
+            l.vpp = vpp.v[idx[5]];
+            l.mbs = mbs.v[idx[6]];
+            l.sp = (int)sp.v[idx[7]];
+            l.recompute = (space_recompute)rc.v[idx[8]];
+            l.zero = (space_zero)zero.v[idx[9]];
+            if (l.tp == 1 && want->sp == SEARCH_UNSET && idx[7] != 0)
                 continue; /* SP on and off are one layout at TP 1 */
+            if (l.tp == 1 && want->etp == SEARCH_UNSET && idx[4] != 0)
+                continue; /* so are expert TP 1 and expert TP = TP */
             int64_t mp = l.tp * l.pp * l.cp;
             if (gpus % mp) continue;
             l.dp = gpus / mp;
@@ -146,6 +166,8 @@ int search_complete(const est_ctx *c, const space_model *m,
         if (l->vpp < 1) l->vpp = 1;
         if (l->mbs < 1) l->mbs = 1;
         if (l->dp < 1) l->dp = 0;
+        if (l->ep < 0) l->ep = m->num_experts > 0 ? 1 : 0;
+        if (l->etp < 0) l->etp = 0;
         if (l->sp < 0) l->sp = 0;
         if ((int)l->recompute < 0) l->recompute = SPACE_RECOMPUTE_NONE;
         if ((int)l->zero < 0) l->zero = SPACE_ZERO_NONE;

@@ -21,7 +21,9 @@
  * unset fields (TP: powers of two within a node; PP: divisors of the
  * layers; CP: 1, 2, 4, 8; virtual stages: 1, 2, 3, 4, 6, 8; micro-batch:
  * powers of two to 16; SP: on and off; recompute: none, selective, full;
- * ZeRO: 0 and 1, Megatron-LM's distributed optimizer) and returns in
+ * ZeRO: 0 and 1, Megatron-LM's distributed optimizer; MoE models: EP
+ * the powers of two dividing the experts up to the GPUs, expert TP = TP
+ * (0) or 1; dense models keep ep and etp 0) and returns in
  * *best the fastest feasible one (ties: the first in that enumeration
  * order), or, when none is feasible, the one that misses memory by the
  * least, else the first invalid one. Deterministic at any thread count

@@ -3,7 +3,7 @@
  * a number -> layout mapping (mixed radix, TP most significant) so that
  * the enumeration needs no list of layouts and any thread can map any
  * range of numbers, the check of an enumerated layout (space_layout_check
- * plus the three enumeration-only rules of the same table), and the
+ * plus the four enumeration-only rules of the same table), and the
  * layout tag the output prints.
  *
  * Does not estimate anything or know the hardware beyond a node's size:
@@ -16,7 +16,8 @@
 
 const char *const space_dim_names[SPACE_DIM_COUNT] = {
     [SPACE_DIM_TP] = "tp",   [SPACE_DIM_PP] = "pp",
-    [SPACE_DIM_CP] = "cp",   [SPACE_DIM_VPP] = "vpp",
+    [SPACE_DIM_CP] = "cp",   [SPACE_DIM_EP] = "ep",
+    [SPACE_DIM_ETP] = "etp", [SPACE_DIM_VPP] = "vpp",
     [SPACE_DIM_MBS] = "mbs", [SPACE_DIM_SP] = "sp",
     [SPACE_DIM_RECOMPUTE] = "recompute", [SPACE_DIM_ZERO] = "zero",
 };
@@ -32,7 +33,7 @@ static void set_list(space_grid *g, space_dim d, const int64_t *v, int n)
 }
 
 void space_grid_default(space_grid *g, const space_model *m, int64_t max_tp,
-                        int64_t max_pp)
+                        int64_t max_pp, int64_t max_ep)
 {
     memset(g, 0, sizeof *g);
     int64_t v[SPACE_GRID_MAX];
@@ -41,9 +42,16 @@ void space_grid_default(space_grid *g, const space_model *m, int64_t max_tp,
     if (n == 0) v[n++] = 1;
     set_list(g, SPACE_DIM_TP, v, n);
     n = 0;
+    /* MoE models also take the powers of two, whose stages the layers
+     * need not fill evenly (space_stage_layers): DeepSeek-V3's 61 layers
+     * trained on 16-way PP (arXiv 2412.19437, section 3.2), which the
+     * divisors of a prime layer count (1, 61) would never offer. Dense
+     * grids keep the divisors alone, as before. */
     for (int64_t p = 1; p <= m->num_layers && p <= max_pp && n < SPACE_GRID_MAX;
          p++)
-        if (m->num_layers % p == 0) v[n++] = p;
+        if (m->num_layers % p == 0
+            || (m->num_experts > 0 && (p & (p - 1)) == 0))
+            v[n++] = p;
     if (n == 0) v[n++] = 1;
     set_list(g, SPACE_DIM_PP, v, n);
     static const int64_t cps[] = {1, 2, 4, 8}, vpps[] = {1, 2, 3, 4, 6, 8},
@@ -53,6 +61,20 @@ void space_grid_default(space_grid *g, const space_model *m, int64_t max_tp,
                                   SPACE_RECOMPUTE_FULL},
                          zeros[] = {SPACE_ZERO_NONE, SPACE_ZERO_1};
     set_list(g, SPACE_DIM_CP, cps, 4);
+    /* Mixture of experts: EP powers of two dividing the experts (as
+     * Megatron-Core's MoE recipes pick them), ETP = TP (0) or 1 (Megatron-
+     * Core's two common choices, arXiv 2504.14960 section 4). Dense: the
+     * one value 0, which adds no digit's worth of layouts. */
+    static const int64_t none[] = {0}, etps[] = {0, 1};
+    n = 0;
+    for (int64_t e = 1; m->num_experts > 0 && e <= m->num_experts
+                        && (max_ep <= 0 || e <= max_ep) && n < SPACE_GRID_MAX;
+         e *= 2)
+        if (m->num_experts % e == 0) v[n++] = e;
+    if (n == 0) set_list(g, SPACE_DIM_EP, none, 1);
+    else set_list(g, SPACE_DIM_EP, v, n);
+    if (m->num_experts > 0) set_list(g, SPACE_DIM_ETP, etps, 2);
+    else set_list(g, SPACE_DIM_ETP, none, 1);
     set_list(g, SPACE_DIM_VPP, vpps, 6);
     set_list(g, SPACE_DIM_MBS, mbss, 5);
     set_list(g, SPACE_DIM_SP, sps, 2);
@@ -67,7 +89,7 @@ int space_grid_fix(space_grid *g, space_dim d, int64_t v)
                  : d == SPACE_DIM_ZERO      ? SPACE_ZERO_COUNT - 1
                                             : 1 << 20;
     int64_t lo = d == SPACE_DIM_SP || d == SPACE_DIM_RECOMPUTE
-                         || d == SPACE_DIM_ZERO
+                         || d == SPACE_DIM_ZERO || d == SPACE_DIM_ETP
                      ? 0 : 1;
     if ((unsigned)d >= SPACE_DIM_COUNT || v < lo || v > hi) return -1;
     g->v[d][0] = v;
@@ -106,6 +128,13 @@ void space_grid_layout(const space_grid *g, int64_t idx, int64_t gpus,
     out->tp = val[SPACE_DIM_TP];
     out->pp = val[SPACE_DIM_PP];
     out->cp = val[SPACE_DIM_CP];
+    out->ep = val[SPACE_DIM_EP];
+    out->etp = val[SPACE_DIM_ETP];
+    /* An etp equal to tp written out is etp 0 again where the list holds
+     * 0 too: marked (-1) for space_grid_check to reject as a duplicate. */
+    if (out->etp > 0 && out->etp == out->tp)
+        for (int i = 0; i < g->n[SPACE_DIM_ETP]; i++)
+            if (g->v[SPACE_DIM_ETP][i] == 0) out->etp = -1;
     out->vpp = val[SPACE_DIM_VPP];
     out->mbs = val[SPACE_DIM_MBS];
     out->sp = (int)val[SPACE_DIM_SP];
@@ -127,6 +156,13 @@ space_reject space_grid_check(const space_model *m, const space_layout *l,
                      (long long)l->tp, (long long)l->pp, (long long)l->cp,
                      (long long)gpus);
         return SPACE_REJECT_GPUS;
+    }
+    if (l->etp < 0) {
+        if (cap)
+            snprintf(why, cap,
+                     "expert TP %lld = TP written out is the layout with "
+                     "expert TP left at TP", (long long)l->tp);
+        return SPACE_REJECT_ETP_TP;
     }
     space_reject r = space_layout_check(m, l, gpus_per_node, why, cap);
     if (r != SPACE_OK) return r;
@@ -155,8 +191,14 @@ char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,
     if (gpus < gpn) gpn = gpus;
     if (gpn < 1) gpn = 1;
     int64_t nodes = (gpus + gpn - 1) / gpn;
-    char cp[32] = "", vpp[32] = "";
+    char cp[32] = "", vpp[32] = "", ep[48] = "";
     if (l->cp > 1) snprintf(cp, sizeof cp, "cp%lld", (long long)l->cp);
+    /* MoE layouts only (ep set), so dense tags are as before. */
+    if (l->ep > 0 && space_layout_etp(l) != l->tp)
+        snprintf(ep, sizeof ep, "_ep%lld_etp%lld", (long long)l->ep,
+                 (long long)space_layout_etp(l));
+    else if (l->ep > 0)
+        snprintf(ep, sizeof ep, "_ep%lld", (long long)l->ep);
     if (l->vpp > 1) snprintf(vpp, sizeof vpp, "_vpp%lld", (long long)l->vpp);
     static const char *const rc[SPACE_RECOMPUTE_COUNT] = {"", "_rsel",
                                                           "_rfull", "_rop"};
@@ -170,9 +212,9 @@ char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,
         snprintf(part, sizeof part, "_%c%lld",
                  l->recompute_method == SPACE_RECOMPUTE_BLOCK ? 'b' : 'u',
                  (long long)l->recompute_layers);
-    snprintf(buf, cap, "n%lldg%lld_tp%lldpp%llddp%lld%s_mbs%lld%s%s%s%s%s",
+    snprintf(buf, cap, "n%lldg%lld_tp%lldpp%llddp%lld%s%s_mbs%lld%s%s%s%s%s",
              (long long)nodes, (long long)gpn, (long long)l->tp,
-             (long long)l->pp, (long long)l->dp, cp, (long long)l->mbs,
+             (long long)l->pp, (long long)l->dp, cp, ep, (long long)l->mbs,
              vpp, l->sp && l->tp > 1 ? "_sp" : "",
              rc[(unsigned)l->recompute < SPACE_RECOMPUTE_COUNT ? l->recompute : 0],
              part, z[(unsigned)l->zero < SPACE_ZERO_COUNT ? l->zero : 0]);

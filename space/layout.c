@@ -3,6 +3,22 @@
  * model and a parallel layout, one row of a table each, so a rejected
  * layout always has a reason code that can be counted and explained.
  *
+ * Mixture of experts, Megatron-Core's parallel folding (Liu et al., "MoE
+ * Parallel Folding", arXiv 2504.14960; NVIDIA/Megatron-LM@d98e8a64ddf3,
+ * 2026-08-22): expert parallelism only with experts (arguments.py
+ * validate_args: "num_experts must be non None to use expert model
+ * parallelism"), the experts divisible by EP (same place, and
+ * moe_layer.py MoELayer.__init__); the expert grid etp x ep x edp x pp
+ * must tile the world (parallel_state.py initialize_model_parallel:
+ * "world_size is not divisible by expert_tensor_model_pipeline_parallel
+ * size"), i.e. etp x ep divides a stage's tp x cp x dp ranks; training an
+ * MoE layer with TP > 1 needs sequence parallelism (moe_layer.py
+ * MoELayer.forward raises "performance may degrade if MoE and tensor
+ * parallelism are enabled without also enabling sequence parallelism");
+ * the flex dispatcher's DeepEP backend needs expert TP x EP > 1
+ * (token_dispatcher.py MoEFlexTokenDispatcher: "DeepEP dispatcher requires
+ * TPxEP > 1"). Expert TP within a node is the planning rule TP has.
+ *
  * Sources (Megatron-LM, megatron/training/arguments.py validate_args and
  * megatron/core/pipeline_parallel/schedules.py, read at core_r0.8.0):
  * attention heads and query groups divisible by TP; layers divisible by
@@ -40,7 +56,14 @@ const char *const space_reject_names[SPACE_REJECT_COUNT] = {
     [SPACE_REJECT_VPP_PP2] = "vpp_no_overlap_pp2",
     [SPACE_REJECT_TP_OVERLAP_SP] = "tp_overlap_needs_sp",
     [SPACE_REJECT_FP8_PARAMS] = "fp8_params_need_zero",
+    [SPACE_REJECT_EP_DENSE] = "ep_needs_moe",
+    [SPACE_REJECT_EP_EXPERTS] = "ep_experts",
+    [SPACE_REJECT_EP_RANKS] = "ep_etp_ranks",
+    [SPACE_REJECT_ETP_NODE] = "etp_beyond_node",
+    [SPACE_REJECT_FLEX_EP] = "flex_needs_ep",
+    [SPACE_REJECT_MOE_SP] = "moe_tp_needs_sp",
     [SPACE_REJECT_GPUS] = "gpus_divisibility",
+    [SPACE_REJECT_ETP_TP] = "etp_is_tp",
     [SPACE_REJECT_SP_TP1] = "sp_needs_tp",
     [SPACE_REJECT_ZERO_DP1] = "zero_needs_dp",
 };
@@ -88,6 +111,37 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
         REJECT(SPACE_REJECT_TP_NODE,
                "TP %lld does not divide the %d GPUs of a node: some TP "
                "groups would span two nodes", (long long)tp, gpus_per_node);
+    /* Mixture of experts: the order is plan.c's check_order (the rules
+     * that read only TP, PP, CP, EP and ETP come before those that read
+     * the later fields of the grid). */
+    int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
+    if (m->num_experts <= 0 && (ep > 1 || etp != tp))
+        REJECT(SPACE_REJECT_EP_DENSE,
+               "expert parallelism (EP %lld, expert TP %lld) needs a mixture "
+               "of experts; %s is dense (Megatron-LM validate_args)",
+               (long long)ep, (long long)etp, m->name);
+    if (m->num_experts > 0 && m->num_experts % ep)
+        REJECT(SPACE_REJECT_EP_EXPERTS,
+               "%lld experts are not divisible by EP %lld",
+               (long long)m->num_experts, (long long)ep);
+    if (m->num_experts > 0 && (etp < 1 || (tp * cp * dp) % (etp * ep)))
+        REJECT(SPACE_REJECT_EP_RANKS,
+               "expert TP %lld x EP %lld does not divide a stage's TP %lld x "
+               "CP %lld x DP %lld ranks (Megatron-Core parallel_state: the "
+               "expert grid must tile the world)",
+               (long long)etp, (long long)ep, (long long)tp, (long long)cp,
+               (long long)dp);
+    if (m->num_experts > 0 && gpus_per_node > 0
+        && (etp > gpus_per_node || gpus_per_node % etp))
+        REJECT(SPACE_REJECT_ETP_NODE,
+               "expert TP %lld does not fit in or divide a node of %d GPUs",
+               (long long)etp, gpus_per_node);
+    if (m->num_experts > 0 && l->moe_dispatcher == SPACE_MOE_FLEX
+        && etp * ep < 2)
+        REJECT(SPACE_REJECT_FLEX_EP,
+               "the flex dispatcher (DeepEP) needs expert TP x EP > 1, found "
+               "%lld x %lld (Megatron-Core token_dispatcher.py)",
+               (long long)etp, (long long)ep);
     /* Every model chunk needs a layer; the split may be uneven
      * (space_stage_layers gives the end ranks fewer). */
     if (pp * v > m->num_layers)
@@ -128,6 +182,11 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
                "with sequence parallelism the sequence per CP rank (%lld) "
                "must be divisible by TP %lld",
                (long long)(l->seq / cp), (long long)tp);
+    if (m->num_experts > 0 && tp > 1 && !l->sp)
+        REJECT(SPACE_REJECT_MOE_SP,
+               "an MoE model with TP %lld trains only with sequence "
+               "parallelism (Megatron-Core MoELayer.forward)",
+               (long long)tp);
     if (m->pos == SPACE_POS_LEARNED && m->max_position > 0
         && l->seq > m->max_position)
         REJECT(SPACE_REJECT_SEQ_POSITIONS,
@@ -196,6 +255,10 @@ const char *const space_moe_dispatcher_names[SPACE_MOE_DISPATCHER_COUNT] = {
     [SPACE_MOE_ALLGATHER] = "allgather",
     [SPACE_MOE_FLEX] = "flex",
 };
+_Static_assert(sizeof space_moe_dispatcher_names
+                       / sizeof space_moe_dispatcher_names[0]
+                   == SPACE_MOE_DISPATCHER_COUNT,
+               "space_moe_dispatcher_names names every dispatcher");
 
 int64_t space_layout_ep(const space_layout *l)
 {

@@ -632,9 +632,21 @@ typedef enum space_reject {
                                     overlap on PP 2 */
     SPACE_REJECT_TP_OVERLAP_SP,  /* --tp-comm-overlap without SP */
     SPACE_REJECT_FP8_PARAMS,     /* fp8 parameters without ZeRO */
+    /* Mixture of experts (Megatron-Core's parallel folding): */
+    SPACE_REJECT_EP_DENSE,       /* ep > 1 or an etp other than tp on a
+                                    dense model */
+    SPACE_REJECT_EP_EXPERTS,     /* experts % ep */
+    SPACE_REJECT_EP_RANKS,       /* (tp x cp x dp) % (etp x ep) */
+    SPACE_REJECT_ETP_NODE,       /* etp > GPUs per node, or not dividing it */
+    SPACE_REJECT_FLEX_EP,        /* the flex (DeepEP) dispatcher with
+                                    etp x ep = 1 */
+    SPACE_REJECT_MOE_SP,         /* MoE with tp > 1 without SP */
     /* Enumeration only (space_grid_check; space_layout_check never
      * returns these): */
     SPACE_REJECT_GPUS,           /* gpus % (tp x pp x cp): no whole DP */
+    SPACE_REJECT_ETP_TP,         /* an explicit etp equal to tp where the
+                                    grid also holds etp 0 (= tp): the same
+                                    layout */
     SPACE_REJECT_SP_TP1,         /* SP with TP 1: the layout without SP */
     SPACE_REJECT_ZERO_DP1,       /* ZeRO with DP x CP 1: the layout without */
     SPACE_REJECT_COUNT
@@ -656,6 +668,8 @@ typedef enum space_dim {
     SPACE_DIM_TP,
     SPACE_DIM_PP,
     SPACE_DIM_CP,
+    SPACE_DIM_EP,   /* MoE only (dense grids: the one value 0) */
+    SPACE_DIM_ETP,  /* MoE only; 0 = tp (dense grids: the one value 0) */
     SPACE_DIM_VPP,
     SPACE_DIM_MBS,
     SPACE_DIM_SP,
@@ -663,8 +677,8 @@ typedef enum space_dim {
     SPACE_DIM_ZERO,
     SPACE_DIM_COUNT
 } space_dim;
-/* "tp", "pp", "cp", "vpp", "mbs", "sp", "recompute", "zero": the keys of
- * --fix. */
+/* "tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "sp", "recompute", "zero":
+ * the keys of --fix. */
 extern const char *const space_dim_names[SPACE_DIM_COUNT];
 
 #define SPACE_GRID_MAX 64
@@ -684,13 +698,18 @@ typedef struct space_grid {
  * the layers (up to max_pp), CP 1, 2, 4, 8, virtual stages 1, 2, 3, 4, 6,
  * 8, micro-batch 1 to 16 sequences in powers of two, SP off and on,
  * recompute none, selective, full, ZeRO 0 and 1 (Megatron-LM's
- * distributed optimizer). */
+ * distributed optimizer). For an MoE model: PP also the powers of two
+ * (uneven stages), EP the powers of two that
+ * divide the experts, up to the experts and max_ep (the most GPUs
+ * searched; 0: no limit), and ETP 0 (= tp, Megatron-Core's default) and 1
+ * (the experts unsplit); a dense model's EP and ETP lists are the one
+ * value 0, so its grid, and its layout numbers, are as without them. */
 void space_grid_default(space_grid *g, const space_model *m, int64_t max_tp,
-                        int64_t max_pp);
+                        int64_t max_pp, int64_t max_ep);
 
 /* Pins field d to the single value v (ZeRO 2 and 3 can only be had this
  * way). Returns 0, or -1 when v is out of the field's range (sizes >= 1,
- * SP 0 or 1, recompute 0 to 2, ZeRO 0 to 3). */
+ * ETP >= 0 (0: = tp), SP 0 or 1, recompute 0 to 2, ZeRO 0 to 3). */
 int space_grid_fix(space_grid *g, space_dim d, int64_t v);
 
 /* Layouts per GPU count: the product of the list lengths. */
@@ -709,15 +728,20 @@ int space_grid_digit(const space_grid *g, int64_t idx, space_dim d);
 int64_t space_grid_block(const space_grid *g, space_dim d);
 
 /* space_layout_check for an enumerated layout at `gpus` GPUs: first
- * SPACE_REJECT_GPUS when tp x pp x cp does not divide the GPUs, then the
- * rules of space_layout_check, then the two that reject a duplicate (SP
- * with TP 1, ZeRO with DP x CP 1: the same layout as without). */
+ * SPACE_REJECT_GPUS when tp x pp x cp does not divide the GPUs, then
+ * SPACE_REJECT_ETP_TP (an etp equal to tp written out, where
+ * space_grid_layout marks it as a duplicate of etp 0 by a negative etp),
+ * then the rules of space_layout_check, then the two that reject a
+ * duplicate (SP with TP 1, ZeRO with DP x CP 1: the same layout as
+ * without). */
 space_reject space_grid_check(const space_model *m, const space_layout *l,
                               int64_t gpus, int gpus_per_node, char *why,
                               size_t cap);
 
-/* A layout's tag: n{nodes}g{gpus per node}_tp{}pp{}dp{}[cp{}]_mbs{}
- * [_vpp{}][_sp][_rsel|_rfull[_u{N}|_b{N}]|_rop][_z1|_z2|_z3] (_u{N}: full
+/* A layout's tag: n{nodes}g{gpus per node}_tp{}pp{}dp{}[cp{}][_ep{}
+ * [_etp{}]]_mbs{}[_vpp{}][_sp][_rsel|_rfull[_u{N}|_b{N}]|_rop][_z1|_z2|_z3]
+ * (_ep{N}: the expert-parallel size of an MoE layout, one whose ep is
+ * set (> 0); _etp{N}: its expert TP where it differs from tp; _u{N}: full
  * recomputation in uniform groups of N > 1 layers, _b{N}: of the first N
  * layers of each model chunk), e.g. n16g8_tp8pp4dp4_mbs2_vpp3
  * (gpus per node is the node's count, or the job's when it is smaller).

@@ -10,7 +10,9 @@
  *    every objective, with memory, budget and deadline limits;
  *  - the front: no point on it is dominated, every admitted point off it
  *    is;
- *  - the answer and its counts are the same at 1, 2 and 4 threads.
+ *  - the answer and its counts are the same at 1, 2 and 4 threads;
+ *  - mixture of experts: the counts with EP and ETP, the brute force on
+ *    mixtral-8x7b (once the estimator models MoE).
  * No absolute times are pinned: the estimator is being recalibrated.
  */
 #include "search.h"
@@ -58,7 +60,7 @@ static void test_floors(void)
         for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
             const space_model *m = model(models[mi]);
             space_grid g;
-            space_grid_default(&g, m, systems[s].ctx.sys->gpus_per_node, 1 << 20);
+            space_grid_default(&g, m, systems[s].ctx.sys->gpus_per_node, 1 << 20, 0);
             /* every ZeRO stage (the default grid has 0 and 1) */
             for (int z = 0; z < SPACE_ZERO_COUNT; z++) g.v[SPACE_DIM_ZERO][z] = z;
             g.n[SPACE_DIM_ZERO] = SPACE_ZERO_COUNT;
@@ -111,7 +113,7 @@ static void test_grid(void)
 {
     const space_model *m = model("gpt-neox-20b");
     space_grid g;
-    space_grid_default(&g, m, 4, 1 << 20);
+    space_grid_default(&g, m, 4, 1 << 20, 0);
     TP_CHECK_INT(g.n[SPACE_DIM_TP], 3);   /* 1, 2, 4 */
     TP_CHECK_INT(g.n[SPACE_DIM_PP], 6);   /* divisors of 44 */
     int64_t size = space_grid_size(&g);
@@ -353,6 +355,178 @@ static void test_brute_force(void)
     }
 }
 
+/* Mixture of experts (issue 19): block counting = one by one over a grid
+ * with EP and ETP, with each dispatcher (flex rejects EP x ETP 1); and the
+ * brute force, pruned = exhaustive, on mixtral-8x7b. The brute force
+ * needs the estimator to model MoE: while it refuses MoE models
+ * (moe_not_modelled) it is skipped, said. */
+static void test_moe(void)
+{
+    const space_model *m = model("mixtral-8x7b");
+    TP_CHECK(m != NULL && m->num_experts == 8);
+    if (!m) return;
+    search_system sy = systems[2]; /* eos: 8 GPUs a node */
+    space_grid_default(&sy.grid, m, sy.ctx.sys->gpus_per_node, 64, 64);
+    TP_CHECK_INT(sy.grid.n[SPACE_DIM_EP], 4); /* 1, 2, 4, 8 */
+    TP_CHECK_INT(sy.grid.n[SPACE_DIM_ETP], 2); /* = TP, 1 */
+    /* dense grids keep one EP and one ETP value, 0 */
+    space_grid dg;
+    space_grid_default(&dg, model("llama3-8b"), 8, 64, 64);
+    TP_CHECK(dg.n[SPACE_DIM_EP] == 1 && dg.v[SPACE_DIM_EP][0] == 0);
+    TP_CHECK(dg.n[SPACE_DIM_ETP] == 1 && dg.v[SPACE_DIM_ETP][0] == 0);
+    static const int64_t gpus[] = {8, 16, 32, 64};
+    for (int disp = 0; disp < SPACE_MOE_DISPATCHER_COUNT; disp++) {
+        search_request q = request(m, &sy, 1, gpus, 4);
+        q.base = job(4096, 256);
+        q.base.moe_dispatcher = disp;
+        search_answer a;
+        tp_err e = {0};
+        TP_CHECK_INT(search_run(&q, &a, &e), TP_OK);
+        int64_t want[SPACE_REJECT_COUNT] = {0}, valid = 0, total = 0;
+        for (int gi = 0; gi < 4; gi++)
+            for (int64_t i = 0; i < space_grid_size(&sy.grid); i++) {
+                space_layout l;
+                space_grid_layout(&sy.grid, i, gpus[gi], &q.base, &l);
+                space_reject r = space_grid_check(
+                    m, &l, gpus[gi], sy.ctx.sys->gpus_per_node, NULL, 0);
+                total++;
+                if (r == SPACE_OK) valid++;
+                else want[r]++;
+            }
+        TP_CHECK(a.stats.enumerated == total);
+        TP_CHECK(a.stats.valid == valid);
+        for (int r = 1; r < SPACE_REJECT_COUNT; r++)
+            if (a.stats.rejected[r] != want[r]) {
+                fprintf(stderr, "  moe (%s): %s counted %lld, one by one "
+                        "%lld\n", space_moe_dispatcher_names[disp],
+                        space_reject_names[r], (long long)a.stats.rejected[r],
+                        (long long)want[r]);
+                TP_CHECK(0);
+            }
+        TP_CHECK(want[SPACE_REJECT_EP_RANKS] > 0);
+        TP_CHECK(want[SPACE_REJECT_ETP_TP] > 0);
+        TP_CHECK(want[SPACE_REJECT_MOE_SP] > 0);
+        TP_CHECK((want[SPACE_REJECT_FLEX_EP] > 0) == (disp == SPACE_MOE_FLEX));
+        search_answer_free(&a);
+    }
+    /* the rules one by one */
+    space_layout l = job(4096, 256);
+    l.tp = 2, l.dp = 4, l.sp = 1, l.ep = 8, l.etp = 1;
+    TP_CHECK_INT(space_layout_check(m, &l, 8, NULL, 0), SPACE_OK);
+    l.ep = 16; /* 8 experts */
+    TP_CHECK_INT(space_layout_check(m, &l, 8, NULL, 0),
+                 SPACE_REJECT_EP_EXPERTS);
+    l.ep = 8, l.etp = 2; /* 2 x 8 does not divide TP 2 x DP 4 */
+    TP_CHECK_INT(space_layout_check(m, &l, 8, NULL, 0), SPACE_REJECT_EP_RANKS);
+    l.ep = 4, l.sp = 0;
+    TP_CHECK_INT(space_layout_check(m, &l, 8, NULL, 0), SPACE_REJECT_MOE_SP);
+    l.sp = 1, l.tp = 1, l.ep = 1, l.etp = 0, l.dp = 8;
+    l.moe_dispatcher = SPACE_MOE_FLEX;
+    TP_CHECK_INT(space_layout_check(m, &l, 8, NULL, 0), SPACE_REJECT_FLEX_EP);
+    l.moe_dispatcher = SPACE_MOE_ALLTOALL;
+    l.etp = 16;
+    TP_CHECK_INT(space_layout_check(m, &l, 8, NULL, 0), SPACE_REJECT_EP_RANKS);
+    l.etp = 0, l.ep = 2;
+    TP_CHECK_INT(space_layout_check(model("llama3-8b"), &l, 8, NULL, 0),
+                 SPACE_REJECT_EP_DENSE);
+    l.ep = 0, l.etp = 0;
+    TP_CHECK_INT(space_layout_check(model("llama3-8b"), &l, 8, NULL, 0),
+                 SPACE_OK);
+    /* tags: _ep for MoE layouts, _etp where it differs from TP */
+    char tag[96];
+    l = job(4096, 256);
+    l.tp = 2, l.pp = 2, l.dp = 4, l.ep = 4, l.etp = 1, l.sp = 1;
+    TP_CHECK_STR(space_layout_tag(&l, 8, tag, sizeof tag),
+                 "n2g8_tp2pp2dp4_ep4_etp1_mbs1_sp");
+    l.etp = 0;
+    TP_CHECK_STR(space_layout_tag(&l, 8, tag, sizeof tag),
+                 "n2g8_tp2pp2dp4_ep4_mbs1_sp");
+    l.ep = 0;
+    TP_CHECK_STR(space_layout_tag(&l, 8, tag, sizeof tag),
+                 "n2g8_tp2pp2dp4_mbs1_sp");
+
+    /* the brute force, where the estimator models MoE */
+    l = job(4096, 256);
+    l.dp = 8, l.ep = 1;
+    est_result probe;
+    est_estimate(&sy.ctx, m, &l, &probe);
+    if (!probe.feasible && probe.reason == EST_MOE) {
+        fprintf(stderr, "  SKIP moe brute force: %s (moe_not_modelled)\n",
+                probe.message);
+        return;
+    }
+    /* the floors hold for MoE layouts: every EP and expert TP, each
+     * dispatcher, an imbalance, every recomputation and ZeRO stage */
+    {
+        space_grid g = sy.grid;
+        for (int z = 0; z < SPACE_ZERO_COUNT; z++) g.v[SPACE_DIM_ZERO][z] = z;
+        g.n[SPACE_DIM_ZERO] = SPACE_ZERO_COUNT;
+        int64_t n = 0, bad_t = 0, bad_m = 0, size = space_grid_size(&g);
+        for (int disp = 0; disp < SPACE_MOE_DISPATCHER_COUNT; disp++)
+            for (int gi = 0; gi < 4; gi++)
+                for (int64_t i = disp + gi; i < size; i += 7) {
+                    space_layout base = job(4096, 256), x;
+                    base.moe_dispatcher = disp;
+                    base.moe_imbalance = gi % 2 ? 1.3 : 0;
+                    space_grid_layout(&g, i, gpus[gi], &base, &x);
+                    if (space_grid_check(m, &x, gpus[gi],
+                                         sy.ctx.sys->gpus_per_node, NULL, 0))
+                        continue;
+                    est_result r;
+                    est_estimate(&sy.ctx, m, &x, &r);
+                    if (r.iteration_s <= 0) continue;
+                    n++;
+                    double ft = est_time_floor(&sy.ctx, m, &x);
+                    double fm = est_memory_floor(m, &x);
+                    if ((ft > r.iteration_s || fm > r.mem.total)
+                        && !bad_t && !bad_m) {
+                        char xt[96];
+                        fprintf(stderr, "  moe floor above the estimate: %s "
+                                "(%s): time %g > %g s or memory %g > %g B\n",
+                                space_layout_tag(&x, 8, xt, sizeof xt),
+                                space_moe_dispatcher_names[disp], ft,
+                                r.iteration_s, fm, r.mem.total);
+                    }
+                    if (ft > r.iteration_s) bad_t++;
+                    if (fm > r.mem.total) bad_m++;
+                }
+        TP_CHECK(n > 1000);
+        TP_CHECK_INT((int)bad_t, 0);
+        TP_CHECK_INT((int)bad_m, 0);
+    }
+    /* a 61-layer MoE model (DeepSeek-V3's count) gets 16-way PP */
+    {
+        space_model m61 = *m;
+        m61.num_layers = 61;
+        space_grid g;
+        space_grid_default(&g, &m61, 4, 1024, 1024);
+        int has16 = 0;
+        for (int i = 0; i < g.n[SPACE_DIM_PP]; i++)
+            has16 |= g.v[SPACE_DIM_PP][i] == 16;
+        TP_CHECK(has16);
+    }
+    /* a smaller grid keeps it quick: every EP and ETP, the rest narrowed */
+    static const int64_t mbs[] = {1, 2}, vpp[] = {1, 2};
+    for (int i = 0; i < 2; i++) sy.grid.v[SPACE_DIM_MBS][i] = mbs[i];
+    sy.grid.n[SPACE_DIM_MBS] = 2;
+    for (int i = 0; i < 2; i++) sy.grid.v[SPACE_DIM_VPP][i] = vpp[i];
+    sy.grid.n[SPACE_DIM_VPP] = 2;
+    search_request q = request(m, &sy, 1, gpus, 4);
+    q.base = job(4096, 256);
+    brute(q, "mixtral-8x7b, time");
+    q.objective = SEARCH_BY_COST;
+    brute(q, "mixtral-8x7b, cost");
+    q.objective = SEARCH_BY_TIME;
+    q.max_memory_fraction = 0.6;
+    brute(q, "mixtral-8x7b, memory fraction");
+    q.max_memory_fraction = 1;
+    q.base.moe_dispatcher = SPACE_MOE_ALLGATHER;
+    q.base.moe_imbalance = 1.5;
+    brute(q, "mixtral-8x7b, allgather, imbalance 1.5");
+    q.base.moe_dispatcher = SPACE_MOE_FLEX;
+    brute(q, "mixtral-8x7b, flex");
+}
+
 static void test_threads(void)
 {
 #ifdef _OPENMP
@@ -443,12 +617,13 @@ int main(int argc, char **argv)
         systems[i].price_usd_per_gpu_hour = y->price_usd_per_gpu_hour;
         /* small grids keep the brute force quick */
         space_grid_default(&systems[i].grid, model("gpt3-1.7b"), y->gpus_per_node,
-                           64);
+                           64, 0);
     }
     TP_RUN(test_grid);
     TP_RUN(test_floors);
     TP_RUN(test_counts);
     TP_RUN(test_brute_force);
+    TP_RUN(test_moe);
     TP_RUN(test_threads);
     TP_RUN(test_infeasible);
     for (int i = 0; i < NSYS; i++) {

@@ -105,10 +105,35 @@ sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --
 run 0 "$TP" estimate --system eos --megatron-args "$S/layout3.sh" -g 64
 has "$ERR" "warning: the layout gives pipeline rank 0 5 layers; the estimate splits them by its own rule (8)" "an uneven layout of the user's"
 
-# a model the estimator cannot time is refused by name, not searched into a
-# memory shortfall (issue 19)
-run 65 "$TP" search -m mixtral-8x7b --system eos --max-gpus 256 -s 4096 -B 1024
-has "$ERR" "mixtral-8x7b is a mixture of experts (8 experts, top 2): trainplan does not model MoE layers yet" "MoE refused"
+# a mixture of experts: searched with expert parallelism, or, what the
+# estimator does not model, refused by name (moe_not_modelled), never
+# searched into a memory shortfall (issue 19)
+"$TP" search -m mixtral-8x7b --system eos --max-gpus 256 -s 4096 -B 1024 >"$S/moe.out" 2>"$S/moe.err"
+rc=$?
+if [ "$rc" = 65 ]; then
+    has "$(cat "$S/moe.err")" "mixtral-8x7b (a mixture of experts, 8 experts, top 2):" "MoE refused by name"
+    has "$(cat "$S/moe.err")" "(moe_not_modelled); nothing to search" "MoE refused: the reason"
+elif [ "$rc" = 0 ]; then
+    has "$(cat "$S/moe.out")" "--expert-model-parallel-size" "MoE searched: EP in the launch"
+else
+    bad "MoE search: exit $rc: $(cat "$S/moe.err")"
+fi
+# an MoE job read back: its experts and their layout
+sed 's/--hidden-size 4096/--hidden-size 4096 --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 14336 --expert-model-parallel-size 2 --expert-tensor-parallel-size 1 --moe-token-dispatcher-type alltoall/' "$S/own.sh" >"$S/moe.sh"
+"$TP" estimate --system eos --megatron-args "$S/moe.sh" --format json >"$S/moe.json" 2>"$S/moe.err"
+rc=$?
+if [ "$rc" = 65 ] && grep -q moe_not_modelled "$S/moe.json" "$S/moe.err"; then ok
+elif [ "$rc" -le 1 ]; then
+    has "$(cat "$S/moe.json")" '"expert_model_parallel_size":	2' "MoE job: EP read"
+    has "$(cat "$S/moe.json")" '"expert_tensor_parallel_size":	1' "MoE job: expert TP read"
+    has "$(cat "$S/moe.json")" '"moe_token_dispatcher_type":	"alltoall"' "MoE job: dispatcher read"
+else
+    bad "MoE job: exit $rc: $(cat "$S/moe.err")"
+fi
+bad_job 's/--hidden-size 4096/--hidden-size 4096 --expert-model-parallel-size 2/' "--expert-model-parallel-size without --num-experts" "EP on a dense job"
+bad_job "s/--hidden-size 4096/--hidden-size 4096 --num-experts 8 --moe-layer-freq '([0]+[1]+[1]+[0])*8'/" "leading dense layers then one MoE layer every N" "an MoE pattern trainplan does not model"
+bad_job "s/--hidden-size 4096/--hidden-size 4096 --num-experts 8 --moe-layer-freq '([0]*3+[1]*3'/" "expected a list expression of 32 0s and 1s" "a broken MoE pattern"
+bad_job 's/--hidden-size 4096/--hidden-size 4096 --num-experts 8 --moe-router-score-function sqrtsoftplus/' "expected softmax, sigmoid" "a router trainplan does not model"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

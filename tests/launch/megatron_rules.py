@@ -198,6 +198,66 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
           % (seq // cp, tp))
     if args.get("tp_comm_overlap") and not sp:
         E("--tp-comm-overlap without --sequence-parallel (validate_args)")
+    # mixture of experts (NVIDIA/Megatron-LM@d98e8a64ddf3)
+    experts = to_int(args, "num_experts", errors)
+    ep = to_int(args, "expert_model_parallel_size", errors, 1) or 1
+    etp = to_int(args, "expert_tensor_parallel_size", errors, tp) or tp
+    if ep > 1 and not experts:
+        E("--expert-model-parallel-size %d without --num-experts "
+          "(validate_args)" % ep)
+    if experts:
+        if experts % ep:
+            E("%d experts not divisible by EP %d (validate_args)"
+              % (experts, ep))
+        if tp > 1 and not sp:
+            E("MoE with TP %d without --sequence-parallel (moe_layer.py "
+              "MoELayer.forward raises in training)" % tp)
+        disp = args.get("moe_token_dispatcher_type", "allgather")
+        if disp not in ("allgather", "alltoall", "flex"):
+            E("--moe-token-dispatcher-type %s (TransformerConfig)" % disp)
+        if disp == "flex" and etp * ep < 2:
+            E("flex dispatcher with expert TP x EP 1 (token_dispatcher.py: "
+              "DeepEP dispatcher requires TPxEP > 1)")
+        if not args.get("disable_bias_linear") and etp != 1:
+            E("biases in MoE with expert TP %d (TransformerConfig: Bias in "
+              "Moe is only supported when ETP==1)" % etp)
+        topk = to_int(args, "moe_router_topk", errors, 2)
+        score = args.get("moe_router_score_function", "softmax")
+        if score not in ("softmax", "sigmoid", "sqrtsoftplus"):
+            E("--moe-router-score-function %s (TransformerConfig)" % score)
+        if topk == 1 and score == "softmax" and \
+                not args.get("moe_router_pre_softmax"):
+            E("top-1 softmax routing without --moe-router-pre-softmax "
+              "(TransformerConfig.__post_init__)")
+        if args.get("moe_router_enable_expert_bias") and score == "softmax":
+            E("--moe-router-enable-expert-bias with softmax scores "
+              "(TransformerConfig.__post_init__)")
+        groups = to_int(args, "moe_router_num_groups", errors)
+        gtop = to_int(args, "moe_router_group_topk", errors)
+        if gtop and not groups:
+            E("--moe-router-group-topk without --moe-router-num-groups "
+              "(TransformerConfig.__post_init__)")
+        if groups and gtop and (experts % groups or gtop > groups):
+            E("router groups %d / group top-k %d do not fit %d experts "
+              "(TransformerConfig.__post_init__)" % (groups, gtop, experts))
+        for lb in args.get("moe_router_load_balancing_type", []) or []:
+            if lb not in ("aux_loss", "seq_aux_loss", "global_aux_loss",
+                          "sinkhorn", "quantile_balancing", "none"):
+                E("--moe-router-load-balancing-type %s (arguments.py)" % lb)
+        freq = args.get("moe_layer_freq")
+        if freq is not None and "[" in freq:
+            if not re.fullmatch(r"[\[\]()01,+* 0-9]+", freq):
+                E("--moe-layer-freq %r: not a list expression" % freq)
+            else:
+                try:
+                    pat = eval(freq, {"__builtins__": {}})  # digits only
+                except Exception as x:  # noqa: BLE001
+                    E("--moe-layer-freq %r: %s (moe_freq_type)" % (freq, x))
+                    pat = None
+                if pat is not None and len(pat) != L:
+                    E("--moe-layer-freq pattern of %d layers, --num-layers %d "
+                      "(gpt_layer_specs.py)" % (len(pat), L))
+
     if args.get("bf16") and args.get("fp16"):
         E("--bf16 and --fp16 together (validate_args)")
     if full and not (args.get("bf16") or args.get("fp16")):
@@ -291,6 +351,10 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
             E("world size %d not divisible by TP x PP x CP = %d "
               "(parallel_state.initialize_model_parallel)"
               % (world, tp * pp * cp))
+        if experts and world % (etp * ep * pp):
+            E("world size %d not divisible by expert TP %d x EP %d x PP %d "
+              "(parallel_state.initialize_model_parallel)"
+              % (world, etp, ep, pp))
         else:
             dp = world // (tp * pp * cp)
             if mbs and gbs:

@@ -290,6 +290,35 @@ def check_bridge(lines, world, keys, mp_names):
     if dp and gbs % (mbs * dp):
         bad.append(f"global batch {gbs} is not divisible by micro batch "
                    f"{mbs} x DP {dp} (num_microbatches_calculator.py)")
+    # mixture of experts (MCORE): validate_args / TransformerConfig
+    # (experts divisible by EP), parallel_state.initialize_model_parallel
+    # (expert TP x EP x PP divides the world), moe_layer.py MoELayer.forward
+    # (TP > 1 trains with sequence parallelism), token_dispatcher.py (flex
+    # needs expert TP x EP > 1)
+    experts = i("model.num_moe_experts")
+    ep = i("model.expert_model_parallel_size", 1)
+    etp = i("model.expert_tensor_parallel_size", tp)
+    if ep > 1 and not experts:
+        bad.append(f"expert_model_parallel_size {ep} without "
+                   "num_moe_experts (TransformerConfig.__post_init__)")
+    if experts:
+        if experts % ep:
+            bad.append(f"{experts} experts not divisible by EP {ep} "
+                       "(moe_layer.py)")
+        if world is not None and world % (etp * ep * pp):
+            bad.append(f"world size {world} not divisible by expert TP {etp} "
+                       f"x EP {ep} x PP {pp} (parallel_state.py)")
+        if tp > 1 and not b("model.sequence_parallel"):
+            bad.append("MoE with TP > 1 without sequence_parallel "
+                       "(moe_layer.py MoELayer.forward)")
+        if v.get("model.moe_token_dispatcher_type") == "flex" and etp * ep < 2:
+            bad.append("flex dispatcher with expert TP x EP 1 "
+                       "(token_dispatcher.py)")
+        freq = v.get("model.moe_layer_freq")
+        if freq and freq.startswith("[") and L is not None and \
+                len(freq.strip("[]").split(",")) != L:
+            bad.append(f"moe_layer_freq lists {len(freq.split(','))} layers, "
+                       f"num_layers {L} (gpt_layer_specs.py)")
     # megatron/core/model_parallel_config.py, ModelParallelConfig.__post_init__
     if b("model.sequence_parallel") and tp <= 1:
         bad.append("sequence_parallel with TP 1: 'Cannot use sequence "
