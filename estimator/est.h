@@ -667,9 +667,9 @@ typedef enum est_reason {
                             capacity factor, fp8, a framework other than
                             Megatron-Core) */
     EST_TOO_MANY_GPUS,   /* more GPUs than the system has */
-    EST_MOE_LAYOUT,      /* an expert grid Megatron-Core refuses (est_moe_
-                            check): EP not dividing the experts, ETP x EP
-                            not dividing TP x CP x DP, TP without SP */
+    EST_MOE_LAYOUT,      /* an expert grid Megatron-Core refuses beyond the
+                            layout rules (est_moe_check): ETP not dividing
+                            the expert FFN */
     EST_REASON_COUNT
 } est_reason;
 extern const char *const est_reason_names[EST_REASON_COUNT];
@@ -785,10 +785,10 @@ double est_shared_expert_params(const space_model *m);
  * that does not divide. */
 int64_t est_moe_edp(const space_layout *l);
 
-/* Whether Megatron-Core runs MoE model m under l: EP divides the experts,
- * ETP x EP divides TP x CP x DP, and TP > 1 has sequence parallelism
- * (megatron/core/transformer/moe/moe_layer.py, MoELayer.forward). Returns
- * 0, or -1 with the reason in why[cap]. A dense model always passes. */
+/* What Megatron-Core needs of MoE model m under l beyond the layout rules
+ * (space_layout_check: EP dividing the experts, ETP x EP dividing TP x CP
+ * x DP, SP with TP): ETP dividing the expert FFN size. Returns 0, or -1
+ * with the reason in why[cap]. A dense model always passes. */
 int est_moe_check(const space_model *m, const space_layout *l, char *why,
                   size_t cap);
 

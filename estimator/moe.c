@@ -131,39 +131,13 @@ int est_moe_check(const space_model *m, const space_layout *l, char *why,
                   size_t cap)
 {
     if (cap) why[0] = '\0';
-    if (m->num_experts <= 0) return 0;
-    int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
-    if (m->num_experts % ep) {
+    int64_t etp = space_layout_etp(l);
+    if (m->num_experts > 0 && etp > 1 && m->expert_ffn_hidden % etp) {
         if (cap)
             snprintf(why, cap,
-                     "EP %lld does not divide the %lld experts "
-                     "(Megatron-Core: num_moe_experts %% ep == 0)",
-                     (long long)ep, (long long)m->num_experts);
-        return -1;
-    }
-    if (!est_moe_edp(l)) {
-        if (cap)
-            snprintf(why, cap,
-                     "ETP %lld x EP %lld does not divide TP x CP x DP = %lld "
-                     "(parallel_state.py: the expert grid regroups a "
-                     "stage's ranks)",
-                     (long long)etp, (long long)ep,
-                     (long long)(l->tp * l->cp * l->dp));
-        return -1;
-    }
-    if (etp > 1 && m->expert_ffn_hidden % etp) {
-        if (cap)
-            snprintf(why, cap,
-                     "ETP %lld does not divide the expert FFN size %lld",
+                     "ETP %lld does not divide the expert FFN size %lld "
+                     "(TEGroupedMLP splits it over the expert TP ranks)",
                      (long long)etp, (long long)m->expert_ffn_hidden);
-        return -1;
-    }
-    if (l->tp > 1 && !l->sp) {
-        if (cap)
-            snprintf(why, cap,
-                     "MoE with TP %lld needs sequence parallelism "
-                     "(Megatron-Core MoELayer.forward raises otherwise)",
-                     (long long)l->tp);
         return -1;
     }
     return 0;

@@ -846,15 +846,26 @@ static void test_moe_refusals(void)
     est_result r;
     space_layout l = moe_layout(2, 1, 8, 4);
     l.sp = 0;
+    /* Megatron-Core's MoE rules are layout rules (space/layout.c). */
     est_estimate(&v.c, &m, &l, &r);
-    TP_CHECK_INT(r.reason, EST_MOE_LAYOUT);
+    TP_CHECK_INT(r.reason, EST_INVALID_LAYOUT);
+    TP_CHECK_INT(r.reject, SPACE_REJECT_MOE_SP);
     TP_CHECK_CONTAINS(r.message, "sequence parallelism");
     l = moe_layout(1, 1, 8, 3);
     est_estimate(&v.c, &m, &l, &r);
-    TP_CHECK_INT(r.reason, EST_MOE_LAYOUT);
+    TP_CHECK_INT(r.reason, EST_INVALID_LAYOUT);
+    TP_CHECK_INT(r.reject, SPACE_REJECT_EP_EXPERTS);
     l = moe_layout(1, 1, 8, 16); /* 16 ranks of EP on 8 */
     est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_INVALID_LAYOUT);
+    TP_CHECK_INT(r.reject, SPACE_REJECT_EP_RANKS);
+    space_model odd = m;
+    odd.expert_ffn_hidden = 1001;
+    l = moe_layout(2, 1, 4, 2);
+    l.sp = 1, l.etp = 2;
+    est_estimate(&v.c, &odd, &l, &r);
     TP_CHECK_INT(r.reason, EST_MOE_LAYOUT);
+    TP_CHECK_CONTAINS(r.message, "expert FFN size 1001");
     /* A capacity factor caps the busiest expert's load: 1.0 drops
      * every token above the mean, so the imbalance (here 1.5) no
      * longer slows the experts; 1.25 keeps a part of it. */
@@ -1048,7 +1059,7 @@ static void test_window_mla(void)
     free(tr);
     /* TP 2 with SP gathers the latents, not the hidden state. */
     space_layout t2 = l;
-    t2.tp = 2, t2.sp = 1, t2.dp = 4;
+    t2.tp = 2, t2.sp = 1, t2.dp = 4, t2.etp = 0; /* dense: no expert TP */
     est_estimate(&v.c, &mla, &t2, &rm);
     TP_CHECK_INT(rm.reason, EST_FEASIBLE);
     TP_CHECK(rm.time.tp_s > 0);
