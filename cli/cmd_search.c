@@ -301,7 +301,7 @@ static void row_fill(row *w, const search_request *q, const search_point *p)
     w->headroom = (frac ? q->max_memory_fraction * cap : cap) - w->r.mem.total
                   - w->margin;
     const est_breakdown *b = &w->r.time;
-    w->exposed_s = b->tp_s + b->cp_s + b->pp_p2p_s + b->dp_s;
+    w->exposed_s = b->tp_s + b->cp_s + b->pp_p2p_s + b->dp_s + b->ep_s;
 }
 
 

@@ -42,7 +42,7 @@ static const space_model *gpt175(void)
 static double sum_terms(const est_breakdown *b)
 {
     return b->fwd_s + b->bwd_s + b->recompute_s + b->tp_s + b->cp_s
-           + b->pp_p2p_s + b->bubble_s + b->dp_s + b->optimizer_s;
+           + b->pp_p2p_s + b->bubble_s + b->dp_s + b->ep_s + b->optimizer_s;
 }
 
 static void est(const est_ctx *c, const space_layout *l, est_result *r)
