@@ -84,6 +84,9 @@ typedef enum est_op_kind {
                              with one e4m3 scale per 16 elements (the
                              columnwise one of the wgrad GEMM through a
                              16 x 16 random Hadamard transform) */
+    EST_OP_PERMUTE,       /* rows x cols: an MoE token permutation (a
+                             gather of rows into expert order, or its
+                             reverse); backward the reverse, same bytes */
     EST_OP_COUNT
 } est_op_kind;
 

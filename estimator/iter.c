@@ -838,9 +838,10 @@ static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
     add_gemm(x, Tr, E, h, GEMM_16BIT, fwd, bwd, NULL);
     est_op o = elementwise(EST_OP_SOFTMAX, x->act_dt, Tr, E);
     add_named(x, &o, "moe_route", fwd, bwd);
-    /* Permutations are gathers (backward: scatter-adds), timed as the
-     * embedding's gather of rows (op.c). */
-    est_op perm = elementwise(EST_OP_EMBEDDING, x->act_dt, Tr * k, h);
+    /* Permutations are row gathers, backward the reverse (op.c,
+     * EST_OP_PERMUTE: memory-bound, no table to zero as an embedding's
+     * backward has). */
+    est_op perm = elementwise(EST_OP_PERMUTE, x->act_dt, Tr * k, h);
     add_named(x, &perm, "moe_permute", fwd, bwd);
     add_named(x, &perm, "moe_unpermute", fwd, bwd);
     double sent = (double)(Tr * k) * (double)h * e;
@@ -870,7 +871,7 @@ static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
     int64_t mrows = (int64_t)ceil(rows / (double)nle - 1e-9);
     if (mrows < 1) mrows = 1;
     if (nle > 1) {
-        est_op sort = elementwise(EST_OP_EMBEDDING, x->act_dt, nle * mrows, h);
+        est_op sort = elementwise(EST_OP_PERMUTE, x->act_dt, nle * mrows, h);
         add_named(x, &sort, "moe_sort", fwd, bwd);
         add_named(x, &sort, "moe_unsort", fwd, bwd);
     }

@@ -64,6 +64,7 @@ const char *const est_op_names[EST_OP_COUNT] = {
     [EST_OP_RMSNORM_UNFUSED] = "rmsnorm_unfused",
     [EST_OP_ATTN_CUDNN] = "attn_cudnn",
     [EST_OP_NVFP4_QUANT] = "nvfp4_quantize_2",
+    [EST_OP_PERMUTE] = "permute",
 };
 _Static_assert(sizeof est_op_names / sizeof est_op_names[0] == EST_OP_COUNT,
                "est_op_names names every est_op_kind");
@@ -140,6 +141,13 @@ static const mem_traffic traffic[EST_OP_COUNT] = {
      * of the columnwise copy (16 x 16, in registers) and stochastic
      * rounding add no traffic. Forward only. */
     [EST_OP_NVFP4_QUANT] = {1, 2 * (0.5 + 1.0 / 16), 0, 0},
+    /* MoE token permutation (Megatron-Core moe_utils.py permute /
+     * unpermute, or Transformer Engine's fused moe_permute kernels with
+     * --moe-permute-fusion): each row read once and written once at its
+     * new index; the backward is the reverse gather (unpermute's merge of
+     * a token's top_k rows, weighted by their probabilities, reads the
+     * same rows). No table to zero, unlike an embedding's backward. */
+    [EST_OP_PERMUTE] = {2, 0, 2, 0},
     /* Eager composites, kernel by kernel (16-bit e, fp32 4 bytes), from
      * the code they run: torchtitan's Llama (models/llama/model.py,
      * models/norms.py: nn.RMSNorm) on PyTorch 2.5 (at::rms_norm in
