@@ -749,7 +749,7 @@ static void test_moe_one_expert(void)
     est_op route = {0}, perm = {0};
     route.kind = EST_OP_SOFTMAX, route.dtype = HW_BF16;
     route.rows = T, route.cols = 1;
-    perm.kind = EST_OP_EMBEDDING, perm.dtype = HW_BF16;
+    perm.kind = EST_OP_PERMUTE, perm.dtype = HW_BF16;
     perm.rows = T, perm.cols = h;
     est_time a, b, c2;
     est_models_time(v.ops, &router, &a);
