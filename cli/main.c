@@ -487,8 +487,9 @@ static const cli_option options[] = {
      "job config (search: your job, as --near does for Megatron-LM's)"},
     {"strict", OPT_STRICT, NULL, CMD_MODEL_SHOW | CMD_EST_SEARCH,
      "a config.json that says what trainplan does not model (an unknown "
-     "model_type, sliding-window attention, MLA, soft-capping, multi-token "
-     "prediction) is an error (exit 65), not a warning"},
+     "model_type, a local/global pattern that is not periodic, Qwen's "
+     "partial windows, mlp_only_layers, ...) is an error (exit 65), not a "
+     "warning"},
     {"sbatch", OPT_SBATCH, "FILE", CMD_SEARCH,
      "search: write the winner's Megatron-LM launch script to FILE "
      "(atomically): sbatch it, or run it on each node under another "
