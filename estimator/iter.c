@@ -1580,7 +1580,8 @@ void est_estimate(const est_ctx *c, const space_model *m,
                  * other parameters over the DP group and its E / ep
                  * routed experts over the expert-DP group, one after the
                  * other, under the MoE layer's compute. */
-                int64_t srank = crit == 0 ? 0 : crit == 1 ? pp - 1 : 1;
+                /* r->mem's stage: the one whose params these are. */
+                int64_t srank = r->mem.stage;
                 double nl_s = fmax(space_stage_layers(m, l, srank), 1);
                 double nm_s = moe ? est_stage_moe_layers(m, l, srank) : 0;
                 double lp = (params - xp) / nl_s;
