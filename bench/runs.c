@@ -234,8 +234,12 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     }
     w.ce_fusion = fw == SPACE_FW_MEGATRON_CORE
                   && has_feature(feat, "cross-entropy-loss-fusion");
-    /* Gradient reduction overlapped where listed, and in FSDP. */
-    int fsdp = strncmp(sharding, "fsdp", 4) == 0;
+    /* Gradient reduction overlapped where listed, and in FSDP: Megatron-
+     * FSDP's full sharding turns on overlap_grad_reduce and
+     * overlap_param_gather itself (megatron_fsdp.py@d98e8a6, MegatronFSDP
+     * __init__, "optim_grads_params"). */
+    int fsdp = strncmp(sharding, "fsdp", 4) == 0
+               || strcmp(sharding, "megatron-fsdp") == 0;
     w.no_dp_overlap = !(has_feature(feat, "overlap-grad-reduce") || fsdp);
     /* Megatron-LM with fp16 accumulates and all-reduces gradients in fp16
      * unless --accumulate-allreduce-grads-in-fp32 (opt-in; only bf16

@@ -73,7 +73,8 @@ typedef enum opt_kind {
     K_STR,       /* const char * field (the spec keeps the string) */
     K_BOOL,      /* int field, true or false */
     K_OBJECTIVE, /* int field, one of search_objective_names */
-    K_FRAMEWORK  /* int field, one of space_framework_names */
+    K_FRAMEWORK, /* int field, one of space_framework_names */
+    K_DISPATCHER /* int field, one of space_moe_dispatcher_names */
 } opt_kind;
 
 typedef struct spec_option {
@@ -105,6 +106,16 @@ static const spec_option spec_options[] = {
      "as --max-memory-fraction"},
     {"no_prune", K_BOOL, AT(no_prune), 0, 0, "as --no-prune"},
     {"keep_bad", K_BOOL, AT(keep_bad), 0, 0, "as --keep-bad"},
+    /* MoE: the ranges of --ep, --etp and --moe-imbalance (cli/main.c);
+     * what depends on the model (EP dividing the experts, the imbalance
+     * at most experts / top-k) is checked per scenario (cli_check_moe). */
+    {"ep", K_I64, AT(ep), 1, 1000000, "as --ep: expert-parallel size"},
+    {"etp", K_I64, AT(etp), 1, 1024, "as --etp: expert tensor-parallel size"},
+    {"moe_dispatcher", K_DISPATCHER, AT(moe_dispatcher), 0, 0,
+     "alltoall, allgather or flex (as --moe-dispatcher)"},
+    {"moe_imbalance", K_NUM, AT(moe_imbalance), 1, 1e6,
+     "as --moe-imbalance: the busiest expert's tokens over the mean, 1 is "
+     "perfect balance"},
 };
 #undef AT
 #define N_SPEC_OPTIONS ((int)(sizeof spec_options / sizeof spec_options[0]))
@@ -144,6 +155,13 @@ static int apply_option(cli_opts *o, const spec_option *so, const cJSON *v)
     case K_FRAMEWORK:
         for (int i = 0; cJSON_IsString(v) && i < SPACE_FW_COUNT; i++)
             if (tp_streq_ci(v->valuestring, space_framework_names[i])) {
+                *(int *)(void *)f = i;
+                ok = 1;
+            }
+        break;
+    case K_DISPATCHER:
+        for (int i = 0; cJSON_IsString(v) && i < SPACE_MOE_DISPATCHER_COUNT; i++)
+            if (tp_streq_ci(v->valuestring, space_moe_dispatcher_names[i])) {
                 *(int *)(void *)f = i;
                 ok = 1;
             }
@@ -355,7 +373,8 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
                 problem(&r, "%s: unknown option (expected objective, top, "
                             "framework, fix, min_gpus, max_gpus, budget_usd, "
                             "budget_gpu_hours, deadline_s, "
-                            "max_memory_fraction, no_prune or keep_bad)", p);
+                            "max_memory_fraction, no_prune, keep_bad, ep, "
+                            "etp, moe_dispatcher or moe_imbalance)", p);
                 continue;
             }
             tp_json_describe(c, found, sizeof found);
@@ -368,6 +387,7 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
                 problem(&r, "%s: expected %s (%s), found %s", p,
                         so->kind == K_BOOL ? "true or false"
                         : so->kind == K_OBJECTIVE || so->kind == K_FRAMEWORK
+                                  || so->kind == K_DISPATCHER
                             ? "one of"
                             : "a string",
                         so->help, found);

@@ -1572,17 +1572,33 @@ void est_estimate(const est_ctx *c, const space_model *m,
                  * compute (prefetch), or before it where not overlapped
                  * (DeepSpeed's ZeRO-3 of 2021 prefetched little: DeepSpeed
                  * issues #1174 and #1170); the gradients reduce-scattered
-                 * per layer (the term above) as they are produced. */
-                double lp = params / fmax(layers_per_stage, 1);
+                 * per layer (the term above) as they are produced.
+                 * MoE (Megatron-FSDP, megatron_fsdp.py@d98e8a6: expert
+                 * parameters in groups of their own, sharded over the
+                 * expert data-parallel group, dist_index.get_fsdp_group(
+                 * is_expert_parallel=True)): an MoE layer gathers its
+                 * other parameters over the DP group and its E / ep
+                 * routed experts over the expert-DP group, one after the
+                 * other, under the MoE layer's compute. */
+                /* r->mem's stage: the one whose params these are. */
+                int64_t srank = r->mem.stage;
+                double nl_s = fmax(space_stage_layers(m, l, srank), 1);
+                double nm_s = moe ? est_stage_moe_layers(m, l, srank) : 0;
+                double lp = (params - xp) / nl_s;
                 double g1 = coll(&x, EST_COLL_ALLGATHER, 2 * lp, &x.dp_group);
-                double per_layer_f = l->no_dp_overlap ? 0 : one.fwd;
-                double per_layer_b = l->no_dp_overlap ? 0 : one.bwd;
+                double gm = g1;
+                if (nm_s > 0 && xp > 0)
+                    gm += coll(&x, EST_COLL_ALLGATHER, 2 * xp / nm_s,
+                               x.edp > 1 ? &x.edp_group : &x.dp_group);
+                double ov = l->no_dp_overlap ? 0 : 1;
+                double exp_f = (nl_s - nm_s) * fmax(0, g1 - ov * one.fwd)
+                               + nm_s * fmax(0, gm - ov * mo.fwd);
+                double exp_b = (nl_s - nm_s) * fmax(0, g1 - ov * one.bwd)
+                               + nm_s * fmax(0, gm - ov * mo.bwd);
                 if (fsdp_pp)
-                    b->dp_s += layers_per_stage * fmax(0, g1 - per_layer_f);
+                    b->dp_s += exp_f;
                 else
-                    b->dp_s += mb * layers_per_stage
-                               * (fmax(0, g1 - per_layer_f)
-                                  + fmax(0, g1 - per_layer_b));
+                    b->dp_s += mb * (exp_f + exp_b);
             }
         }
     }

@@ -12,6 +12,7 @@
 #include "../estimator/est.h"
 #include "tp_test.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -837,6 +838,51 @@ static void test_moe_dispatch(void)
     moe_env_close(&v);
 }
 
+/* ZeRO-3 (Megatron-FSDP) of an MoE model: each MoE layer gathers its
+ * routed experts (E / ep of them, 16-bit) over the expert data-parallel
+ * group, tp x cp x dp / (etp x ep) ranks, and its other parameters over
+ * the DP group (megatron_fsdp.py: the expert parameters' own FSDP group);
+ * never the whole layer over DP. */
+static void test_moe_zero3_gathers(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_moe(16, 2);
+    space_layout l = moe_layout(1, 1, 16, 8); /* edp 2: two nodes, 1 each */
+    l.zero = SPACE_ZERO_3, l.no_dp_overlap = 1;
+    est_trace *tr = calloc(1, sizeof *tr);
+    if (!tr) return;
+    est_ctx ct = v.c;
+    ct.trace = tr;
+    est_result r;
+    est_estimate(&ct, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_FEASIBLE);
+    double L = (double)m.num_layers;
+    double xmb = 2 * r.mem.expert_params / L / 1e6;
+    double dmb = 2 * (r.mem.params - r.mem.expert_params) / L / 1e6;
+    int seen_x = 0, seen_d = 0;
+    for (int i = 0; i < tr->n; i++) {
+        const est_trace_row *row = &tr->row[i];
+        if (strcmp(row->what, "allgather") || strcmp(row->where, "iteration"))
+            continue;
+        double mb = atof(row->shape);
+        if (fabs(mb / xmb - 1) < 1e-3) {
+            TP_CHECK_CONTAINS(row->shape, "over 2x1");
+            seen_x++;
+        } else if (fabs(mb / dmb - 1) < 1e-3) {
+            TP_CHECK_CONTAINS(row->shape, "over 2x8");
+            seen_d++;
+        } else {
+            TP_CHECK(0 && "a ZeRO-3 gather of neither size");
+        }
+    }
+    TP_CHECK_INT(seen_x, 1);
+    TP_CHECK_INT(seen_d, 1);
+    free(tr);
+    TP_CHECK(r.time.dp_s > 0);
+    moe_env_close(&v);
+}
+
 /* What is refused, and why: never a memory shortfall. */
 static void test_moe_refusals(void)
 {
@@ -1100,6 +1146,7 @@ int main(int argc, char **argv)
     TP_RUN(test_moe_one_expert);
     TP_RUN(test_moe_dispatch);
     TP_RUN(test_moe_refusals);
+    TP_RUN(test_moe_zero3_gathers);
     TP_RUN(test_moe_floors);
     TP_RUN(test_deepseek_v3_memory);
     TP_RUN(test_moe_stage_layers);

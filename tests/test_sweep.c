@@ -180,6 +180,64 @@ static void test_spec_errors(void)
     free(rep);
 }
 
+/* The MoE options: ep, etp, moe_dispatcher and moe_imbalance reach each
+ * scenario as --ep, --etp, --moe-dispatcher and --moe-imbalance do; a
+ * value out of range is reported with its path, and what the model rules
+ * out (EP on a dense model, EP not dividing the experts) per scenario. */
+static void test_spec_moe(void)
+{
+    sweep_spec s;
+    char *rep = NULL;
+    int rc = parse("{\"models\":[\"mixtral-8x7b\"],\"systems\":[\"eos\"],"
+                   "\"gpus\":[64],\"seq_lengths\":[4096],"
+                   "\"global_batch_sizes\":[256],\"options\":{\"ep\":8,"
+                   "\"etp\":1,\"moe_dispatcher\":\"flex\","
+                   "\"moe_imbalance\":1.1}}",
+                   &s, &rep);
+    TP_CHECK_INT(rc, TP_OK);
+    if (!rc) {
+        cli_opts o;
+        sweep_scenario(&s, 0, &o);
+        TP_CHECK_INT(o.ep, 8);
+        TP_CHECK_INT(o.etp, 1);
+        TP_CHECK_INT(o.moe_dispatcher, SPACE_MOE_FLEX);
+        TP_CHECK(o.moe_imbalance == 1.1);
+    }
+    sweep_spec_free(&s);
+    free(rep);
+    rep = NULL;
+    rc = parse("{\"models\":[\"mixtral-8x7b\"],\"systems\":[\"eos\"],"
+               "\"gpus\":[64],\"seq_lengths\":[4096],"
+               "\"global_batch_sizes\":[256],\"options\":{\"ep\":0,"
+               "\"etp\":2.5,\"moe_dispatcher\":\"deepep\","
+               "\"moe_imbalance\":0.9}}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    TP_CHECK(rep != NULL);
+    if (rep) {
+        TP_CHECK_CONTAINS(rep, "$.options.ep: expected an integer in [1, 1e+06]");
+        TP_CHECK_CONTAINS(rep, "$.options.etp: expected an integer in [1, 1024]");
+        TP_CHECK_CONTAINS(rep, "$.options.moe_dispatcher: expected one of "
+                               "(alltoall, allgather or flex");
+        TP_CHECK_CONTAINS(rep, "found \"deepep\"");
+        TP_CHECK_CONTAINS(rep, "$.options.moe_imbalance: expected a number in [1,");
+    }
+    free(rep);
+    rep = NULL;
+    /* EP 3 does not divide Mixtral's 8 experts; EP on a dense model. */
+    rc = parse("{\"models\":[\"mixtral-8x7b\",\"gpt3-1.7b\"],"
+               "\"systems\":[\"eos\"],\"gpus\":[48],\"seq_lengths\":[4096],"
+               "\"global_batch_sizes\":[48],\"options\":{\"ep\":3}}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    if (rep) {
+        TP_CHECK_CONTAINS(rep, "scenario 0 (mixtral-8x7b on eos, gpus 48)");
+        TP_CHECK_CONTAINS(rep, "scenario 1 (gpt3-1.7b on eos, gpus 48)");
+        TP_CHECK_CONTAINS(rep, "--ep");
+    }
+    free(rep);
+}
+
 static void test_shards(void)
 {
     for (int64_t count = 0; count < 40; count += 7)
@@ -374,6 +432,7 @@ int main(int argc, char **argv)
     TP_RUN(test_fnv);
     TP_RUN(test_spec_order);
     TP_RUN(test_spec_errors);
+    TP_RUN(test_spec_moe);
     TP_RUN(test_shards);
     TP_RUN(test_lines_and_resume);
     TP_RUN(test_compare);
