@@ -721,7 +721,8 @@ static void test_moe_fp8_weights(void)
     t.tp = 2, t.sp = 1, t.dp = 2;
     est_memory r;
     est_memory_of(&a, &t, &r);
-    double mla = 64 * 32 + 64 * 24 + (32 * 4 * 24 + 16 * 4 * 32 + 4 * 16 * 64) / 2
+    double mla = 64 * 32 + 64 * 24
+                 + (32 * 4 * 24 + 16 * 4 * 32 + 4 * 16 * 64) / 2
                  + 3 * 64 * 256 / 2;
     TP_CHECK_REL(mla, 32768, 1e-12);
     TP_CHECK_REL(r.fp8_weights, 2.0 * 4 * mla, 1e-12);
