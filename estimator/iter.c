@@ -93,8 +93,13 @@
  * expert data-parallel group, the rest over DP x CP. MLA (mla_qkv) and
  * sliding windows (window_scale) change the attention block; DeepSeek's
  * MTP modules add a layer, a projection and a second head pass on the
- * last stage. Refused by name (EST_MOE): MoE or MLA under another
- * framework, with fp8 or nvfp4, or with op-level checkpointing; a
+ * last stage. fp8 (Transformer Engine, every recipe) runs MLA's
+ * projections, the shared experts and the grouped expert GEMMs in fp8
+ * with their casts, the expert rows padded for fp8 (grouped_gemm,
+ * fp8_expert_rows), each expert's weight cast once per iteration
+ * (layer_weights); the router and the dispatch stay 16-bit. Refused by
+ * name (EST_MOE): MoE or MLA under another framework, with nvfp4, with
+ * torchao's fp8, or with op-level checkpointing; a
  * capacity factor caps the busiest expert's load (est_moe_imbalance);
  * expert grids Megatron-Core refuses: EST_MOE_LAYOUT.
  *
@@ -338,7 +343,12 @@ static est_op elementwise(est_op_kind kind, hw_dtype dt, int64_t rows,
 typedef enum gemm_role {
     GEMM_16BIT,   /* not an fp8 GEMM (the LM head, attention) */
     GEMM_NORM_IN, /* input from a LayerNormLinear's norm */
-    GEMM_LINEAR_IN /* input from the caller, 16-bit */
+    GEMM_LINEAR_IN, /* input from the caller, 16-bit */
+    /* input from the caller, 16-bit, on a layer whose output gradient is
+     * this rank's own (no TP gather of it under SP): the grouped expert
+     * GEMMs, MLA's duplicated down projections, a column-parallel Linear
+     * without a norm */
+    GEMM_LOCAL_IN
 } gemm_role;
 
 /* A one-pass kernel (the fp8 quantisation kinds: forward time only)
@@ -512,20 +522,21 @@ static est_time add_gemm(const iter_ctx *x, int64_t m, int64_t n, int64_t k,
  * Hopper) once per iteration: it keeps the fp8 copy across micro-batches
  * and Megatron-Core re-arms that cache only on each model chunk's first
  * micro-batch (TE module/base.py get_weight_workspace, is_first_microbatch;
- * megatron/core/pipeline_parallel/schedules.py forward_step). Seconds for
- * the four weights of one layer. */
-static double te_weight_casts(const iter_ctx *x, int64_t h, int64_t qkv,
-                              int64_t q, int64_t f1, int64_t f)
+ * megatron/core/pipeline_parallel/schedules.py forward_step). The grouped
+ * experts likewise, each expert's weight quantised on the first
+ * micro-batch only (TE transformer_engine/pytorch/module/
+ * grouped_linear.py, update_ws = is_first_microbatch, quantize_weight per
+ * expert; NVIDIA/TransformerEngine@d0067d0da6cb): one pass over the rank's
+ * expert weights. Seconds for the n weights of one layer (layer_weights). */
+static double te_weight_casts(const iter_ctx *x, int64_t (*shape)[2],
+                              int n)
 {
     const space_layout *l = x->l;
-    int64_t tp = l->tp;
-    const int64_t shape[4][2] = {{h, qkv / tp}, {q / tp, h}, {h, f1 / tp},
-                                 {f / tp, h}};
     double t = 0;
     if (x->gemm_dt == HW_FP4) {
         /* NVFP4 weights: 16 x 16 blocks (2D scaling), both copies from
          * one quantise kernel after the global amax (te_fp4_casts). */
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < n; i++) {
             add_kernel(x, EST_OP_AMAX, shape[i][0], shape[i][1], &t, 0);
             add_kernel(x, EST_OP_NVFP4_QUANT, shape[i][0], shape[i][1], &t,
                        0);
@@ -537,7 +548,7 @@ static double te_weight_casts(const iter_ctx *x, int64_t h, int64_t qkv,
                      || l->fp8_recipe == SPACE_FP8_TENSORWISE;
     est_op_kind k = per_tensor && x->any_layout_fp8 ? EST_OP_FP8_QUANT1
                                                     : EST_OP_FP8_QUANT2;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < n; i++) {
         if (l->fp8_recipe == SPACE_FP8_TENSORWISE)
             add_kernel(x, EST_OP_AMAX, shape[i][0], shape[i][1], &t, 0);
         add_kernel(x, k, shape[i][0], shape[i][1], &t, 0);
@@ -708,7 +719,15 @@ static void add_named(const iter_ctx *x, const est_op *o, const char *what,
  * [T, h] x [h, heads (nope + rope) / TP]) and kv [T, kv_lora] x [kv_lora,
  * heads (nope + v) / TP]; RoPE on the query's rope part and on the one
  * shared rope key. *g_up, *w_up: the up projections' time and weight
- * gradient, under which the latents' TP collectives run. */
+ * gradient, under which the latents' TP collectives run. Under fp8 every
+ * projection is a Transformer Engine linear in fp8 (the attention core
+ * stays 16-bit): the down projections plain TELinear layers fed by the
+ * layer's own norm (GEMM_LOCAL_IN: their output gradients are this
+ * rank's), the up projections TELayerNormColumnParallelLinear layers that
+ * fuse the latents' norms (qk_layernorm; gpt_layer_specs.py,
+ * get_gpt_layer_with_transformer_engine_spec, multi_latent_attention
+ * branch, NVIDIA/Megatron-LM@d98e8a64ddf3), a query without a latent a
+ * plain column-parallel TELinear. */
 static void mla_qkv(const iter_ctx *x, double *fwd, double *bwd,
                     est_time *g_up, double *w_up)
 {
@@ -718,8 +737,8 @@ static void mla_qkv(const iter_ctx *x, double *fwd, double *bwd,
     int64_t qk = m->qk_nope_head_dim + rope, kvu = m->qk_nope_head_dim
                                                      + m->v_head_dim;
     int64_t ql = m->q_lora_rank, kl = m->kv_lora_rank;
-    if (ql > 0) add_gemm(x, Tn, ql, h, GEMM_NORM_IN, fwd, bwd, NULL);
-    add_gemm(x, Tn, kl + rope, h, GEMM_NORM_IN, fwd, bwd, NULL);
+    if (ql > 0) add_gemm(x, Tn, ql, h, GEMM_LOCAL_IN, fwd, bwd, NULL);
+    add_gemm(x, Tn, kl + rope, h, GEMM_LOCAL_IN, fwd, bwd, NULL);
     est_op o;
     if (ql > 0) {
         o = elementwise(x->norm, x->act_dt, Tn, ql);
@@ -728,11 +747,11 @@ static void mla_qkv(const iter_ctx *x, double *fwd, double *bwd,
     o = elementwise(x->norm, x->act_dt, Tn, kl);
     add_op(x, &o, fwd, bwd);
     double wq, wkv;
-    est_time a = ql > 0 ? add_gemm(x, T, H * qk / tp, ql, GEMM_LINEAR_IN, fwd,
+    est_time a = ql > 0 ? add_gemm(x, T, H * qk / tp, ql, GEMM_NORM_IN, fwd,
                                    bwd, &wq)
-                        : add_gemm(x, T, H * qk / tp, h, GEMM_NORM_IN, fwd,
+                        : add_gemm(x, T, H * qk / tp, h, GEMM_LOCAL_IN, fwd,
                                    bwd, &wq);
-    est_time b = add_gemm(x, T, H * kvu / tp, kl, GEMM_LINEAR_IN, fwd, bwd,
+    est_time b = add_gemm(x, T, H * kvu / tp, kl, GEMM_NORM_IN, fwd, bwd,
                           &wkv);
     g_up->fwd_s = a.fwd_s + b.fwd_s;
     g_up->bwd_s = a.bwd_s + b.bwd_s;
@@ -793,6 +812,61 @@ static double deepep_time(const iter_ctx *x, int64_t Tr, double imb)
     return fmax(t_net, t_su);
 }
 
+/* One grouped expert GEMM (TE GroupedLinear): nle GEMMs of [rows, k] x
+ * [k, n], timed as one batched GEMM, in fp8 with the fp8 casts of its
+ * inputs and output gradients over all of the rank's rows: Transformer
+ * Engine quantises every expert's rows with one split-quantise kernel
+ * (grouped_linear.py, _GroupedLinear.forward: tex.split_quantize or
+ * tex.group_quantize over m_splits, NVIDIA/TransformerEngine@
+ * d0067d0da6cb), the input coming 16-bit from the permutation or the
+ * activation and each output gradient this rank's own (GEMM_LOCAL_IN);
+ * blockwise scaling pays its Hopper slowdown as a dense GEMM does. */
+static void grouped_gemm(const iter_ctx *x, int64_t nle, int64_t rows,
+                         int64_t n, int64_t k, double *fwd, double *bwd)
+{
+    est_op g = gemm(x->gemm_dt, rows, n, k);
+    g.b = nle;
+    if (x->gemm_dt != HW_FP8) {
+        add_named(x, &g, "grouped_gemm", fwd, bwd);
+        return;
+    }
+    est_trace *tr = x->c->trace;
+    int n0 = tr ? tr->n : 0;
+    est_time t = op_time(x, &g);
+    if (tr && tr->n > n0)
+        snprintf(tr->row[tr->n - 1].what, sizeof tr->row[0].what, "%s",
+                 "grouped_gemm");
+    if (x->l->fp8_recipe == SPACE_FP8_BLOCKWISE && x->hopper)
+        blockwise_on_hopper(x, &t);
+    *fwd += t.fwd_s;
+    *bwd += t.bwd_s;
+    te_fp8_casts(x, GEMM_LOCAL_IN, nle * rows, n, k, fwd, bwd);
+}
+
+/* Rows per local expert as an fp8 grouped GEMM runs them: Megatron-Core
+ * pads each expert's rows to a multiple of 16 (MXFP8: 32) with TE's
+ * Fp8Padding before FC1 and strips it after FC2 with Fp8Unpadding
+ * (megatron/core/transformer/moe/experts.py, TEGroupedMLP: the
+ * quantization_padding fallback unless the router pads; moe_utils.py
+ * get_align_size_for_quantization; fp8_utils.py get_fp8_align_size,
+ * NVIDIA/Megatron-LM@d98e8a64ddf3). With one expert and one EP rank the
+ * count is exact (every routed row is local) and padded up; otherwise
+ * each expert's count varies from step to step and its padding is, in the
+ * mean, half the alignment. *copy: whether TE copies the rows (it
+ * returns the input unchanged when no count needs padding:
+ * transformer_engine/pytorch/module/fp8_padding.py, Fp8Padding.forward,
+ * NVIDIA/TransformerEngine@d0067d0da6cb). Not modelled: the router's own
+ * padding (--moe-router-padding-for-quantization), which pads in the
+ * routing map and makes no copy. */
+static int64_t fp8_expert_rows(const iter_ctx *x, int64_t nle, int64_t rows,
+                               int *copy)
+{
+    int64_t a = x->l->fp8_recipe == SPACE_FP8_MXFP8 ? 32 : 16;
+    int64_t p = nle == 1 && x->ep == 1 ? (rows + a - 1) / a * a : rows + a / 2;
+    *copy = p != rows;
+    return p;
+}
+
 /* An MoE layer's routed experts, one micro-batch, per rank: compute into
  * *fwd, *bwd; the exposed dispatch and combine into *ep_f, *ep_b.
  * Megatron-Core with Transformer Engine (NVIDIA/Megatron-LM@d98e8a64ddf3,
@@ -824,7 +898,13 @@ static double deepep_time(const iter_ctx *x, int64_t Tr, double imb)
  *    the rank's total is exact);
  *  - nothing of the dispatch overlaps compute by default (the shared
  *    experts' overlap and the 1F1B A2A overlap are options), so it is
- *    all exposed; the backward moves the same volumes. */
+ *    all exposed; the backward moves the same volumes;
+ *  - fp8 (Transformer Engine): the grouped GEMMs in fp8 over padded rows
+ *    (grouped_gemm, fp8_expert_rows), the padding and unpadding copies
+ *    of the [rows, h] input and output each way; the router GEMM stays
+ *    16-bit (router.py gating: router_gating_linear in the input's dtype,
+ *    not an fp8 layer); the dispatch moves 16-bit tokens (no fp8
+ *    dispatch modelled). */
 static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
                        double *ep_f, double *ep_b)
 {
@@ -875,15 +955,25 @@ static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
         add_named(x, &sort, "moe_sort", fwd, bwd);
         add_named(x, &sort, "moe_unsort", fwd, bwd);
     }
-    est_op g1 = gemm(x->gemm_dt, mrows, (gated ? 2 : 1) * fe, h);
-    g1.b = nle;
-    add_named(x, &g1, "grouped_gemm", fwd, bwd);
+    int copy = 0;
+    if (x->gemm_dt == HW_FP8) {
+        int64_t prow = fp8_expert_rows(x, nle, mrows, &copy);
+        if (copy) {
+            est_op pad = elementwise(EST_OP_PERMUTE, x->act_dt, nle * mrows,
+                                     h);
+            add_named(x, &pad, "moe_fp8_pad", fwd, bwd);
+        }
+        mrows = prow;
+    }
+    grouped_gemm(x, nle, mrows, (gated ? 2 : 1) * fe, h, fwd, bwd);
     o = elementwise(gated ? EST_OP_SWIGLU : EST_OP_GELU, x->act_dt,
                     nle * mrows, fe);
     add_op(x, &o, fwd, bwd);
-    est_op g2 = gemm(x->gemm_dt, mrows, h, fe);
-    g2.b = nle;
-    add_named(x, &g2, "grouped_gemm", fwd, bwd);
+    grouped_gemm(x, nle, mrows, h, fe, fwd, bwd);
+    if (copy) {
+        est_op unpad = elementwise(EST_OP_PERMUTE, x->act_dt, nle * mrows, h);
+        add_named(x, &unpad, "moe_fp8_unpad", fwd, bwd);
+    }
 }
 
 /* One transformer layer, one micro-batch, per rank: a dense-FFN layer, or
@@ -941,9 +1031,14 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
     f0 = fwd;
     est_time g_o = add_gemm(x, T, h, q / tp, GEMM_LINEAR_IN, &fwd, &bwd, NULL);
     est_time g_fc1 = {0, 0}, g_fc2 = {0, 0};
+    /* An MoE layer's norm is a module of its own (the router reads it
+     * too), so its shared experts' FC1 is a plain column-parallel
+     * TELinear (gpt_layer_specs.py: pre_mlp_layernorm a layer norm with
+     * experts, IdentityOp without). */
     if (mlp)
-        g_fc1 = add_gemm(x, T, (gated ? 2 : 1) * f / tp, h, GEMM_NORM_IN, &fwd,
-                         &bwd, &w_fc1);
+        g_fc1 = add_gemm(x, T, (gated ? 2 : 1) * f / tp, h,
+                         moe ? GEMM_LOCAL_IN : GEMM_NORM_IN, &fwd, &bwd,
+                         &w_fc1);
     fwd_gemm += fwd - f0;
     if (mlp) {
         o = elementwise(!gated ? EST_OP_GELU
@@ -992,9 +1087,29 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
                 tpf += 2 * coll(x, EST_COLL_ALLREDUCE, 4, &x->tp_group);
             /* MLA gathers its latents (and the shared rope key) for the up
              * projections instead of the hidden state, and reduce-
-             * scatters their input gradients. */
+             * scatters their input gradients. Under fp8 the up
+             * projections' TE layers gather the latents in fp8; the rope
+             * key is gathered apart, 16-bit
+             * (multi_latent_attention.py, gather_from_sequence_parallel_
+             * region(k_pos_emb)). */
             double ag_a = ag, rs_a = rs;
-            if (x->mla) {
+            if (x->mla && te8) {
+                double e = est_dtype_bytes(x->act_dt);
+                double lat = (double)T
+                             * ((double)((m->q_lora_rank > 0 ? m->q_lora_rank
+                                                             : h)
+                                         + m->kv_lora_rank)
+                                + e * (double)m->qk_rope_head_dim);
+                ag_a = coll(x, EST_COLL_ALLGATHER, lat, &x->tp_group);
+                rs_a = coll(x, EST_COLL_REDUCE_SCATTER,
+                            (double)T * e
+                                * (double)((m->q_lora_rank > 0
+                                                ? m->q_lora_rank
+                                                : h)
+                                           + m->kv_lora_rank
+                                           + m->qk_rope_head_dim),
+                            &x->tp_group);
+            } else if (x->mla) {
                 double lat = (double)T * est_dtype_bytes(x->act_dt)
                              * (double)((m->q_lora_rank > 0 ? m->q_lora_rank
                                                             : h)
@@ -1148,6 +1263,60 @@ static void last_stage_extra(const iter_ctx *x, stage_time *st)
     }
 }
 
+/* The GEMM weights of one layer on this rank, as [rows, cols] in shape
+ * (at most EST_LAYER_WEIGHTS), for te_weight_casts; returns how many.
+ * *gemms: the layer's fp8 GEMMs, each with its own scaling state (a
+ * grouped GEMM's experts each). A dense-FFN layer: QKV [h, q + 2 kv] (MLA:
+ * its down projections, whole on every TP rank, and its up projections),
+ * out [q, h], FC1 [h, f1] (gated: gate and up), FC2 [f, h]; an MoE layer:
+ * the attention, its shared experts as one FFN, and its E / ep local
+ * experts' FC1 and FC2, each split over ETP, as one pass each (their
+ * router stays 16-bit). */
+#define EST_LAYER_WEIGHTS 9
+static int layer_weights(const iter_ctx *x, int moe,
+                         int64_t (*shape)[2], int *gemms)
+{
+    const space_model *m = x->m;
+    int64_t tp = x->l->tp, h = m->hidden, n = 0;
+    int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
+    int64_t q = m->heads * hd, kv = m->kv_heads * hd, f = m->ffn_hidden;
+    int64_t g = space_act_ffn_gemms(m->act) == 3 ? 2 : 1;
+#define W(r, c) (shape[n][0] = (r), shape[n][1] = (c), n++)
+    if (x->mla) {
+        int64_t H = m->heads, rope = m->qk_rope_head_dim;
+        int64_t qk = m->qk_nope_head_dim + rope;
+        int64_t kvu = m->qk_nope_head_dim + m->v_head_dim;
+        int64_t ql = m->q_lora_rank, kl = m->kv_lora_rank;
+        if (ql > 0) {
+            W(h, ql);
+            W(ql, H * qk / tp);
+        } else {
+            W(h, H * qk / tp);
+        }
+        W(h, kl + rope);
+        W(kl, H * kvu / tp);
+        W(H * m->v_head_dim / tp, h);
+    } else {
+        W(h, (q + 2 * kv) / tp);
+        W(q / tp, h);
+    }
+    if (moe) f = m->shared_experts * m->shared_ffn_hidden;
+    if (f > 0) {
+        W(h, g * f / tp);
+        W(f / tp, h);
+    }
+    *gemms = (int)n;
+    if (moe) {
+        int64_t nle = m->num_experts / x->ep;
+        int64_t fe = m->expert_ffn_hidden / x->etp;
+        W(nle * h, g * fe);
+        W(nle * fe, h);
+        *gemms += (int)(2 * nle);
+    }
+#undef W
+    return (int)n;
+}
+
 const char *const est_reason_names[EST_REASON_COUNT] = {
     [EST_FEASIBLE] = "feasible",
     [EST_INVALID_LAYOUT] = "invalid_layout",
@@ -1213,18 +1382,20 @@ void est_estimate(const est_ctx *c, const space_model *m,
         snprintf(r->message, sizeof r->message, "%s", why);
         return;
     }
-    /* MoE and MLA are modelled as Megatron-Core runs them, in 16 bits,
-     * dropless; the rest is refused by name, never as a shortfall. */
+    /* MoE and MLA are modelled as Megatron-Core runs them, dropless, in
+     * 16 bits or in fp8 through Transformer Engine; the rest is refused
+     * by name, never as a shortfall. */
     int moe = m->num_experts > 0, mla = m->kv_lora_rank > 0;
     const char *not_modelled = NULL;
     if ((moe || mla) && l->framework != SPACE_FW_MEGATRON_CORE)
         not_modelled = "MoE and MLA are modelled as Megatron-Core runs them; "
                        "not under this framework";
-    else if ((moe || mla) && (l->dtype == HW_FP8 || l->dtype == HW_FP4))
-        not_modelled = l->dtype == HW_FP8
-                           ? "fp8 with MoE or MLA layers is not modelled yet"
-                           : "nvfp4 with MoE or MLA layers is not modelled "
-                             "yet";
+    else if ((moe || mla) && l->dtype == HW_FP4)
+        not_modelled = "nvfp4 with MoE or MLA layers is not modelled yet";
+    else if ((moe || mla) && l->dtype == HW_FP8
+             && l->fp8_lib != SPACE_FP8_LIB_TE)
+        not_modelled = "fp8 MoE and MLA layers are modelled as Transformer "
+                       "Engine runs them; not with torchao";
     else if ((moe || mla) && l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
         not_modelled = "op-level checkpointing of MoE or MLA layers is not "
                        "modelled";
@@ -1335,7 +1506,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
         layer_time(&x, &mo, 1);
     }
     x.where = "iteration";
-    double weight_casts = 0, amax_f = 0, amax_b = 0;
+    double weight_casts = 0, moe_casts = 0, amax_f = 0, amax_b = 0;
     /* One layer's GEMM weights: QKV [h, q + 2 kv], out [q, h], FC1 [h, f1]
      * (gated: gate and up), FC2 [f, h]; per TP rank. */
     int64_t hd = m->head_dim ? m->head_dim : m->hidden / m->heads;
@@ -1343,9 +1514,32 @@ void est_estimate(const est_ctx *c, const space_model *m,
     int64_t f1 = (space_act_ffn_gemms(m->act) == 3 ? 2 : 1) * f;
     double layer_gemm_params =
         (double)m->hidden * (double)(q + 2 * kv + q + f1 + f) / (double)l->tp;
+    int64_t ws[EST_LAYER_WEIGHTS][2];
+    int gd, gm = 0;
+    int nw = layer_weights(&x, 0, ws, &gd);
+    if (moe || mla) {
+        /* The layers' non-expert GEMM weights, the mean over the model's
+         * layers (what --fp8-param-gather gathers in one byte). */
+        double lm = 0, L = (double)m->num_layers, dw = 0, mw = 0;
+        for (int i = 0; i < nw; i++)
+            dw += (double)ws[i][0] * (double)ws[i][1];
+        if (moe) {
+            for (int64_t sr = 0; sr < pp; sr++)
+                lm += est_stage_moe_layers(m, l, sr);
+            int nm = layer_weights(&x, 1, ws, &gm);
+            for (int i = 0; i < nm - 2; i++)
+                mw += (double)ws[i][0] * (double)ws[i][1];
+            nw = layer_weights(&x, 0, ws, &gd);
+        }
+        layer_gemm_params = ((L - lm) * dw + lm * mw) / L;
+    }
     if ((x.gemm_dt == HW_FP8 || x.gemm_dt == HW_FP4)
         && l->fp8_lib == SPACE_FP8_LIB_TE) {
-        weight_casts = te_weight_casts(&x, m->hidden, q + 2 * kv, q, f1, f);
+        weight_casts = te_weight_casts(&x, ws, nw);
+        if (moe) {
+            int nm = layer_weights(&x, 1, ws, &gm);
+            moe_casts = te_weight_casts(&x, ws, nm);
+        }
         if (x.gemm_dt == HW_FP8 && l->fp8_recipe == SPACE_FP8_DELAYED) {
             x.where = "micro-batch";
             /* Delayed scaling reduces every fp8 tensor's amax over the TP
@@ -1357,7 +1551,14 @@ void est_estimate(const est_ctx *c, const space_model *m,
              * get_amax_reduction_group). Latency-bound. */
             est_group amax = place(l->tp * l->cp * l->dp, 1, gpn);
             amax.node_busy = gpus < gpn ? (int)gpus : gpn;
-            double gemms = 4 * layers_per_stage / (double)l->vpp;
+            double per_layer = gd;
+            if (moe) {
+                double lm = 0, L = (double)m->num_layers;
+                for (int64_t sr = 0; sr < pp; sr++)
+                    lm += est_stage_moe_layers(m, l, sr);
+                per_layer = ((L - lm) * gd + lm * gm) / L;
+            }
+            double gemms = per_layer * layers_per_stage / (double)l->vpp;
             amax_f = coll(&x, EST_COLL_ALLREDUCE, 12 * gemms, &amax);
             amax_b = coll(&x, EST_COLL_ALLREDUCE, 8 * gemms, &amax);
             x.where = "iteration";
@@ -1417,6 +1618,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
     /* Stage s: its layers, plus the embedding on stage 0 and the head on
      * the last; all stages of the middle are alike. */
     stage_time st[3];
+    double casts[3]; /* the stage's fp8 weight casts, once per iteration */
     double tmax = 0, tsum = 0;
     int crit = 0;
     int kinds = pp == 1 ? 1 : (pp == 2 ? 2 : 3);
@@ -1430,6 +1632,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
         /* Only the layers recomputed pay for it (--recompute-method
          * block: the first N of each model chunk). */
         double nrec = space_recompute_layers(m, l, rank);
+        casts[k] = weight_casts * nl;
         if (!moe) {
             s->fwd = one.fwd * nl + (double)v * amax_f;
             s->bwd = one.bwd * nl + (double)v * amax_b;
@@ -1454,6 +1657,9 @@ void est_estimate(const est_ctx *c, const space_model *m,
             s->cp = one.cp * nd + one.rec_cp * rd + mo.cp * nm
                     + mo.rec_cp * rm;
             s->ep = mo.ep * nm + mo.rec_ep * rm;
+            casts[k] = weight_casts * nd + moe_casts * nm;
+            if ((pp == 1 || k == 1) && m->mtp_layers > 0)
+                casts[k] += (double)m->mtp_layers * moe_casts;
         }
         s->p2p = p2p;
         int is_first = k == 0, is_last = pp == 1 ? 1 : k == 1;
@@ -1487,10 +1693,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
     double mb = (double)micro;
     /* fp8 weights cast once per iteration (te_weight_casts), on the
      * critical stage's layers. */
-    b->fwd_s = mb * cs->fwd
-               + weight_casts
-                     * space_stage_layers(m, l, crit == 0 ? 0
-                                                : crit == 1 ? pp - 1 : 1);
+    b->fwd_s = mb * cs->fwd + casts[crit];
     b->bwd_s = mb * cs->bwd;
     b->recompute_s = mb * cs->recompute;
     b->tp_s = mb * cs->tp;

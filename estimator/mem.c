@@ -302,6 +302,44 @@ static double layer_gemm_weights(const space_model *m, double t)
     return (h * (q + 2 * kv) + q * h + space_act_ffn_gemms(m->act) * h * f) / t;
 }
 
+/* Weights of one layer's GEMMs on a TP rank, MLA's attention or an MoE
+ * layer (moe: its shared experts in the place of the dense FFN; the
+ * routed experts apart, expert_gemm_weights). MLA's down projections are
+ * whole on every TP rank (multi_latent_attention.py: duplicated TELinear),
+ * its up and output projections TP-sharded; the router is no fp8 GEMM. */
+static double layer_gemm_weights_of(const space_model *m, double t, int moe)
+{
+    if (m->kv_lora_rank <= 0 && !moe) return layer_gemm_weights(m, t);
+    double h = (double)m->hidden, a;
+    if (m->kv_lora_rank > 0) {
+        double H = (double)m->heads, rope = (double)m->qk_rope_head_dim;
+        double qk = (double)m->qk_nope_head_dim + rope;
+        double kvu = (double)(m->qk_nope_head_dim + m->v_head_dim);
+        double ql = (double)m->q_lora_rank, kl = (double)m->kv_lora_rank;
+        a = h * (kl + rope) + kl * H * kvu / t
+            + H * (double)m->v_head_dim * h / t;
+        a += ql > 0 ? h * ql + ql * H * qk / t : h * H * qk / t;
+    } else {
+        double hd = (double)(m->head_dim ? m->head_dim : m->hidden / m->heads);
+        double q = (double)m->heads * hd, kv = (double)m->kv_heads * hd;
+        a = (h * (q + 2 * kv) + q * h) / t;
+    }
+    double f = moe ? (double)(m->shared_experts * m->shared_ffn_hidden)
+                   : (double)m->ffn_hidden;
+    return a + space_act_ffn_gemms(m->act) * h * f / t;
+}
+
+/* The routed experts' GEMM weights of one MoE layer on a rank: E / ep
+ * experts, each split over ETP (TE GroupedLinear caches each expert's fp8
+ * weight as a dense linear's). */
+static double expert_gemm_weights(const space_model *m, const space_layout *l)
+{
+    if (m->num_experts <= 0) return 0;
+    return (double)(m->num_experts / space_layout_ep(l))
+           * space_act_ffn_gemms(m->act) * (double)m->hidden
+           * (double)m->expert_ffn_hidden / (double)space_layout_etp(l);
+}
+
 /* est_state_bytes over `shard` data-parallel ranks. */
 static void state_bytes(const space_layout *l, double params, double shard,
                         double *w, double *gr, double *opt)
@@ -492,7 +530,17 @@ static void stage_of(const space_model *m, const space_layout *l,
      * head and embedding stay 16-bit. */
     double fp8 = 0;
     if (l->dtype == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
-        double gw = layers * layer_gemm_weights(m, t);
+        double gw = layers * layer_gemm_weights_of(m, t, 0), gx = 0;
+        if (m->num_experts > 0) {
+            /* Dense-FFN and MoE layers apart; the experts' copies are of
+             * this rank's EP x ETP shard; MTP's layers on the last stage
+             * (TE workspaces are per module, as for dense layers). */
+            double nm = est_stage_moe_layers(m, l, r);
+            double mtp = r == l->pp - 1 ? (double)m->mtp_layers : 0;
+            gw = (layers - nm) * layer_gemm_weights_of(m, t, 0)
+                 + (nm + mtp) * layer_gemm_weights_of(m, t, 1);
+            gx = (nm + mtp) * expert_gemm_weights(m, l);
+        }
         if (l->fp8_params) {
             /* --fp8-param-gather: the GEMM weights themselves are
              * fp8, one byte in the parameter buffer, and only their
@@ -502,8 +550,13 @@ static void stage_of(const space_model *m, const space_layout *l,
              * core_v0.14.0). */
             w -= gw / (l->zero >= SPACE_ZERO_3 ? (double)(l->dp * l->cp) : 1);
             fp8 = gw;
+            if (gx > 0) { /* the experts' shard: over expert DP */
+                w -= gx / (l->zero >= SPACE_ZERO_3 ? xshard : 1);
+                fp8 += gx;
+            }
         } else {
             fp8 = 2 * gw;
+            if (gx > 0) fp8 += 2 * gx;
         }
     }
     double rebuilt_tok;

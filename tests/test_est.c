@@ -936,6 +936,147 @@ static void test_moe_refusals(void)
     moe_env_close(&v);
 }
 
+/* fp8 (Transformer Engine, delayed scaling, H100): a one-expert, top-1
+ * MoE is the fp8 dense model plus the router (a 16-bit GEMM), the route
+ * and the two permutations, and one difference of casts: the grouped
+ * FC1 takes its input from the permutation (one cast-transpose of
+ * [T, h]) where the dense FC1's LayerNormLinear has its norm write fp8
+ * (a transpose only). The grouped GEMMs are the dense FFN's GEMMs (all
+ * T = 4096 rows on the one expert, a multiple of 16: no padding), the
+ * expert's weight casts and fp8 copies the dense FFN's. */
+static void test_moe_fp8_one_expert(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model d = small_dense(), m1 = small_moe(1, 1);
+    space_layout l = moe_layout(1, 1, 8, 1);
+    l.dtype = HW_FP8, l.fp8_recipe = SPACE_FP8_DELAYED;
+    est_result rd, rm;
+    est_estimate(&v.c, &d, &l, &rd);
+    est_estimate(&v.c, &m1, &l, &rm);
+    TP_CHECK_INT(rd.reason, EST_FEASIBLE);
+    TP_CHECK_INT(rm.reason, EST_FEASIBLE);
+    double eff = est_kernel_eff(&v.c, &l);
+    int64_t T = l.mbs * l.seq, h = d.hidden;
+    est_op router = gemm(T, 1, h);
+    est_op route = {0}, perm = {0}, q2 = {0}, tr = {0};
+    route.kind = EST_OP_SOFTMAX, route.dtype = HW_BF16;
+    route.rows = T, route.cols = 1;
+    perm.kind = EST_OP_PERMUTE, perm.dtype = HW_BF16;
+    perm.rows = T, perm.cols = h;
+    q2.kind = EST_OP_FP8_QUANT2, q2.dtype = HW_BF16;
+    q2.rows = T, q2.cols = h;
+    tr = q2;
+    tr.kind = EST_OP_FP8_TRANSPOSE;
+    est_time a, b, c2, tq, tt;
+    est_models_time(v.ops, &router, &a);
+    est_models_time(v.ops, &route, &b);
+    est_models_time(v.ops, &perm, &c2);
+    est_models_time(v.ops, &q2, &tq);
+    est_models_time(v.ops, &tr, &tt);
+    double micro = (double)(l.gbs / (l.mbs * l.dp)), L = (double)d.num_layers;
+    double extra_f = micro * L
+                     * (a.fwd_s + b.fwd_s + 2 * c2.fwd_s + tq.fwd_s - tt.fwd_s)
+                     / eff;
+    double extra_b = micro * L * (a.bwd_s + b.bwd_s + 2 * c2.bwd_s) / eff;
+    TP_CHECK_REL(rm.time.fwd_s - rd.time.fwd_s, extra_f, 1e-9);
+    TP_CHECK_REL(rm.time.bwd_s - rd.time.bwd_s, extra_b, 1e-9);
+    TP_CHECK(rm.mem.fp8_weights == rd.mem.fp8_weights);
+    TP_CHECK(rm.mem.fp8_weights > 0);
+    moe_env_close(&v);
+}
+
+/* fp8 MoE and MLA layers: faster than 16 bits with per-tensor scaling on
+ * H100 (and with MXFP8 on GB200), never faster than the fp8 peak allows
+ * (est_time_floor), and every Transformer Engine recipe estimated; the
+ * routed experts' rows are padded to 16 (MXFP8: 32) with a copy each way
+ * (the trace's moe_fp8_pad); nvfp4 with MoE is still refused by name. */
+static void test_moe_fp8(void)
+{
+    moe_env v, bw;
+    if (moe_env_open(&v, "eos")) return;
+    if (moe_env_open(&bw, "gb200-nvl72")) {
+        moe_env_close(&v);
+        return;
+    }
+    space_model ms[3] = {small_moe(16, 2), deepseek_v3(), small_moe(8, 2)};
+    ms[2].first_dense_layers = 1, ms[2].moe_layer_freq = 2;
+    ms[2].shared_experts = 2, ms[2].shared_ffn_hidden = 1024;
+    int checked = 0, faster = 0, compared = 0;
+    for (int mi = 0; mi < 3; mi++) {
+        int64_t tps[] = {1, 2}, eps[] = {1, 8};
+        for (int a = 0; a < 2; a++)
+            for (int c = 0; c < 2; c++)
+                for (int rec = 0; rec < SPACE_FP8_RECIPE_COUNT; rec++)
+                    for (int g = 0; g < 2; g++) {
+                        const moe_env *e = g ? &bw : &v;
+                        if (rec == SPACE_FP8_ROWWISE) continue; /* torchao's */
+                        if ((rec == SPACE_FP8_MXFP8) != (g == 1)) continue;
+                        space_layout l = moe_layout(tps[a], 2, 16, eps[c]);
+                        if (mi == 1) l.seq = 1024, l.pp = 4;
+                        space_layout b16 = l;
+                        l.dtype = HW_FP8, l.fp8_recipe = rec;
+                        est_result r, r16;
+                        est_estimate(&e->c, &ms[mi], &l, &r);
+                        TP_CHECK(r.reason != EST_MOE);
+                        if (r.iteration_s <= 0) continue;
+                        double tf = est_time_floor(&e->c, &ms[mi], &l);
+                        TP_CHECK(tf > 0 && r.iteration_s >= tf);
+                        TP_CHECK(r.mem.fp8_weights > 0);
+                        TP_CHECK(isfinite(r.iteration_s));
+                        checked++;
+                        if (rec == SPACE_FP8_BLOCKWISE) continue;
+                        est_estimate(&e->c, &ms[mi], &b16, &r16);
+                        if (r16.iteration_s <= 0) continue;
+                        compared++;
+                        faster += r.time.fwd_s + r.time.bwd_s
+                                  < r16.time.fwd_s + r16.time.bwd_s;
+                    }
+    }
+    TP_CHECK(checked >= 30);
+    TP_CHECK(compared > 0);
+    TP_CHECK_INT(faster, compared);
+    /* Padding: 16 experts, top 2 on EP 8: each rank's 2 experts get
+     * uneven counts; the copies show in the trace, in fp8 only. */
+    space_model m = ms[0];
+    space_layout l = moe_layout(1, 1, 16, 8);
+    l.dtype = HW_FP8;
+    est_trace *tr = calloc(1, sizeof *tr);
+    if (!tr) return;
+    est_ctx ct = v.c;
+    ct.trace = tr;
+    est_result r;
+    est_estimate(&ct, &m, &l, &r);
+    int pads = 0, grouped8 = 0;
+    for (int i = 0; i < tr->n; i++) {
+        if (!strcmp(tr->row[i].what, "moe_fp8_pad")
+            || !strcmp(tr->row[i].what, "moe_fp8_unpad"))
+            pads++;
+        if (!strcmp(tr->row[i].what, "grouped_gemm")) {
+            TP_CHECK_CONTAINS(tr->row[i].shape, "fp8");
+            grouped8++;
+        }
+    }
+    TP_CHECK_INT(pads, 2);
+    TP_CHECK_INT(grouped8, 2);
+    l.dtype = HW_BF16;
+    est_estimate(&ct, &m, &l, &r);
+    for (int i = 0; i < tr->n; i++)
+        TP_CHECK(strcmp(tr->row[i].what, "moe_fp8_pad") != 0);
+    free(tr);
+    /* Refused by name: nvfp4 with MoE or MLA, fp8 MoE under torchao. */
+    l = moe_layout(1, 1, 16, 8);
+    l.dtype = HW_FP4;
+    est_estimate(&bw.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_MOE);
+    TP_CHECK_CONTAINS(r.message, "nvfp4");
+    l.dtype = HW_FP8, l.fp8_lib = SPACE_FP8_LIB_TORCHAO;
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_MOE);
+    moe_env_close(&bw);
+    moe_env_close(&v);
+}
+
 /* Nothing beats its roofline: over many MoE and MLA layouts the
  * estimate is at least the search's time floor (GEMM FLOPs at the dense
  * peak), and the memory at least the memory floor. */
@@ -1148,6 +1289,8 @@ int main(int argc, char **argv)
     TP_RUN(test_moe_refusals);
     TP_RUN(test_moe_zero3_gathers);
     TP_RUN(test_moe_floors);
+    TP_RUN(test_moe_fp8_one_expert);
+    TP_RUN(test_moe_fp8);
     TP_RUN(test_deepseek_v3_memory);
     TP_RUN(test_moe_stage_layers);
     TP_RUN(test_window_mla);

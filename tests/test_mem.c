@@ -680,6 +680,54 @@ static void test_moe_activations(void)
     TP_CHECK(c.activations > a.activations);
 }
 
+/* fp8 under Transformer Engine caches an fp8 copy and its transpose of
+ * every GEMM weight the rank holds (2 bytes each): the dense layer's
+ * attention and FFN / TP, the MoE layers' attention and shared expert
+ * / TP (not the router, a 16-bit GEMM) and the rank's EP x ETP shard of
+ * the routed experts; with --fp8-param-gather those weights are one-byte
+ * parameters and only the transpose is cached. MLA's down projections
+ * are whole on every TP rank. */
+static void test_moe_fp8_weights(void)
+{
+    space_model m = toy_moe();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    l.tp = 2, l.sp = 1, l.dp = 4, l.gbs = 4;
+    double gw = (ATTN + 3 * 64 * 256) / 2.0 + 3.0 * (ATTN + 12288) / 2.0;
+    double dense = (ATTN + 3 * 64 * 256) / 2 + 128
+                   + 3.0 * ((ATTN + 12288) / 2 + 128 + 512)
+                   + 2 * 1024 * 64 / 2 + 64;
+    const int64_t grid[][2] = {{1, 1}, {2, 1}, {8, 1}, {1, 2}, {2, 2}, {4, 2}};
+    for (size_t i = 0; i < sizeof grid / sizeof grid[0]; i++) {
+        l.ep = grid[i][0], l.etp = grid[i][1];
+        double gx = 3.0 * ROUTED / (double)(grid[i][0] * grid[i][1]);
+        est_memory r;
+        l.fp8_params = 0;
+        est_memory_of(&m, &l, &r);
+        TP_CHECK_REL(r.fp8_weights, 2 * (gw + gx), 1e-12);
+        TP_CHECK_REL(r.weights, 2 * (dense + gx), 1e-12);
+        l.fp8_params = 1;
+        est_memory_of(&m, &l, &r);
+        TP_CHECK_REL(r.fp8_weights, gw + gx, 1e-12);
+        TP_CHECK_REL(r.weights, 2 * (dense + gx) - (gw + gx), 1e-12);
+    }
+    /* MLA (q_lora 32, kv_lora 16, 4 heads of 16 + 8 rope, v 16) at TP 2:
+     * the down projections 64 x 32 and 64 x (16 + 8) whole, the up
+     * projections 32 x 4 x 24 and 16 x 4 x 32 and the output 4 x 16 x 64
+     * halved, the FFN's 3 x 64 x 256 halved: 32768 a layer. */
+    space_model a = toy();
+    a.q_lora_rank = 32, a.kv_lora_rank = 16, a.qk_nope_head_dim = 16;
+    a.qk_rope_head_dim = 8, a.v_head_dim = 16;
+    space_layout t = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    t.tp = 2, t.sp = 1, t.dp = 2;
+    est_memory r;
+    est_memory_of(&a, &t, &r);
+    double mla = 64 * 32 + 64 * 24
+                 + (32 * 4 * 24 + 16 * 4 * 32 + 4 * 16 * 64) / 2
+                 + 3 * 64 * 256 / 2;
+    TP_CHECK_REL(mla, 32768, 1e-12);
+    TP_CHECK_REL(r.fp8_weights, 2.0 * 4 * mla, 1e-12);
+}
+
 int main(void)
 {
     TP_RUN(test_frameworks);
@@ -693,5 +741,6 @@ int main(void)
     TP_RUN(test_frameworks_2021);
     TP_RUN(test_moe_states);
     TP_RUN(test_moe_activations);
+    TP_RUN(test_moe_fp8_weights);
     return TP_TEST_EXIT();
 }
