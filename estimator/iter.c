@@ -1765,8 +1765,13 @@ void est_estimate(const est_ctx *c, const space_model *m,
                             ? 0
                             : coll(&x, EST_COLL_ALLGATHER, ag_bytes,
                                    &x.dp_group);
+            /* The routed experts' shard gathered over expert DP: all
+             * GEMM weights, one byte each with fp8 parameters. */
+            int fp8p = x.gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE
+                       && l->fp8_params;
             if (xred && l->zero != SPACE_ZERO_3)
-                ag += coll(&x, EST_COLL_ALLGATHER, 2 * xp, &x.edp_group);
+                ag += coll(&x, EST_COLL_ALLGATHER, (fp8p ? 1 : 2) * xp,
+                           &x.edp_group);
             b->dp_s = rs_times * fmax(bucket * rs, rs - window)
                       + fmax(bucket * ag, ag - fwd_window); /* 0 if ag is */
             if (l->zero == SPACE_ZERO_3) {
@@ -1789,15 +1794,15 @@ void est_estimate(const est_ctx *c, const space_model *m,
                 double nm_s = moe ? est_stage_moe_layers(m, l, srank) : 0;
                 double lp = (params - xp) / nl_s;
                 double g1 = coll(&x, EST_COLL_ALLGATHER, 2 * lp, &x.dp_group);
-                double gm = g1;
+                double g_moe = g1;
                 if (nm_s > 0 && xp > 0)
-                    gm += coll(&x, EST_COLL_ALLGATHER, 2 * xp / nm_s,
-                               x.edp > 1 ? &x.edp_group : &x.dp_group);
+                    g_moe += coll(&x, EST_COLL_ALLGATHER, 2 * xp / nm_s,
+                                   x.edp > 1 ? &x.edp_group : &x.dp_group);
                 double ov = l->no_dp_overlap ? 0 : 1;
                 double exp_f = (nl_s - nm_s) * fmax(0, g1 - ov * one.fwd)
-                               + nm_s * fmax(0, gm - ov * mo.fwd);
+                               + nm_s * fmax(0, g_moe - ov * mo.fwd);
                 double exp_b = (nl_s - nm_s) * fmax(0, g1 - ov * one.bwd)
-                               + nm_s * fmax(0, gm - ov * mo.bwd);
+                               + nm_s * fmax(0, g_moe - ov * mo.bwd);
                 if (fsdp_pp)
                     b->dp_s += exp_f;
                 else
