@@ -1028,6 +1028,14 @@ static void test_moe_fp8(void)
                         if (rec == SPACE_FP8_BLOCKWISE) continue;
                         est_estimate(&e->c, &ms[mi], &b16, &r16);
                         if (r16.iteration_s <= 0) continue;
+                        /* Except DeepSeek-V3's 256 experts on one EP
+                         * rank: 32 rows an expert at seq 1024, one
+                         * 64-row tile each in either precision, where
+                         * current scaling's casts cost more than fp8
+                         * saves. */
+                        if (mi == 1 && eps[c] == 1
+                            && rec == SPACE_FP8_TENSORWISE)
+                            continue;
                         compared++;
                         faster += r.time.fwd_s + r.time.bwd_s
                                   < r16.time.fwd_s + r16.time.bwd_s;
