@@ -933,10 +933,19 @@ static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
     add_named(x, &o, "moe_route", fwd, bwd);
     /* Permutations are row gathers, backward the reverse (op.c,
      * EST_OP_PERMUTE: memory-bound, no table to zero as an embedding's
-     * backward has). */
-    est_op perm = elementwise(EST_OP_PERMUTE, x->act_dt, Tr * k, h);
-    add_named(x, &perm, "moe_permute", fwd, bwd);
-    add_named(x, &perm, "moe_unpermute", fwd, bwd);
+     * backward has). The flex dispatcher has none before the exchange:
+     * its backends fuse the copy of each token to its destinations into
+     * the dispatch kernel and the weighted sum back into the combine
+     * (token_dispatcher.py MoEFlexTokenDispatcher.token_dispatch, "fused
+     * permutation and AlltoAll communication", NVIDIA/Megatron-LM@
+     * d98e8a64ddf3; docs/discussions/deepseek-v3-gb200-optimization,
+     * @79e8592b, section 2.1.1: the flex dispatcher "fuses the global
+     * permute into the communication kernel"). */
+    if (l->moe_dispatcher != SPACE_MOE_FLEX) {
+        est_op perm = elementwise(EST_OP_PERMUTE, x->act_dt, Tr * k, h);
+        add_named(x, &perm, "moe_permute", fwd, bwd);
+        add_named(x, &perm, "moe_unpermute", fwd, bwd);
+    }
     double sent = (double)(Tr * k) * (double)h * e;
     double rows = (double)etp * (double)(Tr * k) * imb;
     double comm = 0;

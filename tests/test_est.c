@@ -838,6 +838,49 @@ static void test_moe_dispatch(void)
     moe_env_close(&v);
 }
 
+/* The flex dispatcher (DeepEP, HybridEP) fuses the copy of each token to
+ * its destinations into the dispatch kernel and the weighted sum back into
+ * the combine: no moe_permute / moe_unpermute of the Tr x top_k rows, as
+ * the all-to-all dispatcher has; the sort of the received rows by local
+ * expert stays. */
+static void test_moe_flex_fused_permute(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_moe(16, 2);
+    space_layout a2a = moe_layout(1, 1, 16, 1), fx = a2a;
+    a2a.ep = fx.ep = 8;
+    fx.moe_dispatcher = SPACE_MOE_FLEX;
+    est_trace *tr = calloc(2, sizeof *tr);
+    if (!tr) return;
+    est_ctx ct = v.c;
+    est_result ra, rf;
+    ct.trace = &tr[0];
+    est_estimate(&ct, &m, &a2a, &ra);
+    ct.trace = &tr[1];
+    est_estimate(&ct, &m, &fx, &rf);
+    TP_CHECK_INT(ra.reason, EST_FEASIBLE);
+    TP_CHECK_INT(rf.reason, EST_FEASIBLE);
+    int perm[2] = {0, 0}, sort[2] = {0, 0};
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < tr[t].n; i++) {
+            const est_trace_row *row = &tr[t].row[i];
+            if (strcmp(row->where, "moe layer")) continue;
+            if (!strcmp(row->what, "moe_permute")
+                || !strcmp(row->what, "moe_unpermute"))
+                perm[t]++;
+            if (!strcmp(row->what, "moe_sort")
+                || !strcmp(row->what, "moe_unsort"))
+                sort[t]++;
+        }
+    TP_CHECK_INT(perm[0], 2);
+    TP_CHECK_INT(perm[1], 0);
+    TP_CHECK_INT(sort[0], 2);
+    TP_CHECK_INT(sort[1], 2);
+    free(tr);
+    moe_env_close(&v);
+}
+
 /* ZeRO-3 (Megatron-FSDP) of an MoE model: each MoE layer gathers its
  * routed experts (E / ep of them, 16-bit) over the expert data-parallel
  * group, tp x cp x dp / (etp x ep) ranks, and its other parameters over
@@ -1294,6 +1337,7 @@ int main(int argc, char **argv)
     TP_RUN(test_kernel_eff);
     TP_RUN(test_moe_one_expert);
     TP_RUN(test_moe_dispatch);
+    TP_RUN(test_moe_flex_fused_permute);
     TP_RUN(test_moe_refusals);
     TP_RUN(test_moe_zero3_gathers);
     TP_RUN(test_moe_floors);
