@@ -881,6 +881,36 @@ static void test_moe_flex_fused_permute(void)
     moe_env_close(&v);
 }
 
+/* GB300 NVL72 keeps GB200 NVL72's NVLink 5 switch fabric (18 switches,
+ * 900 GB/s per GPU per direction): inside one rack its collectives take
+ * GB200 NVL72's measured tables (hwdb gb300-nvl72.json, measured), so an
+ * EP all-to-all of 64 GPUs costs the same on both racks, below the
+ * analytical model; a group over two racks stays analytical. */
+static void test_nvl72_tables_shared(void)
+{
+    moe_env a, b;
+    if (moe_env_open(&a, "gb200-nvl72")) return;
+    if (moe_env_open(&b, "gb300-nvl72")) {
+        moe_env_close(&a);
+        return;
+    }
+    est_group g = {64, 4, 16, 0};
+    est_coll_info ia, ib;
+    double ta = est_coll_time_info(a.comm, a.y, EST_COLL_ALLTOALL, 254.2e6,
+                                   &g, &ia);
+    double tb = est_coll_time_info(b.comm, b.y, EST_COLL_ALLTOALL, 254.2e6,
+                                   &g, &ib);
+    TP_CHECK(ia.table != NULL && ib.table != NULL);
+    TP_CHECK_REL(tb, ta, 1e-12);
+    TP_CHECK(tb < ib.analytical_s);
+    est_group two = {144, 4, 36, 0};
+    double t2 = est_coll_time_info(b.comm, b.y, EST_COLL_ALLTOALL, 254.2e6,
+                                   &two, &ib);
+    TP_CHECK(t2 > 0 && ib.table == NULL);
+    moe_env_close(&b);
+    moe_env_close(&a);
+}
+
 /* ZeRO-3 (Megatron-FSDP) of an MoE model: each MoE layer gathers its
  * routed experts (E / ep of them, 16-bit) over the expert data-parallel
  * group, tp x cp x dp / (etp x ep) ranks, and its other parameters over
@@ -1338,6 +1368,7 @@ int main(int argc, char **argv)
     TP_RUN(test_moe_one_expert);
     TP_RUN(test_moe_dispatch);
     TP_RUN(test_moe_flex_fused_permute);
+    TP_RUN(test_nvl72_tables_shared);
     TP_RUN(test_moe_refusals);
     TP_RUN(test_moe_zero3_gathers);
     TP_RUN(test_moe_floors);
