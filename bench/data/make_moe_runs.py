@@ -533,6 +533,11 @@ def modelzoo(r):
         feats.append("fp8-param-gather")
         derived.append("fp8 blockwise (1x128 activations, 128x128 weights), FP8 parameter "
                        "all-gather, BF16 optimizer moments: sbatch_benchmarking.sh with PR=fp8")
+    elif recipe == "mxfp8":
+        feats.append("fp8-param-gather")
+        derived.append("MXFP8 parameters gathered at one byte (--fp8-param-gather "
+                       "--reuse-grad-buf-for-mxfp8-param-ag), BF16 optimizer moments: "
+                       "sbatch_benchmarking.sh with PR=mxfp8 and OPTIMIZER_OFFLOAD unset (0)")
     if r["moe"].get("capacity_factor"):
         out["model_overrides"] = {"capacity_factor": r["moe"]["capacity_factor"]}
         derived.append("capacity factor 1.0 with padding to capacity: "
