@@ -178,6 +178,13 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     space_framework_software((space_framework)fw, &w);
     const cJSON *feat = get(l, "features");
     int compiled = has_feature(feat, "torch.compile");
+    /* Megatron-Core's overlaps of the MoE dispatch where the run lists
+     * them (moe_validation_runs.json: the Model Zoo's ep-a2a-overlap is
+     * --overlap-moe-expert-parallel-comm). */
+    if (has_feature(feat, "ep-a2a-overlap"))
+        w.moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
+    else if (has_feature(feat, "moe-shared-expert-overlap"))
+        w.moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
     w.fp8_params = has_feature(feat, "fp8-param-gather");
     /* llm-foundry's attention is the one its run lists (flash, triton or
      * PyTorch's). */

@@ -85,6 +85,7 @@ typedef struct cli_opts {
     int64_t ep, etp;         /* --ep, --etp; 0 = unset (searched) */
     int moe_dispatcher;      /* --moe-dispatcher: space_moe_dispatcher */
     double moe_imbalance;    /* --moe-imbalance, >= 1; 0 = unset */
+    int moe_comm_overlap;    /* --moe-comm-overlap: space_moe_overlap */
     unsigned sw_set;         /* CLI_SW_* bits: software fields set by an
                                 option, which the framework leaves alone */
     double attn_dropout, hidden_dropout; /* < 0 = the model's */

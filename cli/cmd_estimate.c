@@ -79,6 +79,7 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     l->recompute_layers = o->recompute_layers;
     l->moe_dispatcher = o->moe_dispatcher;
     l->moe_imbalance = o->moe_imbalance;
+    l->moe_comm_overlap = o->moe_comm_overlap;
 }
 
 int cli_check_moe(const cli_opts *o, const space_model *m, tp_err *e)
@@ -94,6 +95,12 @@ int cli_check_moe(const cli_opts *o, const space_model *m, tp_err *e)
             return tp_errf(e, TP_EUSAGE,
                            "--moe-imbalance %g: %s is dense (no experts to "
                            "route to)", o->moe_imbalance, m->name);
+        if (o->moe_comm_overlap != SPACE_MOE_OVERLAP_NONE)
+            return tp_errf(e, TP_EUSAGE,
+                           "--moe-comm-overlap %s: %s is dense (no expert "
+                           "dispatch to overlap); expected none",
+                           space_moe_overlap_names[o->moe_comm_overlap],
+                           m->name);
         return TP_OK;
     }
     if (o->ep > 0 && m->num_experts % o->ep)
@@ -245,6 +252,14 @@ static const char *moe_dispatcher_name(const space_layout *l)
                                           : 0];
 }
 
+static const char *moe_overlap_name(const space_layout *l)
+{
+    return space_moe_overlap_names[(unsigned)l->moe_comm_overlap
+                                           < SPACE_MOE_OVERLAP_COUNT
+                                       ? l->moe_comm_overlap
+                                       : 0];
+}
+
 static void add_layout_json(cJSON *j, const est_result *r,
                             const space_layout *want, const space_model *m)
 {
@@ -277,6 +292,8 @@ static void add_layout_json(cJSON *j, const est_result *r,
                                 (double)(l->tp * l->cp * l->dp / (ep * etp)));
         cJSON_AddStringToObject(a, "moe_token_dispatcher_type",
                                 moe_dispatcher_name(l));
+        cJSON_AddStringToObject(a, "moe_comm_overlap",
+                                moe_overlap_name(l));
         if (l->moe_imbalance > 0)
             cJSON_AddNumberToObject(a, "moe_imbalance", l->moe_imbalance);
         else
@@ -672,12 +689,14 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 snprintf(imb, sizeof imb, "%g", l->moe_imbalance);
             fprintf(f,
                     "experts: %lld of %lld a token; EP %lld, expert TP %lld, "
-                    "expert DP %lld; %s dispatcher; busiest expert's load "
-                    "over the mean %s\n",
+                    "expert DP %lld; %s dispatcher%s%s; busiest expert's "
+                    "load over the mean %s\n",
                     (long long)m.top_k, (long long)m.num_experts,
                     (long long)ep, (long long)etp,
                     (long long)(l->tp * l->cp * l->dp / (ep * etp)),
-                    moe_dispatcher_name(l), imb);
+                    moe_dispatcher_name(l),
+                    l->moe_comm_overlap ? ", overlapped: " : "",
+                    l->moe_comm_overlap ? moe_overlap_name(l) : "", imb);
         }
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "

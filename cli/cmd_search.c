@@ -338,6 +338,12 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
                                              < SPACE_MOE_DISPATCHER_COUNT
                                          ? l->moe_dispatcher
                                          : 0]);
+        cJSON_AddStringToObject(j, "moe_comm_overlap",
+                                space_moe_overlap_names
+                                    [(unsigned)l->moe_comm_overlap
+                                             < SPACE_MOE_OVERLAP_COUNT
+                                         ? l->moe_comm_overlap
+                                         : 0]);
     }
     cJSON_AddStringToObject(j, "precision", hw_dtype_names[l->dtype]);
     cJSON_AddNumberToObject(j, "iteration_time_s", w->r.iteration_s);

@@ -288,6 +288,16 @@ static void moe_args(mg_args *j, const space_model *m, const space_layout *l)
      * TransformerConfig), as the estimate times them */
     arg(j, G_PRECISION, "--moe-grouped-gemm", NULL);
     arg(j, G_PRECISION, "--moe-permute-fusion", NULL);
+    /* The dispatch's overlaps (transformer_config.py: moe_shared_expert_
+     * overlap; overlap_moe_expert_parallel_comm, with delay_wgrad_compute
+     * splitting the experts' weight gradients out as the estimate
+     * schedules them, moe_overlap_a2a in estimator/iter.c). */
+    if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_SHARED)
+        arg(j, G_PARALLEL, "--moe-shared-expert-overlap", NULL);
+    if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A) {
+        arg(j, G_PARALLEL, "--overlap-moe-expert-parallel-comm", NULL);
+        arg(j, G_PARALLEL, "--delay-wgrad-compute", NULL);
+    }
     if (m->mlp_bias && space_layout_etp(l) != 1)
         note(j, "biases in the experts need expert TP 1 in Megatron-Core "
                 "(TransformerConfig: \"Bias in Moe is only supported when "
@@ -819,7 +829,8 @@ typedef enum {
     F_NPROC, F_EXPERTS, F_MOE_TOPK, F_MOE_FFN, F_MOE_SHARED, F_MOE_SHARED_GATE,
     F_MOE_FREQ, F_MOE_SCORE, F_MOE_GROUPS, F_MOE_GROUP_TOPK, F_MOE_CAPACITY,
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MLA, F_Q_LORA, F_KV_LORA, F_QK_HEAD,
-    F_QK_POS, F_V_HEAD, F_QK_NORM, F_MTP, F_COUNT
+    F_QK_POS, F_V_HEAD, F_QK_NORM, F_MTP, F_MOE_SHARED_OVERLAP,
+    F_MOE_A2A_OVERLAP, F_DELAY_WGRAD, F_COUNT
 } mg_flag;
 
 static const struct {
@@ -907,6 +918,9 @@ static const struct {
     [F_V_HEAD] = {"--v-head-dim", 1},
     [F_QK_NORM] = {"--qk-layernorm", 0},
     [F_MTP] = {"--mtp-num-layers", 1},
+    [F_MOE_SHARED_OVERLAP] = {"--moe-shared-expert-overlap", 0},
+    [F_MOE_A2A_OVERLAP] = {"--overlap-moe-expert-parallel-comm", 0},
+    [F_DELAY_WGRAD] = {"--delay-wgrad-compute", 0},
 };
 
 typedef struct mg_seen {
@@ -1449,6 +1463,27 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             if (k < 0) rc = TP_EDATA;
             else o->moe_dispatcher = k;
         }
+        /* The A2A overlap is estimated with --delay-wgrad-compute's
+         * schedule whether or not the file gives it (without it the
+         * experts' weight gradient runs before the dispatch backward:
+         * a little more exposed than estimated). Megatron-Core refuses
+         * both overlaps at once; est_moe_check the rest. */
+        if (!rc && s.v[F_MOE_A2A_OVERLAP] && s.v[F_MOE_SHARED_OVERLAP])
+            rc = tp_errf(e, TP_EDATA,
+                         "%s:%d: --moe-shared-expert-overlap with "
+                         "--overlap-moe-expert-parallel-comm: Megatron-Core "
+                         "refuses both (transformer_config.py); keep one",
+                         file, s.line[F_MOE_SHARED_OVERLAP]);
+        else if (s.v[F_MOE_A2A_OVERLAP])
+            o->moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
+        else if (s.v[F_MOE_SHARED_OVERLAP])
+            o->moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
+        if (!rc && s.v[F_DELAY_WGRAD] && !s.v[F_MOE_A2A_OVERLAP])
+            rc = tp_errf(e, TP_EDATA,
+                         "%s:%d: --delay-wgrad-compute needs "
+                         "--overlap-moe-expert-parallel-comm (Megatron-Core "
+                         "transformer_config.py)",
+                         file, s.line[F_DELAY_WGRAD]);
     }
     if (!rc) rc = seen_int(&s, F_MBS, file, 1, 1000000, &o->mbs, e);
     if (!rc && s.v[F_GBS]) rc = seen_int(&s, F_GBS, file, 1, 100000000, &o->gbs, e);

@@ -333,6 +333,13 @@ static void put_bridge_experts(const space_model *m, const space_layout *l,
                                            < SPACE_MOE_DISPATCHER_COUNT
                                        ? l->moe_dispatcher
                                        : 0]);
+    /* the dispatch's overlaps: TransformerConfig's fields of the
+     * Megatron-LM flags (launch_megatron.c moe_args) */
+    if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_SHARED)
+        cli_text_put(b, "model.moe_shared_expert_overlap=true\n");
+    if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A)
+        cli_text_put(b, "model.overlap_moe_expert_parallel_comm=true\n"
+                "model.delay_wgrad_compute=true\n");
 }
 
 /* The model's sizes as GPTModelProvider keys (the generic recipe), and
@@ -636,6 +643,13 @@ static void put_nemo1_moe(const space_model *m, const space_layout *l,
                                                < SPACE_MOE_DISPATCHER_COUNT
                                            ? l->moe_dispatcher
                                            : 0]);
+    if (l->moe_comm_overlap != SPACE_MOE_OVERLAP_NONE)
+        cli_text_put(b, "# not expressible: the MoE dispatch's %s overlap: "
+                "NeMo 1 has no key for it\n",
+            space_moe_overlap_names[(unsigned)l->moe_comm_overlap
+                                            < SPACE_MOE_OVERLAP_COUNT
+                                        ? l->moe_comm_overlap
+                                        : 0]);
 }
 
 /* The NeMo 1.x launcher's keys: today's output with what the YAML cannot
@@ -785,6 +799,7 @@ typedef enum nemo_kid {
     K_EXPERTS, K_MOE_TOPK, K_MOE_FFN, K_MOE_SHARED, K_MOE_SHARED_GATE,
     K_MOE_FREQ, K_MOE_SCORE, K_MOE_GROUPS, K_MOE_GROUP_TOPK, K_MOE_CAPACITY,
     K_EP, K_ETP, K_MOE_DISPATCHER, K_QK_NORM, K_MTP,
+    K_MOE_SHARED_OVERLAP, K_MOE_A2A_OVERLAP, K_DELAY_WGRAD,
     K_MOE_INERT, /* keys trainplan writes that change no estimate (the
                     grouped GEMMs and fused permutation it assumes, the
                     balancing loss) */
@@ -932,6 +947,11 @@ static const nemo_key nemo_keys[] = {
      n_dispatcher},
     {"model.qk_layernorm", K_QK_NORM, V_BOOL, 0, 0, 0, n_bool},
     {"model.mtp_num_layers", K_MTP, V_INT, 1, 0, 1000, NULL},
+    {"model.moe_shared_expert_overlap", K_MOE_SHARED_OVERLAP, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"model.overlap_moe_expert_parallel_comm", K_MOE_A2A_OVERLAP, V_BOOL, 0,
+     0, 0, n_bool},
+    {"model.delay_wgrad_compute", K_DELAY_WGRAD, V_BOOL, 0, 0, 0, n_bool},
     {"model.moe_grouped_gemm", K_MOE_INERT, V_BOOL, 0, 0, 0, n_bool},
     {"model.moe_permute_fusion", K_MOE_INERT, V_BOOL, 0, 0, 0, n_bool},
     {"model.moe_router_load_balancing_type", K_MOE_INERT, V_STR, 0, 0, 0, NULL},
@@ -1576,6 +1596,10 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
         o->moe_dispatcher = SET(K_MOE_DISPATCHER)
                                 ? r->v[K_MOE_DISPATCHER].name
                                 : SPACE_MOE_ALLGATHER;
+        if (SET(K_MOE_A2A_OVERLAP) && IV(K_MOE_A2A_OVERLAP))
+            o->moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
+        else if (SET(K_MOE_SHARED_OVERLAP) && IV(K_MOE_SHARED_OVERLAP))
+            o->moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
     }
     if (SET(K_MBS)) o->mbs = IV(K_MBS);
     if (SET(K_GBS)) o->gbs = IV(K_GBS);

@@ -246,6 +246,12 @@ static void write_experts(tt_out *w, const space_model *m,
     else if (l->moe_dispatcher == SPACE_MOE_FLEX && w->main_)
         not_expressible(w, "the flex (DeepEP) dispatcher: main's config has "
                         "no expert_parallel_comm_backend");
+    if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_SHARED)
+        not_expressible(w, "Megatron-Core's overlap of the shared experts "
+                        "with the MoE dispatch: no torchtitan option");
+    else if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A)
+        not_expressible(w, "Megatron-Core's 1F1B overlap of the MoE "
+                        "dispatch: no torchtitan option");
 }
 
 static const char *py_bool(const tt_out *w, int b)

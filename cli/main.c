@@ -215,7 +215,8 @@ enum opt_id {
     OPT_EP,
     OPT_ETP,
     OPT_MOE_DISPATCHER,
-    OPT_MOE_IMBALANCE
+    OPT_MOE_IMBALANCE,
+    OPT_MOE_COMM_OVERLAP
 };
 
 typedef struct cli_option {
@@ -275,6 +276,13 @@ static const cli_option options[] = {
      "MoE: how tokens reach their experts (Megatron-Core "
      "--moe-token-dispatcher-type; flex: DeepEP, needs etp x ep > 1); "
      "default alltoall"},
+    {"moe-comm-overlap", OPT_MOE_COMM_OVERLAP, "none|shared|a2a",
+     CMD_EST_SEARCH,
+     "MoE: what the dispatch and combine run under (Megatron-Core): none "
+     "(exposed), shared (--moe-shared-expert-overlap: the shared experts), "
+     "a2a (--overlap-moe-expert-parallel-comm --delay-wgrad-compute: "
+     "another micro-batch's compute; EP > 1, no full recompute, VPP with "
+     "PP > 1); default none, not searched"},
     {"moe-imbalance", OPT_MOE_IMBALANCE, "X", CMD_EST_SEARCH,
      "MoE: tokens the busiest expert receives over the mean, 1 (perfect "
      "balance) to experts / top-k (default: the estimator's)"},
@@ -532,7 +540,7 @@ static int job_sets(int id)
         OPT_HIDDEN_DROPOUT, OPT_GRAD_FP32, OPT_GRAD_BF16, OPT_OVERLAP,
         OPT_NO_OVERLAP, OPT_PP_OVERLAP, OPT_NO_PP_OVERLAP, OPT_FRAMEWORK,
         OPT_EAGER, OPT_PP_SCATTER_GATHER, OPT_DOC_LENGTH, OPT_EP, OPT_ETP,
-        OPT_MOE_DISPATCHER,
+        OPT_MOE_DISPATCHER, OPT_MOE_COMM_OVERLAP,
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ids[i] == id) return 1;
@@ -1130,6 +1138,11 @@ int main(int argc, char **argv)
             rc = parse_name("moe-dispatcher", optarg,
                             space_moe_dispatcher_names,
                             SPACE_MOE_DISPATCHER_COUNT, &o.moe_dispatcher, &e);
+            break;
+        case OPT_MOE_COMM_OVERLAP:
+            rc = parse_name("moe-comm-overlap", optarg,
+                            space_moe_overlap_names, SPACE_MOE_OVERLAP_COUNT,
+                            &o.moe_comm_overlap, &e);
             break;
         case OPT_MOE_IMBALANCE: {
             double x = 0;

@@ -790,7 +790,8 @@ int64_t est_moe_edp(const space_layout *l);
 
 /* What Megatron-Core needs of MoE model m under l beyond the layout rules
  * (space_layout_check: EP dividing the experts, ETP x EP dividing TP x CP
- * x DP, SP with TP): ETP dividing the expert FFN size. Returns 0, or -1
+ * x DP, SP with TP): ETP dividing the expert FFN size, the rules of
+ * l->moe_comm_overlap (space_moe_overlap). Returns 0, or -1
  * with the reason in why[cap]. A dense model always passes. */
 int est_moe_check(const space_model *m, const space_layout *l, char *why,
                   size_t cap);

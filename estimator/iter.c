@@ -87,7 +87,9 @@
  * moe.c): each pipeline stage's dense-FFN and MoE layers are timed
  * apart; an MoE layer has the router, the token permutations, the
  * dispatch and combine over the expert grid (all-to-all, all-gather or
- * DeepEP, exposed: est_breakdown.ep_s), the grouped expert GEMMs at the
+ * DeepEP, exposed: est_breakdown.ep_s, less what l->moe_comm_overlap
+ * hides under the shared experts or, in the combined 1F1B schedule,
+ * under another micro-batch's compute), the grouped expert GEMMs at the
  * busiest EP rank's tokens (the imbalance factor), the shared experts as
  * a TP-sharded dense FFN; the routed experts' gradients reduce over the
  * expert data-parallel group, the rest over DP x CP. MLA (mla_qkv) and
@@ -105,8 +107,7 @@
  *
  * Deliberately not modelled yet: the tied-embedding gradient all-reduce
  * between first and last stage, data loading, the cost of dropout inside
- * flash attention, the overlap of the MoE dispatch with compute
- * (--moe-shared-expert-overlap, the 1F1B A2A overlap, DualPipe).
+ * flash attention, DualPipe's overlap of the MoE dispatch.
  */
 #include "est.h"
 
@@ -127,6 +128,11 @@ typedef struct stage_time {
      * recomputation reruns, added for the layers recomputed */
     double rec_tp, rec_cp;
     double ep, rec_ep; /* MoE dispatch and combine, exposed; rerun */
+    /* of one MoE layer under the 1F1B A2A overlap (moe_overlap_a2a): the
+     * exposed dispatch and combine of a forward layer run beside another
+     * micro-batch's backward layer; the stage loop weighs it with ep by
+     * the share of layers so paired */
+    double ep_pair;
 } stage_time;
 
 static double stage_total(const stage_time *s)
@@ -881,7 +887,9 @@ static int64_t fp8_expert_rows(const iter_ctx *x, int64_t nle, int64_t rows,
 }
 
 /* An MoE layer's routed experts, one micro-batch, per rank: compute into
- * *fwd, *bwd; the exposed dispatch and combine into *ep_f, *ep_b.
+ * *fwd, *bwd; the dispatch and combine, all exposed, into *ep_f, *ep_b,
+ * and apart, of one direction, into *disp, *comb (the backward moves the
+ * same volumes the other way).
  * Megatron-Core with Transformer Engine (NVIDIA/Megatron-LM@d98e8a64ddf3,
  * megatron/core/transformer/moe/):
  *  - router.py TopKRouter: the gating GEMM [Tr, h] x [h, E] in the input's
@@ -909,9 +917,9 @@ static int64_t fp8_expert_rows(const iter_ctx *x, int64_t nle, int64_t rows,
  *    experts of E, from ep ranks), times the imbalance x->imb on the
  *    busiest EP rank (EP > 1; with one EP rank every token is local and
  *    the rank's total is exact);
- *  - nothing of the dispatch overlaps compute by default (the shared
- *    experts' overlap and the 1F1B A2A overlap are options), so it is
- *    all exposed; the backward moves the same volumes;
+ *  - nothing of the dispatch overlaps compute by default; the shared
+ *    experts' overlap and the 1F1B A2A overlap (l->moe_comm_overlap)
+ *    are layer_time's and moe_overlap_a2a's;
  *  - fp8 (Transformer Engine): the grouped GEMMs in fp8 over padded rows
  *    (grouped_gemm, fp8_expert_rows), the padding and unpadding copies
  *    of the [rows, h] input and output each way; the router GEMM stays
@@ -919,7 +927,8 @@ static int64_t fp8_expert_rows(const iter_ctx *x, int64_t nle, int64_t rows,
  *    not an fp8 layer); the dispatch moves 16-bit tokens (no fp8
  *    dispatch modelled). */
 static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
-                       double *ep_f, double *ep_b)
+                       double *ep_f, double *ep_b, double *disp,
+                       double *comb)
 {
     const space_model *m = x->m;
     const space_layout *l = x->l;
@@ -948,26 +957,37 @@ static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
     }
     double sent = (double)(Tr * k) * (double)h * e;
     double rows = (double)etp * (double)(Tr * k) * imb;
-    double comm = 0;
+    /* dispatch, combine, and their sum in the order the exposed time
+     * always had (the same bits as before the split) */
+    double d = 0, cb = 0, comm = 0;
     if (l->moe_dispatcher == SPACE_MOE_ALLGATHER) {
         double all = (double)(etp * ep * Tr);
-        comm = coll(x, EST_COLL_ALLGATHER, all * (double)h * e, &x->eptp_group)
-               + coll(x, EST_COLL_ALLGATHER, all * (double)E * 5,
-                      &x->eptp_group)
-               + coll(x, EST_COLL_REDUCE_SCATTER, all * (double)h * e,
-                      &x->eptp_group);
+        d = coll(x, EST_COLL_ALLGATHER, all * (double)h * e, &x->eptp_group)
+            + coll(x, EST_COLL_ALLGATHER, all * (double)E * 5,
+                   &x->eptp_group);
+        cb = coll(x, EST_COLL_REDUCE_SCATTER, all * (double)h * e,
+                  &x->eptp_group);
+        comm = d + cb;
     } else if (l->moe_dispatcher == SPACE_MOE_FLEX) {
-        comm = 2 * deepep_time(x, Tr, imb);
+        d = cb = deepep_time(x, Tr, imb);
+        comm = 2 * d;
     } else {
-        comm = 2 * coll(x, EST_COLL_ALLTOALL, sent * imb, &x->ep_group)
-               + coll(x, EST_COLL_ALLTOALL, (double)(Tr * k) * 4 * imb,
-                      &x->ep_group);
-        if (etp > 1)
-            comm += coll(x, EST_COLL_ALLGATHER, (double)etp * sent * imb,
-                         &x->etp_group)
-                    + coll(x, EST_COLL_REDUCE_SCATTER,
-                           (double)etp * sent * imb, &x->etp_group);
+        double a2a = coll(x, EST_COLL_ALLTOALL, sent * imb, &x->ep_group);
+        double pr = coll(x, EST_COLL_ALLTOALL, (double)(Tr * k) * 4 * imb,
+                         &x->ep_group);
+        d = a2a + pr, cb = a2a;
+        comm = 2 * a2a + pr;
+        if (etp > 1) {
+            double ag = coll(x, EST_COLL_ALLGATHER, (double)etp * sent * imb,
+                             &x->etp_group);
+            double rs = coll(x, EST_COLL_REDUCE_SCATTER,
+                             (double)etp * sent * imb, &x->etp_group);
+            d += ag, cb += rs;
+            comm += ag + rs;
+        }
     }
+    *disp = d;
+    *comb = cb;
     *ep_f += comm;
     *ep_b += comm;
     int64_t mrows = (int64_t)ceil(rows / (double)nle - 1e-9);
@@ -996,6 +1016,54 @@ static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
         est_op unpad = elementwise(EST_OP_PERMUTE, x->act_dt, nle * mrows, h);
         add_named(x, &unpad, "moe_fp8_unpad", fwd, bwd);
     }
+}
+
+/* The 1F1B A2A overlap (--overlap-moe-expert-parallel-comm): the exposed
+ * dispatch and combine of an MoE layer's forward run beside another
+ * micro-batch's backward of an MoE layer, seconds, from the compute of
+ * each side's attention block (attn_f, attn_b: everything before the
+ * dispatch) and MoE block (mlp_f, mlp_b: shared and routed experts) and
+ * the dispatch and combine of one direction (the backward's move the same
+ * volumes). NVIDIA/Megatron-LM@d98e8a64ddf3, megatron/core/models/common/
+ * model_chunk_schedule_plan.py TransformerLayerSchedulePlan.run, a
+ * compute stream and a communication stream:
+ *   comm: combine_bwd      | dispatch_fwd -> dispatch_bwd | combine_fwd
+ *   comp: attention_fwd    | mlp_bwd -> mlp_bwd_dw -> mlp_fwd | attention_bwd
+ * The backward MLP needs its combine, the forward MLP its dispatch, the
+ * dispatch backward the MLP's data gradient (half of mlp_b: the weight
+ * gradient is the other half, run after it, --delay-wgrad-compute), and
+ * the attention backward the dispatch backward. Not modelled: the SMs the
+ * communication kernels take from the compute beside them (hwdb has no
+ * SM counts), and that the router and the permutations sit in the
+ * attention side's node (counted with the MoE block here). Returns the
+ * exposed time, >= 0, at most disp + comb each way. */
+static double moe_overlap_a2a(double attn_f, double attn_b, double mlp_f,
+                              double mlp_b, double disp, double comb)
+{
+    double w1 = fmax(0, comb - attn_f);
+    double disp_b_end = fmax(disp, mlp_b / 2) + disp;
+    double mlp_end = fmax(mlp_b, disp) + mlp_f;
+    double w2 = fmax(mlp_end, disp_b_end) - (mlp_b + mlp_f);
+    double w3 = fmax(0, comb - attn_b);
+    return w1 + w2 + w3;
+}
+
+/* Share of the forward passes of pipeline rank `rank`'s model chunks that
+ * the combined 1F1B schedule runs beside a backward (the rest: the
+ * warm-up's forwards and the drain's backwards, alone).
+ * NVIDIA/Megatron-LM@d98e8a64ddf3, megatron/core/pipeline_parallel/
+ * schedules.py get_pp_rank_microbatches (interleaved: (pp - r - 1) 2 +
+ * (v - 1) x group warm-up steps, the group pp by default, one more with
+ * the overlap) and combined_1f1b.py combined_1f1b_schedule_for_no_
+ * pipelining (the first forward and the last backward alone). */
+static double moe_pair_share(const space_layout *l, int64_t rank,
+                             int64_t micro)
+{
+    int64_t pp = l->pp, v = l->vpp > 1 ? l->vpp : 1;
+    double total = (double)(micro * v);
+    double warm = pp == 1 ? 1
+                          : (double)((pp - rank - 1) * 2 + (v - 1) * pp + 1);
+    return total > 0 ? fmax(0, total - warm) / total : 0;
 }
 
 /* One transformer layer, one micro-batch, per rank: a dense-FFN layer, or
@@ -1053,6 +1121,7 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
     f0 = fwd;
     est_time g_o = add_gemm(x, T, h, q / tp, GEMM_LINEAR_IN, &fwd, &bwd, NULL);
     est_time g_fc1 = {0, 0}, g_fc2 = {0, 0};
+    double sh_f0 = fwd, sh_b0 = bwd, sh1f = 0, sh1b = 0; /* shared FC1 */
     /* An MoE layer's norm is a module of its own (the router reads it
      * too), so its shared experts' FC1 is a plain column-parallel
      * TELinear (gpt_layer_specs.py: pre_mlp_layernorm a layer norm with
@@ -1068,12 +1137,34 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
                                    : EST_OP_SWIGLU,
                         x->act_dt, T, f / tp);
         add_op(x, &o, &fwd, &bwd);
+        sh1f = fwd - sh_f0, sh1b = bwd - sh_b0;
         f0 = fwd;
         g_fc2 = add_gemm(x, T, h, f / tp, GEMM_LINEAR_IN, &fwd, &bwd, NULL);
         fwd_gemm += fwd - f0;
     }
-    double epf = 0, epb = 0;
-    if (moe) moe_routed(x, &fwd, &bwd, &epf, &epb);
+    double epf = 0, epb = 0, ep_pair = 0;
+    if (moe) {
+        double disp, comb;
+        moe_routed(x, &fwd, &bwd, &epf, &epb, &disp, &comb);
+        int ov = l->moe_comm_overlap;
+        /* The shared experts' FC1 and activation run under the dispatch,
+         * FC2 under the combine (token_dispatcher.py MoEAlltoAll-
+         * TokenDispatcher.token_dispatch: linear_fc1_forward_and_act;
+         * token_combine: linear_fc2_forward; on SharedExpertMLP.stream);
+         * autograd runs each backward on its forward's stream, so the
+         * backward pairs them the same way. */
+        if (ov == SPACE_MOE_OVERLAP_SHARED) {
+            double sh2f = g_fc2.fwd_s, sh2b = g_fc2.bwd_s;
+            epf = fmax(0, disp - sh1f) + fmax(0, comb - sh2f);
+            epb = fmax(0, comb - sh2b) + fmax(0, disp - sh1b);
+        } else if (ov == SPACE_MOE_OVERLAP_A2A) {
+            double mlp_f = fwd - sh_f0, mlp_b = bwd - sh_b0;
+            double rec = l->recompute == SPACE_RECOMPUTE_SELECTIVE ? afwd : 0;
+            ep_pair = moe_overlap_a2a(fwd + afwd - mlp_f,
+                                      bwd + abwd + rec - mlp_b, mlp_f, mlp_b,
+                                      disp, comb);
+        }
+    }
 
     /* TP collectives of the activation [T, h] at 16 bits. */
     double tpf = 0, tpb = 0;
@@ -1214,6 +1305,7 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
     st->tp += tpf + tpb;
     st->cp += cpf + cpb;
     st->ep += epf + epb;
+    st->ep_pair += ep_pair;
     if (l->recompute == SPACE_RECOMPUTE_FULL) {
         st->recompute += fwd + afwd;
         st->rec_tp += tpf;
@@ -1428,6 +1520,13 @@ void est_estimate(const est_ctx *c, const space_model *m,
                      not_modelled, (long long)m->num_experts);
         else
             snprintf(r->message, sizeof r->message, "%s", not_modelled);
+        return;
+    }
+    if (!moe && l->moe_comm_overlap != SPACE_MOE_OVERLAP_NONE) {
+        r->reason = EST_MOE_LAYOUT;
+        snprintf(r->message, sizeof r->message,
+                 "--moe-comm-overlap needs a mixture of experts; %s is dense",
+                 m->name);
         return;
     }
     if (moe && est_moe_check(m, l, why, sizeof why)) {
@@ -1679,6 +1778,11 @@ void est_estimate(const est_ctx *c, const space_model *m,
             s->cp = one.cp * nd + one.rec_cp * rd + mo.cp * nm
                     + mo.rec_cp * rm;
             s->ep = mo.ep * nm + mo.rec_ep * rm;
+            if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A) {
+                double share = moe_pair_share(l, rank, micro);
+                s->ep = (mo.ep * (1 - share) + mo.ep_pair * share) * nm
+                        + mo.rec_ep * rm;
+            }
             casts[k] = weight_casts * nd + moe_casts * nm;
             if ((pp == 1 || k == 1) && m->mtp_layers > 0)
                 casts[k] += (double)m->mtp_layers * moe_casts;

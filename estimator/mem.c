@@ -238,6 +238,9 @@ static double inflight_chunks(const space_layout *l, int64_t r, int64_t micro)
 {
     int64_t pp = l->pp, v = l->vpp > 0 ? l->vpp : 1;
     int64_t chunks = v > 1 ? (pp - r - 1) * 2 + (v - 1) * pp + 1 : pp - r;
+    /* The 1F1B A2A overlap runs one forward more in the warm-up
+     * (Megatron-LM@d98e8a64ddf3 schedules.py get_pp_rank_microbatches) */
+    if (v > 1 && l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A) chunks++;
     if (chunks > micro * v) chunks = micro * v;
     return (double)chunks;
 }
@@ -287,6 +290,13 @@ static double act_rank_token(const space_model *m, const space_layout *l,
         if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP) rebuilt = full;
     }
     rebuilt += buffers; /* one MoE layer's dispatch at a time */
+    /* Without pipelining the combined 1F1B schedule runs micro-batch
+     * i + 1's forward of layer j beside micro-batch i's backward of layer
+     * L - 1 - j: j + 1 layers kept of the one, L - j of the other, a
+     * layer more than one micro-batch (combined_1f1b.py). */
+    if (l->pp == 1 && nm > 0 && l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A
+        && micro > 1)
+        rebuilt += kept_in;
     *rebuilt_out = rebuilt;
     return inflight_chunks(l, r, micro) * per_chunk + rebuilt;
 }

@@ -140,5 +140,43 @@ int est_moe_check(const space_model *m, const space_layout *l, char *why,
                      (long long)etp, (long long)m->expert_ffn_hidden);
         return -1;
     }
-    return 0;
+    /* The overlaps' rules (NVIDIA/Megatron-LM@d98e8a64ddf3,
+     * transformer_config.py __post_init__): the shared experts' overlap
+     * needs the alltoall or flex dispatcher (a ValueError) and does
+     * nothing without shared experts (refused here as a likely mistake);
+     * the 1F1B A2A overlap needs EP > 1, alltoall or flex, no full
+     * recomputation, VPP when PP > 1, a 16-bit model and at most one
+     * MTP layer. */
+    int ov = l->moe_comm_overlap;
+    const char *no = NULL;
+    if (m->num_experts <= 0 || ov == SPACE_MOE_OVERLAP_NONE)
+        return 0;
+    if (ov < 0 || ov >= SPACE_MOE_OVERLAP_COUNT)
+        no = "an unknown MoE overlap";
+    else if (l->moe_dispatcher == SPACE_MOE_ALLGATHER)
+        no = "it needs the alltoall or flex dispatcher";
+    else if (ov == SPACE_MOE_OVERLAP_SHARED
+             && (m->shared_experts <= 0 || m->shared_ffn_hidden <= 0))
+        no = "the model has no shared experts to overlap";
+    else if (ov == SPACE_MOE_OVERLAP_A2A && space_layout_ep(l) < 2)
+        no = "it needs expert parallelism (EP > 1)";
+    else if (ov == SPACE_MOE_OVERLAP_A2A
+             && l->recompute == SPACE_RECOMPUTE_FULL)
+        no = "it refuses full recomputation";
+    else if (ov == SPACE_MOE_OVERLAP_A2A && l->pp > 1 && l->vpp < 2)
+        no = "with PP > 1 it needs virtual pipeline stages (VPP > 1)";
+    else if (ov == SPACE_MOE_OVERLAP_A2A && l->dtype == HW_FP32)
+        no = "it needs a bf16 or fp16 model";
+    else if (ov == SPACE_MOE_OVERLAP_A2A && m->mtp_layers > 1)
+        no = "it supports at most one MTP layer";
+    if (!no) return 0;
+    if (cap)
+        snprintf(why, cap,
+                 "--moe-comm-overlap %s: %s (Megatron-Core "
+                 "transformer_config.py)",
+                 ov >= 0 && ov < SPACE_MOE_OVERLAP_COUNT
+                     ? space_moe_overlap_names[ov]
+                     : "?",
+                 no);
+    return -1;
 }

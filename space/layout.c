@@ -260,6 +260,16 @@ _Static_assert(sizeof space_moe_dispatcher_names
                    == SPACE_MOE_DISPATCHER_COUNT,
                "space_moe_dispatcher_names names every dispatcher");
 
+const char *const space_moe_overlap_names[SPACE_MOE_OVERLAP_COUNT] = {
+    [SPACE_MOE_OVERLAP_NONE] = "none",
+    [SPACE_MOE_OVERLAP_SHARED] = "shared",
+    [SPACE_MOE_OVERLAP_A2A] = "a2a",
+};
+_Static_assert(sizeof space_moe_overlap_names
+                       / sizeof space_moe_overlap_names[0]
+                   == SPACE_MOE_OVERLAP_COUNT,
+               "space_moe_overlap_names names every overlap");
+
 int64_t space_layout_ep(const space_layout *l)
 {
     return l->ep > 1 ? l->ep : 1;

@@ -514,7 +514,32 @@ typedef struct space_layout {
     double moe_imbalance; /* tokens the busiest expert receives over the
                           mean (>= 1); 0: the default
                           (SPACE_MOE_IMBALANCE_DEFAULT) */
+    int moe_comm_overlap; /* space_moe_overlap: what the MoE dispatch and
+                          combine run under; 0: nothing (exposed) */
 } space_layout;
+
+/* Megatron-Core's overlaps of the MoE token dispatch and combine with
+ * compute (NVIDIA/Megatron-LM@d98e8a64ddf3, transformer_config.py
+ * __post_init__). Each is refused where Megatron-Core refuses it
+ * (est_moe_check). */
+typedef enum space_moe_overlap {
+    SPACE_MOE_OVERLAP_NONE,   /* every dispatch and combine exposed */
+    SPACE_MOE_OVERLAP_SHARED, /* --moe-shared-expert-overlap: the shared
+                                 experts run on a side stream under the
+                                 dispatch (FC1) and the combine (FC2);
+                                 alltoall or flex dispatcher, shared
+                                 experts */
+    SPACE_MOE_OVERLAP_A2A,    /* --overlap-moe-expert-parallel-comm (with
+                                 --delay-wgrad-compute): the combined 1F1B
+                                 schedule runs one micro-batch's forward
+                                 layer beside another's backward layer,
+                                 each all-to-all under the other's
+                                 compute; EP > 1, alltoall or flex, no
+                                 full recompute, PP > 1 only with VPP,
+                                 at most one MTP layer */
+    SPACE_MOE_OVERLAP_COUNT
+} space_moe_overlap;
+extern const char *const space_moe_overlap_names[SPACE_MOE_OVERLAP_COUNT];
 
 /* How tokens reach their experts (Megatron-Core
  * --moe-token-dispatcher-type). */

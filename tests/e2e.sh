@@ -609,6 +609,10 @@ run 64 "$TP" "${EST[@]}" -m mixtral-8x7b --moe-imbalance 5
 has "$ERR" "--moe-imbalance 5: expected 1 to 4 for mixtral-8x7b" "--moe-imbalance beyond experts / top-k"
 run 64 "$TP" "${EST[@]}" -m mixtral-8x7b --moe-dispatcher nccl
 has "$ERR" "--moe-dispatcher: expected alltoall, allgather or flex, found 'nccl'" "--moe-dispatcher values"
+run 64 "$TP" "${EST[@]}" -m mixtral-8x7b --moe-comm-overlap both
+has "$ERR" "--moe-comm-overlap: expected none, shared or a2a, found 'both'" "--moe-comm-overlap values"
+run 64 "$TP" "${EST[@]}" -m llama3-8b --moe-comm-overlap a2a
+has "$ERR" "--moe-comm-overlap a2a: llama3-8b is dense" "--moe-comm-overlap on a dense model"
 run 64 "$TP" search -m llama3-8b --system eos --max-gpus 64 -s 4096 -B 256 --fix ep=2
 has "$ERR" "--fix ep=2: llama3-8b is dense" "--fix ep on a dense model"
 run 64 "$TP" search -m mixtral-8x7b --system eos --max-gpus 64 -s 4096 -B 256 --fix etp=x

@@ -1334,6 +1334,97 @@ static void test_window_mla(void)
     moe_env_close(&v);
 }
 
+/* The overlaps of the MoE dispatch (space_moe_overlap): the shared
+ * experts' and the 1F1B A2A overlap expose no more dispatch time than
+ * none and leave the compute as it was; the A2A overlap exposes it all
+ * where no forward runs beside a backward (one micro-batch) and keeps a
+ * micro-batch more in flight with VPP; the configurations Megatron-Core
+ * refuses are refused by name. */
+static void test_moe_comm_overlap(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_moe(16, 2);
+    m.shared_experts = 1, m.shared_ffn_hidden = m.ffn_hidden / 4;
+    space_layout l = moe_layout(1, 1, 16, 8); /* 8 micro-batches */
+    est_result n, s, a;
+    est_estimate(&v.c, &m, &l, &n);
+    space_layout ls = l, la = l;
+    ls.moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
+    la.moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
+    est_estimate(&v.c, &m, &ls, &s);
+    est_estimate(&v.c, &m, &la, &a);
+    TP_CHECK_INT(n.reason, EST_FEASIBLE);
+    TP_CHECK_INT(s.reason, EST_FEASIBLE);
+    TP_CHECK_INT(a.reason, EST_FEASIBLE);
+    TP_CHECK(n.time.ep_s > 0);
+    TP_CHECK(s.time.ep_s < n.time.ep_s && s.time.ep_s >= 0);
+    TP_CHECK(a.time.ep_s < n.time.ep_s && a.time.ep_s >= 0);
+    TP_CHECK(s.iteration_s < n.iteration_s && a.iteration_s < n.iteration_s);
+    TP_CHECK(s.time.fwd_s == n.time.fwd_s && a.time.bwd_s == n.time.bwd_s);
+    /* Without pipelining, a layer more in flight (combined_1f1b.py). */
+    TP_CHECK(a.mem.activations > n.mem.activations);
+    TP_CHECK(s.mem.activations == n.mem.activations);
+    /* One micro-batch: no forward beside a backward, all exposed. */
+    space_layout l1 = l, l1a;
+    l1.gbs = l1.mbs * l1.dp;
+    l1a = l1;
+    l1a.moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
+    est_estimate(&v.c, &m, &l1, &n);
+    est_estimate(&v.c, &m, &l1a, &a);
+    TP_CHECK_INT(a.reason, EST_FEASIBLE);
+    TP_CHECK(a.time.ep_s == n.time.ep_s);
+    TP_CHECK(a.mem.activations == n.mem.activations);
+    /* Interleaved: one forward more in the warm-up. */
+    space_layout lv = moe_layout(1, 2, 8, 8), lva;
+    lv.vpp = 2;
+    lva = lv;
+    lva.moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
+    est_estimate(&v.c, &m, &lv, &n);
+    est_estimate(&v.c, &m, &lva, &a);
+    TP_CHECK_INT(n.reason, EST_FEASIBLE);
+    TP_CHECK_INT(a.reason, EST_FEASIBLE);
+    TP_CHECK(a.time.ep_s < n.time.ep_s);
+    TP_CHECK(a.mem.activations > n.mem.activations);
+    /* Refused as Megatron-Core refuses them (transformer_config.py). */
+    struct {
+        int ov, ep, pp, vpp, recompute, dispatcher, shared;
+        const char *needle;
+    } bad[] = {
+        {SPACE_MOE_OVERLAP_A2A, 1, 1, 1, SPACE_RECOMPUTE_NONE,
+         SPACE_MOE_ALLTOALL, 1, "EP > 1"},
+        {SPACE_MOE_OVERLAP_A2A, 8, 1, 1, SPACE_RECOMPUTE_FULL,
+         SPACE_MOE_ALLTOALL, 1, "full recomputation"},
+        {SPACE_MOE_OVERLAP_A2A, 8, 2, 1, SPACE_RECOMPUTE_NONE,
+         SPACE_MOE_ALLTOALL, 1, "VPP > 1"},
+        {SPACE_MOE_OVERLAP_A2A, 8, 1, 1, SPACE_RECOMPUTE_NONE,
+         SPACE_MOE_ALLGATHER, 1, "alltoall or flex"},
+        {SPACE_MOE_OVERLAP_SHARED, 8, 1, 1, SPACE_RECOMPUTE_NONE,
+         SPACE_MOE_ALLTOALL, 0, "no shared experts"},
+        {SPACE_MOE_OVERLAP_SHARED, 8, 1, 1, SPACE_RECOMPUTE_NONE,
+         SPACE_MOE_ALLGATHER, 1, "alltoall or flex"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        space_model mb = m;
+        if (!bad[i].shared) mb.shared_experts = 0, mb.shared_ffn_hidden = 0;
+        space_layout lb = moe_layout(1, bad[i].pp, 16 / bad[i].pp, bad[i].ep);
+        lb.vpp = bad[i].vpp, lb.recompute = bad[i].recompute;
+        lb.moe_dispatcher = bad[i].dispatcher;
+        lb.moe_comm_overlap = bad[i].ov;
+        est_estimate(&v.c, &mb, &lb, &a);
+        TP_CHECK_INT(a.reason, EST_MOE_LAYOUT);
+        TP_CHECK_CONTAINS(a.message, bad[i].needle);
+    }
+    /* A dense model has no dispatch to overlap. */
+    space_model d = small_dense();
+    space_layout ld = moe_layout(1, 1, 16, 0);
+    ld.moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
+    est_estimate(&v.c, &d, &ld, &a);
+    TP_CHECK_INT(a.reason, EST_MOE_LAYOUT);
+    TP_CHECK_CONTAINS(a.message, "dense");
+    moe_env_close(&v);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -1377,6 +1468,7 @@ int main(int argc, char **argv)
     TP_RUN(test_deepseek_v3_memory);
     TP_RUN(test_moe_stage_layers);
     TP_RUN(test_window_mla);
+    TP_RUN(test_moe_comm_overlap);
     hw_db_free(db);
     return TP_TEST_EXIT();
 }

@@ -130,6 +130,18 @@ elif [ "$rc" -le 1 ]; then
 else
     bad "MoE job: exit $rc: $(cat "$S/moe.err")"
 fi
+# the dispatch's overlaps read back (--moe-comm-overlap)
+MOEF='--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 14336 --expert-model-parallel-size 2 --expert-tensor-parallel-size 1 --moe-token-dispatcher-type alltoall'
+sed "s/--hidden-size 4096/--hidden-size 4096 $MOEF --overlap-moe-expert-parallel-comm --delay-wgrad-compute/" "$S/own.sh" >"$S/moe_a2a.sh"
+"$TP" estimate --system eos --megatron-args "$S/moe_a2a.sh" --format json >"$S/moe_a2a.json" 2>"$S/moe_a2a.err"
+rc=$?
+if [ "$rc" -le 1 ]; then
+    has "$(cat "$S/moe_a2a.json")" '"moe_comm_overlap":	"a2a"' "MoE job: A2A overlap read"
+else
+    bad "MoE A2A job: exit $rc: $(cat "$S/moe_a2a.err")"
+fi
+bad_job "s/--hidden-size 4096/--hidden-size 4096 $MOEF --delay-wgrad-compute/" "--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm" "delayed wgrad without the A2A overlap"
+bad_job "s/--hidden-size 4096/--hidden-size 4096 $MOEF --overlap-moe-expert-parallel-comm --moe-shared-expert-overlap/" "Megatron-Core refuses both" "both MoE overlaps"
 bad_job 's/--hidden-size 4096/--hidden-size 4096 --expert-model-parallel-size 2/' "--expert-model-parallel-size without --num-experts" "EP on a dense job"
 bad_job "s/--hidden-size 4096/--hidden-size 4096 --num-experts 8 --moe-layer-freq '([0]+[1]+[1]+[0])*8'/" "leading dense layers then one MoE layer every N" "an MoE pattern trainplan does not model"
 bad_job "s/--hidden-size 4096/--hidden-size 4096 --num-experts 8 --moe-layer-freq '([0]*3+[1]*3'/" "expected a list expression of 32 0s and 1s" "a broken MoE pattern"

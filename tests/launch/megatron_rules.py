@@ -244,6 +244,48 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
             if lb not in ("aux_loss", "seq_aux_loss", "global_aux_loss",
                           "sinkhorn", "quantile_balancing", "none"):
                 E("--moe-router-load-balancing-type %s (arguments.py)" % lb)
+        # the dispatch's overlaps: TransformerConfig.__post_init__
+        # (transformer_config.py)
+        a2a = args.get("overlap_moe_expert_parallel_comm")
+        if args.get("moe_shared_expert_overlap") and \
+                disp not in ("alltoall", "flex"):
+            E("--moe-shared-expert-overlap with the %s dispatcher "
+              "(TransformerConfig: only alltoall or flex)" % disp)
+        if a2a:
+            vp_given = any(k in args for k in (
+                "num_layers_per_virtual_pipeline_stage",
+                "num_virtual_stages_per_pipeline_rank",
+                "pipeline_model_parallel_layout"))
+            if pp > 1 and not vp_given:
+                E("--overlap-moe-expert-parallel-comm with PP %d without "
+                  "virtual pipeline stages (TransformerConfig)" % pp)
+            if ep < 2:
+                E("--overlap-moe-expert-parallel-comm with EP 1 "
+                  "(TransformerConfig)")
+            if disp not in ("alltoall", "flex"):
+                E("--overlap-moe-expert-parallel-comm with the %s "
+                  "dispatcher (TransformerConfig)" % disp)
+            if args.get("recompute_granularity") == "full" or \
+                    "recompute_method" in args or \
+                    "recompute_num_layers" in args:
+                E("--overlap-moe-expert-parallel-comm with full "
+                  "recomputation (TransformerConfig)")
+            if "moe" in (args.get("recompute_modules") or []):
+                E("--overlap-moe-expert-parallel-comm recomputing moe "
+                  "(TransformerConfig)")
+            if not (args.get("bf16") or args.get("fp16")):
+                E("--overlap-moe-expert-parallel-comm without bf16 or fp16 "
+                  "(TransformerConfig)")
+            if args.get("moe_shared_expert_overlap"):
+                E("--overlap-moe-expert-parallel-comm with "
+                  "--moe-shared-expert-overlap (TransformerConfig)")
+            mtp = to_int(args, "mtp_num_layers", errors)
+            if mtp and mtp > 1:
+                E("--overlap-moe-expert-parallel-comm with %d MTP layers "
+                  "(TransformerConfig: at most one)" % mtp)
+        if args.get("delay_wgrad_compute") and not a2a:
+            E("--delay-wgrad-compute without "
+              "--overlap-moe-expert-parallel-comm (TransformerConfig)")
         freq = args.get("moe_layer_freq")
         if freq is not None and "[" in freq:
             if not re.fullmatch(r"[\[\]()01,+* 0-9]+", freq):
