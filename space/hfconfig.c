@@ -1120,7 +1120,12 @@ int space_hf_unread(const cJSON *obj, const char *file, char *buf, size_t cap)
         /* a local/global pattern the model cannot hold */
         const cJSON *layers_v =
             cJSON_GetObjectItemCaseSensitive(scopes[s], "num_hidden_layers");
+        /* Only a count the model could have (space_model_validate
+         * refuses the rest); anything else, -1: no count to check the
+         * pattern against. The range check keeps the cast defined. */
         int64_t layers = cJSON_IsNumber(layers_v)
+                                 && layers_v->valuedouble >= 1
+                                 && layers_v->valuedouble <= 1e6
                              ? (int64_t)layers_v->valuedouble
                              : -1;
         for (int k = 0; k < 2; k++) {
