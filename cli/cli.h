@@ -86,6 +86,8 @@ typedef struct cli_opts {
     int moe_dispatcher;      /* --moe-dispatcher: space_moe_dispatcher */
     double moe_imbalance;    /* --moe-imbalance, >= 1; 0 = unset */
     int moe_comm_overlap;    /* --moe-comm-overlap: space_moe_overlap */
+    int moe_router_pad;      /* --moe-router-padding: 1 */
+    int moe_flex_backend;    /* --moe-flex-backend: space_moe_flex_backend */
     unsigned sw_set;         /* CLI_SW_* bits: software fields set by an
                                 option, which the framework leaves alone */
     double attn_dropout, hidden_dropout; /* < 0 = the model's */

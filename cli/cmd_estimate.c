@@ -80,6 +80,8 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     l->moe_dispatcher = o->moe_dispatcher;
     l->moe_imbalance = o->moe_imbalance;
     l->moe_comm_overlap = o->moe_comm_overlap;
+    l->moe_router_pad = o->moe_router_pad;
+    l->moe_flex_backend = o->moe_flex_backend;
 }
 
 int cli_check_moe(const cli_opts *o, const space_model *m, tp_err *e)
@@ -101,8 +103,25 @@ int cli_check_moe(const cli_opts *o, const space_model *m, tp_err *e)
                            "dispatch to overlap); expected none",
                            space_moe_overlap_names[o->moe_comm_overlap],
                            m->name);
+        if (o->moe_router_pad)
+            return tp_errf(e, TP_EUSAGE,
+                           "--moe-router-padding: %s is dense (no routing "
+                           "map to pad)", m->name);
+        if (o->moe_flex_backend != SPACE_MOE_FLEX_DEEPEP)
+            return tp_errf(e, TP_EUSAGE,
+                           "--moe-flex-backend %s: %s is dense (no expert "
+                           "dispatch)",
+                           space_moe_flex_backend_names[o->moe_flex_backend],
+                           m->name);
         return TP_OK;
     }
+    if (o->moe_flex_backend != SPACE_MOE_FLEX_DEEPEP
+        && o->moe_dispatcher != SPACE_MOE_FLEX)
+        return tp_errf(e, TP_EUSAGE,
+                       "--moe-flex-backend %s: a backend of the flex "
+                       "dispatcher; expected --moe-dispatcher flex, found %s",
+                       space_moe_flex_backend_names[o->moe_flex_backend],
+                       space_moe_dispatcher_names[o->moe_dispatcher]);
     if (o->ep > 0 && m->num_experts % o->ep)
         return tp_errf(e, TP_EUSAGE,
                        "--ep %lld: expected a divisor of %s's %lld experts",
@@ -260,6 +279,14 @@ static const char *moe_overlap_name(const space_layout *l)
                                        : 0];
 }
 
+static const char *moe_flex_name(const space_layout *l)
+{
+    return space_moe_flex_backend_names[(unsigned)l->moe_flex_backend
+                                                < SPACE_MOE_FLEX_COUNT
+                                            ? l->moe_flex_backend
+                                            : 0];
+}
+
 static void add_layout_json(cJSON *j, const est_result *r,
                             const space_layout *want, const space_model *m)
 {
@@ -294,6 +321,10 @@ static void add_layout_json(cJSON *j, const est_result *r,
                                 moe_dispatcher_name(l));
         cJSON_AddStringToObject(a, "moe_comm_overlap",
                                 moe_overlap_name(l));
+        cJSON_AddBoolToObject(a, "moe_router_padding_for_quantization",
+                              l->moe_router_pad != 0);
+        cJSON_AddStringToObject(a, "moe_flex_dispatcher_backend",
+                                moe_flex_name(l));
         if (l->moe_imbalance > 0)
             cJSON_AddNumberToObject(a, "moe_imbalance", l->moe_imbalance);
         else

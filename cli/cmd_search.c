@@ -344,6 +344,14 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
                                              < SPACE_MOE_OVERLAP_COUNT
                                          ? l->moe_comm_overlap
                                          : 0]);
+        cJSON_AddBoolToObject(j, "moe_router_padding_for_quantization",
+                              l->moe_router_pad != 0);
+        cJSON_AddStringToObject(j, "moe_flex_dispatcher_backend",
+                                space_moe_flex_backend_names
+                                    [(unsigned)l->moe_flex_backend
+                                             < SPACE_MOE_FLEX_COUNT
+                                         ? l->moe_flex_backend
+                                         : 0]);
     }
     cJSON_AddStringToObject(j, "precision", hw_dtype_names[l->dtype]);
     cJSON_AddNumberToObject(j, "iteration_time_s", w->r.iteration_s);

@@ -216,7 +216,9 @@ enum opt_id {
     OPT_ETP,
     OPT_MOE_DISPATCHER,
     OPT_MOE_IMBALANCE,
-    OPT_MOE_COMM_OVERLAP
+    OPT_MOE_COMM_OVERLAP,
+    OPT_MOE_ROUTER_PAD,
+    OPT_MOE_FLEX_BACKEND
 };
 
 typedef struct cli_option {
@@ -283,6 +285,16 @@ static const cli_option options[] = {
      "a2a (--overlap-moe-expert-parallel-comm --delay-wgrad-compute: "
      "another micro-batch's compute; EP > 1, no full recompute, VPP with "
      "PP > 1); default none, not searched"},
+    {"moe-router-padding", OPT_MOE_ROUTER_PAD, NULL, CMD_EST_SEARCH,
+     "MoE, fp8: the router pads each expert's tokens to the fp8 alignment "
+     "(Megatron-Core --moe-router-padding-for-quantization): no padding "
+     "copies around the expert GEMMs; default: TE's Fp8Padding copies"},
+    {"moe-flex-backend", OPT_MOE_FLEX_BACKEND, "deepep|hybridep",
+     CMD_EST_SEARCH,
+     "MoE: the flex dispatcher's backend (Megatron-Core "
+     "--moe-flex-dispatcher-backend); hybridep dispatches rows sorted by "
+     "expert and padded for fp8 (no sort, no padding copies); needs "
+     "--moe-dispatcher flex; default deepep"},
     {"moe-imbalance", OPT_MOE_IMBALANCE, "X", CMD_EST_SEARCH,
      "MoE: tokens the busiest expert receives over the mean, 1 (perfect "
      "balance) to experts / top-k (default: the estimator's)"},
@@ -540,7 +552,8 @@ static int job_sets(int id)
         OPT_HIDDEN_DROPOUT, OPT_GRAD_FP32, OPT_GRAD_BF16, OPT_OVERLAP,
         OPT_NO_OVERLAP, OPT_PP_OVERLAP, OPT_NO_PP_OVERLAP, OPT_FRAMEWORK,
         OPT_EAGER, OPT_PP_SCATTER_GATHER, OPT_DOC_LENGTH, OPT_EP, OPT_ETP,
-        OPT_MOE_DISPATCHER, OPT_MOE_COMM_OVERLAP,
+        OPT_MOE_DISPATCHER, OPT_MOE_COMM_OVERLAP, OPT_MOE_ROUTER_PAD,
+        OPT_MOE_FLEX_BACKEND,
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ids[i] == id) return 1;
@@ -1143,6 +1156,14 @@ int main(int argc, char **argv)
             rc = parse_name("moe-comm-overlap", optarg,
                             space_moe_overlap_names, SPACE_MOE_OVERLAP_COUNT,
                             &o.moe_comm_overlap, &e);
+            break;
+        case OPT_MOE_ROUTER_PAD:
+            o.moe_router_pad = 1;
+            break;
+        case OPT_MOE_FLEX_BACKEND:
+            rc = parse_name("moe-flex-backend", optarg,
+                            space_moe_flex_backend_names, SPACE_MOE_FLEX_COUNT,
+                            &o.moe_flex_backend, &e);
             break;
         case OPT_MOE_IMBALANCE: {
             double x = 0;

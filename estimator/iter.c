@@ -874,15 +874,22 @@ static void grouped_gemm(const iter_ctx *x, int64_t nle, int64_t rows,
  * mean, half the alignment. *copy: whether TE copies the rows (it
  * returns the input unchanged when no count needs padding:
  * transformer_engine/pytorch/module/fp8_padding.py, Fp8Padding.forward,
- * NVIDIA/TransformerEngine@d0067d0da6cb). Not modelled: the router's own
- * padding (--moe-router-padding-for-quantization), which pads in the
- * routing map and makes no copy. */
+ * NVIDIA/TransformerEngine@d0067d0da6cb). No copy either where the rows
+ * arrive padded: the router's own padding (l->moe_router_pad,
+ * --moe-router-padding-for-quantization: token_dispatcher.py pads the
+ * routing map, pad_routing_map, so each expert's count is a multiple of
+ * the alignment) or HybridEP's dispatch (_HybridEPManager.dispatch passes
+ * pad_multiple to hybrid_ep_dispatch); the GEMM rows are rounded up as
+ * before (the extra routed rows carry zero probability). */
 static int64_t fp8_expert_rows(const iter_ctx *x, int64_t nle, int64_t rows,
                                int *copy)
 {
     int64_t a = x->l->fp8_recipe == SPACE_FP8_MXFP8 ? 32 : 16;
     int64_t p = nle == 1 && x->ep == 1 ? (rows + a - 1) / a * a : rows + a / 2;
-    *copy = p != rows;
+    int padded = x->l->moe_router_pad
+                 || (x->l->moe_dispatcher == SPACE_MOE_FLEX
+                     && x->l->moe_flex_backend == SPACE_MOE_FLEX_HYBRIDEP);
+    *copy = p != rows && !padded;
     return p;
 }
 
@@ -992,7 +999,12 @@ static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
     *ep_b += comm;
     int64_t mrows = (int64_t)ceil(rows / (double)nle - 1e-9);
     if (mrows < 1) mrows = 1;
-    if (nle > 1) {
+    /* HybridEP's dispatch writes the rows already sorted by local expert
+     * (_HybridEPManager.get_permuted_hidden_states_by_experts returns its
+     * input, NVIDIA/Megatron-LM@d98e8a64ddf3 token_dispatcher.py). */
+    int sorted = l->moe_dispatcher == SPACE_MOE_FLEX
+                 && l->moe_flex_backend == SPACE_MOE_FLEX_HYBRIDEP;
+    if (nle > 1 && !sorted) {
         est_op sort = elementwise(EST_OP_PERMUTE, x->act_dt, nle * mrows, h);
         add_named(x, &sort, "moe_sort", fwd, bwd);
         add_named(x, &sort, "moe_unsort", fwd, bwd);

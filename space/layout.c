@@ -270,6 +270,15 @@ _Static_assert(sizeof space_moe_overlap_names
                    == SPACE_MOE_OVERLAP_COUNT,
                "space_moe_overlap_names names every overlap");
 
+const char *const space_moe_flex_backend_names[SPACE_MOE_FLEX_COUNT] = {
+    [SPACE_MOE_FLEX_DEEPEP] = "deepep",
+    [SPACE_MOE_FLEX_HYBRIDEP] = "hybridep",
+};
+_Static_assert(sizeof space_moe_flex_backend_names
+                       / sizeof space_moe_flex_backend_names[0]
+                   == SPACE_MOE_FLEX_COUNT,
+               "space_moe_flex_backend_names names every backend");
+
 int64_t space_layout_ep(const space_layout *l)
 {
     return l->ep > 1 ? l->ep : 1;

@@ -516,7 +516,28 @@ typedef struct space_layout {
                           (SPACE_MOE_IMBALANCE_DEFAULT) */
     int moe_comm_overlap; /* space_moe_overlap: what the MoE dispatch and
                           combine run under; 0: nothing (exposed) */
+    int moe_router_pad;   /* 1: the router pads each expert's token count
+                          to the fp8 alignment in the routing map
+                          (Megatron-Core --moe-router-padding-for-
+                          quantization): no padding copies before the
+                          fp8 grouped GEMMs; 0: TE's Fp8Padding copies */
+    int moe_flex_backend; /* space_moe_flex_backend: the flex dispatcher's
+                          backend; 0: DeepEP */
 } space_layout;
+
+/* The flex dispatcher's backends (Megatron-Core
+ * --moe-flex-dispatcher-backend, NVIDIA/Megatron-LM@d98e8a64ddf3,
+ * token_dispatcher.py _DeepepManager, _HybridEPManager). */
+typedef enum space_moe_flex_backend {
+    SPACE_MOE_FLEX_DEEPEP,   /* DeepEP: the received rows sorted by local
+                                expert after the dispatch (permute) */
+    SPACE_MOE_FLEX_HYBRIDEP, /* HybridEP: the dispatch kernel writes the
+                                rows sorted by local expert and padded to
+                                the fp8 alignment (no sort, no padding
+                                copy) */
+    SPACE_MOE_FLEX_COUNT
+} space_moe_flex_backend;
+extern const char *const space_moe_flex_backend_names[SPACE_MOE_FLEX_COUNT];
 
 /* Megatron-Core's overlaps of the MoE token dispatch and combine with
  * compute (NVIDIA/Megatron-LM@d98e8a64ddf3, transformer_config.py

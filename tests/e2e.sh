@@ -613,6 +613,14 @@ run 64 "$TP" "${EST[@]}" -m mixtral-8x7b --moe-comm-overlap both
 has "$ERR" "--moe-comm-overlap: expected none, shared or a2a, found 'both'" "--moe-comm-overlap values"
 run 64 "$TP" "${EST[@]}" -m llama3-8b --moe-comm-overlap a2a
 has "$ERR" "--moe-comm-overlap a2a: llama3-8b is dense" "--moe-comm-overlap on a dense model"
+run 64 "$TP" "${EST[@]}" -m llama3-8b --moe-router-padding
+has "$ERR" "--moe-router-padding: llama3-8b is dense" "--moe-router-padding on a dense model"
+run 64 "$TP" "${EST[@]}" -m mixtral-8x7b --moe-flex-backend nccl
+has "$ERR" "--moe-flex-backend: expected deepep or hybridep, found 'nccl'" "--moe-flex-backend values"
+run 64 "$TP" "${EST[@]}" -m mixtral-8x7b --moe-flex-backend hybridep
+has "$ERR" "--moe-flex-backend hybridep: a backend of the flex dispatcher; expected --moe-dispatcher flex, found alltoall" "--moe-flex-backend without the flex dispatcher"
+run 64 "$TP" "${EST[@]}" -m llama3-8b --moe-flex-backend hybridep
+has "$ERR" "--moe-flex-backend hybridep: llama3-8b is dense" "--moe-flex-backend on a dense model"
 run 64 "$TP" search -m llama3-8b --system eos --max-gpus 64 -s 4096 -B 256 --fix ep=2
 has "$ERR" "--fix ep=2: llama3-8b is dense" "--fix ep on a dense model"
 run 64 "$TP" search -m mixtral-8x7b --system eos --max-gpus 64 -s 4096 -B 256 --fix etp=x

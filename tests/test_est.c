@@ -1425,6 +1425,88 @@ static void test_moe_comm_overlap(void)
     moe_env_close(&v);
 }
 
+/* Count the trace rows named `what` (or `what2`) in the MoE layers. */
+static int trace_count(const est_trace *tr, const char *what,
+                       const char *what2)
+{
+    int n = 0;
+    for (int i = 0; i < tr->n; i++)
+        n += !strcmp(tr->row[i].what, what)
+             || (what2 && !strcmp(tr->row[i].what, what2));
+    return n;
+}
+
+/* The router's padding for quantization (--moe-router-padding-for-
+ * quantization) pads each expert's count in the routing map: the fp8
+ * padding and unpadding copies vanish, the GEMMs keep their padded rows,
+ * the time falls. HybridEP's dispatch sorts and pads: no sort, no unsort,
+ * no padding copies, less time than DeepEP. A dense model ignores both. */
+static void test_moe_router_pad_hybridep(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_moe(16, 2);
+    space_layout l = moe_layout(1, 1, 16, 8);
+    l.dtype = HW_FP8;
+    est_trace *tr = calloc(2, sizeof *tr);
+    if (!tr) return;
+    est_ctx ct = v.c;
+    est_result r0, r1;
+    space_layout p = l;
+    p.moe_router_pad = 1;
+    ct.trace = &tr[0];
+    est_estimate(&ct, &m, &l, &r0);
+    ct.trace = &tr[1];
+    est_estimate(&ct, &m, &p, &r1);
+    TP_CHECK_INT(r0.reason, EST_FEASIBLE);
+    TP_CHECK_INT(r1.reason, EST_FEASIBLE);
+    TP_CHECK_INT(trace_count(&tr[0], "moe_fp8_pad", "moe_fp8_unpad"), 2);
+    TP_CHECK_INT(trace_count(&tr[1], "moe_fp8_pad", "moe_fp8_unpad"), 0);
+    TP_CHECK_INT(trace_count(&tr[1], "grouped_gemm", NULL),
+                 trace_count(&tr[0], "grouped_gemm", NULL));
+    TP_CHECK(r1.iteration_s < r0.iteration_s);
+    /* bf16: no padding either way, the same estimate */
+    space_layout b = l, bp = p;
+    b.dtype = bp.dtype = HW_BF16;
+    est_estimate(&v.c, &m, &b, &r0);
+    est_estimate(&v.c, &m, &bp, &r1);
+    TP_CHECK(r0.iteration_s == r1.iteration_s);
+    /* HybridEP against DeepEP, fp8 */
+    space_layout d = l, hy = l;
+    d.moe_dispatcher = hy.moe_dispatcher = SPACE_MOE_FLEX;
+    hy.moe_flex_backend = SPACE_MOE_FLEX_HYBRIDEP;
+    ct.trace = &tr[0];
+    est_estimate(&ct, &m, &d, &r0);
+    ct.trace = &tr[1];
+    est_estimate(&ct, &m, &hy, &r1);
+    TP_CHECK_INT(r0.reason, EST_FEASIBLE);
+    TP_CHECK_INT(r1.reason, EST_FEASIBLE);
+    TP_CHECK_INT(trace_count(&tr[0], "moe_sort", "moe_unsort"), 2);
+    TP_CHECK_INT(trace_count(&tr[1], "moe_sort", "moe_unsort"), 0);
+    TP_CHECK_INT(trace_count(&tr[0], "moe_fp8_pad", "moe_fp8_unpad"), 2);
+    TP_CHECK_INT(trace_count(&tr[1], "moe_fp8_pad", "moe_fp8_unpad"), 0);
+    TP_CHECK(r1.iteration_s < r0.iteration_s);
+    /* the backend of the alltoall dispatcher means nothing */
+    space_layout a = l, ah = l;
+    ah.moe_flex_backend = SPACE_MOE_FLEX_HYBRIDEP;
+    est_estimate(&v.c, &m, &a, &r0);
+    est_estimate(&v.c, &m, &ah, &r1);
+    TP_CHECK(r0.iteration_s == r1.iteration_s);
+    /* dense: unchanged */
+    space_model dm = small_dense();
+    space_layout dl = moe_layout(1, 1, 16, 1), dx;
+    dl.dtype = HW_FP8;
+    dx = dl;
+    dx.moe_router_pad = 1, dx.moe_flex_backend = SPACE_MOE_FLEX_HYBRIDEP;
+    est_estimate(&v.c, &dm, &dl, &r0);
+    est_estimate(&v.c, &dm, &dx, &r1);
+    TP_CHECK(r0.iteration_s > 0);
+    TP_CHECK(r0.iteration_s == r1.iteration_s);
+    TP_CHECK(r0.mem.total == r1.mem.total);
+    free(tr);
+    moe_env_close(&v);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -1469,6 +1551,7 @@ int main(int argc, char **argv)
     TP_RUN(test_moe_stage_layers);
     TP_RUN(test_window_mla);
     TP_RUN(test_moe_comm_overlap);
+    TP_RUN(test_moe_router_pad_hybridep);
     hw_db_free(db);
     return TP_TEST_EXIT();
 }
