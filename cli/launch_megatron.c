@@ -288,6 +288,18 @@ static void moe_args(mg_args *j, const space_model *m, const space_layout *l)
      * TransformerConfig), as the estimate times them */
     arg(j, G_PRECISION, "--moe-grouped-gemm", NULL);
     arg(j, G_PRECISION, "--moe-permute-fusion", NULL);
+    /* the flex dispatcher's backend, said as Megatron-Core's default is
+     * deepep (transformer_config.py moe_flex_dispatcher_backend) */
+    if (l->moe_dispatcher == SPACE_MOE_FLEX)
+        arg(j, G_PARALLEL, "--moe-flex-dispatcher-backend", "%s",
+            space_moe_flex_backend_names[(unsigned)l->moe_flex_backend
+                                                 < SPACE_MOE_FLEX_COUNT
+                                             ? l->moe_flex_backend
+                                             : 0]);
+    /* the router pads each expert's count to the fp8 alignment: no
+     * padding copies (estimator/iter.c fp8_expert_rows) */
+    if (l->moe_router_pad)
+        arg(j, G_PRECISION, "--moe-router-padding-for-quantization", NULL);
     /* The dispatch's overlaps (transformer_config.py: moe_shared_expert_
      * overlap; overlap_moe_expert_parallel_comm, with delay_wgrad_compute
      * splitting the experts' weight gradients out as the estimate
@@ -830,7 +842,8 @@ typedef enum {
     F_MOE_FREQ, F_MOE_SCORE, F_MOE_GROUPS, F_MOE_GROUP_TOPK, F_MOE_CAPACITY,
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MLA, F_Q_LORA, F_KV_LORA, F_QK_HEAD,
     F_QK_POS, F_V_HEAD, F_QK_NORM, F_MTP, F_MOE_SHARED_OVERLAP,
-    F_MOE_A2A_OVERLAP, F_DELAY_WGRAD, F_COUNT
+    F_MOE_A2A_OVERLAP, F_DELAY_WGRAD, F_MOE_FLEX_BACKEND, F_MOE_ROUTER_PAD,
+    F_MOE_ROUTER_PAD_FP8, F_COUNT
 } mg_flag;
 
 static const struct {
@@ -921,6 +934,9 @@ static const struct {
     [F_MOE_SHARED_OVERLAP] = {"--moe-shared-expert-overlap", 0},
     [F_MOE_A2A_OVERLAP] = {"--overlap-moe-expert-parallel-comm", 0},
     [F_DELAY_WGRAD] = {"--delay-wgrad-compute", 0},
+    [F_MOE_FLEX_BACKEND] = {"--moe-flex-dispatcher-backend", 1},
+    [F_MOE_ROUTER_PAD] = {"--moe-router-padding-for-quantization", 0},
+    [F_MOE_ROUTER_PAD_FP8] = {"--moe-router-padding-for-fp8", 0},
 };
 
 typedef struct mg_seen {
@@ -1463,6 +1479,19 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             if (k < 0) rc = TP_EDATA;
             else o->moe_dispatcher = k;
         }
+        /* The backend matters to the flex dispatcher only (Megatron-Core
+         * reads it there); ncclep is not modelled and refused by name.
+         * --moe-router-padding-for-fp8 is the older alias. */
+        if (!rc && s.v[F_MOE_FLEX_BACKEND]) {
+            int k = seen_choice(&s, F_MOE_FLEX_BACKEND, file,
+                                space_moe_flex_backend_names,
+                                SPACE_MOE_FLEX_COUNT, e);
+            if (k < 0) rc = TP_EDATA;
+            else if (o->moe_dispatcher == SPACE_MOE_FLEX)
+                o->moe_flex_backend = k;
+        }
+        if (s.v[F_MOE_ROUTER_PAD] || s.v[F_MOE_ROUTER_PAD_FP8])
+            o->moe_router_pad = 1;
         /* The A2A overlap is estimated with --delay-wgrad-compute's
          * schedule whether or not the file gives it (without it the
          * experts' weight gradient runs before the dispatch backward:

@@ -140,6 +140,18 @@ if [ "$rc" -le 1 ]; then
 else
     bad "MoE A2A job: exit $rc: $(cat "$S/moe_a2a.err")"
 fi
+# the flex backend and the router padding read back
+MOEX='--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 14336 --expert-model-parallel-size 2 --expert-tensor-parallel-size 1 --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep --moe-router-padding-for-quantization'
+sed "s/--hidden-size 4096/--hidden-size 4096 $MOEX/" "$S/own.sh" >"$S/moe_hy.sh"
+"$TP" estimate --system eos --megatron-args "$S/moe_hy.sh" --format json >"$S/moe_hy.json" 2>"$S/moe_hy.err"
+rc=$?
+if [ "$rc" -le 1 ]; then
+    has "$(cat "$S/moe_hy.json")" '"moe_flex_dispatcher_backend":	"hybridep"' "MoE job: HybridEP read"
+    has "$(cat "$S/moe_hy.json")" '"moe_router_padding_for_quantization":	true' "MoE job: router padding read"
+else
+    bad "MoE HybridEP job: exit $rc: $(cat "$S/moe_hy.err")"
+fi
+bad_job "s/--hidden-size 4096/--hidden-size 4096 $MOEF --moe-flex-dispatcher-backend ncclep/" "--moe-flex-dispatcher-backend" "an unmodelled flex backend"
 bad_job "s/--hidden-size 4096/--hidden-size 4096 $MOEF --delay-wgrad-compute/" "--delay-wgrad-compute needs --overlap-moe-expert-parallel-comm" "delayed wgrad without the A2A overlap"
 bad_job "s/--hidden-size 4096/--hidden-size 4096 $MOEF --overlap-moe-expert-parallel-comm --moe-shared-expert-overlap/" "Megatron-Core refuses both" "both MoE overlaps"
 bad_job 's/--hidden-size 4096/--hidden-size 4096 --expert-model-parallel-size 2/' "--expert-model-parallel-size without --num-experts" "EP on a dense job"

@@ -283,6 +283,23 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
             if mtp and mtp > 1:
                 E("--overlap-moe-expert-parallel-comm with %d MTP layers "
                   "(TransformerConfig: at most one)" % mtp)
+        # the flex dispatcher's backends (transformer_config.py
+        # moe_flex_dispatcher_backend; arguments.py choices)
+        fb = args.get("moe_flex_dispatcher_backend")
+        if fb is not None and fb not in ("deepep", "hybridep", "ncclep"):
+            E("--moe-flex-dispatcher-backend %s (arguments.py: deepep, "
+              "hybridep or ncclep)" % fb)
+        if fb == "ncclep" and disp != "flex":
+            E("--moe-flex-dispatcher-backend ncclep without the flex "
+              "dispatcher (TransformerConfig)")
+        if fb == "hybridep" and args.get("moe_enable_deepep"):
+            E("--moe-enable-deepep with --moe-flex-dispatcher-backend "
+              "hybridep (TransformerConfig: only one backend)")
+        if (args.get("moe_router_padding_for_quantization") or
+                args.get("moe_router_padding_for_fp8")) and \
+                args.get("transformer_impl") == "inference_optimized":
+            E("--moe-router-padding-for-quantization with the "
+              "inference_optimized implementation (TransformerConfig)")
         if args.get("delay_wgrad_compute") and not a2a:
             E("--delay-wgrad-compute without "
               "--overlap-moe-expert-parallel-comm (TransformerConfig)")
