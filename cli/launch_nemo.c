@@ -340,6 +340,16 @@ static void put_bridge_experts(const space_model *m, const space_layout *l,
     if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A)
         cli_text_put(b, "model.overlap_moe_expert_parallel_comm=true\n"
                 "model.delay_wgrad_compute=true\n");
+    /* the flex dispatcher's backend and the router's padding for fp8
+     * (launch_megatron.c moe_args) */
+    if (l->moe_dispatcher == SPACE_MOE_FLEX)
+        cli_text_put(b, "model.moe_flex_dispatcher_backend=%s\n",
+            space_moe_flex_backend_names[(unsigned)l->moe_flex_backend
+                                                 < SPACE_MOE_FLEX_COUNT
+                                             ? l->moe_flex_backend
+                                             : 0]);
+    if (l->moe_router_pad)
+        cli_text_put(b, "model.moe_router_padding_for_quantization=true\n");
 }
 
 /* The model's sizes as GPTModelProvider keys (the generic recipe), and
@@ -800,6 +810,7 @@ typedef enum nemo_kid {
     K_MOE_FREQ, K_MOE_SCORE, K_MOE_GROUPS, K_MOE_GROUP_TOPK, K_MOE_CAPACITY,
     K_EP, K_ETP, K_MOE_DISPATCHER, K_QK_NORM, K_MTP,
     K_MOE_SHARED_OVERLAP, K_MOE_A2A_OVERLAP, K_DELAY_WGRAD,
+    K_MOE_FLEX_BACKEND, K_MOE_ROUTER_PAD,
     K_MOE_INERT, /* keys trainplan writes that change no estimate (the
                     grouped GEMMs and fused permutation it assumes, the
                     balancing loss) */
@@ -843,6 +854,8 @@ static const char *const n_pos[] = {"learned_absolute", "rope", NULL};
 static const char *const n_score[] = {"softmax", "sigmoid", NULL};
 static const char *const n_dispatcher[] = {"alltoall", "allgather", "flex",
                                            NULL}; /* space_moe_dispatcher */
+static const char *const n_flex_backend[] = {"deepep", "hybridep", NULL};
+/* space_moe_flex_backend */
 static const char *const n_prec1[] = {"bf16", "bf16-mixed", "16", "16-mixed",
                                       NULL};
 static const char *const n_act1[] = {"gelu", "squared-relu", "swiglu", "geglu",
@@ -952,6 +965,10 @@ static const nemo_key nemo_keys[] = {
     {"model.overlap_moe_expert_parallel_comm", K_MOE_A2A_OVERLAP, V_BOOL, 0,
      0, 0, n_bool},
     {"model.delay_wgrad_compute", K_DELAY_WGRAD, V_BOOL, 0, 0, 0, n_bool},
+    {"model.moe_flex_dispatcher_backend", K_MOE_FLEX_BACKEND, V_NAME, 0, 0, 0,
+     n_flex_backend},
+    {"model.moe_router_padding_for_quantization", K_MOE_ROUTER_PAD, V_BOOL,
+     0, 0, 0, n_bool},
     {"model.moe_grouped_gemm", K_MOE_INERT, V_BOOL, 0, 0, 0, n_bool},
     {"model.moe_permute_fusion", K_MOE_INERT, V_BOOL, 0, 0, 0, n_bool},
     {"model.moe_router_load_balancing_type", K_MOE_INERT, V_STR, 0, 0, 0, NULL},
@@ -1600,6 +1617,11 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
             o->moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
         else if (SET(K_MOE_SHARED_OVERLAP) && IV(K_MOE_SHARED_OVERLAP))
             o->moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
+        /* the backend counts for the flex dispatcher only */
+        if (SET(K_MOE_FLEX_BACKEND) && o->moe_dispatcher == SPACE_MOE_FLEX)
+            o->moe_flex_backend = r->v[K_MOE_FLEX_BACKEND].name;
+        if (SET(K_MOE_ROUTER_PAD) && IV(K_MOE_ROUTER_PAD))
+            o->moe_router_pad = 1;
     }
     if (SET(K_MBS)) o->mbs = IV(K_MBS);
     if (SET(K_GBS)) o->gbs = IV(K_GBS);
