@@ -185,6 +185,13 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
         w.moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
     else if (has_feature(feat, "moe-shared-expert-overlap"))
         w.moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
+    /* the router's padding for quantization and the flex dispatcher's
+     * HybridEP backend where the run lists them (moe_validation_runs.json:
+     * the Model Zoo's fp8 and mxfp8 runs, its DISPATCHER=hybridep runs,
+     * the DeepSeek-V3 GB200 guide's final state) */
+    w.moe_router_pad = has_feature(feat, "moe-router-padding");
+    if (has_feature(feat, "hybridep"))
+        w.moe_flex_backend = SPACE_MOE_FLEX_HYBRIDEP;
     w.fp8_params = has_feature(feat, "fp8-param-gather");
     /* llm-foundry's attention is the one its run lists (flash, triton or
      * PyTorch's). */

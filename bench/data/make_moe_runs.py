@@ -538,6 +538,21 @@ def modelzoo(r):
         derived.append("MXFP8 parameters gathered at one byte (--fp8-param-gather "
                        "--reuse-grad-buf-for-mxfp8-param-ag), BF16 optimizer moments: "
                        "sbatch_benchmarking.sh with PR=mxfp8 and OPTIMIZER_OFFLOAD unset (0)")
+    if recipe == "blockwise":
+        feats.append("moe-router-padding")
+        derived.append("the router pads each expert's tokens for fp8 (feature "
+                       "moe-router-padding): sbatch_benchmarking.sh with PR=fp8 adds "
+                       "'--moe-router-padding-for-fp8'")
+    elif recipe == "mxfp8":
+        feats.append("moe-router-padding")
+        derived.append("the router pads each expert's tokens for fp8 (feature "
+                       "moe-router-padding): sbatch_benchmarking.sh with PR=mxfp8 adds "
+                       "'--moe-router-padding-for-quantization'")
+    if r["moe_dispatcher"] == "HybridEP":
+        feats.append("hybridep")
+        derived.append("the flex dispatcher's HybridEP backend (feature hybridep): "
+                       "sbatch_benchmarking.sh with DISPATCHER=hybridep adds '--moe-token-"
+                       "dispatcher-type flex --moe-flex-dispatcher-backend hybridep'")
     if r["moe"].get("capacity_factor"):
         out["model_overrides"] = {"capacity_factor": r["moe"]["capacity_factor"]}
         derived.append("capacity factor 1.0 with padding to capacity: "
@@ -771,7 +786,13 @@ MD_DOUBTS = """
    with the embedding and the loss each taking a layer slot, which the layout cannot carry
    (skipped). Qwen3-Next-80B-A3B (Gated DeltaNet) cannot be loaded. The code version differs by
    row (moe_dev f3e6c5, main 1e057005, dev bbc762d5). EP all-to-all overlap (`ep-a2a-overlap`) and
-   CUDA graphs are listed as features; no layout field carries them yet.
+   CUDA graphs are listed as features; the overlap is estimated as --moe-comm-overlap a2a
+   (bench/runs.c), CUDA graphs are not modelled. The fp8 and MXFP8 runs pad the routing map
+   (`moe-router-padding`, --moe-router-padding): sbatch_benchmarking.sh at e8650517 adds
+   `--moe-router-padding-for-fp8` with PR=fp8 and `--moe-router-padding-for-quantization` with
+   PR=mxfp8. The DISPATCHER=hybridep runs (GB200, GB300) list `hybridep` (--moe-flex-backend
+   hybridep): the script adds `--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend
+   hybridep --moe-hybridep-num-sms 32`.
 4. **megatron_lm_dsv3_gb200** (NVIDIA/Megatron-LM 79e8592b, docs/discussions/deepseek-v3-gb200-
    optimization; removed the next day as a draft being updated). DeepSeek-V3 without MTP on 256
    GB200 (64 trays of 4 in NVL72 racks), MXFP8, TP 1, PP 8, VPP 4, EP 32, MBS 1, GBS 2048,
@@ -781,7 +802,11 @@ MD_DOUBTS = """
    graphs, recompute of the expert activation and dense MLPs) are scored; the eleven steps
    between are kept, skipped. The FLOP count is Megatron's with its MLA term (read at 79e8592b).
    The final arguments come from the reproduce guide; that the baseline ran with forced balance,
-   MXFP8 parameters and BF16 moments is assumed.
+   MXFP8 parameters and BF16 moments is assumed. The HybridEP rows list `hybridep` (the guide's
+   `--moe-flex-dispatcher-backend hybridep`; the optimization note, section on HybridEP: the
+   FP8 GEMM's row padding "is also essentially a D2D copy, and we also fuse it into the permute
+   process"); the final state lists `moe-router-padding` (the guide's
+   `--moe-router-padding-for-quantization`), the baseline does not (not shown for it).
 5. **deepseek_v3_report** (arXiv:2412.19437v2). 180K H800 GPU-hours per trillion tokens, i.e.
    1,543 tokens/s per GPU averaged over the whole pre-training (14.8T tokens, the batch ramp from
    3,072 to 15,360 sequences of 4K included, and every overhead) on 2,048 H800: PP 16 (DualPipe),
@@ -876,6 +901,16 @@ def dsv3_gb200(r):
     feats = ["overlap-grad-reduce", "overlap-param-gather", "fp8-param-gather"]
     if k >= 5:
         feats.append("cuda-graphs")
+    if r["moe_dispatcher"] == "HybridEP":
+        feats.append("hybridep")
+        derived.append("the flex dispatcher's HybridEP backend (feature hybridep): the "
+                       "history's dispatcher column; the reproduce guide's "
+                       "'--moe-flex-dispatcher-backend hybridep'")
+    if k == 12:
+        feats.append("moe-router-padding")
+        derived.append("the router pads each expert's tokens for MXFP8 (feature "
+                       "moe-router-padding): the reproduce guide's "
+                       "'--moe-router-padding-for-quantization' (the final state only)")
     out["layout"] = moe_layout(
         tp=tp, pp=pp, vpp=vpp, cp=1, ep=ep, etp=r["etp"], dp=dp,
         micro_batch_size=r["micro_batch_size"], global_batch_size=r["global_batch_size"],
