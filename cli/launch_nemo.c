@@ -660,6 +660,9 @@ static void put_nemo1_moe(const space_model *m, const space_layout *l,
                                             < SPACE_MOE_OVERLAP_COUNT
                                         ? l->moe_comm_overlap
                                         : 0]);
+    if (l->moe_router_pad)
+        cli_text_put(b, "# not expressible: the router's padding for fp8: "
+                "NeMo 1 has no key for it\n");
 }
 
 /* The NeMo 1.x launcher's keys: today's output with what the YAML cannot

@@ -252,6 +252,14 @@ static void write_experts(tt_out *w, const space_model *m,
     else if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A)
         not_expressible(w, "Megatron-Core's 1F1B overlap of the MoE "
                         "dispatch: no torchtitan option");
+    if (l->moe_dispatcher == SPACE_MOE_FLEX
+        && l->moe_flex_backend == SPACE_MOE_FLEX_HYBRIDEP)
+        not_expressible(w, "the flex dispatcher's HybridEP backend: "
+                        "torchtitan's backends are standard and deepep");
+    if (l->moe_router_pad)
+        not_expressible(w, "Megatron-Core's router padding for fp8 "
+                        "(--moe-router-padding-for-quantization): no "
+                        "torchtitan option");
 }
 
 static const char *py_bool(const tt_out *w, int b)
