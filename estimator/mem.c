@@ -86,6 +86,9 @@
  * (bench/validate_memory, bench/results/validate_memory.md). */
 #define EST_MEM_FRAGMENTATION 0.2175
 
+/* Bytes an NVFP4 element takes: e2m1, and one e4m3 scale per 16. */
+#define NVFP4_BYTES (0.5 + 1.0 / 16)
+
 /* Bytes a GEMM input takes as saved for the backward: fp8 where
  * Transformer Engine quantises it (TE 1.x saves the fp8 input or its fp8
  * transpose, transformer_engine/pytorch/module/linear.py, _Linear.forward,
@@ -95,7 +98,14 @@
  * 3cd6870ceb80 (v2.4)), else 16 bits. */
 static double gemm_input_bytes(const space_layout *l)
 {
-    return l->dtype == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE ? 1 : 2;
+    if (l->fp8_lib != SPACE_FP8_LIB_TE) return 2;
+    if (l->dtype == HW_FP8) return 1;
+    /* NVFP4 (TE NVFP4BlockScaling): the quantised input kept for the
+     * weight gradient, half a byte an element and an e4m3 scale per 16
+     * (transformer_engine/pytorch/tensor/nvfp4_tensor.py; arXiv
+     * 2509.25149, section 3). */
+    if (l->dtype == HW_FP4) return NVFP4_BYTES;
+    return 2;
 }
 
 /* An MoE layer's FFN activations per token of the rank's T, kept for the
@@ -568,6 +578,12 @@ static void stage_of(const space_model *m, const space_layout *l,
             fp8 = 2 * gw;
             if (gx > 0) fp8 += 2 * gx;
         }
+    } else if (l->dtype == HW_FP4 && l->fp8_lib == SPACE_FP8_LIB_TE) {
+        /* NVFP4: TE caches a row-wise and a column-wise quantised copy of
+         * each layer GEMM's weight (block scales along rows and along
+         * columns differ), NVFP4_BYTES each, as for fp8 (MoE and MLA with
+         * nvfp4 are refused: dense layers only). */
+        fp8 = 2 * NVFP4_BYTES * layers * layer_gemm_weights_of(m, t, 0);
     }
     double rebuilt_tok;
     double act = tokens * act_rank_token(m, l, r, micro, &rebuilt_tok);

@@ -213,11 +213,18 @@ static void test_peak(void)
  * q, the output projection's fp8 input] + 4 heads (log-sum-exp); MLP 2h
  * + g h + 4 f (SwiGLU's two inputs) + g f (FC2's input); g = 2 at 16 bits,
  * 1 under Transformer Engine's fp8. */
+/* g: bytes of a saved GEMM input (2; fp8 1; NVFP4 0.5625), which under
+ * Transformer Engine also keeps a quantised copy of the attention output. */
+static double layer_token_g(double g)
+{
+    double h = 64, q = 64, kv = 64, f = 256, heads = 4;
+    return 2 * h + g * h + 2 * (q + 2 * kv) + 2 * q + (g < 2 ? g * q : 0)
+           + 4 * heads + 2 * h + g * h + 4 * f + g * f;
+}
+
 static double layer_token(int fp8)
 {
-    double h = 64, q = 64, kv = 64, f = 256, heads = 4, g = fp8 ? 1 : 2;
-    return 2 * h + g * h + 2 * (q + 2 * kv) + 2 * q + (fp8 ? q : 0)
-           + 4 * heads + 2 * h + g * h + 4 * f + g * f;
+    return layer_token_g(fp8 ? 1 : 2);
 }
 
 static void test_fp8_activations(void)
@@ -233,6 +240,14 @@ static void test_fp8_activations(void)
     l.dtype = HW_FP8;
     est_memory_of(&m, &l, &a);
     TP_CHECK_REL(a.activations, tokens * (4 * layer_token(1) + loss), 1e-12);
+    /* NVFP4: half a byte and an e4m3 scale per 16 a saved GEMM input;
+     * two such copies of every layer GEMM weight cached. */
+    l.dtype = HW_FP4;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations,
+                 tokens * (4 * layer_token_g(0.5 + 1.0 / 16) + loss), 1e-12);
+    TP_CHECK_REL(a.fp8_weights, 2 * (0.5 + 1.0 / 16) * 4 * GEMM_W, 1e-12);
+    l.dtype = HW_FP8;
     /* torchao keeps its inputs in 16 bits. */
     l.fp8_lib = SPACE_FP8_LIB_TORCHAO;
     est_memory_of(&m, &l, &a);
