@@ -1895,18 +1895,16 @@ void est_estimate(const est_ctx *c, const space_model *m,
              * (--fp8-param-gather) the layers' GEMM weights in one byte
              * (Megatron-Core fp8_utils.py, _quantize_param_shard_impl:
              * the shard cast to fp8 before the gather). */
+            int fp8p = x.gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE
+                       && l->fp8_params;
             double ag_bytes = 2 * (params - xp);
-            if (x.gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE
-                && l->fp8_params)
-                ag_bytes -= layers_per_stage * layer_gemm_params;
+            if (fp8p) ag_bytes -= layers_per_stage * layer_gemm_params;
             double ag = l->zero == SPACE_ZERO_3
                             ? 0
                             : coll(&x, EST_COLL_ALLGATHER, ag_bytes,
                                    &x.dp_group);
             /* The routed experts' shard gathered over expert DP: all
              * GEMM weights, one byte each with fp8 parameters. */
-            int fp8p = x.gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE
-                       && l->fp8_params;
             if (xred && l->zero != SPACE_ZERO_3)
                 ag += coll(&x, EST_COLL_ALLGATHER, (fp8p ? 1 : 2) * xp,
                            &x.edp_group);
