@@ -1044,20 +1044,45 @@ static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
  * The backward MLP needs its combine, the forward MLP its dispatch, the
  * dispatch backward the MLP's data gradient (half of mlp_b: the weight
  * gradient is the other half, run after it, --delay-wgrad-compute), and
- * the attention backward the dispatch backward. Not modelled: the SMs the
- * communication kernels take from the compute beside them (hwdb has no
- * SM counts), and that the router and the permutations sit in the
- * attention side's node (counted with the MoE block here). Returns the
- * exposed time, >= 0, at most disp + comb each way. */
+ * the attention backward the dispatch backward. The communication kernels
+ * hold sm_share of the GPU's SMs while they run (moe_comm_sm_share): the
+ * compute beside them runs on the rest, so work C beside communication c
+ * (c <= C / (1 - sm_share)) ends at C + sm_share c instead of C; each
+ * hidden second of dispatch or combine costs sm_share seconds. Not
+ * modelled: that the router and the permutations sit in the attention
+ * side's node (counted with the MoE block here). Returns the exposed time
+ * with that slowdown, >= 0, at most disp + comb each way. */
 static double moe_overlap_a2a(double attn_f, double attn_b, double mlp_f,
-                              double mlp_b, double disp, double comb)
+                              double mlp_b, double disp, double comb,
+                              double sm_share)
 {
     double w1 = fmax(0, comb - attn_f);
     double disp_b_end = fmax(disp, mlp_b / 2) + disp;
     double mlp_end = fmax(mlp_b, disp) + mlp_f;
     double w2 = fmax(mlp_end, disp_b_end) - (mlp_b + mlp_f);
     double w3 = fmax(0, comb - attn_b);
-    return w1 + w2 + w3;
+    double exposed = w1 + w2 + w3, all = 2 * (disp + comb);
+    return fmin(exposed + sm_share * fmax(0, all - exposed), all);
+}
+
+/* Share of the GPU's SMs that the dispatch and combine kernels hold while
+ * they run, slowing the compute overlapped with them. The flex
+ * dispatcher's backends run on a fixed SM count: DeepEP 20 (Megatron-Core
+ * calls set_deepep_num_sms(20) when moe_flex_dispatcher_num_sms is unset,
+ * token_dispatcher.py _DeepepManager, NVIDIA/Megatron-LM@d98e8a64ddf3;
+ * DeepEP's own default, Buffer.num_sms = 20 in deep_ep/buffer.py),
+ * HybridEP 24 (transformer_config.py moe_hybridep_num_sms: int = 24,
+ * NVIDIA/Megatron-LM@8c5cf05ece, 2026-04-28; 16 from 3df200905e,
+ * 2025-11-18). The GPU's SMs: hwdb's sm_count. The all-to-all and
+ * all-gather dispatchers run NCCL kernels, whose CTA count NCCL picks per
+ * call: not modelled (0). */
+static double moe_comm_sm_share(const iter_ctx *x)
+{
+    const space_layout *l = x->l;
+    int sms = x->c->gpu ? x->c->gpu->sm_count : 0;
+    if (l->moe_dispatcher != SPACE_MOE_FLEX || sms <= 0) return 0;
+    double used = l->moe_flex_backend == SPACE_MOE_FLEX_HYBRIDEP ? 24 : 20;
+    return fmin(1, used / (double)sms);
 }
 
 /* Share of the forward passes of pipeline rank `rank`'s model chunks that
@@ -1174,7 +1199,7 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
             double rec = l->recompute == SPACE_RECOMPUTE_SELECTIVE ? afwd : 0;
             ep_pair = moe_overlap_a2a(fwd + afwd - mlp_f,
                                       bwd + abwd + rec - mlp_b, mlp_f, mlp_b,
-                                      disp, comb);
+                                      disp, comb, moe_comm_sm_share(x));
         }
     }
 
