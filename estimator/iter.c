@@ -725,7 +725,9 @@ static void add_named(const iter_ctx *x, const est_op *o, const char *what,
  * [T, h] x [h, heads (nope + rope) / TP]) and kv [T, kv_lora] x [kv_lora,
  * heads (nope + v) / TP]; RoPE on the query's rope part and on the one
  * shared rope key. *g_up, *w_up: the up projections' time and weight
- * gradient, under which the latents' TP collectives run. Under fp8 every
+ * gradient, under which the latents' TP collectives run; *up_f: the
+ * forward of the up projections and RoPE (what --recompute-modules
+ * mla_up_proj reruns). Under fp8 every
  * projection is a Transformer Engine linear in fp8 (the attention core
  * stays 16-bit): the down projections plain TELinear layers fed by the
  * layer's own norm (GEMM_LOCAL_IN: their output gradients are this
@@ -735,7 +737,7 @@ static void add_named(const iter_ctx *x, const est_op *o, const char *what,
  * branch, NVIDIA/Megatron-LM@d98e8a64ddf3), a query without a latent a
  * plain column-parallel TELinear. */
 static void mla_qkv(const iter_ctx *x, double *fwd, double *bwd,
-                    est_time *g_up, double *w_up)
+                    est_time *g_up, double *w_up, double *up_f)
 {
     const space_model *m = x->m;
     int64_t tp = x->l->tp, h = m->hidden, T = x->T, Tn = x->Tn;
@@ -762,9 +764,12 @@ static void mla_qkv(const iter_ctx *x, double *fwd, double *bwd,
     g_up->fwd_s = a.fwd_s + b.fwd_s;
     g_up->bwd_s = a.bwd_s + b.bwd_s;
     *w_up = wq + wkv;
+    *up_f = g_up->fwd_s;
     if (m->pos == SPACE_POS_ROPE || rope > 0) {
+        double f0 = *fwd;
         o = elementwise(EST_OP_ROPE, x->act_dt, T, H * rope / tp + rope);
         add_op(x, &o, fwd, bwd);
+        *up_f += *fwd - f0;
     }
 }
 
@@ -896,7 +901,8 @@ static int64_t fp8_expert_rows(const iter_ctx *x, int64_t nle, int64_t rows,
 /* An MoE layer's routed experts, one micro-batch, per rank: compute into
  * *fwd, *bwd; the dispatch and combine, all exposed, into *ep_f, *ep_b,
  * and apart, of one direction, into *disp, *comb (the backward moves the
- * same volumes the other way).
+ * same volumes the other way); the experts' activation's forward into
+ * *act_f (what --recompute-modules moe_act reruns).
  * Megatron-Core with Transformer Engine (NVIDIA/Megatron-LM@d98e8a64ddf3,
  * megatron/core/transformer/moe/):
  *  - router.py TopKRouter: the gating GEMM [Tr, h] x [h, E] in the input's
@@ -935,7 +941,7 @@ static int64_t fp8_expert_rows(const iter_ctx *x, int64_t nle, int64_t rows,
  *    dispatch modelled). */
 static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
                        double *ep_f, double *ep_b, double *disp,
-                       double *comb)
+                       double *comb, double *act_f)
 {
     const space_model *m = x->m;
     const space_layout *l = x->l;
@@ -1022,7 +1028,9 @@ static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
     grouped_gemm(x, nle, mrows, (gated ? 2 : 1) * fe, h, fwd, bwd);
     o = elementwise(gated ? EST_OP_SWIGLU : EST_OP_GELU, x->act_dt,
                     nle * mrows, fe);
+    double a0 = *fwd;
     add_op(x, &o, fwd, bwd);
+    *act_f = *fwd - a0;
     grouped_gemm(x, nle, mrows, h, fe, fwd, bwd);
     if (copy) {
         est_op unpad = elementwise(EST_OP_PERMUTE, x->act_dt, nle * mrows, h);
@@ -1120,8 +1128,10 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
     int gated = space_act_ffn_gemms(m->act) == 3;
     double fwd = 0, bwd = 0, w_qkv, w_fc1 = 0;
     double fwd_gemm = 0; /* the GEMMs' share of fwd */
+    unsigned rc = space_recompute_modules(l);
     est_op o = elementwise(x->norm, x->act_dt, Tn, h);
     add_op(x, &o, &fwd, &bwd);
+    double norm_f = fwd; /* one norm's forward (fwd started at 0) */
     add_op(x, &o, &fwd, &bwd); /* the second norm */
     o = elementwise(EST_OP_RESADD, x->act_dt, Tn, h);
     est_time ra = op_time(x, &o);
@@ -1135,10 +1145,10 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
     }
     fwd += 2 * ra.fwd_s;
     bwd += 2 * ra.bwd_s;
-    double f0 = fwd;
+    double f0 = fwd, up_f = 0, act_f = 0;
     est_time g_qkv;
     if (x->mla) {
-        mla_qkv(x, &fwd, &bwd, &g_qkv, &w_qkv);
+        mla_qkv(x, &fwd, &bwd, &g_qkv, &w_qkv, &up_f);
     } else {
         g_qkv = add_gemm(x, T, (q + 2 * kv) / tp, h, GEMM_NORM_IN, &fwd, &bwd,
                          &w_qkv);
@@ -1182,7 +1192,7 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
     double epf = 0, epb = 0, ep_pair = 0;
     if (moe) {
         double disp, comb;
-        moe_routed(x, &fwd, &bwd, &epf, &epb, &disp, &comb);
+        moe_routed(x, &fwd, &bwd, &epf, &epb, &disp, &comb, &act_f);
         int ov = l->moe_comm_overlap;
         /* The shared experts' FC1 and activation run under the dispatch,
          * FC2 under the combine (token_dispatcher.py MoEAlltoAll-
@@ -1196,15 +1206,16 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
             epb = fmax(0, comb - sh2b) + fmax(0, disp - sh1b);
         } else if (ov == SPACE_MOE_OVERLAP_A2A) {
             double mlp_f = fwd - sh_f0, mlp_b = bwd - sh_b0;
-            double rec = l->recompute == SPACE_RECOMPUTE_SELECTIVE ? afwd : 0;
+            double rec = rc & SPACE_RC_CORE_ATTN ? afwd : 0;
             ep_pair = moe_overlap_a2a(fwd + afwd - mlp_f,
                                       bwd + abwd + rec - mlp_b, mlp_f, mlp_b,
                                       disp, comb, moe_comm_sm_share(x));
         }
     }
 
-    /* TP collectives of the activation [T, h] at 16 bits. */
-    double tpf = 0, tpb = 0;
+    /* TP collectives of the activation [T, h] at 16 bits; tpf_mlp: the
+     * forward's of the dense MLP or the shared experts. */
+    double tpf = 0, tpb = 0, tpf_mlp = 0;
     if (tp > 1) {
         double bytes = x->act_bytes;
         /* Exposed part of a collective of time c run under GEMM work of
@@ -1275,9 +1286,11 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
             int fwd_ov = all || async;
             double ex = SPLIT(ag_a, g_qkv.fwd_s, fwd_ov)
                         + SPLIT(rs, g_o.fwd_s, fwd_ov);
-            if (mlp)
-                ex = ex + SPLIT(ag, g_fc1.fwd_s, fwd_ov)
-                     + SPLIT(rs, g_fc2.fwd_s, fwd_ov);
+            if (mlp) {
+                tpf_mlp = SPLIT(ag, g_fc1.fwd_s, fwd_ov)
+                          + SPLIT(rs, g_fc2.fwd_s, fwd_ov);
+                ex = ex + tpf_mlp;
+            }
             tpf += ex;
             if (!dtensor && (!mlp || x->mla)) {
                 tpb = SPLIT(ag, g_o.bwd_s / 2, all);
@@ -1320,7 +1333,8 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
             }
         } else if (!x->mla) {
             double ar = coll(x, EST_COLL_ALLREDUCE, bytes, &x->tp_group);
-            tpf = SPLIT(ar, g_o.fwd_s, all) + SPLIT(ar, g_fc2.fwd_s, all);
+            tpf_mlp = SPLIT(ar, g_fc2.fwd_s, all);
+            tpf = SPLIT(ar, g_o.fwd_s, all) + tpf_mlp;
             tpb = UNDER(ar, w_qkv, bwd_ov) + UNDER(ar, w_fc1, bwd_ov);
         } else {
             /* MLA without SP (a dense model: MoE needs SP with TP): the
@@ -1331,7 +1345,8 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
                          * (double)((m->q_lora_rank > 0 ? m->q_lora_rank : h)
                                     + m->kv_lora_rank);
             double ar_a = coll(x, EST_COLL_ALLREDUCE, lat, &x->tp_group);
-            tpf = SPLIT(ar, g_o.fwd_s, all) + SPLIT(ar, g_fc2.fwd_s, all);
+            tpf_mlp = SPLIT(ar, g_fc2.fwd_s, all);
+            tpf = SPLIT(ar, g_o.fwd_s, all) + tpf_mlp;
             tpb = UNDER(ar_a, w_qkv, bwd_ov) + UNDER(ar, w_fc1, bwd_ov);
         }
 #undef UNDER
@@ -1349,7 +1364,35 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
         st->rec_cp += cpf;
         st->rec_ep += epf;
     } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
-        st->recompute += afwd;
+        /* Each module's forward again (space_recompute_modules; Megatron-
+         * Core transformer_layer.py and experts.py: checkpointed modules
+         * rerun with their collectives, the MoE layer with its dispatch
+         * and combine; output-discarding ones rerun their op). The norms
+         * that are modules of their own: an MoE layer's pre-MLP norm (the
+         * router reads it) and MLA's input norm (its down projections are
+         * plain linears); the others are fused into Transformer Engine's
+         * LayerNormLinear (IdentityOp in the layer spec,
+         * gpt_layer_specs.py). */
+        double r = 0;
+        if (rc & SPACE_RC_CORE_ATTN) r += afwd;
+        if (rc & SPACE_RC_LAYERNORM) r += ((moe ? 1 : 0) + (x->mla ? 1 : 0))
+                                          * norm_f;
+        if (rc & SPACE_RC_MLA_UP_PROJ) r += up_f;
+        if (moe && (rc & SPACE_RC_MOE)) {
+            r += fwd - sh_f0;
+            st->rec_tp += tpf_mlp;
+            st->rec_ep += epf;
+        } else if (moe) {
+            if (rc & SPACE_RC_MOE_ACT) r += act_f;
+            if (mlp && (rc & SPACE_RC_SHARED_EXPERTS)) {
+                r += sh1f + g_fc2.fwd_s;
+                st->rec_tp += tpf_mlp;
+            }
+        } else if (mlp && (rc & SPACE_RC_MLP)) {
+            r += fwd - sh_f0 + norm_f; /* FC1's fused norm with it */
+            st->rec_tp += tpf_mlp;
+        }
+        st->recompute += r;
     } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP) {
         /* Every cheap op again, and the matmuls whose outputs were not
          * kept: k, o, and the FFN's second (gated: w3 of w1, w3, w2;

@@ -121,8 +121,17 @@ static double gemm_input_bytes(const space_layout *l)
  * (gin h), FC1's output (gated 4, else 2, x f_e / etp), the activation's
  * output, FC2's input (gin f_e / etp), a fp32 probability per row. The
  * dispatch's buffers (the all-to-all's output, the ETP gather's, the
- * sorted copy) live within one layer's forward or backward: moe_buffers. */
-static double act_moe_ffn_token(const space_model *m, const space_layout *l)
+ * sorted copy) live within one layer's forward or backward: moe_buffers.
+ * Selective recomputation's modules rc (space_recompute_modules,
+ * Megatron-Core transformer_layer.py and experts.py): "moe" keeps only
+ * the MoE layer's input, the norm's output at 16 bits, and the norm's own
+ * input; "layernorm" frees the norm's output ("moe" and "layernorm": the
+ * norm's input alone); "moe_act" frees the activation's output, which is
+ * FC2's saved input at 16 bits (in fp8 FC2 keeps its own fp8 copy, so
+ * nothing is freed); "shared_experts" keeps the shared experts' input
+ * only, which the router keeps too. */
+static double act_moe_ffn_token(const space_model *m, const space_layout *l,
+                                unsigned rc)
 {
     double t = (double)l->tp, h = (double)m->hidden;
     double rep = l->sp ? 1 / t : 1;
@@ -132,11 +141,16 @@ static double act_moe_ffn_token(const space_model *m, const space_layout *l)
     double etp = (double)space_layout_etp(l), fe = (double)m->expert_ffn_hidden / etp;
     double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(m, l) : 1;
     double rows = etp * (double)m->top_k * imb * rep;
-    double a = (2 + gin) * h * rep + 6 * (double)m->num_experts * rep;
-    if (fs > 0) a += ((gated ? 4 : 2) * fs + gin * fs) / t;
-    a += rows * (gin * h + (gated ? 4 : 2) * fe + gin * fe + 4);
-    if (m->hidden_dropout > 0) a += h * rep; /* the residual's mask */
-    return a;
+    double mask = m->hidden_dropout > 0 ? h * rep : 0; /* the residual's */
+    if (rc & SPACE_RC_MOE)
+        return 2 * h * rep + (rc & SPACE_RC_LAYERNORM ? 0 : 2 * h * rep) + mask;
+    double a = (2 + (rc & SPACE_RC_LAYERNORM ? 0 : gin)) * h * rep
+               + 6 * (double)m->num_experts * rep;
+    if (fs > 0 && !(rc & SPACE_RC_SHARED_EXPERTS))
+        a += ((gated ? 4 : 2) * fs + gin * fs) / t;
+    double fc2_in = rc & SPACE_RC_MOE_ACT && gin == 2 ? 0 : gin * fe;
+    a += rows * (gin * h + (gated ? 4 : 2) * fe + fc2_in + 4);
+    return a + mask;
 }
 
 /* Bytes per token of one MoE layer's dispatch buffers, alive only while
@@ -184,6 +198,11 @@ static double act_layer_token(const space_model *m, const space_layout *l,
      * says (Megatron-Core: TELayerNormColumnParallelLinear for QKV and
      * FC1, TERowParallelLinear for the output projection and FC2). */
     double gin = gemm_input_bytes(l);
+    /* Selective recomputation's modules (act_moe_ffn_token; MLA's input
+     * norm is a module of its own, "layernorm" frees its output, the down
+     * projections' input; "mla_up_proj" frees the up projections' q, k
+     * and v; "mlp" keeps the dense MLP's input only). */
+    unsigned rc = full_layer ? 0 : space_recompute_modules(l);
     double a;
     if (m->kv_lora_rank > 0) {
         /* MLA (multi_latent_attention.py): the norm's input and the down
@@ -193,9 +212,11 @@ static double act_layer_token(const space_model *m, const space_layout *l,
          * output is heads x v_head_dim. */
         double H = (double)m->heads, ql = (double)m->q_lora_rank;
         double qk = (double)(m->qk_nope_head_dim + m->qk_rope_head_dim);
-        a = (2 + gin) * h * rep
+        a = (2 + (rc & SPACE_RC_LAYERNORM ? 0 : gin)) * h * rep
             + (2 + gin) * (ql + (double)m->kv_lora_rank) * rep
-            + 2 * H * (2 * qk + (double)m->v_head_dim) / t;
+            + (rc & SPACE_RC_MLA_UP_PROJ
+                   ? 0
+                   : 2 * H * (2 * qk + (double)m->v_head_dim) / t);
         q = H * (double)m->v_head_dim;
     } else {
         a = (2 + gin) * h * rep + 2 * (q + 2 * kv) / t;
@@ -208,12 +229,12 @@ static double act_layer_token(const space_model *m, const space_layout *l,
     } else {
         a += gin * q / t;
         double as = (double)m->heads * (double)l->seq / (double)l->cp / t;
-        if (l->recompute != SPACE_RECOMPUTE_SELECTIVE || full_layer)
+        if (!(rc & SPACE_RC_CORE_ATTN))
             a += (m->attn_dropout > 0 ? 5 : 2) * as;
     }
     if (moe) {
         if (m->hidden_dropout > 0) a += h * rep;
-        return a + act_moe_ffn_token(m, l);
+        return a + act_moe_ffn_token(m, l, rc);
     }
     if (m->hidden_dropout > 0) a += 2 * h * rep;
     double mlp = (2 + gin) * h * rep + (gated ? 4 * f : 2 * f) / t
@@ -240,6 +261,7 @@ static double act_layer_token(const space_model *m, const space_layout *l,
          * (measured: 3h per token and layer for Llama 3 8B's widths). */
         a += 4 * (q - kv) / t;
     }
+    if (rc & SPACE_RC_MLP) mlp = 2 * h * rep; /* its input, the residual */
     return a + mlp;
 }
 
@@ -298,6 +320,17 @@ static double act_rank_token(const space_model *m, const space_layout *l,
     } else {
         per_chunk = chunk * kept_in;
         if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP) rebuilt = full;
+        /* A checkpointed module's activations exist again while its
+         * layer's backward runs: the larger kind of layer's, counted as
+         * all the layer drops (in excess where other modules are dropped
+         * too). */
+        if (space_recompute_modules(l)
+            & (SPACE_RC_MLP | SPACE_RC_MOE | SPACE_RC_SHARED_EXPERTS))
+            rebuilt = fmax(act_layer_token(m, l, 1, 0)
+                               - act_layer_token(m, l, 0, 0),
+                           nm > 0 ? act_layer_token(m, l, 1, 1)
+                                        - act_layer_token(m, l, 0, 1)
+                                  : 0);
     }
     rebuilt += buffers; /* one MoE layer's dispatch at a time */
     /* Without pipelining the combined 1F1B schedule runs micro-batch

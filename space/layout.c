@@ -236,6 +236,12 @@ int space_grad_bytes(const space_layout *l)
     return l->dtype == HW_FP16 ? 2 : 4;
 }
 
+unsigned space_recompute_modules(const space_layout *l)
+{
+    if (l->recompute != SPACE_RECOMPUTE_SELECTIVE) return 0;
+    return l->recompute_modules ? l->recompute_modules : SPACE_RC_CORE_ATTN;
+}
+
 double space_recompute_layers(const space_model *m, const space_layout *l,
                               int64_t r)
 {

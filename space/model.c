@@ -63,6 +63,11 @@ _Static_assert(sizeof space_recompute_names / sizeof space_recompute_names[0]
                    == SPACE_RECOMPUTE_COUNT,
                "space_recompute_names must name every space_recompute");
 
+const char *const space_rc_module_names[SPACE_RC_COUNT] = {
+    "core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "moe",
+    "shared_experts",
+};
+
 const char *const space_recompute_method_names[SPACE_RECOMPUTE_METHOD_COUNT] = {
     [SPACE_RECOMPUTE_UNIFORM] = "uniform",
     [SPACE_RECOMPUTE_BLOCK] = "block",

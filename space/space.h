@@ -204,6 +204,31 @@ typedef enum space_recompute {
 
 extern const char *const space_recompute_names[SPACE_RECOMPUTE_COUNT];
 
+/* The modules selective recomputation reruns (Megatron-Core
+ * --recompute-modules, TransformerConfig.recompute_modules, with
+ * --recompute-granularity selective; NVIDIA/Megatron-LM@d98e8a64ddf3,
+ * megatron/core/transformer/transformer_config.py): bits of
+ * space_layout.recompute_modules. "core_attn", "mlp", "moe" and
+ * "shared_experts" checkpoint their module (keep its input, rerun its
+ * forward in the backward); "layernorm", "moe_act" and "mla_up_proj"
+ * discard their output after its use and rebuild it
+ * (CheckpointWithoutOutput). */
+enum {
+    SPACE_RC_CORE_ATTN = 1u << 0,  /* the attention core */
+    SPACE_RC_LAYERNORM = 1u << 1,  /* the norms that are modules of their
+                                      own (input_layernorm, pre_mlp_layernorm
+                                      where not fused into a TE linear) */
+    SPACE_RC_MOE_ACT = 1u << 2,    /* the routed experts' activation */
+    SPACE_RC_MLA_UP_PROJ = 1u << 3, /* MLA's up projections and RoPE */
+    SPACE_RC_MLP = 1u << 4,        /* the dense MLP */
+    SPACE_RC_MOE = 1u << 5,        /* the whole MoE layer: router, dispatch,
+                                      experts, combine, shared experts */
+    SPACE_RC_SHARED_EXPERTS = 1u << 6, /* the shared experts */
+    SPACE_RC_COUNT = 7
+};
+/* Megatron-Core's names of the bits, in bit order. */
+extern const char *const space_rc_module_names[SPACE_RC_COUNT];
+
 /* Which layers full recomputation covers (Megatron-LM --recompute-method;
  * Megatron-Core transformer_block.py, TransformerBlock._checkpointed_
  * forward, NVIDIA/Megatron-LM@d580efc68a9f, core_v0.12.0): each model
@@ -495,6 +520,9 @@ typedef struct space_layout {
                           0: off */
     int recompute_method; /* space_recompute_method, with full recompute;
                           0: uniform */
+    unsigned recompute_modules; /* SPACE_RC_* bits, with selective
+                          recompute; 0: Megatron-Core's default, the
+                          attention core (space_recompute_modules) */
     int64_t recompute_layers; /* --recompute-num-layers, with full
                           recompute: uniform, the layers of a group (0:
                           1); block, the layers recomputed of each model
@@ -583,6 +611,11 @@ int64_t space_layout_etp(const space_layout *l);
  * accumulation is opt-in), 4 otherwise (bf16 forces it:
  * megatron/training/arguments.py, validate_args). */
 int space_grad_bytes(const space_layout *l);
+
+/* The modules layout l reruns: with selective recomputation its
+ * recompute_modules, or Megatron-Core's default ["core_attn"] when that
+ * is 0; no bits otherwise. */
+unsigned space_recompute_modules(const space_layout *l);
 
 /* Layers of pipeline rank r whose forward the backward reruns: all of
  * them with selective recomputation (either kind) and with full

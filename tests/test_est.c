@@ -1425,6 +1425,68 @@ static void test_moe_comm_overlap(void)
     moe_env_close(&v);
 }
 
+/* Selective recomputation's modules rerun their forwards in the backward:
+ * the default is core_attn's; "moe" reruns the MoE layers' router,
+ * experts and shared expert (less than the whole forward) and their
+ * dispatch and combine; "moe_act" only the experts' activation. */
+static void test_recompute_modules_time(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_moe(16, 2);
+    m.shared_experts = 1, m.shared_ffn_hidden = m.ffn_hidden / 4;
+    space_layout l = moe_layout(1, 1, 16, 8);
+    l.recompute = SPACE_RECOMPUTE_SELECTIVE;
+    est_result d, c, mo, act;
+    est_estimate(&v.c, &m, &l, &d);
+    space_layout lc = l, lm = l, la = l;
+    lc.recompute_modules = SPACE_RC_CORE_ATTN;
+    lm.recompute_modules = SPACE_RC_CORE_ATTN | SPACE_RC_MOE;
+    la.recompute_modules = SPACE_RC_CORE_ATTN | SPACE_RC_MOE_ACT;
+    est_estimate(&v.c, &m, &lc, &c);
+    est_estimate(&v.c, &m, &lm, &mo);
+    est_estimate(&v.c, &m, &la, &act);
+    TP_CHECK_INT(d.reason, EST_FEASIBLE);
+    TP_CHECK_INT(mo.reason, EST_FEASIBLE);
+    TP_CHECK(d.iteration_s == c.iteration_s);
+    TP_CHECK(d.time.recompute_s == c.time.recompute_s);
+    TP_CHECK(mo.time.recompute_s > c.time.recompute_s);
+    TP_CHECK(mo.time.recompute_s - c.time.recompute_s < c.time.fwd_s);
+    TP_CHECK(mo.time.ep_s > c.time.ep_s);
+    TP_CHECK(mo.mem.activations < c.mem.activations);
+    TP_CHECK(act.time.recompute_s > c.time.recompute_s);
+    TP_CHECK(act.time.recompute_s < mo.time.recompute_s);
+    TP_CHECK(act.time.ep_s == c.time.ep_s);
+    moe_env_close(&v);
+}
+
+/* The 1F1B A2A overlap under the flex dispatcher: DeepEP's 20 SMs slow
+ * the compute beside it, so the exposed share is larger with the GPU's
+ * SM count than without one, and by at most 20 / SMs of the dispatch
+ * and combine. */
+static void test_moe_overlap_sms(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_moe(16, 2);
+    space_layout l = moe_layout(1, 1, 16, 8);
+    l.moe_dispatcher = SPACE_MOE_FLEX;
+    est_result n, a, a0;
+    est_estimate(&v.c, &m, &l, &n);
+    l.moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
+    est_estimate(&v.c, &m, &l, &a);
+    hw_gpu g = *v.c.gpu;
+    g.sm_count = 0;
+    est_ctx c0 = v.c;
+    c0.gpu = &g;
+    est_estimate(&c0, &m, &l, &a0);
+    TP_CHECK_INT(a.reason, EST_FEASIBLE);
+    TP_CHECK(a.time.ep_s > a0.time.ep_s);
+    TP_CHECK(a.time.ep_s - a0.time.ep_s
+             <= 20.0 / v.c.gpu->sm_count * n.time.ep_s * (1 + 1e-12));
+    moe_env_close(&v);
+}
+
 /* Count the trace rows named `what` (or `what2`) in the MoE layers. */
 static int trace_count(const est_trace *tr, const char *what,
                        const char *what2)
@@ -1551,6 +1613,8 @@ int main(int argc, char **argv)
     TP_RUN(test_moe_stage_layers);
     TP_RUN(test_window_mla);
     TP_RUN(test_moe_comm_overlap);
+    TP_RUN(test_recompute_modules_time);
+    TP_RUN(test_moe_overlap_sms);
     TP_RUN(test_moe_router_pad_hybridep);
     hw_db_free(db);
     return TP_TEST_EXIT();

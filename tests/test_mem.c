@@ -743,6 +743,47 @@ static void test_moe_fp8_weights(void)
     TP_CHECK_REL(r.fp8_weights, 2.0 * 4 * mla, 1e-12);
 }
 
+/* Selective recomputation's modules (Megatron-Core --recompute-modules):
+ * core_attn alone is the default; "mlp" keeps the dense MLP's input (the
+ * residual, 2h) instead of its norm input and FC1 input (2h + 2h), FC1's
+ * gated output (4f) and FC2's input (2f), and rebuilds one layer's MLP in
+ * the backward; "moe_act" frees the routed rows' activation output (2
+ * f_e a row, top_k rows a token at EP 1) and rebuilds nothing kept; "moe"
+ * keeps the norm's input and the MoE layer's input, the norm's output (2h
+ * each, as without it) and drops, rebuilding one MoE layer's in the
+ * backward, the router scores (6E), the shared expert (4 f_s + 2 f_s) and
+ * the routed rows (2h + 4 f_e + 2 f_e + 4 each). */
+static void test_recompute_modules(void)
+{
+    space_model d = toy(), m = toy_moe();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.recompute = SPACE_RECOMPUTE_SELECTIVE;
+    est_memory a, b;
+    est_memory_of(&d, &l, &a);
+    l.recompute_modules = SPACE_RC_CORE_ATTN;
+    est_memory_of(&d, &l, &b);
+    TP_CHECK(a.activations == b.activations);
+    TP_CHECK_INT((int)space_recompute_modules(&l), SPACE_RC_CORE_ATTN);
+    l.recompute_modules = SPACE_RC_CORE_ATTN | SPACE_RC_MLP;
+    est_memory_of(&d, &l, &b);
+    double mlp = 2 * 64 + 6 * 256; /* a token */
+    TP_CHECK_REL(a.activations - b.activations, (4 - 1) * 1024 * mlp, 1e-12);
+    /* The MoE toy: one dense layer, three MoE layers. */
+    l.recompute_modules = 0;
+    est_memory_of(&m, &l, &a);
+    l.recompute_modules = SPACE_RC_CORE_ATTN | SPACE_RC_MOE_ACT;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(a.activations - b.activations, 3 * 1024 * (2 * 2 * 128.0),
+                 1e-12);
+    l.recompute_modules = SPACE_RC_CORE_ATTN | SPACE_RC_MOE;
+    est_memory_of(&m, &l, &b);
+    double moe = 6 * 8 + 6 * 64 + 2 * (2 * 64 + 6 * 128 + 4);
+    TP_CHECK_REL(a.activations - b.activations, (3 - 1) * 1024 * moe, 1e-12);
+    /* Not selective: no modules, whatever the field holds. */
+    l.recompute = SPACE_RECOMPUTE_NONE;
+    TP_CHECK_INT((int)space_recompute_modules(&l), 0);
+}
+
 int main(void)
 {
     TP_RUN(test_frameworks);
@@ -757,5 +798,6 @@ int main(void)
     TP_RUN(test_moe_states);
     TP_RUN(test_moe_activations);
     TP_RUN(test_moe_fp8_weights);
+    TP_RUN(test_recompute_modules);
     return TP_TEST_EXIT();
 }

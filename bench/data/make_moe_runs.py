@@ -506,14 +506,14 @@ def modelzoo(r):
     if rc == "full":
         recompute, variant = "full", "megatron-full"
     elif rc in ("norm, act", "selective: moe_act, layernorm"):
+        recompute = "selective"
         variant = "megatron-recompute-modules: layernorm, moe_act"
-        derived.append("recompute none: --recompute-modules layernorm moe_act recompute only "
-                       "the norms and the experts' activation, elementwise work well under "
-                       "1% of a layer's FLOPs (their memory saving is not modelled)")
+        derived.append("recompute selective, modules layernorm and moe_act: the table's "
+                       "'norm, act' as run_h100_235b.sh's --recompute-modules moe_act "
+                       "layernorm")
     elif rc == "selective: layernorm, moe":
+        recompute = "selective"
         variant = "megatron-recompute-modules: layernorm, moe"
-        skip = ("recomputation of whole MoE layers (--recompute-modules moe) is not "
-                "modelled: no trainplan recompute mode matches it")
     elif rc is None and mixtral:
         derived.append("recompute none: neither the script nor the yaml sets --recompute-*")
     elif rc is None:
@@ -915,7 +915,7 @@ def dsv3_gb200(r):
         tp=tp, pp=pp, vpp=vpp, cp=1, ep=ep, etp=r["etp"], dp=dp,
         micro_batch_size=r["micro_batch_size"], global_batch_size=r["global_batch_size"],
         grad_accum_steps=ga, seq_length=r["seq_length"], sequence_parallel=False,
-        recompute="none",
+        recompute="selective",
         recompute_variant="megatron-recompute-modules: " + r["recompute"].split(": ")[1],
         zero_stage=1, sharding="megatron-distributed-optimizer", precision="fp8",
         fp8_recipe="mxfp8", pipeline_schedule="interleaved-1f1b",
@@ -926,13 +926,8 @@ def dsv3_gb200(r):
                    "--moe-router-force-load-balancing 'for performance benchmark'")
     assumed.append("forced balancing, MXFP8 and BF16 optimizer moments in every row of the "
                    "history: the guide gives the final arguments only")
-    if "up_proj" in r["recompute"]:
-        assumed.append("recompute none: the run recomputes the dense layers' MLP and MLA's "
-                       "up-projections (about 3% of the step's FLOPs), not modelled")
-    else:
-        derived.append("recompute none: --recompute-modules moe_act mlp recompute the experts' "
-                       "activation and the three dense layers' MLP (about 1% of the step's "
-                       "FLOPs), not modelled")
+    derived.append("recompute selective with the guide's --recompute-modules "
+                   + r["recompute"].split(": ")[1] + " ('up_proj': mla_up_proj)")
     derived.append("pipeline layout Et|(tt|)*30L: 32 chunks, the first the embedding and one "
                    "layer, 30 of two layers, the last the loss; the estimator splits 61 layers "
                    "over pp x vpp = 32 chunks its own way")
