@@ -651,6 +651,7 @@ static double time_panel(const pic *p, const est_result *r, int n, double top)
                 px(y + 12).s, fx(r[i].iteration_s, 3).s);
     }
     legend g = {f, 20, y0 + n * row + 34, 20, W - 20};
+    fputs("<g font-size=\"11\">\n", f);
     for (int k = 0; k < CLI_TIME_TERMS; k++) {
         if (!used[k]) continue;
         char name[48];
@@ -659,7 +660,7 @@ static double time_panel(const pic *p, const est_result *r, int n, double top)
             if (*c == '_') *c = ' ';
         lg_swatch(&g, term_colours[k], name);
     }
-    fputs("</g>\n", f);
+    fputs("</g>\n</g>\n", f);
     return g.y + 14;
 }
 
@@ -678,7 +679,7 @@ static double memory_panel(const pic *p, const est_result *r, int n, double top)
         {"CUDA context + NCCL", "#8c564b"},
         {"workspaces, buffers, other", "#c7c7c7"}};
     FILE *f = p->f;
-    double x0 = 330, x1 = W - 200, row = 22, y0 = top + 50;
+    double x0 = 330, x1 = W - 230, row = 22, y0 = top + 50;
     double vmax = 0, used[MEM_TERMS] = {0}, v[BARS_MAX][MEM_TERMS];
     double cap[BARS_MAX], lim[BARS_MAX];
     for (int i = 0; i < n; i++) {
@@ -733,11 +734,12 @@ static double memory_panel(const pic *p, const est_result *r, int n, double top)
                 "stroke=\"#b00\" stroke-width=\"1.3\" stroke-dasharray=\"3,2\"/>\n",
                 px(xc).s, px(y - 3).s, px(xc).s, px(y + row - 3).s, px(xl).s,
                 px(y - 3).s, px(xl).s, px(y + row - 3).s);
-        fprintf(f, "<text x=\"%s\" y=\"%s\">%s GiB of %s (%s admitted)</text>\n",
+        fprintf(f, "<text x=\"%s\" y=\"%s\">%s GiB of %s, admits %s (%s %%)</text>\n",
                 px(fmax(x, xc) + 6).s, px(y + 12).s, fx(r[i].mem.total / G, 1).s,
-                fx(cap[i] / G, 0).s, fx(lim[i] / G, 1).s);
+                fx(cap[i] / G, 0).s, fx(lim[i] / G, 1).s, fx(100 * lim[i] / cap[i], 0).s);
     }
     legend g = {f, 20, y0 + n * row + 34, 20, W - 20};
+    fputs("<g font-size=\"11\">\n", f);
     for (int k = 0; k < MEM_TERMS; k++)
         if (used[k]) lg_swatch(&g, terms[k].colour, terms[k].name);
     lg_item(&g, "<path d=\"M0,-6V6\" stroke=\"#b00\" stroke-width=\"2\"/>",
@@ -745,7 +747,7 @@ static double memory_panel(const pic *p, const est_result *r, int n, double top)
     lg_item(&g, "<path d=\"M0,-6V6\" stroke=\"#b00\" stroke-width=\"1.3\" "
                 "stroke-dasharray=\"3,2\"/>",
             "the largest peak admitted");
-    fputs("</g>\n", f);
+    fputs("</g>\n</g>\n", f);
     return g.y + 14;
 }
 
