@@ -174,6 +174,7 @@ typedef struct pic {
     double xs, ys;          /* cost_usd and iteration_s to the axes' units */
     int gbin_lo, gbin_hi;   /* floor(log2(GPUs)) over the points */
     int64_t colour_min[N_COLOURS], colour_max[N_COLOURS]; /* GPUs per colour */
+    double bar_x0;          /* where the bars start, right of the row labels */
 } pic;
 
 static double pt_x(const pic *p, const search_point *s) { return s->cost_usd * p->xs; }
@@ -584,14 +585,23 @@ static const char *const term_colours[] = {
 _Static_assert(sizeof term_colours / sizeof term_colours[0] == CLI_TIME_TERMS,
                "a colour per time term");
 
-/* Row labels of the bar panels: rank and tag. */
-static void row_label(const pic *p, int i, double y)
+/* The row label of the bar panels: rank, tag (and system, when several).
+ * Returns its length. */
+static int row_text(const pic *p, int i, char *buf, size_t cap)
 {
     char tag[128];
     tag_of(p, &p->a->ranked[i], tag, sizeof tag);
-    fprintf(p->f, "<text x=\"20\" y=\"%s\">%d  %s%s%s</text>\n", px(y + 11).s,
-            i + 1, tag, p->q->n_systems > 1 ? " " : "",
-            p->q->n_systems > 1 ? sys_name(p, p->a->ranked[i].sys) : "");
+    return snprintf(buf, cap, "%d  %s%s%s", i + 1, tag, p->q->n_systems > 1 ? " " : "",
+                    p->q->n_systems > 1 ? sys_name(p, p->a->ranked[i].sys) : "");
+}
+
+static void row_label(const pic *p, int i, double y)
+{
+    char t[200];
+    row_text(p, i, t, sizeof t);
+    fprintf(p->f, "<text x=\"20\" y=\"%s\" font-size=\"11\">", px(y + 11).s);
+    esc(p->f, t);
+    fputs("</text>\n", p->f);
 }
 
 /* Ticks of a bar panel whose bars run from x0 (0) to x1 (vmax); the
@@ -616,7 +626,7 @@ static void bar_axis(FILE *f, double x0, double x1, double y0, double y1,
 static double time_panel(const pic *p, const est_result *r, int n, double top)
 {
     FILE *f = p->f;
-    double x0 = 330, x1 = W - 90, row = 22, y0 = top + 34;
+    double x0 = p->bar_x0, x1 = W - 90, row = 22, y0 = top + 34;
     double vmax = 0, used[CLI_TIME_TERMS] = {0};
     cli_term t[CLI_TIME_TERMS];
     for (int i = 0; i < n; i++) {
@@ -679,9 +689,11 @@ static double memory_panel(const pic *p, const est_result *r, int n, double top)
         {"CUDA context + NCCL", "#8c564b"},
         {"workspaces, buffers, other", "#c7c7c7"}};
     FILE *f = p->f;
-    double x0 = 330, x1 = W - 230, row = 22, y0 = top + 50;
+    const double G = 1073741824.0;
+    double x0 = p->bar_x0, x1, row = 22, y0 = top + 50, textw = 0;
     double vmax = 0, used[MEM_TERMS] = {0}, v[BARS_MAX][MEM_TERMS];
     double cap[BARS_MAX], lim[BARS_MAX];
+    char said[BARS_MAX][200];
     for (int i = 0; i < n; i++) {
         const est_memory *m = &r[i].mem;
         const search_system *sy = &p->q->systems[p->a->ranked[i].sys];
@@ -695,7 +707,12 @@ static double memory_panel(const pic *p, const est_result *r, int n, double top)
         t[MEM_TERMS - 1] = fmax(m->total - sum, 0);
         for (int k = 0; k < MEM_TERMS; k++) v[i][k] = t[k], used[k] += t[k] > 0;
         vmax = fmax(vmax, fmax(m->total, cap[i]));
+        snprintf(said[i], sizeof said[i], "%s GiB of %s, admits %s (%s %%)",
+                 fx(m->total / G, 1).s, fx(cap[i] / G, 0).s, fx(lim[i] / G, 1).s,
+                 fx(100 * lim[i] / cap[i], 0).s);
+        textw = fmax(textw, CHAR_W * (double)strlen(said[i]));
     }
+    x1 = W - 20 - textw;
     if (!(vmax > 0)) vmax = 1;
     double h = 50 + n * row + 24 + 58;
     fprintf(f, "<g class=\"panel\" data-box=\"0 %s %s %s\">\n", px(top).s, px(W).s,
@@ -713,7 +730,6 @@ static double memory_panel(const pic *p, const est_result *r, int n, double top)
         fputs("admitted: peak plus the margin measured for the framework's runs "
               "fits the GPU", f);
     fputs("</text>\n", f);
-    const double G = 1073741824.0;
     bar_axis(f, x0, x1, y0 - 4, y0 + n * row, vmax, G, "GiB");
     for (int i = 0; i < n; i++) {
         double y = y0 + i * row, x = x0;
@@ -734,9 +750,8 @@ static double memory_panel(const pic *p, const est_result *r, int n, double top)
                 "stroke=\"#b00\" stroke-width=\"1.3\" stroke-dasharray=\"3,2\"/>\n",
                 px(xc).s, px(y - 3).s, px(xc).s, px(y + row - 3).s, px(xl).s,
                 px(y - 3).s, px(xl).s, px(y + row - 3).s);
-        fprintf(f, "<text x=\"%s\" y=\"%s\">%s GiB of %s, admits %s (%s %%)</text>\n",
-                px(fmax(x, xc) + 6).s, px(y + 12).s, fx(r[i].mem.total / G, 1).s,
-                fx(cap[i] / G, 0).s, fx(lim[i] / G, 1).s, fx(100 * lim[i] / cap[i], 0).s);
+        fprintf(f, "<text x=\"%s\" y=\"%s\" font-size=\"11\">%s</text>\n",
+                px(fmax(x, xc) + 6).s, px(y + 12).s, said[i]);
     }
     legend g = {f, 20, y0 + n * row + 34, 20, W - 20};
     fputs("<g font-size=\"11\">\n", f);
@@ -799,12 +814,25 @@ int cli_search_svg(const char *path, const search_request *q,
             t0 = fmin(t0, pt_y(&p, &a->front[i])), t1 = fmax(t1, pt_y(&p, &a->front[i]));
         ax_fit(&zx, f0, f1, 0, 1);
         ax_fit(&zy, t0, t1, 0, 1);
-        /* Room for the labels right of the points: the box reaches a
-         * quarter further to the right. */
-        if (zx.logs) zx.hi = pow(10, log10(zx.hi) + 0.35 * (log10(zx.hi) - log10(zx.lo)));
-        else zx.hi += 0.35 * (zx.hi - zx.lo);
+        /* Room for the label of the costliest point right of it: the box
+         * reaches further right, so that the point sits at u of the
+         * width. */
+        char t[160];
+        label_of(&p, &a->front[a->n_front - 1], t, sizeof t);
+        double u = 1 - (CHAR_W * (double)strlen(t) + 30) / (ax.px1 - ax.px0);
+        u = u < 0.5 ? 0.5 : u > 0.95 ? 0.95 : u;
+        if (zx.logs)
+            zx.hi = pow(10, log10(zx.lo) + (log10(f1) - log10(zx.lo)) / u);
+        else
+            zx.hi = zx.lo + (f1 - zx.lo) / u;
     }
     int nb = a->n_ranked < BARS_MAX ? a->n_ranked : BARS_MAX;
+    p.bar_x0 = 200;
+    for (int i = 0; i < nb; i++) {
+        char t[200];
+        double w = 20 + CHAR_W * row_text(&p, i, t, sizeof t) + 14;
+        if (w > p.bar_x0) p.bar_x0 = w;
+    }
     est_result *r = tp_xcalloc((size_t)nb + 1, sizeof *r);
     for (int i = 0; i < nb; i++) search_point_estimate(q, &a->ranked[i], &r[i]);
 
