@@ -237,8 +237,9 @@ static void tag_of(const pic *p, const search_point *s, char *tag, size_t cap)
     space_layout_tag(&l, p->q->systems[s->sys].ctx.sys->gpus_per_node, tag, cap);
 }
 
-/* The short label of a front point: "TP4 PP2 DP16 mb1 128 GPUs" (CP, EP
- * and virtual stages where used; the system first when there are several). */
+/* The short label of a front point: "TP4 PP2 DP16 mb1 128 GPUs" (CP and
+ * virtual stages where used, EP on every MoE layout; the system first when
+ * there are several). */
 static void label_of(const pic *p, const search_point *s, char *buf, size_t cap)
 {
     space_layout l;
@@ -249,7 +250,7 @@ static void label_of(const pic *p, const search_point *s, char *buf, size_t cap)
                   (long long)l.pp);
     if (l.cp > 1) n += snprintf(buf + n, cap - (size_t)n, " CP%lld", (long long)l.cp);
     n += snprintf(buf + n, cap - (size_t)n, " DP%lld", (long long)l.dp);
-    if (l.ep > 1) n += snprintf(buf + n, cap - (size_t)n, " EP%lld", (long long)l.ep);
+    if (l.ep > 0) n += snprintf(buf + n, cap - (size_t)n, " EP%lld", (long long)l.ep);
     n += snprintf(buf + n, cap - (size_t)n, " mb%lld", (long long)l.mbs);
     if (l.vpp > 1) n += snprintf(buf + n, cap - (size_t)n, " vpp%lld", (long long)l.vpp);
     snprintf(buf + n, cap - (size_t)n, " %lld GPUs", (long long)s->gpus);
