@@ -558,12 +558,13 @@ static double scatter_panel(const pic *p, double top, axis *ax, axis *ay,
             px(W / 2).s, px(top + 20).s);
     esc(f, title);
     fputs("</text>\n", f);
-    double y = scatter_legend(p, top + 40);
+    int empty = p->a->n_points == 0 && p->a->n_front == 0;
+    double y = empty ? top + 40 : scatter_legend(p, top + 40);
     ax->px0 = 90, ax->px1 = W - 30;
     ay->px1 = y, ay->px0 = top + h - 48;
     axes_draw(p, ax, ay);
     scatter_points(p, ax, ay);
-    if (p->a->n_points == 0 && p->a->n_front == 0)
+    if (empty)
         fprintf(f, "<text x=\"%s\" y=\"%s\" text-anchor=\"middle\" font-size=\"14\">"
                    "no layout admitted: nothing fits the memory, budget and "
                    "deadline asked for</text>\n",
