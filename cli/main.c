@@ -482,7 +482,8 @@ static const cli_option options[] = {
     {"no-prune", OPT_NO_PRUNE, NULL, CMD_SEARCH,
      "search: estimate every valid layout (no memory or time bound)"},
     {"svg", OPT_SVG, "FILE", CMD_SEARCH,
-     "search: plot every evaluated layout, front highlighted, to FILE"},
+     "search: an SVG to FILE: time against cost by GPU count and system, "
+     "the front labelled, the top layouts' time and memory by term"},
     {"list-options", OPT_LIST_OPTIONS, NULL, CMD_ALL,
      "print every long option name, one per line (for scripts and tests)"},
     {"progress", OPT_PROGRESS, NULL, CMD_SWEEP,
