@@ -208,7 +208,13 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     cJSON_AddStringToObject(sc, "gpus", so.gpus_arg);
     cJSON_AddNumberToObject(sc, "seq_length", (double)so.seq_length);
     cJSON_AddNumberToObject(sc, "global_batch_size", (double)so.gbs);
-    cJSON_AddStringToObject(sc, "precision", hw_dtype_names[so.precision]);
+    /* the spec's name: mxfp8 is fp8 with its recipe, nvfp4 fp4 */
+    cJSON_AddStringToObject(sc, "precision",
+                            so.precision == HW_FP4 ? "nvfp4"
+                            : so.precision == HW_FP8
+                                    && so.fp8_recipe == SPACE_FP8_MXFP8
+                                ? "mxfp8"
+                                : hw_dtype_names[so.precision]);
     if (so.tokens > 0) cJSON_AddNumberToObject(sc, "tokens", so.tokens);
     else cJSON_AddNullToObject(sc, "tokens");
     if (so.price > 0) cJSON_AddNumberToObject(sc, "price_usd_per_gpu_hour", so.price);

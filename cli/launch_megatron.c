@@ -6,7 +6,7 @@
  * NVIDIA/Megatron-LM@d98e8a64ddf3 (2026-08-22): the model (from the model
  * description), the layout exactly as the estimate assumed it (uneven
  * pipeline splits as a --pipeline-model-parallel-layout string), the
- * precision and fp8 recipe, recomputation, ZeRO-2/3 through Megatron-FSDP,
+ * precision (the fp8 recipe, NVFP4's --fp4-format), recomputation, ZeRO-2/3 through Megatron-FSDP,
  * the overlaps; as one line, or as a launch script: #SBATCH lines and srun
  * on Slurm, torchrun's c10d rendezvous on any other scheduler, with the
  * environment Megatron-LM asserts, hyperparameters and paths. What
@@ -509,6 +509,14 @@ static void build_args(const cli_launch *c, mg_args *j)
             note(j, "estimated for torchao's fp8 (torchtitan), not "
                     "Transformer Engine's");
     }
+    /* NVFP4: TransformerConfig.fp4 ('e2m1', --fp4-format) with fp4_recipe
+     * nvfp4, Transformer Engine's NVFP4BlockScaling (fp4_utils.py). The
+     * estimate keeps 16-bit weights with TE's NVFP4 copies, not
+     * --fp4-param-gather's fp4 parameters. */
+    if (l->dtype == HW_FP4) {
+        arg(j, G_PRECISION, "--fp4-format", "e2m1");
+        arg(j, G_PRECISION, "--fp4-recipe", "nvfp4");
+    }
     arg(j, G_PRECISION, "--attention-backend", "%s", space_attn_names[l->flash]);
     if (l->ce_fusion) arg(j, G_PRECISION, "--cross-entropy-loss-fusion", NULL);
     if (l->eager)
@@ -835,7 +843,8 @@ typedef enum {
     F_LAYOUT, F_FIRST_LAYERS, F_LAST_LAYERS, F_SP, F_MBS, F_GBS,
     F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_ACTIVATIONS, F_DISTOPT,
     F_MFSDP, F_SHARDING, F_TORCH_FSDP2, F_BF16, F_FP16, F_FP8_FORMAT,
-    F_FP8_RECIPE, F_FP8_PARAMS, F_TP_OVERLAP, F_CP_COMM, F_CE_FUSION,
+    F_FP8_RECIPE, F_FP8_PARAMS, F_FP4_FORMAT, F_FP4_RECIPE, F_FP4_PARAMS,
+    F_TP_OVERLAP, F_CP_COMM, F_CE_FUSION,
     F_ATTN_BACKEND, F_FLASH_ATTN, F_OVERLAP_GRAD, F_OVERLAP_PARAM,
     F_NO_P2P_OVERLAP, F_GRAD_BF16, F_GRAD_FP32, F_TRAIN_ITERS, F_NNODES,
     F_NPROC, F_EXPERTS, F_MOE_TOPK, F_MOE_FFN, F_MOE_SHARED, F_MOE_SHARED_GATE,
@@ -895,6 +904,9 @@ static const struct {
     [F_FP8_FORMAT] = {"--fp8-format", 1},
     [F_FP8_RECIPE] = {"--fp8-recipe", 1},
     [F_FP8_PARAMS] = {"--fp8-param-gather", 0},
+    [F_FP4_FORMAT] = {"--fp4-format", 1},
+    [F_FP4_RECIPE] = {"--fp4-recipe", 1},
+    [F_FP4_PARAMS] = {"--fp4-param-gather", 0},
     [F_TP_OVERLAP] = {"--tp-comm-overlap", 0},
     [F_CP_COMM] = {"--cp-comm-type", 1},
     [F_CE_FUSION] = {"--cross-entropy-loss-fusion", 0},
@@ -1632,6 +1644,30 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             if (k < 0) rc = TP_EDATA;
             else o->fp8_recipe = k;
         }
+    }
+    /* NVFP4 (transformer_config.py: fp4 'e2m1', fp4_recipe nvfp4 by
+     * default; validate_args refuses it beside --fp8-format) */
+    if (!rc && s.v[F_FP4_FORMAT]) {
+        static const char *const formats[1] = {"e2m1"};
+        static const char *const recipes[1] = {"nvfp4"};
+        if (seen_choice(&s, F_FP4_FORMAT, file, formats, 1, e) < 0)
+            rc = TP_EDATA;
+        else if (s.v[F_FP4_RECIPE]
+                 && seen_choice(&s, F_FP4_RECIPE, file, recipes, 1, e) < 0)
+            rc = TP_EDATA;
+        else if (s.v[F_FP8_FORMAT])
+            rc = tp_errf(e, TP_EDATA, "%s:%d: --fp4-format beside "
+                         "--fp8-format (line %d): Megatron-LM refuses the two "
+                         "together (validate_args)",
+                         file, s.line[F_FP4_FORMAT], s.line[F_FP8_FORMAT]);
+        else if (s.v[F_FP4_PARAMS])
+            rc = tp_errf(e, TP_EDATA, "%s:%d: --fp4-param-gather: trainplan "
+                         "models NVFP4 with 16-bit parameters and Transformer "
+                         "Engine's NVFP4 weight copies, not fp4 parameters; "
+                         "drop the flag to estimate that",
+                         file, s.line[F_FP4_PARAMS]);
+        else
+            o->precision = HW_FP4;
     }
     o->fp8_params = s.v[F_FP8_PARAMS] && o->precision == HW_FP8;
     if (s.v[F_GRAD_BF16]) o->grad_bytes = 2, o->sw_set |= CLI_SW_GRAD;

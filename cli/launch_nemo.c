@@ -512,6 +512,12 @@ static void bridge_write(const cli_launch *c, cli_text *b)
             cli_text_put(b, "# not expressible: "
                     "estimated for torchao's fp8; Megatron-Bridge "
                     "runs Transformer Engine's\n");
+    } else if (l->dtype == HW_FP4) {
+        /* fp4 'e2m1', fp4_recipe nvfp4 (mixed_precision.py) */
+        cli_text_put(b, "mixed_precision=bf16_with_nvfp4_mixed\n"
+                "# not expressible: bf16_with_nvfp4_mixed gathers fp4 "
+                "parameters (fp4_param_gather=True); the estimate kept "
+                "16-bit ones with Transformer Engine's NVFP4 weight copies\n");
     } else {
         cli_text_put(b, "mixed_precision=%s\n",
             l->dtype == HW_FP16 ? "fp16_mixed" : "bf16_mixed");
@@ -765,6 +771,9 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
      * fp8_amax_history_len); it has no recipe key. */
     if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_DELAYED)
         cli_text_put(b, "model.fp8: true\nmodel.fp8_hybrid: true\n");
+    else if (l->dtype == HW_FP4)
+        cli_text_put(b, "# not expressible: NVFP4; NeMo 1 has delayed fp8 "
+                "scaling only: these keys train in bf16\n");
     else if (l->dtype == HW_FP8)
         cli_text_put(b, "# not expressible: fp8 %s scaling; NeMo 1 has delayed "
                 "scaling only\n",
@@ -870,11 +879,14 @@ static const char *const n_optim1[] = {"fused_adam", "distributed_fused_adam",
 static const char *const n_mp[] = {
     "bf16_mixed", "fp16_mixed", "bf16_with_fp8_delayed_scaling_mixed",
     "bf16_with_fp8_current_scaling_mixed",
-    "bf16_with_fp8_subchannel_scaling_mixed", "bf16_with_mxfp8_mixed", NULL};
+    "bf16_with_fp8_subchannel_scaling_mixed", "bf16_with_mxfp8_mixed",
+    "bf16_with_nvfp4_mixed", NULL};
+/* bf16_with_nvfp4_mixed also gathers fp4 parameters, which trainplan does
+ * not model: read as NVFP4 with 16-bit parameters. */
 static const struct { int dtype, fp8; } mp_meaning[] = {
     {HW_BF16, 0}, {HW_FP16, 0}, {HW_FP8, SPACE_FP8_DELAYED},
     {HW_FP8, SPACE_FP8_TENSORWISE}, {HW_FP8, SPACE_FP8_BLOCKWISE},
-    {HW_FP8, SPACE_FP8_MXFP8},
+    {HW_FP8, SPACE_FP8_MXFP8}, {HW_FP4, 0},
 };
 _Static_assert(sizeof n_mp / sizeof n_mp[0] - 1
                    == sizeof mp_meaning / sizeof mp_meaning[0],

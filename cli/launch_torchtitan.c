@@ -367,6 +367,17 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
 
     /* ---- the model ---- */
     int fp8 = l->dtype == HW_FP8;
+    /* main's NVFP4 is torchao's prototype (NVFP4LinearConverter,
+     * components/quantization/nvfp4.py @b5bcd76c66d0, experimental), not
+     * Transformer Engine's NVFP4BlockScaling the estimate assumes; v0.2
+     * has none. Not written: the config trains in bf16. */
+    if (l->dtype == HW_FP4)
+        not_expressible(&w, "NVFP4 as estimated (Transformer Engine's "
+                        "NVFP4BlockScaling): %s; without a converter this "
+                        "config trains in bf16",
+                        w.main_ ? "main's NVFP4LinearConverter is torchao's "
+                                  "experimental prototype"
+                                : "v0.2 has no NVFP4 converter");
     const char *recipe = NULL; /* torchao's, NULL: none expressible */
     if (fp8) {
         if (l->fp8_recipe == SPACE_FP8_ROWWISE)

@@ -243,12 +243,16 @@ static char *entry_text(sweep_dim d, const cJSON *v, const char *path,
         return tp_xstrdup(buf);
     }
     case SWEEP_PRECISIONS: {
-        int dt = cJSON_IsString(v) ? hw_dtype_parse(v->valuestring) : -1;
-        if (dt != HW_BF16 && dt != HW_FP16 && dt != HW_FP8) {
-            problem(r, "%s: expected bf16, fp16 or fp8, found %s", path, found);
-            return NULL;
-        }
-        return tp_xstrdup(hw_dtype_names[dt]);
+        /* --precision's names (cli/main.c), kept as given in lower case
+         * so that mxfp8 and fp8 are distinct scenarios */
+        static const char *const names[] = {"bf16", "fp16", "fp8", "mxfp8",
+                                            "nvfp4"};
+        for (size_t i = 0; cJSON_IsString(v) && i < sizeof names / sizeof *names; i++)
+            if (tp_streq_ci(v->valuestring, names[i]))
+                return tp_xstrdup(names[i]);
+        problem(r, "%s: expected bf16, fp16, fp8, mxfp8 or nvfp4, found %s",
+                path, found);
+        return NULL;
     }
     case SWEEP_TOKENS:
     case SWEEP_PRICES: {
@@ -449,7 +453,16 @@ void sweep_scenario(const sweep_spec *s, int64_t k, cli_opts *o)
     o->gpus_arg = s->val[SWEEP_GPUS][pick(s, k, SWEEP_GPUS)];
     o->seq_length = strtoll(s->val[SWEEP_SEQ][pick(s, k, SWEEP_SEQ)], NULL, 10);
     o->gbs = strtoll(s->val[SWEEP_GBS][pick(s, k, SWEEP_GBS)], NULL, 10);
-    o->precision = hw_dtype_parse(s->val[SWEEP_PRECISIONS][pick(s, k, SWEEP_PRECISIONS)]);
+    const char *prec = s->val[SWEEP_PRECISIONS][pick(s, k, SWEEP_PRECISIONS)];
+    if (!strcmp(prec, "mxfp8")) { /* as --precision mxfp8 */
+        o->precision = HW_FP8;
+        o->fp8_recipe = SPACE_FP8_MXFP8;
+        o->sw_set |= CLI_SW_FP8;
+    } else if (!strcmp(prec, "nvfp4")) {
+        o->precision = HW_FP4;
+    } else {
+        o->precision = hw_dtype_parse(prec);
+    }
     const char *t = s->val[SWEEP_TOKENS][pick(s, k, SWEEP_TOKENS)];
     o->tokens = t[0] ? strtod(t, NULL) : 0;
     const char *pr = s->val[SWEEP_PRICES][pick(s, k, SWEEP_PRICES)];

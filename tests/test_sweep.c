@@ -99,6 +99,64 @@ static void test_spec_order(void)
     sweep_spec_free(NULL);
 }
 
+/* precisions take --precision's names: mxfp8 is fp8 with the MXFP8
+ * recipe, nvfp4 is fp4; each a scenario of its own, refused per scenario
+ * on a GPU without the format. */
+static void test_spec_precisions(void)
+{
+    sweep_spec s;
+    char *rep = NULL;
+    int rc = parse("{\"models\":[\"llama3-8b\"],\"systems\":[\"dgx-b200\"],"
+                   "\"gpus\":[64],\"seq_lengths\":[8192],"
+                   "\"global_batch_sizes\":[128],"
+                   "\"precisions\":[\"bf16\",\"fp8\",\"MXFP8\",\"nvfp4\"]}",
+                   &s, &rep);
+    TP_CHECK_INT(rc, TP_OK);
+    TP_CHECK(rep == NULL);
+    if (rc) return;
+    TP_CHECK_INT(s.count, 4);
+    cli_opts o;
+    sweep_scenario(&s, 1, &o);
+    TP_CHECK(o.precision == HW_FP8);
+    TP_CHECK(!(o.sw_set & CLI_SW_FP8)); /* the framework's recipe */
+    sweep_scenario(&s, 2, &o);
+    TP_CHECK(o.precision == HW_FP8);
+    TP_CHECK_INT(o.fp8_recipe, SPACE_FP8_MXFP8);
+    TP_CHECK(o.sw_set & CLI_SW_FP8);
+    sweep_scenario(&s, 3, &o);
+    TP_CHECK(o.precision == HW_FP4);
+    char id[4][17];
+    for (int k = 0; k < 4; k++) sweep_scenario_id(&s, k, id[k]);
+    TP_CHECK(strcmp(id[1], id[2]) != 0); /* fp8 and mxfp8 differ */
+    sweep_spec_free(&s);
+
+    rc = parse("{\"models\":[\"llama3-8b\"],\"systems\":[\"eos\"],"
+               "\"gpus\":[64],\"seq_lengths\":[8192],"
+               "\"global_batch_sizes\":[128],"
+               "\"precisions\":[\"mxfp8\",\"nvfp4\",\"fp4\"]}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    if (rep) {
+        TP_CHECK_CONTAINS(rep, "$.precisions[2]: expected bf16, fp16, fp8, "
+                               "mxfp8 or nvfp4, found \"fp4\"");
+        free(rep);
+        rep = NULL;
+    }
+    rc = parse("{\"models\":[\"llama3-8b\"],\"systems\":[\"eos\"],"
+               "\"gpus\":[64],\"seq_lengths\":[8192],"
+               "\"global_batch_sizes\":[128],"
+               "\"precisions\":[\"mxfp8\",\"nvfp4\"]}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    if (rep) {
+        TP_CHECK_CONTAINS(rep, "scenario 0 (llama3-8b on eos, gpus 64): "
+                               "--precision mxfp8");
+        TP_CHECK_CONTAINS(rep, "scenario 1 (llama3-8b on eos, gpus 64): "
+                               "--precision nvfp4");
+        free(rep);
+    }
+}
+
 static void test_spec_errors(void)
 {
     sweep_spec s;
@@ -432,6 +490,7 @@ int main(int argc, char **argv)
     TP_RUN(test_fnv);
     TP_RUN(test_spec_order);
     TP_RUN(test_spec_errors);
+    TP_RUN(test_spec_precisions);
     TP_RUN(test_spec_moe);
     TP_RUN(test_shards);
     TP_RUN(test_lines_and_resume);

@@ -81,6 +81,15 @@ bad_job() { # bad_job SED_EXPR NEEDLE DESCRIPTION
         has "$ERR" "$2" "$3"
 }
 bad_job 's/--num-layers 32 //' "no --num-layers" "no layers"
+# NVFP4 (--fp4-format e2m1 --fp4-recipe nvfp4) reads back; what
+# Megatron-LM refuses or trainplan does not model is refused by name
+run 0 "$TP" estimate --system dgx-b200 --format json --megatron-args - \
+    < <(sed 's/--bf16/--bf16 --fp4-format e2m1 --fp4-recipe nvfp4/' "$S/own.sh")
+has "$OUT" '"precision":	"fp4"' "NVFP4 job: read as fp4 (NVFP4)"
+bad_job 's/--bf16/--bf16 --fp4-format e2m1 --fp8-format e4m3/' "--fp4-format beside --fp8-format" "fp4 and fp8 together"
+bad_job 's/--bf16/--bf16 --fp4-format e2m1 --fp4-recipe custom/' "--fp4-recipe: expected nvfp4" "a custom fp4 recipe"
+bad_job 's/--bf16/--bf16 --fp4-format e2m2/' "--fp4-format: expected e2m1" "an fp4 format that is not"
+bad_job 's/--bf16/--bf16 --fp4-format e2m1 --fp4-param-gather/' "--fp4-param-gather: trainplan models NVFP4 with 16-bit parameters" "fp4 parameters"
 bad_job 's/--num-layers 32/--num-layers 3x2/' "bad.sh:3: --num-layers: expected an integer in [1, 100000], found '3x2'" "layers not a number"
 bad_job 's/--bf16//' "neither --bf16 nor --fp16" "fp32"
 bad_job 's/--vocab-size 128256//' "add --vocab-size N" "no vocabulary"

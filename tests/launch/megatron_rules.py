@@ -132,6 +132,8 @@ CHOICES = {
     "recompute_method": {"uniform", "block"},
     "fp8_format": {"e4m3", "hybrid"},
     "fp8_recipe": {"tensorwise", "delayed", "mxfp8", "blockwise", "custom"},
+    "fp4_format": {"e2m1"},                   # transformer_config.py fp4
+    "fp4_recipe": {"nvfp4", "custom"},        # transformer_config.py fp4_recipe
     "data_parallel_sharding_strategy": {"no_shard", "optim", "optim_grads",
                                         "optim_grads_params"},
     "ckpt_format": {"torch", "torch_dist", "torch_dcp", "fsdp_dtensor"},
@@ -462,6 +464,18 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
         E("Megatron-FSDP needs --ckpt-format fsdp_dtensor (validate_args)")
     if ckpt == "fsdp_dtensor" and not mfsdp:
         E("--ckpt-format fsdp_dtensor without Megatron-FSDP (validate_args)")
+    # NVFP4 (validate_args): not beside fp8; --fp4-param-gather needs it
+    if "fp4_format" in args and "fp8_format" in args:
+        E("--fp4-format and --fp8-format together (validate_args)")
+    if args.get("fp4_param_gather") and "fp4_format" not in args:
+        E("--fp4-param-gather without --fp4-format (validate_args)")
+    if "fp4_recipe" in args and "fp4_format" not in args:
+        E("--fp4-recipe without --fp4-format: trains without fp4 "
+          "(TransformerConfig.fp4 is None)")
+    # TE quantization.py _compute_nvfp4_support: compute capability >= 10.0
+    if "fp4_format" in args and arch and arch != "blackwell":
+        E("--fp4-format on %s: Transformer Engine's NVFP4BlockScaling needs "
+          "Blackwell" % arch)
     if args.get("fp8_recipe") == "mxfp8" and arch and arch != "blackwell":
         E("--fp8-recipe mxfp8 on %s: Transformer Engine's MXFP8 needs "
           "Blackwell" % arch)

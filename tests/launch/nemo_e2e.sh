@@ -103,8 +103,10 @@ printf '%s\nmodel.pipeline_model_parallel_size=2\nmodel.pipeline_model_parallel_
 printf '%s\nmodel.pipeline_model_parallel_layout="Ex|L"\n' "$JOB" >"$TMP/in"; expect 65 \
     bad.txt:5: "'x' is not a layer"
 printf '# launch: --nnodes\n' >"$TMP/in"; expect 65 bad.txt:1: "--nnodes needs a value"
-printf 'mixed_precision=bf16_with_nvfp4_mixed\n' >"$TMP/in"; expect 65 bad.txt:1: \
-    mixed_precision bf16_mixed "'bf16_with_nvfp4_mixed'"
+# a registered recipe trainplan does not model (bf16 first and last layers)
+printf 'mixed_precision=nemotron_3_super_bf16_with_nvfp4_mixed\n' >"$TMP/in"; \
+    expect 65 bad.txt:1: mixed_precision bf16_with_nvfp4_mixed \
+    "'nemotron_3_super_bf16_with_nvfp4_mixed'"
 # --nemo-format takes bridge or nemo1 only
 "$TP" search -m llama3-8b --system eos --gpus 8 -s 2048 -B 8 --nemo-format nemo3 \
     >/dev/null 2>"$TMP/fmt.err"
