@@ -188,7 +188,18 @@ void cli_table_row(cli_table *t, ...);
 void cli_table_print(const cli_table *t, FILE *f, cli_format fmt);
 void cli_table_free(cli_table *t);
 
-/* Prints a cJSON value, pretty, with a trailing newline, and deletes it. */
+/* The layout of the JSON outputs (docs/output-formats.md, docs/schemas/):
+ * one integer for all of them, bumped when a key is removed or renamed or
+ * changes type, unit or meaning; a new key does not bump it. */
+#define CLI_SCHEMA_VERSION 1
+/* Puts "schema_version" first in v, an object, or in each object of v, an
+ * array (model list, hw check print arrays; readers of them stay as they
+ * were), unless it is there already; returns v. cli_print_json does it;
+ * JSON Lines records (search, sweep) call it themselves. */
+cJSON *cli_json_version(cJSON *v);
+
+/* Prints a JSON output document, pretty, with a trailing newline, with its
+ * schema_version (cli_json_version), and deletes it. */
 void cli_print_json(FILE *f, cJSON *v);
 
 /* Human-readable numbers: 6.74e9 -> "6.74 B" params, bytes -> "80.0 GiB",

@@ -1259,15 +1259,16 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 const row *rs = set ? frows : rows;
                 int n = set ? ans.n_front : ans.n_ranked;
                 for (int i = 0; i < n; i++) {
-                    cJSON *j = row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
-                                         o->torchtitan_version, o->nemo_format);
+                    cJSON *j = cli_json_version(
+                        row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
+                                 o->torchtitan_version, o->nemo_format));
                     char *s = cJSON_PrintUnformatted(j);
                     fprintf(f, "%s\n", s);
                     cJSON_free(s);
                     cJSON_Delete(j);
                 }
             }
-            cJSON *j = cJSON_CreateObject();
+            cJSON *j = cli_json_version(cJSON_CreateObject());
             cJSON_AddItemToObject(j, "stats", st);
             char *s = cJSON_PrintUnformatted(j);
             fprintf(f, "%s\n", s);
