@@ -171,7 +171,10 @@ int cli_out_close(cli_out *o, int ok, tp_err *e);
  * link's target need not exist) into out[cap]. TP_OK or TP_EIO. */
 int cli_out_resolve(const char *path, char *out, size_t cap, tp_err *e);
 
-/* A table of strings, printed aligned (table format) or as RFC 4180 CSV. */
+/* A table of strings, printed aligned (table format) or as RFC 4180 CSV.
+ * A cell that is CLI_MISSING shows as such in a table and is an empty
+ * cell in CSV, where JSON writes null. */
+#define CLI_MISSING "-"
 typedef struct cli_table {
     int ncols;
     const char **headers;

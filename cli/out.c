@@ -260,8 +260,12 @@ void cli_table_row(cli_table *t, ...)
     t->nrows++;
 }
 
+/* RFC 4180: a cell with a comma, quote or line break is quoted, its
+ * quotes doubled. "-", the table's mark for a missing value, is an empty
+ * cell, as JSON's null is (a reader would take "-" for text). */
 static void csv_cell(FILE *f, const char *s)
 {
+    if (!strcmp(s, CLI_MISSING)) return;
     if (!strpbrk(s, ",\"\n\r")) {
         fputs(s, f);
         return;
