@@ -328,8 +328,9 @@ void cli_search_cache_free(cli_search_cache *c);
 int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                     cli_search *s, tp_err *e);
 void cli_search_close(cli_search *s);
-/* The JSON object `search --format json` prints for answer a; timing 0
- * leaves out elapsed time and threads. The caller deletes it. */
+/* The JSON object `search --format json` prints for answer a, with its
+ * schema_version; timing 0 leaves out elapsed time and threads. The
+ * caller deletes it. */
 cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing);
 
 /* sweep, merge, diff (cmd_sweep.c, cmd_diff.c). diff's exit status when

@@ -1150,7 +1150,8 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
 {
     const search_request *q = &s->q;
     row w;
-    cJSON *j = cJSON_CreateObject();
+    /* Versioned here: a sweep record's "search" is this object as is. */
+    cJSON *j = cli_json_version(cJSON_CreateObject());
     cJSON_AddStringToObject(j, "model", s->m.name);
     cJSON *sa = cJSON_AddArrayToObject(j, "systems");
     for (int i = 0; i < s->ns; i++) {
