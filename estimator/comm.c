@@ -511,7 +511,7 @@ int est_coll_read_table(const char *path, est_coll_row **out, int *n_out,
         char *f[NCOL + 2];
         int nf = tp_csv_next(&rd, f, NCOL + 1, e);
         if (nf <= 0) {
-            if (nf < 0) rc = e->status;
+            if (nf < 0) rc = TP_EDATA; /* the message is in e */
             break;
         }
         lineno = rd.line;

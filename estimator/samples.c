@@ -224,7 +224,7 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
         char *f[MAX_COLS + 1];
         int nf = tp_csv_next(&r, f, MAX_COLS, e);
         if (nf <= 0) {
-            if (nf < 0) rc = e->status;
+            if (nf < 0) rc = TP_EDATA; /* the message is in e */
             break;
         }
         lineno = r.line;
