@@ -96,6 +96,13 @@ with open(os.path.join(SCRATCH, "own.sh"), "w") as f:
             "--vocab-size 50304 --tensor-model-parallel-size 2 "
             "--micro-batch-size 1 --global-batch-size 64 --bf16\n")
 
+with open(os.path.join(SCRATCH, "big.sh"), "w") as f:  # fits nowhere
+    f.write("torchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py "
+            "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 "
+            "--seq-length 2048 --max-position-embeddings 2048 "
+            "--vocab-size 50304 --tensor-model-parallel-size 8 "
+            "--micro-batch-size 1 --global-batch-size 64 --bf16\n")
+
 DENSE = ["-m", "gpt3-1.7b", "--system", "eos", "-s", "2048", "-B", "64"]
 MOE = ["-m", "mixtral-8x7b", "--system", "eos", "-s", "4096", "-B", "256"]
 EST = ["estimate", "-m", "gpt3-175b", "--system", "eos", "-g", "1024",
@@ -149,6 +156,13 @@ CASES = [
     ("estimate", "json", ["estimate"] + MOE + ["-g", "64", "--ep", "8",
                                                "--moe-imbalance", "1.5",
                                                "--doc-length", "512:0.3,4096:0.7"], 0),
+    ("estimate", "json", ["estimate", "-m", "deepseek-v3", "--system", "eos",
+                          "-g", "1024", "-s", "4096", "-B", "1024",
+                          "--tokens", "1e12"], 0),
+    ("estimate", "json", ["estimate", "-m", "gpt3-1.7b", "--system", "eos",
+                          "-g", "8", "-s", "2048", "-B", "64", "-r", "full",
+                          "--recompute-method", "block",
+                          "--recompute-num-layers", "2"], 0),
     ("estimate", "json", ["estimate", "--system", "eos", "--megatron-args",
                           os.path.join(SCRATCH, "own.sh")], 0),
     ("search", "json", SRCH, 0),
@@ -161,9 +175,14 @@ CASES = [
                                            "--max-memory-fraction", "0.9"], 0),
     ("search", "json", ["search", "-m", "gpt3-175b", "--system", "perlmutter",
                         "--max-gpus", "8", "-s", "2048", "-B", "64"], 1),
+    ("search", "json", SRCH + ["--tokens", "1e10", "--budget-usd", "1"], 1),
+    ("search", "json", SRCH + ["--explain", "--precision", "fp8",
+                               "--framework", "torchtitan"], 0),
     ("search", "json", ["search", "--system", "eos", "--near",
                         os.path.join(SCRATCH, "own.sh"), "--top", "2",
                         "--no-timing"], 0),
+    ("search", "json", ["search", "--system", "eos", "--near",
+                        os.path.join(SCRATCH, "big.sh")], 1),
     ("search-jsonl", "jsonl", SRCH + ["--tokens", "1e10"], 0),
     ("search-jsonl", "jsonl", ["search"] + MOE + ["--max-gpus", "32",
                                                   "--top", "2"], 0),
