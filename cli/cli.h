@@ -171,7 +171,10 @@ int cli_out_close(cli_out *o, int ok, tp_err *e);
  * link's target need not exist) into out[cap]. TP_OK or TP_EIO. */
 int cli_out_resolve(const char *path, char *out, size_t cap, tp_err *e);
 
-/* A table of strings, printed aligned (table format) or as RFC 4180 CSV. */
+/* A table of strings, printed aligned (table format) or as RFC 4180 CSV.
+ * A cell that is CLI_MISSING shows as such in a table and is an empty
+ * cell in CSV, where JSON writes null. */
+#define CLI_MISSING "-"
 typedef struct cli_table {
     int ncols;
     const char **headers;
@@ -188,7 +191,18 @@ void cli_table_row(cli_table *t, ...);
 void cli_table_print(const cli_table *t, FILE *f, cli_format fmt);
 void cli_table_free(cli_table *t);
 
-/* Prints a cJSON value, pretty, with a trailing newline, and deletes it. */
+/* The layout of the JSON outputs (docs/output-formats.md, docs/schemas/):
+ * one integer for all of them, bumped when a key is removed or renamed or
+ * changes type, unit or meaning; a new key does not bump it. */
+#define CLI_SCHEMA_VERSION 1
+/* Puts "schema_version" first in v, an object, or in each object of v, an
+ * array (model list, hw check print arrays; readers of them stay as they
+ * were), unless it is there already; returns v. cli_print_json does it;
+ * JSON Lines records (search, sweep) call it themselves. */
+cJSON *cli_json_version(cJSON *v);
+
+/* Prints a JSON output document, pretty, with a trailing newline, with its
+ * schema_version (cli_json_version), and deletes it. */
 void cli_print_json(FILE *f, cJSON *v);
 
 /* Human-readable numbers: 6.74e9 -> "6.74 B" params, bytes -> "80.0 GiB",
@@ -314,8 +328,9 @@ void cli_search_cache_free(cli_search_cache *c);
 int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                     cli_search *s, tp_err *e);
 void cli_search_close(cli_search *s);
-/* The JSON object `search --format json` prints for answer a; timing 0
- * leaves out elapsed time and threads. The caller deletes it. */
+/* The JSON object `search --format json` prints for answer a, with its
+ * schema_version; timing 0 leaves out elapsed time and threads. The
+ * caller deletes it. */
 cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing);
 
 /* sweep, merge, diff (cmd_sweep.c, cmd_diff.c). diff's exit status when

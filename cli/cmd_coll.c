@@ -403,7 +403,10 @@ int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "rows_big", n_big);
         NUM_OR_NULL("linerate_fraction", fr);
 #undef NUM_OR_NULL
-        cJSON_AddStringToObject(j, "bottleneck", bottleneck);
+        if (n_big)
+            cJSON_AddStringToObject(j, "bottleneck", bottleneck);
+        else
+            cJSON_AddNullToObject(j, "bottleneck");
         cJSON_AddItemToArray(arr, j);
     }
     if (o->format == CLI_JSON) {

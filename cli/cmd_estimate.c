@@ -684,6 +684,8 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             cJSON_AddNumberToObject(t, "cost_usd", cost);
             cJSON_AddNumberToObject(t, "price_usd_per_gpu_hour",
                                     y->price_usd_per_gpu_hour);
+        } else {
+            cJSON_AddNullToObject(j, "train"); /* no --tokens */
         }
         cli_print_json(out->f, j);
     } else {

@@ -454,6 +454,8 @@ static void cv_row(const hw_gpu *g, const cli_opts *o, const char *op, int dt,
             if (ms[k]->n[p])
                 cJSON_AddNumberToObject(j, keys[k][p],
                                         100 * ms[k]->sum[p] / ms[k]->n[p]);
+            else /* no sample to score on: null, as coll cv writes */
+                cJSON_AddNullToObject(j, keys[k][p]);
     cJSON_AddItemToArray(arr, j);
     free(tr);
     free(te);

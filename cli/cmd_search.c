@@ -1150,7 +1150,8 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
 {
     const search_request *q = &s->q;
     row w;
-    cJSON *j = cJSON_CreateObject();
+    /* Versioned here: a sweep record's "search" is this object as is. */
+    cJSON *j = cli_json_version(cJSON_CreateObject());
     cJSON_AddStringToObject(j, "model", s->m.name);
     cJSON *sa = cJSON_AddArrayToObject(j, "systems");
     for (int i = 0; i < s->ns; i++) {
@@ -1259,15 +1260,16 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 const row *rs = set ? frows : rows;
                 int n = set ? ans.n_front : ans.n_ranked;
                 for (int i = 0; i < n; i++) {
-                    cJSON *j = row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
-                                         o->torchtitan_version, o->nemo_format);
+                    cJSON *j = cli_json_version(
+                        row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
+                                 o->torchtitan_version, o->nemo_format));
                     char *s = cJSON_PrintUnformatted(j);
                     fprintf(f, "%s\n", s);
                     cJSON_free(s);
                     cJSON_Delete(j);
                 }
             }
-            cJSON *j = cJSON_CreateObject();
+            cJSON *j = cli_json_version(cJSON_CreateObject());
             cJSON_AddItemToObject(j, "stats", st);
             char *s = cJSON_PrintUnformatted(j);
             fprintf(f, "%s\n", s);
@@ -1291,9 +1293,10 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                              "tokens_per_s", "mfu", "peak_memory_bytes",
                              "memory_margin_bytes", "memory_headroom_bytes",
                              "time_to_train_s", "gpu_hours", "cost_usd",
-                             "bubble_s", "exposed_comm_s", "megatron"};
+                             "bubble_s", "exposed_comm_s", "megatron",
+                             "nemo", "torchtitan_config"};
         cli_table t;
-        cli_table_init(&t, 28, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrrrl");
+        cli_table_init(&t, 30, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrrrlll");
         for (int set = 0; set < 2; set++) {
             const row *rs = set ? frows : rows;
             int n = set ? ans.n_front : ans.n_ranked;
@@ -1317,9 +1320,11 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 snprintf(c[13], 48, "%.0f", w->r.mem.total);
                 snprintf(c[20], 48, "%.0f", w->margin);
                 snprintf(c[14], 48, "%.0f", w->headroom);
+                /* Without --tokens: empty, as JSON's null. */
                 snprintf(c[15], 48, "%.6g", w->train_s);
                 snprintf(c[16], 48, "%.6g", w->gpu_hours);
                 snprintf(c[17], 48, "%.6g", w->cost_usd);
+                if (!(q.tokens > 0)) c[15][0] = c[16][0] = c[17][0] = '\0';
                 snprintf(c[18], 48, "%.6g", w->r.time.bubble_s);
                 snprintf(c[19], 48, "%.6g", w->exposed_s);
                 c[21][0] = c[22][0] = '\0';
@@ -1329,16 +1334,21 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 }
                 cli_launch lc;
                 launch_of(&lc, w, &q, o->torchtitan_version, o->nemo_format);
-                cli_text mg = {0};
+                cli_text mg = {0}, nm = {0}, tt = {0};
                 cli_launch_megatron(&lc, &mg);
+                cli_launch_nemo(&lc, &nm);
+                cli_launch_torchtitan(&lc, &tt);
                 cli_table_row(&t, set ? "pareto" : "ranked", c[0],
                               w->sys->ctx.sys->name, w->tag, c[1], c[2], c[3],
                               c[4], c[5], c[6], c[7], c[8],
                               space_recompute_names[l->recompute], c[9], c[21],
                               c[22], c[10],
                               c[11], c[12], c[13], c[20], c[14], c[15], c[16],
-                              c[17], c[18], c[19], cli_text_str(&mg));
+                              c[17], c[18], c[19], cli_text_str(&mg),
+                              cli_text_str(&nm), cli_text_str(&tt));
                 cli_text_free(&mg);
+                cli_text_free(&nm);
+                cli_text_free(&tt);
             }
         }
         cli_table_print(&t, f, CLI_CSV);

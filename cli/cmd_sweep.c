@@ -198,7 +198,7 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     sweep_scenario(s, k, &so);
     char id[17];
     sweep_scenario_id(s, k, id);
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = cli_json_version(cJSON_CreateObject());
     cJSON_AddNumberToObject(j, "index", (double)k);
     cJSON_AddNumberToObject(j, "count", (double)s->count);
     cJSON_AddStringToObject(j, "id", id);

@@ -260,8 +260,12 @@ void cli_table_row(cli_table *t, ...)
     t->nrows++;
 }
 
+/* RFC 4180: a cell with a comma, quote or line break is quoted, its
+ * quotes doubled. "-", the table's mark for a missing value, is an empty
+ * cell, as JSON's null is (a reader would take "-" for text). */
 static void csv_cell(FILE *f, const char *s)
 {
+    if (!strcmp(s, CLI_MISSING)) return;
     if (!strpbrk(s, ",\"\n\r")) {
         fputs(s, f);
         return;
@@ -323,9 +327,26 @@ void cli_table_free(cli_table *t)
     memset(t, 0, sizeof *t);
 }
 
+cJSON *cli_json_version(cJSON *v)
+{
+    if (cJSON_IsArray(v)) {
+        cJSON *x;
+        cJSON_ArrayForEach(x, v) if (cJSON_IsObject(x)) cli_json_version(x);
+        return v;
+    }
+    if (!cJSON_IsObject(v) || cJSON_GetObjectItemCaseSensitive(v, "schema_version"))
+        return v;
+    /* Added last (which names it), then moved first: cJSON has no call
+     * that inserts a named member. */
+    cJSON_AddNumberToObject(v, "schema_version", CLI_SCHEMA_VERSION);
+    cJSON *n = cJSON_DetachItemFromObjectCaseSensitive(v, "schema_version");
+    cJSON_InsertItemInArray(v, 0, n);
+    return v;
+}
+
 void cli_print_json(FILE *f, cJSON *v)
 {
-    char *s = cJSON_Print(v);
+    char *s = cJSON_Print(cli_json_version(v));
     if (s) {
         fputs(s, f);
         fputc('\n', f);

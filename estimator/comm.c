@@ -465,29 +465,6 @@ int est_coll_row_implausible(const hw_system *y, const est_coll_row *r,
 
 /* ---- table files -------------------------------------------------------- */
 
-/* Splits line (modified) at commas into at most max fields, trimmed. */
-static int split_fields(char *line, char **f, int max)
-{
-    int n = 0;
-    for (char *p = line;;) {
-        if (n == max) return max + 1;
-        f[n++] = p;
-        char *c = strchr(p, ',');
-        if (!c) break;
-        *c = '\0';
-        p = c + 1;
-    }
-    for (int i = 0; i < n; i++) {
-        char *s = f[i];
-        while (*s == ' ' || *s == '\t') s++;
-        char *end = s + strlen(s);
-        while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-            *--end = '\0';
-        f[i] = s;
-    }
-    return n;
-}
-
 enum { COL_COLL, COL_DTYPE, COL_NODES, COL_GPN, COL_BYTES, COL_TIME, NCOL };
 static const char *const col_names[NCOL] = {
     "collective", "dtype", "nodes", "gpus_per_node", "bytes", "time_us"};
@@ -528,18 +505,17 @@ int est_coll_read_table(const char *path, est_coll_row **out, int *n_out,
     }
     int where[NCOL], have_header = 0, ncols = 0, lineno = 0, n = 0, cap = 0;
     est_coll_row *rows = NULL;
-    for (char *line = text; line && *line && rc == TP_OK;) {
-        char *nl = strchr(line, '\n');
-        if (nl) *nl = '\0';
-        lineno++;
-        char *p = line;
-        while (*p == ' ' || *p == '\t') p++;
-        if (*p == '#' || *p == '\0' || (*p == '\r' && p[1] == '\0')) {
-            line = nl ? nl + 1 : NULL;
-            continue;
-        }
+    tp_csv rd;
+    tp_csv_init(&rd, text, len, path, 1); /* '#' lines: comments */
+    while (rc == TP_OK) {
         char *f[NCOL + 2];
-        int nf = split_fields(line, f, NCOL + 1);
+        int nf = tp_csv_next(&rd, f, NCOL + 1, e);
+        if (nf <= 0) {
+            if (nf < 0) rc = TP_EDATA; /* the message is in e */
+            break;
+        }
+        lineno = rd.line;
+        if (nf == 1 && f[0][0] == '\0') continue; /* blank line */
         if (!have_header) {
             for (int c = 0; c < NCOL; c++) where[c] = -1;
             for (int i = 0; i < nf && rc == TP_OK; i++) {
@@ -562,7 +538,6 @@ int est_coll_read_table(const char *path, est_coll_row **out, int *n_out,
                                  lineno, col_names[c]);
             ncols = nf;
             have_header = 1;
-            line = nl ? nl + 1 : NULL;
             continue;
         }
         if (nf != ncols) {
@@ -613,7 +588,6 @@ int est_coll_read_table(const char *path, est_coll_row **out, int *n_out,
             }
             rows[n++] = r;
         }
-        line = nl ? nl + 1 : NULL;
     }
     free(text);
     if (rc == TP_OK && !have_header)

@@ -175,31 +175,6 @@ void est_sample_needs_str(const int need[EST_NCOLS], char *buf, size_t cap)
                                     len ? ", " : "", est_col_names[c]);
 }
 
-/* Splits line (modified in place) at commas into at most max fields. */
-static int split_csv(char *line, char **f, int max)
-{
-    int n = 0;
-    char *p = line;
-    for (;;) {
-        if (n == max) return max + 1;
-        f[n++] = p;
-        char *c = strchr(p, ',');
-        if (!c) break;
-        *c = '\0';
-        p = c + 1;
-    }
-    for (int i = 0; i < n; i++) { /* trim blanks and a CR */
-        char *s = f[i];
-        while (*s == ' ' || *s == '\t') s++;
-        char *end = s + strlen(s);
-        while (end > s && (end[-1] == ' ' || end[-1] == '\r' || end[-1] == '\n'
-                           || end[-1] == '\t'))
-            *--end = '\0';
-        f[i] = s;
-    }
-    return n;
-}
-
 #define MAX_COLS 16
 
 /* Time columns: forward, backward, and the names an optimizer step's
@@ -237,23 +212,23 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
         return tp_errf(e, TP_EDATA, "%s: a binary file (a NUL byte), expected "
                                     "a CSV text file", path);
     }
-    char *save = text, *line = text;
+    tp_csv r;
+    tp_csv_init(&r, text, len, path, 0);
     int lineno = 0, ncols = 0;
     int col_of[EST_NCOLS], col_f = -1, col_b = -1;
     for (int i = 0; i < EST_NCOLS; i++) col_of[i] = -1;
     int cap = 0, n = 0;
     est_sample *s = NULL;
     rc = TP_OK;
-    while (line && *line) {
-        char *nl = strchr(line, '\n');
-        if (nl) *nl = '\0';
-        lineno++;
+    for (;;) {
         char *f[MAX_COLS + 1];
-        int nf = split_csv(line, f, MAX_COLS);
-        if (nf == 1 && f[0][0] == '\0') { /* blank line */
-            line = nl ? nl + 1 : NULL;
-            continue;
+        int nf = tp_csv_next(&r, f, MAX_COLS, e);
+        if (nf <= 0) {
+            if (nf < 0) rc = TP_EDATA; /* the message is in e */
+            break;
         }
+        lineno = r.line;
+        if (nf == 1 && f[0][0] == '\0') continue; /* blank line */
         if (ncols == 0) { /* header */
             ncols = nf;
             if (nf > MAX_COLS) {
@@ -291,7 +266,6 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
                                  path, est_col_names[k], op_name, list);
                 }
             if (rc) break;
-            line = nl ? nl + 1 : NULL;
             continue;
         }
         if (nf != ncols) {
@@ -348,9 +322,8 @@ int est_read_samples(const char *path, const char *op_name, hw_dtype dtype,
         x->bwd_s = col_b >= 0 ? v[col_b] * 1e-6 : -1;
         x->row = lineno;
         n++;
-        line = nl ? nl + 1 : NULL;
     }
-    free(save);
+    free(text);
     if (rc == TP_OK && ncols == 0)
         rc = tp_errf(e, TP_EDATA, "%s: empty file, expected a CSV header",
                      path);

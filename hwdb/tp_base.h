@@ -128,6 +128,33 @@ int tp_json_enum(const cJSON *obj, const char *file, const char *path,
  * for "found ..." in messages. */
 void tp_json_describe(const cJSON *v, char *buf, size_t cap);
 
+/* ---- CSV (tp_csv.c) --------------------------------------------------
+ * An RFC 4180 reader of the measured-sample and collective-table files:
+ * fields separated by commas, records by LF or CRLF; a field in double
+ * quotes may hold commas, line breaks and quotes (doubled: ""). Blanks
+ * around a field are dropped (the project's files align their columns),
+ * inside quotes kept. The text (len bytes and a writable text[len], as
+ * tp_read_file's NUL) is modified in place: fields point into it.
+ * Not done: other separators, a BOM, quotes opening within a field. */
+typedef struct tp_csv {
+    char *p, *end;      /* the unread text */
+    const char *path;   /* names the file in messages */
+    int comments;       /* a line whose first non-blank is '#' is skipped */
+    int line;           /* the line the last record started on, from 1 */
+    int next_line;      /* the line p is on */
+    char *line_start;   /* where that line starts (for columns) */
+} tp_csv;
+
+void tp_csv_init(tp_csv *r, char *text, size_t len, const char *path,
+                 int comments);
+/* Reads the next record into f[0..max): returns its field count (max + 1
+ * when it has more than max; f holds the first max), 0 at the end of the
+ * text, or -1 with TP_EDATA in e on a malformed quote, naming the file,
+ * line and column ("x.csv:3:7: ..."): a quote that is never closed, a
+ * quote inside an unquoted field, or text after a closing quote. A blank
+ * line is one empty field. */
+int tp_csv_next(tp_csv *r, char **f, int max, tp_err *e);
+
 /* Case-insensitive edit distance, capped: returns min(distance, cap+1). */
 int tp_edit_distance(const char *a, const char *b, int cap);
 

@@ -98,7 +98,7 @@ echo "clean sweep of $N scenarios: $T s" >&2
 if [ "$(wc -l <ref.jsonl)" -eq $N ]; then ok; else bad "ref.jsonl: $(wc -l <ref.jsonl) lines, expected $N"; fi
 if [ -s out ]; then bad "sweep -o wrote to stdout"; else ok; fi
 # In scenario order, each with its inputs, digests, version, best, search.
-idx=$(grep -o '^{"index":[0-9]*' ref.jsonl | sed 's/.*://' | tr '\n' ' ')
+idx=$(grep -o '^{"schema_version":1,"index":[0-9]*' ref.jsonl | sed 's/.*://' | tr '\n' ' ')
 if [ "$idx" = "$(seq 0 $((N - 1)) | tr '\n' ' ')" ]; then ok; else bad "record order: $idx"; fi
 for k in '"count":96' '"id":"' '"scenario":{"model":"gpt3-1.7b","system":"eos","gpus":"8"' \
     '"version":"' '"fnv1a64":"' '"gpu_fnv1a64":"' '"status":"ok"' '"best":{"layout":"' \

@@ -144,6 +144,72 @@ static void test_strict_numbers(void)
     }
 }
 
+/* Reads text (copied: the reader writes into it) record by record into
+ * "a|b|c;" form, or "ERR:" and the message. */
+static void csv_read(const char *text, int comments, char *out, size_t cap)
+{
+    size_t len = strlen(text);
+    char *buf = malloc(len + 1);
+    memcpy(buf, text, len + 1);
+    tp_csv r;
+    tp_csv_init(&r, buf, len, "x.csv", comments);
+    tp_err e = {0};
+    char *f[4];
+    out[0] = '\0';
+    int nf;
+    while ((nf = tp_csv_next(&r, f, 4, &e)) > 0) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%d:", r.line);
+        for (int i = 0; i < nf && i < 4; i++) {
+            n = strlen(out);
+            snprintf(out + n, cap - n, "%s%s", i ? "|" : "", f[i]);
+        }
+        n = strlen(out);
+        snprintf(out + n, cap - n, nf > 4 ? "+;" : ";");
+    }
+    if (nf < 0) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "ERR:%s", e.msg);
+    }
+    free(buf);
+}
+
+static void test_csv(void)
+{
+    char out[512];
+    csv_read("a,b\n1,2\n", 0, out, sizeof out);
+    TP_CHECK_STR(out, "1:a|b;2:1|2;");
+    /* CRLF, no final line break, blanks around fields, an empty field */
+    csv_read(" a , b\r\n1,\r\n\r\n3 ,4", 0, out, sizeof out);
+    TP_CHECK_STR(out, "1:a|b;2:1|;3:;4:3|4;");
+    /* quoted: commas, doubled quotes, a CRLF inside, blanks kept inside */
+    csv_read("\"x,y\",\"say \"\"hi\"\"\"\n\"two\r\nlines\", \" s \"\n", 0, out,
+             sizeof out);
+    TP_CHECK_STR(out, "1:x,y|say \"hi\";2:two\r\nlines| s ;");
+    csv_read("\"\",\"\"\"\"\n", 0, out, sizeof out);
+    TP_CHECK_STR(out, "1:|\";");
+    /* more fields than asked for */
+    csv_read("1,2,3,4,5\n", 0, out, sizeof out);
+    TP_CHECK_STR(out, "1:1|2|3|4+;");
+    /* comments where asked for, and only at a record's start */
+    csv_read("# c, \"\n a,b\n  # d\n", 1, out, sizeof out);
+    TP_CHECK_STR(out, "2:a|b;");
+    csv_read("#c\n", 0, out, sizeof out);
+    TP_CHECK_STR(out, "1:#c;");
+    /* malformed quotes: file, line and column */
+    csv_read("a,b\n1,\"open\n2,3\n", 0, out, sizeof out);
+    TP_CHECK_STR(out, "1:a|b;ERR:x.csv:2:3: the quote opened here is never closed");
+    csv_read("a,b\n1,\"x\"y\n", 0, out, sizeof out);
+    TP_CHECK_STR(out, "1:a|b;ERR:x.csv:2:6: 'y' after a closing quote, expected "
+                      "a comma or the end of the line");
+    csv_read("a,b\n\"m\nn\"x,1\n", 0, out, sizeof out);
+    TP_CHECK_CONTAINS(out, "ERR:x.csv:3:3: 'x' after a closing quote");
+    csv_read("a,b\n12,3\"4\n", 0, out, sizeof out);
+    TP_CHECK_CONTAINS(out, "ERR:x.csv:2:5: a quote inside an unquoted field");
+    csv_read("", 0, out, sizeof out);
+    TP_CHECK_STR(out, "");
+}
+
 int main(void)
 {
     TP_RUN(test_parse_errors);
@@ -151,5 +217,6 @@ int main(void)
     TP_RUN(test_suggest);
     TP_RUN(test_read_file);
     TP_RUN(test_strict_numbers);
+    TP_RUN(test_csv);
     return TP_TEST_EXIT();
 }
