@@ -122,37 +122,6 @@ static int moe_fields(const cJSON *l, const char *path, int i,
     return 0;
 }
 
-/* Megatron-Core's --recompute-modules of a run, "megatron-recompute-
- * modules: a, b" ("up_proj": mla_up_proj, as the source writes it), into
- * *mask. Returns 1 for such a variant (*mask 0 when a name is unknown),
- * 0 for any other. */
-static int read_rc_modules(const char *v, unsigned *mask)
-{
-    static const char pre[] = "megatron-recompute-modules:";
-    if (strncmp(v, pre, sizeof pre - 1) != 0) return 0;
-    *mask = 0;
-    const char *p = v + sizeof pre - 1;
-    while (*p) {
-        while (*p == ' ' || *p == ',') p++;
-        size_t n = strcspn(p, ", ");
-        if (n == 0) break;
-        int k = -1;
-        for (int b = 0; b < SPACE_RC_COUNT; b++)
-            if (strlen(space_rc_module_names[b]) == n
-                && strncmp(p, space_rc_module_names[b], n) == 0)
-                k = b;
-        if (k < 0 && n == 7 && strncmp(p, "up_proj", 7) == 0)
-            k = 3; /* SPACE_RC_MLA_UP_PROJ */
-        if (k < 0) {
-            *mask = 0;
-            return 1;
-        }
-        *mask |= 1u << k;
-        p += n;
-    }
-    return 1;
-}
-
 int bench_layout_read(const cJSON *l, const char *src, const char *path,
                       int i, space_layout *out, tp_err *e)
 {
@@ -175,9 +144,11 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     const cJSON *rv = get(l, "recompute_variant");
     if (cJSON_IsString(rv) && strcmp(rv->valuestring, "torchtitan-op-sac") == 0)
         w.recompute = SPACE_RECOMPUTE_SELECTIVE_OP;
+    static const char rc_pre[] = "megatron-recompute-modules:";
     if (cJSON_IsString(rv)
-        && read_rc_modules(rv->valuestring, &w.recompute_modules)) {
-        if (!w.recompute_modules)
+        && strncmp(rv->valuestring, rc_pre, sizeof rc_pre - 1) == 0) {
+        if (space_rc_modules_parse(rv->valuestring + sizeof rc_pre - 1,
+                                   &w.recompute_modules))
             return tp_errf(e, TP_EDATA,
                            "%s: run %d (%s): recompute_variant '%s': expected "
                            "Megatron-Core module names after "

@@ -40,6 +40,8 @@
 
 #include "hw.h"
 
+#include <string.h>
+
 const char *const space_reject_names[SPACE_REJECT_COUNT] = {
     [SPACE_OK] = "ok",
     [SPACE_REJECT_SIZES] = "bad_sizes",
@@ -240,6 +242,57 @@ unsigned space_recompute_modules(const space_layout *l)
 {
     if (l->recompute != SPACE_RECOMPUTE_SELECTIVE) return 0;
     return l->recompute_modules ? l->recompute_modules : SPACE_RC_CORE_ATTN;
+}
+
+size_t space_rc_modules_parse(const char *s, unsigned *mask)
+{
+    *mask = 0;
+    const char *p = s;
+    while (*p) {
+        while (*p && strchr(" \t,[]", *p)) p++;
+        if (!*p) break;
+        size_t n = strcspn(p, " \t,[]");
+        int k = -1;
+        for (int b = 0; b < SPACE_RC_COUNT; b++)
+            if (strlen(space_rc_module_names[b]) == n
+                && strncmp(p, space_rc_module_names[b], n) == 0)
+                k = b;
+        if (k < 0 && n == 7 && strncmp(p, "up_proj", 7) == 0)
+            k = 3; /* Megatron-LM's older name of mla_up_proj */
+        if (k < 0) {
+            *mask = 0;
+            return 1 + (size_t)(p - s);
+        }
+        *mask |= 1u << k;
+        p += n;
+    }
+    return *mask ? 0 : 1;
+}
+
+void space_rc_modules_str(unsigned mask, const char *sep, char *buf,
+                          size_t cap)
+{
+    size_t used = 0;
+    if (cap) buf[0] = '\0';
+    for (int b = 0; b < SPACE_RC_COUNT; b++) {
+        if (!(mask & (1u << b))) continue;
+        int w = snprintf(buf + used, used < cap ? cap - used : 0, "%s%s",
+                         used ? sep : "", space_rc_module_names[b]);
+        if (w > 0) used += (size_t)w;
+        if (used >= cap) break;
+    }
+}
+
+const char *space_rc_modules_misfit(const space_model *m, unsigned mask)
+{
+    int moe = m->num_experts > 0, mla = m->kv_lora_rank > 0;
+    if ((mask & SPACE_RC_MOE) && !moe) return "moe";
+    if ((mask & SPACE_RC_MOE_ACT) && !moe) return "moe_act";
+    if ((mask & SPACE_RC_SHARED_EXPERTS) && !(moe && m->shared_experts > 0))
+        return "shared_experts";
+    if ((mask & SPACE_RC_MLA_UP_PROJ) && !mla) return "mla_up_proj";
+    if ((mask & SPACE_RC_LAYERNORM) && !moe && !mla) return "layernorm";
+    return NULL;
 }
 
 double space_recompute_layers(const space_model *m, const space_layout *l,

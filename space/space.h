@@ -616,6 +616,20 @@ int space_grad_bytes(const space_layout *l);
  * recompute_modules, or Megatron-Core's default ["core_attn"] when that
  * is 0; no bits otherwise. */
 unsigned space_recompute_modules(const space_layout *l);
+/* Reads a list of module names (space_rc_module_names, "up_proj" as
+ * mla_up_proj), separated by commas or blanks, optionally in [ ], into
+ * *mask. Returns 0, or 1 + the offset in s of the first word that is not a
+ * module (and for an empty list, 1). */
+size_t space_rc_modules_parse(const char *s, unsigned *mask);
+/* The names of mask's modules, in bit order, joined by sep, into buf[cap]
+ * ("" for none). */
+void space_rc_modules_str(unsigned mask, const char *sep, char *buf,
+                          size_t cap);
+/* The first module of mask that m does not have (moe, moe_act without
+ * experts; shared_experts without shared experts; mla_up_proj without
+ * MLA; layernorm on a dense model without MLA, whose norms Transformer
+ * Engine fuses into its linears), or NULL. */
+const char *space_rc_modules_misfit(const space_model *m, unsigned mask);
 
 /* Layers of pipeline rank r whose forward the backward reruns: all of
  * them with selective recomputation (either kind) and with full

@@ -1759,6 +1759,42 @@ static void test_stacks(void)
     TP_CHECK_INT(z.tp_overlap, SPACE_TP_OVERLAP_DTENSOR);
 }
 
+/* Megatron-Core's --recompute-modules names: read in any separator, with
+ * or without brackets, "up_proj" as mla_up_proj; an unknown word's offset;
+ * written back in bit order; the modules a model lacks. */
+static void test_rc_modules(void)
+{
+    unsigned k;
+    TP_CHECK_INT((int)space_rc_modules_parse("core_attn moe", &k), 0);
+    TP_CHECK_INT((int)k, SPACE_RC_CORE_ATTN | SPACE_RC_MOE);
+    TP_CHECK_INT((int)space_rc_modules_parse("[layernorm, up_proj]", &k), 0);
+    TP_CHECK_INT((int)k, SPACE_RC_LAYERNORM | SPACE_RC_MLA_UP_PROJ);
+    TP_CHECK_INT((int)space_rc_modules_parse("mlp,moex", &k), 1 + 4);
+    TP_CHECK_INT((int)k, 0);
+    TP_CHECK_INT((int)space_rc_modules_parse(" , ", &k), 1);
+    char buf[128];
+    space_rc_modules_str(SPACE_RC_MOE | SPACE_RC_LAYERNORM | SPACE_RC_MOE_ACT,
+                         ",", buf, sizeof buf);
+    TP_CHECK_STR(buf, "layernorm,moe_act,moe");
+    space_rc_modules_str(0, ",", buf, sizeof buf);
+    TP_CHECK_STR(buf, "");
+    space_model d = preset("llama3-8b");
+    TP_CHECK_STR(space_rc_modules_misfit(&d, SPACE_RC_MOE_ACT), "moe_act");
+    TP_CHECK_STR(space_rc_modules_misfit(&d, SPACE_RC_LAYERNORM), "layernorm");
+    TP_CHECK(space_rc_modules_misfit(&d, SPACE_RC_CORE_ATTN | SPACE_RC_MLP)
+             == NULL);
+    space_model v3 = preset("deepseek-v3");
+    TP_CHECK(space_rc_modules_misfit(&v3, SPACE_RC_MLA_UP_PROJ | SPACE_RC_MOE
+                                              | SPACE_RC_SHARED_EXPERTS
+                                              | SPACE_RC_LAYERNORM)
+             == NULL);
+    space_model mx = preset("mixtral-8x7b");
+    TP_CHECK_STR(space_rc_modules_misfit(&mx, SPACE_RC_SHARED_EXPERTS),
+                 "shared_experts");
+    TP_CHECK_STR(space_rc_modules_misfit(&mx, SPACE_RC_MLA_UP_PROJ),
+                 "mla_up_proj");
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) snprintf(fixture_dir, sizeof fixture_dir, "%s", argv[1]);
@@ -1788,5 +1824,6 @@ int main(int argc, char **argv)
     TP_RUN(test_resolve);
     TP_RUN(test_validation_runs);
     TP_RUN(test_stacks);
+    TP_RUN(test_rc_modules);
     return TP_TEST_EXIT();
 }
