@@ -81,6 +81,8 @@ typedef struct cli_opts {
                                 2: --grad-reduce-in-bf16 (with CLI_SW_GRAD) */
     int recompute_method;    /* space_recompute_method (CLI_SW_RC_METHOD) */
     int64_t recompute_layers; /* --recompute-num-layers, 0 = unset */
+    unsigned recompute_modules; /* --recompute-modules: SPACE_RC_* bits,
+                                   0 = unset (Megatron-Core's core_attn) */
     /* mixture of experts (issue 19) */
     int64_t ep, etp;         /* --ep, --etp; 0 = unset (searched) */
     int moe_dispatcher;      /* --moe-dispatcher: space_moe_dispatcher */
@@ -200,6 +202,10 @@ void cli_table_free(cli_table *t);
  * were), unless it is there already; returns v. cli_print_json does it;
  * JSON Lines records (search, sweep) call it themselves. */
 cJSON *cli_json_version(cJSON *v);
+
+/* Adds to object o "recompute_modules": the names of the modules l's
+ * selective recomputation reruns (space_recompute_modules), an array. */
+void cli_json_rc_modules(cJSON *o, const space_layout *l);
 
 /* Prints a JSON output document, pretty, with a trailing newline, with its
  * schema_version (cli_json_version), and deletes it. */

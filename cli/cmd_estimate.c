@@ -77,6 +77,7 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     if (set & CLI_SW_GRAD) l->grad_bytes = o->grad_bytes;
     l->recompute_method = o->recompute_method;
     l->recompute_layers = o->recompute_layers;
+    l->recompute_modules = o->recompute_modules;
     l->moe_dispatcher = o->moe_dispatcher;
     l->moe_imbalance = o->moe_imbalance;
     l->moe_comm_overlap = o->moe_comm_overlap;
@@ -177,6 +178,25 @@ int cli_check_recompute(const cli_opts *o, const space_model *m, tp_err *e)
                        "layers of %s)",
                        (long long)o->recompute_layers,
                        (long long)m->num_layers, m->name);
+    /* Megatron-Core reads recompute_modules with the selective
+     * granularity only (TransformerConfig.__post_init__). */
+    if (o->recompute_modules) {
+        char names[160];
+        space_rc_modules_str(o->recompute_modules, ",", names, sizeof names);
+        if (o->recompute >= 0 && o->recompute != SPACE_RECOMPUTE_SELECTIVE)
+            return tp_errf(e, TP_EUSAGE,
+                           "--recompute-modules %s applies to "
+                           "--recompute-granularity selective, not %s",
+                           names, space_recompute_names[o->recompute]);
+        const char *bad = space_rc_modules_misfit(m, o->recompute_modules);
+        if (bad)
+            return tp_errf(e, TP_EUSAGE,
+                           "--recompute-modules %s: %s has no module '%s' "
+                           "(moe, moe_act: experts; shared_experts: shared "
+                           "experts; mla_up_proj: MLA; layernorm: a norm of "
+                           "its own, in MoE or MLA layers)",
+                           names, m->name, bad);
+    }
     return TP_OK;
 }
 
@@ -337,6 +357,8 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddBoolToObject(a, "sequence_parallel", l->sp);
     cJSON_AddStringToObject(a, "recompute_granularity",
                             space_recompute_names[l->recompute]);
+    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
+        cli_json_rc_modules(a, l);
     if (l->recompute == SPACE_RECOMPUTE_FULL) {
         cJSON_AddStringToObject(a, "recompute_method",
                                 space_recompute_method_names

@@ -326,6 +326,8 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cJSON_AddBoolToObject(j, "sequence_parallel", l->sp);
     cJSON_AddStringToObject(j, "recompute_granularity",
                             space_recompute_names[l->recompute]);
+    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
+        cli_json_rc_modules(j, l);
     cJSON_AddNumberToObject(j, "zero_stage", (double)l->zero);
     if (q->model->num_experts > 0) { /* MoE only: dense output as before */
         cJSON_AddNumberToObject(j, "expert_model_parallel_size",

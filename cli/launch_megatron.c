@@ -58,6 +58,8 @@ typedef struct mg_arg {
     int group;
     const char *flag;
     char value[1024]; /* "" for a flag without a value */
+    int list;         /* value holds several words, separated by blanks
+                         (an nargs='*' flag) */
 } mg_arg;
 
 typedef struct mg_args {
@@ -78,6 +80,7 @@ static void arg(mg_args *j, int group, const char *flag, const char *fmt, ...)
     a->group = group;
     a->flag = flag;
     a->value[0] = '\0';
+    a->list = 0;
     if (fmt) {
         va_list ap;
         va_start(ap, fmt);
@@ -445,6 +448,14 @@ static void build_args(const cli_launch *c, mg_args *j)
                 "sends, which Megatron-Core does not have");
     if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
         arg(j, G_PARALLEL, "--recompute-granularity", "selective");
+        /* recompute_modules, nargs='*' (default ["core_attn"]) */
+        unsigned k = space_recompute_modules(l);
+        if (k != SPACE_RC_CORE_ATTN) {
+            char names[160];
+            space_rc_modules_str(k, " ", names, sizeof names);
+            arg(j, G_PARALLEL, "--recompute-modules", "%s", names);
+            j->a[j->n - 1].list = 1;
+        }
     } else if (l->recompute == SPACE_RECOMPUTE_FULL) {
         /* TransformerConfig.__post_init__: full needs a method and N.
          * Block with N 0 (every layer of a chunk): the largest chunk. */
@@ -537,6 +548,31 @@ static void build_args(const cli_launch *c, mg_args *j)
 }
 
 /* A value as one shell word: bare when safe, else single-quoted. */
+static void put_word(cli_text *t, const char *s);
+
+/* An argument's value: one word, or a list's words each. */
+static void put_value(cli_text *t, const mg_arg *a)
+{
+    if (!a->list) {
+        put_word(t, a->value);
+        return;
+    }
+    char w[sizeof a->value];
+    const char *p = a->value;
+    for (int first = 1; *p;) {
+        size_t n = strcspn(p, " ");
+        if (n > 0) {
+            memcpy(w, p, n);
+            w[n] = '\0';
+            if (!first) cli_text_put(t, " ");
+            put_word(t, w);
+            first = 0;
+        }
+        p += n;
+        while (*p == ' ') p++;
+    }
+}
+
 static void put_word(cli_text *t, const char *s)
 {
     int safe = *s != '\0';
@@ -566,7 +602,7 @@ void cli_launch_megatron(const cli_launch *c, cli_text *b)
         cli_text_put(b, " %s", j.a[i].flag);
         if (j.a[i].value[0]) {
             cli_text_put(b, " ");
-            put_word(b, j.a[i].value);
+            put_value(b, &j.a[i]);
         }
     }
     for (int i = 0; i < j.n_notes; i++)
@@ -646,7 +682,7 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
             cli_text_put(b, "    %s", j.a[i].flag);
             if (j.a[i].value[0]) {
                 cli_text_put(b, " ");
-                put_word(b, j.a[i].value);
+                put_value(b, &j.a[i]);
             }
             cli_text_put(b, "\n");
         }
@@ -841,7 +877,8 @@ typedef enum {
     F_QGEGLU, F_UNTIE, F_NO_BIAS, F_QKV_BIAS, F_ATTN_DROP, F_HIDDEN_DROP,
     F_VOCAB, F_TOKENIZER, F_SEQ, F_TP, F_PP, F_CP, F_VSTAGES, F_VLAYERS,
     F_LAYOUT, F_FIRST_LAYERS, F_LAST_LAYERS, F_SP, F_MBS, F_GBS,
-    F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_ACTIVATIONS, F_DISTOPT,
+    F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_ACTIVATIONS, F_RC_MODULES,
+    F_DISTOPT,
     F_MFSDP, F_SHARDING, F_TORCH_FSDP2, F_BF16, F_FP16, F_FP8_FORMAT,
     F_FP8_RECIPE, F_FP8_PARAMS, F_FP4_FORMAT, F_FP4_RECIPE, F_FP4_PARAMS,
     F_TP_OVERLAP, F_CP_COMM, F_CE_FUSION,
@@ -895,6 +932,7 @@ static const struct {
     [F_RC_METHOD] = {"--recompute-method", 1},
     [F_RC_LAYERS] = {"--recompute-num-layers", 1},
     [F_RC_ACTIVATIONS] = {"--recompute-activations", 0},
+    [F_RC_MODULES] = {"--recompute-modules", 1}, /* nargs='*' */
     [F_DISTOPT] = {"--use-distributed-optimizer", 0},
     [F_MFSDP] = {"--use-megatron-fsdp", 0},
     [F_SHARDING] = {"--data-parallel-sharding-strategy", 1},
@@ -1322,6 +1360,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     mg_seen s;
     memset(&s, 0, sizeof s);
     int unknown = 0;
+    char rc_modules[512] = ""; /* --recompute-modules' words, joined */
     for (int i = 0; !rc && i < ws.n; i++) {
         const char *w = ws.w[i];
         if (strncmp(w, "--", 2) != 0 || !w[2]) continue;
@@ -1339,7 +1378,22 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             continue;
         }
         const char *v = "";
-        if (flags[f].value) {
+        if (f == F_RC_MODULES && !eq) {
+            /* nargs='*': the words up to the next option */
+            size_t used = 0;
+            while (i + 1 < ws.n && ws.w[i + 1][0] != '-') {
+                int nw = snprintf(rc_modules + used, sizeof rc_modules - used,
+                                  "%s%s", used ? " " : "", ws.w[++i]);
+                if (nw < 0 || (size_t)nw >= sizeof rc_modules - used) {
+                    rc = tp_errf(e, TP_EDATA, "%s:%d: --recompute-modules: "
+                                 "too long a list", file, ws.line[i]);
+                    break;
+                }
+                used += (size_t)nw;
+            }
+            if (rc) break;
+            v = rc_modules;
+        } else if (flags[f].value) {
             if (eq) {
                 v = eq + 1;
             } else if (i + 1 < ws.n) {
@@ -1608,6 +1662,21 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         o->sw_set |= CLI_SW_RC_METHOD;
     }
     if (!rc) rc = seen_int(&s, F_RC_LAYERS, file, 1, 100000, &o->recompute_layers, e);
+    if (!rc && s.v[F_RC_MODULES]) {
+        /* TransformerConfig.recompute_modules, read with the selective
+         * granularity only; an empty list recomputes nothing */
+        size_t bad = space_rc_modules_parse(s.v[F_RC_MODULES],
+                                            &o->recompute_modules);
+        if (bad > 1 || (bad == 1 && s.v[F_RC_MODULES][0]))
+            rc = tp_errf(e, TP_EDATA,
+                         "%s:%d: --recompute-modules '%s': expected names of "
+                         "core_attn, layernorm, moe_act, mla_up_proj, mlp, "
+                         "moe, shared_experts",
+                         file, s.line[F_RC_MODULES], s.v[F_RC_MODULES]);
+        else if (bad == 1 && o->recompute == SPACE_RECOMPUTE_SELECTIVE)
+            o->recompute = SPACE_RECOMPUTE_NONE;
+        if (o->recompute != SPACE_RECOMPUTE_SELECTIVE) o->recompute_modules = 0;
+    }
     if (!rc && o->recompute != SPACE_RECOMPUTE_FULL)
         o->recompute_layers = 0, o->sw_set &= ~(unsigned)CLI_SW_RC_METHOD;
     /* optimizer sharding */

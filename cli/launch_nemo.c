@@ -464,14 +464,17 @@ static void bridge_write(const cli_launch *c, cli_text *b)
         (long long)l->mbs, (long long)l->gbs, (long long)l->seq,
         (long long)l->seq);
 
-    /* Selective recompute is Megatron-Core's core_attn module, the
-     * attention core the estimate reruns (transformer_config.py,
-     * recompute_modules). */
-    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
+    /* Selective recompute reruns Megatron-Core's recompute_modules
+     * (transformer_config.py; core_attn unless asked otherwise). */
+    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
+        char names[160];
+        space_rc_modules_str(space_recompute_modules(l), ",", names,
+                             sizeof names);
         cli_text_put(b, "model.recompute_granularity=selective\n"
-                "model.recompute_modules=[core_attn]\n"
-                "model.recompute_method=null\nmodel.recompute_num_layers=null\n");
-    else if (l->recompute == SPACE_RECOMPUTE_FULL)
+                "model.recompute_modules=[%s]\n"
+                "model.recompute_method=null\nmodel.recompute_num_layers=null\n",
+            names);
+    } else if (l->recompute == SPACE_RECOMPUTE_FULL)
         cli_text_put(b, "model.recompute_granularity=full\n"
                 "model.recompute_method=%s\nmodel.recompute_num_layers=%lld\n",
             space_recompute_method_names[l->recompute_method],
@@ -755,8 +758,16 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
     cli_text_put(b, "model.encoder_seq_length: %lld\n", (long long)l->seq);
     if (l->recompute == SPACE_RECOMPUTE_NONE)
         cli_text_put(b, "model.activations_checkpoint_granularity: null\n");
-    else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
+    else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
         cli_text_put(b, "model.activations_checkpoint_granularity: selective\n");
+        if (space_recompute_modules(l) != SPACE_RC_CORE_ATTN) {
+            char names[160];
+            space_rc_modules_str(space_recompute_modules(l), ",", names,
+                                 sizeof names);
+            cli_text_put(b, "# not expressible: recompute modules %s (NeMo "
+                    "1's selective is the attention core)\n", names);
+        }
+    }
     else if (l->recompute == SPACE_RECOMPUTE_FULL)
         cli_text_put(b, "model.activations_checkpoint_granularity: full\n"
                 "model.activations_checkpoint_method: %s\n"
@@ -1654,11 +1665,11 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
         if (o->recompute == SPACE_RECOMPUTE_FULL && SET(K_RC_LAYERS))
             o->recompute_layers = IV(K_RC_LAYERS);
     }
-    if (!rc && SET(K_RC_MODULES) && strcmp(r->v[K_RC_MODULES].s, "[core_attn]")
-        && o->recompute == SPACE_RECOMPUTE_SELECTIVE)
+    if (!rc && SET(K_RC_MODULES) && o->recompute == SPACE_RECOMPUTE_SELECTIVE
+        && space_rc_modules_parse(r->v[K_RC_MODULES].s, &o->recompute_modules))
         rc = tp_errf(e, TP_EDATA, "%s:%d: model.recompute_modules %s: "
-                     "trainplan's selective recompute is the attention core; "
-                     "expected [core_attn] or null", file,
+                     "expected a list of core_attn, layernorm, moe_act, "
+                     "mla_up_proj, mlp, moe, shared_experts, or null", file,
                      r->v[K_RC_MODULES].line, r->v[K_RC_MODULES].s);
     if (SET(K_MP)) {
         int i = r->v[K_MP].name;

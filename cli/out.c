@@ -417,3 +417,13 @@ int cli_time_terms(const est_breakdown *b, int with_unit, cli_term *t)
         t[i] = (cli_term){names[i][with_unit ? 1 : 0], v[i]};
     return CLI_TIME_TERMS;
 }
+
+void cli_json_rc_modules(cJSON *o, const space_layout *l)
+{
+    cJSON *arr = cJSON_AddArrayToObject(o, "recompute_modules");
+    unsigned k = space_recompute_modules(l);
+    for (int b = 0; arr && b < SPACE_RC_COUNT; b++)
+        if (k & (1u << b))
+            cJSON_AddItemToArray(arr,
+                                 cJSON_CreateString(space_rc_module_names[b]));
+}

@@ -140,13 +140,27 @@ int est_moe_check(const space_model *m, const space_layout *l, char *why,
                      (long long)etp, (long long)m->expert_ffn_hidden);
         return -1;
     }
+    /* The recompute modules' rules (transformer_config.py __post_init__,
+     * NVIDIA/Megatron-LM@d98e8a64ddf3): moe_act and layernorm in fp8
+     * refuse delayed scaling. */
+    unsigned rc = space_recompute_modules(l);
+    if ((rc & (SPACE_RC_MOE_ACT | SPACE_RC_LAYERNORM)) && l->dtype == HW_FP8
+        && l->fp8_recipe == SPACE_FP8_DELAYED) {
+        if (cap)
+            snprintf(why, cap,
+                     "--recompute-modules moe_act or layernorm in fp8 needs "
+                     "a current-scaling recipe, not delayed scaling "
+                     "(Megatron-Core transformer_config.py)");
+        return -1;
+    }
     /* The overlaps' rules (NVIDIA/Megatron-LM@d98e8a64ddf3,
      * transformer_config.py __post_init__): the shared experts' overlap
      * needs the alltoall or flex dispatcher (a ValueError) and does
      * nothing without shared experts (refused here as a likely mistake);
      * the 1F1B A2A overlap needs EP > 1, alltoall or flex, no full
      * recomputation, VPP when PP > 1, a 16-bit model and at most one
-     * MTP layer. */
+     * MTP layer; recomputing the shared experts refuses their overlap,
+     * recomputing the MoE layer the 1F1B A2A overlap. */
     int ov = l->moe_comm_overlap;
     const char *no = NULL;
     if (m->num_experts <= 0 || ov == SPACE_MOE_OVERLAP_NONE)
@@ -163,6 +177,11 @@ int est_moe_check(const space_model *m, const space_layout *l, char *why,
     else if (ov == SPACE_MOE_OVERLAP_A2A
              && l->recompute == SPACE_RECOMPUTE_FULL)
         no = "it refuses full recomputation";
+    else if (ov == SPACE_MOE_OVERLAP_A2A && (rc & SPACE_RC_MOE))
+        no = "it refuses recomputing the MoE layer (recompute module moe)";
+    else if (ov == SPACE_MOE_OVERLAP_SHARED && (rc & SPACE_RC_SHARED_EXPERTS))
+        no = "it refuses recomputing the shared experts (recompute module "
+             "shared_experts)";
     else if (ov == SPACE_MOE_OVERLAP_A2A && l->pp > 1 && l->vpp < 2)
         no = "with PP > 1 it needs virtual pipeline stages (VPP > 1)";
     else if (ov == SPACE_MOE_OVERLAP_A2A && l->dtype == HW_FP32)

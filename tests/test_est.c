@@ -1457,6 +1457,23 @@ static void test_recompute_modules_time(void)
     TP_CHECK(act.time.recompute_s > c.time.recompute_s);
     TP_CHECK(act.time.recompute_s < mo.time.recompute_s);
     TP_CHECK(act.time.ep_s == c.time.ep_s);
+    /* Refused as Megatron-Core refuses them (transformer_config.py). */
+    space_layout lo = lm;
+    lo.moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
+    est_estimate(&v.c, &m, &lo, &mo);
+    TP_CHECK_INT(mo.reason, EST_MOE_LAYOUT);
+    TP_CHECK_CONTAINS(mo.message, "recompute module moe");
+    lo = l;
+    lo.recompute_modules = SPACE_RC_SHARED_EXPERTS;
+    lo.moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
+    est_estimate(&v.c, &m, &lo, &mo);
+    TP_CHECK_INT(mo.reason, EST_MOE_LAYOUT);
+    TP_CHECK_CONTAINS(mo.message, "shared_experts");
+    lo = la;
+    lo.dtype = HW_FP8, lo.fp8_recipe = SPACE_FP8_DELAYED;
+    est_estimate(&v.c, &m, &lo, &mo);
+    TP_CHECK_INT(mo.reason, EST_MOE_LAYOUT);
+    TP_CHECK_CONTAINS(mo.message, "delayed scaling");
     moe_env_close(&v);
 }
 
