@@ -53,10 +53,11 @@ enum {
     CMD_SWEEP = 1u << 13,
     CMD_MERGE = 1u << 14,
     CMD_DIFF = 1u << 15,
+    CMD_COMPLETION = 1u << 16,
     CMD_EST_SEARCH = CMD_ESTIMATE | CMD_SEARCH,
     CMD_OP = CMD_OP_PREDICT | CMD_OP_SHOW | CMD_OP_CV,
     CMD_COLL = CMD_COLL_SHOW | CMD_COLL_CV,
-    CMD_ALL = 0xffffu
+    CMD_ALL = 0x1ffffu
 };
 
 typedef struct cli_command {
@@ -68,6 +69,8 @@ typedef struct cli_command {
     cmd_fn fn;
     int output_is_dir;   /* -o names a directory the command writes into */
 } cli_command;
+
+static int cmd_completion(const cli_opts *o, cli_out *out, tp_err *e);
 
 static const cli_command commands[] = {
     {"model", "list", CMD_MODEL_LIST, 0, 0, "",
@@ -120,6 +123,10 @@ static const cli_command commands[] = {
      "scenarios whose best layout, time or cost changed between two sweeps "
      "(exit 3 if any)",
      cmd_diff, 0},
+    {"completion", "bash", CMD_COMPLETION, 0, 0, "",
+     "a bash completion script generated from the option table (source "
+     "it, or install it as bash-completion/completions/trainplan)",
+     cmd_completion, 0},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -727,6 +734,133 @@ static const cli_option *option_by_id(int id)
     for (int i = 0; i < N_OPTIONS; i++)
         if (options[i].id == id) return &options[i];
     return NULL;
+}
+
+/* ---- bash completion, from the two tables ----------------------------- */
+
+/* Whether an option's metavariable lists its values ("a|b|c", lowercase):
+ * NAME|config.json or FILE|- name kinds of values, not the values. */
+static int arg_is_enum(const char *arg)
+{
+    if (!arg || !strchr(arg, '|')) return 0;
+    for (const char *p = arg; *p; p++)
+        if (*p >= 'A' && *p <= 'Z') return 0;
+    return 1;
+}
+
+/* The values an option completes to, as the script's shell code: the
+ * table's list, or names a command prints at completion time. */
+static void completion_values(FILE *f, const cli_option *op)
+{
+    if (arg_is_enum(op->arg)) {
+        fputs("COMPREPLY=($(compgen -W \"", f);
+        for (const char *p = op->arg; *p; p++) fputc(*p == '|' ? ' ' : *p, f);
+        fputs("\" -- \"$cur\"))", f);
+    } else if (op->id == OPT_MODEL) {
+        /* the presets, and config.json files */
+        fputs("COMPREPLY=($(compgen -W \"$(\"$tp\" model list --format csv "
+              "2>/dev/null | awk -F, 'NR > 1 { print $1 }')\" -- \"$cur\") "
+              "$(compgen -f -- \"$cur\"))", f);
+    } else if (op->id == OPT_SYSTEM || op->id == OPT_GPU) {
+        /* hw list --format csv: the GPUs' table, a blank line, the
+         * systems' */
+        fprintf(f, "COMPREPLY=($(compgen -W \"$(\"$tp\" hw list --format csv "
+                   "2>/dev/null | awk -F, -v want=%d '/^$/ { b = 1; next } "
+                   "$1 == \"gpu\" || $1 == \"system\" { next } b == want "
+                   "{ print $1 }')\" -- \"$cur\"))",
+                op->id == OPT_SYSTEM);
+    } else if (strstr(op->arg, "DIR")) {
+        fputs("COMPREPLY=($(compgen -d -- \"$cur\"))", f);
+    } else if (strstr(op->arg, "FILE") || strstr(op->arg, "SPEC")) {
+        fputs("COMPREPLY=($(compgen -f -- \"$cur\"))", f);
+    } else {
+        fputs("COMPREPLY=()", f); /* a number or a list: nothing to offer */
+    }
+}
+
+/* 1 if commands[c] is the first of its group. */
+static int first_of_group(int c)
+{
+    for (int d = 0; d < c; d++)
+        if (strcmp(commands[d].group, commands[c].group) == 0) return 0;
+    return 1;
+}
+
+static int cmd_completion(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    (void)o;
+    (void)e;
+    FILE *f = out->f;
+    fprintf(f, "# bash completion of trainplan %s, generated from its option "
+               "table by\n# `trainplan completion bash`: source it, or "
+               "install it as\n# /usr/share/bash-completion/completions/"
+               "trainplan.\n", TRAINPLAN_VERSION);
+    fputs("_trainplan()\n{\n"
+          "    local cur=${COMP_WORDS[COMP_CWORD]} prev= tp=${COMP_WORDS[0]}\n"
+          "    [ \"$COMP_CWORD\" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+          "    COMPREPLY=()\n", f);
+    /* the options that take a value, so their values are not commands */
+    fputs("    local with_value=\"", f);
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (options[i].arg) {
+            fprintf(f, " --%s", options[i].name);
+            if (options[i].id < 256) fprintf(f, " -%c", options[i].id);
+        }
+    fputs(" \"\n", f);
+    /* the command so far: the first two words that are not options */
+    fputs("    local cmd= n=0 i skip=0 w\n"
+          "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
+          "        w=${COMP_WORDS[i]}\n"
+          "        if [ $skip = 1 ]; then skip=0; continue; fi\n"
+          "        case \"$with_value\" in *\" $w \"*) skip=1; continue;; esac\n"
+          "        case $w in -*) continue;; esac\n"
+          "        if [ $n -lt 2 ]; then cmd=\"$cmd $w\"; n=$((n + 1)); fi\n"
+          "    done\n"
+          "    cmd=${cmd# }\n", f);
+    /* a value of the option before the cursor */
+    fputs("    case $prev in\n", f);
+    for (int i = 0; i < N_OPTIONS; i++) {
+        if (!options[i].arg) continue;
+        fprintf(f, "    --%s", options[i].name);
+        if (options[i].id < 256) fprintf(f, "|-%c", options[i].id);
+        fputs(")\n        ", f);
+        completion_values(f, &options[i]);
+        fputs("\n        return;;\n", f);
+    }
+    fputs("    esac\n", f);
+    /* options: those of the command given, else all */
+    fputs("    if [[ $cur == -* ]]; then\n        local opts\n"
+          "        case $cmd in\n", f);
+    for (int c = 0; c < N_COMMANDS; c++) {
+        const cli_command *k = &commands[c];
+        fprintf(f, "        \"%s%s%s\") opts=\"", k->group,
+                k->verb[0] ? " " : "", k->verb);
+        for (int i = 0; i < N_OPTIONS; i++)
+            if (options[i].cmds & k->bit) fprintf(f, " --%s", options[i].name);
+        fputs("\";;\n", f);
+    }
+    fputs("        *) opts=\"", f);
+    for (int i = 0; i < N_OPTIONS; i++) fprintf(f, " --%s", options[i].name);
+    fputs("\";;\n        esac\n"
+          "        COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+          "        return\n    fi\n", f);
+    /* the command's words: a group, then its verb */
+    fputs("    case $n in\n    0) COMPREPLY=($(compgen -W \"", f);
+    for (int c = 0; c < N_COMMANDS; c++)
+        if (first_of_group(c)) fprintf(f, " %s", commands[c].group);
+    fputs("\" -- \"$cur\"));;\n    1) case $cmd in\n", f);
+    for (int c = 0; c < N_COMMANDS; c++) {
+        if (!first_of_group(c) || !commands[c].verb[0]) continue;
+        fprintf(f, "        %s) COMPREPLY=($(compgen -W \"", commands[c].group);
+        for (int d = c; d < N_COMMANDS; d++)
+            if (strcmp(commands[d].group, commands[c].group) == 0)
+                fprintf(f, " %s", commands[d].verb);
+        fputs("\" -- \"$cur\"));;\n", f);
+    }
+    fputs("        *) COMPREPLY=($(compgen -f -- \"$cur\"));;\n        esac;;\n"
+          "    *) COMPREPLY=($(compgen -f -- \"$cur\"));;\n    esac\n}\n"
+          "complete -o filenames -F _trainplan trainplan\n", f);
+    return TP_OK;
 }
 
 int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
