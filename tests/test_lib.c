@@ -4,7 +4,8 @@
  * process gives the same bytes, the JSON calls give exactly what the
  * executable prints with --format json, the plain structs hold the JSON's
  * numbers, and bad requests (unknown model, unknown key, not JSON) come
- * back as a status and a message, not a crash (run under ASan in CI).
+ * back as a status and a message, not a crash (run under ASan in CI);
+ * two threads calling at once get the same answer.
  *
  * usage: test_lib TRAINPLAN_EXECUTABLE
  */
@@ -13,6 +14,7 @@
 #include "tp_test.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,6 +266,31 @@ static void test_errors(void)
     TP_CHECK(q == NULL && st == 64);
 }
 
+/* Calls from two threads at once: serialized inside, the same answer. */
+static void *search_thread(void *arg)
+{
+    char **res = arg;
+    char *err = NULL;
+    if (tp_search_json(search_req, res, &err) != 0) {
+        tp_free(*res);
+        *res = NULL;
+    }
+    tp_free(err);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t t[2];
+    char *res[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++)
+        TP_CHECK_INT(pthread_create(&t[i], NULL, search_thread, &res[i]), 0);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    TP_CHECK(res[0] && res[1] && strcmp(res[0], res[1]) == 0);
+    tp_free(res[0]);
+    tp_free(res[1]);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -277,5 +304,6 @@ int main(int argc, char **argv)
     TP_RUN(test_estimate);
     TP_RUN(test_model);
     TP_RUN(test_errors);
+    TP_RUN(test_threads);
     return TP_TEST_EXIT();
 }
