@@ -36,6 +36,8 @@ enum {
 };
 
 typedef struct cli_opts {
+    FILE *err;               /* diagnostics: the caller's stream (cli_run);
+                                NULL = stderr (read it with cli_err) */
     cli_format format;
     const char *output;      /* -o FILE, or NULL for stdout */
     int threads;             /* 0 = OpenMP's default */
@@ -130,6 +132,29 @@ typedef struct cli_opts {
     int nemo_format;         /* --nemo-format: cli_nemo_format */
 } cli_opts;
 
+/* Where o's diagnostics go: o->err, or stderr when unset. */
+static inline FILE *cli_err(const cli_opts *o)
+{
+    return o && o->err ? o->err : stderr;
+}
+
+/* The command line (run.c): parses argv with the option table, runs the
+ * command, writes its data to out (or -o FILE) and every diagnostic to
+ * err, and returns the exit status (README.md). Never exits; getopt
+ * permutes argv, so pass a copy; not reentrant (getopt's state is the
+ * process's: lib/trainplan.c serializes calls). */
+int cli_run(int argc, char **argv, FILE *out, FILE *err);
+/* Whether the option table has the long option name: -1 no, 0 a flag,
+ * 1 an option with a value. */
+int cli_option_kind(const char *name);
+/* The i-th long option name of the table, NULL past its end. */
+const char *cli_option_name(int i);
+/* Lets out.c and sweep install their SIGHUP, SIGINT and SIGTERM handlers
+ * (the command line's main does; a library call otherwise installs none).
+ * cli_signals_owned says whether it was called. */
+void cli_own_signals(void);
+int cli_signals_owned(void);
+
 /* Which framework's job a file holds (launch.h's readers). */
 typedef enum cli_job_kind {
     CLI_JOB_NONE,
@@ -161,9 +186,14 @@ typedef struct cli_out {
     char tmp[4096];     /* temporary path while writing ("" when direct) */
     int direct;         /* a device or FIFO, written in place */
     int slot;           /* out.c's signal clean-up slot of tmp, -1 none */
+    int borrowed;       /* the caller's stream (cli_out_stream): not closed */
 } cli_out;
 
 int cli_out_open(cli_out *o, const char *path, tp_err *e);
+/* A writer on the caller's open stream f (standard output, or a library
+ * caller's memory stream): cli_out_close flushes and checks it but leaves
+ * it open. TP_OK. */
+int cli_out_stream(cli_out *o, FILE *f);
 /* Closes; on ok flushes, syncs and renames the temporary file into place,
  * else removes it. Every write, flush, sync, close and rename error
  * (standard output's too) is TP_EIO naming the path and the reason;
@@ -240,7 +270,8 @@ int cli_model(const cli_opts *o, space_model *m, tp_err *e);
  * standard error, or with strict a TP_EDATA error naming them. TP_OK
  * for presets and clean files; a file that does not load is left to the
  * model reader's message. */
-int cli_model_unread(const char *name_or_path, int strict, tp_err *e);
+int cli_model_unread(const char *name_or_path, int strict, FILE *err,
+                     tp_err *e);
 
 /* The layout the options ask for (estimate's, and the job of search
  * --near), SEARCH_UNSET where unset; TP_EUSAGE for options that do not

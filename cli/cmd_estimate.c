@@ -34,7 +34,8 @@ int cli_model(const cli_opts *o, space_model *m, tp_err *e)
     return TP_OK;
 }
 
-int cli_model_unread(const char *name_or_path, int strict, tp_err *e)
+int cli_model_unread(const char *name_or_path, int strict, FILE *err,
+                     tp_err *e)
 {
     if (!name_or_path || !space_model_is_path(name_or_path)) return TP_OK;
     cJSON *root = NULL;
@@ -51,7 +52,7 @@ int cli_model_unread(const char *name_or_path, int strict, tp_err *e)
     for (char *p = buf, *nl; *p; p = nl + 1) {
         nl = strchr(p, '\n');
         if (nl) *nl = '\0';
-        fprintf(stderr, "trainplan: warning: %s\n", p);
+        fprintf(err, "trainplan: warning: %s\n", p);
         if (!nl) break;
     }
     return TP_OK;
@@ -585,7 +586,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     }
     if (!o->system) return tp_errf(e, TP_EUSAGE, "estimate needs --system");
     if (!o_cmd->job_file
-        && (rc = cli_model_unread(o->model, o->strict, e)))
+        && (rc = cli_model_unread(o->model, o->strict, cli_err(o), e)))
         return rc;
     rc = cli_model(o, &m, e);
     if (rc) return rc;

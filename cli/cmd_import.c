@@ -129,7 +129,7 @@ static const hw_system *pick_system(const cli_opts *o, hw_db *db,
     if (o->system) {
         const hw_system *y = hw_find_system(db, o->system, e);
         if (y && g && y->gpu != g)
-            fprintf(stderr,
+            fprintf(cli_err(o),
                     "trainplan: warning: the logs ran on %s (%s), but %s has "
                     "%s; importing as asked\n",
                     device, g->name, y->name, y->gpu->name);

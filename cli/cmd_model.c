@@ -172,7 +172,7 @@ static void add_flops_row(cli_table *t, const char *key, double v)
 int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
 {
     space_model m;
-    int rc = cli_model_unread(o->pos[0], o->strict, e);
+    int rc = cli_model_unread(o->pos[0], o->strict, cli_err(o), e);
     if (rc) return rc;
     rc = space_model_resolve(o->pos[0], &m, e);
     if (rc) return rc;

@@ -77,7 +77,7 @@ static int clean(const hw_gpu *g, const cli_opts *o, est_sample *s, int n,
         s[k++] = s[i];
     }
     if (bad)
-        fprintf(stderr,
+        fprintf(cli_err(o),
                 "trainplan: %s: left out implausible times of %d sample(s), "
                 "e.g. %s (--keep-bad keeps them)\n",
                 what, bad, first);

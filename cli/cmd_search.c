@@ -1218,8 +1218,9 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     const cli_opts *o = &so;
     near_job nj;
     memset(&nj, 0, sizeof nj);
-    int rc = o_cmd->job_file ? TP_OK
-                             : cli_model_unread(o->model, o->strict, e);
+    int rc = o_cmd->job_file
+                 ? TP_OK
+                 : cli_model_unread(o->model, o->strict, cli_err(o), e);
     if (rc) return rc;
     hw_db *db = cli_open_hwdb(o, e);
     if (!db) return e->status ? e->status : TP_EDATA;
@@ -1415,10 +1416,10 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     if (ans.n_ranked == 0) {
         /* what the estimator does not model first: not a shortfall */
         if (ans.stats.infeasible[EST_MOE] > 0)
-            fprintf(stderr, "trainplan: %lld layouts refused as not modelled "
+            fprintf(cli_err(o), "trainplan: %lld layouts refused as not modelled "
                     "(%s)\n", (long long)ans.stats.infeasible[EST_MOE],
                     est_reason_names[EST_MOE]);
-        fprintf(stderr, "trainplan: nothing feasible%s%s\n", nearb[0] ? "; " : "",
+        fprintf(cli_err(o), "trainplan: nothing feasible%s%s\n", nearb[0] ? "; " : "",
                 nearb);
         rc = TP_INFEASIBLE;
     }

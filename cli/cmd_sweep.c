@@ -291,6 +291,7 @@ static int write_record(int fd, int sync, const char *line, const char *path,
 }
 
 typedef struct progress {
+    FILE *err;
     int on;
     int64_t done, total, start;
     double t0, shown;
@@ -305,9 +306,9 @@ static void progress_tick(progress *p, int last)
     p->shown = t;
     double rate = dt > 0 ? (double)(p->done - p->start) / dt : 0;
     double left = rate > 0 ? (double)(p->total - p->done) / rate : 0;
-    fprintf(stderr, "\rsweep: %lld/%lld scenarios, %.1f/s, %.0f s left   %s",
+    fprintf(p->err, "\rsweep: %lld/%lld scenarios, %.1f/s, %.0f s left   %s",
             (long long)p->done, (long long)p->total, rate, left, last ? "\n" : "");
-    fflush(stderr);
+    fflush(p->err);
 }
 
 /* Where the records go. In place (appended, fsync'd: resumable) unless
@@ -326,7 +327,7 @@ typedef struct sweep_out {
 
 /* The lock that keeps a second sweep off the file: fcntl's rather than
  * flock's, since it works on NFS and names the holder. */
-static int lock_output(int fd, const char *path, tp_err *e)
+static int lock_output(int fd, const char *path, FILE *err, tp_err *e)
 {
     struct flock l;
     memset(&l, 0, sizeof l);
@@ -335,7 +336,7 @@ static int lock_output(int fd, const char *path, tp_err *e)
     if (fcntl(fd, F_SETLK, &l) == 0) return TP_OK;
     if (errno != EACCES && errno != EAGAIN) {
         /* A file system without locks: the sweep is still worth running. */
-        fprintf(stderr, "trainplan: %s: cannot lock (%s); a second sweep on "
+        fprintf(err, "trainplan: %s: cannot lock (%s); a second sweep on "
                         "this file would not be refused\n",
                 path, strerror(errno));
         return TP_OK;
@@ -361,7 +362,7 @@ static int claim_file(const cli_opts *o, sweep_out *so, int create, tp_err *e)
         if (!create && errno == ENOENT) return TP_OK;
         return tp_errf(e, TP_EIO, "%s: cannot open: %s", path, strerror(errno));
     }
-    int rc = lock_output(so->file_fd, path, e);
+    int rc = lock_output(so->file_fd, path, cli_err(o), e);
     struct stat st;
     if (!rc && fstat(so->file_fd, &st) != 0)
         rc = tp_errf(e, TP_EIO, "%s: cannot stat: %s", path, strerror(errno));
@@ -462,7 +463,7 @@ static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
     *done = sweep_resume_scan(buf, got, want, n, &keep);
     free(buf);
     if (keep < (size_t)st.st_size) {
-        fprintf(stderr, "trainplan: %s: keeping %lld complete records, cutting "
+        fprintf(cli_err(o), "trainplan: %s: keeping %lld complete records, cutting "
                         "%lld bytes after them\n",
                 path, (long long)*done, (long long)((size_t)st.st_size - keep));
         if (ftruncate(so->fd, (off_t)keep) != 0)
@@ -586,12 +587,12 @@ static int under_mpi(void)
 }
 #endif
 
-static void print_report(const char *path, const char *rep)
+static void print_report(FILE *err, const char *path, const char *rep)
 {
     for (const char *l = rep; *l;) {
         const char *nl = strchr(l, '\n');
         int n = nl ? (int)(nl - l) : (int)strlen(l);
-        fprintf(stderr, "trainplan: %s: %.*s\n", path, n, l);
+        fprintf(err, "trainplan: %s: %.*s\n", path, n, l);
         l += n + (nl ? 1 : 0);
     }
 }
@@ -640,7 +641,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     if ((rc = tp_read_file(spec_path, TP_JSON_MAX_BYTES, &text, &len, e))) goto done;
     rc = sweep_spec_parse(spec_path, text, len, o, db, &cache, &s, &rep, e);
     if (rc) {
-        if (rep && rank == 0) print_report(spec_path, rep);
+        if (rep && rank == 0) print_report(cli_err(o), spec_path, rep);
         goto done;
     }
     int si = o->shard_n > 0 ? o->shard_i : 0, sn = o->shard_n > 0 ? o->shard_n : 1;
@@ -669,7 +670,9 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
 
     /* Installed after out.c's (which remove a temporary file and die):
      * these stop after the current record and let the sweep end cleanly,
-     * and restore out.c's when it has. */
+     * and restore out.c's when it has. Only where the program lets us own
+     * its signals (cli_own_signals): a library call leaves them alone. */
+    int own = cli_signals_owned();
     static const int stop_sigs[] = {SIGHUP, SIGINT, SIGTERM};
     struct sigaction sa, old_sa[3];
     memset(&sa, 0, sizeof sa);
@@ -677,12 +680,14 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     stop_signal = 0;
-    for (int i = 0; i < 3; i++) sigaction(stop_sigs[i], &sa, &old_sa[i]);
+    for (int i = 0; own && i < 3; i++) sigaction(stop_sigs[i], &sa, &old_sa[i]);
 
-    progress pg = {o->progress || isatty(STDERR_FILENO), start, n, start, now_s(), 0};
+    FILE *err = cli_err(o);
+    progress pg = {err, o->progress || isatty(fileno(err)), start, n, start,
+                   now_s(), 0};
     double t0 = now_s();
     if (start > 0 && start < n)
-        fprintf(stderr, "trainplan: resuming at scenario %lld of %lld\n",
+        fprintf(err, "trainplan: resuming at scenario %lld of %lld\n",
                 (long long)start + 1, (long long)n);
     rc = orc;
 #ifdef TRAINPLAN_MPI
@@ -723,7 +728,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
                                         "replace it"
                                       : "rerun with --resume to finish");
         } else if (pg.on || o->progress)
-            fprintf(stderr, "trainplan: sweep: %lld scenarios (%lld run) in "
+            fprintf(err, "trainplan: sweep: %lld scenarios (%lld run) in "
                             "%.2f s, %.1f scenarios/s\n",
                     (long long)n, (long long)(n - start), dt,
                     dt > 0 ? (double)(n - start) / dt : 0);
@@ -736,7 +741,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
             *e = ce;
         }
     }
-    for (int i = 0; i < 3; i++) sigaction(stop_sigs[i], &old_sa[i], NULL);
+    for (int i = 0; own && i < 3; i++) sigaction(stop_sigs[i], &old_sa[i], NULL);
 done:
     if (so.fd >= 0 || so.file_fd >= 0) close_output(&so, 0, "", NULL);
     digest_cache_free(&dc);
@@ -823,7 +828,7 @@ int cmd_merge(const cli_opts *o, cli_out *out, tp_err *e)
                              (long long)m->k.index, o->pos[p->file], p->line,
                              o->pos[m->file], m->line);
             else
-                fprintf(stderr, "trainplan: merge: scenario %lld is in %s:%d "
+                fprintf(cli_err(o), "trainplan: merge: scenario %lld is in %s:%d "
                                 "and %s:%d (identical; kept once)\n",
                         (long long)m->k.index, o->pos[p->file], p->line,
                         o->pos[m->file], m->line);

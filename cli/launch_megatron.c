@@ -1625,7 +1625,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                 int64_t have = 0;
                 for (int64_t k = r; k < ns; k += o->pp) have += st[k];
                 if (have != want[r]) {
-                    fprintf(stderr,
+                    fprintf(cli_err(o),
                             "trainplan: %s: warning: the layout gives "
                             "pipeline rank %lld %lld layers; the estimate "
                             "splits them by its own rule (%lld)\n",
@@ -1639,7 +1639,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         free(st);
     }
     if (!rc && (s.v[F_FIRST_LAYERS] || s.v[F_LAST_LAYERS]))
-        fprintf(stderr, "trainplan: %s: warning: --decoder-first/last-"
+        fprintf(cli_err(o), "trainplan: %s: warning: --decoder-first/last-"
                 "pipeline-num-layers: the estimate splits the layers by its "
                 "own rule\n", file);
     o->sp = s.v[F_SP] ? 1 : 0;

@@ -9,8 +9,10 @@
  *
  * The temporary file never outlives the process: a failed command removes
  * it, and so does SIGHUP, SIGINT or SIGTERM (a handler unlinks it, then the
- * signal takes its default course). SIGXFSZ is ignored by main(), so a
- * file size limit is a write error (EFBIG) reported like a full disk.
+ * signal takes its default course) where the program lets us own its
+ * signals (cli_own_signals: the command line does, a library caller
+ * need not). SIGXFSZ is ignored by main(), so a file size limit is a
+ * write error (EFBIG) reported like a full disk.
  * Not done here: SIGKILL (nothing runs) and the sweep's own resumable file
  * (cmd_sweep.c writes it in place; it uses this writer for --overwrite).
  */
@@ -72,9 +74,17 @@ static void install_handlers(void)
     }
 }
 
+static int signals_owned;
+
+void cli_own_signals(void) { signals_owned = 1; }
+
+int cli_signals_owned(void) { return signals_owned; }
+
 static int slot_arm(const char *path)
 {
-    install_handlers();
+    /* A library call leaves the caller's signals alone: a signal then
+     * may leave the temporary file behind. */
+    if (signals_owned) install_handlers();
     for (int i = 0; i < OUT_SLOTS; i++)
         if (!slot_armed[i]) {
             tp_strlcpy(slot_path[i], path, sizeof slot_path[i]);
@@ -188,6 +198,15 @@ int cli_out_open(cli_out *o, const char *path, tp_err *e)
     return TP_OK;
 }
 
+int cli_out_stream(cli_out *o, FILE *f)
+{
+    memset(o, 0, sizeof *o);
+    o->slot = -1;
+    o->f = f;
+    o->borrowed = 1;
+    return TP_OK;
+}
+
 int cli_out_close(cli_out *o, int ok, tp_err *e)
 {
     if (!o->f) return TP_OK;
@@ -198,6 +217,15 @@ int cli_out_close(cli_out *o, int ok, tp_err *e)
     int err = 0;
     if (fflush(f) != 0) err = errno;
     else if (ferror(f)) err = EIO;
+    if (o->borrowed) {
+        /* The caller's stream stays open (main() closes standard output
+         * and reports what its close finds). */
+        if (err && ok)
+            return tp_errf(e, TP_EIO, "%s: write failed: %s",
+                           f == stdout ? "standard output" : "output stream",
+                           strerror(err));
+        return TP_OK;
+    }
     if (!o->path) {
         /* Standard output is closed too: a close can be where NFS or a
          * full pipe reports an error. Nothing writes to it after this. */

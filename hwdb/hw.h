@@ -152,8 +152,10 @@ hw_db *hw_db_open_dirs(const char *const *dirs, int n_dirs, tp_err *e);
 void hw_db_free(hw_db *db); /* accepts NULL */
 
 /* Writes the built-in directory this binary uses into buf: the
- * share/trainplan/hwdb beside the executable when installed, else the
- * source tree's hwdb/data, else the configured install dir. */
+ * share/trainplan/hwdb beside the shared library this code is in
+ * (libtrainplan.so: LIBDIR/../share), else beside the executable when
+ * installed, else the source tree's hwdb/data, else the configured
+ * install dir. */
 void hw_builtin_dir(char *buf, size_t cap);
 
 /* Adds one GPU or system file (kind read from its "schema") to db,

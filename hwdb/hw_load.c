@@ -10,8 +10,10 @@
  * Not here: time models. Measured-data entries are listed and their files
  * checked for existence; the estimator reads them.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* dladdr */
 #include "hw_int.h"
+
+#include <dlfcn.h>
 
 #include <dirent.h>
 #include <limits.h>
@@ -852,11 +854,36 @@ hw_db *hw_db_open_dirs(const char *const *dirs, int n_dirs, tp_err *e)
     return finish_open(db, &s, e);
 }
 
+/* buf = the share/trainplan/hwdb beside the directory of file (a
+ * program or a shared library: BIN/../share, LIB/../share) if it is a
+ * directory. */
+static int share_beside(const char *file, char *buf, size_t cap)
+{
+    char dir[PATH_MAX];
+    tp_strlcpy(dir, file, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (!slash) return 0;
+    *slash = '\0';
+    char cand[PATH_MAX + 32];
+    snprintf(cand, sizeof cand, "%s/../share/trainplan/hwdb", dir);
+    struct stat st;
+    if (stat(cand, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    tp_strlcpy(buf, cand, cap);
+    return 1;
+}
+
 void hw_builtin_dir(char *buf, size_t cap)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     struct stat st;
+    /* Inside a shared library (libtrainplan.so, loaded by a C program or
+     * Python): the database installed beside the library first, so a
+     * Python package that carries both finds its own. */
+    Dl_info info;
+    if (dladdr((void *)hw_builtin_dir, &info) && info.dli_fname
+        && strstr(info.dli_fname, ".so") && share_beside(info.dli_fname, buf, cap))
+        return;
     if (n > 0) {
         exe[n] = '\0';
         char *slash = strrchr(exe, '/');

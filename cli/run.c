@@ -1,7 +1,10 @@
 /*
- * main.c - the trainplan command line: parses options from one table,
- * dispatches subcommands from another, and turns statuses into exit
- * codes. Data goes to stdout (or -o FILE), diagnostics to stderr.
+ * run.c - the trainplan command line as a function (cli_run, behind the
+ * library's tp_run): parses options from one table, dispatches
+ * subcommands from another, and turns statuses into exit codes. Data
+ * goes to the caller's stream (or -o FILE), diagnostics to its error
+ * stream; nothing here exits, and a second call in one process starts
+ * afresh. The executable's main() (lib/tool.c) is one call of tp_run.
  *
  * Exit codes (README.md, docs/trainplan.1): 0 ok, 1 nothing feasible,
  * 64 usage, 65 bad input data, 66 missing file, 70 internal, 74 I/O,
@@ -50,10 +53,11 @@ enum {
     CMD_SWEEP = 1u << 13,
     CMD_MERGE = 1u << 14,
     CMD_DIFF = 1u << 15,
+    CMD_COMPLETION = 1u << 16,
     CMD_EST_SEARCH = CMD_ESTIMATE | CMD_SEARCH,
     CMD_OP = CMD_OP_PREDICT | CMD_OP_SHOW | CMD_OP_CV,
     CMD_COLL = CMD_COLL_SHOW | CMD_COLL_CV,
-    CMD_ALL = 0xffffu
+    CMD_ALL = 0x1ffffu
 };
 
 typedef struct cli_command {
@@ -65,6 +69,8 @@ typedef struct cli_command {
     cmd_fn fn;
     int output_is_dir;   /* -o names a directory the command writes into */
 } cli_command;
+
+static int cmd_completion(const cli_opts *o, cli_out *out, tp_err *e);
 
 static const cli_command commands[] = {
     {"model", "list", CMD_MODEL_LIST, 0, 0, "",
@@ -117,6 +123,10 @@ static const cli_command commands[] = {
      "scenarios whose best layout, time or cost changed between two sweeps "
      "(exit 3 if any)",
      cmd_diff, 0},
+    {"completion", "bash", CMD_COMPLETION, 0, 0, "",
+     "a bash completion script generated from the option table (source "
+     "it, or install it as bash-completion/completions/trainplan)",
+     cmd_completion, 0},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -708,6 +718,18 @@ static int parse_duration(const char *s, double *out, tp_err *e)
     return TP_OK;
 }
 
+int cli_option_kind(const char *name)
+{
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (strcmp(options[i].name, name) == 0) return options[i].arg ? 1 : 0;
+    return -1;
+}
+
+const char *cli_option_name(int i)
+{
+    return i >= 0 && i < N_OPTIONS ? options[i].name : NULL;
+}
+
 static const cli_option *option_by_id(int id)
 {
     for (int i = 0; i < N_OPTIONS; i++)
@@ -715,7 +737,134 @@ static const cli_option *option_by_id(int id)
     return NULL;
 }
 
-int main(int argc, char **argv)
+/* ---- bash completion, from the two tables ----------------------------- */
+
+/* Whether an option's metavariable lists its values ("a|b|c", lowercase):
+ * NAME|config.json or FILE|- name kinds of values, not the values. */
+static int arg_is_enum(const char *arg)
+{
+    if (!arg || !strchr(arg, '|')) return 0;
+    for (const char *p = arg; *p; p++)
+        if (*p >= 'A' && *p <= 'Z') return 0;
+    return 1;
+}
+
+/* The values an option completes to, as the script's shell code: the
+ * table's list, or names a command prints at completion time. */
+static void completion_values(FILE *f, const cli_option *op)
+{
+    if (arg_is_enum(op->arg)) {
+        fputs("COMPREPLY=($(compgen -W \"", f);
+        for (const char *p = op->arg; *p; p++) fputc(*p == '|' ? ' ' : *p, f);
+        fputs("\" -- \"$cur\"))", f);
+    } else if (op->id == OPT_MODEL) {
+        /* the presets, and config.json files */
+        fputs("COMPREPLY=($(compgen -W \"$(\"$tp\" model list --format csv "
+              "2>/dev/null | awk -F, 'NR > 1 { print $1 }')\" -- \"$cur\") "
+              "$(compgen -f -- \"$cur\"))", f);
+    } else if (op->id == OPT_SYSTEM || op->id == OPT_GPU) {
+        /* hw list --format csv: the GPUs' table, a blank line, the
+         * systems' */
+        fprintf(f, "COMPREPLY=($(compgen -W \"$(\"$tp\" hw list --format csv "
+                   "2>/dev/null | awk -F, -v want=%d '/^$/ { b = 1; next } "
+                   "$1 == \"gpu\" || $1 == \"system\" { next } b == want "
+                   "{ print $1 }')\" -- \"$cur\"))",
+                op->id == OPT_SYSTEM);
+    } else if (strstr(op->arg, "DIR")) {
+        fputs("COMPREPLY=($(compgen -d -- \"$cur\"))", f);
+    } else if (strstr(op->arg, "FILE") || strstr(op->arg, "SPEC")) {
+        fputs("COMPREPLY=($(compgen -f -- \"$cur\"))", f);
+    } else {
+        fputs("COMPREPLY=()", f); /* a number or a list: nothing to offer */
+    }
+}
+
+/* 1 if commands[c] is the first of its group. */
+static int first_of_group(int c)
+{
+    for (int d = 0; d < c; d++)
+        if (strcmp(commands[d].group, commands[c].group) == 0) return 0;
+    return 1;
+}
+
+static int cmd_completion(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    (void)o;
+    (void)e;
+    FILE *f = out->f;
+    fprintf(f, "# bash completion of trainplan %s, generated from its option "
+               "table by\n# `trainplan completion bash`: source it, or "
+               "install it as\n# /usr/share/bash-completion/completions/"
+               "trainplan.\n", TRAINPLAN_VERSION);
+    fputs("_trainplan()\n{\n"
+          "    local cur=${COMP_WORDS[COMP_CWORD]} prev= tp=${COMP_WORDS[0]}\n"
+          "    [ \"$COMP_CWORD\" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+          "    COMPREPLY=()\n", f);
+    /* the options that take a value, so their values are not commands */
+    fputs("    local with_value=\"", f);
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (options[i].arg) {
+            fprintf(f, " --%s", options[i].name);
+            if (options[i].id < 256) fprintf(f, " -%c", options[i].id);
+        }
+    fputs(" \"\n", f);
+    /* the command so far: the first two words that are not options */
+    fputs("    local cmd= n=0 i skip=0 w\n"
+          "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
+          "        w=${COMP_WORDS[i]}\n"
+          "        if [ $skip = 1 ]; then skip=0; continue; fi\n"
+          "        case \"$with_value\" in *\" $w \"*) skip=1; continue;; esac\n"
+          "        case $w in -*) continue;; esac\n"
+          "        if [ $n -lt 2 ]; then cmd=\"$cmd $w\"; n=$((n + 1)); fi\n"
+          "    done\n"
+          "    cmd=${cmd# }\n", f);
+    /* a value of the option before the cursor */
+    fputs("    case $prev in\n", f);
+    for (int i = 0; i < N_OPTIONS; i++) {
+        if (!options[i].arg) continue;
+        fprintf(f, "    --%s", options[i].name);
+        if (options[i].id < 256) fprintf(f, "|-%c", options[i].id);
+        fputs(")\n        ", f);
+        completion_values(f, &options[i]);
+        fputs("\n        return;;\n", f);
+    }
+    fputs("    esac\n", f);
+    /* options: those of the command given, else all */
+    fputs("    if [[ $cur == -* ]]; then\n        local opts\n"
+          "        case $cmd in\n", f);
+    for (int c = 0; c < N_COMMANDS; c++) {
+        const cli_command *k = &commands[c];
+        fprintf(f, "        \"%s%s%s\") opts=\"", k->group,
+                k->verb[0] ? " " : "", k->verb);
+        for (int i = 0; i < N_OPTIONS; i++)
+            if (options[i].cmds & k->bit) fprintf(f, " --%s", options[i].name);
+        fputs("\";;\n", f);
+    }
+    fputs("        *) opts=\"", f);
+    for (int i = 0; i < N_OPTIONS; i++) fprintf(f, " --%s", options[i].name);
+    fputs("\";;\n        esac\n"
+          "        COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+          "        return\n    fi\n", f);
+    /* the command's words: a group, then its verb */
+    fputs("    case $n in\n    0) COMPREPLY=($(compgen -W \"", f);
+    for (int c = 0; c < N_COMMANDS; c++)
+        if (first_of_group(c)) fprintf(f, " %s", commands[c].group);
+    fputs("\" -- \"$cur\"));;\n    1) case $cmd in\n", f);
+    for (int c = 0; c < N_COMMANDS; c++) {
+        if (!first_of_group(c) || !commands[c].verb[0]) continue;
+        fprintf(f, "        %s) COMPREPLY=($(compgen -W \"", commands[c].group);
+        for (int d = c; d < N_COMMANDS; d++)
+            if (strcmp(commands[d].group, commands[c].group) == 0)
+                fprintf(f, " %s", commands[d].verb);
+        fputs("\" -- \"$cur\"));;\n", f);
+    }
+    fputs("        *) COMPREPLY=($(compgen -f -- \"$cur\"));;\n        esac;;\n"
+          "    *) COMPREPLY=($(compgen -f -- \"$cur\"));;\n    esac\n}\n"
+          "complete -o filenames -F _trainplan trainplan\n", f);
+    return TP_OK;
+}
+
+int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
 {
     cli_opts o;
     memset(&o, 0, sizeof o);
@@ -729,10 +878,7 @@ int main(int argc, char **argv)
     tp_err e = {0}, ge = {0};
     int distopt = 0;      /* --use- (1) or --no-use-distributed-optimizer (-1) */
     long long zero_arg = -1; /* --zero-stage */
-    /* A file size limit (ulimit -f) must be a write error we report
-     * (EFBIG, exit 74), not SIGXFSZ killing us silently with a temporary
-     * file left behind. */
-    signal(SIGXFSZ, SIG_IGN);
+    o.err = err;
 
     /* Generate getopt's tables from ours. */
     struct option longopts[N_OPTIONS + 1];
@@ -753,17 +899,18 @@ int main(int argc, char **argv)
 
     int seen[N_OPTIONS] = {0};
     opterr = 0;
+    optind = 0; /* glibc: start afresh, as a second call in one process must */
     int c, rc = TP_OK;
     while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-        long long v;
+        long long v = 0;
         if (c == '?' || c == ':') {
             if (optopt && optopt < 256 && option_by_id(optopt))
-                fprintf(stderr, "trainplan: -%c needs an argument\n", optopt);
+                fprintf(err, "trainplan: -%c needs an argument\n", optopt);
             else if (optopt && option_by_id(optopt))
-                fprintf(stderr, "trainplan: --%s needs an argument\n",
+                fprintf(err, "trainplan: --%s needs an argument\n",
                         option_by_id(optopt)->name);
             else
-                fprintf(stderr, "trainplan: unknown option '%s' (try --help)\n",
+                fprintf(err, "trainplan: unknown option '%s' (try --help)\n",
                         argv[optind - 1]);
             return TP_EUSAGE;
         }
@@ -771,20 +918,20 @@ int main(int argc, char **argv)
             if (options[i].id == c) seen[i] = 1;
         switch (c) {
         case OPT_HELP:
-            usage(stdout);
+            usage(out_f);
             return TP_OK;
         case OPT_VERSION:
-            printf("trainplan %s\n", TRAINPLAN_VERSION);
+            fprintf(out_f, "trainplan %s\n", TRAINPLAN_VERSION);
             return TP_OK;
         case OPT_LIST_OPTIONS:
-            for (int i = 0; i < N_OPTIONS; i++) printf("--%s\n", options[i].name);
+            for (int i = 0; i < N_OPTIONS; i++) fprintf(out_f, "--%s\n", options[i].name);
             return TP_OK;
         case OPT_FORMAT: {
             int k = -1;
             for (int i = 0; i < CLI_FORMAT_COUNT; i++)
                 if (tp_streq_ci(optarg, format_names[i])) k = i;
             if (k < 0) {
-                fprintf(stderr,
+                fprintf(err,
                         "trainplan: --format: expected table, json, csv or "
                         "jsonl (md: diff only), found '%s'\n",
                         optarg);
@@ -1213,7 +1360,7 @@ int main(int argc, char **argv)
             rc = tp_errf(&e, TP_EINTERNAL, "option %d has no handler", c);
         }
         if (rc) {
-            fprintf(stderr, "trainplan: %s\n", e.msg);
+            fprintf(err, "trainplan: %s\n", e.msg);
             return rc;
         }
     }
@@ -1226,13 +1373,13 @@ int main(int argc, char **argv)
             one_word = 1;
     if (npos < 2 && !one_word) {
         if (npos == 0) {
-            usage(stderr);
+            usage(err);
         } else {
-            fprintf(stderr, "trainplan: '%s' needs a subcommand:", pos[0]);
+            fprintf(err, "trainplan: '%s' needs a subcommand:", pos[0]);
             for (int i = 0; i < N_COMMANDS; i++)
                 if (strcmp(commands[i].group, pos[0]) == 0)
-                    fprintf(stderr, " %s", commands[i].verb);
-            fprintf(stderr, " (try --help)\n");
+                    fprintf(err, " %s", commands[i].verb);
+            fprintf(err, " (try --help)\n");
         }
         return TP_EUSAGE;
     }
@@ -1253,7 +1400,7 @@ int main(int argc, char **argv)
         char want[96], hint[256];
         snprintf(want, sizeof want, "%s %s", pos[0], pos[1]);
         tp_suggest(want, names, N_COMMANDS, hint, sizeof hint);
-        fprintf(stderr, "trainplan: unknown command '%s'%s (try --help)\n",
+        fprintf(err, "trainplan: unknown command '%s'%s (try --help)\n",
                 want, hint);
         return TP_EUSAGE;
     }
@@ -1262,7 +1409,7 @@ int main(int argc, char **argv)
      * more, --no-use-distributed-optimizer ZeRO-0. */
     if (zero_arg >= 0 && distopt
         && (distopt > 0) != (zero_arg >= 1)) {
-        fprintf(stderr,
+        fprintf(err,
                 "trainplan: --zero-stage %lld and --%suse-distributed-"
                 "optimizer disagree (the distributed optimizer is ZeRO-1 or "
                 "more); give one\n",
@@ -1275,7 +1422,7 @@ int main(int argc, char **argv)
         o.zero = distopt > 0 ? 1 : 0;
     for (int i = 0; i < N_OPTIONS; i++)
         if (seen[i] && !(options[i].cmds & cmd->bit)) {
-            fprintf(stderr, "trainplan: --%s does not apply to '%s %s'\n",
+            fprintf(err, "trainplan: --%s does not apply to '%s %s'\n",
                     options[i].name, cmd->group, cmd->verb);
             return TP_EUSAGE;
         }
@@ -1284,7 +1431,7 @@ int main(int argc, char **argv)
     if (o.job_file)
         for (int i = 0; i < N_OPTIONS; i++)
             if (seen[i] && job_sets(options[i].id)) {
-                fprintf(stderr,
+                fprintf(err,
                         "trainplan: --%s and --%s: the job file gives the "
                         "model and the layout; drop --%s or edit the file\n",
                         o.near ? "near" : cli_job_options[o.job_kind],
@@ -1292,21 +1439,23 @@ int main(int argc, char **argv)
                 return TP_EUSAGE;
             }
     if (o.format == CLI_JSONL && cmd->bit != CMD_SEARCH) {
-        fprintf(stderr, "trainplan: --format jsonl applies to 'search' only\n");
+        fprintf(err, "trainplan: --format jsonl applies to 'search' only\n");
         return TP_EUSAGE;
     }
     if (o.format == CLI_MD && cmd->bit != CMD_DIFF) {
-        fprintf(stderr, "trainplan: --format md applies to 'diff' only\n");
+        fprintf(err, "trainplan: --format md applies to 'diff' only\n");
         return TP_EUSAGE;
     }
     o.npos = npos - (one_word ? 1 : 2);
     o.pos = pos + (one_word ? 1 : 2);
     if (o.npos < cmd->min_args || o.npos > cmd->max_args) {
-        fprintf(stderr, "trainplan: usage: trainplan %s %s %s\n", cmd->group,
+        fprintf(err, "trainplan: usage: trainplan %s %s %s\n", cmd->group,
                 cmd->verb, cmd->args);
         return TP_EUSAGE;
     }
 #ifdef _OPENMP
+    /* The thread count is the process's: set for this call only. */
+    int threads_before = omp_get_max_threads();
     if (o.threads > 0) omp_set_num_threads(o.threads);
 #endif
 
@@ -1317,28 +1466,32 @@ int main(int argc, char **argv)
         o.output = NULL;
     }
     cli_out out;
-    rc = cli_out_open(&out, o.output, &e);
+    if (!o.output || strcmp(o.output, "-") == 0)
+        rc = cli_out_stream(&out, out_f);
+    else
+        rc = cli_out_open(&out, o.output, &e);
     if (rc) {
-        fprintf(stderr, "trainplan: %s\n", e.msg);
-        return rc;
+        fprintf(err, "trainplan: %s\n", e.msg);
+    } else {
+        rc = cmd->fn(&o, &out, &e);
+        /* A nothing-feasible result (1) is still output worth keeping,
+         * and so is a diff that found changes (3). */
+        int keep = rc == TP_OK || rc == TP_INFEASIBLE
+                   || (cmd->bit == CMD_DIFF && rc == CLI_EXIT_CHANGED);
+        tp_err ce = {0};
+        int crc = cli_out_close(&out, keep, &ce);
+        /* An output that could not be written (a full disk, /dev/full, a
+         * size limit) is 74 even when the command found changes (3): the
+         * report the caller relies on is not there. */
+        if (crc) {
+            fprintf(err, "trainplan: %s\n", ce.msg);
+            rc = crc;
+        } else if (rc != TP_OK && rc != TP_INFEASIBLE) {
+            fprintf(err, "trainplan: %s\n", e.msg);
+        }
     }
-    rc = cmd->fn(&o, &out, &e);
-    /* A nothing-feasible result (1) is still output worth keeping, and
-     * so is a diff that found changes (3). */
-    int keep = rc == TP_OK || rc == TP_INFEASIBLE
-               || (cmd->bit == CMD_DIFF && rc == CLI_EXIT_CHANGED);
-    tp_err ce = {0};
-    int crc = cli_out_close(&out, keep, &ce);
-    /* An output that could not be written (a full disk, /dev/full, a size
-     * limit) is 74 even when the command found changes (3): the report
-     * the caller relies on is not there. */
-    if (crc) {
-        fprintf(stderr, "trainplan: %s\n", ce.msg);
-        return crc;
-    }
-    if (rc != TP_OK && rc != TP_INFEASIBLE) {
-        fprintf(stderr, "trainplan: %s\n", e.msg);
-        return rc;
-    }
+#ifdef _OPENMP
+    if (o.threads > 0) omp_set_num_threads(threads_before);
+#endif
     return rc;
 }

@@ -1,0 +1,161 @@
+/*
+ * trainplan.h - the trainplan library: the command line as a function,
+ * the same JSON the command prints for bindings (Python's ctypes), and a
+ * few plain structs for C programs. Link with -ltrainplan (pkg-config
+ * trainplan); the trainplan executable is one call of tp_run.
+ *
+ * Every call takes its options as the command line does: a request is a
+ * set of the command's long options (`trainplan --list-options`), parsed
+ * by the same option table, so every option of the command is a keyword
+ * here and the results are the command's, byte for byte. Statuses are
+ * the command's exit statuses (README.md): 0 ok, 1 nothing feasible,
+ * 64 usage, 65 bad input data, 66 missing file, 70 internal, 74 I/O.
+ *
+ * Calls are serialized on one lock (the option parser's state is the
+ * process's), so any thread may call; the OpenMP thread count of
+ * --threads holds for the call only. A library call installs no signal
+ * handler (tp_handle_signals) and never exits; allocation failure aborts
+ * with a message. The hardware database is found beside the library
+ * (LIBDIR/../share/trainplan/hwdb), beside the executable, in the source
+ * tree it was built from, or where it was installed, then
+ * $TRAINPLAN_HWDB and the request's "hwdb" directories (README.md).
+ */
+#ifndef TRAINPLAN_H
+#define TRAINPLAN_H
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of this interface: raised when a function or struct of
+ * this header changes. Compare with tp_api_version() at run time. */
+#define TP_API_VERSION 1
+
+/* The API version of the library loaded (TP_API_VERSION when built). */
+int tp_api_version(void);
+/* The trainplan version, e.g. "0.1.0"; a static string. */
+const char *tp_version(void);
+
+/* ---- the command line as a function ------------------------------------ */
+
+/* Runs one trainplan command line, argv[0] being the program's name
+ * (argv is not modified; argv[argc] need not be NULL): data goes to out
+ * (or the -o FILE it names), every diagnostic to err, as the command
+ * writes them to standard output and standard error. Returns the exit
+ * status. out and err stay open; NULL means stdout or stderr. Can be
+ * called any number of times in one process. `sweep` without -o writes
+ * its records to file descriptor 1, not to out: give -o FILE. */
+int tp_run(int argc, char *const argv[], FILE *out, FILE *err);
+
+/* Lets tp_run handle SIGHUP, SIGINT and SIGTERM as the command does: a
+ * temporary -o file is removed before the signal ends the process, and
+ * a sweep stops after its current record (exit 129/130/143). For
+ * programs that own their signals (the trainplan executable calls it);
+ * without it no call installs a handler, and a signal may leave an -o
+ * file's temporary copy (FILE.tmp.XXXXXX) behind. */
+void tp_handle_signals(void);
+
+/* ---- requests ------------------------------------------------------------ */
+
+/* A command's options, to run with tp_call_json, tp_estimate or
+ * tp_search. Create with tp_request_new or tp_request_from_json; free
+ * with tp_request_free (NULL is a no-op). */
+typedef struct tp_request tp_request;
+
+tp_request *tp_request_new(void);
+void tp_request_free(tp_request *q);
+/* Adds the option key (a long option name, with '-' or '_': "max_gpus")
+ * with value, a string as typed on the command line ("128", "64,128",
+ * "300e9"); value NULL gives a flag ("sequence_parallel"). A key given
+ * twice is passed twice (the command's rule applies: "hwdb" adds a
+ * directory, others take the last value). Returns 0, or 64 (usage) for a
+ * key that is no option of trainplan, or a value missing or given to a
+ * flag, with the message in *error when error is not NULL (free it with
+ * tp_free). */
+int tp_request_set(tp_request *q, const char *key, const char *value,
+                   char **error);
+/* Adds a positional argument (model show's NAME, hw check's FILE). */
+void tp_request_arg(tp_request *q, const char *arg);
+/* A request from a JSON object: each key an option as tp_request_set
+ * takes it, each value a string, a number (written as the shortest
+ * decimal that reads back the same), true (a flag, or the option itself),
+ * false (the flag's "no-" form where the option table has one, else
+ * left out), null (left out), or an array (its elements joined by
+ * commas, "hwdb" repeated); the key "args" holds the positional
+ * arguments (an array of strings). The keys "format", "output", "help",
+ * "version" and "list_options" are refused: results come back as JSON.
+ * Returns the request, or NULL with status 64 (usage: not JSON, not an
+ * object, an unknown key or a bad value, naming it) in *status and the
+ * message in *error (free it with tp_free). */
+tp_request *tp_request_from_json(const char *json, int *status, char **error);
+
+/* ---- JSON in, JSON out (bindings) ---------------------------------------- */
+
+/* Runs `trainplan COMMAND --format json` with the options of q; command
+ * is "estimate", "search", "model show", "model list", "hw list",
+ * "hw show", "coll show", "op show", ... (`trainplan --help`). On return
+ * *result_json holds what the command prints (NULL if it printed
+ * nothing: an error) and *error what it writes to standard error (NULL if
+ * nothing): the message of a failure (file, field, value and range) or
+ * the warnings of a success. Free both with tp_free. Returns the exit
+ * status (1: nothing feasible, with its JSON). */
+int tp_call(const char *command, const tp_request *q, char **result_json,
+            char **error);
+/* tp_call with the request as a JSON object (tp_request_from_json). */
+int tp_call_json(const char *command, const char *request_json,
+                 char **result_json, char **error);
+/* tp_call_json of "search", "estimate" and "model show" (the request's
+ * "args" or "name" naming the model: {"name": "llama3-8b"}). */
+int tp_search_json(const char *request_json, char **result_json, char **error);
+int tp_estimate_json(const char *request_json, char **result_json,
+                     char **error);
+int tp_model_json(const char *request_json, char **result_json, char **error);
+
+/* Frees a string this library returned; NULL is a no-op. */
+void tp_free(void *p);
+
+/* ---- plain structs (C programs) ------------------------------------------ */
+
+/* A layout and its estimate, as `search --format json` ranks it. */
+typedef struct tp_layout {
+    char tag[96];          /* e.g. "n32g4_tp4pp4dp8_mbs4_vpp6_sp_z1" */
+    char system[64];       /* the hwdb system */
+    int gpus, tp, pp, cp, dp, ep, etp; /* ep, etp: 1 for dense models */
+    int vpp;               /* model chunks per pipeline rank (1: plain 1F1B) */
+    int mbs, gbs, seq_length;
+    int sequence_parallel; /* 0 or 1 */
+    char recompute[16];    /* "none", "selective", "full", "selective-op" */
+    int zero_stage;        /* 0 to 3 */
+    char precision[8];     /* "bf16", "fp16", "fp8", "fp4" */
+    double iteration_time_s, tokens_per_s, mfu;
+    double peak_memory_bytes;       /* per GPU, the worst stage */
+    double cost_per_iteration_usd;  /* < 0: unknown (no price) */
+} tp_layout;
+
+/* An estimate of one iteration (`estimate --format json`). */
+typedef struct tp_estimate_result {
+    int feasible;          /* 1, or 0 with reason */
+    char reason[64];       /* "feasible", or why not ("oom", ...) */
+    char gpu[64];          /* the system's GPU */
+    tp_layout layout;      /* the layout estimated (unset fields searched);
+                              its cost field is < 0 */
+    double gpu_memory_bytes; /* the GPU's capacity */
+} tp_estimate_result;
+
+/* Runs `estimate` with q and fills *r. Returns the exit status (0 also
+ * for an infeasible layout: r->feasible says), with the message in
+ * *error when error is not NULL (free with tp_free; NULL if none). */
+int tp_estimate(const tp_request *q, tp_estimate_result *r, char **error);
+/* Runs `search` with q and fills top[0..cap) with the ranked layouts,
+ * best first; *n gets how many (at most cap, and --top, default 10).
+ * Returns the exit status (1: nothing feasible, *n = 0), with the
+ * message in *error as tp_estimate. */
+int tp_search(const tp_request *q, tp_layout *top, int cap, int *n,
+              char **error);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,166 @@
+"""The Python package against the command line: the same dicts as
+``trainplan ... --format json``, errors as TrainplanError with the exit
+status and the command's message, flags and lists as keywords, repeated
+calls in one process, DataFrames where pandas is installed.
+
+Environment (tests/CMakeLists.txt sets it): TRAINPLAN_EXE, the executable;
+TRAINPLAN_LIB, the library; PYTHONPATH, python/; TRAINPLAN_PY_SKIP, a
+reason to skip (a sanitizer build Python cannot load).
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+import warnings
+
+import trainplan
+
+EXE = os.environ.get("TRAINPLAN_EXE", "")
+SEARCH = dict(model="gpt-neox-20b", system="perlmutter", max_gpus=128,
+              seq_length=2048, global_batch_size=1024)
+SEARCH_ARGS = ["--model", "gpt-neox-20b", "--system", "perlmutter",
+               "--max-gpus", "128", "--seq-length", "2048",
+               "--global-batch-size", "1024"]
+
+
+def setUpModule():
+    if os.environ.get("TRAINPLAN_PY_SKIP"):
+        raise unittest.SkipTest(os.environ["TRAINPLAN_PY_SKIP"])
+    if not EXE:
+        raise unittest.SkipTest("TRAINPLAN_EXE not set")
+
+
+def cli(*args):
+    p = subprocess.run([EXE, *args, "--format", "json"], capture_output=True,
+                       text=True, check=False)
+    return p.returncode, (json.loads(p.stdout) if p.stdout else None), p.stderr
+
+
+class Parity(unittest.TestCase):
+    def test_search_winner(self):
+        """The issue's done-when: the same winner as the command line."""
+        r = trainplan.search(**SEARCH)
+        rc, c, _ = cli("search", *SEARCH_ARGS)
+        self.assertEqual(rc, 0)
+        self.assertEqual(r["ranked"][0]["layout"], c["ranked"][0]["layout"])
+
+    def test_search_equal(self):
+        r = trainplan.search(no_timing=True, **SEARCH)
+        rc, c, _ = cli("search", *SEARCH_ARGS, "--no-timing")
+        self.assertEqual(r, c)
+        # again in the same process: the same answer
+        self.assertEqual(trainplan.search(no_timing=True, **SEARCH), c)
+
+    def test_estimate_equal(self):
+        r = trainplan.estimate(model="gpt-neox-20b", system="perlmutter",
+                               gpus=128, seq_length=2048,
+                               global_batch_size=1024,
+                               tensor_model_parallel_size=4,
+                               pipeline_model_parallel_size=4,
+                               sequence_parallel=True)
+        rc, c, _ = cli("estimate", "--model", "gpt-neox-20b", "--system",
+                       "perlmutter", "--gpus", "128", "--seq-length", "2048",
+                       "--global-batch-size", "1024", "-t", "4", "-p", "4",
+                       "--sequence-parallel")
+        self.assertEqual(rc, 0)
+        self.assertEqual(r, c)
+        self.assertTrue(r["layout"]["sequence_parallel"])
+
+    def test_model_equal(self):
+        m = trainplan.model("gpt-neox-20b", seq_length=4096)
+        rc, c, _ = cli("model", "show", "gpt-neox-20b", "--seq-length", "4096")
+        self.assertEqual(m, c)
+        self.assertIn("gpt-neox-20b", [p["name"] for p in trainplan.models()])
+        self.assertIn("perlmutter",
+                      [s["name"] for s in trainplan.systems()["systems"]])
+
+
+class Keywords(unittest.TestCase):
+    def test_false_is_the_no_flag(self):
+        r = trainplan.estimate(model="gpt-neox-20b", system="perlmutter",
+                               gpus=128, seq_length=2048,
+                               global_batch_size=1024,
+                               tensor_model_parallel_size=4,
+                               pipeline_model_parallel_size=4,
+                               sequence_parallel=False, top=None)
+        self.assertFalse(r["layout"]["sequence_parallel"])
+
+    def test_list_and_numbers(self):
+        r = trainplan.search(model="gpt-neox-20b", system=["perlmutter"],
+                             gpus=[64, 128], seq_length=2048.0,
+                             global_batch_size=1024, tokens=300e9, top=2,
+                             no_timing=True)
+        self.assertEqual(len(r["ranked"]), 2)
+        self.assertEqual(r["tokens"], 300e9)
+        self.assertIn(r["ranked"][0]["gpus"], (64, 128))
+
+
+class Errors(unittest.TestCase):
+    def test_unknown_model(self):
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.search(**dict(SEARCH, model="no-such-model"))
+        self.assertIn(cm.exception.status, (64, 65, 66))
+        self.assertIn("no-such-model", cm.exception.message)
+        rc, _, err = cli("search", *SEARCH_ARGS[:1], "no-such-model",
+                         *SEARCH_ARGS[2:])
+        self.assertEqual(rc, cm.exception.status)
+        self.assertEqual(err, cm.exception.message)
+
+    def test_unknown_key(self):
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.search(max_gpu=8)
+        self.assertEqual(cm.exception.status, 64)
+        self.assertIn("max-gpus", cm.exception.message)
+
+    def test_bad_value(self):
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.search(**dict(SEARCH, max_gpus=0))
+        self.assertEqual(cm.exception.status, 64)
+        self.assertIn("--max-gpus", cm.exception.message)
+        with self.assertRaises(trainplan.TrainplanError):
+            trainplan.search(format="csv")
+        with self.assertRaises(trainplan.TrainplanError):
+            trainplan.search(model={"a": 1})
+
+    def test_nothing_feasible_keeps_the_result(self):
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.search(model="gpt-neox-20b", system="perlmutter",
+                             max_gpus=4, seq_length=2048,
+                             global_batch_size=1024)
+        self.assertEqual(cm.exception.status, 1)
+        self.assertIsNotNone(cm.exception.result)
+        self.assertEqual(cm.exception.result["ranked"], [])
+
+    def test_still_works_after_errors(self):
+        self.assertEqual(trainplan.model("gpt-neox-20b")["name"], "gpt-neox-20b")
+
+
+class Frames(unittest.TestCase):
+    def test_dataframe(self):
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            with self.assertRaises(ImportError):
+                trainplan.search(dataframe=True, **SEARCH)
+            self.skipTest("pandas not installed: to_dataframe's ImportError checked")
+        df = trainplan.search(dataframe=True, **SEARCH)
+        self.assertEqual(df["layout"].iloc[0],
+                         trainplan.search(**SEARCH)["ranked"][0]["layout"])
+        self.assertIn("breakdown_s.compute_fwd", df.columns)
+
+
+class Example(unittest.TestCase):
+    def test_python_search_example(self):
+        root = os.path.join(os.path.dirname(__file__), "..", "..")
+        p = subprocess.run([sys.executable,
+                            os.path.join(root, "examples", "python_search.py")],
+                           capture_output=True, text=True, check=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rc, c, _ = cli("search", *SEARCH_ARGS)
+        self.assertIn("winner: " + c["ranked"][0]["layout"], p.stdout)
+
+
+if __name__ == "__main__":
+    warnings.simplefilter("error", trainplan.TrainplanWarning)
+    unittest.main()

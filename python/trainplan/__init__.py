@@ -1,0 +1,206 @@
+"""trainplan from Python: the C library (libtrainplan.so) through ctypes.
+
+Every function takes the command line's long options as keywords ('-' or
+'_': ``max_gpus=128``, ``seq_length=2048``; ``True`` for a flag) and
+returns the dict of what ``trainplan ... --format json`` prints, number for
+number::
+
+    import trainplan
+    r = trainplan.search(model="gpt-neox-20b", system="perlmutter",
+                         max_gpus=128, seq_length=2048,
+                         global_batch_size=1024)
+    print(r["ranked"][0]["layout"])
+
+A non-zero exit status raises TrainplanError (its .status is the command's
+exit status, its message what the command wrote to standard error); a
+success's warnings are Python warnings (TrainplanWarning). With pandas
+installed, ``dataframe=True`` or ``to_dataframe(result)`` gives a DataFrame.
+
+The library is, in this order: $TRAINPLAN_LIB, the copy inside this
+package (pip install), the build directory of the source checkout this
+file sits in (../build), then ctypes.util.find_library("trainplan")
+(cmake --install). No compiler step, no dependency but the library.
+"""
+import ctypes
+import ctypes.util
+import json
+import os
+import warnings
+
+__all__ = ["estimate", "search", "model", "models", "systems", "call",
+           "to_dataframe", "library_path", "version", "TrainplanError",
+           "TrainplanWarning"]
+
+API_VERSION = 1  # TP_API_VERSION of include/trainplan.h this module speaks
+
+
+class TrainplanError(Exception):
+    """A call that ended with a non-zero exit status.
+
+    status: the command's exit status (1 nothing feasible, 64 usage, 65 bad
+    input data, 66 missing file, 70 internal, 74 I/O); message: what it
+    wrote to standard error; result: the dict it printed, if any (a search
+    with nothing feasible still prints its counts).
+    """
+
+    def __init__(self, status, message, result=None):
+        super().__init__("trainplan exited %d: %s" % (status, message.strip()))
+        self.status = status
+        self.message = message
+        self.result = result
+
+
+class TrainplanWarning(UserWarning):
+    """What a successful call wrote to standard error (a warning)."""
+
+
+_lib = None
+_lib_path = None
+
+
+def _candidates():
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = os.environ.get("TRAINPLAN_LIB")
+    if env:
+        yield env
+        return
+    yield os.path.join(here, "lib", "libtrainplan.so.0")
+    build = os.environ.get("TRAINPLAN_BUILD_DIR") or os.path.join(here, "..", "..", "build")
+    yield os.path.join(build, "libtrainplan.so.0")
+    found = ctypes.util.find_library("trainplan")
+    if found:
+        yield found
+
+
+def _load():
+    global _lib, _lib_path
+    if _lib is not None:
+        return _lib
+    tried = []
+    for path in _candidates():
+        if os.path.sep in path and not os.path.exists(path):
+            tried.append(path)
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+            continue
+        lib.tp_api_version.restype = ctypes.c_int
+        lib.tp_version.restype = ctypes.c_char_p
+        lib.tp_call_json.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                     ctypes.POINTER(ctypes.c_void_p),
+                                     ctypes.POINTER(ctypes.c_void_p)]
+        lib.tp_call_json.restype = ctypes.c_int
+        lib.tp_free.argtypes = [ctypes.c_void_p]
+        lib.tp_free.restype = None
+        if lib.tp_api_version() != API_VERSION:
+            tried.append("%s (API version %d, this module speaks %d)"
+                         % (path, lib.tp_api_version(), API_VERSION))
+            continue
+        _lib, _lib_path = lib, path
+        return lib
+    raise ImportError("trainplan: libtrainplan.so not found; tried: %s. Build "
+                      "it (cmake -S . -B build && cmake --build build) or set "
+                      "TRAINPLAN_LIB to its path" % "; ".join(tried or ["nothing"]))
+
+
+def library_path():
+    """The path of the libtrainplan.so this module loaded."""
+    _load()
+    return _lib_path
+
+
+def version():
+    """The trainplan version of the library, e.g. '0.1.0'."""
+    return _load().tp_version().decode()
+
+
+def _take(p):
+    """A string the library returned, freed."""
+    if not p.value:
+        return None
+    s = ctypes.string_at(p.value).decode("utf-8", "replace")
+    _lib.tp_free(p)
+    return s
+
+
+def call(command, *args, **options):
+    """Runs ``trainplan COMMAND ARGS --format json`` with the options.
+
+    command: "search", "estimate", "model show", "model list", "hw list",
+    "hw show", ... (``trainplan --help``); args: its positional arguments;
+    options: long options as keywords (True: a flag; False: the flag's
+    no- form where there is one; None: left out; a list: comma-joined, or
+    repeated for hwdb). Returns the parsed JSON. Raises TrainplanError on a
+    non-zero status, TypeError/ValueError for a value JSON cannot carry.
+    """
+    lib = _load()
+    req = dict(options)
+    if args:
+        req["args"] = [str(a) for a in args]
+    text = json.dumps(req, allow_nan=False)
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.tp_call_json(command.encode(), text.encode(), ctypes.byref(out),
+                              ctypes.byref(err))
+    out_s, err_s = _take(out), _take(err)
+    result = json.loads(out_s) if out_s else None
+    if status != 0:
+        raise TrainplanError(status, err_s or "", result)
+    if err_s:
+        for line in err_s.splitlines():
+            warnings.warn(line, TrainplanWarning, stacklevel=3)
+    return result
+
+
+def _maybe_frame(result, dataframe):
+    return to_dataframe(result) if dataframe else result
+
+
+def search(dataframe=False, **options):
+    """``trainplan search``: every valid layout, ranked, and the Pareto
+    front. Keys of the dict as ``search --format json`` prints them
+    ("ranked", "pareto", "stats", ...); ``result["ranked"][0]["layout"]`` is
+    the winner's tag. dataframe=True: the ranked rows as a DataFrame."""
+    return _maybe_frame(call("search", **options), dataframe)
+
+
+def estimate(dataframe=False, **options):
+    """``trainplan estimate``: time, memory and cost of one iteration of a
+    layout (unset fields: the fastest). dataframe=True: one row."""
+    return _maybe_frame(call("estimate", **options), dataframe)
+
+
+def model(name, **options):
+    """``trainplan model show NAME``: architecture, parameter counts and
+    FLOPs per token of a preset or a HuggingFace config.json path."""
+    return call("model show", name, **options)
+
+
+def models():
+    """``trainplan model list``: the built-in presets."""
+    return call("model list")
+
+
+def systems(**options):
+    """``trainplan hw list``: the GPUs and systems of the hardware database
+    (hwdb="DIR" adds one)."""
+    return call("hw list", **options)
+
+
+def to_dataframe(result):
+    """A pandas DataFrame of a result: a search's ranked layouts (one row
+    each, nested fields as "breakdown_s.compute_fwd" columns), a list's
+    rows, or one row for anything else. Needs pandas (ImportError says so)."""
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError("trainplan.to_dataframe needs pandas "
+                          "(apt-get install python3-pandas)") from e
+    if isinstance(result, dict) and "ranked" in result:
+        rows = result["ranked"]
+    elif isinstance(result, list):
+        rows = result
+    else:
+        rows = [result]
+    return pandas.json_normalize(rows)

@@ -1,0 +1,309 @@
+/*
+ * test_lib.c - the public library (include/trainplan.h) as a client sees
+ * it, linked against libtrainplan.so: every call made twice in one
+ * process gives the same bytes, the JSON calls give exactly what the
+ * executable prints with --format json, the plain structs hold the JSON's
+ * numbers, and bad requests (unknown model, unknown key, not JSON) come
+ * back as a status and a message, not a crash (run under ASan in CI);
+ * two threads calling at once get the same answer.
+ *
+ * usage: test_lib TRAINPLAN_EXECUTABLE
+ */
+#define _GNU_SOURCE /* open_memstream, popen */
+#include "trainplan.h"
+#include "tp_test.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *exe;
+
+/* argv strings (tp_run takes execv's char *const argv[]). */
+#define S(lit) ((char *)(lit))
+
+/* What `exe ARGS` prints on standard output; the caller frees it. */
+static char *run_exe(const char *args, int *status)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", exe, args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return NULL;
+    size_t len = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    size_t k;
+    while ((k = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += k;
+        if (cap - len < 2) buf = realloc(buf, cap *= 2);
+    }
+    buf[len] = '\0';
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return buf;
+}
+
+#define SEARCH_ARGS                                                            \
+    "--model gpt-neox-20b --system perlmutter --max-gpus 128 --seq-length "    \
+    "2048 --global-batch-size 1024 --no-timing"
+static const char *search_req =
+    "{\"model\": \"gpt-neox-20b\", \"system\": \"perlmutter\", \"max_gpus\": "
+    "128, \"seq-length\": 2048, \"global_batch_size\": 1024, \"no_timing\": "
+    "true}";
+
+static void test_version(void)
+{
+    TP_CHECK_INT(tp_api_version(), TP_API_VERSION);
+    TP_CHECK(strlen(tp_version()) >= 5);
+}
+
+/* tp_run into memory streams, twice, and the same bytes as the program. */
+static void test_run(void)
+{
+    char *const argv[] = {S("trainplan"), S("search"), S("--model"), S("gpt-neox-20b"),
+                          S("--system"), S("perlmutter"), S("--max-gpus"), S("128"),
+                          S("--seq-length"), S("2048"), S("--global-batch-size"),
+                          S("1024"), S("--no-timing"), S("--format"), S("json")};
+    int argc = (int)(sizeof argv / sizeof argv[0]);
+    char *first = NULL;
+    for (int k = 0; k < 2; k++) {
+        char *obuf = NULL, *ebuf = NULL;
+        size_t olen = 0, elen = 0;
+        FILE *out = open_memstream(&obuf, &olen);
+        FILE *err = open_memstream(&ebuf, &elen);
+        TP_CHECK_INT(tp_run(argc, argv, out, err), 0);
+        fclose(out);
+        fclose(err);
+        TP_CHECK(olen > 1000);
+        TP_CHECK_INT(elen, 0);
+        if (k == 0) first = obuf;
+        else {
+            TP_CHECK(strcmp(first, obuf) == 0);
+            free(obuf);
+        }
+        free(ebuf);
+    }
+    /* argv untouched though getopt permutes its vector */
+    TP_CHECK(strcmp(argv[1], "search") == 0 && strcmp(argv[2], "--model") == 0);
+    int st = 0;
+    char *cli = run_exe("search " SEARCH_ARGS " --format json", &st);
+    TP_CHECK_INT(st, 0);
+    TP_CHECK(cli && first && strcmp(cli, first) == 0);
+    free(cli);
+    free(first);
+
+    /* usage errors go to err, never exit */
+    char *const bad[] = {S("trainplan"), S("search"), S("--no-such-option")};
+    char *ebuf = NULL;
+    size_t elen = 0;
+    FILE *err = open_memstream(&ebuf, &elen);
+    TP_CHECK_INT(tp_run(3, bad, stdout, err), 64);
+    fclose(err);
+    TP_CHECK(ebuf && strstr(ebuf, "unknown option '--no-such-option'"));
+    free(ebuf);
+}
+
+static void test_search_json(void)
+{
+    int st = 0;
+    char *cli = run_exe("search " SEARCH_ARGS " --format json", &st);
+    for (int k = 0; k < 2; k++) {
+        char *res = NULL, *err = NULL;
+        TP_CHECK_INT(tp_search_json(search_req, &res, &err), 0);
+        TP_CHECK(err == NULL);
+        TP_CHECK(res && cli && strcmp(res, cli) == 0);
+        tp_free(res);
+        tp_free(err);
+    }
+    free(cli);
+
+    /* the plain structs: the JSON's ranked rows */
+    tp_request *q = tp_request_new();
+    char *msg = NULL;
+    TP_CHECK_INT(tp_request_set(q, "model", "gpt-neox-20b", &msg), 0);
+    TP_CHECK_INT(tp_request_set(q, "system", "perlmutter", NULL), 0);
+    TP_CHECK_INT(tp_request_set(q, "max_gpus", "128", NULL), 0);
+    TP_CHECK_INT(tp_request_set(q, "seq-length", "2048", NULL), 0);
+    TP_CHECK_INT(tp_request_set(q, "global_batch_size", "1024", NULL), 0);
+    TP_CHECK_INT(tp_request_set(q, "top", "3", NULL), 0);
+    tp_layout top[8];
+    int n = 0;
+    TP_CHECK_INT(tp_search(q, top, 8, &n, &msg), 0);
+    TP_CHECK_INT(n, 3);
+    char *res = NULL;
+    TP_CHECK_INT(tp_call("search", q, &res, NULL), 0);
+    cJSON *root = cJSON_Parse(res);
+    const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "ranked"), 0);
+    TP_CHECK(r0 && strcmp(top[0].tag, cJSON_GetObjectItem(r0, "layout")->valuestring) == 0);
+    TP_CHECK(strcmp(top[0].system, "perlmutter") == 0);
+    TP_CHECK_INT(top[0].tp * top[0].pp * top[0].cp * top[0].dp, top[0].gpus);
+    TP_CHECK(top[0].iteration_time_s > 0 && top[0].iteration_time_s <= top[1].iteration_time_s);
+    TP_CHECK(top[0].peak_memory_bytes > 1e9 && top[0].mfu > 0 && top[0].mfu < 1);
+    TP_CHECK(top[0].cost_per_iteration_usd > 0);
+    cJSON_Delete(root);
+    tp_free(res);
+    tp_free(msg);
+
+    /* a flag given a value, a value missing, an unknown key */
+    msg = NULL;
+    TP_CHECK_INT(tp_request_set(q, "no_timing", "yes", &msg), 64);
+    TP_CHECK(msg && strstr(msg, "is a flag"));
+    tp_free(msg);
+    TP_CHECK_INT(tp_request_set(q, "max_gpus", NULL, &msg), 64);
+    TP_CHECK(msg && strstr(msg, "needs a value"));
+    tp_free(msg);
+    TP_CHECK_INT(tp_request_set(q, "max_gpu", "8", &msg), 64);
+    TP_CHECK(msg && strstr(msg, "'max_gpu'") && strstr(msg, "max-gpus"));
+    tp_free(msg);
+    tp_request_free(q);
+    tp_request_free(NULL);
+}
+
+static void test_estimate(void)
+{
+    const char *req = "{\"model\": \"gpt-neox-20b\", \"system\": \"perlmutter\", "
+                      "\"gpus\": 128, \"seq_length\": 2048, "
+                      "\"global_batch_size\": 1024, \"tensor_model_parallel_size\": 4, "
+                      "\"pipeline_model_parallel_size\": 4, \"sequence_parallel\": true}";
+    char *res = NULL, *err = NULL;
+    TP_CHECK_INT(tp_estimate_json(req, &res, &err), 0);
+    int st = 0;
+    char *cli = run_exe("estimate --model gpt-neox-20b --system perlmutter "
+                        "--gpus 128 --seq-length 2048 --global-batch-size 1024 "
+                        "-t 4 -p 4 --sequence-parallel --format json", &st);
+    TP_CHECK(res && cli && strcmp(res, cli) == 0);
+    free(cli);
+    tp_free(err);
+
+    int rc = 0;
+    tp_request *q = tp_request_from_json(req, &rc, &err);
+    TP_CHECK(q != NULL && rc == 0 && err == NULL);
+    tp_estimate_result r;
+    TP_CHECK_INT(tp_estimate(q, &r, NULL), 0);
+    cJSON *root = cJSON_Parse(res);
+    TP_CHECK_REL(r.layout.iteration_time_s,
+                 cJSON_GetObjectItem(root, "iteration_time_s")->valuedouble, 0);
+    TP_CHECK_INT(r.layout.tp, 4);
+    TP_CHECK_INT(r.layout.pp, 4);
+    TP_CHECK_INT(r.layout.sequence_parallel, 1);
+    TP_CHECK_INT(r.layout.gpus, 128);
+    TP_CHECK(strcmp(r.layout.system, "perlmutter") == 0);
+    TP_CHECK(r.gpu_memory_bytes > 4e10 && r.layout.peak_memory_bytes > 1e9);
+    TP_CHECK_INT(r.feasible, cJSON_IsTrue(cJSON_GetObjectItem(root, "feasible")));
+    cJSON_Delete(root);
+    tp_free(res);
+    tp_request_free(q);
+}
+
+static void test_model(void)
+{
+    char *res = NULL, *err = NULL;
+    TP_CHECK_INT(tp_model_json("{\"name\": \"gpt-neox-20b\"}", &res, &err), 0);
+    int st = 0;
+    char *cli = run_exe("model show gpt-neox-20b --format json", &st);
+    TP_CHECK(res && cli && strcmp(res, cli) == 0);
+    free(cli);
+    tp_free(res);
+    tp_free(err);
+}
+
+/* Bad requests: a status and the command's message, no output, and the
+ * next call unaffected. */
+static void test_errors(void)
+{
+    char *res = NULL, *err = NULL;
+    int rc = tp_search_json("{\"model\": \"no-such-model\", \"system\": "
+                            "\"perlmutter\", \"max_gpus\": 8, \"seq_length\": "
+                            "2048, \"global_batch_size\": 8}",
+                            &res, &err);
+    TP_CHECK(rc == 64 || rc == 65 || rc == 66);
+    TP_CHECK(res == NULL);
+    TP_CHECK(err && strstr(err, "no-such-model"));
+    tp_free(res);
+    tp_free(err);
+
+    rc = tp_model_json("{\"name\": \"no-such-model\"}", &res, &err);
+    TP_CHECK(rc == 64 || rc == 65 || rc == 66);
+    TP_CHECK(res == NULL && err && strstr(err, "no-such-model"));
+    tp_free(err);
+
+    rc = tp_search_json("{\"model\": ", &res, &err);
+    TP_CHECK_INT(rc, 64);
+    TP_CHECK(res == NULL && err && strstr(err, "not JSON"));
+    tp_free(err);
+    rc = tp_search_json("[1, 2]", &res, &err);
+    TP_CHECK_INT(rc, 64);
+    TP_CHECK(err && strstr(err, "not a JSON object"));
+    tp_free(err);
+    rc = tp_search_json("{\"max_gpu\": 8}", &res, &err);
+    TP_CHECK_INT(rc, 64);
+    TP_CHECK(err && strstr(err, "max-gpus"));
+    tp_free(err);
+    rc = tp_search_json("{\"format\": \"csv\"}", &res, &err);
+    TP_CHECK_INT(rc, 64);
+    tp_free(err);
+    rc = tp_search_json("{\"model\": {\"a\": 1}}", &res, &err);
+    TP_CHECK_INT(rc, 64);
+    tp_free(err);
+    /* a value out of range: the command's message, naming the option */
+    rc = tp_search_json("{\"model\": \"gpt-neox-20b\", \"system\": "
+                        "\"perlmutter\", \"max_gpus\": 0}",
+                        &res, &err);
+    TP_CHECK_INT(rc, 64);
+    TP_CHECK(err && strstr(err, "--max-gpus") && strstr(err, "'0'"));
+    tp_free(res);
+    tp_free(err);
+
+    tp_layout top[2];
+    int n = -1;
+    int st = 0;
+    tp_request *q = tp_request_from_json("{\"model\": \"no-such-model\"}", &st, NULL);
+    TP_CHECK(q != NULL);
+    rc = tp_search(q, top, 2, &n, NULL);
+    TP_CHECK(rc != 0 && n == 0);
+    tp_request_free(q);
+    q = tp_request_from_json("{\"model\": 3", &st, NULL);
+    TP_CHECK(q == NULL && st == 64);
+}
+
+/* Calls from two threads at once: serialized inside, the same answer. */
+static void *search_thread(void *arg)
+{
+    char **res = arg;
+    char *err = NULL;
+    if (tp_search_json(search_req, res, &err) != 0) {
+        tp_free(*res);
+        *res = NULL;
+    }
+    tp_free(err);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t t[2];
+    char *res[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++)
+        TP_CHECK_INT(pthread_create(&t[i], NULL, search_thread, &res[i]), 0);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    TP_CHECK(res[0] && res[1] && strcmp(res[0], res[1]) == 0);
+    tp_free(res[0]);
+    tp_free(res[1]);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_lib TRAINPLAN_EXECUTABLE\n");
+        return 2;
+    }
+    exe = argv[1];
+    TP_RUN(test_version);
+    TP_RUN(test_run);
+    TP_RUN(test_search_json);
+    TP_RUN(test_estimate);
+    TP_RUN(test_model);
+    TP_RUN(test_errors);
+    TP_RUN(test_threads);
+    return TP_TEST_EXIT();
+}
