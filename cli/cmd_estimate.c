@@ -715,13 +715,19 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         FILE *f = out->f;
         fprintf(f, "%s on %s: %lld x %s\n", m.name, y->name,
                 (long long)r.gpus, y->gpu->name);
-        char rcm[64] = "";
+        char rcm[200] = "";
         if (l->recompute == SPACE_RECOMPUTE_FULL
             && (l->recompute_layers > 1
                 || l->recompute_method == SPACE_RECOMPUTE_BLOCK))
             snprintf(rcm, sizeof rcm, " (%s, %lld layers)",
                      space_recompute_method_names[l->recompute_method],
                      (long long)l->recompute_layers);
+        if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
+            char names[160];
+            space_rc_modules_str(space_recompute_modules(l), ", ", names,
+                                 sizeof names);
+            snprintf(rcm, sizeof rcm, " (%s)", names);
+        }
         fprintf(f,
                 "layout: TP %lld, PP %lld, VPP %lld, CP %lld, DP %lld, "
                 "micro-batch %lld (%lld per iteration), global batch %lld, "

@@ -216,7 +216,13 @@ static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
     if (o->vstages > 0) FIXV("vpp", o->vstages);
     if (o->mbs > 0) FIXV("mbs", o->mbs);
     if (o->sp >= 0) FIXV("sp", o->sp);
-    if (o->recompute >= 0) FIXV("recompute", o->recompute);
+    if (o->recompute >= 0) { /* by name: apply_fix reads names */
+        if ((rc = apply_fix(g, "recompute",
+                            space_recompute_names[o->recompute],
+                            "layout option", &d, &x, e)))
+            return rc;
+        set[d] = x, by[d] = "a layout option";
+    }
     if (o->zero >= 0) FIXV("zero", o->zero);
     else if (cli_zero_stage(o) >= 0) {
         snprintf(v, sizeof v, "%d", cli_zero_stage(o));

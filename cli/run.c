@@ -207,6 +207,7 @@ enum opt_id {
     OPT_FRAMEWORK,
     OPT_RECOMPUTE_METHOD,
     OPT_RECOMPUTE_LAYERS,
+    OPT_RECOMPUTE_MODULES,
     OPT_GRAD_FP32,
     OPT_GRAD_BF16,
     OPT_PROGRESS,
@@ -325,6 +326,10 @@ static const cli_option options[] = {
     {"recompute-num-layers", OPT_RECOMPUTE_LAYERS, "N", CMD_EST_SEARCH,
      "with full recomputation: layers per group (uniform, default 1) or "
      "recomputed per model chunk (block), 1 to the model's layers"},
+    {"recompute-modules", OPT_RECOMPUTE_MODULES, "LIST", CMD_EST_SEARCH,
+     "with selective recomputation (implied when unset): Megatron-Core's "
+     "modules to rerun, comma-separated, of core_attn (the default), "
+     "layernorm, moe_act, mla_up_proj, mlp, moe, shared_experts"},
     {"accumulate-allreduce-grads-in-fp32", OPT_GRAD_FP32, NULL,
      CMD_EST_SEARCH,
      "fp32 gradient buffers, reduced in fp32 (Megatron-LM's default with "
@@ -556,7 +561,8 @@ static int job_sets(int id)
     static const int ids[] = {
         OPT_MODEL, OPT_TP, OPT_PP, OPT_CP, OPT_VPP_LAYERS, OPT_VSTAGES,
         OPT_MBS, OPT_GBS, OPT_SEQ, OPT_SP, OPT_NO_SP, OPT_RECOMPUTE,
-        OPT_RECOMPUTE_METHOD, OPT_RECOMPUTE_LAYERS, OPT_DISTOPT,
+        OPT_RECOMPUTE_METHOD, OPT_RECOMPUTE_LAYERS, OPT_RECOMPUTE_MODULES,
+        OPT_DISTOPT,
         OPT_NO_DISTOPT, OPT_ZERO, OPT_PRECISION, OPT_FP8_RECIPE,
         OPT_FP8_PARAMS, OPT_TP_COMM_OVERLAP, OPT_TP_OVERLAP, OPT_NO_ASYNC_TP,
         OPT_CE_FUSION, OPT_CP_COMM, OPT_ATTN_BACKEND, OPT_ATTN_DROPOUT,
@@ -1076,6 +1082,18 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
             rc = parse_int("recompute-num-layers", optarg, 1, 1000000, &v, &e);
             o.recompute_layers = v;
             break;
+        case OPT_RECOMPUTE_MODULES: {
+            size_t bad = space_rc_modules_parse(optarg, &o.recompute_modules);
+            if (bad)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--recompute-modules: expected a comma-separated "
+                             "list of core_attn, layernorm, moe_act, "
+                             "mla_up_proj, mlp, moe, shared_experts, found "
+                             "'%s'%s%s",
+                             optarg, bad > 1 ? " at " : "",
+                             bad > 1 ? optarg + bad - 1 : "");
+            break;
+        }
         case OPT_GRAD_FP32:
         case OPT_GRAD_BF16: {
             int want = c == OPT_GRAD_FP32 ? 4 : 2;
@@ -1420,6 +1438,10 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         o.zero = (int)zero_arg;
     else if (distopt)
         o.zero = distopt > 0 ? 1 : 0;
+    /* Modules are read with the selective granularity only (Megatron-Core
+     * TransformerConfig): given alone, they ask for it. */
+    if (o.recompute_modules && o.recompute < 0)
+        o.recompute = SPACE_RECOMPUTE_SELECTIVE;
     for (int i = 0; i < N_OPTIONS; i++)
         if (seen[i] && !(options[i].cmds & cmd->bit)) {
             fprintf(err, "trainplan: --%s does not apply to '%s %s'\n",

@@ -626,5 +626,26 @@ has "$ERR" "--fix ep=2: llama3-8b is dense" "--fix ep on a dense model"
 run 64 "$TP" search -m mixtral-8x7b --system eos --max-gpus 64 -s 4096 -B 256 --fix etp=x
 has "$ERR" "etp=x is out of range (an integer in [0, 1048576], 0: = tp)" "--fix etp range"
 
+# --- recompute modules (Megatron-Core --recompute-modules) -------------------
+MOE=(-m qwen3-30b-a3b --system eos -s 4096 -B 512)
+run 0 "$TP" estimate "${MOE[@]}" --gpus 64 -t 1 -p 4 --ep 8 --recompute-modules moe,layernorm --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; l=json.load(sys.stdin)["layout"]; sys.exit(not (l["recompute_granularity"] == "selective" and l["recompute_modules"] == ["layernorm", "moe"]))' && ok || bad "--recompute-modules: selective, its modules in JSON"
+T1=$(json_num iteration_time_s)
+run 0 "$TP" search "${MOE[@]}" --gpus 64 --fix tp=1,pp=4,ep=8 --recompute-modules moe,layernorm --top 1 --format json
+has "$OUT" "--recompute-granularity selective --recompute-modules layernorm moe" "Megatron-LM's --recompute-modules, one word each"
+has "$OUT" "model.recompute_modules=[layernorm,moe]" "Megatron-Bridge's recompute_modules"
+printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranked"][0]["launch"]["megatron"])' > "$SCRATCH/rcm.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$SCRATCH/rcm.sh" --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; l=json.load(sys.stdin)["layout"]; sys.exit(l["recompute_modules"] != ["layernorm", "moe"])' && ok || bad "--recompute-modules read back from the launch line"
+run 64 "$TP" estimate "${MOE[@]}" --gpus 64 -t 1 -p 4 --ep 8 --recompute-modules moe,foo
+has "$ERR" "found 'moe,foo' at foo" "--recompute-modules unknown name"
+run 64 "$TP" estimate "${MOE[@]}" --gpus 64 -t 1 -p 4 --ep 8 --recompute-modules mla_up_proj
+has "$ERR" "qwen3-30b-a3b has no module 'mla_up_proj'" "--recompute-modules a module the model lacks"
+run 64 "$TP" estimate "${MOE[@]}" --gpus 64 -t 1 -p 4 --ep 8 --recompute-modules moe -r full
+has "$ERR" "--recompute-modules moe applies to --recompute-granularity selective, not full" "--recompute-modules with full"
+# search with the granularity as an option (fixed by its name)
+run 0 "$TP" search -m gpt-neox-20b --system perlmutter --max-gpus 32 -s 2048 -B 256 -r selective --top 1 --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranked"]; sys.exit(not r or any(x["recompute_granularity"] != "selective" for x in r))' && ok || bad "search -r selective"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
