@@ -24,7 +24,9 @@
  * new sweep through out.c's temporary file and renames it over the old
  * one only when the sweep finishes; without either it is refused. The
  * file is locked (fcntl) for the whole sweep: a second sweep on it is
- * refused (exit 75). -o naming the spec is refused. SIGHUP, SIGINT and
+ * refused (exit 75). Without -o the records go to the caller's stream
+ * (standard output; a library call's): one write() a record through its
+ * descriptor, or stdio, flushed a record at a time, for a memory stream. -o naming the spec is refused. SIGHUP, SIGINT and
  * SIGTERM stop the sweep after the current record (exit 129/130/143).
  *
  * MPI (-DTRAINPLAN_MPI=ON, run under mpirun): rank 0 hands out scenario
