@@ -4,9 +4,8 @@
  * ranked top-k, the Pareto front of time against cost, the counts of
  * layouts rejected, pruned and estimated, and, for each layout, how to
  * launch it (launch.c; in JSON also as data, launch_args). Formats:
- * table, JSON, CSV, JSON Lines; --svg
- * writes a plot of every admitted layout with the front highlighted
- * (search_svg.c).
+ * table, JSON, CSV, JSON Lines; --svg writes a plot of every admitted
+ * layout with the front highlighted (search_svg.c).
  *
  * Layout tag (space_layout_tag): n{nodes}g{gpus per node}_tp{}pp{}dp{}
  * [cp{}]_mbs{}[_vpp{}][_sp][_rsel|_rfull[_uN|_bN]|_rop][_z1|_z2|_z3]: _sp
