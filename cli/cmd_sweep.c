@@ -24,9 +24,10 @@
  * new sweep through out.c's temporary file and renames it over the old
  * one only when the sweep finishes; without either it is refused. The
  * file is locked (fcntl) for the whole sweep: a second sweep on it is
- * refused (exit 75). Without -o the records go to the caller's stream
- * (standard output; a library call's): one write() a record through its
- * descriptor, or stdio, flushed a record at a time, for a memory stream. -o naming the spec is refused. SIGHUP, SIGINT and
+ * refused (exit 75). -o naming the spec is refused. Without -o the
+ * records go to the caller's stream (standard output, or a library
+ * call's): one write() a record through its descriptor, or for a memory
+ * stream through stdio, flushed after each record. SIGHUP, SIGINT and
  * SIGTERM stop the sweep after the current record (exit 129/130/143).
  *
  * MPI (-DTRAINPLAN_MPI=ON, run under mpirun): rank 0 hands out scenario
@@ -533,8 +534,7 @@ static void mpi_wait_probe(int src, MPI_Status *st)
 /* Rank 0: hands out positions start.. of list, writes results in order. */
 static int mpi_master(int nranks, const int64_t *list, int64_t n, int64_t start,
                       int fd, FILE *f, int sync, const char *path,
-                      progress *pg,
-                      tp_err *e)
+                      progress *pg, tp_err *e)
 {
     char **pending = tp_xcalloc((size_t)(n + 1), sizeof *pending);
     int64_t next = start, wpos = start;

@@ -4,6 +4,8 @@
  * names, run through the same option table, its standard output and
  * standard error captured in memory (open_memstream). The plain structs
  * are read back from the command's JSON, so they hold the same numbers.
+ * A sweep's spec given as a JSON object is written to a private
+ * temporary file for the call (the command reads a file).
  *
  * Not here: any option logic (run.c has the one table), signal handlers
  * (out.c and cmd_sweep.c install theirs only after tp_handle_signals).
