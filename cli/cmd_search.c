@@ -3,9 +3,9 @@
  * or more systems up to a number of GPUs (search/plan.c), printed as a
  * ranked top-k, the Pareto front of time against cost, the counts of
  * layouts rejected, pruned and estimated, and, for each layout, how to
- * launch it (launch.c). Formats: table, JSON, CSV, JSON Lines; --svg
- * writes a plot of every admitted layout with the front highlighted
- * (search_svg.c).
+ * launch it (launch.c; in JSON also as data, launch_args). Formats:
+ * table, JSON, CSV, JSON Lines; --svg writes a plot of every admitted
+ * layout with the front highlighted (search_svg.c).
  *
  * Layout tag (space_layout_tag): n{nodes}g{gpus per node}_tp{}pp{}dp{}
  * [cp{}]_mbs{}[_vpp{}][_sp][_rsel|_rfull[_uN|_bN]|_rop][_z1|_z2|_z3]: _sp
@@ -395,12 +395,21 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     lt.n = 0;
     cli_launch_megatron_script(&c, &lt);
     cJSON_AddStringToObject(la, "megatron_sbatch", cli_text_str(&lt));
-    lt.n = 0;
-    cli_launch_nemo(&c, &lt);
-    cJSON_AddStringToObject(la, "nemo", cli_text_str(&lt));
+    cli_text nemo = {0};
+    cli_launch_nemo(&c, &nemo);
+    cJSON_AddStringToObject(la, "nemo", cli_text_str(&nemo));
     lt.n = 0;
     cli_launch_torchtitan(&c, &lt);
     cJSON_AddStringToObject(la, "torchtitan_config", cli_text_str(&lt));
+    /* issue 20: the same launches as data, beside the text */
+    cJSON *args = cJSON_AddObjectToObject(j, "launch_args");
+    cJSON_AddItemToObject(args, "megatron", cli_launch_megatron_json(&c));
+    cJSON_AddItemToObject(args, "nemo",
+                          cli_launch_nemo_json(cli_text_str(&nemo), nemo_format));
+    cJSON_AddItemToObject(args, "torchtitan",
+                          cli_launch_torchtitan_json(cli_text_str(&lt),
+                                                     tt_version));
+    cli_text_free(&nemo);
     cli_text_free(&lt);
     return j;
 }

@@ -24,7 +24,10 @@
  * new sweep through out.c's temporary file and renames it over the old
  * one only when the sweep finishes; without either it is refused. The
  * file is locked (fcntl) for the whole sweep: a second sweep on it is
- * refused (exit 75). -o naming the spec is refused. SIGHUP, SIGINT and
+ * refused (exit 75). -o naming the spec is refused. Without -o the
+ * records go to the caller's stream (standard output, or a library
+ * call's): one write() a record through its descriptor, or for a memory
+ * stream through stdio, flushed after each record. SIGHUP, SIGINT and
  * SIGTERM stop the sweep after the current record (exit 129/130/143).
  *
  * MPI (-DTRAINPLAN_MPI=ON, run under mpirun): rank 0 hands out scenario
@@ -272,11 +275,19 @@ static double now_s(void)
 }
 
 /* One write() of the whole line (looping only on a short write), then
- * fsync where the output is a file. */
-static int write_record(int fd, int sync, const char *line, const char *path,
-                        tp_err *e)
+ * fsync where the output is a file. fd < 0: the caller's stream f, which
+ * has no descriptor (a library call's memory stream), written with stdio
+ * and flushed. */
+static int write_record(int fd, FILE *f, int sync, const char *line,
+                        const char *path, tp_err *e)
 {
     size_t n = strlen(line), off = 0;
+    if (fd < 0) {
+        if (fwrite(line, 1, n, f) != n || fflush(f) != 0)
+            return tp_errf(e, TP_EIO, "%s: write failed: %s", path,
+                           strerror(errno));
+        return TP_OK;
+    }
     while (off < n) {
         ssize_t w = write(fd, line + off, n - off);
         if (w < 0 && errno == EINTR) continue;
@@ -318,6 +329,8 @@ static void progress_tick(progress *p, int last)
  * file) for the whole sweep, in both cases. */
 typedef struct sweep_out {
     int fd;        /* where records are written; -1 until opened */
+    FILE *stream;  /* no -o, the caller's stream has no descriptor: here */
+    int borrowed;  /* fd is the caller's stream's (no -o): never closed */
     int file_fd;   /* the -o file, locked; -1 none (stdout, a device) */
     int sync;      /* fsync each record: in place, a regular file */
     int replacing; /* --overwrite: records go to tmp */
@@ -383,7 +396,7 @@ static int claim_file(const cli_opts *o, sweep_out *so, int create, tp_err *e)
  * cannot write (its -o locked, holding records, or the spec itself) is
  * refused at once. A missing -o file is created later, by open_output. */
 static int claim_output(const cli_opts *o, const char *spec_path,
-                        sweep_out *so, tp_err *e)
+                        FILE *out, sweep_out *so, tp_err *e)
 {
     const char *path = o->out_dir;
     if (!path || !strcmp(path, "-")) {
@@ -391,7 +404,15 @@ static int claim_output(const cli_opts *o, const char *spec_path,
             return tp_errf(e, TP_EUSAGE, "sweep --resume needs -o FILE");
         if (o->overwrite)
             return tp_errf(e, TP_EUSAGE, "sweep --overwrite needs -o FILE");
-        so->fd = STDOUT_FILENO;
+        /* The caller's stream: standard output for the command, written
+         * through its descriptor (one write() a record) once what stdio
+         * holds is out; a library call's memory stream through stdio. */
+        so->fd = fileno(out);
+        so->borrowed = so->fd >= 0;
+        if (so->fd < 0) so->stream = out;
+        else if (fflush(out) != 0)
+            return tp_errf(e, TP_EIO, "standard output: write failed: %s",
+                           strerror(errno));
         return TP_OK;
     }
     if (o->resume && o->overwrite)
@@ -436,7 +457,7 @@ static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
 {
     const char *path = o->out_dir;
     *done = 0;
-    if (so->fd >= 0) return TP_OK; /* stdout, a device */
+    if (so->fd >= 0 || so->stream) return TP_OK; /* the caller's, a device */
     int rc;
     if (so->file_fd < 0 && (rc = claim_file(o, so, 1, e))) return rc;
     struct stat st;
@@ -482,13 +503,14 @@ static int close_output(sweep_out *so, int complete, const char *path,
 {
     int rc = TP_OK;
     if (so->replacing) rc = cli_out_close(&so->tmp, complete, e);
-    else if (so->fd > STDOUT_FILENO && so->fd != so->file_fd
+    else if (so->fd >= 0 && !so->borrowed && so->fd != so->file_fd
              && close(so->fd) != 0 && complete)
         rc = tp_errf(e, TP_EIO, "%s: close failed: %s", path, strerror(errno));
     if (so->file_fd >= 0 && close(so->file_fd) != 0 && complete && !rc)
         rc = tp_errf(e, TP_EIO, "%s: close failed: %s", path, strerror(errno));
     so->fd = so->file_fd = -1;
-    so->replacing = 0;
+    so->stream = NULL;
+    so->replacing = so->borrowed = 0;
     return rc;
 }
 
@@ -511,8 +533,8 @@ static void mpi_wait_probe(int src, MPI_Status *st)
 
 /* Rank 0: hands out positions start.. of list, writes results in order. */
 static int mpi_master(int nranks, const int64_t *list, int64_t n, int64_t start,
-                      int fd, int sync, const char *path, progress *pg,
-                      tp_err *e)
+                      int fd, FILE *f, int sync, const char *path,
+                      progress *pg, tp_err *e)
 {
     char **pending = tp_xcalloc((size_t)(n + 1), sizeof *pending);
     int64_t next = start, wpos = start;
@@ -536,7 +558,7 @@ static int mpi_master(int nranks, const int64_t *list, int64_t n, int64_t start,
         }
         free(msg);
         while (rc == TP_OK && wpos < n && pending[wpos]) {
-            rc = write_record(fd, sync, pending[wpos], path, e);
+            rc = write_record(fd, f, sync, pending[wpos], path, e);
             free(pending[wpos]);
             pending[wpos++] = NULL;
             pg->done = wpos;
@@ -599,7 +621,8 @@ static void print_report(FILE *err, const char *path, const char *rep)
 
 int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
 {
-    (void)out; /* -o is the sweep's own file (out_dir): appended, resumable */
+    /* -o is the sweep's own file (out_dir): appended, resumable; without
+     * it the records go to out's stream */
     int rank = 0, nranks = 1, rc;
 #ifdef TRAINPLAN_MPI
     int mpi = under_mpi();
@@ -628,7 +651,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     /* The output first: a sweep that could not write is refused before
      * the spec's every scenario is set up. Under MPI rank 0 goes on (to
      * tell the workers to stop); its error is reported at the end. */
-    int orc = rank == 0 ? claim_output(o, spec_path, &so, e) : TP_OK;
+    int orc = rank == 0 ? claim_output(o, spec_path, out->f, &so, e) : TP_OK;
     if (orc && nranks == 1) {
         rc = orc;
         goto done;
@@ -667,6 +690,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     if (!orc) orc = open_output(o, want, n, &so, &start, e);
     const char *path = o->out_dir ? o->out_dir : "standard output";
     int fd = so.fd, sync = so.sync;
+    FILE *stream = so.stream;
 
     /* Installed after out.c's (which remove a temporary file and die):
      * these stop after the current record and let the sweep end cleanly,
@@ -693,15 +717,15 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
 #ifdef TRAINPLAN_MPI
     if (nranks > 1) {
         /* The master still answers every worker when it cannot write. */
-        int mrc = mpi_master(nranks, list, n, orc ? n : start, fd, sync, path,
-                             &pg, e);
+        int mrc = mpi_master(nranks, list, n, orc ? n : start, fd, stream,
+                             sync, path, &pg, e);
         if (!rc) rc = mrc;
     } else
 #endif
     {
         for (int64_t j = start; !rc && j < n && !stop_signal; j++) {
             char *line = scenario_record(&s, list[j], db, &cache, &dc);
-            rc = write_record(fd, sync, line, path, e);
+            rc = write_record(fd, stream, sync, line, path, e);
             free(line);
             pg.done = j + 1;
             progress_tick(&pg, 0);
@@ -743,7 +767,8 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     }
     for (int i = 0; own && i < 3; i++) sigaction(stop_sigs[i], &old_sa[i], NULL);
 done:
-    if (so.fd >= 0 || so.file_fd >= 0) close_output(&so, 0, "", NULL);
+    if (so.fd >= 0 || so.file_fd >= 0 || so.stream)
+        close_output(&so, 0, "", NULL);
     digest_cache_free(&dc);
     cli_search_cache_free(&cache);
     free(list);

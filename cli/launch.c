@@ -130,3 +130,32 @@ int cli_read_job(cli_opts *o, space_model *m, tp_err *e)
     free(text);
     return rc;
 }
+
+/* ---- the launches as data ------------------------------------------------ */
+
+void cli_json_set(cJSON *o, const char *key, const char *value)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(o, key); /* the last one wins */
+    cJSON_AddStringToObject(o, key, value);
+}
+
+void cli_json_comment(cJSON *notes, const char *line)
+{
+    if (*line == '#') line++;
+    if (*line == ' ') line++;
+    cJSON_AddItemToArray(notes, cJSON_CreateString(line));
+}
+
+char *cli_next_line(char **p)
+{
+    char *s = *p;
+    if (!s || !*s) return NULL;
+    char *nl = strchr(s, '\n');
+    if (nl) {
+        *nl = '\0';
+        *p = nl + 1;
+    } else {
+        *p = s + strlen(s);
+    }
+    return s;
+}

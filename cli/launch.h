@@ -95,6 +95,38 @@ int cli_tt_version_parse(const char *s, int *v, tp_err *e);
  * "# NOT EXPRESSIBLE", never a key. */
 void cli_launch_torchtitan(const cli_launch *c, cli_text *out);
 
+/* ---- the launches as data (issue 20) ------------------------------------
+ * What the writers above write, split into its parts for programs: each
+ * part exactly as the text has it (a value's text in the framework's own
+ * syntax, not converted), so the text and the data cannot disagree. The
+ * caller deletes the object. */
+
+/* Megatron-LM: {"args": pretrain_gpt.py's arguments as cli_launch_megatron's
+ * line passes them, one element a shell word (a list flag's values each
+ * their own), "notes": what Megatron-LM cannot express, the line's
+ * trailing comment}. */
+cJSON *cli_launch_megatron_json(const cli_launch *c);
+/* NeMo: text is cli_launch_nemo's in format (cli_nemo_format):
+ * {"format": "bridge" or "nemo1", "overrides": {key: value text} in the
+ * text's order (a "++" prefix kept: key=value is the line), "notes": the
+ * comment lines without "# ", a nemo1 key's trailing comment as
+ * "KEY: comment"}. */
+cJSON *cli_launch_nemo_json(const char *text, int format);
+/* torchtitan: text is cli_launch_torchtitan's for version (cli_tt_version):
+ * {"version": "main" or "0.2", "base": the function main's config starts
+ * from ("Trainer.Config", "llama3_8b"; null for 0.2), "config": {dotted
+ * key ("parallelism.tensor_parallel_degree"): value text (Python's syntax
+ * for main, TOML's for 0.2; a list that the text spreads over lines on
+ * one line)}, "notes": the comment lines without "# "}. */
+cJSON *cli_launch_torchtitan_json(const char *text, int version);
+
+/* Helpers of the three: o[key] = value, a later key replacing an earlier
+ * one (as Hydra and Python read them); a comment line into notes without
+ * its "# "; the next line of *p (split in place), NULL at the end. */
+void cli_json_set(cJSON *o, const char *key, const char *value);
+void cli_json_comment(cJSON *notes, const char *line);
+char *cli_next_line(char **p);
+
 /* ---- reading a job back in (issue 18) ---------------------------------
  * Each reader takes the text of a framework's job (file names it in
  * messages: the path, or "<stdin>"), and sets in *o what the command-line

@@ -609,6 +609,39 @@ void cli_launch_megatron(const cli_launch *c, cli_text *b)
         cli_text_put(b, "%s%s", i ? "; " : "  # ", j.notes[i]);
 }
 
+cJSON *cli_launch_megatron_json(const cli_launch *c)
+{
+    mg_args j;
+    build_args(c, &j);
+    cJSON *o = cJSON_CreateObject();
+    cJSON *args = cJSON_AddArrayToObject(o, "args");
+    for (int i = 0; i < j.n; i++) {
+        const mg_arg *a = &j.a[i];
+        cJSON_AddItemToArray(args, cJSON_CreateString(a->flag));
+        if (!a->value[0]) continue;
+        if (!a->list) {
+            cJSON_AddItemToArray(args, cJSON_CreateString(a->value));
+            continue;
+        }
+        /* the words put_value writes, each an element */
+        char w[sizeof a->value];
+        for (const char *p = a->value; *p;) {
+            size_t n = strcspn(p, " ");
+            if (n > 0) {
+                memcpy(w, p, n);
+                w[n] = '\0';
+                cJSON_AddItemToArray(args, cJSON_CreateString(w));
+            }
+            p += n;
+            while (*p == ' ') p++;
+        }
+    }
+    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    for (int i = 0; i < j.n_notes; i++)
+        cJSON_AddItemToArray(notes, cJSON_CreateString(j.notes[i]));
+    return o;
+}
+
 void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
 {
     const space_layout *l = c->layout;

@@ -814,6 +814,47 @@ void cli_launch_nemo(const cli_launch *c, cli_text *b)
         bridge_write(c, b);
 }
 
+/* ---- as data ------------------------------------------------------------ */
+
+cJSON *cli_launch_nemo_json(const char *text, int format)
+{
+    int v1 = format == CLI_NEMO_V1;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "format",
+                            cli_nemo_format_names[v1 ? CLI_NEMO_V1
+                                                     : CLI_NEMO_BRIDGE]);
+    cJSON *kv = cJSON_AddObjectToObject(o, "overrides");
+    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    char *buf = tp_xstrdup(text ? text : ""), *p = buf, *line;
+    while ((line = cli_next_line(&p)) != NULL) {
+        if (!*line) continue;
+        if (*line == '#') {
+            cli_json_comment(notes, line);
+            continue;
+        }
+        /* bridge: key=value; nemo1: key: value, maybe "  # why" after */
+        char *sep = v1 ? strstr(line, ": ") : strchr(line, '=');
+        if (!sep) { /* not written: a line of neither form */
+            cJSON_AddItemToArray(notes, cJSON_CreateString(line));
+            continue;
+        }
+        *sep = '\0';
+        char *val = sep + (v1 ? 2 : 1);
+        char *why = v1 ? strstr(val, "  # ") : NULL;
+        if (why) {
+            *why = '\0';
+            size_t n = strlen(line) + strlen(why + 4) + 3;
+            char *note = tp_xmalloc(n);
+            snprintf(note, n, "%s: %s", line, why + 4);
+            cJSON_AddItemToArray(notes, cJSON_CreateString(note));
+            free(note);
+        }
+        cli_json_set(kv, line, val);
+    }
+    free(buf);
+    return o;
+}
+
 /* ---- reading ---------------------------------------------------------- */
 
 /* What a key sets. */

@@ -630,6 +630,109 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
     cli_text_free(&w.body);
 }
 
+/* ---- as data ------------------------------------------------------------ */
+
+/* The change of bracket depth over s, outside quotes. */
+static int bracket_depth(const char *s)
+{
+    int depth = 0;
+    char q = 0;
+    for (; *s; s++) {
+        if (q) {
+            if (*s == '\\' && s[1]) s++;
+            else if (*s == q) q = 0;
+        } else if (*s == '"' || *s == '\'') {
+            q = *s;
+        } else if (*s == '[' || *s == '(') {
+            depth++;
+        } else if (*s == ']' || *s == ')') {
+            depth--;
+        }
+    }
+    return depth;
+}
+
+static char *skip_blanks(char *s)
+{
+    while (*s == ' ') s++;
+    return s;
+}
+
+/* A value that opens a bracket, with the lines that close it, on one
+ * line: "[[\"a\"], [\"b\"]]" for the writer's one-list-a-line form. */
+static void whole_value(const char *first, char **p, cli_text *v)
+{
+    v->n = 0;
+    cli_text_put(v, "%s", first);
+    int depth = bracket_depth(first);
+    char *line;
+    while (depth > 0 && (line = cli_next_line(p)) != NULL) {
+        char *t = skip_blanks(line);
+        size_t n = strlen(t);
+        while (n && t[n - 1] == ' ') t[--n] = '\0';
+        if (*t == ']' || *t == ')') {
+            while (v->n && (v->p[v->n - 1] == ',' || v->p[v->n - 1] == ' '))
+                v->p[--v->n] = '\0'; /* a trailing comma before the close */
+        } else if (v->n && v->p[v->n - 1] != '[' && v->p[v->n - 1] != '(') {
+            cli_text_put(v, " ");
+        }
+        cli_text_put(v, "%s", t);
+        depth += bracket_depth(t);
+    }
+}
+
+cJSON *cli_launch_torchtitan_json(const char *text, int version)
+{
+    int main_ = version != CLI_TT_V02;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "version", main_ ? "main" : "0.2");
+    cJSON_AddNullToObject(o, "base");
+    cJSON *kv = cJSON_AddObjectToObject(o, "config");
+    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    char *buf = tp_xstrdup(text ? text : ""), *p = buf, *line;
+    char section[128] = "";
+    cli_text v = {0};
+    while ((line = cli_next_line(&p)) != NULL) {
+        if (*line == '#') {
+            cli_json_comment(notes, line);
+            continue;
+        }
+        char *s = skip_blanks(line);
+        if (!*s) continue;
+        char *eq = strstr(s, " = ");
+        if (main_) {
+            /* imports, def, return: the frame of the assignments */
+            if (!eq || strncmp(s, "config", 6) != 0) continue;
+            *eq = '\0';
+            whole_value(eq + 3, &p, &v);
+            if (strcmp(s, "config") == 0) {
+                size_t n = v.n;
+                if (n > 2 && strcmp(v.p + n - 2, "()") == 0) v.p[n - 2] = '\0';
+                cJSON_ReplaceItemInObjectCaseSensitive(
+                    o, "base", cJSON_CreateString(cli_text_str(&v)));
+            } else if (strncmp(s, "config.", 7) == 0) {
+                cli_json_set(kv, s + 7, cli_text_str(&v));
+            }
+            continue;
+        }
+        size_t n = strlen(s);
+        if (*s == '[' && s[n - 1] == ']') {
+            s[n - 1] = '\0';
+            tp_strlcpy(section, s + 1, sizeof section);
+            continue;
+        }
+        if (!eq) continue; /* not written */
+        *eq = '\0';
+        whole_value(eq + 3, &p, &v);
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", section, *section ? "." : "", s);
+        cli_json_set(kv, key, cli_text_str(&v));
+    }
+    cli_text_free(&v);
+    free(buf);
+    return o;
+}
+
 /* ---- the reader ------------------------------------------------------ */
 
 /* One assignment: its dotted key ("parallelism.tensor_parallel_degree";

@@ -31,7 +31,7 @@ extern "C" {
 
 /* The version of this interface: raised when a function or struct of
  * this header changes. Compare with tp_api_version() at run time. */
-#define TP_API_VERSION 1
+#define TP_API_VERSION 2 /* 2: tp_sweep_json; sweep's records to out */
 
 /* The API version of the library loaded (TP_API_VERSION when built). */
 int tp_api_version(void);
@@ -46,7 +46,9 @@ const char *tp_version(void);
  * writes them to standard output and standard error. Returns the exit
  * status. out and err stay open; NULL means stdout or stderr. Can be
  * called any number of times in one process. `sweep` without -o writes
- * its records to file descriptor 1, not to out: give -o FILE. */
+ * its records to out: through out's file descriptor, one write() a
+ * record, when it has one (stdout, a file); else (a memory stream)
+ * through stdio, flushed after each record. */
 int tp_run(int argc, char *const argv[], FILE *out, FILE *err);
 
 /* Lets tp_run handle SIGHUP, SIGINT and SIGTERM as the command does: a
@@ -94,16 +96,24 @@ tp_request *tp_request_from_json(const char *json, int *status, char **error);
 /* ---- JSON in, JSON out (bindings) ---------------------------------------- */
 
 /* Runs `trainplan COMMAND --format json` with the options of q; command
- * is "estimate", "search", "model show", "model list", "hw list",
- * "hw show", "coll show", "op show", ... (`trainplan --help`). On return
- * *result_json holds what the command prints (NULL if it printed
- * nothing: an error) and *error what it writes to standard error (NULL if
- * nothing): the message of a failure (file, field, value and range) or
- * the warnings of a success. Free both with tp_free. Returns the exit
- * status (1: nothing feasible, with its JSON). */
+ * is "estimate", "search", "sweep", "model show", "model list",
+ * "hw list", "hw show", "coll show", "op show", ... (`trainplan --help`).
+ * On return *result_json holds what the command prints (NULL if it
+ * printed nothing: an error) and *error what it writes to standard error
+ * (NULL if nothing): the message of a failure (file, field, value and
+ * range) or the warnings of a success. Free both with tp_free. Returns
+ * the exit status (1: nothing feasible, with its JSON). "sweep" gives
+ * JSON Lines: one record a line, '\n' after each, in scenario order, the
+ * bytes `sweep SPEC.json -o FILE` writes (docs/output-formats.md). */
 int tp_call(const char *command, const tp_request *q, char **result_json,
             char **error);
-/* tp_call with the request as a JSON object (tp_request_from_json). */
+/* tp_call with the request as a JSON object (tp_request_from_json).
+ * For "sweep" the key "spec" is the spec: its file's path (as "args"),
+ * or the spec itself as a JSON object, which the call writes to a
+ * temporary file of its own ($TMPDIR, else /tmp; mode 0600; messages
+ * name it) and removes before it returns, on failure too (a file that
+ * cannot be written: 74). Relative paths in a spec are read from the
+ * current directory either way. */
 int tp_call_json(const char *command, const char *request_json,
                  char **result_json, char **error);
 /* tp_call_json of "search", "estimate" and "model show" (the request's
@@ -112,6 +122,14 @@ int tp_search_json(const char *request_json, char **result_json, char **error);
 int tp_estimate_json(const char *request_json, char **result_json,
                      char **error);
 int tp_model_json(const char *request_json, char **result_json, char **error);
+/* tp_call_json of "sweep": *result_json gets the records, one JSON object
+ * a line ({"spec": {"models": [...], ...}, "threads": 2}). A scenario
+ * that fails is a record with status "error", not a failed call; the
+ * call fails (64, 65, 66) on a bad request or spec, every problem of a
+ * spec in *error, one a line. A JSON call refuses "output", so
+ * "resume" and "overwrite" (which need -o FILE) are usage errors: the
+ * records come back here; tp_run writes a resumable file. */
+int tp_sweep_json(const char *request_json, char **result_json, char **error);
 
 /* Frees a string this library returned; NULL is a no-op. */
 void tp_free(void *p);

@@ -4,6 +4,8 @@
  * names, run through the same option table, its standard output and
  * standard error captured in memory (open_memstream). The plain structs
  * are read back from the command's JSON, so they hold the same numbers.
+ * A sweep's spec given as a JSON object is written to a private
+ * temporary file for the call (the command reads a file).
  *
  * Not here: any option logic (run.c has the one table), signal handlers
  * (out.c and cmd_sweep.c install theirs only after tp_handle_signals).
@@ -14,10 +16,12 @@
 #include "cli.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef TRAINPLAN_VERSION
 #define TRAINPLAN_VERSION "0.0.0"
@@ -263,10 +267,97 @@ static int from_json_key(tp_request *q, const cJSON *v, char **error)
     return rc;
 }
 
-/* tp_request_from_json; with name_arg, a key "name" is the positional
- * argument (model show). */
-static tp_request *request_from_json(const char *json, int name_arg,
-                                     int *status, char **error)
+/* How a JSON request's special keys are read: none, "name" as the
+ * positional argument (model show), "spec" as sweep's spec. */
+typedef enum req_mode { REQ_PLAIN, REQ_NAME, REQ_SPEC } req_mode;
+
+/* A sweep spec given as a JSON object: written to a private temporary
+ * file ($TMPDIR or /tmp, mode 0600) whose path is the positional
+ * argument, removed after the call (spec_file_remove). */
+typedef struct spec_file {
+    char path[4096]; /* "" when none was written */
+} spec_file;
+
+static void spec_file_remove(spec_file *sf)
+{
+    if (sf->path[0]) unlink(sf->path);
+    sf->path[0] = '\0';
+}
+
+/* TP_EIO with "trainplan: key 'spec': WHAT PATH: REASON" in *error. */
+static int spec_io_error(char **error, const char *what, const char *path,
+                         const char *reason)
+{
+    if (error) {
+        size_t n = strlen(what) + strlen(path) + strlen(reason) + 64;
+        *error = tp_xmalloc(n);
+        snprintf(*error, n, "trainplan: key 'spec': %s %s: %s", what, path,
+                 reason);
+    }
+    return TP_EIO;
+}
+
+static int spec_file_write(spec_file *sf, const cJSON *spec, char **error)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !dir[0]) dir = "/tmp";
+    char tmpl[sizeof sf->path];
+    if (snprintf(tmpl, sizeof tmpl, "%s/trainplan-spec-XXXXXX.json", dir)
+        >= (int)sizeof tmpl)
+        return spec_io_error(error, "the temporary directory name is too "
+                             "long:", dir, "set TMPDIR");
+    int fd = mkstemps(tmpl, 5);
+    if (fd < 0)
+        return spec_io_error(error, "cannot create a temporary file in", dir,
+                             strerror(errno));
+    tp_strlcpy(sf->path, tmpl, sizeof sf->path);
+    char *text = cJSON_PrintUnformatted(spec);
+    size_t n = strlen(text), off = 0;
+    int ok = 1;
+    while (ok && off < n) {
+        ssize_t w = write(fd, text + off, n - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) ok = 0;
+        else off += (size_t)w;
+    }
+    int saved = errno;
+    cJSON_free(text);
+    if (close(fd) != 0 && ok) {
+        ok = 0;
+        saved = errno;
+    }
+    if (!ok) {
+        spec_io_error(error, "cannot write the temporary file", sf->path,
+                      strerror(saved));
+        spec_file_remove(sf);
+        return TP_EIO;
+    }
+    return TP_OK;
+}
+
+/* A sweep request's "spec": the spec file's path, or the spec itself. */
+static int spec_key(tp_request *q, const cJSON *v, spec_file *sf, char **error)
+{
+    if (cJSON_IsString(v)) {
+        tp_request_arg(q, v->valuestring);
+        return TP_OK;
+    }
+    if (!cJSON_IsObject(v))
+        return request_error(error, "trainplan: key '%s': expected the spec "
+                             "file's path or the spec as an object%s",
+                             "spec", "");
+    if (sf->path[0])
+        return request_error(error, "trainplan: key '%s' given twice%s",
+                             "spec", "");
+    int rc = spec_file_write(sf, v, error);
+    if (rc == TP_OK) tp_request_arg(q, sf->path);
+    return rc;
+}
+
+/* tp_request_from_json, reading the special keys of mode; a spec written
+ * to a temporary file is named in *sf (removed here on failure). */
+static tp_request *request_from_json(const char *json, req_mode mode,
+                                     spec_file *sf, int *status, char **error)
 {
     if (error) *error = NULL;
     *status = TP_OK;
@@ -281,7 +372,9 @@ static tp_request *request_from_json(const char *json, int name_arg,
     const cJSON *v;
     cJSON_ArrayForEach(v, root) {
         int rc;
-        if (name_arg && strcmp(v->string, "name") == 0) {
+        if (mode == REQ_SPEC && strcmp(v->string, "spec") == 0) {
+            rc = spec_key(q, v, sf, error);
+        } else if (mode == REQ_NAME && strcmp(v->string, "name") == 0) {
             if (!cJSON_IsString(v))
                 rc = request_error(error, "trainplan: key '%s': expected a "
                                    "model name or config.json path%s",
@@ -296,6 +389,7 @@ static tp_request *request_from_json(const char *json, int name_arg,
         if (rc) {
             cJSON_Delete(root);
             tp_request_free(q);
+            if (sf) spec_file_remove(sf);
             *status = rc;
             return NULL;
         }
@@ -307,7 +401,7 @@ static tp_request *request_from_json(const char *json, int name_arg,
 tp_request *tp_request_from_json(const char *json, int *status, char **error)
 {
     int st;
-    tp_request *q = request_from_json(json, 0, &st, error);
+    tp_request *q = request_from_json(json, REQ_PLAIN, NULL, &st, error);
     if (status) *status = st;
     return q;
 }
@@ -363,12 +457,14 @@ int tp_call(const char *command, const tp_request *q, char **result_json,
 }
 
 static int call_json(const char *command, const char *request_json,
-                     int name_arg, char **result_json, char **error)
+                     req_mode mode, char **result_json, char **error)
 {
     if (result_json) *result_json = NULL;
+    if (error) *error = NULL;
     int rc;
     char *msg = NULL;
-    tp_request *q = request_from_json(request_json, name_arg, &rc, &msg);
+    spec_file sf = {{0}};
+    tp_request *q = request_from_json(request_json, mode, &sf, &rc, &msg);
     if (!q) {
         if (error) *error = msg;
         else free(msg);
@@ -376,29 +472,37 @@ static int call_json(const char *command, const char *request_json,
     }
     rc = tp_call(command, q, result_json, error);
     tp_request_free(q);
+    spec_file_remove(&sf);
     return rc;
 }
 
 int tp_call_json(const char *command, const char *request_json,
                  char **result_json, char **error)
 {
-    return call_json(command, request_json, 0, result_json, error);
+    int sweep = command && strcmp(command, "sweep") == 0;
+    return call_json(command, request_json, sweep ? REQ_SPEC : REQ_PLAIN,
+                     result_json, error);
 }
 
 int tp_search_json(const char *request_json, char **result_json, char **error)
 {
-    return call_json("search", request_json, 0, result_json, error);
+    return call_json("search", request_json, REQ_PLAIN, result_json, error);
 }
 
 int tp_estimate_json(const char *request_json, char **result_json,
                      char **error)
 {
-    return call_json("estimate", request_json, 0, result_json, error);
+    return call_json("estimate", request_json, REQ_PLAIN, result_json, error);
 }
 
 int tp_model_json(const char *request_json, char **result_json, char **error)
 {
-    return call_json("model show", request_json, 1, result_json, error);
+    return call_json("model show", request_json, REQ_NAME, result_json, error);
+}
+
+int tp_sweep_json(const char *request_json, char **result_json, char **error)
+{
+    return call_json("sweep", request_json, REQ_SPEC, result_json, error);
 }
 
 /* ---- plain structs ------------------------------------------------------ */

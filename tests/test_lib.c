@@ -5,7 +5,10 @@
  * executable prints with --format json, the plain structs hold the JSON's
  * numbers, and bad requests (unknown model, unknown key, not JSON) come
  * back as a status and a message, not a crash (run under ASan in CI);
- * two threads calling at once get the same answer.
+ * two threads calling at once get the same answer; a sweep's records
+ * come back to the caller (a memory stream, a FILE, tp_sweep_json with
+ * the spec's path or the spec itself) as the executable's bytes, and a
+ * spec given as an object leaves no temporary file behind.
  *
  * usage: test_lib TRAINPLAN_EXECUTABLE
  */
@@ -14,9 +17,11 @@
 #include "tp_test.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *exe;
 
@@ -291,6 +296,136 @@ static void test_threads(void)
     tp_free(res[1]);
 }
 
+/* The entries of directory d but . and .. */
+static int dir_entries(const char *d)
+{
+    DIR *dir = opendir(d);
+    if (!dir) return -1;
+    int n = 0;
+    for (struct dirent *x; (x = readdir(dir));)
+        n += strcmp(x->d_name, ".") != 0 && strcmp(x->d_name, "..") != 0;
+    closedir(dir);
+    return n;
+}
+
+#define SWEEP_SPEC                                                             \
+    "{\"models\": [\"gpt3-1.7b\", \"llama2-7b\"], \"systems\": [\"eos\"], "  \
+    "\"gpus\": [8, 16], \"seq_lengths\": [2048], \"global_batch_sizes\": "    \
+    "[256], \"tokens\": [1e11], \"options\": {\"top\": 2}}"
+
+/* A sweep of 4 scenarios: the executable's records, byte for byte, from
+ * tp_run into a memory stream and into a FILE with a descriptor, and from
+ * tp_sweep_json and tp_call_json("sweep") with the spec's path or the
+ * spec itself, twice each; bad specs and requests come back as statuses,
+ * and no temporary spec file stays in $TMPDIR. */
+static void test_sweep(void)
+{
+    char dir[] = "/tmp/tp_test_lib_XXXXXX";
+    TP_CHECK(mkdtemp(dir) != NULL);
+    const char *old_tmp = getenv("TMPDIR");
+    char *saved_tmp = old_tmp ? strdup(old_tmp) : NULL;
+    setenv("TMPDIR", dir, 1);
+    char spec[64];
+    snprintf(spec, sizeof spec, "%s/spec.json", dir);
+    FILE *f = fopen(spec, "w");
+    TP_CHECK(f != NULL);
+    fputs(SWEEP_SPEC, f);
+    fclose(f);
+
+    char args[128];
+    snprintf(args, sizeof args, "sweep '%s'", spec);
+    int st = -1;
+    char *cli = run_exe(args, &st);
+    TP_CHECK_INT(st, 0);
+    int lines = 0;
+    for (const char *p = cli; p && *p; p++) lines += *p == '\n';
+    TP_CHECK_INT(lines, 4);
+    TP_CHECK(cli && strstr(cli, "\"index\":3,\"count\":4,"));
+
+    /* tp_run: into a memory stream (no descriptor), then a FILE (one) */
+    char *const argv[] = {S("trainplan"), S("sweep"), spec};
+    for (int k = 0; k < 2; k++) {
+        char *obuf = NULL;
+        size_t olen = 0;
+        FILE *out = open_memstream(&obuf, &olen);
+        TP_CHECK_INT(tp_run(3, argv, out, NULL), 0);
+        fclose(out);
+        TP_CHECK(obuf && cli && strcmp(obuf, cli) == 0);
+        free(obuf);
+    }
+    FILE *tf = tmpfile();
+    fputs("before\n", tf); /* buffered: out before the records */
+    TP_CHECK_INT(tp_run(3, argv, tf, NULL), 0);
+    TP_CHECK(fputs("after\n", tf) >= 0 && fflush(tf) == 0); /* still open */
+    long size = ftell(tf);
+    rewind(tf);
+    char *fbuf = calloc(1, (size_t)size + 1);
+    TP_CHECK(fread(fbuf, 1, (size_t)size, tf) == (size_t)size);
+    fclose(tf);
+    TP_CHECK(strncmp(fbuf, "before\n", 7) == 0);
+    TP_CHECK(cli && strncmp(fbuf + 7, cli, strlen(cli)) == 0);
+    TP_CHECK(strcmp(fbuf + 7 + (cli ? strlen(cli) : 0), "after\n") == 0);
+    free(fbuf);
+
+    /* the JSON calls: the spec's path ("args", "spec") or the spec */
+    char req_args[128], req_spec[128];
+    const char *reqs[3] = {req_args, req_spec, "{\"spec\": " SWEEP_SPEC "}"};
+    snprintf(req_args, sizeof req_args, "{\"args\": [\"%s\"]}", spec);
+    snprintf(req_spec, sizeof req_spec, "{\"spec\": \"%s\", \"threads\": 2}",
+             spec);
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 2; k++) {
+            char *res = NULL, *err = NULL;
+            int rc = k ? tp_call_json("sweep", reqs[i], &res, &err)
+                       : tp_sweep_json(reqs[i], &res, &err);
+            TP_CHECK_INT(rc, 0);
+            TP_CHECK(err == NULL);
+            TP_CHECK(res && cli && strcmp(res, cli) == 0);
+            tp_free(res);
+            tp_free(err);
+        }
+    TP_CHECK_INT(dir_entries(dir), 1); /* spec.json alone */
+
+    /* a bad spec object: every problem named, the file removed */
+    char *res = NULL, *err = NULL;
+    int rc = tp_sweep_json("{\"spec\": {\"models\": [\"no-such-model\"], "
+                           "\"systems\": [\"eos\"], \"gpus\": [0]}}",
+                           &res, &err);
+    TP_CHECK(rc == 64 || rc == 65);
+    TP_CHECK(res == NULL && err && strstr(err, "no-such-model"));
+    TP_CHECK(err && strstr(err, "trainplan-spec-"));
+    tp_free(err);
+    TP_CHECK_INT(dir_entries(dir), 1);
+    static const char *const bad[] = {
+        "{\"spec\": 3}",                                 /* not a spec */
+        "{\"spec\": {}, \"resume\": true}",              /* needs -o */
+        "{\"spec\": {\"models\": []}, \"max_gpu\": 8}",  /* unknown key */
+        "{\"spec\": {\"models\": []}, \"output\": \"x\"}", /* refused */
+        "{\"spec\": {}, \"spec\": {}}"};                 /* twice */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err = NULL;
+        TP_CHECK_INT(tp_sweep_json(bad[i], &res, &err), 64);
+        TP_CHECK(res == NULL && err != NULL);
+        tp_free(err);
+    }
+    TP_CHECK_INT(dir_entries(dir), 1);
+    /* "spec" is sweep's alone */
+    TP_CHECK_INT(tp_search_json("{\"spec\": {}}", &res, &err), 64);
+    tp_free(err);
+    /* a TMPDIR that cannot take the file: 74, named */
+    setenv("TMPDIR", "/nonexistent-tp-dir", 1);
+    TP_CHECK_INT(tp_sweep_json("{\"spec\": {}}", &res, &err), 74);
+    TP_CHECK(err && strstr(err, "/nonexistent-tp-dir"));
+    tp_free(err);
+
+    if (saved_tmp) setenv("TMPDIR", saved_tmp, 1);
+    else unsetenv("TMPDIR");
+    free(saved_tmp);
+    unlink(spec);
+    rmdir(dir);
+    free(cli);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -305,5 +440,6 @@ int main(int argc, char **argv)
     TP_RUN(test_model);
     TP_RUN(test_errors);
     TP_RUN(test_threads);
+    TP_RUN(test_sweep);
     return TP_TEST_EXIT();
 }

@@ -1,7 +1,8 @@
 """The Python package against the command line: the same dicts as
 ``trainplan ... --format json``, errors as TrainplanError with the exit
 status and the command's message, flags and lists as keywords, repeated
-calls in one process, DataFrames where pandas is installed.
+calls in one process, DataFrames where pandas is installed; a sweep's
+records as the command writes them, from a spec dict or file.
 
 Environment (tests/CMakeLists.txt sets it): TRAINPLAN_EXE, the executable;
 TRAINPLAN_LIB, the library; PYTHONPATH, python/; TRAINPLAN_PY_SKIP, a
@@ -9,8 +10,10 @@ reason to skip (a sanitizer build Python cannot load).
 """
 import json
 import os
+import pathlib
 import subprocess
 import sys
+import tempfile
 import unittest
 import warnings
 
@@ -22,6 +25,10 @@ SEARCH = dict(model="gpt-neox-20b", system="perlmutter", max_gpus=128,
 SEARCH_ARGS = ["--model", "gpt-neox-20b", "--system", "perlmutter",
                "--max-gpus", "128", "--seq-length", "2048",
                "--global-batch-size", "1024"]
+# 4 scenarios, one infeasible (a 13B model on one GPU): no winner
+SWEEP = {"models": ["gpt3-1.7b", "llama2-13b"], "systems": ["eos"],
+         "gpus": [1, 8], "seq_lengths": [2048], "global_batch_sizes": [256],
+         "tokens": [1e11], "options": {"top": 2}}
 
 
 def setUpModule():
@@ -134,6 +141,82 @@ class Errors(unittest.TestCase):
 
     def test_still_works_after_errors(self):
         self.assertEqual(trainplan.model("gpt-neox-20b")["name"], "gpt-neox-20b")
+
+
+class Sweep(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.spec = os.path.join(self.dir.name, "spec.json")
+        with open(self.spec, "w") as f:
+            json.dump(SWEEP, f)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def cli_records(self):
+        p = subprocess.run([EXE, "sweep", self.spec], capture_output=True,
+                           text=True, check=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return [json.loads(line) for line in p.stdout.splitlines()]
+
+    def test_sweep_equal(self):
+        """The command's records, from the spec as a dict, a path and a
+        pathlib.Path, and again in the same process."""
+        c = self.cli_records()
+        self.assertEqual(len(c), 4)
+        self.assertEqual(trainplan.sweep(SWEEP), c)
+        self.assertEqual(trainplan.sweep(self.spec, threads=2), c)
+        self.assertEqual(trainplan.sweep(pathlib.Path(self.spec)), c)
+        self.assertEqual(trainplan.sweep(SWEEP), c)
+        self.assertEqual([r["status"] for r in c],
+                         ["ok", "ok", "infeasible", "ok"])
+        self.assertEqual(trainplan.call("sweep", self.spec), c)
+
+    def test_sweep_shard(self):
+        r = trainplan.sweep(SWEEP, shard="1/2")
+        self.assertEqual([x["index"] for x in r], [1, 3])
+
+    def test_sweep_errors(self):
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.sweep(dict(SWEEP, models=["no-such-model"], gpus=[0]))
+        self.assertIn(cm.exception.status, (64, 65))
+        self.assertIn("no-such-model", cm.exception.message)
+        self.assertIn("gpus", cm.exception.message)
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.sweep(os.path.join(self.dir.name, "missing.json"))
+        self.assertEqual(cm.exception.status, 66)
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.sweep(SWEEP, resume=True)
+        self.assertEqual(cm.exception.status, 64)
+        with self.assertRaises(TypeError):
+            trainplan.sweep(["models"])
+        # the spec's temporary file is gone
+        left = [n for n in os.listdir(tempfile.gettempdir())
+                if n.startswith("trainplan-spec-")]
+        self.assertEqual(left, [])
+
+    def test_sweep_rows(self):
+        """One row per scenario: its inputs and the winner's figures."""
+        recs = trainplan.sweep(SWEEP)
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            with self.assertRaises(ImportError):
+                trainplan.to_dataframe(recs)
+            rows = [trainplan._sweep_row(r) for r in recs]
+            self.assertEqual(rows[0]["best.layout"], recs[0]["best"]["layout"])
+            self.assertEqual(rows[1]["scenario.gpus"], "8")
+            self.assertNotIn("best.layout", rows[2])
+            self.skipTest("pandas not installed: the rows checked without it")
+        df = trainplan.sweep(SWEEP, dataframe=True)
+        self.assertEqual(len(df), 4)
+        self.assertEqual(list(df["index"]), [0, 1, 2, 3])
+        self.assertEqual(df["best.layout"].iloc[0], recs[0]["best"]["layout"])
+        self.assertEqual(df["best.iteration_time_s"].iloc[3],
+                         recs[3]["best"]["iteration_time_s"])
+        self.assertTrue(pandas.isna(df["best.layout"].iloc[2]))
+        self.assertEqual(list(df["status"]), ["ok", "ok", "infeasible", "ok"])
+        self.assertEqual(df["scenario.model"].iloc[2], "llama2-13b")
 
 
 class Frames(unittest.TestCase):

@@ -16,6 +16,14 @@ exit status, its message what the command wrote to standard error); a
 success's warnings are Python warnings (TrainplanWarning). With pandas
 installed, ``dataframe=True`` or ``to_dataframe(result)`` gives a DataFrame.
 
+``sweep(spec)`` runs every scenario of a sweep spec (a dict, or the path of
+a spec file) and returns its records, one dict per scenario::
+
+    recs = trainplan.sweep({"models": ["llama3-8b"], "systems": ["eos"],
+                            "gpus": [64, 128], "seq_lengths": [8192],
+                            "global_batch_sizes": [1024]})
+    print([r["best"]["layout"] for r in recs])
+
 The library is, in this order: $TRAINPLAN_LIB, the copy inside this
 package (pip install), the build directory of the source checkout this
 file sits in (../build), then ctypes.util.find_library("trainplan")
@@ -27,11 +35,11 @@ import json
 import os
 import warnings
 
-__all__ = ["estimate", "search", "model", "models", "systems", "call",
+__all__ = ["estimate", "search", "sweep", "model", "models", "systems", "call",
            "to_dataframe", "library_path", "version", "TrainplanError",
            "TrainplanWarning"]
 
-API_VERSION = 1  # TP_API_VERSION of include/trainplan.h this module speaks
+API_VERSION = 2  # TP_API_VERSION of include/trainplan.h this module speaks
 
 
 class TrainplanError(Exception):
@@ -134,23 +142,37 @@ def call(command, *args, **options):
     no- form where there is one; None: left out; a list: comma-joined, or
     repeated for hwdb). Returns the parsed JSON. Raises TrainplanError on a
     non-zero status, TypeError/ValueError for a value JSON cannot carry.
+    "sweep" returns its records, a list (see sweep()).
     """
+    parse = _json_lines if command == "sweep" else json.loads
+    return _call(command, args, options, parse, 4)
+
+
+def _call(command, args, options, parse, stacklevel):
+    """tp_call_json of the request; parse reads what the command printed;
+    warnings point stacklevel frames up (the caller of the public
+    function)."""
     lib = _load()
     req = dict(options)
     if args:
-        req["args"] = [str(a) for a in args]
+        req["args"] = [os.fspath(a) if isinstance(a, os.PathLike) else str(a)
+                       for a in args]
     text = json.dumps(req, allow_nan=False)
     out, err = ctypes.c_void_p(), ctypes.c_void_p()
     status = lib.tp_call_json(command.encode(), text.encode(), ctypes.byref(out),
                               ctypes.byref(err))
     out_s, err_s = _take(out), _take(err)
-    result = json.loads(out_s) if out_s else None
+    result = parse(out_s) if out_s else None
     if status != 0:
         raise TrainplanError(status, err_s or "", result)
     if err_s:
         for line in err_s.splitlines():
-            warnings.warn(line, TrainplanWarning, stacklevel=3)
+            warnings.warn(line, TrainplanWarning, stacklevel=stacklevel)
     return result
+
+
+def _json_lines(text):
+    return [json.loads(line) for line in text.splitlines() if line]
 
 
 def _maybe_frame(result, dataframe):
@@ -171,6 +193,28 @@ def estimate(dataframe=False, **options):
     return _maybe_frame(call("estimate", **options), dataframe)
 
 
+def sweep(spec, dataframe=False, **options):
+    """``trainplan sweep SPEC``: the search of every scenario of a sweep
+    spec (docs/nightly.md), in scenario order. spec: the spec as a dict
+    (the library writes it to a private temporary file, removed after the
+    call; relative model paths are read from the current directory), or a
+    spec file's path. options: the command's, e.g. ``threads=4``,
+    ``shard="0/4"``. Returns a list of dicts, one per scenario, each a
+    record as ``sweep -o FILE`` writes it (docs/output-formats.md):
+    "scenario", "status" ("ok", "infeasible" or "error" with "error"),
+    "best" (the winner's main figures) and "search" (what ``search``
+    returns). A bad spec raises TrainplanError naming every problem.
+    dataframe=True: one row per scenario (to_dataframe)."""
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, (str, dict)):
+        raise TypeError("trainplan.sweep: spec is a dict or a file path, "
+                        "not %s" % type(spec).__name__)
+    options = dict(options, spec=spec)
+    records = _call("sweep", (), options, _json_lines, 3) or []
+    return _maybe_frame(records, dataframe)
+
+
 def model(name, **options):
     """``trainplan model show NAME``: architecture, parameter counts and
     FLOPs per token of a preset or a HuggingFace config.json path."""
@@ -188,15 +232,40 @@ def systems(**options):
     return call("hw list", **options)
 
 
+def _is_sweep(result):
+    return (isinstance(result, list) and result
+            and all(isinstance(r, dict) and "scenario" in r and "status" in r
+                    for r in result))
+
+
+def _sweep_row(rec):
+    """A sweep record's row: its index, id, status and error, its
+    scenario's inputs (options left out) and its winner's figures."""
+    row = {"index": rec.get("index"), "id": rec.get("id"),
+           "status": rec.get("status"), "error": rec.get("error")}
+    for k, v in (rec.get("scenario") or {}).items():
+        if k != "options":
+            row["scenario." + k] = v
+    for k, v in (rec.get("best") or {}).items():
+        row["best." + k] = v
+    return row
+
+
 def to_dataframe(result):
     """A pandas DataFrame of a result: a search's ranked layouts (one row
-    each, nested fields as "breakdown_s.compute_fwd" columns), a list's
-    rows, or one row for anything else. Needs pandas (ImportError says so)."""
+    each, nested fields as "breakdown_s.compute_fwd" columns), a sweep's
+    records (one row per scenario: "index", "id", "status", "error",
+    "scenario.model", ..., and the winner's "best.layout",
+    "best.iteration_time_s", ...; missing for a scenario with no winner),
+    a list's rows, or one row for anything else. Needs pandas (ImportError
+    says so)."""
     try:
         import pandas
     except ImportError as e:
         raise ImportError("trainplan.to_dataframe needs pandas "
                           "(apt-get install python3-pandas)") from e
+    if _is_sweep(result):
+        return pandas.DataFrame([_sweep_row(r) for r in result])
     if isinstance(result, dict) and "ranked" in result:
         rows = result["ranked"]
     elif isinstance(result, list):

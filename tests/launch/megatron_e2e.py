@@ -11,8 +11,13 @@ Megatron-LM's start-up checks (megatron_rules.py, under Slurm and under a
 plain torchrun); its one-line form (launch.megatron) is checked too. Where
 the search estimated for Megatron-Core (no --framework), both are read back
 with `trainplan estimate --megatron-args` to the same iteration time.
+Each row's launch_args (issue 20) is checked against its launch text:
+Megatron-LM's argument vector is the line's shell words after
+pretrain_gpt.py and shell-quotes back to them, the NeMo overrides and the
+torchtitan assignments are the text's lines, the notes its comments.
 Prints the counts; exits 1 on any failure.
 """
+import ast
 import json
 import os
 import shlex
@@ -42,6 +47,73 @@ def check_script(path, arch, errors, gpus=None):
                           % (world, gpus))
         megatron_rules.check(megatron_rules.parse_args(argv, errors),
                              errors, world=world, env=cap["env"], arch=arch)
+
+
+def check_launch_args(row, errors):
+    """launch_args against the launch text of row: the same, split."""
+    la, text = row["launch_args"], row["launch"]
+    line, _, comment = text["megatron"].partition("  # ")
+    flags = line.split(" pretrain_gpt.py ", 1)[1]
+    words = shlex.split(line)
+    args = la["megatron"]["args"]
+    if words[words.index("pretrain_gpt.py") + 1:] != args:
+        errors.append("megatron args are not the line's words after "
+                      "pretrain_gpt.py: %s" % args)
+    if shlex.join(args) != flags:
+        errors.append("megatron args shell-quoted: %r, the line: %r"
+                      % (shlex.join(args), flags))
+    if "; ".join(la["megatron"]["notes"]) != comment:
+        errors.append("megatron notes %s, the line's comment %r"
+                      % (la["megatron"]["notes"], comment))
+    nemo = la["nemo"]
+    lines = [l for l in text["nemo"].split("\n") if l]
+    sep = ": " if nemo["format"] == "nemo1" else "="
+    keys = [l.split("  # ")[0] for l in lines if not l.startswith("#")]
+    if keys != [k + sep + v for k, v in nemo["overrides"].items()]:
+        errors.append("nemo overrides are not the text's key lines")
+    notes = []
+    for l in lines:
+        if l.startswith("# "):
+            notes.append(l[2:])
+        elif "  # " in l:
+            body, _, why = l.partition("  # ")
+            notes.append(body.split(sep)[0] + ": " + why)
+    if notes != nemo["notes"]:
+        errors.append("nemo notes %s, the text's comments %s"
+                      % (nemo["notes"], notes))
+    tt, ttext = la["torchtitan"], text["torchtitan_config"]
+    if [l[2:] for l in ttext.split("\n") if l.startswith("# ")] != tt["notes"]:
+        errors.append("torchtitan notes are not the text's comment lines")
+    main_ = tt["version"] == "main"
+    if main_ and "    config = %s()\n" % tt["base"] not in ttext:
+        errors.append("torchtitan base %r is not the config's" % tt["base"])
+    for k, v in tt["config"].items():
+        sec, _, name = k.rpartition(".")
+        want = ("    config.%s = " % k) if main_ else ("\n%s = " % name)
+        at = ttext.find(want)
+        if not main_ and sec and ttext.rfind("[%s]" % sec, 0, at) < 0:
+            at = -1
+        if at < 0:
+            errors.append("torchtitan key %s not in the text" % k)
+            continue
+        rest = ttext[at + len(want):]
+        one = rest.split("\n")[0]
+        if one != v:
+            # a list spread over lines: the same list on one line
+            spread, depth = [], 0
+            for piece in rest.split("\n"):
+                spread.append(piece)
+                depth += piece.count("[") - piece.count("]")
+                if depth <= 0:
+                    break
+            try:
+                ok = (depth == 0 and "\n" not in v and ast.literal_eval(v)
+                      == ast.literal_eval("\n".join(spread)))
+            except (ValueError, SyntaxError):
+                ok = False
+            if not ok:
+                errors.append("torchtitan %s = %r, the text: %r"
+                              % (k, v, one))
 
 
 def arch_of(tp, system, cache):
@@ -116,7 +188,7 @@ def main():
     os.makedirs(scratch, exist_ok=True)
     failures = []
     counts = {"searches": 0, "layouts": 0, "scripts_ok": 0, "lines_ok": 0,
-              "round_trips": 0, "round_trips_ok": 0}
+              "round_trips": 0, "round_trips_ok": 0, "launch_args_ok": 0}
     archs = {}
     scripts = []
     with open(os.path.join(src, "tests", "launch", "matrix.txt")) as f:
@@ -151,6 +223,13 @@ def main():
             with open(line, "w") as f:
                 f.write(row["launch"]["megatron"])
             errors = []
+            check_launch_args(row, errors)
+            if errors:
+                failures += ["%s: launch_args: %s" % (row["layout"], e)
+                             for e in dict.fromkeys(errors)]
+            else:
+                counts["launch_args_ok"] += 1
+            errors = []
             check_script(script, arch, errors, row["gpus"])
             if errors:
                 failures += ["%s: %s" % (script, e) for e in dict.fromkeys(errors)]
@@ -183,6 +262,22 @@ def main():
                                     "estimated %.9g s" % (path, got, want))
                 else:
                     counts["round_trips_ok"] += 1
+    # launch_args of the other forms: NeMo 1 keys, torchtitan's TOML
+    for words in lines[::4]:
+        rc, out, err = run([tp, "search"] + words +
+                           ["--format", "json", "--top", "3", "--no-timing",
+                            "--nemo-format", "nemo1", "--torchtitan-version",
+                            "0.2"])
+        if rc != 0:
+            continue  # the searches above report it
+        for row in json.loads(out)["ranked"]:
+            errors = []
+            check_launch_args(row, errors)
+            if errors:
+                failures += ["%s (nemo1, torchtitan 0.2): launch_args: %s"
+                             % (row["layout"], e) for e in dict.fromkeys(errors)]
+            else:
+                counts["launch_args_ok"] += 1
     # The README's flagship: --sbatch writes the winner's script, which
     # reads back to the winner's iteration time.
     flag = ["search", "--model", "gpt-neox-20b", "--system", "perlmutter",
@@ -216,11 +311,13 @@ def main():
     print("megatron launches: %(searches)d searches, %(layouts)d layouts: "
           "%(scripts_ok)d scripts and %(lines_ok)d lines pass Megatron-LM's "
           "checks; %(round_trips_ok)d of %(round_trips)d read back to the "
-          "same iteration time" % counts)
+          "same iteration time; %(launch_args_ok)d launch_args match their "
+          "text" % counts)
     for f in failures:
         print("FAIL:", f)
     print("%d passed, %d failed" % (counts["scripts_ok"] + counts["lines_ok"]
-                                    + counts["round_trips_ok"] + caught,
+                                    + counts["round_trips_ok"] + caught
+                                    + counts["launch_args_ok"],
                                     len(failures)))
     sys.exit(1 if failures else 0)
 
