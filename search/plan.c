@@ -655,6 +655,25 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
     /* The front kept as the search went is the exact one (front_insert). */
     a->front = s.front;
     a->n_front = s.n_front;
+    /* With nothing admitted the nearest misses are the answer, and one
+     * that stands on a pruning bound may be far below what its layout
+     * needs (the time floor assumes the GPU's peak): the misses are then
+     * taken from the search without pruning, every valid layout
+     * estimated, so they are exact; the counts stay this search's. */
+    if (a->stats.admitted == 0 && !q->no_prune
+        && ((a->near_memory.have && a->near_memory.from_bound)
+            || (a->near_budget.have && a->near_budget.from_bound))) {
+        search_request q2 = *q;
+        q2.no_prune = 1;
+        q2.top_k = 1;
+        search_answer a2;
+        tp_err e2 = {0};
+        if (search_run(&q2, &a2, &e2) == TP_OK) {
+            a->near_memory = a2.near_memory;
+            a->near_budget = a2.near_budget;
+        }
+        search_answer_free(&a2);
+    }
 #ifdef _OPENMP
     a->stats.elapsed_s = omp_get_wtime() - t0;
 #else

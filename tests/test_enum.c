@@ -575,6 +575,33 @@ static void test_infeasible(void)
     TP_CHECK(a.near_memory.have);
     TP_CHECK(a.near_memory.value > a.near_memory.limit);
     TP_CHECK(a.stats.pruned[SEARCH_PRUNE_MEMORY] > 0);
+    /* The nearest miss is an estimate, not a pruning bound, and the one
+     * of the search without pruning. */
+    search_answer b;
+    search_request qb = q;
+    qb.no_prune = 1;
+    TP_CHECK_INT(search_run(&qb, &b, &e), TP_OK);
+    TP_CHECK(!a.near_memory.from_bound);
+    TP_CHECK(a.near_memory.value == b.near_memory.value);
+    TP_CHECK(a.near_memory.idx == b.near_memory.idx);
+    TP_CHECK(a.stats.estimated < b.stats.estimated); /* counts: this search's */
+    search_answer_free(&b);
+    search_answer_free(&a);
+    /* A budget nobody meets: the nearest excess is estimated too (the
+     * time floor prunes most layouts far below their estimate). */
+    search_request qm = request(model("llama3-8b"), systems, 1, gpus, 2);
+    qm.tokens = 1e9;
+    qm.budget_usd = 100;
+    TP_CHECK_INT(search_run(&qm, &a, &e), TP_OK);
+    qb = qm;
+    qb.no_prune = 1;
+    TP_CHECK_INT(search_run(&qb, &b, &e), TP_OK);
+    TP_CHECK_INT(a.n_ranked, 0);
+    TP_CHECK(a.stats.pruned[SEARCH_PRUNE_BUDGET] > 0);
+    TP_CHECK(a.near_budget.have && !a.near_budget.from_bound);
+    TP_CHECK(a.near_budget.value == b.near_budget.value);
+    TP_CHECK(a.near_budget.idx == b.near_budget.idx);
+    search_answer_free(&b);
     search_answer_free(&a);
     /* bad requests */
     q.top_k = 0;
