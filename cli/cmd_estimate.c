@@ -284,30 +284,6 @@ static int64_t micro_batches(const space_layout *l)
     return l->dp > 0 && l->mbs > 0 ? l->gbs / (l->mbs * l->dp) : 0;
 }
 
-static const char *moe_dispatcher_name(const space_layout *l)
-{
-    return space_moe_dispatcher_names[(unsigned)l->moe_dispatcher
-                                              < SPACE_MOE_DISPATCHER_COUNT
-                                          ? l->moe_dispatcher
-                                          : 0];
-}
-
-static const char *moe_overlap_name(const space_layout *l)
-{
-    return space_moe_overlap_names[(unsigned)l->moe_comm_overlap
-                                           < SPACE_MOE_OVERLAP_COUNT
-                                       ? l->moe_comm_overlap
-                                       : 0];
-}
-
-static const char *moe_flex_name(const space_layout *l)
-{
-    return space_moe_flex_backend_names[(unsigned)l->moe_flex_backend
-                                                < SPACE_MOE_FLEX_COUNT
-                                            ? l->moe_flex_backend
-                                            : 0];
-}
-
 static void add_layout_json(cJSON *j, const est_result *r,
                             const space_layout *want, const space_model *m)
 {
@@ -339,13 +315,13 @@ static void add_layout_json(cJSON *j, const est_result *r,
         cJSON_AddNumberToObject(a, "expert_data_parallel_size",
                                 (double)(l->tp * l->cp * l->dp / (ep * etp)));
         cJSON_AddStringToObject(a, "moe_token_dispatcher_type",
-                                moe_dispatcher_name(l));
+                                space_moe_dispatcher_name(l));
         cJSON_AddStringToObject(a, "moe_comm_overlap",
-                                moe_overlap_name(l));
+                                space_moe_overlap_name(l));
         cJSON_AddBoolToObject(a, "moe_router_padding_for_quantization",
                               l->moe_router_pad != 0);
         cJSON_AddStringToObject(a, "moe_flex_dispatcher_backend",
-                                moe_flex_name(l));
+                                space_moe_flex_backend_name(l));
         if (l->moe_imbalance > 0)
             cJSON_AddNumberToObject(a, "moe_imbalance", l->moe_imbalance);
         else
@@ -756,9 +732,9 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                     (long long)m.top_k, (long long)m.num_experts,
                     (long long)ep, (long long)etp,
                     (long long)(l->tp * l->cp * l->dp / (ep * etp)),
-                    moe_dispatcher_name(l),
+                    space_moe_dispatcher_name(l),
                     l->moe_comm_overlap ? ", overlapped: " : "",
-                    l->moe_comm_overlap ? moe_overlap_name(l) : "", imb);
+                    l->moe_comm_overlap ? space_moe_overlap_name(l) : "", imb);
         }
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "

@@ -341,25 +341,13 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
         cJSON_AddNumberToObject(j, "expert_tensor_parallel_size",
                                 (double)space_layout_etp(l));
         cJSON_AddStringToObject(j, "moe_token_dispatcher_type",
-                                space_moe_dispatcher_names
-                                    [(unsigned)l->moe_dispatcher
-                                             < SPACE_MOE_DISPATCHER_COUNT
-                                         ? l->moe_dispatcher
-                                         : 0]);
+                                space_moe_dispatcher_name(l));
         cJSON_AddStringToObject(j, "moe_comm_overlap",
-                                space_moe_overlap_names
-                                    [(unsigned)l->moe_comm_overlap
-                                             < SPACE_MOE_OVERLAP_COUNT
-                                         ? l->moe_comm_overlap
-                                         : 0]);
+                                space_moe_overlap_name(l));
         cJSON_AddBoolToObject(j, "moe_router_padding_for_quantization",
                               l->moe_router_pad != 0);
         cJSON_AddStringToObject(j, "moe_flex_dispatcher_backend",
-                                space_moe_flex_backend_names
-                                    [(unsigned)l->moe_flex_backend
-                                             < SPACE_MOE_FLEX_COUNT
-                                         ? l->moe_flex_backend
-                                         : 0]);
+                                space_moe_flex_backend_name(l));
     }
     cJSON_AddStringToObject(j, "precision", hw_dtype_names[l->dtype]);
     cJSON_AddNumberToObject(j, "iteration_time_s", w->r.iteration_s);

@@ -329,10 +329,7 @@ static void put_bridge_experts(const space_model *m, const space_layout *l,
             "model.expert_tensor_parallel_size=%lld\n"
             "model.moe_token_dispatcher_type=%s\n",
         (long long)space_layout_ep(l), (long long)space_layout_etp(l),
-        space_moe_dispatcher_names[(unsigned)l->moe_dispatcher
-                                           < SPACE_MOE_DISPATCHER_COUNT
-                                       ? l->moe_dispatcher
-                                       : 0]);
+        space_moe_dispatcher_name(l));
     /* the dispatch's overlaps: TransformerConfig's fields of the
      * Megatron-LM flags (launch_megatron.c moe_args) */
     if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_SHARED)
@@ -344,10 +341,7 @@ static void put_bridge_experts(const space_model *m, const space_layout *l,
      * (launch_megatron.c moe_args) */
     if (l->moe_dispatcher == SPACE_MOE_FLEX)
         cli_text_put(b, "model.moe_flex_dispatcher_backend=%s\n",
-            space_moe_flex_backend_names[(unsigned)l->moe_flex_backend
-                                                 < SPACE_MOE_FLEX_COUNT
-                                             ? l->moe_flex_backend
-                                             : 0]);
+            space_moe_flex_backend_name(l));
     if (l->moe_router_pad)
         cli_text_put(b, "model.moe_router_padding_for_quantization=true\n");
 }
@@ -658,17 +652,11 @@ static void put_nemo1_moe(const space_model *m, const space_layout *l,
     if (l->moe_dispatcher != SPACE_MOE_ALLGATHER)
         cli_text_put(b, "# not expressible: the %s dispatcher: NeMo 1 has no "
                 "moe_token_dispatcher_type key (Megatron-Core's allgather)\n",
-            space_moe_dispatcher_names[(unsigned)l->moe_dispatcher
-                                               < SPACE_MOE_DISPATCHER_COUNT
-                                           ? l->moe_dispatcher
-                                           : 0]);
+            space_moe_dispatcher_name(l));
     if (l->moe_comm_overlap != SPACE_MOE_OVERLAP_NONE)
         cli_text_put(b, "# not expressible: the MoE dispatch's %s overlap: "
                 "NeMo 1 has no key for it\n",
-            space_moe_overlap_names[(unsigned)l->moe_comm_overlap
-                                            < SPACE_MOE_OVERLAP_COUNT
-                                        ? l->moe_comm_overlap
-                                        : 0]);
+            space_moe_overlap_name(l));
     if (l->moe_router_pad)
         cli_text_put(b, "# not expressible: the router's padding for fp8: "
                 "NeMo 1 has no key for it\n");

@@ -338,6 +338,30 @@ _Static_assert(sizeof space_moe_flex_backend_names
                    == SPACE_MOE_FLEX_COUNT,
                "space_moe_flex_backend_names names every backend");
 
+const char *space_moe_dispatcher_name(const space_layout *l)
+{
+    return space_moe_dispatcher_names[(unsigned)l->moe_dispatcher
+                                              < SPACE_MOE_DISPATCHER_COUNT
+                                          ? l->moe_dispatcher
+                                          : 0];
+}
+
+const char *space_moe_overlap_name(const space_layout *l)
+{
+    return space_moe_overlap_names[(unsigned)l->moe_comm_overlap
+                                           < SPACE_MOE_OVERLAP_COUNT
+                                       ? l->moe_comm_overlap
+                                       : 0];
+}
+
+const char *space_moe_flex_backend_name(const space_layout *l)
+{
+    return space_moe_flex_backend_names[(unsigned)l->moe_flex_backend
+                                                < SPACE_MOE_FLEX_COUNT
+                                            ? l->moe_flex_backend
+                                            : 0];
+}
+
 int64_t space_layout_ep(const space_layout *l)
 {
     return l->ep > 1 ? l->ep : 1;

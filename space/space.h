@@ -612,6 +612,12 @@ int64_t space_layout_etp(const space_layout *l);
  * megatron/training/arguments.py, validate_args). */
 int space_grad_bytes(const space_layout *l);
 
+/* The names of l's MoE dispatcher, dispatch overlap and flex backend
+ * (space_moe_*_names), the first name for a value out of range. */
+const char *space_moe_dispatcher_name(const space_layout *l);
+const char *space_moe_overlap_name(const space_layout *l);
+const char *space_moe_flex_backend_name(const space_layout *l);
+
 /* The modules layout l reruns: with selective recomputation its
  * recompute_modules, or Megatron-Core's default ["core_attn"] when that
  * is 0; no bits otherwise. */
