@@ -283,10 +283,7 @@ static void moe_args(mg_args *j, const space_model *m, const space_layout *l)
     /* always said: Megatron-Core's default is allgather, trainplan's
      * all-to-all */
     arg(j, G_PARALLEL, "--moe-token-dispatcher-type", "%s",
-        space_moe_dispatcher_names[(unsigned)l->moe_dispatcher
-                                           < SPACE_MOE_DISPATCHER_COUNT
-                                       ? l->moe_dispatcher
-                                       : 0]);
+        space_moe_dispatcher_name(l));
     /* the experts as grouped GEMMs, permutation fused (TE >= 2.1;
      * TransformerConfig), as the estimate times them */
     arg(j, G_PRECISION, "--moe-grouped-gemm", NULL);
@@ -295,10 +292,7 @@ static void moe_args(mg_args *j, const space_model *m, const space_layout *l)
      * deepep (transformer_config.py moe_flex_dispatcher_backend) */
     if (l->moe_dispatcher == SPACE_MOE_FLEX)
         arg(j, G_PARALLEL, "--moe-flex-dispatcher-backend", "%s",
-            space_moe_flex_backend_names[(unsigned)l->moe_flex_backend
-                                                 < SPACE_MOE_FLEX_COUNT
-                                             ? l->moe_flex_backend
-                                             : 0]);
+            space_moe_flex_backend_name(l));
     /* the router pads each expert's count to the fp8 alignment: no
      * padding copies (estimator/iter.c fp8_expert_rows) */
     if (l->moe_router_pad)
@@ -548,31 +542,6 @@ static void build_args(const cli_launch *c, mg_args *j)
 }
 
 /* A value as one shell word: bare when safe, else single-quoted. */
-static void put_word(cli_text *t, const char *s);
-
-/* An argument's value: one word, or a list's words each. */
-static void put_value(cli_text *t, const mg_arg *a)
-{
-    if (!a->list) {
-        put_word(t, a->value);
-        return;
-    }
-    char w[sizeof a->value];
-    const char *p = a->value;
-    for (int first = 1; *p;) {
-        size_t n = strcspn(p, " ");
-        if (n > 0) {
-            memcpy(w, p, n);
-            w[n] = '\0';
-            if (!first) cli_text_put(t, " ");
-            put_word(t, w);
-            first = 0;
-        }
-        p += n;
-        while (*p == ' ') p++;
-    }
-}
-
 static void put_word(cli_text *t, const char *s)
 {
     int safe = *s != '\0';
@@ -588,6 +557,34 @@ static void put_word(cli_text *t, const char *s)
         else cli_text_put(t, "%c", *p);
     }
     cli_text_put(t, "'");
+}
+
+/* The next blank-separated word of a list value at *p into w (as long
+ * as an mg_arg value), *p moved past it; 0 at the end. */
+static int next_word(const char **p, char w[1024])
+{
+    while (**p == ' ') (*p)++;
+    size_t n = strcspn(*p, " ");
+    if (n == 0) return 0;
+    memcpy(w, *p, n);
+    w[n] = '\0';
+    *p += n;
+    return 1;
+}
+
+/* An argument's value: one word, or a list's words each. */
+static void put_value(cli_text *t, const mg_arg *a)
+{
+    if (!a->list) {
+        put_word(t, a->value);
+        return;
+    }
+    char w[sizeof a->value];
+    const char *p = a->value;
+    for (int first = 1; next_word(&p, w); first = 0) {
+        if (!first) cli_text_put(t, " ");
+        put_word(t, w);
+    }
 }
 
 void cli_launch_megatron(const cli_launch *c, cli_text *b)
@@ -625,16 +622,8 @@ cJSON *cli_launch_megatron_json(const cli_launch *c)
         }
         /* the words put_value writes, each an element */
         char w[sizeof a->value];
-        for (const char *p = a->value; *p;) {
-            size_t n = strcspn(p, " ");
-            if (n > 0) {
-                memcpy(w, p, n);
-                w[n] = '\0';
-                cJSON_AddItemToArray(args, cJSON_CreateString(w));
-            }
-            p += n;
-            while (*p == ' ') p++;
-        }
+        for (const char *p = a->value; next_word(&p, w);)
+            cJSON_AddItemToArray(args, cJSON_CreateString(w));
     }
     cJSON *notes = cJSON_AddArrayToObject(o, "notes");
     for (int i = 0; i < j.n_notes; i++)
