@@ -92,6 +92,17 @@ typedef struct cli_opts {
     int moe_comm_overlap;    /* --moe-comm-overlap: space_moe_overlap */
     int moe_router_pad;      /* --moe-router-padding: 1 */
     int moe_flex_backend;    /* --moe-flex-backend: space_moe_flex_backend */
+    /* the pipeline split (Megatron-LM's options; split.c) */
+    int split_set;           /* any of them given (or a job file read):
+                                the split is not searched */
+    int pp_account;          /* SPACE_PP_EMBED | SPACE_PP_LOSS */
+    int64_t pp_first, pp_last; /* --decoder-first/last-pipeline-num-layers,
+                                  0 = unset */
+    const space_pp_layout *pp_layout; /* --pipeline-model-parallel-layout,
+                                         parsed into pp_layout_store of
+                                         these options (or of the ones
+                                         copied from); NULL = none */
+    space_pp_layout pp_layout_store;
     unsigned sw_set;         /* CLI_SW_* bits: software fields set by an
                                 option, which the framework leaves alone */
     double attn_dropout, hidden_dropout; /* < 0 = the model's */
@@ -237,6 +248,13 @@ cJSON *cli_json_version(cJSON *v);
  * selective recomputation reruns (space_recompute_modules), an array. */
 void cli_json_rc_modules(cJSON *o, const space_layout *l);
 
+/* Adds to object o "pipeline_split": l's split options as Megatron-LM
+ * names them (null where not given), the rule that refuses it (null),
+ * and the transformer layers of every stage (chunk k / PP of rank k % PP)
+ * and of every pipeline rank as Megatron-Core builds them, and the stage
+ * of the MTP modules (null without). */
+void cli_json_split(cJSON *o, const space_model *m, const space_layout *l);
+
 /* Prints a JSON output document, pretty, with a trailing newline, with its
  * schema_version (cli_json_version), and deletes it. */
 void cli_print_json(FILE *f, cJSON *v);
@@ -278,6 +296,10 @@ int cli_model_unread(const char *name_or_path, int strict, FILE *err,
  * fit together. */
 int cli_wanted_layout(const cli_opts *o, const space_model *m,
                       space_layout *l, tp_err *e);
+/* l's pipeline split from the options (pp_account SEARCH_UNSET where none
+ * is given: searched), and VPP from a layout string where PP is known;
+ * TP_EUSAGE where the string's stages do not fit PP x VPP. */
+int cli_layout_split(const cli_opts *o, space_layout *l, tp_err *e);
 void cli_layout_software(const cli_opts *o, space_layout *l);
 /* Checks --recompute-method and --recompute-num-layers against the
  * granularity asked for and m's layers: TP_OK, or TP_EUSAGE with the

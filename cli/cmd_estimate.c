@@ -207,6 +207,26 @@ int cli_zero_stage(const cli_opts *o)
                         : space_framework_zero((space_framework)o->framework);
 }
 
+int cli_layout_split(const cli_opts *o, space_layout *l, tp_err *e)
+{
+    l->pp_account = o->split_set ? o->pp_account : SEARCH_UNSET;
+    l->pp_first = o->pp_first;
+    l->pp_last = o->pp_last;
+    l->pp_layout = o->pp_layout;
+    if (!o->pp_layout) return TP_OK;
+    /* a layout string gives VPP: its stages over PP */
+    int n = o->pp_layout->n;
+    if (l->pp > 0 && n % l->pp == 0 && l->vpp == SEARCH_UNSET)
+        l->vpp = n / l->pp;
+    if (l->pp > 0 && l->vpp > 0 && (n % l->pp || n / l->pp != l->vpp))
+        return tp_errf(e, TP_EUSAGE,
+                       "--pipeline-model-parallel-layout: %d stages are not "
+                       "PP %lld x VPP %lld (Megatron-LM validate_args, "
+                       "Megatron-Core transformer_config.py)",
+                       n, (long long)l->pp, (long long)l->vpp);
+    return TP_OK;
+}
+
 int cli_wanted_layout(const cli_opts *o, const space_model *m,
                       space_layout *l, tp_err *e)
 {
@@ -232,19 +252,40 @@ int cli_wanted_layout(const cli_opts *o, const space_model *m,
     l->ep = o->ep > 0 ? o->ep : moe ? SEARCH_UNSET : 0;
     l->etp = o->etp > 0 ? o->etp : moe ? SEARCH_UNSET : 0;
     l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;
+    /* The pipeline split: the options', else searched (pp_account
+     * SEARCH_UNSET: search_complete tries the splits). */
+    rc = cli_layout_split(o, l, e);
+    if (rc) return rc;
     if (o->vpp_layers > 0) {
         if (l->pp == SEARCH_UNSET)
             return tp_errf(e, TP_EUSAGE,
                            "--num-layers-per-virtual-pipeline-stage needs "
                            "--pipeline-model-parallel-size");
-        int64_t per_stage = m->num_layers / l->pp;
-        if (m->num_layers % l->pp || per_stage % o->vpp_layers)
+        /* validate_args: the layers with what the split accounts for, over
+         * PP, then over the layers per virtual stage; refused with the
+         * uneven first and last stages */
+        if (o->pp_first > 0 || o->pp_last > 0 || o->pp_layout)
+            return tp_errf(e, TP_EUSAGE,
+                           "--num-layers-per-virtual-pipeline-stage with %s: "
+                           "Megatron-LM asks for "
+                           "--num-virtual-stages-per-pipeline-rank there "
+                           "(validate_args)",
+                           o->pp_layout ? "--pipeline-model-parallel-layout"
+                                        : "--decoder-first/last-pipeline-"
+                                          "num-layers");
+        int64_t slots = m->num_layers + space_split_accounted(l);
+        int64_t per_stage = slots / l->pp;
+        if (slots % l->pp || per_stage % o->vpp_layers)
             return tp_errf(e, TP_EUSAGE,
                            "--num-layers-per-virtual-pipeline-stage %lld: "
-                           "the %lld layers per pipeline stage (%lld layers / "
-                           "PP %lld) are not a multiple of it",
+                           "the %lld layers per pipeline stage (%lld layers%s "
+                           "/ PP %lld) are not a multiple of it",
                            (long long)o->vpp_layers, (long long)per_stage,
-                           (long long)m->num_layers, (long long)l->pp);
+                           (long long)slots,
+                           space_split_accounted(l)
+                               ? " with the embedding or loss counted"
+                               : "",
+                           (long long)l->pp);
         l->vpp = per_stage / o->vpp_layers;
     }
     if (l->seq <= 0)
@@ -298,16 +339,25 @@ static void add_layout_json(cJSON *j, const est_result *r,
                             (double)l->vpp);
     /* Layers per model chunk where they split evenly, else null; the
      * split the estimate used, per pipeline rank (first, middle, last). */
-    if (m->num_layers % (l->pp * l->vpp) == 0)
+    /* Megatron-LM's --num-layers-per-virtual-pipeline-stage where it can
+     * say the split: even, or with the embedding and loss counted as
+     * layers (arguments.py counts them in) */
+    space_split sp;
+    int64_t slots = m->num_layers + space_split_accounted(l);
+    if (space_split_resolve(m, l, &sp, NULL, 0) == SPACE_OK && !l->pp_layout
+        && l->pp_first <= 0 && l->pp_last <= 0
+        && slots % (l->pp * l->vpp) == 0)
         cJSON_AddNumberToObject(a, "num_layers_per_virtual_pipeline_stage",
-                                (double)(m->num_layers / (l->pp * l->vpp)));
+                                (double)(slots / (l->pp * l->vpp)));
     else
         cJSON_AddNullToObject(a, "num_layers_per_virtual_pipeline_stage");
     cJSON *split = cJSON_AddObjectToObject(a, "layers_per_pipeline_rank");
-    cJSON_AddNumberToObject(split, "first", space_stage_layers(m, l, 0));
-    cJSON_AddNumberToObject(split, "middle",
-                            space_stage_layers(m, l, l->pp > 2 ? 1 : 0));
-    cJSON_AddNumberToObject(split, "last", space_stage_layers(m, l, l->pp - 1));
+    cJSON_AddNumberToObject(split, "first", (double)space_rank_layers(m, l, 0));
+    cJSON_AddNumberToObject(
+        split, "middle", (double)space_rank_layers(m, l, l->pp > 2 ? 1 : 0));
+    cJSON_AddNumberToObject(split, "last",
+                            (double)space_rank_layers(m, l, l->pp - 1));
+    cli_json_split(a, m, l);
     if (m->num_experts > 0) { /* MoE only: dense output as before */
         int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
         cJSON_AddNumberToObject(a, "expert_model_parallel_size", (double)ep);
@@ -445,7 +495,8 @@ static void print_stages(const est_ctx *c, const space_model *m,
         if (a) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "stage", (double)r);
-            cJSON_AddNumberToObject(o, "layers", space_stage_layers(m, l, r));
+            cJSON_AddNumberToObject(o, "layers",
+                                    (double)space_rank_layers(m, l, r));
             cJSON_AddNumberToObject(o, "params", s.params);
             cJSON_AddNumberToObject(o, "states_bytes", states);
             cJSON_AddNumberToObject(o, "activations_bytes", s.activations);
@@ -460,7 +511,7 @@ static void print_stages(const est_ctx *c, const space_model *m,
         }
         char v[8][32];
         snprintf(v[0], 32, "%lld", (long long)r);
-        snprintf(v[1], 32, "%g", space_stage_layers(m, l, r));
+        snprintf(v[1], 32, "%lld", (long long)space_rank_layers(m, l, r));
         snprintf(v[2], 32, "%.4g", s.params);
         snprintf(v[3], 32, "%.2f", states / 1073741824.0);
         snprintf(v[4], 32, "%.2f", s.activations / 1073741824.0);

@@ -101,76 +101,6 @@ static void note(mg_args *j, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Layers of each pipeline rank as integers, summing to the model's: the
- * estimate's split (space_stage_layers), whose two end ranks share an odd
- * rest as halves on average; the first rank takes the larger half (the
- * last also carries the LM head and the loss). */
-static void rank_layers(const space_model *m, const space_layout *l,
-                        int64_t *n)
-{
-    int64_t pp = l->pp, sum = 0;
-    for (int64_t r = 0; r < pp; r++) {
-        double x = space_stage_layers(m, l, r);
-        n[r] = r == 0 ? (int64_t)ceil(x) : (int64_t)floor(x);
-        sum += n[r];
-    }
-    n[pp - 1] += m->num_layers - sum;
-}
-
-/* Megatron-Core's --pipeline-model-parallel-layout for l: PP x V stages,
- * stage k = chunk k / PP of rank k % PP (PipelineParallelLayerLayout,
- * megatron/core/transformer/pipeline_parallel_layer_layout.py), each
- * rank's layers spread over its chunks as evenly as integers go (the
- * estimate averages them), "E" before the first layer, "L" after the last;
- * runs of equal stages written "(t*N|)*K". */
-static void pp_layout_string(const space_model *m, const space_layout *l,
-                             char *buf, size_t cap)
-{
-    int64_t pp = l->pp, v = l->vpp > 1 ? l->vpp : 1, ns = pp * v;
-    int64_t *per_rank = tp_xcalloc((size_t)pp, sizeof *per_rank);
-    int64_t *st = tp_xcalloc((size_t)ns, sizeof *st);
-    rank_layers(m, l, per_rank);
-    for (int64_t k = 0; k < ns; k++) {
-        int64_t r = k % pp, c = k / pp;
-        st[k] = per_rank[r] / v + (c < per_rank[r] % v ? 1 : 0);
-    }
-    size_t n = 0;
-#define OUT(...)                                                              \
-    do {                                                                      \
-        if (n < cap) n += (size_t)snprintf(buf + n, cap - n, __VA_ARGS__);    \
-    } while (0)
-    buf[0] = '\0';
-    for (int64_t k = 0; k < ns;) {
-        int64_t run = 1;
-        /* the first and last stages carry E and L: never in a run */
-        if (k > 0)
-            while (k + run < ns - 1 && st[k + run] == st[k]) run++;
-        const char *pre = k == 0 ? "E" : "";
-        if (run > 1 && st[k] == 1) {
-            OUT("(t|)*%lld", (long long)run);
-        } else if (run > 1) {
-            OUT("(t*%lld|)*%lld", (long long)st[k], (long long)run);
-        } else {
-            OUT("%s", pre);
-            if (st[k] == 1) OUT("t");
-            else if (st[k] > 1) OUT("t*%lld", (long long)st[k]);
-            OUT("%s", k == ns - 1 ? "L" : "|");
-        }
-        k += run;
-    }
-#undef OUT
-    free(per_rank);
-    free(st);
-}
-
-/* Does l need a layout string: stages Megatron-LM's even split (L / PP
- * layers a rank, a rank's layers / V a chunk) would not give? */
-static int needs_layout(const space_model *m, const space_layout *l)
-{
-    int64_t L = m->num_layers, pp = l->pp, v = l->vpp > 1 ? l->vpp : 1;
-    return L % pp != 0 || (L / pp) % v != 0;
-}
-
 static const char *fp8_recipe_flag(int r)
 {
     switch (r) {
@@ -408,13 +338,36 @@ static void build_args(const cli_launch *c, mg_args *j)
         (long long)l->tp);
     arg(j, G_PARALLEL, "--pipeline-model-parallel-size", "%lld",
         (long long)l->pp);
-    if (l->pp > 1 && needs_layout(m, l)) {
-        mg_arg *a = &j->a[j->n];
-        arg(j, G_PARALLEL, "--pipeline-model-parallel-layout", "x");
-        pp_layout_string(m, l, a->value, sizeof a->value);
-    } else if (v > 1) {
-        arg(j, G_PARALLEL, "--num-virtual-stages-per-pipeline-rank", "%lld",
-            (long long)v);
+    /* The split as the estimate has it (split.c), in Megatron-LM's own
+     * options: the layout string where the job gave one (its VPP is the
+     * layout's), else the embedding and loss accounted for, the first and
+     * last stages' layers, and VPP as --num-virtual-stages-per-pipeline-
+     * rank (validate_args asks for it with the uneven split). */
+    int acc = l->pp_account > 0 ? l->pp_account : 0;
+    if (l->pp_layout) {
+        arg(j, G_PARALLEL, "--pipeline-model-parallel-layout", "%s",
+            l->pp_layout->text);
+    } else {
+        if (v > 1)
+            arg(j, G_PARALLEL, "--num-virtual-stages-per-pipeline-rank",
+                "%lld", (long long)v);
+        if (acc & SPACE_PP_EMBED)
+            arg(j, G_PARALLEL, "--account-for-embedding-in-pipeline-split",
+                NULL);
+        if (acc & SPACE_PP_LOSS)
+            arg(j, G_PARALLEL, "--account-for-loss-in-pipeline-split", NULL);
+        if (l->pp_first > 0)
+            arg(j, G_PARALLEL, "--decoder-first-pipeline-num-layers", "%lld",
+                (long long)l->pp_first);
+        if (l->pp_last > 0)
+            arg(j, G_PARALLEL, "--decoder-last-pipeline-num-layers", "%lld",
+                (long long)l->pp_last);
+    }
+    {
+        char why[200];
+        space_split sp;
+        if (space_split_resolve(m, l, &sp, why, sizeof why) != SPACE_OK)
+            note(j, "Megatron-Core refuses this pipeline split: %s", why);
     }
     if (l->cp > 1) {
         arg(j, G_PARALLEL, "--context-parallel-size", "%lld", (long long)l->cp);
@@ -898,7 +851,8 @@ typedef enum {
     F_KV_CHANNELS, F_MAX_POS, F_POS_TYPE, F_NORM, F_SWIGLU, F_SQRELU,
     F_QGEGLU, F_UNTIE, F_NO_BIAS, F_QKV_BIAS, F_ATTN_DROP, F_HIDDEN_DROP,
     F_VOCAB, F_TOKENIZER, F_SEQ, F_TP, F_PP, F_CP, F_VSTAGES, F_VLAYERS,
-    F_LAYOUT, F_FIRST_LAYERS, F_LAST_LAYERS, F_SP, F_MBS, F_GBS,
+    F_LAYOUT, F_FIRST_LAYERS, F_LAST_LAYERS, F_ACCOUNT_EMBED, F_ACCOUNT_LOSS,
+    F_SP, F_MBS, F_GBS,
     F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_ACTIVATIONS, F_RC_MODULES,
     F_DISTOPT,
     F_MFSDP, F_SHARDING, F_TORCH_FSDP2, F_BF16, F_FP16, F_FP8_FORMAT,
@@ -947,6 +901,8 @@ static const struct {
     [F_LAYOUT] = {"--pipeline-model-parallel-layout", 1},
     [F_FIRST_LAYERS] = {"--decoder-first-pipeline-num-layers", 1},
     [F_LAST_LAYERS] = {"--decoder-last-pipeline-num-layers", 1},
+    [F_ACCOUNT_EMBED] = {"--account-for-embedding-in-pipeline-split", 0},
+    [F_ACCOUNT_LOSS] = {"--account-for-loss-in-pipeline-split", 0},
     [F_SP] = {"--sequence-parallel", 0},
     [F_MBS] = {"--micro-batch-size", 1},
     [F_GBS] = {"--global-batch-size", 1},
@@ -1069,107 +1025,6 @@ static int seen_choice(const mg_seen *s, int f, const char *file,
     tp_errf(e, TP_EDATA, "%s:%d: %s: expected %s (what trainplan models), "
             "found '%s'", file, s->line[f], flags[f].name, list, s->v[f]);
     return -1;
-}
-
-/* One of Megatron-Core's two unrolling passes (parse_str_to_list):
- * pass 0 replaces "(X)*N" (X without ')'), pass 1 "cN", each left to
- * right. Returns the new string (caller frees), or NULL when it would
- * pass a million characters. */
-static char *unroll(const char *a, int pass)
-{
-    size_t cap = strlen(a) + 64, n = 0;
-    char *b = tp_xmalloc(cap);
-    for (size_t i = 0; a[i];) {
-        const char *unit = a + i, *star = NULL;
-        size_t ulen = 1;
-        if (pass == 0 && a[i] == '(') {
-            const char *close = strchr(a + i + 1, ')');
-            if (close && close > a + i + 1 && close[1] == '*') {
-                unit = a + i + 1;
-                ulen = (size_t)(close - unit);
-                star = close + 1;
-            }
-        } else if (pass == 1 && a[i + 1] == '*') {
-            star = a + i + 1;
-        }
-        if (!star || !isdigit((unsigned char)star[1])) {
-            if (n + 2 > cap) b = tp_xrealloc(b, cap *= 2);
-            b[n++] = a[i++];
-            continue;
-        }
-        size_t nd = 0;
-        double k = 0;
-        while (isdigit((unsigned char)star[1 + nd]))
-            k = k * 10 + (star[1 + nd++] - '0');
-        if ((double)n + k * (double)ulen > 1e6) {
-            free(b);
-            return NULL;
-        }
-        for (long long r = 0; r < (long long)k; r++) {
-            while (n + ulen + 1 > cap) b = tp_xrealloc(b, cap *= 2);
-            memcpy(b + n, unit, ulen);
-            n += ulen;
-        }
-        i = (size_t)(star + 1 + nd - a);
-    }
-    b[n] = '\0';
-    return b;
-}
-
-/* Decoder layers of each stage of a --pipeline-model-parallel-layout
- * string, expanded as Megatron-Core does (parse_str_to_list): commas
- * dropped, "(...)*N" then "x*N" unrolled, '|' between stages; E first, L
- * last. *ns: stages. TP_EDATA with the file, line and why. */
-static int parse_pp_layout(const char *s, const char *file, int line,
-                           int64_t **out, int64_t *ns, tp_err *e)
-{
-    char *a = tp_xmalloc(strlen(s) + 1);
-    size_t n = 0;
-    for (const char *p = s; *p; p++)
-        if (*p != ',') a[n++] = *p;
-    a[n] = '\0';
-    int rc = TP_OK;
-    for (int pass = 0; pass < 2; pass++) {
-        char *b = unroll(a, pass);
-        free(a);
-        a = b;
-        if (!a)
-            return tp_errf(e, TP_EDATA,
-                           "%s:%d: --pipeline-model-parallel-layout '%s': "
-                           "more than a million layers once unrolled",
-                           file, line, s);
-    }
-    int64_t stages = 1;
-    for (char *p = a; *p; p++) stages += *p == '|';
-    int64_t *t = tp_xcalloc((size_t)stages, sizeof *t);
-    int64_t k = 0, ne = 0, nl = 0;
-    size_t len = strlen(a);
-    for (size_t i = 0; i < len && !rc; i++) {
-        char ch = a[i];
-        if (ch == '|') k++;
-        else if (ch == 't') t[k]++;
-        else if (ch == 'E' && i == 0) ne++;
-        else if (ch == 'L' && i == len - 1) nl++;
-        else
-            rc = tp_errf(e, TP_EDATA,
-                         "%s:%d: --pipeline-model-parallel-layout '%s': "
-                         "'%c' at %zu; trainplan reads E (first), t, L "
-                         "(last), '|' and (...)*N",
-                         file, line, s, ch, i);
-    }
-    if (!rc && (ne != 1 || nl != 1))
-        rc = tp_errf(e, TP_EDATA,
-                     "%s:%d: --pipeline-model-parallel-layout '%s': must "
-                     "start with E and end with L (Megatron-Core's "
-                     "validate_layer_layout)", file, line, s);
-    free(a);
-    if (rc) {
-        free(t);
-        return rc;
-    }
-    *out = t;
-    *ns = stages;
-    return TP_OK;
 }
 
 /* The MoE and MLA flags into m, with Megatron-LM's defaults where absent
@@ -1615,55 +1470,55 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         rc = seen_int(&s, F_VLAYERS, file, 1, 100000, &per, e);
         if (!rc) o->vpp_layers = per;
     }
+    /* The pipeline split, as Megatron-LM's options give it; the rules
+     * Megatron-Core checks it by are the estimate's (split.c). */
     if (!rc && s.v[F_LAYOUT]) {
-        int64_t *st = NULL, ns = 0;
-        rc = parse_pp_layout(s.v[F_LAYOUT], file, s.line[F_LAYOUT], &st, &ns, e);
-        if (!rc && ns % o->pp)
+        char why[320];
+        if (space_pp_layout_parse(s.v[F_LAYOUT], &o->pp_layout_store, why,
+                                  sizeof why))
+            rc = tp_errf(e, TP_EDATA, "%s:%d: --pipeline-model-parallel-"
+                         "layout: %s", file, s.line[F_LAYOUT], why);
+        else if (o->pp_layout_store.n % o->pp)
             rc = tp_errf(e, TP_EDATA,
-                         "%s:%d: --pipeline-model-parallel-layout: %lld "
-                         "stages are not a multiple of PP %lld",
-                         file, s.line[F_LAYOUT], (long long)ns,
+                         "%s:%d: --pipeline-model-parallel-layout: %d stages "
+                         "are not a multiple of PP %lld (Megatron-LM "
+                         "validate_args)",
+                         file, s.line[F_LAYOUT], o->pp_layout_store.n,
                          (long long)o->pp);
+        else if (s.v[F_VSTAGES] || s.v[F_VLAYERS])
+            rc = tp_errf(e, TP_EDATA,
+                         "%s:%d: --pipeline-model-parallel-layout with %s: "
+                         "Megatron-LM takes one of them (validate_args)",
+                         file, s.line[F_LAYOUT],
+                         s.v[F_VSTAGES] ? flags[F_VSTAGES].name
+                                        : flags[F_VLAYERS].name);
         if (!rc) {
-            int64_t total = 0;
-            for (int64_t k = 0; k < ns; k++) total += st[k];
-            if (total != m->num_layers)
-                rc = tp_errf(e, TP_EDATA,
-                             "%s:%d: --pipeline-model-parallel-layout holds "
-                             "%lld layers, --num-layers %lld",
-                             file, s.line[F_LAYOUT], (long long)total,
-                             (long long)m->num_layers);
+            o->pp_layout = &o->pp_layout_store;
+            o->vstages = o->pp_layout_store.n / o->pp;
+            o->vpp_layers = 0;
+            o->split_set = 1;
         }
-        if (!rc) {
-            o->vstages = ns / o->pp;
-            /* the estimate splits the layers by its own rule: say where
-             * the file's split differs */
-            space_layout t = {0};
-            t.pp = o->pp;
-            t.vpp = o->vstages;
-            int64_t *want = tp_xcalloc((size_t)o->pp, sizeof *want);
-            rank_layers(m, &t, want);
-            for (int64_t r = 0; r < o->pp; r++) {
-                int64_t have = 0;
-                for (int64_t k = r; k < ns; k += o->pp) have += st[k];
-                if (have != want[r]) {
-                    fprintf(cli_err(o),
-                            "trainplan: %s: warning: the layout gives "
-                            "pipeline rank %lld %lld layers; the estimate "
-                            "splits them by its own rule (%lld)\n",
-                            file, (long long)r, (long long)have,
-                            (long long)want[r]);
-                    break;
-                }
-            }
-            free(want);
-        }
-        free(st);
     }
-    if (!rc && (s.v[F_FIRST_LAYERS] || s.v[F_LAST_LAYERS]))
-        fprintf(cli_err(o), "trainplan: %s: warning: --decoder-first/last-"
-                "pipeline-num-layers: the estimate splits the layers by its "
-                "own rule\n", file);
+    if (!rc && s.v[F_FIRST_LAYERS]) {
+        rc = seen_int(&s, F_FIRST_LAYERS, file, 1, 100000, &o->pp_first, e);
+        o->split_set = 1;
+    }
+    if (!rc && s.v[F_LAST_LAYERS]) {
+        rc = seen_int(&s, F_LAST_LAYERS, file, 1, 100000, &o->pp_last, e);
+        o->split_set = 1;
+    }
+    if (s.v[F_ACCOUNT_EMBED]) o->pp_account |= SPACE_PP_EMBED;
+    if (s.v[F_ACCOUNT_LOSS]) o->pp_account |= SPACE_PP_LOSS;
+    if (o->pp_account) o->split_set = 1;
+    /* Megatron-LM reads no split option as its even split */
+    if (!rc) o->split_set = 1;
+    if (!rc && (s.v[F_FIRST_LAYERS] || s.v[F_LAST_LAYERS]) && s.v[F_VLAYERS])
+        rc = tp_errf(e, TP_EDATA,
+                     "%s:%d: --num-layers-per-virtual-pipeline-stage with "
+                     "--decoder-first/last-pipeline-num-layers: Megatron-LM "
+                     "asks for --num-virtual-stages-per-pipeline-rank "
+                     "(validate_args)",
+                     file, s.line[F_VLAYERS]);
     o->sp = s.v[F_SP] ? 1 : 0;
     /* recomputation (TransformerConfig: full needs a method and N) */
     o->recompute = SPACE_RECOMPUTE_NONE;

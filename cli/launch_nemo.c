@@ -200,45 +200,6 @@ static const struct nemo_recipe *recipe_of(const space_model *m)
 
 /* ---- writing ---------------------------------------------------------- */
 
-/* Layers of each of pipeline rank r's chunks as Megatron-Core's layout
- * must have them (whole layers): the rank's layers as the estimate split
- * them (space_stage_layers), the end ranks' halves rounded (first down,
- * last up), then spread over the V chunks, the first ones taking one
- * more. Returns 1 when that is exactly the estimate's split. */
-static int chunk_layers(const space_model *m, const space_layout *l, int64_t r,
-                        int64_t v, int64_t *per_chunk, int64_t *extra)
-{
-    double x = space_stage_layers(m, l, r);
-    int64_t n = (int64_t)floor(x);
-    int exact = (double)n == x;
-    if (!exact && r == l->pp - 1) n += 1;
-    *per_chunk = n / v;
-    *extra = n % v;
-    return exact && *extra == 0;
-}
-
-/* Megatron-Core's pipeline_model_parallel_layout of l: stages in order
- * virtual chunk major (stage i is rank i % PP's chunk i / PP), "E" the
- * embedding on the first, "L" the loss on the last, "t*N" N layers.
- * Returns 1 when it is the estimate's split exactly. */
-static int put_layout(const space_model *m, const space_layout *l, cli_text *b)
-{
-    int64_t v = l->vpp > 1 ? l->vpp : 1, S = l->pp * v;
-    int exact = 1;
-    cli_text_put(b, "model.pipeline_model_parallel_layout=\"");
-    for (int64_t i = 0; i < S; i++) {
-        int64_t r = i % l->pp, k = i / l->pp, n, extra;
-        exact &= chunk_layers(m, l, r, v, &n, &extra);
-        n += k < extra;
-        cli_text_put(b, "%s%s", i ? "|" : "", i == 0 ? "E" : "");
-        if (n == 1) cli_text_put(b, "t");
-        else if (n > 1) cli_text_put(b, "t*%lld", (long long)n);
-        if (i == S - 1) cli_text_put(b, "L");
-    }
-    cli_text_put(b, "\"\n");
-    return exact;
-}
-
 static const char *tf(int v)
 {
     return v ? "true" : "false";
@@ -429,7 +390,7 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     put_num(b, "model.attention_dropout", "=", m->attn_dropout);
     put_num(b, "model.hidden_dropout", "=", m->hidden_dropout);
 
-    int64_t L = m->num_layers, v = l->vpp > 1 ? l->vpp : 1;
+    int64_t v = l->vpp > 1 ? l->vpp : 1;
     cli_text_put(b, "model.tensor_model_parallel_size=%lld\n"
             "model.pipeline_model_parallel_size=%lld\n",
         (long long)l->tp, (long long)l->pp);
@@ -438,16 +399,35 @@ static void bridge_write(const cli_launch *c, cli_text *b)
             (long long)v);
     else
         cli_text_put(b, "model.virtual_pipeline_model_parallel_size=null\n");
-    if (L % (l->pp * v) == 0) {
+    /* The split as the estimate has it (split.c), as TransformerConfig's
+     * fields of the model provider (Megatron-Core transformer_config.py:
+     * pipeline_model_parallel_layout, account_for_embedding/loss_in_
+     * pipeline_split, num_layers_in_first/last_pipeline_stage). */
+    int acc = l->pp_account > 0 ? l->pp_account : 0;
+    if (l->pp_layout)
+        cli_text_put(b, "model.pipeline_model_parallel_layout=\"%s\"\n",
+            l->pp_layout->text);
+    else
         cli_text_put(b, "model.pipeline_model_parallel_layout=null\n");
-    } else if (!put_layout(m, l, b)) {
-        cli_text_put(b, "# the estimate split %lld layers over PP %lld x %lld "
-                "chunks as averages (first rank %g, middle %g, last %g); the "
-                "layout above is the nearest whole-layer one\n",
-            (long long)L, (long long)l->pp, (long long)v,
-            space_stage_layers(m, l, 0),
-            space_stage_layers(m, l, l->pp > 2 ? 1 : 0),
-            space_stage_layers(m, l, l->pp - 1));
+    cli_text_put(b, "model.account_for_embedding_in_pipeline_split=%s\n"
+            "model.account_for_loss_in_pipeline_split=%s\n",
+        tf(acc & SPACE_PP_EMBED), tf(acc & SPACE_PP_LOSS));
+    if (l->pp_first > 0)
+        cli_text_put(b, "model.num_layers_in_first_pipeline_stage=%lld\n",
+            (long long)l->pp_first);
+    else
+        cli_text_put(b, "model.num_layers_in_first_pipeline_stage=null\n");
+    if (l->pp_last > 0)
+        cli_text_put(b, "model.num_layers_in_last_pipeline_stage=%lld\n",
+            (long long)l->pp_last);
+    else
+        cli_text_put(b, "model.num_layers_in_last_pipeline_stage=null\n");
+    {
+        char why[200];
+        space_split sp;
+        if (space_split_resolve(m, l, &sp, why, sizeof why) != SPACE_OK)
+            cli_text_put(b, "# Megatron-Core refuses this pipeline split: "
+                    "%s\n", why);
     }
     cli_text_put(b, "model.context_parallel_size=%lld\nmodel.cp_comm_type=%s\n",
         (long long)l->cp, space_cp_comm_names[l->cp_comm]);
@@ -847,7 +827,8 @@ cJSON *cli_launch_nemo_json(const char *text, int format)
 
 /* What a key sets. */
 typedef enum nemo_kid {
-    K_TP, K_PP, K_VPP, K_LAYOUT, K_CP, K_CP_COMM, K_SP, K_MBS, K_GBS,
+    K_TP, K_PP, K_VPP, K_LAYOUT, K_ACC_EMBED, K_ACC_LOSS, K_PP_FIRST,
+    K_PP_LAST, K_CP, K_CP_COMM, K_SP, K_MBS, K_GBS,
     K_SEQ_MODEL, K_SEQ_DATA, K_RC_GRAN, K_RC_METHOD, K_RC_LAYERS, K_RC_MODULES,
     K_MP, K_FP8_PARAMS, K_DISTOPT, K_FSDP, K_SHARD, K_DP_OVERLAP,
     K_PARAM_GATHER, K_TP_UB, K_P2P_OVERLAP, K_P2P_BATCH, K_CE, K_CE_IMPL,
@@ -940,6 +921,14 @@ static const nemo_key nemo_keys[] = {
     {"model.virtual_pipeline_model_parallel_size", K_VPP, V_INT, 1, 1, 65536,
      NULL},
     {"model.pipeline_model_parallel_layout", K_LAYOUT, V_STR, 1, 0, 0, NULL},
+    {"model.account_for_embedding_in_pipeline_split", K_ACC_EMBED, V_BOOL, 0,
+     0, 0, n_bool},
+    {"model.account_for_loss_in_pipeline_split", K_ACC_LOSS, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"model.num_layers_in_first_pipeline_stage", K_PP_FIRST, V_INT, 1, 1,
+     100000, NULL},
+    {"model.num_layers_in_last_pipeline_stage", K_PP_LAST, V_INT, 1, 1,
+     100000, NULL},
     {"model.context_parallel_size", K_CP, V_INT, 0, 1, 65536, NULL},
     {"model.cp_comm_type", K_CP_COMM, V_NAME, 1, 0, 0, n_cp_comm},
     {"model.sequence_parallel", K_SP, V_BOOL, 0, 0, 0, n_bool},
@@ -1314,81 +1303,6 @@ static int read_line(nemo_read *r, char *s, const char *file, int ln,
     return TP_OK;
 }
 
-/* Unrolls a layout string's "(...)*N" and "x*N" (as
- * PipelineParallelLayerLayout.parse_str_to_list does) and counts its
- * stages and decoder layers. Returns 0, or -1 with why. */
-#define LAYOUT_MAX ((int64_t)10000000)
-static int layout_count(const char *s, int64_t *stages, int64_t *layers,
-                        int *ends_ok, char *why, size_t cap)
-{
-    /* A sequence of items, an item a character or a parenthesised
-     * sequence (a stack of where each began), each optionally "*N". */
-    int64_t st = 1, t = 0;
-    int64_t nE = 0, nL = 0;
-    int first_E = 0, last_L = 0;
-    struct frame { int64_t st0, t0, nE0, nL0; } fr[16];
-    int depth = 0;
-    const char *p = s;
-    char prev = 0;
-    while (*p) {
-        char ch = *p++;
-        int64_t st0 = st, t0 = t, e0 = nE, l0 = nL;
-        if (ch == ',' || ch == ' ') continue;
-        if (ch == '(') {
-            if (depth == 16) return snprintf(why, cap, "nested too deep"), -1;
-            fr[depth++] = (struct frame){st, t, nE, nL};
-            continue;
-        }
-        if (ch == ')') {
-            if (!depth) return snprintf(why, cap, "unbalanced ')'"), -1;
-            depth--;
-            st0 = fr[depth].st0, t0 = fr[depth].t0;
-            e0 = fr[depth].nE0, l0 = fr[depth].nL0;
-        } else if (ch == '|') {
-            st++;
-        } else if (ch == 't') {
-            t++;
-        } else if (ch == 'E') {
-            if (t == 0 && st == 1 && !nE) first_E = 1;
-            nE++;
-        } else if (ch == 'L') {
-            nL++;
-        } else {
-            return snprintf(why, cap, "'%c' is not a layer (E, t, L, and m "
-                            "for MTP, which trainplan does not model)", ch),
-                   -1;
-        }
-        if (*p == '*') {
-            char *end;
-            long long k = strtoll(p + 1, &end, 10);
-            if (end == p + 1 || k < 0 || k > 1000000)
-                return snprintf(why, cap, "'*' needs a count"), -1;
-            p = end;
-            /* the item repeated k times: k - 1 more of what it added,
-             * within a bound that keeps the sums exact */
-            if (k > 1 && ((st - st0) > LAYOUT_MAX / (k - 1)
-                          || (t - t0) > LAYOUT_MAX / (k - 1)
-                          || st > LAYOUT_MAX || t > LAYOUT_MAX))
-                return snprintf(why, cap, "more than %lld stages or layers",
-                                (long long)LAYOUT_MAX), -1;
-            st += (st - st0) * (k - 1);
-            t += (t - t0) * (k - 1);
-            nE += (nE - e0) * (k - 1);
-            nL += (nL - l0) * (k - 1);
-            /* only "exactly one" matters: keep the counts small */
-            if (nE > 2) nE = 2;
-            if (nL > 2) nL = 2;
-        }
-        prev = ch;
-    }
-    last_L = prev == 'L';
-    if (depth) return snprintf(why, cap, "unbalanced '('"), -1;
-    *stages = st;
-    *layers = t;
-    *ends_ok = first_E && last_L && nE == 1 && nL == 1;
-    return 0;
-}
-
 #define SET(id) (r->v[id].set && !r->v[id].null)
 #define IV(id) (r->v[id].i)
 
@@ -1628,37 +1542,41 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
         free(r);
         return rc;
     }
-    char why[160];
     o->framework = SPACE_FW_MEGATRON_CORE;
     if (SET(K_TP)) o->tp = IV(K_TP), o->tp_set = 1;
     if (SET(K_PP)) o->pp = IV(K_PP);
     if (SET(K_CP)) o->cp = IV(K_CP);
     if (r->v[K_VPP].set) o->vstages = SET(K_VPP) ? IV(K_VPP) : 1;
+    /* The pipeline split: the provider's fields, Megatron-Core's even
+     * split where none is given; its rules are the estimate's (split.c). */
+    o->split_set = 1;
     if (SET(K_LAYOUT)) {
-        int64_t st = 0, t = 0;
-        int ends = 0;
         const nemo_val *v = &r->v[K_LAYOUT];
-        if (layout_count(v->s, &st, &t, &ends, why, sizeof why))
+        char lwhy[320];
+        if (space_pp_layout_parse(v->s, &o->pp_layout_store, lwhy,
+                                  sizeof lwhy))
             rc = tp_errf(e, TP_EDATA, "%s:%d: model.pipeline_model_parallel_"
-                         "layout '%s': %s", file, v->line, v->s, why);
-        else if (!ends || t != m->num_layers || o->pp <= 0 || st % o->pp)
+                         "layout: %s", file, v->line, lwhy);
+        else if (o->pp <= 0 || o->pp_layout_store.n % o->pp)
             rc = tp_errf(e, TP_EDATA, "%s:%d: model.pipeline_model_parallel_"
-                         "layout '%s': expected 'E' first, 'L' last, %lld "
-                         "decoder layers ('t') in a multiple of model."
-                         "pipeline_model_parallel_size (%lld) stages; found "
-                         "%lld layers in %lld stages", file, v->line, v->s,
-                         (long long)m->num_layers, (long long)o->pp,
-                         (long long)t, (long long)st);
-        else if (SET(K_VPP) && IV(K_VPP) != st / o->pp)
+                         "layout '%s': %d stages are not a multiple of "
+                         "model.pipeline_model_parallel_size (%lld)",
+                         file, v->line, v->s, o->pp_layout_store.n,
+                         (long long)o->pp);
+        else if (SET(K_VPP) && IV(K_VPP) != o->pp_layout_store.n / o->pp)
             rc = tp_errf(e, TP_EDATA, "%s:%d: model.virtual_pipeline_model_"
                          "parallel_size %lld: the layout has %lld chunks a "
                          "rank", file, r->v[K_VPP].line, IV(K_VPP),
-                         (long long)(st / o->pp));
-        else
-            o->vstages = st / o->pp;
-        /* trainplan estimates its own split of the layers over the
-         * stages (space_stage_layers), whatever the layout says. */
+                         (long long)(o->pp_layout_store.n / o->pp));
+        if (!rc) {
+            o->vstages = o->pp_layout_store.n / o->pp;
+            o->pp_layout = &o->pp_layout_store;
+        }
     }
+    if (SET(K_ACC_EMBED) && IV(K_ACC_EMBED)) o->pp_account |= SPACE_PP_EMBED;
+    if (SET(K_ACC_LOSS) && IV(K_ACC_LOSS)) o->pp_account |= SPACE_PP_LOSS;
+    if (SET(K_PP_FIRST)) o->pp_first = IV(K_PP_FIRST);
+    if (SET(K_PP_LAST)) o->pp_last = IV(K_PP_LAST);
     if (SET(K_SP)) o->sp = (int)IV(K_SP);
     /* experts: Megatron-Core's defaults EP 1, expert TP = TP, allgather
      * (ModelParallelConfig, TransformerConfig) */

@@ -124,27 +124,22 @@ static const struct {
 /* ---- the writer -------------------------------------------------------- */
 
 /* Layers of each of the pp x vpp stages into st[] (stage = chunk x pp +
- * rank): each rank's total from space_stage_layers (a half layer, the
- * estimate's average, goes to the last rank), shared by its chunks as
- * evenly as whole layers allow. Returns 1 when the totals were rounded,
- * 0 otherwise; -1 when a stage would get none. */
+ * rank): the estimate's split (split.c), exactly. Returns 0; -1 when a
+ * stage would hold no module at all (no layer, neither end); -2 for a
+ * split Megatron-Core refuses (the estimate's fallback then). */
 static int stage_split(const space_model *m, const space_layout *l,
                        int64_t *st)
 {
-    int64_t pp = l->pp, v = l->vpp, left = m->num_layers;
-    int rounded = 0;
-    for (int64_t r = 0; r < pp; r++) {
-        double x = space_stage_layers(m, l, r);
-        int64_t t = r == pp - 1 ? left : (int64_t)floor(x);
-        if ((double)t != x) rounded = 1;
-        left -= t;
-        for (int64_t c = 0; c < v; c++) {
-            int64_t n = t / v + (c < t % v);
-            if (n < 1) return -1;
-            st[c * pp + r] = n;
-        }
+    space_split sp;
+    int rc = space_split_resolve(m, l, &sp, NULL, 0) == SPACE_OK ? 0 : -2;
+    int64_t n = sp.pp * sp.vpp;
+    for (int64_t k = 0; k < n; k++) {
+        space_chunk c;
+        space_split_chunk(&sp, k % sp.pp, k / sp.pp, &c);
+        st[k] = c.layers;
+        if (c.layers < 1 && k != 0 && k != n - 1 && !rc) rc = -1;
     }
-    return rounded;
+    return rc;
 }
 
 typedef struct tt_out {
@@ -276,7 +271,12 @@ static void write_stages(tt_out *w, const space_model *m,
     int how = stage_split(m, l, st);
     int even = m->num_layers % n == 0;
     for (int64_t s = 1; even && s < n; s++) even = st[s] == st[0];
-    if (how < 0) {
+    if (how == -2) {
+        not_expressible(w, "Megatron-Core refuses this pipeline split of %lld "
+                        "layers over PP %lld x %lld virtual stages",
+                        (long long)m->num_layers, (long long)l->pp,
+                        (long long)l->vpp);
+    } else if (how < 0) {
         not_expressible(w, "PP %lld x %lld virtual stages of %lld layers "
                         "leave a stage without a layer",
                         (long long)l->pp, (long long)l->vpp,
@@ -290,10 +290,6 @@ static void write_stages(tt_out *w, const space_model *m,
         key(w, "parallelism", "pipeline_parallel_last_stage_less_layers",
             "0");
     } else {
-        if (how)
-            cli_text_put(&w->notes,
-                         "# the estimate gave the end ranks half a layer "
-                         "each as an average; here the last takes it\n");
         const char *out = w->main_ ? "lm_head" : "output";
         if (w->main_)
             cli_text_put(&w->body,
@@ -978,6 +974,33 @@ static int64_t count_inner(const char *v)
     return n;
 }
 
+/* The "layers.N" names in each inner list of a list of lists
+ * (module_fqns_per_model_part) into st[0..cap). */
+static void layers_per_inner(const char *v, int64_t *st, int64_t cap)
+{
+    int depth = 0;
+    int64_t k = -1;
+    char q = 0;
+    const char *start = NULL;
+    for (; *v; v++) {
+        if (q) {
+            if (*v == q) {
+                q = 0;
+                if (k >= 0 && k < cap && v - start > 7
+                    && strncmp(start, "layers.", 7) == 0)
+                    st[k]++;
+            }
+        } else if (*v == '"' || *v == '\'') {
+            q = *v;
+            start = v + 1;
+        } else if (*v == '[') {
+            if (++depth == 2) k++;
+        } else if (*v == ']') {
+            depth--;
+        }
+    }
+}
+
 static int unmodelled(const tt_job *j, const char *key, const char *val,
                       const char *why, tp_err *e)
 {
@@ -1186,6 +1209,45 @@ int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
             goto done;
         }
         vstages = stages / pp;
+        /* The layers of each stage: the module lists', or torchtitan's
+         * own split (_generate_llm_fqn_per_model_part: the embedding and
+         * the output weigh first_less and last_less layers; the stages
+         * take (L + both) / stages, the first ones one more of what is
+         * left, each up to the layers not yet placed), as the estimate's
+         * split (space_split_from_stages). */
+        int64_t *st = tp_xcalloc((size_t)stages, sizeof *st);
+        if (fq && strcmp(fq->val, "None") != 0) {
+            layers_per_inner(fq->val, st, stages);
+        } else {
+            long long eff = m->num_layers + first_less + last_less;
+            long long per = eff / stages, extra = eff % stages, placed = 0;
+            for (int64_t k = 0; k < stages; k++) {
+                long long want = per + (k < extra)
+                                 - (k == 0 ? first_less : 0)
+                                 - (k == stages - 1 ? last_less : 0);
+                if (want < 0) want = 0;
+                if (want > m->num_layers - placed)
+                    want = m->num_layers - placed;
+                st[k] = want;
+                placed += want;
+            }
+        }
+        space_layout sl = {0};
+        if (space_split_from_stages(m->num_layers, m->mtp_layers, pp, st,
+                                    (int)stages, &sl, &o->pp_layout_store)) {
+            rc = tp_errf(e, TP_EDATA,
+                         "%s: the %lld pipeline stages do not hold the %lld "
+                         "layers once each",
+                         file, (long long)stages, (long long)m->num_layers);
+            free(st);
+            goto done;
+        }
+        free(st);
+        o->split_set = 1;
+        o->pp_account = sl.pp_account;
+        o->pp_first = sl.pp_first;
+        o->pp_last = sl.pp_last;
+        o->pp_layout = sl.pp_layout;
     }
 
     /* the batch */

@@ -455,3 +455,50 @@ void cli_json_rc_modules(cJSON *o, const space_layout *l)
             cJSON_AddItemToArray(arr,
                                  cJSON_CreateString(space_rc_module_names[b]));
 }
+
+void cli_json_split(cJSON *o, const space_model *m, const space_layout *l)
+{
+    cJSON *s = cJSON_AddObjectToObject(o, "pipeline_split");
+    int acc = l->pp_account > 0 ? l->pp_account : 0;
+    space_split sp;
+    space_reject rj = space_split_resolve(m, l, &sp, NULL, 0);
+    cJSON_AddBoolToObject(s, "account_for_embedding_in_pipeline_split",
+                          (acc & SPACE_PP_EMBED) != 0);
+    cJSON_AddBoolToObject(s, "account_for_loss_in_pipeline_split",
+                          (acc & SPACE_PP_LOSS) != 0);
+    if (l->pp_first > 0)
+        cJSON_AddNumberToObject(s, "decoder_first_pipeline_num_layers",
+                                (double)l->pp_first);
+    else
+        cJSON_AddNullToObject(s, "decoder_first_pipeline_num_layers");
+    if (l->pp_last > 0)
+        cJSON_AddNumberToObject(s, "decoder_last_pipeline_num_layers",
+                                (double)l->pp_last);
+    else
+        cJSON_AddNullToObject(s, "decoder_last_pipeline_num_layers");
+    if (l->pp_layout)
+        cJSON_AddStringToObject(s, "pipeline_model_parallel_layout",
+                                l->pp_layout->text);
+    else
+        cJSON_AddNullToObject(s, "pipeline_model_parallel_layout");
+    if (rj != SPACE_OK)
+        cJSON_AddStringToObject(s, "refused", space_reject_names[rj]);
+    else
+        cJSON_AddNullToObject(s, "refused");
+    cJSON *st = cJSON_AddArrayToObject(s, "layers_per_stage");
+    int64_t mtp_stage = -1;
+    for (int64_t k = 0; k < sp.pp * sp.vpp; k++) {
+        space_chunk c;
+        space_split_chunk(&sp, k % sp.pp, k / sp.pp, &c);
+        cJSON_AddItemToArray(st, cJSON_CreateNumber((double)c.layers));
+        if (c.mtp > 0) mtp_stage = k;
+    }
+    cJSON *rk = cJSON_AddArrayToObject(s, "layers_per_pipeline_rank");
+    for (int64_t r = 0; r < sp.pp; r++)
+        cJSON_AddItemToArray(
+            rk, cJSON_CreateNumber((double)space_split_rank_layers(&sp, r)));
+    if (mtp_stage >= 0)
+        cJSON_AddNumberToObject(s, "mtp_stage", (double)mtp_stage);
+    else
+        cJSON_AddNullToObject(s, "mtp_stage");
+}

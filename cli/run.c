@@ -229,7 +229,12 @@ enum opt_id {
     OPT_MOE_IMBALANCE,
     OPT_MOE_COMM_OVERLAP,
     OPT_MOE_ROUTER_PAD,
-    OPT_MOE_FLEX_BACKEND
+    OPT_MOE_FLEX_BACKEND,
+    OPT_PP_FIRST,
+    OPT_PP_LAST,
+    OPT_PP_ACCOUNT_EMBED,
+    OPT_PP_ACCOUNT_LOSS,
+    OPT_PP_LAYOUT
 };
 
 typedef struct cli_option {
@@ -273,6 +278,24 @@ static const cli_option options[] = {
      "layers per model chunk of the interleaved schedule (needs -p)"},
     {"num-virtual-stages-per-pipeline-rank", OPT_VSTAGES, "N", CMD_EST_SEARCH,
      "model chunks per pipeline rank (1 = plain 1F1B)"},
+    {"decoder-first-pipeline-num-layers", OPT_PP_FIRST, "N", CMD_EST_SEARCH,
+     "pipeline split: layers on the first stage (Megatron-LM's; the middle "
+     "stages share the rest evenly; default: the split is searched)"},
+    {"decoder-last-pipeline-num-layers", OPT_PP_LAST, "N", CMD_EST_SEARCH,
+     "pipeline split: layers on the last stage (Megatron-LM's)"},
+    {"account-for-embedding-in-pipeline-split", OPT_PP_ACCOUNT_EMBED, NULL,
+     CMD_EST_SEARCH,
+     "pipeline split: the embedding counts as a layer (Megatron-LM's: the "
+     "first stage builds one layer fewer)"},
+    {"account-for-loss-in-pipeline-split", OPT_PP_ACCOUNT_LOSS, NULL,
+     CMD_EST_SEARCH,
+     "pipeline split: the loss counts as a layer (Megatron-LM's: the last "
+     "stage builds one layer fewer)"},
+    {"pipeline-model-parallel-layout", OPT_PP_LAYOUT, "LAYOUT",
+     CMD_EST_SEARCH,
+     "pipeline split: Megatron-Core's layout string, stages split by '|', "
+     "E embedding, t layer, m MTP module, L loss, (...)*N and x*N repeat, "
+     "e.g. 'Et*7|(t*8|)*14t*7L'; gives VPP (stages / PP)"},
     {"ep", OPT_EP, "N", CMD_EST_SEARCH,
      "MoE: expert-parallel size, a divisor of the experts (Megatron-Core "
      "--expert-model-parallel-size; default: searched)"},
@@ -570,7 +593,8 @@ static int job_sets(int id)
         OPT_NO_OVERLAP, OPT_PP_OVERLAP, OPT_NO_PP_OVERLAP, OPT_FRAMEWORK,
         OPT_EAGER, OPT_PP_SCATTER_GATHER, OPT_DOC_LENGTH, OPT_EP, OPT_ETP,
         OPT_MOE_DISPATCHER, OPT_MOE_COMM_OVERLAP, OPT_MOE_ROUTER_PAD,
-        OPT_MOE_FLEX_BACKEND,
+        OPT_MOE_FLEX_BACKEND, OPT_PP_FIRST, OPT_PP_LAST, OPT_PP_ACCOUNT_EMBED,
+        OPT_PP_ACCOUNT_LOSS, OPT_PP_LAYOUT,
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ids[i] == id) return 1;
@@ -1052,6 +1076,36 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
                            1024, &v, &e);
             o.vstages = v;
             break;
+        case OPT_PP_FIRST:
+            rc = parse_int("decoder-first-pipeline-num-layers", optarg, 1,
+                           100000, &v, &e);
+            o.pp_first = v;
+            o.split_set = 1;
+            break;
+        case OPT_PP_LAST:
+            rc = parse_int("decoder-last-pipeline-num-layers", optarg, 1,
+                           100000, &v, &e);
+            o.pp_last = v;
+            o.split_set = 1;
+            break;
+        case OPT_PP_ACCOUNT_EMBED:
+            o.pp_account |= SPACE_PP_EMBED;
+            o.split_set = 1;
+            break;
+        case OPT_PP_ACCOUNT_LOSS:
+            o.pp_account |= SPACE_PP_LOSS;
+            o.split_set = 1;
+            break;
+        case OPT_PP_LAYOUT: {
+            char why[320];
+            if (space_pp_layout_parse(optarg, &o.pp_layout_store, why,
+                                      sizeof why))
+                rc = tp_errf(&e, TP_EUSAGE, "--pipeline-model-parallel-"
+                             "layout: %s", why);
+            o.pp_layout = &o.pp_layout_store;
+            o.split_set = 1;
+            break;
+        }
         case OPT_MBS:
             rc = parse_int("micro-batch-size", optarg, 1, 1000000, &v, &e);
             o.mbs = v;

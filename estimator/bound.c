@@ -73,15 +73,17 @@ double est_time_floor(const est_ctx *c, const space_model *m,
                      ? fl.fwd - fl.attn_fwd - fl.lm_head_fwd
                      : 0;
     /* Partial recomputation (--recompute-method block): at least the
-     * smallest share of its layers any stage recomputes (the middle
-     * stages are alike), so the stages' mean is at least that. */
-    if (rec > 0 && l->pp >= 1) {
+     * smallest share of its layers any stage recomputes, so the stages'
+     * mean is at least that. */
+    if (rec > 0 && l->pp >= 1 && l->recompute_method == SPACE_RECOMPUTE_BLOCK
+        && l->recompute_layers > 0) {
         double share = 1;
-        int64_t ranks[3] = {0, l->pp - 1, l->pp > 2 ? 1 : 0};
-        for (int i = 0; i < 3; i++) {
-            double n = space_stage_layers(m, l, ranks[i]);
+        space_split s;
+        space_split_resolve(m, l, &s, NULL, 0);
+        for (int64_t r = 0; r < s.pp; r++) {
+            double n = (double)space_split_rank_layers(&s, r);
             if (n > 0)
-                share = fmin(share, space_recompute_layers(m, l, ranks[i]) / n);
+                share = fmin(share, space_split_recompute_layers(&s, l, r) / n);
         }
         rec *= share;
     }

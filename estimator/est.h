@@ -774,10 +774,18 @@ void est_memo_enable(int on);
 double est_moe_imbalance(const space_model *m, const space_layout *l);
 
 /* MoE layers among the layers of pipeline rank r, all of its model
- * chunks, as space_stage_layers counts them (an average where that is
- * one); 0 for a dense model. */
+ * chunks, on l's split (space_split_resolve); 0 for a dense model. */
 double est_stage_moe_layers(const space_model *m, const space_layout *l,
                             int64_t r);
+/* The same on a resolved split s of m. */
+double est_split_moe_layers(const space_model *m, const space_split *s,
+                            int64_t r);
+/* MoE layers among the n layers from index first on (m's placement:
+ * first_dense_layers, moe_layer_freq); 0 for a dense model. */
+int64_t est_moe_layers_in(const space_model *m, int64_t first, int64_t n);
+/* 1 when every layer of m is alike (dense, or every layer MoE): then a
+ * rank's layers, not where they fall, say what it holds. */
+int est_moe_uniform(const space_model *m);
 
 /* Parameters of one MoE layer's routed experts (all of them, weights and
  * biases) and of its shared experts; 0 for a dense model. */

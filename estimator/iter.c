@@ -1697,6 +1697,9 @@ void est_estimate(const est_ctx *c, const space_model *m,
 
     int64_t v = l->vpp, pp = l->pp;
     int64_t micro = l->gbs / (l->mbs * l->dp);
+    /* The split (valid: space_layout_check passed). */
+    space_split split;
+    space_split_resolve(m, l, &split, NULL, 0);
     double layers_per_stage = (double)m->num_layers / (double)pp;
     stage_time one = {0}, mo = {0};
     if (c->trace) memset(c->trace, 0, sizeof *c->trace);
@@ -1725,8 +1728,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
         for (int i = 0; i < nw; i++)
             dw += (double)ws[i][0] * (double)ws[i][1];
         if (moe) {
-            for (int64_t sr = 0; sr < pp; sr++)
-                lm += est_stage_moe_layers(m, l, sr);
+            lm = (double)est_moe_layers_in(m, 0, m->num_layers);
             int nm = layer_weights(&x, 1, ws, &gm);
             for (int i = 0; i < nm - 2; i++)
                 mw += (double)ws[i][0] * (double)ws[i][1];
@@ -1754,9 +1756,8 @@ void est_estimate(const est_ctx *c, const space_model *m,
             amax.node_busy = gpus < gpn ? (int)gpus : gpn;
             double per_layer = gd;
             if (moe) {
-                double lm = 0, L = (double)m->num_layers;
-                for (int64_t sr = 0; sr < pp; sr++)
-                    lm += est_stage_moe_layers(m, l, sr);
+                double L = (double)m->num_layers;
+                double lm = (double)est_moe_layers_in(m, 0, m->num_layers);
                 per_layer = ((L - lm) * gd + lm * gm) / L;
             }
             double gemms = per_layer * layers_per_stage / (double)l->vpp;
@@ -1765,18 +1766,23 @@ void est_estimate(const est_ctx *c, const space_model *m,
             x.where = "iteration";
         }
     }
-    stage_time first = {0}, last = {0};
+    stage_time first = {0}, last = {0}, mtp_x = {0};
     x.where = "first";
     first_stage_extra(&x, &first);
     x.where = "last";
     last_stage_extra(&x, &last);
+    /* Where the MTP modules sit: the last stage, or the rank a layout
+     * string gives them (split.c). */
+    int64_t mtp_rank = pp - 1;
+    if (split.lay && m->mtp_layers > 0 && split.lay->mtp_stage >= 0)
+        mtp_rank = split.lay->mtp_stage % pp;
     if (m->mtp_layers > 0) {
-        /* DeepSeek-V3's multi-token prediction on the last stage
-         * (Megatron-Core multi_token_prediction.py): per module, the
-         * embedding and the hidden state normalised, concatenated and
-         * projected ([T, 2h] x [2h, h], column-parallel), one
-         * transformer layer of the model's kind (MoE in an MoE model),
-         * then the shared head and loss again. */
+        /* DeepSeek-V3's multi-token prediction (Megatron-Core
+         * multi_token_prediction.py): per module, the embedding and the
+         * hidden state normalised, concatenated and projected ([T, 2h] x
+         * [2h, h], column-parallel), one transformer layer of the model's
+         * kind (MoE in an MoE model), then the shared head and loss
+         * again. */
         stage_time mt = {0};
         x.where = "mtp";
         layer_time(&x, &mt, moe);
@@ -1788,10 +1794,13 @@ void est_estimate(const est_ctx *c, const space_model *m,
         add_op(&x, &n2, &pf, &pb);
         last_stage_extra(&x, &mt);
         double k = (double)m->mtp_layers;
-        last.fwd += k * (mt.fwd + pf);
-        last.bwd += k * (mt.bwd + pb);
-        last.tp += k * mt.tp;
-        last.ep += k * mt.ep;
+        /* on the last stage, with its head (as before a layout could
+         * place them elsewhere) */
+        stage_time *to = mtp_rank == pp - 1 ? &last : &mtp_x;
+        to->fwd += k * (mt.fwd + pf);
+        to->bwd += k * (mt.bwd + pb);
+        to->tp += k * mt.tp;
+        to->ep += k * mt.ep;
     }
     x.where = "iteration";
 
@@ -1816,24 +1825,51 @@ void est_estimate(const est_ctx *c, const space_model *m,
         p2p = 2 * (double)v * one_send;
     }
     int p2p_overlap = pp > 1 && v > 1 && !l->no_pp_overlap;
-    /* Stage s: its layers, plus the embedding on stage 0 and the head on
-     * the last; all stages of the middle are alike. */
-    stage_time st[3];
-    double casts[3]; /* the stage's fp8 weight casts, once per iteration */
+    /* Each pipeline rank: its own layers (space_split: the chunks Megatron-
+     * Core builds on it), the embedding on rank 0, the head on the last,
+     * the MTP modules where they sit. The ranks are taken in the order 0,
+     * PP - 1, 1, ..., PP - 2; a run of ranks that hold alike (every
+     * middle rank of a formula split of a model whose layers are alike)
+     * is timed once and counted as many times. */
+    stage_time cs_st = {0}, run_st = {0};
+    double cs_casts = 0, run_casts = 0, run_fill = 0, run_t = 0;
     double tmax = 0, tsum = 0;
-    int crit = 0;
-    int kinds = pp == 1 ? 1 : (pp == 2 ? 2 : 3);
-    for (int k = 0; k < kinds; k++) {
-        stage_time *s = &st[k];
-        /* Uneven stages: the middle ones one layer more than the end
-         * ones, which carry the embedding and the head
-         * (space_stage_layers). */
-        int64_t rank = k == 0 ? 0 : k == 1 ? pp - 1 : 1;
-        double nl = space_stage_layers(m, l, rank);
-        /* Only the layers recomputed pay for it (--recompute-method
-         * block: the first N of each model chunk). */
-        double nrec = space_recompute_layers(m, l, rank);
-        casts[k] = weight_casts * nl;
+    int64_t crit = 0, run = 0;
+    double key[4] = {-1, -1, -1, -1};
+    int per_rank = l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A;
+    for (int64_t i = 0; i <= pp; i++) {
+        int64_t rank = i == 0 ? 0 : i == 1 ? pp - 1 : i - 1;
+        double nl = 0, nrec = 0, nm = 0;
+        int ends = 1;
+        if (i < pp) {
+            nl = (double)space_split_rank_layers(&split, rank);
+            /* Only the layers recomputed pay for it (--recompute-method
+             * block: the first N of each model chunk). */
+            nrec = space_split_recompute_layers(&split, l, rank);
+            nm = moe ? est_split_moe_layers(m, &split, rank) : 0;
+            ends = rank == 0 || rank == pp - 1 || rank == mtp_rank;
+        }
+        /* the run so far ends here: count it */
+        if (run > 0
+            && (i == pp || ends || per_rank || key[0] != nl || key[1] != nrec
+                || key[2] != nm)) {
+            tsum += (double)run * run_fill;
+            if (run_t > tmax) {
+                tmax = run_t;
+                crit = (int64_t)key[3];
+                cs_st = run_st;
+                cs_casts = run_casts;
+            }
+            run = 0;
+        }
+        if (i == pp) break;
+        if (run > 0) { /* alike: one more of the run */
+            run++;
+            continue;
+        }
+        stage_time st = {0}, *s = &st;
+        double casts = weight_casts * nl; /* fp8 weight casts, once per
+                                             iteration */
         if (!moe) {
             s->fwd = one.fwd * nl + (double)v * amax_f;
             s->bwd = one.bwd * nl + (double)v * amax_b;
@@ -1842,12 +1878,8 @@ void est_estimate(const est_ctx *c, const space_model *m,
             s->cp = one.cp * nl + one.rec_cp * nrec;
             s->ep = 0;
         } else {
-            /* Dense-FFN and MoE layers of the stage (the middle stages at
-             * the busiest one's count: the slowest sets t_max), the
-             * recomputed ones in the same proportion. */
-            double nm = est_stage_moe_layers(m, l, rank);
-            for (int64_t rr = 2; k == 2 && rr < pp - 1; rr++)
-                nm = fmax(nm, est_stage_moe_layers(m, l, rr));
+            /* Dense-FFN and MoE layers of the rank, the recomputed ones in
+             * the same proportion. */
             double nd = nl - nm;
             double rm = nl > 0 ? nrec * nm / nl : 0, rd = nrec - rm;
             s->fwd = one.fwd * nd + mo.fwd * nm + (double)v * amax_f;
@@ -1863,15 +1895,17 @@ void est_estimate(const est_ctx *c, const space_model *m,
                 s->ep = (mo.ep * (1 - share) + mo.ep_pair * share) * nm
                         + mo.rec_ep * rm;
             }
-            casts[k] = weight_casts * nd + moe_casts * nm;
-            if ((pp == 1 || k == 1) && m->mtp_layers > 0)
-                casts[k] += (double)m->mtp_layers * moe_casts;
+            casts = weight_casts * nd + moe_casts * nm;
+            if (rank == mtp_rank && m->mtp_layers > 0)
+                casts += (double)m->mtp_layers * moe_casts;
         }
         s->p2p = p2p;
-        int is_first = k == 0, is_last = pp == 1 ? 1 : k == 1;
-        const stage_time *add[2] = {is_first ? &first : NULL,
-                                    is_last ? &last : NULL};
-        for (int a = 0; a < 2; a++) {
+        const stage_time *add[3] = {rank == 0 ? &first : NULL,
+                                    rank == pp - 1 ? &last : NULL,
+                                    rank == mtp_rank && mtp_rank != pp - 1
+                                        ? &mtp_x
+                                        : NULL};
+        for (int a = 0; a < 3; a++) {
             if (!add[a]) continue;
             s->fwd += add[a]->fwd;
             s->bwd += add[a]->bwd;
@@ -1887,19 +1921,20 @@ void est_estimate(const est_ctx *c, const space_model *m,
             double send = p2p / (2 * (double)v);
             s->p2p = (double)v * (fmax(0, send - cf) + fmax(0, send - cb));
         }
-        double t = stage_total(s);
-        /* Middle stages count pp - 2 times. */
-        double count = k == 2 ? (double)(pp - 2) : 1;
-        tsum += count * t_fill;
-        if (t > tmax) tmax = t, crit = k;
+        run = 1;
+        run_st = st, run_casts = casts, run_fill = t_fill;
+        run_t = stage_total(s);
+        key[0] = nl, key[1] = nrec, key[2] = nm, key[3] = (double)rank;
+        /* the ends stand alone */
+        if (ends) key[0] = -1;
     }
     double tmean = tsum / (double)pp;
-    const stage_time *cs = &st[crit];
+    const stage_time *cs = &cs_st;
     est_breakdown *b = &r->time;
     double mb = (double)micro;
     /* fp8 weights cast once per iteration (te_weight_casts), on the
      * critical stage's layers. */
-    b->fwd_s = mb * cs->fwd + casts[crit];
+    b->fwd_s = mb * cs->fwd + cs_casts;
     b->bwd_s = mb * cs->bwd;
     b->recompute_s = mb * cs->recompute;
     b->tp_s = mb * cs->tp;
@@ -1908,11 +1943,13 @@ void est_estimate(const est_ctx *c, const space_model *m,
     b->pp_p2p_s = mb * cs->p2p;
     b->bubble_s = (double)(pp - 1) / (double)v * tmean;
     if (v > 1) {
-        /* Interleaved: the fill and the drain pass chunk by chunk, and
-         * with layers that do not split evenly into PP x V chunks some
-         * chunks hold a layer more than the average. */
+        /* Interleaved: the fill and the drain pass chunk by chunk, each
+         * step as long as the longest chunk in it: the bubble stretched
+         * by the most layers a chunk holds over the mean (1 for an even
+         * split; a chunk that gave a layer's slot to the embedding or the
+         * loss is not the longest). */
         double avg = (double)m->num_layers / (double)(pp * v);
-        b->bubble_s *= ceil(avg) / avg;
+        b->bubble_s *= (double)space_split_max_chunk(&split) / avg;
     }
 
     /* Data parallelism over dp x cp ranks, for the critical stage's
@@ -1966,7 +2003,9 @@ void est_estimate(const est_ctx *c, const space_model *m,
             int fp8p = x.gemm_dt == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE
                        && l->fp8_params;
             double ag_bytes = 2 * (params - xp);
-            if (fp8p) ag_bytes -= layers_per_stage * layer_gemm_params;
+            if (fp8p)
+                ag_bytes -= (double)space_split_rank_layers(&split, r->mem.stage)
+                            * layer_gemm_params;
             double ag = l->zero == SPACE_ZERO_3
                             ? 0
                             : coll(&x, EST_COLL_ALLGATHER, ag_bytes,
@@ -1994,8 +2033,9 @@ void est_estimate(const est_ctx *c, const space_model *m,
                  * other, under the MoE layer's compute. */
                 /* r->mem's stage: the one whose params these are. */
                 int64_t srank = r->mem.stage;
-                double nl_s = fmax(space_stage_layers(m, l, srank), 1);
-                double nm_s = moe ? est_stage_moe_layers(m, l, srank) : 0;
+                double nl_s =
+                    fmax((double)space_split_rank_layers(&split, srank), 1);
+                double nm_s = moe ? est_split_moe_layers(m, &split, srank) : 0;
                 double lp = (params - xp) / nl_s;
                 double g1 = coll(&x, EST_COLL_ALLGATHER, 2 * lp, &x.dp_group);
                 double g_moe = g1;
@@ -2029,7 +2069,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
     r->iteration_s = b->fwd_s + b->bwd_s + b->recompute_s + b->tp_s + b->cp_s
                      + b->pp_p2p_s + b->bubble_s + b->dp_s + b->optimizer_s;
     if (moe) r->iteration_s += b->ep_s;
-    r->critical_stage = crit == 0 ? 0 : (crit == 1 ? pp - 1 : 1);
+    r->critical_stage = crit;
 
     /* Model FLOPs: the space.h convention with attention over the whole
      * sequence (non-causal, as Megatron-LM and PaLM count), no recompute. */

@@ -277,30 +277,40 @@ static double inflight_chunks(const space_layout *l, int64_t r, int64_t micro)
     return (double)chunks;
 }
 
-/* Activation bytes per token on pipeline rank r: what each model chunk
- * keeps per micro-batch in flight, and the layers rebuilt at once in the
- * backward. Full recomputation (Megatron-Core TransformerBlock.
- * _checkpointed_forward, NVIDIA/Megatron-LM@d580efc68a9f, core_v0.12.0;
- * chunk = the block's layers, one model chunk): uniform keeps the input
- * of each group of N layers and rebuilds a group at a time (N = 1:
- * Megatron-LM 2021's --checkpoint-num-layers default, v2.5); block keeps
- * the input of each of the chunk's first N layers, everything of the
- * others, and rebuilds one layer at a time. *rebuilt_out: the part
- * rebuilt, which exists only during a layer's backward. */
-static double act_rank_token(const space_model *m, const space_layout *l,
-                             int64_t r, int64_t micro, double *rebuilt_out)
+/* Micro-batches in flight on chunk j of a rank with `chunks` model chunks
+ * in flight in all (inflight_chunks): the interleaved schedule runs its
+ * forwards chunk by chunk in groups of PP micro-batches (Megatron-Core
+ * schedules.py, get_model_chunk_id with microbatch_group_size_per_vp_stage
+ * = PP), so the first `chunks` forwards give chunk j a group of PP in each
+ * full round of PP x VPP and what the last round reaches. */
+static double inflight_of_chunk(const space_layout *l, int64_t chunks,
+                                int64_t j)
 {
-    double v = (double)(l->vpp > 0 ? l->vpp : 1);
-    double chunk = space_stage_layers(m, l, r) / v;
+    int64_t pp = l->pp, v = l->vpp > 0 ? l->vpp : 1;
+    if (v == 1) return (double)chunks;
+    int64_t round = pp * v, full = chunks / round, rest = chunks % round;
+    int64_t part = rest - j * pp;
+    return (double)(full * pp + (part < 0 ? 0 : part > pp ? pp : part));
+}
+
+/* What one model chunk of c layers, nm of them MoE, keeps per token for
+ * one micro-batch (*per), and rebuilds at once in its backward
+ * (*rebuilt); see act_rank_token. */
+static void chunk_act(const space_model *m, const space_layout *l, double c,
+                      double nm, int64_t micro, double *per, double *rebuilt_out)
+{
     double kept_in = act_layer_token(m, l, 0, 0), full = act_layer_token(m, l, 1, 0);
     double full_max = full, buffers = 0;
-    double nm = est_stage_moe_layers(m, l, r) / v;
+    if (c <= 0) {
+        *per = *rebuilt_out = 0;
+        return;
+    }
     if (nm > 0) {
         /* Dense-FFN and MoE layers of a chunk: their mean per layer; the
          * layer rebuilt at once, the larger kind. */
         double km = act_layer_token(m, l, 0, 1), fm = act_layer_token(m, l, 1, 1);
-        kept_in = ((chunk - nm) * kept_in + nm * km) / chunk;
-        full = ((chunk - nm) * full + nm * fm) / chunk;
+        kept_in = ((c - nm) * kept_in + nm * km) / c;
+        full = ((c - nm) * full + nm * fm) / c;
         full_max = fmax(full_max, fm);
         buffers = moe_buffers(m, l);
     }
@@ -308,17 +318,16 @@ static double act_rank_token(const space_model *m, const space_layout *l,
     if (l->recompute == SPACE_RECOMPUTE_FULL
         && l->recompute_method == SPACE_RECOMPUTE_BLOCK
         && l->recompute_layers > 0) {
-        double n = space_recompute_layers(m, l, r) / v;
-        per_chunk = n * kept_in + (chunk - n) * full;
+        double n = fmin((double)l->recompute_layers, c);
+        per_chunk = n * kept_in + (c - n) * full;
         rebuilt = n > 0 ? full_max : 0;
     } else if (l->recompute == SPACE_RECOMPUTE_FULL) {
         double n = (double)(l->recompute_layers > 1 ? l->recompute_layers : 1);
-        /* groups of n, the last one shorter (an average chunk of an
-         * uneven split keeps its average with groups of one) */
-        per_chunk = (n > 1 ? ceil(chunk / n) : chunk) * kept_in;
-        rebuilt = fmin(n, chunk) * full_max;
+        /* groups of n, the last one shorter */
+        per_chunk = (n > 1 ? ceil(c / n) : c) * kept_in;
+        rebuilt = fmin(n, c) * full_max;
     } else {
-        per_chunk = chunk * kept_in;
+        per_chunk = c * kept_in;
         if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP) rebuilt = full;
         /* A checkpointed module's activations exist again while its
          * layer's backward runs: the larger kind of layer's, counted as
@@ -340,8 +349,56 @@ static double act_rank_token(const space_model *m, const space_layout *l,
     if (l->pp == 1 && nm > 0 && l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A
         && micro > 1)
         rebuilt += kept_in;
+    *per = per_chunk;
     *rebuilt_out = rebuilt;
-    return inflight_chunks(l, r, micro) * per_chunk + rebuilt;
+}
+
+/* Activation bytes per token on pipeline rank r: what each model chunk
+ * keeps per micro-batch in flight on it, and the layers rebuilt at once in
+ * the backward, the chunks' layers as the split s puts them (a chunk of
+ * its own size each; where every chunk of the rank is alike, inflight x
+ * one chunk's). Full recomputation (Megatron-Core TransformerBlock.
+ * _checkpointed_forward, NVIDIA/Megatron-LM@d580efc68a9f, core_v0.12.0;
+ * chunk = the block's layers, one model chunk): uniform keeps the input
+ * of each group of N layers and rebuilds a group at a time (N = 1:
+ * Megatron-LM 2021's --checkpoint-num-layers default, v2.5); block keeps
+ * the input of each of the chunk's first N layers, everything of the
+ * others, and rebuilds one layer at a time. *rebuilt_out: the part
+ * rebuilt, which exists only during a layer's backward (the largest of
+ * the rank's chunks'). */
+static double act_rank_token(const space_model *m, const space_layout *l,
+                             const space_split *s, int64_t r, int64_t micro,
+                             double *rebuilt_out)
+{
+    int64_t v = s->vpp;
+    double chunks = inflight_chunks(l, r, micro);
+    space_chunk c0;
+    space_split_chunk(s, r, 0, &c0);
+    int64_t nm0 = est_moe_layers_in(m, c0.offset, c0.layers);
+    int alike = 1;
+    for (int64_t j = 1; j < v && alike; j++) {
+        space_chunk c;
+        space_split_chunk(s, r, j, &c);
+        alike = c.layers == c0.layers
+                && est_moe_layers_in(m, c.offset, c.layers) == nm0;
+    }
+    double per, rebuilt;
+    if (alike) {
+        chunk_act(m, l, (double)c0.layers, (double)nm0, micro, &per, &rebuilt);
+        *rebuilt_out = rebuilt;
+        return chunks * per + rebuilt;
+    }
+    double act = 0, most = 0;
+    for (int64_t j = 0; j < v; j++) {
+        space_chunk c;
+        space_split_chunk(s, r, j, &c);
+        double nm = (double)est_moe_layers_in(m, c.offset, c.layers);
+        chunk_act(m, l, (double)c.layers, nm, micro, &per, &rebuilt);
+        act += inflight_of_chunk(l, (int64_t)chunks, j) * per;
+        most = fmax(most, rebuilt);
+    }
+    *rebuilt_out = most;
+    return act + most;
 }
 
 /* Weights of one layer's GEMMs on a TP rank: QKV, output projection, FFN
@@ -497,7 +554,16 @@ static void stage_of(const space_model *m, const space_layout *l,
     if (micro < 1) micro = 1;
     double tokens = (double)l->mbs * (double)l->seq / (double)l->cp;
     double vp = (double)p.vocab_padded;
-    double layers = space_stage_layers(m, l, r);
+    space_split sp;
+    space_split_resolve(m, l, &sp, NULL, 0);
+    double layers = (double)space_split_rank_layers(&sp, r);
+    /* The MTP modules on this rank (the last, or a layout's) */
+    double mtp = 0;
+    for (int64_t j = 0; j < sp.vpp; j++) {
+        space_chunk c;
+        space_split_chunk(&sp, r, j, &c);
+        mtp += (double)c.mtp;
+    }
     double params = layers * layer;
     if (r == 0) params += first;
     if (r == l->pp - 1) params += last;
@@ -520,24 +586,22 @@ static void stage_of(const space_model *m, const space_layout *l,
                        + ((double)p.moe_mlp_per_layer - routed - shared);
         double xl = routed
                     / (double)(space_layout_ep(l) * space_layout_etp(l));
-        double nm = est_stage_moe_layers(m, l, r);
+        double nm = est_split_moe_layers(m, &sp, r);
         params = (layers - nm) * dense_l + nm * moe_l;
         xparams = nm * xl;
-        if (r == l->pp - 1 && m->mtp_layers > 0) {
+        if (mtp > 0) {
             double h = (double)m->hidden;
-            params += (double)m->mtp_layers
-                      * (moe_l + 2 * h * h / t + (double)p.final_norm * 2);
-            xparams += (double)m->mtp_layers * xl;
+            params += mtp * (moe_l + 2 * h * h / t + (double)p.final_norm * 2);
+            xparams += mtp * xl;
         }
         if (r == 0) params += first;
         if (r == l->pp - 1) params += last;
         layer = fmax(dense_l, moe_l + xl);
         int64_t edp = est_moe_edp(l);
         xshard = (double)(edp > 0 ? edp : 1);
-    } else if (r == l->pp - 1 && m->mtp_layers > 0) {
+    } else if (mtp > 0) {
         double h = (double)m->hidden;
-        params += (double)m->mtp_layers
-                  * (layer + 2 * h * h / t + (double)p.final_norm * 2);
+        params += mtp * (layer + 2 * h * h / t + (double)p.final_norm * 2);
     }
     double w, gr, opt, live = 0;
     est_state_bytes(l, params, &w, &gr, &opt);
@@ -588,8 +652,7 @@ static void stage_of(const space_model *m, const space_layout *l,
             /* Dense-FFN and MoE layers apart; the experts' copies are of
              * this rank's EP x ETP shard; MTP's layers on the last stage
              * (TE workspaces are per module, as for dense layers). */
-            double nm = est_stage_moe_layers(m, l, r);
-            double mtp = r == l->pp - 1 ? (double)m->mtp_layers : 0;
+            double nm = est_split_moe_layers(m, &sp, r);
             gw = (layers - nm) * layer_gemm_weights_of(m, t, 0)
                  + (nm + mtp) * layer_gemm_weights_of(m, t, 1);
             gx = (nm + mtp) * expert_gemm_weights(m, l);
@@ -619,7 +682,7 @@ static void stage_of(const space_model *m, const space_layout *l,
         fp8 = 2 * NVFP4_BYTES * layers * layer_gemm_weights_of(m, t, 0);
     }
     double rebuilt_tok;
-    double act = tokens * act_rank_token(m, l, r, micro, &rebuilt_tok);
+    double act = tokens * act_rank_token(m, l, &sp, r, micro, &rebuilt_tok);
     if (r < l->pp - 1)
         act += tokens * inflight_chunks(l, r, micro) * pipe_output_token(m, l);
     double loss_bwd = 0, loss_kept = 0;
@@ -671,12 +734,11 @@ static void stage_of(const space_model *m, const space_layout *l,
         }
     }
     act += loss_kept;
-    if (r == l->pp - 1 && m->mtp_layers > 0)
+    if (mtp > 0)
         /* Each MTP module's layer (one micro-batch in flight on the last
          * stage) and its second pass through the head and the loss. */
-        act += (double)m->mtp_layers
-               * (tokens * act_layer_token(m, l, 0, m->num_experts > 0)
-                  + loss_kept);
+        act += mtp * (tokens * act_layer_token(m, l, 0, m->num_experts > 0)
+                      + loss_kept);
     double step = est_step_bytes(l, params - xparams);
     if (xparams > 0 && est_step_bytes(l, 1) > 0) /* the experts' shard */
         step += 4 * xparams / (l->zero >= SPACE_ZERO_1 ? xshard : 1);
@@ -818,38 +880,55 @@ void est_memory_settle(est_memory *o, double frag)
     o->seen_device = o->seen_reserved + o->context + o->nccl;
 }
 
+/* Whether rank b holds what rank a holds, chunk by chunk (transformer
+ * layers, MoE layers, MTP modules). */
+static int rank_alike(const space_model *m, const space_split *s, int64_t a,
+                      int64_t b)
+{
+    for (int64_t j = 0; j < s->vpp; j++) {
+        space_chunk x, y;
+        space_split_chunk(s, a, j, &x);
+        space_split_chunk(s, b, j, &y);
+        if (x.layers != y.layers || x.mtp != y.mtp
+            || est_moe_layers_in(m, x.offset, x.layers)
+                   != est_moe_layers_in(m, y.offset, y.layers))
+            return 0;
+    }
+    return 1;
+}
+
 void est_memory_of(const space_model *m, const space_layout *l,
                    est_memory *out)
 {
     memset(out, 0, sizeof *out);
     space_params p;
     space_model_params(m, 128 * l->tp, &p);
-    /* Stage 0 and the last stage bound every rank but the middle ones'
-     * extra layer of an uneven split (space_stage_layers): rank 1, which
-     * has the most micro-batches in flight of those, then too. */
-    int64_t ranks[5] = {0, l->pp - 1, 1, 1, 1};
-    int n_ranks = l->pp > 2 && space_stage_layers(m, l, 1)
-                                   > space_stage_layers(m, l, 0)
-                      ? 3
-                      : 2;
-    if (m->num_experts > 0 && l->pp > 2) {
-        /* MoE layers need not fall alike on the middle ranks
-         * (moe_layer_freq > 1, leading dense layers): rank 1 (the most
-         * micro-batches in flight), and the ones with the most and the
-         * fewest MoE layers (an MoE layer may hold more or less than a
-         * dense one on a rank, so one of them holds the most). */
-        double best = -1;
-        double least = 1e300;
-        for (int64_t rr = 1; rr < l->pp - 1; rr++) {
-            double nm = est_stage_moe_layers(m, l, rr);
-            if (nm > best) best = nm, ranks[3] = rr;
-            if (nm < least) least = nm, ranks[4] = rr;
+    /* Every rank, but one that holds what a lower rank holds, chunk by
+     * chunk: the lower one has as many micro-batches in flight or more
+     * (inflight_chunks), so it needs as much or more (rank 0 more still,
+     * with the embedding). The last rank (the head) and the MTP modules'
+     * stand alone. Ranks in the order 0, PP - 1, 1, ..., PP - 2. */
+    space_split sp;
+    space_split_resolve(m, l, &sp, NULL, 0);
+    int64_t pp = sp.pp, seen[16];
+    int n_seen = 0;
+    /* A formula split of a model whose layers are alike: the middle ranks
+     * all hold alike; rank 1 stands for them. */
+    int alike = !sp.lay && !sp.extra && est_moe_uniform(m);
+    for (int64_t i = 0; i < pp; i++) {
+        int64_t r = i == 0 ? 0 : i == 1 ? pp - 1 : i - 1;
+        if (alike && i > 2) break;
+        int skip = 0;
+        if (i >= 2) { /* a middle rank */
+            for (int k = 0; k < n_seen && !skip; k++)
+                skip = rank_alike(m, &sp, seen[k], r);
+            if (!skip && n_seen < 16) seen[n_seen++] = r;
+        } else if (r != pp - 1 && n_seen < 16) {
+            seen[n_seen++] = r;
         }
-        n_ranks = 5;
-    }
-    for (int s = 0; s < n_ranks; s++) {
+        if (skip) continue;
         est_memory st;
-        stage_of(m, l, &p, ranks[s], &st);
+        stage_of(m, l, &p, r, &st);
         if (st.total > out->total) *out = st;
     }
 }

@@ -51,50 +51,49 @@ double est_moe_imbalance(const space_model *m, const space_layout *l)
     return f;
 }
 
-/* MoE layers among layer indices [0, x), x possibly fractional (the
- * uneven split's half layers): space.h's placement rule, layer i is MoE
- * when i >= first_dense_layers and (i - first_dense_layers) %
- * moe_layer_freq == 0; linear between whole layers. */
-static double moe_before(const space_model *m, double x)
+/* MoE layers among layer indices [0, x): space.h's placement rule, layer
+ * i is MoE when i >= first_dense_layers and (i - first_dense_layers) %
+ * moe_layer_freq == 0. */
+static int64_t moe_before(const space_model *m, int64_t x)
 {
     int64_t first = m->first_dense_layers > 0 ? m->first_dense_layers : 0;
     int64_t freq = m->moe_layer_freq > 0 ? m->moe_layer_freq : 1;
-    double lo = floor(x);
-    int64_t i = (int64_t)lo;
-    if (i > m->num_layers) i = m->num_layers;
-    double n = i <= first ? 0 : (double)((i - first - 1) / freq + 1);
-    double frac = x - lo;
-    if (frac > 0 && i < m->num_layers) {
-        int is_moe = i >= first && (i - first) % freq == 0;
-        n += frac * is_moe;
+    if (x > m->num_layers) x = m->num_layers;
+    return x <= first ? 0 : (x - first - 1) / freq + 1;
+}
+
+int64_t est_moe_layers_in(const space_model *m, int64_t first, int64_t n)
+{
+    if (m->num_experts <= 0 || n <= 0) return 0;
+    return moe_before(m, first + n) - moe_before(m, first);
+}
+
+int est_moe_uniform(const space_model *m)
+{
+    return m->num_experts <= 0
+           || (m->first_dense_layers <= 0 && m->moe_layer_freq <= 1);
+}
+
+double est_split_moe_layers(const space_model *m, const space_split *s,
+                            int64_t r)
+{
+    if (m->num_experts <= 0) return 0;
+    int64_t n = 0;
+    for (int64_t j = 0; j < s->vpp; j++) {
+        space_chunk c;
+        space_split_chunk(s, r, j, &c);
+        n += est_moe_layers_in(m, c.offset, c.layers);
     }
-    return n;
+    return (double)n;
 }
 
 double est_stage_moe_layers(const space_model *m, const space_layout *l,
                             int64_t r)
 {
     if (m->num_experts <= 0) return 0;
-    int64_t pp = l->pp > 0 ? l->pp : 1, v = l->vpp > 0 ? l->vpp : 1;
-    double L = (double)m->num_layers;
-    if (v > 1) {
-        /* Interleaved: rank r holds chunks r, r + pp, ... of L / (pp v)
-         * layers each (an average where that does not divide). */
-        double cs = L / (double)(pp * v), n = 0;
-        for (int64_t i = 0; i < v; i++) {
-            double a = cs * (double)(i * pp + r);
-            n += moe_before(m, a + cs) - moe_before(m, a);
-        }
-        return n;
-    }
-    /* One chunk a rank, as space_stage_layers splits them: rank 0, then
-     * pp - 2 alike middle ranks, then the last. */
-    double n0 = space_stage_layers(m, l, 0);
-    double n1 = pp > 2 ? space_stage_layers(m, l, 1) : n0;
-    double a = r == 0 ? 0 : n0 + (double)(r - 1) * n1;
-    double b = a + space_stage_layers(m, l, r);
-    if (r == pp - 1) b = L;
-    return moe_before(m, b) - moe_before(m, a);
+    space_split s;
+    space_split_resolve(m, l, &s, NULL, 0);
+    return est_split_moe_layers(m, &s, r);
 }
 
 /* One FFN of inner size f, as space_model_params counts it: gemms weight

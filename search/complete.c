@@ -4,10 +4,13 @@
  * candidates (a few thousand at most; each estimate is microseconds).
  *
  * Candidates are the values Megatron-LM users pick from: TP a power of
- * two within a node, PP a divisor of the layers, CP up to 8, virtual
- * stages up to 8, micro-batches of 1 to 16 sequences; for an MoE model,
- * EP a power of two dividing the experts and expert TP = TP or 1. Validity is
- * space_layout_check's; feasibility (memory, fp8) est_estimate's.
+ * two within a node, PP any size up to the layers, CP up to 8, virtual
+ * stages up to half the layers, the pipeline splits of space_split_kind
+ * (even, the embedding and/or the loss counted as layers, balanced ends),
+ * micro-batches of 1 to 16 sequences; for an MoE model, EP a power of two
+ * dividing the experts and expert TP = TP or 1. Validity is
+ * space_layout_check's (the split's rules too); feasibility (memory, fp8)
+ * est_estimate's.
  *
  * Deterministic: the combinations are numbered in a fixed order, each
  * thread keeps its best (time, number), and the threads' bests are merged
@@ -18,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_CAND 64
+#define MAX_CAND SPACE_GRID_MAX
 
 typedef struct cand {
     int64_t v[MAX_CAND];
@@ -56,12 +59,64 @@ static int better(const est_result *a, int64_t ia, const est_result *b,
     return ia < ib;
 }
 
+enum { ND = 11 }; /* tp pp cp ep etp vpp split mbs sp recompute zero */
+
+/* Combination idx of dims as a layout into *l, from want. Returns 0 to
+ * estimate it; 1 to leave it (no whole DP, SP or expert TP that change
+ * nothing at TP 1, interleaving without PP, a split that puts the same
+ * layers on every chunk as a split before it); 2 for a split Megatron-
+ * Core refuses (not estimated, but kept to say why if nothing else is
+ * left). */
+static int layout_of(const space_layout *want, const cand *const *dims,
+                     const int64_t *idx, const space_model *m, int64_t gpus,
+                     space_layout *l)
+{
+    *l = *want;
+    l->tp = dims[0]->v[idx[0]];
+    l->pp = dims[1]->v[idx[1]];
+    l->cp = dims[2]->v[idx[2]];
+    l->ep = dims[3]->v[idx[3]];
+    l->etp = dims[4]->v[idx[4]];
+    l->vpp = dims[5]->v[idx[5]];
+    l->mbs = dims[7]->v[idx[7]];
+    l->sp = (int)dims[8]->v[idx[8]];
+    l->recompute = (space_recompute)dims[9]->v[idx[9]];
+    l->zero = (space_zero)dims[10]->v[idx[10]];
+    int64_t mp = l->tp * l->pp * l->cp;
+    if (mp < 1 || gpus % mp) return 1;
+    l->dp = gpus / mp;
+    if (want->dp != SEARCH_UNSET && l->dp != want->dp) return 1;
+    if (l->tp == 1 && want->sp == SEARCH_UNSET && idx[8] != 0)
+        return 1; /* SP on and off are one layout at TP 1 */
+    if (l->tp == 1 && want->etp == SEARCH_UNSET && idx[4] != 0)
+        return 1; /* so are expert TP 1 and expert TP = TP */
+    if (want->vpp == SEARCH_UNSET && l->vpp > 1 && l->pp < 2) return 1;
+    const cand *split = dims[6];
+    space_split_kind_apply((space_split_kind)split->v[idx[6]], m->num_layers,
+                           l);
+    if (split->n == 1 && want->vpp != SEARCH_UNSET) return 0;
+    space_split me;
+    if (l->pp_first < 0 || space_split_resolve(m, l, &me, NULL, 0) != SPACE_OK)
+        return 2;
+    for (int k = 0; k < idx[6]; k++) {
+        space_layout t = *l;
+        space_split other;
+        space_split_kind_apply((space_split_kind)split->v[k], m->num_layers,
+                               &t);
+        if (t.pp_first >= 0
+            && space_split_resolve(m, &t, &other, NULL, 0) == SPACE_OK
+            && space_split_same(&me, &other))
+            return 1;
+    }
+    return 0;
+}
+
 int search_complete(const est_ctx *c, const space_model *m,
                     const space_layout *want, int64_t gpus, est_result *best,
                     int64_t *n_tried, int64_t *n_feasible)
 {
     int gpn = c->sys->gpus_per_node;
-    cand tp, pp, cp, ep, etp, vpp, mbs, sp, rc, zero;
+    cand tp, pp, cp, ep, etp, vpp, split, mbs, sp, rc, zero;
     {
         int64_t v[MAX_CAND];
         int n = 0;
@@ -69,12 +124,24 @@ int search_complete(const est_ctx *c, const space_model *m,
             v[n++] = t;
         cand_list(&tp, want->tp, v, n);
         n = 0;
+        /* every PP that divides the GPUs (the split rules say which the
+         * layers allow) */
         for (int64_t p = 1; p <= m->num_layers && p <= gpus && n < MAX_CAND;
-             p++) /* and for MoE the powers of two (space_grid_default) */
-            if (m->num_layers % p == 0
-                || (m->num_experts > 0 && (p & (p - 1)) == 0))
-                v[n++] = p;
+             p++)
+            if (gpus % p == 0) v[n++] = p;
         cand_list(&pp, want->pp, v, n);
+        n = 0;
+        for (int64_t x = 1; x <= m->num_layers / 2 && n < MAX_CAND; x++)
+            v[n++] = x;
+        if (n == 0) v[n++] = 1;
+        cand_list(&vpp, want->vpp, v, n);
+        /* the splits of space_split_kind but the job's own; the job's
+         * where it gives one */
+        n = 0;
+        for (int k = 0; k < SPACE_SPLIT_GIVEN; k++) v[n++] = k;
+        cand_list(&split, want->pp_account < 0 ? SEARCH_UNSET
+                                               : SPACE_SPLIT_GIVEN,
+                  v, n);
         /* MoE: EP the powers of two dividing the experts, up to the GPUs
          * (space_grid_default's); a dense model's 0 stays. */
         n = 0;
@@ -85,7 +152,7 @@ int search_complete(const est_ctx *c, const space_model *m,
         if (n == 0) v[n++] = 0;
         cand_list(&ep, want->ep, v, n);
     }
-    static const int64_t cps[] = {1, 2, 4, 8}, vpps[] = {1, 2, 3, 4, 6, 8},
+    static const int64_t cps[] = {1, 2, 4, 8},
                          mbss[] = {1, 2, 4, 8, 16}, sps[] = {1, 0},
                          rcs[] = {SPACE_RECOMPUTE_NONE,
                                   SPACE_RECOMPUTE_SELECTIVE,
@@ -95,23 +162,23 @@ int search_complete(const est_ctx *c, const space_model *m,
     static const int64_t etps[] = {0, 1};
     cand_list(&cp, want->cp, cps, 4);
     cand_list(&etp, want->etp, etps, m->num_experts > 0 ? 2 : 1);
-    cand_list(&vpp, want->vpp, vpps, 6);
     cand_list(&mbs, want->mbs, mbss, 5);
     cand_list(&sp, want->sp, sps, 2);
     cand_list(&rc, (int)want->recompute, rcs, 3);
     cand_list(&zero, (int)want->zero, zeros, 2);
-    const cand *dims[] = {&tp, &pp, &cp, &ep, &etp, &vpp, &mbs, &sp, &rc,
-                          &zero};
-    enum { ND = 10 };
+    const cand *dims[] = {&tp, &pp, &cp, &ep, &etp, &vpp, &split, &mbs, &sp,
+                          &rc, &zero};
     int64_t total = 1;
     for (int d = 0; d < ND; d++) total *= dims[d]->n;
 
     est_result glob = {0};
-    int64_t glob_i = -1, feasible = 0;
+    /* refused: the first combination whose split Megatron-Core refuses,
+     * not estimated but kept to say why when nothing else is left */
+    int64_t glob_i = -1, feasible = 0, refused = INT64_MAX;
 #pragma omp parallel
     {
         est_result mine = {0}, r;
-        int64_t mine_i = -1, my_feasible = 0;
+        int64_t mine_i = -1, my_feasible = 0, my_refused = INT64_MAX;
 #pragma omp for schedule(static)
         for (int64_t i = 0; i < total; i++) {
             int64_t k = i, idx[ND];
@@ -119,25 +186,10 @@ int search_complete(const est_ctx *c, const space_model *m,
                 idx[d] = k % dims[d]->n;
                 k /= dims[d]->n;
             }
-            space_layout l = *want;
-            l.tp = tp.v[idx[0]];
-            l.pp = pp.v[idx[1]];
-            l.cp = cp.v[idx[2]];
-            l.ep = ep.v[idx[3]];
-            l.etp = etp.v[idx[4]];
-            l.vpp = vpp.v[idx[5]];
-            l.mbs = mbs.v[idx[6]];
-            l.sp = (int)sp.v[idx[7]];
-            l.recompute = (space_recompute)rc.v[idx[8]];
-            l.zero = (space_zero)zero.v[idx[9]];
-            if (l.tp == 1 && want->sp == SEARCH_UNSET && idx[7] != 0)
-                continue; /* SP on and off are one layout at TP 1 */
-            if (l.tp == 1 && want->etp == SEARCH_UNSET && idx[4] != 0)
-                continue; /* so are expert TP 1 and expert TP = TP */
-            int64_t mp = l.tp * l.pp * l.cp;
-            if (gpus % mp) continue;
-            l.dp = gpus / mp;
-            if (want->dp != SEARCH_UNSET && l.dp != want->dp) continue;
+            space_layout l;
+            int skip = layout_of(want, dims, idx, m, gpus, &l);
+            if (skip == 2 && i < my_refused) my_refused = i;
+            if (skip) continue;
             est_estimate(c, m, &l, &r);
             if (r.feasible) my_feasible++;
             if (mine_i < 0 || better(&r, i, &mine, mine_i)) {
@@ -148,11 +200,24 @@ int search_complete(const est_ctx *c, const space_model *m,
 #pragma omp critical
         {
             feasible += my_feasible;
+            if (my_refused < refused) refused = my_refused;
             if (mine_i >= 0 && (glob_i < 0 || better(&mine, mine_i, &glob, glob_i))) {
                 glob = mine;
                 glob_i = mine_i;
             }
         }
+    }
+    if (glob_i < 0 && refused != INT64_MAX) {
+        /* only refused splits: the first of them, estimated, says why */
+        int64_t k = refused, idx[ND];
+        for (int d = ND - 1; d >= 0; d--) {
+            idx[d] = k % dims[d]->n;
+            k /= dims[d]->n;
+        }
+        space_layout l;
+        layout_of(want, dims, idx, m, gpus, &l);
+        est_estimate(c, m, &l, &glob);
+        glob_i = refused;
     }
     if (n_tried) *n_tried = total;
     if (n_feasible) *n_feasible = feasible;
@@ -167,6 +232,7 @@ int search_complete(const est_ctx *c, const space_model *m,
         if (l->mbs < 1) l->mbs = 1;
         if (l->dp < 1) l->dp = 0;
         if (l->ep < 0) l->ep = m->num_experts > 0 ? 1 : 0;
+        if (l->pp_account < 0) l->pp_account = 0;
         if (l->etp < 0) l->etp = 0;
         if (l->sp < 0) l->sp = 0;
         if ((int)l->recompute < 0) l->recompute = SPACE_RECOMPUTE_NONE;

@@ -99,7 +99,18 @@ static const int rule_dim[SPACE_REJECT_COUNT] = {
     [SPACE_REJECT_TP_HEADS] = SPACE_DIM_CP,
     [SPACE_REJECT_TP_KV_HEADS] = SPACE_DIM_CP,
     [SPACE_REJECT_TP_NODE] = SPACE_DIM_CP,
-    [SPACE_REJECT_PP_LAYERS] = SPACE_DIM_VPP,
+    [SPACE_REJECT_SPLIT_CONFLICT] = SPACE_DIM_SPLIT,
+    [SPACE_REJECT_PP_LAYERS] = SPACE_DIM_SPLIT,
+    [SPACE_REJECT_VPP_LAYERS] = SPACE_DIM_SPLIT,
+    [SPACE_REJECT_END_VPP] = SPACE_DIM_SPLIT,
+    [SPACE_REJECT_MIDDLE] = SPACE_DIM_SPLIT,
+    [SPACE_REJECT_MIDDLE_VPP] = SPACE_DIM_SPLIT,
+    [SPACE_REJECT_LAYOUT_STAGES] = SPACE_DIM_SPLIT,
+    [SPACE_REJECT_LAYOUT_VPP] = SPACE_DIM_SPLIT,
+    [SPACE_REJECT_LAYOUT_LAYERS] = SPACE_DIM_SPLIT,
+    [SPACE_REJECT_LAYOUT_MTP] = SPACE_DIM_SPLIT,
+    [SPACE_REJECT_SPLIT_NONE] = SPACE_DIM_SPLIT,
+    [SPACE_REJECT_SPLIT_SAME] = SPACE_DIM_SPLIT,
     [SPACE_REJECT_VPP] = SPACE_DIM_VPP,
     [SPACE_REJECT_GBS] = SPACE_DIM_MBS,
     [SPACE_REJECT_VPP_MICRO] = SPACE_DIM_MBS,
@@ -130,8 +141,15 @@ static const space_reject check_order[] = {
     SPACE_REJECT_TP_NODE,     SPACE_REJECT_EP_DENSE,
     SPACE_REJECT_EP_EXPERTS,  SPACE_REJECT_EP_RANKS,
     SPACE_REJECT_ETP_NODE,    SPACE_REJECT_FLEX_EP,
-    SPACE_REJECT_PP_LAYERS,
-    SPACE_REJECT_VPP,         SPACE_REJECT_VPP_PP2,
+    SPACE_REJECT_VPP,
+    /* the split's (split.c, space_split_resolve) */
+    SPACE_REJECT_SPLIT_CONFLICT, SPACE_REJECT_LAYOUT_STAGES,
+    SPACE_REJECT_LAYOUT_VPP,  SPACE_REJECT_LAYOUT_LAYERS,
+    SPACE_REJECT_LAYOUT_MTP,  SPACE_REJECT_SPLIT_SAME,
+    SPACE_REJECT_SPLIT_NONE,  SPACE_REJECT_END_VPP,
+    SPACE_REJECT_MIDDLE,      SPACE_REJECT_MIDDLE_VPP,
+    SPACE_REJECT_PP_LAYERS,   SPACE_REJECT_VPP_LAYERS,
+    SPACE_REJECT_VPP_PP2,
     SPACE_REJECT_GBS,         SPACE_REJECT_VPP_MICRO,
     SPACE_REJECT_CP_SEQ,      SPACE_REJECT_SP_SEQ,
     SPACE_REJECT_MOE_SP,
@@ -373,7 +391,8 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
         space_layout l;
         space_grid_layout(g, i, gpus, &q->base, &l);
         char why[200];
-        space_reject rj = space_grid_check(m, &l, gpus, gpn, why, sizeof why);
+        /* the message only where it becomes the rule's example */
+        space_reject rj = space_grid_check(m, &l, gpus, gpn, NULL, 0);
         if (rj != SPACE_OK) {
             /* the whole block that shares the digits the rule reads */
             int64_t blk = space_grid_block(g, rule_block_dim(rj));
@@ -381,6 +400,7 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
             int64_t key = unit * size + i;
             if (!st->rejected[rj] || key < t->example_key[rj]) {
                 t->example_key[rj] = key;
+                space_grid_check(m, &l, gpus, gpn, why, sizeof why);
                 tp_strlcpy(st->example[rj], why, sizeof why);
             }
             st->rejected[rj] += end - i;

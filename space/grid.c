@@ -18,6 +18,7 @@ const char *const space_dim_names[SPACE_DIM_COUNT] = {
     [SPACE_DIM_TP] = "tp",   [SPACE_DIM_PP] = "pp",
     [SPACE_DIM_CP] = "cp",   [SPACE_DIM_EP] = "ep",
     [SPACE_DIM_ETP] = "etp", [SPACE_DIM_VPP] = "vpp",
+    [SPACE_DIM_SPLIT] = "split",
     [SPACE_DIM_MBS] = "mbs", [SPACE_DIM_SP] = "sp",
     [SPACE_DIM_RECOMPUTE] = "recompute", [SPACE_DIM_ZERO] = "zero",
 };
@@ -42,19 +43,15 @@ void space_grid_default(space_grid *g, const space_model *m, int64_t max_tp,
     if (n == 0) v[n++] = 1;
     set_list(g, SPACE_DIM_TP, v, n);
     n = 0;
-    /* MoE models also take the powers of two, whose stages the layers
-     * need not fill evenly (space_stage_layers): DeepSeek-V3's 61 layers
-     * trained on 16-way PP (arXiv 2412.19437, section 3.2), which the
-     * divisors of a prime layer count (1, 61) would never offer. Dense
-     * grids keep the divisors alone, as before. */
-    for (int64_t p = 1; p <= m->num_layers && p <= max_pp && n < SPACE_GRID_MAX;
-         p++)
-        if (m->num_layers % p == 0
-            || (m->num_experts > 0 && (p & (p - 1)) == 0))
-            v[n++] = p;
+    /* Every PP: the split rules (split.c) say which of them Megatron-Core
+     * can run with which VPP and split. What the list cannot hold is
+     * left out and reported (pp_beyond). */
+    int64_t pp_hi = m->num_layers < max_pp ? m->num_layers : max_pp;
+    for (int64_t p = 1; p <= pp_hi && n < SPACE_GRID_MAX; p++) v[n++] = p;
     if (n == 0) v[n++] = 1;
+    if (pp_hi > v[n - 1]) g->pp_beyond = v[n - 1];
     set_list(g, SPACE_DIM_PP, v, n);
-    static const int64_t cps[] = {1, 2, 4, 8}, vpps[] = {1, 2, 3, 4, 6, 8},
+    static const int64_t cps[] = {1, 2, 4, 8},
                          mbss[] = {1, 2, 4, 8, 16}, sps[] = {0, 1},
                          rcs[] = {SPACE_RECOMPUTE_NONE,
                                   SPACE_RECOMPUTE_SELECTIVE,
@@ -75,7 +72,18 @@ void space_grid_default(space_grid *g, const space_model *m, int64_t max_tp,
     else set_list(g, SPACE_DIM_EP, v, n);
     if (m->num_experts > 0) set_list(g, SPACE_DIM_ETP, etps, 2);
     else set_list(g, SPACE_DIM_ETP, none, 1);
-    set_list(g, SPACE_DIM_VPP, vpps, 6);
+    /* Every VPP that gives each chunk a layer on two ranks or more; the
+     * split rules say which fill the chunks as Megatron-Core can. */
+    n = 0;
+    int64_t vpp_hi = m->num_layers / 2 > 1 ? m->num_layers / 2 : 1;
+    for (int64_t x = 1; x <= vpp_hi && n < SPACE_GRID_MAX; x++) v[n++] = x;
+    if (vpp_hi > v[n - 1]) g->vpp_beyond = v[n - 1];
+    set_list(g, SPACE_DIM_VPP, v, n);
+    static const int64_t splits[] = {SPACE_SPLIT_EVEN, SPACE_SPLIT_EMBED,
+                                     SPACE_SPLIT_LOSS, SPACE_SPLIT_EMBED_LOSS,
+                                     SPACE_SPLIT_ENDS};
+    set_list(g, SPACE_DIM_SPLIT, splits, 5);
+    g->layers = m->num_layers;
     set_list(g, SPACE_DIM_MBS, mbss, 5);
     set_list(g, SPACE_DIM_SP, sps, 2);
     set_list(g, SPACE_DIM_RECOMPUTE, rcs, 3);
@@ -87,9 +95,11 @@ int space_grid_fix(space_grid *g, space_dim d, int64_t v)
     int64_t hi = d == SPACE_DIM_SP          ? 1
                  : d == SPACE_DIM_RECOMPUTE ? SPACE_RECOMPUTE_COUNT - 1
                  : d == SPACE_DIM_ZERO      ? SPACE_ZERO_COUNT - 1
+                 : d == SPACE_DIM_SPLIT     ? SPACE_SPLIT_KIND_COUNT - 1
                                             : 1 << 20;
     int64_t lo = d == SPACE_DIM_SP || d == SPACE_DIM_RECOMPUTE
                          || d == SPACE_DIM_ZERO || d == SPACE_DIM_ETP
+                         || d == SPACE_DIM_SPLIT
                      ? 0 : 1;
     if ((unsigned)d >= SPACE_DIM_COUNT || v < lo || v > hi) return -1;
     g->v[d][0] = v;
@@ -116,12 +126,44 @@ int space_grid_digit(const space_grid *g, int64_t idx, space_dim d)
     return (int)((idx / space_grid_block(g, d)) % g->n[d]);
 }
 
+/* l's split as the grid's split number `digit` says, and marked for
+ * space_grid_check: pp_first = pp_last = -1 where the balanced ends have
+ * no counts (SPACE_REJECT_SPLIT_NONE), -2 where a split earlier in the
+ * list puts the same layers on every chunk (SPACE_REJECT_SPLIT_SAME). A
+ * split Megatron-Core refuses is left for its own rule. */
+static void mark_split(const space_grid *g, int digit, space_layout *l)
+{
+    space_split_kind k = (space_split_kind)g->v[SPACE_DIM_SPLIT][digit];
+    space_split_kind_apply(k, g->layers, l);
+    if (k == SPACE_SPLIT_GIVEN || l->pp_first < 0 || digit == 0) return;
+    space_split me, other;
+    if (space_split_resolve_n(g->layers, 0, l, &me, NULL, 0) != SPACE_OK)
+        return;
+    for (int i = 0; i < digit; i++) {
+        space_split_kind ki = (space_split_kind)g->v[SPACE_DIM_SPLIT][i];
+        if (ki == SPACE_SPLIT_GIVEN) continue;
+        space_layout t = *l;
+        space_split_kind_apply(ki, g->layers, &t);
+        if (t.pp_first < 0
+            || space_split_resolve_n(g->layers, 0, &t, &other, NULL, 0)
+                   != SPACE_OK)
+            continue;
+        if (space_split_same(&me, &other)) {
+            l->pp_first = l->pp_last = -2;
+            l->pp_account = 0;
+            return;
+        }
+    }
+}
+
 void space_grid_layout(const space_grid *g, int64_t idx, int64_t gpus,
                        const space_layout *base, space_layout *out)
 {
     int64_t val[SPACE_DIM_COUNT];
+    int digit[SPACE_DIM_COUNT];
     for (int d = SPACE_DIM_COUNT - 1; d >= 0; d--) {
-        val[d] = g->v[d][idx % g->n[d]];
+        digit[d] = (int)(idx % g->n[d]);
+        val[d] = g->v[d][digit[d]];
         idx /= g->n[d];
     }
     *out = *base;
@@ -136,6 +178,7 @@ void space_grid_layout(const space_grid *g, int64_t idx, int64_t gpus,
         for (int i = 0; i < g->n[SPACE_DIM_ETP]; i++)
             if (g->v[SPACE_DIM_ETP][i] == 0) out->etp = -1;
     out->vpp = val[SPACE_DIM_VPP];
+    mark_split(g, digit[SPACE_DIM_SPLIT], out);
     out->mbs = val[SPACE_DIM_MBS];
     out->sp = (int)val[SPACE_DIM_SP];
     out->recompute = (space_recompute)val[SPACE_DIM_RECOMPUTE];
@@ -191,7 +234,7 @@ char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,
     if (gpus < gpn) gpn = gpus;
     if (gpn < 1) gpn = 1;
     int64_t nodes = (gpus + gpn - 1) / gpn;
-    char cp[32] = "", vpp[32] = "", ep[48] = "";
+    char cp[32] = "", vpp[96] = "", ep[48] = "";
     if (l->cp > 1) snprintf(cp, sizeof cp, "cp%lld", (long long)l->cp);
     /* MoE layouts only (ep set), so dense tags are as before. */
     if (l->ep > 0 && space_layout_etp(l) != l->tp)
@@ -200,6 +243,27 @@ char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,
     else if (l->ep > 0)
         snprintf(ep, sizeof ep, "_ep%lld", (long long)l->ep);
     if (l->vpp > 1) snprintf(vpp, sizeof vpp, "_vpp%lld", (long long)l->vpp);
+    /* The pipeline split where it is not Megatron-Core's default: _ae,
+     * _al, _ael (embedding, loss, both accounted for), _f{N}l{N} (first
+     * and last stage layers; one of them alone as given), _lay (a layout
+     * string). */
+    char split[48] = "";
+    int acc = l->pp_account > 0 ? l->pp_account : 0;
+    if (l->pp_layout)
+        snprintf(split, sizeof split, "_lay");
+    else if (acc)
+        snprintf(split, sizeof split, "_a%s%s", acc & SPACE_PP_EMBED ? "e" : "",
+                 acc & SPACE_PP_LOSS ? "l" : "");
+    else if (l->pp_first > 0 || l->pp_last > 0) {
+        int w = 0;
+        if (l->pp_first > 0)
+            w = snprintf(split, sizeof split, "_f%lld", (long long)l->pp_first);
+        if (l->pp_last > 0)
+            snprintf(split + w, sizeof split - (size_t)w, "%sl%lld",
+                     w ? "" : "_", (long long)l->pp_last);
+    }
+    size_t nv = strlen(vpp);
+    snprintf(vpp + nv, sizeof vpp - nv, "%s", split);
     static const char *const rc[SPACE_RECOMPUTE_COUNT] = {"", "_rsel",
                                                           "_rfull", "_rop"};
     static const char *const z[SPACE_ZERO_COUNT] = {"", "_z1", "_z2", "_z3"};

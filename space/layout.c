@@ -21,10 +21,10 @@
  *
  * Sources (Megatron-LM, megatron/training/arguments.py validate_args and
  * megatron/core/pipeline_parallel/schedules.py, read at core_r0.8.0):
- * attention heads and query groups divisible by TP; layers divisible by
- * PP x virtual stages with interleaving (without it, uneven stages as
- * --decoder-first/last-pipeline-num-layers allow, at most one layer a
- * stage apart); global batch divisible by micro-batch x DP;
+ * attention heads and query groups divisible by TP; the pipeline split
+ * Megatron-Core can build (split.c: its rules and their sources, read at
+ * NVIDIA/Megatron-LM@d98e8a64ddf3); global batch divisible by micro-batch
+ * x DP;
  * interleaving needs PP > 1 and micro-batches a multiple of PP (the
  * interleaved schedule's assertion through core_r0.8); sequence length
  * divisible by 2 x CP (load-balanced causal chunks) and, with sequence
@@ -48,7 +48,16 @@ const char *const space_reject_names[SPACE_REJECT_COUNT] = {
     [SPACE_REJECT_TP_HEADS] = "tp_heads",
     [SPACE_REJECT_TP_KV_HEADS] = "tp_kv_heads",
     [SPACE_REJECT_TP_NODE] = "tp_beyond_node",
+    [SPACE_REJECT_SPLIT_CONFLICT] = "split_conflict",
     [SPACE_REJECT_PP_LAYERS] = "pp_layers",
+    [SPACE_REJECT_VPP_LAYERS] = "vpp_layers",
+    [SPACE_REJECT_END_VPP] = "end_layers_vpp",
+    [SPACE_REJECT_MIDDLE] = "middle_layers",
+    [SPACE_REJECT_MIDDLE_VPP] = "middle_layers_vpp",
+    [SPACE_REJECT_LAYOUT_STAGES] = "layout_stages",
+    [SPACE_REJECT_LAYOUT_VPP] = "layout_vpp",
+    [SPACE_REJECT_LAYOUT_LAYERS] = "layout_layers",
+    [SPACE_REJECT_LAYOUT_MTP] = "layout_mtp",
     [SPACE_REJECT_VPP] = "vpp_needs_pp",
     [SPACE_REJECT_VPP_MICRO] = "vpp_micro_batches",
     [SPACE_REJECT_GBS] = "gbs_divisibility",
@@ -68,6 +77,8 @@ const char *const space_reject_names[SPACE_REJECT_COUNT] = {
     [SPACE_REJECT_ETP_TP] = "etp_is_tp",
     [SPACE_REJECT_SP_TP1] = "sp_needs_tp",
     [SPACE_REJECT_ZERO_DP1] = "zero_needs_dp",
+    [SPACE_REJECT_SPLIT_NONE] = "no_ends_split",
+    [SPACE_REJECT_SPLIT_SAME] = "same_split",
 };
 _Static_assert(sizeof space_reject_names / sizeof space_reject_names[0]
                    == SPACE_REJECT_COUNT,
@@ -144,16 +155,15 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
                "the flex dispatcher (DeepEP) needs expert TP x EP > 1, found "
                "%lld x %lld (Megatron-Core token_dispatcher.py)",
                (long long)etp, (long long)ep);
-    /* Every model chunk needs a layer; the split may be uneven
-     * (space_stage_layers gives the end ranks fewer). */
-    if (pp * v > m->num_layers)
-        REJECT(SPACE_REJECT_PP_LAYERS,
-               "%lld layers cannot fill PP %lld x %lld virtual stages "
-               "(at least one layer each)",
-               (long long)m->num_layers, (long long)pp, (long long)v);
     if (v > 1 && pp < 2)
         REJECT(SPACE_REJECT_VPP,
                "virtual pipeline stages (%lld) need PP > 1", (long long)v);
+    /* The pipeline split: Megatron-Core's rules (split.c). */
+    {
+        space_split s;
+        space_reject rs = space_split_resolve(m, l, &s, why, cap);
+        if (rs != SPACE_OK) return rs;
+    }
     /* Megatron-LM validate_args (megatron/training/arguments.py,
      * NVIDIA/Megatron-LM@d98e8a6): the interleaved schedule without p2p
      * overlap needs PP > 2 (two ranks would post several sends and
@@ -210,17 +220,6 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
                "optimizer or FSDP (ZeRO 1 to 3; Megatron-LM validate_args)");
 #undef REJECT
     return SPACE_OK;
-}
-
-double space_stage_layers(const space_model *m, const space_layout *l,
-                          int64_t r)
-{
-    int64_t L = m->num_layers, pp = l->pp > 0 ? l->pp : 1;
-    int64_t lo = L / pp;
-    double ends = ((double)L - (double)(pp - 2) * (double)(lo + 1)) / 2;
-    if (L % pp == 0 || pp <= 2 || ends < 1)
-        return (double)L / (double)pp;
-    return r == 0 || r == pp - 1 ? ends : (double)(lo + 1);
 }
 
 /* Megatron-LM validate_args (megatron/training/arguments.py): with --bf16,
@@ -293,20 +292,6 @@ const char *space_rc_modules_misfit(const space_model *m, unsigned mask)
     if ((mask & SPACE_RC_MLA_UP_PROJ) && !mla) return "mla_up_proj";
     if ((mask & SPACE_RC_LAYERNORM) && !moe && !mla) return "layernorm";
     return NULL;
-}
-
-double space_recompute_layers(const space_model *m, const space_layout *l,
-                              int64_t r)
-{
-    double layers = space_stage_layers(m, l, r);
-    if (l->recompute == SPACE_RECOMPUTE_NONE) return 0;
-    if (l->recompute != SPACE_RECOMPUTE_FULL
-        || l->recompute_method != SPACE_RECOMPUTE_BLOCK
-        || l->recompute_layers <= 0)
-        return layers;
-    double v = (double)(l->vpp > 0 ? l->vpp : 1);
-    double n = (double)l->recompute_layers, chunk = layers / v;
-    return v * (n < chunk ? n : chunk);
 }
 
 const char *const space_moe_dispatcher_names[SPACE_MOE_DISPATCHER_COUNT] = {

@@ -416,6 +416,34 @@ typedef enum space_fp8_lib {
 
 #define SPACE_MAX_DOC_BUCKETS 8
 
+/* What Megatron-Core counts as a layer of the pipeline split besides the
+ * transformer layers (--account-for-embedding-in-pipeline-split,
+ * --account-for-loss-in-pipeline-split): bits of space_layout.pp_account. */
+enum { SPACE_PP_EMBED = 1, SPACE_PP_LOSS = 2 };
+
+/* The most stages (PP x VPP) a custom layout may have. */
+#define SPACE_PP_LAYOUT_MAX 1024
+
+/* A --pipeline-model-parallel-layout string, parsed as Megatron-Core parses
+ * it (split.c, space_pp_layout_parse): stage i is model chunk i / PP of
+ * pipeline rank i % PP. A job-level value: one per job, read by every
+ * layout that points at it (space_layout.pp_layout), never copied per
+ * candidate. */
+typedef struct space_pp_layout {
+    int n;                                 /* stages */
+    int32_t t[SPACE_PP_LAYOUT_MAX];        /* transformer layers ('t') */
+    int32_t before[SPACE_PP_LAYOUT_MAX];   /* 't' in the stages before */
+    int32_t mtp[SPACE_PP_LAYOUT_MAX];      /* MTP layers ('m') */
+    uint8_t e[SPACE_PP_LAYOUT_MAX];        /* embeddings ('E') */
+    uint8_t loss[SPACE_PP_LAYOUT_MAX];     /* losses ('L') */
+    char first, last;   /* the first and the last letter, in layer order */
+    int t_after_mtp;    /* a 't' after an 'm', in layer order */
+    int64_t n_t, n_e, n_loss, n_mtp; /* letters of each kind */
+    int mtp_stages;     /* stages holding an 'm' */
+    int mtp_stage;      /* the first of them (-1: none) */
+    char text[2048];    /* as given (at most 2047 characters) */
+} space_pp_layout;
+
 typedef struct space_layout {
     int64_t tp, cp, pp, dp;
     int64_t vpp;       /* model chunks per pipeline rank (interleaved 1F1B); 1 = none */
@@ -551,6 +579,19 @@ typedef struct space_layout {
                           fp8 grouped GEMMs; 0: TE's Fp8Padding copies */
     int moe_flex_backend; /* space_moe_flex_backend: the flex dispatcher's
                           backend; 0: DeepEP */
+    /* The pipeline split (split.c): which layers each pipeline rank and
+     * model chunk holds, in Megatron-Core's terms. All 0: its default,
+     * L / PP layers a rank, a rank's layers / VPP a chunk. */
+    int pp_account;    /* SPACE_PP_EMBED | SPACE_PP_LOSS: the embedding,
+                          the loss, count as a layer of the split;
+                          negative: not chosen yet (search_complete tries
+                          the splits; space_* read it as 0) */
+    int64_t pp_first;  /* --decoder-first-pipeline-num-layers; 0: not
+                          given (the first rank is a middle one) */
+    int64_t pp_last;   /* --decoder-last-pipeline-num-layers; 0: not given */
+    const space_pp_layout *pp_layout; /* --pipeline-model-parallel-layout:
+                          the job's, which outlives every layout pointing at
+                          it; NULL: none */
 } space_layout;
 
 /* The flex dispatcher's backends (Megatron-Core
@@ -641,8 +682,7 @@ const char *space_rc_modules_misfit(const space_model *m, unsigned mask);
  * them with selective recomputation (either kind) and with full
  * recomputation by the uniform method, none without recomputation, and
  * with the block method recompute_layers of each of the rank's model
- * chunks (at most the chunk's layers; an average where
- * space_stage_layers is one). */
+ * chunks (at most the chunk's layers), on the split of l. */
 double space_recompute_layers(const space_model *m, const space_layout *l,
                               int64_t r);
 
@@ -700,18 +740,6 @@ space_stack space_layout_stack(const space_layout *l);
  * to the search. */
 int space_framework_zero(space_framework f);
 
-/* Transformer layers on pipeline rank r, all of its model chunks: L / PP
- * where that divides, and with two stages; otherwise the middle ranks take
- * one layer more than L / PP, rounded down, and the two end ranks, which
- * also carry the embedding and the LM head, share the rest equally (as
- * Megatron-LM's --decoder-first/last-pipeline-num-layers and torchtitan's
- * split points lighten them; torchtitan's for Llama 3 405B, 126 layers on
- * 8 ranks of 2 chunks: 7, 8 x 14, 7, rank totals 15, 16 x 6, 15); a half
- * layer each where the rest is odd, as an average. A rank's V chunks
- * share its layers evenly, as an average too. */
-double space_stage_layers(const space_model *m, const space_layout *l,
-                          int64_t r);
-
 /* Why a layout is not valid for a model: one row of space_reject_names
  * (and of the rule table in layout.c) each. */
 typedef enum space_reject {
@@ -720,7 +748,20 @@ typedef enum space_reject {
     SPACE_REJECT_TP_HEADS,       /* heads % tp */
     SPACE_REJECT_TP_KV_HEADS,    /* kv heads % tp */
     SPACE_REJECT_TP_NODE,        /* tp > GPUs per node */
-    SPACE_REJECT_PP_LAYERS,      /* layers % (pp x vpp) */
+    /* The pipeline split (split.c), Megatron-Core's refusals: */
+    SPACE_REJECT_SPLIT_CONFLICT, /* a layout string with other split
+                                    options, or first/last layer counts with
+                                    the embedding or loss accounted for */
+    SPACE_REJECT_PP_LAYERS,      /* (layers + accounted) % pp */
+    SPACE_REJECT_VPP_LAYERS,     /* (layers + accounted) / pp % vpp */
+    SPACE_REJECT_END_VPP,        /* first or last rank's layers % vpp */
+    SPACE_REJECT_MIDDLE,         /* the middle ranks' layers do not fill
+                                    them evenly */
+    SPACE_REJECT_MIDDLE_VPP,     /* a middle rank's layers % vpp */
+    SPACE_REJECT_LAYOUT_STAGES,  /* layout stages % pp */
+    SPACE_REJECT_LAYOUT_VPP,     /* vpp != layout stages / pp */
+    SPACE_REJECT_LAYOUT_LAYERS,  /* the layout's E, L, t counts or places */
+    SPACE_REJECT_LAYOUT_MTP,     /* the layout's m counts or places */
     SPACE_REJECT_VPP,            /* vpp > 1 with pp = 1 */
     SPACE_REJECT_VPP_MICRO,      /* interleaving: micro-batches % pp */
     SPACE_REJECT_GBS,            /* gbs % (mbs x dp) */
@@ -748,6 +789,11 @@ typedef enum space_reject {
                                     layout */
     SPACE_REJECT_SP_TP1,         /* SP with TP 1: the layout without SP */
     SPACE_REJECT_ZERO_DP1,       /* ZeRO with DP x CP 1: the layout without */
+    SPACE_REJECT_SPLIT_NONE,     /* the balanced-ends split has no counts
+                                    for this PP and VPP */
+    SPACE_REJECT_SPLIT_SAME,     /* a split that puts the same layers on
+                                    every chunk as one before it in the
+                                    grid: the same layout */
     SPACE_REJECT_COUNT
 } space_reject;
 extern const char *const space_reject_names[SPACE_REJECT_COUNT];
@@ -758,6 +804,122 @@ extern const char *const space_reject_names[SPACE_REJECT_COUNT];
  * values in why[cap]. */
 space_reject space_layout_check(const space_model *m, const space_layout *l,
                                 int gpus_per_node, char *why, size_t cap);
+
+/* ---- the pipeline split (split.c) --------------------------------------
+ *
+ * Which transformer layers each (pipeline rank, model chunk) holds, as
+ * Megatron-Core computes it (NVIDIA/Megatron-LM@d98e8a64ddf3,
+ * megatron/core/transformer/transformer_block.py get_num_layers_to_build,
+ * transformer_layer.py get_transformer_layer_offset,
+ * pipeline_parallel_layer_layout.py): model chunk j of rank r is stage
+ * k = j x PP + r, and the stages hold the layers in order. The embedding
+ * is on stage 0, the LM head and the loss on the last stage (PP x VPP -
+ * 1), always (pre_process, post_process: megatron/training/training.py
+ * get_model); the MTP modules on the last stage, or where a custom layout
+ * puts them. */
+
+/* A layout's split, resolved once (space_split_resolve) so that any
+ * chunk's layers take O(1). A plain value. */
+typedef struct space_split {
+    int64_t pp, vpp;          /* >= 1 */
+    int64_t layers;           /* the model's transformer layers */
+    int64_t mtp;              /* its MTP modules */
+    /* Formula splits: layer slots of one chunk of the first rank, of a
+     * middle one and of the last; the embedding's and the loss's slot
+     * (embed, loss) are taken out of stage 0 and the last stage; the
+     * first `extra` stages hold one slot more (only the fallback of a
+     * split Megatron-Core refuses, as even as integers go). */
+    int64_t first, mid, last, extra;
+    int embed, loss;
+    const space_pp_layout *lay; /* a custom layout: its stages instead */
+} space_split;
+
+/* One model chunk. */
+typedef struct space_chunk {
+    int64_t layers;     /* transformer layers */
+    int64_t offset;     /* index of its first layer */
+    int embedding;      /* holds the embedding */
+    int head;           /* holds the final norm, LM head and loss */
+    int64_t mtp;        /* MTP modules it holds */
+} space_chunk;
+
+/* Resolves l's split for m into *s and checks it under Megatron-Core's
+ * rules (the split rules of space_reject; their order, values and sources
+ * in split.c). Returns SPACE_OK, or the first rule broken with a message
+ * naming the values in why[cap]; *s is then a fallback split (the layers
+ * as even as integers go over PP x VPP stages, the embedding and the head
+ * at the ends) that callers may still read. Sizes below 1 read as 1. */
+space_reject space_split_resolve(const space_model *m, const space_layout *l,
+                                 space_split *s, char *why, size_t cap);
+/* The same for a model of `layers` transformer layers and `mtp` MTP
+ * modules (all the split reads of it). */
+space_reject space_split_resolve_n(int64_t layers, int64_t mtp,
+                                   const space_layout *l, space_split *s,
+                                   char *why, size_t cap);
+
+/* Chunk j (0 to VPP - 1) of pipeline rank r (0 to PP - 1) of s. */
+void space_split_chunk(const space_split *s, int64_t r, int64_t j,
+                       space_chunk *out);
+
+/* Transformer layers on pipeline rank r of s, all of its chunks. */
+int64_t space_split_rank_layers(const space_split *s, int64_t r);
+
+/* The most transformer layers any chunk of s holds. */
+int64_t space_split_max_chunk(const space_split *s);
+
+/* Layers the embedding and the loss add to the split where l accounts
+ * for them (0 to 2). */
+int space_split_accounted(const space_layout *l);
+
+/* The same for l (resolving its split, a fallback where refused). */
+int64_t space_rank_layers(const space_model *m, const space_layout *l,
+                          int64_t r);
+
+/* space_recompute_layers of rank r on the resolved split s of l. */
+double space_split_recompute_layers(const space_split *s,
+                                    const space_layout *l, int64_t r);
+
+/* --decoder-first/last-pipeline-num-layers that balance the ends, the
+ * search's uneven split: the middle ranks take the mean L / PP rounded up
+ * to a multiple of VPP, the two end ranks (which also hold the embedding,
+ * the LM head and the loss) share the rest, the first the larger half,
+ * each a positive multiple of VPP. PP 1: none; PP 2: the layers shared
+ * alike. Returns 1 and sets *first, *last; 0 where no such split
+ * exists. */
+int space_split_ends(int64_t layers, int64_t pp, int64_t vpp, int64_t *first,
+                     int64_t *last);
+
+/* Whether two resolved formula splits put the same layers on every chunk
+ * (a custom layout compares by its stages). */
+int space_split_same(const space_split *a, const space_split *b);
+
+/* Parses a --pipeline-model-parallel-layout string as Megatron-Core's
+ * PipelineParallelLayerLayout.parse_str_to_list does: commas dropped,
+ * "(...)*N" unrolled, then "x*N", '|' between stages, E (embedding), L
+ * (loss), t (transformer layer), m (MTP module). Checks the syntax only
+ * (the counts are rules of space_split_resolve, which know the model).
+ * Returns 0, or -1 with a message naming the character or the limit in
+ * why[cap] (an unknown letter, more than SPACE_PP_LAYOUT_MAX stages or a
+ * million letters once unrolled). */
+int space_pp_layout_parse(const char *s, space_pp_layout *out, char *why,
+                          size_t cap);
+
+/* The split that puts st[k] transformer layers on stage k (k = chunk x
+ * pp + rank, n = pp x VPP stages, summing to `layers`) into l's split
+ * fields (and l->pp, l->vpp): Megatron-Core's even split, the embedding
+ * and/or loss accounted for, or first/last stage counts where one of them
+ * gives exactly these stages; else a layout string written into *store
+ * (E on stage 0, `mtp` MTP modules and L on the last) that l points at.
+ * Returns 0, or -1 where the stages do not fit (n not a multiple of pp,
+ * another sum, more than SPACE_PP_LAYOUT_MAX stages, a string too long). */
+int space_split_from_stages(int64_t layers, int64_t mtp, int64_t pp,
+                            const int64_t *st, int n, space_layout *l,
+                            space_pp_layout *store);
+
+/* l's split for people: "" for Megatron-Core's default, else e.g.
+ * "account for embedding and loss", "first 7, last 7 layers",
+ * "layout Et*7|(t*8|)*14t*7L". Returns buf. */
+char *space_split_str(const space_layout *l, char *buf, size_t cap);
 
 /* ---- enumeration (grid.c) ---------------------------------------------- */
 
@@ -770,17 +932,42 @@ typedef enum space_dim {
     SPACE_DIM_EP,   /* MoE only (dense grids: the one value 0) */
     SPACE_DIM_ETP,  /* MoE only; 0 = tp (dense grids: the one value 0) */
     SPACE_DIM_VPP,
+    SPACE_DIM_SPLIT, /* space_split_kind */
     SPACE_DIM_MBS,
     SPACE_DIM_SP,
     SPACE_DIM_RECOMPUTE,
     SPACE_DIM_ZERO,
     SPACE_DIM_COUNT
 } space_dim;
-/* "tp", "pp", "cp", "ep", "etp", "vpp", "mbs", "sp", "recompute", "zero":
- * the keys of --fix. */
+/* "tp", "pp", "cp", "ep", "etp", "vpp", "split", "mbs", "sp",
+ * "recompute", "zero": the keys of --fix. */
 extern const char *const space_dim_names[SPACE_DIM_COUNT];
 
-#define SPACE_GRID_MAX 64
+/* The pipeline splits a search tries for each PP and VPP (the values of
+ * SPACE_DIM_SPLIT), in the order a duplicate defers to the split before
+ * it (SPACE_REJECT_SPLIT_SAME). */
+typedef enum space_split_kind {
+    SPACE_SPLIT_EVEN,       /* Megatron-Core's default */
+    SPACE_SPLIT_EMBED,      /* --account-for-embedding-in-pipeline-split */
+    SPACE_SPLIT_LOSS,       /* --account-for-loss-in-pipeline-split */
+    SPACE_SPLIT_EMBED_LOSS, /* both */
+    SPACE_SPLIT_ENDS,       /* --decoder-first/last-pipeline-num-layers at
+                               space_split_ends's counts */
+    SPACE_SPLIT_GIVEN,      /* the job's own (the request's base layout) */
+    SPACE_SPLIT_KIND_COUNT
+} space_split_kind;
+/* "even", "embedding", "loss", "embedding+loss", "ends", "given": the
+ * values of --fix split=. */
+extern const char *const space_split_kind_names[SPACE_SPLIT_KIND_COUNT];
+
+/* The split kind k as l's fields (pp_account, pp_first, pp_last; the
+ * layout string left alone) for a model of `layers` transformer layers;
+ * SPACE_SPLIT_ENDS without counts for l's PP and VPP marks pp_first and
+ * pp_last -1 (SPACE_REJECT_SPLIT_NONE). SPACE_SPLIT_GIVEN leaves l. */
+void space_split_kind_apply(space_split_kind k, int64_t layers,
+                            space_layout *l);
+
+#define SPACE_GRID_MAX 128
 
 /* Candidate values of each field: a plain value. Layout number i of a
  * grid is the mixed-radix number whose digits index the candidate lists,
@@ -790,25 +977,34 @@ extern const char *const space_dim_names[SPACE_DIM_COUNT];
 typedef struct space_grid {
     int64_t v[SPACE_DIM_COUNT][SPACE_GRID_MAX];
     int n[SPACE_DIM_COUNT];
+    int64_t layers;  /* the model's transformer layers (the splits') */
+    /* What the default lists leave out of the range a field could take
+     * (the report of what the search skipped): PP values above pp_beyond
+     * (0: none left out) up to the layers; VPP values above vpp_beyond
+     * (0: none) up to layers / 2. */
+    int64_t pp_beyond, vpp_beyond;
 } space_grid;
 
 /* The candidates Megatron-LM users pick from: TP powers of two up to
- * max_tp (a node's GPUs, unless TP may cross nodes), PP the divisors of
- * the layers (up to max_pp), CP 1, 2, 4, 8, virtual stages 1, 2, 3, 4, 6,
- * 8, micro-batch 1 to 16 sequences in powers of two, SP off and on,
- * recompute none, selective, full, ZeRO 0 and 1 (Megatron-LM's
- * distributed optimizer). For an MoE model: PP also the powers of two
- * (uneven stages), EP the powers of two that
- * divide the experts, up to the experts and max_ep (the most GPUs
- * searched; 0: no limit), and ETP 0 (= tp, Megatron-Core's default) and 1
- * (the experts unsplit); a dense model's EP and ETP lists are the one
- * value 0, so its grid, and its layout numbers, are as without them. */
+ * max_tp (a node's GPUs, unless TP may cross nodes), PP every size from 1
+ * to the layers (up to max_pp and SPACE_GRID_MAX values), CP 1, 2, 4, 8,
+ * virtual stages every count from 1 to half the layers (each chunk at
+ * least a layer on two ranks; up to SPACE_GRID_MAX), the five pipeline
+ * splits of space_split_kind but the job's own, micro-batch 1 to 16
+ * sequences in powers of two, SP off and on, recompute none, selective,
+ * full, ZeRO 0 and 1 (Megatron-LM's distributed optimizer). Which (PP,
+ * VPP, split) Megatron-Core can run is the split rules'. For an MoE model:
+ * EP the powers of two that divide the experts, up to the experts and
+ * max_ep (the most GPUs searched; 0: no limit), and ETP 0 (= tp,
+ * Megatron-Core's default) and 1 (the experts unsplit); a dense model's
+ * EP and ETP lists are the one value 0. */
 void space_grid_default(space_grid *g, const space_model *m, int64_t max_tp,
                         int64_t max_pp, int64_t max_ep);
 
 /* Pins field d to the single value v (ZeRO 2 and 3 can only be had this
  * way). Returns 0, or -1 when v is out of the field's range (sizes >= 1,
- * ETP >= 0 (0: = tp), SP 0 or 1, recompute 0 to 2, ZeRO 0 to 3). */
+ * ETP >= 0 (0: = tp), SP 0 or 1, recompute 0 to 2, ZeRO 0 to 3, split a
+ * space_split_kind). */
 int space_grid_fix(space_grid *g, space_dim d, int64_t v);
 
 /* Layouts per GPU count: the product of the list lengths. */

@@ -1210,6 +1210,10 @@ static void test_deepseek_v3_memory(void)
     space_model m = deepseek_v3();
     space_layout l = moe_layout(1, 16, 128, 64);
     l.gbs = 15360 / 8, l.recompute = SPACE_RECOMPUTE_FULL;
+    /* 61 layers on 16 stages: 3 on the first, 4 on each middle one, 2 on
+     * the last beside the MTP module (--decoder-first/last-pipeline-num-
+     * layers 3 and 2) */
+    l.pp_first = 3, l.pp_last = 2;
     est_result r;
     est_estimate(&v.c, &m, &l, &r);
     TP_CHECK_INT(r.reason, EST_FEASIBLE);
@@ -1254,16 +1258,21 @@ static void test_moe_stage_layers(void)
     for (int i = 0; i < 4; i++) {
         space_layout l = moe_layout(1, pps[i], 8, 8);
         l.vpp = vs[i];
+        if (l.pp > 1) space_split_kind_apply(SPACE_SPLIT_ENDS, 61, &l);
+        TP_CHECK_INT(space_layout_check(&m, &l, 0, NULL, 0), SPACE_OK);
         double sum = 0;
         for (int64_t r = 0; r < l.pp; r++) {
             double n = est_stage_moe_layers(&m, &l, r);
-            TP_CHECK(n >= 0 && n <= space_stage_layers(&m, &l, r) + 1e-12);
+            TP_CHECK(n >= 0 && n <= (double)space_rank_layers(&m, &l, r));
             sum += n;
         }
         TP_CHECK_REL(sum, (double)p.moe_layers, 1e-12);
     }
     space_layout l = moe_layout(1, 16, 8, 8);
-    TP_CHECK(est_stage_moe_layers(&m, &l, 0) == 0); /* 2.5 layers, all dense */
+    l.pp_first = 3, l.pp_last = 2;
+    TP_CHECK(est_stage_moe_layers(&m, &l, 0) == 0); /* 3 layers, all dense */
+    TP_CHECK(est_stage_moe_layers(&m, &l, 1) == 4);
+    TP_CHECK(est_stage_moe_layers(&m, &l, 15) == 2);
     space_model alt = small_moe(8, 2);
     alt.first_dense_layers = 1, alt.moe_layer_freq = 2; /* 1, 3, 5, 7 */
     space_model_params(&alt, 1, &p);
