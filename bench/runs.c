@@ -305,3 +305,120 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     return 0;
 }
 
+
+int bench_split_read(const cJSON *l, const space_model *m, const char *path,
+                     int i, space_layout *w, space_pp_layout **store,
+                     tp_err *e)
+{
+    *store = NULL;
+    w->pp_account = SEARCH_UNSET;
+    w->pp_first = w->pp_last = 0;
+    w->pp_layout = NULL;
+    const cJSON *ae = get(l, "account_for_embedding_in_pipeline_split"),
+                *al = get(l, "account_for_loss_in_pipeline_split"),
+                *lay = get(l, "pipeline_model_parallel_layout");
+    int64_t f = field_i(l, "decoder_first_pipeline_num_layers"),
+            la = field_i(l, "decoder_last_pipeline_num_layers");
+    int given = cJSON_IsTrue(ae) || cJSON_IsTrue(al) || f > 0 || la > 0
+                || cJSON_IsString(lay);
+    if (given) {
+        w->pp_account = (cJSON_IsTrue(ae) ? SPACE_PP_EMBED : 0)
+                        | (cJSON_IsTrue(al) ? SPACE_PP_LOSS : 0);
+        w->pp_first = f > 0 ? f : 0;
+        w->pp_last = la > 0 ? la : 0;
+        if (cJSON_IsString(lay)) {
+            char why[320];
+            *store = tp_xmalloc(sizeof **store);
+            if (space_pp_layout_parse(lay->valuestring, *store, why,
+                                      sizeof why))
+                return tp_errf(e, TP_EDATA,
+                               "%s: $.runs[%d].layout.pipeline_model_parallel_"
+                               "layout: %s", path, i, why);
+            w->pp_layout = *store;
+            if (w->pp > 0 && (*store)->n % w->pp == 0
+                && w->vpp == SEARCH_UNSET)
+                w->vpp = (*store)->n / w->pp;
+        }
+        return 0;
+    }
+    const cJSON *st = get(l, "layers_per_stage");
+    int n = cJSON_GetArraySize(st);
+    if (!cJSON_IsArray(st) || n < 1 || w->pp < 1) return 0;
+    int64_t *v = tp_xcalloc((size_t)n, sizeof *v);
+    const cJSON *x;
+    int k = 0;
+    cJSON_ArrayForEach(x, st) v[k++] = cJSON_IsNumber(x) ? (int64_t)x->valuedouble : -1;
+    int rc = 0;
+    if (n == w->pp) {
+        /* one entry a rank: the split as options that do not depend on
+         * VPP (the even split; the ends one layer lighter with the
+         * embedding or the loss counted; else first/last counts) */
+        int64_t mid = n > 2 ? v[1] : v[0], sum = 0;
+        int alike = 1;
+        for (int r = 1; r < n - 1; r++) alike &= v[r] == mid;
+        for (int r = 0; r < n; r++) sum += v[r];
+        if (sum != m->num_layers || !alike) {
+            rc = tp_errf(e, TP_EDATA,
+                         "%s: $.runs[%d].layout.layers_per_stage: %lld layers "
+                         "with middle ranks that differ; expected the "
+                         "model's %lld, the middle ranks alike",
+                         path, i, (long long)sum, (long long)m->num_layers);
+        } else if (n > 1 && v[0] == mid && v[n - 1] == mid) {
+            w->pp_account = 0;
+        } else if (n > 2 && v[0] == mid - 1 && v[n - 1] == mid - 1) {
+            w->pp_account = SPACE_PP_EMBED | SPACE_PP_LOSS;
+        } else if (n > 2 && v[0] == mid - 1 && v[n - 1] == mid) {
+            w->pp_account = SPACE_PP_EMBED;
+        } else if (n > 2 && v[0] == mid && v[n - 1] == mid - 1) {
+            w->pp_account = SPACE_PP_LOSS;
+        } else {
+            w->pp_account = 0;
+            w->pp_first = v[0];
+            w->pp_last = v[n - 1];
+        }
+    } else {
+        /* one entry a stage (PP x VPP of them) */
+        *store = tp_xmalloc(sizeof **store);
+        space_layout t = *w;
+        if (space_split_from_stages(m->num_layers, m->mtp_layers, w->pp, v, n,
+                                    &t, *store))
+            rc = tp_errf(e, TP_EDATA,
+                         "%s: $.runs[%d].layout.layers_per_stage: %d stages "
+                         "do not hold the model's %lld layers on PP %lld",
+                         path, i, n, (long long)m->num_layers,
+                         (long long)w->pp);
+        else if (w->vpp != SEARCH_UNSET && w->vpp != t.vpp)
+            rc = tp_errf(e, TP_EDATA,
+                         "%s: $.runs[%d].layout.layers_per_stage: %d stages "
+                         "are not PP %lld x VPP %lld",
+                         path, i, n, (long long)w->pp, (long long)w->vpp);
+        if (!rc) {
+            w->vpp = t.vpp;
+            w->pp_account = t.pp_account;
+            w->pp_first = t.pp_first, w->pp_last = t.pp_last;
+            w->pp_layout = t.pp_layout;
+        }
+        if (!w->pp_layout) {
+            free(*store);
+            *store = NULL;
+        }
+    }
+    free(v);
+    return rc;
+}
+
+void bench_split_settle(const space_model *m, space_layout *w)
+{
+    if (w->pp_account >= 0) return;
+    for (int k = SPACE_SPLIT_EVEN; k < SPACE_SPLIT_GIVEN; k++) {
+        space_layout t = *w;
+        space_split s;
+        space_split_kind_apply((space_split_kind)k, m->num_layers, &t);
+        if (t.pp_first >= 0
+            && space_split_resolve(m, &t, &s, NULL, 0) == SPACE_OK) {
+            *w = t;
+            return;
+        }
+    }
+    w->pp_account = 0;
+}

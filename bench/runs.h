@@ -17,4 +17,26 @@
 int bench_layout_read(const cJSON *l, const char *src, const char *path,
                       int i, space_layout *out, tp_err *e);
 
+/* The run's pipeline split (the layout object l of $.runs[i] in path) for
+ * model m into w's split fields: Megatron-LM's options where l gives them
+ * ("account_for_embedding_in_pipeline_split",
+ * "account_for_loss_in_pipeline_split": true or false;
+ * "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers":
+ * integers; "pipeline_model_parallel_layout": a string), else the
+ * published "layers_per_stage" (PP x VPP stages in Megatron-Core's order,
+ * or one entry per pipeline rank, each rank's shared alike by its
+ * chunks) as the split that puts them there (space_split_from_stages),
+ * else none: w->pp_account SEARCH_UNSET, searched (search_complete) or
+ * settled by bench_split_settle. A layout string goes into *store,
+ * allocated here (the caller frees it; NULL when none). 0, or TP_EDATA
+ * with e set. */
+int bench_split_read(const cJSON *l, const space_model *m, const char *path,
+                     int i, space_layout *w, space_pp_layout **store,
+                     tp_err *e);
+
+/* w's split where the run gave none (pp_account SEARCH_UNSET): the first
+ * of space_split_kind's splits that Megatron-Core can build for w's PP
+ * and VPP (the even one where it can), as a user of it would pick. */
+void bench_split_settle(const space_model *m, space_layout *w);
+
 #endif

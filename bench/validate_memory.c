@@ -78,6 +78,7 @@ typedef struct mrun {
     space_layout l;
     int64_t nlayers;
     double ours_in, ours_loso;
+    space_pp_layout *pp_store; /* its layout string's (bench_split_read) */
 } mrun;
 
 static char src_id[MAX_SRC][64];
@@ -177,9 +178,14 @@ static int read_run(const cJSON *run, const char *path, int i, hw_db *db,
     }
     space_layout l;
     if ((rc = bench_layout_read(get(run, "layout"), src_id[r->src], path, i,
-                                &l, e)))
-        return rc;
+                                &l, e))
+        || (rc = bench_split_read(get(run, "layout"), &m, path, i, &l,
+                                  &r->pp_store, e)))
+        return rc > 1 ? rc : 2;
     if (l.vpp == SEARCH_UNSET) l.vpp = 1;
+    /* no split given: the one Megatron-Core users run (the even split
+     * where it can be built) */
+    bench_split_settle(&m, &l);
     if (l.cp == SEARCH_UNSET) l.cp = 1;
     if (l.sp == SEARCH_UNSET) l.sp = 0;
     if ((int)l.zero == SEARCH_UNSET) l.zero = SPACE_ZERO_NONE;
@@ -477,6 +483,7 @@ int main(int argc, char **argv)
         printf("\nestimator/mem.c holds %d figure(s) other than these "
                "(EST_MEM_FRAGMENTATION, margin_of)\n", mismatch);
     free(x);
+    for (int k = 0; k < n; k++) free(v[k].pp_store);
     free(v);
     hw_db_free(db);
     cJSON_Delete(root);

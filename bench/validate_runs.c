@@ -183,6 +183,7 @@ typedef struct vrun {
     /* results */
     double eta_in, eta_loso, ours_in, ours_loso, ours_est;
     est_result r_in;
+    space_pp_layout *pp_store; /* its layout string's (bench_split_read) */
 } vrun;
 
 #define MAX_WHY 12
@@ -345,6 +346,9 @@ static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
 {
     int rc = bench_layout_read(get(run, "layout"), src_of(r)->id, path, i,
                                &r->want, e);
+    if (!rc)
+        rc = bench_split_read(get(run, "layout"), &r->m, path, i, &r->want,
+                              &r->pp_store, e);
     if (!rc) r->stack = space_layout_stack(&r->want);
     return rc;
 }
@@ -1340,6 +1344,8 @@ int main(int argc, char **argv)
     }
     free(eta);
 done:
+    for (int i = 0; v && i < n; i++) free(v[i].pp_store);
+    for (int i = 0; mv && i < nm; i++) free(mv[i].pp_store);
     free(v);
     free(mv);
     cJSON_Delete(moe_root);

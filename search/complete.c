@@ -4,8 +4,10 @@
  * candidates (a few thousand at most; each estimate is microseconds).
  *
  * Candidates are the values Megatron-LM users pick from: TP a power of
- * two within a node, PP any size up to the layers, CP up to 8, virtual
- * stages up to half the layers, the pipeline splits of space_split_kind
+ * two within a node, PP any size up to the layers that divides the GPUs,
+ * CP up to 8, virtual stages 1, 2, 3, 4, 6 or 8 (the search tries every
+ * count; these are the ones published runs that do not say theirs ran),
+ * the pipeline splits of space_split_kind
  * (even, the embedding and/or the loss counted as layers, balanced ends),
  * micro-batches of 1 to 16 sequences; for an MoE model, EP a power of two
  * dividing the experts and expert TP = TP or 1. Validity is
@@ -130,6 +132,9 @@ int search_complete(const est_ctx *c, const space_model *m,
              p++)
             if (gpus % p == 0) v[n++] = p;
         cand_list(&pp, want->pp, v, n);
+        /* the virtual stages users pick from (the search tries every
+         * count; a published run that does not say its VPP ran one of
+         * these) */
         n = 0;
         for (int64_t x = 1; x <= m->num_layers / 2 && n < MAX_CAND; x++)
             v[n++] = x;

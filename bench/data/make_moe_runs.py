@@ -590,16 +590,15 @@ def modelzoo(r):
                        "--overlap-param-gather")
     else:
         derived.append("zero_stage 3: the table's FSDP column 'On' (Megatron-Core's FSDP)")
+    split = {}
     if pp > 1 and not mixtral:
-        derived.append("the yaml sets --account-for-embedding-in-pipeline-split and "
+        derived.append("account_for_embedding/loss_in_pipeline_split true: the yaml sets "
+                       "--account-for-embedding-in-pipeline-split and "
                        "--account-for-loss-in-pipeline-split (94 layers + 2 over pp x vpp "
-                       "chunks); not given to the estimator")
-    if pp > 1 and (r["vpp"] or 1) > 1 and r["num_layers"] < pp * r["vpp"]:
-        skip = skip or ("layout not expressible: %d layers over pp %d x vpp %d = %d model "
-                        "chunks needs Megatron's account-for-embedding/loss pipeline split "
-                        "(the embedding and the loss take a chunk's layer slot each), which "
-                        "the estimator's layout does not carry" % (
-                            r["num_layers"], pp, r["vpp"], pp * r["vpp"]))
+                       "chunks)")
+        split = {"account_for_embedding_in_pipeline_split": True,
+                 "account_for_loss_in_pipeline_split": True}
+    out["layout"].update(split)
     if mdl is None:
         skip = ("model not loadable: Qwen3-Next's hybrid Gated DeltaNet / gated attention "
                 "layers are not modelled")
@@ -928,9 +927,9 @@ def dsv3_gb200(r):
                    "history: the guide gives the final arguments only")
     derived.append("recompute selective with the guide's --recompute-modules "
                    + r["recompute"].split(": ")[1] + " ('up_proj': mla_up_proj)")
-    derived.append("pipeline layout Et|(tt|)*30L: 32 chunks, the first the embedding and one "
-                   "layer, 30 of two layers, the last the loss; the estimator splits 61 layers "
-                   "over pp x vpp = 32 chunks its own way")
+    derived.append("pipeline_model_parallel_layout Et|(tt|)*30L: 32 chunks, the first the "
+                   "embedding and one layer, 30 of two layers, the last the loss")
+    out["layout"]["pipeline_model_parallel_layout"] = "Et|(tt|)*30L"
     f = dict(mdl["flops"], V=pad_to(mdl["vocab"], mdl["pad"], tp))
     F = flops("megatron_moe_2025", r["global_batch_size"], r["seq_length"], f)
     v = r["tflops_per_gpu"]
