@@ -159,7 +159,7 @@ static int apply_fix(space_grid *g, const char *key, const char *val,
     if (d < 0)
         return tp_errf(e, TP_EUSAGE,
                        "%s: unknown field '%s' (expected tp, pp, cp, ep, etp, "
-                       "vpp, mbs, sp, recompute or zero)", where, key);
+                       "vpp, split, mbs, sp, recompute or zero)", where, key);
     int64_t v;
     if (d == SPACE_DIM_RECOMPUTE) {
         v = -1;
@@ -169,6 +169,16 @@ static int apply_fix(space_grid *g, const char *key, const char *val,
             return tp_errf(e, TP_EUSAGE,
                            "%s: recompute=%s: expected none, selective, full or "
                            "selective-op",
+                           where, val);
+    } else if (d == SPACE_DIM_SPLIT) {
+        v = -1;
+        for (int i = 0; i < SPACE_SPLIT_KIND_COUNT; i++)
+            if (tp_streq_ci(val, space_split_kind_names[i])) v = i;
+        if (v < 0)
+            return tp_errf(e, TP_EUSAGE,
+                           "%s: split=%s: expected even, embedding, loss, "
+                           "embedding+loss or ends (or the split options: "
+                           "--account-for-embedding-in-pipeline-split, ...)",
                            where, val);
     } else if (d == SPACE_DIM_SP && (tp_streq_ci(val, "on") || tp_streq_ci(val, "true"))) {
         v = 1;
@@ -214,6 +224,15 @@ static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
     if (o->ep > 0) FIXV("ep", o->ep);
     if (o->etp > 0) FIXV("etp", o->etp);
     if (o->vstages > 0) FIXV("vpp", o->vstages);
+    /* a layout string gives VPP on a PP given */
+    else if (o->pp_layout && o->pp > 0 && o->pp_layout->n % o->pp == 0)
+        FIXV("vpp", o->pp_layout->n / o->pp);
+    /* the split options: the job's own split, not searched */
+    if (o->split_set) {
+        if ((rc = apply_fix(g, "split", "given", "layout option", &d, &x, e)))
+            return rc;
+        set[d] = x, by[d] = "a pipeline split option";
+    }
     if (o->mbs > 0) FIXV("mbs", o->mbs);
     if (o->sp >= 0) FIXV("sp", o->sp);
     if (o->recompute >= 0) { /* by name: apply_fix reads names */
@@ -324,6 +343,7 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cJSON_AddNumberToObject(j, "tensor_model_parallel_size", (double)l->tp);
     cJSON_AddNumberToObject(j, "pipeline_model_parallel_size", (double)l->pp);
     cJSON_AddNumberToObject(j, "virtual_stages_per_pipeline_rank", (double)l->vpp);
+    cli_json_split(j, q->model, l);
     cJSON_AddNumberToObject(j, "context_parallel_size", (double)l->cp);
     cJSON_AddNumberToObject(j, "data_parallel_size", (double)l->dp);
     cJSON_AddNumberToObject(j, "micro_batch_size", (double)l->mbs);
@@ -402,10 +422,89 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     return j;
 }
 
+/* Why no layout of pipeline size p was admitted, as a name: the rule
+ * that rejected the most of them, or where its valid ones went (the
+ * memory, a budget or deadline, the time bound, an estimate's reason);
+ * NULL when some were admitted. */
+static const char *pp_why(const search_pp_stats *p)
+{
+    if (p->admitted) return NULL;
+    if (p->valid) {
+        int64_t mem = p->pruned[SEARCH_PRUNE_MEMORY]
+                      + p->infeasible[EST_OUT_OF_MEMORY],
+                budget = p->pruned[SEARCH_PRUNE_BUDGET] + p->missed,
+                slow = p->pruned[SEARCH_PRUNE_TIME], best = 0;
+        const char *why = "time_bound";
+        if (slow > best) best = slow;
+        if (mem > best) best = mem, why = "memory";
+        if (budget > best) best = budget, why = "budget_or_deadline";
+        for (int r = 1; r < EST_REASON_COUNT; r++)
+            if (r != EST_OUT_OF_MEMORY && p->infeasible[r] > best)
+                best = p->infeasible[r], why = est_reason_names[r];
+        return why;
+    }
+    int64_t best = -1;
+    const char *why = "none";
+    for (int r = 1; r < SPACE_REJECT_COUNT; r++)
+        if (p->rejected[r] > best) best = p->rejected[r], why = space_reject_names[r];
+    return why;
+}
+
+/* What a reason of pp_why means, in words. */
+static const char *pp_why_words(const char *why)
+{
+    static const struct { const char *name, *words; } w[] = {
+        {"memory", "every valid layout needs more memory than allowed"},
+        {"budget_or_deadline", "every valid layout breaks the budget or the "
+                               "deadline"},
+        {"time_bound", "valid, but none could enter the top or the front"},
+        {"gpus_divisibility", "TP x PP x CP divides none of the GPU counts"},
+        {"pp_layers", "the layers (with the embedding and loss counted or "
+                      "not) do not divide by PP"},
+        {"vpp_layers", "no VPP divides a rank's layers"},
+        {"no_ends_split", "no first/last stage counts fit"},
+        {"same_split", "every split it allows is one listed before"},
+        {"gbs_divisibility", "the global batch does not divide by micro-batch "
+                             "x DP"},
+        {"vpp_micro_batches", "the micro-batches are no multiple of PP"},
+        {"vpp_needs_pp", "interleaving needs PP > 1"},
+    };
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+        if (strcmp(why, w[i].name) == 0) return w[i].words;
+    return "";
+}
+
 static cJSON *stats_json(const search_answer *a, int timing)
 {
     const search_stats *st = &a->stats;
     cJSON *s = cJSON_CreateObject();
+    /* the pipeline sizes, what the grids leave out, the splits */
+    cJSON *pps = cJSON_AddArrayToObject(s, "pipeline_sizes");
+    for (int k = 0; k < st->n_pp; k++) {
+        const search_pp_stats *p = &st->pp[k];
+        const char *w = pp_why(p);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "pp", (double)p->pp);
+        cJSON_AddNumberToObject(o, "valid", (double)p->valid);
+        cJSON_AddNumberToObject(o, "admitted", (double)p->admitted);
+        if (w) cJSON_AddStringToObject(o, "why_none", w);
+        else cJSON_AddNullToObject(o, "why_none");
+        cJSON_AddItemToArray(pps, o);
+    }
+    if (st->pp_beyond)
+        cJSON_AddNumberToObject(s, "pp_not_searched_above",
+                                (double)st->pp_beyond);
+    else
+        cJSON_AddNullToObject(s, "pp_not_searched_above");
+    if (st->vpp_beyond)
+        cJSON_AddNumberToObject(s, "vpp_not_searched_above",
+                                (double)st->vpp_beyond);
+    else
+        cJSON_AddNullToObject(s, "vpp_not_searched_above");
+    cJSON *sv = cJSON_AddObjectToObject(s, "split_valid");
+    for (int k = 0; k < SPACE_SPLIT_KIND_COUNT; k++)
+        cJSON_AddNumberToObject(sv, space_split_kind_names[k],
+                                (double)st->split_valid[k]);
     cJSON_AddNumberToObject(s, "enumerated", (double)st->enumerated);
     cJSON *pr = cJSON_AddObjectToObject(s, "pruned");
     for (int i = 1; i < SPACE_REJECT_COUNT; i++)
@@ -597,6 +696,94 @@ static void print_counts(FILE *f, const search_answer *a, int examples)
             if (st->rejected[i])
                 fprintf(f, "  %-20s e.g. %s\n", space_reject_names[i],
                         st->example[i]);
+}
+
+/* The pipeline sizes the search tried, grouped by what became of them
+ * (admitted, or the reason none was), as ranges; then what the grids
+ * leave out and how to ask for it. With explain, every size's counts. */
+static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
+{
+    const search_stats *st = &a->stats;
+    if (st->n_pp == 0) return;
+    /* the reasons in order of first appearance, admitted first */
+    const char *seen[SPACE_GRID_MAX + 1];
+    int n_seen = 0;
+    seen[n_seen++] = NULL;
+    for (int k = 0; k < st->n_pp; k++) {
+        const char *w = pp_why(&st->pp[k]);
+        int have = 0;
+        for (int i = 0; i < n_seen; i++)
+            have |= (w == NULL && seen[i] == NULL)
+                    || (w && seen[i] && strcmp(w, seen[i]) == 0);
+        if (!have) seen[n_seen++] = w;
+    }
+    fprintf(f, "pipeline sizes (PP):\n");
+    for (int i = 0; i < n_seen; i++) {
+        char list[1024];
+        size_t n = 0;
+        list[0] = '\0';
+        for (int k = 0; k < st->n_pp;) {
+            const char *w = pp_why(&st->pp[k]);
+            int match = (w == NULL) == (seen[i] == NULL)
+                        && (!w || strcmp(w, seen[i]) == 0);
+            if (!match) {
+                k++;
+                continue;
+            }
+            int j = k;
+            while (j + 1 < st->n_pp && st->pp[j + 1].pp == st->pp[j].pp + 1) {
+                const char *wj = pp_why(&st->pp[j + 1]);
+                if ((wj == NULL) != (seen[i] == NULL)
+                    || (wj && strcmp(wj, seen[i]) != 0))
+                    break;
+                j++;
+            }
+            if (n < sizeof list) {
+                if (j > k)
+                    n += (size_t)snprintf(list + n, sizeof list - n,
+                                          "%s%lld-%lld", n ? ", " : "",
+                                          (long long)st->pp[k].pp,
+                                          (long long)st->pp[j].pp);
+                else
+                    n += (size_t)snprintf(list + n, sizeof list - n, "%s%lld",
+                                          n ? ", " : "",
+                                          (long long)st->pp[k].pp);
+            }
+            k = j + 1;
+        }
+        if (!seen[i])
+            fprintf(f, "  %s: layouts admitted\n", list);
+        else
+            fprintf(f, "  %s: none admitted: %s%s%s%s\n", list, seen[i],
+                    pp_why_words(seen[i])[0] ? " (" : "",
+                    pp_why_words(seen[i]),
+                    pp_why_words(seen[i])[0] ? ")" : "");
+    }
+    if (st->pp_beyond)
+        fprintf(f, "  above %lld: not searched (the grid holds %d sizes); "
+                   "--fix pp=N searches one\n",
+                (long long)st->pp_beyond, SPACE_GRID_MAX);
+    if (st->vpp_beyond)
+        fprintf(f, "virtual stages above %lld: not searched (the grid holds "
+                   "%d); --fix vpp=N searches one\n",
+                (long long)st->vpp_beyond, SPACE_GRID_MAX);
+    fprintf(f, "pipeline splits, valid layouts:");
+    for (int k = 0; k < SPACE_SPLIT_KIND_COUNT; k++)
+        if (k != SPACE_SPLIT_GIVEN || st->split_valid[k])
+            fprintf(f, "%s %s %lld", k ? "," : "", space_split_kind_names[k],
+                    (long long)st->split_valid[k]);
+    fprintf(f, " (--fix split=NAME pins one; a layout string of your own is "
+               "searched only where given, --pipeline-model-parallel-"
+               "layout)\n");
+    if (!explain) return;
+    fprintf(f, "  %-6s %10s %10s  %s\n", "PP", "valid", "admitted",
+            "why none (the most layouts)");
+    for (int k = 0; k < st->n_pp; k++) {
+        const search_pp_stats *p = &st->pp[k];
+        const char *w = pp_why(p);
+        fprintf(f, "  %-6lld %10lld %10lld  %s\n", (long long)p->pp,
+                (long long)p->valid, (long long)p->admitted, w ? w : "-");
+    }
 }
 
 /* Why the winner wins: each runner-up's extra time, term by term. */
@@ -1038,6 +1225,13 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
     if (rc) return rc;
     cli_layout_software(o, &base);
     base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;
+    /* the job's pipeline split where its options give one (the grid's
+     * split field is then "given": these fields as they are) */
+    if (o->split_set) {
+        base.pp_account = o->pp_account;
+        base.pp_first = o->pp_first, base.pp_last = o->pp_last;
+        base.pp_layout = o->pp_layout;
+    }
     {
         sysbuf = tp_xstrdup(o->system);
         char *save = NULL;
@@ -1373,6 +1567,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         fprintf(f, "\n");
         print_memory_rule(f, &q);
         print_counts(f, &ans, o->explain);
+        print_pipeline_sizes(f, &ans, o->explain);
         if (timing)
             fprintf(f, "search: %.3f s on %d threads\n", ans.stats.elapsed_s,
                     ans.stats.threads);

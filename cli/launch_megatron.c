@@ -4,8 +4,10 @@
  *
  * Writes pretrain_gpt.py's arguments for Megatron-LM main at
  * NVIDIA/Megatron-LM@d98e8a64ddf3 (2026-08-22): the model (from the model
- * description), the layout exactly as the estimate assumed it (uneven
- * pipeline splits as a --pipeline-model-parallel-layout string), the
+ * description), the layout exactly as the estimate assumed it (the
+ * pipeline split in Megatron-LM's own options: --account-for-embedding/
+ * loss-in-pipeline-split, --decoder-first/last-pipeline-num-layers, the
+ * job's --pipeline-model-parallel-layout; split.c), the
  * precision (the fp8 recipe, NVFP4's --fp4-format), recomputation, ZeRO-2/3 through Megatron-FSDP,
  * the overlaps; as one line, or as a launch script: #SBATCH lines and srun
  * on Slurm, torchrun's c10d rendezvous on any other scheduler, with the
@@ -1512,6 +1514,30 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     if (o->pp_account) o->split_set = 1;
     /* Megatron-LM reads no split option as its even split */
     if (!rc) o->split_set = 1;
+    /* a split Megatron-Core refuses is refused here, where the file is
+     * known (the rules and their sources: split.c) */
+    if (!rc) {
+        space_layout t;
+        memset(&t, 0, sizeof t);
+        t.pp = o->pp, t.vpp = o->vstages > 0 ? o->vstages : 1;
+        if (o->vpp_layers > 0 && !o->pp_layout) {
+            int64_t slots = m->num_layers
+                            + ((o->pp_account & SPACE_PP_EMBED) != 0)
+                            + ((o->pp_account & SPACE_PP_LOSS) != 0);
+            if (o->pp > 0 && slots % o->pp == 0
+                && (slots / o->pp) % o->vpp_layers == 0)
+                t.vpp = slots / o->pp / o->vpp_layers;
+        }
+        t.pp_account = o->pp_account;
+        t.pp_first = o->pp_first, t.pp_last = o->pp_last;
+        t.pp_layout = o->pp_layout;
+        space_split sp;
+        char why[320];
+        space_reject rj = space_split_resolve(m, &t, &sp, why, sizeof why);
+        if (rj != SPACE_OK && !(o->vpp_layers > 0 && t.vpp == 1))
+            rc = tp_errf(e, TP_EDATA, "%s: the pipeline split: %s (%s)", file,
+                         why, space_reject_names[rj]);
+    }
     if (!rc && (s.v[F_FIRST_LAYERS] || s.v[F_LAST_LAYERS]) && s.v[F_VLAYERS])
         rc = tp_errf(e, TP_EDATA,
                      "%s:%d: --num-layers-per-virtual-pipeline-stage with "

@@ -695,10 +695,14 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
     cli_text_put(b, "model.tensor_model_parallel_size: %lld\n"
             "model.pipeline_model_parallel_size: %lld\n",
         (long long)l->tp, (long long)l->pp);
-    if (L % (l->pp * v))
-        cli_text_put(b, "# not expressible: %lld layers do not split evenly "
-                "over PP %lld x %lld chunks, and NeMo 1 splits them evenly "
-                "only\n",
+    /* NeMo 1 splits the layers evenly only (megatron_gpt_model.py): any
+     * other split of Megatron-Core's is not expressible */
+    char split[2200];
+    space_split_str(l, split, sizeof split);
+    if (L % (l->pp * v) || split[0])
+        cli_text_put(b, "# not expressible: the pipeline split%s%s%s: NeMo 1 "
+                "splits %lld layers over PP %lld x %lld chunks evenly only\n",
+            split[0] ? " (" : "", split, split[0] ? ")" : "",
             (long long)L, (long long)l->pp, (long long)v);
     else if (v > 1)
         cli_text_put(b, "model.virtual_pipeline_model_parallel_size: %lld\n",
@@ -1577,6 +1581,29 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
     if (SET(K_ACC_LOSS) && IV(K_ACC_LOSS)) o->pp_account |= SPACE_PP_LOSS;
     if (SET(K_PP_FIRST)) o->pp_first = IV(K_PP_FIRST);
     if (SET(K_PP_LAST)) o->pp_last = IV(K_PP_LAST);
+    /* a split Megatron-Core refuses is refused here, where the file is
+     * known (the rules and their sources: split.c) */
+    if (!rc) {
+        space_layout t;
+        memset(&t, 0, sizeof t);
+        t.pp = o->pp > 0 ? o->pp : 1;
+        t.vpp = o->vstages > 0 ? o->vstages : 1;
+        t.pp_account = o->pp_account;
+        t.pp_first = o->pp_first, t.pp_last = o->pp_last;
+        t.pp_layout = o->pp_layout;
+        space_split sp;
+        char swhy[320];
+        space_reject rj = space_split_resolve(m, &t, &sp, swhy, sizeof swhy);
+        int line = SET(K_LAYOUT)     ? r->v[K_LAYOUT].line
+                   : SET(K_PP_FIRST) ? r->v[K_PP_FIRST].line
+                   : SET(K_PP_LAST)  ? r->v[K_PP_LAST].line
+                   : SET(K_ACC_EMBED) ? r->v[K_ACC_EMBED].line
+                   : SET(K_ACC_LOSS) ? r->v[K_ACC_LOSS].line
+                                     : r->v[K_PP].line;
+        if (rj != SPACE_OK)
+            rc = tp_errf(e, TP_EDATA, "%s:%d: the pipeline split: %s (%s)",
+                         file, line, swhy, space_reject_names[rj]);
+    }
     if (SET(K_SP)) o->sp = (int)IV(K_SP);
     /* experts: Megatron-Core's defaults EP 1, expert TP = TP, allgather
      * (ModelParallelConfig, TransformerConfig) */

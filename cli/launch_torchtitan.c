@@ -26,10 +26,13 @@
  * without pipeline_parallel_layers_per_stage defaults a looped schedule to
  * 2 stages per rank (distributed/pipeline_parallel.py, pipeline_llm /
  * _get_pipeline_metadata): we always say how many. An even split is
- * pipeline_parallel_layers_per_stage with no lighter end stages; an uneven
- * one (space_stage_layers) is module_fqns_per_model_part, stage s = chunk
- * x PP + rank as torchtitan places looped stages (pipeline_module_split,
- * _get_stage_indices).
+ * pipeline_parallel_layers_per_stage with no lighter end stages; any other
+ * split of Megatron-Core's (space/split.c: the embedding or loss counted,
+ * first/last stage counts, a layout string) is module_fqns_per_model_part,
+ * the exact layers of stage s = chunk x PP + rank as torchtitan places
+ * looped stages (pipeline_module_split, _get_stage_indices). Read back,
+ * the module lists' (or torchtitan's own split, first_stage_less_layers
+ * and last_stage_less_layers weighing the ends) give the split.
  *
  * What a version cannot express is a comment line "# NOT EXPRESSIBLE ...",
  * never a key that means something else; tests/launch/torchtitan_rules.py

@@ -502,8 +502,9 @@ static const cli_option options[] = {
      "search: longest the training may take, e.g. 30d, 72h, 90m, 3600s "
      "(needs --tokens)"},
     {"fix", OPT_FIX, "K=V,...", CMD_SEARCH,
-     "search: pin fields: tp, pp, cp, ep, etp, vpp, mbs, sp, recompute, "
-     "zero (e.g. tp=8,pp=4,recompute=full)"},
+     "search: pin fields: tp, pp, cp, ep, etp, vpp, split (even, embedding, "
+     "loss, embedding+loss, ends), mbs, sp, recompute, zero (e.g. "
+     "tp=8,pp=4,recompute=full)"},
     {"max-memory-fraction", OPT_MAX_MEM_FRAC, "F", CMD_SEARCH,
      "search: admit a layout whose estimated peak fits this fraction of a "
      "GPU's memory, (0, 1], instead of the default rule: peak plus the "

@@ -51,11 +51,18 @@
  * CP, and 2 v point-to-point exchanges: 1/TP of the activation each with
  * SP, or without it and with space_layout's pp_scatter_gather plus an
  * all-gather over TP; all of it from every TP rank otherwise, as
- * Megatron-Core sends it) on a stage; t_max of the slowest
- * stage (the first and last carry embedding, LM head and loss), t_mean
- * over stages. The second term is the bubble; interleaved chunks that
- * hold different numbers of layers stretch it by the longest chunk over
- * the average one. Under the interleaved schedule Megatron-Core posts the
+ * Megatron-Core sends it) on a stage; each stage timed from its own
+ * layers as Megatron-Core's split puts them (space/split.c: the even
+ * split, the embedding and/or loss counted as layers, first/last stage
+ * counts, a layout string; whole layers), the embedding on the first,
+ * the LM head and loss on the last, the MTP modules where they sit;
+ * t_max of the slowest stage (the critical one), t_mean over all p
+ * stages. The second term is the bubble. Under the interleaved schedule
+ * the fill and the drain pass chunk by chunk, each step as long as the
+ * longest chunk in it: the bubble is stretched by the most layers any
+ * chunk holds over the mean, L / (p v) (1 for an even split; a chunk
+ * that gave a layer's slot to the embedding or the loss is not the
+ * longest, and its embedding or head time is in t_mean). Under the interleaved schedule Megatron-Core posts the
  * sends and receives of its steady state asynchronously and waits for
  * them only before the chunk that needs them
  * (megatron/core/pipeline_parallel/schedules.py, overlap_p2p_comm, on by

@@ -375,7 +375,13 @@ static double act_rank_token(const space_model *m, const space_layout *l,
     space_chunk c0;
     space_split_chunk(s, r, 0, &c0);
     int64_t nm0 = est_moe_layers_in(m, c0.offset, c0.layers);
+    /* a formula split of a model whose layers are alike: the rank's
+     * chunks are, but where the embedding's or the loss's slot is */
     int alike = 1;
+    if (!s->lay && !s->extra && est_moe_uniform(m))
+        alike = !(r == 0 && s->embed && v > 1)
+                && !(r == s->pp - 1 && s->loss && v > 1);
+    else
     for (int64_t j = 1; j < v && alike; j++) {
         space_chunk c;
         space_split_chunk(s, r, j, &c);
@@ -558,8 +564,8 @@ static void stage_of(const space_model *m, const space_layout *l,
     space_split_resolve(m, l, &sp, NULL, 0);
     double layers = (double)space_split_rank_layers(&sp, r);
     /* The MTP modules on this rank (the last, or a layout's) */
-    double mtp = 0;
-    for (int64_t j = 0; j < sp.vpp; j++) {
+    double mtp = !sp.lay ? (r == sp.pp - 1 ? (double)sp.mtp : 0) : 0;
+    for (int64_t j = 0; sp.lay && j < sp.vpp; j++) {
         space_chunk c;
         space_split_chunk(&sp, r, j, &c);
         mtp += (double)c.mtp;

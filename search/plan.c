@@ -99,6 +99,7 @@ static const int rule_dim[SPACE_REJECT_COUNT] = {
     [SPACE_REJECT_TP_HEADS] = SPACE_DIM_CP,
     [SPACE_REJECT_TP_KV_HEADS] = SPACE_DIM_CP,
     [SPACE_REJECT_TP_NODE] = SPACE_DIM_CP,
+    [SPACE_REJECT_PP_CHUNKS] = SPACE_DIM_VPP,
     [SPACE_REJECT_SPLIT_CONFLICT] = SPACE_DIM_SPLIT,
     [SPACE_REJECT_PP_LAYERS] = SPACE_DIM_SPLIT,
     [SPACE_REJECT_VPP_LAYERS] = SPACE_DIM_SPLIT,
@@ -141,7 +142,7 @@ static const space_reject check_order[] = {
     SPACE_REJECT_TP_NODE,     SPACE_REJECT_EP_DENSE,
     SPACE_REJECT_EP_EXPERTS,  SPACE_REJECT_EP_RANKS,
     SPACE_REJECT_ETP_NODE,    SPACE_REJECT_FLEX_EP,
-    SPACE_REJECT_VPP,
+    SPACE_REJECT_VPP,         SPACE_REJECT_PP_CHUNKS,
     /* the split's (split.c, space_split_resolve) */
     SPACE_REJECT_SPLIT_CONFLICT, SPACE_REJECT_LAYOUT_STAGES,
     SPACE_REJECT_LAYOUT_VPP,  SPACE_REJECT_LAYOUT_LAYERS,
@@ -376,6 +377,37 @@ typedef struct gather {
     int64_t n, cap;
 } gather;
 
+/* The entry of st->pp for pipeline size pp (st->pp[0]'s where it has
+ * none, which cannot happen for a size of the grids). */
+static search_pp_stats *pp_stats(search_stats *st, int64_t pp)
+{
+    int lo = 0, hi = st->n_pp - 1;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (st->pp[mid].pp < pp) lo = mid + 1;
+        else hi = mid;
+    }
+    return &st->pp[lo];
+}
+
+/* The pipeline size of layout number idx of g. */
+static int64_t pp_of(const space_grid *g, int64_t idx)
+{
+    return g->v[SPACE_DIM_PP][space_grid_digit(g, idx, SPACE_DIM_PP)];
+}
+
+/* Advances the digits dg of a layout number to the first number of the
+ * next block of field d (d's digit one up, carried, the deeper ones 0):
+ * i = (i / block(d) + 1) x block(d). */
+static void odometer_step(const space_grid *g, int *dg, int d)
+{
+    for (int k = d + 1; k < SPACE_DIM_COUNT; k++) dg[k] = 0;
+    for (int k = d; k >= 0; k--) {
+        if (++dg[k] < g->n[k]) return;
+        dg[k] = 0;
+    }
+}
+
 static void scan_unit(const search_request *q, int sysi, int64_t gpus,
                       int64_t unit, gather *t)
 {
@@ -387,16 +419,20 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
     double price = sy->price_usd_per_gpu_hour;
     int64_t size = space_grid_size(g);
     st->enumerated += size;
+    /* the digits of layout number i, advanced with it (odometer) */
+    int dg[SPACE_DIM_COUNT] = {0};
     for (int64_t i = 0; i < size;) {
         space_layout l;
-        space_grid_layout(g, i, gpus, &q->base, &l);
+        space_grid_layout_at(g, dg, gpus, &q->base, &l);
         char why[200];
         /* the message only where it becomes the rule's example */
         space_reject rj = space_grid_check(m, &l, gpus, gpn, NULL, 0);
         if (rj != SPACE_OK) {
             /* the whole block that shares the digits the rule reads */
-            int64_t blk = space_grid_block(g, rule_block_dim(rj));
+            space_dim bd = rule_block_dim(rj);
+            int64_t blk = space_grid_block(g, bd);
             int64_t end = (i / blk + 1) * blk;
+            odometer_step(g, dg, bd);
             int64_t key = unit * size + i;
             if (!st->rejected[rj] || key < t->example_key[rj]) {
                 t->example_key[rj] = key;
@@ -404,16 +440,22 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
                 tp_strlcpy(st->example[rj], why, sizeof why);
             }
             st->rejected[rj] += end - i;
+            pp_stats(st, l.pp)->rejected[rj] += end - i;
             i = end;
             continue;
         }
         st->valid++;
+        search_pp_stats *ps = pp_stats(st, l.pp);
+        ps->valid++;
+        st->split_valid[g->v[SPACE_DIM_SPLIT][dg[SPACE_DIM_SPLIT]]]++;
         int64_t idx = i++;
+        odometer_step(g, dg, SPACE_DIM_COUNT - 1);
         if (!q->no_prune) {
             double floor_b = est_memory_floor(m, &l);
             double mem_limit = search_memory_limit(q, sy, &l);
             if (floor_b > mem_limit) {
                 st->pruned[SEARCH_PRUNE_MEMORY]++;
+                ps->pruned[SEARCH_PRUNE_MEMORY]++;
                 near_update(&t->near_memory, sysi, gpus, idx, floor_b,
                             mem_limit, 1);
                 continue;
@@ -425,6 +467,7 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
             double r = budget_ratio(q, floor_s, gpus, price, &which);
             if (r > 1) {
                 st->pruned[SEARCH_PRUNE_BUDGET]++;
+                ps->pruned[SEARCH_PRUNE_BUDGET]++;
                 near_update(&t->near_budget, sysi, gpus, idx, r, 1, 1);
                 continue;
             }
@@ -487,13 +530,16 @@ static void merge(state *s, const cand *cd, const outcome *o)
     search_answer *a = s->a;
     search_stats *st = &a->stats;
     const search_system *sy = &q->systems[cd->sys];
+    search_pp_stats *ps = pp_stats(st, pp_of(&sy->grid, cd->idx));
     if (o->kind == OUT_PRUNED) {
         st->pruned[SEARCH_PRUNE_TIME]++;
+        ps->pruned[SEARCH_PRUNE_TIME]++;
         return;
     }
     st->estimated++;
     if (o->kind == OUT_INFEASIBLE) {
         st->infeasible[o->code]++;
+        ps->infeasible[o->code]++;
         if (o->code == EST_OUT_OF_MEMORY)
             near_update(&a->near_memory, cd->sys, cd->gpus, cd->idx,
                         o->mem_bytes, o->mem_limit, 0);
@@ -501,11 +547,13 @@ static void merge(state *s, const cand *cd, const outcome *o)
     }
     if (o->kind == OUT_MISSED) {
         st->missed[o->code]++;
+        ps->missed++;
         near_update(&a->near_budget, cd->sys, cd->gpus, cd->idx, o->excess, 1,
                     0);
         return;
     }
     st->admitted++;
+    ps->admitted++;
     search_point p = {o->iteration_s,
                       (double)cd->gpus * o->iteration_s
                           * sy->price_usd_per_gpu_hour / 3600,
@@ -563,6 +611,29 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
 #endif
     int nt = max_threads();
     a->stats.threads = nt;
+    /* The pipeline sizes of every grid, ascending, and what they leave
+     * out (the report of what the search skipped). */
+    {
+        search_stats *st = &a->stats;
+        for (int si = 0; si < q->n_systems; si++) {
+            const space_grid *g = &q->systems[si].grid;
+            for (int k = 0; k < g->n[SPACE_DIM_PP]; k++) {
+                int64_t v = g->v[SPACE_DIM_PP][k];
+                int at = 0;
+                while (at < st->n_pp && st->pp[at].pp < v) at++;
+                if ((at < st->n_pp && st->pp[at].pp == v)
+                    || st->n_pp == SPACE_GRID_MAX)
+                    continue;
+                memmove(&st->pp[at + 1], &st->pp[at],
+                        (size_t)(st->n_pp - at) * sizeof st->pp[0]);
+                memset(&st->pp[at], 0, sizeof st->pp[0]);
+                st->pp[at].pp = v;
+                st->n_pp++;
+            }
+            if (g->pp_beyond > st->pp_beyond) st->pp_beyond = g->pp_beyond;
+            if (g->vpp_beyond > st->vpp_beyond) st->vpp_beyond = g->vpp_beyond;
+        }
+    }
     a->ranked = tp_xcalloc((size_t)q->top_k, sizeof *a->ranked);
 
     /* Units: (system, GPU count) pairs the system can host. */
@@ -607,6 +678,11 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
         /* Phase 1, in parallel over units; per-thread gathers merged by
          * sums and total-order minima. */
         gather *g = tp_xcalloc((size_t)nt, sizeof *g);
+        for (int i = 0; i < nt; i++) {
+            g[i].st.n_pp = a->stats.n_pp;
+            for (int k = 0; k < a->stats.n_pp; k++)
+                g[i].st.pp[k].pp = a->stats.pp[k].pp;
+        }
 #pragma omp parallel num_threads(nt)
         {
             gather *t = &g[thread_num()];
@@ -630,6 +706,17 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
             }
             for (int p = 0; p < SEARCH_PRUNE_COUNT; p++)
                 st->pruned[p] += ts->pruned[p];
+            for (int k = 0; k < SPACE_SPLIT_KIND_COUNT; k++)
+                st->split_valid[k] += ts->split_valid[k];
+            for (int k = 0; k < st->n_pp; k++) {
+                search_pp_stats *d = &st->pp[k];
+                const search_pp_stats *x = &ts->pp[k];
+                d->valid += x->valid;
+                for (int r = 0; r < SPACE_REJECT_COUNT; r++)
+                    d->rejected[r] += x->rejected[r];
+                for (int p = 0; p < SEARCH_PRUNE_COUNT; p++)
+                    d->pruned[p] += x->pruned[p];
+            }
             const search_near *nm = &g[i].near_memory, *nb = &g[i].near_budget;
             if (nm->have)
                 near_update(&a->near_memory, nm->sys, nm->gpus, nm->idx,

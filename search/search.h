@@ -132,6 +132,17 @@ typedef struct search_near {
     int from_bound;            /* value is a lower bound, not an estimate */
 } search_near;
 
+/* What the search did with one pipeline size (PP) of its grids: its
+ * layouts valid and admitted, and where the others went. */
+typedef struct search_pp_stats {
+    int64_t pp;
+    int64_t valid, admitted;
+    int64_t rejected[SPACE_REJECT_COUNT];   /* by rule */
+    int64_t pruned[SEARCH_PRUNE_COUNT];
+    int64_t infeasible[EST_REASON_COUNT];   /* estimated */
+    int64_t missed;                         /* over a budget or deadline */
+} search_pp_stats;
+
 typedef struct search_stats {
     int64_t enumerated;        /* layout numbers visited, all systems and counts */
     int64_t rejected[SPACE_REJECT_COUNT]; /* by rule ([SPACE_OK] unused) */
@@ -144,6 +155,14 @@ typedef struct search_stats {
     int64_t admitted;          /* feasible and within every constraint */
     int64_t gpu_counts_beyond; /* (system, count) pairs larger than the system */
     char example[SPACE_REJECT_COUNT][200]; /* first message per rule */
+    /* Per pipeline size, ascending (every PP of the systems' grids, at
+     * most SPACE_GRID_MAX), and what the grids leave out: PP above
+     * pp_beyond, VPP above vpp_beyond (0: nothing), up to the layers
+     * (space_grid). split_valid: valid layouts of each split kind. */
+    search_pp_stats pp[SPACE_GRID_MAX];
+    int n_pp;
+    int64_t pp_beyond, vpp_beyond;
+    int64_t split_valid[SPACE_SPLIT_KIND_COUNT];
     double elapsed_s;
     int threads;
 } search_stats;

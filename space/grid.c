@@ -136,6 +136,24 @@ static void mark_split(const space_grid *g, int digit, space_layout *l)
     space_split_kind k = (space_split_kind)g->v[SPACE_DIM_SPLIT][digit];
     space_split_kind_apply(k, g->layers, l);
     if (k == SPACE_SPLIT_GIVEN || l->pp_first < 0 || digit == 0) return;
+    /* The same (PP, VPP, split) for the layouts of a scan's inner fields
+     * (micro-batch, SP, recompute, ZeRO), which follow each other: the
+     * last answer, per thread. */
+    static _Thread_local struct {
+        const space_grid *g;
+        int64_t layers, pp, vpp;
+        int digit, same;
+    } last;
+    if (last.g == g && last.layers == g->layers && last.pp == l->pp
+        && last.vpp == l->vpp && last.digit == digit) {
+        if (last.same) {
+            l->pp_first = l->pp_last = -2;
+            l->pp_account = 0;
+        }
+        return;
+    }
+    last.g = g, last.layers = g->layers, last.pp = l->pp, last.vpp = l->vpp;
+    last.digit = digit, last.same = 0;
     space_split me, other;
     if (space_split_resolve_n(g->layers, 0, l, &me, NULL, 0) != SPACE_OK)
         return;
@@ -151,6 +169,7 @@ static void mark_split(const space_grid *g, int digit, space_layout *l)
         if (space_split_same(&me, &other)) {
             l->pp_first = l->pp_last = -2;
             l->pp_account = 0;
+            last.same = 1;
             return;
         }
     }
@@ -159,13 +178,19 @@ static void mark_split(const space_grid *g, int digit, space_layout *l)
 void space_grid_layout(const space_grid *g, int64_t idx, int64_t gpus,
                        const space_layout *base, space_layout *out)
 {
-    int64_t val[SPACE_DIM_COUNT];
     int digit[SPACE_DIM_COUNT];
     for (int d = SPACE_DIM_COUNT - 1; d >= 0; d--) {
         digit[d] = (int)(idx % g->n[d]);
-        val[d] = g->v[d][digit[d]];
         idx /= g->n[d];
     }
+    space_grid_layout_at(g, digit, gpus, base, out);
+}
+
+void space_grid_layout_at(const space_grid *g, const int *digit, int64_t gpus,
+                          const space_layout *base, space_layout *out)
+{
+    int64_t val[SPACE_DIM_COUNT];
+    for (int d = 0; d < SPACE_DIM_COUNT; d++) val[d] = g->v[d][digit[d]];
     *out = *base;
     out->tp = val[SPACE_DIM_TP];
     out->pp = val[SPACE_DIM_PP];

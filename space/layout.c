@@ -48,6 +48,7 @@ const char *const space_reject_names[SPACE_REJECT_COUNT] = {
     [SPACE_REJECT_TP_HEADS] = "tp_heads",
     [SPACE_REJECT_TP_KV_HEADS] = "tp_kv_heads",
     [SPACE_REJECT_TP_NODE] = "tp_beyond_node",
+    [SPACE_REJECT_PP_CHUNKS] = "pp_chunks",
     [SPACE_REJECT_SPLIT_CONFLICT] = "split_conflict",
     [SPACE_REJECT_PP_LAYERS] = "pp_layers",
     [SPACE_REJECT_VPP_LAYERS] = "vpp_layers",
@@ -158,6 +159,16 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
     if (v > 1 && pp < 2)
         REJECT(SPACE_REJECT_VPP,
                "virtual pipeline stages (%lld) need PP > 1", (long long)v);
+    /* More model chunks than the layers and the embedding and loss can
+     * give a slot each: every split Megatron-Core computes refuses it (a
+     * layout string may leave stages empty; split.c judges that). Read
+     * from PP and VPP alone, so the search rejects the splits at once. */
+    if (!l->pp_layout && pp * v > m->num_layers + 2)
+        REJECT(SPACE_REJECT_PP_CHUNKS,
+               "PP %lld x VPP %lld model chunks for %lld layers: no split "
+               "gives each chunk a layer (the embedding and the loss "
+               "counted too)",
+               (long long)pp, (long long)v, (long long)m->num_layers);
     /* The pipeline split: Megatron-Core's rules (split.c). */
     {
         space_split s;

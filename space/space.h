@@ -749,6 +749,10 @@ typedef enum space_reject {
     SPACE_REJECT_TP_KV_HEADS,    /* kv heads % tp */
     SPACE_REJECT_TP_NODE,        /* tp > GPUs per node */
     /* The pipeline split (split.c), Megatron-Core's refusals: */
+    SPACE_REJECT_PP_CHUNKS,      /* pp x vpp > layers + 2, no layout string:
+                                    no split gives every chunk a layer's
+                                    slot (the divisibility rules below
+                                    refuse every split then) */
     SPACE_REJECT_SPLIT_CONFLICT, /* a layout string with other split
                                     options, or first/last layer counts with
                                     the embedding or loss accounted for */
@@ -1015,6 +1019,11 @@ int64_t space_grid_size(const space_grid *g);
  * x pp x cp), or 0 when that does not divide. */
 void space_grid_layout(const space_grid *g, int64_t idx, int64_t gpus,
                        const space_layout *base, space_layout *out);
+/* The same for the layout whose digits (the candidate index of each
+ * field, SPACE_DIM_TP first) are digit[SPACE_DIM_COUNT]: a scan that keeps
+ * them as an odometer needs no division per layout. */
+void space_grid_layout_at(const space_grid *g, const int *digit, int64_t gpus,
+                          const space_layout *base, space_layout *out);
 
 /* Digit of field d in layout number idx, and the number of layouts that
  * share every digit up to and including d (the size of the block an

@@ -286,6 +286,12 @@ void space_split_chunk(const space_split *s, int64_t r, int64_t j,
 
 int64_t space_split_rank_layers(const space_split *s, int64_t r)
 {
+    if (!s->lay && !s->extra) { /* a formula split: VPP alike chunks */
+        int64_t size = r == 0 ? s->first : r == s->pp - 1 ? s->last : s->mid;
+        int64_t n = s->vpp * size - (r == 0 ? s->embed : 0)
+                    - (r == s->pp - 1 ? s->loss : 0);
+        return n > 0 ? n : 0;
+    }
     int64_t n = 0;
     for (int64_t j = 0; j < s->vpp; j++) {
         space_chunk c;

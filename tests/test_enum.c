@@ -58,6 +58,7 @@ static space_dim reject_dim(space_reject rj)
     case SPACE_REJECT_GPUS:
         return SPACE_DIM_CP;
     case SPACE_REJECT_VPP:
+    case SPACE_REJECT_PP_CHUNKS:
         return SPACE_DIM_VPP;
     case SPACE_REJECT_PP_LAYERS:
     case SPACE_REJECT_VPP_LAYERS:

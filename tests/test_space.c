@@ -1795,6 +1795,241 @@ static void test_rc_modules(void)
                  "mla_up_proj");
 }
 
+/* ---- the pipeline split (split.c) ------------------------------------ */
+
+/* A layout of PP x VPP for the split tests (the split fields 0). */
+static space_layout split_layout(int64_t pp, int64_t vpp)
+{
+    space_layout l;
+    memset(&l, 0, sizeof l);
+    l.tp = l.cp = 1, l.pp = pp, l.vpp = vpp, l.dp = 1;
+    l.mbs = 1, l.gbs = pp * 8, l.seq = 2048;
+    return l;
+}
+
+/* The layers and first layer of chunk j of rank r. */
+static void chunk_is(const space_split *s, int64_t r, int64_t j,
+                     int64_t layers, int64_t offset)
+{
+    space_chunk c;
+    space_split_chunk(s, r, j, &c);
+    TP_CHECK_INT(c.layers, layers);
+    TP_CHECK_INT(c.offset, offset);
+}
+
+/* Hand-worked Megatron-Core splits (NVIDIA/Megatron-LM@d98e8a64ddf3,
+ * transformer_block.py get_num_layers_to_build, transformer_layer.py
+ * get_transformer_layer_offset). */
+static void test_split_megatron(void)
+{
+    space_split s;
+    /* 126 layers, PP 16, embedding and loss counted: 128 / 16 = 8 slots a
+     * rank; rank 0 builds 8 - 1 = 7 (offset 0), rank r > 0 from r x 8 - 1,
+     * the last 8 - 1 = 7 */
+    space_layout l = split_layout(16, 1);
+    l.pp_account = SPACE_PP_EMBED | SPACE_PP_LOSS;
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, NULL, 0), SPACE_OK);
+    chunk_is(&s, 0, 0, 7, 0);
+    chunk_is(&s, 1, 0, 8, 7);
+    chunk_is(&s, 14, 0, 8, 111);
+    chunk_is(&s, 15, 0, 7, 119);
+    TP_CHECK_INT(space_split_max_chunk(&s), 8);
+    /* the MLPerf Llama 3.1 405B split (PP 8 x VPP 8, both counted):
+     * 2 slots a chunk, stage 0 the embedding and a layer, the last a layer
+     * and the loss; chunk j of rank r starts at j x 16 + r x 2 - 1 */
+    l = split_layout(8, 8);
+    l.pp_account = SPACE_PP_EMBED | SPACE_PP_LOSS;
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, NULL, 0), SPACE_OK);
+    chunk_is(&s, 0, 0, 1, 0);
+    chunk_is(&s, 1, 0, 2, 1);
+    chunk_is(&s, 0, 1, 2, 15);
+    chunk_is(&s, 7, 7, 1, 125);
+    chunk_is(&s, 7, 6, 2, 109);
+    TP_CHECK_INT(space_split_rank_layers(&s, 0), 15);
+    TP_CHECK_INT(space_split_rank_layers(&s, 3), 16);
+    TP_CHECK_INT(space_split_rank_layers(&s, 7), 15);
+    space_chunk c;
+    space_split_chunk(&s, 0, 0, &c);
+    TP_CHECK(c.embedding && !c.head);
+    space_split_chunk(&s, 7, 7, &c);
+    TP_CHECK(c.head && !c.embedding);
+    /* first and last stages given, with VPP: 126 layers, PP 16 x VPP 2,
+     * first 6, last 8: the 14 middle ranks 112 / 14 = 8, 4 a chunk; a
+     * chunk row holds 3 + 14 x 4 + 4 = 63 layers (the offset formula's
+     * total_virtual_chunks) */
+    l = split_layout(16, 2);
+    l.pp_first = 6, l.pp_last = 8;
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, NULL, 0), SPACE_OK);
+    chunk_is(&s, 0, 0, 3, 0);
+    chunk_is(&s, 1, 0, 4, 3);
+    chunk_is(&s, 15, 0, 4, 59);
+    chunk_is(&s, 0, 1, 3, 63);
+    chunk_is(&s, 5, 1, 4, 63 + 3 + 4 * 4);
+    chunk_is(&s, 15, 1, 4, 122);
+    /* only the last given: every other rank a middle one */
+    l = split_layout(12, 1);
+    l.pp_last = 1;
+    TP_CHECK_INT(space_split_resolve_n(78, 0, &l, &s, NULL, 0), SPACE_OK);
+    chunk_is(&s, 0, 0, 7, 0);
+    chunk_is(&s, 10, 0, 7, 70);
+    chunk_is(&s, 11, 0, 1, 77);
+    /* MTP on the last stage */
+    l = split_layout(4, 1);
+    TP_CHECK_INT(space_split_resolve_n(8, 1, &l, &s, NULL, 0), SPACE_OK);
+    space_split_chunk(&s, 3, 0, &c);
+    TP_CHECK_INT(c.mtp, 1);
+    space_split_chunk(&s, 2, 0, &c);
+    TP_CHECK_INT(c.mtp, 0);
+}
+
+/* Every refusal of a split, by its rule (Megatron-LM validate_args,
+ * Megatron-Core transformer_config.py __post_init__,
+ * pipeline_parallel_layer_layout.py validate_layer_layout). */
+static void test_split_rules(void)
+{
+    space_split s;
+    char why[256];
+    space_layout l = split_layout(16, 1);
+    /* not divisible by PP, then by VPP */
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, why, sizeof why),
+                 SPACE_REJECT_PP_LAYERS);
+    TP_CHECK(strstr(why, "126 layers") && strstr(why, "PP 16"));
+    l.pp_account = SPACE_PP_EMBED;
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_PP_LAYERS); /* 127 */
+    l = split_layout(4, 3);
+    TP_CHECK_INT(space_split_resolve_n(44, 0, &l, &s, why, sizeof why),
+                 SPACE_REJECT_VPP_LAYERS);
+    TP_CHECK(strstr(why, "11 layers per pipeline stage") != NULL);
+    /* first/last with the embedding or loss counted */
+    l = split_layout(16, 1);
+    l.pp_first = 7, l.pp_account = SPACE_PP_LOSS;
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_SPLIT_CONFLICT);
+    /* the ends not multiples of VPP */
+    l = split_layout(16, 2);
+    l.pp_first = 7, l.pp_last = 7;
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, why, sizeof why),
+                 SPACE_REJECT_END_VPP);
+    TP_CHECK(strstr(why, "7 layers on the first stage") != NULL);
+    /* the middle: not divisible, or layers without stages */
+    l = split_layout(16, 1);
+    l.pp_first = 6, l.pp_last = 6; /* 114 over 14 */
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_MIDDLE);
+    l = split_layout(2, 1);
+    l.pp_first = 60, l.pp_last = 60; /* 6 left, no middle stage */
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_MIDDLE);
+    l = split_layout(16, 2);
+    l.pp_first = 14, l.pp_last = 14; /* 98 / 14 = 7 a rank, odd */
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_MIDDLE_VPP);
+    /* layout strings */
+    space_pp_layout y;
+    TP_CHECK(space_pp_layout_parse("Et|t|tL", &y, NULL, 0) == 0);
+    l = split_layout(2, 1);
+    l.pp_layout = &y;
+    TP_CHECK_INT(space_split_resolve_n(3, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_LAYOUT_STAGES);
+    TP_CHECK(space_pp_layout_parse("Et|t|t|tL", &y, NULL, 0) == 0);
+    TP_CHECK_INT(space_split_resolve_n(4, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_LAYOUT_VPP); /* 4 stages on PP 2 are VPP 2 */
+    l.vpp = 2;
+    TP_CHECK_INT(space_split_resolve_n(4, 0, &l, &s, NULL, 0), SPACE_OK);
+    TP_CHECK_INT(space_split_resolve_n(5, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_LAYOUT_LAYERS); /* 4 t, 5 layers */
+    l.pp_account = SPACE_PP_EMBED;
+    TP_CHECK_INT(space_split_resolve_n(4, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_SPLIT_CONFLICT);
+    l.pp_account = 0;
+    TP_CHECK(space_pp_layout_parse("tE|t|t|tL", &y, NULL, 0) == 0);
+    TP_CHECK_INT(space_split_resolve_n(4, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_LAYOUT_LAYERS); /* E not first */
+    TP_CHECK(space_pp_layout_parse("Et|t|t|tLL", &y, NULL, 0) == 0);
+    TP_CHECK_INT(space_split_resolve_n(4, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_LAYOUT_LAYERS); /* L twice */
+    /* MTP: the count, after every layer, in a rank's last chunk */
+    TP_CHECK(space_pp_layout_parse("Et|t|t|tmL", &y, NULL, 0) == 0);
+    TP_CHECK_INT(space_split_resolve_n(4, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_LAYOUT_MTP);
+    TP_CHECK_INT(space_split_resolve_n(4, 1, &l, &s, NULL, 0), SPACE_OK);
+    TP_CHECK(space_pp_layout_parse("Et|t|mt|tL", &y, NULL, 0) == 0);
+    TP_CHECK_INT(space_split_resolve_n(4, 1, &l, &s, NULL, 0),
+                 SPACE_REJECT_LAYOUT_MTP);
+    TP_CHECK(space_pp_layout_parse("Et|tm|t|tL", &y, NULL, 0) == 0);
+    TP_CHECK_INT(space_split_resolve_n(4, 1, &l, &s, NULL, 0),
+                 SPACE_REJECT_LAYOUT_MTP); /* stage 1 is chunk 0 of rank 1 */
+    /* every rule has a name */
+    for (int r = 0; r < SPACE_REJECT_COUNT; r++)
+        TP_CHECK(space_reject_names[r] && space_reject_names[r][0]);
+}
+
+/* The layout string as parse_str_to_list reads it, and its chunks. */
+static void test_split_layout_string(void)
+{
+    space_pp_layout y;
+    char why[320];
+    /* Megatron-Core's own example (transformer_config.py): PP 2 x VPP 4 */
+    TP_CHECK(space_pp_layout_parse("E|(tt|)*2,(t|)*4,mL", &y, why, sizeof why)
+             == 0);
+    TP_CHECK_INT(y.n, 8);
+    int64_t want[8] = {0, 2, 2, 1, 1, 1, 1, 0};
+    for (int k = 0; k < 8; k++) TP_CHECK_INT(y.t[k], want[k]);
+    TP_CHECK(y.e[0] && y.loss[7] && y.mtp[7] == 1 && y.n_t == 8);
+    space_layout l = split_layout(2, 4);
+    l.pp_layout = &y;
+    space_split s;
+    TP_CHECK_INT(space_split_resolve_n(8, 1, &l, &s, NULL, 0), SPACE_OK);
+    chunk_is(&s, 1, 0, 2, 0); /* stage 1 */
+    chunk_is(&s, 0, 1, 2, 2); /* stage 2 */
+    chunk_is(&s, 1, 3, 0, 8); /* stage 7: m and L */
+    TP_CHECK_INT(space_split_rank_layers(&s, 0), 4);
+    TP_CHECK_INT(space_split_rank_layers(&s, 1), 4);
+    /* "x*N" after "(...)*N"; commas are cosmetic */
+    TP_CHECK(space_pp_layout_parse("Et*3|(t*4|)*2,t*2L", &y, NULL, 0) == 0);
+    TP_CHECK(y.n == 4 && y.t[0] == 3 && y.t[1] == 4 && y.t[3] == 2);
+    /* refused at parse: an unknown letter, too many stages */
+    TP_CHECK(space_pp_layout_parse("Et|x|tL", &y, why, sizeof why) != 0);
+    TP_CHECK(strstr(why, "'x'") != NULL);
+    TP_CHECK(space_pp_layout_parse("E(t|)*5000L", &y, why, sizeof why) != 0);
+    TP_CHECK(strstr(why, "stages") != NULL);
+    /* stages into a split: Megatron-Core's options where one fits */
+    int64_t mlperf[64];
+    for (int k = 0; k < 64; k++) mlperf[k] = k == 0 || k == 63 ? 1 : 2;
+    l = split_layout(8, 8);
+    TP_CHECK(space_split_from_stages(126, 0, 8, mlperf, 64, &l, &y) == 0);
+    TP_CHECK(l.pp_account == (SPACE_PP_EMBED | SPACE_PP_LOSS) && !l.pp_layout);
+    int64_t deepspeed[12] = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 1};
+    l = split_layout(12, 1);
+    TP_CHECK(space_split_from_stages(78, 0, 12, deepspeed, 12, &l, &y) == 0);
+    TP_CHECK(l.pp_account == 0 && l.pp_first == 0 && l.pp_last == 1);
+    /* DeepSeek-V3 on GB200 (PP 8 x VPP 4, "Et|(tt|)*30L"): a string */
+    int64_t dsv3[32];
+    for (int k = 0; k < 32; k++) dsv3[k] = k == 0 ? 1 : k == 31 ? 0 : 2;
+    l = split_layout(8, 4);
+    TP_CHECK(space_split_from_stages(61, 0, 8, dsv3, 32, &l, &y) == 0);
+    TP_CHECK(l.pp_layout == &y);
+    TP_CHECK_STR(y.text, "Et|(t*2|)*30L");
+    TP_CHECK(space_split_from_stages(60, 0, 8, dsv3, 32, &l, &y) != 0);
+    /* the balanced ends */
+    int64_t f = 0, la = 0;
+    TP_CHECK(space_split_ends(126, 16, 1, &f, &la) && f == 7 && la == 7);
+    TP_CHECK(space_split_ends(44, 4, 2, &f, &la) && f == 10 && la == 10);
+    TP_CHECK(space_split_ends(61, 16, 1, &f, &la) && f == 3 && la == 2);
+    TP_CHECK(!space_split_ends(61, 16, 2, &f, &la)); /* 61 odd */
+    TP_CHECK(!space_split_ends(10, 1, 1, &f, &la));
+    /* the tag says the split */
+    char tag[96];
+    l = split_layout(8, 8);
+    l.pp_account = SPACE_PP_EMBED | SPACE_PP_LOSS;
+    TP_CHECK_STR(space_layout_tag(&l, 8, tag, sizeof tag),
+                 "n1g8_tp1pp8dp1_mbs1_vpp8_ael");
+    l.pp_account = 0, l.pp_first = 7, l.pp_last = 7, l.vpp = 1;
+    TP_CHECK_STR(space_layout_tag(&l, 8, tag, sizeof tag),
+                 "n1g8_tp1pp8dp1_mbs1_f7l7");
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) snprintf(fixture_dir, sizeof fixture_dir, "%s", argv[1]);
@@ -1825,5 +2060,8 @@ int main(int argc, char **argv)
     TP_RUN(test_validation_runs);
     TP_RUN(test_stacks);
     TP_RUN(test_rc_modules);
+    TP_RUN(test_split_megatron);
+    TP_RUN(test_split_rules);
+    TP_RUN(test_split_layout_string);
     return TP_TEST_EXIT();
 }

@@ -135,8 +135,13 @@ def option(words, name):
 # replacement, the words the error must contain). Each is a mistake the
 # launch writer made before issue 18, or one a user's edit could make.
 MUTATIONS = [
-    (r"--pipeline-model-parallel-layout 'Et*2|(t*2|)*19(t|)*3tL'",
+    ("--num-virtual-stages-per-pipeline-rank 11",
      "--num-virtual-stages-per-pipeline-rank 6", "virtual stages"),
+    # the pipeline split (issue 28): the loss no longer counted, the last
+    # stage's layers changed
+    ("    --account-for-loss-in-pipeline-split\n", "", "not divisible by PP"),
+    ("--decoder-last-pipeline-num-layers 10",
+     "--decoder-last-pipeline-num-layers 9", "uneven first/last stages"),
     ("export CUDA_DEVICE_MAX_CONNECTIONS=1", "", "CUDA_DEVICE_MAX_CONNECTIONS"),
     ("--cp-comm-type p2p", "--cp-comm-type all_gather", "--cp-comm-type"),
     ("    --sequence-parallel\n", "    --tp-comm-overlap\n", "--tp-comm-overlap"),

@@ -98,21 +98,32 @@ bad_job 's/--tensor-model-parallel-size 2/--tensor-model-parallel-size 2 --conte
 bad_job 's/--micro-batch-size 1/--micro-batch-size 1 --micro-batch-size 2/' "--micro-batch-size given twice" "twice"
 bad_job 's/--lr 3e-4/--lr "3e-4/' "a double quote that does not end" "quote"
 bad_job 's/--attention-dropout 0//; s/--bf16/--bf16 --attention-dropout 1.5/' "--attention-dropout: expected a probability in [0, 1], found '1.5'" "dropout"
-bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "Et*16|t*15L"/' "holds 31 layers, --num-layers 32" "layout layers"
-bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "Et*16|x*16L"/' "'x' at" "layout character"
-bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "t*16|t*16"/' "must start with E and end with L" "layout E/L"
-bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "E(t|)*99999999L"/' "more than a million layers" "layout size"
+bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "Et*16|t*15L"/' "holds 31 transformer layers (t), the model 32" "layout layers"
+bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "Et*16|x*16L"/' "invalid layer character 'x'" "layout character"
+bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "t*16|t*16"/' "must begin with the embedding E" "layout E/L"
+bad_job 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "E(t|)*99999999L"/' "letters once unrolled" "layout size"
 printf 'a\0b' >"$S/nul.sh"
 run 65 "$TP" estimate --system eos --megatron-args "$S/nul.sh"
 has "$ERR" "a NUL byte" "binary file"
-# a layout string read back: the split the estimate assumes, no warning
+# a layout string read back: the estimate splits the layers as it says
 sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --pipeline-model-parallel-layout "Et*4|(t*4|)*6t*4L"/' "$S/own.sh" >"$S/layout.sh"
 run 0 "$TP" estimate --system eos --megatron-args "$S/layout.sh" -g 64
 sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --pipeline-model-parallel-layout "Et*8|t*8|t*8|t*8L"/' "$S/own.sh" >"$S/layout2.sh"
 run 0 "$TP" estimate --system eos --megatron-args "$S/layout2.sh" -g 64
 sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --pipeline-model-parallel-layout "Et*5|t*9|t*9|t*9L"/' "$S/own.sh" >"$S/layout3.sh"
-run 0 "$TP" estimate --system eos --megatron-args "$S/layout3.sh" -g 64
-has "$ERR" "warning: the layout gives pipeline rank 0 5 layers; the estimate splits them by its own rule (8)" "an uneven layout of the user's"
+run 0 "$TP" estimate --system eos --megatron-args "$S/layout3.sh" -g 64 --format json
+has "$OUT" '"pipeline_model_parallel_layout":	"Et*5|t*9|t*9|t*9L"' "an uneven layout of the user's: kept"
+python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['layout']['pipeline_split']['layers_per_pipeline_rank']==[5,9,9,9], d['layout']['pipeline_split']" "$OUT" && ok || bad "an uneven layout of the user's: its ranks' layers"
+# the split options read back and refused where Megatron-Core refuses them
+sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split/' "$S/own.sh" >"$S/acc.sh"
+run 65 "$TP" estimate --system eos --megatron-args "$S/acc.sh" -g 64
+has "$ERR" "(pp_layers)" "34 slots over PP 4: refused by name"
+sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 5 --decoder-last-pipeline-num-layers 9/' "$S/own.sh" >"$S/fl.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/fl.sh" -g 64 --format json
+python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['layout']['pipeline_split']['layers_per_pipeline_rank']==[5,9,9,9], d['layout']['pipeline_split']" "$OUT" && ok || bad "first/last read back: the ranks' layers"
+sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 5 --account-for-loss-in-pipeline-split/' "$S/own.sh" >"$S/conf.sh"
+run 65 "$TP" estimate --system eos --megatron-args "$S/conf.sh" -g 64
+has "$ERR" "(split_conflict)" "first/last with the loss counted: refused by name"
 
 # a mixture of experts: searched with expert parallelism, or, what the
 # estimator does not model, refused by name (moe_not_modelled), never

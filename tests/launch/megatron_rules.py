@@ -343,10 +343,16 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
     vpp = None
     first = to_int(args, "decoder_first_pipeline_num_layers", errors)
     last = to_int(args, "decoder_last_pipeline_num_layers", errors)
+    # the embedding and the loss counted as layers of the split
+    acc = int(bool(args.get("account_for_embedding_in_pipeline_split"))) + \
+        int(bool(args.get("account_for_loss_in_pipeline_split")))
+    if (first is not None or last is not None) and acc:
+        E("--decoder-first/last-pipeline-num-layers with the embedding or "
+          "loss accounted for (TransformerConfig.__post_init__)")
     if "pipeline_model_parallel_layout" in args:
-        if first is not None or last is not None:
-            E("a layout with --decoder-first/last-pipeline-num-layers "
-              "(TransformerConfig.__post_init__)")
+        if first is not None or last is not None or acc:
+            E("a layout with --decoder-first/last-pipeline-num-layers or "
+              "--account-for-* (TransformerConfig.__post_init__)")
         stages = expand_layout(args["pipeline_model_parallel_layout"])
         for st in stages:
             for c in st:
@@ -371,20 +377,24 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
             vpp = to_int(args, "num_virtual_stages_per_pipeline_rank", errors)
         elif "num_layers_per_virtual_pipeline_stage" in args:
             per = to_int(args, "num_layers_per_virtual_pipeline_stage", errors)
-            if L % pp:
-                E("layers %d not divisible by PP %d (validate_args)" % (L, pp))
-            elif per and (L // pp) % per:
+            if first is not None or last is not None:
+                E("--num-layers-per-virtual-pipeline-stage with uneven "
+                  "first/last stages (validate_args)")
+            if (L + acc) % pp:
+                E("layers %d not divisible by PP %d (validate_args)"
+                  % (L + acc, pp))
+            elif per and ((L + acc) // pp) % per:
                 E("layers per stage %d not divisible by %d (validate_args)"
-                  % (L // pp, per))
+                  % ((L + acc) // pp, per))
             elif per:
-                vpp = (L // pp) // per
+                vpp = ((L + acc) // pp) // per
         if first is None and last is None:
-            if L % pp:
-                E("layers %d not divisible by PP %d (validate_args, "
-                  "get_num_layers_to_build)" % (L, pp))
-            elif vpp and vpp > 1 and (L // pp) % vpp:
+            if (L + acc) % pp:
+                E("layers %d (%d accounted) not divisible by PP %d "
+                  "(validate_args, get_num_layers_to_build)" % (L, acc, pp))
+            elif vpp and vpp > 1 and ((L + acc) // pp) % vpp:
                 E("layers per pipeline rank %d not divisible by %d virtual "
-                  "stages (get_num_layers_to_build)" % (L // pp, vpp))
+                  "stages (get_num_layers_to_build)" % ((L + acc) // pp, vpp))
         else:
             rest, mid = L - (first or 0) - (last or 0), \
                 pp - (first is not None) - (last is not None)

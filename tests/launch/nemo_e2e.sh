@@ -99,9 +99,9 @@ printf '# launch: --recipe nosuch_recipe\n' >"$TMP/in"; expect 65 bad.txt:1: \
     nosuch_recipe vanilla_gpt_pretrain_config
 printf 'model.hidden_size=4096\n' >"$TMP/in"; expect 65 bad.txt "model.num_layers"
 printf '%s\nmodel.pipeline_model_parallel_size=2\nmodel.pipeline_model_parallel_layout="Et*3|t*4L"\n' \
-    "$JOB" >"$TMP/in"; expect 65 bad.txt:6: "32 decoder layers" "found 7 layers"
+    "$JOB" >"$TMP/in"; expect 65 bad.txt:6: "holds 7 transformer layers (t), the model 32" "(layout_layers)"
 printf '%s\nmodel.pipeline_model_parallel_layout="Ex|L"\n' "$JOB" >"$TMP/in"; expect 65 \
-    bad.txt:5: "'x' is not a layer"
+    bad.txt:5: "invalid layer character 'x'"
 printf '# launch: --nnodes\n' >"$TMP/in"; expect 65 bad.txt:1: "--nnodes needs a value"
 # a registered recipe trainplan does not model (bf16 first and last layers)
 printf 'mixed_precision=nemotron_3_super_bf16_with_nvfp4_mixed\n' >"$TMP/in"; \
