@@ -828,7 +828,11 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                        "feasible): %s\n",
                     (long long)tried, (long long)feasible, chosen);
         if (!r.feasible)
-            fprintf(f, "NOT FEASIBLE (%s): %s\n", est_reason_names[r.reason],
+            fprintf(f, "NOT FEASIBLE (%s%s%s): %s\n",
+                    est_reason_names[r.reason],
+                    r.reason == EST_INVALID_LAYOUT ? ", " : "",
+                    r.reason == EST_INVALID_LAYOUT ? space_reject_names[r.reject]
+                                                   : "",
                     r.message);
         if (r.iteration_s > 0) {
             char a[64];

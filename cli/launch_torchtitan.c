@@ -314,7 +314,8 @@ static void write_stages(tt_out *w, const space_model *m,
                 first = 0;
             }
             if (s == n - 1)
-                cli_text_put(&w->body, ", \"norm\", \"%s\"", out);
+                cli_text_put(&w->body, "%s\"norm\", \"%s\"",
+                             first ? "" : ", ", out);
             cli_text_put(&w->body, "],\n");
         }
         cli_text_put(&w->body, "%s]\n", w->main_ ? "    " : "");

@@ -244,7 +244,7 @@ int search_complete(const est_ctx *c, const space_model *m,
         if ((int)l->zero < 0) l->zero = SPACE_ZERO_NONE;
         best->gpus = gpus;
         best->reason = EST_INVALID_LAYOUT;
-        best->reject = SPACE_REJECT_SIZES;
+        best->reject = SPACE_REJECT_GPUS;
         snprintf(best->message, sizeof best->message,
                  "no combination of TP x PP x CP divides %lld GPUs%s",
                  (long long)gpus,

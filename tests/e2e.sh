@@ -439,6 +439,31 @@ run 0 "$TP" search -m gpt-neox-20b --system perlmutter --max-gpus 32 -s 2048 -B 
 has "$OUT" "memory_margin_bytes" "search csv: the margin column"
 run 64 "$TP" "${EST[@]}" --num-layers-per-virtual-pipeline-stage 2
 has "$ERR" "needs --pipeline-model-parallel-size" "virtual stages need PP"
+# the pipeline split (issue 28): Llama 3.1 405B's 126 layers on 2048 GPUs
+# run at PP 16 (and every power of two from 8) with the embedding and loss
+# counted; the output names every PP the search tried and why the others
+# gave nothing
+S405=(search -m llama3.1-405b --system eos --gpus 2048 -s 8192 -B 1024 --no-timing)
+run 0 "$TP" "${S405[@]}"
+has "$OUT" "8, 16, 32, 64: layouts admitted" "405B: PP 16 admitted"
+has "$OUT" "3, 5-7, 9-15, 17-31, 33-63, 65-126: none admitted: gpus_divisibility" "405B: every skipped PP named"
+has "$OUT" "_ael_" "405B: the embedding and loss counted"
+run 0 "$TP" "${S405[@]}" --max-memory-fraction 1 --explain
+has "$OUT" "4, 8, 16, 32, 64: layouts admitted" "405B, whole memory: PP 4 to 64 admitted"
+has "$OUT" "why none (the most layouts)" "405B --explain: the per-PP table"
+run 0 "$TP" "${S405[@]}" --format json
+has "$OUT" '"why_none":' "search json: why each PP gave nothing"
+has "$OUT" '"pipeline_split":' "search json: each layout's split"
+run 0 "$TP" "${S405[@]}" --fix pp=16,split=ends,vpp=1
+has "$OUT" "_f7l7" "--fix split=ends: first and last stage counts"
+run 0 "$TP" estimate -m llama3.1-405b --system eos -g 2048 -s 8192 -B 1024 -t 8 -p 16 --format json
+has "$OUT" '"account_for_loss_in_pipeline_split":	true' "estimate -t 8 -p 16: a split Megatron-Core runs"
+run 0 "$TP" estimate -m llama3.1-405b --system eos -g 2048 -s 8192 -B 1024 -t 8 -p 16 --num-virtual-stages-per-pipeline-rank 1 --decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 7
+has "$OUT" "memory per pipeline stage" "estimate: first/last stage counts"
+run 1 "$TP" estimate -m llama3.1-405b --system eos -g 2048 -s 8192 -B 1024 -t 8 -p 16 --num-virtual-stages-per-pipeline-rank 1 --decoder-first-pipeline-num-layers 6 --decoder-last-pipeline-num-layers 6
+has "$OUT" "NOT FEASIBLE (invalid_layout, middle_layers): 114 middle layers are not divisible by the 14 middle stages" "estimate: a split Megatron-Core refuses, by name"
+run 64 "$TP" estimate -m llama3.1-405b --system eos -g 2048 -s 8192 -B 1024 -t 8 -p 16 --pipeline-model-parallel-layout 'Et|x|L'
+has "$ERR" "invalid layer character 'x'" "estimate: a layout string that does not parse"
 run 65 "$TP" estimate -m nosuchmodel --system perlmutter-80g -g 8 -s 2048 -B 8
 run 65 "$TP" estimate -m gpt-neox-20b --system nosuchsystem -g 8 -s 2048 -B 8
 run 64 "$TP" estimate -m gpt-neox-20b --system perlmutter-80g -g 8 --nodes 4 -s 2048 -B 8
