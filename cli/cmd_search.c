@@ -990,6 +990,13 @@ static void layout_diff(const space_layout *a, const space_layout *b,
         cli_text_put(t, "%srecompute %s -> %s", t->n ? "\n" : "",
                      space_recompute_names[a->recompute],
                      space_recompute_names[b->recompute]);
+    /* the pipeline split, where the options that give it differ */
+    char sa[2200], sb[2200];
+    space_split_str(a, sa, sizeof sa);
+    space_split_str(b, sb, sizeof sb);
+    if (strcmp(sa, sb) != 0)
+        cli_text_put(t, "%spipeline split %s -> %s", t->n ? "\n" : "",
+                     sa[0] ? sa : "even", sb[0] ? sb : "even");
 }
 
 static void job_print(FILE *f, const near_job *nj, const row *best,

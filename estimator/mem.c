@@ -378,15 +378,16 @@ static double act_rank_token(const space_model *m, const space_layout *l,
     /* a formula split of a model whose layers are alike: the rank's
      * chunks are, but where the embedding's or the loss's slot is */
     int alike = 1;
-    if (!s->lay && !s->extra && est_moe_uniform(m))
+    if (!s->lay && !s->extra && est_moe_uniform(m)) {
         alike = !(r == 0 && s->embed && v > 1)
                 && !(r == s->pp - 1 && s->loss && v > 1);
-    else
-    for (int64_t j = 1; j < v && alike; j++) {
-        space_chunk c;
-        space_split_chunk(s, r, j, &c);
-        alike = c.layers == c0.layers
-                && est_moe_layers_in(m, c.offset, c.layers) == nm0;
+    } else {
+        for (int64_t j = 1; j < v && alike; j++) {
+            space_chunk c;
+            space_split_chunk(s, r, j, &c);
+            alike = c.layers == c0.layers
+                    && est_moe_layers_in(m, c.offset, c.layers) == nm0;
+        }
     }
     double per, rebuilt;
     if (alike) {

@@ -371,6 +371,7 @@ static double budget_ratio(const search_request *q, double iter_s,
  * minima under a total order). */
 typedef struct gather {
     search_stats st;
+    int8_t *verdict;     /* this thread's split verdicts (verdicts) */
     int64_t example_key[SPACE_REJECT_COUNT]; /* unit x grid size + idx */
     search_near near_memory, near_budget;
     cand *c;
@@ -398,18 +399,42 @@ static int64_t pp_of(const space_grid *g, int64_t idx)
 
 /* Advances the digits dg of a layout number to the first number of the
  * next block of field d (d's digit one up, carried, the deeper ones 0):
- * i = (i / block(d) + 1) x block(d). */
-static void odometer_step(const space_grid *g, int *dg, int d)
+ * i = (i / block(d) + 1) x block(d). Returns the shallowest field whose
+ * digit went up. */
+static int odometer_step(const space_grid *g, int *dg, int d)
 {
     for (int k = d + 1; k < SPACE_DIM_COUNT; k++) dg[k] = 0;
     for (int k = d; k >= 0; k--) {
-        if (++dg[k] < g->n[k]) return;
+        if (++dg[k] < g->n[k]) return k;
         dg[k] = 0;
     }
+    return 0;
 }
 
+/* Whether rule rj comes after the rules that read the fields up to expert
+ * TP (TP, PP, CP, the GPUs, EP, ETP) in check_order: a layout rejected by
+ * it, or valid, passed those. */
+static int after_prefix(space_reject rj)
+{
+    if (rj == SPACE_OK) return 1;
+    size_t at = 0, flex = 0;
+    for (size_t k = 0; k < sizeof check_order / sizeof check_order[0]; k++) {
+        if (check_order[k] == rj) at = k;
+        if (check_order[k] == SPACE_REJECT_FLEX_EP) flex = k;
+    }
+    return at > flex;
+}
+
+/* The verdict of space_layout_split_check (VPP, the chunks, the split)
+ * per (system, PP digit, VPP digit, split digit), filled as a thread
+ * meets them: 0 unknown, else 1 + the verdict. One table a thread,
+ * made before the scan. */
+typedef struct verdicts {
+    int np, nv, ns;
+} verdicts;
+
 static void scan_unit(const search_request *q, int sysi, int64_t gpus,
-                      int64_t unit, gather *t)
+                      int64_t unit, const verdicts *vd, gather *t)
 {
     const search_system *sy = &q->systems[sysi];
     const space_grid *g = &sy->grid;
@@ -421,35 +446,105 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
     st->enumerated += size;
     /* the digits of layout number i, advanced with it (odometer) */
     int dg[SPACE_DIM_COUNT] = {0};
+    /* per rule: does it come after the prefix's rules, and its block */
+    static _Thread_local int after_prefix_of[SPACE_REJECT_COUNT], known;
+    static _Thread_local space_dim block_dim_of[SPACE_REJECT_COUNT];
+    if (!known) {
+        for (int r = 0; r < SPACE_REJECT_COUNT; r++) {
+            after_prefix_of[r] = after_prefix((space_reject)r);
+            block_dim_of[r] = rule_block_dim((space_reject)r);
+        }
+        known = 1;
+    }
+    /* the entry of the last pipeline size met (runs of one PP) */
+    int64_t last_pp = -1;
+    search_pp_stats *last_ps = NULL;
+    int64_t blk_of[SPACE_DIM_COUNT];
+    for (int d = 0; d < SPACE_DIM_COUNT; d++)
+        blk_of[d] = space_grid_block(g, (space_dim)d);
+    /* VPP ascending: a PP x VPP too many chunks stays so for the rest */
+    int vpp_up = 1;
+    for (int k = 1; k < g->n[SPACE_DIM_VPP]; k++)
+        vpp_up &= g->v[SPACE_DIM_VPP][k] > g->v[SPACE_DIM_VPP][k - 1];
+    /* the rules before VPP's passed for the current digits up to expert
+     * TP (they read no later field) */
+    int prefix_ok = 0;
+    int64_t split_blk = blk_of[SPACE_DIM_SPLIT];
     for (int64_t i = 0; i < size;) {
         space_layout l;
-        space_grid_layout_at(g, dg, gpus, &q->base, &l);
         char why[200];
-        /* the message only where it becomes the rule's example */
-        space_reject rj = space_grid_check(m, &l, gpus, gpn, NULL, 0);
+        space_reject rj;
+        /* the first rule, TP x PP x CP dividing the GPUs, from the digits
+         * alone (most of a grid fails it) */
+        int64_t mp = g->v[SPACE_DIM_TP][dg[SPACE_DIM_TP]]
+                     * g->v[SPACE_DIM_PP][dg[SPACE_DIM_PP]]
+                     * g->v[SPACE_DIM_CP][dg[SPACE_DIM_CP]];
+        int gpus_rule = mp < 1 || gpus % mp, built = 0;
+        int8_t *cell = NULL;
+        if (!gpus_rule && prefix_ok && i % split_blk == 0) {
+            /* at a new (VPP, split): their rules from the table */
+            cell = &t->verdict[((sysi * vd->np + dg[SPACE_DIM_PP]) * vd->nv
+                                + dg[SPACE_DIM_VPP]) * vd->ns
+                               + dg[SPACE_DIM_SPLIT]];
+            if (!*cell) {
+                space_grid_layout_at(g, dg, gpus, &q->base, &l);
+                built = 1;
+                *cell = (int8_t)(1 + space_layout_split_check(m, &l, NULL, 0));
+            }
+        }
+        if (gpus_rule) {
+            rj = SPACE_REJECT_GPUS;
+            l.pp = g->v[SPACE_DIM_PP][dg[SPACE_DIM_PP]];
+        } else if (cell && *cell != 1 + SPACE_OK) {
+            rj = (space_reject)(*cell - 1);
+            l.pp = g->v[SPACE_DIM_PP][dg[SPACE_DIM_PP]];
+            gpus_rule = !built; /* the layout to build for a message */
+        } else {
+            if (!built) space_grid_layout_at(g, dg, gpus, &q->base, &l);
+            /* the message only where it becomes the rule's example */
+            rj = space_grid_check(m, &l, gpus, gpn, NULL, 0);
+            if (after_prefix_of[rj]) prefix_ok = 1;
+        }
         if (rj != SPACE_OK) {
             /* the whole block that shares the digits the rule reads */
-            space_dim bd = rule_block_dim(rj);
-            int64_t blk = space_grid_block(g, bd);
-            int64_t end = (i / blk + 1) * blk;
-            odometer_step(g, dg, bd);
+            space_dim bd = block_dim_of[rj];
+            /* too many chunks for PP at this VPP: at every larger VPP too
+             * (the rules before it do not read VPP): the rest of the
+             * block of the fields before VPP at once */
+            if ((rj == SPACE_REJECT_PP_CHUNKS || rj == SPACE_REJECT_VPP)
+                && vpp_up)
+                bd = SPACE_DIM_ETP; /* the field before VPP */
+            /* i is the block's first number: the layouts before it in the
+             * block share the digits the rule reads, so they were
+             * rejected with it, and the scan never stops inside a
+             * block */
+            int64_t end = bd == SPACE_DIM_ETP
+                              ? (i / blk_of[bd] + 1) * blk_of[bd]
+                              : i + blk_of[bd];
+            int dg0[SPACE_DIM_COUNT];
+            memcpy(dg0, dg, sizeof dg0);
+            if (odometer_step(g, dg, bd) <= SPACE_DIM_ETP) prefix_ok = 0;
             int64_t key = unit * size + i;
             if (!st->rejected[rj] || key < t->example_key[rj]) {
                 t->example_key[rj] = key;
+                if (gpus_rule) space_grid_layout_at(g, dg0, gpus, &q->base, &l);
                 space_grid_check(m, &l, gpus, gpn, why, sizeof why);
                 tp_strlcpy(st->example[rj], why, sizeof why);
             }
             st->rejected[rj] += end - i;
-            pp_stats(st, l.pp)->rejected[rj] += end - i;
+            if (l.pp != last_pp) last_pp = l.pp, last_ps = pp_stats(st, l.pp);
+            last_ps->rejected[rj] += end - i;
             i = end;
             continue;
         }
         st->valid++;
-        search_pp_stats *ps = pp_stats(st, l.pp);
+        if (l.pp != last_pp) last_pp = l.pp, last_ps = pp_stats(st, l.pp);
+        search_pp_stats *ps = last_ps;
         ps->valid++;
         st->split_valid[g->v[SPACE_DIM_SPLIT][dg[SPACE_DIM_SPLIT]]]++;
         int64_t idx = i++;
-        odometer_step(g, dg, SPACE_DIM_COUNT - 1);
+        if (odometer_step(g, dg, SPACE_DIM_COUNT - 1) <= SPACE_DIM_ETP)
+            prefix_ok = 0;
         if (!q->no_prune) {
             double floor_b = est_memory_floor(m, &l);
             double mem_limit = search_memory_limit(q, sy, &l);
@@ -636,6 +731,16 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
     }
     a->ranked = tp_xcalloc((size_t)q->top_k, sizeof *a->ranked);
 
+    /* The split verdicts' table: its size over the systems' grids. */
+    verdicts vd = {1, 1, 1};
+    for (int si = 0; si < q->n_systems; si++) {
+        const space_grid *gr = &q->systems[si].grid;
+        if (gr->n[SPACE_DIM_PP] > vd.np) vd.np = gr->n[SPACE_DIM_PP];
+        if (gr->n[SPACE_DIM_VPP] > vd.nv) vd.nv = gr->n[SPACE_DIM_VPP];
+        if (gr->n[SPACE_DIM_SPLIT] > vd.ns) vd.ns = gr->n[SPACE_DIM_SPLIT];
+    }
+    size_t verdict_n = (size_t)q->n_systems * (size_t)vd.np * (size_t)vd.nv
+                       * (size_t)vd.ns;
     /* Units: (system, GPU count) pairs the system can host. */
     int64_t n_units = 0;
     int64_t (*units)[2] = tp_xmalloc((size_t)q->n_systems * (size_t)q->n_gpus
@@ -679,6 +784,7 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
          * sums and total-order minima. */
         gather *g = tp_xcalloc((size_t)nt, sizeof *g);
         for (int i = 0; i < nt; i++) {
+            g[i].verdict = tp_xcalloc(verdict_n, 1);
             g[i].st.n_pp = a->stats.n_pp;
             for (int k = 0; k < a->stats.n_pp; k++)
                 g[i].st.pp[k].pp = a->stats.pp[k].pp;
@@ -688,7 +794,7 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
             gather *t = &g[thread_num()];
 #pragma omp for schedule(dynamic, 1)
             for (int64_t u = u0; u < u1; u++)
-                scan_unit(q, (int)units[u][0], units[u][1], u, t);
+                scan_unit(q, (int)units[u][0], units[u][1], u, &vd, t);
         }
         int64_t n = 0;
         for (int i = 0; i < nt; i++) {
@@ -732,6 +838,7 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
             if (g[i].n) memcpy(cands + n, g[i].c, (size_t)g[i].n * sizeof *cands);
             n += g[i].n;
             free(g[i].c);
+            free(g[i].verdict);
         }
         free(g);
         /* Likely winners first: the bounds tighten early. */

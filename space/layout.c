@@ -85,6 +85,36 @@ _Static_assert(sizeof space_reject_names / sizeof space_reject_names[0]
                    == SPACE_REJECT_COUNT,
                "space_reject_names names every space_reject");
 
+space_reject space_layout_split_check(const space_model *m,
+                                      const space_layout *l, char *why,
+                                      size_t cap)
+{
+    int64_t pp = l->pp, v = l->vpp;
+    if (cap) why[0] = '\0';
+    if (v > 1 && pp < 2) {
+        if (cap)
+            snprintf(why, cap, "virtual pipeline stages (%lld) need PP > 1",
+                     (long long)v);
+        return SPACE_REJECT_VPP;
+    }
+    /* More model chunks than the layers and the embedding and loss can
+     * give a slot each: every split Megatron-Core computes refuses it (a
+     * layout string may leave stages empty; split.c judges that). Read
+     * from PP and VPP alone, so the search rejects the splits at once. */
+    if (!l->pp_layout && pp * v > m->num_layers + 2) {
+        if (cap)
+            snprintf(why, cap,
+                     "PP %lld x VPP %lld model chunks for %lld layers: no "
+                     "split gives each chunk a layer (the embedding and the "
+                     "loss counted too)",
+                     (long long)pp, (long long)v, (long long)m->num_layers);
+        return SPACE_REJECT_PP_CHUNKS;
+    }
+    /* The pipeline split: Megatron-Core's rules (split.c). */
+    space_split s;
+    return space_split_resolve(m, l, &s, why, cap);
+}
+
 space_reject space_layout_check(const space_model *m, const space_layout *l,
                                 int gpus_per_node, char *why, size_t cap)
 {
@@ -156,23 +186,9 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
                "the flex dispatcher (DeepEP) needs expert TP x EP > 1, found "
                "%lld x %lld (Megatron-Core token_dispatcher.py)",
                (long long)etp, (long long)ep);
-    if (v > 1 && pp < 2)
-        REJECT(SPACE_REJECT_VPP,
-               "virtual pipeline stages (%lld) need PP > 1", (long long)v);
-    /* More model chunks than the layers and the embedding and loss can
-     * give a slot each: every split Megatron-Core computes refuses it (a
-     * layout string may leave stages empty; split.c judges that). Read
-     * from PP and VPP alone, so the search rejects the splits at once. */
-    if (!l->pp_layout && pp * v > m->num_layers + 2)
-        REJECT(SPACE_REJECT_PP_CHUNKS,
-               "PP %lld x VPP %lld model chunks for %lld layers: no split "
-               "gives each chunk a layer (the embedding and the loss "
-               "counted too)",
-               (long long)pp, (long long)v, (long long)m->num_layers);
-    /* The pipeline split: Megatron-Core's rules (split.c). */
+    /* VPP and the pipeline split (space_layout_split_check) */
     {
-        space_split s;
-        space_reject rs = space_split_resolve(m, l, &s, why, cap);
+        space_reject rs = space_layout_split_check(m, l, why, cap);
         if (rs != SPACE_OK) return rs;
     }
     /* Megatron-LM validate_args (megatron/training/arguments.py,

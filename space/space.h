@@ -809,6 +809,15 @@ extern const char *const space_reject_names[SPACE_REJECT_COUNT];
 space_reject space_layout_check(const space_model *m, const space_layout *l,
                                 int gpus_per_node, char *why, size_t cap);
 
+/* The rules of space_layout_check that read only PP, VPP and the split
+ * (in its order, after those of TP, CP, DP and the experts): interleaving
+ * without PP, more chunks than the layers and the embedding and loss can
+ * fill, and the split's (split.c). SPACE_OK or the first broken, with why.
+ * A search caches its verdict per (PP, VPP, split). */
+space_reject space_layout_split_check(const space_model *m,
+                                      const space_layout *l, char *why,
+                                      size_t cap);
+
 /* ---- the pipeline split (split.c) --------------------------------------
  *
  * Which transformer layers each (pipeline rank, model chunk) holds, as
