@@ -30,7 +30,7 @@
  * among its runs; the frameworks without runs take the worst over all.
  *
  * usage: validate_memory [--runs FILE] [--frag X] [--source ID] [--terms ID]
- *                        [--check]
+ *                        [--check] [--csv]
  * --frag X scores every run at fragmentation X, no fit; --terms ID prints
  * the terms of run ID at the fitted fragmentation; --check exits 2 when
  * estimator/mem.c holds another fragmentation or margin than the ones
@@ -266,13 +266,15 @@ int main(int argc, char **argv)
 {
     const char *path = TRAINPLAN_SOURCE_DIR "/bench/data/memory_runs.json";
     const char *only = NULL, *terms = NULL;
-    int check = 0, mismatch = 0;
+    int check = 0, mismatch = 0, csv = 0;
     double fixed = NAN;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
             path = argv[++i];
         } else if (strcmp(argv[i], "--check") == 0) {
             check = 1;
+        } else if (strcmp(argv[i], "--csv") == 0) {
+            csv = 1;
         } else if (strcmp(argv[i], "--terms") == 0 && i + 1 < argc) {
             terms = argv[++i];
         } else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc) {
@@ -287,7 +289,7 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr, "usage: validate_memory [--runs FILE] [--frag X] "
-                    "[--source ID] [--terms ID] [--check]\n");
+                    "[--source ID] [--terms ID] [--check] [--csv]\n");
             return 64;
         }
     }
@@ -327,6 +329,27 @@ int main(int argc, char **argv)
         if (!v[k].ok) continue;
         v[k].ours_in = ours_at(&v[k], f_in);
         v[k].ours_loso = ours_at(&v[k], f_loso[v[k].src]);
+    }
+    if (csv) {
+        /* One row per scored run: what it measured, ours in that quantity
+         * in sample and LOSO, and what must fit (est_memory.total: the
+         * live tensors of the larger moment, context and NCCL's
+         * buffers), bytes. */
+        printf("id,source,framework,kind,gpu_bytes,measured_bytes,ours_bytes,"
+               "loso_bytes,must_fit_bytes,allocated_bytes\n");
+        for (int k = 0; k < n; k++) {
+            const mrun *r = &v[k];
+            if (!r->ok || (only && strcmp(src_id[r->src], only) != 0))
+                continue;
+            printf("%s,%s,%s,%s,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n", r->id,
+                   src_id[r->src], space_framework_names[r->framework],
+                   kind_names[r->k], r->gpu_bytes, r->meas, r->ours_in,
+                   r->ours_loso, r->mem.total, r->mem.allocated);
+        }
+        free(v);
+        hw_db_free(db);
+        cJSON_Delete(root);
+        return failed ? 1 : 0;
     }
     printf("%-34s %-5s %4s %3s %3s %3s %3s %3s %4s %-9s %9s %9s %9s %7s "
            "%7s\n",
