@@ -279,6 +279,15 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
         || strcmp(sharding, "deepspeed-zero3") == 0)
         w.grad_bytes = 2;
     if (strcmp(sharding, "deepspeed-zero3") == 0) w.zero3_live = 1e9;
+    /* NeMo 1.x's distributed_fused_adam (Apex DistributedFusedAdam), as
+     * MLPerf's GPT-3 runs it: a contiguous gradient buffer reduced in bf16
+     * ("contiguous_grad_buffer: True", "grad_sync_dtype: bf16" in every
+     * round's config: conf/megatron_gpt_config.yaml of v3.0,
+     * conf/optim/distributed_fused_adam.yaml of v3.1 to v4.1,
+     * mlcommons/training_results_v3.0 to v4.1 NVIDIA/benchmarks/gpt3),
+     * the optimizer stepping on the fp32 shard it reduces into (Apex
+     * apex/contrib/optimizers/distributed_fused_adam.py). */
+    if (strcmp(sharding, "apex-distributed-fused-adam") == 0) w.grad_bytes = 2;
     /* The fp8 recipe the run names (torchtitan's tensorwise or rowwise,
      * Transformer Engine's delayed, ...). */
     const cJSON *fr = get(l, "fp8_recipe");

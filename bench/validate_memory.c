@@ -26,8 +26,10 @@
  * is a formula of the framework's or the library's code (docs/memory.md).
  *
  * Then the margin the search adds (estimator/mem.c, est_memory_margin):
- * per framework, the worst LOSO under-estimate, (measured - ours) / ours,
- * among its runs; the frameworks without runs take the worst over all.
+ * per framework, the 95th percentile of its own runs' under-estimates of
+ * what must fit (the comment above the margin's table says how each kind
+ * of figure counts); a framework without enough runs of its own takes the
+ * largest margin of the others and says so.
  *
  * usage: validate_memory [--runs FILE] [--frag X] [--source ID] [--terms ID]
  *                        [--check] [--csv]
@@ -52,8 +54,8 @@
 #define MAX_SRC 16
 #define FRAG_STEP 0.0025
 #define FRAG_N 201 /* 0 to 0.5 */
-#define NEAR 0.5      /* runs near capacity, for the margin */
-#define MARGIN_MIN_RUNS 5
+#define MARGIN_MIN_RUNS 10   /* a framework's own peaks for a margin */
+#define MARGIN_COVERAGE 0.95 /* the share of them the margin covers */
 
 typedef enum kind {
     K_ALLOCATED,
@@ -441,54 +443,89 @@ int main(int argc, char **argv)
         for (int k = 0; k < n; k++) scored += v[k].ok && v[k].src == s;
         if (scored) printf("  without %-28s %.4f\n", src_id[s], f_loso[s]);
     }
-    /* The margin: per framework, the worst LOSO under-estimate among the
-     * runs that filled at least NEAR of their GPU, where the margin
-     * decides (a few GiB the model leaves out are half the peak of a tiny
-     * model and a few per cent of a full GPU). */
-    printf("\nmargin per framework (LOSO under-estimate (measured - ours) / "
-           "ours, %%, of the runs measured at >= %.0f %% of their GPU's "
-           "memory; the margin: the worst, from the framework's own runs "
-           "where it has %d or more, else from all)\n", 100 * NEAR,
-           MARGIN_MIN_RUNS);
-    printf("%-18s %4s %9s %9s %9s %9s %9s\n", "framework", "runs", "median",
-           "p95", "worst", "margin", "estimator");
+    /* The margin the search adds (estimator/mem.c, est_memory_margin):
+     * per framework, MARGIN_COVERAGE of its own runs' under-estimates of
+     * what must fit, u = (measured - ours) / ours:
+     *  - a max_memory_allocated figure measures the live tensors, so its
+     *    shortfall is one of what must fit (est_memory.total: the live
+     *    tensors of the larger moment, the CUDA context and NCCL's
+     *    buffers, the quantity the search compares with the GPU), over
+     *    that;
+     *  - max_memory_reserved and nvidia-smi figures also hold the
+     *    allocator's cache, which it frees before it fails: their
+     *    shortfall, in their own quantity and LOSO, over-states what must
+     *    fit, so a framework uses them only where it has fewer than
+     *    MARGIN_MIN_RUNS allocated figures.
+     * A framework with too few of either has no margin of its own: it
+     * takes the largest of those that have one, and says so. Where the
+     * coverage falls below the worst, the worst is printed beside it. */
+    printf("\nmargin per framework: the %.0fth percentile of its own runs' "
+           "under-estimates, (measured - ours) / ours, %% (max_memory_"
+           "allocated: the shortfall over what must fit, the live tensors of "
+           "the larger moment with the CUDA context and NCCL's buffers; "
+           "reserved and nvidia-smi figures, LOSO in their own quantity, "
+           "only for a framework with fewer than %d allocated figures; "
+           "fewer than %d of either: the largest margin of the others)\n",
+           100 * MARGIN_COVERAGE, MARGIN_MIN_RUNS, MARGIN_MIN_RUNS);
+    printf("%-18s %-21s %4s %9s %9s %9s %9s %9s\n", "framework", "evidence",
+           "runs", "median", "p95", "worst", "margin", "estimator");
     double *x = calloc((size_t)(n > 0 ? n : 1), sizeof *x);
     if (!x) abort();
-    /* all frameworks first (index SPACE_FW_COUNT): the fallback */
-    char row[SPACE_FW_COUNT + 1][160];
-    double all_worst = 0;
-    for (int f = SPACE_FW_COUNT; f >= 0; f--) {
+    double mg[SPACE_FW_COUNT], largest = 0;
+    int cnt[SPACE_FW_COUNT], use_k[SPACE_FW_COUNT];
+    char row[SPACE_FW_COUNT][200];
+    for (int f = 0; f < SPACE_FW_COUNT; f++) {
+        int na = 0, no = 0;
+        for (int k = 0; k < n; k++)
+            if (v[k].ok && v[k].framework == f) {
+                if (v[k].k == K_ALLOCATED) na++;
+                else no++;
+            }
+        /* K_COUNT: the reserved and nvidia-smi figures together */
+        use_k[f] = na >= MARGIN_MIN_RUNS ? K_ALLOCATED : K_COUNT;
         int c = 0;
-        double w = 0;
+        double w = -INFINITY;
         for (int k = 0; k < n; k++) {
-            if (!v[k].ok || (f < SPACE_FW_COUNT && v[k].framework != f)
-                || v[k].meas < NEAR * v[k].gpu_bytes)
+            const mrun *r = &v[k];
+            if (!r->ok || r->framework != f
+                || (use_k[f] == K_ALLOCATED) != (r->k == K_ALLOCATED))
                 continue;
-            x[c] = (v[k].meas - v[k].ours_loso) / v[k].ours_loso;
+            x[c] = r->k == K_ALLOCATED
+                       ? (r->meas - r->mem.allocated) / r->mem.total
+                       : (r->meas - r->ours_loso) / r->ours_loso;
             if (x[c] > w) w = x[c];
             c++;
         }
-        if (f == SPACE_FW_COUNT) all_worst = w;
-        /* the margin, rounded up to 0.1 %, as mem.c holds it */
-        double mg =
-            ceil(1000 * (c >= MARGIN_MIN_RUNS ? w : all_worst) - 1e-9) / 1000;
+        cnt[f] = c >= MARGIN_MIN_RUNS ? c : 0;
+        mg[f] = 0;
+        char med[16] = "-", p95[16] = "-", wst[16] = "-";
+        if (c) {
+            double q = quantile(x, c, MARGIN_COVERAGE);
+            snprintf(med, sizeof med, "%+.1f", 100 * quantile(x, c, 0.5));
+            snprintf(p95, sizeof p95, "%+.1f", 100 * q);
+            snprintf(wst, sizeof wst, "%+.1f", 100 * w);
+            /* rounded up to 0.1 %, as mem.c holds it; never below 0 */
+            if (cnt[f]) mg[f] = ceil(1000 * fmax(q, 0) - 1e-9) / 1000;
+        }
+        if (cnt[f] && mg[f] > largest) largest = mg[f];
+        snprintf(row[f], sizeof row[f], "%-18s %-21s %4d %9s %9s %9s",
+                 space_framework_names[f],
+                 !c ? "-" : use_k[f] == K_ALLOCATED ? kind_names[K_ALLOCATED]
+                                                    : "reserved, nvidia_smi",
+                 c, med, p95, wst);
+    }
+    for (int f = 0; f < SPACE_FW_COUNT; f++) {
+        if (!cnt[f]) mg[f] = largest; /* no margin of its own */
         space_layout l;
         memset(&l, 0, sizeof l);
-        l.framework = f < SPACE_FW_COUNT ? f : 0;
-        double est = f < SPACE_FW_COUNT ? est_memory_margin(&l) : NAN;
-        if (f < SPACE_FW_COUNT && fabs(est - mg) > 1e-9) mismatch++;
-        char med[16] = "-", p95[16] = "-", wst[16] = "-", es[16] = "";
-        if (c) {
-            snprintf(med, sizeof med, "%+.1f", 100 * quantile(x, c, 0.5));
-            snprintf(p95, sizeof p95, "%+.1f", 100 * quantile(x, c, 0.95));
-            snprintf(wst, sizeof wst, "%+.1f", 100 * w);
-        }
-        if (f < SPACE_FW_COUNT) snprintf(es, sizeof es, "%+.1f", 100 * est);
-        snprintf(row[f], sizeof row[f], "%-18s %4d %9s %9s %9s %+9.1f %9s",
-                 f < SPACE_FW_COUNT ? space_framework_names[f] : "all", c,
-                 med, p95, wst, 100 * mg, es);
+        l.framework = f;
+        double est = est_memory_margin(&l);
+        if (fabs(est - mg[f]) > 1e-9) mismatch++;
+        printf("%s %+8.1f%s %+9.1f\n", row[f], 100 * mg[f],
+               cnt[f] ? " " : "*", 100 * est);
     }
-    for (int f = 0; f <= SPACE_FW_COUNT; f++) printf("%s\n", row[f]);
+    printf("(*: too few measured peaks of its own: the largest margin of the "
+           "frameworks that have one)\n");
     int skipped = 0;
     for (int k = 0; k < n; k++)
         if (v[k].skip) {
