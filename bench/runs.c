@@ -159,7 +159,8 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     w.zero = (space_zero)field_i(l, "zero_stage");
     const cJSON *pr = get(l, "precision");
     int dt = cJSON_IsString(pr) ? hw_dtype_parse(pr->valuestring) : -1;
-    w.dtype = dt == HW_FP8 || dt == HW_FP16 ? dt : HW_BF16;
+    /* "fp4": NVFP4 (Transformer Engine's NVFP4BlockScaling) */
+    w.dtype = dt == HW_FP8 || dt == HW_FP16 || dt == HW_FP4 ? dt : HW_BF16;
     const cJSON *shj = get(l, "sharding");
     const char *sharding = cJSON_IsString(shj) ? shj->valuestring : "";
     /* What the source's software did, not a fit: the defaults of its
@@ -314,3 +315,24 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     return 0;
 }
 
+int bench_model_extras(const cJSON *run, const char *path, int i,
+                       space_model *m, tp_err *e)
+{
+    const cJSON *dj = get(run, "dropout");
+    if (cJSON_IsObject(dj)) {
+        m->attn_dropout = cJSON_GetNumberValue(get(dj, "attention"));
+        m->hidden_dropout = cJSON_GetNumberValue(get(dj, "hidden"));
+    }
+    const cJSON *o = get(run, "model_overrides");
+    if (!o || cJSON_IsNull(o)) return 0;
+    const cJSON *cf = get(o, "capacity_factor");
+    if (cf && !cJSON_IsNull(cf)) {
+        if (!cJSON_IsNumber(cf) || !(cf->valuedouble >= 1))
+            return tp_errf(e, TP_EDATA,
+                           "%s: $.runs[%d].model_overrides.capacity_factor: "
+                           "expected a number >= 1 or null (dropless)",
+                           path, i);
+        m->capacity_factor = cf->valuedouble;
+    }
+    return 0;
+}

@@ -17,4 +17,12 @@
 int bench_layout_read(const cJSON *l, const char *src, const char *path,
                       int i, space_layout *out, tp_err *e);
 
+/* What run $.runs[i] of path says of its model beyond the model itself:
+ * the dropout its software applied ("dropout": attention and hidden, as
+ * each source's file records it) and the fields a config cannot say
+ * ("model_overrides": capacity_factor, >= 1, or null for dropless), set
+ * in *m. Both are optional. 0, or TP_EDATA with e set. */
+int bench_model_extras(const cJSON *run, const char *path, int i,
+                       space_model *m, tp_err *e);
+
 #endif
