@@ -1004,9 +1004,11 @@ def gpu_family(text):
     return None
 
 
-def choose_config(mirror, sub, bench, system, sys_nodes, sys_gpn, accel, log_gbs, cache):
-    """(list of (path, layout, settings, shell, notes), how, notes)."""
-    cands = config_candidates(mirror, sub, bench)
+def choose_config(mirror, sub, bench, system, sys_nodes, sys_gpn, accel, log_gbs, cache,
+                  candidates=None):
+    """(list of (path, layout, settings, shell, notes), how, notes). candidates: the config
+    scripts to choose from (default: the submission's own, config_candidates)."""
+    cands = config_candidates(mirror, sub, bench) if candidates is None else candidates
     read = []
     for c in cands:
         if c not in cache:
@@ -1094,7 +1096,7 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
-def build_entry(mirror, sub, system, bench, files, cache):
+def build_entry(mirror, sub, system, bench, files, cache, candidates=None):
     rid = "mlperf-%s-%s-%s-%s" % (mirror.round, sub.lower().replace("+", "-"), system, bench)
     e = {"id": rid, "round": mirror.round, "submitter": sub, "system": system,
          "benchmark": bench}
@@ -1138,7 +1140,7 @@ def build_entry(mirror, sub, system, bench, files, cache):
     sys_gpn = as_int(sj.get("accelerators_per_node"))
     picks, how, cnotes = choose_config(mirror, sub, bench, system, sys_nodes, sys_gpn,
                                        sj.get("accelerator_model_name"), log_gbs,
-                                       cache) if log_gbs else ([], "no global batch in the log",
+                                       cache, candidates) if log_gbs else ([], "no global batch in the log",
                                                                [])
     notes += cnotes
     prov = {"repository": mirror.url(), "copy_read": "%s/training_results_%s" % (
