@@ -88,15 +88,12 @@ typedef struct frun {
     double mem_bytes, limit, ratio, margin;
     double terms[T_COUNT]; /* bytes at the peak's moment; 0: not in it */
     int largest;           /* a term */
-    int searched;          /* some layout field was searched, not published */
 } frun;
 
 typedef struct source {
     char id[64];
     char file[64];
     int runs, fits, admitted;
-    int refused_firm; /* refused, the layout published whole or no
-                         searched completion fitting at all */
     int n_why;
     char why_of[MAX_WHY][120];
     int why_n[MAX_WHY];
@@ -300,18 +297,9 @@ static void check(frun *r)
     r->margin = est_memory_margin(&r->r.layout);
     r->ratio = r->r.mem.total / r->mem_bytes;
     peak_terms(r);
-    const space_layout *w = &r->want;
-    r->searched = w->tp == SEARCH_UNSET || w->pp == SEARCH_UNSET
-                  || w->cp == SEARCH_UNSET || w->vpp == SEARCH_UNSET
-                  || w->mbs == SEARCH_UNSET || w->sp == SEARCH_UNSET
-                  || (int)w->recompute == SEARCH_UNSET
-                  || (int)w->zero == SEARCH_UNSET || w->ep == SEARCH_UNSET
-                  || w->etp == SEARCH_UNSET;
     x->runs++;
     x->fits += r->r.mem.total <= r->mem_bytes;
     x->admitted += r->r.mem.total <= r->limit;
-    x->refused_firm += r->r.mem.total > r->limit
-                       && (!r->searched || r->r.mem.total > r->mem_bytes);
 }
 
 static int admitted(const frun *r)
@@ -393,15 +381,13 @@ static void print_report(FILE *f, const frun *v, int n, char **files,
             "scores (bench/runs.c); fields the run leaves unpublished "
             "(marked `*`) are searched as validate_runs searches them "
             "(`search_complete` at the estimator's constants: the fastest "
-            "layout that fits). `fit`: estimated peak (`est_memory.total`, "
+            "layout the search would admit, else the fastest that fits, "
+            "else the nearest miss; so a run with searched fields is "
+            "refused only when no value of them is admitted). `fit`: estimated peak (`est_memory.total`, "
             "the busiest stage's) <= the GPU's memory; `admitted`: peak <= "
             "`search_memory_limit`, the memory over 1 + the margin of the "
             "run's framework (`est_memory_margin`), the rule `trainplan "
-            "search` admits layouts by. `refused, firm`: runs the rule "
-            "refuses whose layout the source gives whole, or whose searched "
-            "fields have no value that fits at all (a searched layout is "
-            "the fastest one that fits, so it sits near the memory by "
-            "construction, and its refusal alone says less). `worst`: "
+            "search` admits layouts by. `worst`: "
             "the largest peak / memory. Runs a file marks `skip` are not "
             "checked (counted by reason below).\n\nFiles:");
     for (int k = 0; k < n_files; k++) {
@@ -409,10 +395,10 @@ static void print_report(FILE *f, const frun *v, int n, char **files,
         fprintf(f, "%s `%s`", k ? "," : "", b ? b + 1 : files[k]);
     }
     fprintf(f, ".\n\n");
-    fprintf(f, "| source | file | runs | fit | admitted | refused, firm "
-               "| worst peak / memory | worst run | not checked |\n"
-               "|---|---|---:|---:|---:|---:|---:|---|---:|\n");
-    int tr = 0, tf = 0, ta = 0, tn = 0, tp = 0;
+    fprintf(f, "| source | file | runs | fit | admitted | worst peak / "
+               "memory | worst run | not checked |\n"
+               "|---|---|---:|---:|---:|---:|---|---:|\n");
+    int tr = 0, tf = 0, ta = 0, tn = 0;
     double tw = 0;
     for (int s = 0; s < n_src; s++) {
         const source *x = &src_tab[s];
@@ -424,15 +410,14 @@ static void print_report(FILE *f, const frun *v, int n, char **files,
         for (int k = 0; k < x->n_why; k++) nn += x->why_n[k];
         char wr[32] = "-";
         if (w >= 0) snprintf(wr, sizeof wr, "%.3f", v[w].ratio);
-        fprintf(f, "| %s | %s | %d | %d | %d | %d | %s | %s | %d |\n", x->id,
-                x->file, x->runs, x->fits, x->admitted, x->refused_firm,
-                wr, w >= 0 ? v[w].id : "-", nn);
+        fprintf(f, "| %s | %s | %d | %d | %d | %s | %s | %d |\n", x->id,
+                x->file, x->runs, x->fits, x->admitted, wr,
+                w >= 0 ? v[w].id : "-", nn);
         tr += x->runs, tf += x->fits, ta += x->admitted, tn += nn;
-        tp += x->refused_firm;
         if (w >= 0 && v[w].ratio > tw) tw = v[w].ratio;
     }
-    fprintf(f, "| **all** | | %d | %d | %d | %d | %.3f | | %d |\n\n", tr, tf,
-            ta, tp, tw, tn);
+    fprintf(f, "| **all** | | %d | %d | %d | %.3f | | %d |\n\n", tr, tf, ta,
+            tw, tn);
     fprintf(f, "Margins now (`est_memory_margin` per framework):");
     for (int fw = 0; fw < SPACE_FW_COUNT; fw++) {
         space_layout l;

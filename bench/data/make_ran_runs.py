@@ -384,13 +384,60 @@ def mlperf_rescued(mirror, key, files):
     return mlperf_entry_run(e, extra_assumed=[why])
 
 
+# NeMo 2's MLPerf Llama scripts build Megatron-Core's DistributedDataParallelConfig with
+# grad_reduce_in_fp32=False: the gradient buffer (main_grad) and its reduction are bf16
+# (pretrain.py of every llama31_405b and llama31_8b NeMo submission of v5.0 and v5.1).
+DDP_BF16 = re.compile(r"DistributedDataParallelConfig\((?:[^()]|\([^()]*\))*?"
+                      r"grad_reduce_in_fp32\s*=\s*False", re.S)
+
+
+def mlperf_grad_dtype(run, mirrors):
+    """Sets layout.grad_reduce_fp32 = false where the run's pretrain.py reduces gradients in
+    bf16 (its implementation folder's, read at the recorded commit)."""
+    if run["skip"] or not run["provenance"]["paths"]:
+        return
+    m = mirrors.get(run["round"])
+    cfg = run["provenance"]["paths"][0]
+    if m is None or not cfg.endswith(".sh"):
+        return
+    # the config's folder or the nearest above it up to benchmarks/<benchmark>/; else the
+    # submission's only pretrain.py of that benchmark (Supermicro keeps its configs in one
+    # folder per system and the NeMo code in another)
+    parts = cfg.split("/")
+    top = "/".join(parts[:3])
+    py = None
+    for k in range(len(parts) - 1, 2, -1):
+        cand = "/".join(parts[:k]) + "/pretrain.py"
+        if cand in m.file_set:
+            py = cand
+            break
+    if py is None:
+        found = [f for f in m.files if f.startswith(top + "/") and f.endswith("/pretrain.py")
+                 and not any(v in "/" + f for v in mm.VENDORED)]
+        py = found[0] if len(found) == 1 else None
+    text = m.read(py) if py else None
+    if text and DDP_BF16.search(text):
+        run["layout"]["grad_reduce_fp32"] = False
+        run["derived"].append("gradients in bf16: %s builds DistributedDataParallelConfig with "
+                              "grad_reduce_in_fp32=False (main_grad buffer and its reduction "
+                              "in bf16)" % py)
+        run["provenance"]["paths"].append(py)
+
+
 def mlperf_runs(mirror_root):
     data = json.load(open(os.path.join(HERE, "mlperf_runs.json")))
+    mirrors = {r: m for r, m in mm.find_mirrors(mirror_root).items()
+               if m.commit == data["sources"][r]["commit"]}
     out = []
     for e in data["runs"]:
         if vr.mlperf_run(e)["skip"] is None:
             continue  # scored in validation_runs.json
-        out.append(mlperf_entry_run(e))
+        r = mlperf_entry_run(e)
+        if r["skip"] is None and r["round"] not in mirrors:
+            sys.exit("make_ran_runs: mlcommons/training_results_%s at %s is needed under %s"
+                     % (r["round"], data["sources"][r["round"]]["commit"], mirror_root))
+        mlperf_grad_dtype(r, mirrors)
+        out.append(r)
     v51 = None
     for x in data["excluded"]:
         key = (x["round"], x["submitter"], x["system"], x["benchmark"])
@@ -404,7 +451,9 @@ def mlperf_runs(mirror_root):
                 r"%s/results/%s/%s/result_[^/]*\.txt$" % (re.escape(x["submitter"]),
                                                           re.escape(x["system"]),
                                                           re.escape(x["benchmark"])), f))
-            out.append(mlperf_rescued(v51, key, files))
+            r = mlperf_rescued(v51, key, files)
+            mlperf_grad_dtype(r, mirrors)
+            out.append(r)
         else:
             r = mlperf_excluded_run(x, v51)
             r["provenance"]["commit"] = data["sources"][x["round"]]["commit"]
