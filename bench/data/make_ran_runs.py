@@ -55,13 +55,18 @@ def git(git_dir, *args):
 class Repo:
     """A bare mirror read at recorded commits."""
 
-    def __init__(self, root, name):
+    def __init__(self, root, name, commit):
         self.name = name
         self.git_dir = os.path.join(root, name.replace("/", "+"), "repo")
         if not os.path.isdir(self.git_dir):
             sys.exit("make_ran_runs: no mirror of %s at %s (fetch github:%s)" % (
                 name, self.git_dir, name))
-        self.head = git(self.git_dir, "rev-parse", "HEAD").strip()
+        p = subprocess.run(["git", "--git-dir", self.git_dir, "cat-file", "-e",
+                            commit + "^{commit}"], capture_output=True)
+        if p.returncode != 0:
+            sys.exit("make_ran_runs: the mirror of %s at %s lacks commit %s (fetch it again)"
+                     % (name, self.git_dir, commit))
+        self.head = commit  # everything is read at or below this commit
         self._cache = {}
 
     def show(self, commit, path):
@@ -464,6 +469,7 @@ def mlperf_runs(mirror_root):
 # ---- Megatron-LM's CI -----------------------------------------------------------------------
 
 MCORE_SOURCE = "megatron_lm_ci"
+MCORE_COMMIT = "d98e8a64ddf34856e74b24714e3bedb2f5a39553"  # 2026-08-22
 MCORE_TESTS = "tests/functional_tests/test_cases"
 MCORE_RECIPES = ("tests/test_utils/recipes",)  # with h100/ and gb200/ since 2025
 
@@ -814,7 +820,7 @@ def mcore_layout(a, gpus, derived, assumed):
 
 
 def mcore_golden_commits(repo):
-    """path -> (the last commit at or before HEAD that changed it, its age rank: 0 newest),
+    """path -> (the last commit at or before the one read that changed it, its age rank: 0 newest),
     for every golden file."""
     out = {}
     log = git(repo.git_dir, "log", "--format=@%H", "--name-only", repo.head, "--", MCORE_TESTS)
@@ -871,7 +877,7 @@ class Recipes:
 
 
 def mcore_runs(mirror_root):
-    repo = Repo(mirror_root, "NVIDIA/Megatron-LM")
+    repo = Repo(mirror_root, "NVIDIA/Megatron-LM", MCORE_COMMIT)
     golden = mcore_golden_commits(repo)
     recipes = Recipes(repo)
     out = []
@@ -941,7 +947,7 @@ def mcore_run(repo, recipes, model, test, plat, files, commit):
     if not hits:
         table = recipes.at(repo.head)
         hits = table.get((model, test, plat)) or set()
-        where = "tests/test_utils/recipes at HEAD %s" % repo.head[:10]
+        where = "tests/test_utils/recipes at %s, the commit read" % repo.head[:10]
     if not hits and ttype == "release":
         return done("GPU count not known: the release tests' recipes are not in the "
                     "repository (tests/test_utils/recipes lists none of them), and their "
@@ -949,14 +955,14 @@ def mcore_run(repo, recipes, model, test, plat, files, commit):
     if not hits:
         # A test the recipes no longer list on this platform (the golden values are older):
         # the GPUs of its family's own recipe on that platform's kind, where every version
-        # at the golden values' commit and at HEAD agrees.
+        # at the golden values' commit and at the commit read agrees.
         gen = "gb200" if plat == "dgx_gb200" else "h100"
         one = test.endswith("_1node")
         fam = (recipes.at(commit).get(("family", model, gen, one)) or set()) | (
             recipes.at(repo.head).get(("family", model, gen, one)) or set())
         if len({g for g, _ in fam}) == 1:
             hits = fam
-            where = "the %s family's own recipe, at %s and HEAD %s: %s is not listed for %s " \
+            where = "the %s family's own recipe, at %s and at %s: %s is not listed for %s " \
                     "there (its golden values are older than the recipes)" % (
                         model, commit[:10], repo.head[:10], test, plat)
             assumed.append("gpus: as every run of its family's recipe on %s (the test itself "
@@ -1008,12 +1014,13 @@ def mcore_run(repo, recipes, model, test, plat, files, commit):
 # ---- torchtitan's H100 integration suite --------------------------------------------------------
 
 TT_SOURCE = "torchtitan_ci"
+TT_COMMIT = "b5bcd76c66d0acb1a08b176d9639425bc55e0b2a"  # 2026-08-21
 
 
 def torchtitan_runs(mirror_root):
     """torchtitan's 8-GPU H100 suite: each test is a Python config function; listed with why it
     is not checked where its config cannot be read here."""
-    repo = Repo(mirror_root, "pytorch/torchtitan")
+    repo = Repo(mirror_root, "pytorch/torchtitan", TT_COMMIT)
     path = "tests/integration_tests/h100.py"
     text = repo.show(repo.head, path) or ""
     wf = ".github/workflows/integration_test_8gpu_h100.yaml"
