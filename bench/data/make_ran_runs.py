@@ -389,39 +389,17 @@ def mlperf_rescued(mirror, key, files):
     return mlperf_entry_run(e, extra_assumed=[why])
 
 
-# NeMo 2's MLPerf Llama scripts build Megatron-Core's DistributedDataParallelConfig with
-# grad_reduce_in_fp32=False: the gradient buffer (main_grad) and its reduction are bf16
-# (pretrain.py of every llama31_405b and llama31_8b NeMo submission of v5.0 and v5.1).
-DDP_BF16 = re.compile(r"DistributedDataParallelConfig\((?:[^()]|\([^()]*\))*?"
-                      r"grad_reduce_in_fp32\s*=\s*False", re.S)
-
-
 def mlperf_grad_dtype(run, mirrors):
     """Sets layout.grad_reduce_fp32 = false where the run's pretrain.py reduces gradients in
-    bf16 (its implementation folder's, read at the recorded commit)."""
-    if run["skip"] or not run["provenance"]["paths"]:
-        return
+    bf16 (make_mlperf_runs.pretrain_grad_fp32, read at the recorded commit)."""
+    if run["skip"] or not run["provenance"]["paths"] \
+            or run["layout"].get("grad_reduce_fp32") is False:
+        return  # read already where the run came through make_mlperf_runs.build_entry
     m = mirrors.get(run["round"])
-    cfg = run["provenance"]["paths"][0]
-    if m is None or not cfg.endswith(".sh"):
+    if m is None:
         return
-    # the config's folder or the nearest above it up to benchmarks/<benchmark>/; else the
-    # submission's only pretrain.py of that benchmark (Supermicro keeps its configs in one
-    # folder per system and the NeMo code in another)
-    parts = cfg.split("/")
-    top = "/".join(parts[:3])
-    py = None
-    for k in range(len(parts) - 1, 2, -1):
-        cand = "/".join(parts[:k]) + "/pretrain.py"
-        if cand in m.file_set:
-            py = cand
-            break
-    if py is None:
-        found = [f for f in m.files if f.startswith(top + "/") and f.endswith("/pretrain.py")
-                 and not any(v in "/" + f for v in mm.VENDORED)]
-        py = found[0] if len(found) == 1 else None
-    text = m.read(py) if py else None
-    if text and DDP_BF16.search(text):
+    grad32, py = mm.pretrain_grad_fp32(m, run["provenance"]["paths"][0])
+    if grad32 is False:
         run["layout"]["grad_reduce_fp32"] = False
         run["derived"].append("gradients in bf16: %s builds DistributedDataParallelConfig with "
                               "grad_reduce_in_fp32=False (main_grad buffer and its reduction "

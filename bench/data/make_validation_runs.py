@@ -777,6 +777,9 @@ def mlperf_run(e):
                 "(ASYM_PP_EMBED / ASYM_PP_LOSS)" if any(split.values())
                 else "Megatron's uniform split, layers / (pp x vpp)"))
         dist = opt.get("distributed")
+        # gradients in bf16 where the submission's pretrain.py says so (its derived note
+        # comes with the entry from make_mlperf_runs.py)
+        grad32 = opt.get("grad_reduce_in_fp32")
         out["layout"] = layout(
             tp=L["tp"], pp=pp, vpp=vpp, cp=L["cp"], ep=1, dp=L["dp"],
             micro_batch_size=L["micro_batch_size"], global_batch_size=L["global_batch_size"],
@@ -795,6 +798,8 @@ def mlperf_run(e):
                 "megatron account_for_embedding_and_loss" if any(split.values())
                 else "uniform"),
             layers_per_stage=lps, features=feats)
+        if grad32 is False:
+            out["layout"]["grad_reduce_fp32"] = False
         derived.append("dp = GPUs / (tp x pp x cp); global batch = MINIBS x dp (the logged "
                        "global_batch_size); grad_accum_steps = MINIBS / micro batch; "
                        "seq_length from the log's max_sequence_length")
