@@ -299,6 +299,11 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     if (rn > 0) w.recompute_layers = rn;
     const cJSON *gf = get(l, "grad_reduce_fp32");
     if (cJSON_IsBool(gf)) w.grad_bytes = cJSON_IsTrue(gf) ? 4 : 2;
+    /* The caching allocator's expandable segments where the run says
+     * (PYTORCH_CUDA_ALLOC_CONF as its launcher set it), else its
+     * framework's launcher default (space_framework_software). */
+    const cJSON *xs = get(l, "expandable_segments");
+    if (cJSON_IsBool(xs)) w.alloc_expandable = cJSON_IsTrue(xs);
     int rc = moe_fields(l, path, i, &w, e);
     if (rc) return rc;
     *out = w;

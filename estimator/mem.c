@@ -80,11 +80,18 @@
  * (est_memory.seen_reserved, seen_device). */
 
 /* The caching allocator's cached but unused bytes at a peak, as a share of
- * the live tensors (fragmentation: freed blocks of other sizes, block
- * rounding, segments kept for other streams): fitted to the runs that
- * report both max_memory_allocated and max_memory_reserved
- * (bench/validate_memory, bench/results/validate_memory.md). */
-#define EST_MEM_FRAGMENTATION 0.2175
+ * the main stream's live tensors (fragmentation: freed blocks of other
+ * sizes, block rounding), per allocator setting: with expandable segments
+ * (one virtual segment per stream, mapped in 2 MiB pages and grown at its
+ * end) and without (a cudaMalloc per segment, whose blocks are split but
+ * never merged with another segment's; c10/cuda/CUDACachingAllocator.cpp,
+ * PyTorch 2.x). What other
+ * streams' pools hold is a mechanism of its own (est_memory.stream_pool).
+ * Each fitted to the max_memory_reserved and nvidia-smi peaks of the runs
+ * that ran with that setting (bench/validate_memory, rerunnable, with
+ * each source left out in turn: bench/results/validate_memory.md). */
+#define EST_MEM_CACHE_EXPANDABLE 0.0825
+#define EST_MEM_CACHE_SEGMENTS 0.1525
 
 /* Bytes an NVFP4 element takes: e2m1, and one e4m3 scale per 16. */
 #define NVFP4_BYTES (0.5 + 1.0 / 16)
@@ -747,6 +754,25 @@ static void stage_of(const space_model *m, const space_layout *l,
         double mid = w + opt + fp8 + g0 + live + lact
                      + (root ? 2 * (first + last) + 2 * last : 4 * last / shard);
         double end = w + opt + fp8 + gr + 4 * (root ? first + last : first);
+        /* FSDP2 makes each unit's sharded gradients in its
+         * reduce-scatter stream (foreach_reduce allocates reduce_output
+         * under reduce_scatter_stream, and the sharded gradients are
+         * views of it; the reduce-scatter input is the current stream's:
+         * torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py,
+         * pytorch/pytorch@010ae4a89516), and the caching allocator reuses
+         * a freed block only for the stream that made it (its free lists
+         * are per stream). So the gradients' pool, at its peak all
+         * gradients (the end) and with accumulation the output unit's
+         * new shard beside them (mid), is not where the activations
+         * freed in the backward go: the main stream's pool peaks on its
+         * own, the larger of its moments without the gradients. Measured
+         * on an H100 (bench/data/memsample_h100): max_memory_reserved
+         * less max_memory_allocated was 12-34 % of the allocated peak,
+         * and 3-11 % once the gradients' own pool is counted. */
+        double rs_mid = g0 + (root ? 0 : 4 * last / shard);
+        out->stream_pool = fmax(gr, rs_mid);
+        out->main_peak = fmax(fmax(start - g0, mid - rs_mid),
+                              fmax(end - gr, held_s - gr));
         if (start >= mid && start >= end) {
             held_b = start;
             out->weights = w + kept + again;
@@ -769,10 +795,11 @@ static void stage_of(const space_model *m, const space_layout *l,
     out->step_new = step + (l->pp > 1 ? bucket : 0);
     out->alloc_backward = held_b;
     out->alloc_step = held_s;
+    if (out->stream_pool <= 0) out->main_peak = fmax(held_b, held_s);
     out->params = params;
     out->expert_params = xparams;
     out->stage = r;
-    est_memory_settle(out, EST_MEM_FRAGMENTATION);
+    est_memory_settle(out, est_memory_cache_share(l->alloc_expandable));
 }
 
 void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
@@ -798,8 +825,15 @@ void est_memory_settle(est_memory *o, double frag)
     double stp = o->alloc_step + o->context + o->nccl;
     o->peak_in_step = stp > bwd;
     o->allocated = fmax(o->alloc_backward, o->alloc_step);
-    o->fragmentation = frag * o->allocated;
-    o->reserved = o->allocated + o->fragmentation;
+    /* The allocator's segments: the main stream's pool at its own peak
+     * with its cached share, and another stream's pool (FSDP2's
+     * gradients) beside it, which holds blocks of the same sizes every
+     * step (no share). */
+    o->reserved = o->stream_pool > 0
+                      ? fmax(o->main_peak * (1 + frag) + o->stream_pool,
+                             o->allocated)
+                      : o->allocated * (1 + frag);
+    o->fragmentation = o->reserved - o->allocated;
     o->backward_peak = bwd;
     o->step_peak = stp;
     o->total = fmax(bwd, stp);
@@ -815,6 +849,7 @@ void est_memory_settle(est_memory *o, double frag)
      * shows, not what must fit. */
     o->seen_reserved = fmax(o->alloc_backward * (1 + frag) + o->step_new,
                             o->reserved);
+    if (o->stream_pool > 0) o->seen_reserved = o->reserved;
     o->seen_device = o->seen_reserved + o->context + o->nccl;
 }
 
@@ -1023,16 +1058,17 @@ void est_memory_device(const est_ctx *c, const space_model *m,
         mem->workspace = ws;
         mem->alloc_backward += ws;
         mem->alloc_step += ws;
+        mem->main_peak += ws;
         mem->context = EST_MEM_CONTEXT_LAZY + EST_MEM_CUBLAS_MODULES;
     }
     mem->nccl = nccl_bytes(c, h, m, l) + userbuffer_bytes(m, l)
                 + (of_2021(l) ? 0 : EST_MEM_NCCL_FIXED);
-    est_memory_settle(mem, EST_MEM_FRAGMENTATION);
+    est_memory_settle(mem, est_memory_cache_share(l->alloc_expandable));
 }
 
-double est_memory_fragmentation(void)
+double est_memory_cache_share(int expandable)
 {
-    return EST_MEM_FRAGMENTATION;
+    return expandable ? EST_MEM_CACHE_EXPANDABLE : EST_MEM_CACHE_SEGMENTS;
 }
 
 /* The margin the search adds to an estimated peak before it compares it
@@ -1062,11 +1098,11 @@ static const struct {
     double margin;
     const char *evidence;
 } margin_of[SPACE_FW_COUNT] = {
-    [SPACE_FW_MEGATRON_CORE] = {0.162, EVIDENCE_POOLED},
-    [SPACE_FW_MEGATRON_2021] = {0.162, EVIDENCE_POOLED},
-    [SPACE_FW_TORCHTITAN] = {0.162, EVIDENCE_TORCHTITAN},
-    [SPACE_FW_PYTORCH_FSDP] = {0.162, EVIDENCE_POOLED},
-    [SPACE_FW_DEEPSPEED_2021] = {0.034, EVIDENCE_DEEPSPEED},
+    [SPACE_FW_MEGATRON_CORE] = {0.115, EVIDENCE_POOLED},
+    [SPACE_FW_MEGATRON_2021] = {0.115, EVIDENCE_POOLED},
+    [SPACE_FW_TORCHTITAN] = {0.014, EVIDENCE_TORCHTITAN},
+    [SPACE_FW_PYTORCH_FSDP] = {0.115, EVIDENCE_POOLED},
+    [SPACE_FW_DEEPSPEED_2021] = {0.115, EVIDENCE_DEEPSPEED},
 };
 
 double est_memory_margin(const space_layout *l)
