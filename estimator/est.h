@@ -347,6 +347,11 @@ typedef struct est_memory {
                                          ZeRO-3's gathered layers */
     double fp8_weights;  /* Transformer Engine's cached fp8 weights and
                             transposes of the layers' GEMMs */
+    double fp8_transposes; /* of which (or of the fp8 parameters) the
+                            per-tensor recipes' transposed copies, which a
+                            GPU that runs fp8 GEMMs in every layout
+                            (Blackwell) does not make: est_memory_device
+                            takes them out there */
     double activations;  /* kept for the backward, all micro-batches in
                             flight; on the last stage with the loss's
                             logits and softmax */

@@ -96,6 +96,18 @@
 /* Bytes an NVFP4 element takes: e2m1, and one e4m3 scale per 16. */
 #define NVFP4_BYTES (0.5 + 1.0 / 16)
 
+/* Bytes one quantised copy of an fp8 tensor takes per element under
+ * Transformer Engine: one, and with MXFP8 one e8m0 scale per 32 elements
+ * of its row (or column) direction (MXFP8Quantizer,
+ * transformer_engine/pytorch/csrc/quantizer.cpp,
+ * NVIDIA/TransformerEngine@d0067d0da); blockwise's fp32 scale per 128 x
+ * 128 block of a weight (and per 1 x 128 of an activation) is below
+ * 0.1 %, left out. */
+static double fp8_copy_bytes(const space_layout *l)
+{
+    return l->fp8_recipe == SPACE_FP8_MXFP8 ? 1 + 1.0 / 32 : 1;
+}
+
 /* Bytes a GEMM input takes as saved for the backward: fp8 where
  * Transformer Engine quantises it (TE 1.x saves the fp8 input or its fp8
  * transpose, transformer_engine/pytorch/module/linear.py, _Linear.forward,
@@ -106,7 +118,7 @@
 static double gemm_input_bytes(const space_layout *l)
 {
     if (l->fp8_lib != SPACE_FP8_LIB_TE) return 2;
-    if (l->dtype == HW_FP8) return 1;
+    if (l->dtype == HW_FP8) return fp8_copy_bytes(l);
     /* NVFP4 (TE NVFP4BlockScaling): the quantised input kept for the
      * weight gradient, half a byte an element and an e4m3 scale per 16
      * (transformer_engine/pytorch/tensor/nvfp4_tensor.py; arXiv
@@ -588,7 +600,7 @@ static void stage_of(const space_model *m, const space_layout *l,
      * in get_fp8_workspace / get_weight_workspace, linear.py, TE v1.9
      * and v2.4), per module, so ZeRO-3 does not shard them. The LM
      * head and embedding stay 16-bit. */
-    double fp8 = 0;
+    double fp8 = 0, fp8_t = 0;
     if (l->dtype == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
         double gw = layers * layer_gemm_weights_of(m, t, 0), gx = 0;
         if (m->num_experts > 0) {
@@ -601,23 +613,36 @@ static void stage_of(const space_model *m, const space_layout *l,
                  + (nm + mtp) * layer_gemm_weights_of(m, t, 1);
             gx = (nm + mtp) * expert_gemm_weights(m, l);
         }
+        /* Each copy per recipe (fp8_copy_bytes): the per-tensor
+         * recipes (delayed, tensorwise) keep the fp8 weight and, for the
+         * GEMMs of the backward, its fp8 transpose; blockwise and MXFP8
+         * quantise rows and columns apart (row- and column-wise data,
+         * each with its scales, on every GPU). TE makes the transpose of
+         * a per-tensor copy only where fp8 GEMMs need the TN layout:
+         * not on Blackwell (compute capability 10.x, 11.x, 13.x;
+         * nvte_is_non_tn_fp8_gemm_supported, Float8Quantizer and
+         * Float8CurrentScalingQuantizer::create_tensor, TE v2.4 on,
+         * c7702309f): fp8_t, which est_memory_device takes out there. */
+        double qb = fp8_copy_bytes(l);
+        int per_tensor = l->fp8_recipe == SPACE_FP8_DELAYED
+                         || l->fp8_recipe == SPACE_FP8_TENSORWISE;
+        double g_all = gw + gx;
         if (l->fp8_params) {
             /* --fp8-param-gather: the GEMM weights themselves are
-             * fp8, one byte in the parameter buffer, and only their
-             * transpose is cached, one more (Megatron-Core
-             * distributed_data_parallel.py: a uint8 param buffer;
-             * TE's update_usage on the first micro-batch; Megatron-LM
-             * core_v0.14.0). */
-            w -= gw / (l->zero >= SPACE_ZERO_3 ? (double)(l->dp * l->cp) : 1);
-            fp8 = gw;
-            if (gx > 0) { /* the experts' shard: over expert DP */
-                w -= gx / (l->zero >= SPACE_ZERO_3 ? xshard : 1);
-                fp8 += gx;
-            }
+             * quantised, qb bytes in the parameter buffer (its row-wise
+             * data), and only their column-wise copy (the transpose) is
+             * cached, qb more (Megatron-Core distributed_data_parallel.py:
+             * a uint8 parameter buffer; TE's update_usage on the first
+             * micro-batch; Megatron-LM core_v0.14.0). */
+            w -= gw * (2 - qb)
+                 / (l->zero >= SPACE_ZERO_3 ? (double)(l->dp * l->cp) : 1);
+            if (gx > 0) /* the experts' shard: over expert DP */
+                w -= gx * (2 - qb) / (l->zero >= SPACE_ZERO_3 ? xshard : 1);
+            fp8 = qb * g_all;
         } else {
-            fp8 = 2 * gw;
-            if (gx > 0) fp8 += 2 * gx;
+            fp8 = 2 * qb * g_all;
         }
+        fp8_t = per_tensor ? qb * g_all : 0;
     } else if (l->dtype == HW_FP4 && l->fp8_lib == SPACE_FP8_LIB_TE) {
         /* NVFP4: TE caches a row-wise and a column-wise quantised copy of
          * each layer GEMM's weight (block scales along rows and along
@@ -717,6 +742,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     out->grads = gr;
     out->optimizer = opt;
     out->fp8_weights = fp8;
+    out->fp8_transposes = fp8_t;
     out->activations = act + loss_bwd;
     if (l->framework == SPACE_FW_TORCHTITAN && l->param_fp32
         && l->zero >= SPACE_ZERO_3 && l->pp == 1) {
@@ -1051,6 +1077,16 @@ void est_memory_device(const est_ctx *c, const space_model *m,
 {
     int h = hopper_or_later(c->gpu); /* once: this runs in every estimate */
     double ws = workspace_bytes(h, l);
+    if (mem->fp8_transposes > 0 && strcmp(c->gpu->arch, "blackwell") == 0) {
+        /* Blackwell runs fp8 GEMMs in every layout: Transformer Engine
+         * keeps one copy of a per-tensor-scaled weight (stage_of) */
+        double t = mem->fp8_transposes;
+        mem->fp8_weights -= t;
+        mem->alloc_backward -= t;
+        mem->alloc_step -= t;
+        mem->main_peak -= t;
+        mem->fp8_transposes = 0;
+    }
     if (of_2021(l)) {
         mem->workspace = 0;
         mem->context = EST_MEM_CONTEXT_EAGER + ws;

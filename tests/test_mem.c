@@ -595,6 +595,66 @@ static void test_runtime(void)
     TP_CHECK_REL(a.nccl, a_tp8 + 2 * 2 * 17.875 * MIB + a_tp8, 1e-12);
 }
 
+/* Transformer Engine's cached fp8 weights per recipe and GPU generation
+ * (docs/memory.md, "Transformer Engine's fp8"): the per-tensor recipes
+ * keep the fp8 weight and its transpose where fp8 GEMMs need the TN
+ * layout (Hopper) and one copy on Blackwell (nvte_is_non_tn_fp8_gemm_
+ * supported, Float8Quantizer::create_tensor, TE v2.4 on); blockwise and
+ * MXFP8 keep row- and column-wise data everywhere, MXFP8 with an e8m0
+ * scale per 32 elements (MXFP8Quantizer, NVIDIA/TransformerEngine@
+ * d0067d0da). --fp8-param-gather: the row-wise copy is the parameter. */
+static void test_fp8_caches(void)
+{
+    space_model m = toy();
+    hw_gpu gh, gb;
+    hw_system yh, yb;
+    node(&gh, &yh, "hopper", 8);
+    node(&gb, &yb, "blackwell", 8);
+    est_ctx ch = {&yh, &gh, NULL, NULL, 0, 0, NULL};
+    est_ctx cb = {&yb, &gb, NULL, NULL, 0, 0, NULL};
+    const double G = 4.0 * GEMM_W, mx = 1 + 1.0 / 32;
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    est_memory a, b;
+    est_memory_of(&m, &l, &a);
+    b = a;
+    est_memory_device(&ch, &m, &l, &a);
+    est_memory_device(&cb, &m, &l, &b);
+    TP_CHECK_REL(a.fp8_weights, 2 * G, 1e-12);
+    TP_CHECK_REL(b.fp8_weights, G, 1e-12); /* no transpose on Blackwell */
+    TP_CHECK_REL(a.alloc_backward - b.alloc_backward, G, 1e-12);
+    TP_CHECK_REL(a.total - b.total, G, 1e-12);
+    /* fp8 parameters: the weight is the parameter; Blackwell caches
+     * nothing beside it */
+    l.fp8_params = 1;
+    est_memory_of(&m, &l, &a);
+    b = a;
+    est_memory_device(&ch, &m, &l, &a);
+    est_memory_device(&cb, &m, &l, &b);
+    TP_CHECK_REL(a.weights, 2.0 * PARAMS - G, 1e-12);
+    TP_CHECK_REL(a.fp8_weights, G, 1e-12);
+    TP_CHECK(b.fp8_weights == 0);
+    TP_CHECK(est_memory_floor(&m, &l) <= b.weights + b.grads + b.optimizer);
+    /* MXFP8: row- and column-wise data with their scales, on any GPU */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    l.fp8_recipe = SPACE_FP8_MXFP8;
+    est_memory_of(&m, &l, &a);
+    b = a;
+    est_memory_device(&cb, &m, &l, &b);
+    TP_CHECK_REL(a.fp8_weights, 2 * mx * G, 1e-12);
+    TP_CHECK_REL(b.fp8_weights, 2 * mx * G, 1e-12);
+    l.fp8_params = 1; /* the row-wise data (and scales) is the parameter */
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.weights, 2.0 * PARAMS - (2 - mx) * G, 1e-12);
+    TP_CHECK_REL(a.fp8_weights, mx * G, 1e-12);
+    /* blockwise: both copies on Blackwell too (its GEMMs take no other
+     * layout: cublaslt_grouped_gemm.cu, fp8_block) */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    l.fp8_recipe = SPACE_FP8_BLOCKWISE;
+    est_memory_of(&m, &l, &b);
+    est_memory_device(&cb, &m, &l, &b);
+    TP_CHECK_REL(b.fp8_weights, 2 * G, 1e-12);
+}
+
 /* DeepSpeed's fp16 ZeRO-1 (2021-22): the 5e8-element fp16 bucket in the
  * backward without a pipeline and at the step with one; its step holds
  * the partition's gradients only, their flat 16-bit copy and its fp32
@@ -850,6 +910,7 @@ int main(void)
     TP_RUN(test_op_sac);
     TP_RUN(test_partial_recompute);
     TP_RUN(test_runtime);
+    TP_RUN(test_fp8_caches);
     TP_RUN(test_frameworks_2021);
     TP_RUN(test_moe_states);
     TP_RUN(test_moe_activations);
