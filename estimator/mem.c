@@ -558,6 +558,13 @@ static void stage_of(const space_model *m, const space_layout *l,
         params += (double)m->mtp_layers
                   * (layer + 2 * h * h / t + (double)p.final_norm * 2);
     }
+    /* MTP embeds the shifted tokens again on the rank that runs it: with a
+     * pipeline the last stage builds an embedding of its own (GPTModel
+     * builds one where pre_process or mtp_process, gpt_model.py,
+     * NVIDIA/Megatron-LM@d98e8a64ddf3); a tied head is that embedding,
+     * already counted (head). */
+    if (r == l->pp - 1 && r > 0 && m->mtp_layers > 0 && p.lm_head)
+        params += first;
     double w, gr, opt, live = 0;
     est_state_bytes(l, params, &w, &gr, &opt);
     if (xparams > 0) {
@@ -703,12 +710,22 @@ static void stage_of(const space_model *m, const space_layout *l,
         }
     }
     act += loss_kept;
-    if (r == l->pp - 1 && m->mtp_layers > 0)
-        /* Each MTP module's layer (one micro-batch in flight on the last
-         * stage) and its second pass through the head and the loss. */
+    if (r == l->pp - 1 && m->mtp_layers > 0) {
+        /* Each MTP module (MultiTokenPredictionLayer,
+         * multi_token_prediction.py, NVIDIA/Megatron-LM@d98e8a64ddf3): the
+         * shifted tokens' embedding, enorm's saved input (2h), the
+         * concatenation of the two normed inputs, eh_proj's input (2h at
+         * gin bytes; hnorm's input is the decoder's output, which the
+         * final norm keeps already), /t with SP; its layer (one micro-batch
+         * in flight on the last stage) and its second pass through the
+         * head and the loss. */
+        double rep = l->sp ? 1 / t : 1;
+        double mtp_in = (2 + 2 * gemm_input_bytes(l)) * (double)m->hidden * rep;
         act += (double)m->mtp_layers
-               * (tokens * act_layer_token(m, l, 0, m->num_experts > 0)
+               * (tokens * (act_layer_token(m, l, 0, m->num_experts > 0)
+                            + mtp_in)
                   + loss_kept);
+    }
     double step = est_step_bytes(l, params - xparams);
     if (xparams > 0 && est_step_bytes(l, 1) > 0) /* the experts' shard */
         step += 4 * xparams / (l->zero >= SPACE_ZERO_1 ? xshard : 1);

@@ -655,6 +655,37 @@ static void test_fp8_caches(void)
     TP_CHECK_REL(b.fp8_weights, 2 * G, 1e-12);
 }
 
+/* Multi-token prediction (Megatron-Core multi_token_prediction.py,
+ * gpt_model.py, NVIDIA/Megatron-LM@d98e8a64ddf3): each module on the last
+ * stage is a layer, the 2h x h eh_proj and two norms; with a pipeline that
+ * stage builds its own embedding (pre_process or mtp_process) unless the
+ * head is tied to it; per token it keeps the shifted tokens' embedding
+ * (enorm's input, 2h), eh_proj's input (the two normed halves, 2 x 2h),
+ * its layer's activations and the loss again. */
+static void test_mtp(void)
+{
+    space_model m = toy();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.pp = 2, l.dp = 2, l.gbs = 2; /* one micro-batch in flight */
+    est_memory a, b;
+    est_memory_stage(&m, &l, 1, &a);
+    m.mtp_layers = 1;
+    est_memory_stage(&m, &l, 1, &b);
+    double emb = 1024.0 * 64; /* the last stage's own embedding */
+    TP_CHECK_REL(b.params - a.params, LAYER + 2.0 * 64 * 64 + 2 * 64 + emb,
+                 1e-12);
+    double loss = 4.0 * 1024 + 2.0 * 1024; /* per token, as the head's */
+    TP_CHECK_REL(b.activations - a.activations,
+                 1024.0 * (layer_token(0) + (2 + 2 * 2) * 64.0 + loss), 1e-12);
+    /* tied: the head is the embedding, nothing more */
+    m.tied_embeddings = 1;
+    m.mtp_layers = 0;
+    est_memory_stage(&m, &l, 1, &a);
+    m.mtp_layers = 1;
+    est_memory_stage(&m, &l, 1, &b);
+    TP_CHECK_REL(b.params - a.params, LAYER + 2.0 * 64 * 64 + 2 * 64, 1e-12);
+}
+
 /* DeepSpeed's fp16 ZeRO-1 (2021-22): the 5e8-element fp16 bucket in the
  * backward without a pipeline and at the step with one; its step holds
  * the partition's gradients only, their flat 16-bit copy and its fp32
@@ -911,6 +942,7 @@ int main(void)
     TP_RUN(test_partial_recompute);
     TP_RUN(test_runtime);
     TP_RUN(test_fp8_caches);
+    TP_RUN(test_mtp);
     TP_RUN(test_frameworks_2021);
     TP_RUN(test_moe_states);
     TP_RUN(test_moe_activations);
