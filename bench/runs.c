@@ -273,6 +273,10 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
      * forces it: megatron/arguments.py, 2021 to today). */
     if (strcmp(src, "narayanan2021_sc21") == 0 && w.dtype == HW_FP16)
         w.grad_bytes = 2;
+    /* 16-bit gradient buffers where the run's code says so (Megatron-LM
+     * --grad-reduce-in-bf16; the MLPerf NeMo 2.0 Llama 3.1 submissions'
+     * grad_reduce_in_fp32=False, bench/data/make_validation_runs.py) */
+    if (has_feature(feat, "grad-reduce-in-bf16")) w.grad_bytes = 2;
     /* DeepSpeed's fp16 ZeRO keeps 16-bit gradients (its bf16 optimizer,
      * BLOOM's, accumulates them in fp32 like Megatron-LM); its ZeRO-3
      * gathers module by module (space_framework_software). */
@@ -309,6 +313,11 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     if (rn > 0) w.recompute_layers = rn;
     const cJSON *gf = get(l, "grad_reduce_fp32");
     if (cJSON_IsBool(gf)) w.grad_bytes = cJSON_IsTrue(gf) ? 4 : 2;
+    /* The caching allocator's expandable segments where the run says
+     * (PYTORCH_CUDA_ALLOC_CONF as its launcher set it), else its
+     * framework's launcher default (space_framework_software). */
+    const cJSON *xs = get(l, "expandable_segments");
+    if (cJSON_IsBool(xs)) w.alloc_expandable = cJSON_IsTrue(xs);
     int rc = moe_fields(l, path, i, &w, e);
     if (rc) return rc;
     *out = w;

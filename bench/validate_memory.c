@@ -1,7 +1,8 @@
 /*
  * validate_memory.c - the memory model (estimator/mem.c) against measured
- * peak memory of published runs, per source, and the fit of its one
- * constant: the caching allocator's fragmentation.
+ * peak memory of published runs, per source, and the fit of its two
+ * constants: the caching allocator's cached share, with expandable
+ * segments and without.
  *
  * Reads bench/data/memory_runs.json (schema trainplan-memory-runs/2: each
  * run's model, system, layout as validation_runs.json writes it,
@@ -17,26 +18,33 @@
  * of the pipeline stage that printed it where the run says which, else of
  * the busiest stage.
  *
- * The fragmentation (cached but unused bytes as a share of the live
- * tensors; only the reserved and nvidia-smi figures depend on it) is
- * fitted exactly on a grid of 0.0025 to the mean over sources of each
- * source's mean absolute percentage error (MAPE) of those runs, and
- * scored leaving each source out (LOSO): fitted without its runs, the
- * source scored at that value. Nothing else is fitted: every other term
- * is a formula of the framework's or the library's code (docs/memory.md).
+ * The cached share (cached but unused bytes as a share of the main
+ * stream's live tensors; only the reserved and nvidia-smi figures depend
+ * on it) has one value per allocator setting, expandable segments on or
+ * off (space_layout.alloc_expandable: the run's layout says which, else
+ * its framework's launcher default). Both are fitted exactly on a grid of
+ * 0.0025 to the mean over sources of each source's mean absolute
+ * percentage error (MAPE) of those runs; a run depends on its setting's
+ * share only, so the objective is a sum of one term per setting and each
+ * share is fitted on its own. Each source is scored leaving it out (LOSO):
+ * both shares fitted without its runs (a setting no other source ran
+ * takes the other setting's share). Nothing else is fitted: every other
+ * term is a formula of the framework's or the library's code
+ * (docs/memory.md).
  *
  * Then the margin the search adds (estimator/mem.c, est_memory_margin):
  * per framework, the 95th percentile of its own runs' under-estimates of
  * what must fit (the comment above the margin's table says how each kind
  * of figure counts); a framework without enough runs of its own takes the
- * largest margin of the others and says so.
+ * largest margin from max_memory_allocated figures and says so.
  *
- * usage: validate_memory [--runs FILE] [--frag X] [--source ID] [--terms ID]
- *                        [--check] [--csv]
- * --frag X scores every run at fragmentation X, no fit; --terms ID prints
- * the terms of run ID at the fitted fragmentation; --check exits 2 when
- * estimator/mem.c holds another fragmentation or margin than the ones
- * found here (tests run it). Exit status 0, 1
+ * usage: validate_memory [--runs FILE] [--frag X[,Y]] [--source ID]
+ *                        [--terms ID] [--check] [--csv]
+ * --frag X scores every run at cached share X (X with expandable
+ * segments, Y without), no fit; --terms ID prints the terms of run ID at
+ * the fitted shares; --check exits 2 when estimator/mem.c holds other
+ * shares or margins than the ones found here (tests run it); --csv prints
+ * a row per run. Exit status 0, 1
  * if a run could not be estimated, 64 on bad usage, 65/66 on bad or
  * missing input.
  */
@@ -52,6 +60,7 @@
 #endif
 
 #define MAX_SRC 16
+#define N_SET 2 /* allocator settings: expandable segments off (0), on (1) */
 #define FRAG_STEP 0.0025
 #define FRAG_N 201 /* 0 to 0.5 */
 #define MARGIN_MIN_RUNS 10   /* a framework's own peaks for a margin */
@@ -74,7 +83,8 @@ typedef struct mrun {
     kind k;
     int ok;
     double meas;      /* bytes */
-    est_memory mem;   /* at the estimator's fragmentation */
+    est_memory mem;   /* at the estimator's cached share */
+    int set;          /* expandable segments: 1 on, 0 off */
     int framework;
     double gpu_bytes; /* the GPU's memory */
     space_layout l;
@@ -112,11 +122,12 @@ static double to_bytes(double v, const char *u)
     return NAN;
 }
 
-/* Our figure of r at fragmentation frag, in the quantity it measured. */
-static double ours_at(const mrun *r, double frag)
+/* Our figure of r at the cached shares frag[setting], in the quantity it
+ * measured. */
+static double ours_at(const mrun *r, const double *frag)
 {
     est_memory m = r->mem;
-    est_memory_settle(&m, frag);
+    est_memory_settle(&m, frag[r->set]);
     switch (r->k) {
     case K_ALLOCATED: return m.allocated;
     case K_RESERVED: return m.seen_reserved;
@@ -208,6 +219,7 @@ static int read_run(const cJSON *run, const char *path, int i, hw_db *db,
     est_ctx c = {y, y->gpu, NULL, NULL, 0, 0, NULL};
     est_memory_device(&c, &m, &l, &r->mem);
     r->l = l;
+    r->set = l.alloc_expandable != 0;
     r->nlayers = m.num_layers;
     r->framework = l.framework;
     r->gpu_bytes = y->gpu->mem_bytes;
@@ -220,34 +232,46 @@ static double ape(const mrun *r, double ours)
     return 100 * fabs(ours - r->meas) / r->meas;
 }
 
-/* Mean over sources (those with runs the fragmentation moves, not
- * `without`) of each one's MAPE of those runs at frag. */
-static double objective(const mrun *v, int n, int without, double frag)
+/* The part of the objective (the mean over sources, those with runs the
+ * cached share moves, not `without`, of each one's MAPE of those runs)
+ * that setting `set`'s share f moves: each source's absolute percentage
+ * errors of its runs of that setting over all its runs, summed; NAN when
+ * no run of that setting is left. The other setting's runs add a term of
+ * their own, so each share's minimum is the objective's. */
+static double objective(const mrun *v, int n, int without, int set, double f)
 {
     double sum[MAX_SRC] = {0};
-    int cnt[MAX_SRC] = {0};
+    int cnt[MAX_SRC] = {0}, mine = 0;
+    double fr[N_SET] = {f, f};
     for (int i = 0; i < n; i++) {
         if (!v[i].ok || v[i].k == K_ALLOCATED || v[i].src == without) continue;
-        sum[v[i].src] += ape(&v[i], ours_at(&v[i], frag));
         cnt[v[i].src]++;
+        if (v[i].set != set) continue;
+        sum[v[i].src] += ape(&v[i], ours_at(&v[i], fr));
+        mine++;
     }
     double tot = 0;
-    int ns = 0;
     for (int s = 0; s < n_src; s++)
-        if (cnt[s]) tot += sum[s] / cnt[s], ns++;
-    return ns ? tot / ns : NAN;
+        if (cnt[s]) tot += sum[s] / cnt[s];
+    return mine ? tot : NAN;
 }
 
-/* The grid value minimising the objective without `without`; NAN when no
- * run is left to fit. */
-static double fit(const mrun *v, int n, int without)
+/* The grid values of both shares minimising the objective without
+ * `without` into frag[]; a setting with no run left takes the other's,
+ * and with none at all both are NAN. */
+static void fit(const mrun *v, int n, int without, double *frag)
 {
-    double best = NAN, arg = NAN;
-    for (int g = 0; g < FRAG_N; g++) {
-        double f = FRAG_STEP * g, o = objective(v, n, without, f);
-        if (!isnan(o) && (isnan(best) || o < best - 1e-12)) best = o, arg = f;
+    for (int set = 0; set < N_SET; set++) {
+        double best = NAN, arg = NAN;
+        for (int g = 0; g < FRAG_N; g++) {
+            double f = FRAG_STEP * g, o = objective(v, n, without, set, f);
+            if (!isnan(o) && (isnan(best) || o < best - 1e-12))
+                best = o, arg = f;
+        }
+        frag[set] = arg;
     }
-    return arg;
+    if (isnan(frag[0])) frag[0] = frag[1];
+    if (isnan(frag[1])) frag[1] = frag[0];
 }
 
 static double quantile(double *x, int n, double q)
@@ -269,7 +293,7 @@ int main(int argc, char **argv)
     const char *path = TRAINPLAN_SOURCE_DIR "/bench/data/memory_runs.json";
     const char *only = NULL, *terms = NULL;
     int check = 0, mismatch = 0, csv = 0;
-    double fixed = NAN;
+    double fixed[N_SET] = {NAN, NAN};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
             path = argv[++i];
@@ -283,15 +307,20 @@ int main(int argc, char **argv)
             only = argv[++i];
         } else if (strcmp(argv[i], "--frag") == 0 && i + 1 < argc) {
             char *end;
-            fixed = strtod(argv[++i], &end);
-            if (*end || !(fixed >= 0 && fixed <= 1)) {
+            fixed[1] = strtod(argv[++i], &end);
+            fixed[0] = *end == ',' ? strtod(end + 1, &end) : fixed[1];
+            if (*end || !(fixed[0] >= 0 && fixed[0] <= 1)
+                || !(fixed[1] >= 0 && fixed[1] <= 1)) {
                 fprintf(stderr, "validate_memory: --frag %s: expected a "
-                        "number in [0, 1]\n", argv[i]);
+                        "number in [0, 1], or two (with expandable "
+                        "segments, without) separated by a comma\n",
+                        argv[i]);
                 return 64;
             }
         } else {
-            fprintf(stderr, "usage: validate_memory [--runs FILE] [--frag X] "
-                    "[--source ID] [--terms ID] [--check] [--csv]\n");
+            fprintf(stderr, "usage: validate_memory [--runs FILE] "
+                    "[--frag X[,Y]] [--source ID] [--terms ID] [--check] "
+                    "[--csv]\n");
             return 64;
         }
     }
@@ -321,11 +350,15 @@ int main(int argc, char **argv)
         n++;
     }
     /* In sample and leaving each source out. */
-    double f_in = isnan(fixed) ? fit(v, n, -1) : fixed;
-    double f_loso[MAX_SRC];
+    int is_fixed = !isnan(fixed[0]);
+    double f_in[N_SET], f_loso[MAX_SRC][N_SET];
+    if (is_fixed) f_in[0] = fixed[0], f_in[1] = fixed[1];
+    else fit(v, n, -1, f_in);
     for (int s = 0; s < n_src; s++) {
-        f_loso[s] = isnan(fixed) ? fit(v, n, s) : fixed;
-        if (isnan(f_loso[s])) f_loso[s] = 0; /* no other source: none */
+        if (is_fixed) f_loso[s][0] = fixed[0], f_loso[s][1] = fixed[1];
+        else fit(v, n, s, f_loso[s]);
+        for (int set = 0; set < N_SET; set++)
+            if (isnan(f_loso[s][set])) f_loso[s][set] = 0; /* no other source */
     }
     for (int k = 0; k < n; k++) {
         if (!v[k].ok) continue;
@@ -373,7 +406,7 @@ int main(int argc, char **argv)
     for (int k = 0; terms && k < n; k++) {
         if (!v[k].ok || strcmp(v[k].id, terms) != 0) continue;
         est_memory t = v[k].mem;
-        est_memory_settle(&t, f_in);
+        est_memory_settle(&t, f_in[v[k].set]);
         const struct {
             const char *name;
             double b;
@@ -384,13 +417,16 @@ int main(int argc, char **argv)
                    {"buffers", t.buffers}, {"workspace", t.workspace},
                    {"alloc backward", t.alloc_backward},
                    {"alloc step", t.alloc_step}, {"allocated", t.allocated},
-                   {"fragmentation", t.fragmentation},
+                   {"main stream peak", t.main_peak},
+                   {"stream pool", t.stream_pool},
+                   {"cached", t.fragmentation},
                    {"reserved", t.reserved}, {"context", t.context},
                    {"nccl", t.nccl}, {"total", t.total},
                    {"seen reserved", t.seen_reserved},
                    {"seen device", t.seen_device}};
-        printf("\n%s (stage %lld, %.4g parameters), GiB:\n", v[k].id,
-               (long long)t.stage, t.params);
+        printf("\n%s (stage %lld, %.4g parameters, expandable segments "
+               "%s), GiB:\n", v[k].id, (long long)t.stage, t.params,
+               v[k].set ? "on" : "off");
         for (size_t j = 0; j < sizeof row / sizeof row[0]; j++)
             printf("  %-16s %9.3f\n", row[j].name, row[j].b / 1073741824.0);
     }
@@ -433,15 +469,47 @@ int main(int argc, char **argv)
     if (n_scored)
         printf("mean over %d sources: %.1f %% in sample, %.1f %% LOSO\n",
                n_scored, mean_in / n_scored, mean_loso / n_scored);
-    if (isnan(fixed) && fabs(f_in - est_memory_fragmentation()) > 1e-9)
-        mismatch++;
-    printf("\nfragmentation (cached, unused / live tensors): %.4f in sample "
-           "(estimator: %.4f)%s\n", f_in, est_memory_fragmentation(),
-           isnan(fixed) ? "" : ", fixed by --frag");
+    /* Per allocator setting: each source's reserved and nvidia-smi runs
+     * of that setting. */
+    printf("\nper allocator setting (max_memory_reserved and nvidia_smi "
+           "runs; MAPE %%)\n");
+    printf("%-28s %-11s %4s %9s %9s %9s %9s\n", "source", "expandable",
+           "runs", "in sample", "LOSO", "signed", "worst");
+    for (int s = 0; s < n_src; s++)
+        for (int set = N_SET - 1; set >= 0; set--) {
+            double b_in = 0, b_lo = 0, bs = 0, bw = 0;
+            int c = 0;
+            for (int k = 0; k < n; k++) {
+                const mrun *r = &v[k];
+                if (!r->ok || r->src != s || r->k == K_ALLOCATED
+                    || r->set != set)
+                    continue;
+                double el = 100 * (r->ours_loso - r->meas) / r->meas;
+                b_in += ape(r, r->ours_in), b_lo += fabs(el);
+                bs += 100 * (r->ours_in - r->meas) / r->meas;
+                if (fabs(el) > fabs(bw)) bw = el;
+                c++;
+            }
+            if (c)
+                printf("%-28.28s %-11s %4d %9.1f %9.1f %+9.1f %+9.1f\n",
+                       src_id[s], set ? "on" : "off", c, b_in / c, b_lo / c,
+                       bs / c, bw);
+        }
+    for (int set = 0; set < N_SET; set++)
+        if (!is_fixed
+            && fabs(f_in[set] - est_memory_cache_share(set)) > 1e-9)
+            mismatch++;
+    printf("\ncached share (cached, unused / the main stream's live tensors), "
+           "in sample: with expandable segments %.4f (estimator: %.4f), "
+           "without %.4f (estimator: %.4f)%s\n", f_in[1],
+           est_memory_cache_share(1), f_in[0], est_memory_cache_share(0),
+           is_fixed ? ", fixed by --frag" : "");
     for (int s = 0; s < n_src; s++) {
         int scored = 0;
         for (int k = 0; k < n; k++) scored += v[k].ok && v[k].src == s;
-        if (scored) printf("  without %-28s %.4f\n", src_id[s], f_loso[s]);
+        if (scored)
+            printf("  without %-28s with %.4f, without %.4f\n", src_id[s],
+                   f_loso[s][1], f_loso[s][0]);
     }
     /* The margin the search adds (estimator/mem.c, est_memory_margin):
      * per framework, MARGIN_COVERAGE of its own runs' under-estimates of
@@ -457,7 +525,8 @@ int main(int argc, char **argv)
      *    fit, so a framework uses them only where it has fewer than
      *    MARGIN_MIN_RUNS allocated figures.
      * A framework with too few of either has no margin of its own: it
-     * takes the largest of those that have one, and says so. Where the
+     * takes the largest of those measured at the allocated level, and
+     * says so. Where the
      * coverage falls below the worst, the worst is printed beside it. */
     printf("\nmargin per framework: the %.0fth percentile of its own runs' "
            "under-estimates, (measured - ours) / ours, %% (max_memory_"
@@ -465,7 +534,8 @@ int main(int argc, char **argv)
            "the larger moment with the CUDA context and NCCL's buffers; "
            "reserved and nvidia-smi figures, LOSO in their own quantity, "
            "only for a framework with fewer than %d allocated figures; "
-           "fewer than %d of either: the largest margin of the others)\n",
+           "fewer than %d of either: the largest margin from allocated "
+           "figures)\n",
            100 * MARGIN_COVERAGE, MARGIN_MIN_RUNS, MARGIN_MIN_RUNS);
     printf("%-18s %-21s %4s %9s %9s %9s %9s %9s\n", "framework", "evidence",
            "runs", "median", "p95", "worst", "margin", "estimator");
@@ -507,7 +577,10 @@ int main(int argc, char **argv)
             /* rounded up to 0.1 %, as mem.c holds it; never below 0 */
             if (cnt[f]) mg[f] = ceil(1000 * fmax(q, 0) - 1e-9) / 1000;
         }
-        if (cnt[f] && mg[f] > largest) largest = mg[f];
+        /* lent only where it measures what must fit: a margin from
+         * reserved or nvidia-smi figures holds the allocator's cache */
+        if (cnt[f] && use_k[f] == K_ALLOCATED && mg[f] > largest)
+            largest = mg[f];
         snprintf(row[f], sizeof row[f], "%-18s %-21s %4d %9s %9s %9s",
                  space_framework_names[f],
                  !c ? "-" : use_k[f] == K_ALLOCATED ? kind_names[K_ALLOCATED]
@@ -525,7 +598,7 @@ int main(int argc, char **argv)
                cnt[f] ? " " : "*", 100 * est);
     }
     printf("(*: too few measured peaks of its own: the largest margin of the "
-           "frameworks that have one)\n");
+           "frameworks measured at the allocated level)\n");
     int skipped = 0;
     for (int k = 0; k < n; k++)
         if (v[k].skip) {
@@ -535,7 +608,8 @@ int main(int argc, char **argv)
     if (failed) printf("\n%d runs not estimated (see stderr)\n", failed);
     if (mismatch)
         printf("\nestimator/mem.c holds %d figure(s) other than these "
-               "(EST_MEM_FRAGMENTATION, margin_of)\n", mismatch);
+               "(EST_MEM_CACHE_EXPANDABLE, EST_MEM_CACHE_SEGMENTS, "
+               "margin_of)\n", mismatch);
     free(x);
     free(v);
     hw_db_free(db);

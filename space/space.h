@@ -551,6 +551,14 @@ typedef struct space_layout {
                           fp8 grouped GEMMs; 0: TE's Fp8Padding copies */
     int moe_flex_backend; /* space_moe_flex_backend: the flex dispatcher's
                           backend; 0: DeepEP */
+    int alloc_expandable; /* PyTorch's caching allocator with
+                          expandable_segments:True (PYTORCH_CUDA_ALLOC_CONF,
+                          or PYTORCH_ALLOC_CONF from PyTorch 2.9): one
+                          growing segment per stream instead of a cudaMalloc
+                          per segment; what the allocator caches differs
+                          (estimator/mem.c, est_memory_cache_share). Set
+                          by space_framework_software from the framework's
+                          launcher; 0: PyTorch's default, off */
 } space_layout;
 
 /* The flex dispatcher's backends (Megatron-Core
