@@ -159,7 +159,8 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     w.zero = (space_zero)field_i(l, "zero_stage");
     const cJSON *pr = get(l, "precision");
     int dt = cJSON_IsString(pr) ? hw_dtype_parse(pr->valuestring) : -1;
-    w.dtype = dt == HW_FP8 || dt == HW_FP16 ? dt : HW_BF16;
+    /* "fp4": NVFP4 (Transformer Engine's NVFP4BlockScaling) */
+    w.dtype = dt == HW_FP8 || dt == HW_FP16 || dt == HW_FP4 ? dt : HW_BF16;
     const cJSON *shj = get(l, "sharding");
     const char *sharding = cJSON_IsString(shj) ? shj->valuestring : "";
     /* What the source's software did, not a fit: the defaults of its
@@ -272,6 +273,10 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
      * forces it: megatron/arguments.py, 2021 to today). */
     if (strcmp(src, "narayanan2021_sc21") == 0 && w.dtype == HW_FP16)
         w.grad_bytes = 2;
+    /* 16-bit gradient buffers where the run's code says so (Megatron-LM
+     * --grad-reduce-in-bf16; the MLPerf NeMo 2.0 Llama 3.1 submissions'
+     * grad_reduce_in_fp32=False, bench/data/make_validation_runs.py) */
+    if (has_feature(feat, "grad-reduce-in-bf16")) w.grad_bytes = 2;
     /* DeepSpeed's fp16 ZeRO keeps 16-bit gradients (its bf16 optimizer,
      * BLOOM's, accumulates them in fp32 like Megatron-LM); its ZeRO-3
      * gathers module by module (space_framework_software). */
@@ -279,6 +284,15 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
         || strcmp(sharding, "deepspeed-zero3") == 0)
         w.grad_bytes = 2;
     if (strcmp(sharding, "deepspeed-zero3") == 0) w.zero3_live = 1e9;
+    /* NeMo 1.x's distributed_fused_adam (Apex DistributedFusedAdam), as
+     * MLPerf's GPT-3 runs it: a contiguous gradient buffer reduced in bf16
+     * ("contiguous_grad_buffer: True", "grad_sync_dtype: bf16" in every
+     * round's config: conf/megatron_gpt_config.yaml of v3.0,
+     * conf/optim/distributed_fused_adam.yaml of v3.1 to v4.1,
+     * mlcommons/training_results_v3.0 to v4.1 NVIDIA/benchmarks/gpt3),
+     * the optimizer stepping on the fp32 shard it reduces into (Apex
+     * apex/contrib/optimizers/distributed_fused_adam.py). */
+    if (strcmp(sharding, "apex-distributed-fused-adam") == 0) w.grad_bytes = 2;
     /* The fp8 recipe the run names (torchtitan's tensorwise or rowwise,
      * Transformer Engine's delayed, ...). */
     const cJSON *fr = get(l, "fp8_recipe");
@@ -299,12 +313,16 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     if (rn > 0) w.recompute_layers = rn;
     const cJSON *gf = get(l, "grad_reduce_fp32");
     if (cJSON_IsBool(gf)) w.grad_bytes = cJSON_IsTrue(gf) ? 4 : 2;
+    /* The caching allocator's expandable segments where the run says
+     * (PYTORCH_CUDA_ALLOC_CONF as its launcher set it), else its
+     * framework's launcher default (space_framework_software). */
+    const cJSON *xs = get(l, "expandable_segments");
+    if (cJSON_IsBool(xs)) w.alloc_expandable = cJSON_IsTrue(xs);
     int rc = moe_fields(l, path, i, &w, e);
     if (rc) return rc;
     *out = w;
     return 0;
 }
-
 
 int bench_split_read(const cJSON *l, const space_model *m, const char *path,
                      int i, space_layout *w, space_pp_layout **store,
@@ -421,4 +439,26 @@ void bench_split_settle(const space_model *m, space_layout *w)
         }
     }
     w->pp_account = 0;
+}
+
+int bench_model_extras(const cJSON *run, const char *path, int i,
+                       space_model *m, tp_err *e)
+{
+    const cJSON *dj = get(run, "dropout");
+    if (cJSON_IsObject(dj)) {
+        m->attn_dropout = cJSON_GetNumberValue(get(dj, "attention"));
+        m->hidden_dropout = cJSON_GetNumberValue(get(dj, "hidden"));
+    }
+    const cJSON *o = get(run, "model_overrides");
+    if (!o || cJSON_IsNull(o)) return 0;
+    const cJSON *cf = get(o, "capacity_factor");
+    if (cf && !cJSON_IsNull(cf)) {
+        if (!cJSON_IsNumber(cf) || !(cf->valuedouble >= 1))
+            return tp_errf(e, TP_EDATA,
+                           "%s: $.runs[%d].model_overrides.capacity_factor: "
+                           "expected a number >= 1 or null (dropless)",
+                           path, i);
+        m->capacity_factor = cf->valuedouble;
+    }
+    return 0;
 }

@@ -39,4 +39,12 @@ int bench_split_read(const cJSON *l, const space_model *m, const char *path,
  * and VPP (the even one where it can), as a user of it would pick. */
 void bench_split_settle(const space_model *m, space_layout *w);
 
+/* What run $.runs[i] of path says of its model beyond the model itself:
+ * the dropout its software applied ("dropout": attention and hidden, as
+ * each source's file records it) and the fields a config cannot say
+ * ("model_overrides": capacity_factor, >= 1, or null for dropless), set
+ * in *m. Both are optional. 0, or TP_EDATA with e set. */
+int bench_model_extras(const cJSON *run, const char *path, int i,
+                       space_model *m, tp_err *e);
+
 #endif

@@ -353,25 +353,6 @@ static int read_layout(const cJSON *run, const char *path, int i, vrun *r,
     return rc;
 }
 
-/* The run's model_overrides: the space_model fields a config cannot say
- * (the MoE runs' capacity factor). 0, or TP_EDATA with e set. */
-static int read_overrides(const cJSON *run, const char *path, int i,
-                          space_model *m, tp_err *e)
-{
-    const cJSON *o = get(run, "model_overrides");
-    if (!o || cJSON_IsNull(o)) return 0;
-    const cJSON *cf = get(o, "capacity_factor");
-    if (cf && !cJSON_IsNull(cf)) {
-        if (!cJSON_IsNumber(cf) || !(cf->valuedouble >= 1))
-            return tp_errf(e, TP_EDATA,
-                           "%s: $.runs[%d].model_overrides.capacity_factor: "
-                           "expected a number >= 1 or null (dropless)",
-                           path, i);
-        m->capacity_factor = cf->valuedouble;
-    }
-    return 0;
-}
-
 /* Reads every run into *out (calloc'd; *n counts them), their sources
  * into tab[*ntab]. moe: the MoE runs file, whose runs are held out of the
  * fits and take no part in the GPU families. */
@@ -412,13 +393,9 @@ static int read_runs(const cJSON *root, const char *path, hw_db *db, vrun **out,
                      ? space_model_resolve(mj->valuestring, &r->m, e)
                      : space_model_from_hf_json(mj, path, r->id, &r->m, e);
         /* The dropout the run's software applied (validation_runs.json
-         * says where each source's comes from). */
-        const cJSON *dj = get(run, "dropout");
-        if (!rc && cJSON_IsObject(dj)) {
-            r->m.attn_dropout = cJSON_GetNumberValue(get(dj, "attention"));
-            r->m.hidden_dropout = cJSON_GetNumberValue(get(dj, "hidden"));
-        }
-        if (!rc && (rc = read_overrides(run, path, i, &r->m, e))) return rc;
+         * says where each source's comes from), the capacity factor. */
+        if (!rc && (rc = bench_model_extras(run, path, i, &r->m, e)))
+            return rc;
         const char *sys = rc ? NULL : need_str(run, "", "system", path, i, e);
         const hw_system *y = sys ? hw_find_system(db, sys, e) : NULL;
         const opened *op = y ? open_system(y, e) : NULL;

@@ -32,7 +32,9 @@ enum {
     CLI_SW_FP8 = 1u << 7,
     CLI_SW_GRAD = 1u << 8,      /* --accumulate-allreduce-grads-in-fp32,
                                    --grad-reduce-in-bf16 */
-    CLI_SW_RC_METHOD = 1u << 9  /* --recompute-method given */
+    CLI_SW_RC_METHOD = 1u << 9, /* --recompute-method given */
+    CLI_SW_ALLOC = 1u << 10     /* --[no-]expandable-segments, or the job's
+                                   PYTORCH_CUDA_ALLOC_CONF */
 };
 
 typedef struct cli_opts {
@@ -73,6 +75,7 @@ typedef struct cli_opts {
     int no_pp_overlap;       /* --[no-]overlap-p2p-communication */
     int fp8_recipe;          /* --fp8-recipe: space_fp8_recipe */
     int fp8_params;          /* --fp8-param-gather */
+    int alloc_expandable;    /* --[no-]expandable-segments (CLI_SW_ALLOC) */
     int n_docs;              /* --doc-length: packed documents' buckets */
     int64_t doc_len[SPACE_MAX_DOC_BUCKETS];
     double doc_share[SPACE_MAX_DOC_BUCKETS];

@@ -76,6 +76,7 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     for (int i = 0; i < o->n_docs; i++)
         l->doc_len[i] = o->doc_len[i], l->doc_share[i] = o->doc_share[i];
     if (set & CLI_SW_GRAD) l->grad_bytes = o->grad_bytes;
+    if (set & CLI_SW_ALLOC) l->alloc_expandable = o->alloc_expandable;
     l->recompute_method = o->recompute_method;
     l->recompute_layers = o->recompute_layers;
     l->recompute_modules = o->recompute_modules;
@@ -422,6 +423,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
                           l->pp_scatter_gather);
     cJSON_AddBoolToObject(a, "eager", l->eager);
     cJSON_AddBoolToObject(a, "cross_entropy_loss_fusion", l->ce_fusion);
+    cJSON_AddBoolToObject(a, "expandable_segments", l->alloc_expandable);
     cJSON_AddBoolToObject(a, "overlap_p2p_comm",
                           l->pp > 1 && l->vpp > 1 && !l->no_pp_overlap);
     cJSON_AddStringToObject(a, "framework", space_framework_names[l->framework]);
@@ -790,7 +792,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
                 "overlap %s, CP exchange %s, DP overlap %s%s%s%s; gradients "
-                "%s%s\n",
+                "%s%s; allocator %s\n",
                 space_attn_names[l->flash], m.attn_dropout,
                 m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
                 space_cp_comm_names[l->cp_comm],
@@ -802,7 +804,9 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                     : "",
                 l->eager ? ", eager PyTorch (no torch.compile)" : "",
                 space_grad_bytes(l) >= 4 ? "fp32" : "16-bit",
-                l->param_fp32 ? ", fp32 parameters (no master copy)" : "");
+                l->param_fp32 ? ", fp32 parameters (no master copy)" : "",
+                l->alloc_expandable ? "expandable segments"
+                                    : "without expandable segments");
         const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;
         fprintf(f,
                 "operator times: fitted to %s's samples where it has them, "

@@ -542,11 +542,17 @@ static void put_value(cli_text *t, const mg_arg *a)
     }
 }
 
+/* The caching allocator's setting the layout assumes, as the environment
+ * variable Megatron-LM's processes read (PyTorch's default, unset, is
+ * off). */
+#define ALLOC_CONF_ON "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+
 void cli_launch_megatron(const cli_launch *c, cli_text *b)
 {
     mg_args j;
     build_args(c, &j);
     int64_t g, nodes = cli_launch_nodes(c, &g);
+    if (c->layout->alloc_expandable) cli_text_put(b, ALLOC_CONF_ON " ");
     cli_text_put(b, "torchrun --nnodes %lld --nproc-per-node %lld "
                     "--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\" "
                     "pretrain_gpt.py", (long long)nodes, (long long)g);
@@ -583,6 +589,10 @@ cJSON *cli_launch_megatron_json(const cli_launch *c)
     cJSON *notes = cJSON_AddArrayToObject(o, "notes");
     for (int i = 0; i < j.n_notes; i++)
         cJSON_AddItemToArray(notes, cJSON_CreateString(j.notes[i]));
+    cJSON *env = cJSON_AddObjectToObject(o, "env");
+    if (c->layout->alloc_expandable)
+        cJSON_AddStringToObject(env, "PYTORCH_CUDA_ALLOC_CONF",
+                                "expandable_segments:True");
     return o;
 }
 
@@ -652,6 +662,10 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
         cli_text_put(b, "# Megatron-LM asserts it with TP or CP > 1 before "
                         "Blackwell (validate_args)\n"
                         "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n");
+    if (l->alloc_expandable)
+        cli_text_put(b, "# the caching allocator as the estimate assumed it "
+                        "(its reserved bytes)\n"
+                        "export " ALLOC_CONF_ON "\n\n");
     for (int gi = 0; gi < G_COUNT; gi++) {
         cli_text_put(b, "%s=(\n", group_names[gi]);
         for (int i = 0; i < j.n; i++) {
@@ -843,6 +857,31 @@ static int split_words(const char *text, const char *file, words *ws,
         return tp_errf(e, TP_EDATA, "%s: more than %d words: not a launch "
                        "script", file, MAX_WORDS);
     return TP_OK;
+}
+
+/* The caching allocator's setting a script gives: the last assignment of
+ * PYTORCH_CUDA_ALLOC_CONF or PYTORCH_ALLOC_CONF (PyTorch 2.9's name),
+ * exported or before the command, or its unset; a value with
+ * expandable_segments:True (also inside a ${VAR:-default}) is on,
+ * another off, as PyTorch parses it (each assignment replaces the whole
+ * value: c10/cuda/CUDAAllocatorConfig.cpp). -1 when the script says
+ * nothing. */
+static int alloc_conf_of(const words *ws)
+{
+    static const char *const vars[] = {"PYTORCH_CUDA_ALLOC_CONF",
+                                       "PYTORCH_ALLOC_CONF"};
+    int on = -1;
+    for (int i = 0; i < ws->n; i++)
+        for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
+            size_t n = strlen(vars[k]);
+            if (strncmp(ws->w[i], vars[k], n) == 0 && ws->w[i][n] == '=')
+                on = strstr(ws->w[i] + n + 1, "expandable_segments:True")
+                     != NULL;
+            else if (strcmp(ws->w[i], vars[k]) == 0 && i > 0
+                     && strcmp(ws->w[i - 1], "unset") == 0)
+                on = 0;
+        }
+    return on;
 }
 
 /* The flags the reader understands, and whether each takes a value
@@ -1651,6 +1690,11 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     if (s.v[F_TP_OVERLAP]) o->tp_overlap = SPACE_TP_OVERLAP_ALL, o->sw_set |= CLI_SW_TP;
     if (s.v[F_NO_P2P_OVERLAP]) o->no_pp_overlap = 1, o->sw_set |= CLI_SW_PP;
     o->ce_fusion = s.v[F_CE_FUSION] != NULL;
+    /* the allocator: the script's export, unless --[no-]expandable-
+     * segments said it */
+    int alloc = alloc_conf_of(&ws);
+    if (alloc >= 0 && !(o->sw_set & CLI_SW_ALLOC))
+        o->alloc_expandable = alloc, o->sw_set |= CLI_SW_ALLOC;
     if (!rc && s.v[F_CP_COMM]) {
         static const char *const names[SPACE_CP_COMM_COUNT] = {
             [SPACE_CP_P2P] = "p2p", [SPACE_CP_ALLGATHER] = "allgather"};

@@ -1547,6 +1547,18 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
         return rc;
     }
     o->framework = SPACE_FW_MEGATRON_CORE;
+    /* The allocator: Megatron-Bridge v0.6.0's recipes default
+     * PYTORCH_CUDA_ALLOC_CONF to expandable_segments:True (env_vars from
+     * recipes/utils/environment_utils.py COMMON_RECIPE_ENV_VARS, set by
+     * training/config.py apply_environment_variables unless the
+     * launcher's environment has it); NeMo 1's launcher YAML sets nothing
+     * (PyTorch's default, off). --[no-]expandable-segments says what the
+     * environment does instead. */
+    int nemo1 = SET(K_PRECISION1) || SET(K_FP8_1) || SET(K_OPTIM1)
+                || SET(K_NODES) || SET(K_DEVICES) || SET(K_ACT1)
+                || SET(K_BIAS1);
+    if (!(o->sw_set & CLI_SW_ALLOC))
+        o->alloc_expandable = !nemo1, o->sw_set |= CLI_SW_ALLOC;
     if (SET(K_TP)) o->tp = IV(K_TP), o->tp_set = 1;
     if (SET(K_PP)) o->pp = IV(K_PP);
     if (SET(K_CP)) o->cp = IV(K_CP);

@@ -234,7 +234,9 @@ enum opt_id {
     OPT_PP_LAST,
     OPT_PP_ACCOUNT_EMBED,
     OPT_PP_ACCOUNT_LOSS,
-    OPT_PP_LAYOUT
+    OPT_PP_LAYOUT,
+    OPT_EXPANDABLE,
+    OPT_NO_EXPANDABLE
 };
 
 typedef struct cli_option {
@@ -449,6 +451,16 @@ static const cli_option options[] = {
      "dropout before the residual adds, 0 to 1 (default: the model's)"},
     {"no-overlap-grad-reduce", OPT_NO_OVERLAP, NULL, CMD_EST_SEARCH,
      "gradient reduction after the backward (Megatron-LM's default)"},
+    {"expandable-segments", OPT_EXPANDABLE, NULL, CMD_EST_SEARCH,
+     "PyTorch's caching allocator with PYTORCH_CUDA_ALLOC_CONF="
+     "expandable_segments:True: what it caches beside the live tensors "
+     "(reserved, nvidia-smi); default: the framework's launcher "
+     "(torchtitan's run_train.sh and Megatron-Bridge's recipes set it, "
+     "Megatron-LM's examples do not), or a job file's export; this option "
+     "overrides both"},
+    {"no-expandable-segments", OPT_NO_EXPANDABLE, NULL, CMD_EST_SEARCH,
+     "PyTorch's caching allocator without expandable segments (PyTorch's "
+     "default)"},
     {"tokens", OPT_TOKENS, "N", CMD_EST_SEARCH,
      "tokens to train, e.g. 300e9: time and cost to train"},
     {"gpu", OPT_GPU, "NAME", CMD_OP,
@@ -596,6 +608,9 @@ static int job_sets(int id)
         OPT_MOE_DISPATCHER, OPT_MOE_COMM_OVERLAP, OPT_MOE_ROUTER_PAD,
         OPT_MOE_FLEX_BACKEND, OPT_PP_FIRST, OPT_PP_LAST, OPT_PP_ACCOUNT_EMBED,
         OPT_PP_ACCOUNT_LOSS, OPT_PP_LAYOUT,
+        /* not --[no-]expandable-segments: the allocator's setting is the
+         * job's environment, which a job file may not show (torchtitan's
+         * run_train.sh, a wrapper's export); the option says it */
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ids[i] == id) return 1;
@@ -1232,6 +1247,11 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
             break;
         case OPT_FP8_PARAMS:
             o.fp8_params = 1;
+            break;
+        case OPT_EXPANDABLE:
+        case OPT_NO_EXPANDABLE:
+            o.alloc_expandable = c == OPT_EXPANDABLE;
+            o.sw_set |= CLI_SW_ALLOC;
             break;
         case OPT_DOC_LENGTH:
             rc = parse_docs(optarg, &o, &e);

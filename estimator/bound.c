@@ -59,6 +59,9 @@ double est_memory_floor(const space_model *m, const space_layout *l)
         return w + gr + opt + xw + xg + xo;
     }
     est_state_bytes(l, params, &w, &gr, &opt);
+    /* fp8 parameters (--fp8-param-gather): the GEMM weights take one
+     * byte, and on Blackwell no cached copy beside them (mem.c) */
+    if (l->fp8_params && l->dtype == HW_FP8) w /= 2;
     return w + gr + opt;
 }
 

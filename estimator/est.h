@@ -347,6 +347,11 @@ typedef struct est_memory {
                                          ZeRO-3's gathered layers */
     double fp8_weights;  /* Transformer Engine's cached fp8 weights and
                             transposes of the layers' GEMMs */
+    double fp8_transposes; /* of which (or of the fp8 parameters) the
+                            per-tensor recipes' transposed copies, which a
+                            GPU that runs fp8 GEMMs in every layout
+                            (Blackwell) does not make: est_memory_device
+                            takes them out there */
     double activations;  /* kept for the backward, all micro-batches in
                             flight; on the last stage with the loss's
                             logits and softmax */
@@ -357,6 +362,13 @@ typedef struct est_memory {
     double workspace;    /* cuBLAS and Transformer Engine workspaces,
                             through the caching allocator */
     double alloc_backward, alloc_step; /* live tensors of each moment */
+    double stream_pool;  /* live tensors of another stream's pool at that
+                            pool's own peak, which the main stream's
+                            allocations cannot reuse: FSDP2's sharded
+                            gradients, made in its reduce-scatter stream
+                            (est_memory_settle); 0 elsewhere */
+    double main_peak;    /* with stream_pool: the main stream's live
+                            tensors at their own peak */
     double step_new;     /* what the step allocates beyond the states:
                             step_transient and buffers made then */
     double allocated;    /* the larger: max_memory_allocated */
@@ -403,7 +415,7 @@ void est_state_bytes_shard(const space_layout *l, double p, double shard,
 double est_step_bytes(const space_layout *l, double p);
 
 /* The tensors of pipeline stage r of l and their moments, the allocator's
- * fragmentation at EST_MEM_FRAGMENTATION; no device terms (workspace,
+ * cache at est_memory_cache_share of l's setting; no device terms (workspace,
  * context and nccl 0). */
 void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
                       est_memory *out);
@@ -412,8 +424,11 @@ void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
 void est_memory_of(const space_model *m, const space_layout *l,
                    est_memory *out);
 
-/* The caching allocator's fragmentation the estimator uses (mem.c). */
-double est_memory_fragmentation(void);
+/* The caching allocator's cached, unused bytes at a peak as a share of
+ * the main stream's live tensors, with expandable segments (expandable
+ * nonzero: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) or without
+ * (mem.c; fitted by bench/validate_memory). */
+double est_memory_cache_share(int expandable);
 
 /* The share the search adds to l's estimated peak (est_memory.total)
  * before comparing it with the GPU's memory: the worst under-estimate
@@ -425,7 +440,8 @@ double est_memory_margin(const space_layout *l);
 const char *est_memory_evidence(const space_layout *l);
 
 /* Recomputes mem's levels and peaks from its moments, context and nccl,
- * with the allocator's fragmentation frag (a share of the live tensors). */
+ * with the allocator's cached share frag of the main stream's live
+ * tensors (est_memory_cache_share of the layout's setting). */
 void est_memory_settle(est_memory *mem, double frag);
 
 /* ---- collectives (comm.c) ------------------------------------------- */

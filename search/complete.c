@@ -1,7 +1,9 @@
 /*
  * complete.c - fills the layout fields a user left unset with the values
  * that make the iteration fastest, by estimating every combination of
- * candidates (a few thousand at most; each estimate is microseconds).
+ * candidates (a few thousand at most; each estimate is microseconds):
+ * the fastest the search would admit (peak plus the margin fits), else the
+ * fastest that fits without the margin, else the nearest miss.
  *
  * Candidates are the values Megatron-LM users pick from: TP a power of
  * two within a node, PP any size up to the layers that divides the GPUs,
@@ -46,17 +48,28 @@ static void cand_list(cand *c, int64_t want, const int64_t *vals, int n)
     for (int i = 0; i < n && c->n < MAX_CAND; i++) c->v[c->n++] = vals[i];
 }
 
-/* Is a better than b? Feasible beats infeasible; then time (feasible) or
- * the memory excess (out of memory) or nothing (invalid); then order. */
-static int better(const est_result *a, int64_t ia, const est_result *b,
-                  int64_t ib)
+/* How a result ranks: 0 feasible with the search's margin (its peak plus
+ * est_memory_margin fits: what `trainplan search` admits), 1 feasible only
+ * without it, 2 out of memory, 3 invalid or otherwise infeasible. */
+static int rank_of(const est_result *r, double mem_bytes)
 {
-    int ra = a->feasible ? 0 : a->reason == EST_OUT_OF_MEMORY ? 1 : 2;
-    int rb = b->feasible ? 0 : b->reason == EST_OUT_OF_MEMORY ? 1 : 2;
+    if (r->feasible)
+        return r->mem.total * (1 + est_memory_margin(&r->layout)) <= mem_bytes
+                   ? 0 : 1;
+    return r->reason == EST_OUT_OF_MEMORY ? 2 : 3;
+}
+
+/* Is a better than b? Admitted beats feasible, feasible infeasible; then
+ * time (feasible) or the memory excess (out of memory) or nothing
+ * (invalid); then order. */
+static int better(const est_result *a, int64_t ia, const est_result *b,
+                  int64_t ib, double mem_bytes)
+{
+    int ra = rank_of(a, mem_bytes), rb = rank_of(b, mem_bytes);
     if (ra != rb) return ra < rb;
-    if (ra == 0 && a->iteration_s != b->iteration_s)
+    if (ra <= 1 && a->iteration_s != b->iteration_s)
         return a->iteration_s < b->iteration_s;
-    if (ra == 1 && a->mem.total != b->mem.total)
+    if (ra == 2 && a->mem.total != b->mem.total)
         return a->mem.total < b->mem.total;
     return ia < ib;
 }
@@ -118,6 +131,7 @@ int search_complete(const est_ctx *c, const space_model *m,
                     int64_t *n_tried, int64_t *n_feasible)
 {
     int gpn = c->sys->gpus_per_node;
+    double mem = c->gpu->mem_bytes;
     cand tp, pp, cp, ep, etp, vpp, split, mbs, sp, rc, zero;
     {
         int64_t v[MAX_CAND];
@@ -197,7 +211,7 @@ int search_complete(const est_ctx *c, const space_model *m,
             if (skip) continue;
             est_estimate(c, m, &l, &r);
             if (r.feasible) my_feasible++;
-            if (mine_i < 0 || better(&r, i, &mine, mine_i)) {
+            if (mine_i < 0 || better(&r, i, &mine, mine_i, mem)) {
                 mine = r;
                 mine_i = i;
             }
@@ -206,7 +220,8 @@ int search_complete(const est_ctx *c, const space_model *m,
         {
             feasible += my_feasible;
             if (my_refused < refused) refused = my_refused;
-            if (mine_i >= 0 && (glob_i < 0 || better(&mine, mine_i, &glob, glob_i))) {
+            if (mine_i >= 0
+                && (glob_i < 0 || better(&mine, mine_i, &glob, glob_i, mem))) {
                 glob = mine;
                 glob_i = mine_i;
             }

@@ -24,9 +24,10 @@
  * ZeRO: 0 and 1, Megatron-LM's distributed optimizer; MoE models: EP
  * the powers of two dividing the experts up to the GPUs, expert TP = TP
  * (0) or 1; dense models keep ep and etp 0) and returns in
- * *best the fastest feasible one (ties: the first in that enumeration
- * order), or, when none is feasible, the one that misses memory by the
- * least, else the first invalid one. Deterministic at any thread count
+ * *best the fastest one `trainplan search` would admit (its peak plus
+ * est_memory_margin fits the GPU), else the fastest feasible one (ties:
+ * the first in that enumeration order), or, when none is feasible, the
+ * one that misses memory by the least, else the first invalid one. Deterministic at any thread count
  * (OpenMP inside). *n_tried and *n_feasible (may be NULL) count the
  * combinations. Returns 1 when best is feasible, else 0. */
 int search_complete(const est_ctx *c, const space_model *m,

@@ -205,6 +205,19 @@ void space_framework_software(space_framework f, space_layout *l)
      * gradient rule and 16-bit parameters here, as bench/validate_runs has
      * estimated its runs; its FSDP1 mixed precision is not modelled.) */
     l->zero3_live = f == SPACE_FW_DEEPSPEED_2021 ? 1e9 : 0;
+    /* The caching allocator's expandable segments as each framework's
+     * launcher leaves them: torchtitan's run_train.sh sets
+     * expandable_segments:True since pytorch/torchtitan@a5e57e4a9
+     * (#643, 2024-10-22; PYTORCH_ALLOC_CONF since e629fe58a, 2025-08-15);
+     * Megatron-LM's examples export no PYTORCH_CUDA_ALLOC_CONF
+     * (NVIDIA/Megatron-LM@d98e8a64ddf3 examples/), so PyTorch's default,
+     * off; the 2021 frameworks ran PyTorch 1.x, before the setting
+     * existed (PyTorch 2.1); llm-foundry's launcher sets nothing
+     * (PyTorch's default). NeMo's Megatron-Bridge recipes set it since
+     * NVIDIA-NeMo/Megatron-Bridge@cce495373 (2026-07-20,
+     * recipes/utils/environment_utils.py COMMON_RECIPE_ENV_VARS): the
+     * NeMo job reader (cli/launch_nemo.c) says so. */
+    l->alloc_expandable = f == SPACE_FW_TORCHTITAN;
     l->framework = (int)f;
 }
 

@@ -592,6 +592,14 @@ typedef struct space_layout {
     const space_pp_layout *pp_layout; /* --pipeline-model-parallel-layout:
                           the job's, which outlives every layout pointing at
                           it; NULL: none */
+    int alloc_expandable; /* PyTorch's caching allocator with
+                          expandable_segments:True (PYTORCH_CUDA_ALLOC_CONF,
+                          or PYTORCH_ALLOC_CONF from PyTorch 2.9): one
+                          growing segment per stream instead of a cudaMalloc
+                          per segment; what the allocator caches differs
+                          (estimator/mem.c, est_memory_cache_share). Set
+                          by space_framework_software from the framework's
+                          launcher; 0: PyTorch's default, off */
 } space_layout;
 
 /* The flex dispatcher's backends (Megatron-Core

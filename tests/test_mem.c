@@ -14,9 +14,10 @@
 
 #include <string.h>
 
-/* mem.c's caching-allocator fragmentation (a share of the live tensors);
- * est_memory_of adds no device terms (context, NCCL, workspaces). */
-#define FRAG est_memory_fragmentation()
+/* mem.c's caching allocator's cached share of the main stream's live
+ * tensors for l's setting; est_memory_of adds no device terms (context,
+ * NCCL, workspaces). */
+#define FRAG(l) est_memory_cache_share((l)->alloc_expandable)
 #define MIB 1048576.0
 
 /* Llama-like toy: 4 layers, hidden 64, 4 heads of 16, SwiGLU FFN 256,
@@ -82,7 +83,7 @@ static void check_bytes(const space_model *m, const space_layout *l, double w,
     double held_s = (w + gr + opt + step) * PARAMS + r.fp8_weights;
     TP_CHECK_REL(r.backward_peak, held_b, 1e-12);
     TP_CHECK_REL(r.step_peak, held_s, 1e-12);
-    TP_CHECK_REL(r.reserved, r.allocated * (1 + FRAG), 1e-12);
+    TP_CHECK_REL(r.reserved, r.allocated * (1 + FRAG(l)), 1e-12);
     TP_CHECK(r.total == (r.step_peak > r.backward_peak ? r.step_peak
                                                          : r.backward_peak));
     TP_CHECK_INT(r.peak_in_step, r.step_peak > r.backward_peak);
@@ -407,6 +408,60 @@ static void test_fsdp2(void)
     TP_CHECK_REL(a.activations - base.activations, tokens * 4 * gqa, 1e-9);
 }
 
+/* The caching allocator's segments (docs/memory.md, "What the runtime
+ * holds besides the tensors"). FSDP2 makes the sharded gradients in its
+ * reduce-scatter stream (foreach_reduce's reduce_output,
+ * torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py,
+ * pytorch/pytorch@010ae4a89516), a pool the main stream's allocations do
+ * not reuse: the segments are the main stream's peak with its cached
+ * share and the gradients' pool beside it. Elsewhere the cached share of
+ * the allocated peak, per allocator setting: torchtitan's launcher sets
+ * expandable segments (run_train.sh, pytorch/torchtitan@a5e57e4a9),
+ * Megatron-LM's examples do not. */
+static void test_alloc_pools(void)
+{
+    space_model m = toy();
+    enum { OUT = 64 + 1024 * 64 };
+    const double P = PARAMS; /* 4 bytes a parameter over 4 ranks */
+    double on = est_memory_cache_share(1), off = est_memory_cache_share(0);
+    TP_CHECK(on > 0 && off > 0 && on != off);
+    space_layout l = layout(SPACE_FW_TORCHTITAN, HW_BF16, SPACE_ZERO_3);
+    TP_CHECK_INT(l.alloc_expandable, 1);
+    l.seq = 4096, l.loss_eager = 1;
+    est_memory a;
+    est_memory_of(&m, &l, &a);
+    /* the backward's start sets both peaks; no gradient exists then */
+    TP_CHECK(a.grads == 0);
+    TP_CHECK_REL(a.stream_pool, P, 1e-12);
+    TP_CHECK_REL(a.main_peak, a.alloc_backward, 1e-12);
+    TP_CHECK_REL(a.reserved, a.main_peak * (1 + on) + P, 1e-12);
+    TP_CHECK_REL(a.seen_reserved, a.reserved, 1e-12);
+    TP_CHECK_REL(a.fragmentation, a.reserved - a.allocated, 1e-12);
+    /* what must fit is still the live tensors */
+    TP_CHECK_REL(a.total, a.backward_peak, 1e-12);
+    /* accumulation: the gradients live from the second micro-batch on,
+     * in their own pool, with the output unit's new shard beside them */
+    l.gbs = 8;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.stream_pool, P + 4.0 * OUT / 4, 1e-12);
+    TP_CHECK_REL(a.main_peak, a.alloc_backward - P, 1e-12);
+    /* without expandable segments, the other share */
+    l.alloc_expandable = 0;
+    est_memory b;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(b.reserved, b.main_peak * (1 + off) + b.stream_pool, 1e-12);
+    /* Megatron-Core: one pool, the share of its setting (off by default) */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    TP_CHECK_INT(l.alloc_expandable, 0);
+    est_memory_of(&m, &l, &a);
+    TP_CHECK(a.stream_pool == 0);
+    TP_CHECK_REL(a.reserved, a.allocated * (1 + off), 1e-12);
+    l.alloc_expandable = 1;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(b.reserved, b.allocated * (1 + on), 1e-12);
+    TP_CHECK_REL(b.total, a.total, 1e-12);
+}
+
 /* Partial recomputation: block keeps the input of the first N layers of
  * each chunk and everything of the rest, and rebuilds one layer; uniform
  * keeps one input per group of N and rebuilds a group. */
@@ -540,6 +595,97 @@ static void test_runtime(void)
     TP_CHECK_REL(a.nccl, a_tp8 + 2 * 2 * 17.875 * MIB + a_tp8, 1e-12);
 }
 
+/* Transformer Engine's cached fp8 weights per recipe and GPU generation
+ * (docs/memory.md, "Transformer Engine's fp8"): the per-tensor recipes
+ * keep the fp8 weight and its transpose where fp8 GEMMs need the TN
+ * layout (Hopper) and one copy on Blackwell (nvte_is_non_tn_fp8_gemm_
+ * supported, Float8Quantizer::create_tensor, TE v2.4 on); blockwise and
+ * MXFP8 keep row- and column-wise data everywhere, MXFP8 with an e8m0
+ * scale per 32 elements (MXFP8Quantizer, NVIDIA/TransformerEngine@
+ * d0067d0da). --fp8-param-gather: the row-wise copy is the parameter. */
+static void test_fp8_caches(void)
+{
+    space_model m = toy();
+    hw_gpu gh, gb;
+    hw_system yh, yb;
+    node(&gh, &yh, "hopper", 8);
+    node(&gb, &yb, "blackwell", 8);
+    est_ctx ch = {&yh, &gh, NULL, NULL, 0, 0, NULL};
+    est_ctx cb = {&yb, &gb, NULL, NULL, 0, 0, NULL};
+    const double G = 4.0 * GEMM_W, mx = 1 + 1.0 / 32;
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    est_memory a, b;
+    est_memory_of(&m, &l, &a);
+    b = a;
+    est_memory_device(&ch, &m, &l, &a);
+    est_memory_device(&cb, &m, &l, &b);
+    TP_CHECK_REL(a.fp8_weights, 2 * G, 1e-12);
+    TP_CHECK_REL(b.fp8_weights, G, 1e-12); /* no transpose on Blackwell */
+    TP_CHECK_REL(a.alloc_backward - b.alloc_backward, G, 1e-12);
+    TP_CHECK_REL(a.total - b.total, G, 1e-12);
+    /* fp8 parameters: the weight is the parameter; Blackwell caches
+     * nothing beside it */
+    l.fp8_params = 1;
+    est_memory_of(&m, &l, &a);
+    b = a;
+    est_memory_device(&ch, &m, &l, &a);
+    est_memory_device(&cb, &m, &l, &b);
+    TP_CHECK_REL(a.weights, 2.0 * PARAMS - G, 1e-12);
+    TP_CHECK_REL(a.fp8_weights, G, 1e-12);
+    TP_CHECK(b.fp8_weights == 0);
+    TP_CHECK(est_memory_floor(&m, &l) <= b.weights + b.grads + b.optimizer);
+    /* MXFP8: row- and column-wise data with their scales, on any GPU */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    l.fp8_recipe = SPACE_FP8_MXFP8;
+    est_memory_of(&m, &l, &a);
+    b = a;
+    est_memory_device(&cb, &m, &l, &b);
+    TP_CHECK_REL(a.fp8_weights, 2 * mx * G, 1e-12);
+    TP_CHECK_REL(b.fp8_weights, 2 * mx * G, 1e-12);
+    l.fp8_params = 1; /* the row-wise data (and scales) is the parameter */
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.weights, 2.0 * PARAMS - (2 - mx) * G, 1e-12);
+    TP_CHECK_REL(a.fp8_weights, mx * G, 1e-12);
+    /* blockwise: both copies on Blackwell too (its GEMMs take no other
+     * layout: cublaslt_grouped_gemm.cu, fp8_block) */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    l.fp8_recipe = SPACE_FP8_BLOCKWISE;
+    est_memory_of(&m, &l, &b);
+    est_memory_device(&cb, &m, &l, &b);
+    TP_CHECK_REL(b.fp8_weights, 2 * G, 1e-12);
+}
+
+/* Multi-token prediction (Megatron-Core multi_token_prediction.py,
+ * gpt_model.py, NVIDIA/Megatron-LM@d98e8a64ddf3): each module on the last
+ * stage is a layer, the 2h x h eh_proj and two norms; with a pipeline that
+ * stage builds its own embedding (pre_process or mtp_process) unless the
+ * head is tied to it; per token it keeps the shifted tokens' embedding
+ * (enorm's input, 2h), eh_proj's input (the two normed halves, 2 x 2h),
+ * its layer's activations and the loss again. */
+static void test_mtp(void)
+{
+    space_model m = toy();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.pp = 2, l.dp = 2, l.gbs = 2; /* one micro-batch in flight */
+    est_memory a, b;
+    est_memory_stage(&m, &l, 1, &a);
+    m.mtp_layers = 1;
+    est_memory_stage(&m, &l, 1, &b);
+    double emb = 1024.0 * 64; /* the last stage's own embedding */
+    TP_CHECK_REL(b.params - a.params, LAYER + 2.0 * 64 * 64 + 2 * 64 + emb,
+                 1e-12);
+    double loss = 4.0 * 1024 + 2.0 * 1024; /* per token, as the head's */
+    TP_CHECK_REL(b.activations - a.activations,
+                 1024.0 * (layer_token(0) + (2 + 2 * 2) * 64.0 + loss), 1e-12);
+    /* tied: the head is the embedding, nothing more */
+    m.tied_embeddings = 1;
+    m.mtp_layers = 0;
+    est_memory_stage(&m, &l, 1, &a);
+    m.mtp_layers = 1;
+    est_memory_stage(&m, &l, 1, &b);
+    TP_CHECK_REL(b.params - a.params, LAYER + 2.0 * 64 * 64 + 2 * 64, 1e-12);
+}
+
 /* DeepSpeed's fp16 ZeRO-1 (2021-22): the 5e8-element fp16 bucket in the
  * backward without a pipeline and at the step with one; its step holds
  * the partition's gradients only, their flat 16-bit copy and its fp32
@@ -562,7 +708,7 @@ static void test_frameworks_2021(void)
                  1e-12);
     TP_CHECK_REL(a.step_new, a.step_transient, 1e-12);
     TP_CHECK_REL(a.seen_reserved,
-                 a.alloc_backward * (1 + FRAG) + a.step_new, 1e-12);
+                 a.alloc_backward * (1 + FRAG(&l)) + a.step_new, 1e-12);
     l.pp = 2, l.dp = 2;
     est_memory_of(&m, &l, &a);
     TP_CHECK_REL(a.step_new, a.step_transient + 1e9, 1e-12);
@@ -791,9 +937,12 @@ int main(void)
     TP_RUN(test_peak);
     TP_RUN(test_fp8_activations);
     TP_RUN(test_fsdp2);
+    TP_RUN(test_alloc_pools);
     TP_RUN(test_op_sac);
     TP_RUN(test_partial_recompute);
     TP_RUN(test_runtime);
+    TP_RUN(test_fp8_caches);
+    TP_RUN(test_mtp);
     TP_RUN(test_frameworks_2021);
     TP_RUN(test_moe_states);
     TP_RUN(test_moe_activations);

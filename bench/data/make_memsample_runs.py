@@ -62,8 +62,6 @@ def rows(samples):
             continue
         c = r["config"]
         features = ["flash-attention"]
-        if c["expandable"]:
-            features.append("expandable-segments")
         if c.get("compile"):
             # memsample.py compiles each block, not the loss (torchtitan
             # before pytorch/torchtitan#1033 did the same).
@@ -84,6 +82,8 @@ def rows(samples):
             "framework_version": "bench/sampler/memsample.py (torchtitan's training loop "
                                  "written from its description), PyTorch 2.11.0",
             "features": features, "optimizer": "adamw", "grad_reduce_fp32": True,
+            # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True or unset
+            "expandable_segments": bool(c["expandable"]),
         }
         for short, kind, field, when in KINDS:
             v = r.get(field)

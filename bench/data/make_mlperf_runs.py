@@ -1004,9 +1004,11 @@ def gpu_family(text):
     return None
 
 
-def choose_config(mirror, sub, bench, system, sys_nodes, sys_gpn, accel, log_gbs, cache):
-    """(list of (path, layout, settings, shell, notes), how, notes)."""
-    cands = config_candidates(mirror, sub, bench)
+def choose_config(mirror, sub, bench, system, sys_nodes, sys_gpn, accel, log_gbs, cache,
+                  candidates=None):
+    """(list of (path, layout, settings, shell, notes), how, notes). candidates: the config
+    scripts to choose from (default: the submission's own, config_candidates)."""
+    cands = config_candidates(mirror, sub, bench) if candidates is None else candidates
     read = []
     for c in cands:
         if c not in cache:
@@ -1094,7 +1096,38 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
-def build_entry(mirror, sub, system, bench, files, cache):
+# NeMo 2's MLPerf Llama scripts build Megatron-Core's DistributedDataParallelConfig with
+# grad_reduce_in_fp32=False: the gradient buffer (main_grad) and its reduction are bf16
+# (pretrain.py of every llama31_405b and llama31_8b NeMo submission of v5.0 and v5.1).
+DDP_BF16 = re.compile(r"DistributedDataParallelConfig\((?:[^()]|\([^()]*\))*?"
+                      r"grad_reduce_in_fp32\s*=\s*False", re.S)
+
+
+def pretrain_grad_fp32(mirror, cfg):
+    """(False, path of pretrain.py) where the NeMo pretrain.py beside config cfg (its folder
+    or the nearest above it up to the submission's top; else the submission's only one)
+    reduces gradients in bf16; (None, None) where it does not say."""
+    if not cfg.endswith(".sh"):
+        return None, None
+    parts = cfg.split("/")
+    top = "/".join(parts[:3])
+    py = None
+    for k in range(len(parts) - 1, 2, -1):
+        cand = "/".join(parts[:k]) + "/pretrain.py"
+        if cand in mirror.file_set:
+            py = cand
+            break
+    if py is None:
+        found = [f for f in mirror.files if f.startswith(top + "/")
+                 and f.endswith("/pretrain.py") and not any(v in "/" + f for v in VENDORED)]
+        py = found[0] if len(found) == 1 else None
+    text = mirror.read(py) if py else None
+    if text and DDP_BF16.search(text):
+        return False, py
+    return None, None
+
+
+def build_entry(mirror, sub, system, bench, files, cache, candidates=None):
     rid = "mlperf-%s-%s-%s-%s" % (mirror.round, sub.lower().replace("+", "-"), system, bench)
     e = {"id": rid, "round": mirror.round, "submitter": sub, "system": system,
          "benchmark": bench}
@@ -1138,7 +1171,7 @@ def build_entry(mirror, sub, system, bench, files, cache):
     sys_gpn = as_int(sj.get("accelerators_per_node"))
     picks, how, cnotes = choose_config(mirror, sub, bench, system, sys_nodes, sys_gpn,
                                        sj.get("accelerator_model_name"), log_gbs,
-                                       cache) if log_gbs else ([], "no global batch in the log",
+                                       cache, candidates) if log_gbs else ([], "no global batch in the log",
                                                                [])
     notes += cnotes
     prov = {"repository": mirror.url(), "copy_read": "%s/training_results_%s" % (
@@ -1181,6 +1214,14 @@ def build_entry(mirror, sub, system, bench, files, cache):
                 notes.append("logged global batch %d is not a multiple of dp %d" % (log_gbs,
                                                                                     L["dp"]))
         L["seq_length"] = seq
+        if bench != "gpt3" and prov["config"]:
+            grad32, py = pretrain_grad_fp32(mirror, prov["config"])
+            L["optimizer"]["grad_reduce_in_fp32"] = grad32
+            if py:
+                derived.append("gradients in bf16: %s builds DistributedDataParallelConfig with "
+                               "grad_reduce_in_fp32=False (main_grad buffer and its reduction "
+                               "in bf16)" % py)
+                prov["pretrain_py"] = py
         # Cross-checks against the log.
         ga = e["log"]["gradient_accumulation_steps"]
         if isinstance(ga, (int, float)) and L["grad_accum_steps"] is not None \

@@ -660,8 +660,12 @@ def deepseek(r):
     out["layout"] = moe_layout(
         tp=tp, pp=pp, vpp=None, cp=1, ep=ep, etp=1, dp=dp,
         global_batch_size=r["global_batch_size"], seq_length=r["seq_length"],
-        sequence_parallel=False, recompute="none" if v3 else None,
-        recompute_variant="deepseek-v3: RMSNorm and MLA up-projection" if v3 else None,
+        sequence_parallel=False, recompute="selective" if v3 else None,
+        # DeepSeek-V3 report (arXiv 2412.19437) section 3.2.3, "Recomputation
+        # of RMSNorm and MLA Up-Projection": Megatron-Core's modules of the
+        # same effect (--recompute-modules layernorm mla_up_proj)
+        recompute_variant="megatron-recompute-modules: layernorm mla_up_proj" if v3
+        else None,
         zero_stage=1, sharding="zero-1", precision="fp8" if v3 else "bf16",
         fp8_recipe="blockwise" if v3 else None,
         pipeline_schedule="dualpipe" if v3 else "zero-bubble",

@@ -762,6 +762,34 @@ def mlperf_run(e):
             feats.append("fp8-param-gather")
         if L["precision"] == "fp8" and fp8.get("fp8_attention"):
             feats.append("fp8-attention")
+        raw = e.get("raw") or {}
+        if bench.startswith("llama31"):
+            # NeMo 2.0's MLPerf Llama 3.1 implementations (conf/custom.yaml
+            # of every llama31_8b and llama31_405b submission of v5.0 and
+            # v5.1, mlcommons/training_results_v5.0 and _v5.1; their bf16
+            # gradients, grad_reduce_in_fp32=False, come per run from its
+            # pretrain.py: grad_reduce_fp32 below): custom.yaml's
+            # cross_entropy_loss_fusion
+            # defaults to True (CROSS_ENTROPY_LOSS_FUSION, set by no
+            # config), the native implementation unless CE_FUSION_IMPL=te
+            # (Transformer Engine's, not modelled: left unfused);
+            # defer_embedding_wgrad_compute and wgrad_deferral_limit are
+            # the config's DEFER_EMBEDDING_WGRAD_COMPUTE and
+            # WGRAD_DEFERRAL_LIMIT.
+            ce_impl = str(raw.get("CE_FUSION_IMPL") or "").strip("'\"")
+            if ce_impl != "te":
+                feats.append("cross-entropy-loss-fusion")
+                derived.append("cross-entropy-loss-fusion: conf/custom.yaml "
+                               "cross_entropy_loss_fusion defaults to True, native "
+                               "implementation")
+            else:
+                assumed.append("CE_FUSION_IMPL=te: Transformer Engine's fused cross-entropy "
+                               "is not modelled; estimated as the unfused loss")
+            if str(raw.get("DEFER_EMBEDDING_WGRAD_COMPUTE")).lower() in ("true", "1"):
+                feats.append("defer-embedding-wgrad-compute")
+                lim = raw.get("WGRAD_DEFERRAL_LIMIT")
+                if lim and str(lim).isdigit() and int(lim) > 0:
+                    feats.append("wgrad-deferral-limit=%d" % int(lim))
         gran = (L.get("recompute") or {}).get("granularity")
         if opt.get("distributed") and opt.get("overlap_grad_reduce") is None:
             assumed.append("overlap-grad-reduce / overlap-param-gather not listed: the "
@@ -777,6 +805,9 @@ def mlperf_run(e):
                 "(ASYM_PP_EMBED / ASYM_PP_LOSS)" if any(split.values())
                 else "Megatron's uniform split, layers / (pp x vpp)"))
         dist = opt.get("distributed")
+        # gradients in bf16 where the submission's pretrain.py says so (its derived note
+        # comes with the entry from make_mlperf_runs.py)
+        grad32 = opt.get("grad_reduce_in_fp32")
         out["layout"] = layout(
             tp=L["tp"], pp=pp, vpp=vpp, cp=L["cp"], ep=1, dp=L["dp"],
             micro_batch_size=L["micro_batch_size"], global_batch_size=L["global_batch_size"],
@@ -795,6 +826,8 @@ def mlperf_run(e):
                 "megatron account_for_embedding_and_loss" if any(split.values())
                 else "uniform"),
             layers_per_stage=lps, features=feats)
+        if grad32 is False:
+            out["layout"]["grad_reduce_fp32"] = False
         derived.append("dp = GPUs / (tp x pp x cp); global batch = MINIBS x dp (the logged "
                        "global_batch_size); grad_accum_steps = MINIBS / micro batch; "
                        "seq_length from the log's max_sequence_length")
@@ -898,7 +931,7 @@ published (the iteration time in the file is derived from it).
 | `layout.precision`, `fp8_recipe` | `fp16`, `bf16`, `fp8` (linear layers in FP8, the rest bf16) with `tensorwise` or `rowwise` scaling (torchtitan), or Transformer Engine's `delayed` (per-tensor scales from an amax history, NeMo's default through MLPerf v5.0) or `tensorwise` (TE current scaling, MLPerf v5.1) |
 | `layout.pipeline_schedule` | `none`, `1f1b` (Megatron, DeepSpeed's TrainSchedule, torchtitan Schedule1F1B), `interleaved-1f1b`; `null` = not published, search |
 | `layout.pipeline_partition`, `layers_per_stage` | how layers were split: `uniform` (Megatron, layers / pp), `deepspeed type:transformer` (embedding on the first stage, tied output embedding on the last), `deepspeed type:transformer|embedding` (the two embeddings take a layer slot each), `torchtitan generate_split_points`, `megatron account_for_embedding_and_loss` (Megatron-Core with the embedding and the loss counted as a layer of the first and last model chunk: MLPerf Llama 3.1 405B); `layers_per_stage` lists transformer layers per model chunk in pipeline order (pp x vpp entries; pp entries while vpp is unknown) |
-| `layout.features` | `overlap-grad-reduce`, `overlap-param-gather`, `tp-comm-overlap`, `pp-comm-overlap` (Megatron-Core), `scatter-gather-p2p` (Narayanan 5.1), `flash-attention`, `fsdp-limit-all-gathers`, `fsdp-mixed-precision-pure` / `-default` (llm-foundry MP mode), `torch.compile`, `async-tp`, `fp8-fsdp-all-gather`, `cuda-graphs` (NeMo/Megatron-Core CUDA graphs of the layers or the step), `fp8-param-gather` (parameters kept and all-gathered in FP8), `fp8-attention` (TE FP8 dot-product attention) |
+| `layout.features` | `overlap-grad-reduce`, `overlap-param-gather`, `tp-comm-overlap`, `pp-comm-overlap` (Megatron-Core), `scatter-gather-p2p` (Narayanan 5.1), `flash-attention`, `fsdp-limit-all-gathers`, `fsdp-mixed-precision-pure` / `-default` (llm-foundry MP mode), `torch.compile`, `async-tp`, `fp8-fsdp-all-gather`, `cuda-graphs` (NeMo/Megatron-Core CUDA graphs of the layers or the step), `fp8-param-gather` (parameters kept and all-gathered in FP8), `fp8-attention` (TE FP8 dot-product attention), `grad-reduce-in-bf16` (16-bit gradient buffers), `cross-entropy-loss-fusion` (Megatron-Core's native fused loss), `defer-embedding-wgrad-compute` and `wgrad-deferral-limit=N` (the LM head's weight gradient deferred) |
 | `round` | MLPerf runs only: the MLPerf Training round (v3.0-v5.1) |
 | `target` | `kind` (`iteration_time_s`, `tflops_per_gpu`, `tokens_per_s_per_gpu`, `mfu`), `value` as published, `iteration_time_s` with `iteration_time_origin` (measured, or how it was derived), and for FLOP-rate targets `flops_formula`, `vocab_for_flops`, `flops_per_iteration` |
 | `params` | our exact count (`ours`, vocabulary padded to `vocab_pad_multiple`), the source's figure and whether they agree within its rounding |

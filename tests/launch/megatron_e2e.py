@@ -13,7 +13,8 @@ the search estimated for Megatron-Core (no --framework), both are read back
 with `trainplan estimate --megatron-args` to the same iteration time.
 Each row's launch_args (issue 20) is checked against its launch text:
 Megatron-LM's argument vector is the line's shell words after
-pretrain_gpt.py and shell-quotes back to them, the NeMo overrides and the
+pretrain_gpt.py and shell-quotes back to them, its env the assignments
+before torchrun, the NeMo overrides and the
 torchtitan assignments are the text's lines, the notes its comments.
 Prints the counts; exits 1 on any failure.
 """
@@ -242,6 +243,18 @@ def main():
                 counts["scripts_ok"] += 1
             errors = []
             words_l = shlex.split(row["launch"]["megatron"].split("  # ")[0])
+            # the environment the line sets before torchrun (the caching
+            # allocator's setting), as launch_args says
+            env_l = {}
+            while words_l and "=" in words_l[0] and words_l[0][0] != "-":
+                k, _, v = words_l.pop(0).partition("=")
+                env_l[k] = v
+            if env_l != row["launch_args"]["megatron"]["env"]:
+                errors.append("the line sets %r, launch_args.megatron.env %r"
+                              % (env_l, row["launch_args"]["megatron"]["env"]))
+            if not words_l or words_l[0] != "torchrun":
+                errors.append("the line does not run torchrun: %r"
+                              % words_l[:1])
             world, argv = megatron_rules.torchrun_world(words_l[1:], errors)
             megatron_rules.check(megatron_rules.parse_args(argv, errors),
                                  errors, world=world, arch=arch, full=False)

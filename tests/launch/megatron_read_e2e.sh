@@ -36,6 +36,24 @@ has "$OUT" '"overlap_grad_reduce":	false' "own: no --overlap-grad-reduce"
 has "$OUT" '"recompute_granularity":	"selective"' "own: --recompute-activations"
 has "$OUT" '"precision":	"bf16"' "own: a comment's --fp16 not read"
 has "$OUT" '"tensor_model_parallel_size":	2' "own: TP"
+
+# The caching allocator's setting: Megatron-LM's default (unset: off), a
+# script's export (the last one wins; Cisco's MLPerf llama31_8b config
+# replaces config_common.sh's expandable_segments:True with
+# max_split_size_mb:128), --[no-]expandable-segments over both.
+has "$OUT" '"expandable_segments":	false' "allocator: unset, off"
+{ echo 'export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True'; cat "$S/own.sh"; } >"$S/exp.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/exp.sh" --format json
+has "$OUT" '"expandable_segments":	true' "allocator: exported"
+{ echo 'export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True'
+  echo 'export PYTORCH_CUDA_ALLOC_CONF="max_split_size_mb:128"'; cat "$S/own.sh"; } >"$S/noexp.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/noexp.sh" --format json
+has "$OUT" '"expandable_segments":	false' "allocator: the last export"
+run 0 "$TP" estimate --system eos --megatron-args "$S/noexp.sh" --expandable-segments --format json
+has "$OUT" '"expandable_segments":	true' "allocator: the option over the file"
+sed 's/^torchrun/PYTORCH_ALLOC_CONF=expandable_segments:True torchrun/' "$S/own.sh" >"$S/inline.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/inline.sh" --format json
+has "$OUT" '"expandable_segments":	true' "allocator: before the command"
 run 0 "$TP" estimate --system eos --megatron-args - <"$S/own.sh"
 has "$OUT" "<stdin> on eos: 16 x h100-sxm" "own: from standard input"
 # what the file does not say, the command line may (-g), not the layout

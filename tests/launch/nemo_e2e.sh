@@ -220,6 +220,11 @@ for s in range(1, n + 1):
                              f"{e['layout']['chosen']})")
                 continue
             counts["round_trips_ok"] += 1
+            # the allocator: Megatron-Bridge's recipes set expandable
+            # segments (env_vars, COMMON_RECIPE_ENV_VARS), NeMo 1 does not
+            if e["layout"]["expandable_segments"] != (form == "bridge"):
+                fails.append(f"{where}: read back with expandable_segments "
+                             f"{e['layout']['expandable_segments']}")
 # the checker itself: outputs broken on purpose must be flagged
 d = json.load(open(f"{tmp}/s2.bridge.json"))  # llama3-70b on 1024 GPUs
 good = d["ranked"][0]["launch"]["nemo"]
