@@ -159,6 +159,19 @@ static void test_grid(void)
              && l.zero == SPACE_ZERO_1 && l.dp == 0);
     /* the balanced ends on PP 44 x VPP 22 have no counts: marked */
     TP_CHECK(l.pp_first == -1 && l.pp_last == -1);
+    /* and at PP 4 x VPP 1 they are 11 a rank, the even split: marked as
+     * the same layout (the split digits: even 0, ..., ends 4) */
+    {
+        int dg[SPACE_DIM_COUNT] = {0};
+        dg[SPACE_DIM_PP] = 3, dg[SPACE_DIM_SPLIT] = 4; /* PP 4, ends */
+        space_grid_layout_at(&g, dg, 64, &base, &l);
+        TP_CHECK(l.pp == 4 && l.vpp == 1);
+        TP_CHECK_INT(space_grid_check(m, &l, 64, 4, NULL, 0),
+                     SPACE_REJECT_SPLIT_SAME);
+        dg[SPACE_DIM_VPP] = 1; /* VPP 2: 10 + 12 + 12 + 10, a split of its own */
+        space_grid_layout_at(&g, dg, 64, &base, &l);
+        TP_CHECK(l.pp_first == 10 && l.pp_last == 10);
+    }
     space_grid_layout(&g, 0, 64, &base, &l);
     TP_CHECK(l.tp == 1 && l.pp == 1 && l.dp == 64);
     char tag[96];

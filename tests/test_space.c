@@ -1960,6 +1960,38 @@ static void test_split_rules(void)
     TP_CHECK(space_pp_layout_parse("Et|tm|t|tL", &y, NULL, 0) == 0);
     TP_CHECK_INT(space_split_resolve_n(4, 1, &l, &s, NULL, 0),
                  SPACE_REJECT_LAYOUT_MTP); /* stage 1 is chunk 0 of rank 1 */
+    /* more chunks than the layers and the embedding and loss: no split */
+    space_model mm;
+    memset(&mm, 0, sizeof mm);
+    mm.num_layers = 6;
+    l = split_layout(4, 3); /* 12 chunks for 6 + 2 slots */
+    TP_CHECK_INT(space_layout_split_check(&mm, &l, why, sizeof why),
+                 SPACE_REJECT_PP_CHUNKS);
+    l = split_layout(4, 2); /* 8 chunks: both counted, a layer each */
+    l.pp_account = SPACE_PP_EMBED | SPACE_PP_LOSS;
+    TP_CHECK_INT(space_layout_split_check(&mm, &l, NULL, 0), SPACE_OK);
+    l = split_layout(1, 2);
+    TP_CHECK_INT(space_layout_split_check(&mm, &l, NULL, 0), SPACE_REJECT_VPP);
+    /* the grid's marks: no balanced ends, or the same layers as a split
+     * before it (126 layers on PP 16: the ends are 7 and 7, as with the
+     * embedding and the loss counted) */
+    l = split_layout(16, 1);
+    l.pp_first = l.pp_last = -1;
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_SPLIT_NONE);
+    l.pp_first = l.pp_last = -2;
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &l, &s, NULL, 0),
+                 SPACE_REJECT_SPLIT_SAME);
+    space_layout a = split_layout(16, 1), b = a;
+    a.pp_account = SPACE_PP_EMBED | SPACE_PP_LOSS;
+    b.pp_first = b.pp_last = 7;
+    space_split sa, sb;
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &a, &sa, NULL, 0), SPACE_OK);
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &b, &sb, NULL, 0), SPACE_OK);
+    TP_CHECK(space_split_same(&sa, &sb));
+    b.pp_first = 8, b.pp_last = 6;
+    TP_CHECK_INT(space_split_resolve_n(126, 0, &b, &sb, NULL, 0), SPACE_OK);
+    TP_CHECK(!space_split_same(&sa, &sb));
     /* every rule has a name */
     for (int r = 0; r < SPACE_REJECT_COUNT; r++)
         TP_CHECK(space_reject_names[r] && space_reject_names[r][0]);
