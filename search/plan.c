@@ -271,8 +271,18 @@ static int try_savers(const search_request *q, const search_system *sy,
     const space_model *m = q->model;
     int found = 0;
     int host = est_host_bw(&sy->ctx) > 0;
+    /* The optimizer savers need the distributed optimizer: a ZeRO-0
+     * layout whose ZeRO-1 twin is in the grid leaves them to the twin
+     * (the same layout once the saver is on); with DP x CP 1 the grid
+     * has no twin (space_grid_check's zero_needs_dp). */
+    int zero1_twin = 0;
+    if (l->zero == SPACE_ZERO_NONE && l->dp * l->cp > 1)
+        for (int k = 0; k < sy->grid.n[SPACE_DIM_ZERO]; k++)
+            if (sy->grid.v[SPACE_DIM_ZERO][k] == SPACE_ZERO_1) zero1_twin = 1;
     for (int s = SEARCH_SAVER_NONE + 1; s < SEARCH_SAVER_COUNT; s++) {
         int64_t size = 0;
+        if (zero1_twin && s != SEARCH_SAVER_ACT_OFFLOAD)
+            continue;
         if (s == SEARCH_SAVER_PA_BF16)
             size = 1;
         else if (!host)
