@@ -424,6 +424,10 @@ static cJSON *stats_json(const search_answer *a, int timing)
     for (int i = 0; i < SEARCH_MISS_COUNT; i++)
         cJSON_AddNumberToObject(inf, search_miss_names[i], (double)st->missed[i]);
     cJSON_AddNumberToObject(s, "admitted", (double)st->admitted);
+    /* of those, admitted only with a memory saver (issue 28) */
+    cJSON *sv = cJSON_AddObjectToObject(s, "admitted_with_saver");
+    for (int i = 1; i < SEARCH_SAVER_COUNT; i++)
+        cJSON_AddNumberToObject(sv, search_saver_names[i], (double)st->saved[i]);
     cJSON_AddNumberToObject(s, "gpu_counts_beyond_system",
                             (double)st->gpu_counts_beyond);
     if (timing) {
