@@ -1482,7 +1482,10 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             /* nargs='*': the words up to the next option */
             char *list = f == F_RC_MODULES ? rc_modules : off_modules;
             size_t used = 0;
-            while (i + 1 < ws.n && ws.w[i + 1][0] != '-') {
+            /* ... or to a word that is the script's own (a bash array's
+             * NAME=( of the next group, which the splitter keeps) */
+            while (i + 1 < ws.n && ws.w[i + 1][0] != '-'
+                   && !strchr(ws.w[i + 1], '=')) {
                 int nw = snprintf(list + used, sizeof rc_modules - used,
                                   "%s%s", used ? " " : "", ws.w[++i]);
                 if (nw < 0 || (size_t)nw >= sizeof rc_modules - used) {
