@@ -710,6 +710,14 @@ printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ra
 T1=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranked"][0]["iteration_time_s"])')
 run 0 "$TP" estimate --system eos --nemo-overrides "$SCRATCH/fg.nemo" --format json
 within "$(json_num iteration_time_s)" "$T1" 1e-9 "fine-grained offloading read back from Bridge overrides"
+# torchtitan: its FSDP2 CPU offload is another mechanism, refused by name;
+# Megatron-Core's savers are notes in its config
+run 0 "$TP" search -m llama3-8b --system eos --gpus 8 -s 8192 -B 16 --framework torchtitan --top 1 --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranked"][0]["launch"]["torchtitan_config"])' | sed 's/^\(    config.training.mixed_precision_param.*\)$/\1\n    config.training.enable_cpu_offload = True/' > "$SCRATCH/tt_offload.py"
+run 65 "$TP" estimate --system eos --torchtitan-config "$SCRATCH/tt_offload.py"
+has "$ERR" "FSDP2's CPU offload (CPUOffloadPolicy" "torchtitan's enable_cpu_offload refused by name"
+run 0 "$TP" search "${L70[@]}" --max-gpus 16 --top 1 --format json --no-timing
+has "$OUT" "NOT EXPRESSIBLE in torchtitan main: Megatron-Core" "torchtitan: Megatron-Core savers not expressible"
 # micro-batch groups: 5 micro-batches on PP 4 (Megatron-LM's CI tunable_overlap)
 run 1 "$TP" estimate -m gpt3-1.7b --system eos -g 16 -t 1 -p 4 -c 1 --num-virtual-stages-per-pipeline-rank 2 -b 1 -B 20 -s 2048 --use-distributed-optimizer
 has "$OUT" "multiple of PP 4" "5 micro-batches on PP 4 refused by default"
