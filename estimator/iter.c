@@ -105,6 +105,16 @@
  * capacity factor caps the busiest expert's load (est_moe_imbalance);
  * expert grids Megatron-Core refuses: EST_MOE_LAYOUT.
  *
+ * Memory savers (space/savers.c; offload.c has their bytes): the
+ * precision-aware optimizer's step scales the fitted Adam by the bytes it
+ * moves; optimizer CPU offload adds the gradients' copy to the host, the
+ * CPU's AdamW at the host's memory bandwidth and the parameters' copy
+ * back (saver_step); activation offloading adds what its copies outlast
+ * of the compute they run under (offload_exposed, est_breakdown.offload_s).
+ * Micro-batch groups leave the bubble as it is: with groups of N >= PP
+ * each chunk's forward finds its input ready, so only the fill and the
+ * drain idle, (p - 1) / v of a micro-batch as without them.
+ *
  * Deliberately not modelled yet: the tied-embedding gradient all-reduce
  * between first and last stage, data loading, the cost of dropout inside
  * flash attention, DualPipe's overlap of the MoE dispatch.

@@ -60,6 +60,14 @@
  * of L / (pp x vpp) layers, capped by the micro-batches of an iteration.
  * The last stage also keeps the fp32 softmax of the vocab-parallel
  * cross-entropy, 4 V / t per token, for one micro-batch.
+ *
+ * Memory savers (docs/memory.md, "Memory savers"): the precision-aware
+ * optimizer's and optimizer offload's states per parameter are
+ * offload.c's (est_opt_gpu_bytes, est_opt_step_bytes); Transformer
+ * Engine's layer offload keeps L - N layers' activations, fine-grained
+ * offloading drops its modules' groups but two layers' (act_rank_token);
+ * micro-batch groups of N hold (v - 1) x N warm-up chunks
+ * (inflight_chunks); est_memory.host is what leaves for the host.
  */
 #include "est.h"
 
