@@ -206,6 +206,15 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     if (has_feature(feat, "hybridep"))
         w.moe_flex_backend = SPACE_MOE_FLEX_HYBRIDEP;
     w.fp8_params = has_feature(feat, "fp8-param-gather");
+    /* the interleaved schedule's micro-batch groups where the run lists
+     * them (memory_runs.json: Megatron-LM's CI tunable_overlap cases,
+     * --microbatch-group-size-per-virtual-pipeline-stage) */
+    const cJSON *mg;
+    cJSON_ArrayForEach(mg, feat)
+        if (cJSON_IsString(mg)
+            && strncmp(mg->valuestring, "microbatch-group-size-per-vp-stage=",
+                       35) == 0)
+            w.mb_group = strtoll(mg->valuestring + 35, NULL, 10);
     /* llm-foundry's attention is the one its run lists (flash, triton or
      * PyTorch's). */
     if (strcmp(src, "llm_foundry_mpt_benchmarks") == 0)

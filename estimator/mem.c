@@ -60,6 +60,14 @@
  * of L / (pp x vpp) layers, capped by the micro-batches of an iteration.
  * The last stage also keeps the fp32 softmax of the vocab-parallel
  * cross-entropy, 4 V / t per token, for one micro-batch.
+ *
+ * Memory savers (docs/memory.md, "Memory savers"): the precision-aware
+ * optimizer's and optimizer offload's states per parameter are
+ * offload.c's (est_opt_gpu_bytes, est_opt_step_bytes); Transformer
+ * Engine's layer offload keeps L - N layers' activations, fine-grained
+ * offloading drops its modules' groups but two layers' (act_rank_token);
+ * micro-batch groups of N hold (v - 1) x N warm-up chunks
+ * (inflight_chunks); est_memory.host is what leaves for the host.
  */
 #include "est.h"
 
@@ -284,11 +292,106 @@ static double act_layer_token(const space_model *m, const space_layout *l,
     return a + mlp;
 }
 
+/* Bytes per token of one layer (moe: an MoE layer) the fine-grained
+ * offloading modules of l would move to the host, every group of them
+ * (Megatron-Core's fine-grained activation offloading, NVIDIA/Megatron-LM@
+ * d98e8a64ddf3: each module's group holds the tensors saved for the
+ * backward between its group_start and group_offload, attention.py,
+ * multi_latent_attention.py, transformer_layer.py, moe/experts.py), in
+ * act_layer_token's and act_moe_ffn_token's terms:
+ *   attn_norm: the input norm's input, 2h (/ t with SP), where the norm is
+ *     a module of its own (MLA; Transformer Engine fuses it into the QKV
+ *     projection otherwise, an IdentityOp that is skipped);
+ *   qkv_linear: that fused norm's input and the GEMM's input,
+ *     (2 + gin) h; MLA: the down projections' input and the latents'
+ *     norms and up projections' inputs;
+ *   core_attn: q, k, v, and flash attention's output and log-sum-exp (or
+ *     the unfused probabilities);
+ *   attn_proj: the output projection's own saved input where it is not
+ *     the attention output itself (its fp8 copy; unfused: its input);
+ *   mlp_norm: the pre-MLP norm's input, 2h, where it is a module (MoE
+ *     layers; fused into FC1 in dense ones);
+ *   expert_fc1: the routed rows' FC1 input; moe_act: the activation's
+ *     input and FC2's, and the fp32 probability per row (its group closes
+ *     after FC2).
+ * Dense MLPs have no module to offload. Tensors under the 1 Mi elements
+ * of min_offloaded_tensor_size are not told apart (a layer's are larger at
+ * the sequence lengths trained). */
+static double offload_modules_token(const space_model *m,
+                                    const space_layout *l, int moe)
+{
+    unsigned om = l->offload_modules;
+    if (!om) return 0;
+    double t = (double)l->tp, h = (double)m->hidden;
+    double rep = l->sp ? 1 / t : 1;
+    double hd = (double)(m->head_dim ? m->head_dim : m->hidden / m->heads);
+    double q = (double)m->heads * hd, kv = (double)m->kv_heads * hd;
+    double gin = gemm_input_bytes(l);
+    unsigned rc = space_recompute_modules(l);
+    double a = 0;
+    if (m->kv_lora_rank > 0) {
+        double H = (double)m->heads, ql = (double)m->q_lora_rank;
+        double qk = (double)(m->qk_nope_head_dim + m->qk_rope_head_dim);
+        if (om & SPACE_OFF_ATTN_NORM) a += 2 * h * rep;
+        if (om & SPACE_OFF_QKV_LINEAR)
+            a += (rc & SPACE_RC_LAYERNORM ? 0 : gin) * h * rep
+                 + (2 + gin) * (ql + (double)m->kv_lora_rank) * rep;
+        if (om & SPACE_OFF_CORE_ATTN && !(rc & SPACE_RC_MLA_UP_PROJ))
+            a += 2 * H * (2 * qk + (double)m->v_head_dim) / t;
+        q = H * (double)m->v_head_dim;
+    } else {
+        if (om & SPACE_OFF_QKV_LINEAR) a += (2 + gin) * h * rep;
+        if (om & SPACE_OFF_CORE_ATTN) a += 2 * (q + 2 * kv) / t;
+    }
+    if (om & SPACE_OFF_CORE_ATTN) {
+        if (l->flash) {
+            a += 2 * q / t + 4 * (double)m->heads / t;
+        } else if (!(rc & SPACE_RC_CORE_ATTN)) {
+            double as = (double)m->heads * (double)l->seq / (double)l->cp / t;
+            a += (m->attn_dropout > 0 ? 5 : 2) * as;
+        }
+    }
+    if (om & SPACE_OFF_ATTN_PROJ)
+        a += l->flash ? (gin < 2 ? gin * q / t : 0) : gin * q / t;
+    if (moe && m->num_experts > 0 && !(rc & SPACE_RC_MOE)) {
+        int gated = space_act_ffn_gemms(m->act) == 3;
+        double etp = (double)space_layout_etp(l);
+        double fe = (double)m->expert_ffn_hidden / etp;
+        double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(m, l) : 1;
+        double rows = etp * (double)m->top_k * imb * rep;
+        if (om & SPACE_OFF_MLP_NORM) a += 2 * h * rep;
+        if (om & SPACE_OFF_EXPERT_FC1) a += rows * gin * h;
+        if (om & SPACE_OFF_MOE_ACT) {
+            double fc2_in = rc & SPACE_RC_MOE_ACT && gin == 2 ? 0 : gin * fe;
+            a += rows * ((gated ? 4 : 2) * fe + fc2_in + 4);
+        }
+    }
+    return a;
+}
+
+/* The share of fine-grained offload groups offloaded
+ * (--activation-offload-fraction; 0 read as 1). */
+static double offload_share(const space_layout *l)
+{
+    return l->offload_fraction > 0 ? l->offload_fraction : 1;
+}
+
+double est_offload_layer_token(const space_model *m, const space_layout *l,
+                               int moe)
+{
+    if (l->act_offload_layers > 0) return act_layer_token(m, l, 0, moe);
+    return offload_share(l) * offload_modules_token(m, l, moe);
+}
+
 /* Model chunks of micro-batches in flight on pipeline rank r. */
 static double inflight_chunks(const space_layout *l, int64_t r, int64_t micro)
 {
     int64_t pp = l->pp, v = l->vpp > 0 ? l->vpp : 1;
-    int64_t chunks = v > 1 ? (pp - r - 1) * 2 + (v - 1) * pp + 1 : pp - r;
+    /* Micro-batch groups of N (--microbatch-group-size-per-virtual-
+     * pipeline-stage): (v - 1) x N of the warm-up (schedules.py,
+     * get_pp_rank_microbatches); N = PP by default. */
+    int64_t chunks = v > 1 ? (pp - r - 1) * 2 + (v - 1) * space_mb_group(l) + 1
+                           : pp - r;
     /* The 1F1B A2A overlap runs one forward more in the warm-up
      * (Megatron-LM@d98e8a64ddf3 schedules.py get_pp_rank_microbatches) */
     if (v > 1 && l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A) chunks++;
@@ -307,8 +410,10 @@ static double inflight_chunks(const space_layout *l, int64_t r, int64_t micro)
  * others, and rebuilds one layer at a time. *rebuilt_out: the part
  * rebuilt, which exists only during a layer's backward. */
 static double act_rank_token(const space_model *m, const space_layout *l,
-                             int64_t r, int64_t micro, double *rebuilt_out)
+                             int64_t r, int64_t micro, double *rebuilt_out,
+                             double *host_out)
 {
+    *host_out = 0;
     double v = (double)(l->vpp > 0 ? l->vpp : 1);
     double chunk = space_stage_layers(m, l, r) / v;
     double kept_in = act_layer_token(m, l, 0, 0), full = act_layer_token(m, l, 1, 0);
@@ -338,6 +443,16 @@ static double act_rank_token(const space_model *m, const space_layout *l,
         rebuilt = fmin(n, chunk) * full_max;
     } else {
         per_chunk = chunk * kept_in;
+        /* Transformer Engine's layer offload (--cpu-offloading-num-layers
+         * N, one model chunk: PP 1): the first N layers' activations leave
+         * before the forward ends and come back one layer ahead of their
+         * backward, so "(num_layers - num_offloaded_layers) * T" are held
+         * (DefaultOffloadSynchronizer, transformer_engine/pytorch/
+         * cpu_offload.py, NVIDIA/TransformerEngine@d0067d0da). */
+        if (l->act_offload_layers > 0) {
+            *host_out = fmin((double)l->act_offload_layers, chunk) * kept_in;
+            per_chunk -= *host_out;
+        }
         if (l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP) rebuilt = full;
         /* A checkpointed module's activations exist again while its
          * layer's backward runs: the larger kind of layer's, counted as
@@ -360,7 +475,22 @@ static double act_rank_token(const space_model *m, const space_layout *l,
         && micro > 1)
         rebuilt += kept_in;
     *rebuilt_out = rebuilt;
-    return inflight_chunks(l, r, micro) * per_chunk + rebuilt;
+    double held = inflight_chunks(l, r, micro) * per_chunk + rebuilt;
+    if (l->offload_modules) {
+        /* Fine-grained offloading: of the rank's layers in flight, the
+         * groups offloaded (the first share of them in forward order,
+         * activation_offload_fraction) leave the GPU but for one layer's
+         * groups of each module kept as the margin (post_warmup_callback,
+         * fine_grained_activation_offload.py) and one layer's reloaded
+         * ahead of its backward. */
+        double o = offload_modules_token(m, l, 0);
+        if (nm > 0)
+            o = ((chunk - nm) * o + nm * offload_modules_token(m, l, 1)) / chunk;
+        double layers = inflight_chunks(l, r, micro) * chunk;
+        *host_out = o * fmax(0, offload_share(l) * layers - 2);
+        held -= *host_out;
+    }
+    return held;
 }
 
 /* Weights of one layer's GEMMs on a TP rank: QKV, output projection, FFN
@@ -419,6 +549,9 @@ static void state_bytes(const space_layout *l, double params, double shard,
     /* FSDP's gradients take the parameters' dtype, fp32. */
     double gb = l->param_fp32 ? 4 : (double)space_grad_bytes(l);
     *w = 2 * params, *gr = gb * params, *opt = 12 * params;
+    /* The precision-aware optimizer and optimizer offload (offload.c). */
+    if (l->pa_optimizer || l->opt_offload > 0)
+        *opt = est_opt_gpu_bytes(l) * params;
     if (l->param_fp32 && l->zero >= SPACE_ZERO_3) {
         /* No 16-bit shard: the fp32 shard is the parameter (4) and Adam
          * keeps m and v (8); 16-bit copies exist only gathered. */
@@ -443,6 +576,9 @@ void est_state_bytes(const space_layout *l, double params, double *w,
 
 double est_step_bytes(const space_layout *l, double params)
 {
+    if (l->pa_optimizer || l->opt_offload > 0)
+        return est_opt_step_bytes(l) * params
+               / (l->zero >= SPACE_ZERO_1 ? (double)(l->dp * l->cp) : 1);
     if (l->param_fp32 || space_grad_bytes(l) >= 4) return 0;
     return 4 * params
            / (l->zero >= SPACE_ZERO_1 ? (double)(l->dp * l->cp) : 1);
@@ -665,8 +801,9 @@ static void stage_of(const space_model *m, const space_layout *l,
          * nvfp4 are refused: dense layers only). */
         fp8 = 2 * NVFP4_BYTES * layers * layer_gemm_weights_of(m, t, 0);
     }
-    double rebuilt_tok;
-    double act = tokens * act_rank_token(m, l, r, micro, &rebuilt_tok);
+    double rebuilt_tok, host_tok;
+    double act = tokens * act_rank_token(m, l, r, micro, &rebuilt_tok,
+                                         &host_tok);
     if (r < l->pp - 1)
         act += tokens * inflight_chunks(l, r, micro) * pipe_output_token(m, l);
     double loss_bwd = 0, loss_kept = 0;
@@ -736,7 +873,19 @@ static void stage_of(const space_model *m, const space_layout *l,
     }
     double step = est_step_bytes(l, params - xparams);
     if (xparams > 0 && est_step_bytes(l, 1) > 0) /* the experts' shard */
-        step += 4 * xparams / (l->zero >= SPACE_ZERO_1 ? xshard : 1);
+        step += (l->pa_optimizer || l->opt_offload > 0
+                     ? est_opt_step_bytes(l)
+                     : 4)
+                * xparams / (l->zero >= SPACE_ZERO_1 ? xshard : 1);
+    /* What the host keeps for this rank (offload.c): the optimizer
+     * states stepped there, and the offloaded activations. */
+    double host = tokens * host_tok;
+    if (l->opt_offload > 0) {
+        double sh = l->zero >= SPACE_ZERO_1 ? (double)(l->dp * l->cp) : 1;
+        host += est_opt_host_bytes(l) * (params - xparams) / sh
+                + est_opt_host_bytes(l) * xparams
+                      / (l->zero >= SPACE_ZERO_1 ? xshard : 1);
+    }
     /* The backward holds the activations and ZeRO-3's gathered
      * layers; the optimizer step, after both are freed, its fp32
      * gradient copy instead (the frameworks free it before the next
@@ -850,6 +999,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     out->params = params;
     out->expert_params = xparams;
     out->stage = r;
+    out->host = host;
     est_memory_settle(out, est_memory_cache_share(l->alloc_expandable));
 }
 
@@ -1144,7 +1294,7 @@ double est_memory_cache_share(int expandable)
  * memory_margin test holds this table to it
  * (bench/results/validate_memory.md). */
 #define EVIDENCE_MEGATRON_CORE                                               \
-    "Margin: the 95th percentile of the under-estimates of 313 "            \
+    "Margin: the 95th percentile of the under-estimates of 322 "            \
     "max-allocated peaks of Megatron-Core runs (Megatron-LM's CI golden "  \
     "values on A100, H100 and GB200; open-sci-ref's 1.7B on A100 64GB, "    \
     "bench/data/memory_runs.json), as a share of what must fit; the worst " \
