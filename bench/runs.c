@@ -302,6 +302,22 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
      * the optimizer stepping on the fp32 shard it reduces into (Apex
      * apex/contrib/optimizers/distributed_fused_adam.py). */
     if (strcmp(sharding, "apex-distributed-fused-adam") == 0) w.grad_bytes = 2;
+    /* Megatron-Core's precision-aware optimizer (--use-precision-aware-
+     * optimizer) with its moments' dtype: features
+     * "precision-aware-optimizer" and "exp-avg-dtype=D" (both moments D,
+     * a space_opt_dtype name). */
+    if (has_feature(feat, "precision-aware-optimizer")) {
+        w.pa_optimizer = 1;
+        const cJSON *pf;
+        cJSON_ArrayForEach(pf, feat) {
+            if (!cJSON_IsString(pf)
+                || strncmp(pf->valuestring, "exp-avg-dtype=", 14) != 0)
+                continue;
+            for (int d = 0; d < SPACE_OPT_DTYPE_COUNT; d++)
+                if (strcmp(pf->valuestring + 14, space_opt_dtype_names[d]) == 0)
+                    w.exp_avg_dtype = w.exp_avg_sq_dtype = d;
+        }
+    }
     /* The fp8 recipe the run names (torchtitan's tensorwise or rowwise,
      * Transformer Engine's delayed, ...). */
     const cJSON *fr = get(l, "fp8_recipe");
