@@ -206,6 +206,15 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     if (has_feature(feat, "hybridep"))
         w.moe_flex_backend = SPACE_MOE_FLEX_HYBRIDEP;
     w.fp8_params = has_feature(feat, "fp8-param-gather");
+    /* the interleaved schedule's micro-batch groups where the run lists
+     * them (memory_runs.json: Megatron-LM's CI tunable_overlap cases,
+     * --microbatch-group-size-per-virtual-pipeline-stage) */
+    const cJSON *mg;
+    cJSON_ArrayForEach(mg, feat)
+        if (cJSON_IsString(mg)
+            && strncmp(mg->valuestring, "microbatch-group-size-per-vp-stage=",
+                       35) == 0)
+            w.mb_group = strtoll(mg->valuestring + 35, NULL, 10);
     /* llm-foundry's attention is the one its run lists (flash, triton or
      * PyTorch's). */
     if (strcmp(src, "llm_foundry_mpt_benchmarks") == 0)
@@ -293,6 +302,22 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
      * the optimizer stepping on the fp32 shard it reduces into (Apex
      * apex/contrib/optimizers/distributed_fused_adam.py). */
     if (strcmp(sharding, "apex-distributed-fused-adam") == 0) w.grad_bytes = 2;
+    /* Megatron-Core's precision-aware optimizer (--use-precision-aware-
+     * optimizer) with its moments' dtype: features
+     * "precision-aware-optimizer" and "exp-avg-dtype=D" (both moments D,
+     * a space_opt_dtype name). */
+    if (has_feature(feat, "precision-aware-optimizer")) {
+        w.pa_optimizer = 1;
+        const cJSON *pf;
+        cJSON_ArrayForEach(pf, feat) {
+            if (!cJSON_IsString(pf)
+                || strncmp(pf->valuestring, "exp-avg-dtype=", 14) != 0)
+                continue;
+            for (int d = 0; d < SPACE_OPT_DTYPE_COUNT; d++)
+                if (strcmp(pf->valuestring + 14, space_opt_dtype_names[d]) == 0)
+                    w.exp_avg_dtype = w.exp_avg_sq_dtype = d;
+        }
+    }
     /* The fp8 recipe the run names (torchtitan's tensorwise or rowwise,
      * Transformer Engine's delayed, ...). */
     const cJSON *fr = get(l, "fp8_recipe");

@@ -144,6 +144,23 @@ typedef struct cli_opts {
     int torchtitan_version;  /* --torchtitan-version: cli_tt_version (launch.h);
                                 0 = the current one */
     int nemo_format;         /* --nemo-format: cli_nemo_format */
+    /* memory savers and micro-batch groups (issue 28; space/savers.c) */
+    int pa_optimizer;        /* --use-precision-aware-optimizer */
+    int main_grads_dtype;    /* --main-grads-dtype: space_opt_dtype */
+    int main_params_dtype;   /* --main-params-dtype */
+    int exp_avg_dtype;       /* --exp-avg-dtype */
+    int exp_avg_sq_dtype;    /* --exp-avg-sq-dtype */
+    int opt_offload;         /* --optimizer-cpu-offload */
+    double opt_offload_fraction; /* --optimizer-offload-fraction, 0 = unset
+                                    (1, Megatron-LM's default) */
+    int opt_offload_overlap; /* --overlap-cpu-optimizer-d2h-h2d */
+    int64_t act_offload_layers; /* --cpu-offloading-num-layers, 0 = off */
+    int fine_grained;        /* --fine-grained-activation-offloading */
+    unsigned offload_modules; /* --offload-modules: SPACE_OFF_* bits */
+    double offload_fraction; /* --activation-offload-fraction, < 0 = unset */
+    int64_t mb_group;        /* --microbatch-group-size-per-virtual-pipeline-
+                                stage, 0 = unset (PP) */
+    int no_savers;           /* search --no-memory-savers */
 } cli_opts;
 
 /* Where o's diagnostics go: o->err, or stderr when unset. */
@@ -317,6 +334,15 @@ int cli_check_docs(const cli_opts *o, tp_err *e);
  * dense model, EP not dividing the experts, an imbalance beyond experts /
  * top-k, what one expert can receive at most). */
 int cli_check_moe(const cli_opts *o, const space_model *m, tp_err *e);
+/* Checks the memory savers and micro-batch groups asked for as
+ * Megatron-LM's start-up does (est_saver_check has the layout's rules):
+ * TP_OK, or TP_EUSAGE naming the options and Megatron-Core's check. */
+int cli_check_savers(const cli_opts *o, const space_model *m, tp_err *e);
+/* l's memory savers as the "memory_savers" object of o (estimate's layout,
+ * search's rows; docs/output-formats.md), and in words into buf[cap] (""
+ * for none; out.c). */
+void cli_json_savers(cJSON *o, const space_layout *l);
+char *cli_savers_text(const space_layout *l, char *buf, size_t cap);
 /* The ZeRO stage asked for, else the framework's (-1: searched). */
 int cli_zero_stage(const cli_opts *o);
 /* A named figure of an estimate (a time term, a memory term). */
@@ -329,7 +355,7 @@ typedef struct cli_term {
  * one order for every output: names like "compute_fwd", or with their
  * unit, "compute_fwd_s", when with_unit. t holds CLI_TIME_TERMS; returns
  * the count. (out.c) */
-#define CLI_TIME_TERMS 10
+#define CLI_TIME_TERMS 11
 struct est_breakdown;
 int cli_time_terms(const struct est_breakdown *b, int with_unit, cli_term *t);
 

@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 static const char mfu_convention[] =
@@ -85,6 +86,155 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     l->moe_comm_overlap = o->moe_comm_overlap;
     l->moe_router_pad = o->moe_router_pad;
     l->moe_flex_backend = o->moe_flex_backend;
+    /* memory savers and micro-batch groups (issue 28) */
+    l->pa_optimizer = o->pa_optimizer;
+    l->main_grads_dtype = o->main_grads_dtype;
+    l->main_params_dtype = o->main_params_dtype;
+    l->exp_avg_dtype = o->exp_avg_dtype;
+    l->exp_avg_sq_dtype = o->exp_avg_sq_dtype;
+    l->opt_offload = o->opt_offload ? (o->opt_offload_fraction > 0
+                                           ? o->opt_offload_fraction
+                                           : 1)
+                                    : 0;
+    l->opt_offload_overlap = o->opt_offload && o->opt_offload_overlap;
+    l->act_offload_layers = o->act_offload_layers;
+    l->offload_modules = o->fine_grained ? o->offload_modules : 0;
+    l->offload_fraction = o->fine_grained && o->offload_fraction > 0
+                              ? o->offload_fraction
+                              : 0;
+    l->mb_group = o->mb_group;
+}
+
+int cli_check_savers(const cli_opts *o, const space_model *m, tp_err *e)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } dtypes[] = {
+        {"main-grads-dtype", offsetof(cli_opts, main_grads_dtype)},
+        {"main-params-dtype", offsetof(cli_opts, main_params_dtype)},
+        {"exp-avg-dtype", offsetof(cli_opts, exp_avg_dtype)},
+        {"exp-avg-sq-dtype", offsetof(cli_opts, exp_avg_sq_dtype)},
+    };
+    int any = o->pa_optimizer || o->opt_offload || o->act_offload_layers > 0
+              || o->fine_grained;
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
+        int d;
+        memcpy(&d, (const char *)o + dtypes[i].off, sizeof d);
+        if (d != SPACE_OPT_FP32 && !o->pa_optimizer)
+            return tp_errf(e, TP_EUSAGE,
+                           "--%s %s needs --use-precision-aware-optimizer "
+                           "(Megatron-Core's OptimizerConfig: \"%s can only "
+                           "be fp32 when not using precision-aware "
+                           "optimizer\")",
+                           dtypes[i].name, space_opt_dtype_name(d),
+                           i == 0   ? "main_grads_dtype"
+                           : i == 1 ? "main_params_dtype"
+                           : i == 2 ? "exp_avg_dtype"
+                                    : "exp_avg_sq_dtype");
+    }
+    if (o->opt_offload && !o->pa_optimizer)
+        return tp_errf(e, TP_EUSAGE,
+                       "--optimizer-cpu-offload needs "
+                       "--use-precision-aware-optimizer (Megatron-LM "
+                       "validate_args: \"The optimizer cpu offload must be "
+                       "used in conjunction with "
+                       "`--use-precision-aware-optimizer`\")");
+    if ((o->opt_offload_fraction > 0 || o->opt_offload_overlap)
+        && !o->opt_offload)
+        return tp_errf(e, TP_EUSAGE,
+                       "--%s applies to --optimizer-cpu-offload",
+                       o->opt_offload_fraction > 0
+                           ? "optimizer-offload-fraction"
+                           : "overlap-cpu-optimizer-d2h-h2d");
+    if (o->pa_optimizer && o->zero >= 0 && o->zero != SPACE_ZERO_1)
+        return tp_errf(e, TP_EUSAGE,
+                       "--use-precision-aware-optimizer only supported with "
+                       "distributed optimizer (Megatron-Core "
+                       "get_megatron_optimizer); found ZeRO %d",
+                       o->zero);
+    if (o->main_grads_dtype == SPACE_OPT_BF16 && (o->sw_set & CLI_SW_GRAD)
+        && o->grad_bytes == 4)
+        return tp_errf(e, TP_EUSAGE,
+                       "--main-grads-dtype can only be fp32 when "
+                       "--accumulate-allreduce-grads-in-fp32 is set "
+                       "(Megatron-LM validate_args)");
+    if (o->opt_offload
+        && (o->exp_avg_dtype || o->exp_avg_sq_dtype || o->main_params_dtype))
+        return tp_errf(e, TP_EUSAGE,
+                       "--exp-avg-dtype, --exp-avg-sq-dtype and "
+                       "--main-params-dtype have no effect under "
+                       "--optimizer-cpu-offload (HybridDeviceOptimizer "
+                       "builds its Adams without them): leave them fp32");
+    if (o->offload_modules && !o->fine_grained)
+        return tp_errf(e, TP_EUSAGE,
+                       "--offload-modules applies to "
+                       "--fine-grained-activation-offloading");
+    if (o->offload_fraction > 0 && !o->fine_grained)
+        return tp_errf(e, TP_EUSAGE,
+                       "--activation-offload-fraction applies to "
+                       "--fine-grained-activation-offloading");
+    if (o->fine_grained && !o->offload_modules)
+        return tp_errf(e, TP_EUSAGE,
+                       "--fine-grained-activation-offloading needs "
+                       "--offload-modules (Megatron-Core's TransformerConfig "
+                       "asserts a non-empty list)");
+    if (o->fine_grained && o->act_offload_layers > 0)
+        return tp_errf(e, TP_EUSAGE,
+                       "fine_grained_activation_offloading cannot be enabled "
+                       "with cpu_offloading (Megatron-Core "
+                       "TransformerConfig): --fine-grained-activation-"
+                       "offloading and --cpu-offloading-num-layers");
+    if (o->act_offload_layers > 0) {
+        if (o->act_offload_layers >= m->num_layers)
+            return tp_errf(e, TP_EUSAGE,
+                           "--cpu-offloading-num-layers %lld: CPU offloading "
+                           "can be done only for layers less than %lld "
+                           "(Megatron-Core TransformerConfig); expected 1 to "
+                           "%lld",
+                           (long long)o->act_offload_layers,
+                           (long long)m->num_layers,
+                           (long long)m->num_layers - 1);
+        if (o->pp > 1)
+            return tp_errf(e, TP_EUSAGE,
+                           "--cpu-offloading-num-layers with "
+                           "--pipeline-model-parallel-size %lld: Currently "
+                           "there is no support for Pipeline parallelism with "
+                           "CPU offloading (Megatron-Core TransformerConfig)",
+                           (long long)o->pp);
+        if (o->recompute > SPACE_RECOMPUTE_NONE)
+            return tp_errf(e, TP_EUSAGE,
+                           "--cpu-offloading-num-layers with "
+                           "--recompute-granularity %s: CPU offloading does "
+                           "not work when activation recomputation is enabled "
+                           "(Megatron-Core TransformerConfig)",
+                           space_recompute_names[o->recompute]);
+    }
+    if (o->fine_grained) {
+        char why[200];
+        space_layout l;
+        memset(&l, 0, sizeof l);
+        l.framework = SPACE_FW_MEGATRON_CORE;
+        l.tp = l.pp = l.cp = l.dp = l.vpp = 1;
+        l.offload_modules = o->offload_modules;
+        l.recompute = o->recompute > 0 ? (space_recompute)o->recompute
+                                       : SPACE_RECOMPUTE_NONE;
+        l.recompute_modules = o->recompute_modules;
+        if (est_saver_check(NULL, m, &l, NULL, why, sizeof why))
+            return tp_errf(e, TP_EUSAGE, "--offload-modules: %s", why);
+    }
+    if (o->mb_group > 0 && o->vstages == 1 && o->vpp_layers <= 0)
+        return tp_errf(e, TP_EUSAGE,
+                       "--microbatch-group-size-per-virtual-pipeline-stage "
+                       "applies to the interleaved schedule; found one "
+                       "virtual stage per pipeline rank");
+    if (any && o->framework != SPACE_FW_MEGATRON_CORE)
+        return tp_errf(e, TP_EUSAGE,
+                       "the precision-aware optimizer, optimizer offload and "
+                       "activation offloading are Megatron-Core's; not with "
+                       "--framework %s",
+                       space_framework_names[o->framework]);
+    return TP_OK;
 }
 
 int cli_check_moe(const cli_opts *o, const space_model *m, tp_err *e)
@@ -246,6 +396,7 @@ int cli_wanted_layout(const cli_opts *o, const space_model *m,
     int rc = cli_check_recompute(o, m, e);
     if (!rc) rc = cli_check_docs(o, e);
     if (!rc) rc = cli_check_moe(o, m, e);
+    if (!rc) rc = cli_check_savers(o, m, e);
     if (rc) return rc;
     cli_layout_software(o, l);
     /* MoE: EP and expert TP searched where unset; dense: none (0). */
@@ -444,6 +595,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
     }
     cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
     cJSON_AddNumberToObject(a, "hidden_dropout", m->hidden_dropout);
+    cli_json_savers(a, l);
     cJSON *ch = cJSON_AddArrayToObject(a, "chosen");
     int unset[N_CHOSEN];
     chosen_unset(want, unset);
@@ -470,7 +622,8 @@ static int mem_terms(const est_result *r, cli_term *t)
                   {"allowance_bytes", mm->allowance},
                   {"backward_peak_bytes", mm->backward_peak},
                   {"optimizer_step_peak_bytes", mm->step_peak},
-                  {"total_bytes", mm->total}};
+                  {"total_bytes", mm->total},
+                  {"host_offload_bytes", mm->host}};
     int n = (int)(sizeof all / sizeof all[0]);
     memcpy(t, all, sizeof all);
     return n;
@@ -807,6 +960,9 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 l->param_fp32 ? ", fp32 parameters (no master copy)" : "",
                 l->alloc_expandable ? "expandable segments"
                                     : "without expandable segments");
+        char sv[400];
+        if (cli_savers_text(l, sv, sizeof sv)[0])
+            fprintf(f, "memory savers: %s\n", sv);
         const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;
         fprintf(f,
                 "operator times: fitted to %s's samples where it has them, "

@@ -370,6 +370,10 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
                                 space_moe_flex_backend_name(l));
     }
     cJSON_AddStringToObject(j, "precision", hw_dtype_names[l->dtype]);
+    cli_json_savers(j, l);
+    /* the saver the search tried because the layout did not fit without */
+    cJSON_AddStringToObject(j, "relies_on_saver",
+                            search_saver_names[w->p->saver]);
     cJSON_AddNumberToObject(j, "iteration_time_s", w->r.iteration_s);
     cJSON_AddNumberToObject(j, "tokens_per_s", w->r.tokens_per_s);
     cJSON_AddNumberToObject(j, "mfu", w->r.mfu);
@@ -501,9 +505,9 @@ static cJSON *stats_json(const search_answer *a, int timing)
                                 (double)st->vpp_beyond);
     else
         cJSON_AddNullToObject(s, "vpp_not_searched_above");
-    cJSON *sv = cJSON_AddObjectToObject(s, "split_valid");
+    cJSON *spv = cJSON_AddObjectToObject(s, "split_valid");
     for (int k = 0; k < SPACE_SPLIT_KIND_COUNT; k++)
-        cJSON_AddNumberToObject(sv, space_split_kind_names[k],
+        cJSON_AddNumberToObject(spv, space_split_kind_names[k],
                                 (double)st->split_valid[k]);
     cJSON_AddNumberToObject(s, "enumerated", (double)st->enumerated);
     cJSON *pr = cJSON_AddObjectToObject(s, "pruned");
@@ -519,6 +523,10 @@ static cJSON *stats_json(const search_answer *a, int timing)
     for (int i = 0; i < SEARCH_MISS_COUNT; i++)
         cJSON_AddNumberToObject(inf, search_miss_names[i], (double)st->missed[i]);
     cJSON_AddNumberToObject(s, "admitted", (double)st->admitted);
+    /* of those, admitted only with a memory saver (issue 28) */
+    cJSON *sv = cJSON_AddObjectToObject(s, "admitted_with_saver");
+    for (int i = 1; i < SEARCH_SAVER_COUNT; i++)
+        cJSON_AddNumberToObject(sv, search_saver_names[i], (double)st->saved[i]);
     cJSON_AddNumberToObject(s, "gpu_counts_beyond_system",
                             (double)st->gpu_counts_beyond);
     if (timing) {
@@ -537,7 +545,7 @@ static void near_text(const search_request *q, const search_answer *a,
     size_t n = 0;
     if (nm->have) {
         space_layout l;
-        search_point p = {0, 0, 0, nm->gpus, nm->idx, nm->sys};
+        search_point p = {0, 0, 0, nm->gpus, nm->idx, nm->sys, 0, 0};
         search_point_layout(q, &p, &l);
         char tag[96];
         space_layout_tag(&l, q->systems[nm->sys].ctx.sys->gpus_per_node, tag,
@@ -553,7 +561,7 @@ static void near_text(const search_request *q, const search_answer *a,
     }
     if (nb->have && n < cap) {
         space_layout l;
-        search_point p = {0, 0, 0, nb->gpus, nb->idx, nb->sys};
+        search_point p = {0, 0, 0, nb->gpus, nb->idx, nb->sys, 0, 0};
         search_point_layout(q, &p, &l);
         char tag[96];
         space_layout_tag(&l, q->systems[nb->sys].ctx.sys->gpus_per_node, tag,
@@ -570,7 +578,7 @@ static cJSON *near_json(const search_request *q, const search_near *nr,
                         const char *unit)
 {
     space_layout l;
-    search_point p = {0, 0, 0, nr->gpus, nr->idx, nr->sys};
+    search_point p = {0, 0, 0, nr->gpus, nr->idx, nr->sys, 0, 0};
     search_point_layout(q, &p, &l);
     char tag[96];
     space_layout_tag(&l, q->systems[nr->sys].ctx.sys->gpus_per_node, tag,
@@ -1229,6 +1237,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
     rc = cli_check_recompute(o, &s->m, e);
     if (!rc) rc = cli_check_docs(o, e);
     if (!rc) rc = cli_check_moe(o, &s->m, e);
+    if (!rc) rc = cli_check_savers(o, &s->m, e);
     if (rc) return rc;
     cli_layout_software(o, &base);
     base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;
@@ -1332,7 +1341,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                             o->top_k > 0 ? o->top_k : 10, o->tokens,
                             o->budget_usd, o->budget_gpu_hours, o->deadline_s,
                             o->max_mem_fraction, o->no_prune,
-                            o->svg != NULL};
+                            o->svg != NULL, !o->no_savers};
 done:
     free(sysbuf);
     s->ns = ns;

@@ -29,6 +29,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,9 @@ typedef struct mg_args {
     char notes[MG_MAX_NOTES][320]; /* what Megatron-LM cannot express */
     int n_notes;
     int fsdp;                      /* Megatron-FSDP (ZeRO-2/3) */
+    int nvte_offload_v1;           /* fine-grained activation offloading:
+                                      validate_args wants
+                                      NVTE_CPU_OFFLOAD_V1=1 (TE >= 2.10) */
 } mg_args;
 
 #if defined(__GNUC__)
@@ -444,7 +448,8 @@ static void build_args(const cli_launch *c, mg_args *j)
     arg(j, G_PRECISION, l->dtype == HW_FP16 ? "--fp16" : "--bf16", NULL);
     if (l->dtype == HW_FP16 && space_grad_bytes(l) >= 4)
         arg(j, G_PRECISION, "--accumulate-allreduce-grads-in-fp32", NULL);
-    else if (l->dtype != HW_FP16 && space_grad_bytes(l) < 4)
+    else if (l->dtype != HW_FP16 && space_grad_bytes(l) < 4
+             && l->main_grads_dtype != SPACE_OPT_BF16)
         arg(j, G_PRECISION, "--grad-reduce-in-bf16", NULL);
     if (l->dtype == HW_FP8) {
         const char *r = fp8_recipe_flag(l->fp8_recipe);
@@ -489,6 +494,53 @@ static void build_args(const cli_launch *c, mg_args *j)
     if (l->n_docs > 0)
         note(j, "packed sequences: pass your packed dataset and "
                 "--reset-attention-mask --reset-position-ids");
+
+    /* Memory savers and micro-batch groups (issue 28; arguments.py,
+     * transformer_config.py at d98e8a6). */
+    if (l->pa_optimizer) {
+        static const struct {
+            const char *flag;
+            size_t off;
+        } dts[] = {{"--main-grads-dtype", offsetof(space_layout, main_grads_dtype)},
+                   {"--main-params-dtype", offsetof(space_layout, main_params_dtype)},
+                   {"--exp-avg-dtype", offsetof(space_layout, exp_avg_dtype)},
+                   {"--exp-avg-sq-dtype", offsetof(space_layout, exp_avg_sq_dtype)}};
+        arg(j, G_PRECISION, "--use-precision-aware-optimizer", NULL);
+        for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+            int d;
+            memcpy(&d, (const char *)l + dts[i].off, sizeof d);
+            if (d != SPACE_OPT_FP32)
+                arg(j, G_PRECISION, dts[i].flag, "%s", space_opt_dtype_name(d));
+        }
+    }
+    if (l->opt_offload > 0) {
+        arg(j, G_PRECISION, "--optimizer-cpu-offload", NULL);
+        if (l->opt_offload < 1)
+            arg(j, G_PRECISION, "--optimizer-offload-fraction", "%g",
+                l->opt_offload);
+        if (l->opt_offload_overlap)
+            arg(j, G_PRECISION, "--overlap-cpu-optimizer-d2h-h2d", NULL);
+    }
+    if (l->act_offload_layers > 0)
+        arg(j, G_PARALLEL, "--cpu-offloading-num-layers", "%lld",
+            (long long)l->act_offload_layers);
+    if (l->offload_modules) {
+        char names[160];
+        space_off_modules_str(l->offload_modules, " ", names, sizeof names);
+        arg(j, G_PARALLEL, "--fine-grained-activation-offloading", NULL);
+        arg(j, G_PARALLEL, "--offload-modules", "%s", names);
+        j->a[j->n - 1].list = 1;
+        if (l->offload_fraction > 0 && l->offload_fraction < 1)
+            arg(j, G_PARALLEL, "--activation-offload-fraction", "%g",
+                l->offload_fraction);
+        j->nvte_offload_v1 = 1;
+        note(j, "fine-grained activation offloading: run with "
+                "NVTE_CPU_OFFLOAD_V1=1 in the environment (validate_args, "
+                "Transformer Engine 2.10 and later)");
+    }
+    if (l->mb_group > 0 && l->vpp > 1)
+        arg(j, G_PARALLEL, "--microbatch-group-size-per-virtual-pipeline-stage",
+            "%lld", (long long)l->mb_group);
 
     /* Batch. */
     arg(j, G_BATCH, "--seq-length", "%lld", (long long)l->seq);
@@ -666,6 +718,11 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
         cli_text_put(b, "# the caching allocator as the estimate assumed it "
                         "(its reserved bytes)\n"
                         "export " ALLOC_CONF_ON "\n\n");
+    if (j.nvte_offload_v1)
+        cli_text_put(b, "# validate_args asserts it for fine-grained "
+                        "activation offloading with Transformer Engine >= "
+                        "2.10\n"
+                        "export NVTE_CPU_OFFLOAD_V1=1\n\n");
     for (int gi = 0; gi < G_COUNT; gi++) {
         cli_text_put(b, "%s=(\n", group_names[gi]);
         for (int i = 0; i < j.n; i++) {
@@ -906,7 +963,12 @@ typedef enum {
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MLA, F_Q_LORA, F_KV_LORA, F_QK_HEAD,
     F_QK_POS, F_V_HEAD, F_QK_NORM, F_MTP, F_MOE_SHARED_OVERLAP,
     F_MOE_A2A_OVERLAP, F_DELAY_WGRAD, F_MOE_FLEX_BACKEND, F_MOE_ROUTER_PAD,
-    F_MOE_ROUTER_PAD_FP8, F_COUNT
+    F_MOE_ROUTER_PAD_FP8,
+    /* memory savers and micro-batch groups (issue 28) */
+    F_PA_OPT, F_MAIN_GRADS, F_MAIN_PARAMS, F_EXP_AVG, F_EXP_AVG_SQ,
+    F_OPT_OFFLOAD, F_OPT_OFFLOAD_FRAC, F_OPT_OFFLOAD_OVERLAP,
+    F_TORCH_OPT_OFFLOAD, F_CPU_OFFLOAD_LAYERS, F_CPU_OFFLOADING,
+    F_FG_OFFLOAD, F_OFFLOAD_MODULES, F_OFFLOAD_FRAC, F_MB_GROUP, F_COUNT
 } mg_flag;
 
 static const struct {
@@ -1006,6 +1068,21 @@ static const struct {
     [F_MOE_FLEX_BACKEND] = {"--moe-flex-dispatcher-backend", 1},
     [F_MOE_ROUTER_PAD] = {"--moe-router-padding-for-quantization", 0},
     [F_MOE_ROUTER_PAD_FP8] = {"--moe-router-padding-for-fp8", 0},
+    [F_PA_OPT] = {"--use-precision-aware-optimizer", 0},
+    [F_MAIN_GRADS] = {"--main-grads-dtype", 1},
+    [F_MAIN_PARAMS] = {"--main-params-dtype", 1},
+    [F_EXP_AVG] = {"--exp-avg-dtype", 1},
+    [F_EXP_AVG_SQ] = {"--exp-avg-sq-dtype", 1},
+    [F_OPT_OFFLOAD] = {"--optimizer-cpu-offload", 0},
+    [F_OPT_OFFLOAD_FRAC] = {"--optimizer-offload-fraction", 1},
+    [F_OPT_OFFLOAD_OVERLAP] = {"--overlap-cpu-optimizer-d2h-h2d", 0},
+    [F_TORCH_OPT_OFFLOAD] = {"--use-torch-optimizer-for-cpu-offload", 0},
+    [F_CPU_OFFLOAD_LAYERS] = {"--cpu-offloading-num-layers", 1},
+    [F_CPU_OFFLOADING] = {"--cpu-offloading", 0},
+    [F_FG_OFFLOAD] = {"--fine-grained-activation-offloading", 0},
+    [F_OFFLOAD_MODULES] = {"--offload-modules", 1}, /* nargs='+' */
+    [F_OFFLOAD_FRAC] = {"--activation-offload-fraction", 1},
+    [F_MB_GROUP] = {"--microbatch-group-size-per-virtual-pipeline-stage", 1},
 };
 
 typedef struct mg_seen {
@@ -1279,6 +1356,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     memset(&s, 0, sizeof s);
     int unknown = 0;
     char rc_modules[512] = ""; /* --recompute-modules' words, joined */
+    char off_modules[512] = ""; /* --offload-modules' words, joined */
     for (int i = 0; !rc && i < ws.n; i++) {
         const char *w = ws.w[i];
         if (strncmp(w, "--", 2) != 0 || !w[2]) continue;
@@ -1296,21 +1374,25 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             continue;
         }
         const char *v = "";
-        if (f == F_RC_MODULES && !eq) {
+        if ((f == F_RC_MODULES || f == F_OFFLOAD_MODULES) && !eq) {
             /* nargs='*': the words up to the next option */
+            char *list = f == F_RC_MODULES ? rc_modules : off_modules;
             size_t used = 0;
-            while (i + 1 < ws.n && ws.w[i + 1][0] != '-') {
-                int nw = snprintf(rc_modules + used, sizeof rc_modules - used,
+            /* ... or to a word that is the script's own (a bash array's
+             * NAME=( of the next group, which the splitter keeps) */
+            while (i + 1 < ws.n && ws.w[i + 1][0] != '-'
+                   && !strchr(ws.w[i + 1], '=')) {
+                int nw = snprintf(list + used, sizeof rc_modules - used,
                                   "%s%s", used ? " " : "", ws.w[++i]);
                 if (nw < 0 || (size_t)nw >= sizeof rc_modules - used) {
-                    rc = tp_errf(e, TP_EDATA, "%s:%d: --recompute-modules: "
-                                 "too long a list", file, ws.line[i]);
+                    rc = tp_errf(e, TP_EDATA, "%s:%d: %s: too long a list",
+                                 file, ws.line[i], name);
                     break;
                 }
                 used += (size_t)nw;
             }
             if (rc) break;
-            v = rc_modules;
+            v = list;
         } else if (flags[f].value) {
             if (eq) {
                 v = eq + 1;
@@ -1710,6 +1792,83 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         if (k < 0) rc = TP_EDATA;
         else o->attn_backend = k, o->sw_set |= CLI_SW_FLASH;
     }
+    /* Memory savers and micro-batch groups (issue 28): Megatron-LM's
+     * argparse choices (arguments.py _add_experimental_args,
+     * _add_training_args; TransformerConfig's generated flags). What
+     * Megatron-Core then refuses is cli_check_savers' and est_saver_check's. */
+    if (s.v[F_PA_OPT]) o->pa_optimizer = 1;
+    {
+        static const char *const grads[SPACE_OPT_DTYPE_COUNT] = {
+            [SPACE_OPT_FP32] = "fp32", [SPACE_OPT_BF16] = "bf16"};
+        static const char *const params[SPACE_OPT_DTYPE_COUNT] = {
+            [SPACE_OPT_FP32] = "fp32", [SPACE_OPT_FP16] = "fp16"};
+        const struct {
+            int f;
+            const char *const *names;
+            int *out;
+        } dts[] = {{F_MAIN_GRADS, grads, &o->main_grads_dtype},
+                   {F_MAIN_PARAMS, params, &o->main_params_dtype},
+                   {F_EXP_AVG, space_opt_dtype_names, &o->exp_avg_dtype},
+                   {F_EXP_AVG_SQ, space_opt_dtype_names, &o->exp_avg_sq_dtype}};
+        for (size_t i = 0; !rc && i < sizeof dts / sizeof dts[0]; i++) {
+            if (!s.v[dts[i].f]) continue;
+            int k = seen_choice(&s, dts[i].f, file, dts[i].names,
+                                SPACE_OPT_DTYPE_COUNT, e);
+            if (k < 0) rc = TP_EDATA;
+            else *dts[i].out = k;
+        }
+    }
+    if (s.v[F_OPT_OFFLOAD]) {
+        o->opt_offload = 1;
+        if (!rc && s.v[F_OPT_OFFLOAD_FRAC])
+            rc = seen_num(&s, F_OPT_OFFLOAD_FRAC, file, 1e-9, 1,
+                          &o->opt_offload_fraction, e);
+        o->opt_offload_overlap = s.v[F_OPT_OFFLOAD_OVERLAP] != NULL;
+    }
+    if (s.v[F_TORCH_OPT_OFFLOAD])
+        fprintf(cli_err(o), "trainplan: %s: note: "
+                "--use-torch-optimizer-for-cpu-offload changes nothing with "
+                "Adam (megatron/core/optimizer/__init__.py sets the GPU "
+                "optimizer back to Adam)\n", file);
+    if (!rc && s.v[F_CPU_OFFLOADING] && !s.v[F_CPU_OFFLOAD_LAYERS])
+        rc = tp_errf(e, TP_EDATA,
+                     "%s:%d: --cpu-offloading: not a flag of Megatron-LM at "
+                     "d98e8a6 (TransformerConfig.cpu_offloading is set by "
+                     "--cpu-offloading-num-layers N > 0, validate_args); "
+                     "give the layers",
+                     file, s.line[F_CPU_OFFLOADING]);
+    if (!rc) rc = seen_int(&s, F_CPU_OFFLOAD_LAYERS, file, 0, 100000,
+                           &o->act_offload_layers, e);
+    if (!rc && s.v[F_FG_OFFLOAD]) {
+        o->fine_grained = 1;
+        size_t bad = s.v[F_OFFLOAD_MODULES]
+                         ? space_off_modules_parse(s.v[F_OFFLOAD_MODULES],
+                                                   &o->offload_modules)
+                         : 1;
+        if (bad)
+            rc = tp_errf(e, TP_EDATA,
+                         "%s:%d: --offload-modules '%s': expected names of "
+                         "attn_norm, qkv_linear, core_attn, attn_proj, "
+                         "mlp_norm, expert_fc1, moe_act (fused_group_mlp and "
+                         "gdp_qkv are not modelled)",
+                         file,
+                         s.line[s.v[F_OFFLOAD_MODULES] ? F_OFFLOAD_MODULES
+                                                       : F_FG_OFFLOAD],
+                         s.v[F_OFFLOAD_MODULES] ? s.v[F_OFFLOAD_MODULES]
+                                                : "");
+        if (!rc && s.v[F_OFFLOAD_FRAC]) {
+            double fr = 1;
+            rc = seen_num(&s, F_OFFLOAD_FRAC, file, 0, 1, &fr, e);
+            if (!rc && fr <= 0)
+                rc = tp_errf(e, TP_EDATA,
+                             "%s:%d: --activation-offload-fraction 0: "
+                             "nothing offloaded; drop "
+                             "--fine-grained-activation-offloading",
+                             file, s.line[F_OFFLOAD_FRAC]);
+            o->offload_fraction = fr;
+        }
+    }
+    if (!rc) rc = seen_int(&s, F_MB_GROUP, file, 1, 1000000, &o->mb_group, e);
     /* the GPUs: #SBATCH, else torchrun's literal counts */
     int64_t nodes = ws.sbatch_nodes, gpn = ws.sbatch_gpn;
     if (!rc && !nodes) rc = seen_int(&s, F_NNODES, file, 1, 1000000, &nodes, e);

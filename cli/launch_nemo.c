@@ -54,6 +54,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "hw.h"
@@ -357,6 +358,70 @@ static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
     put_bridge_moe(m, b);
 }
 
+/* Megatron-Bridge's keys of the memory savers and micro-batch groups
+ * (OptimizerConfig and TransformerConfig fields, ConfigContainer at
+ * v0.6.0). The precision-aware switch is always written: recipes set it
+ * either way (recipes/deepseek/h100/deepseek_v3.py: True with bf16
+ * moments). Dtypes are strings Bridge turns into torch.dtype
+ * (utils/activation_map.py, str_to_dtype); its "fp8" is
+ * torch.float8_e4m3fn, not the torch.uint8 Transformer Engine's FusedAdam
+ * takes for fp8 moments, so those are not expressible. The precision-aware
+ * optimizer wants optimizer.bf16/fp16 as the model's (config.py,
+ * _validate_mixed_precision_consistency). */
+static void bridge_savers(const space_layout *l, cli_text *b)
+{
+    cli_text_put(b, "optimizer.use_precision_aware_optimizer=%s\n",
+        tf(l->pa_optimizer));
+    if (l->pa_optimizer) {
+        cli_text_put(b, "optimizer.bf16=%s\noptimizer.fp16=%s\n",
+            tf(l->dtype != HW_FP16), tf(l->dtype == HW_FP16));
+        static const struct {
+            const char *key;
+            size_t off;
+        } dts[] = {
+            {"optimizer.main_grads_dtype", offsetof(space_layout, main_grads_dtype)},
+            {"optimizer.main_params_dtype", offsetof(space_layout, main_params_dtype)},
+            {"optimizer.exp_avg_dtype", offsetof(space_layout, exp_avg_dtype)},
+            {"optimizer.exp_avg_sq_dtype", offsetof(space_layout, exp_avg_sq_dtype)}};
+        for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+            int d;
+            memcpy(&d, (const char *)l + dts[i].off, sizeof d);
+            if (d == SPACE_OPT_FP8)
+                cli_text_put(b, "# not expressible: %s fp8 (Megatron-Bridge "
+                        "reads 'fp8' as torch.float8_e4m3fn; Transformer "
+                        "Engine's FusedAdam takes fp8 states as torch.uint8): "
+                        "set it in the recipe\n", dts[i].key);
+            else
+                cli_text_put(b, "%s=%s\n", dts[i].key, space_opt_dtype_name(d));
+        }
+    }
+    if (l->opt_offload > 0)
+        cli_text_put(b, "optimizer.optimizer_cpu_offload=true\n"
+                "optimizer.optimizer_offload_fraction=%g\n"
+                "optimizer.overlap_cpu_optimizer_d2h_h2d=%s\n",
+            l->opt_offload, tf(l->opt_offload_overlap));
+    if (l->act_offload_layers > 0)
+        cli_text_put(b, "model.cpu_offloading=true\n"
+                "model.cpu_offloading_num_layers=%lld\n"
+                "model.cpu_offloading_activations=true\n"
+                "model.cpu_offloading_weights=false\n",
+            (long long)l->act_offload_layers);
+    if (l->offload_modules) {
+        char names[160];
+        space_off_modules_str(l->offload_modules, ",", names, sizeof names);
+        cli_text_put(b, "model.fine_grained_activation_offloading=true\n"
+                "model.offload_modules=[%s]\n"
+                "model.activation_offload_fraction=%g\n"
+                "# fine-grained activation offloading: run with "
+                "NVTE_CPU_OFFLOAD_V1=1 in the environment (config.py, "
+                "Transformer Engine 2.10 and later)\n",
+            names, l->offload_fraction > 0 ? l->offload_fraction : 1);
+    }
+    if (l->mb_group > 0 && l->vpp > 1)
+        cli_text_put(b, "model.microbatch_group_size_per_vp_stage=%lld\n",
+            (long long)l->mb_group);
+}
+
 static void bridge_write(const cli_launch *c, cli_text *b)
 {
     const space_layout *l = c->layout;
@@ -532,6 +597,8 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     cli_text_put(b, "ddp.overlap_grad_reduce=%s\nddp.overlap_param_gather=%s\n"
             "optimizer.overlap_param_gather=%s\n",
         tf(!l->no_dp_overlap), tf(pgo), tf(pgo));
+
+    bridge_savers(l, b);
 
     /* TP overlap: userbuffers (comm_overlap.tp_comm_overlap) needs TP > 1
      * and sequence parallelism, else comm_overlap.py turns it off. */
@@ -776,6 +843,27 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
         cli_text_put(b, "# not expressible: ZeRO-%d; NeMo 1's "
                 "distributed_fused_adam is the distributed optimizer\n",
             (int)l->zero);
+    /* Memory savers: NeMo 1 has Transformer Engine's layer offload
+     * (megatron_gpt_config.yaml: model.cpu_offloading*), nothing else. */
+    if (l->act_offload_layers > 0)
+        cli_text_put(b, "model.cpu_offloading: true\n"
+                "model.cpu_offloading_num_layers: %lld\n"
+                "model.cpu_offloading_activations: true\n"
+                "model.cpu_offloading_weights: false\n",
+            (long long)l->act_offload_layers);
+    if (l->pa_optimizer || l->opt_offload > 0)
+        cli_text_put(b, "# not expressible: %s: NeMo 1's optimizers (Apex's "
+                "distributed_fused_adam, fused_adam) have no key for "
+                "Megatron-Core's\n",
+            l->opt_offload > 0 ? "the optimizer stepped on the host"
+                               : "the precision-aware optimizer's dtypes");
+    if (l->offload_modules)
+        cli_text_put(b, "# not expressible: fine-grained activation "
+                "offloading: NeMo 1 has no key for it\n");
+    if (l->mb_group > 0 && l->vpp > 1)
+        cli_text_put(b, "# not expressible: micro-batch groups of %lld: NeMo "
+                "1 has no key for microbatch_group_size_per_vp_stage\n",
+            (long long)l->mb_group);
 }
 
 void cli_launch_nemo(const cli_launch *c, cli_text *b)
@@ -851,6 +939,11 @@ typedef enum nemo_kid {
     K_MOE_INERT, /* keys trainplan writes that change no estimate (the
                     grouped GEMMs and fused permutation it assumes, the
                     balancing loss) */
+    /* memory savers and micro-batch groups (issue 28) */
+    K_PA_OPT, K_MAIN_GRADS, K_MAIN_PARAMS, K_EXP_AVG, K_EXP_AVG_SQ,
+    K_OPT_OFFLOAD, K_OPT_OFFLOAD_FRAC, K_OPT_OFFLOAD_OVERLAP, K_OPT_INERT,
+    K_CPU_OFFLOAD, K_CPU_OFFLOAD_LAYERS, K_CPU_OFFLOAD_ACT, K_CPU_OFFLOAD_W,
+    K_FG_OFFLOAD, K_OFFLOAD_MODULES, K_OFFLOAD_FRAC, K_MB_GROUP,
     K_COUNT
 } nemo_kid;
 
@@ -899,6 +992,20 @@ static const char *const n_act1[] = {"gelu", "squared-relu", "swiglu", "geglu",
                                      NULL};
 static const char *const n_optim1[] = {"fused_adam", "distributed_fused_adam",
                                        NULL};
+/* torch.dtype names Megatron-Bridge's str_to_dtype takes for the
+ * optimizer's states (utils/activation_map.py, DTYPE_MAP), as
+ * space_opt_dtype (odtype_of) */
+static const char *const n_odtype[] = {
+    "fp32", "float32", "torch.float32", "bf16", "bfloat16", "torch.bfloat16",
+    "fp16", "float16", "torch.float16", "fp8", "float8_e4m3fn",
+    "torch.float8_e4m3fn", NULL};
+static const int odtype_of[] = {
+    SPACE_OPT_FP32, SPACE_OPT_FP32, SPACE_OPT_FP32, SPACE_OPT_BF16,
+    SPACE_OPT_BF16, SPACE_OPT_BF16, SPACE_OPT_FP16, SPACE_OPT_FP16,
+    SPACE_OPT_FP16, SPACE_OPT_FP8,  SPACE_OPT_FP8,  SPACE_OPT_FP8};
+_Static_assert(sizeof n_odtype / sizeof n_odtype[0] - 1
+                   == sizeof odtype_of / sizeof odtype_of[0],
+               "odtype_of mirrors n_odtype");
 /* Mixed-precision recipes this reader knows, with the hyphenated names
  * @register adds (mixed_precision.py); their meaning is mp_meaning. */
 static const char *const n_mp[] = {
@@ -1024,6 +1131,34 @@ static const nemo_key nemo_keys[] = {
     {"model.moe_router_enable_expert_bias", K_MOE_INERT, V_BOOL, 0, 0, 0,
      n_bool},
     {"model.moe_router_pre_softmax", K_MOE_INERT, V_BOOL, 0, 0, 0, n_bool},
+    /* memory savers (issue 28): OptimizerConfig and TransformerConfig
+     * fields; NeMo 1 has model.cpu_offloading* under the same names */
+    {"optimizer.use_precision_aware_optimizer", K_PA_OPT, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"optimizer.main_grads_dtype", K_MAIN_GRADS, V_NAME, 0, 0, 0, n_odtype},
+    {"optimizer.main_params_dtype", K_MAIN_PARAMS, V_NAME, 0, 0, 0, n_odtype},
+    {"optimizer.exp_avg_dtype", K_EXP_AVG, V_NAME, 0, 0, 0, n_odtype},
+    {"optimizer.exp_avg_sq_dtype", K_EXP_AVG_SQ, V_NAME, 0, 0, 0, n_odtype},
+    {"optimizer.optimizer_cpu_offload", K_OPT_OFFLOAD, V_BOOL, 0, 0, 0, n_bool},
+    {"optimizer.optimizer_offload_fraction", K_OPT_OFFLOAD_FRAC, V_FRAC, 0, 0,
+     0, NULL},
+    {"optimizer.overlap_cpu_optimizer_d2h_h2d", K_OPT_OFFLOAD_OVERLAP, V_BOOL,
+     0, 0, 0, n_bool},
+    {"optimizer.bf16", K_OPT_INERT, V_BOOL, 0, 0, 0, n_bool},
+    {"optimizer.fp16", K_OPT_INERT, V_BOOL, 0, 0, 0, n_bool},
+    {"model.cpu_offloading", K_CPU_OFFLOAD, V_BOOL, 0, 0, 0, n_bool},
+    {"model.cpu_offloading_num_layers", K_CPU_OFFLOAD_LAYERS, V_INT, 0, 0,
+     100000, NULL},
+    {"model.cpu_offloading_activations", K_CPU_OFFLOAD_ACT, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"model.cpu_offloading_weights", K_CPU_OFFLOAD_W, V_BOOL, 0, 0, 0, n_bool},
+    {"model.fine_grained_activation_offloading", K_FG_OFFLOAD, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"model.offload_modules", K_OFFLOAD_MODULES, V_STR, 1, 0, 0, NULL},
+    {"model.activation_offload_fraction", K_OFFLOAD_FRAC, V_FRAC, 0, 0, 0,
+     NULL},
+    {"model.microbatch_group_size_per_vp_stage", K_MB_GROUP, V_INT, 1, 1,
+     1000000, NULL},
     /* NeMo 1 megatron_gpt_config.yaml keys (with the model sizes above
      * where the names agree) */
     {"trainer.num_nodes", K_NODES, V_INT, 0, 1, 1000000, NULL},
@@ -1713,6 +1848,84 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
         o->cp_comm = r->v[K_CP_COMM].name;
         o->sw_set |= CLI_SW_CP;
     }
+    /* memory savers and micro-batch groups (issue 28): what Megatron-Core
+     * refuses of them is cli_check_savers' and est_saver_check's */
+    if (SET(K_PA_OPT)) o->pa_optimizer = (int)IV(K_PA_OPT);
+    {
+        const struct {
+            nemo_kid k;
+            const char *key;
+            int *out;
+        } dts[] = {{K_MAIN_GRADS, "optimizer.main_grads_dtype",
+                    &o->main_grads_dtype},
+                   {K_MAIN_PARAMS, "optimizer.main_params_dtype",
+                    &o->main_params_dtype},
+                   {K_EXP_AVG, "optimizer.exp_avg_dtype", &o->exp_avg_dtype},
+                   {K_EXP_AVG_SQ, "optimizer.exp_avg_sq_dtype",
+                    &o->exp_avg_sq_dtype}};
+        for (size_t i = 0; !rc && i < sizeof dts / sizeof dts[0]; i++) {
+            if (!SET(dts[i].k)) continue;
+            int d = odtype_of[r->v[dts[i].k].name];
+            if (d == SPACE_OPT_FP8)
+                rc = tp_errf(e, TP_EDATA, "%s:%d: %s fp8: Megatron-Bridge "
+                             "reads it as torch.float8_e4m3fn, which Transformer "
+                             "Engine's FusedAdam refuses (fp8 states are "
+                             "torch.uint8 there); not a launch that runs",
+                             file, r->v[dts[i].k].line, dts[i].key);
+            *dts[i].out = d;
+        }
+    }
+    if (SET(K_OPT_OFFLOAD) && IV(K_OPT_OFFLOAD)) {
+        o->opt_offload = 1;
+        if (SET(K_OPT_OFFLOAD_FRAC)) {
+            o->opt_offload_fraction = r->v[K_OPT_OFFLOAD_FRAC].x;
+            if (!rc && !(o->opt_offload_fraction > 0))
+                rc = tp_errf(e, TP_EDATA, "%s:%d: optimizer.optimizer_"
+                             "offload_fraction 0: nothing offloaded; set "
+                             "optimizer.optimizer_cpu_offload=false",
+                             file, r->v[K_OPT_OFFLOAD_FRAC].line);
+        }
+        o->opt_offload_overlap = SET(K_OPT_OFFLOAD_OVERLAP)
+                                 && IV(K_OPT_OFFLOAD_OVERLAP);
+    }
+    /* TransformerConfig: cpu_offloading with cpu_offloading_num_layers;
+     * Transformer Engine offloads nothing without activations
+     * (get_cpu_offload_context: weights alone are a no-op) */
+    if (SET(K_CPU_OFFLOAD) && IV(K_CPU_OFFLOAD)
+        && !(SET(K_CPU_OFFLOAD_ACT) && !IV(K_CPU_OFFLOAD_ACT))) {
+        o->act_offload_layers = SET(K_CPU_OFFLOAD_LAYERS)
+                                    ? IV(K_CPU_OFFLOAD_LAYERS)
+                                    : 0;
+        if (!rc && o->act_offload_layers <= 0)
+            rc = tp_errf(e, TP_EDATA, "%s:%d: model.cpu_offloading true "
+                         "without model.cpu_offloading_num_layers >= 1 "
+                         "(TransformerConfig's default 0 offloads no layer); "
+                         "give the layers",
+                         file, r->v[K_CPU_OFFLOAD].line);
+    }
+    if (!rc && SET(K_FG_OFFLOAD) && IV(K_FG_OFFLOAD)) {
+        o->fine_grained = 1;
+        if (!SET(K_OFFLOAD_MODULES)
+            || space_off_modules_parse(r->v[K_OFFLOAD_MODULES].s,
+                                       &o->offload_modules))
+            rc = tp_errf(e, TP_EDATA, "%s:%d: model.offload_modules %s: "
+                         "expected a list of attn_norm, qkv_linear, "
+                         "core_attn, attn_proj, mlp_norm, expert_fc1, "
+                         "moe_act",
+                         file,
+                         r->v[SET(K_OFFLOAD_MODULES) ? K_OFFLOAD_MODULES
+                                                     : K_FG_OFFLOAD].line,
+                         SET(K_OFFLOAD_MODULES) ? r->v[K_OFFLOAD_MODULES].s
+                                                : "(none)");
+        if (!rc && SET(K_OFFLOAD_FRAC)) {
+            o->offload_fraction = r->v[K_OFFLOAD_FRAC].x;
+            if (!(o->offload_fraction > 0))
+                rc = tp_errf(e, TP_EDATA, "%s:%d: model.activation_offload_"
+                             "fraction 0: nothing offloaded",
+                             file, r->v[K_OFFLOAD_FRAC].line);
+        }
+    }
+    if (SET(K_MB_GROUP)) o->mb_group = IV(K_MB_GROUP);
     if (!rc && SET(K_WGRAD_DEFER) && IV(K_WGRAD_DEFER))
         rc = tp_errf(e, TP_EDATA, "%s:%d: comm_overlap.defer_embedding_wgrad_"
                      "compute: estimate has no option for it; remove it",

@@ -591,6 +591,33 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
                      sac);
     }
 
+    /* ---- memory savers (issue 28): Megatron-Core's; torchtitan's only
+     * offload is FSDP2's CPUOffloadPolicy (training.enable_cpu_offload:
+     * parameters, gradients and optimizer states on the host), another
+     * mechanism, not written ---- */
+    if (l->pa_optimizer && l->opt_offload <= 0)
+        not_expressible(&w, "Megatron-Core's precision-aware optimizer "
+                        "(moments in %s/%s): torchtitan's AdamW keeps its "
+                        "states in the parameters' fp32",
+                        space_opt_dtype_name(l->exp_avg_dtype),
+                        space_opt_dtype_name(l->exp_avg_sq_dtype));
+    if (l->opt_offload > 0)
+        not_expressible(&w, "Megatron-Core's optimizer CPU offload "
+                        "(HybridDeviceOptimizer, %g of the states): "
+                        "torchtitan's training.enable_cpu_offload offloads "
+                        "FSDP2's parameters and gradients too, not what was "
+                        "estimated",
+                        l->opt_offload);
+    if (l->act_offload_layers > 0 || l->offload_modules)
+        not_expressible(&w, "activation offloading to the host "
+                        "(Transformer Engine's or Megatron-Core's): no "
+                        "torchtitan option");
+    if (l->mb_group > 0 && l->vpp > 1)
+        not_expressible(&w, "Megatron-Core's micro-batch groups of %lld in "
+                        "the interleaved schedule: torchtitan's schedules "
+                        "have no such option",
+                        (long long)l->mb_group);
+
     /* ---- compile: the estimate's fused kernels unless eager ---- */
     section(&w, "compile");
     key(&w, "compile", "enable", "%s", py_bool(&w, compile));
@@ -1348,6 +1375,21 @@ int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
         rc = unmodelled(&j, "training.dtype", dtype,
                         "trainplan models fp32 parameters with bf16 compute "
                         "(float32)", e);
+        goto done;
+    }
+    /* FSDP2's CPUOffloadPolicy (training.enable_cpu_offload;
+     * torchtitan/distributed/fsdp.py): not Megatron-Core's offloads, which
+     * are what trainplan models */
+    int cpu_off = 0;
+    rc = get_bool(&j, "training.enable_cpu_offload", 0, &cpu_off, e);
+    if (rc) goto done;
+    if (cpu_off) {
+        rc = unmodelled(&j, "training.enable_cpu_offload", "true",
+                        "FSDP2's CPU offload (CPUOffloadPolicy: parameters, "
+                        "gradients and optimizer states on the host, the "
+                        "step there) is not modelled; trainplan models "
+                        "Megatron-Core's optimizer and activation offloading",
+                        e);
         goto done;
     }
     int compile, async_tp, sp = 1;

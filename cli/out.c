@@ -436,11 +436,12 @@ int cli_time_terms(const est_breakdown *b, int with_unit, cli_term *t)
         {"dp_comm_exposed", "dp_comm_exposed_s"},
         {"ep_comm", "ep_comm_s"},
         {"optimizer", "optimizer_s"},
+        {"activation_offload", "activation_offload_s"},
     };
     const double v[CLI_TIME_TERMS] = {b->fwd_s, b->bwd_s, b->recompute_s,
                                       b->tp_s, b->cp_s, b->pp_p2p_s,
                                       b->bubble_s, b->dp_s, b->ep_s,
-                                      b->optimizer_s};
+                                      b->optimizer_s, b->offload_s};
     for (int i = 0; i < CLI_TIME_TERMS; i++)
         t[i] = (cli_term){names[i][with_unit ? 1 : 0], v[i]};
     return CLI_TIME_TERMS;
@@ -501,4 +502,86 @@ void cli_json_split(cJSON *o, const space_model *m, const space_layout *l)
         cJSON_AddNumberToObject(s, "mtp_stage", (double)mtp_stage);
     else
         cJSON_AddNullToObject(s, "mtp_stage");
+}
+
+void cli_json_savers(cJSON *o, const space_layout *l)
+{
+    cJSON *s = cJSON_AddObjectToObject(o, "memory_savers");
+    char tag[64];
+    cJSON_AddStringToObject(s, "tag", space_savers_tag(l, tag, sizeof tag));
+    cJSON_AddBoolToObject(s, "use_precision_aware_optimizer",
+                          l->pa_optimizer != 0);
+    cJSON_AddStringToObject(s, "main_grads_dtype",
+                            space_opt_dtype_name(l->main_grads_dtype));
+    cJSON_AddStringToObject(s, "main_params_dtype",
+                            space_opt_dtype_name(l->main_params_dtype));
+    cJSON_AddStringToObject(s, "exp_avg_dtype",
+                            space_opt_dtype_name(l->exp_avg_dtype));
+    cJSON_AddStringToObject(s, "exp_avg_sq_dtype",
+                            space_opt_dtype_name(l->exp_avg_sq_dtype));
+    cJSON_AddBoolToObject(s, "optimizer_cpu_offload", l->opt_offload > 0);
+    if (l->opt_offload > 0)
+        cJSON_AddNumberToObject(s, "optimizer_offload_fraction",
+                                l->opt_offload);
+    else
+        cJSON_AddNullToObject(s, "optimizer_offload_fraction");
+    cJSON_AddBoolToObject(s, "overlap_cpu_optimizer_d2h_h2d",
+                          l->opt_offload > 0 && l->opt_offload_overlap);
+    cJSON_AddNumberToObject(s, "cpu_offloading_num_layers",
+                            (double)l->act_offload_layers);
+    cJSON_AddBoolToObject(s, "fine_grained_activation_offloading",
+                          l->offload_modules != 0);
+    cJSON *arr = cJSON_AddArrayToObject(s, "offload_modules");
+    for (int b = 0; arr && b < SPACE_OFF_COUNT; b++)
+        if (l->offload_modules & (1u << b))
+            cJSON_AddItemToArray(arr,
+                                 cJSON_CreateString(space_off_module_names[b]));
+    if (l->offload_modules)
+        cJSON_AddNumberToObject(s, "activation_offload_fraction",
+                                l->offload_fraction > 0 ? l->offload_fraction
+                                                        : 1);
+    else
+        cJSON_AddNullToObject(s, "activation_offload_fraction");
+    if (l->vpp > 1)
+        cJSON_AddNumberToObject(s, "microbatch_group_size_per_vp_stage",
+                                (double)space_mb_group(l));
+    else
+        cJSON_AddNullToObject(s, "microbatch_group_size_per_vp_stage");
+}
+
+char *cli_savers_text(const space_layout *l, char *buf, size_t cap)
+{
+    size_t at = 0;
+    if (cap) buf[0] = '\0';
+#define ADD(...)                                                              \
+    do {                                                                      \
+        int w_ = at < cap ? snprintf(buf + at, cap - at, __VA_ARGS__) : 0;    \
+        if (w_ > 0) at += (size_t)w_;                                         \
+    } while (0)
+    if (l->pa_optimizer && l->opt_offload <= 0)
+        ADD("%sprecision-aware optimizer (gradients %s, master %s, moments "
+            "%s/%s)",
+            at ? "; " : "", space_opt_dtype_name(l->main_grads_dtype),
+            space_opt_dtype_name(l->main_params_dtype),
+            space_opt_dtype_name(l->exp_avg_dtype),
+            space_opt_dtype_name(l->exp_avg_sq_dtype));
+    if (l->opt_offload > 0)
+        ADD("%soptimizer on the host (%g of its parameters%s)",
+            at ? "; " : "", l->opt_offload,
+            l->opt_offload_overlap ? ", copies overlapped" : "");
+    if (l->act_offload_layers > 0)
+        ADD("%sactivations of the first %lld layers on the host",
+            at ? "; " : "", (long long)l->act_offload_layers);
+    if (l->offload_modules) {
+        char names[160];
+        space_off_modules_str(l->offload_modules, ", ", names, sizeof names);
+        ADD("%sfine-grained offloading of %s (%g of the groups)",
+            at ? "; " : "", names,
+            l->offload_fraction > 0 ? l->offload_fraction : 1);
+    }
+    if (l->mb_group > 0 && l->vpp > 1)
+        ADD("%smicro-batch groups of %lld", at ? "; " : "",
+            (long long)l->mb_group);
+#undef ADD
+    return buf;
 }

@@ -236,7 +236,22 @@ enum opt_id {
     OPT_PP_ACCOUNT_LOSS,
     OPT_PP_LAYOUT,
     OPT_EXPANDABLE,
-    OPT_NO_EXPANDABLE
+    OPT_NO_EXPANDABLE,
+    /* memory savers and micro-batch groups (issue 28) */
+    OPT_PA_OPTIMIZER,
+    OPT_MAIN_GRADS_DTYPE,
+    OPT_MAIN_PARAMS_DTYPE,
+    OPT_EXP_AVG_DTYPE,
+    OPT_EXP_AVG_SQ_DTYPE,
+    OPT_OPT_OFFLOAD,
+    OPT_OPT_OFFLOAD_FRACTION,
+    OPT_OPT_OFFLOAD_OVERLAP,
+    OPT_ACT_OFFLOAD_LAYERS,
+    OPT_FINE_GRAINED_OFFLOAD,
+    OPT_OFFLOAD_MODULES,
+    OPT_OFFLOAD_FRACTION,
+    OPT_MB_GROUP,
+    OPT_NO_SAVERS
 };
 
 typedef struct cli_option {
@@ -331,6 +346,65 @@ static const cli_option options[] = {
      "--moe-flex-dispatcher-backend); hybridep dispatches rows sorted by "
      "expert and padded for fp8 (no sort, no padding copies); needs "
      "--moe-dispatcher flex; default deepep"},
+    /* memory savers (issue 28; docs/memory.md) */
+    {"use-precision-aware-optimizer", OPT_PA_OPTIMIZER, NULL, CMD_EST_SEARCH,
+     "Transformer Engine's FusedAdam keeps the master weights (an fp32 "
+     "master of a bf16 weight as its 16 missing bits) and the moments in "
+     "the dtypes below (Megatron-Core); needs the distributed optimizer "
+     "(implied where --zero-stage is not given)"},
+    {"main-grads-dtype", OPT_MAIN_GRADS_DTYPE, "fp32|bf16", CMD_EST_SEARCH,
+     "with --use-precision-aware-optimizer: the gradient buffers' dtype "
+     "(default fp32)"},
+    {"main-params-dtype", OPT_MAIN_PARAMS_DTYPE, "fp32|fp16", CMD_EST_SEARCH,
+     "with --use-precision-aware-optimizer: the master weights' dtype "
+     "(default fp32)"},
+    {"exp-avg-dtype", OPT_EXP_AVG_DTYPE, "fp32|fp16|bf16|fp8", CMD_EST_SEARCH,
+     "with --use-precision-aware-optimizer: Adam's first moment's dtype "
+     "(default fp32; DeepSeek-V3 trains with bf16)"},
+    {"exp-avg-sq-dtype", OPT_EXP_AVG_SQ_DTYPE, "fp32|fp16|bf16|fp8",
+     CMD_EST_SEARCH,
+     "with --use-precision-aware-optimizer: Adam's second moment's dtype "
+     "(default fp32)"},
+    {"optimizer-cpu-offload", OPT_OPT_OFFLOAD, NULL, CMD_EST_SEARCH,
+     "step the optimizer on the host (Megatron-Core's HybridDeviceOptimizer: "
+     "fp32 states in host memory, gradients copied down, parameters copied "
+     "back over the host link); needs --use-precision-aware-optimizer and "
+     "the system's host link and memory bandwidth in hwdb"},
+    {"optimizer-offload-fraction", OPT_OPT_OFFLOAD_FRACTION, "F",
+     CMD_EST_SEARCH,
+     "with --optimizer-cpu-offload: the share of the optimizer's "
+     "parameters stepped on the host, (0, 1] (default 1)"},
+    {"overlap-cpu-optimizer-d2h-h2d", OPT_OPT_OFFLOAD_OVERLAP, NULL,
+     CMD_EST_SEARCH,
+     "with --optimizer-cpu-offload: the copies and the CPU step overlapped, "
+     "parameter by parameter"},
+    {"cpu-offloading-num-layers", OPT_ACT_OFFLOAD_LAYERS, "N",
+     CMD_EST_SEARCH,
+     "Transformer Engine's activation offloading: the first N layers' "
+     "activations kept on the host between forward and backward, 1 to "
+     "layers - 1; PP 1 and no recomputation (implied where not given)"},
+    {"fine-grained-activation-offloading", OPT_FINE_GRAINED_OFFLOAD, NULL,
+     CMD_EST_SEARCH,
+     "Megatron-Core's fine-grained activation offloading of the modules of "
+     "--offload-modules (any PP)"},
+    {"offload-modules", OPT_OFFLOAD_MODULES, "LIST", CMD_EST_SEARCH,
+     "with --fine-grained-activation-offloading: the modules whose saved "
+     "tensors go to the host, comma-separated, of attn_norm, qkv_linear, "
+     "core_attn, attn_proj, mlp_norm, expert_fc1, moe_act"},
+    {"activation-offload-fraction", OPT_OFFLOAD_FRACTION, "F", CMD_EST_SEARCH,
+     "with --fine-grained-activation-offloading: the share of offload "
+     "groups offloaded, the first in forward order, (0, 1] (default 1)"},
+    {"microbatch-group-size-per-virtual-pipeline-stage", OPT_MB_GROUP, "N",
+     CMD_EST_SEARCH,
+     "the interleaved schedule runs N micro-batches of a model chunk in a "
+     "row (PP <= N <= micro-batches; the last group 0 or >= PP): "
+     "micro-batches need not be a multiple of PP, (VPP - 1) x N of the "
+     "warm-up in flight (default PP)"},
+    {"no-memory-savers", OPT_NO_SAVERS, NULL, CMD_SEARCH,
+     "search: do not try the memory savers (precision-aware optimizer with "
+     "bf16 moments, activation offload, optimizer offload) on layouts that "
+     "do not fit; default: each layout that does not fit is tried with "
+     "each, the fastest that fits kept and named in its tag"},
     {"moe-imbalance", OPT_MOE_IMBALANCE, "X", CMD_EST_SEARCH,
      "MoE: tokens the busiest expert receives over the mean, 1 (perfect "
      "balance) to experts / top-k (default: the estimator's)"},
@@ -607,7 +681,12 @@ static int job_sets(int id)
         OPT_EAGER, OPT_PP_SCATTER_GATHER, OPT_DOC_LENGTH, OPT_EP, OPT_ETP,
         OPT_MOE_DISPATCHER, OPT_MOE_COMM_OVERLAP, OPT_MOE_ROUTER_PAD,
         OPT_MOE_FLEX_BACKEND, OPT_PP_FIRST, OPT_PP_LAST, OPT_PP_ACCOUNT_EMBED,
-        OPT_PP_ACCOUNT_LOSS, OPT_PP_LAYOUT,
+        OPT_PP_ACCOUNT_LOSS, OPT_PP_LAYOUT, OPT_PA_OPTIMIZER,
+        OPT_MAIN_GRADS_DTYPE, OPT_MAIN_PARAMS_DTYPE, OPT_EXP_AVG_DTYPE,
+        OPT_EXP_AVG_SQ_DTYPE, OPT_OPT_OFFLOAD, OPT_OPT_OFFLOAD_FRACTION,
+        OPT_OPT_OFFLOAD_OVERLAP, OPT_ACT_OFFLOAD_LAYERS,
+        OPT_FINE_GRAINED_OFFLOAD, OPT_OFFLOAD_MODULES, OPT_OFFLOAD_FRACTION,
+        OPT_MB_GROUP,
         /* not --[no-]expandable-segments: the allocator's setting is the
          * job's environment, which a job file may not show (torchtitan's
          * run_train.sh, a wrapper's export); the option says it */
@@ -921,6 +1000,7 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
     o.sp = o.recompute = o.zero = o.precision = -1;
     o.attn_dropout = o.hidden_dropout = -1;
     o.threshold = -1;
+    o.offload_fraction = -1;
     tp_err e = {0}, ge = {0};
     int distopt = 0;      /* --use- (1) or --no-use-distributed-optimizer (-1) */
     long long zero_arg = -1; /* --zero-stage */
@@ -1401,6 +1481,89 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         case OPT_MOE_ROUTER_PAD:
             o.moe_router_pad = 1;
             break;
+        case OPT_PA_OPTIMIZER:
+            o.pa_optimizer = 1;
+            break;
+        case OPT_MAIN_GRADS_DTYPE:
+        case OPT_MAIN_PARAMS_DTYPE:
+        case OPT_EXP_AVG_DTYPE:
+        case OPT_EXP_AVG_SQ_DTYPE: {
+            /* Megatron-LM's argparse choices for each */
+            static const char *const grads[] = {"fp32", "bf16"};
+            static const char *const params[] = {"fp32", "fp16"};
+            static const int grads_d[] = {SPACE_OPT_FP32, SPACE_OPT_BF16};
+            static const int params_d[] = {SPACE_OPT_FP32, SPACE_OPT_FP16};
+            int k = 0;
+            if (c == OPT_MAIN_GRADS_DTYPE) {
+                rc = parse_name("main-grads-dtype", optarg, grads, 2, &k, &e);
+                o.main_grads_dtype = grads_d[k];
+            } else if (c == OPT_MAIN_PARAMS_DTYPE) {
+                rc = parse_name("main-params-dtype", optarg, params, 2, &k,
+                                &e);
+                o.main_params_dtype = params_d[k];
+            } else {
+                rc = parse_name(c == OPT_EXP_AVG_DTYPE ? "exp-avg-dtype"
+                                                       : "exp-avg-sq-dtype",
+                                optarg, space_opt_dtype_names,
+                                SPACE_OPT_DTYPE_COUNT, &k, &e);
+                if (c == OPT_EXP_AVG_DTYPE)
+                    o.exp_avg_dtype = k;
+                else
+                    o.exp_avg_sq_dtype = k;
+            }
+            break;
+        }
+        case OPT_OPT_OFFLOAD:
+            o.opt_offload = 1;
+            break;
+        case OPT_OPT_OFFLOAD_FRACTION:
+            rc = parse_pos("optimizer-offload-fraction", optarg, 1,
+                           "a share of the optimizer's parameters",
+                           &o.opt_offload_fraction, &e);
+            break;
+        case OPT_OPT_OFFLOAD_OVERLAP:
+            o.opt_offload_overlap = 1;
+            break;
+        case OPT_ACT_OFFLOAD_LAYERS:
+            rc = parse_int("cpu-offloading-num-layers", optarg, 1, 1000000, &v,
+                           &e);
+            o.act_offload_layers = v;
+            break;
+        case OPT_FINE_GRAINED_OFFLOAD:
+            o.fine_grained = 1;
+            break;
+        case OPT_OFFLOAD_MODULES: {
+            size_t bad = space_off_modules_parse(optarg, &o.offload_modules);
+            if (bad)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--offload-modules: expected a comma-separated "
+                             "list of attn_norm, qkv_linear, core_attn, "
+                             "attn_proj, mlp_norm, expert_fc1, moe_act, found "
+                             "'%s'%s%s",
+                             optarg, bad > 1 ? " at " : "",
+                             bad > 1 ? optarg + bad - 1 : "");
+            break;
+        }
+        case OPT_OFFLOAD_FRACTION: {
+            double x = -1;
+            if (tp_parse_num(optarg, &x) || !(x > 0) || x > 1)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--activation-offload-fraction: expected a share "
+                             "of the offload groups in (0, 1] (0 offloads "
+                             "nothing: leave out --fine-grained-activation-"
+                             "offloading), found '%s'",
+                             optarg);
+            o.offload_fraction = x;
+            break;
+        }
+        case OPT_MB_GROUP:
+            rc = parse_int("microbatch-group-size-per-virtual-pipeline-stage",
+                           optarg, 1, 1000000, &v, &e);
+            o.mb_group = v;
+            break;
+        case OPT_NO_SAVERS:
+            o.no_savers = 1;
+            break;
         case OPT_MOE_FLEX_BACKEND:
             rc = parse_name("moe-flex-backend", optarg,
                             space_moe_flex_backend_names, SPACE_MOE_FLEX_COUNT,
@@ -1517,6 +1680,13 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
      * TransformerConfig): given alone, they ask for it. */
     if (o.recompute_modules && o.recompute < 0)
         o.recompute = SPACE_RECOMPUTE_SELECTIVE;
+    /* The precision-aware optimizer runs with the distributed optimizer
+     * only, and Transformer Engine's layer offload with one pipeline stage
+     * and no recomputation: given alone, they ask for them. */
+    if (o.pa_optimizer && o.zero < 0) o.zero = 1;
+    if (o.act_offload_layers > 0 && o.pp <= 0) o.pp = 1;
+    if (o.act_offload_layers > 0 && o.recompute < 0)
+        o.recompute = SPACE_RECOMPUTE_NONE;
     for (int i = 0; i < N_OPTIONS; i++)
         if (seen[i] && !(options[i].cmds & cmd->bit)) {
             fprintf(err, "trainplan: --%s does not apply to '%s %s'\n",

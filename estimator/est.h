@@ -393,6 +393,10 @@ typedef struct est_memory {
                              and ETP; ZeRO over the expert data-parallel
                              group) */
     int64_t stage;       /* which pipeline stage that is */
+    /* Memory savers (offload.c): what this GPU's rank keeps in its host's
+     * memory, bytes: optimizer states stepped on the CPU, offloaded
+     * activations. 0 without them. */
+    double host;
 } est_memory;
 
 /* Bytes of p parameters' weights, gradients and optimizer states on one
@@ -689,6 +693,11 @@ typedef enum est_reason {
     EST_MOE_LAYOUT,      /* an expert grid Megatron-Core refuses beyond the
                             layout rules (est_moe_check): ETP not dividing
                             the expert FFN */
+    EST_SAVER,           /* a memory saver Megatron-Core refuses with this
+                            layout, or one the hardware database cannot
+                            time (no host link, no host memory bandwidth);
+                            or the host's memory too small for what is
+                            offloaded (est_saver_check) */
     EST_REASON_COUNT
 } est_reason;
 extern const char *const est_reason_names[EST_REASON_COUNT];
@@ -705,6 +714,9 @@ typedef struct est_breakdown {
     double ep_s; /* MoE token dispatch and combine (expert-parallel
                     all-to-all or all-gather, expert-TP gathers),
                     exposed; 0 for dense models */
+    double offload_s; /* activations offloaded to the host and back,
+                    where the transfers outlast the compute they run
+                    under (offload.c); 0 without activation offloading */
 } est_breakdown;
 
 /* One estimate: a plain value. */
@@ -819,6 +831,64 @@ int64_t est_moe_edp(const space_layout *l);
  * with the reason in why[cap]. A dense model always passes. */
 int est_moe_check(const space_model *m, const space_layout *l, char *why,
                   size_t cap);
+
+/* ---- memory savers (offload.c) ------------------------------------------ */
+
+/* Bytes of optimizer state a parameter of the rank's optimizer shard
+ * keeps on the GPU under l (12 without savers: fp32 master, m, v): the
+ * precision-aware optimizer's master weight (2 where Transformer Engine
+ * keeps only the 16 bits a bf16 parameter lacks) and moments in their
+ * dtypes; under --optimizer-cpu-offload the share stepped on the GPU.
+ * Sources in offload.c. */
+double est_opt_gpu_bytes(const space_layout *l);
+
+/* Bytes per parameter of the shard the host keeps under
+ * --optimizer-cpu-offload (fp32 parameter, gradient, m and v: 16 of the
+ * offloaded share); 0 otherwise. */
+double est_opt_host_bytes(const space_layout *l);
+
+/* Bytes per parameter of the shard the optimizer step adds for its
+ * duration beyond the states: an fp32 copy of a 16-bit gradient, and
+ * Transformer Engine's fp32 copies of states it keeps in fp16 or fp8
+ * (or in bf16 unless both moments are). */
+double est_opt_step_bytes(const space_layout *l);
+
+/* HBM bytes the GPU's Adam step moves per parameter it steps under l,
+ * over what the standard step moves (EST_OP_ADAM's count): 1 without
+ * savers. */
+double est_opt_traffic_ratio(const space_layout *l);
+
+/* Bytes per token of one layer (moe: an MoE layer) that l offloads to the
+ * host: with --cpu-offloading-num-layers every activation the layer keeps
+ * for the backward (Transformer Engine offloads every saved tensor of at
+ * least 256 Ki elements); with fine-grained offloading what the
+ * modules save, over the share of groups offloaded; 0 otherwise (mem.c). */
+double est_offload_layer_token(const space_model *m, const space_layout *l,
+                               int moe);
+
+/* The bandwidth each GPU of c's system has to its host's memory when every
+ * GPU of a node moves data at once, per direction: the smaller of its host
+ * link (the system's where set, else the GPU's) and the node's CPU memory
+ * bandwidth over its GPUs; 0 when hwdb lacks either. */
+double est_host_bw(const est_ctx *c);
+
+/* What Megatron-Core refuses of l's memory savers and micro-batch groups
+ * (validate_args, OptimizerConfig and TransformerConfig __post_init__,
+ * at NVIDIA/Megatron-LM@d98e8a64ddf3), what trainplan cannot time (no
+ * host link or host memory bandwidth in c's hwdb), and offloads larger
+ * than the host's memory (mem's host bytes, times the GPUs of a node).
+ * Returns 0, or -1 with the reason in why[cap] (est_estimate's
+ * EST_SAVER). c may be NULL: the hardware is not checked. */
+int est_saver_check(const est_ctx *c, const space_model *m,
+                    const space_layout *l, const est_memory *mem, char *why,
+                    size_t cap);
+
+/* Seconds the forward (*fwd) and the backward (*bwd) of one micro-batch
+ * stall for Transformer Engine's layer offload (--cpu-offloading-num-
+ * layers): n of L layers, each moving x seconds of activations each way,
+ * against cf and cb seconds of compute per layer (offload.c). */
+void est_layer_offload_stall(int64_t L, int64_t n, double cf, double cb,
+                             double x, double *fwd, double *bwd);
 
 /* ---- lower bounds for the search (bound.c) ------------------------------ */
 

@@ -62,7 +62,8 @@
  * longest chunk in it: the bubble is stretched by the most layers any
  * chunk holds over the mean, L / (p v) (1 for an even split; a chunk
  * that gave a layer's slot to the embedding or the loss is not the
- * longest, and its embedding or head time is in t_mean). Under the interleaved schedule Megatron-Core posts the
+ * longest, and its embedding or head time is in t_mean).
+ * Under the interleaved schedule Megatron-Core posts the
  * sends and receives of its steady state asynchronously and waits for
  * them only before the chunk that needs them
  * (megatron/core/pipeline_parallel/schedules.py, overlap_p2p_comm, on by
@@ -112,6 +113,16 @@
  * capacity factor caps the busiest expert's load (est_moe_imbalance);
  * expert grids Megatron-Core refuses: EST_MOE_LAYOUT.
  *
+ * Memory savers (space/savers.c; offload.c has their bytes): the
+ * precision-aware optimizer's step scales the fitted Adam by the bytes it
+ * moves; optimizer CPU offload adds the gradients' copy to the host, the
+ * CPU's AdamW at the host's memory bandwidth and the parameters' copy
+ * back (saver_step); activation offloading adds what its copies outlast
+ * of the compute they run under (offload_exposed, est_breakdown.offload_s).
+ * Micro-batch groups leave the bubble as it is: with groups of N >= PP
+ * each chunk's forward finds its input ready, so only the fill and the
+ * drain idle, (p - 1) / v of a micro-batch as without them.
+ *
  * Deliberately not modelled yet: the tied-embedding gradient all-reduce
  * between first and last stage, data loading, the cost of dropout inside
  * flash attention, DualPipe's overlap of the MoE dispatch.
@@ -140,11 +151,15 @@ typedef struct stage_time {
      * micro-batch's backward layer; the stage loop weighs it with ep by
      * the share of layers so paired */
     double ep_pair;
+    /* activations to the host and back, where they outlast the compute
+     * they run under (offload.c); 0 without activation offloading */
+    double offload;
 } stage_time;
 
 static double stage_total(const stage_time *s)
 {
-    return s->fwd + s->bwd + s->recompute + s->tp + s->cp + s->p2p + s->ep;
+    return s->fwd + s->bwd + s->recompute + s->tp + s->cp + s->p2p + s->ep
+           + s->offload;
 }
 
 typedef struct iter_ctx {
@@ -1526,6 +1541,7 @@ const char *const est_reason_names[EST_REASON_COUNT] = {
     [EST_MOE] = "moe_not_modelled",
     [EST_TOO_MANY_GPUS] = "too_many_gpus",
     [EST_MOE_LAYOUT] = "moe_layout",
+    [EST_SAVER] = "saver_refused",
 };
 _Static_assert(sizeof est_reason_names / sizeof est_reason_names[0]
                    == EST_REASON_COUNT,
@@ -1537,6 +1553,82 @@ const char *est_precision_name(const space_layout *l)
     if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_MXFP8) return "mxfp8";
     if (l->dtype < 0 || l->dtype >= HW_DTYPE_COUNT) return "?";
     return hw_dtype_names[l->dtype];
+}
+
+/* ---- memory savers' time (offload.c has the bytes) -------------------- */
+
+/* The optimizer step of n parameters under the precision-aware optimizer
+ * or optimizer offload. The GPU's Adam is memory-bound: its time scales
+ * with the bytes it moves (est_opt_traffic_ratio). Offloaded, the share f
+ * of the shard is stepped on the host (HybridDeviceOptimizer.step,
+ * NVIDIA/Megatron-LM@d98e8a64ddf3 megatron/core/optimizer/cpu_offloading/
+ * hybrid_optimizer.py): its gradients copied to the host (4 bytes each:
+ * the D2H copy_ converts to fp32 on the GPU), torch.optim.AdamW over fp32
+ * parameter, gradient, m and v (read 16, write 12 bytes of host memory)
+ * and the parameters' cast to 16 bits (read 4, write 2) and copy back (2
+ * bytes each: a copy_ to the GPU converts on the host, PyTorch aten/src/
+ * ATen/native/cuda/Copy.cu), every GPU of a node at once through its host
+ * link and the node's CPU memory (est_host_bw). In sequence: the D2H copy,
+ * then the CPU step beside the GPU's share, then the H2D copy; with
+ * --overlap-cpu-optimizer-d2h-h2d one CPU optimizer per parameter, each
+ * starting when its gradient has arrived and copying back when done: the
+ * slowest of the copies, the host's memory traffic (the copies' DMA
+ * included) and the GPU's share. The CPU step is taken at the host's
+ * memory bandwidth: the time its threads could reach at best (torchrun
+ * sets OMP_NUM_THREADS=1 per rank unless told otherwise). */
+static double saver_step(const iter_ctx *x, double n)
+{
+    const space_layout *l = x->l;
+    double f = l->opt_offload > 0 ? fmin(l->opt_offload, 1) : 0;
+    double ng = (1 - f) * n, t_gpu = 0;
+    if (ng >= 1) {
+        est_op a = {0};
+        a.kind = EST_OP_ADAM;
+        a.dtype = HW_FP32;
+        a.n = (int64_t)ng;
+        t_gpu = op_time(x, &a).fwd_s * est_opt_traffic_ratio(l);
+    }
+    if (f <= 0) return t_gpu;
+    const hw_system *y = x->c->sys;
+    double link = est_host_bw(x->c);
+    double share = y->host_mem_bw_bytes_per_s
+                   / (double)(y->gpus_per_node > 0 ? y->gpus_per_node : 1);
+    if (!(link > 0) || !(share > 0)) return t_gpu; /* est_saver_check refuses */
+    double nh = f * n;
+    double d2h = 4 * nh / link, h2d = 2 * nh / link;
+    double cpu = (28 + 6) * nh / share;
+    if (l->opt_offload_overlap)
+        return fmax(fmax(t_gpu, cpu + 6 * nh / share), fmax(d2h, h2d));
+    return d2h + fmax(t_gpu, cpu) + h2d;
+}
+
+/* Seconds per micro-batch stage s (nl layers, nm of them MoE) stalls for
+ * its activations' trips to the host. Transformer Engine's layer offload
+ * (PP 1): est_layer_offload_stall over the layers, each moving its
+ * activations in x seconds against the stage's mean layer compute.
+ * Fine-grained offloading: the forward does not wait for its copies
+ * (fine_grained_offloading_max_inflight_offloads unset: no joins), so
+ * what outlasts the forward is paid once; each layer's backward waits for
+ * its groups' reload, started one layer ahead. */
+static double offload_exposed(const iter_ctx *x, const stage_time *s,
+                              double nl, double nm)
+{
+    const space_layout *l = x->l;
+    const space_model *m = x->m;
+    double bw = est_host_bw(x->c);
+    if (!(bw > 0) || !(nl > 0)) return 0; /* est_saver_check refuses */
+    double o = ((nl - nm) * est_offload_layer_token(m, l, 0)
+                + nm * est_offload_layer_token(m, l, 1))
+               / nl;
+    double xs = (double)x->T * o / bw;
+    double cf = s->fwd / nl, cb = s->bwd / nl;
+    if (l->act_offload_layers > 0) {
+        double f, b;
+        est_layer_offload_stall((int64_t)(nl + 0.5), l->act_offload_layers,
+                                cf, cb, xs, &f, &b);
+        return f + b;
+    }
+    return fmax(0, nl * (xs - cf)) + nl * fmax(0, xs - cb);
 }
 
 est_reason est_precision_check(const hw_gpu *g, const space_layout *l,
@@ -1624,6 +1716,11 @@ void est_estimate(const est_ctx *c, const space_model *m,
     if ((r->reason = est_precision_check(g, l, r->message,
                                          sizeof r->message)) != EST_FEASIBLE)
         return;
+    /* Memory savers and micro-batch groups (offload.c). */
+    if (est_saver_check(c, m, l, &r->mem, r->message, sizeof r->message)) {
+        r->reason = EST_SAVER;
+        return;
+    }
     int blackwell = strcmp(g->arch, "blackwell") == 0;
     if (l->dtype == HW_FP4 && l->fp8_lib != SPACE_FP8_LIB_TE) {
         r->reason = EST_NO_FP8;
@@ -1907,6 +2004,9 @@ void est_estimate(const est_ctx *c, const space_model *m,
                 casts += (double)m->mtp_layers * moe_casts;
         }
         s->p2p = p2p;
+        s->offload = 0;
+        if (l->act_offload_layers > 0 || l->offload_modules)
+            s->offload = offload_exposed(&x, s, nl, nm);
         const stage_time *add[3] = {rank == 0 ? &first : NULL,
                                     rank == pp - 1 ? &last : NULL,
                                     rank == mtp_rank && mtp_rank != pp - 1
@@ -1948,6 +2048,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
     b->cp_s = mb * cs->cp;
     b->ep_s = mb * cs->ep;
     b->pp_p2p_s = mb * cs->p2p;
+    b->offload_s = mb * cs->offload;
     b->bubble_s = (double)(pp - 1) / (double)v * tmean;
     if (v > 1) {
         /* Interleaved: the fill and the drain pass chunk by chunk, each
@@ -2069,12 +2170,18 @@ void est_estimate(const est_ctx *c, const space_model *m,
         double n = l->zero >= SPACE_ZERO_1
                        ? (params - xp) / shard + (xp > 0 ? xp / xshard : 0)
                        : params;
-        a.n = (int64_t)(n > 1 ? n : 1);
-        est_time t = op_time(&x, &a);
-        b->optimizer_s = t.fwd_s;
+        if (l->opt_offload > 0 || l->pa_optimizer) {
+            b->optimizer_s = saver_step(&x, n);
+        } else {
+            a.n = (int64_t)(n > 1 ? n : 1);
+            est_time t = op_time(&x, &a);
+            b->optimizer_s = t.fwd_s;
+        }
     }
     r->iteration_s = b->fwd_s + b->bwd_s + b->recompute_s + b->tp_s + b->cp_s
                      + b->pp_p2p_s + b->bubble_s + b->dp_s + b->optimizer_s;
+    if (l->act_offload_layers > 0 || l->offload_modules)
+        r->iteration_s += b->offload_s;
     if (moe) r->iteration_s += b->ep_s;
     r->critical_stage = crit;
 

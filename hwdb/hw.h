@@ -96,6 +96,10 @@ typedef struct hw_gpu {
     const struct hw_gpu *models_like; /* resolved; points into the hw_db */
     const char *models_like_note;     /* why, with its source; owned by the hw_db */
     const char *file;            /* the file it came from; owned by the hw_db */
+    /* The GPU's link to its host CPU's memory, per direction (PCIe x16,
+     * or NVLink-C2C on Grace superchips); 0 = not in the file (offloading
+     * to the host is then refused). */
+    double host_link_bw_bytes_per_s;
 } hw_gpu;
 
 typedef enum hw_topology {
@@ -137,6 +141,14 @@ typedef struct hw_system {
     int n_measured;
     hw_measured *measured;
     const char *file;
+    /* The hosts (what offloading to CPU memory uses): the bandwidth of a
+     * node's CPU memory, all sockets (or Grace chips) together, its size,
+     * and each GPU's host link where the node narrows it below the GPU's
+     * own (a PCIe switch shared by two GPUs); 0 = not in the file (the
+     * GPU's link; offloading refused without the memory bandwidth). */
+    double host_mem_bw_bytes_per_s;
+    double host_mem_bytes;
+    double host_link_bw_bytes_per_s;
 } hw_system;
 
 typedef struct hw_db hw_db; /* opaque: owns every string and array above */

@@ -133,6 +133,7 @@ static const field_spec gpu_fields[] = {
     {"scaleup_bw_gb_per_s", "GB/s", "bytes/s", GBPS, 0, 1e5, 1, 0, offsetof(hw_gpu, scaleup_bw_bytes_per_s)},
     {"power_w", "W", "W", 1, 10, 10000, 1, 0, offsetof(hw_gpu, power_w)},
     {"kernel_efficiency_factor", "", "", 1, 0.1, 2, 0, 0, offsetof(hw_gpu, kernel_eff_factor)},
+    {"host_link_gb_per_s", "GB/s", "bytes/s", GBPS, 1, 1e4, 0, 0, offsetof(hw_gpu, host_link_bw_bytes_per_s)},
 };
 #define N_GPU_FIELDS ((int)(sizeof gpu_fields / sizeof gpu_fields[0]))
 _Static_assert(sizeof gpu_fields / sizeof gpu_fields[0] <= HW_MAX_FIELDS,
@@ -148,6 +149,9 @@ static const field_spec system_fields[] = {
     {"inter_node.nic_bw_gbit_per_s", "Gbit/s", "bytes/s", GBITPS, 0.1, 1e5, 1, 0, offsetof(hw_system, nic_bw_bytes_per_s)},
     {"inter_node.latency_us", "us", "s", US, 0, 1e4, 1, 0, offsetof(hw_system, inter_latency_s)},
     {"price_usd_per_gpu_hour", "USD", "USD", 1, 0, 1000, 1, 0, offsetof(hw_system, price_usd_per_gpu_hour)},
+    {"host.memory_bw_gb_per_s", "GB/s", "bytes/s", GBPS, 1, 1e5, 0, 0, offsetof(hw_system, host_mem_bw_bytes_per_s)},
+    {"host.memory_gib", "GiB", "bytes", GIB, 1, 1e6, 0, 0, offsetof(hw_system, host_mem_bytes)},
+    {"host.link_gb_per_s", "GB/s", "bytes/s", GBPS, 1, 1e4, 0, 0, offsetof(hw_system, host_link_bw_bytes_per_s)},
 };
 #define N_SYSTEM_FIELDS ((int)(sizeof system_fields / sizeof system_fields[0]))
 _Static_assert(sizeof system_fields / sizeof system_fields[0] <= HW_MAX_FIELDS,
@@ -159,12 +163,16 @@ static const char *const gpu_top_keys[] = {
     "schema", "name", "aliases", "display_name", "vendor", "arch", "sources",
     "notes", "peak_tflops", "memory_gib", "memory_bw_gb_per_s", "sm_count",
     "boost_clock_mhz", "l2_mib", "scaleup_bw_gb_per_s", "power_w", "measured",
-    "operator_models_like", "kernel_efficiency_factor", NULL};
+    "operator_models_like", "kernel_efficiency_factor", "host_link_gb_per_s",
+    NULL};
 static const char *const like_keys[] = {"gpu", "source", "note", NULL};
 static const char *const system_top_keys[] = {
     "schema", "name", "aliases", "display_name", "gpu", "sources", "notes",
     "gpus_per_node", "scaleup_domain_gpus", "max_nodes", "intra_node",
-    "inter_node", "price_usd_per_gpu_hour", "measured", NULL};
+    "inter_node", "price_usd_per_gpu_hour", "measured", "host", NULL};
+static const char *const host_keys[] = {"cpu", "memory_bw_gb_per_s",
+                                        "memory_gib", "link_gb_per_s", "note",
+                                        NULL};
 static const char *const intra_keys[] = {"fabric", "topology", "bw_gb_per_s",
                                          "latency_us", "note", NULL};
 static const char *const inter_keys[] = {"network", "topology",
@@ -592,6 +600,18 @@ int hw_parse_system(hw_db *db, const cJSON *root, const char *file,
                 hw_sink_add(s, &e);
         }
     }
+    /* The hosts (optional): what the CPUs are, in words, and sourced
+     * numbers below. */
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
+    if (host && !cJSON_IsObject(host))
+        sinkf(s, TP_EDATA, "%s: $.host: expected an object", file);
+    else if (host) {
+        check_keys(host, file, "$.host", host_keys, s);
+        const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(host, "cpu");
+        if (cpu && !cJSON_IsString(cpu))
+            sinkf(s, TP_EDATA, "%s: $.host.cpu: expected a string (the "
+                  "CPUs of a node, in words)", file);
+    }
     if (sources)
         for (int i = 0; i < N_SYSTEM_FIELDS; i++)
             parse_field(db, root, sources, &system_fields[i], file, y,
@@ -637,6 +657,14 @@ void hw_check_system_gpu(const hw_system *y, const char *file, hw_sink *s)
               "scale-up bandwidth (%s: %g GB/s per direction)",
               file, y->intra_bw_bytes_per_s / GBPS, g->name,
               g->scaleup_bw_bytes_per_s / GBPS);
+    /* Nor reach its host faster than its own host link. */
+    if (g->host_link_bw_bytes_per_s > 0
+        && y->host_link_bw_bytes_per_s > g->host_link_bw_bytes_per_s * 1.0001)
+        sinkf(s, TP_EDATA,
+              "%s: $.host.link_gb_per_s: %g GB/s is above the GPU's own "
+              "host link (%s: %g GB/s per direction)",
+              file, y->host_link_bw_bytes_per_s / GBPS, g->name,
+              g->host_link_bw_bytes_per_s / GBPS);
 }
 
 /* ---- the database ---------------------------------------------------- */

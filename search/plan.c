@@ -193,6 +193,138 @@ void search_point_layout(const search_request *q, const search_point *p,
                          space_layout *l)
 {
     space_grid_layout(&q->systems[p->sys].grid, p->idx, p->gpus, &q->base, l);
+    if (p->saver != SEARCH_SAVER_NONE)
+        search_saver_apply((search_saver)p->saver, p->saver_n, q->model, l);
+}
+
+/* ---- memory savers, the last resort of a layout that does not fit ----- */
+
+const char *const search_saver_names[SEARCH_SAVER_COUNT] = {
+    [SEARCH_SAVER_NONE] = "none",
+    [SEARCH_SAVER_PA_BF16] = "precision_aware_bf16_moments",
+    [SEARCH_SAVER_ACT_OFFLOAD] = "activation_offload",
+    [SEARCH_SAVER_OPT_OFFLOAD] = "optimizer_offload",
+};
+_Static_assert(sizeof search_saver_names / sizeof search_saver_names[0]
+                   == SEARCH_SAVER_COUNT,
+               "search_saver_names names every saver");
+
+/* Optimizer offload in eighths of the shard: a fraction written in a
+ * launch line as it is. */
+#define SAVER_EIGHTHS 8
+
+int search_saver_apply(search_saver s, int64_t n, const space_model *m,
+                       space_layout *l)
+{
+    if (l->framework != SPACE_FW_MEGATRON_CORE || space_layout_has_saver(l))
+        return 0;
+    switch (s) {
+    case SEARCH_SAVER_PA_BF16:
+    case SEARCH_SAVER_OPT_OFFLOAD:
+        /* the distributed optimizer (Megatron-Core refuses the option
+         * without it); ZeRO 1 with DP 1 is Megatron-LM's
+         * --use-distributed-optimizer on one rank */
+        if (l->zero > SPACE_ZERO_1) return 0;
+        if (s == SEARCH_SAVER_OPT_OFFLOAD && (n < 1 || n > SAVER_EIGHTHS))
+            return 0;
+        l->zero = SPACE_ZERO_1;
+        l->pa_optimizer = 1;
+        if (s == SEARCH_SAVER_PA_BF16) {
+            l->exp_avg_dtype = l->exp_avg_sq_dtype = SPACE_OPT_BF16;
+        } else {
+            l->opt_offload = (double)n / SAVER_EIGHTHS;
+            l->opt_offload_overlap = 1;
+        }
+        return 1;
+    case SEARCH_SAVER_ACT_OFFLOAD:
+        if (l->pp != 1 || l->recompute != SPACE_RECOMPUTE_NONE || n < 1
+            || n >= m->num_layers)
+            return 0;
+        l->act_offload_layers = n;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* What must fit of l on sy: its peak, without timing it. */
+static double saver_peak(const search_system *sy, const space_model *m,
+                         const space_layout *l)
+{
+    est_memory mm;
+    est_memory_of(m, l, &mm);
+    est_memory_device(&sy->ctx, m, l, &mm);
+    return mm.total;
+}
+
+/* The smallest size of saver s in [1, hi] whose peak fits limit (the
+ * peak falls as the size grows), or 0 when even hi does not. */
+static int64_t saver_size(const search_system *sy, const space_model *m,
+                          const space_layout *l, search_saver s, int64_t hi,
+                          double limit)
+{
+    space_layout t = *l;
+    if (!search_saver_apply(s, hi, m, &t) || saver_peak(sy, m, &t) > limit)
+        return 0;
+    int64_t lo = 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        t = *l;
+        search_saver_apply(s, mid, m, &t);
+        if (saver_peak(sy, m, &t) <= limit)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return hi;
+}
+
+/* Layout l of system sy does not fit mem_limit: tries each saver that
+ * applies, at the smallest size that fits, and keeps in *r, *saver and
+ * *n the fastest that is feasible and fits (the first saver of the table
+ * on a tie). Returns 1 when one did. No allocation. */
+static int try_savers(const search_request *q, const search_system *sy,
+                      const space_layout *l, double mem_limit, est_result *r,
+                      int *saver, int64_t *n)
+{
+    const space_model *m = q->model;
+    int found = 0;
+    int host = est_host_bw(&sy->ctx) > 0;
+    /* The optimizer savers need the distributed optimizer: a ZeRO-0
+     * layout whose ZeRO-1 twin is in the grid leaves them to the twin
+     * (the same layout once the saver is on); with DP x CP 1 the grid
+     * has no twin (space_grid_check's zero_needs_dp). */
+    int zero1_twin = 0;
+    if (l->zero == SPACE_ZERO_NONE && l->dp * l->cp > 1)
+        for (int k = 0; k < sy->grid.n[SPACE_DIM_ZERO]; k++)
+            if (sy->grid.v[SPACE_DIM_ZERO][k] == SPACE_ZERO_1) zero1_twin = 1;
+    for (int s = SEARCH_SAVER_NONE + 1; s < SEARCH_SAVER_COUNT; s++) {
+        int64_t size = 0;
+        if (zero1_twin && s != SEARCH_SAVER_ACT_OFFLOAD)
+            continue;
+        if (s == SEARCH_SAVER_PA_BF16)
+            size = 1;
+        else if (!host)
+            continue; /* no host link or host memory in hwdb */
+        else if (s == SEARCH_SAVER_ACT_OFFLOAD)
+            size = saver_size(sy, m, l, (search_saver)s, m->num_layers - 1,
+                              mem_limit);
+        else
+            size = saver_size(sy, m, l, (search_saver)s, SAVER_EIGHTHS,
+                              mem_limit);
+        space_layout t = *l;
+        if (size < 1 || !search_saver_apply((search_saver)s, size, m, &t))
+            continue;
+        est_result rs;
+        est_estimate(&sy->ctx, m, &t, &rs);
+        if (!rs.feasible || rs.mem.total > mem_limit) continue;
+        if (found && !(rs.iteration_s < r->iteration_s)) continue;
+        *r = rs;
+        *saver = s;
+        *n = size;
+        found = 1;
+    }
+    return found;
 }
 
 void search_point_estimate(const search_request *q, const search_point *p,
@@ -236,6 +368,8 @@ typedef struct outcome {
     int kind;
     int code;          /* est_reason or search_miss */
     double iteration_s, mem_bytes, mem_limit, excess; /* excess: ratio to the limit */
+    int saver;         /* search_saver the estimate relies on */
+    int64_t saver_n;
 } outcome;
 
 typedef struct state {
@@ -443,6 +577,8 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
     int gpn = sy->ctx.tp_across_nodes ? 0 : sy->ctx.sys->gpus_per_node;
     double price = sy->price_usd_per_gpu_hour;
     int64_t size = space_grid_size(g);
+    int savers = q->savers && !space_layout_has_saver(&q->base);
+    int host = est_host_bw(&sy->ctx) > 0;
     st->enumerated += size;
     /* the digits of layout number i, advanced with it (odometer) */
     int dg[SPACE_DIM_COUNT] = {0};
@@ -547,6 +683,17 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
             prefix_ok = 0;
         if (!q->no_prune) {
             double floor_b = est_memory_floor(m, &l);
+            if (savers) {
+                /* what the strongest saver that applies could bring it
+                 * down to: the floor of what may still be tried */
+                space_layout tl = l;
+                if (host && search_saver_apply(SEARCH_SAVER_OPT_OFFLOAD,
+                                               SAVER_EIGHTHS, m, &tl))
+                    floor_b = fmin(floor_b, est_memory_floor(m, &tl));
+                tl = l;
+                if (search_saver_apply(SEARCH_SAVER_PA_BF16, 1, m, &tl))
+                    floor_b = fmin(floor_b, est_memory_floor(m, &tl));
+            }
             double mem_limit = search_memory_limit(q, sy, &l);
             if (floor_b > mem_limit) {
                 st->pruned[SEARCH_PRUNE_MEMORY]++;
@@ -599,6 +746,18 @@ static void judge(const state *s, const cand *cd, int full,
     est_result r;
     est_estimate(&sy->ctx, q->model, &l, &r);
     double mem_limit = search_memory_limit(q, sy, &l);
+    o->saver = SEARCH_SAVER_NONE;
+    o->saver_n = 0;
+    if (q->savers
+        && ((r.feasible && r.mem.total > mem_limit)
+            || r.reason == EST_OUT_OF_MEMORY)
+        && !space_layout_has_saver(&l)) {
+        /* the last resort: kept only where a saver makes it fit */
+        int sv = SEARCH_SAVER_NONE;
+        int64_t n = 0;
+        if (try_savers(q, sy, &l, mem_limit, &r, &sv, &n))
+            o->saver = sv, o->saver_n = n;
+    }
     o->iteration_s = r.iteration_s;
     o->mem_bytes = r.mem.total;
     o->mem_limit = mem_limit;
@@ -649,10 +808,12 @@ static void merge(state *s, const cand *cd, const outcome *o)
     }
     st->admitted++;
     ps->admitted++;
+    if (o->saver != SEARCH_SAVER_NONE) st->saved[o->saver]++;
     search_point p = {o->iteration_s,
                       (double)cd->gpus * o->iteration_s
                           * sy->price_usd_per_gpu_hour / 3600,
-                      o->mem_bytes, cd->gpus, cd->idx, cd->sys};
+                      o->mem_bytes, cd->gpus, cd->idx, cd->sys,
+                      o->saver, o->saver_n};
     if (q->keep_points) {
         if (a->n_points == s->cap_points) {
             s->cap_points = s->cap_points ? 2 * s->cap_points : 1024;

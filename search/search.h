@@ -102,7 +102,39 @@ typedef struct search_request {
                                   search_answer.points (--svg, tests,
                                   bench): memory that grows with them;
                                   0: only the ranked and the front */
+    int savers;                /* a layout that does not fit the memory is
+                                  tried again with each memory saver that
+                                  applies (search_saver), the fastest that
+                                  fits kept; only where base uses none */
 } search_request;
+
+/* The memory savers a search tries on a layout that does not fit, as a
+ * last resort (plan.c): never on one that fits, so they add no layouts to
+ * the grid, only estimates of layouts that would be out of memory. */
+typedef enum search_saver {
+    SEARCH_SAVER_NONE,
+    SEARCH_SAVER_PA_BF16,     /* --use-precision-aware-optimizer with bf16
+                                 moments (--exp-avg-dtype bf16
+                                 --exp-avg-sq-dtype bf16; the distributed
+                                 optimizer), as DeepSeek-V3 trains */
+    SEARCH_SAVER_ACT_OFFLOAD, /* --cpu-offloading-num-layers N, the fewest
+                                 layers that fit (PP 1, no recomputation) */
+    SEARCH_SAVER_OPT_OFFLOAD, /* --optimizer-cpu-offload with the smallest
+                                 --optimizer-offload-fraction of k/8 that
+                                 fits, --overlap-cpu-optimizer-d2h-h2d */
+    SEARCH_SAVER_COUNT
+} search_saver;
+/* "none", "precision_aware_bf16_moments", "activation_offload",
+ * "optimizer_offload" */
+extern const char *const search_saver_names[SEARCH_SAVER_COUNT];
+
+/* Applies saver s with its size n (act offload: layers; optimizer
+ * offload: eighths of the shard) to l for model m. Returns 1, or 0 (l
+ * unchanged) where it does not apply: another framework than
+ * Megatron-Core, ZeRO 2 or 3, a saver l already uses; activation offload
+ * with PP > 1 or recomputation, or n outside 1 to layers - 1. */
+int search_saver_apply(search_saver s, int64_t n, const space_model *m,
+                       space_layout *l);
 
 /* The largest estimated peak (est_memory.total) q admits for layout l on
  * system sy: max_memory_fraction of the GPU's memory where q sets it,
@@ -121,6 +153,8 @@ typedef struct search_point {
     int64_t gpus;
     int64_t idx;
     int sys;
+    int saver;                 /* search_saver the layout relies on */
+    int64_t saver_n;           /* its size (search_saver_apply) */
 } search_point;
 
 /* The nearest miss of an unsatisfiable request: the layout that comes
@@ -154,6 +188,8 @@ typedef struct search_stats {
                                            includes --max-memory-fraction */
     int64_t missed[SEARCH_MISS_COUNT];
     int64_t admitted;          /* feasible and within every constraint */
+    int64_t saved[SEARCH_SAVER_COUNT]; /* of those, admitted only with a
+                                   memory saver, by saver ([0] unused) */
     int64_t gpu_counts_beyond; /* (system, count) pairs larger than the system */
     char example[SPACE_REJECT_COUNT][200]; /* first message per rule */
     /* Per pipeline size, ascending (every PP of the systems' grids, at
@@ -190,7 +226,8 @@ typedef struct search_answer {
 int search_run(const search_request *q, search_answer *a, tp_err *e);
 void search_answer_free(search_answer *a); /* accepts NULL */
 
-/* The layout of p (its system's grid, the request's job). */
+/* The layout of p (its system's grid, the request's job, the memory
+ * saver it relies on). */
 void search_point_layout(const search_request *q, const search_point *p,
                          space_layout *l);
 /* Its full estimate again (est_estimate is pure). */

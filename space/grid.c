@@ -307,5 +307,10 @@ char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,
              vpp, l->sp && l->tp > 1 ? "_sp" : "",
              rc[(unsigned)l->recompute < SPACE_RECOMPUTE_COUNT ? l->recompute : 0],
              part, z[(unsigned)l->zero < SPACE_ZERO_COUNT ? l->zero : 0]);
+    /* Memory savers and micro-batch groups (savers.c), where set. */
+    char sv[64];
+    size_t at = strlen(buf);
+    if (space_savers_tag(l, sv, sizeof sv)[0] && at < cap)
+        snprintf(buf + at, cap - at, "_%s", sv);
     return buf;
 }

@@ -207,11 +207,25 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
                "%lld",
                (long long)l->gbs, (long long)l->mbs, (long long)dp);
     int64_t micro = l->gbs / (l->mbs * dp);
-    if (v > 1 && micro % pp)
+    if (v > 1 && l->mb_group <= 0 && micro % pp)
         REJECT(SPACE_REJECT_VPP_MICRO,
                "the interleaved schedule needs micro-batches (%lld) to be a "
                "multiple of PP %lld",
                (long long)micro, (long long)pp);
+    /* With micro-batch groups of N (--microbatch-group-size-per-virtual-
+     * pipeline-stage): PP <= N <= micro-batches, and a last group of 0 or
+     * at least PP (schedules.py, forward_backward_pipelining_with_
+     * interleaving, NVIDIA/Megatron-LM@d98e8a64ddf3); N = PP is the rule
+     * above. */
+    if (v > 1 && l->mb_group > 0
+        && (l->mb_group < pp || l->mb_group > micro
+            || (micro % l->mb_group && micro % l->mb_group < pp)))
+        REJECT(SPACE_REJECT_VPP_MICRO,
+               "the interleaved schedule with micro-batch groups of %lld "
+               "needs PP %lld <= %lld <= micro-batches (%lld) and a last "
+               "group of 0 or at least PP (%lld left)",
+               (long long)l->mb_group, (long long)pp, (long long)l->mb_group,
+               (long long)micro, (long long)(micro % l->mb_group));
     if (cp > 1 && l->seq % (2 * cp))
         REJECT(SPACE_REJECT_CP_SEQ,
                "sequence %lld is not divisible by 2 x CP %lld",
@@ -261,6 +275,10 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
 int space_grad_bytes(const space_layout *l)
 {
     if (l->grad_bytes > 0) return l->grad_bytes;
+    /* --main-grads-dtype bf16 (with the precision-aware optimizer): no
+     * fp32 accumulation (validate_args sets
+     * accumulate_allreduce_grads_in_fp32 only for fp32 main grads). */
+    if (l->main_grads_dtype == SPACE_OPT_BF16) return 2;
     return l->dtype == HW_FP16 ? 2 : 4;
 }
 

@@ -600,7 +600,98 @@ typedef struct space_layout {
                           (estimator/mem.c, est_memory_cache_share). Set
                           by space_framework_software from the framework's
                           launcher; 0: PyTorch's default, off */
+    /* Memory savers and the interleaved schedule's micro-batch groups
+     * (issue 28; space/savers.c says what each is in Megatron-Core, the
+     * estimator what it costs). 0 everywhere: none of them, as before. */
+    int pa_optimizer;     /* --use-precision-aware-optimizer: Transformer
+                          Engine's FusedAdam keeps the master weights and
+                          the moments, in the dtypes below */
+    int main_grads_dtype; /* space_opt_dtype of the gradient buffers
+                          (--main-grads-dtype): fp32 (0) or bf16 */
+    int main_params_dtype; /* of the master weights (--main-params-dtype):
+                          fp32 (0) or fp16 */
+    int exp_avg_dtype;    /* of Adam's first moment (--exp-avg-dtype):
+                          fp32 (0), fp16, bf16 or fp8 */
+    int exp_avg_sq_dtype; /* of its second moment (--exp-avg-sq-dtype) */
+    double opt_offload;   /* --optimizer-cpu-offload: the share of this
+                          rank's optimizer parameters stepped on the host
+                          (--optimizer-offload-fraction, 0 to 1); 0: off */
+    int opt_offload_overlap; /* --overlap-cpu-optimizer-d2h-h2d */
+    int64_t act_offload_layers; /* --cpu-offloading-num-layers: the first
+                          N layers' activations kept on the host between
+                          the forward and the backward (Transformer
+                          Engine's CPU offload); 0: off */
+    unsigned offload_modules; /* --fine-grained-activation-offloading with
+                          --offload-modules: SPACE_OFF_* bits; 0: off */
+    double offload_fraction; /* --activation-offload-fraction, (0, 1]; 0:
+                          1 (every eligible group) */
+    int64_t mb_group;     /* --microbatch-group-size-per-virtual-pipeline-
+                          stage: micro-batches each model chunk runs in a
+                          row; 0: PP (Megatron-Core's default) */
 } space_layout;
+
+/* ---- memory savers (savers.c) ------------------------------------------ */
+
+/* The dtypes Megatron-Core's precision-aware optimizer keeps a state in
+ * (megatron/training/arguments.py, dtype_map; Transformer Engine's
+ * FusedAdam: fp8 is its torch.uint8, an e4m3 Float8Tensor with one scale
+ * per tensor). */
+typedef enum space_opt_dtype {
+    SPACE_OPT_FP32,
+    SPACE_OPT_BF16,
+    SPACE_OPT_FP16,
+    SPACE_OPT_FP8,
+    SPACE_OPT_DTYPE_COUNT
+} space_opt_dtype;
+extern const char *const space_opt_dtype_names[SPACE_OPT_DTYPE_COUNT];
+/* Bytes an element of d takes (4, 2, 2, 1). */
+double space_opt_dtype_bytes(int d);
+/* The name of d, the first for a value out of range. */
+const char *space_opt_dtype_name(int d);
+
+/* Megatron-Core's fine-grained activation offloading modules
+ * (TransformerConfig.offload_modules, NVIDIA/Megatron-LM@d98e8a64ddf3
+ * megatron/core/transformer/transformer_config.py): each offloads the
+ * tensors its module saves for the backward. */
+enum {
+    SPACE_OFF_ATTN_NORM = 1u << 0,  /* the attention's input norm, where
+                                       it is a module of its own */
+    SPACE_OFF_QKV_LINEAR = 1u << 1, /* the QKV projection (with the norm
+                                       Transformer Engine fuses into it) */
+    SPACE_OFF_CORE_ATTN = 1u << 2,  /* the attention core */
+    SPACE_OFF_ATTN_PROJ = 1u << 3,  /* the output projection (needs
+                                       core_attn) */
+    SPACE_OFF_MLP_NORM = 1u << 4,   /* the pre-MLP norm, where it is a
+                                       module of its own */
+    SPACE_OFF_EXPERT_FC1 = 1u << 5, /* the routed experts' FC1 */
+    SPACE_OFF_MOE_ACT = 1u << 6,    /* the routed experts' activation and
+                                       FC2 */
+    SPACE_OFF_COUNT = 7
+};
+extern const char *const space_off_module_names[SPACE_OFF_COUNT];
+/* Reads a list of module names (commas or blanks, optionally in [ ]) into
+ * *mask. Returns 0, or 1 + the offset in s of the first word that is not
+ * one (1 for an empty list). */
+size_t space_off_modules_parse(const char *s, unsigned *mask);
+/* mask's names in bit order joined by sep into buf[cap] ("" for none). */
+void space_off_modules_str(unsigned mask, const char *sep, char *buf,
+                           size_t cap);
+
+/* The savers l uses, as a short tag for layout lines and search output
+ * ("" for none), joined by '_': "pa" (precision-aware optimizer;
+ * "pa-bf16": its moments in bf16, "pa-bf16-fp8": the first and second
+ * moment apart), "oo" (optimizer offload; "oo50": half of it), "ao{N}" (N layers'
+ * activations offloaded), "fo" (fine-grained offloading), "g{N}"
+ * (micro-batch groups of N, interleaved layouts only). space_layout_tag
+ * appends it. Returns buf. */
+char *space_savers_tag(const space_layout *l, char *buf, size_t cap);
+
+/* Whether l uses any memory saver (not counting mb_group). */
+int space_layout_has_saver(const space_layout *l);
+
+/* The interleaved schedule's micro-batch group of l: mb_group, or PP
+ * where 0. */
+int64_t space_mb_group(const space_layout *l);
 
 /* The flex dispatcher's backends (Megatron-Core
  * --moe-flex-dispatcher-backend, NVIDIA/Megatron-LM@d98e8a64ddf3,
@@ -1061,6 +1152,7 @@ space_reject space_grid_check(const space_model *m, const space_layout *l,
 
 /* A layout's tag: n{nodes}g{gpus per node}_tp{}pp{}dp{}[cp{}][_ep{}
  * [_etp{}]]_mbs{}[_vpp{}][_sp][_rsel|_rfull[_u{N}|_b{N}]|_rop][_z1|_z2|_z3]
+ * [_{space_savers_tag}]
  * (_ep{N}: the expert-parallel size of an MoE layout, one whose ep is
  * set (> 0); _etp{N}: its expert TP where it differs from tp; _u{N}: full
  * recomputation in uniform groups of N > 1 layers, _b{N}: of the first N

@@ -672,5 +672,84 @@ has "$ERR" "--recompute-modules moe applies to --recompute-granularity selective
 run 0 "$TP" search -m gpt-neox-20b --system perlmutter --max-gpus 32 -s 2048 -B 256 -r selective --top 1 --format json
 printf '%s' "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranked"]; sys.exit(not r or any(x["recompute_granularity"] != "selective" for x in r))' && ok || bad "search -r selective"
 
+# --- memory savers (issue 28) ----------------------------------------------
+L70=(-m llama3.1-70b --system eos -s 8192 -B 64)
+# a search that admits nothing without them, and finds a layout with one
+run 1 "$TP" search "${L70[@]}" --max-gpus 16 --no-memory-savers
+has "$ERR" "nothing feasible" "Llama 3.1 70B on 16 H100s: nothing fits without savers"
+run 0 "$TP" search "${L70[@]}" --max-gpus 16 --top 3 --format json --no-timing
+printf '%s' "$OUT" | python3 -c '
+import json,sys
+d=json.load(sys.stdin); r=d["ranked"]
+ok = r and all(x["relies_on_saver"] != "none" and x["memory_savers"]["tag"] and x["layout"].endswith(x["memory_savers"]["tag"]) for x in r)
+ok = ok and sum(d["stats"]["admitted_with_saver"].values()) == d["stats"]["admitted"]
+sys.exit(not ok)' && ok || bad "search: the winners rely on a saver, named in the tag and the row"
+printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranked"][0]["launch"]["megatron_sbatch"])' > "$SCRATCH/saver.sh"
+T1=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranked"][0]["iteration_time_s"])')
+has "$(cat "$SCRATCH/saver.sh")" "--use-precision-aware-optimizer" "the launch script writes the saver"
+run 0 "$TP" estimate --system eos --megatron-args "$SCRATCH/saver.sh" --format json
+within "$(json_num iteration_time_s)" "$T1" 1e-9 "a saver's launch read back to the same time"
+run 0 "$TP" search "${L70[@]}" --max-gpus 16 --top 1
+has "$OUT" "memory_bound" "the table output"
+# the precision-aware optimizer: bf16 moments take 6 of the 12 bytes
+run 1 "$TP" estimate "${L70[@]}" -g 16 -t 2 -p 8 --num-virtual-stages-per-pipeline-rank 6 -b 1 --sequence-parallel -r full --use-distributed-optimizer --format json
+has "$(json_str reason)" '"out_of_memory"' "the layout does not fit without the saver"
+O1=$(json_num optimizer_bytes)
+run 0 "$TP" estimate "${L70[@]}" -g 16 -t 2 -p 8 --num-virtual-stages-per-pipeline-rank 6 -b 1 --sequence-parallel -r full --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --format json
+within "$(json_num optimizer_bytes)" "$(awk -v o="$O1" 'BEGIN { printf "%.17g", o / 2 }')" 1e-9 "PA with bf16 moments: half the optimizer states"
+has "$(json_str exp_avg_dtype)" '"bf16"' "memory_savers in estimate's JSON"
+run 0 "$TP" estimate "${L70[@]}" -g 16 -t 8 -p 2 -b 1 --sequence-parallel --use-precision-aware-optimizer --optimizer-cpu-offload --optimizer-offload-fraction 0.5
+has "$OUT" "memory savers: optimizer on the host (0.5 of its parameters)" "optimizer offload in the table"
+has "$OUT" "host_offload_bytes" "the host's bytes"
+# refusals, by name
+run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 -p 2 --exp-avg-dtype bf16
+has "$ERR" "needs --use-precision-aware-optimizer" "moment dtypes without the precision-aware optimizer"
+run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 -p 2 --optimizer-cpu-offload
+has "$ERR" "The optimizer cpu offload must be used in conjunction" "optimizer offload without it"
+run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 -p 2 --use-precision-aware-optimizer --zero-stage 0
+has "$ERR" "only supported with distributed optimizer" "PA without the distributed optimizer"
+run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 -p 2 --cpu-offloading-num-layers 4
+has "$ERR" "no support for Pipeline parallelism with CPU offloading" "activation offload with PP 2"
+run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 --cpu-offloading-num-layers 4 -r full
+has "$ERR" "does not work when activation recomputation is enabled" "activation offload with recomputation"
+run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 --cpu-offloading-num-layers 80
+has "$ERR" "layers less than 80" "activation offload of every layer"
+run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 -p 2 --fine-grained-activation-offloading --offload-modules attn_proj
+has "$ERR" "attn_proj cannot be set to offload_modules alone" "attn_proj without core_attn"
+run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 -p 2 --fine-grained-activation-offloading --offload-modules core_attn,expert_fc1
+has "$ERR" "is dense" "expert modules on a dense model"
+run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 -p 2 --offload-modules core_attn
+has "$ERR" "--offload-modules applies to --fine-grained-activation-offloading" "modules without the switch"
+run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 -p 2 --fine-grained-activation-offloading --offload-modules fused_group_mlp
+has "$ERR" "--offload-modules: expected a comma-separated list" "an unmodelled module"
+run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 -p 2 --use-precision-aware-optimizer --framework torchtitan
+has "$ERR" "Megatron-Core's; not with --framework torchtitan" "savers under torchtitan"
+run 1 "$TP" estimate -m llama3.1-70b --system mosaicml-h100 -s 8192 -B 64 -g 16 -t 8 --cpu-offloading-num-layers 8 -b 1 --sequence-parallel
+has "$OUT" "host.memory_bw_gb_per_s" "a system without the host's memory bandwidth"
+# fine-grained offloading: its launch line and the NVTE environment
+run 0 "$TP" search "${L70[@]}" --gpus 32 --fix tp=8,pp=2,mbs=1,sp=1 --fine-grained-activation-offloading --offload-modules qkv_linear,core_attn --use-precision-aware-optimizer --optimizer-cpu-offload --top 1 --format json --no-timing
+has "$OUT" "--fine-grained-activation-offloading --offload-modules qkv_linear core_attn" "Megatron-LM's --offload-modules, one word each"
+has "$OUT" "NVTE_CPU_OFFLOAD_V1=1" "the environment fine-grained offloading needs"
+has "$OUT" "model.offload_modules=[qkv_linear,core_attn]" "Megatron-Bridge's offload_modules"
+printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranked"][0]["launch"]["nemo"])' > "$SCRATCH/fg.nemo"
+T1=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranked"][0]["iteration_time_s"])')
+run 0 "$TP" estimate --system eos --nemo-overrides "$SCRATCH/fg.nemo" --format json
+within "$(json_num iteration_time_s)" "$T1" 1e-9 "fine-grained offloading read back from Bridge overrides"
+# torchtitan: its FSDP2 CPU offload is another mechanism, refused by name;
+# Megatron-Core's savers are notes in its config
+run 0 "$TP" search -m llama3-8b --system eos --gpus 8 -s 8192 -B 16 --framework torchtitan --top 1 --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranked"][0]["launch"]["torchtitan_config"])' | sed 's/^\(    config.training.mixed_precision_param.*\)$/\1\n    config.training.enable_cpu_offload = True/' > "$SCRATCH/tt_offload.py"
+run 65 "$TP" estimate --system eos --torchtitan-config "$SCRATCH/tt_offload.py"
+has "$ERR" "FSDP2's CPU offload (CPUOffloadPolicy" "torchtitan's enable_cpu_offload refused by name"
+run 0 "$TP" search "${L70[@]}" --max-gpus 16 --top 1 --format json --no-timing
+has "$OUT" "NOT EXPRESSIBLE in torchtitan main: Megatron-Core" "torchtitan: Megatron-Core savers not expressible"
+# micro-batch groups: 5 micro-batches on PP 4 (Megatron-LM's CI tunable_overlap)
+run 1 "$TP" estimate -m gpt3-1.7b --system eos -g 16 -t 1 -p 4 -c 1 --num-virtual-stages-per-pipeline-rank 2 -b 1 -B 20 -s 2048 --use-distributed-optimizer
+has "$OUT" "multiple of PP 4" "5 micro-batches on PP 4 refused by default"
+run 0 "$TP" estimate -m gpt3-1.7b --system eos -g 16 -t 1 -p 4 -c 1 --num-virtual-stages-per-pipeline-rank 2 -b 1 -B 20 -s 2048 --use-distributed-optimizer --microbatch-group-size-per-virtual-pipeline-stage 5
+has "$OUT" "micro-batch groups of 5" "allowed in groups of 5"
+run 64 "$TP" estimate -m gpt3-1.7b --system eos -g 16 -t 1 -p 4 --num-virtual-stages-per-pipeline-rank 1 -b 1 -B 20 -s 2048 --microbatch-group-size-per-virtual-pipeline-stage 5
+has "$ERR" "applies to the interleaved schedule" "groups without interleaving"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -291,7 +291,8 @@ static int same_points(const search_point *a, int na, const search_point *b,
     for (int i = 0; i < na; i++)
         if (a[i].sys != b[i].sys || a[i].gpus != b[i].gpus || a[i].idx != b[i].idx
             || a[i].iteration_s != b[i].iteration_s
-            || a[i].cost_usd != b[i].cost_usd)
+            || a[i].cost_usd != b[i].cost_usd || a[i].saver != b[i].saver
+            || a[i].saver_n != b[i].saver_n)
             return 0;
     return 1;
 }
@@ -623,6 +624,100 @@ static void test_threads(void)
 #endif
 }
 
+/* The memory savers, a last resort (plan.c): pruned = exhaustive with
+ * them; a search that admits nothing without them admits layouts that
+ * rely on one, each of which does not fit without it; the same answer at
+ * 1, 2 and 4 threads. */
+static void test_savers(void)
+{
+    static const int64_t small[] = {4, 8, 16, 32};
+    search_request q = request(model("gpt-neox-20b"), systems, 2, small, 4);
+    q.base = job(2048, 256);
+    q.max_memory_fraction = 0;
+    q.savers = 1;
+    brute(q, "gpt-neox-20b with savers");
+    /* Llama 3 70B on 16 H100s at 8k tokens (eos) */
+    static const int64_t two[] = {8, 16};
+    q = request(model("llama3-70b"), &systems[2], 1, two, 2);
+    q.base = job(8192, 64);
+    q.max_memory_fraction = 0;
+    search_answer none, with;
+    tp_err e = {0};
+    TP_CHECK_INT(search_run(&q, &none, &e), TP_OK);
+    TP_CHECK_INT((int)none.stats.admitted, 0);
+    q.savers = 1, q.keep_points = 1;
+    TP_CHECK_INT(search_run(&q, &with, &e), TP_OK);
+    TP_CHECK(with.stats.admitted > 0);
+    int64_t saved = 0;
+    for (int k = 1; k < SEARCH_SAVER_COUNT; k++) saved += with.stats.saved[k];
+    TP_CHECK(saved == with.stats.admitted);
+    TP_CHECK(with.n_ranked > 0 && with.ranked[0].saver != SEARCH_SAVER_NONE);
+    for (int64_t i = 0; i < with.n_points; i++) {
+        const search_point *p = &with.points[i];
+        TP_CHECK(p->saver != SEARCH_SAVER_NONE);
+        space_layout l, bare;
+        search_point_layout(&q, p, &l);
+        TP_CHECK(space_layout_has_saver(&l));
+        space_grid_layout(&systems[2].grid, p->idx, p->gpus, &q.base, &bare);
+        est_result r;
+        est_estimate(&systems[2].ctx, q.model, &bare, &r);
+        TP_CHECK(!r.feasible
+                 || r.mem.total > search_memory_limit(&q, &systems[2], &bare));
+    }
+    search_answer_free(&none);
+    search_answer_free(&with);
+    /* a search with layouts that fit: those are admitted as before, with
+     * no saver; the savers only add layouts that did not fit, which may
+     * rank first (no recomputation where recomputation was needed) */
+    static const int64_t many[] = {16, 32, 64};
+    q = request(model("llama3-8b"), &systems[2], 1, many, 3);
+    q.base = job(4096, 256);
+    q.max_memory_fraction = 0;
+    q.no_prune = 1, q.keep_points = 1;
+    search_answer a, b;
+    TP_CHECK_INT(search_run(&q, &a, &e), TP_OK);
+    q.savers = 1;
+    TP_CHECK_INT(search_run(&q, &b, &e), TP_OK);
+    saved = 0;
+    for (int k = 1; k < SEARCH_SAVER_COUNT; k++) saved += b.stats.saved[k];
+    TP_CHECK(b.stats.admitted == a.stats.admitted + saved);
+    TP_CHECK(a.stats.estimated == b.stats.estimated);
+    int64_t j = 0, kept = 0;
+    for (int64_t i = 0; i < b.n_points; i++) {
+        if (b.points[i].saver != SEARCH_SAVER_NONE) continue;
+        if (j < a.n_points && same_points(&a.points[j], 1, &b.points[i], 1))
+            kept++;
+        j++;
+    }
+    TP_CHECK(kept == a.n_points);
+    TP_CHECK(b.ranked[0].iteration_s <= a.ranked[0].iteration_s);
+    search_answer_free(&a);
+    search_answer_free(&b);
+#ifdef _OPENMP
+    q = request(model("llama3-70b"), &systems[2], 1, two, 2);
+    q.base = job(8192, 64);
+    q.max_memory_fraction = 0;
+    q.savers = 1;
+    search_answer t[3];
+    static const int threads[3] = {1, 2, 4};
+    int old = omp_get_max_threads();
+    for (int i = 0; i < 3; i++) {
+        omp_set_num_threads(threads[i]);
+        TP_CHECK_INT(search_run(&q, &t[i], &e), TP_OK);
+    }
+    omp_set_num_threads(old);
+    for (int i = 1; i < 3; i++) {
+        TP_CHECK(same_points(t[0].ranked, t[0].n_ranked, t[i].ranked,
+                             t[i].n_ranked));
+        TP_CHECK(same_points(t[0].front, t[0].n_front, t[i].front,
+                             t[i].n_front));
+        TP_CHECK(memcmp(t[0].stats.saved, t[i].stats.saved,
+                        sizeof t[0].stats.saved) == 0);
+    }
+    for (int i = 0; i < 3; i++) search_answer_free(&t[i]);
+#endif
+}
+
 /* Nothing fits: counts, and a nearest miss by memory. */
 static void test_infeasible(void)
 {
@@ -713,6 +808,7 @@ int main(int argc, char **argv)
     TP_RUN(test_brute_force);
     TP_RUN(test_moe);
     TP_RUN(test_threads);
+    TP_RUN(test_savers);
     TP_RUN(test_infeasible);
     for (int i = 0; i < NSYS; i++) {
         est_comm_free(comm[i]);

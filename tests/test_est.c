@@ -1595,6 +1595,216 @@ static void test_moe_router_pad_hybridep(void)
     moe_env_close(&v);
 }
 
+/* ---- memory savers' time and refusals (offload.c, iter.c) ------------- */
+
+/* Transformer Engine's layer offload, against the schedule worked by hand
+ * (DefaultOffloadSynchronizer: the offload of layer i starts before layer
+ * i + 1's forward and must be done before layer L - n + i's; its reload
+ * starts before layer L - 1 - n + i's backward and must be done before
+ * layer i's). */
+static void test_layer_offload_stall(void)
+{
+    double f, b;
+    /* a copy shorter than a layer, a window of L - n - 1 >= 1 layers:
+     * nothing exposed */
+    est_layer_offload_stall(4, 2, 1, 2, 0.9, &f, &b);
+    TP_CHECK(f == 0 && b == 0);
+    /* n = L - 1 (TE warns it prevents overlap): each copy waited for in
+     * full, forward and backward */
+    est_layer_offload_stall(4, 3, 1, 2, 0.5, &f, &b);
+    TP_CHECK_REL(f, 1.5, 1e-12);
+    TP_CHECK_REL(b, 1.5, 1e-12);
+    /* one layer, a copy of 2.5 layers' forward: its deadline is 2 layers
+     * after it starts, 0.5 exposed; the reload has 2 backward layers of 2 */
+    est_layer_offload_stall(4, 1, 1, 2, 2.5, &f, &b);
+    TP_CHECK_REL(f, 0.5, 1e-12);
+    TP_CHECK(b == 0);
+    /* none offloaded, or a free link */
+    est_layer_offload_stall(4, 0, 1, 2, 5, &f, &b);
+    TP_CHECK(f == 0 && b == 0);
+}
+
+/* The optimizer step under the savers (iter.c saver_step): the GPU's Adam
+ * scaled by the bytes it moves; the host's share through the host link
+ * and the host's memory (est_host_bw). */
+static void test_saver_step_time(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_dense();
+    space_layout l = moe_layout(1, 1, 8, 0);
+    l.etp = 0;
+    est_result a, b;
+    est_estimate(&v.c, &m, &l, &a);
+    TP_CHECK_INT(a.reason, EST_FEASIBLE);
+    TP_CHECK(a.time.offload_s == 0);
+    l.pa_optimizer = 1;
+    l.exp_avg_dtype = l.exp_avg_sq_dtype = SPACE_OPT_BF16;
+    /* fp32 gradient read (4), remainders and the bf16 parameter (2 + 2,
+     * 2 + 2), bf16 m and v (4 + 4) against Megatron's 4 + 24 + 6 */
+    TP_CHECK_REL(est_opt_traffic_ratio(&l), 20.0 / 34, 1e-12);
+    est_estimate(&v.c, &m, &l, &b);
+    TP_CHECK_INT(b.reason, EST_FEASIBLE);
+    TP_CHECK_REL(b.time.optimizer_s, a.time.optimizer_s * 20.0 / 34, 1e-12);
+    TP_CHECK(b.mem.optimizer < a.mem.optimizer);
+    /* the host link: min(PCIe Gen5 x16's 64 GB/s, 614.4 / 8 GB/s) */
+    TP_CHECK_REL(est_host_bw(&v.c), 64e9, 1e-12);
+    /* everything on the host, copies overlapped: the host's memory
+     * traffic, 40 bytes a parameter at 614.4 / 8 GB/s */
+    l.exp_avg_dtype = l.exp_avg_sq_dtype = SPACE_OPT_FP32;
+    l.opt_offload = 1, l.opt_offload_overlap = 1;
+    est_estimate(&v.c, &m, &l, &b);
+    TP_CHECK_INT(b.reason, EST_FEASIBLE);
+    double n = b.mem.params / 8;
+    TP_CHECK_REL(b.time.optimizer_s, 40 * n / (614.4e9 / 8), 1e-9);
+    TP_CHECK(b.mem.optimizer == 0);
+    TP_CHECK_REL(b.mem.host, 16 * n, 1e-9);
+    /* not overlapped: D2H (4 bytes), the CPU step (34), H2D (2) */
+    l.opt_offload_overlap = 0;
+    est_estimate(&v.c, &m, &l, &b);
+    TP_CHECK_REL(b.time.optimizer_s,
+                 6 * n / 64e9 + 34 * n / (614.4e9 / 8), 1e-9);
+    moe_env_close(&v);
+}
+
+/* Activation offloading costs only what its copies outlast, and shows
+ * as its own term. */
+static void test_activation_offload_time(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_dense();
+    space_layout l = moe_layout(1, 1, 8, 0);
+    l.etp = 0;
+    est_result a, b;
+    est_estimate(&v.c, &m, &l, &a);
+    double prev = 0;
+    for (int64_t n = 1; n < m.num_layers; n++) {
+        l.act_offload_layers = n;
+        est_estimate(&v.c, &m, &l, &b);
+        TP_CHECK_INT(b.reason, EST_FEASIBLE);
+        TP_CHECK(b.time.offload_s >= prev);
+        prev = b.time.offload_s;
+        TP_CHECK(b.mem.activations < a.mem.activations);
+        TP_CHECK(fabs(b.iteration_s - a.iteration_s - b.time.offload_s)
+                 < 1e-9 * a.iteration_s);
+    }
+    /* 7 of 8 layers leave no layer to hide the copies under */
+    TP_CHECK(prev > 0);
+    l.act_offload_layers = 0;
+    l.offload_modules = SPACE_OFF_QKV_LINEAR | SPACE_OFF_CORE_ATTN;
+    est_estimate(&v.c, &m, &l, &b);
+    TP_CHECK_INT(b.reason, EST_FEASIBLE);
+    TP_CHECK(b.mem.activations < a.mem.activations);
+    TP_CHECK(b.time.offload_s >= 0);
+    moe_env_close(&v);
+}
+
+/* Megatron-Core's refusals, by name (EST_SAVER), and what hwdb cannot
+ * time. */
+static void test_saver_refusals(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_dense();
+    space_layout base = moe_layout(1, 1, 8, 0);
+    base.etp = 0;
+    est_result r;
+    space_layout l;
+#define REFUSED(stmt, text)                                                   \
+    do {                                                                      \
+        l = base;                                                             \
+        stmt;                                                                 \
+        est_estimate(&v.c, &m, &l, &r);                                       \
+        TP_CHECK_INT(r.reason, EST_SAVER);                                    \
+        TP_CHECK_CONTAINS(r.message, text);                                   \
+    } while (0)
+    REFUSED(l.exp_avg_dtype = SPACE_OPT_BF16, "exp_avg_dtype can only be fp32");
+    REFUSED((l.opt_offload = 1), "needs --use-precision-aware-optimizer");
+    REFUSED((l.pa_optimizer = 1, l.zero = SPACE_ZERO_NONE),
+            "only supported with distributed optimizer");
+    REFUSED((l.pa_optimizer = 1, l.main_grads_dtype = SPACE_OPT_BF16,
+             l.grad_bytes = 4),
+            "--accumulate-allreduce-grads-in-fp32");
+    REFUSED((l.pa_optimizer = 1, l.opt_offload = 1,
+             l.exp_avg_dtype = SPACE_OPT_BF16),
+            "no effect under --optimizer-cpu-offload");
+    REFUSED((l.pa_optimizer = 1, l.opt_offload = 1, l.dtype = HW_FP8,
+             l.fp8_recipe = SPACE_FP8_TENSORWISE, l.fp8_params = 1),
+            "--fp8-recipe delayed");
+    REFUSED((l.act_offload_layers = 8), "layers less than 8");
+    REFUSED((l.act_offload_layers = 2, l.pp = 2, l.dp = 4),
+            "no support for Pipeline parallelism");
+    REFUSED((l.act_offload_layers = 2, l.recompute = SPACE_RECOMPUTE_FULL),
+            "does not work when activation recomputation");
+    REFUSED((l.act_offload_layers = 2,
+             l.offload_modules = SPACE_OFF_CORE_ATTN),
+            "cannot be enabled with cpu_offloading");
+    REFUSED((l.offload_modules = SPACE_OFF_ATTN_PROJ),
+            "attn_proj cannot be set to offload_modules alone");
+    REFUSED((l.offload_modules = SPACE_OFF_EXPERT_FC1), "is dense");
+    REFUSED((l.offload_modules = SPACE_OFF_ATTN_NORM), "IdentityOp");
+    REFUSED((l.pa_optimizer = 1, l.framework = SPACE_FW_TORCHTITAN),
+            "Megatron-Core's");
+#undef REFUSED
+    TP_CHECK_STR(est_reason_names[EST_SAVER], "saver_refused");
+    moe_env_close(&v);
+    /* a system without the host's memory bandwidth in hwdb, and a host
+     * too small for what is offloaded (Vista: 120 GB a GH200 node) */
+    moe_env w;
+    if (moe_env_open(&w, "jean-zay-a100")) return;
+    l = base;
+    l.pa_optimizer = 1, l.opt_offload = 1;
+    est_estimate(&w.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_SAVER);
+    TP_CHECK_CONTAINS(r.message, "host.memory_bw_gb_per_s");
+    moe_env_close(&w);
+    if (moe_env_open(&w, "vista")) return;
+    space_model big = small_dense();
+    big.num_layers = 96, big.hidden = 8192, big.heads = 64, big.kv_heads = 8;
+    big.ffn_hidden = 28672;
+    l = base;
+    l.dp = 1, l.gbs = 1, l.seq = 1024, l.pp = 8; /* 8 nodes of 1 GPU */
+    l.pa_optimizer = 1, l.opt_offload = 1;
+    est_estimate(&w.c, &big, &l, &r);
+    TP_CHECK_INT(r.reason, EST_SAVER);
+    TP_CHECK_CONTAINS(r.message, "the host memory");
+    moe_env_close(&w);
+}
+
+/* Micro-batch groups of N: the warm-up holds more, the bubble is the
+ * schedule's own (each chunk's forward has its input in time when N >=
+ * PP), and the micro-batches need not be a multiple of PP. */
+static void test_microbatch_group_time(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_dense();
+    space_layout l = moe_layout(1, 4, 2, 0);
+    l.etp = 0, l.vpp = 2, l.gbs = 2 * 8;
+    est_result a, b;
+    est_estimate(&v.c, &m, &l, &a);
+    TP_CHECK_INT(a.reason, EST_FEASIBLE);
+    l.mb_group = 8;
+    est_estimate(&v.c, &m, &l, &b);
+    TP_CHECK_INT(b.reason, EST_FEASIBLE);
+    TP_CHECK(b.time.bubble_s == a.time.bubble_s);
+    TP_CHECK(b.mem.activations > a.mem.activations);
+    /* 10 micro-batches with PP 4: refused by default, allowed in groups
+     * of 5 (the last group 0), refused in groups of 4 (2 left) */
+    l.gbs = 2 * 10, l.mb_group = 0;
+    est_estimate(&v.c, &m, &l, &b);
+    TP_CHECK_INT(b.reject, SPACE_REJECT_VPP_MICRO);
+    l.mb_group = 5;
+    est_estimate(&v.c, &m, &l, &b);
+    TP_CHECK_INT(b.reason, EST_FEASIBLE);
+    l.mb_group = 4;
+    est_estimate(&v.c, &m, &l, &b);
+    TP_CHECK_INT(b.reject, SPACE_REJECT_VPP_MICRO);
+    TP_CHECK_CONTAINS(b.message, "groups of 4");
+    moe_env_close(&v);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -1642,6 +1852,11 @@ int main(int argc, char **argv)
     TP_RUN(test_recompute_modules_time);
     TP_RUN(test_moe_overlap_sms);
     TP_RUN(test_moe_router_pad_hybridep);
+    TP_RUN(test_layer_offload_stall);
+    TP_RUN(test_saver_step_time);
+    TP_RUN(test_activation_offload_time);
+    TP_RUN(test_saver_refusals);
+    TP_RUN(test_microbatch_group_time);
     hw_db_free(db);
     return TP_TEST_EXIT();
 }

@@ -287,6 +287,92 @@ static void test_override(void)
     rmdir(dir);
 }
 
+/* The hosts (issue 28): a system's host object loads in SI, and hw check
+ * names a host link above the GPU's own, an unknown key, a CPU that is
+ * not text. */
+static void test_host(void)
+{
+    char dir[1024], sys[1100], file[1200], src[1024];
+    snprintf(dir, sizeof dir, "%s/host", scratch);
+    snprintf(sys, sizeof sys, "%s/systems", dir);
+    mkdir(dir, 0755);
+    mkdir(sys, 0755);
+    snprintf(file, sizeof file, "%s/testsys.json", sys);
+    snprintf(src, sizeof src, "%s/hw/good/systems/testsys.json", fixtures);
+    static const char *const edits[][2] = {
+        {"price_usd_per_gpu_hour",
+         "  \"price_usd_per_gpu_hour\": {\"value\": 2.5, \"source\": "
+         "\"made-up\"},\n  \"host\": {\"cpu\": \"two test CPUs\", "
+         "\"memory_bw_gb_per_s\": {\"value\": 500, \"source\": \"made-up\"}, "
+         "\"memory_gib\": {\"value\": 1024, \"source\": \"made-up\"}, "
+         "\"link_gb_per_s\": {\"value\": 16, \"source\": \"made-up\"}}\n"},
+    };
+    TP_CHECK(copy_edited(src, file, edits, 1));
+    char good[1024];
+    snprintf(good, sizeof good, "%s/hw/good", fixtures);
+    const char *dirs[] = {good, dir};
+    tp_err e = {0};
+    hw_db *db = hw_db_open_dirs(dirs, 2, &e);
+    TP_CHECK(db != NULL);
+    if (db) {
+        const hw_system *y = hw_find_system(db, "testsys", &e);
+        TP_CHECK(y != NULL);
+        if (y) {
+            TP_CHECK_REL(y->host_mem_bw_bytes_per_s, 500e9, 1e-12);
+            TP_CHECK_REL(y->host_mem_bytes, 1024.0 * 1073741824.0, 1e-12);
+            TP_CHECK_REL(y->host_link_bw_bytes_per_s, 16e9, 1e-12);
+        }
+        hw_db_free(db);
+    }
+    /* against the built-in H100 (64 GB/s a direction): a faster link */
+    const char *bdirs[] = {builtin};
+    hw_db *b = hw_db_open_dirs(bdirs, 1, &e);
+    TP_CHECK(b != NULL);
+    static const char *const bad[][2][2] = {
+        {{"\"gpu\"", "  \"gpu\": \"h100-sxm\",\n"},
+         {"price_usd_per_gpu_hour",
+          "  \"price_usd_per_gpu_hour\": {\"value\": 2.5, \"source\": "
+          "\"made-up\"},\n  \"host\": {\"link_gb_per_s\": {\"value\": 100, "
+          "\"source\": \"made-up\"}}\n"}},
+        {{"\"gpu\"", "  \"gpu\": \"h100-sxm\",\n"},
+         {"price_usd_per_gpu_hour",
+          "  \"price_usd_per_gpu_hour\": {\"value\": 2.5, \"source\": "
+          "\"made-up\"},\n  \"host\": {\"memory_tb\": 2}\n"}},
+        {{"\"gpu\"", "  \"gpu\": \"h100-sxm\",\n"},
+         {"price_usd_per_gpu_hour",
+          "  \"price_usd_per_gpu_hour\": {\"value\": 2.5, \"source\": "
+          "\"made-up\"},\n  \"host\": {\"cpu\": 2}\n"}},
+    };
+    static const char *const says[] = {"above the GPU's own host link",
+                                       "memory_tb: unknown key",
+                                       "$.host.cpu: expected a string"};
+    for (int i = 0; b && i < 3; i++) {
+        TP_CHECK(copy_edited(src, file, bad[i], 2));
+        char *report = NULL;
+        TP_CHECK(hw_check_file(b, file, &report) != TP_OK);
+        if (report) TP_CHECK_CONTAINS(report, says[i]);
+        free(report);
+    }
+    /* the built-in hosts */
+    if (b) {
+        const hw_gpu *h = hw_find_gpu(b, "h100-sxm", &e);
+        if (h) TP_CHECK_REL(h->host_link_bw_bytes_per_s, 64e9, 1e-12);
+        const hw_gpu *gh = hw_find_gpu(b, "gh200", &e);
+        if (gh) TP_CHECK_REL(gh->host_link_bw_bytes_per_s, 450e9, 1e-12);
+        const hw_system *eos = hw_find_system(b, "eos", &e);
+        if (eos) {
+            TP_CHECK_REL(eos->host_mem_bw_bytes_per_s, 614.4e9, 1e-12);
+            TP_CHECK_REL(eos->host_mem_bytes, 2048.0 * 1073741824.0, 1e-12);
+        }
+        for (int i = 0; i < hw_gpu_count(b); i++)
+            TP_CHECK(hw_gpu_at(b, i)->host_link_bw_bytes_per_s > 0);
+        hw_db_free(b);
+    }
+    remove(file);
+    rmdir(sys);
+    rmdir(dir);
+}
+
 /* Blackwell Ultra (issue 19): the key numbers of B300, GB300 and their
  * systems as their files source them, in SI after loading. */
 static void test_builtin_blackwell_ultra(const hw_db *db)
@@ -500,6 +586,7 @@ int main(int argc, char **argv)
     TP_RUN(test_bad_dir_fails_open);
     TP_RUN(test_override);
     TP_RUN(test_models_like);
+    TP_RUN(test_host);
     TP_RUN(test_builtin);
     TP_RUN(test_dtype_names);
     return TP_TEST_EXIT();

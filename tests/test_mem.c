@@ -930,6 +930,169 @@ static void test_recompute_modules(void)
     TP_CHECK_INT((int)space_recompute_modules(&l), 0);
 }
 
+/* ---- memory savers (issue 28; estimator/offload.c, docs/memory.md) ---- */
+
+/* The precision-aware optimizer, bytes per parameter at DP 4 with the
+ * distributed optimizer (NVIDIA/Megatron-LM@d98e8a64ddf3,
+ * megatron/core/optimizer/__init__.py: FusedAdam with master_weights,
+ * use_decoupled_grad, master_weight_dtype = --main-params-dtype and
+ * store_param_remainders, OptimizerConfig's default True;
+ * distrib_optimizer.py: no fp32 master and no fp32 gradient copy in
+ * Megatron-Core then; transformer_engine/pytorch/optimizers/fused_adam.py
+ * at NVIDIA/TransformerEngine@d0067d0da: an fp32 master of a bf16
+ * parameter as its int16 remainder, fp32 unscaled copies of fp16/fp8
+ * states, bf16 moments unscaled in the kernel when both are bf16). */
+static void test_precision_aware(void)
+{
+    space_model m = toy();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.pa_optimizer = 1;
+    /* fp32 master as remainders (2), fp32 m and v (8): 10 / 4; the
+     * gradient read in place: no step copy */
+    TP_CHECK_REL(est_opt_gpu_bytes(&l), 10, 1e-15);
+    check_bytes(&m, &l, 2, 4, 2.5, 0, 0, 0);
+    /* DeepSeek-V3's: bf16 moments, 6 / 4, unscaled in the kernel */
+    l.exp_avg_dtype = l.exp_avg_sq_dtype = SPACE_OPT_BF16;
+    check_bytes(&m, &l, 2, 4, 1.5, 0, 0, 0);
+    /* fp16 moments: 6 / 4, each unscaled to an fp32 copy in the step */
+    l.exp_avg_dtype = l.exp_avg_sq_dtype = SPACE_OPT_FP16;
+    check_bytes(&m, &l, 2, 4, 1.5, 2, 0, 0);
+    /* fp8 moments: 4 / 4, the same fp32 copies */
+    l.exp_avg_dtype = l.exp_avg_sq_dtype = SPACE_OPT_FP8;
+    check_bytes(&m, &l, 2, 4, 1, 2, 0, 0);
+    /* one bf16 moment alone is unscaled to fp32 like an fp16 one */
+    l.exp_avg_dtype = SPACE_OPT_BF16, l.exp_avg_sq_dtype = SPACE_OPT_FP32;
+    check_bytes(&m, &l, 2, 4, 2, 1, 0, 0);
+    /* fp16 master weights (2), unscaled in the step (4) */
+    l.exp_avg_dtype = SPACE_OPT_FP32;
+    l.main_params_dtype = SPACE_OPT_FP16;
+    check_bytes(&m, &l, 2, 4, 2.5, 1, 0, 0);
+    /* bf16 main gradients: 2 bytes, read by FusedAdam as they are */
+    l.main_params_dtype = SPACE_OPT_FP32;
+    l.main_grads_dtype = SPACE_OPT_BF16;
+    TP_CHECK_INT(space_grad_bytes(&l), 2);
+    check_bytes(&m, &l, 2, 2, 2.5, 0, 0, 0);
+    /* fp16 training: no remainders (the parameter is not bf16), 12 / 4 */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_FP16, SPACE_ZERO_1);
+    l.pa_optimizer = 1;
+    l.grad_bytes = 4;
+    check_bytes(&m, &l, 2, 4, 3, 0, 0, 0);
+    /* fp8 with tensorwise scaling: Megatron-Core keeps its own fp32 master
+     * (use_precision_aware_optimizer_no_fp8_or_ds_fp8 false): 4 + m + v */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    l.fp8_recipe = SPACE_FP8_TENSORWISE;
+    l.pa_optimizer = 1;
+    l.exp_avg_dtype = l.exp_avg_sq_dtype = SPACE_OPT_BF16;
+    check_bytes(&m, &l, 2, 4, 2, 0, 0, 2.0 * 4 * GEMM_W);
+    /* ... and with delayed scaling FusedAdam holds it (remainders) */
+    l.fp8_recipe = SPACE_FP8_DELAYED;
+    check_bytes(&m, &l, 2, 4, 1.5, 0, 0, 2.0 * 4 * GEMM_W);
+    /* The search's floor sees the same states. */
+    double w, gr, opt;
+    est_state_bytes(&l, 1, &w, &gr, &opt);
+    TP_CHECK_REL(opt, 1.5, 1e-15);
+}
+
+/* Optimizer CPU offload (HybridDeviceOptimizer with
+ * param_update_in_fp32, hybrid_optimizer.py at d98e8a6): the offloaded
+ * share keeps nothing on the GPU and 16 bytes on the host (fp32 copy,
+ * pinned fp32 gradient buffer, AdamW's m and v); the rest an fp32 copy
+ * and fp32 m and v on the GPU (12). */
+static void test_optimizer_offload(void)
+{
+    space_model m = toy();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.pa_optimizer = 1;
+    l.opt_offload = 1;
+    check_bytes(&m, &l, 2, 4, 0, 0, 0, 0);
+    est_memory r;
+    est_memory_of(&m, &l, &r);
+    TP_CHECK_REL(r.host, 16.0 * PARAMS / 4, 1e-12);
+    l.opt_offload = 0.5;
+    check_bytes(&m, &l, 2, 4, 1.5, 0, 0, 0);
+    est_memory_of(&m, &l, &r);
+    TP_CHECK_REL(r.host, 8.0 * PARAMS / 4, 1e-12);
+    /* 16-bit gradients: grad.to(fp32) on the GPU share, the D2H copy's
+     * conversion on the GPU for the rest: 4 / 4 in the step */
+    l.main_grads_dtype = SPACE_OPT_BF16;
+    check_bytes(&m, &l, 2, 2, 1.5, 1, 0, 0);
+    /* the floor drops the offloaded states too */
+    double w, gr, opt;
+    est_state_bytes(&l, 1, &w, &gr, &opt);
+    TP_CHECK_REL(opt, 1.5, 1e-15);
+}
+
+/* Transformer Engine's layer offload (DefaultOffloadSynchronizer,
+ * transformer_engine/pytorch/cpu_offload.py at d0067d0da: "peak memory
+ * usage of saving activations is (num_layers - num_offloaded_layers) *
+ * T") and Megatron-Core's fine-grained offloading (the offloaded groups
+ * leave, one layer's groups kept as the margin and one reloaded ahead;
+ * fine_grained_activation_offload.py post_warmup_callback). */
+static void test_activation_offload(void)
+{
+    space_model m = toy();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.flash = SPACE_ATTN_FLASH;
+    est_memory a, b;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK(a.host == 0);
+    double tok = 1024; /* mbs 1 x seq 1024 */
+    for (int64_t n = 1; n <= 3; n++) {
+        l.act_offload_layers = n;
+        est_memory_of(&m, &l, &b);
+        TP_CHECK_REL(a.activations - b.activations,
+                     (double)n * tok * layer_token(0), 1e-12);
+        TP_CHECK_REL(b.host, (double)n * tok * layer_token(0), 1e-12);
+        TP_CHECK_REL(est_offload_layer_token(&m, &l, 0), layer_token(0),
+                     1e-12);
+    }
+    /* fine-grained: qkv_linear (the fused norm's input 2h and the GEMM's
+     * input 2h) and core_attn (q, k, v, flash's output and log-sum-exp)
+     * of the 4 layers in flight (PP 1, one micro-batch), 2 of them kept */
+    l.act_offload_layers = 0;
+    l.offload_modules = SPACE_OFF_QKV_LINEAR | SPACE_OFF_CORE_ATTN;
+    double o = 4 * 64 + 2 * (64 + 2 * 64) + 2 * 64 + 4 * 4;
+    TP_CHECK_REL(est_offload_layer_token(&m, &l, 0), o, 1e-12);
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(a.activations - b.activations, (4 - 2) * tok * o, 1e-12);
+    TP_CHECK_REL(b.host, (4 - 2) * tok * o, 1e-12);
+    /* attn_proj adds nothing at 16 bits (its input is the attention's
+     * output, already offloaded), its fp8 copy under fp8 */
+    l.offload_modules |= SPACE_OFF_ATTN_PROJ;
+    TP_CHECK_REL(est_offload_layer_token(&m, &l, 0), o, 1e-12);
+    /* half the groups: 2 of the 4 layers' offloaded, both kept */
+    l.offload_fraction = 0.5;
+    TP_CHECK_REL(est_offload_layer_token(&m, &l, 0), o / 2, 1e-12);
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(b.activations, a.activations, 1e-12);
+}
+
+/* Micro-batch groups of N in the interleaved schedule: rank r holds
+ * (pp - r - 1) x 2 + (v - 1) x N + 1 chunks (get_pp_rank_microbatches,
+ * schedules.py at d98e8a6), N = PP by default. */
+static void test_microbatch_groups(void)
+{
+    space_model m = toy();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.flash = SPACE_ATTN_FLASH;
+    l.pp = 2, l.vpp = 2, l.dp = 1, l.gbs = 8; /* 8 micro-batches, 1 layer a chunk */
+    est_memory a, b;
+    est_memory_stage(&m, &l, 0, &a);
+    l.mb_group = 2; /* = PP: the same */
+    est_memory_stage(&m, &l, 0, &b);
+    TP_CHECK(a.activations == b.activations);
+    l.mb_group = 4; /* 2 + 4 + 1 = 7 chunks against 2 + 2 + 1 = 5 */
+    est_memory_stage(&m, &l, 0, &b);
+    TP_CHECK_REL(b.activations - a.activations, 2 * 1024 * layer_token(0),
+                 1e-12);
+    /* a layout of one chunk a rank ignores it */
+    l.vpp = 1;
+    est_memory_stage(&m, &l, 0, &a);
+    l.mb_group = 0;
+    est_memory_stage(&m, &l, 0, &b);
+    TP_CHECK(a.activations == b.activations);
+}
+
 int main(void)
 {
     TP_RUN(test_frameworks);
@@ -948,5 +1111,9 @@ int main(void)
     TP_RUN(test_moe_activations);
     TP_RUN(test_moe_fp8_weights);
     TP_RUN(test_recompute_modules);
+    TP_RUN(test_precision_aware);
+    TP_RUN(test_optimizer_offload);
+    TP_RUN(test_activation_offload);
+    TP_RUN(test_microbatch_groups);
     return TP_TEST_EXIT();
 }

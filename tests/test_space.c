@@ -2062,6 +2062,78 @@ static void test_split_layout_string(void)
                  "n1g8_tp1pp8dp1_mbs1_f7l7");
 }
 
+/* The memory savers' names, parsers and tags (savers.c), and the
+ * interleaved schedule's micro-batch groups (layout.c: schedules.py's
+ * checks at NVIDIA/Megatron-LM@d98e8a64ddf3, PP <= N <= micro-batches,
+ * the last group 0 or >= PP). */
+static void test_savers(void)
+{
+    unsigned k;
+    TP_CHECK_INT((int)space_off_modules_parse("core_attn attn_proj", &k), 0);
+    TP_CHECK_INT((int)k, SPACE_OFF_CORE_ATTN | SPACE_OFF_ATTN_PROJ);
+    TP_CHECK_INT((int)space_off_modules_parse("['qkv_linear', 'moe_act']", &k),
+                 0);
+    TP_CHECK_INT((int)k, SPACE_OFF_QKV_LINEAR | SPACE_OFF_MOE_ACT);
+    TP_CHECK_INT((int)space_off_modules_parse("core_attn,fused_group_mlp", &k),
+                 1 + 10);
+    TP_CHECK_INT((int)space_off_modules_parse("[]", &k), 1);
+    char buf[128];
+    space_off_modules_str(SPACE_OFF_EXPERT_FC1 | SPACE_OFF_ATTN_NORM, ",", buf,
+                          sizeof buf);
+    TP_CHECK_STR(buf, "attn_norm,expert_fc1");
+    TP_CHECK(space_opt_dtype_bytes(SPACE_OPT_FP8) == 1);
+    TP_CHECK_STR(space_opt_dtype_name(SPACE_OPT_BF16), "bf16");
+    space_layout l;
+    memset(&l, 0, sizeof l);
+    l.tp = 8, l.pp = 2, l.cp = 1, l.dp = 1, l.vpp = 1, l.mbs = 1;
+    TP_CHECK(!space_layout_has_saver(&l));
+    space_savers_tag(&l, buf, sizeof buf);
+    TP_CHECK_STR(buf, "");
+    l.pa_optimizer = 1;
+    l.exp_avg_dtype = l.exp_avg_sq_dtype = SPACE_OPT_BF16;
+    TP_CHECK(space_layout_has_saver(&l));
+    TP_CHECK_STR(space_savers_tag(&l, buf, sizeof buf), "pa-bf16");
+    l.exp_avg_sq_dtype = SPACE_OPT_FP8;
+    TP_CHECK_STR(space_savers_tag(&l, buf, sizeof buf), "pa-bf16-fp8");
+    l.exp_avg_dtype = l.exp_avg_sq_dtype = SPACE_OPT_FP32;
+    l.opt_offload = 0.5;
+    TP_CHECK_STR(space_savers_tag(&l, buf, sizeof buf), "oo50");
+    l.opt_offload = 0, l.pa_optimizer = 0;
+    l.act_offload_layers = 3, l.vpp = 2, l.mb_group = 4;
+    TP_CHECK_STR(space_savers_tag(&l, buf, sizeof buf), "ao3_g4");
+    char tag[128];
+    space_layout_tag(&l, 8, tag, sizeof tag);
+    TP_CHECK_STR(tag, "n2g8_tp8pp2dp1_mbs1_vpp2_ao3_g4");
+    /* micro-batch groups */
+    space_model m = preset("llama3-8b");
+    space_layout g;
+    memset(&g, 0, sizeof g);
+    g.tp = 1, g.pp = 4, g.cp = 1, g.dp = 1, g.vpp = 2, g.mbs = 1;
+    g.seq = 4096, g.dtype = HW_BF16;
+    static const struct {
+        int64_t micro, group;
+        space_reject want;
+    } cases[] = {
+        {8, 0, SPACE_OK},          {5, 0, SPACE_REJECT_VPP_MICRO},
+        {5, 5, SPACE_OK},          {5, 3, SPACE_REJECT_VPP_MICRO},
+        {5, 6, SPACE_REJECT_VPP_MICRO}, {10, 4, SPACE_REJECT_VPP_MICRO},
+        {14, 5, SPACE_OK},         {13, 4, SPACE_REJECT_VPP_MICRO},
+        {12, 4, SPACE_OK},         {3, 4, SPACE_REJECT_VPP_MICRO},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        g.gbs = cases[i].micro, g.mb_group = cases[i].group;
+        char why[200];
+        TP_CHECK_INT(space_layout_check(&m, &g, 8, why, sizeof why),
+                     cases[i].want);
+    }
+    /* one chunk a rank: the groups do not apply */
+    g.vpp = 1, g.gbs = 5, g.mb_group = 3;
+    TP_CHECK_INT(space_layout_check(&m, &g, 8, NULL, 0), SPACE_OK);
+    TP_CHECK_INT(space_mb_group(&g), 3);
+    g.mb_group = 0;
+    TP_CHECK_INT(space_mb_group(&g), 4);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) snprintf(fixture_dir, sizeof fixture_dir, "%s", argv[1]);
@@ -2095,5 +2167,6 @@ int main(int argc, char **argv)
     TP_RUN(test_split_megatron);
     TP_RUN(test_split_rules);
     TP_RUN(test_split_layout_string);
+    TP_RUN(test_savers);
     return TP_TEST_EXIT();
 }

@@ -669,7 +669,11 @@ def deepseek(r):
         zero_stage=1, sharding="zero-1", precision="fp8" if v3 else "bf16",
         fp8_recipe="blockwise" if v3 else None,
         pipeline_schedule="dualpipe" if v3 else "zero-bubble",
-        moe_dispatcher="alltoall", features=[])
+        moe_dispatcher="alltoall",
+        # DeepSeek-V3 report section 3.3.3 (Low-Precision Storage): AdamW's
+        # moments in BF16, master weights and gradients in FP32: Megatron-
+        # Core's precision-aware optimizer with bf16 moments
+        features=["precision-aware-optimizer", "exp-avg-dtype=bf16"] if v3 else [])
     derived.append("global batch: the final batch size of the report's schedule (the figure "
                    "averages the whole pre-training, the batch ramp included)")
     gh = r["gpu_hours_per_trillion_tokens"]

@@ -25,8 +25,9 @@ SEARCH = dict(model="gpt-neox-20b", system="perlmutter", max_gpus=128,
 SEARCH_ARGS = ["--model", "gpt-neox-20b", "--system", "perlmutter",
                "--max-gpus", "128", "--seq-length", "2048",
                "--global-batch-size", "1024"]
-# 4 scenarios, one infeasible (a 13B model on one GPU): no winner
-SWEEP = {"models": ["gpt3-1.7b", "llama2-13b"], "systems": ["eos"],
+# 4 scenarios, one infeasible (a 70B model on one GPU, whose weights alone
+# outgrow it): no winner
+SWEEP = {"models": ["gpt3-1.7b", "llama2-70b"], "systems": ["eos"],
          "gpus": [1, 8], "seq_lengths": [2048], "global_batch_sizes": [256],
          "tokens": [1e11], "options": {"top": 2}}
 
@@ -216,7 +217,7 @@ class Sweep(unittest.TestCase):
                          recs[3]["best"]["iteration_time_s"])
         self.assertTrue(pandas.isna(df["best.layout"].iloc[2]))
         self.assertEqual(list(df["status"]), ["ok", "ok", "infeasible", "ok"])
-        self.assertEqual(df["scenario.model"].iloc[2], "llama2-13b")
+        self.assertEqual(df["scenario.model"].iloc[2], "llama2-70b")
 
 
 class Frames(unittest.TestCase):

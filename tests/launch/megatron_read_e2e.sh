@@ -197,5 +197,30 @@ bad_job "s/--hidden-size 4096/--hidden-size 4096 --num-experts 8 --moe-layer-fre
 bad_job "s/--hidden-size 4096/--hidden-size 4096 --num-experts 8 --moe-layer-freq '([0]*3+[1]*3'/" "expected a list expression of 32 0s and 1s" "a broken MoE pattern"
 bad_job 's/--hidden-size 4096/--hidden-size 4096 --num-experts 8 --moe-router-score-function sqrtsoftplus/' "expected softmax, sigmoid" "a router trainplan does not model"
 
+# memory savers (issue 28) read back; Megatron-Core's refusals by name
+run 0 "$TP" estimate --system eos --format json --megatron-args - \
+    < <(sed 's/--use-distributed-optimizer/--use-distributed-optimizer --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --main-grads-dtype bf16/' "$S/own.sh")
+has "$OUT" '"exp_avg_sq_dtype":	"bf16"' "the precision-aware optimizer's moments read"
+has "$OUT" '"main_grads_dtype":	"bf16"' "its gradient dtype read"
+run 0 "$TP" estimate --system eos --format json --megatron-args - \
+    < <(sed 's/--use-distributed-optimizer/--use-distributed-optimizer --use-precision-aware-optimizer --optimizer-cpu-offload --optimizer-offload-fraction 0.5 --overlap-cpu-optimizer-d2h-h2d --use-torch-optimizer-for-cpu-offload/' "$S/own.sh")
+has "$OUT" '"optimizer_offload_fraction":	0.5' "optimizer offload read"
+has "$ERR" "changes nothing with Adam" "--use-torch-optimizer-for-cpu-offload noted"
+run 0 "$TP" estimate --system eos --format json --megatron-args - \
+    < <(sed 's/--recompute-activations/--cpu-offloading-num-layers 8/' "$S/own.sh")
+has "$OUT" '"cpu_offloading_num_layers":	8' "layer offload read"
+run 64 "$TP" estimate --system eos --megatron-args - \
+    < <(sed 's/--recompute-activations/--recompute-activations --cpu-offloading-num-layers 8/' "$S/own.sh")
+has "$ERR" "CPU offloading does not work when activation recomputation" "layer offload with recomputation"
+run 64 "$TP" estimate --system eos --megatron-args - \
+    < <(sed 's/--use-distributed-optimizer/--use-precision-aware-optimizer/' "$S/own.sh")
+has "$ERR" "only supported with distributed optimizer" "the precision-aware optimizer without the distributed one"
+run 0 "$TP" estimate --system eos --format json --megatron-args - \
+    < <(sed 's/--recompute-activations/--fine-grained-activation-offloading --offload-modules qkv_linear core_attn attn_proj --activation-offload-fraction 0.5/' "$S/own.sh")
+has "$OUT" '"activation_offload_fraction":	0.5' "fine-grained offloading read"
+bad_job 's/--recompute-activations/--cpu-offloading/' "--cpu-offloading: not a flag of Megatron-LM" "--cpu-offloading alone"
+bad_job 's/--recompute-activations/--fine-grained-activation-offloading --offload-modules fused_group_mlp/' "fused_group_mlp and gdp_qkv are not modelled" "an unmodelled offload module"
+bad_job 's/--use-distributed-optimizer/--use-distributed-optimizer --use-precision-aware-optimizer --main-params-dtype bf16/' "--main-params-dtype: expected fp32, fp16" "a master dtype Megatron-LM does not take"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -137,6 +137,11 @@ CHOICES = {
     "data_parallel_sharding_strategy": {"no_shard", "optim", "optim_grads",
                                         "optim_grads_params"},
     "ckpt_format": {"torch", "torch_dist", "torch_dcp", "fsdp_dtensor"},
+    # the precision-aware optimizer (arguments.py _add_experimental_args)
+    "main_grads_dtype": {"fp32", "bf16"},
+    "main_params_dtype": {"fp32", "fp16"},
+    "exp_avg_dtype": {"fp32", "fp16", "bf16", "fp8"},
+    "exp_avg_sq_dtype": {"fp32", "fp16", "bf16", "fp8"},
     "tokenizer_type": {"GPT2BPETokenizer", "HuggingFaceTokenizer",
                        "SentencePieceTokenizer", "GPTSentencePieceTokenizer",
                        "Llama2Tokenizer", "TikTokenizer", "NullTokenizer"},
@@ -434,10 +439,15 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
                       "%d (num_microbatches_calculator)" % (gbs, mbs, dp))
                 else:
                     m = gbs // (mbs * dp)
-                    if vpp and vpp > 1 and pp > 1 and (m < pp or
-                                                       0 < m % pp < pp):
-                        E("interleaving: %d micro-batches, PP %d (schedules.py:"
-                          " groups of PP contiguous micro-batches)" % (m, pp))
+                    # schedules.py forward_backward_pipelining_with_
+                    # interleaving: groups of N (default PP) contiguous
+                    # micro-batches, PP <= N <= M, the last 0 or >= PP
+                    n = to_int(args, "microbatch_group_size_per_virtual_"
+                               "pipeline_stage", errors, pp) or pp
+                    if vpp and vpp > 1 and pp > 1 and (n < pp or n > m or
+                                                       0 < m % n < pp):
+                        E("interleaving: %d micro-batches, PP %d, groups of "
+                          "%d (schedules.py)" % (m, pp, n))
     # optimizer sharding and overlaps: validate_args
     mfsdp = bool(args.get("use_megatron_fsdp"))
     fsdp2 = bool(args.get("use_torch_fsdp2"))
@@ -474,6 +484,65 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
         E("Megatron-FSDP needs --ckpt-format fsdp_dtensor (validate_args)")
     if ckpt == "fsdp_dtensor" and not mfsdp:
         E("--ckpt-format fsdp_dtensor without Megatron-FSDP (validate_args)")
+    # memory savers (issue 28): optimizer_config.py __post_init__,
+    # optimizer/__init__.py, validate_args, transformer_config.py
+    pa = bool(args.get("use_precision_aware_optimizer"))
+    for k in ("main_grads_dtype", "main_params_dtype", "exp_avg_dtype",
+              "exp_avg_sq_dtype"):
+        if not pa and args.get(k, "fp32") != "fp32":
+            E("--%s %s without --use-precision-aware-optimizer "
+              "(OptimizerConfig)" % (k.replace("_", "-"), args[k]))
+    if pa and not args.get("use_distributed_optimizer"):
+        E("--use-precision-aware-optimizer without the distributed "
+          "optimizer (get_megatron_optimizer)")
+    if args.get("main_grads_dtype") == "bf16" and \
+            args.get("accumulate_allreduce_grads_in_fp32"):
+        E("--main-grads-dtype bf16 with --accumulate-allreduce-grads-in-fp32 "
+          "(validate_args)")
+    if args.get("optimizer_cpu_offload"):
+        if not pa:
+            E("--optimizer-cpu-offload without "
+              "--use-precision-aware-optimizer (validate_args)")
+        if args.get("fp8_param_gather") and \
+                args.get("fp8_recipe", "delayed") != "delayed":
+            E("--optimizer-cpu-offload with --fp8-param-gather needs "
+              "--fp8-recipe delayed (validate_args)")
+    for k in ("optimizer_offload_fraction", "activation_offload_fraction"):
+        if k in args:
+            try:
+                f = float(args[k])
+                if not 0 <= f <= 1:
+                    E("--%s %s outside [0, 1]" % (k.replace("_", "-"), f))
+            except ValueError:
+                E("--%s %r is not a number" % (k.replace("_", "-"), args[k]))
+    ncpu = to_int(args, "cpu_offloading_num_layers", errors, 0) or 0
+    if ncpu > 0:
+        if ncpu >= L:
+            E("CPU offloading of %d of %d layers (TransformerConfig)"
+              % (ncpu, L))
+        if pp > 1:
+            E("CPU offloading with PP %d (TransformerConfig)" % pp)
+        if "recompute_granularity" in args:
+            E("CPU offloading with recomputation (TransformerConfig)")
+    if args.get("fine_grained_activation_offloading"):
+        mods = args.get("offload_modules") or []
+        if ncpu > 0:
+            E("fine-grained activation offloading with cpu_offloading "
+              "(TransformerConfig)")
+        if not mods:
+            E("--fine-grained-activation-offloading without "
+              "--offload-modules (TransformerConfig)")
+        allowed = {"core_attn", "attn_proj", "expert_fc1", "fused_group_mlp",
+                   "moe_act", "attn_norm", "mlp_norm", "qkv_linear",
+                   "gdp_qkv"}
+        for x in mods:
+            if x not in allowed:
+                E("--offload-modules %s (TransformerConfig)" % x)
+        if "attn_proj" in mods and "core_attn" not in mods:
+            E("attn_proj offloaded without core_attn (TransformerConfig)")
+        if env is not None and env.get("NVTE_CPU_OFFLOAD_V1") != "1":
+            E("fine-grained activation offloading without "
+              "NVTE_CPU_OFFLOAD_V1=1 (validate_args, TE >= 2.10)")
     # NVFP4 (validate_args): not beside fp8; --fp4-param-gather needs it
     if "fp4_format" in args and "fp8_format" in args:
         E("--fp4-format and --fp8-format together (validate_args)")
@@ -570,7 +639,7 @@ STUBS = {
     "torchrun": ("#!/usr/bin/env python3\nimport json, os, sys\n"
                  "json.dump({'argv': sys.argv[1:], 'env': "
                  "{k: os.environ[k] for k in os.environ if k.startswith("
-                 "'CUDA_') or k in ('MASTER_ADDR',)}}, "
+                 "('CUDA_', 'NVTE_')) or k in ('MASTER_ADDR',)}}, "
                  "open(os.environ['TRAINPLAN_CAPTURE'], 'w'))\n"),
 }
 
@@ -585,7 +654,8 @@ def run_script(path, slurm):
         cap = os.path.join(d, "capture.json")
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("SLURM_") and k not in
-               ("CUDA_DEVICE_MAX_CONNECTIONS", "MASTER_ADDR")}
+               ("CUDA_DEVICE_MAX_CONNECTIONS", "MASTER_ADDR",
+                "NVTE_CPU_OFFLOAD_V1")}
         env["PATH"] = d + os.pathsep + env.get("PATH", "")
         env["TRAINPLAN_CAPTURE"] = cap
         if slurm:

@@ -446,6 +446,55 @@ def check_bridge(lines, world, keys, mp_names):
                 "true" in ((a or "").lower(), (o or "").lower()):
             bad.append(f"ddp.{k} and optimizer.{k} differ: Bridge turns both "
                        "on (config.py)")
+    # the memory savers (issue 28): training/config.py,
+    # _validate_mixed_precision_consistency and
+    # _validate_fine_grained_activation_offloading (BRIDGE); OptimizerConfig
+    # and TransformerConfig __post_init__ (MCORE)
+    if b("optimizer.use_precision_aware_optimizer"):
+        mp = v.get("mixed_precision", "")
+        if "bf16" in mp and not b("optimizer.bf16"):
+            bad.append("use_precision_aware_optimizer with a bf16 model needs "
+                       "optimizer.bf16=true (config.py)")
+        if not b("optimizer.use_distributed_optimizer"):
+            bad.append("use_precision_aware_optimizer without the distributed "
+                       "optimizer (MCORE get_megatron_optimizer)")
+    else:
+        for k in ("main_grads_dtype", "main_params_dtype", "exp_avg_dtype",
+                  "exp_avg_sq_dtype"):
+            x = v.get("optimizer." + k)
+            if x and x not in ("fp32", "float32", "torch.float32"):
+                bad.append(f"optimizer.{k}={x} without "
+                           "use_precision_aware_optimizer (OptimizerConfig)")
+    for k in ("exp_avg_dtype", "exp_avg_sq_dtype", "main_params_dtype"):
+        if (v.get("optimizer." + k) or "") in ("fp8", "float8_e4m3fn"):
+            bad.append(f"optimizer.{k} fp8: Bridge's str_to_dtype gives "
+                       "float8_e4m3fn, FusedAdam takes torch.uint8")
+    if b("optimizer.optimizer_cpu_offload") and \
+            not b("optimizer.use_precision_aware_optimizer"):
+        bad.append("optimizer_cpu_offload without use_precision_aware_optimizer")
+    if b("model.cpu_offloading"):
+        n = i("model.cpu_offloading_num_layers") or 0
+        if n >= L or n < 0:
+            bad.append(f"cpu_offloading_num_layers {n} of {L} layers "
+                       "(transformer_config.py)")
+        if pp > 1:
+            bad.append("cpu_offloading with PP > 1 (transformer_config.py)")
+        if gran is not None:
+            bad.append("cpu_offloading with recomputation "
+                       "(transformer_config.py)")
+        if b("model.fine_grained_activation_offloading"):
+            bad.append("fine_grained_activation_offloading with "
+                       "cpu_offloading (transformer_config.py)")
+    if b("model.fine_grained_activation_offloading"):
+        mods = [unquote(x.strip()) for x in
+                (v.get("model.offload_modules") or "").strip("[]").split(",")
+                if x.strip()]
+        if not mods:
+            bad.append("fine_grained_activation_offloading without "
+                       "offload_modules (transformer_config.py)")
+        if "attn_proj" in mods and "core_attn" not in mods:
+            bad.append("attn_proj offloaded without core_attn "
+                       "(transformer_config.py)")
     # training/config.py, _validate_and_apply_megatron_fsdp_configs (BRIDGE):
     # the recipes save checkpoints, which Megatron-FSDP writes as fsdp_dtensor
     if b("ddp.use_megatron_fsdp"):
