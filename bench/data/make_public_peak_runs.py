@@ -315,8 +315,9 @@ def tt_bench_rows():
         "(1F1B: one stage per rank) or 16 (Interleaved1F1B: two stages per rank, "
         "pipelining_utils.generate_split_points)",
         "layers: generate_split_points gives the 126 layers to 8 or 16 stages, 15 or 7-8 "
-        "each with the remainder in the middle stages; the estimate splits them as "
-        "Megatron-LM does (space_stage_layers), which differs by a layer at most",
+        "each with the remainder in the middle stages; the estimate takes the same split "
+        "(bench/runs.c bench_split_settle: the embedding and the loss counted as layers, "
+        "15, 16 x 6, 15 and 7, 8 x 14, 7)",
     ]
     for suffix, label, tps, v, vpp, mbs in (
             ("1f1b", "1F1B", 100, 82.5, 1, 4),
