@@ -936,6 +936,11 @@ static int job_open(cli_opts *o, const hw_db *db, near_job *nj, tp_err *e)
     o->recompute_method = 0;
     o->recompute_layers = 0;
     o->sw_set &= ~(unsigned)CLI_SW_RC_METHOD;
+    /* the pipeline split too: every split Megatron-Core runs (the job's
+     * layout string, if any, fits only the job's PP and VPP) */
+    o->split_set = 0, o->pp_account = 0;
+    o->pp_first = o->pp_last = 0;
+    o->pp_layout = NULL;
     o->job_file = NULL;
     return TP_OK;
 }

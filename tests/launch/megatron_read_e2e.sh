@@ -139,6 +139,12 @@ has "$ERR" "(pp_layers)" "34 slots over PP 4: refused by name"
 sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 5 --decoder-last-pipeline-num-layers 9/' "$S/own.sh" >"$S/fl.sh"
 run 0 "$TP" estimate --system eos --megatron-args "$S/fl.sh" -g 64 --format json
 python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['layout']['pipeline_split']['layers_per_pipeline_rank']==[5,9,9,9], d['layout']['pipeline_split']" "$OUT" && ok || bad "first/last read back: the ranks' layers"
+# search --near on it: the split searched too (not the job's pinned), and
+# named where the best layout changes it
+run 0 "$TP" search --system eos --near "$S/fl.sh" --no-timing --tokens 1e9
+has "$OUT" "pipeline split first stage 5, last stage 9 layers -> " "near: the job's split in what changes"
+printf '%s' "$OUT" | grep -Eq "pipeline splits, valid layouts: even [1-9]" && ok || bad "near: every split searched, not the job's alone"
+has "$OUT" "  - --decoder-first-pipeline-num-layers 5" "near: the split's flags in the changes"
 sed 's/--hidden-size 4096/--hidden-size 4096 --pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 5 --account-for-loss-in-pipeline-split/' "$S/own.sh" >"$S/conf.sh"
 run 65 "$TP" estimate --system eos --megatron-args "$S/conf.sh" -g 64
 has "$ERR" "(split_conflict)" "first/last with the loss counted: refused by name"
