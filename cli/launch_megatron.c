@@ -1512,7 +1512,9 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             size_t cap = f == F_RC_MODULES ? sizeof rc_modules
                                            : sizeof cg_modules;
             size_t used = 0;
-            while (i + 1 < ws.n && ws.w[i + 1][0] != '-') {
+            /* (a script's next assignment, BATCH=..., ends it too) */
+            while (i + 1 < ws.n && ws.w[i + 1][0] != '-'
+                   && !strchr(ws.w[i + 1], '=')) {
                 int nw = snprintf(list + used, cap - used,
                                   "%s%s", used ? " " : "", ws.w[++i]);
                 if (nw < 0 || (size_t)nw >= cap - used) {

@@ -60,6 +60,16 @@
  * of L / (pp x vpp) layers, capped by the micro-batches of an iteration.
  * The last stage also keeps the fp32 softmax of the vocab-parallel
  * cross-entropy, 4 V / t per token, for one micro-batch.
+ *
+ * Megatron-Core's own buffers (docs/memory.md, "Megatron-Core's own
+ * buffers"): Megatron-FSDP's gathered units, kept-gathered outside
+ * parameters and unsharded gradient buckets (mfsdp_buffers); the MoE
+ * dispatcher's copies while a layer runs (moe_buffers), its permutation
+ * maps kept per layer (moe_permute_state) and DeepEP's or HybridEP's
+ * buffers for the whole run (moe_comm_bytes); CUDA graphs' pool, held
+ * through the optimizer step (graph_pool_token); Transformer Engine's
+ * fused cross-entropy per version. Not here: the step time CUDA graphs
+ * save (issue 29).
  */
 #include "est.h"
 
