@@ -270,6 +270,19 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     }
     w.ce_fusion = fw == SPACE_FW_MEGATRON_CORE
                   && has_feature(feat, "cross-entropy-loss-fusion");
+    /* Transformer Engine's fused loss (--cross-entropy-fusion-impl te):
+     * in place before TE v2.18, an fp32 gradient since (estimator/mem.c) */
+    if (fw == SPACE_FW_MEGATRON_CORE && has_feature(feat, "te-cross-entropy"))
+        w.ce_te = has_feature(feat, "te-cross-entropy-fp32")
+                      ? SPACE_CE_TE_FP32
+                      : SPACE_CE_TE_INPLACE;
+    /* Megatron-LM's CI configs list every flag they set: the MoE
+     * permutation is fused only where --moe-permute-fusion is among them
+     * (Megatron-Core's default is PyTorch's); elsewhere the framework's
+     * default, as trainplan's launches run it. */
+    if (strcmp(src, "megatron_lm_ci") == 0
+        || strcmp(src, "megatron_ci_golden") == 0)
+        w.moe_permute_fusion = has_feature(feat, "moe-permute-fusion");
     /* Gradient reduction overlapped where listed, and in FSDP: Megatron-
      * FSDP's full sharding turns on overlap_grad_reduce and
      * overlap_param_gather itself (megatron_fsdp.py@d98e8a6, MegatronFSDP

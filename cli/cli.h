@@ -33,8 +33,9 @@ enum {
     CLI_SW_GRAD = 1u << 8,      /* --accumulate-allreduce-grads-in-fp32,
                                    --grad-reduce-in-bf16 */
     CLI_SW_RC_METHOD = 1u << 9, /* --recompute-method given */
-    CLI_SW_ALLOC = 1u << 10     /* --[no-]expandable-segments, or the job's
+    CLI_SW_ALLOC = 1u << 10,    /* --[no-]expandable-segments, or the job's
                                    PYTORCH_CUDA_ALLOC_CONF */
+    CLI_SW_PERMUTE = 1u << 11   /* --[no-]moe-permute-fusion, or a job's */
 };
 
 typedef struct cli_opts {
@@ -106,6 +107,13 @@ typedef struct cli_opts {
                                          these options (or of the ones
                                          copied from); NULL = none */
     space_pp_layout pp_layout_store;
+    int moe_permute_fusion;  /* --[no-]moe-permute-fusion (CLI_SW_PERMUTE) */
+    int fsdp_double_buffer;  /* --fsdp-double-buffer */
+    int cuda_graph;          /* --cuda-graph-impl: space_cuda_graph */
+    unsigned cuda_graph_modules; /* --cuda-graph-scope: SPACE_CGM_* bits */
+    int cuda_graph_scope_set; /* --cuda-graph-scope given */
+    int ce_te;               /* a job's --cross-entropy-fusion-impl te:
+                                space_ce_te */
     unsigned sw_set;         /* CLI_SW_* bits: software fields set by an
                                 option, which the framework leaves alone */
     double attn_dropout, hidden_dropout; /* < 0 = the model's */
@@ -329,6 +337,10 @@ int cli_check_recompute(const cli_opts *o, const space_model *m, tp_err *e);
 /* Checks that --doc-length's documents fit in --seq-length: TP_OK, or
  * TP_EUSAGE naming the length and the sequence. */
 int cli_check_docs(const cli_opts *o, tp_err *e);
+/* Megatron-Core's memory mechanisms o sets (--cuda-graph-impl and
+ * --cuda-graph-scope, --fsdp-double-buffer, --moe-permute-fusion) against
+ * the framework and model m: TP_OK, or TP_EUSAGE with a message. */
+int cli_check_mech(const cli_opts *o, const space_model *m, tp_err *e);
 /* Checks --ep, --etp and --moe-imbalance against m: TP_OK, or TP_EUSAGE
  * naming the option, the value and the range (expert parallelism on a
  * dense model, EP not dividing the experts, an imbalance beyond experts /

@@ -103,6 +103,11 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
                               ? o->offload_fraction
                               : 0;
     l->mb_group = o->mb_group;
+    if (set & CLI_SW_PERMUTE) l->moe_permute_fusion = o->moe_permute_fusion;
+    l->fsdp_double_buffer = o->fsdp_double_buffer;
+    l->cuda_graph = o->cuda_graph;
+    l->cuda_graph_modules = o->cuda_graph_modules;
+    l->ce_te = o->ce_te;
 }
 
 int cli_check_savers(const cli_opts *o, const space_model *m, tp_err *e)
@@ -234,6 +239,61 @@ int cli_check_savers(const cli_opts *o, const space_model *m, tp_err *e)
                        "activation offloading are Megatron-Core's; not with "
                        "--framework %s",
                        space_framework_names[o->framework]);
+    return TP_OK;
+}
+
+int cli_check_mech(const cli_opts *o, const space_model *m, tp_err *e)
+{
+    int mcore = o->framework == SPACE_FW_MEGATRON_CORE;
+    const char *fw = space_framework_names[o->framework];
+    if ((o->sw_set & CLI_SW_PERMUTE) && m->num_experts <= 0
+        && o->job_file == NULL)
+        return tp_errf(e, TP_EUSAGE,
+                       "--%smoe-permute-fusion: %s is dense (no tokens to "
+                       "permute to experts)",
+                       o->moe_permute_fusion ? "" : "no-", m->name);
+    if (o->cuda_graph != SPACE_CG_NONE && !mcore)
+        return tp_errf(e, TP_EUSAGE,
+                       "--cuda-graph-impl %s: Megatron-Core's CUDA graphs; "
+                       "expected --framework megatron-core, found %s",
+                       space_cuda_graph_names[o->cuda_graph], fw);
+    if (o->fsdp_double_buffer && !mcore)
+        return tp_errf(e, TP_EUSAGE,
+                       "--fsdp-double-buffer: Megatron-FSDP's (Megatron-"
+                       "Core); expected --framework megatron-core, found %s",
+                       fw);
+    if (o->fsdp_double_buffer && o->zero >= 0 && o->zero < SPACE_ZERO_2)
+        return tp_errf(e, TP_EUSAGE,
+                       "--fsdp-double-buffer: Megatron-FSDP's buffers, with "
+                       "--zero 2 or 3 (found %d)", o->zero);
+    if (o->cuda_graph_scope_set
+        && (o->cuda_graph == SPACE_CG_NONE
+            || o->cuda_graph == SPACE_CG_FULL_ITERATION))
+        /* validate_args: the modules must be empty with full_iteration
+         * and have no effect without graphs (arguments.py,
+         * NVIDIA/Megatron-LM@d98e8a64ddf3) */
+        return tp_errf(e, TP_EUSAGE,
+                       "--cuda-graph-scope: the modules of per-layer graphs; "
+                       "expected --cuda-graph-impl local or "
+                       "transformer_engine, found %s",
+                       space_cuda_graph_names[o->cuda_graph]);
+    unsigned moe_bits = SPACE_CGM_MOE | SPACE_CGM_MOE_ROUTER
+                        | SPACE_CGM_MOE_PREPROCESS;
+    if ((o->cuda_graph_modules & moe_bits) && m->num_experts <= 0)
+        return tp_errf(e, TP_EUSAGE,
+                       "--cuda-graph-scope: moe, moe_router and "
+                       "moe_preprocess are MoE layers' modules; %s is dense",
+                       m->name);
+    if ((o->cuda_graph_modules & SPACE_CGM_MOE_PREPROCESS)
+        && !(o->cuda_graph_modules & SPACE_CGM_MOE_ROUTER))
+        return tp_errf(e, TP_EUSAGE,
+                       "--cuda-graph-scope: moe_preprocess needs moe_router "
+                       "(TransformerConfig.cuda_graph_modules)");
+    if ((o->cuda_graph_modules & SPACE_CGM_MOE)
+        && (o->cuda_graph_modules & SPACE_CGM_MOE_ROUTER))
+        return tp_errf(e, TP_EUSAGE,
+                       "--cuda-graph-scope: moe (the whole MoE layer) and "
+                       "moe_router (its router) exclude each other");
     return TP_OK;
 }
 
@@ -397,6 +457,7 @@ int cli_wanted_layout(const cli_opts *o, const space_model *m,
     if (!rc) rc = cli_check_docs(o, e);
     if (!rc) rc = cli_check_moe(o, m, e);
     if (!rc) rc = cli_check_savers(o, m, e);
+    if (!rc) rc = cli_check_mech(o, m, e);
     if (rc) return rc;
     cli_layout_software(o, l);
     /* MoE: EP and expert TP searched where unset; dense: none (0). */
@@ -522,6 +583,8 @@ static void add_layout_json(cJSON *j, const est_result *r,
                                 space_moe_overlap_name(l));
         cJSON_AddBoolToObject(a, "moe_router_padding_for_quantization",
                               l->moe_router_pad != 0);
+        cJSON_AddBoolToObject(a, "moe_permute_fusion",
+                              l->moe_permute_fusion != 0);
         cJSON_AddStringToObject(a, "moe_flex_dispatcher_backend",
                                 space_moe_flex_backend_name(l));
         if (l->moe_imbalance > 0)
@@ -573,7 +636,19 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddBoolToObject(a, "scatter_gather_tensors_in_pipeline",
                           l->pp_scatter_gather);
     cJSON_AddBoolToObject(a, "eager", l->eager);
-    cJSON_AddBoolToObject(a, "cross_entropy_loss_fusion", l->ce_fusion);
+    cJSON_AddBoolToObject(a, "cross_entropy_loss_fusion",
+                          l->ce_fusion || l->ce_te);
+    if (l->ce_fusion || l->ce_te)
+        cJSON_AddStringToObject(a, "cross_entropy_fusion_impl",
+                                l->ce_te ? "te" : "native");
+    cJSON_AddStringToObject(a, "cuda_graph_impl", space_cuda_graph_name(l));
+    if (l->cuda_graph == SPACE_CG_LOCAL || l->cuda_graph == SPACE_CG_TE) {
+        cJSON *cg = cJSON_AddArrayToObject(a, "cuda_graph_scope");
+        for (int b = 0; b < SPACE_CGM_COUNT; b++)
+            if (l->cuda_graph_modules & (1u << b))
+                cJSON_AddItemToArray(cg, cJSON_CreateString(space_cgm_names[b]));
+    }
+    cJSON_AddBoolToObject(a, "fsdp_double_buffer", l->fsdp_double_buffer);
     cJSON_AddBoolToObject(a, "expandable_segments", l->alloc_expandable);
     cJSON_AddBoolToObject(a, "overlap_p2p_comm",
                           l->pp > 1 && l->vpp > 1 && !l->no_pp_overlap);
@@ -619,6 +694,8 @@ static int mem_terms(const est_result *r, cli_term *t)
                   {"reserved_bytes", mm->reserved},
                   {"cuda_context_bytes", mm->context},
                   {"nccl_buffers_bytes", mm->nccl},
+                  {"moe_dispatcher_buffers_bytes", mm->moe_comm},
+                  {"cuda_graph_pool_bytes", mm->graph_pool},
                   {"allowance_bytes", mm->allowance},
                   {"backward_peak_bytes", mm->backward_peak},
                   {"optimizer_step_peak_bytes", mm->step_peak},
@@ -945,7 +1022,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         fprintf(f,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
                 "overlap %s, CP exchange %s, DP overlap %s%s%s%s; gradients "
-                "%s%s; allocator %s\n",
+                "%s%s; allocator %s%s%s%s%s\n",
                 space_attn_names[l->flash], m.attn_dropout,
                 m.hidden_dropout, space_tp_overlap_names[l->tp_overlap],
                 space_cp_comm_names[l->cp_comm],
@@ -959,7 +1036,12 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 space_grad_bytes(l) >= 4 ? "fp32" : "16-bit",
                 l->param_fp32 ? ", fp32 parameters (no master copy)" : "",
                 l->alloc_expandable ? "expandable segments"
-                                    : "without expandable segments");
+                                    : "without expandable segments",
+                l->cuda_graph ? "; CUDA graphs " : "",
+                l->cuda_graph ? space_cuda_graph_name(l) : "",
+                l->fsdp_double_buffer && l->zero >= SPACE_ZERO_2
+                    ? "; Megatron-FSDP double buffers" : "",
+                l->ce_te ? "; Transformer Engine's fused loss" : "");
         char sv[400];
         if (cli_savers_text(l, sv, sizeof sv)[0])
             fprintf(f, "memory savers: %s\n", sv);

@@ -368,7 +368,14 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
                               l->moe_router_pad != 0);
         cJSON_AddStringToObject(j, "moe_flex_dispatcher_backend",
                                 space_moe_flex_backend_name(l));
+        cJSON_AddBoolToObject(j, "moe_permute_fusion",
+                              l->moe_permute_fusion != 0);
     }
+    /* set by options, the same in every row: only where not the default */
+    if (l->cuda_graph)
+        cJSON_AddStringToObject(j, "cuda_graph_impl", space_cuda_graph_name(l));
+    if (l->fsdp_double_buffer)
+        cJSON_AddBoolToObject(j, "fsdp_double_buffer", 1);
     cJSON_AddStringToObject(j, "precision", hw_dtype_names[l->dtype]);
     cli_json_savers(j, l);
     /* the saver the search tried because the layout did not fit without */
@@ -1243,6 +1250,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
     if (!rc) rc = cli_check_docs(o, e);
     if (!rc) rc = cli_check_moe(o, &s->m, e);
     if (!rc) rc = cli_check_savers(o, &s->m, e);
+    if (!rc) rc = cli_check_mech(o, &s->m, e);
     if (rc) return rc;
     cli_layout_software(o, &base);
     base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;

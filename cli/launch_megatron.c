@@ -223,7 +223,11 @@ static void moe_args(mg_args *j, const space_model *m, const space_layout *l)
     /* the experts as grouped GEMMs, permutation fused (TE >= 2.1;
      * TransformerConfig), as the estimate times them */
     arg(j, G_PRECISION, "--moe-grouped-gemm", NULL);
-    arg(j, G_PRECISION, "--moe-permute-fusion", NULL);
+    if (l->moe_permute_fusion)
+        arg(j, G_PRECISION, "--moe-permute-fusion", NULL);
+    else
+        note(j, "the token permutation unfused (its memory); the step time "
+                "is estimated with the fused kernels");
     /* the flex dispatcher's backend, said as Megatron-Core's default is
      * deepep (transformer_config.py moe_flex_dispatcher_backend) */
     if (l->moe_dispatcher == SPACE_MOE_FLEX)
@@ -434,6 +438,15 @@ static void build_args(const cli_launch *c, mg_args *j)
         arg(j, G_PARALLEL, "--use-megatron-fsdp", NULL);
         arg(j, G_PARALLEL, "--data-parallel-sharding-strategy", "%s",
             l->zero == SPACE_ZERO_2 ? "optim_grads" : "optim_grads_params");
+        if (l->fsdp_double_buffer)
+            arg(j, G_PARALLEL, "--fsdp-double-buffer", NULL);
+        /* Megatron-FSDP's gradient buffers take the parameters' dtype
+         * ('auto') unless told (its MixedPrecisionPolicy ignores
+         * --accumulate-allreduce-grads-in-fp32 since
+         * NVIDIA/Megatron-LM@adfe9e11d9, 2026-07-01; mcore_fsdp_adapter.py
+         * at d98e8a64ddf3) */
+        if (space_grad_bytes(l) >= 4)
+            arg(j, G_PRECISION, "--megatron-fsdp-main-grads-dtype", "fp32");
     }
     if (!l->no_dp_overlap) {
         arg(j, G_PARALLEL, "--overlap-grad-reduce", NULL);
@@ -483,7 +496,30 @@ static void build_args(const cli_launch *c, mg_args *j)
         arg(j, G_PRECISION, "--fp4-recipe", "nvfp4");
     }
     arg(j, G_PRECISION, "--attention-backend", "%s", space_attn_names[l->flash]);
-    if (l->ce_fusion) arg(j, G_PRECISION, "--cross-entropy-loss-fusion", NULL);
+    if (l->ce_fusion || l->ce_te)
+        arg(j, G_PRECISION, "--cross-entropy-loss-fusion", NULL);
+    if (l->ce_te)
+        note(j, "estimated with Transformer Engine's fused loss, which "
+                "Megatron-LM refuses (validate_args, since "
+                "NVIDIA/Megatron-LM@168cb15d70): the native one is set");
+    if (l->cuda_graph) {
+        /* TransformerConfig.cuda_graph_impl; the modules only for per-layer
+         * graphs; full_iteration asserts --no-check-for-nan-in-loss-and-
+         * grad (validate_args) */
+        arg(j, G_PRECISION, "--cuda-graph-impl", "%s",
+            space_cuda_graph_name(l));
+        if (l->cuda_graph_modules
+            && (l->cuda_graph == SPACE_CG_LOCAL || l->cuda_graph == SPACE_CG_TE)) {
+            char names[96];
+            space_cgm_str(l->cuda_graph_modules, " ", names, sizeof names);
+            arg(j, G_PRECISION, "--cuda-graph-modules", "%s", names);
+            j->a[j->n - 1].list = 1;
+        }
+        if (l->cuda_graph == SPACE_CG_FULL_ITERATION)
+            arg(j, G_PRECISION, "--no-check-for-nan-in-loss-and-grad", NULL);
+        note(j, "CUDA graphs: their memory pool estimated, not the launch "
+                "time they save");
+    }
     if (l->eager)
         note(j, "estimated for PyTorch eager kernels, not Megatron-Core's "
                 "fused ones");
@@ -598,6 +634,14 @@ static void put_value(cli_text *t, const mg_arg *a)
  * variable Megatron-LM's processes read (PyTorch's default, unset, is
  * off). */
 #define ALLOC_CONF_ON "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+/* Transformer Engine's CUDA graphs beside expandable segments need NCCL's
+ * graph registration off (validate_args asserts it,
+ * NVIDIA/Megatron-LM@d98e8a64ddf3) */
+#define GRAPH_REGISTER_OFF "NCCL_GRAPH_REGISTER=0"
+static int graph_register_off(const space_layout *l)
+{
+    return l->alloc_expandable && l->cuda_graph == SPACE_CG_TE;
+}
 
 void cli_launch_megatron(const cli_launch *c, cli_text *b)
 {
@@ -605,6 +649,7 @@ void cli_launch_megatron(const cli_launch *c, cli_text *b)
     build_args(c, &j);
     int64_t g, nodes = cli_launch_nodes(c, &g);
     if (c->layout->alloc_expandable) cli_text_put(b, ALLOC_CONF_ON " ");
+    if (graph_register_off(c->layout)) cli_text_put(b, GRAPH_REGISTER_OFF " ");
     cli_text_put(b, "torchrun --nnodes %lld --nproc-per-node %lld "
                     "--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\" "
                     "pretrain_gpt.py", (long long)nodes, (long long)g);
@@ -645,6 +690,8 @@ cJSON *cli_launch_megatron_json(const cli_launch *c)
     if (c->layout->alloc_expandable)
         cJSON_AddStringToObject(env, "PYTORCH_CUDA_ALLOC_CONF",
                                 "expandable_segments:True");
+    if (graph_register_off(c->layout))
+        cJSON_AddStringToObject(env, "NCCL_GRAPH_REGISTER", "0");
     return o;
 }
 
@@ -723,6 +770,10 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
                         "activation offloading with Transformer Engine >= "
                         "2.10\n"
                         "export NVTE_CPU_OFFLOAD_V1=1\n\n");
+    if (graph_register_off(l))
+        cli_text_put(b, "# Transformer Engine's CUDA graphs beside expandable "
+                        "segments (validate_args)\n"
+                        "export " GRAPH_REGISTER_OFF "\n\n");
     for (int gi = 0; gi < G_COUNT; gi++) {
         cli_text_put(b, "%s=(\n", group_names[gi]);
         for (int i = 0; i < j.n; i++) {
@@ -968,7 +1019,10 @@ typedef enum {
     F_PA_OPT, F_MAIN_GRADS, F_MAIN_PARAMS, F_EXP_AVG, F_EXP_AVG_SQ,
     F_OPT_OFFLOAD, F_OPT_OFFLOAD_FRAC, F_OPT_OFFLOAD_OVERLAP,
     F_TORCH_OPT_OFFLOAD, F_CPU_OFFLOAD_LAYERS, F_CPU_OFFLOADING,
-    F_FG_OFFLOAD, F_OFFLOAD_MODULES, F_OFFLOAD_FRAC, F_MB_GROUP, F_COUNT
+    F_FG_OFFLOAD, F_OFFLOAD_MODULES, F_OFFLOAD_FRAC, F_MB_GROUP,
+    F_MOE_PERMUTE, F_FSDP_DB, F_NCCL_UB,
+    F_FSDP_MAXPOOL, F_FSDP_GRADS, F_CG_IMPL, F_CG_MODULES, F_CG_SCOPE,
+    F_CG_ENABLE, F_CG_EXTERNAL, F_CE_IMPL, F_COUNT
 } mg_flag;
 
 static const struct {
@@ -1083,6 +1137,18 @@ static const struct {
     [F_OFFLOAD_MODULES] = {"--offload-modules", 1}, /* nargs='+' */
     [F_OFFLOAD_FRAC] = {"--activation-offload-fraction", 1},
     [F_MB_GROUP] = {"--microbatch-group-size-per-virtual-pipeline-stage", 1},
+    /* memory mechanisms (estimator/mem.c) */
+    [F_MOE_PERMUTE] = {"--moe-permute-fusion", 0},
+    [F_FSDP_DB] = {"--fsdp-double-buffer", 0},
+    [F_NCCL_UB] = {"--use-nccl-ub", 0},
+    [F_FSDP_MAXPOOL] = {"--megatron-fsdp-max-pool-double-buffer", 0},
+    [F_FSDP_GRADS] = {"--megatron-fsdp-main-grads-dtype", 1},
+    [F_CG_IMPL] = {"--cuda-graph-impl", 1},
+    [F_CG_MODULES] = {"--cuda-graph-modules", 1}, /* nargs='+' */
+    [F_CG_SCOPE] = {"--cuda-graph-scope", 1},     /* its old name */
+    [F_CG_ENABLE] = {"--enable-cuda-graph", 0},
+    [F_CG_EXTERNAL] = {"--external-cuda-graph", 0},
+    [F_CE_IMPL] = {"--cross-entropy-fusion-impl", 1},
 };
 
 typedef struct mg_seen {
@@ -1357,6 +1423,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     int unknown = 0;
     char rc_modules[512] = ""; /* --recompute-modules' words, joined */
     char off_modules[512] = ""; /* --offload-modules' words, joined */
+    char cg_modules[256] = ""; /* --cuda-graph-modules' (or -scope's) */
     for (int i = 0; !rc && i < ws.n; i++) {
         const char *w = ws.w[i];
         if (strncmp(w, "--", 2) != 0 || !w[2]) continue;
@@ -1374,17 +1441,24 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             continue;
         }
         const char *v = "";
-        if ((f == F_RC_MODULES || f == F_OFFLOAD_MODULES) && !eq) {
-            /* nargs='*': the words up to the next option */
-            char *list = f == F_RC_MODULES ? rc_modules : off_modules;
+        if ((f == F_RC_MODULES || f == F_OFFLOAD_MODULES || f == F_CG_MODULES
+             || f == F_CG_SCOPE) && !eq) {
+            /* nargs='*' or '+': the words up to the next option */
+            char *list = f == F_RC_MODULES       ? rc_modules
+                         : f == F_OFFLOAD_MODULES ? off_modules
+                                                  : cg_modules;
+            size_t cap = f == F_RC_MODULES        ? sizeof rc_modules
+                         : f == F_OFFLOAD_MODULES ? sizeof off_modules
+                                                  : sizeof cg_modules;
             size_t used = 0;
             /* ... or to a word that is the script's own (a bash array's
-             * NAME=( of the next group, which the splitter keeps) */
+             * NAME=( of the next group, or its next assignment, BATCH=...,
+             * which the splitter keeps) */
             while (i + 1 < ws.n && ws.w[i + 1][0] != '-'
                    && !strchr(ws.w[i + 1], '=')) {
-                int nw = snprintf(list + used, sizeof rc_modules - used,
+                int nw = snprintf(list + used, cap - used,
                                   "%s%s", used ? " " : "", ws.w[++i]);
-                if (nw < 0 || (size_t)nw >= sizeof rc_modules - used) {
+                if (nw < 0 || (size_t)nw >= cap - used) {
                     rc = tp_errf(e, TP_EDATA, "%s:%d: %s: too long a list",
                                  file, ws.line[i], name);
                     break;
@@ -1772,6 +1846,72 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     if (s.v[F_TP_OVERLAP]) o->tp_overlap = SPACE_TP_OVERLAP_ALL, o->sw_set |= CLI_SW_TP;
     if (s.v[F_NO_P2P_OVERLAP]) o->no_pp_overlap = 1, o->sw_set |= CLI_SW_PP;
     o->ce_fusion = s.v[F_CE_FUSION] != NULL;
+    /* --cross-entropy-fusion-impl te: Transformer Engine's loss, read as
+     * today's TE keeps it (an fp32 gradient since v2.18); Megatron-LM
+     * refuses it with the fusion since 168cb15d70 (2026-06-03), which
+     * older jobs predate */
+    if (!rc && s.v[F_CE_IMPL]) {
+        static const char *const names[2] = {"native", "te"};
+        int k = seen_choice(&s, F_CE_IMPL, file, names, 2, e);
+        if (k < 0) rc = TP_EDATA;
+        else if (k == 1 && o->ce_fusion)
+            o->ce_te = SPACE_CE_TE_FP32, o->ce_fusion = 0;
+    }
+    /* MoE's permutation: Megatron-Core's default is PyTorch's */
+    if (s.v[F_EXPERTS]) {
+        o->moe_permute_fusion = s.v[F_MOE_PERMUTE] != NULL;
+        o->sw_set |= CLI_SW_PERMUTE;
+    }
+    /* Megatron-FSDP: double buffers (--use-nccl-ub and the max-pool
+     * allocator turn them on, validate_args), and gradient buffers of
+     * the parameters' dtype unless --megatron-fsdp-main-grads-dtype says
+     * fp32 (MixedPrecisionPolicy, mcore_fsdp_adapter.py at d98e8a64ddf3:
+     * --accumulate-allreduce-grads-in-fp32 no longer applies) */
+    if (s.v[F_MFSDP]) {
+        o->fsdp_double_buffer = s.v[F_FSDP_DB] || s.v[F_NCCL_UB]
+                                || s.v[F_FSDP_MAXPOOL];
+        int fp32 = 0;
+        if (!rc && s.v[F_FSDP_GRADS]) {
+            static const char *const names[4] = {"auto", "fp32", "bf16",
+                                                 "fp16"};
+            int k = seen_choice(&s, F_FSDP_GRADS, file, names, 4, e);
+            if (k < 0) rc = TP_EDATA;
+            fp32 = k == 1;
+        }
+        o->grad_bytes = fp32 ? 4 : 2, o->sw_set |= CLI_SW_GRAD;
+    }
+    /* CUDA graphs (validate_args: --enable-cuda-graph is local,
+     * --external-cuda-graph transformer_engine; the modules' old name
+     * --cuda-graph-scope, whose full_iteration sets the implementation) */
+    if (s.v[F_CG_ENABLE]) o->cuda_graph = SPACE_CG_LOCAL;
+    if (s.v[F_CG_EXTERNAL]) o->cuda_graph = SPACE_CG_TE;
+    if (!rc && s.v[F_CG_IMPL]) {
+        int k = seen_choice(&s, F_CG_IMPL, file, space_cuda_graph_names,
+                            SPACE_CG_COUNT, e);
+        if (k < 0) rc = TP_EDATA;
+        else o->cuda_graph = k;
+    }
+    int cgf = s.v[F_CG_MODULES] ? F_CG_MODULES : F_CG_SCOPE;
+    if (!rc && s.v[cgf]) {
+        char mods[256];
+        snprintf(mods, sizeof mods, "%s", s.v[cgf]);
+        char *fi = strstr(mods, "full_iteration");
+        if (fi && (fi[14] == '\0' || fi[14] == ' ' || fi[14] == ',')) {
+            o->cuda_graph = SPACE_CG_FULL_ITERATION;
+            memset(fi, ' ', 14);
+        }
+        size_t bad = space_cgm_parse(mods, &o->cuda_graph_modules);
+        if (bad)
+            rc = tp_errf(e, TP_EDATA,
+                         "%s:%d: %s '%s': expected full, full_iteration or "
+                         "names of attn, mlp, moe, moe_router, "
+                         "moe_preprocess", file, s.line[cgf], flags[cgf].name,
+                         s.v[cgf]);
+        else if (o->cuda_graph == SPACE_CG_LOCAL || o->cuda_graph == SPACE_CG_TE)
+            o->cuda_graph_scope_set = 1;
+        else
+            o->cuda_graph_modules = 0;
+    }
     /* the allocator: the script's export, unless --[no-]expandable-
      * segments said it */
     int alloc = alloc_conf_of(&ws);

@@ -273,8 +273,7 @@ static void put_bridge_moe(const space_model *m, cli_text *b)
             (long long)m->router_groups, (long long)m->router_topk_groups);
     if (m->capacity_factor > 0)
         put_num(b, "model.moe_expert_capacity_factor", "=", m->capacity_factor);
-    cli_text_put(b, "model.moe_grouped_gemm=true\nmodel.moe_permute_fusion="
-            "true\n");
+    cli_text_put(b, "model.moe_grouped_gemm=true\n");
     if (m->router_bias)
         cli_text_put(b, "# not expressible: the router's bias (gpt-oss): no "
                 "Megatron-Core key; the same GEMM\n");
@@ -306,6 +305,9 @@ static void put_bridge_experts(const space_model *m, const space_layout *l,
             space_moe_flex_backend_name(l));
     if (l->moe_router_pad)
         cli_text_put(b, "model.moe_router_padding_for_quantization=true\n");
+    /* Transformer Engine's fused permutation, as the step time assumes;
+     * unfused where the layout's memory says so */
+    cli_text_put(b, "model.moe_permute_fusion=%s\n", tf(l->moe_permute_fusion));
 }
 
 /* The model's sizes as GPTModelProvider keys (the generic recipe), and
@@ -576,13 +578,15 @@ static void bridge_write(const cli_launch *c, cli_text *b)
 
     /* ZeRO: the distributed optimizer (ZeRO-1) or Megatron-FSDP, which
      * needs the fsdp_dtensor checkpoint format (config.py). */
-    if (l->zero >= SPACE_ZERO_2)
+    if (l->zero >= SPACE_ZERO_2) {
         cli_text_put(b, "ddp.use_distributed_optimizer=true\n"
                 "ddp.use_megatron_fsdp=true\n"
                 "ddp.data_parallel_sharding_strategy=%s\n"
                 "checkpoint.ckpt_format=fsdp_dtensor\n",
             nemo_sharding[l->zero]);
-    else
+        if (l->fsdp_double_buffer)
+            cli_text_put(b, "ddp.fsdp_double_buffer=true\n");
+    } else
         cli_text_put(b, "ddp.use_distributed_optimizer=%s\n"
                 "ddp.use_megatron_fsdp=false\n"
                 "ddp.data_parallel_sharding_strategy=no_shard\n",
@@ -622,8 +626,23 @@ static void bridge_write(const cli_launch *c, cli_text *b)
         cli_text_put(b, "++comm_overlap.overlap_p2p_comm=%s\n"
                 "++comm_overlap.batch_p2p_comm=%s\n",
             tf(!l->no_pp_overlap), tf(l->no_pp_overlap));
-    cli_text_put(b, "model.cross_entropy_loss_fusion=%s\n", tf(l->ce_fusion));
-    if (l->ce_fusion) cli_text_put(b, "model.cross_entropy_fusion_impl=native\n");
+    cli_text_put(b, "model.cross_entropy_loss_fusion=%s\n",
+        tf(l->ce_fusion || l->ce_te));
+    if (l->ce_fusion || l->ce_te)
+        cli_text_put(b, "model.cross_entropy_fusion_impl=%s\n",
+            l->ce_te ? "te" : "native");
+    /* CUDA graphs (TransformerConfig.cuda_graph_impl, cuda_graph_scope,
+     * Megatron-Core cd4afffa): their memory pool is estimated, not the
+     * launch time they save */
+    if (l->cuda_graph) {
+        cli_text_put(b, "model.cuda_graph_impl=%s\n", space_cuda_graph_name(l));
+        if (l->cuda_graph_modules
+            && (l->cuda_graph == SPACE_CG_LOCAL || l->cuda_graph == SPACE_CG_TE)) {
+            char names[96];
+            space_cgm_str(l->cuda_graph_modules, ",", names, sizeof names);
+            cli_text_put(b, "model.cuda_graph_scope=[%s]\n", names);
+        }
+    }
     /* The recipes leave attention_backend None: Transformer Engine picks
      * (the estimate's auto). A Hydra string is not turned into Megatron's
      * AttnBackend enum (omegaconf_utils.py converts dtypes and activations
@@ -936,6 +955,7 @@ typedef enum nemo_kid {
     K_EP, K_ETP, K_MOE_DISPATCHER, K_QK_NORM, K_MTP,
     K_MOE_SHARED_OVERLAP, K_MOE_A2A_OVERLAP, K_DELAY_WGRAD,
     K_MOE_FLEX_BACKEND, K_MOE_ROUTER_PAD,
+    K_MOE_PERMUTE, K_FSDP_DB, K_CG_IMPL, K_CG_SCOPE,
     K_MOE_INERT, /* keys trainplan writes that change no estimate (the
                     grouped GEMMs and fused permutation it assumes, the
                     balancing loss) */
@@ -974,6 +994,9 @@ static const char *const n_rc_method[] = {"uniform", "block", NULL};
 static const char *const n_shard[] = {"no_shard", "optim", "optim_grads",
                                       "optim_grads_params", NULL};
 static const char *const n_ce_impl[] = {"native", "te", NULL};
+/* space_cuda_graph */
+static const char *const n_cg_impl[] = {"none", "local", "transformer_engine",
+                                        "full_iteration", NULL};
 static const char *const n_attn[] = {"unfused", "flash", "fused", "auto", NULL};
 /* Megatron-Core's names, then NeMo 1's (megatron_gpt_config.yaml) */
 static const char *const n_norm[] = {"LayerNorm", "RMSNorm", "layernorm",
@@ -1125,7 +1148,11 @@ static const nemo_key nemo_keys[] = {
     {"model.moe_router_padding_for_quantization", K_MOE_ROUTER_PAD, V_BOOL,
      0, 0, 0, n_bool},
     {"model.moe_grouped_gemm", K_MOE_INERT, V_BOOL, 0, 0, 0, n_bool},
-    {"model.moe_permute_fusion", K_MOE_INERT, V_BOOL, 0, 0, 0, n_bool},
+    {"model.moe_permute_fusion", K_MOE_PERMUTE, V_BOOL, 0, 0, 0, n_bool},
+    {"ddp.fsdp_double_buffer", K_FSDP_DB, V_BOOL, 0, 0, 0, n_bool},
+    {"model.cuda_graph_impl", K_CG_IMPL, V_NAME, 0, 0, 0, n_cg_impl},
+    {"model.cuda_graph_scope", K_CG_SCOPE, V_STR, 1, 0, 0, NULL},
+    {"model.cuda_graph_modules", K_CG_SCOPE, V_STR, 1, 0, 0, NULL},
     {"model.moe_router_load_balancing_type", K_MOE_INERT, V_STR, 0, 0, 0, NULL},
     {"model.moe_aux_loss_coeff", K_MOE_INERT, V_STR, 0, 0, 0, NULL},
     {"model.moe_router_enable_expert_bias", K_MOE_INERT, V_BOOL, 0, 0, 0,
@@ -1834,10 +1861,41 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
         o->no_pp_overlap = !IV(K_P2P_OVERLAP);
         o->sw_set |= CLI_SW_PP;
     }
-    /* trainplan models the native fused loss (--cross-entropy-loss-
-     * fusion); Transformer Engine's is read as not fused. */
-    if (SET(K_CE))
-        o->ce_fusion = IV(K_CE) && !(SET(K_CE_IMPL) && r->v[K_CE_IMPL].name == 1);
+    /* the fused loss: Megatron-Core's native one, or Transformer Engine's
+     * (cross_entropy_fusion_impl te, which Megatron-Core only warns
+     * about), read as today's TE keeps it: an fp32 gradient (v2.18 on) */
+    if (SET(K_CE)) {
+        int te = SET(K_CE_IMPL) && r->v[K_CE_IMPL].name == 1;
+        o->ce_fusion = IV(K_CE) && !te;
+        o->ce_te = IV(K_CE) && te ? SPACE_CE_TE_FP32 : SPACE_CE_TE_NONE;
+    }
+    if (SET(K_MOE_PERMUTE) && SET(K_EXPERTS)) {
+        o->moe_permute_fusion = (int)IV(K_MOE_PERMUTE);
+        o->sw_set |= CLI_SW_PERMUTE;
+    }
+    if (SET(K_FSDP_DB)) o->fsdp_double_buffer = (int)IV(K_FSDP_DB);
+    if (SET(K_CG_IMPL)) o->cuda_graph = r->v[K_CG_IMPL].name;
+    if (!rc && SET(K_CG_SCOPE)) {
+        /* the deprecated scope's "full_iteration" is the implementation
+         * (cuda_graph_config.py CUDA_GRAPH_MODULES_DEPRECATIONS) */
+        char mods[512];
+        snprintf(mods, sizeof mods, "%s", r->v[K_CG_SCOPE].s);
+        char *fi = strstr(mods, "full_iteration");
+        if (fi && strncmp(fi, "full_iteration_inference", 24) != 0) {
+            o->cuda_graph = SPACE_CG_FULL_ITERATION;
+            memset(fi, ' ', 14);
+        }
+        if (space_cgm_parse(mods, &o->cuda_graph_modules))
+            rc = tp_errf(e, TP_EDATA, "%s:%d: %s %s: expected full, "
+                         "full_iteration or a list of attn, mlp, moe, "
+                         "moe_router, moe_preprocess", file,
+                         r->v[K_CG_SCOPE].line, "model.cuda_graph_scope",
+                         r->v[K_CG_SCOPE].s);
+        else if (o->cuda_graph == SPACE_CG_LOCAL || o->cuda_graph == SPACE_CG_TE)
+            o->cuda_graph_scope_set = o->cuda_graph_modules != 0;
+        else
+            o->cuda_graph_modules = 0;
+    }
     /* null (the recipes' None): Transformer Engine picks, trainplan's
      * auto */
     if (r->v[K_ATTN].set) {

@@ -251,7 +251,12 @@ enum opt_id {
     OPT_OFFLOAD_MODULES,
     OPT_OFFLOAD_FRACTION,
     OPT_MB_GROUP,
-    OPT_NO_SAVERS
+    OPT_NO_SAVERS,
+    OPT_CUDA_GRAPH_IMPL,
+    OPT_CUDA_GRAPH_SCOPE,
+    OPT_FSDP_DOUBLE_BUFFER,
+    OPT_MOE_PERMUTE_FUSION,
+    OPT_NO_MOE_PERMUTE_FUSION
 };
 
 typedef struct cli_option {
@@ -405,6 +410,16 @@ static const cli_option options[] = {
      "bf16 moments, activation offload, optimizer offload) on layouts that "
      "do not fit; default: each layout that does not fit is tried with "
      "each, the fastest that fits kept and named in its tag"},
+    {"moe-permute-fusion", OPT_MOE_PERMUTE_FUSION, NULL, CMD_EST_SEARCH,
+     "MoE: Transformer Engine's fused token permutation (Megatron-Core "
+     "--moe-permute-fusion): each MoE layer keeps a 32-bit map per token "
+     "and expert for the backward; trainplan's default with Megatron-Core "
+     "(its launches set it)"},
+    {"no-moe-permute-fusion", OPT_NO_MOE_PERMUTE_FUSION, NULL,
+     CMD_EST_SEARCH,
+     "MoE: PyTorch's permutation (Megatron-Core's default): 64-bit sorted "
+     "indices per row kept instead; memory only, the step time stays the "
+     "fused one's"},
     {"moe-imbalance", OPT_MOE_IMBALANCE, "X", CMD_EST_SEARCH,
      "MoE: tokens the busiest expert receives over the mean, 1 (perfect "
      "balance) to experts / top-k (default: the estimator's)"},
@@ -535,6 +550,23 @@ static const cli_option options[] = {
     {"no-expandable-segments", OPT_NO_EXPANDABLE, NULL, CMD_EST_SEARCH,
      "PyTorch's caching allocator without expandable segments (PyTorch's "
      "default)"},
+    {"cuda-graph-impl", OPT_CUDA_GRAPH_IMPL,
+     "none|local|transformer_engine|full_iteration", CMD_EST_SEARCH,
+     "Megatron-Core's CUDA graphs (--cuda-graph-impl): per layer (local, "
+     "transformer_engine) or of the whole forward and backward "
+     "(full_iteration); their private memory pool is counted, held "
+     "through the optimizer step; the launch overhead they remove is not "
+     "modelled in the step time yet; default none"},
+    {"cuda-graph-scope", OPT_CUDA_GRAPH_SCOPE, "LIST", CMD_EST_SEARCH,
+     "with --cuda-graph-impl local or transformer_engine: what a layer's "
+     "graph captures (Megatron-Core --cuda-graph-modules, formerly "
+     "--cuda-graph-scope), comma-separated, of attn, mlp, moe, moe_router, "
+     "moe_preprocess, or full (the whole layer, the default)"},
+    {"fsdp-double-buffer", OPT_FSDP_DOUBLE_BUFFER, NULL, CMD_EST_SEARCH,
+     "Megatron-FSDP (Megatron-Core with --zero 2 or 3): two persistent "
+     "buffers the size of one layer for the gathered weights and two for "
+     "the unsharded gradients (--fsdp-double-buffer), at most two layers "
+     "in flight; default: buffers made and freed per layer"},
     {"tokens", OPT_TOKENS, "N", CMD_EST_SEARCH,
      "tokens to train, e.g. 300e9: time and cost to train"},
     {"gpu", OPT_GPU, "NAME", CMD_OP,
@@ -687,6 +719,8 @@ static int job_sets(int id)
         OPT_OPT_OFFLOAD_OVERLAP, OPT_ACT_OFFLOAD_LAYERS,
         OPT_FINE_GRAINED_OFFLOAD, OPT_OFFLOAD_MODULES, OPT_OFFLOAD_FRACTION,
         OPT_MB_GROUP,
+        OPT_MOE_PERMUTE_FUSION, OPT_NO_MOE_PERMUTE_FUSION,
+        OPT_CUDA_GRAPH_IMPL, OPT_CUDA_GRAPH_SCOPE, OPT_FSDP_DOUBLE_BUFFER,
         /* not --[no-]expandable-segments: the allocator's setting is the
          * job's environment, which a job file may not show (torchtitan's
          * run_train.sh, a wrapper's export); the option says it */
@@ -1564,6 +1598,30 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         case OPT_NO_SAVERS:
             o.no_savers = 1;
             break;
+        case OPT_MOE_PERMUTE_FUSION:
+        case OPT_NO_MOE_PERMUTE_FUSION:
+            o.moe_permute_fusion = c == OPT_MOE_PERMUTE_FUSION;
+            o.sw_set |= CLI_SW_PERMUTE;
+            break;
+        case OPT_FSDP_DOUBLE_BUFFER:
+            o.fsdp_double_buffer = 1;
+            break;
+        case OPT_CUDA_GRAPH_IMPL:
+            rc = parse_name("cuda-graph-impl", optarg, space_cuda_graph_names,
+                            SPACE_CG_COUNT, &o.cuda_graph, &e);
+            break;
+        case OPT_CUDA_GRAPH_SCOPE: {
+            size_t bad = space_cgm_parse(optarg, &o.cuda_graph_modules);
+            if (bad)
+                rc = tp_errf(&e, TP_EUSAGE,
+                             "--cuda-graph-scope: expected full, or a "
+                             "comma-separated list of attn, mlp, moe, "
+                             "moe_router, moe_preprocess, found '%s'%s%s",
+                             optarg, bad > 1 ? " at " : "",
+                             bad > 1 ? optarg + bad - 1 : "");
+            o.cuda_graph_scope_set = 1;
+            break;
+        }
         case OPT_MOE_FLEX_BACKEND:
             rc = parse_name("moe-flex-backend", optarg,
                             space_moe_flex_backend_names, SPACE_MOE_FLEX_COUNT,

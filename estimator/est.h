@@ -377,6 +377,21 @@ typedef struct est_memory {
                             of the larger moment */
     double context;      /* CUDA context and loaded kernels */
     double nccl;         /* NCCL communicators' buffers */
+    double moe_comm;     /* the MoE dispatcher's buffers outside PyTorch's
+                            allocator, for the whole run: DeepEP's NVLink
+                            buffer and workspace (cudaMalloc) and its RDMA
+                            buffer (NVSHMEM's heap), or HybridEP's
+                            (est_memory_device); 0 elsewhere */
+    double graph_pool;   /* CUDA graphs' private memory pool (Megatron-Core
+                            --cuda-graph-impl): what the captured forward and
+                            backward keep, reserved through the optimizer
+                            step too, where no other tensor can use it; 0
+                            without graphs */
+    double fsdp_buffers; /* Megatron-FSDP's buffers beyond the sharded
+                            states at the larger moment: the modules outside
+                            FSDP units kept gathered, the units' gathered
+                            weights and unsharded gradients (part of weights
+                            and grads above); 0 elsewhere */
     double allowance;    /* total - the tensors of the larger moment */
     double backward_peak; /* what must fit during the backward: its live
                              tensors, the context and NCCL's buffers (the

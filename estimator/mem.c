@@ -68,6 +68,15 @@
  * offloading drops its modules' groups but two layers' (act_rank_token);
  * micro-batch groups of N hold (v - 1) x N warm-up chunks
  * (inflight_chunks); est_memory.host is what leaves for the host.
+ * Megatron-Core's own buffers (docs/memory.md, "Megatron-Core's own
+ * buffers"): Megatron-FSDP's gathered units, kept-gathered outside
+ * parameters and unsharded gradient buckets (mfsdp_buffers); the MoE
+ * dispatcher's copies while a layer runs (moe_buffers), its permutation
+ * maps kept per layer (moe_permute_state) and DeepEP's or HybridEP's
+ * buffers for the whole run (moe_comm_bytes); CUDA graphs' pool, held
+ * through the optimizer step (graph_pool_token); Transformer Engine's
+ * fused cross-entropy per version. Not here: the step time CUDA graphs
+ * save (issue 29).
  */
 #include "est.h"
 
@@ -135,6 +144,44 @@ static double gemm_input_bytes(const space_layout *l)
     return 2;
 }
 
+/* The permutations' index maps an MoE layer keeps for its backward, bytes
+ * per token of the rank's T (NVIDIA/Megatron-LM@d98e8a64ddf3
+ * moe/moe_utils.py permute and sort_chunks_by_idxs, token_dispatcher.py;
+ * Transformer Engine's fused kernels, transformer_engine/pytorch/
+ * permutation.py and triton/permutation.py make_row_id_map,
+ * NVIDIA/TransformerEngine@v2.8). Unfused (PyTorch's index_select), a
+ * permutation keeps its sorted indices, 8 bytes (int64) per row it makes;
+ * fused (--moe-permute-fusion), a row map of int32 per token and
+ * 2 x experts + 1, and a chunk sort an int32 per row. The all-to-all
+ * dispatcher permutes the rank's tokens over all E experts before the
+ * exchange (its top_k rows per token) and sorts the received rows by
+ * local expert after it (unfused: split and concatenate, no index kept);
+ * the flex (DeepEP, HybridEP) and all-gather dispatchers permute the
+ * received tokens, or every gathered token, over the E / ep local experts.
+ * The received rows' own tensors are FC1's input (act_moe_ffn_token). */
+static double moe_permute_state(const space_model *m, const space_layout *l)
+{
+    double rep = l->sp ? 1 / (double)l->tp : 1;
+    double k = (double)m->top_k, E = (double)m->num_experts;
+    double ep = (double)space_layout_ep(l), etp = (double)space_layout_etp(l);
+    double imb = ep > 1 ? est_moe_imbalance(m, l) : 1;
+    double rows = etp * k * imb * rep, el = E / ep;
+    int fused = l->moe_permute_fusion;
+    switch (l->moe_dispatcher) {
+    case SPACE_MOE_ALLGATHER: /* every token of the EP x ETP group */
+        return fused ? 4 * (2 * el + 1) * ep * etp * rep : 8 * rows;
+    case SPACE_MOE_FLEX: {
+        /* the tokens received: a token's k choices that land on this
+         * rank's experts arrive once (k el / E of them on average) */
+        double per = fmax(1, k * el / E);
+        return fused ? 4 * (2 * el + 1) * rows / per : 8 * rows;
+    }
+    default:
+        return fused ? 4 * (2 * E + 1) * rep + (el > 1 ? 4 * rows : 0)
+                     : 8 * k * rep;
+    }
+}
+
 /* An MoE layer's FFN activations per token of the rank's T, kept for the
  * backward (Megatron-Core with Transformer Engine, NVIDIA/Megatron-LM@
  * d98e8a64ddf3, megatron/core/transformer/moe/): the norm's input (2h)
@@ -158,7 +205,7 @@ static double gemm_input_bytes(const space_layout *l)
  * nothing is freed); "shared_experts" keeps the shared experts' input
  * only, which the router keeps too. */
 static double act_moe_ffn_token(const space_model *m, const space_layout *l,
-                                unsigned rc)
+                                unsigned rc, double *router_out)
 {
     double t = (double)l->tp, h = (double)m->hidden;
     double rep = l->sp ? 1 / t : 1;
@@ -169,34 +216,78 @@ static double act_moe_ffn_token(const space_model *m, const space_layout *l,
     double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(m, l) : 1;
     double rows = etp * (double)m->top_k * imb * rep;
     double mask = m->hidden_dropout > 0 ? h * rep : 0; /* the residual's */
-    if (rc & SPACE_RC_MOE)
+    if (rc & SPACE_RC_MOE) {
+        if (router_out) *router_out = 0;
         return 2 * h * rep + (rc & SPACE_RC_LAYERNORM ? 0 : 2 * h * rep) + mask;
+    }
     double a = (2 + (rc & SPACE_RC_LAYERNORM ? 0 : gin)) * h * rep
                + 6 * (double)m->num_experts * rep;
     if (fs > 0 && !(rc & SPACE_RC_SHARED_EXPERTS))
         a += ((gated ? 4 : 2) * fs + gin * fs) / t;
+    if (router_out) *router_out = a; /* up to the router, shared experts */
     double fc2_in = rc & SPACE_RC_MOE_ACT && gin == 2 ? 0 : gin * fe;
     a += rows * (gin * h + (gated ? 4 : 2) * fe + fc2_in + 4);
-    return a + mask;
+    return a + mask + moe_permute_state(m, l);
 }
 
-/* Bytes per token of one MoE layer's dispatch buffers, alive only while
- * that layer runs (see act_moe_ffn_token): the received rows, their ETP
- * gather and their copy sorted by expert, at 16 bits. */
+/* Bytes per token of one MoE layer's dispatch and combine buffers beyond
+ * what the layer keeps, alive only while that layer runs (forward or
+ * backward; counted once, like a rebuilt layer), at 16 bits per row of h
+ * (NVIDIA/Megatron-LM@d98e8a64ddf3 moe/moe_layer.py dispatch and combine,
+ * token_dispatcher.py, moe_utils.py). rows = the rows the rank's experts
+ * receive per token of its T (etp x top_k x imbalance, / t with SP). The
+ * rows sorted by local expert are FC1's input, which the layer keeps at 16
+ * bits (act_moe_ffn_token): transient only where FC1 keeps its own fp8
+ * copy instead. Per dispatcher, the larger of the dispatch and the combine:
+ * - all-to-all: the exchange's output (rows / etp), its gather over ETP
+ *   (rows, with etp > 1) and the sorted copy; the combine holds FC2's
+ *   output and its copy in the exchange's order (2 rows);
+ * - flex (DeepEP, HybridEP): the received rows, then their copy sorted by
+ *   local expert; the combine 2 rows, as above;
+ * - all-gather: every token of the EP x ETP group (ep x etp per token),
+ *   then the local experts' rows; the combine FC2's output and its
+ *   scatter back to the gathered tokens.
+ * The permutation ahead of an all-to-all is freed once the exchange has
+ * its output (the layer's locals are reassigned). */
 static double moe_buffers(const space_model *m, const space_layout *l)
 {
     if (m->num_experts <= 0) return 0;
     double rep = l->sp ? 1 / (double)l->tp : 1;
-    double etp = (double)space_layout_etp(l);
-    double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(m, l) : 1;
-    return 3 * 2 * (double)m->hidden * etp * (double)m->top_k * imb * rep;
+    double etp = (double)space_layout_etp(l), ep = (double)space_layout_ep(l);
+    double imb = ep > 1 ? est_moe_imbalance(m, l) : 1;
+    double rows = etp * (double)m->top_k * imb * rep;
+    double sorted = gemm_input_bytes(l) < 2 ? rows : 0;
+    double disp, comb = 2 * rows;
+    switch (l->moe_dispatcher) {
+    case SPACE_MOE_ALLGATHER: {
+        double gathered = ep * etp * rep;
+        disp = gathered + sorted;
+        comb = rows + gathered;
+        break;
+    }
+    case SPACE_MOE_FLEX:
+        disp = rows + sorted;
+        break;
+    default:
+        disp = rows / etp + (etp > 1 ? rows : 0) + sorted;
+    }
+    return 2 * (double)m->hidden * fmax(disp, comb);
 }
 
 /* Activation bytes per token of one layer kept for the backward: a
- * dense-FFN layer, or with moe an MoE layer. */
-static double act_layer_token(const space_model *m, const space_layout *l,
-                              int full_layer, int moe)
+ * dense-FFN layer, or with moe an MoE layer. *ffn_out (where not NULL):
+ * the part of them its FFN (dense MLP or MoE layer, with the residual's
+ * dropout mask after it) keeps, the rest being the attention's;
+ * *router_out: of an MoE layer's FFN part, what it keeps up to its router
+ * with the shared experts (CUDA graphs' scopes, graph_pool_token). */
+static double act_layer_split(const space_model *m, const space_layout *l,
+                              int full_layer, int moe, double *ffn_out,
+                              double *router_out)
 {
+    double ffn_dummy, router_dummy;
+    if (!ffn_out) ffn_out = &ffn_dummy;
+    if (!router_out) router_out = &router_dummy;
+    *ffn_out = 0, *router_out = 0;
     double t = (double)l->tp, h = (double)m->hidden;
     double rep = l->sp ? 1 / t : 1; /* replicated along TP unless SP */
     double hd = (double)(m->head_dim ? m->head_dim : m->hidden / m->heads);
@@ -219,6 +310,7 @@ static double act_layer_token(const space_model *m, const space_layout *l,
         double a = 2 * h * rep + 2 * q / t + 2 * kv / t + 2 * q / t;
         a += l->flash ? 4 * (double)m->heads / t
                       : 2 * (double)m->heads * (double)l->seq / (double)l->cp / t;
+        *ffn_out = 2 * f / t + (gated && l->eager ? 2 * h * rep : 0);
         return a + 2 * f / t + (gated && l->eager ? 2 * h * rep : 0);
     }
     /* The norm inputs stay 16-bit; the GEMM inputs as gemm_input_bytes
@@ -261,7 +353,8 @@ static double act_layer_token(const space_model *m, const space_layout *l,
     }
     if (moe) {
         if (m->hidden_dropout > 0) a += h * rep;
-        return a + act_moe_ffn_token(m, l, rc);
+        *ffn_out = act_moe_ffn_token(m, l, rc, router_out);
+        return a + *ffn_out;
     }
     if (m->hidden_dropout > 0) a += 2 * h * rep;
     double mlp = (2 + gin) * h * rep + (gated ? 4 * f : 2 * f) / t
@@ -289,7 +382,14 @@ static double act_layer_token(const space_model *m, const space_layout *l,
         a += 4 * (q - kv) / t;
     }
     if (rc & SPACE_RC_MLP) mlp = 2 * h * rep; /* its input, the residual */
+    *ffn_out = mlp + (m->hidden_dropout > 0 ? h * rep : 0);
     return a + mlp;
+}
+
+static double act_layer_token(const space_model *m, const space_layout *l,
+                              int full_layer, int moe)
+{
+    return act_layer_split(m, l, full_layer, moe, NULL, NULL);
 }
 
 /* Bytes per token of one layer (moe: an MoE layer) the fine-grained
@@ -713,6 +813,161 @@ static double logits_token(const space_layout *l, double vp)
     return 2 * vp / (double)l->tp;
 }
 
+/* Megatron-FSDP (Megatron-Core --use-megatron-fsdp, ZeRO-2 "optim_grads"
+ * and ZeRO-3 "optim_grads_params"), as NVIDIA/Megatron-LM@d98e8a64ddf3
+ * runs it (megatron/core/distributed/fsdp/mcore_fsdp_adapter.py,
+ * src/megatron_fsdp/megatron_fsdp.py and param_and_grad_buffer.py). Its
+ * sharded states are est_state_bytes's: the 16-bit weight buffer (ZeRO-3:
+ * sharded), the fp32 main weights (megatron_fsdp_main_params_dtype), the
+ * gradient buffer (sharded) and Adam's moments, all over dp x cp. Beyond
+ * them:
+ * - FSDP units are the transformer layers (fsdp_unit_modules:
+ *   TransformerLayer, MoETransformerLayer; a layer's routed experts in
+ *   the same unit). Under ZeRO-3 the parameters outside every unit
+ *   (embeddings, final norm, LM head, MTP's projections) are gathered at
+ *   their first use and kept gathered: their buckets are "preserved"
+ *   (AllGatherPipeline.reset(preserve_non_fsdp_units=True),
+ *   release_bucket's note), 2 bytes each, through the step too.
+ * - The communication size C = max(1e9, 2 x the mean unit's elements)
+ *   (suggested_communication_unit_size None: "twice the number of
+ *   elements in the FSDP modules", floored at 1e9 by its max()). A
+ *   unit's all-gather prefetches the next units until C / 2 elements
+ *   more are gathered (suggested_AG_prefetch_size): 1 + ceil(C / 2u)
+ *   units of 16-bit weights at once, all of a small model's. Its
+ *   unsharded gradient bucket (the gradients' dtype) is made when its
+ *   first gradient arrives and is freed only when the reduce-scatter
+ *   queue holds more than C elements (wait_for_previous_grad_reduce with
+ *   suggested_RS_queue_capacity) or at the backward's end
+ *   (_root_post_backward's reset): up to floor(C / u) + 1 units. The
+ *   parameters outside units form one bucket per dtype (no bucket size
+ *   under the adapter); its unsharded gradients are made at the LM head's
+ *   weight gradient on the last stage (Megatron's wgrad accumulation into
+ *   main_grad), elsewhere at the backward's end.
+ * - --fsdp-double-buffer (FixedPoolAllocator): two persistent buffers of a
+ *   unit's size for the weights (ZeRO-3) and two for the gradients, at
+ *   most two units in either (_enforce_double_buffer_limit), held
+ *   through the step.
+ * - On the last stage the final norm, outside every unit, is gathered
+ *   with the forward's prefetch from its bucket (the first, ahead of the
+ *   units' in parameter order), which gathers the first ceil(C / 2u)
+ *   units again after their forward; they stay until the backward's
+ *   first all-gather recycles them (release is lazy after
+ *   _root_pre_backward), so they are there at the loss.
+ * The backward of a micro-batch is taken at four moments: the loss
+ * (every activation and the loss's buffers), its first unit (the loss
+ * freed, 1 + ceil(C / 2u) units gathered, on the last stage the outside
+ * units' gradient bucket), when the gradient queue is full (q units'
+ * gradients, q / n of the micro-batch's layer activations freed) and its
+ * end (one unit gathered, the queued gradients and the outside units'
+ * bucket, the micro-batch's activations freed); u = the stage's mean
+ * unit, n = its units per model chunk.
+ * Out: the bytes over the generic count (act + loss_bwd) at the largest
+ * moment, what the step adds, and for the breakdown the weights and
+ * gradients added and the activations freed at that moment. */
+typedef struct mfsdp_moment {
+    double bwd, step;             /* added to the two moments */
+    double weights, grads, act_freed; /* of bwd, by kind */
+} mfsdp_moment;
+
+static void mfsdp_buffers(const space_layout *l, double unit_p, double nc,
+                          double nonunit_p, int head, double act,
+                          double loss_kept, double loss_bwd, double rebuilt,
+                          double inflight, mfsdp_moment *o)
+{
+    memset(o, 0, sizeof *o);
+    if (nc <= 0 || unit_p <= 0) return;
+    int z3 = l->zero >= SPACE_ZERO_3;
+    double gb = (double)space_grad_bytes(l);
+    double u = unit_p / (nc * (double)(l->vpp > 0 ? l->vpp : 1));
+    double C = fmax(1e9, 2 * u);
+    double w_nu = z3 ? 2 * fmax(nonunit_p, 0) : 0;
+    double g_nu = gb * fmax(nonunit_p, 0);
+    double g_units, q_units, fixed = 0;
+    if (l->fsdp_double_buffer) {
+        g_units = 0, q_units = 0;
+        fixed = (z3 ? 2 * 2 * u : 0) + 2 * gb * u;
+    } else {
+        g_units = fmin(nc, 1 + ceil(C / 2 / u));
+        q_units = fmin(nc, floor(C / u) + 1);
+    }
+    double w_g = z3 ? 2 * g_units * u : 0;
+    double w_pre = z3 && head && !l->fsdp_double_buffer
+                       ? 2 * fmin(nc, ceil(C / 2 / u)) * u
+                       : 0;
+    double a_mb = fmax(act - loss_kept - rebuilt, 0) / fmax(inflight, 1);
+    double at_loss = w_nu + w_pre + fixed;
+    double first = w_nu + w_g + fixed + (head ? g_nu : 0) - loss_kept
+                   - loss_bwd;
+    double qfree = l->fsdp_double_buffer ? fmin(nc, 2) : q_units;
+    double cap_g = q_units * u * gb + (head ? g_nu : 0);
+    double cap = w_nu + w_g + fixed + cap_g - loss_kept - loss_bwd
+                 - a_mb * qfree / nc;
+    double end_w = w_nu + (z3 && !l->fsdp_double_buffer ? 2 * u : 0);
+    double end_g = q_units * u * gb + g_nu;
+    double end = end_w + fixed + end_g - loss_kept - loss_bwd - a_mb;
+    o->step = w_nu + fixed;
+    if (at_loss >= first && at_loss >= cap && at_loss >= end) {
+        o->bwd = at_loss, o->weights = w_nu + w_pre + fixed;
+    } else if (first >= cap && first >= end) {
+        o->bwd = first, o->weights = w_nu + w_g + fixed;
+        o->grads = head ? g_nu : 0, o->act_freed = loss_kept + loss_bwd;
+    } else if (cap >= end) {
+        o->bwd = cap, o->weights = w_nu + w_g + fixed, o->grads = cap_g;
+        o->act_freed = loss_kept + loss_bwd + a_mb * qfree / nc;
+    } else {
+        o->bwd = end, o->weights = end_w + fixed, o->grads = end_g;
+        o->act_freed = loss_kept + loss_bwd + a_mb;
+    }
+}
+
+/* What per-layer CUDA graphs keep in their pool, bytes per token on
+ * pipeline rank r: the graphed modules' share of each layer's kept
+ * activations, for every micro-batch in flight. Megatron-Core captures
+ * the layers' graphs in execution order into one pool
+ * (CudaGraphManager.global_mempool, _CudagraphGlobalRecord.
+ * create_cudagraphs, cuda_graphs.py, NVIDIA/Megatron-LM@d98e8a64ddf3),
+ * one micro-batch's graphs reused without a pipeline
+ * (reuse_cudagraphs), one per micro-batch in flight with one; TE's
+ * make_graphed_callables (TECudaGraphHelper) likewise, its static inputs
+ * reused across micro-batches whose backward has run and, from TE 2.7,
+ * the outputs as the next layer's inputs (_reuse_graph_input_output_
+ * buffers): each layer's static input is its input, counted among its
+ * activations. l->cuda_graph_modules: attn (the attention and its
+ * residual), mlp (a dense layer's MLP), moe (an MoE layer's FFN),
+ * moe_router (up to the router with the shared experts); none: the
+ * whole layer. */
+static double graph_pool_token(const space_model *m, const space_layout *l,
+                               const space_split *s, int64_t r,
+                               int64_t micro)
+{
+    unsigned g = l->cuda_graph_modules;
+    /* the rank's layers in flight, dense and MoE, chunk by chunk as the
+     * split s puts them (inflight_of_chunk) */
+    double chunks = inflight_chunks(l, r, micro), lay = 0, nm = 0;
+    for (int64_t j = 0; j < s->vpp; j++) {
+        space_chunk c;
+        space_split_chunk(s, r, j, &c);
+        double in = inflight_of_chunk(l, (int64_t)chunks, j);
+        lay += in * (double)c.layers;
+        nm += in * (double)est_moe_layers_in(m, c.offset, c.layers);
+    }
+    double fd, dense = act_layer_split(m, l, 0, 0, &fd, NULL);
+    double dense_g = g == 0 ? dense
+                            : (g & SPACE_CGM_ATTN ? dense - fd : 0)
+                                  + (g & SPACE_CGM_MLP ? fd : 0);
+    double moe_g = 0;
+    if (nm > 0) {
+        double fm, router, moe = act_layer_split(m, l, 0, 1, &fm, &router);
+        moe_g = g == 0 ? moe
+                       : (g & SPACE_CGM_ATTN ? moe - fm : 0)
+                             + (g & SPACE_CGM_MOE
+                                    ? fm
+                                    : (g & SPACE_CGM_MOE_ROUTER ? router
+                                                                : 0));
+    }
+    return (lay - nm) * dense_g + nm * moe_g;
+}
+
 /* est_memory_stage with the model's parameters p (space_model_params at
  * Megatron's vocabulary padding for l's TP), counted once by the caller. */
 static void stage_of(const space_model *m, const space_layout *l,
@@ -746,6 +1001,11 @@ static void stage_of(const space_model *m, const space_layout *l,
     double params = layers * layer;
     if (r == 0) params += first;
     if (r == l->pp - 1) params += last;
+    /* Megatron-FSDP's units: the transformer layers (and MTP's), each
+     * with its routed experts; the rest of the stage's parameters are
+     * outside every unit (mfsdp_buffers). */
+    double mtp_here = mtp;
+    double n_units = layers + mtp_here, unit_params = layers * layer;
     /* MoE: a dense-FFN layer and an MoE layer differ; the MoE layer's
      * router (and its bias, the shared experts' gate) is replicated on
      * the TP ranks (router.py: a plain parameter), its shared experts
@@ -775,12 +1035,17 @@ static void stage_of(const space_model *m, const space_layout *l,
         }
         if (r == 0) params += first;
         if (r == l->pp - 1) params += last;
+        unit_params = (layers - nm) * dense_l + nm * (moe_l + xl)
+                      + mtp_here * (moe_l + xl + 2 * (double)m->hidden
+                                                * (double)m->hidden / t
+                               + (double)p.final_norm * 2);
         layer = fmax(dense_l, moe_l + xl);
         int64_t edp = est_moe_edp(l);
         xshard = (double)(edp > 0 ? edp : 1);
     } else if (mtp > 0) {
         double h = (double)m->hidden;
         params += mtp * (layer + 2 * h * h / t + (double)p.final_norm * 2);
+        unit_params += mtp * (layer + 2 * h * h / t + (double)p.final_norm * 2);
     }
     /* MTP embeds the shifted tokens again on the rank that runs it: with a
      * pipeline the last stage builds an embedding of its own (GPTModel
@@ -808,6 +1073,8 @@ static void stage_of(const space_model *m, const space_layout *l,
             n = fmin(n, fmax(l->zero3_live, fc1));
         }
         live = 2 * n;
+        /* Megatron-FSDP gathers by its own rules: mfsdp_buffers */
+        if (l->framework == SPACE_FW_MEGATRON_CORE) live = 0;
         if (l->framework == SPACE_FW_TORCHTITAN && l->param_fp32) {
             /* FSDP2's backward: the unit being rebuilt and the previous
              * one prefetched (2 x 2 bytes), the unit's unsharded 16-bit
@@ -915,6 +1182,27 @@ static void stage_of(const space_model *m, const space_layout *l,
          * forward, +8V at the backward's peak, to the MiB). */
         loss_kept = tokens * 4 * vp / t;
         loss_bwd = tokens * 8 * vp / t;
+    } else if (r == l->pp - 1 && l->ce_te == SPACE_CE_TE_INPLACE) {
+        /* Transformer Engine's fused cross-entropy (Megatron-Core
+         * --cross-entropy-fusion-impl te, language_module.py
+         * compute_language_model_loss, te_parallel_cross_entropy) before
+         * TE v2.18: its Triton forward writes the gradient into the
+         * 16-bit logits in place and saves them, and the backward scales
+         * them in place (transformer_engine/pytorch/triton/
+         * cross_entropy.py, cross_entropy_forward returns _input,
+         * NVIDIA/TransformerEngine@v2.8): 2 V / t kept, nothing more. */
+        loss_kept = tokens * logits_token(l, vp);
+    } else if (r == l->pp - 1 && l->ce_te == SPACE_CE_TE_FP32) {
+        /* Since TE v2.18 (NVIDIA/TransformerEngine@01bbe3eea, 2026-07-09)
+         * the forward writes the gradient into a new fp32 buffer
+         * (grad_input = torch.empty_like(_input, dtype=torch.float32))
+         * and saves that; the 16-bit logits are freed with the forward's
+         * locals. The backward scales it in place and returns it, and
+         * autograd casts it to the logits' dtype for the LM head's
+         * backward (engine.cpp validate_outputs), both alive then: 4 V / t
+         * kept, 2 V / t more at the loss's backward. */
+        loss_kept = tokens * 4 * vp / t;
+        loss_bwd = tokens * logits_token(l, vp);
     } else if (r == l->pp - 1) {
         loss_kept = tokens * (4 * vp / t + logits_token(l, vp));
         /* The fused loss (l->ce_fusion): torch.compile functionalizes
@@ -995,15 +1283,37 @@ static void stage_of(const space_model *m, const space_layout *l,
          * per parameter, not 4 (FP16_Optimizer.step,
          * deepspeed/runtime/fp16/fused_optimizer.py, v0.5.10). */
         step += 4 * params;
+    /* Megatron-FSDP's own buffers (ZeRO-2 and 3 under Megatron-Core):
+     * the moment of its backward that holds the most, and what it keeps
+     * through the step. */
+    mfsdp_moment fs = {0};
+    if (l->framework == SPACE_FW_MEGATRON_CORE && l->zero >= SPACE_ZERO_2) {
+        double v = (double)(l->vpp > 0 ? l->vpp : 1);
+        mfsdp_buffers(l, unit_params, n_units / v, params - unit_params,
+                      r == l->pp - 1, act, loss_kept, loss_bwd,
+                      tokens * rebuilt_tok, inflight_chunks(l, r, micro), &fs);
+    }
     double held_b = w + live + gr + opt + fp8 + act + loss_bwd
-                    + (l->pp > 1 ? 0 : bucket);
-    double held_s = w + gr_s + opt + fp8 + step + (l->pp > 1 ? bucket : 0);
-    out->weights = w + live;
-    out->grads = gr;
+                    + (l->pp > 1 ? 0 : bucket) + fs.bwd;
+    double held_s = w + gr_s + opt + fp8 + step + (l->pp > 1 ? bucket : 0)
+                    + fs.step;
+    out->weights = w + live + fs.weights;
+    out->grads = gr + fs.grads;
     out->optimizer = opt;
     out->fp8_weights = fp8;
     out->fp8_transposes = fp8_t;
-    out->activations = act + loss_bwd;
+    out->activations = act + loss_bwd - fs.act_freed;
+    out->fsdp_buffers = fs.bwd;
+    /* CUDA graphs (Megatron-Core --cuda-graph-impl): the captured
+     * forward and backward allocate from one private pool in execution
+     * order, so the pool peaks at what the graphed part keeps for the
+     * backward, and it stays reserved through the optimizer step, where
+     * the step's copies cannot use it (graph_pool_token). */
+    if (l->framework == SPACE_FW_MEGATRON_CORE && l->cuda_graph) {
+        out->graph_pool = l->cuda_graph == SPACE_CG_FULL_ITERATION
+                              ? act + loss_bwd
+                              : tokens * graph_pool_token(m, l, &sp, r, micro);
+    }
     if (l->framework == SPACE_FW_TORCHTITAN && l->param_fp32
         && l->zero >= SPACE_ZERO_3 && l->pp == 1) {
         /* torchtitan's FSDP2 without a pipeline makes its gradients as
@@ -1087,6 +1397,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     out->stage = r;
     out->host = host;
     est_memory_settle(out, est_memory_cache_share(l->alloc_expandable));
+    if (out->peak_in_step) out->fsdp_buffers = fs.step;
 }
 
 void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
@@ -1108,8 +1419,9 @@ void est_memory_settle(est_memory *o, double frag)
      * 24 of the published runs of bench/data/validation_runs.json, which
      * ran, "not fit" (2 without); what the cache cannot give back is left
      * to the margin (est_memory_margin). */
-    double bwd = o->alloc_backward + o->context + o->nccl;
-    double stp = o->alloc_step + o->context + o->nccl;
+    double bwd = o->alloc_backward + o->context + o->nccl + o->moe_comm;
+    double stp = o->alloc_step + o->graph_pool + o->context + o->nccl
+                 + o->moe_comm;
     o->peak_in_step = stp > bwd;
     o->allocated = fmax(o->alloc_backward, o->alloc_step);
     /* The allocator's segments: the main stream's pool at its own peak
@@ -1120,12 +1432,19 @@ void est_memory_settle(est_memory *o, double frag)
                       ? fmax(o->main_peak * (1 + frag) + o->stream_pool,
                              o->allocated)
                       : o->allocated * (1 + frag);
+    /* A CUDA graph pool is reserved through the step beside the step's
+     * own tensors (its blocks are not max_memory_allocated's while the
+     * graphs replay) */
+    if (o->graph_pool > 0)
+        o->reserved = fmax(o->reserved,
+                           o->alloc_step * (1 + frag) + o->graph_pool);
     o->fragmentation = o->reserved - o->allocated;
     o->backward_peak = bwd;
     o->step_peak = stp;
     o->total = fmax(bwd, stp);
     double tensors = o->weights + o->grads + o->optimizer + o->fp8_weights
-                     + (o->peak_in_step ? o->step_transient : o->activations);
+                     + (o->peak_in_step ? o->step_transient + o->graph_pool
+                                        : o->activations);
     o->allowance = o->total - tensors;
     /* After a step the allocator still caches the backward's segments
      * and has added the step's new tensors beside them: a copy of a whole
@@ -1137,7 +1456,7 @@ void est_memory_settle(est_memory *o, double frag)
     o->seen_reserved = fmax(o->alloc_backward * (1 + frag) + o->step_new,
                             o->reserved);
     if (o->stream_pool > 0) o->seen_reserved = o->reserved;
-    o->seen_device = o->seen_reserved + o->context + o->nccl;
+    o->seen_device = o->seen_reserved + o->context + o->nccl + o->moe_comm;
 }
 
 /* Whether rank b holds what rank a holds, chunk by chunk (transformer
@@ -1350,6 +1669,107 @@ static double nccl_bytes(const est_ctx *c, int h, const space_model *m,
     return b;
 }
 
+/* DeepEP's normal-mode buffers (deepseek-ai/DeepEP@v1.2.1, 9af0e0d0e,
+ * deep_ep/buffer.py Buffer.get_dispatch_config and get_combine_config,
+ * csrc/config.hpp Config.get_nvl_buffer_size_hint and
+ * get_rdma_buffer_size_hint, csrc/deep_ep.cpp Buffer::Buffer), as
+ * Megatron-Core sizes them (moe/fused_a2a.py get_buffer: the larger hint
+ * of the dispatch and combine configs of the group, hidden_bytes = h x
+ * max(element size, 2) = 2h; 20 SMs, token_dispatcher.py
+ * _DeepepManager, moe_flex_dispatcher_num_sms unset). One buffer for the
+ * run, on the EP x ETP group of n ranks: the NVLink buffer, cudaMalloc'd
+ * with its barrier signals and pointers, a 32 MiB workspace, and past 8
+ * ranks (NUM_MAX_NVL_PEERS) the RDMA buffer from NVSHMEM's heap. DeepEP
+ * configures only the group sizes of its table; another takes the next
+ * listed size. Per channel (SMs / 2) and NVLink peer (n, at most 8), a
+ * received token takes its data, an 8-byte source meta, 128 top-k
+ * indices (int64) and weights (fp32) and 128 fp32 scales; over RDMA,
+ * twice each, per RDMA peer (n / 8), and 16 bytes more, with the
+ * received-token count rounded up to a multiple of the sent chunk. */
+static double deepep_bytes(double h, int64_t n)
+{
+    static const struct {
+        int ranks, nvl_recv[2], rdma_send[2], rdma_recv;
+    } cfg[] = { /* dispatch, combine */
+        {2, {256, 256}, {6, 6}, 128},     {4, {256, 256}, {6, 6}, 128},
+        {8, {256, 256}, {6, 6}, 128},     {16, {288, 288}, {20, 12}, 128},
+        {24, {288, 288}, {32, 8}, 128},   {32, {288, 288}, {32, 8}, 128},
+        {64, {288, 288}, {28, 20}, 128},  {128, {560, 560}, {32, 12}, 128},
+        {144, {720, 720}, {12, 8}, 128},  {160, {720, 720}, {12, 8}, 128},
+    };
+    size_t k = 0;
+    while (k + 1 < sizeof cfg / sizeof cfg[0] && cfg[k].ranks < n) k++;
+    double ranks = (double)cfg[k].ranks, ch = 20 / 2;
+    double nvl_r = fmin(ranks, 8), rdma_r = fmax(floor(ranks / 8), 1);
+    double hb = 2 * h, tok = hb + 8 + 128 * 8 + 128 * 4 + 128 * 4;
+    double nvl = 0, rdma = 0;
+    for (int d = 0; d < 2; d++) {
+        double b = ch * nvl_r * (2 * rdma_r + 3) * 4
+                   + ch * nvl_r * cfg[k].nvl_recv[d] * tok;
+        nvl = fmax(nvl, ceil(b / 128) * 128);
+        if (ranks > 8) {
+            double s = cfg[k].rdma_send[d];
+            double recv = ceil(cfg[k].rdma_recv / s) * s;
+            double rb = ch * rdma_r * (8 * 2 + 2) * 2 * 4
+                        + ch * rdma_r * recv * 2 * (tok + 16);
+            rdma = fmax(rdma, ceil(rb / 128) * 128);
+        }
+    }
+    return nvl + 8 * 4 + 8 * 8 + 8 * 8 + 32 * MIB + rdma;
+}
+
+/* HybridEP's buffers (deepseek-ai/DeepEP branch hybrid-ep@94a9f8f,
+ * deep_ep/hybrid_ep_buffer.py HybridEPBuffer, csrc/hybrid_ep/buffer/
+ * intranode.cu NVLCoordinator::allocate_*_buffers and internode_doca.cu
+ * RDMACoordinator::allocate_*_buffers), which Megatron-Core makes at the
+ * first dispatch for the rank's t tokens (fused_a2a.py
+ * init_hybrid_ep_buffer): over NVLink room for every token of the group
+ * of n ranks (the worst case, all routed to one rank): 16-bit data, an
+ * fp32 probability per expert of the NVLink domain and an fp32 scale per
+ * 128 values, dispatch and combine sharing it (use_shared_buffer); with
+ * several NVLink domains (nodes) the RDMA side's staging of the rank's
+ * tokens and of the other domains' (dispatch and combine). e = local
+ * experts, dom = ranks per NVLink domain. */
+static double hybridep_bytes(double h, double t, int64_t n, double e,
+                             int64_t dom)
+{
+    double rpn = (double)(n < dom ? n : dom), nodes = (double)n / rpn;
+    double tok = 2 * h + 4 * e * rpn + 4 * (h / 128);
+    double b = t * (double)n * tok;
+    if (nodes > 1) {
+        double other = t * (nodes - 1);
+        b += t * (2 * h + 4 * e * rpn * nodes + 4 * (h / 128))
+             + other * tok /* dispatch: the other domains' tokens */
+             + 2 * other * (2 * h + 4 * e * rpn); /* combine */
+    }
+    return b;
+}
+
+/* The MoE dispatcher's buffers outside PyTorch's allocator
+ * (est_memory.moe_comm): the flex dispatcher's backend (DeepEP,
+ * HybridEP) with expert parallelism; none for the all-to-all and
+ * all-gather dispatchers, whose buffers are tensors (moe_buffers). */
+static double moe_comm_bytes(const est_ctx *c, const space_model *m,
+                             const space_layout *l)
+{
+    if (m->num_experts <= 0 || l->moe_dispatcher != SPACE_MOE_FLEX
+        || l->framework != SPACE_FW_MEGATRON_CORE)
+        return 0;
+    int64_t n = space_layout_ep(l) * space_layout_etp(l);
+    if (n < 2) return 0;
+    double h = (double)m->hidden;
+    if (l->moe_flex_backend != SPACE_MOE_FLEX_HYBRIDEP)
+        return deepep_bytes(h, n);
+    const hw_system *y = c->sys;
+    int64_t dom = y && y->scaleup_domain_gpus > 0 ? y->scaleup_domain_gpus
+                  : y && y->gpus_per_node > 0     ? y->gpus_per_node
+                                                  : 8;
+    double t = (double)l->mbs * (double)l->seq / (double)l->cp
+               / (l->sp ? (double)l->tp : 1);
+    double e = (double)m->num_experts / (double)space_layout_ep(l);
+    return hybridep_bytes(h, t, n, e, dom);
+}
+
 void est_memory_device(const est_ctx *c, const space_model *m,
                        const space_layout *l, est_memory *mem)
 {
@@ -1377,6 +1797,7 @@ void est_memory_device(const est_ctx *c, const space_model *m,
     }
     mem->nccl = nccl_bytes(c, h, m, l) + userbuffer_bytes(m, l)
                 + (of_2021(l) ? 0 : EST_MEM_NCCL_FIXED);
+    mem->moe_comm = moe_comm_bytes(c, m, l);
     est_memory_settle(mem, est_memory_cache_share(l->alloc_expandable));
 }
 

@@ -368,6 +368,75 @@ _Static_assert(sizeof space_moe_flex_backend_names
                    == SPACE_MOE_FLEX_COUNT,
                "space_moe_flex_backend_names names every backend");
 
+const char *const space_cuda_graph_names[SPACE_CG_COUNT] = {
+    [SPACE_CG_NONE] = "none",
+    [SPACE_CG_LOCAL] = "local",
+    [SPACE_CG_TE] = "transformer_engine",
+    [SPACE_CG_FULL_ITERATION] = "full_iteration",
+};
+_Static_assert(sizeof space_cuda_graph_names / sizeof space_cuda_graph_names[0]
+                   == SPACE_CG_COUNT,
+               "space_cuda_graph_names names every implementation");
+
+const char *const space_cgm_names[SPACE_CGM_COUNT] = {
+    "attn", "mlp", "moe", "moe_router", "moe_preprocess",
+};
+_Static_assert(sizeof space_cgm_names / sizeof space_cgm_names[0]
+                   == SPACE_CGM_COUNT,
+               "space_cgm_names names every CUDA graph module");
+
+size_t space_cgm_parse(const char *s, unsigned *mask)
+{
+    *mask = 0;
+    const char *p = s;
+    int full = 0, words = 0;
+    while (*p) {
+        while (*p && strchr(" \t,[]'\"", *p)) p++;
+        if (!*p) break;
+        size_t n = strcspn(p, " \t,[]'\"");
+        int k = -1;
+        for (int b = 0; b < SPACE_CGM_COUNT; b++)
+            if (strlen(space_cgm_names[b]) == n
+                && strncmp(p, space_cgm_names[b], n) == 0)
+                k = b;
+        /* "full": the whole layer (Megatron-Core's deprecated spelling
+         * of an empty list, cuda_graph_config.py) */
+        if (k < 0 && n == 4 && strncmp(p, "full", 4) == 0) {
+            full = 1;
+        } else if (k < 0) {
+            return 1 + (size_t)(p - s);
+        } else {
+            *mask |= 1u << k;
+        }
+        words++;
+        p += n;
+    }
+    /* "full" cannot be combined with other modules (normalize_cuda_graph_
+     * modules asserts it) */
+    if (full && words > 1) return 1;
+    return 0;
+}
+
+void space_cgm_str(unsigned mask, const char *sep, char *buf, size_t cap)
+{
+    size_t used = 0;
+    if (cap) buf[0] = '\0';
+    for (int b = 0; b < SPACE_CGM_COUNT; b++) {
+        if (!(mask & (1u << b))) continue;
+        int w = snprintf(buf + used, used < cap ? cap - used : 0, "%s%s",
+                         used ? sep : "", space_cgm_names[b]);
+        if (w > 0) used += (size_t)w;
+        if (used >= cap) break;
+    }
+}
+
+const char *space_cuda_graph_name(const space_layout *l)
+{
+    return space_cuda_graph_names[(unsigned)l->cuda_graph < SPACE_CG_COUNT
+                                      ? l->cuda_graph
+                                      : 0];
+}
+
 const char *space_moe_dispatcher_name(const space_layout *l)
 {
     return space_moe_dispatcher_names[(unsigned)l->moe_dispatcher

@@ -218,6 +218,11 @@ void space_framework_software(space_framework f, space_layout *l)
      * recipes/utils/environment_utils.py COMMON_RECIPE_ENV_VARS): the
      * NeMo job reader (cli/launch_nemo.c) says so. */
     l->alloc_expandable = f == SPACE_FW_TORCHTITAN;
+    /* MoE token permutation: Transformer Engine's fused kernels, which
+     * trainplan's Megatron-LM launches set (--moe-permute-fusion, as the
+     * step time is estimated; Megatron-Core's own default is off,
+     * transformer_config.py moe_permute_fusion) */
+    l->moe_permute_fusion = f == SPACE_FW_MEGATRON_CORE;
     l->framework = (int)f;
 }
 

@@ -628,6 +628,27 @@ typedef struct space_layout {
     int64_t mb_group;     /* --microbatch-group-size-per-virtual-pipeline-
                           stage: micro-batches each model chunk runs in a
                           row; 0: PP (Megatron-Core's default) */
+    /* Memory mechanisms of Megatron-Core (estimator/mem.c, docs/memory.md) */
+    int fsdp_double_buffer; /* Megatron-FSDP's --fsdp-double-buffer (ZeRO-2
+                          and 3 under Megatron-Core): two persistent
+                          buffers for the gathered weights and two for the
+                          unsharded gradients, the size of one FSDP unit,
+                          alternated (FixedPoolAllocator,
+                          param_and_grad_buffer.py); 0: each unit's buffers
+                          allocated and freed as it runs */
+    int moe_permute_fusion; /* Megatron-Core --moe-permute-fusion: Transformer
+                          Engine's fused permute and unpermute, which keep a
+                          32-bit map of rows per token and expert instead of
+                          the 64-bit sorted indices (moe_utils.py permute) */
+    int cuda_graph;    /* space_cuda_graph: --cuda-graph-impl; 0: none */
+    unsigned cuda_graph_modules; /* SPACE_CGM_* bits: what a per-layer graph
+                          captures (--cuda-graph-modules, formerly
+                          --cuda-graph-scope); 0: the whole layer */
+    int ce_te;         /* space_ce_te: the loss is Transformer Engine's fused
+                          cross-entropy (--cross-entropy-fusion-impl te with
+                          --cross-entropy-loss-fusion), as its version
+                          keeps the gradient; 0: not (ce_fusion says which
+                          other) */
 } space_layout;
 
 /* ---- memory savers (savers.c) ------------------------------------------ */
@@ -692,6 +713,55 @@ int space_layout_has_saver(const space_layout *l);
 /* The interleaved schedule's micro-batch group of l: mb_group, or PP
  * where 0. */
 int64_t space_mb_group(const space_layout *l);
+
+/* Megatron-Core's CUDA graph implementations (--cuda-graph-impl,
+ * NVIDIA/Megatron-LM@d98e8a64ddf3 transformer_config.py cuda_graph_impl;
+ * the memory they hold: estimator/mem.c). */
+typedef enum space_cuda_graph {
+    SPACE_CG_NONE,           /* eager */
+    SPACE_CG_LOCAL,          /* Megatron-Core's per-layer graphs
+                                (cuda_graphs.py CudaGraphManager) */
+    SPACE_CG_TE,             /* Transformer Engine's make_graphed_callables,
+                                per layer and micro-batch (TECudaGraphHelper) */
+    SPACE_CG_FULL_ITERATION, /* one graph of the forward and backward of the
+                                whole step, the optimizer apart */
+    SPACE_CG_COUNT
+} space_cuda_graph;
+extern const char *const space_cuda_graph_names[SPACE_CG_COUNT];
+
+/* What a per-layer CUDA graph captures (CudaGraphModule, enums.py,
+ * NVIDIA/Megatron-LM@d98e8a64ddf3); none: the whole layer. */
+enum {
+    SPACE_CGM_ATTN = 1u << 0,        /* TransformerLayer._forward_attention */
+    SPACE_CGM_MLP = 1u << 1,         /* a dense layer's _forward_mlp */
+    SPACE_CGM_MOE = 1u << 2,         /* an MoE layer's _forward_mlp */
+    SPACE_CGM_MOE_ROUTER = 1u << 3,  /* an MoE layer up to its router, with
+                                        the shared experts */
+    SPACE_CGM_MOE_PREPROCESS = 1u << 4, /* MoELayer.preprocess (with
+                                        moe_router) */
+    SPACE_CGM_COUNT = 5
+};
+extern const char *const space_cgm_names[SPACE_CGM_COUNT];
+/* Reads a list of CUDA graph modules (space_cgm_names; "full" alone: the
+ * whole layer, 0), separated by commas or blanks, into *mask. Returns 0,
+ * or 1 + the offset in s of the first word that is not one. */
+size_t space_cgm_parse(const char *s, unsigned *mask);
+/* The names of mask's modules joined by sep into buf[cap] ("" for none). */
+void space_cgm_str(unsigned mask, const char *sep, char *buf, size_t cap);
+/* The name of l's CUDA graph implementation, the first for one out of
+ * range. */
+const char *space_cuda_graph_name(const space_layout *l);
+
+/* Transformer Engine's fused cross-entropy by what it keeps for the
+ * backward (transformer_engine/pytorch/triton/cross_entropy.py). */
+typedef enum space_ce_te {
+    SPACE_CE_TE_NONE,
+    SPACE_CE_TE_INPLACE, /* the gradient written into the 16-bit logits in
+                            place (TE before v2.18) */
+    SPACE_CE_TE_FP32,    /* the gradient in a new fp32 buffer (TE v2.18 on,
+                            NVIDIA/TransformerEngine@01bbe3eea) */
+    SPACE_CE_TE_COUNT
+} space_ce_te;
 
 /* The flex dispatcher's backends (Megatron-Core
  * --moe-flex-dispatcher-backend, NVIDIA/Megatron-LM@d98e8a64ddf3,

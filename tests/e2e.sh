@@ -648,6 +648,42 @@ run 64 "$TP" "${EST[@]}" -m llama3-8b --moe-flex-backend hybridep
 has "$ERR" "--moe-flex-backend hybridep: llama3-8b is dense" "--moe-flex-backend on a dense model"
 run 64 "$TP" search -m llama3-8b --system eos --max-gpus 64 -s 4096 -B 256 --fix ep=2
 has "$ERR" "--fix ep=2: llama3-8b is dense" "--fix ep on a dense model"
+# Megatron-Core's memory mechanisms (estimator/mem.c): each changes what
+# must fit, each is refused where Megatron-Core has no such thing
+run 64 "$TP" "${EST[@]}" -m llama3-8b --moe-permute-fusion
+has "$ERR" "--moe-permute-fusion: llama3-8b is dense" "--moe-permute-fusion on a dense model"
+run 64 "$TP" "${EST[@]}" -m llama3-8b --cuda-graph-impl eager
+has "$ERR" "--cuda-graph-impl: expected none, local, transformer_engine or full_iteration, found 'eager'" "--cuda-graph-impl values"
+run 64 "$TP" "${EST[@]}" -m llama3-8b --cuda-graph-scope attn
+has "$ERR" "--cuda-graph-scope: the modules of per-layer graphs; expected --cuda-graph-impl local or transformer_engine, found none" "--cuda-graph-scope without per-layer graphs"
+run 64 "$TP" "${EST[@]}" -m llama3-8b --cuda-graph-impl local --cuda-graph-scope attn,everything
+has "$ERR" "--cuda-graph-scope: expected full, or a comma-separated list" "--cuda-graph-scope values"
+run 64 "$TP" "${EST[@]}" -m llama3-8b --cuda-graph-impl local --cuda-graph-scope moe
+has "$ERR" "llama3-8b is dense" "--cuda-graph-scope moe on a dense model"
+run 64 "$TP" "${EST[@]}" -m llama3-8b --cuda-graph-impl local --framework torchtitan
+has "$ERR" "expected --framework megatron-core, found torchtitan" "--cuda-graph-impl under torchtitan"
+run 64 "$TP" "${EST[@]}" -m llama3-8b --fsdp-double-buffer --zero-stage 1
+has "$ERR" "--fsdp-double-buffer: Megatron-FSDP's buffers, with --zero 2 or 3 (found 1)" "--fsdp-double-buffer without Megatron-FSDP"
+MECH=(estimate --system eos -g 64 -s 8192 -B 128 -m llama3-8b -t 1 -p 1 --micro-batch-size 1 --format json)
+# the pool and the double buffers are held in the optimizer step; the
+# permutation's maps in the backward
+peak() { printf '%s' "$OUT" | sed -n "s/.*\"$1\":\t\([0-9.e+]*\).*/\1/p" | head -1; }
+run 0 "$TP" "${MECH[@]}"
+base=$(peak optimizer_step_peak_bytes)
+for opt in "--cuda-graph-impl transformer_engine" "--cuda-graph-impl full_iteration" "--zero-stage 3|--zero-stage 3 --fsdp-double-buffer" "-m mixtral-8x7b|-m mixtral-8x7b --no-moe-permute-fusion"; do
+    b=$base key=optimizer_step_peak_bytes
+    case $opt in *permute*) key=backward_peak_bytes ;; esac
+    if [ "${opt#*|}" != "$opt" ]; then
+        # shellcheck disable=SC2086  # a list of options
+        run 0 "$TP" "${MECH[@]}" ${opt%%|*}
+        b=$(peak "$key")
+        opt=${opt#*|}
+    fi
+    # shellcheck disable=SC2086  # a list of options
+    run 0 "$TP" "${MECH[@]}" $opt
+    got=$(peak "$key")
+    if [ -n "$got" ] && [ "$got" != "$b" ]; then ok; else bad "$opt changes nothing ($got vs $b)"; fi
+done
 run 64 "$TP" search -m mixtral-8x7b --system eos --max-gpus 64 -s 4096 -B 256 --fix etp=x
 has "$ERR" "etp=x is out of range (an integer in [0, 1048576], 0: = tp)" "--fix etp range"
 

@@ -589,8 +589,11 @@ static void test_memory(void)
     TP_CHECK_REL(b.weights + b.grads + b.optimizer,
                  (4 + 12.0 / 4) * b.params, 1e-9);
     TP_CHECK_REL(b.step_transient, 4.0 / 4 * b.params, 1e-9);
-    /* ZeRO-3 gathering module by module holds less than two layers. */
+    /* ZeRO-3 gathering module by module holds less than two layers
+     * (DeepSpeed's stage3_max_live_parameters; Megatron-Core's ZeRO-3 is
+     * Megatron-FSDP, with rules of its own: test_mem.c). */
     space_layout z3 = l;
+    z3.framework = SPACE_FW_DEEPSPEED_2021;
     z3.zero = SPACE_ZERO_3, z3.tp = 1, z3.dp = 32; /* 1.8e9 per layer */
     est_memory_of(gpt, &z3, &a);
     z3.zero3_live = 1e9;

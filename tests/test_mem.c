@@ -12,6 +12,7 @@
 #include "est.h"
 #include "tp_test.h"
 
+#include <math.h>
 #include <string.h>
 
 /* mem.c's caching allocator's cached share of the main stream's live
@@ -803,9 +804,10 @@ static void test_moe_states(void)
 
 /* The imbalance moves the busiest EP rank's routed rows: each is FC1's
  * input (2h), FC1's gated output (4 f_e), the activation's output (2
- * f_e), a fp32 probability, and the layer's dispatch buffers 3 x 2h a
- * row; at TP 2 with SP a rank routes T / 2 tokens, top 2. With EP 1
- * every token is local: no imbalance. */
+ * f_e), a fp32 probability, the fused permutation's chunk map (an int32
+ * a row, moe_permute_state), and the layer's dispatch buffers, the
+ * combine's 2 x 2h a row (moe_buffers); at TP 2 with SP a rank routes
+ * T / 2 tokens, top 2. With EP 1 every token is local: no imbalance. */
 static void test_moe_activations(void)
 {
     space_model m = toy_moe();
@@ -817,7 +819,7 @@ static void test_moe_activations(void)
     l.moe_imbalance = 2;
     est_memory_of(&m, &l, &b);
     double row = 2 * 64 + 4 * 128 + 2 * 128 + 4, rows = 2 * 0.5; /* a token */
-    double want = 1024 * (3 * rows * row + 3 * 2 * 64 * rows);
+    double want = 1024 * (3 * rows * (row + 4) + 2 * 2 * 64 * rows);
     TP_CHECK_REL(b.activations - a.activations, want, 1e-12);
     l.ep = 1;
     est_memory_of(&m, &l, &a);
@@ -923,7 +925,10 @@ static void test_recompute_modules(void)
                  1e-12);
     l.recompute_modules = SPACE_RC_CORE_ATTN | SPACE_RC_MOE;
     est_memory_of(&m, &l, &b);
-    double moe = 6 * 8 + 6 * 64 + 2 * (2 * 64 + 6 * 128 + 4);
+    /* and the fused permutation's maps: int32 x (2E + 1) a token, an
+     * int32 a received row (moe_permute_state) */
+    double moe = 6 * 8 + 6 * 64 + 2 * (2 * 64 + 6 * 128 + 4)
+                 + 4 * (2 * 8 + 1) + 4 * 2;
     TP_CHECK_REL(a.activations - b.activations, (3 - 1) * 1024 * moe, 1e-12);
     /* Not selective: no modules, whatever the field holds. */
     l.recompute = SPACE_RECOMPUTE_NONE;
@@ -1093,6 +1098,201 @@ static void test_microbatch_groups(void)
     TP_CHECK(a.activations == b.activations);
 }
 
+/* Megatron-FSDP's own buffers (mfsdp_buffers; NVIDIA/Megatron-LM@
+ * d98e8a64ddf3 megatron/core/distributed/fsdp/src/megatron_fsdp/):
+ * ZeRO-3 on the toy, one stage. The units are the four layers (LAYER
+ * each); the embedding, head and final norm (2 x 65536 + 64) are outside
+ * them and stay gathered. C = max(1e9, 2 u) prefetches every layer of so
+ * small a model: at the loss the final norm's prefetch has gathered all
+ * four units again (2 bytes each). Through the step the outside
+ * parameters stay gathered. With --fsdp-double-buffer two persistent
+ * unit-sized buffers for weights (2 bytes) and two for gradients (4),
+ * and no re-gather from a non-unit. ZeRO-2 on a short sequence, where
+ * the gradients outweigh the activations: the unsharded buckets of all
+ * four units and the outside parameters' bucket (4 bytes) at the end of
+ * the backward, the loss and the layers' activations freed. */
+static void test_megatron_fsdp(void)
+{
+    space_model m = toy();
+    const double nonunit = 2.0 * 1024 * 64 + 64;
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_3);
+    l.flash = 1;
+    est_memory a;
+    est_memory_of(&m, &l, &a);
+    double states = 18.0 * PARAMS / 4;
+    double at_loss = 2 * nonunit + 2 * 4.0 * LAYER;
+    TP_CHECK_REL(a.fsdp_buffers, at_loss, 1e-12);
+    TP_CHECK_REL(a.alloc_backward, states + a.activations + at_loss, 1e-12);
+    TP_CHECK_REL(a.alloc_step, states + 2 * nonunit, 1e-12);
+    TP_CHECK_REL(a.weights, 2.0 * PARAMS / 4 + at_loss, 1e-12);
+    l.fsdp_double_buffer = 1;
+    est_memory_of(&m, &l, &a);
+    double fixed = 2 * 2.0 * LAYER + 2 * 4.0 * LAYER;
+    TP_CHECK_REL(a.fsdp_buffers, 2 * nonunit + fixed, 1e-12);
+    TP_CHECK_REL(a.alloc_step, states + 2 * nonunit + fixed, 1e-12);
+    /* ZeRO-2, 16 tokens: weights whole, no gather; the end of the
+     * backward holds 4 units' fp32 buckets and the outside bucket */
+    l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_2);
+    l.flash = 1, l.seq = 16;
+    est_memory_of(&m, &l, &a);
+    double loss = 16 * 6.0 * 1024, layers = 16 * 4 * layer_token(0);
+    double end = 4 * 4.0 * LAYER + 4 * nonunit - loss - layers;
+    TP_CHECK_REL(a.fsdp_buffers, end, 1e-12);
+    TP_CHECK_REL(a.alloc_backward,
+                 2.0 * PARAMS + 16.0 * PARAMS / 4 + loss + layers + end, 1e-12);
+    TP_CHECK_REL(a.grads, 4.0 * PARAMS / 4 + 4 * 4.0 * LAYER + 4 * nonunit,
+                 1e-12);
+    /* other frameworks' ZeRO-3 keep their own rules */
+    l = layout(SPACE_FW_PYTORCH_FSDP, HW_BF16, SPACE_ZERO_3);
+    est_memory_of(&m, &l, &a);
+    TP_CHECK(a.fsdp_buffers == 0);
+}
+
+/* The MoE dispatcher (moe_permute_state, moe_buffers, est_memory_device;
+ * NVIDIA/Megatron-LM@d98e8a64ddf3 moe/moe_utils.py, token_dispatcher.py,
+ * fused_a2a.py; Transformer Engine permutation.py; deepseek-ai/DeepEP
+ * v1.2.1 csrc/config.hpp, branch hybrid-ep@94a9f8f intranode.cu). The MoE
+ * toy, TP 2 with SP, EP 4: a rank's token sends top_k x 1/2 = 1 row, its
+ * experts receive 1 row a token (imbalance 1). Fused, the all-to-all's
+ * permutation keeps an int32 x (2E + 1) map a token (/2 with SP) and the
+ * chunk sort an int32 a row: 4 x 17 / 2 + 4 = 38 bytes a token and MoE
+ * layer; unfused its int64 sorted indices a sent row: 8 x 2 / 2 = 8. The
+ * all-gather dispatcher permutes every gathered token (ep x 1/2 = 2 a
+ * token) over the 2 local experts: 4 x 5 x 2 = 40; its buffers are the
+ * gathered tokens and, at the combine, FC2's rows beside them (3 x 2h a
+ * token), against the all-to-all's 2 rows. */
+static void test_moe_dispatch(void)
+{
+    space_model m = toy_moe();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.tp = 2, l.sp = 1, l.dp = 4, l.gbs = 4, l.ep = 4, l.etp = 1;
+    l.moe_imbalance = 1;
+    TP_CHECK_INT(l.moe_permute_fusion, 1); /* trainplan's launches */
+    est_memory a, b;
+    est_memory_of(&m, &l, &a);
+    l.moe_permute_fusion = 0;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(a.activations - b.activations, 1024 * 3 * (38.0 - 8),
+                 1e-12);
+    l.moe_permute_fusion = 1;
+    l.moe_dispatcher = SPACE_MOE_ALLGATHER;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(b.activations - a.activations,
+                 1024 * (3 * (40.0 - 38) + 2 * 64 * (3 - 2)), 1e-12);
+    /* the flex dispatcher's fixed buffers, outside the allocator */
+    hw_gpu g;
+    hw_system y;
+    node(&g, &y, "hopper", 8);
+    est_ctx c = {&y, &g, NULL, NULL, 0, 0, NULL};
+    l.moe_dispatcher = SPACE_MOE_FLEX;
+    l.tp = 1, l.sp = 0, l.dp = 8, l.ep = 8, l.etp = 1;
+    est_memory_of(&m, &l, &a);
+    est_memory_device(&c, &m, &l, &a);
+    /* DeepEP, 8 ranks: 10 channels x 8 peers x (256 tokens x (2h + 8 +
+     * 128 x (8 + 4 + 4)) + 5 ints), to 128 bytes; barrier and pointers
+     * 160 bytes; the 32 MiB workspace */
+    double tok = 2 * 64 + 8 + 128 * 8 + 128 * 4 + 128 * 4;
+    double nvl = 10 * 8 * 5 * 4 + 10 * 8 * 256 * tok;
+    nvl = 128 * ceil(nvl / 128);
+    TP_CHECK_REL(a.moe_comm, nvl + 160 + 32 * MIB, 1e-12);
+    double before = a.total;
+    /* 16 ranks (EP 8 x ETP 2): 288 tokens per NVLink channel, and the
+     * RDMA buffer for 2 RDMA peers: dispatch's 128 received tokens made
+     * a multiple of its 20 sent, 140, twice each field, 16 bytes more */
+    l.tp = 2, l.sp = 1, l.dp = 4, l.etp = 2;
+    est_memory_of(&m, &l, &a);
+    est_memory_device(&c, &m, &l, &a);
+    nvl = 128 * ceil((10 * 8 * 7 * 4 + 10 * 8 * 288 * tok) / 128);
+    double rdma = 128 * ceil((10 * 2 * 18 * 2 * 4.0
+                              + 10 * 2 * 140 * 2 * (tok + 16)) / 128);
+    TP_CHECK_REL(a.moe_comm, nvl + 160 + 32 * MIB + rdma, 1e-12);
+    /* HybridEP, 8 ranks of one NVLink domain: room for all 8 ranks'
+     * 1024 tokens, 2h data, fp32 probabilities for the domain's 8 x 1
+     * experts and an fp32 scale per 128 values each */
+    l.tp = 1, l.sp = 0, l.dp = 8, l.etp = 1;
+    l.moe_flex_backend = SPACE_MOE_FLEX_HYBRIDEP;
+    est_memory_of(&m, &l, &a);
+    est_memory_device(&c, &m, &l, &a);
+    TP_CHECK_REL(a.moe_comm, 1024.0 * 8 * (2 * 64 + 4 * 8 + 4 * 0.5), 1e-12);
+    /* they count in what must fit and in nvidia-smi's figure */
+    l.moe_flex_backend = SPACE_MOE_FLEX_DEEPEP;
+    est_memory_of(&m, &l, &a);
+    est_memory_device(&c, &m, &l, &a);
+    TP_CHECK_REL(a.total, before, 1e-12);
+    TP_CHECK_REL(a.seen_device,
+                 a.seen_reserved + a.context + a.nccl + a.moe_comm, 1e-12);
+    l.moe_dispatcher = SPACE_MOE_ALLTOALL;
+    est_memory_device(&c, &m, &l, &b);
+    TP_CHECK(b.moe_comm == 0);
+}
+
+/* CUDA graphs (graph_pool_token; NVIDIA/Megatron-LM@d98e8a64ddf3
+ * cuda_graphs.py, full_cuda_graph.py): the pool holds what the graphed
+ * part keeps for the backward, and stays reserved through the optimizer
+ * step. Per layer, the whole layer: the four layers' activations
+ * (layer_token); attn only: less the MLP's 2h + 2h + 4f + 2f; the full
+ * iteration: every activation with the loss's. */
+static void test_cuda_graphs(void)
+{
+    space_model m = toy();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.flash = 1;
+    est_memory a, b;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK(a.graph_pool == 0);
+    l.cuda_graph = SPACE_CG_TE;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(b.graph_pool, 1024 * 4 * layer_token(0), 1e-12);
+    TP_CHECK_REL(b.step_peak - a.step_peak, b.graph_pool, 1e-12);
+    TP_CHECK_REL(b.backward_peak, a.backward_peak, 1e-12);
+    l.cuda_graph = SPACE_CG_LOCAL, l.cuda_graph_modules = SPACE_CGM_ATTN;
+    est_memory_of(&m, &l, &b);
+    double mlp = 2 * 64 + 2 * 64 + 4 * 256 + 2 * 256;
+    TP_CHECK_REL(b.graph_pool, 1024 * 4 * (layer_token(0) - mlp), 1e-12);
+    l.cuda_graph_modules = SPACE_CGM_MLP;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(b.graph_pool, 1024 * 4 * mlp, 1e-12);
+    l.cuda_graph = SPACE_CG_FULL_ITERATION, l.cuda_graph_modules = 0;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(b.graph_pool, a.activations, 1e-12);
+    /* the step then holds the states and the pool, the backward's
+     * peak again (its activations are the pool's) */
+    TP_CHECK_REL(b.step_peak, b.alloc_step + b.graph_pool, 1e-12);
+    TP_CHECK_REL(b.step_peak, b.backward_peak, 1e-12);
+    /* only Megatron-Core has them */
+    l.framework = SPACE_FW_TORCHTITAN;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK(b.graph_pool == 0);
+}
+
+/* Transformer Engine's fused cross-entropy (transformer_engine/pytorch/
+ * triton/cross_entropy.py): before v2.18 the gradient is written into the
+ * 16-bit logits in place (2 V a token kept, nothing more: 4 V less than
+ * the unfused loss's fp32 softmax and logits); since
+ * NVIDIA/TransformerEngine@01bbe3eea a new fp32 buffer (4 V kept) and, at
+ * the backward, its 16-bit cast for the LM head (2 V): the unfused
+ * peak. */
+static void test_te_cross_entropy(void)
+{
+    space_model m = toy();
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.flash = 1;
+    est_memory a, b;
+    est_memory_of(&m, &l, &a);
+    l.ce_te = SPACE_CE_TE_INPLACE;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(a.activations - b.activations, 1024 * 4.0 * 1024, 1e-12);
+    TP_CHECK_REL(b.activations, 1024 * (4 * layer_token(0) + 2.0 * 1024),
+                 1e-12);
+    l.ce_te = SPACE_CE_TE_FP32;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(b.activations, a.activations, 1e-12);
+    /* the native fused loss: a new fp32 buffer more (4 V) */
+    l.ce_te = SPACE_CE_TE_NONE, l.ce_fusion = 1;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(b.activations - a.activations, 1024 * 4.0 * 1024, 1e-12);
+}
+
 int main(void)
 {
     TP_RUN(test_frameworks);
@@ -1115,5 +1315,9 @@ int main(void)
     TP_RUN(test_optimizer_offload);
     TP_RUN(test_activation_offload);
     TP_RUN(test_microbatch_groups);
+    TP_RUN(test_megatron_fsdp);
+    TP_RUN(test_moe_dispatch);
+    TP_RUN(test_cuda_graphs);
+    TP_RUN(test_te_cross_entropy);
     return TP_TEST_EXIT();
 }

@@ -746,6 +746,7 @@ def mcore_layout(a, gpus, derived, assumed):
                        ("--moe-shared-expert-overlap", "moe-shared-expert-overlap"),
                        ("--moe-router-padding-for-quantization", "moe-router-padding"),
                        ("--moe-router-padding-for-fp8", "moe-router-padding"),
+                       ("--moe-permute-fusion", "moe-permute-fusion"),
                        ("--deterministic-mode", "deterministic-mode"),
                        ("--no-gradient-accumulation-fusion",
                         "no-gradient-accumulation-fusion")):
@@ -753,8 +754,10 @@ def mcore_layout(a, gpus, derived, assumed):
             feats.append(feat)
     if a.get("--cross-entropy-loss-fusion") and a.get("--cross-entropy-fusion-impl") == "te":
         feats.remove("cross-entropy-loss-fusion")
+        feats.append("te-cross-entropy")
         assumed.append("cross entropy fused by Transformer Engine (--cross-entropy-fusion-impl "
-                       "te): taken as the unfused loss's memory")
+                       "te): its gradient in the logits in place, as TE before v2.18 (2026-07) "
+                       "keeps it; Megatron-LM refuses the flag since 168cb15d70 (2026-06-03)")
     if a.get("--wgrad-deferral-limit"):
         feats.append("wgrad-deferral-limit=%s" % a["--wgrad-deferral-limit"])
     if a.get("--moe-flex-dispatcher-backend") == "hybridep":

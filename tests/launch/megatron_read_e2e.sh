@@ -227,6 +227,43 @@ has "$OUT" '"activation_offload_fraction":	0.5' "fine-grained offloading read"
 bad_job 's/--recompute-activations/--cpu-offloading/' "--cpu-offloading: not a flag of Megatron-LM" "--cpu-offloading alone"
 bad_job 's/--recompute-activations/--fine-grained-activation-offloading --offload-modules fused_group_mlp/' "fused_group_mlp and gdp_qkv are not modelled" "an unmodelled offload module"
 bad_job 's/--use-distributed-optimizer/--use-distributed-optimizer --use-precision-aware-optimizer --main-params-dtype bf16/' "--main-params-dtype: expected fp32, fp16" "a master dtype Megatron-LM does not take"
+# Memory mechanisms read back (estimator/mem.c): MoE's permutation, fused
+# only where the job says (Megatron-Core's default is PyTorch's)
+sed "s/--hidden-size 4096/--hidden-size 4096 $MOEF/" "$S/own.sh" >"$S/moe_perm.sh"
+"$TP" estimate --system eos --megatron-args "$S/moe_perm.sh" --format json >"$S/moe_perm.json" 2>"$S/moe_perm.err" # 1: not feasible, still read
+OUT=$(cat "$S/moe_perm.json")
+has "$OUT" '"moe_permute_fusion":	false' "MoE job: no --moe-permute-fusion, unfused"
+sed "s/--hidden-size 4096/--hidden-size 4096 $MOEF --moe-permute-fusion/" "$S/own.sh" >"$S/moe_perm2.sh"
+"$TP" estimate --system eos --megatron-args "$S/moe_perm2.sh" --format json >"$S/moe_perm2.json" 2>"$S/moe_perm2.err" # 1: not feasible, still read
+OUT=$(cat "$S/moe_perm2.json")
+has "$OUT" '"moe_permute_fusion":	true' "MoE job: --moe-permute-fusion read"
+# Megatron-FSDP: 16-bit gradient buffers unless fp32 is asked for; the
+# double buffers with --use-nccl-ub
+FSDP='--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --ckpt-format fsdp_dtensor'
+sed "s/--use-distributed-optimizer/$FSDP --use-nccl-ub/" "$S/own.sh" >"$S/fsdp.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/fsdp.sh" --format json
+has "$OUT" '"zero_stage":	3' "FSDP job: ZeRO-3"
+has "$OUT" '"accumulate_allreduce_grads_in_fp32":	false' "FSDP job: auto main grads are bf16"
+has "$OUT" '"fsdp_double_buffer":	true' "FSDP job: --use-nccl-ub double-buffers"
+sed "s/--use-distributed-optimizer/$FSDP --megatron-fsdp-main-grads-dtype fp32/" "$S/own.sh" >"$S/fsdp32.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/fsdp32.sh" --format json
+has "$OUT" '"accumulate_allreduce_grads_in_fp32":	true' "FSDP job: fp32 main grads read"
+has "$OUT" '"fsdp_double_buffer":	false' "FSDP job: no double buffer by default"
+# CUDA graphs: the implementation, the modules (and their old name, whose
+# full_iteration is the implementation)
+sed "s/--bf16/--bf16 --cuda-graph-impl transformer_engine --cuda-graph-modules attn mlp/" "$S/own.sh" >"$S/cg.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/cg.sh" --format json
+has "$OUT" '"cuda_graph_impl":	"transformer_engine"' "CUDA graphs: impl read"
+has "$OUT" '"mlp"' "CUDA graphs: modules read"
+sed "s/--bf16/--bf16 --enable-cuda-graph --cuda-graph-scope full_iteration/" "$S/own.sh" >"$S/cg2.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/cg2.sh" --format json
+has "$OUT" '"cuda_graph_impl":	"full_iteration"' "CUDA graphs: scope full_iteration is the implementation"
+has "$OUT" '"cuda_graph_pool_bytes"' "CUDA graphs: the pool reported"
+bad_job "s/--bf16/--bf16 --cuda-graph-impl local --cuda-graph-modules attn everything/" "expected full, full_iteration or names of" "an unknown CUDA graph module"
+# Transformer Engine's fused loss
+sed "s/--bf16/--bf16 --cross-entropy-loss-fusion --cross-entropy-fusion-impl te/" "$S/own.sh" >"$S/te_ce.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/te_ce.sh" --format json
+has "$OUT" '"cross_entropy_fusion_impl":	"te"' "TE's fused loss read"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -225,6 +225,15 @@ for s in range(1, n + 1):
             if e["layout"]["expandable_segments"] != (form == "bridge"):
                 fails.append(f"{where}: read back with expandable_segments "
                              f"{e['layout']['expandable_segments']}")
+            # the memory mechanisms (Bridge only: NeMo 1 has no keys)
+            if form == "bridge":
+                for k, dflt in (("cuda_graph_impl", "none"),
+                                ("fsdp_double_buffer", False),
+                                ("moe_permute_fusion", None)):
+                    want = r.get(k, dflt)
+                    if want is not None and e["layout"].get(k, dflt) != want:
+                        fails.append(f"{where}: {k} {want!r} read back as "
+                                     f"{e['layout'].get(k)!r}")
 # the checker itself: outputs broken on purpose must be flagged
 d = json.load(open(f"{tmp}/s2.bridge.json"))  # llama3-70b on 1024 GPUs
 good = d["ranked"][0]["launch"]["nemo"]
