@@ -311,6 +311,26 @@ static int admitted(const frun *r)
     return r->r.mem.total <= r->limit;
 }
 
+/* Per framework, the largest margin that admits every run of it that
+ * fits (mem_bytes / peak - 1, rounded down to 0.1 % as mem.c holds it),
+ * and how many runs bound it; INFINITY where none does. A framework
+ * without measured peaks of its own borrows its margin
+ * (est_memory_margin_borrowed), which must not exceed this: the runs that
+ * ran are its only evidence. */
+static void ran_bounds(const frun *v, int n, double *bound, int *cnt)
+{
+    for (int f = 0; f < SPACE_FW_COUNT; f++) bound[f] = INFINITY, cnt[f] = 0;
+    for (int i = 0; i < n; i++) {
+        const frun *r = &v[i];
+        if (!r->ok || r->ratio > 1) continue;
+        unsigned f = (unsigned)r->r.layout.framework;
+        if (f >= SPACE_FW_COUNT) continue;
+        double b = floor(1000 * (1 / r->ratio - 1) + 1e-9) / 1000;
+        if (b < bound[f]) bound[f] = b;
+        cnt[f]++;
+    }
+}
+
 /* "tp4 pp8 vpp12 cp1 dp16 ep1 mbs1 sel z1 fp8", searched fields with '*'. */
 static void layout_text(const frun *r, char *buf, size_t cap)
 {
@@ -422,15 +442,26 @@ static void print_report(FILE *f, const frun *v, int n, char **files,
     }
     fprintf(f, "| **all** | | %d | %d | %d | %.3f | | %d |\n\n", tr, tf, ta,
             tw, tn);
-    fprintf(f, "Margins now (`est_memory_margin` per framework):");
+    double bound[SPACE_FW_COUNT];
+    int bn[SPACE_FW_COUNT];
+    ran_bounds(v, n, bound, bn);
+    fprintf(f, "Margins now (`est_memory_margin` per framework), and the "
+               "largest margin that admits every run of the framework that "
+               "fits (`*`: borrowed, no measured peak of its own: it must "
+               "not exceed that bound, `--check`):\n\n"
+               "| framework | margin | runs | largest admitting all |\n"
+               "|---|---:|---:|---:|\n");
     for (int fw = 0; fw < SPACE_FW_COUNT; fw++) {
         space_layout l;
         memset(&l, 0, sizeof l);
         l.framework = fw;
-        fprintf(f, "%s %s %.3f", fw ? "," : "", space_framework_names[fw],
-                est_memory_margin(&l));
+        char b[32] = "-";
+        if (bn[fw]) snprintf(b, sizeof b, "%.3f", bound[fw]);
+        fprintf(f, "| %s | %.3f%s | %d | %s |\n", space_framework_names[fw],
+                est_memory_margin(&l), est_memory_margin_borrowed(&l) ? "*" : "",
+                bn[fw], b);
     }
-    fprintf(f, ".\n\n## Runs the search's rule refuses\n\n"
+    fprintf(f, "\n## Runs the search's rule refuses\n\n"
                "Sorted by peak / memory, largest first. `needs`: the "
                "memory the rule asks for, peak x (1 + margin), over the "
                "GPU's. The terms add up to the peak at its moment "
@@ -476,7 +507,7 @@ static void print_report(FILE *f, const frun *v, int n, char **files,
 int main(int argc, char **argv)
 {
     char *files[MAX_FILES];
-    int n_files = 0, csv = 0;
+    int n_files = 0, csv = 0, chk = 0;
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc
@@ -484,11 +515,13 @@ int main(int argc, char **argv)
             files[n_files++] = argv[++i];
         else if (strcmp(argv[i], "--csv") == 0)
             csv = 1;
+        else if (strcmp(argv[i], "--check") == 0)
+            chk = 1;
         else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
             out = argv[++i];
         else {
             fprintf(stderr, "usage: validate_fit [--runs FILE]... [--csv] "
-                            "[--out FILE] (at most %d files)\n",
+                            "[--out FILE] [--check] (at most %d files)\n",
                     MAX_FILES);
             return TP_EUSAGE;
         }
@@ -530,6 +563,25 @@ int main(int argc, char **argv)
         print_csv(f, v, n);
     else
         print_report(f, v, n, files, n_files);
+    if (chk && !rc) {
+        double bound[SPACE_FW_COUNT];
+        int bn[SPACE_FW_COUNT];
+        ran_bounds(v, n, bound, bn);
+        for (int fw = 0; fw < SPACE_FW_COUNT; fw++) {
+            space_layout l;
+            memset(&l, 0, sizeof l);
+            l.framework = fw;
+            if (est_memory_margin_borrowed(&l)
+                && est_memory_margin(&l) > bound[fw] + 1e-9) {
+                fprintf(stderr, "validate_fit: %s borrows a margin of %.3f, "
+                        "which refuses a run of it that ran (the largest "
+                        "that admits them all: %.3f; estimator/mem.c "
+                        "margin_of)\n", space_framework_names[fw],
+                        est_memory_margin(&l), bound[fw]);
+                rc = 2;
+            }
+        }
+    }
     if (out) {
         int bad = ferror(f);
         bad |= fclose(f) != 0;

@@ -451,8 +451,14 @@ double est_memory_cache_share(int expandable);
 
 /* The share the search adds to l's estimated peak (est_memory.total)
  * before comparing it with the GPU's memory: the worst under-estimate
- * measured for l's framework (mem.c, bench/results/validate_memory.md). */
+ * measured for l's framework (mem.c, bench/results/validate_memory.md),
+ * or for a framework without measured peaks of its own a borrowed one
+ * bounded by the runs of it that ran (bench/results/validate_fit.md). */
 double est_memory_margin(const space_layout *l);
+
+/* 1 where l's framework has no measured peak of its own and its margin is
+ * borrowed (est_memory_margin), else 0. */
+int est_memory_margin_borrowed(const space_layout *l);
 
 /* One sentence: which measured peaks back l's framework's figures and
  * margin (sources of bench/data/memory_runs.json, their LOSO error). */
