@@ -500,3 +500,36 @@ int bench_model_extras(const cJSON *run, const char *path, int i,
     }
     return 0;
 }
+
+const bench_opened *bench_open_system(bench_opened *cache, int *n, int max,
+                                      const hw_system *y, tp_err *e)
+{
+    for (int i = 0; i < *n; i++)
+        if (cache[i].sys == y) return &cache[i];
+    if (*n == max) {
+        tp_errf(e, TP_EINTERNAL, "more than %d systems", max);
+        return NULL;
+    }
+    bench_opened *o = &cache[*n];
+    memset(o, 0, sizeof *o);
+    o->sys = y;
+    /* Models are per GPU: reuse another system's of the same GPU. */
+    for (int i = 0; i < *n; i++)
+        if (cache[i].sys->gpu == y->gpu) o->ops = cache[i].ops;
+    if (!o->ops) o->ops = est_models_open(y->gpu, 0, e);
+    if (!o->ops) return NULL;
+    o->comm = est_comm_open(y, e);
+    if (!o->comm) return NULL;
+    (*n)++;
+    return o;
+}
+
+void bench_close_systems(bench_opened *cache, int n)
+{
+    for (int i = 0; i < n; i++) {
+        est_comm_free(cache[i].comm);
+        int shared = 0;
+        for (int j = 0; j < i; j++) shared |= cache[j].ops == cache[i].ops;
+        if (!shared) est_models_free(cache[i].ops);
+    }
+}

@@ -47,4 +47,21 @@ void bench_split_settle(const space_model *m, space_layout *w);
 int bench_model_extras(const cJSON *run, const char *path, int i,
                        space_model *m, tp_err *e);
 
+/* The operator models and collective tables of the systems a bench program
+ * estimates on, opened once each (models shared between systems of one
+ * GPU) into a caller's cache of at most `max` entries. */
+typedef struct bench_opened {
+    const hw_system *sys;
+    est_models *ops;
+    est_comm *comm;
+} bench_opened;
+
+/* y's entry of cache[0..*n), opened and added where missing; NULL with e
+ * set when it cannot be opened or the cache is full. */
+const bench_opened *bench_open_system(bench_opened *cache, int *n, int max,
+                                      const hw_system *y, tp_err *e);
+
+/* Frees cache[0..n) (each GPU's models once). */
+void bench_close_systems(bench_opened *cache, int n);
+
 #endif

@@ -100,13 +100,7 @@ typedef struct source {
     int why_n[MAX_WHY];
 } source;
 
-typedef struct opened {
-    const hw_system *sys;
-    est_models *ops;
-    est_comm *comm;
-} opened;
-
-static opened cache[MAX_OPEN];
+static bench_opened cache[MAX_OPEN];
 static int n_cache;
 static source src_tab[MAX_SRC];
 static int n_src;
@@ -116,24 +110,9 @@ static const cJSON *get(const cJSON *o, const char *k)
     return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
-static const opened *open_system(const hw_system *y, tp_err *e)
+static const bench_opened *open_system(const hw_system *y, tp_err *e)
 {
-    for (int i = 0; i < n_cache; i++)
-        if (cache[i].sys == y) return &cache[i];
-    if (n_cache == MAX_OPEN) {
-        tp_errf(e, TP_EINTERNAL, "more than %d systems", MAX_OPEN);
-        return NULL;
-    }
-    opened *o = &cache[n_cache];
-    o->sys = y;
-    for (int i = 0; i < n_cache; i++)
-        if (cache[i].sys->gpu == y->gpu) o->ops = cache[i].ops;
-    if (!o->ops) o->ops = est_models_open(y->gpu, 0, e);
-    if (!o->ops) return NULL;
-    o->comm = est_comm_open(y, e);
-    if (!o->comm) return NULL;
-    n_cache++;
-    return o;
+    return bench_open_system(cache, &n_cache, MAX_OPEN, y, e);
 }
 
 static int source_of(const char *id, const char *file)
@@ -246,7 +225,7 @@ static int read_file(const cJSON *root, const char *path, hw_db *db,
         } else if (!rc) {
             y = hw_find_system(db, yj->valuestring, e);
         }
-        const opened *op = y ? open_system(y, e) : NULL;
+        const bench_opened *op = y ? open_system(y, e) : NULL;
         if (!op) {
             count_why(x, "not read (model, system or GPU)");
             fprintf(stderr, "validate_fit: %s: %s\n", r->id, e->msg);
@@ -595,12 +574,7 @@ done:
     for (int k = 0; v && k < n; k++) free(v[k].pp_store);
     free(v);
     for (int k = 0; k < n_files; k++) cJSON_Delete(roots[k]);
-    for (int i = 0; i < n_cache; i++) {
-        est_comm_free(cache[i].comm);
-        int shared = 0;
-        for (int j = 0; j < i; j++) shared |= cache[j].ops == cache[i].ops;
-        if (!shared) est_models_free(cache[i].ops);
-    }
+    bench_close_systems(cache, n_cache);
     hw_db_free(db);
     return rc;
 }

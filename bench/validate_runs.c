@@ -200,13 +200,7 @@ typedef struct source {
     int why_n[MAX_WHY];
 } source;
 
-typedef struct opened {
-    const hw_system *sys;
-    est_models *ops;
-    est_comm *comm;
-} opened;
-
-static opened cache[MAX_OPEN];
+static bench_opened cache[MAX_OPEN];
 static int n_cache;
 
 static source src_tab[MAX_SRC];
@@ -217,25 +211,9 @@ static int n_moe_src;
 static const hw_gpu *fam_tab[MAX_FAM];
 static int n_fam, ref_fam;
 
-static const opened *open_system(const hw_system *y, tp_err *e)
+static const bench_opened *open_system(const hw_system *y, tp_err *e)
 {
-    for (int i = 0; i < n_cache; i++)
-        if (cache[i].sys == y) return &cache[i];
-    if (n_cache == MAX_OPEN) {
-        tp_errf(e, TP_EINTERNAL, "more than %d systems", MAX_OPEN);
-        return NULL;
-    }
-    opened *o = &cache[n_cache];
-    o->sys = y;
-    /* Models are per GPU: reuse another system's of the same GPU. */
-    for (int i = 0; i < n_cache; i++)
-        if (cache[i].sys->gpu == y->gpu) o->ops = cache[i].ops;
-    if (!o->ops) o->ops = est_models_open(y->gpu, 0, e);
-    if (!o->ops) return NULL;
-    o->comm = est_comm_open(y, e);
-    if (!o->comm) return NULL;
-    n_cache++;
-    return o;
+    return bench_open_system(cache, &n_cache, MAX_OPEN, y, e);
 }
 
 static const cJSON *get(const cJSON *o, const char *k)
@@ -398,7 +376,7 @@ static int read_runs(const cJSON *root, const char *path, hw_db *db, vrun **out,
             return rc;
         const char *sys = rc ? NULL : need_str(run, "", "system", path, i, e);
         const hw_system *y = sys ? hw_find_system(db, sys, e) : NULL;
-        const opened *op = y ? open_system(y, e) : NULL;
+        const bench_opened *op = y ? open_system(y, e) : NULL;
         if (!op) {
             s->failed++;
             count_why(s, "not read (model, system or GPU)");
@@ -1326,12 +1304,7 @@ done:
     free(v);
     free(mv);
     cJSON_Delete(moe_root);
-    for (int i = 0; i < n_cache; i++) {
-        est_comm_free(cache[i].comm);
-        int shared = 0;
-        for (int j = 0; j < i; j++) shared |= cache[j].ops == cache[i].ops;
-        if (!shared) est_models_free(cache[i].ops);
-    }
+    bench_close_systems(cache, n_cache);
     hw_db_free(db);
     cJSON_Delete(root);
     return rc;
