@@ -1182,6 +1182,16 @@ static void stage_of(const space_model *m, const space_layout *l,
          * forward, +8V at the backward's peak, to the MiB). */
         loss_kept = tokens * 4 * vp / t;
         loss_bwd = tokens * 8 * vp / t;
+        /* Under TP torchtitan computes it as loss parallelism (on unless
+         * --training.disable_loss_parallel): DTensor's own handlers, whose
+         * backward makes nll_loss's and log_softmax's gradients in one
+         * function, (grad_input + torch.exp(x)) * grad_output beside the
+         * zeros it scatters into: grad_input, exp(x), their sum and the
+         * product, two of the last three alive at once beside the kept
+         * log_softmax: 12V more, not 8V (_nll_loss_and_log_softmax_
+         * backward, torch/distributed/tensor/parallel/loss.py,
+         * pytorch/pytorch@v2.6.0 to v2.9). */
+        if (t > 1) loss_bwd = tokens * 12 * vp / t;
     } else if (r == l->pp - 1 && l->ce_te == SPACE_CE_TE_INPLACE) {
         /* Transformer Engine's fused cross-entropy (Megatron-Core
          * --cross-entropy-fusion-impl te, language_module.py
@@ -1228,6 +1238,17 @@ static void stage_of(const space_model *m, const space_layout *l,
             double h = (double)m->hidden;
             loss_kept += n * tokens * (2 * vp / t + 2 * h / (l->sp ? t : 1));
         }
+    }
+    if (r == l->pp - 1 && l->framework == SPACE_FW_TORCHTITAN && t > 1) {
+        /* torchtitan's TP plan makes the LM head a ColwiseParallel with
+         * input_layouts=Shard(1): DTensor all-gathers the final norm's
+         * sequence-sharded output and the matmul saves the gathered
+         * tensor for its weight gradient, 2h per token of the whole
+         * sequence (Megatron's column-parallel linear saves its shard and
+         * gathers again in the backward), alive until the head's
+         * backward (apply_tp, models/llama3/infra/parallelize.py,
+         * pytorch/torchtitan@9dec370ad26b to 6fc499f6f5b3). */
+        loss_kept += tokens * 2 * (double)m->hidden;
     }
     act += loss_kept;
     if (mtp > 0) {

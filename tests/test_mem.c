@@ -370,6 +370,22 @@ static void test_fsdp2(void)
     l.gbs = 4, l.recompute = SPACE_RECOMPUTE_FULL;
     est_memory_of(&m, &l, &a);
     TP_CHECK_REL(a.activations, tokens * (4 * 2 * 64 + 12.0 * V), 1e-12);
+    /* Under TP 2 (sequence-parallel, torchtitan's plan): every layer's
+     * input sharded (2h / 2), the LM head's all-gathered input saved
+     * whole (2h; ColwiseParallel(input_layouts=Shard(1)), apply_tp), and
+     * loss parallelism's eager loss: the kept log-softmax 4V and 12V more
+     * at its backward, both / 2 (DTensor's _nll_loss_and_log_softmax_
+     * backward, torch/distributed/tensor/parallel/loss.py). Compiled,
+     * the loss keeps 2V and adds 2V, / 2. */
+    l.tp = 2, l.sp = 1;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations,
+                 tokens * (4 * 2 * 64 / 2.0 + 2 * 64 + 16.0 * V / 2), 1e-12);
+    l.loss_eager = 0;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations,
+                 tokens * (4 * 2 * 64 / 2.0 + 2 * 64 + 4.0 * V / 2), 1e-12);
+    l.tp = 1, l.sp = 0, l.loss_eager = 1;
     /* Short sequences: a block's backward. FSDP2's working set of a
      * block (14 bytes a parameter of a layer), the output's sharded fp32
      * gradients, the activations without the loss. */
