@@ -127,6 +127,55 @@ void cli_json_set(cJSON *o, const char *key, const char *value);
 void cli_json_comment(cJSON *notes, const char *line);
 char *cli_next_line(char **p);
 
+/* ---- a launch script's commands (launch_shell.c, issue 30) -------------
+ * The script read as `env -i bash FILE` runs it: its own variables
+ * expanded as bash expands them, the branches of conditions it can
+ * evaluate taken; what the file does not say (the environment, the
+ * arguments, $(...)) is marked unknown with the reason, for the reader to
+ * refuse where the value matters. */
+enum {
+    CLI_SH_UNKNOWN = 1, /* part of the word is not known from the file */
+    CLI_SH_HEAD = 2,    /* ... its start: it could be a flag */
+    CLI_SH_SPLIT = 4,   /* ... an unquoted expansion: any number of words */
+    CLI_SH_ASSIGN = 8   /* NAME=value, an assignment (value expanded) */
+};
+
+typedef struct cli_sh_word {
+    const char *s;   /* the word after expansion, quotes removed; an
+                        unknown part is left out */
+    const char *why; /* CLI_SH_UNKNOWN: which variable and why, with the
+                        file:line where it became unknown */
+    int line;        /* the line the word starts on */
+    unsigned flags;  /* CLI_SH_* */
+    int at;          /* CLI_SH_UNKNOWN: where in s the unknown part was */
+} cli_sh_word;
+
+/* One simple command that runs (or may run): words [first, first + n) of
+ * the script, its prefix assignments first (CLI_SH_ASSIGN); a bare
+ * assignment is a command of assignments only. cond_line: the line of
+ * the condition, loop or function it may run under, 0 when it surely
+ * runs. */
+typedef struct cli_sh_cmd {
+    int first, n, line, cond_line;
+} cli_sh_cmd;
+
+typedef struct cli_sh {
+    cli_sh_word *w;
+    int nw, capw;
+    cli_sh_cmd *c;
+    int nc, capc;
+    char **pool; /* the strings, freed with the script */
+    int npool, cappool;
+} cli_sh;
+
+/* Reads text (file names it in messages) into *sh. TP_OK, or TP_EDATA for
+ * a quote, $( or ${ that does not end, naming file:line. Free *sh with
+ * cli_sh_free (also after an error; NULL is a no-op). */
+int cli_sh_read(const char *text, const char *file, cli_sh *sh, tp_err *e);
+void cli_sh_free(cli_sh *sh);
+/* w's reason for CLI_SH_UNKNOWN. */
+const char *cli_sh_why(const cli_sh_word *w);
+
 /* ---- reading a job back in (issue 18) ---------------------------------
  * Each reader takes the text of a framework's job (file names it in
  * messages: the path, or "<stdin>"), and sets in *o what the command-line

@@ -837,32 +837,40 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
 
 enum { MAX_WORDS = 8192 };
 
+/* The words of the script's Megatron-LM command(s), after the shell
+ * (launch_shell.c) expanded them. */
 typedef struct words {
-    char **w;    /* shell words, quotes removed ($ references kept) */
-    int *line;   /* the line each starts on */
+    const char **w;            /* the word's text */
+    const cli_sh_word **sw;    /* the word as expanded: unknown parts */
+    int *line;                 /* the line it starts on */
+    unsigned char *arg;        /* an argument of the training script (after
+                                  pretrain_*.py), where an unknown word
+                                  could hide flags */
     int n, cap;
     int64_t sbatch_nodes, sbatch_gpn; /* from #SBATCH lines; 0 = unset */
 } words;
 
-static void words_add(words *ws, const char *s, size_t len, int line)
+static void words_add(words *ws, const cli_sh_word *w, int arg)
 {
     if (ws->n == ws->cap) {
         ws->cap = ws->cap ? 2 * ws->cap : 256;
         ws->w = tp_xrealloc(ws->w, (size_t)ws->cap * sizeof *ws->w);
+        ws->sw = tp_xrealloc(ws->sw, (size_t)ws->cap * sizeof *ws->sw);
         ws->line = tp_xrealloc(ws->line, (size_t)ws->cap * sizeof *ws->line);
+        ws->arg = tp_xrealloc(ws->arg, (size_t)ws->cap);
     }
-    char *p = tp_xmalloc(len + 1);
-    memcpy(p, s, len);
-    p[len] = '\0';
-    ws->w[ws->n] = p;
-    ws->line[ws->n++] = line;
+    ws->w[ws->n] = w->s;
+    ws->sw[ws->n] = w;
+    ws->arg[ws->n] = (unsigned char)arg;
+    ws->line[ws->n++] = w->line;
 }
 
 static void words_free(words *ws)
 {
-    for (int i = 0; i < ws->n; i++) free(ws->w[i]);
     free(ws->w);
+    free(ws->sw);
     free(ws->line);
+    free(ws->arg);
 }
 
 /* "#SBATCH --nodes=4", "#SBATCH -N 4", "#SBATCH --gpus-per-node=8" (a
@@ -891,76 +899,60 @@ static void sbatch_line(words *ws, const char *s, const char *end)
     }
 }
 
-/* Splits text into shell words: '#' comments to the line's end (#SBATCH
- * lines read first), backslash-newline joined, '...' and "..." quotes
- * removed, unquoted ( ) ; | & and newlines separate words. Returns TP_OK,
- * or TP_EDATA for an unterminated quote. */
-static int split_words(const char *text, const char *file, words *ws,
-                       tp_err *e)
+static int flag_of(const char *name);
+
+/* A word naming the training script: .../pretrain_*.py. */
+static int is_script(const char *w)
 {
-    const char *p = text;
-    int line = 1;
-    char *cur = tp_xmalloc(strlen(text) + 1);
-    size_t n = 0;
-    int in_word = 0, start_line = 1;
-#define END_WORD()                                                            \
-    do {                                                                      \
-        if (in_word) words_add(ws, cur, n, start_line);                       \
-        n = 0;                                                                \
-        in_word = 0;                                                          \
-    } while (0)
-    while (*p) {
-        char ch = *p;
-        if (ch == '\\' && p[1] == '\n') {
-            p += 2;
-            line++;
-            continue;
-        }
-        if (ch == '#' && !in_word) {
-            const char *eol = strchr(p, '\n');
-            if (!eol) eol = p + strlen(p);
-            if (strncmp(p, "#SBATCH", 7) == 0) sbatch_line(ws, p + 7, eol);
-            p = eol;
-            continue;
-        }
-        if (ch == '\n' || ch == ' ' || ch == '\t' || ch == '\r' || ch == ';'
-            || ch == '(' || ch == ')' || ch == '|' || ch == '&') {
-            END_WORD();
-            if (ch == '\n') line++;
-            p++;
-            continue;
-        }
-        if (!in_word) start_line = line;
-        in_word = 1;
-        if (ch == '\'' || ch == '"') {
-            const char *q = p + 1;
-            while (*q && *q != ch) {
-                if (ch == '"' && *q == '\\' && q[1]) {
-                    q++;
-                }
-                if (*q == '\n') line++;
-                cur[n++] = *q++;
-            }
-            if (!*q) {
-                free(cur);
-                return tp_errf(e, TP_EDATA,
-                               "%s:%d: a %s quote that does not end", file,
-                               start_line, ch == '"' ? "double" : "single");
-            }
-            p = q + 1;
-            continue;
-        }
-        if (ch == '\\' && p[1]) {
-            cur[n++] = p[1];
-            p += 2;
-            continue;
-        }
-        cur[n++] = ch;
-        p++;
+    const char *b = tp_basename(w);
+    size_t n = strlen(b);
+    return strncmp(b, "pretrain_", 9) == 0 && n > 12
+           && strcmp(b + n - 3, ".py") == 0;
+}
+
+/* A word that is a flag this reader reads (--flag or --flag=value). */
+static int is_read_flag(const char *w)
+{
+    if (strncmp(w, "--", 2) != 0) return 0;
+    char name[128];
+    size_t nl = strcspn(w, "=");
+    if (nl >= sizeof name) return 0;
+    memcpy(name, w, nl);
+    name[nl] = '\0';
+    return flag_of(name) >= 0;
+}
+
+/* The words of the launch: the commands that run pretrain_*.py (torchrun
+ * or python before it, its arguments after), or, where no command does,
+ * every command that gives a flag this reader reads (a bare command line
+ * of flags). #SBATCH lines are read from the text. */
+static int job_words(const char *text, const char *file, const cli_sh *sh,
+                     words *ws, tp_err *e)
+{
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        if (!eol) eol = p + strlen(p);
+        if (strncmp(p, "#SBATCH", 7) == 0) sbatch_line(ws, p + 7, eol);
+        p = *eol ? eol + 1 : eol;
     }
-    END_WORD();
-#undef END_WORD
-    free(cur);
+    int scripts = 0;
+    for (int c = 0; c < sh->nc; c++)
+        for (int i = 0; i < sh->c[c].n; i++) {
+            const cli_sh_word *w = &sh->w[sh->c[c].first + i];
+            if (!(w->flags & CLI_SH_ASSIGN) && is_script(w->s)) scripts++;
+        }
+    for (int c = 0; c < sh->nc; c++) {
+        const cli_sh_word *cw = &sh->w[sh->c[c].first];
+        int n = sh->c[c].n, at = -1, flags = 0;
+        for (int i = 0; i < n; i++) {
+            if (cw[i].flags & CLI_SH_ASSIGN) continue;
+            if (at < 0 && is_script(cw[i].s)) at = i;
+            if (is_read_flag(cw[i].s)) flags = 1;
+        }
+        if (scripts ? at < 0 : !flags) continue;
+        for (int i = 0; i < n; i++)
+            if (!(cw[i].flags & CLI_SH_ASSIGN)) words_add(ws, &cw[i], i > at);
+    }
     if (ws->n > MAX_WORDS)
         return tp_errf(e, TP_EDATA, "%s: more than %d words: not a launch "
                        "script", file, MAX_WORDS);
@@ -974,19 +966,20 @@ static int split_words(const char *text, const char *file, words *ws,
  * another off, as PyTorch parses it (each assignment replaces the whole
  * value: c10/cuda/CUDAAllocatorConfig.cpp). -1 when the script says
  * nothing. */
-static int alloc_conf_of(const words *ws)
+static int alloc_conf_of(const cli_sh *sh)
 {
     static const char *const vars[] = {"PYTORCH_CUDA_ALLOC_CONF",
                                        "PYTORCH_ALLOC_CONF"};
     int on = -1;
-    for (int i = 0; i < ws->n; i++)
+    for (int i = 0; i < sh->nw; i++)
         for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
+            const char *w = sh->w[i].s;
             size_t n = strlen(vars[k]);
-            if (strncmp(ws->w[i], vars[k], n) == 0 && ws->w[i][n] == '=')
-                on = strstr(ws->w[i] + n + 1, "expandable_segments:True")
-                     != NULL;
-            else if (strcmp(ws->w[i], vars[k]) == 0 && i > 0
-                     && strcmp(ws->w[i - 1], "unset") == 0)
+            if ((sh->w[i].flags & CLI_SH_ASSIGN) && strncmp(w, vars[k], n) == 0
+                && w[n] == '=')
+                on = strstr(w + n + 1, "expandable_segments:True") != NULL;
+            else if (strcmp(w, vars[k]) == 0 && i > 0
+                     && strcmp(sh->w[i - 1].s, "unset") == 0)
                 on = 0;
         }
     return on;
@@ -1417,7 +1410,9 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                       space_model *m, tp_err *e)
 {
     words ws = {0};
-    int rc = split_words(text, file, &ws, e);
+    cli_sh sh;
+    int rc = cli_sh_read(text, file, &sh, e);
+    if (!rc) rc = job_words(text, file, &sh, &ws, e);
     mg_seen s;
     memset(&s, 0, sizeof s);
     int unknown = 0;
@@ -1426,18 +1421,37 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     char cg_modules[256] = ""; /* --cuda-graph-modules' (or -scope's) */
     for (int i = 0; !rc && i < ws.n; i++) {
         const char *w = ws.w[i];
-        if (strncmp(w, "--", 2) != 0 || !w[2]) continue;
-        char name[128];
+        const cli_sh_word *sw = ws.sw[i];
+        int unknown_word = (sw->flags & CLI_SH_UNKNOWN) != 0;
         const char *eq = strchr(w, '=');
         size_t nl = eq ? (size_t)(eq - w) : strlen(w);
+        /* A word of the training script's arguments whose start is not
+         * known (an unset $EXTRA_ARGS, "$@", $(...)) could be any flags:
+         * refused, as a flag whose name is not known. */
+        if (ws.arg[i] && unknown_word
+            && ((sw->flags & CLI_SH_HEAD)
+                || (strncmp(w, "--", 2) == 0 && (size_t)sw->at <= nl))) {
+            rc = tp_errf(e, TP_EDATA, "%s:%d: an argument of the training "
+                         "script that could hold flags is not known from "
+                         "the file: %s; set it in the file (or remove it)",
+                         file, ws.line[i], cli_sh_why(sw));
+            break;
+        }
+        if (strncmp(w, "--", 2) != 0 || !w[2]) continue;
+        char name[128];
         if (nl >= sizeof name) continue;
         memcpy(name, w, nl);
         name[nl] = '\0';
         int f = flag_of(name);
         if (f < 0) {
-            /* another flag: skip its value, if it has one */
+            /* another flag: skip its value, if it has one (a word not
+             * known from the file after a flag is taken for its value:
+             * --save $CHECKPOINTS) */
             unknown++;
-            if (!eq && i + 1 < ws.n && ws.w[i + 1][0] != '-') i++;
+            if (!eq && i + 1 < ws.n
+                && (ws.w[i + 1][0] != '-'
+                    || (ws.sw[i + 1]->flags & CLI_SH_HEAD)))
+                i++;
             continue;
         }
         const char *v = "";
@@ -1456,6 +1470,12 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
              * which the splitter keeps) */
             while (i + 1 < ws.n && ws.w[i + 1][0] != '-'
                    && !strchr(ws.w[i + 1], '=')) {
+                if (ws.sw[i + 1]->flags & CLI_SH_UNKNOWN) {
+                    rc = tp_errf(e, TP_EDATA, "%s:%d: %s: a value not known "
+                                 "from the file: %s", file, ws.line[i + 1],
+                                 name, cli_sh_why(ws.sw[i + 1]));
+                    break;
+                }
                 int nw = snprintf(list + used, cap - used,
                                   "%s%s", used ? " " : "", ws.w[++i]);
                 if (nw < 0 || (size_t)nw >= cap - used) {
@@ -1468,15 +1488,30 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             if (rc) break;
             v = list;
         } else if (flags[f].value) {
+            const cli_sh_word *vw = sw;
             if (eq) {
                 v = eq + 1;
             } else if (i + 1 < ws.n) {
                 v = ws.w[++i];
+                vw = ws.sw[i];
             } else {
                 rc = tp_errf(e, TP_EDATA, "%s:%d: %s needs a value", file,
                              ws.line[i], name);
                 break;
             }
+            if (vw->flags & CLI_SH_UNKNOWN) {
+                /* torchrun's counts: the GPUs then come from #SBATCH or
+                 * --gpus, as for any count that is not a number */
+                if (f == F_NNODES || f == F_NPROC) continue;
+                rc = tp_errf(e, TP_EDATA, "%s:%d: %s: its value is not "
+                             "known from the file: %s", file, ws.line[i],
+                             name, cli_sh_why(vw));
+                break;
+            }
+        } else if (unknown_word) {
+            rc = tp_errf(e, TP_EDATA, "%s:%d: %s: not known from the file: "
+                         "%s", file, ws.line[i], name, cli_sh_why(sw));
+            break;
         }
         if (f == F_NNODES || f == F_NPROC) {
             long long x;
@@ -1914,7 +1949,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     }
     /* the allocator: the script's export, unless --[no-]expandable-
      * segments said it */
-    int alloc = alloc_conf_of(&ws);
+    int alloc = alloc_conf_of(&sh);
     if (alloc >= 0 && !(o->sw_set & CLI_SW_ALLOC))
         o->alloc_expandable = alloc, o->sw_set |= CLI_SW_ALLOC;
     if (!rc && s.v[F_CP_COMM]) {
@@ -2023,6 +2058,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         if (!rc) o->tokens = (double)x * (double)o->gbs * (double)seq;
     }
     words_free(&ws);
+    cli_sh_free(&sh);
     return rc;
 }
 
