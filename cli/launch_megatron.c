@@ -1001,7 +1001,8 @@ typedef enum {
     F_FP8_RECIPE, F_FP8_PARAMS, F_FP4_FORMAT, F_FP4_RECIPE, F_FP4_PARAMS,
     F_TP_OVERLAP, F_CP_COMM, F_CE_FUSION,
     F_ATTN_BACKEND, F_FLASH_ATTN, F_OVERLAP_GRAD, F_OVERLAP_PARAM,
-    F_NO_P2P_OVERLAP, F_GRAD_BF16, F_GRAD_FP32, F_TRAIN_ITERS, F_NNODES,
+    F_NO_P2P_OVERLAP, F_GRAD_BF16, F_GRAD_FP32, F_TRAIN_ITERS, F_TRAIN_SAMPLES,
+    F_NNODES,
     F_NPROC, F_EXPERTS, F_MOE_TOPK, F_MOE_FFN, F_MOE_SHARED, F_MOE_SHARED_GATE,
     F_MOE_FREQ, F_MOE_SCORE, F_MOE_GROUPS, F_MOE_GROUP_TOPK, F_MOE_CAPACITY,
     F_EP, F_ETP, F_MOE_DISPATCHER, F_MLA, F_Q_LORA, F_KV_LORA, F_QK_HEAD,
@@ -1084,6 +1085,7 @@ static const struct {
     [F_GRAD_BF16] = {"--grad-reduce-in-bf16", 0},
     [F_GRAD_FP32] = {"--accumulate-allreduce-grads-in-fp32", 0},
     [F_TRAIN_ITERS] = {"--train-iters", 1},
+    [F_TRAIN_SAMPLES] = {"--train-samples", 1},
     /* torchrun's (--nproc_per_node is its older spelling) */
     [F_NNODES] = {"--nnodes", 1},
     [F_NPROC] = {"--nproc-per-node", 1},
@@ -1778,8 +1780,12 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     o->sp = s.v[F_SP] ? 1 : 0;
     /* recomputation (TransformerConfig: full needs a method and N) */
     o->recompute = SPACE_RECOMPUTE_NONE;
-    if (s.v[F_RC_ACTIVATIONS]) o->recompute = SPACE_RECOMPUTE_SELECTIVE;
-    if (!rc && s.v[F_RC_GRAN]) {
+    /* validate_args sets the selective granularity for
+     * --recompute-activations whatever --recompute-granularity says
+     * (NVIDIA/Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py
+     * validate_args: "if args.recompute_activations:
+     * args.recompute_granularity = 'selective'") */
+    if (!rc && s.v[F_RC_GRAN] && !s.v[F_RC_ACTIVATIONS]) {
         static const char *const names[SPACE_RECOMPUTE_COUNT] = {
             [SPACE_RECOMPUTE_SELECTIVE] = "selective",
             [SPACE_RECOMPUTE_FULL] = "full"};
@@ -1787,6 +1793,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         if (k < 0) rc = TP_EDATA;
         else o->recompute = k;
     }
+    if (s.v[F_RC_ACTIVATIONS]) o->recompute = SPACE_RECOMPUTE_SELECTIVE;
     if (!rc && s.v[F_RC_METHOD]) {
         int k = seen_choice(&s, F_RC_METHOD, file, space_recompute_method_names,
                             SPACE_RECOMPUTE_METHOD_COUNT, e);
@@ -1830,6 +1837,13 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         rc = tp_errf(e, TP_EDATA, "%s: neither --bf16 nor --fp16: "
                      "Megatron-LM then trains in fp32, which trainplan does "
                      "not model", file);
+    /* validate_args asserts one of them (arguments.py at d98e8a64ddf3:
+     * "if args.fp16: assert not args.bf16") */
+    if (!rc && s.v[F_BF16] && s.v[F_FP16])
+        rc = tp_errf(e, TP_EDATA, "%s:%d: --fp16 with --bf16 (line %d): "
+                     "Megatron-LM refuses the two together (validate_args "
+                     "asserts not args.bf16); keep one",
+                     file, s.line[F_FP16], s.line[F_BF16]);
     o->precision = s.v[F_FP16] ? HW_FP16 : HW_BF16;
     if (!rc && s.v[F_FP8_FORMAT]) {
         o->precision = HW_FP8;
@@ -2051,11 +2065,27 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     if (!rc && nodes > 0 && gpn > 0 && o->gpus <= 0) o->gpus = nodes * gpn;
     else if (!rc && nodes > 0 && o->gpus <= 0 && o->opt_nodes <= 0)
         o->opt_nodes = (int)nodes;
-    /* the tokens to train, from the iterations */
-    if (!rc && s.v[F_TRAIN_ITERS] && o->tokens <= 0) {
+    /* The tokens to train: --train-iters x global batch x sequence, or
+     * --train-samples x sequence (Megatron-LM asserts one of the two,
+     * validate_args), in --tokens' range [1, 1e18]. The command line's
+     * --tokens, where given, wins: the file is read for the job's shape,
+     * --tokens asks what a given amount of training costs. */
+    if (!rc && s.v[F_TRAIN_ITERS] && s.v[F_TRAIN_SAMPLES])
+        rc = tp_errf(e, TP_EDATA, "%s:%d: --train-samples with --train-iters "
+                     "(line %d): Megatron-LM takes one (validate_args)",
+                     file, s.line[F_TRAIN_SAMPLES], s.line[F_TRAIN_ITERS]);
+    if (!rc && (s.v[F_TRAIN_ITERS] || s.v[F_TRAIN_SAMPLES])) {
+        int f = s.v[F_TRAIN_ITERS] ? F_TRAIN_ITERS : F_TRAIN_SAMPLES;
         x = 0;
-        rc = seen_int(&s, F_TRAIN_ITERS, file, 1, (long long)1e12, &x, e);
-        if (!rc) o->tokens = (double)x * (double)o->gbs * (double)seq;
+        rc = seen_int(&s, f, file, 1, (long long)1e18, &x, e);
+        double t = (double)x * (double)seq
+                   * (f == F_TRAIN_ITERS ? (double)o->gbs : 1.0);
+        if (!rc && t > 1e18)
+            rc = tp_errf(e, TP_EDATA, "%s:%d: %s %lld: %.3g tokens, more "
+                         "than the 1e18 trainplan plans for (--tokens' "
+                         "range)", file, s.line[f], flags[f].name,
+                         (long long)x, t);
+        if (!rc && o->tokens <= 0) o->tokens = t;
     }
     words_free(&ws);
     cli_sh_free(&sh);

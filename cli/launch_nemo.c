@@ -1414,6 +1414,119 @@ static int read_command(nemo_read *r, char *p, const char *file, int ln,
     return TP_OK;
 }
 
+/* A torchrun ... run_recipe.py command as the shell expanded it
+ * (launch_shell.c): the nodes, the GPUs per node, the recipe, and its
+ * key=value overrides. A value not known from the file is refused where
+ * it is read (an override trainplan reads, the recipe), and so is a word
+ * of unknown start after the script (it could hold overrides); torchrun's
+ * counts then come from --gpus, as for any count that is not a number. */
+static int read_command_sh(nemo_read *r, const cli_sh_word *w, int n,
+                           const char *file, tp_err *e)
+{
+    int after = 0;
+    for (int i = 0; i < n; i++) {
+        const char *s = w[i].s;
+        int ln = w[i].line, unk = (w[i].flags & CLI_SH_UNKNOWN) != 0;
+        size_t len = strlen(s);
+        if (w[i].flags & CLI_SH_ASSIGN) continue;
+        if (len >= 3 && strcmp(s + len - 3, ".py") == 0) {
+            after = 1;
+            continue;
+        }
+        const char *eq = strchr(s, '=');
+        if (unk && after
+            && ((w[i].flags & CLI_SH_HEAD)
+                || (size_t)w[i].at <= (eq ? (size_t)(eq - s) : len)))
+            return tp_errf(e, TP_EDATA, "%s:%d: an argument of the recipe "
+                           "script that could hold overrides is not known "
+                           "from the file: %s; set it in the file (or "
+                           "remove it)", file, ln, cli_sh_why(&w[i]));
+        if (strncmp(s, "--", 2) == 0) {
+            char flag[64];
+            size_t fl = eq ? (size_t)(eq - s) : len;
+            if (fl >= sizeof flag) continue;
+            memcpy(flag, s, fl);
+            flag[fl] = '\0';
+            long long *want = NULL;
+            int is_rec = strcmp(flag, "--recipe") == 0;
+            if (strcmp(flag, "--nnodes") == 0) want = &r->nnodes;
+            else if (strcmp(flag, "--nproc-per-node") == 0
+                     || strcmp(flag, "--nproc_per_node") == 0)
+                want = &r->nproc;
+            else if (!is_rec) continue;
+            const cli_sh_word *vw = &w[i];
+            const char *arg = eq ? eq + 1 : NULL;
+            if (!arg) {
+                if (i + 1 >= n)
+                    return tp_errf(e, TP_EDATA, "%s:%d: %s needs a value",
+                                   file, ln, flag);
+                vw = &w[++i];
+                arg = vw->s;
+            }
+            if (vw->flags & CLI_SH_UNKNOWN) {
+                if (!is_rec) continue;
+                return tp_errf(e, TP_EDATA, "%s:%d: --recipe: its value is "
+                               "not known from the file: %s", file, ln,
+                               cli_sh_why(vw));
+            }
+            if (is_rec) {
+                snprintf(r->recipe, sizeof r->recipe, "%s", arg);
+                r->recipe_line = ln;
+            } else if (tp_parse_int(arg, 1, 1000000, want)) {
+                return tp_errf(e, TP_EDATA, "%s:%d: %s: expected an integer "
+                               "in [1, 1000000], found '%s'", file, ln, flag,
+                               arg);
+            }
+        } else if (eq && eq != s && after) {
+            char key[256];
+            size_t kl = (size_t)(eq - s);
+            if (kl >= sizeof key) kl = sizeof key - 1;
+            memcpy(key, s, kl);
+            key[kl] = '\0';
+            if (unk) {
+                const char *k = key;
+                while (*k == '+') k++;
+                int skipped = 0;
+                for (size_t j = 0;
+                     j < sizeof nemo_skipped / sizeof nemo_skipped[0]; j++)
+                    if (strncmp(k, nemo_skipped[j], strlen(nemo_skipped[j]))
+                        == 0)
+                        skipped = 1;
+                if (skipped) continue;
+                return tp_errf(e, TP_EDATA, "%s:%d: %s: its value is not "
+                               "known from the file: %s", file, ln, key,
+                               cli_sh_why(&w[i]));
+            }
+            int rc = read_item(r, key, eq + 1, file, ln, e);
+            if (rc) return rc;
+        }
+    }
+    return TP_OK;
+}
+
+/* A job written as a shell script: a torchrun ... run_recipe.py command
+ * not in a comment (over continuation lines, with variables). */
+static int is_launch_script(const char *text)
+{
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol ? (size_t)(eol - p) : strlen(p);
+        const char *s = p;
+        while (s < p + n && isspace((unsigned char)*s)) s++;
+        if (s < p + n && *s != '#') {
+            char line[4096];
+            size_t k = (size_t)(p + n - s) < sizeof line - 1
+                           ? (size_t)(p + n - s) : sizeof line - 1;
+            memcpy(line, s, k);
+            line[k] = '\0';
+            if (strstr(line, "torchrun") || strstr(line, "run_recipe.py"))
+                return 1;
+        }
+        p = eol ? eol + 1 : p + n;
+    }
+    return 0;
+}
+
 /* One line: a comment ("# launch:" read), a YAML "key: value", or
  * key=value words. */
 static int read_line(nemo_read *r, char *s, const char *file, int ln,
@@ -1689,6 +1802,40 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
     char *buf = tp_xmalloc(n + 1);
     memcpy(buf, text, n + 1);
     int rc = TP_OK, ln = 0;
+    if (is_launch_script(text)) {
+        /* the shell's words of each command: the launch's, and stray
+         * key=value override lines as the line reader takes them */
+        cli_sh sh;
+        rc = cli_sh_read(text, file, &sh, e);
+        for (int c = 0; !rc && c < sh.nc; c++) {
+            const cli_sh_word *w = &sh.w[sh.c[c].first];
+            int nw = sh.c[c].n, launch = 0;
+            for (int i = 0; i < nw; i++) {
+                size_t len = strlen(w[i].s);
+                if (strcmp(tp_basename(w[i].s), "torchrun") == 0
+                    || (len >= 13
+                        && strcmp(w[i].s + len - 13, "run_recipe.py") == 0))
+                    launch = 1;
+            }
+            if (launch) {
+                rc = read_command_sh(r, w, nw, file, e);
+            } else if (!(w[0].flags & (CLI_SH_ASSIGN | CLI_SH_UNKNOWN))
+                       && strchr(w[0].s, '=') && strchr(w[0].s, '.')) {
+                for (int i = 0; !rc && i < nw; i++) {
+                    char *eq = strchr(w[i].s, '=');
+                    if (!eq || eq == w[i].s) continue;
+                    char key[256];
+                    size_t kl = (size_t)(eq - w[i].s);
+                    if (kl >= sizeof key) kl = sizeof key - 1;
+                    memcpy(key, w[i].s, kl);
+                    key[kl] = '\0';
+                    rc = read_item(r, key, eq + 1, file, w[i].line, e);
+                }
+            }
+        }
+        cli_sh_free(&sh);
+        buf[0] = '\0';
+    }
     for (char *s = buf; s && !rc;) {
         char *nl = strchr(s, '\n');
         if (nl) *nl = '\0';

@@ -1643,8 +1643,11 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
             break;
         case OPT_NEAR:
             if (o.job_file)
-                rc = tp_errf(&e, TP_EUSAGE, "--near and --%s: give one job "
-                             "file", cli_job_options[o.job_kind]);
+                rc = o.near ? tp_errf(&e, TP_EUSAGE, "--near given twice: "
+                                      "give one job file")
+                            : tp_errf(&e, TP_EUSAGE, "--near and --%s: give "
+                                      "one job file",
+                                      cli_job_options[o.job_kind]);
             o.job_file = optarg;
             o.job_kind = CLI_JOB_MEGATRON;
             o.near = 1;
@@ -1659,10 +1662,16 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
             int k = c == OPT_MEGATRON_ARGS ? CLI_JOB_MEGATRON
                     : c == OPT_NEMO_OVERRIDES ? CLI_JOB_NEMO
                                               : CLI_JOB_TORCHTITAN;
-            if (o.job_file && (o.job_kind != k || o.near))
+            /* one job file: a second one (the same option too) would
+             * silently replace the first */
+            if (o.job_file && o.job_kind == k && !o.near)
+                rc = tp_errf(&e, TP_EUSAGE, "--%s given twice: give one "
+                             "job file", cli_job_options[k]);
+            else if (o.job_file)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--%s and --%s: give one job file",
-                             cli_job_options[o.job_kind], cli_job_options[k]);
+                             o.near ? "near" : cli_job_options[o.job_kind],
+                             cli_job_options[k]);
             o.job_file = optarg;
             o.job_kind = k;
             break;
