@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tp_base.h"
 
@@ -102,6 +103,23 @@ static int read_stdin(char **out, size_t *len, tp_err *e)
 int cli_read_job(cli_opts *o, space_model *m, tp_err *e)
 {
     const char *path = o->job_file;
+    /* torchtitan: FILE.py:FUNCTION picks one config function of a file
+     * (launch_torchtitan.c), where FILE.py:FUNCTION is not itself a
+     * file */
+    char tt_path[4096];
+    const char *fn = NULL;
+    const char *colon = strrchr(path, ':');
+    if (o->job_kind == CLI_JOB_TORCHTITAN && colon && colon > path + 3
+        && strncmp(colon - 3, ".py", 3) == 0 && colon[1]
+        && strspn(colon + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
+                             "UVWXYZ0123456789_") == strlen(colon + 1)
+        && access(path, F_OK) != 0
+        && (size_t)(colon - path) < sizeof tt_path) {
+        memcpy(tt_path, path, (size_t)(colon - path));
+        tt_path[colon - path] = '\0';
+        fn = colon + 1;
+        path = tt_path;
+    }
     int stdin_ = strcmp(path, "-") == 0;
     const char *name = stdin_ ? "<stdin>" : path;
     char *text = NULL;
@@ -121,7 +139,7 @@ int cli_read_job(cli_opts *o, space_model *m, tp_err *e)
         rc = cli_read_nemo(text, name, o, m, e);
         break;
     case CLI_JOB_TORCHTITAN:
-        rc = cli_read_torchtitan(text, name, o, m, e);
+        rc = cli_read_torchtitan_fn(text, name, fn, o, m, e);
         break;
     default:
         rc = tp_errf(e, TP_EINTERNAL, "no reader for job kind %d",

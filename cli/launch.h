@@ -196,6 +196,12 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
                   space_model *m, tp_err *e);
 int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
                         space_model *m, tp_err *e);
+/* torchtitan's reader for the config function fn of a Python config (the
+ * :FUNCTION of --torchtitan-config FILE:FUNCTION); NULL: the file's only
+ * one (a file of several is TP_EDATA listing them). */
+int cli_read_torchtitan_fn(const char *text, const char *file,
+                           const char *fn, cli_opts *o, space_model *m,
+                           tp_err *e);
 
 /* Reads o->job_file ("-": standard input) with the reader of o->job_kind
  * into *o and *m. */

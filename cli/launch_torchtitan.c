@@ -777,6 +777,7 @@ typedef struct tt_job {
     int n, cap;
     const char *file;
     int main_;
+    const char *fn; /* main: the config function read (NULL: the only one) */
 } tt_job;
 
 static void kv_add(tt_job *j, const char *key, const char *val, int line)
@@ -845,6 +846,12 @@ static int tt_parse(tt_job *j, char *buf, tp_err *e)
     char section[96] = "";
     int line = 0;
     char *p = buf;
+    /* TOML: a table or key defined twice is invalid (TOML 1.0, "Tables"
+     * and "Keys"); torchtitan v0.2's tomllib.load raises on it
+     * (torchtitan/config/manager.py at 73a0e6979dd1) */
+    tt_kv tables[64];
+    int ntables = 0;
+    int in_fn = 1; /* main: inside the function read, or top level */
     while (p && *p) {
         char *nl = strchr(p, '\n');
         if (nl) *nl = '\0';
@@ -852,6 +859,22 @@ static int tt_parse(tt_job *j, char *buf, tp_err *e)
         int at = line;
         char *s = p;
         p = nl ? nl + 1 : NULL;
+        if (j->main_ && *s && !isspace((unsigned char)*s) && *s != '#'
+            && *s != ')') {
+            /* a line at column 0: a function's start, or top level */
+            if (strncmp(s, "def ", 4) == 0) {
+                const char *nm = s + 4;
+                size_t k = strcspn(nm, "( :");
+                in_fn = !j->fn || (strlen(j->fn) == k
+                                   && strncmp(nm, j->fn, k) == 0);
+            } else if (strncmp(s, "from ", 5) != 0
+                       && strncmp(s, "import ", 7) != 0) {
+                in_fn = 1; /* top-level statements are read */
+            }
+        }
+        if (j->main_ && !in_fn && strncmp(s, "from ", 5) != 0
+            && strncmp(s, "import ", 7) != 0)
+            continue;
         int depth = cut_comment(s);
         /* a value that opens a bracket runs on to where it closes */
         while (depth > 0 && p && *p) {
@@ -917,6 +940,17 @@ static int tt_parse(tt_job *j, char *buf, tp_err *e)
                 return bad_line(j, at, "expected a [section] header", s, e);
             s[n - 1] = '\0';
             tp_strlcpy(section, trim(s + 1), sizeof section);
+            for (int t = 0; t < ntables; t++)
+                if (strcmp(tables[t].key, section) == 0)
+                    return tp_errf(e, TP_EDATA, "%s:%d: [%s] defined twice "
+                                   "(line %d): TOML and torchtitan refuse "
+                                   "the file", j->file, at, section,
+                                   tables[t].line);
+            if (ntables < 64) {
+                tp_strlcpy(tables[ntables].key, section,
+                           sizeof tables[ntables].key);
+                tables[ntables++].line = at;
+            }
             continue;
         }
         char *eq = strchr(s, '=');
@@ -926,6 +960,11 @@ static int tt_parse(tt_job *j, char *buf, tp_err *e)
         if (!*k || !*v) return bad_line(j, at, "expected key = value", k, e);
         char full[128];
         snprintf(full, sizeof full, "%s%s%s", section, *section ? "." : "", k);
+        const tt_kv *twice = kv_get(j, full);
+        if (twice)
+            return tp_errf(e, TP_EDATA, "%s:%d: %s given twice (line %d): "
+                           "TOML and torchtitan refuse the file", j->file,
+                           at, full, twice->line);
         kv_add(j, full, v, at);
     }
     return TP_OK;
@@ -1104,17 +1143,67 @@ static int read_model(const tt_job *j, space_model *m, tp_err *e)
                    j->file, where_name, name, where_flavor, flavor);
 }
 
+/* main's config functions: their names, comma-separated, into list;
+ * their count. */
+static int tt_functions(const char *text, char *list, size_t cap)
+{
+    int n = 0;
+    size_t used = 0;
+    list[0] = '\0';
+    for (const char *p = text; *p;) {
+        if (strncmp(p, "def ", 4) == 0) {
+            size_t k = strcspn(p + 4, "( :\n");
+            if (used < cap)
+                used += (size_t)snprintf(list + used, cap - used, "%s%.*s",
+                                         n ? ", " : "", (int)k, p + 4);
+            n++;
+        }
+        const char *nl = strchr(p, '\n');
+        if (!nl) break;
+        p = nl + 1;
+    }
+    return n;
+}
+
 int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
                         space_model *m, tp_err *e)
 {
-    tt_job j = {NULL, 0, 0, file, 0};
+    return cli_read_torchtitan_fn(text, file, NULL, o, m, e);
+}
+
+int cli_read_torchtitan_fn(const char *text, const char *file,
+                           const char *fn, cli_opts *o, space_model *m,
+                           tp_err *e)
+{
+    tt_job j = {NULL, 0, 0, file, 0, fn};
     size_t len = strlen(text);
     char *buf = tp_xmalloc(len + 1);
     memcpy(buf, text, len + 1);
     /* Python: the form main is written in (a function returning the
      * config); anything else is read as TOML. */
     j.main_ = strstr(text, "\ndef ") != NULL || strncmp(text, "def ", 4) == 0;
-    int rc = tt_parse(&j, buf, e);
+    int rc = TP_OK;
+    /* torchtitan runs one config function, the one --config names
+     * (torchtitan/config/manager.py at b5bcd76c66d0: --module/--config
+     * load it from the module's config_registry): a file of several is
+     * not one job; FILE:FUNCTION picks one */
+    char fns[512] = "";
+    int nfn = j.main_ ? tt_functions(text, fns, sizeof fns) : 0;
+    if (fn && !j.main_)
+        rc = tp_errf(e, TP_EDATA, "%s: ':%s' names a config function, but "
+                     "the file is not a Python config", file, fn);
+    char fn_want[160], fn_have[520];
+    snprintf(fn_want, sizeof fn_want, ", %.150s,", fn ? fn : "");
+    snprintf(fn_have, sizeof fn_have, ", %s,", fns);
+    if (!rc && fn && !strstr(fn_have, fn_want))
+        rc = tp_errf(e, TP_EDATA, "%s: no config function '%s' (the file "
+                     "has %s)", file, fn, fns);
+    else if (!rc && !fn && nfn > 1)
+        rc = tp_errf(e, TP_EDATA, "%s: %d config functions (%s): torchtitan "
+                     "runs one, as --config names it; pick one as "
+                     "--torchtitan-config %s:NAME",
+                     file, nfn, fns, file);
+    if (!rc) rc = tt_parse(&j, buf, e);
     if (rc) goto done;
     /* defaults: the version's (job_config.py / configs.py), and for main
      * the shipped config it derives from */

@@ -153,8 +153,23 @@ cases = [
      '[1, 65536]'),
     ("unbalanced.toml", "[parallelism]\nmodule_fqns_per_model_part = [[\"layers.0\"]\n",
      ["-g", "8"], 65, "unbalanced.toml:2: unbalanced brackets"),
-    ("float8_v01.toml", USER_V02 + '[model]\nconverters = ["float8"]\n', ["-g", "64"], 65,
-     'model.converters = ["float8"]'),
+    ("float8_v01.toml", USER_V02.replace('flavor = "8B"\n',
+                                         'flavor = "8B"\nconverters = ["float8"]\n'),
+     ["-g", "64"], 65, 'model.converters = ["float8"]'),
+    # issue 30: TOML refuses a table or key given twice (tomllib in
+    # torchtitan/config/manager.py), so does the reader
+    ("table_twice.toml", USER_V02 + '[model]\nconverters = ["float8"]\n', ["-g", "64"],
+     65, "table_twice.toml:27: [model] defined twice (line 3)"),
+    ("key_twice.toml", USER_V02.replace("tensor_parallel_degree = 2",
+                                        "tensor_parallel_degree = 2\n"
+                                        "tensor_parallel_degree = 8"), ["-g", "64"], 65,
+     "key_twice.toml:14: parallelism.tensor_parallel_degree given twice (line 13)"),
+    # issue 30: several config functions are several jobs: refused with
+    # their names, one picked as FILE:NAME
+    ("two_fns.py", USER_MAIN + "\n\ndef big_run():\n    config = llama3_70b()\n"
+     "    config.parallelism.data_parallel_shard_degree = 128\n    return config\n",
+     [], 65, "2 config functions (my_run, big_run): torchtitan runs one"),
+
     ("schedule.py", USER_MAIN.replace("    return", '    config.parallelism.'
      'pipeline_parallel_degree = 2\n    config.parallelism.pipeline_parallel_schedule = '
      '"ZBVZeroBubble"\n    return'), ["-g", "256"], 65,
@@ -173,10 +188,17 @@ cases = [
     ("recipe.py", USER_MAIN.replace("config = llama3_70b()", "config = my_base()"), [], 65,
      "recipe.py:5: config = my_base(): expected one of torchtitan's llama3_8b"),
 ]
+cases += [
+    ("two_fns.py:big_run", None, [], 0, '"gpus":\t1024'),
+    ("two_fns.py:my_run", None, [], 0, '"gpus":\t128'),
+    ("two_fns.py:nothing", None, [], 65, "no config function 'nothing' (the file has "
+     "my_run, big_run)"),
+]
 for fname, text, extra, want_rc, want in cases:
     path = os.path.join(scratch, fname)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    if text is not None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
     e = run([tp, "estimate", "--system", "eos", "--torchtitan-config", path, "--format",
              "json", *extra])
     count["bad_input"] = count.get("bad_input", 0) + 1
