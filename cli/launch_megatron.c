@@ -17,11 +17,19 @@
  * tests/launch/megatron_rules.py (each citing arguments.py's validate_args
  * or the layer-layout code it mirrors).
  *
- * Reads any such command line or script (a user's own too): shell words
- * with quotes, comments and continuations; flags anywhere (arrays, lines);
- * Megatron-LM's defaults where a flag is absent (dropout 0.1, LayerNorm,
- * GELU, biases, learned positions, no overlap of the gradient reduction).
- * Does not run the shell: a value that is a variable is not known.
+ * Reads any such command line or script (a user's own too) through the
+ * shell expander (launch_shell.c: the script's own variables expanded as
+ * bash does, quotes, comments, continuations, arrays): the flags of the
+ * command that runs pretrain_*.py (or, where none does, of any command
+ * giving them); Megatron-LM's defaults where a flag is absent (dropout
+ * 0.1, LayerNorm, GELU, biases, learned positions, no overlap of the
+ * gradient reduction) and its rules where flags interact (validate_args).
+ * A value the file does not give is refused where a flag read takes it
+ * or where it could hold flags; a flag's value trainplan does not read
+ * (--save $CHECKPOINTS) may be unknown. After an unread flag the next
+ * word is taken for its value when it does not start with '-' or its
+ * start is unknown: a store_true flag before an unknown $EXTRA hides it
+ * (the reader does not know every flag's arity).
  */
 #include "launch.h"
 

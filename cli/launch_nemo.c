@@ -17,7 +17,8 @@
  * "# ..." comment, never a key with another meaning.
  *
  * The reader takes either form back (and "key: value" YAML lines, and a
- * torchrun ... run_recipe.py command line) into the options the command
+ * torchrun ... run_recipe.py command line, or a launch script of one read
+ * through the shell expander, launch_shell.c) into the options the command
  * line would set. It does not run Hydra: it reads the keys trainplan
  * writes and the model keys of GPTModelProvider, refuses other model,
  * ddp, mixed-precision and comm-overlap keys (it cannot tell what they

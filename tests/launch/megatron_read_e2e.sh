@@ -265,5 +265,81 @@ sed "s/--bf16/--bf16 --cross-entropy-loss-fusion --cross-entropy-fusion-impl te/
 run 0 "$TP" estimate --system eos --megatron-args "$S/te_ce.sh" --format json
 has "$OUT" '"cross_entropy_fusion_impl":	"te"' "TE's fused loss read"
 
+# ---- issue 30: the script's own shell variables, expanded as bash does ----
+# Megatron-LM's example style: flags in quoted strings and arrays, used
+# unquoted (word-split) and as "${A[@]}"; ${X:-default}; an if whose
+# condition is known; a checkpoint path from $1 (not known, not read).
+cat >"$S/vars.sh" <<'EOF'
+#!/bin/bash
+export CUDA_DEVICE_MAX_CONNECTIONS=1
+GPUS_PER_NODE=8
+NUM_NODES=${NUM_NODES:-2}
+WORLD_SIZE=$(($GPUS_PER_NODE*$NUM_NODES))
+CHECKPOINT_PATH=$1
+DISTRIBUTED_ARGS="--nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES --master_addr $(hostname)"
+GPT_ARGS="--num-layers 32 --hidden-size 4096 --num-attention-heads 32 \
+    --group-query-attention --num-query-groups 8 --ffn-hidden-size 14336 \
+    --swiglu --normalization RMSNorm --position-embedding-type rope \
+    --untie-embeddings-and-output-weights --disable-bias-linear \
+    --seq-length 8192 --max-position-embeddings=8192 --vocab-size 128256"
+PARALLEL_ARGS=(--tensor-model-parallel-size 4 --sequence-parallel)
+PRECISION=bf16
+if [ "$PRECISION" = fp16 ]; then
+    DTYPE=(--fp16)
+else
+    DTYPE=(--bf16)
+fi
+TRAIN_ARGS="--micro-batch-size 1 --global-batch-size 128 --train-iters 1000"
+torchrun $DISTRIBUTED_ARGS pretrain_gpt.py $GPT_ARGS "${PARALLEL_ARGS[@]}" \
+    ${DTYPE[@]} $TRAIN_ARGS --save $CHECKPOINT_PATH
+EOF
+run 0 "$TP" estimate --system eos --megatron-args "$S/vars.sh" --format json
+has "$OUT" '"tensor_model_parallel_size":	4' "vars: TP from a quoted variable"
+has "$OUT" '"gpus":	16' "vars: torchrun's counts from variables"
+has "$OUT" '"sequence_parallel":	true' "vars: an array"
+has "$OUT" '"precision":	"bf16"' "vars: the branch of a known condition"
+# what the file does not give is refused where it matters, naming the
+# variable and the line where it became unknown
+sed 's/--tensor-model-parallel-size 4/--tensor-model-parallel-size $TP_SIZE/' "$S/vars.sh" >"$S/unset.sh"
+run 65 "$TP" estimate --system eos --megatron-args "$S/unset.sh"
+has "$ERR" 'unset.sh:21: --tensor-model-parallel-size: its value is not known from the file: $TP_SIZE (' "an unset variable as a flag's value"
+sed 's/^TRAIN_ARGS=.*/TRAIN_ARGS="--micro-batch-size $(cat mbs) --global-batch-size 128"/' "$S/vars.sh" >"$S/subst.sh"
+run 65 "$TP" estimate --system eos --megatron-args "$S/subst.sh"
+has "$ERR" '--micro-batch-size: its value is not known from the file: $(...) (' "a command substitution"
+sed 's/\$TRAIN_ARGS/$TRAIN_ARGS $EXTRA_ARGS/' "$S/vars.sh" >"$S/extra.sh"
+run 65 "$TP" estimate --system eos --megatron-args "$S/extra.sh"
+has "$ERR" 'could hold flags is not known from the file: $EXTRA_ARGS (' "an unset variable that could hold flags"
+sed 's/\$TRAIN_ARGS/$TRAIN_ARGS "$@"/' "$S/vars.sh" >"$S/args.sh"
+run 65 "$TP" estimate --system eos --megatron-args "$S/args.sh"
+has "$ERR" "the script's arguments are not in the file" "the script's arguments"
+# the environment of the reading process is not used
+export TP_SIZE=2
+run 65 "$TP" estimate --system eos --megatron-args "$S/unset.sh"
+unset TP_SIZE
+# a condition trainplan cannot evaluate: a variable set under it is unknown
+sed 's/^PRECISION=bf16/PRECISION=$(cat precision)/' "$S/vars.sh" >"$S/cond.sh"
+run 65 "$TP" estimate --system eos --megatron-args "$S/cond.sh"
+has "$ERR" 'under the condition, loop or function at line' "a branch not known"
+
+# ---- issue 30: Megatron-LM's rules for flags that interact (validate_args) ----
+bad_job 's/--bf16/--bf16 --fp16/' "--fp16 with --bf16 (line" "bf16 and fp16 together"
+# --recompute-activations sets selective whatever the granularity says
+sed 's/--recompute-activations/--recompute-activations --recompute-granularity full --recompute-method uniform --recompute-num-layers 1/' "$S/own.sh" >"$S/rc.sh"
+run 0 "$TP" estimate --system eos --megatron-args "$S/rc.sh" --format json
+has "$OUT" '"recompute_granularity":	"selective"' "--recompute-activations over --recompute-granularity full"
+# the tokens: --train-iters x batch x sequence within --tokens' range;
+# --train-samples too, not both; --tokens on the command line wins
+bad_job 's/--train-iters 1000/--train-iters 999999999999/' "--train-iters 999999999999: 1.05e+18 tokens, more than the 1e18" "iterations past 1e18 tokens"
+bad_job 's/--train-iters 1000/--train-iters 1000 --train-samples 5000/' "--train-samples with --train-iters" "both"
+# a job file given twice is refused, naming the option
+run 64 "$TP" estimate --system eos --megatron-args "$S/own.sh" --megatron-args "$S/vars.sh"
+has "$ERR" "--megatron-args given twice" "--megatron-args twice"
+run 64 "$TP" search --system eos --near "$S/own.sh" --near "$S/vars.sh"
+has "$ERR" "--near given twice" "--near twice"
+run 64 "$TP" estimate --system eos --nemo-overrides "$S/own.sh" --nemo-overrides "$S/vars.sh"
+has "$ERR" "--nemo-overrides given twice" "--nemo-overrides twice"
+run 64 "$TP" estimate --system eos --torchtitan-config "$S/own.sh" --torchtitan-config "$S/vars.sh"
+has "$ERR" "--torchtitan-config given twice" "--torchtitan-config twice"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -121,6 +121,32 @@ printf '%s\n' "$JOB" >"$TMP/in"; expect 0
 printf 'torchrun --nnodes=1 --nproc_per_node 8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config --mode pretrain model.tensor_model_parallel_size=2 train.micro_batch_size=1 train.global_batch_size=8 dataset.seq_length=4096 model.pipeline_model_parallel_size=1 model.context_parallel_size=1\n' \
     >"$TMP/in"
 expect 0
+# issue 30: a launch script: torchrun over continuation lines, overrides
+# in a variable (read as bash expands them); what the file does not give
+# is refused where it is read
+cat >"$TMP/in" <<'EOF'
+#!/bin/bash
+NODES=1
+OVERRIDES="train.micro_batch_size=1 train.global_batch_size=8"
+torchrun --nnodes=$NODES --nproc_per_node 8 \
+    scripts/training/run_recipe.py \
+    --recipe llama3_8b_pretrain_config --mode pretrain \
+    model.tensor_model_parallel_size=2 \
+    $OVERRIDES \
+    dataset.seq_length=4096 model.pipeline_model_parallel_size=1 \
+    model.context_parallel_size=1 checkpoint.save=$CKPT
+EOF
+expect 0
+if grep -qF '"tensor_model_parallel_size":	2' "$TMP/bad.out" && grep -qF '"gpus":	8' "$TMP/bad.out"; then
+    okread=$((okread + 1))
+else
+    echo "FAIL reader: the continued torchrun script: $(head -c 400 "$TMP/bad.out")"
+    bad=$((bad + 1))
+fi
+sed -i 's/model.tensor_model_parallel_size=2/model.tensor_model_parallel_size=$TP/' "$TMP/in"
+expect 65 "bad.txt:7: model.tensor_model_parallel_size: its value is not known from the file: \$TP ("
+sed -i 's/model.tensor_model_parallel_size=\$TP/model.tensor_model_parallel_size=2 $MORE/' "$TMP/in"
+expect 65 "could hold overrides is not known from the file: \$MORE ("
 # mutations of a good job: any exit but a crash (>= 128) or a sanitizer's
 "$PY" - "$TMP" <<'PYEOF'
 import json, random, sys
