@@ -159,7 +159,7 @@ cases = [
     # issue 30: TOML refuses a table or key given twice (tomllib in
     # torchtitan/config/manager.py), so does the reader
     ("table_twice.toml", USER_V02 + '[model]\nconverters = ["float8"]\n', ["-g", "64"],
-     65, "table_twice.toml:27: [model] defined twice (line 3)"),
+     65, "table_twice.toml:20: [model] defined twice (line 3)"),
     ("key_twice.toml", USER_V02.replace("tensor_parallel_degree = 2",
                                         "tensor_parallel_degree = 2\n"
                                         "tensor_parallel_degree = 8"), ["-g", "64"], 65,
