@@ -407,8 +407,8 @@ static const cli_option options[] = {
      "warm-up in flight (default PP)"},
     {"no-memory-savers", OPT_NO_SAVERS, NULL, CMD_SEARCH,
      "search: do not try the memory savers (precision-aware optimizer with "
-     "bf16 moments, activation offload, optimizer offload) on layouts that "
-     "do not fit; default: each layout that does not fit is tried with "
+     "bf16 moments, activation offload, optimizer offload, fp8 parameters) "
+     "on layouts that do not fit; default: each layout that does not fit is tried with "
      "each, the fastest that fits kept and named in its tag"},
     {"moe-permute-fusion", OPT_MOE_PERMUTE_FUSION, NULL, CMD_EST_SEARCH,
      "MoE: Transformer Engine's fused token permutation (Megatron-Core "
