@@ -1098,6 +1098,7 @@ published (the iteration time in the file is derived from it).
 | `skip` | `null`, or why the run cannot be estimated |
 | `assumed`, `derived` | every value not printed by the source: assumed (a judgement, verify first) or derived (computed from published values or documented defaults) |
 | `published_notes` | the notes of `published_runs.json`, verbatim |
+| `quote` | runs of `published_runs_added.json` only: the source's line or table row the figures were read from, verbatim |
 
 `null` anywhere in `layout` means the source does not say: the estimator searches it, as
 `estimate` does, and says so.
