@@ -24,7 +24,8 @@
  * new sweep through out.c's temporary file and renames it over the old
  * one only when the sweep finishes; without either it is refused. The
  * file is locked (fcntl) for the whole sweep: a second sweep on it is
- * refused (exit 75). -o naming the spec is refused. Without -o the
+ * refused (exit 75). -o naming the spec, or a config.json the spec
+ * names, is refused (cli_io_check). Without -o the
  * records go to the caller's stream (standard output, or a library
  * call's): one write() a record through its descriptor, or for a memory
  * stream through stdio, flushed after each record. SIGHUP, SIGINT and
@@ -395,8 +396,8 @@ static int claim_file(const cli_opts *o, sweep_out *so, int create, tp_err *e)
 /* Before the spec is read: the checks that need no spec, so a sweep that
  * cannot write (its -o locked, holding records, or the spec itself) is
  * refused at once. A missing -o file is created later, by open_output. */
-static int claim_output(const cli_opts *o, const char *spec_path,
-                        FILE *out, sweep_out *so, tp_err *e)
+static int claim_output(const cli_opts *o, FILE *out, sweep_out *so,
+                        tp_err *e)
 {
     const char *path = o->out_dir;
     if (!path || !strcmp(path, "-")) {
@@ -422,25 +423,23 @@ static int claim_output(const cli_opts *o, const char *spec_path,
                        path);
     int rc = cli_out_resolve(path, so->target, sizeof so->target, e);
     if (rc) return rc;
-    struct stat st, sp;
+    struct stat st;
     if (stat(so->target, &st) != 0) {
         if (errno == ENOENT) return TP_OK;
         return tp_errf(e, TP_EIO, "%s: cannot stat: %s", path, strerror(errno));
     }
-    if (stat(spec_path, &sp) == 0 && sp.st_dev == st.st_dev
-        && sp.st_ino == st.st_ino)
-        return tp_errf(e, TP_EUSAGE,
-                       "-o %s is the spec %s itself; give another output file",
-                       path, spec_path);
+    /* -o naming the spec (or another input) is refused before the
+     * command runs (cli_io_check). */
     if (S_ISDIR(st.st_mode))
         return tp_errf(e, TP_EIO, "%s: is a directory; -o names a file", path);
-    if (!S_ISREG(st.st_mode)) {
-        /* A device or FIFO (/dev/null, a pipe to gzip): written directly;
+    if (!S_ISREG(st.st_mode) || cli_out_names_fd(so->target)) {
+        /* A device or FIFO (/dev/null, a pipe to gzip), or a process's
+         * descriptor (/dev/stdout): written directly, appended to;
          * nothing to resume, replace or lock. */
         if (o->resume || o->overwrite)
             return tp_errf(e, TP_EUSAGE, "%s: --%s needs a regular file", path,
                            o->resume ? "resume" : "overwrite");
-        so->fd = open(so->target, O_WRONLY);
+        so->fd = open(so->target, O_WRONLY | O_APPEND);
         if (so->fd < 0)
             return tp_errf(e, TP_EIO, "%s: cannot open: %s", path,
                            strerror(errno));
@@ -464,7 +463,7 @@ static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
     if (fstat(so->file_fd, &st) != 0)
         return tp_errf(e, TP_EIO, "%s: cannot stat: %s", path, strerror(errno));
     if (o->overwrite && st.st_size > 0) {
-        if ((rc = cli_out_open(&so->tmp, path, e))) return rc;
+        if ((rc = cli_out_open(&so->tmp, path, NULL, e))) return rc;
         so->replacing = 1;
         so->fd = fileno(so->tmp.f); /* written with write(), never stdio */
         return TP_OK;
@@ -609,6 +608,23 @@ static int under_mpi(void)
 }
 #endif
 
+/* The config.json files the spec names are inputs too: -o may not name
+ * one (run.c's cli_io_check saw only the spec). */
+static int check_spec_files(const cli_opts *o, const sweep_spec *s, tp_err *e)
+{
+    if (!o->out_dir || !strcmp(o->out_dir, "-")) return TP_OK;
+    int n = 0;
+    cli_io *io = tp_xcalloc((size_t)s->n[SWEEP_MODELS] + 1, sizeof *io);
+    io[n++] = (cli_io){"-o", o->out_dir, CLI_IO_OUT, 0};
+    for (int i = 0; i < s->n[SWEEP_MODELS]; i++)
+        if (space_model_is_path(s->val[SWEEP_MODELS][i]))
+            io[n++] = (cli_io){"the spec's model", s->val[SWEEP_MODELS][i],
+                               CLI_IO_IN, 0};
+    int rc = cli_io_check(io, n, NULL, e);
+    free(io);
+    return rc;
+}
+
 static void print_report(FILE *err, const char *path, const char *rep)
 {
     for (const char *l = rep; *l;) {
@@ -651,7 +667,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     /* The output first: a sweep that could not write is refused before
      * the spec's every scenario is set up. Under MPI rank 0 goes on (to
      * tell the workers to stop); its error is reported at the end. */
-    int orc = rank == 0 ? claim_output(o, spec_path, out->f, &so, e) : TP_OK;
+    int orc = rank == 0 ? claim_output(o, out->f, &so, e) : TP_OK;
     if (orc && nranks == 1) {
         rc = orc;
         goto done;
@@ -667,6 +683,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
         if (rep && rank == 0) print_report(cli_err(o), spec_path, rep);
         goto done;
     }
+    if (!orc && (rc = check_spec_files(o, &s, e))) goto done;
     int si = o->shard_n > 0 ? o->shard_i : 0, sn = o->shard_n > 0 ? o->shard_n : 1;
     int64_t n = sweep_shard_size(s.count, si, sn);
     list = tp_xcalloc((size_t)n + 1, sizeof *list);
