@@ -253,11 +253,7 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     cli_search_close(&cs);
     char *t = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
-    size_t n = strlen(t);
-    char *line = tp_xmalloc(n + 2);
-    memcpy(line, t, n);
-    line[n] = '\n';
-    line[n + 1] = '\0';
+    char *line = sweep_record_seal(t, strlen(t)); /* its digest last */
     cJSON_free(t);
     return line;
 }
@@ -451,8 +447,14 @@ static int claim_output(const cli_opts *o, FILE *out, sweep_out *so,
 /* After the spec is read: creates and locks a new -o file, resumes one
  * (*done: how many of want[0..n) it already holds) or starts the
  * replacement of one (--overwrite). */
-static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
-                       sweep_out *so, int64_t *done, tp_err *e)
+static void spec_id_of(int64_t k, char id[17], void *ctx)
+{
+    sweep_scenario_id(ctx, k, id);
+}
+
+static int open_output(const cli_opts *o, const sweep_spec *s,
+                       const sweep_key *want, int64_t n, sweep_out *so,
+                       int64_t *done, tp_err *e)
 {
     const char *path = o->out_dir;
     *done = 0;
@@ -479,13 +481,42 @@ static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
         if (r <= 0) break;
         got += (size_t)r;
     }
+    /* A file that does not start with a record of this call is not this
+     * sweep's output (a CSV, another spec's night, another shard's
+     * file): refused, not emptied. */
+    char why[512];
+    if (got > 0
+        && !sweep_resume_first(buf, got, want, n, s->count, spec_id_of,
+                               (void *)s, why, sizeof why)) {
+        free(buf);
+        return tp_errf(e, TP_EDATA,
+                       "%s: not this sweep's output, refused by --resume: %s; "
+                       "give another -o FILE, or --overwrite instead of "
+                       "--resume to replace the file when the sweep finishes",
+                       path, why);
+    }
     size_t keep = 0;
     *done = sweep_resume_scan(buf, got, want, n, &keep);
+    /* Why the first record not kept is redone, where it is a record of
+     * ours: its bytes damaged, or written before records were sealed. */
+    const char *nl = keep < got ? memchr(buf + keep, '\n', got - keep) : NULL;
+    sweep_key k;
+    const char *why_cut = "";
+    if (nl && *done < n && sweep_record_key(buf + keep, (size_t)(nl - (buf + keep)), &k)
+        && k.index == want[*done].index && !strcmp(k.id, want[*done].id))
+        why_cut = k.seal < 0    ? " (the first of them damaged: its "
+                                  SWEEP_SEAL_KEY " does not match its bytes)"
+                  : k.seal == 0 ? " (the first of them has no "
+                                  SWEEP_SEAL_KEY ": written by an older "
+                                  "version)"
+                                : " (the first of them written by another "
+                                  "version or from other input files)";
     free(buf);
     if (keep < (size_t)st.st_size) {
         fprintf(cli_err(o), "trainplan: %s: keeping %lld complete records, cutting "
-                        "%lld bytes after them\n",
-                path, (long long)*done, (long long)((size_t)st.st_size - keep));
+                        "%lld bytes after them%s\n",
+                path, (long long)*done, (long long)((size_t)st.st_size - keep),
+                why_cut);
         if (ftruncate(so->fd, (off_t)keep) != 0)
             return tp_errf(e, TP_EIO, "%s: cannot truncate: %s", path,
                            strerror(errno));
@@ -704,7 +735,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     }
 #endif
     int64_t start = 0;
-    if (!orc) orc = open_output(o, want, n, &so, &start, e);
+    if (!orc) orc = open_output(o, &s, want, n, &so, &start, e);
     const char *path = o->out_dir ? o->out_dir : "standard output";
     int fd = so.fd, sync = so.sync;
     FILE *stream = so.stream;
@@ -840,6 +871,12 @@ int cmd_merge(const cli_opts *o, cli_out *out, tp_err *e)
             if (!sweep_record_key(m.text, m.len, &m.k))
                 rc = tp_errf(e, TP_EDATA, "%s:%d: not a sweep record", o->pos[f],
                              i + 1);
+            else if (m.k.seal < 0)
+                rc = tp_errf(e, TP_EDATA,
+                             "%s:%d: a damaged record (its " SWEEP_SEAL_KEY
+                             " does not match its bytes); rerun that sweep "
+                             "with --resume, which redoes it",
+                             o->pos[f], i + 1);
             else if (count >= 0 && m.k.count != count)
                 rc = tp_errf(e, TP_EDATA,
                              "%s:%d: a record of a sweep of %lld scenarios, "
