@@ -276,17 +276,21 @@ int cli_io_check(const cli_io *io, int n, FILE *caller, tp_err *e)
              * there yet is a regular file to be. */
             if (ids[i].kind == 1 && !ids[i].regular) continue;
             if (io[j].role == CLI_IO_IN) {
+                /* standard output onto an input (a shell's >>) appends
+                 * to it rather than replacing it: damage all the same */
                 rc = tp_errf(e, TP_EUSAGE,
-                             "%s is %s: the output would replace the file "
-                             "it reads; give another output path",
+                             "%s is %s: the output would %s the file it "
+                             "reads; give another output path",
                              io_name(&io[i], a, sizeof a),
-                             io_name(&io[j], b, sizeof b));
+                             io_name(&io[j], b, sizeof b),
+                             strcmp(io[i].path, "-") ? "replace" : "write into");
             } else if (j < i) {
                 const cli_io *x = io[i].implicit ? &io[j] : &io[i];
                 const cli_io *y = io[i].implicit ? &io[i] : &io[j];
                 rc = tp_errf(e, TP_EUSAGE,
                              "%s and %s name one file: one output would "
-                             "replace the other; give each its own path",
+                             "replace or garble the other; give each its "
+                             "own path",
                              io_name(y, b, sizeof b), io_name(x, a, sizeof a));
             }
         }

@@ -304,9 +304,10 @@ static const cli_option options[] = {
     {"version", OPT_VERSION, NULL, CMD_ALL, "print the version and exit"},
     {"format", OPT_FORMAT, "table|json|csv|jsonl|md", CMD_ALL,
      "output format (default table; jsonl: search only; md: diff only)"},
-    {"output", OPT_OUTPUT, "FILE", CMD_ALL,
-     "write the output to FILE (atomically: all or nothing); "
-     "hw import-nccl-tests: the hwdb directory to write into"},
+    {"output", OPT_OUTPUT, "FILE|-", CMD_ALL,
+     "write the output to FILE (atomically: all or nothing; - standard "
+     "output; an input of the command, or another output's file, is "
+     "refused); hw import-nccl-tests: the hwdb directory to write into"},
     {"threads", OPT_THREADS, "N", CMD_ALL,
      "worker threads, 1 to 1024 (default: all cores)"},
     {"seed", OPT_SEED, "N", CMD_ALL,
@@ -670,15 +671,17 @@ static const cli_option options[] = {
      "search: leave out elapsed time and thread count (comparable output)"},
     {"no-prune", OPT_NO_PRUNE, NULL, CMD_SEARCH,
      "search: estimate every valid layout (no memory or time bound)"},
-    {"svg", OPT_SVG, "FILE", CMD_SEARCH,
+    {"svg", OPT_SVG, "FILE|-", CMD_SEARCH,
      "search: an SVG to FILE: time against cost by GPU count and system, "
-     "the front labelled, the top layouts' time and memory by term"},
+     "the front labelled, the top layouts' time and memory by term (-: "
+     "standard output, with -o FILE only)"},
     {"list-options", OPT_LIST_OPTIONS, NULL, CMD_ALL,
      "print every long option name, one per line (for scripts and tests)"},
     {"progress", OPT_PROGRESS, NULL, CMD_SWEEP,
      "sweep: progress line on stderr even when it is not a terminal"},
     {"resume", OPT_RESUME, NULL, CMD_SWEEP,
-     "sweep: keep the complete records of -o FILE, redo the rest"},
+     "sweep: keep the complete, undamaged records of -o FILE, redo the "
+     "rest (a FILE that is not this sweep's output is refused)"},
     {"overwrite", OPT_OVERWRITE, NULL, CMD_SWEEP,
      "sweep: replace an -o FILE that holds records, once the sweep "
      "finishes (without it or --resume such a file is refused)"},
@@ -700,10 +703,10 @@ static const cli_option options[] = {
      "model_type, a local/global pattern that is not periodic, Qwen's "
      "partial windows, mlp_only_layers, ...) is an error (exit 65), not a "
      "warning"},
-    {"sbatch", OPT_SBATCH, "FILE", CMD_SEARCH,
+    {"sbatch", OPT_SBATCH, "FILE|-", CMD_SEARCH,
      "search: write the winner's Megatron-LM launch script to FILE "
-     "(atomically): sbatch it, or run it on each node under another "
-     "scheduler; edit only its paths"},
+     "(atomically; -: standard output, with -o FILE only): sbatch it, or "
+     "run it on each node under another scheduler; edit only its paths"},
     {"near", OPT_NEAR, "FILE|-", CMD_SEARCH,
      "search: your own Megatron-LM job (its command line or launch "
      "script, as --megatron-args reads it), estimated as it is and "

@@ -91,6 +91,12 @@ for o in cfg.json ./cfg.json "$PWD/cfg.json" sub/../cfg.json; do
     has err "is the model cfg.json: the output would replace the file it reads" "model show X -o $o"
     same cfg0.json cfg.json "model show X -o $o leaves X"
 done
+# standard output appended to the input (a shell's >>): refused too
+"$TP" model show cfg.json >>cfg.json 2>err
+rc=$?
+if [ $rc -eq 64 ]; then ok; else bad "model show X >> X: exit $rc, expected 64"; fi
+has err "the command's output (standard output, no -o) is the model cfg.json: the output would write into the file it reads" "model show X >> X"
+same cfg0.json cfg.json "model show X >> X leaves X"
 expect 0 "$TP" model show cfg.json -o shown.txt
 has shown.txt "params" "model show -o another file"
 # sweep: the spec, and a config.json the spec names
@@ -134,7 +140,7 @@ empty out "two writers of /dev/null"
 "$TP" "${SRCH[@]}" --sbatch /dev/stdout >tab.txt 2>err
 rc=$?
 if [ $rc -eq 64 ]; then ok; else bad "--sbatch /dev/stdout > the table's file: exit $rc, expected 64"; fi
-has err "the command's output (standard output, no -o) and --sbatch /dev/stdout name one file" "--sbatch /dev/stdout onto the table"
+has err "the command's output (standard output, no -o) and --sbatch /dev/stdout name one file: one output would replace or garble the other" "--sbatch /dev/stdout onto the table"
 # into another file: written in place (the shell's file keeps its inode)
 : >sb.txt
 ino=$(stat -c %i sb.txt)

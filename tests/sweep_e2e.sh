@@ -157,7 +157,7 @@ expect 0 "$TP" sweep --overwrite small.json -o notes.csv
 same small.jsonl notes.csv "--overwrite replaces what --resume refuses"
 # A record whose body was damaged but still parses (a digit changed) is
 # redone: the finished file is a clean run's bytes.
-sed '3s/"peak_memory_bytes":\([0-9]\)/"peak_memory_bytes":9\1/' small.jsonl >dmg.jsonl
+sed '3s/"seq_length":4096/"seq_length":4097/' small.jsonl >dmg.jsonl
 if cmp -s dmg.jsonl small.jsonl; then bad "the damage changed nothing"; else ok; fi
 expect 0 "$TP" sweep --resume small.json -o dmg.jsonl
 has err "keeping 2 complete records" "--resume keeps the records before the damaged one"
