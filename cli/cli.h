@@ -228,6 +228,7 @@ typedef struct cli_out {
     int direct;         /* a device or FIFO, written in place */
     int slot;           /* out.c's signal clean-up slot of tmp, -1 none */
     int borrowed;       /* the caller's stream (cli_out_stream): not closed */
+    int pending;        /* finished, the temporary file not yet renamed */
 } cli_out;
 
 /* Opens the output path names: "-" (or NULL) is the caller's stream
@@ -245,6 +246,15 @@ int cli_out_stream(cli_out *o, FILE *f);
  * (standard output's too) is TP_EIO naming the path and the reason;
  * errors when !ok are not reported (the command's own error is). */
 int cli_out_close(cli_out *o, int ok, tp_err *e);
+/* cli_out_close in two steps, for outputs that must all be complete
+ * before any is put in place (hw import-nccl-tests): cli_out_finish
+ * flushes, syncs and closes (TP_EIO as cli_out_close; the temporary file
+ * is then removed), cli_out_commit renames a finished file into place
+ * (TP_EIO where it cannot), cli_out_discard drops an output at any stage
+ * (its temporary file removed; a no-op once committed). */
+int cli_out_finish(cli_out *o, tp_err *e);
+int cli_out_commit(cli_out *o, tp_err *e);
+void cli_out_discard(cli_out *o);
 /* The file path names once its symbolic links are followed (a dangling
  * link's target need not exist) into out[cap]. TP_OK or TP_EIO. */
 int cli_out_resolve(const char *path, char *out, size_t cap, tp_err *e);

@@ -48,8 +48,9 @@
 
 /* A signal handler can neither allocate nor lock, so the temporary paths
  * live in a fixed table: a slot is filled, then armed. A process has at
- * most a few outputs open at once (-o and --svg). */
-#define OUT_SLOTS 4
+ * most a few outputs open at once (-o, --svg, --sbatch), but hw
+ * import-nccl-tests holds every table of its logs until all are written. */
+#define OUT_SLOTS 64
 static char slot_path[OUT_SLOTS][4096];
 static volatile sig_atomic_t slot_armed[OUT_SLOTS];
 static const int cleanup_signals[] = {SIGHUP, SIGINT, SIGTERM};
@@ -377,7 +378,10 @@ int cli_out_stream(cli_out *o, FILE *f)
     return TP_OK;
 }
 
-int cli_out_close(cli_out *o, int ok, tp_err *e)
+/* Flushes, syncs and closes o's stream. A regular file's temporary file
+ * is then left pending (renamed by cli_out_commit) when ok and nothing
+ * failed, else removed. Errors are reported only when ok. */
+static int out_end(cli_out *o, int ok, tp_err *e)
 {
     if (!o->f) return TP_OK;
     FILE *f = o->f;
@@ -413,6 +417,16 @@ int cli_out_close(cli_out *o, int ok, tp_err *e)
                            strerror(err));
         return TP_OK;
     }
+    o->pending = 1;
+    return TP_OK;
+}
+
+int cli_out_finish(cli_out *o, tp_err *e) { return out_end(o, 1, e); }
+
+int cli_out_commit(cli_out *o, tp_err *e)
+{
+    if (!o->pending) return TP_OK;
+    o->pending = 0;
     int rc = TP_OK;
     if (rename(o->tmp, o->target) != 0) {
         int rerr = errno;
@@ -422,6 +436,26 @@ int cli_out_close(cli_out *o, int ok, tp_err *e)
     }
     slot_disarm(o->slot);
     return rc;
+}
+
+void cli_out_discard(cli_out *o)
+{
+    out_end(o, 0, NULL);
+    if (o->pending) {
+        unlink(o->tmp);
+        slot_disarm(o->slot);
+        o->pending = 0;
+    }
+}
+
+int cli_out_close(cli_out *o, int ok, tp_err *e)
+{
+    int rc = out_end(o, ok, e);
+    if (rc || !ok) {
+        cli_out_discard(o);
+        return rc;
+    }
+    return cli_out_commit(o, e);
 }
 
 void cli_table_init(cli_table *t, int ncols, const char **headers,

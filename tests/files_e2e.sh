@@ -5,7 +5,8 @@
 #     -o FILE takes the command's output, and are refused (64) when the
 #     command's output already goes there (they wrote everything, then
 #     exited 74 "write failed: Success" having closed standard output);
-#     `hw import-nccl-tests -o -` is refused (a directory is written);
+#     `hw import-nccl-tests -o -` is refused (a directory is written), and
+#     its files go through the same writer (modes as a shell gives);
 #   - an output naming one of the command's inputs is refused (64), the
 #     input left as it was: --near/--megatron-args job files, model show's
 #     config.json (by name, ./name, absolute path, a symbolic link), diff's
@@ -69,6 +70,18 @@ if head -1 out | grep -q '^<?xml'; then ok; else bad "--svg - with -o: no SVG on
 same job.sh piped.sh "--sbatch - into a pipe"
 expect 64 "$TP" hw import-nccl-tests -o - "$FIX/nccl/all_reduce_perf_1x8.log"
 has err "-o -: this command writes files into a directory" "import -o -"
+# import writes through the same writer: new files 0666 less the umask
+# (mkstemp's 0600 made a shared hwdb unreadable to others), a replaced
+# file keeps its mode, no temporary file left
+(umask 022 && "$TP" hw import-nccl-tests --system eos -o hwx "$FIX/nccl/all_reduce_perf_2x8.log" >out 2>err)
+if [ "$(stat -c %a hwx/systems/eos.json)" = 644 ] \
+   && [ "$(stat -c %a hwx/measured/eos/nccl-tests_allreduce_2x8.csv)" = 644 ]; then ok; else
+    bad "import: modes $(stat -c %a hwx/systems/eos.json hwx/measured/eos/*.csv | tr '\n' ' '), expected 644"
+fi
+chmod 640 hwx/systems/eos.json
+(umask 022 && "$TP" hw import-nccl-tests --system eos -o hwx "$FIX/nccl/all_gather_perf_2x8.log" >out 2>err)
+if [ "$(stat -c %a hwx/systems/eos.json)" = 640 ]; then ok; else bad "import: a replaced file's mode not kept"; fi
+if ls hwx/systems hwx/measured/eos | grep -q '\.tmp\.'; then bad "import left a temporary file"; else ok; fi
 
 # --- an output naming an input ----------------------------------------------
 cp job.sh job0.sh
