@@ -199,6 +199,8 @@ static void io_identify(const cli_io *x, FILE *caller, io_id *id)
         id->ino = st.st_ino;
         return;
     }
+    /* A missing input is the command's to report (66). */
+    if (x->role == CLI_IO_IN) return;
     /* Not there yet: its directory's real path and its name, the links
      * of the path itself followed first (a dangling link names where the
      * file will be written). */

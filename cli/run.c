@@ -88,11 +88,14 @@ static const cli_command commands[] = {
      "architecture, parameter counts and FLOPs per token of a model",
      cmd_model_show, 0, ARGS_MODEL},
     {"hw", "list", CMD_HW_LIST, 0, 0, "",
-     "list the GPUs and systems of the hardware database", cmd_hw_list, 0, ARGS_NAMES},
+     "list the GPUs and systems of the hardware database", cmd_hw_list, 0,
+     ARGS_NAMES},
     {"hw", "show", CMD_HW_SHOW, 1, 1, "NAME",
-     "every number of a GPU or system, with its source", cmd_hw_show, 0, ARGS_NAMES},
+     "every number of a GPU or system, with its source", cmd_hw_show, 0,
+     ARGS_NAMES},
     {"hw", "check", CMD_HW_CHECK, 1, 64, "FILE...",
-     "validate GPU or system files and list every problem", cmd_hw_check, 0, ARGS_FILES},
+     "validate GPU or system files and list every problem", cmd_hw_check, 0,
+     ARGS_FILES},
     {"hw", "import-nccl-tests", CMD_HW_IMPORT, 1, 256, "-o DIR LOG...",
      "add measured collective tables from nccl-tests logs to hwdb DIR",
      cmd_hw_import_nccl_tests, 1, ARGS_FILES},
@@ -1830,12 +1833,6 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
                 cmd->verb, cmd->args);
         return TP_EUSAGE;
     }
-#ifdef _OPENMP
-    /* The thread count is the process's: set for this call only. */
-    int threads_before = omp_get_max_threads();
-    if (o.threads > 0) omp_set_num_threads(o.threads);
-#endif
-
     /* Every file the call reads and writes, before anything is written:
      * no output may replace an input or another output (out.c). */
     {
@@ -1886,6 +1883,12 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         }
     }
     o.out = out_f;
+
+#ifdef _OPENMP
+    /* The thread count is the process's: set for this call only. */
+    int threads_before = omp_get_max_threads();
+    if (o.threads > 0) omp_set_num_threads(o.threads);
+#endif
 
     /* -o of a command that writes a directory is its argument, not where
      * stdout goes. */
