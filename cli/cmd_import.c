@@ -16,7 +16,7 @@
  *
  * The log parser is estimator/nccl_tests.c.
  */
-#define _XOPEN_SOURCE 700 /* realpath, mkstemp */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "cli.h"
 #include "est.h"
 

@@ -255,12 +255,19 @@ int cli_io_check(const cli_io *io, int n, FILE *caller, tp_err *e)
             const cli_io *y = &io[j], *imp = x->implicit ? x
                                              : y->implicit ? y : NULL;
             const cli_io *other = imp == x ? y : x;
+            /* a library call's memory stream takes the JSON it parses:
+             * no -o to offer there */
+            int lib = !caller || fileno(caller) < 0;
             if (imp)
                 return tp_errf(e, TP_EUSAGE,
                                "%s -: the command's output already goes to "
-                               "standard output (no -o); give %s a FILE, or "
-                               "-o FILE for the command's output",
-                               other->what, other->what);
+                               "%s; give %s a FILE%s",
+                               other->what,
+                               lib ? "the caller's stream"
+                                   : "standard output (no -o)",
+                               other->what,
+                               lib ? "" : ", or -o FILE for the command's "
+                                          "output");
             return tp_errf(e, TP_EUSAGE,
                            "%s - and %s -: both would write standard output; "
                            "give one of them a FILE",
