@@ -898,9 +898,12 @@ static void print_runs(const vrun *v, int n, const char *only, int loso,
                          ? space_moe_dispatcher_names[u->moe_dispatcher]
                          : "?");
         }
-        if (loso) {
+        if (loso && r->ours_loso > 0) {
             snprintf(lo, sizeof lo, "%10.4g", r->ours_loso);
             snprintf(le, sizeof le, "%6.1f", ape(r, r->ours_loso));
+        } else if (loso) { /* no fold: its source has no fitted run */
+            snprintf(lo, sizeof lo, "%10s", "-");
+            snprintf(le, sizeof le, "%6s", "-");
         }
         printf("%-*s %-16s %-16s %10.4g %10.4g %6.1f %10s %6s  %s%s%s\n",
                idw, r->id, space_stack_names[r->stack], r->kind, r->pub,
