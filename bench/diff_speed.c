@@ -161,7 +161,7 @@ int main(int argc, char **argv)
             d.pos = dpos;
             d.npos = 2;
             cli_out out;
-            if (cli_out_open(&out, "/dev/null", &e)) {
+            if (cli_out_open(&out, "/dev/null", NULL, &e)) {
                 fprintf(stderr, "diff_speed: %s\n", e.msg);
                 return 1;
             }
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
             double dts[3] = {0, 0, 0};
             int rc = 0, crc = 0;
             for (int rep = 0; rep < 3 && !rc && !crc; rep++) {
-                if (rep && cli_out_open(&out, "/dev/null", &e)) {
+                if (rep && cli_out_open(&out, "/dev/null", NULL, &e)) {
                     fprintf(stderr, "diff_speed: %s\n", e.msg);
                     return 1;
                 }

@@ -58,6 +58,11 @@ static const struct {
     /* "torchtitan (PyTorch FSDP2/DTensor)", compiled where the run lists
      * torch.compile */
     {"torchtitan_benchmarks", SPACE_FW_TORCHTITAN},
+    /* torchtitan v0.2.2, eager (Crusoe Cloud's results table), and
+     * torchtitan with torch.compile (torchao's float8 tables):
+     * bench/data/published_runs_added.json */
+    {"crusoe_torchtitan", SPACE_FW_TORCHTITAN},
+    {"torchao_float8_training", SPACE_FW_TORCHTITAN},
 };
 
 /* An expert-parallel degree k of l into *out: absent, 0 (the space_layout

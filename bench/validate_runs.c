@@ -94,6 +94,13 @@ static const struct {
     {"zero3", "DeepSpeed ZeRO-3 of early 2021 (Narayanan et al. Table 2): "
               "its parameter gathering as it ran then is not modelled"},
     {"fp8rw", "torchao's fp8 rowwise recipe: not modelled"},
+    {"crusoe-torchtitan",
+     "torchtitan v0.2.2 run eagerly on a PyTorch nightly of 2026 (Crusoe): "
+     "with PyTorch's fused RMSNorm still 10 % slower in the estimate, on "
+     "every GPU family (H100 +0-5 % but the driver-580 row +18 %, H200 "
+     "+15 %, B200 +13 %, GB200 +4-8 %), a mechanism of that software not "
+     "found; fitted, it would move the Blackwell factor to 0.925 from "
+     "MLPerf's 0.865 and the mean over sources LOSO from 7.77 to 8.00 %"},
 };
 #define N_WAIVED ((int)(sizeof waived / sizeof waived[0]))
 
@@ -891,9 +898,12 @@ static void print_runs(const vrun *v, int n, const char *only, int loso,
                          ? space_moe_dispatcher_names[u->moe_dispatcher]
                          : "?");
         }
-        if (loso) {
+        if (loso && r->ours_loso > 0) {
             snprintf(lo, sizeof lo, "%10.4g", r->ours_loso);
             snprintf(le, sizeof le, "%6.1f", ape(r, r->ours_loso));
+        } else if (loso) { /* no fold: its source has no fitted run */
+            snprintf(lo, sizeof lo, "%10s", "-");
+            snprintf(le, sizeof le, "%6s", "-");
         }
         printf("%-*s %-16s %-16s %10.4g %10.4g %6.1f %10s %6s  %s%s%s\n",
                idw, r->id, space_stack_names[r->stack], r->kind, r->pub,
@@ -1111,6 +1121,73 @@ static void estimate_moe(vrun *v, int n, double keff)
     }
 }
 
+/* r's step-time error in %, ours against published, positive when our
+ * step is the slower (a rate target: the published rate over ours). */
+static double signed_step(const vrun *r, double ours)
+{
+    if (!(ours > 0)) return NAN;
+    return 100 * (r->is_time ? ours / r->pub - 1 : r->pub / ours - 1);
+}
+
+/* Issue 29's lean check per (source, GPU family): the runs' mean signed
+ * step-time error and how many are too slow, in the figure given (LOSO
+ * for the dense runs, which every fit left their own source out of; the
+ * estimator's own for the MoE runs, held out of every fit), then the
+ * issue's bars for a pair of at least 5 runs: MAPE at most 7 % (MoE 10 %),
+ * mean signed within 3 %, neither side over 70 % of 10 or more runs. */
+static void print_lean(const vrun *v, int n, const source *tab, int nsrc,
+                       const char *only, int loso, int moe)
+{
+    printf("\n%s runs per (source, GPU family), %s: mean signed step-time "
+           "error (+: ours slower), runs too slow; issue 29's bars for 5 "
+           "runs or more: MAPE <= %d %%, |signed| <= 3 %%, neither side "
+           "> 70 %% of 10 or more\n",
+           moe ? "MoE" : "Dense",
+           loso ? "left-one-source-out" : "as estimated", moe ? 10 : 7);
+    printf("%-30s %-12s %5s %8s %8s %9s  %s\n", "source", "GPU family",
+           "runs", "MAPE", "signed", "too slow", "bars");
+    for (int s = 0; s < nsrc; s++) {
+        if (only && strcmp(only, tab[s].id) != 0) continue;
+        const char *fams[MAX_FAM + 8];
+        int nf = 0;
+        for (int i = 0; i < n; i++) {
+            if (!v[i].ok || v[i].src != s || v[i].waived) continue;
+            const char *f = family_name(&v[i]);
+            int k = 0;
+            while (k < nf && strcmp(fams[k], f) != 0) k++;
+            if (k == nf && nf < (int)(sizeof fams / sizeof fams[0]))
+                fams[nf++] = f;
+        }
+        for (int k = 0; k < nf; k++) {
+            int m = 0, slow = 0;
+            double sa = 0, ss = 0;
+            for (int i = 0; i < n; i++) {
+                if (!v[i].ok || v[i].src != s || v[i].waived
+                    || strcmp(family_name(&v[i]), fams[k]) != 0)
+                    continue;
+                double o = loso ? v[i].ours_loso : v[i].ours_in;
+                double e = signed_step(&v[i], o);
+                if (isnan(e)) continue;
+                m++, sa += ape(&v[i], o), ss += e, slow += e > 0;
+            }
+            if (!m) continue;
+            char bars[64] = "-";
+            if (m >= 5) {
+                int ok_mape = sa / m <= (moe ? 10 : 7);
+                int ok_sign = fabs(ss / m) <= 3;
+                int ok_side =
+                    m < 10 || (slow <= 0.7 * m && m - slow <= 0.7 * m);
+                snprintf(bars, sizeof bars, "%s%s%s%s",
+                         ok_mape && ok_sign && ok_side ? "met" : "missed:",
+                         ok_mape ? "" : " MAPE", ok_sign ? "" : " signed",
+                         ok_side ? "" : " one side");
+            }
+            printf("%-30s %-12s %5d %8.1f %+8.1f %4d / %-3d  %s\n", tab[s].id,
+                   fams[k], m, sa / m, ss / m, slow, m, bars);
+        }
+    }
+}
+
 /* The MoE runs per run and per source: MAPE of the scored runs, the
  * worst, and every run not scored under its reason. */
 static void print_moe(const vrun *v, int n, const char *only, double keff,
@@ -1291,11 +1368,15 @@ int main(int argc, char **argv)
     } else {
         print_runs(v, n, only, !no_loso, 34);
         print_sources(v, n, &sc, only, !no_loso);
+        print_lean(v, n, src_tab, n_src, only, !no_loso, 0);
         if (keff > 0)
             printf("\nevery run at kernel efficiency %.3f: no fit\n", keff);
         else
             print_fit(v, n, &sc, no_loso ? NULL : all, !no_loso, rounds, agree);
-        if (moe_path) print_moe(mv, nm, only, keff, moe_path);
+        if (moe_path) {
+            print_moe(mv, nm, only, keff, moe_path);
+            print_lean(mv, nm, moe_tab, n_moe_src, only, 0, 1);
+        }
     }
     free(eta);
 done:

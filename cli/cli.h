@@ -41,6 +41,8 @@ enum {
 typedef struct cli_opts {
     FILE *err;               /* diagnostics: the caller's stream (cli_run);
                                 NULL = stderr (read it with cli_err) */
+    FILE *out;               /* the caller's data stream (cli_run): what an
+                                output given as "-" writes; NULL = none */
     cli_format format;
     const char *output;      /* -o FILE, or NULL for stdout */
     int threads;             /* 0 = OpenMP's default */
@@ -226,9 +228,15 @@ typedef struct cli_out {
     int direct;         /* a device or FIFO, written in place */
     int slot;           /* out.c's signal clean-up slot of tmp, -1 none */
     int borrowed;       /* the caller's stream (cli_out_stream): not closed */
+    int pending;        /* finished, the temporary file not yet renamed */
 } cli_out;
 
-int cli_out_open(cli_out *o, const char *path, tp_err *e);
+/* Opens the output path names: "-" (or NULL) is the caller's stream
+ * (cli_out_stream: never closed; NULL caller: TP_EINTERNAL, as
+ * cli_io_check refuses such a "-" first), a device, FIFO or descriptor
+ * path (/dev/stdout) is written directly, a regular file through a
+ * temporary file. TP_OK, or TP_EIO naming path and reason. */
+int cli_out_open(cli_out *o, const char *path, FILE *caller, tp_err *e);
 /* A writer on the caller's open stream f (standard output, or a library
  * caller's memory stream): cli_out_close flushes and checks it but leaves
  * it open. TP_OK. */
@@ -238,9 +246,50 @@ int cli_out_stream(cli_out *o, FILE *f);
  * (standard output's too) is TP_EIO naming the path and the reason;
  * errors when !ok are not reported (the command's own error is). */
 int cli_out_close(cli_out *o, int ok, tp_err *e);
+/* cli_out_close in two steps, for outputs that must all be complete
+ * before any is put in place (hw import-nccl-tests): cli_out_finish
+ * flushes, syncs and closes (TP_EIO as cli_out_close; the temporary file
+ * is then removed), cli_out_commit renames a finished file into place
+ * (TP_EIO where it cannot), cli_out_discard drops an output at any stage
+ * (its temporary file removed; a no-op once committed). */
+int cli_out_finish(cli_out *o, tp_err *e);
+int cli_out_commit(cli_out *o, tp_err *e);
+void cli_out_discard(cli_out *o);
 /* The file path names once its symbolic links are followed (a dangling
  * link's target need not exist) into out[cap]. TP_OK or TP_EIO. */
 int cli_out_resolve(const char *path, char *out, size_t cap, tp_err *e);
+/* Whether a path (links followed) names a process's open descriptor:
+ * under /dev/fd/, or /proc/PID/fd/ (where /dev/stdout leads). Such a path
+ * is written in place, appended to, never renamed over: the file behind
+ * it is held open by its owner (a shell's > or >>). */
+int cli_out_names_fd(const char *path);
+
+/* A path one call reads or writes, for cli_io_check. */
+typedef enum cli_io_role {
+    CLI_IO_IN,      /* read: a job file, a spec, a config.json, a log */
+    CLI_IO_OUT,     /* a file written: -o, --svg, --sbatch; "-" is the
+                       caller's stream */
+    CLI_IO_OUT_DIR  /* a directory written into (hw import-nccl-tests -o):
+                       "-" refused */
+} cli_io_role;
+typedef struct cli_io {
+    const char *what;  /* the option ("-o", "--sbatch") or argument ("the
+                          spec") that names it, for messages */
+    const char *path;  /* as given; "-": standard input or the caller's
+                          stream */
+    cli_io_role role;
+    int implicit;      /* the command's output without -o (path "-") */
+} cli_io;
+/* Refuses, with TP_EUSAGE naming both paths and their options, what
+ * would lose data before anything is written: an output that is one of
+ * the inputs, or one file named by two outputs (the same file: device and
+ * inode where it exists, else the real path of its directory and its
+ * name; only regular files and files to be, as two writers of /dev/null
+ * lose nothing); "-" as a directory output; "-" for an output when
+ * another output already writes the caller's stream. caller is the
+ * stream "-" writes (its descriptor, where it has one, identifies
+ * /dev/stdout's file). TP_OK otherwise. */
+int cli_io_check(const cli_io *io, int n, FILE *caller, tp_err *e);
 
 /* A table of strings, printed aligned (table format) or as RFC 4180 CSV.
  * A cell that is CLI_MISSING shows as such in a table and is an empty
@@ -374,11 +423,12 @@ int cli_time_terms(const struct est_breakdown *b, int with_unit, cli_term *t);
 int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_search(const cli_opts *o, cli_out *out, tp_err *e);
 
-/* Writes the SVG plot of a search answer to path, atomically
- * (search_svg.c). Returns TP_OK or TP_EIO. */
+/* Writes the SVG plot of a search answer to path, atomically, or to
+ * caller's stream for "-" (search_svg.c). Returns TP_OK or TP_EIO. */
 struct search_request;
 struct search_answer;
-int cli_search_svg(const char *path, const struct search_request *q,
+int cli_search_svg(const char *path, FILE *caller,
+                   const struct search_request *q,
                    const struct search_answer *a, tp_err *e);
 
 /* Parses "NxG" (nodes x GPUs per node) into *nodes, *per_node; TP_EUSAGE

@@ -10,12 +10,13 @@
  * is there, else the one the database loaded) with those tables listed
  * in `measured`, the paths of its other entries rewritten to stay valid
  * from DIR. Every log is parsed before anything is written; files are
- * written beside their targets and renamed into place only when all of
- * them are complete, so a bad log leaves DIR as it was.
+ * written beside their targets (cli/out.c's writer) and renamed into
+ * place only when all of them are complete, so a bad log leaves DIR as it
+ * was.
  *
  * The log parser is estimator/nccl_tests.c.
  */
-#define _XOPEN_SOURCE 700 /* realpath, mkstemp */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "cli.h"
 #include "est.h"
 
@@ -52,49 +53,19 @@ static int make_dirs(const char *path, tp_err *e)
     return TP_OK;
 }
 
-/* A file being written: temporary path beside its target. */
+/* A file being written: through cli/out.c's writer (a temporary file
+ * beside its target, a replaced file's mode kept, a new one 0666 less the
+ * umask, removed on a signal), finished first and put in place only when
+ * every file is complete. */
 typedef struct pending_file {
     char target[PATH_MAX];
-    char tmp[PATH_MAX + 16];
-    FILE *f;
+    cli_out o;
 } pending_file;
 
 static int begin_file(pending_file *p, const char *target, tp_err *e)
 {
     tp_strlcpy(p->target, target, sizeof p->target);
-    snprintf(p->tmp, sizeof p->tmp, "%s.tmp.XXXXXX", target);
-    int fd = mkstemp(p->tmp);
-    if (fd < 0) {
-        p->tmp[0] = '\0';
-        return tp_errf(e, TP_EIO, "%s: cannot create: %s", target,
-                       strerror(errno));
-    }
-    p->f = fdopen(fd, "w");
-    if (!p->f) {
-        close(fd);
-        return tp_errf(e, TP_EIO, "%s: cannot open: %s", target,
-                       strerror(errno));
-    }
-    return TP_OK;
-}
-
-static int end_file(pending_file *p, tp_err *e)
-{
-    int bad = ferror(p->f) != 0;
-    bad |= fclose(p->f) != 0;
-    p->f = NULL;
-    if (bad)
-        return tp_errf(e, TP_EIO, "%s: write failed: %s", p->target,
-                       strerror(errno));
-    return TP_OK;
-}
-
-static void drop_file(pending_file *p)
-{
-    if (p->f) fclose(p->f);
-    p->f = NULL;
-    if (p->tmp[0]) unlink(p->tmp);
-    p->tmp[0] = '\0';
+    return cli_out_open(&p->o, p->target, NULL, e);
 }
 
 /* One table to write: the merged rows of a collective and group shape. */
@@ -329,21 +300,21 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
                  est_coll_names[x->kind], x->nodes, x->per_node);
         pending_file *p = &files[nfiles++];
         if ((rc = begin_file(p, path, e))) break;
-        fprintf(p->f,
+        fprintf(p->o.f,
                 "# nccl-tests results imported by trainplan hw "
                 "import-nccl-tests\n# logs: %s\n",
                 x->logs);
-        if (x->version[0]) fprintf(p->f, "# %s\n", x->version);
-        if (x->device[0]) fprintf(p->f, "# device: %s\n", x->device);
-        fprintf(p->f,
+        if (x->version[0]) fprintf(p->o.f, "# %s\n", x->version);
+        if (x->device[0]) fprintf(p->o.f, "# device: %s\n", x->device);
+        fprintf(p->o.f,
                 "# time = mean of the out-of-place and in-place times; "
                 "bytes = nccl-tests' size column\n"
                 "collective,dtype,nodes,gpus_per_node,bytes,time_us\n");
         for (int i = 0; i < x->n; i++)
-            fprintf(p->f, "%s,%s,%d,%d,%.0f,%.6g\n", est_coll_names[x->kind],
+            fprintf(p->o.f, "%s,%s,%d,%d,%.0f,%.6g\n", est_coll_names[x->kind],
                     hw_dtype_names[x->rows[i].dtype], x->nodes, x->per_node,
                     x->rows[i].bytes, x->rows[i].time_s * 1e6);
-        if ((rc = end_file(p, e))) break;
+        if ((rc = cli_out_finish(&p->o, e))) break;
         /* Replace an entry for the same file; keep the rest. */
         char abs_new[PATH_MAX + 160];
         tp_strlcpy(abs_new, path, sizeof abs_new);
@@ -401,19 +372,15 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
         pending_file *p = &files[nfiles++];
         char *text = cJSON_Print(doc);
         if (!(rc = begin_file(p, target_json, e))) {
-            fputs(text, p->f);
-            fputc('\n', p->f);
-            rc = end_file(p, e);
+            fputs(text, p->o.f);
+            fputc('\n', p->o.f);
+            rc = cli_out_finish(&p->o, e);
         }
         cJSON_free(text);
     }
     /* All written: move them into place. */
     for (int i = 0; i < nfiles && rc == TP_OK; i++)
-        if (rename(files[i].tmp, files[i].target) != 0)
-            rc = tp_errf(e, TP_EIO, "%s: cannot write: %s", files[i].target,
-                         strerror(errno));
-        else
-            files[i].tmp[0] = '\0';
+        rc = cli_out_commit(&files[i].o, e);
     if (rc == TP_OK && o->format == CLI_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "system", y->name);
@@ -440,7 +407,7 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
     }
     cli_table_free(&summary);
 done:
-    for (int i = 0; i < nfiles; i++) drop_file(&files[i]);
+    for (int i = 0; i < nfiles; i++) cli_out_discard(&files[i].o);
     free(files);
     for (int k = 0; k < ntab; k++) free(tab[k].rows);
     free(tab);

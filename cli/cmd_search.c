@@ -1628,10 +1628,10 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             if (nearb[0]) fprintf(f, "nearest miss: %s\n", nearb);
         }
     }
-    if (o->svg && (rc = cli_search_svg(o->svg, &q, &ans, e))) goto done;
+    if (o->svg && (rc = cli_search_svg(o->svg, o->out, &q, &ans, e))) goto done;
     if (o->sbatch && ans.n_ranked > 0) {
         cli_out so_out;
-        if ((rc = cli_out_open(&so_out, o->sbatch, e))) goto done;
+        if ((rc = cli_out_open(&so_out, o->sbatch, o->out, e))) goto done;
         cli_launch lc;
         launch_of(&lc, &rows[0], &q, o->torchtitan_version, o->nemo_format);
         cli_text t = {0};

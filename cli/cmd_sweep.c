@@ -24,7 +24,8 @@
  * new sweep through out.c's temporary file and renames it over the old
  * one only when the sweep finishes; without either it is refused. The
  * file is locked (fcntl) for the whole sweep: a second sweep on it is
- * refused (exit 75). -o naming the spec is refused. Without -o the
+ * refused (exit 75). -o naming the spec, or a config.json the spec
+ * names, is refused (cli_io_check). Without -o the
  * records go to the caller's stream (standard output, or a library
  * call's): one write() a record through its descriptor, or for a memory
  * stream through stdio, flushed after each record. SIGHUP, SIGINT and
@@ -252,11 +253,7 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     cli_search_close(&cs);
     char *t = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
-    size_t n = strlen(t);
-    char *line = tp_xmalloc(n + 2);
-    memcpy(line, t, n);
-    line[n] = '\n';
-    line[n + 1] = '\0';
+    char *line = sweep_record_seal(t, strlen(t)); /* its digest last */
     cJSON_free(t);
     return line;
 }
@@ -395,8 +392,8 @@ static int claim_file(const cli_opts *o, sweep_out *so, int create, tp_err *e)
 /* Before the spec is read: the checks that need no spec, so a sweep that
  * cannot write (its -o locked, holding records, or the spec itself) is
  * refused at once. A missing -o file is created later, by open_output. */
-static int claim_output(const cli_opts *o, const char *spec_path,
-                        FILE *out, sweep_out *so, tp_err *e)
+static int claim_output(const cli_opts *o, FILE *out, sweep_out *so,
+                        tp_err *e)
 {
     const char *path = o->out_dir;
     if (!path || !strcmp(path, "-")) {
@@ -422,25 +419,23 @@ static int claim_output(const cli_opts *o, const char *spec_path,
                        path);
     int rc = cli_out_resolve(path, so->target, sizeof so->target, e);
     if (rc) return rc;
-    struct stat st, sp;
+    struct stat st;
     if (stat(so->target, &st) != 0) {
         if (errno == ENOENT) return TP_OK;
         return tp_errf(e, TP_EIO, "%s: cannot stat: %s", path, strerror(errno));
     }
-    if (stat(spec_path, &sp) == 0 && sp.st_dev == st.st_dev
-        && sp.st_ino == st.st_ino)
-        return tp_errf(e, TP_EUSAGE,
-                       "-o %s is the spec %s itself; give another output file",
-                       path, spec_path);
+    /* -o naming the spec (or another input) is refused before the
+     * command runs (cli_io_check). */
     if (S_ISDIR(st.st_mode))
         return tp_errf(e, TP_EIO, "%s: is a directory; -o names a file", path);
-    if (!S_ISREG(st.st_mode)) {
-        /* A device or FIFO (/dev/null, a pipe to gzip): written directly;
+    if (!S_ISREG(st.st_mode) || cli_out_names_fd(so->target)) {
+        /* A device or FIFO (/dev/null, a pipe to gzip), or a process's
+         * descriptor (/dev/stdout): written directly, appended to;
          * nothing to resume, replace or lock. */
         if (o->resume || o->overwrite)
             return tp_errf(e, TP_EUSAGE, "%s: --%s needs a regular file", path,
                            o->resume ? "resume" : "overwrite");
-        so->fd = open(so->target, O_WRONLY);
+        so->fd = open(so->target, O_WRONLY | O_APPEND);
         if (so->fd < 0)
             return tp_errf(e, TP_EIO, "%s: cannot open: %s", path,
                            strerror(errno));
@@ -452,8 +447,14 @@ static int claim_output(const cli_opts *o, const char *spec_path,
 /* After the spec is read: creates and locks a new -o file, resumes one
  * (*done: how many of want[0..n) it already holds) or starts the
  * replacement of one (--overwrite). */
-static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
-                       sweep_out *so, int64_t *done, tp_err *e)
+static void spec_id_of(int64_t k, char id[17], void *ctx)
+{
+    sweep_scenario_id(ctx, k, id);
+}
+
+static int open_output(const cli_opts *o, const sweep_spec *s,
+                       const sweep_key *want, int64_t n, sweep_out *so,
+                       int64_t *done, tp_err *e)
 {
     const char *path = o->out_dir;
     *done = 0;
@@ -464,7 +465,7 @@ static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
     if (fstat(so->file_fd, &st) != 0)
         return tp_errf(e, TP_EIO, "%s: cannot stat: %s", path, strerror(errno));
     if (o->overwrite && st.st_size > 0) {
-        if ((rc = cli_out_open(&so->tmp, path, e))) return rc;
+        if ((rc = cli_out_open(&so->tmp, path, NULL, e))) return rc;
         so->replacing = 1;
         so->fd = fileno(so->tmp.f); /* written with write(), never stdio */
         return TP_OK;
@@ -480,13 +481,42 @@ static int open_output(const cli_opts *o, const sweep_key *want, int64_t n,
         if (r <= 0) break;
         got += (size_t)r;
     }
+    /* A file that does not start with a record of this call is not this
+     * sweep's output (a CSV, another spec's night, another shard's
+     * file): refused, not emptied. */
+    char why[512];
+    if (got > 0
+        && !sweep_resume_first(buf, got, want, n, s->count, spec_id_of,
+                               (void *)s, why, sizeof why)) {
+        free(buf);
+        return tp_errf(e, TP_EDATA,
+                       "%s: not this sweep's output, refused by --resume: %s; "
+                       "give another -o FILE, or --overwrite instead of "
+                       "--resume to replace the file when the sweep finishes",
+                       path, why);
+    }
     size_t keep = 0;
     *done = sweep_resume_scan(buf, got, want, n, &keep);
+    /* Why the first record not kept is redone, where it is a record of
+     * ours: its bytes damaged, or written before records were sealed. */
+    const char *nl = keep < got ? memchr(buf + keep, '\n', got - keep) : NULL;
+    sweep_key k;
+    const char *why_cut = "";
+    if (nl && *done < n && sweep_record_key(buf + keep, (size_t)(nl - (buf + keep)), &k)
+        && k.index == want[*done].index && !strcmp(k.id, want[*done].id))
+        why_cut = k.seal < 0    ? " (the first of them damaged: its "
+                                  SWEEP_SEAL_KEY " does not match its bytes)"
+                  : k.seal == 0 ? " (the first of them has no "
+                                  SWEEP_SEAL_KEY ": written by an older "
+                                  "version)"
+                                : " (the first of them written by another "
+                                  "version or from other input files)";
     free(buf);
     if (keep < (size_t)st.st_size) {
         fprintf(cli_err(o), "trainplan: %s: keeping %lld complete records, cutting "
-                        "%lld bytes after them\n",
-                path, (long long)*done, (long long)((size_t)st.st_size - keep));
+                        "%lld bytes after them%s\n",
+                path, (long long)*done, (long long)((size_t)st.st_size - keep),
+                why_cut);
         if (ftruncate(so->fd, (off_t)keep) != 0)
             return tp_errf(e, TP_EIO, "%s: cannot truncate: %s", path,
                            strerror(errno));
@@ -609,6 +639,23 @@ static int under_mpi(void)
 }
 #endif
 
+/* The config.json files the spec names are inputs too: -o may not name
+ * one (run.c's cli_io_check saw only the spec). */
+static int check_spec_files(const cli_opts *o, const sweep_spec *s, tp_err *e)
+{
+    if (!o->out_dir || !strcmp(o->out_dir, "-")) return TP_OK;
+    int n = 0;
+    cli_io *io = tp_xcalloc((size_t)s->n[SWEEP_MODELS] + 1, sizeof *io);
+    io[n++] = (cli_io){"-o", o->out_dir, CLI_IO_OUT, 0};
+    for (int i = 0; i < s->n[SWEEP_MODELS]; i++)
+        if (space_model_is_path(s->val[SWEEP_MODELS][i]))
+            io[n++] = (cli_io){"the spec's model", s->val[SWEEP_MODELS][i],
+                               CLI_IO_IN, 0};
+    int rc = cli_io_check(io, n, NULL, e);
+    free(io);
+    return rc;
+}
+
 static void print_report(FILE *err, const char *path, const char *rep)
 {
     for (const char *l = rep; *l;) {
@@ -651,7 +698,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     /* The output first: a sweep that could not write is refused before
      * the spec's every scenario is set up. Under MPI rank 0 goes on (to
      * tell the workers to stop); its error is reported at the end. */
-    int orc = rank == 0 ? claim_output(o, spec_path, out->f, &so, e) : TP_OK;
+    int orc = rank == 0 ? claim_output(o, out->f, &so, e) : TP_OK;
     if (orc && nranks == 1) {
         rc = orc;
         goto done;
@@ -667,6 +714,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
         if (rep && rank == 0) print_report(cli_err(o), spec_path, rep);
         goto done;
     }
+    if (!orc && (rc = check_spec_files(o, &s, e))) goto done;
     int si = o->shard_n > 0 ? o->shard_i : 0, sn = o->shard_n > 0 ? o->shard_n : 1;
     int64_t n = sweep_shard_size(s.count, si, sn);
     list = tp_xcalloc((size_t)n + 1, sizeof *list);
@@ -687,7 +735,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     }
 #endif
     int64_t start = 0;
-    if (!orc) orc = open_output(o, want, n, &so, &start, e);
+    if (!orc) orc = open_output(o, &s, want, n, &so, &start, e);
     const char *path = o->out_dir ? o->out_dir : "standard output";
     int fd = so.fd, sync = so.sync;
     FILE *stream = so.stream;
@@ -823,6 +871,12 @@ int cmd_merge(const cli_opts *o, cli_out *out, tp_err *e)
             if (!sweep_record_key(m.text, m.len, &m.k))
                 rc = tp_errf(e, TP_EDATA, "%s:%d: not a sweep record", o->pos[f],
                              i + 1);
+            else if (m.k.seal < 0)
+                rc = tp_errf(e, TP_EDATA,
+                             "%s:%d: a damaged record (its " SWEEP_SEAL_KEY
+                             " does not match its bytes); rerun that sweep "
+                             "with --resume, which redoes it",
+                             o->pos[f], i + 1);
             else if (count >= 0 && m.k.count != count)
                 rc = tp_errf(e, TP_EDATA,
                              "%s:%d: a record of a sweep of %lld scenarios, "

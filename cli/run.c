@@ -68,65 +68,77 @@ typedef struct cli_command {
     const char *summary;
     cmd_fn fn;
     int output_is_dir;   /* -o names a directory the command writes into */
+    int args_read;       /* its arguments: ARGS_NAMES, ARGS_FILES (read:
+                            no output may name one), ARGS_MODEL */
 } cli_command;
+
+/* What a command's positional arguments are, for cli_io_check. */
+enum {
+    ARGS_NAMES, /* names, not files (hw show NAME) */
+    ARGS_FILES, /* files the command reads */
+    ARGS_MODEL  /* a preset name or a config.json (space_model_is_path) */
+};
 
 static int cmd_completion(const cli_opts *o, cli_out *out, tp_err *e);
 
 static const cli_command commands[] = {
     {"model", "list", CMD_MODEL_LIST, 0, 0, "",
-     "list the built-in model presets", cmd_model_list, 0},
+     "list the built-in model presets", cmd_model_list, 0, ARGS_NAMES},
     {"model", "show", CMD_MODEL_SHOW, 1, 1, "NAME|config.json",
      "architecture, parameter counts and FLOPs per token of a model",
-     cmd_model_show, 0},
+     cmd_model_show, 0, ARGS_MODEL},
     {"hw", "list", CMD_HW_LIST, 0, 0, "",
-     "list the GPUs and systems of the hardware database", cmd_hw_list, 0},
+     "list the GPUs and systems of the hardware database", cmd_hw_list, 0,
+     ARGS_NAMES},
     {"hw", "show", CMD_HW_SHOW, 1, 1, "NAME",
-     "every number of a GPU or system, with its source", cmd_hw_show, 0},
+     "every number of a GPU or system, with its source", cmd_hw_show, 0,
+     ARGS_NAMES},
     {"hw", "check", CMD_HW_CHECK, 1, 64, "FILE...",
-     "validate GPU or system files and list every problem", cmd_hw_check, 0},
+     "validate GPU or system files and list every problem", cmd_hw_check, 0,
+     ARGS_FILES},
     {"hw", "import-nccl-tests", CMD_HW_IMPORT, 1, 256, "-o DIR LOG...",
      "add measured collective tables from nccl-tests logs to hwdb DIR",
-     cmd_hw_import_nccl_tests, 1},
+     cmd_hw_import_nccl_tests, 1, ARGS_FILES},
     {"op", "predict", CMD_OP_PREDICT, 0, 0, "",
      "fit on --train samples only, predict --shapes (seed CSV format)",
-     cmd_op_predict, 0},
+     cmd_op_predict, 0, ARGS_NAMES},
     {"op", "show", CMD_OP_SHOW, 0, 0, "",
      "roofline vs fitted time of one operator shape, and its samples",
-     cmd_op_show, 0},
+     cmd_op_show, 0, ARGS_NAMES},
     {"op", "cv", CMD_OP_CV, 0, 0, "",
      "k-fold and extrapolation error of every fitted operator of a GPU",
-     cmd_op_cv, 0},
+     cmd_op_cv, 0, ARGS_NAMES},
     {"coll", "show", CMD_COLL_SHOW, 0, 0, "",
      "time of a collective: analytical, measured, and which is used",
-     cmd_coll_show, 0},
+     cmd_coll_show, 0, ARGS_NAMES},
     {"coll", "cv", CMD_COLL_CV, 0, 0, "",
      "error of the analytical model against every measured table of a system",
-     cmd_coll_cv, 0},
+     cmd_coll_cv, 0, ARGS_NAMES},
     {"estimate", "", CMD_ESTIMATE, 0, 0, "",
      "time, memory and cost of one iteration of a layout (unset fields: "
      "the fastest)",
-     cmd_estimate, 0},
+     cmd_estimate, 0, ARGS_NAMES},
     {"search", "", CMD_SEARCH, 0, 0, "",
      "every valid layout up to --max-gpus: ranked, Pareto front of time "
      "against cost, launch lines",
-     cmd_search, 0},
+     cmd_search, 0, ARGS_NAMES},
     /* issue 7: -o of sweep is its own append-only, resumable file (kept
      * in out_dir), not cli/out.c's temporary file */
     {"sweep", "", CMD_SWEEP, 1, 1, "SPEC.json",
      "the search of every scenario of a spec, one JSON Lines record each "
      "(resumable, shardable, MPI)",
-     cmd_sweep, 1},
+     cmd_sweep, 1, ARGS_FILES},
     {"merge", "", CMD_MERGE, 1, 4096, "FILE...",
      "shard outputs of one sweep into the file one process writes",
-     cmd_merge, 0},
+     cmd_merge, 0, ARGS_FILES},
     {"diff", "", CMD_DIFF, 2, 2, "OLD.jsonl NEW.jsonl",
      "scenarios whose best layout, time or cost changed between two sweeps "
      "(exit 3 if any)",
-     cmd_diff, 0},
+     cmd_diff, 0, ARGS_FILES},
     {"completion", "bash", CMD_COMPLETION, 0, 0, "",
      "a bash completion script generated from the option table (source "
      "it, or install it as bash-completion/completions/trainplan)",
-     cmd_completion, 0},
+     cmd_completion, 0, ARGS_NAMES},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -259,6 +271,29 @@ enum opt_id {
     OPT_NO_MOE_PERMUTE_FUSION
 };
 
+/* The options that name a file the call reads or writes: what
+ * cli_io_check compares before the command runs (out.c). --model is an
+ * input where it names a config.json; --hwdb directories are not
+ * compared (an output inside one is not refused). */
+static const struct {
+    int id;
+    cli_io_role role;
+} io_options[] = {
+    {OPT_OUTPUT, CLI_IO_OUT}, /* CLI_IO_OUT_DIR where the command says */
+    {OPT_SVG, CLI_IO_OUT},
+    {OPT_SBATCH, CLI_IO_OUT},
+    {OPT_MODEL, CLI_IO_IN},
+    {OPT_MEGATRON_ARGS, CLI_IO_IN},
+    {OPT_NEMO_OVERRIDES, CLI_IO_IN},
+    {OPT_TORCHTITAN_CONFIG, CLI_IO_IN},
+    {OPT_NEAR, CLI_IO_IN},
+    {OPT_TRAIN, CLI_IO_IN},
+    {OPT_SHAPES, CLI_IO_IN},
+};
+#define N_IO_OPTIONS ((int)(sizeof io_options / sizeof io_options[0]))
+/* File options one call may give (each of the above once or twice). */
+#define MAX_IO_GIVEN 64
+
 typedef struct cli_option {
     const char *name;
     int id;          /* short letter, or >= 256 for long-only */
@@ -272,9 +307,10 @@ static const cli_option options[] = {
     {"version", OPT_VERSION, NULL, CMD_ALL, "print the version and exit"},
     {"format", OPT_FORMAT, "table|json|csv|jsonl|md", CMD_ALL,
      "output format (default table; jsonl: search only; md: diff only)"},
-    {"output", OPT_OUTPUT, "FILE", CMD_ALL,
-     "write the output to FILE (atomically: all or nothing); "
-     "hw import-nccl-tests: the hwdb directory to write into"},
+    {"output", OPT_OUTPUT, "FILE|-", CMD_ALL,
+     "write the output to FILE (atomically: all or nothing; - standard "
+     "output; an input of the command, or another output's file, is "
+     "refused); hw import-nccl-tests: the hwdb directory to write into"},
     {"threads", OPT_THREADS, "N", CMD_ALL,
      "worker threads, 1 to 1024 (default: all cores)"},
     {"seed", OPT_SEED, "N", CMD_ALL,
@@ -407,8 +443,8 @@ static const cli_option options[] = {
      "warm-up in flight (default PP)"},
     {"no-memory-savers", OPT_NO_SAVERS, NULL, CMD_SEARCH,
      "search: do not try the memory savers (precision-aware optimizer with "
-     "bf16 moments, activation offload, optimizer offload) on layouts that "
-     "do not fit; default: each layout that does not fit is tried with "
+     "bf16 moments, activation offload, optimizer offload, fp8 parameters) "
+     "on layouts that do not fit; default: each layout that does not fit is tried with "
      "each, the fastest that fits kept and named in its tag"},
     {"moe-permute-fusion", OPT_MOE_PERMUTE_FUSION, NULL, CMD_EST_SEARCH,
      "MoE: Transformer Engine's fused token permutation (Megatron-Core "
@@ -638,15 +674,17 @@ static const cli_option options[] = {
      "search: leave out elapsed time and thread count (comparable output)"},
     {"no-prune", OPT_NO_PRUNE, NULL, CMD_SEARCH,
      "search: estimate every valid layout (no memory or time bound)"},
-    {"svg", OPT_SVG, "FILE", CMD_SEARCH,
+    {"svg", OPT_SVG, "FILE|-", CMD_SEARCH,
      "search: an SVG to FILE: time against cost by GPU count and system, "
-     "the front labelled, the top layouts' time and memory by term"},
+     "the front labelled, the top layouts' time and memory by term (-: "
+     "standard output, with -o FILE only)"},
     {"list-options", OPT_LIST_OPTIONS, NULL, CMD_ALL,
      "print every long option name, one per line (for scripts and tests)"},
     {"progress", OPT_PROGRESS, NULL, CMD_SWEEP,
      "sweep: progress line on stderr even when it is not a terminal"},
     {"resume", OPT_RESUME, NULL, CMD_SWEEP,
-     "sweep: keep the complete records of -o FILE, redo the rest"},
+     "sweep: keep the complete, undamaged records of -o FILE, redo the "
+     "rest (a FILE that is not this sweep's output is refused)"},
     {"overwrite", OPT_OVERWRITE, NULL, CMD_SWEEP,
      "sweep: replace an -o FILE that holds records, once the sweep "
      "finishes (without it or --resume such a file is refused)"},
@@ -668,10 +706,10 @@ static const cli_option options[] = {
      "model_type, a local/global pattern that is not periodic, Qwen's "
      "partial windows, mlp_only_layers, ...) is an error (exit 65), not a "
      "warning"},
-    {"sbatch", OPT_SBATCH, "FILE", CMD_SEARCH,
+    {"sbatch", OPT_SBATCH, "FILE|-", CMD_SEARCH,
      "search: write the winner's Megatron-LM launch script to FILE "
-     "(atomically): sbatch it, or run it on each node under another "
-     "scheduler; edit only its paths"},
+     "(atomically; -: standard output, with -o FILE only): sbatch it, or "
+     "run it on each node under another scheduler; edit only its paths"},
     {"near", OPT_NEAR, "FILE|-", CMD_SEARCH,
      "search: your own Megatron-LM job (its command line or launch "
      "script, as --megatron-args reads it), estimated as it is and "
@@ -1058,6 +1096,12 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
     shortopts[ns] = '\0';
 
     int seen[N_OPTIONS] = {0};
+    /* the file options as given, in order, for cli_io_check */
+    struct {
+        const char *path;
+        int k; /* io_options[k] */
+    } io_given[MAX_IO_GIVEN];
+    int n_io_given = 0;
     opterr = 0;
     optind = 0; /* glibc: start afresh, as a second call in one process must */
     int c, rc = TP_OK;
@@ -1076,6 +1120,17 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         }
         for (int i = 0; i < N_OPTIONS; i++)
             if (options[i].id == c) seen[i] = 1;
+        for (int k = 0; k < N_IO_OPTIONS; k++) {
+            if (io_options[k].id != c) continue;
+            if (n_io_given == MAX_IO_GIVEN) {
+                fprintf(err, "trainplan: more than %d file options; give "
+                             "each once\n", MAX_IO_GIVEN);
+                return TP_EUSAGE;
+            }
+            io_given[n_io_given].path = optarg;
+            io_given[n_io_given].k = k;
+            n_io_given++;
+        }
         switch (c) {
         case OPT_HELP:
             usage(out_f);
@@ -1787,6 +1842,57 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
                 cmd->verb, cmd->args);
         return TP_EUSAGE;
     }
+    /* Every file the call reads and writes, before anything is written:
+     * no output may replace an input or another output (out.c). */
+    {
+        int n_io = 0;
+        cli_io *io = tp_xcalloc((size_t)(n_io_given + o.npos + 1), sizeof *io);
+        char names[MAX_IO_GIVEN][64];
+        int has_output = 0;
+        for (int i = 0; i < n_io_given; i++)
+            if (io_options[io_given[i].k].id == OPT_OUTPUT) has_output = 1;
+        /* Without -o the command's data goes to the caller's stream. */
+        if (!has_output)
+            io[n_io++] = (cli_io){"standard output", "-", CLI_IO_OUT, 1};
+        for (int i = 0; i < n_io_given; i++) {
+            int k = io_given[i].k, id = io_options[k].id;
+            const cli_option *opt = option_by_id(id);
+            cli_io *x = &io[n_io];
+            x->path = io_given[i].path;
+            x->role = io_options[k].role;
+            if (id == OPT_OUTPUT) {
+                x->what = "-o";
+                /* sweep's -o is its records' file; import's a directory */
+                if (cmd->output_is_dir && cmd->bit != CMD_SWEEP)
+                    x->role = CLI_IO_OUT_DIR;
+            } else {
+                snprintf(names[i], sizeof names[i], "--%s", opt->name);
+                x->what = names[i];
+            }
+            /* a preset's name is no file */
+            if (id == OPT_MODEL && !space_model_is_path(x->path)) continue;
+            n_io++;
+        }
+        for (int i = 0; i < o.npos; i++) {
+            if (cmd->args_read == ARGS_NAMES
+                || (cmd->args_read == ARGS_MODEL
+                    && !space_model_is_path(o.pos[i])))
+                continue;
+            io[n_io++] = (cli_io){cmd->bit == CMD_SWEEP  ? "the spec"
+                                  : cmd->bit == CMD_DIFF ? (i ? "NEW" : "OLD")
+                                  : cmd->args_read == ARGS_MODEL ? "the model"
+                                                                 : "the input",
+                                  o.pos[i], CLI_IO_IN, 0};
+        }
+        rc = cli_io_check(io, n_io, out_f, &e);
+        free(io);
+        if (rc) {
+            fprintf(err, "trainplan: %s\n", e.msg);
+            return rc;
+        }
+    }
+    o.out = out_f;
+
 #ifdef _OPENMP
     /* The thread count is the process's: set for this call only. */
     int threads_before = omp_get_max_threads();
@@ -1800,10 +1906,7 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         o.output = NULL;
     }
     cli_out out;
-    if (!o.output || strcmp(o.output, "-") == 0)
-        rc = cli_out_stream(&out, out_f);
-    else
-        rc = cli_out_open(&out, o.output, &e);
+    rc = cli_out_open(&out, o.output, out_f, &e); /* NULL, "-": out_f */
     if (rc) {
         fprintf(err, "trainplan: %s\n", e.msg);
     } else {

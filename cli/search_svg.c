@@ -770,7 +770,7 @@ static double memory_panel(const pic *p, const est_result *r, int n, double top)
 
 /* ---- the file ----------------------------------------------------------- */
 
-int cli_search_svg(const char *path, const search_request *q,
+int cli_search_svg(const char *path, FILE *caller, const search_request *q,
                    const search_answer *a, tp_err *e)
 {
     pic p = {0};
@@ -872,7 +872,7 @@ int cli_search_svg(const char *path, const search_request *q,
     double h = ceil(y + 10);
 
     cli_out o;
-    int rc = cli_out_open(&o, path, e);
+    int rc = cli_out_open(&o, path, caller, e);
     if (rc) {
         free(body);
         return rc;

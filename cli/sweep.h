@@ -90,7 +90,23 @@ typedef struct sweep_key {
     int64_t index, count;
     char id[17];
     uint64_t check;
+    int seal; /* sweep_record_sealed of the line (sweep_record_key only) */
 } sweep_key;
+
+/* A record's seal: its last member, "record_fnv1a64", the FNV-1a 64 of
+ * every byte of the line before it (from the '{' to the ',' that starts
+ * the member), 16 hex digits. A record whose bytes were damaged after
+ * it was written (a flipped digit still parses) no longer matches it:
+ * --resume redoes it, merge refuses it. Records of versions before the
+ * seal have none (and --resume redoes them). */
+#define SWEEP_SEAL_KEY "record_fnv1a64"
+/* rec[len]: a record as cJSON_PrintUnformatted prints it (an object, its
+ * '}' last). Returns the line to write: rec with its seal, then '\n',
+ * NUL-terminated; the caller frees it. */
+char *sweep_record_seal(const char *rec, size_t len);
+/* 1: line[len] (no '\n') ends with a seal that matches its bytes; 0: it
+ * has none; -1: it has one that does not match (damaged). */
+int sweep_record_sealed(const char *line, size_t len);
 
 /* The check of a record with this version and inputs (may be NULL). */
 uint64_t sweep_record_check(const char *version, const cJSON *inputs);
@@ -106,12 +122,26 @@ int sweep_split_lines(const char *buf, size_t len, size_t **starts,
                       size_t **lens, size_t *tail);
 
 /* --resume: how many complete records at the start of buf[len] are,
- * in order, the expected scenarios want[0..n) (index, count, id, and the
- * check where want's is not 0); *keep_bytes is where the first record
- * that is not (torn, unparsable, another scenario, version or input
+ * in order, the expected scenarios want[0..n) (index, count, id, the
+ * check where want's is not 0, and a seal that matches the line's
+ * bytes); *keep_bytes is where the first record that is not (torn,
+ * unparsable, damaged, unsealed, another scenario, version or input
  * files) starts: the file is truncated there. */
 int64_t sweep_resume_scan(const char *buf, size_t len, const sweep_key *want,
                           int64_t n, size_t *keep_bytes);
+
+/* --resume, before anything is cut: whether the first line of buf[len]
+ * (len > 0) is a record of this call: want[0]'s (index, count and id;
+ * its check and seal may differ: it is then redone), or a torn write of
+ * one (a prefix of how want[0]'s record starts). Returns 1, or 0 with
+ * what the line is, in words, into why[cap]: not a record, a record of
+ * another spec, another shard's scenario (spec_count: the spec's
+ * scenarios; id_of(k, id, ctx) gives scenario k's id). The caller
+ * refuses such a file (nothing of it is ours to cut). */
+int sweep_resume_first(const char *buf, size_t len, const sweep_key *want,
+                       int64_t n, int64_t spec_count,
+                       void (*id_of)(int64_t k, char id[17], void *ctx),
+                       void *ctx, char *why, size_t cap);
 
 /* ---- diff (cmd_diff.c) ------------------------------------------------ */
 

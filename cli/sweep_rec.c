@@ -5,13 +5,16 @@
  * the outcome `diff` compares.
  *
  * A record is one JSON object on one line ending in '\n'. A line without
- * its '\n' is a write a crash cut short: never a record.
+ * its '\n' is a write a crash cut short: never a record. Its last member,
+ * the seal (SWEEP_SEAL_KEY), is a digest of the bytes before it: a line
+ * damaged after it was written is told from the record sweep wrote.
  *
  * diff reads records lean: its "search" member, most of a record's bytes
  * (every ranked layout, the front), is never read by diff, so it is not
  * parsed into a tree (issue 17: two 100,000-record nights are gigabytes).
- * Where it is the last member, as sweep writes it, it is not even
- * scanned: it runs to the line's closing brace (an object or null); a
+ * Where it is the last member but the seal, as sweep writes it, it is not
+ * even scanned: it runs to the seal, or to the line's closing brace on a
+ * line without one (an object or null); a
  * record that then lacks index, count, id or status is read whole after
  * all. Elsewhere it is skipped with its strings and brackets checked.
  * The other members are parsed and checked as always.
@@ -112,6 +115,48 @@ static cJSON *parse_line(const char *line, size_t len)
     return j;
 }
 
+/* ---- the seal ------------------------------------------------------------ */
+
+#define SEAL_HEAD ",\"" SWEEP_SEAL_KEY "\":\""
+#define SEAL_HEAD_LEN (sizeof SEAL_HEAD - 1)
+#define SEAL_LEN (SEAL_HEAD_LEN + 16 + 2) /* the head, 16 hex digits, "} */
+
+char *sweep_record_seal(const char *rec, size_t len)
+{
+    /* rec without its closing brace is what the digest covers */
+    size_t body = len > 0 && rec[len - 1] == '}' ? len - 1 : len;
+    uint64_t h = sweep_fnv1a(SWEEP_FNV_BASIS, rec, body);
+    char *line = tp_xmalloc(body + SEAL_LEN + 2);
+    memcpy(line, rec, body);
+    snprintf(line + body, SEAL_LEN + 2, "%s%016llx\"}\n", SEAL_HEAD,
+             (unsigned long long)h);
+    return line;
+}
+
+/* Where a line's seal starts (its ','), or NULL where it has none. */
+static const char *seal_of(const char *line, size_t len)
+{
+    if (len < SEAL_LEN + 1) return NULL;
+    const char *p = line + len - SEAL_LEN;
+    if (memcmp(p, SEAL_HEAD, SEAL_HEAD_LEN) || memcmp(line + len - 2, "\"}", 2))
+        return NULL;
+    for (size_t i = 0; i < 16; i++)
+        if (!strchr("0123456789abcdef", p[SEAL_HEAD_LEN + i]) || !p[SEAL_HEAD_LEN + i])
+            return NULL;
+    return p;
+}
+
+int sweep_record_sealed(const char *line, size_t len)
+{
+    const char *p = seal_of(line, len);
+    if (!p) return 0;
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx",
+             (unsigned long long)sweep_fnv1a(SWEEP_FNV_BASIS, line,
+                                             (size_t)(p - line)));
+    return memcmp(hex, p + SEAL_HEAD_LEN, 16) == 0 ? 1 : -1;
+}
+
 /* ---- a record without its "search" member (diff) ----------------------- */
 
 static const char *skip_ws(const char *p, const char *end)
@@ -177,6 +222,7 @@ static cJSON *parse_line_lean(const char *line, size_t len,
                               uint64_t *inputs_digest)
 {
     const char *p = line, *end = line + len;
+    const char *seal = seal_of(line, len);
     p = skip_ws(p, end);
     if (p >= end || *p != '{') return NULL;
     cJSON *j = cJSON_CreateObject();
@@ -199,14 +245,20 @@ static cJSON *parse_line_lean(const char *line, size_t len,
             p = skip_ws(p + 1, end);
             if (!strcmp(key, "search")) {
                 if (searches++) goto bad;
-                const char *close = end;
-                while (close > p && (close[-1] == ' ' || close[-1] == '\t'
-                                     || close[-1] == '\r'))
-                    close--;
-                if (close - p >= 3 && close[-1] == '}'
-                    && ((*p == '{' && close[-2] == '}')
-                        || (close - p == 5 && !memcmp(p, "null", 4)))) {
-                    p = close - 1; /* the last member: not scanned */
+                /* Where the value would end as the last member but the
+                 * seal: before the seal, else before the closing brace. */
+                const char *vend = seal;
+                if (!vend) {
+                    const char *close = end;
+                    while (close > p && (close[-1] == ' ' || close[-1] == '\t'
+                                         || close[-1] == '\r'))
+                        close--;
+                    vend = close - p >= 1 && close[-1] == '}' ? close - 1 : NULL;
+                }
+                if (vend && vend - p >= 2
+                    && ((*p == '{' && vend[-1] == '}')
+                        || (vend - p == 4 && !memcmp(p, "null", 4)))) {
+                    p = vend; /* the last member: not scanned */
                 } else if (!(p = skip_value(p, end))) {
                     goto bad;
                 }
@@ -263,6 +315,7 @@ static int key_of(const cJSON *j, sweep_key *k)
         return 0;
     k->index = (int64_t)ix->valuedouble;
     k->count = (int64_t)ct->valuedouble;
+    k->seal = 0;
     tp_strlcpy(k->id, id->valuestring, sizeof k->id);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
     k->check = sweep_record_check(cJSON_IsString(v) ? v->valuestring : "",
@@ -284,6 +337,7 @@ int sweep_record_key(const char *line, size_t len, sweep_key *k)
     cJSON *j = parse_line(line, len);
     int ok = j && key_of(j, k);
     cJSON_Delete(j);
+    if (ok) k->seal = sweep_record_sealed(line, len);
     return ok;
 }
 
@@ -298,7 +352,8 @@ int64_t sweep_resume_scan(const char *buf, size_t len, const sweep_key *want,
         sweep_key k;
         if (!sweep_record_key(buf + st[i], ln[i], &k) || k.index != want[good].index
             || k.count != want[good].count || strcmp(k.id, want[good].id)
-            || (want[good].check && k.check != want[good].check))
+            || (want[good].check && k.check != want[good].check)
+            || k.seal != 1)
             break;
         good++;
         *keep_bytes = st[i] + ln[i] + 1;
@@ -306,6 +361,74 @@ int64_t sweep_resume_scan(const char *buf, size_t len, const sweep_key *want,
     free(st);
     free(ln);
     return good;
+}
+
+/* line[len] in words for a message: its first 60 bytes, control bytes
+ * and quotes shown as '?'. */
+static void quote_line(const char *line, size_t len, char *out, size_t cap)
+{
+    size_t n = len < 60 ? len : 60, o = 0;
+    for (size_t i = 0; i < n && o + 1 < cap; i++) {
+        unsigned char c = (unsigned char)line[i];
+        out[o++] = c < 0x20 || c == 0x7f || c == '\'' ? '?' : (char)c;
+    }
+    if (len > n && o + 3 < cap) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o < cap ? o : cap - 1] = '\0';
+}
+
+int sweep_resume_first(const char *buf, size_t len, const sweep_key *want,
+                       int64_t n, int64_t spec_count,
+                       void (*id_of)(int64_t k, char id[17], void *ctx),
+                       void *ctx, char *why, size_t cap)
+{
+    const char *nl = memchr(buf, '\n', len);
+    size_t ll = nl ? (size_t)(nl - buf) : len;
+    char q[80];
+    quote_line(buf, ll, q, sizeof q);
+    if (n <= 0) {
+        snprintf(why, cap, "its first line '%s' cannot be a record of this "
+                 "call, which runs no scenario", q);
+        return 0;
+    }
+    if (!nl) {
+        /* A torn first write: the start of want[0]'s record, as
+         * scenario_record prints it (cJSON prints whole numbers so). */
+        char head[160];
+        int hn = snprintf(head, sizeof head,
+                          "{\"schema_version\":%d,\"index\":%lld,\"count\":"
+                          "%lld,\"id\":\"%s\",",
+                          CLI_SCHEMA_VERSION, (long long)want[0].index,
+                          (long long)want[0].count, want[0].id);
+        size_t m = len < (size_t)hn ? len : (size_t)hn;
+        if (hn > 0 && memcmp(buf, head, m) == 0) return 1;
+        snprintf(why, cap, "its only line '%s' is incomplete and not the "
+                 "start of this spec's scenario %lld", q,
+                 (long long)want[0].index);
+        return 0;
+    }
+    sweep_key k;
+    if (!sweep_record_key(buf, ll, &k)) {
+        snprintf(why, cap, "its first line '%s' is not a sweep record", q);
+        return 0;
+    }
+    if (k.index == want[0].index && k.count == want[0].count
+        && !strcmp(k.id, want[0].id))
+        return 1;
+    char id[17] = "";
+    if (k.count == spec_count && k.index < spec_count) id_of(k.index, id, ctx);
+    if (strcmp(id, k.id))
+        snprintf(why, cap, "its first line is a record of another spec "
+                 "(scenario %lld of %lld, id %s; this spec has %lld "
+                 "scenarios)", (long long)k.index, (long long)k.count, k.id,
+                 (long long)spec_count);
+    else
+        snprintf(why, cap, "its first line is this spec's scenario %lld, "
+                 "but this call starts at scenario %lld (another --shard's "
+                 "file?)", (long long)k.index, (long long)want[0].index);
+    return 0;
 }
 
 /* ---- what diff compares -------------------------------------------------- */

@@ -1758,10 +1758,12 @@ void est_estimate(const est_ctx *c, const space_model *m,
     x.T = l->mbs * l->seq / l->cp;
     x.Tn = l->sp ? x.T / l->tp : x.T;
     x.vp = space_vocab_padded(m->vocab, l->tp);
-    /* PyTorch's LayerNorm is one kernel eager too; its RMSNorm is not. */
+    /* PyTorch's LayerNorm is one kernel eager too; its RMSNorm was not
+     * before the fused aten::_fused_rms_norm (pytorch/pytorch#153666,
+     * 2025; l->rmsnorm_composite, the memory model's flag too). */
     x.norm = m->norm != SPACE_NORM_RMSNORM ? EST_OP_LAYERNORM
-             : l->eager                    ? EST_OP_RMSNORM_EAGER
-                                           : EST_OP_RMSNORM;
+             : l->eager && l->rmsnorm_composite ? EST_OP_RMSNORM_EAGER
+                                                : EST_OP_RMSNORM;
     x.act_bytes = (double)x.T * (double)m->hidden * est_dtype_bytes(x.act_dt);
     x.tp_group = place(l->tp, 1, gpn);
     x.cp_group = place(l->cp, l->tp, gpn);

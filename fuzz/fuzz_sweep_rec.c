@@ -3,7 +3,8 @@
  * is a sweep's output file (JSON Lines), read as `diff` does (lines, then
  * each line's outcome) and as --resume does (each line's key, then how
  * many leading records are the expected scenarios, here the keys the
- * lines themselves give, so a resume scan walks as far as it can).
+ * leading sealed lines themselves give, so a resume scan walks as far as
+ * it can; and whether the first line is a record of the call).
  * Consecutive outcomes are compared as `diff` compares a scenario.
  */
 #include "fuzz.h"
@@ -19,6 +20,13 @@ static int has_text(const char *line, size_t len, const char *needle)
     for (size_t i = 0; i + n <= len; i++)
         if (!memcmp(line + i, needle, n)) return 1;
     return 0;
+}
+
+static void id_none(int64_t k, char id[17], void *ctx)
+{
+    (void)k;
+    (void)ctx;
+    id[0] = '\0';
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -43,7 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check(!is_key || is_outcome);
         fuzz_check(is_key || !is_outcome
                    || has_text(buf + st[i], ln[i], "\"search\""));
-        if (is_key && n_keys == i) want[n_keys++] = k;
+        fuzz_check(!is_key || k.seal == sweep_record_sealed(buf + st[i], ln[i]));
+        if (is_key && n_keys == i && k.seal == 1) want[n_keys++] = k;
         if (!is_outcome) continue;
         fuzz_check(strlen(o.id) == 16 && (!is_key || o.index == k.index));
         if (have_prev) {
@@ -56,6 +65,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     size_t keep = 0;
     int64_t good = sweep_resume_scan(buf, size, want, n_keys, &keep);
+    if (size > 0) {
+        char why[512];
+        int first = sweep_resume_first(buf, size, want, n_keys,
+                                       n_keys ? want[0].count : 0, id_none,
+                                       NULL, why, sizeof why);
+        /* a file whose first record a scan keeps is the call's own */
+        fuzz_check(!(good > 0) || first);
+        fuzz_check(first || strlen(why) < sizeof why);
+    }
     /* The leading records are exactly the wanted ones. */
     fuzz_check(good == n_keys);
     fuzz_check(good == 0 ? keep == 0 : keep == st[good - 1] + ln[good - 1] + 1);

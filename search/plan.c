@@ -204,6 +204,7 @@ const char *const search_saver_names[SEARCH_SAVER_COUNT] = {
     [SEARCH_SAVER_PA_BF16] = "precision_aware_bf16_moments",
     [SEARCH_SAVER_ACT_OFFLOAD] = "activation_offload",
     [SEARCH_SAVER_OPT_OFFLOAD] = "optimizer_offload",
+    [SEARCH_SAVER_FP8_PARAMS] = "fp8_param_gather",
 };
 _Static_assert(sizeof search_saver_names / sizeof search_saver_names[0]
                    == SEARCH_SAVER_COUNT,
@@ -235,6 +236,15 @@ int search_saver_apply(search_saver s, int64_t n, const space_model *m,
             l->opt_offload = (double)n / SAVER_EIGHTHS;
             l->opt_offload_overlap = 1;
         }
+        return 1;
+    case SEARCH_SAVER_FP8_PARAMS:
+        /* Megatron-Core refuses --fp8-param-gather without the
+         * distributed optimizer or FSDP (space: fp8_params_need_zero);
+         * Transformer Engine's fp8 only */
+        if (l->dtype != HW_FP8 || l->fp8_lib != SPACE_FP8_LIB_TE
+            || l->fp8_params || l->zero == SPACE_ZERO_NONE)
+            return 0;
+        l->fp8_params = 1;
         return 1;
     case SEARCH_SAVER_ACT_OFFLOAD:
         if (l->pp != 1 || l->recompute != SPACE_RECOMPUTE_NONE || n < 1
@@ -302,7 +312,7 @@ static int try_savers(const search_request *q, const search_system *sy,
         int64_t size = 0;
         if (zero1_twin && s != SEARCH_SAVER_ACT_OFFLOAD)
             continue;
-        if (s == SEARCH_SAVER_PA_BF16)
+        if (s == SEARCH_SAVER_PA_BF16 || s == SEARCH_SAVER_FP8_PARAMS)
             size = 1;
         else if (!host)
             continue; /* no host link or host memory in hwdb */
@@ -692,6 +702,9 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
                     floor_b = fmin(floor_b, est_memory_floor(m, &tl));
                 tl = l;
                 if (search_saver_apply(SEARCH_SAVER_PA_BF16, 1, m, &tl))
+                    floor_b = fmin(floor_b, est_memory_floor(m, &tl));
+                tl = l;
+                if (search_saver_apply(SEARCH_SAVER_FP8_PARAMS, 1, m, &tl))
                     floor_b = fmin(floor_b, est_memory_floor(m, &tl));
             }
             double mem_limit = search_memory_limit(q, sy, &l);

@@ -122,10 +122,14 @@ typedef enum search_saver {
     SEARCH_SAVER_OPT_OFFLOAD, /* --optimizer-cpu-offload with the smallest
                                  --optimizer-offload-fraction of k/8 that
                                  fits, --overlap-cpu-optimizer-d2h-h2d */
+    SEARCH_SAVER_FP8_PARAMS,  /* --fp8-param-gather: Transformer Engine's
+                                 fp8 weights as the parameters (fp8 with
+                                 the distributed optimizer), as NVIDIA's
+                                 fp8 recipes run */
     SEARCH_SAVER_COUNT
 } search_saver;
 /* "none", "precision_aware_bf16_moments", "activation_offload",
- * "optimizer_offload" */
+ * "optimizer_offload", "fp8_param_gather" */
 extern const char *const search_saver_names[SEARCH_SAVER_COUNT];
 
 /* Applies saver s with its size n (act offload: layers; optimizer

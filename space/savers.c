@@ -23,6 +23,7 @@
  * Not here: Megatron-FSDP's own dtype switches, the Muon and Lion
  * optimizers, CUDA-graph variants of the offloads.
  */
+#include "hw.h"
 #include "space.h"
 
 #include <stdio.h>
@@ -136,6 +137,7 @@ char *space_savers_tag(const space_layout *l, char *buf, size_t cap)
     if (l->act_offload_layers > 0)
         PUT("%sao%lld", at ? "_" : "", (long long)l->act_offload_layers);
     if (l->offload_modules) PUT("%sfo", at ? "_" : "");
+    if (l->fp8_params && l->dtype == HW_FP8) PUT("%sfp8pg", at ? "_" : "");
     if (l->mb_group > 0 && l->vpp > 1)
         PUT("%sg%lld", at ? "_" : "", (long long)l->mb_group);
 #undef PUT

@@ -516,8 +516,10 @@ typedef struct space_layout {
                           code, which keeps an fp32 copy of its input for
                           the backward (PyTorch before the fused
                           aten::_fused_rms_norm of pytorch/pytorch#153666,
-                          2025); 0: the fused kernel, which keeps the
-                          16-bit input (measured, PyTorch 2.11) */
+                          2025), and times it kernel by kernel
+                          (estimator/iter.c, op.c EST_OP_RMSNORM_EAGER);
+                          0: the fused kernel, which keeps the 16-bit
+                          input (measured, PyTorch 2.11) and runs as one */
     int fsdp_root_embeddings; /* torchtitan's FSDP2 units of early 2025:
                           the blocks, and the root holding the embedding,
                           the final norm and the output projection; 0:

@@ -134,11 +134,35 @@ has err "--overwrite replaces the file" "-o holding records: the hint"
 same ref.jsonl keep.jsonl "a refused sweep leaves -o as it was"
 for flag in "" --resume --overwrite; do
     expect 64 "$TP" sweep $flag spec.json -o spec.json
-    has err "-o spec.json is the spec spec.json itself" "-o the spec ($flag)"
+    has err "-o spec.json is the spec spec.json: the output would replace the file it reads" "-o the spec ($flag)"
 done
 if grep -q '"models"' spec.json; then ok; else bad "the spec was overwritten"; fi
 expect 64 "$TP" sweep --resume --overwrite spec.json -o keep.jsonl
 has err "give one" "--resume with --overwrite"
+# --resume never empties a file that is not this sweep's output (issue
+# 30): a CSV, another spec's complete output; 65, the file as it was.
+printf 'name,params\nx,1\n' >notes.csv
+cp notes.csv notes0.csv
+expect 65 "$TP" sweep --resume small.json -o notes.csv
+has err "notes.csv: not this sweep's output, refused by --resume: its first line 'name,params' is not a sweep record" "--resume on a CSV"
+has err "--overwrite instead of --resume" "--resume on a CSV: the hint"
+same notes0.csv notes.csv "a refused --resume leaves the CSV as it was"
+cp ref.jsonl other.jsonl
+expect 65 "$TP" sweep --resume small.json -o other.jsonl
+has err "its first line is a record of another spec (scenario 0 of 96" "--resume on another spec's output"
+same ref.jsonl other.jsonl "a refused --resume leaves another spec's output as it was"
+expect 65 "$TP" sweep --resume --shard 1/2 small.json -o small.jsonl
+has err "this call starts at scenario 1 (another --shard's file?)" "--resume on another shard's file"
+expect 0 "$TP" sweep --overwrite small.json -o notes.csv
+same small.jsonl notes.csv "--overwrite replaces what --resume refuses"
+# A record whose body was damaged but still parses (a digit changed) is
+# redone: the finished file is a clean run's bytes.
+sed '3s/"seq_length":4096/"seq_length":4097/' small.jsonl >dmg.jsonl
+if cmp -s dmg.jsonl small.jsonl; then bad "the damage changed nothing"; else ok; fi
+expect 0 "$TP" sweep --resume small.json -o dmg.jsonl
+has err "keeping 2 complete records" "--resume keeps the records before the damaged one"
+has err "damaged: its record_fnv1a64 does not match its bytes" "--resume names the damage"
+same small.jsonl dmg.jsonl "a damaged record redone by --resume"
 expect 64 "$TP" sweep --overwrite spec.json
 has err "--overwrite needs -o FILE" "--overwrite without -o"
 # --overwrite: last night's file survives a SIGTERM and a kill -9, and is
@@ -357,8 +381,15 @@ rm -f merged.jsonl
 expect 65 "$TP" merge sh0.jsonl sh2.jsonl -o merged.jsonl
 has err "scenarios missing (the first: 1)" "merge gap"
 if [ -e merged.jsonl ]; then bad "a failed merge wrote its output"; else ok; fi
+# A record edited after it was written no longer matches its seal: refused.
 sed '1s/"version":"[^"]*"/"version":"9.9.9"/' sh0.jsonl >sh0x.jsonl
-expect 65 "$TP" merge sh0.jsonl sh0x.jsonl sh1.jsonl sh2.jsonl -o merged.jsonl
+expect 65 "$TP" merge sh0x.jsonl sh1.jsonl sh2.jsonl -o merged.jsonl
+has err "sh0x.jsonl:1: a damaged record (its record_fnv1a64 does not match its bytes)" "merge of a damaged record"
+# Scenario 2 of another spec of as many scenarios (other options): a
+# conflict.
+sed 's/"top": 3/"top": 2/' spec.json >specx.json
+expect 0 "$TP" sweep --shard 2/96 specx.json -o shx.jsonl
+expect 65 "$TP" merge sh0.jsonl shx.jsonl sh1.jsonl sh2.jsonl -o merged.jsonl
 has err "differ (a conflict" "merge conflict"
 
 # --- MPI --------------------------------------------------------------------------

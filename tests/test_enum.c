@@ -624,6 +624,48 @@ static void test_threads(void)
 #endif
 }
 
+/* fp8 parameters (--fp8-param-gather) as a saver: Llama 3 8B in fp8 at
+ * 8k tokens on one node of eos, issue 28's new-user case. Layouts that
+ * rely on it carry it, halve their GEMM weights' bytes, and do not fit
+ * without it; a bf16 job never gets it. */
+static void test_saver_fp8_params(void)
+{
+    static const int64_t eight[] = {8};
+    search_request q = request(model("llama3-8b"), &systems[2], 1, eight, 1);
+    q.base = job(8192, 128);
+    q.base.dtype = HW_FP8;
+    q.max_memory_fraction = 0;
+    q.savers = 1, q.keep_points = 1;
+    search_answer a;
+    tp_err e = {0};
+    TP_CHECK_INT(search_run(&q, &a, &e), TP_OK);
+    TP_CHECK(a.stats.saved[SEARCH_SAVER_FP8_PARAMS] > 0);
+    int64_t seen = 0;
+    for (int64_t i = 0; i < a.n_points; i++) {
+        const search_point *p = &a.points[i];
+        if (p->saver != SEARCH_SAVER_FP8_PARAMS) continue;
+        seen++;
+        space_layout l, bare;
+        search_point_layout(&q, p, &l);
+        TP_CHECK(l.fp8_params && l.zero >= SPACE_ZERO_1);
+        space_grid_layout(&systems[2].grid, p->idx, p->gpus, &q.base, &bare);
+        TP_CHECK(!bare.fp8_params);
+        est_result r, rb;
+        est_estimate(&systems[2].ctx, q.model, &l, &r);
+        est_estimate(&systems[2].ctx, q.model, &bare, &rb);
+        TP_CHECK(r.mem.total <= search_memory_limit(&q, &systems[2], &l));
+        TP_CHECK(!rb.feasible
+                 || rb.mem.total > search_memory_limit(&q, &systems[2], &bare));
+        TP_CHECK(r.mem.weights < rb.mem.weights);
+    }
+    TP_CHECK(seen == a.stats.saved[SEARCH_SAVER_FP8_PARAMS]);
+    search_answer_free(&a);
+    q.base.dtype = HW_BF16;
+    TP_CHECK_INT(search_run(&q, &a, &e), TP_OK);
+    TP_CHECK(a.stats.saved[SEARCH_SAVER_FP8_PARAMS] == 0);
+    search_answer_free(&a);
+}
+
 /* The memory savers, a last resort (plan.c): pruned = exhaustive with
  * them; a search that admits nothing without them admits layouts that
  * rely on one, each of which does not fit without it; the same answer at
@@ -657,7 +699,7 @@ static void test_savers(void)
         TP_CHECK(p->saver != SEARCH_SAVER_NONE);
         space_layout l, bare;
         search_point_layout(&q, p, &l);
-        TP_CHECK(space_layout_has_saver(&l));
+        TP_CHECK(space_layout_has_saver(&l) || l.fp8_params);
         space_grid_layout(&systems[2].grid, p->idx, p->gpus, &q.base, &bare);
         est_result r;
         est_estimate(&systems[2].ctx, q.model, &bare, &r);
@@ -809,6 +851,7 @@ int main(int argc, char **argv)
     TP_RUN(test_moe);
     TP_RUN(test_threads);
     TP_RUN(test_savers);
+    TP_RUN(test_saver_fp8_params);
     TP_RUN(test_infeasible);
     for (int i = 0; i < NSYS; i++) {
         est_comm_free(comm[i]);

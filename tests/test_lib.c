@@ -8,7 +8,9 @@
  * two threads calling at once get the same answer; a sweep's records
  * come back to the caller (a memory stream, a FILE, tp_sweep_json with
  * the spec's path or the spec itself) as the executable's bytes, and a
- * spec given as an object leaves no temporary file behind.
+ * spec given as an object leaves no temporary file behind; the caller's
+ * standard output survives any request ("sbatch": "-", "svg": "-"), and
+ * "-" writes the caller's stream, left open (issue 30).
  *
  * usage: test_lib TRAINPLAN_EXECUTABLE
  */
@@ -18,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,6 +429,73 @@ static void test_sweep(void)
     free(cli);
 }
 
+/* Issue 30: a request naming "-" for --sbatch or --svg closed the
+ * process's standard output (Python's next print raised EBADF, and the
+ * next file opened became descriptor 1). Now "-" is the caller's stream,
+ * refused (64) where the command's output already goes there, and never
+ * closed. */
+static void test_streams(void)
+{
+    /* descriptor 1 on a file of ours for the test, the old one kept */
+    char path[] = "/tmp/test_lib_stdout_XXXXXX";
+    int fd = mkstemp(path);
+    TP_CHECK(fd >= 0);
+    fflush(stdout);
+    int saved = dup(1);
+    TP_CHECK(saved >= 0 && dup2(fd, 1) == 1);
+    close(fd);
+    static const char *const reqs[] = {
+        "{\"model\": \"gpt-neox-20b\", \"system\": \"perlmutter\", "
+        "\"max_gpus\": 128, \"seq_length\": 2048, \"global_batch_size\": "
+        "1024, \"sbatch\": \"-\"}",
+        "{\"model\": \"gpt-neox-20b\", \"system\": \"perlmutter\", "
+        "\"max_gpus\": 128, \"seq_length\": 2048, \"global_batch_size\": "
+        "1024, \"svg\": \"-\"}"};
+    for (int i = 0; i < 2; i++) {
+        char *res = NULL, *err = NULL;
+        TP_CHECK_INT(tp_search_json(reqs[i], &res, &err), 64);
+        TP_CHECK(err && strstr(err, "already goes to the caller's stream; "
+                                    "give --"));
+        tp_free(res);
+        tp_free(err);
+        /* standard output is still open, and still ours */
+        TP_CHECK(fcntl(1, F_GETFD) != -1);
+        TP_CHECK(fprintf(stdout, "still here %d\n", i) > 0 && fflush(stdout) == 0);
+    }
+    /* -o FILE --sbatch -: the script goes to the caller's stream, which
+     * stays open; the table to the file. */
+    char table[] = "/tmp/test_lib_table_XXXXXX";
+    int tfd = mkstemp(table);
+    TP_CHECK(tfd >= 0);
+    close(tfd);
+    char *const argv[] = {S("trainplan"), S("search"), S("--model"),
+                          S("gpt-neox-20b"), S("--system"), S("perlmutter"),
+                          S("--max-gpus"), S("128"), S("--seq-length"),
+                          S("2048"), S("--global-batch-size"), S("1024"),
+                          S("-o"), table, S("--sbatch"), S("-")};
+    char *obuf = NULL;
+    size_t olen = 0;
+    FILE *out = open_memstream(&obuf, &olen);
+    TP_CHECK_INT(tp_run((int)(sizeof argv / sizeof argv[0]), argv, out, NULL), 0);
+    TP_CHECK(fputs("after\n", out) >= 0 && fflush(out) == 0);
+    fclose(out);
+    TP_CHECK(obuf && strncmp(obuf, "#!/bin/bash\n", 12) == 0);
+    TP_CHECK(obuf && strstr(obuf, "after\n"));
+    free(obuf);
+    unlink(table);
+    TP_CHECK(fcntl(1, F_GETFD) != -1);
+    /* what the test wrote to descriptor 1 is all there */
+    fflush(stdout);
+    TP_CHECK(dup2(saved, 1) == 1);
+    close(saved);
+    FILE *f = fopen(path, "r");
+    char got[64] = "";
+    TP_CHECK(f && fread(got, 1, sizeof got - 1, f) > 0);
+    if (f) fclose(f);
+    TP_CHECK_STR(got, "still here 0\nstill here 1\n");
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -441,5 +511,6 @@ int main(int argc, char **argv)
     TP_RUN(test_errors);
     TP_RUN(test_threads);
     TP_RUN(test_sweep);
+    TP_RUN(test_streams);
     return TP_TEST_EXIT();
 }

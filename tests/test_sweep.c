@@ -319,16 +319,114 @@ static void test_shards(void)
 
 #define REC(i, id) "{\"index\":" #i ",\"count\":3,\"id\":\"" id "\",\"status\":\"ok\"}\n"
 
+/* The lines of text, each sealed as sweep writes it (sweep_record_seal),
+ * in one buffer the caller frees. */
+static char *seal_lines(const char *text)
+{
+    size_t cap = strlen(text) * 3 + 256, n = 0;
+    char *out = malloc(cap);
+    for (const char *l = text; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        char *sealed = sweep_record_seal(l, len);
+        size_t k = strlen(sealed);
+        memcpy(out + n, sealed, k);
+        n += k;
+        free(sealed);
+        l += len + (nl ? 1 : 0);
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static void test_seal(void)
+{
+    const char *rec = "{\"index\":0,\"count\":1,\"id\":\"00000000000000aa\"}";
+    char *line = sweep_record_seal(rec, strlen(rec));
+    size_t n = strlen(line);
+    TP_CHECK(n > 0 && line[n - 1] == '\n');
+    TP_CHECK(strstr(line, ",\"" SWEEP_SEAL_KEY "\":\"") != NULL);
+    TP_CHECK_INT(sweep_record_sealed(line, n - 1), 1);
+    TP_CHECK_INT(sweep_record_sealed(rec, strlen(rec)), 0);
+    sweep_key k;
+    TP_CHECK(sweep_record_key(line, n - 1, &k));
+    TP_CHECK_INT(k.seal, 1);
+    /* A damaged byte that still parses: the seal no longer matches. */
+    line[strlen("{\"index\":0,\"count\":1,\"id\":\"00000000000000a")] = 'b';
+    TP_CHECK_INT(sweep_record_sealed(line, n - 1), -1);
+    TP_CHECK(sweep_record_key(line, n - 1, &k));
+    TP_CHECK_INT(k.seal, -1);
+    /* diff reads a sealed line whose "search" is last but the seal */
+    const char *withs = "{\"index\":0,\"count\":1,\"id\":\"00000000000000aa\","
+                        "\"status\":\"ok\",\"search\":{\"ranked\":[]}}";
+    char *l2 = sweep_record_seal(withs, strlen(withs));
+    sweep_outcome oc;
+    TP_CHECK(sweep_outcome_parse(l2, strlen(l2) - 1, &oc));
+    TP_CHECK_STR(oc.status, "ok");
+    free(l2);
+    free(line);
+}
+
+static void id_of_test(int64_t k, char id[17], void *ctx)
+{
+    (void)ctx;
+    snprintf(id, 17, "%016llx", (unsigned long long)k + 1);
+}
+
+static void test_resume_first(void)
+{
+    sweep_key want[2] = {{0, 3, "0000000000000001", 0, 0},
+                         {2, 3, "0000000000000003", 0, 0}};
+    char why[512];
+    char *ours = seal_lines(REC(0, "0000000000000001"));
+    TP_CHECK(sweep_resume_first(ours, strlen(ours), want, 2, 3, id_of_test,
+                                NULL, why, sizeof why));
+    /* every torn prefix of our first record is ours */
+    for (size_t cut = 1; cut < strlen(ours); cut++) {
+        char head[512];
+        snprintf(head, sizeof head, "{\"schema_version\":%d,%s",
+                 CLI_SCHEMA_VERSION, ours + 1);
+        size_t m = cut < strlen(head) ? cut : strlen(head) - 1;
+        TP_CHECK(sweep_resume_first(head, m, want, 2, 3, id_of_test, NULL,
+                                    why, sizeof why));
+    }
+    const char *csv = "name,params\nx,1\n";
+    TP_CHECK(!sweep_resume_first(csv, strlen(csv), want, 2, 3, id_of_test,
+                                 NULL, why, sizeof why));
+    TP_CHECK(strstr(why, "'name,params' is not a sweep record") != NULL);
+    TP_CHECK(!sweep_resume_first("x,y", 3, want, 2, 3, id_of_test, NULL, why,
+                                 sizeof why));
+    TP_CHECK(strstr(why, "incomplete") != NULL);
+    /* another spec: other count, or another id at the index */
+    char *other = seal_lines("{\"index\":0,\"count\":5,\"id\":\"0000000000000001\"}\n");
+    TP_CHECK(!sweep_resume_first(other, strlen(other), want, 2, 3, id_of_test,
+                                 NULL, why, sizeof why));
+    TP_CHECK(strstr(why, "another spec") != NULL);
+    /* this spec's scenario 1: another shard's file */
+    char *shard = seal_lines(REC(1, "0000000000000002"));
+    TP_CHECK(!sweep_resume_first(shard, strlen(shard), want, 2, 3, id_of_test,
+                                 NULL, why, sizeof why));
+    TP_CHECK(strstr(why, "another --shard") != NULL);
+    free(ours);
+    free(other);
+    free(shard);
+}
+
 static void test_lines_and_resume(void)
 {
     const char *a = "0000000000000001", *b = "0000000000000002",
                *c = "0000000000000003";
-    sweep_key want[3] = {{0, 3, "", 0}, {1, 3, "", 0}, {2, 3, "", 0}};
+    sweep_key want[3] = {{0, 3, "", 0, 0}, {1, 3, "", 0, 0}, {2, 3, "", 0, 0}};
     strcpy(want[0].id, a);
     strcpy(want[1].id, b);
     strcpy(want[2].id, c);
-    const char *full = REC(0, "0000000000000001") REC(1, "0000000000000002")
-        REC(2, "0000000000000003");
+    char *full_buf = seal_lines(REC(0, "0000000000000001")
+                                    REC(1, "0000000000000002")
+                                        REC(2, "0000000000000003"));
+    char *one = seal_lines(REC(0, "0000000000000001"));
+    char *two_buf = seal_lines(REC(0, "0000000000000001")
+                                   REC(1, "0000000000000002"));
+    const char *full = full_buf;
     size_t *st, *ln, tail, keep;
     int n = sweep_split_lines(full, strlen(full), &st, &ln, &tail);
     TP_CHECK_INT(n, 3);
@@ -343,7 +441,7 @@ static void test_lines_and_resume(void)
     TP_CHECK_INT((int)keep, (int)strlen(full));
 
     /* A torn last line: every prefix of the third record. */
-    size_t two = strlen(REC(0, "0000000000000001") REC(1, "0000000000000002"));
+    size_t two = strlen(two_buf);
     for (size_t cut = two; cut < strlen(full); cut++) {
         TP_CHECK_INT(sweep_resume_scan(full, cut, want, 3, &keep), 2);
         TP_CHECK_INT((int)keep, (int)two);
@@ -354,16 +452,28 @@ static void test_lines_and_resume(void)
         free(ln);
     }
     /* A complete line that is not JSON, or another scenario: cut there. */
-    const char *bad = REC(0, "0000000000000001") "{\"index\":1,\"cou\n"
-        REC(2, "0000000000000003");
+    char *bad = seal_lines(REC(0, "0000000000000001") "{\"index\":1,\"cou\n"
+        REC(2, "0000000000000003"));
     TP_CHECK_INT(sweep_resume_scan(bad, strlen(bad), want, 3, &keep), 1);
-    const char *other = REC(0, "0000000000000001") REC(1, "00000000000000ff");
+    char *other = seal_lines(REC(0, "0000000000000001") REC(1, "00000000000000ff"));
     TP_CHECK_INT(sweep_resume_scan(other, strlen(other), want, 3, &keep), 1);
-    TP_CHECK_INT((int)keep, (int)strlen(REC(0, "0000000000000001")));
+    TP_CHECK_INT((int)keep, (int)strlen(one));
+    /* A damaged body (the seal no longer matches) or no seal: cut there. */
+    char *damaged = seal_lines(REC(0, "0000000000000001") REC(1, "0000000000000002"));
+    *strstr(damaged + strlen(one), "\"ok\"") = 'X'; /* "ok" -> X"ok: not JSON */
+    TP_CHECK_INT(sweep_resume_scan(damaged, strlen(damaged), want, 3, &keep), 1);
+    char *flipped = seal_lines(REC(0, "0000000000000001") REC(1, "0000000000000002"));
+    memcpy(strstr(flipped + strlen(one), "\"ok\"") + 1, "ko", 2); /* parses */
+    TP_CHECK_INT(sweep_resume_scan(flipped, strlen(flipped), want, 3, &keep), 1);
+    TP_CHECK_INT((int)keep, (int)strlen(one));
+    const char *unsealed = REC(0, "0000000000000001");
+    TP_CHECK_INT(sweep_resume_scan(unsealed, strlen(unsealed), want, 3, &keep), 0);
+    free(damaged);
+    free(flipped);
     /* Another version or other input files: cut there too. */
     sweep_key w2[3];
     memcpy(w2, want, sizeof w2);
-    TP_CHECK(sweep_record_key(full, strlen(REC(0, "0000000000000001")) - 1, &k));
+    TP_CHECK(sweep_record_key(full, strlen(one) - 1, &k));
     w2[0].check = k.check; /* as written */
     w2[1].check = sweep_record_check("9.9.9", NULL);
     TP_CHECK(w2[1].check != 0 && w2[1].check != k.check);
@@ -373,6 +483,11 @@ static void test_lines_and_resume(void)
     TP_CHECK(!sweep_record_key("[]", 2, &k));
     const char *beyond = "{\"index\":5,\"count\":3,\"id\":\"0000000000000001\"}";
     TP_CHECK(!sweep_record_key(beyond, strlen(beyond), &k)); /* index >= count */
+    free(full_buf);
+    free(one);
+    free(two_buf);
+    free(bad);
+    free(other);
 }
 
 static void test_compare(void)
@@ -494,6 +609,8 @@ int main(int argc, char **argv)
     TP_RUN(test_spec_moe);
     TP_RUN(test_shards);
     TP_RUN(test_lines_and_resume);
+    TP_RUN(test_seal);
+    TP_RUN(test_resume_first);
     TP_RUN(test_compare);
     TP_RUN(test_lean_records);
     hw_db_free(db);

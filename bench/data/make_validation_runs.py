@@ -539,6 +539,15 @@ def torchtitan(r):
         feats.append("async-tp")
     if "float8 all-gather" in fw:
         feats.append("fp8-fsdp-all-gather")
+    if not h200:
+        # PyTorch of December 2024 (1963fc83a1c3): RMSNorm eager is ATen's
+        # composite, kernel by kernel, before the fused
+        # aten::_fused_rms_norm of pytorch/pytorch#153666 (2025)
+        feats.append("composite-rmsnorm")
+        derived.append("composite-rmsnorm: the runs' PyTorch of December 2024 (1963fc83a1c3) "
+                       "runs RMSNorm eager as ATen's composite code, kernel by kernel (before "
+                       "the fused aten::_fused_rms_norm of pytorch/pytorch#153666); no effect "
+                       "where the blocks are compiled")
     sched = "none"
     vpp, mbs, lps, ga = 1, local_bs, None, 1
     if pp > 1:
@@ -872,6 +881,148 @@ def mlperf_run(e):
     return out
 
 
+# ---- Runs added by this project (published_runs_added.json) -------------------------------------
+#
+# Measured step times of torchtitan's Llama 3.1 8B under FSDP2 alone, published outside the
+# torchtitan repository: Crusoe Cloud's results table (GB200 NVL72, HGX B200, H200, H100; issue
+# 29: a second source of Blackwell step times beside MLPerf) and torchao's end-to-end float8
+# tables (H100; its B200 table is skipped, the GPUs were power limited). The figures, with the
+# line each was read from, are in published_runs_added.json; here they become runs as
+# torchtitan() makes the torchtitan team's own.
+
+CRUSOE_SOURCE = "crusoe_torchtitan"
+TORCHAO_SOURCE = "torchao_float8_training"
+
+# GPU label of the source -> (hwdb system, gpu, why that system)
+ADDED_SYSTEMS = {
+    (CRUSOE_SOURCE, "GB200"): ("gb200-nvl72", "gb200",
+                               "system: gb200-nvl72 - Crusoe's GB200 nodes are NVL72 compute "
+                               "trays of 4 GPUs, the job's trays in one IMEX partition (the "
+                               "README), so every GPU of the run shares one NVLink domain"),
+    (CRUSOE_SOURCE, "B200"): ("dgx-b200", "b200",
+                              "system: dgx-b200 - Crusoe's B200.8x hosts (8 B200 on NVSwitch); "
+                              "the network the README names only as 'the same InfiniBand "
+                              "Network', taken as hwdb's 8 x 400 Gb/s"),
+    (CRUSOE_SOURCE, "H200"): ("dgx-h200", "h200",
+                              "system: dgx-h200 - Crusoe's H200 hosts (8 H200 SXM on NVSwitch); "
+                              "InfiniBand per the README, taken as hwdb's 8 x 400 Gb/s"),
+    (CRUSOE_SOURCE, "H100"): ("eos", "h100-sxm",
+                              "system: eos (a DGX H100) for Crusoe's HGX H100 80GB SXM hosts: "
+                              "80 GB (the log's 66.38 GiB is 83.83 % of 79.2 GiB) and SXM "
+                              "(torchtitan's MFU divides by 989 TFLOP/s, its SXM figure, which "
+                              "it takes only for a device name without 'NVL' or 'PCIe'); "
+                              "InfiniBand per the README, taken as eos' 8 x 400 Gb/s"),
+    (TORCHAO_SOURCE, "H100"): ("grand-teton-h100", "h100-96gb",
+                               "system: grand-teton-h100 (H100 96GB at 500 W) - the table says "
+                               "only '8xH100'; its bf16 peak, 47.65 GiB, appears in "
+                               "pytorch/torchtitan PR #808 (2025-01-27, the same team) as "
+                               "'memory: 47.65GiB(50.16%)', a 95.0 GiB device "
+                               "(bench/data/memory_runs.json, torchao_float8_docs)"),
+    (TORCHAO_SOURCE, "B200"): ("dgx-b200", "b200", None),
+}
+
+
+def added_run(r):
+    """A run of published_runs_added.json: torchtitan's Llama 3.1 8B, FSDP2 over every GPU, one
+    micro-batch of the local batch, per-op selective checkpointing."""
+    sid = r["source_id"]
+    out = run_base(r)
+    assumed, derived = [], []
+    out["model"] = "llama3.1-8b"
+    out["params_reported"] = {"value": float(TITAN_PARAMS[8]),
+                              "as_published": "%d (the HF checkpoint)" % TITAN_PARAMS[8],
+                              "half_unit": 0.0, "note": "Meta Llama 3.1 on HF"}
+    system, gpu, why = ADDED_SYSTEMS[(sid, r["gpu_type"])]
+    out["system"], out["gpu"] = system, gpu
+    out["gpus"] = r["total_gpus"]
+    shape = hwdb_system_shape(system)
+    assert r["gpus_per_node"] == shape[0], r["id"]
+    out["nodes"] = nodes_of(r["total_gpus"], shape[0])
+    if why:
+        assumed.append(why)
+    gpus, mbs = r["total_gpus"], r["micro_batch_size"]
+    assert (r["tp"], r["pp"], r["cp"], r["dp"]) == (1, 1, 1, gpus), r["id"]
+    assert r["global_batch_size"] == mbs * gpus, r["id"]
+    prec = r["precision"]
+    fp8 = prec.startswith("fp8")
+    recipe = ("rowwise" if "rowwise" in prec else "tensorwise") if fp8 else None
+    fw = r["framework"]
+    feats = []
+    compiled = "torch.compile" in fw
+    if compiled:
+        feats.append("torch.compile")
+    if "float8 all-gather" in fw:
+        feats.append("fp8-fsdp-all-gather")
+    if sid == CRUSOE_SOURCE:
+        assert "eager" in fw and not compiled, r["id"]
+        # torchtitan v0.2.2 torchtitan/models/attention.py ScaledDotProductAttentionWrapper:
+        # sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH], set_priority=True)
+        feats.append("attention-backend=fused")
+        derived.append("attention: cuDNN's fused attention - torchtitan v0.2.2 runs SDPA under "
+                       "sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH], "
+                       "set_priority=True) (torchtitan/models/attention.py, "
+                       "ScaledDotProductAttentionWrapper) with enable_gqa, keys and values "
+                       "not repeated (torchtitan/models/llama3/model/model.py)")
+        assumed.append("the PyTorch nightly's cuDNN backend takes these calls (causal, GQA "
+                       "8 of 32 heads, head dim 128, bf16); where it did not, SDPA fell back "
+                       "to FlashAttention-2")
+        derived.append("eager: [compile] enable=false in the toml; the blocks, the loss and "
+                       "the optimizer run op by op")
+        assumed.append("layout: torchtitan/llama3_8b-gb200.toml@e82e695c8a29 (local_batch_size "
+                       "5, seq_len 8192, data_parallel_shard_degree -1, tensor/pipeline/context "
+                       "parallel 1, compile off, activation_checkpoint selective/op, float8 "
+                       "off), the config the README has the reader copy; the other GPUs' rows "
+                       "change only the 'Batch size' column")
+        assumed.append("torchtitan v0.2.2: the README of 2026-04-01 says 'We have validated "
+                       "v0.2.2'; the GB200 rows were first published on 2026-01-28, when the "
+                       "README had the reader clone torchtitan's main branch")
+        derived.append("tokens/s: torchtitan's tps at step 100, per device, over the 10 steps "
+                       "since the previous log line (metrics.log_freq 10; "
+                       "torchtitan/components/metrics.py at v0.2.2)")
+    else:
+        assert compiled, r["id"]
+        derived.append("layout: the table's text (8 GPUs, batch size 1, sequence length 8192, "
+                       "torch.compile, FSDP2, per-op SAC) over torchtitan's llama3_8b.toml of "
+                       "the time (data_parallel_shard_degree -1)")
+        derived.append("tokens/s: the median of torchtitan's per-device tps over the run's "
+                       "log lines (pytorch/ao benchmarks/float8/training/"
+                       "parse_torchtitan_logs.py)")
+    if fp8 and recipe == "tensorwise":
+        derived.append("fp8: torchao Float8 tensorwise (dynamic) scaling, the table's recipe")
+    derived.append("dp %d = %d node(s) x %d GPUs, FSDP2 only; micro_batch_size = the local "
+                   "batch %d, no gradient accumulation" % (gpus, gpus // r["gpus_per_node"],
+                                                           r["gpus_per_node"], mbs))
+    derived.append("recompute_variant torchtitan-op-sac: selective_ac_option 'op' saves the "
+                   "outputs of every compute op except every second matmul")
+    out["layout"] = layout(
+        tp=1, pp=1, vpp=1, cp=1, ep=1, dp=gpus, micro_batch_size=mbs,
+        global_batch_size=r["global_batch_size"], local_batch_size=mbs, grad_accum_steps=1,
+        seq_length=r["seq_length"], sequence_parallel=False, recompute="selective",
+        recompute_variant="torchtitan-op-sac", zero_stage=3, sharding="fsdp2",
+        precision="fp8" if fp8 else "bf16", fp8_recipe=recipe, pipeline_schedule="none",
+        features=feats)
+    tps = r["tokens_per_sec_per_gpu"]
+    out["target"] = {
+        "kind": "tokens_per_s_per_gpu", "value": tps,
+        "iteration_time_s": r["global_batch_size"] * r["seq_length"] / (tps * gpus),
+        "iteration_time_origin": "derived: global_batch_size * seq_length / (value * gpus)",
+        "flops_formula": None,
+    }
+    out["also_published"] = {}
+    if r["tflops_per_gpu"] is not None:
+        # torchtitan's own count (components/metrics.py, models/utils.py get_dense_model_
+        # nparams_and_flops): 6 x non-embedding parameters + 12 x layers x dim x seq per token.
+        per_tok = 6.0 * (TITAN_PARAMS[8] - 128256 * 4096) + 12.0 * 32 * 4096 * r["seq_length"]
+        assert abs(per_tok * tps / 1e12 - r["tflops_per_gpu"]) <= 0.5e-4 * r["tflops_per_gpu"] \
+            + per_tok * 0.5 / 1e12, r["id"]
+        out["also_published"] = {"tflops_per_gpu": r["tflops_per_gpu"],
+                                 "mfu_percent": r["mfu_percent"],
+                                 "tflops_definition": r["tflops_definition"]}
+    out["quote"] = r["quote"]
+    out["skip"] = r.get("skip_reason")
+    return out, assumed, derived
+
+
 # ---- validation_runs.md ------------------------------------------------------------------------
 
 SOURCES = [  # source_id, what the source measured, target compared, FLOP convention
@@ -898,14 +1049,24 @@ SOURCES = [  # source_id, what the source measured, target compared, FLOP conven
      "time per training step from the MLLOG result logs (median over each submission's 3 or "
      "10 files; evaluation excluded)",
      "iteration_time_s", "none needed"),
+    (CRUSOE_SOURCE,
+     "tokens/s per GPU of one torchtitan log line (step 100, over steps 91-100); also "
+     "torchtitan's TFLOP/s and MFU",
+     "tokens_per_s_per_gpu", "none needed (torchtitan's own 6N + 12lds, checked by the script)"),
+    (TORCHAO_SOURCE,
+     "median tokens/s per GPU over a 100-step run's log lines",
+     "tokens_per_s_per_gpu", "none needed"),
 ]
 
 MD_HEAD = """# Validation runs: what is in validation_runs.json
 
-Written by `make_validation_runs.py` from `published_runs.json` and `mlperf_runs.json` (do not
-edit by hand; change the script). 226 published runs from 6 sources, and the MLPerf Training
-results of NVIDIA's NeMo/Megatron stack as one more source (`mlperf_training`, all rounds
-v3.0-v5.1; its own page of provenance is `mlperf_runs.json`), normalized so that trainplan's
+Written by `make_validation_runs.py` from `published_runs.json`, `mlperf_runs.json` and
+`published_runs_added.json` (do not edit by hand; change the script). 226 published runs from 6
+sources, the MLPerf Training results of NVIDIA's NeMo/Megatron stack as one more source
+(`mlperf_training`, all rounds v3.0-v5.1; its own page of provenance is `mlperf_runs.json`), and
+the runs this project added in `published_runs_added.json` (two torchtitan sources outside the
+torchtitan repository: `crusoe_torchtitan` on GB200, B200, H200 and H100, `torchao_float8_training`
+on H100 and, skipped, B200; each run quotes the line it was read from), normalized so that trainplan's
 estimator can predict each one: a model trainplan loads, a system of its hardware database,
 the layout, the target
 with the FLOP formula that reproduces it, and a skip reason where a run cannot be estimated.
@@ -939,13 +1100,14 @@ published (the iteration time in the file is derived from it).
 | `layout.precision`, `fp8_recipe` | `fp16`, `bf16`, `fp8` (linear layers in FP8, the rest bf16) with `tensorwise` or `rowwise` scaling (torchtitan), or Transformer Engine's `delayed` (per-tensor scales from an amax history, NeMo's default through MLPerf v5.0) or `tensorwise` (TE current scaling, MLPerf v5.1) |
 | `layout.pipeline_schedule` | `none`, `1f1b` (Megatron, DeepSpeed's TrainSchedule, torchtitan Schedule1F1B), `interleaved-1f1b`; `null` = not published, search |
 | `layout.pipeline_partition`, `layers_per_stage` | how layers were split: `uniform` (Megatron, layers / pp), `deepspeed type:transformer` (embedding on the first stage, tied output embedding on the last), `deepspeed type:transformer|embedding` (the two embeddings take a layer slot each), `torchtitan generate_split_points`, `megatron account_for_embedding_and_loss` (Megatron-Core with the embedding and the loss counted as a layer of the first and last model chunk: MLPerf Llama 3.1 405B); `layers_per_stage` lists transformer layers per model chunk in pipeline order (pp x vpp entries; pp entries while vpp is unknown) |
-| `layout.features` | `overlap-grad-reduce`, `overlap-param-gather`, `tp-comm-overlap`, `pp-comm-overlap` (Megatron-Core), `scatter-gather-p2p` (Narayanan 5.1), `flash-attention`, `fsdp-limit-all-gathers`, `fsdp-mixed-precision-pure` / `-default` (llm-foundry MP mode), `torch.compile`, `async-tp`, `fp8-fsdp-all-gather`, `cuda-graphs` (NeMo/Megatron-Core CUDA graphs of the layers or the step), `fp8-param-gather` (parameters kept and all-gathered in FP8), `fp8-attention` (TE FP8 dot-product attention), `grad-reduce-in-bf16` (16-bit gradient buffers), `cross-entropy-loss-fusion` (Megatron-Core's native fused loss), `te-cross-entropy` (Transformer Engine's fused loss, in place: TE before v2.18), `defer-embedding-wgrad-compute` and `wgrad-deferral-limit=N` (the LM head's weight gradient deferred) |
+| `layout.features` | `overlap-grad-reduce`, `overlap-param-gather`, `tp-comm-overlap`, `pp-comm-overlap` (Megatron-Core), `scatter-gather-p2p` (Narayanan 5.1), `flash-attention`, `fsdp-limit-all-gathers`, `fsdp-mixed-precision-pure` / `-default` (llm-foundry MP mode), `torch.compile`, `async-tp`, `fp8-fsdp-all-gather`, `cuda-graphs` (NeMo/Megatron-Core CUDA graphs of the layers or the step), `fp8-param-gather` (parameters kept and all-gathered in FP8), `fp8-attention` (TE FP8 dot-product attention), `composite-rmsnorm` (PyTorch eager's RMSNorm as ATen's composite code, before pytorch/pytorch#153666), `grad-reduce-in-bf16` (16-bit gradient buffers), `cross-entropy-loss-fusion` (Megatron-Core's native fused loss), `te-cross-entropy` (Transformer Engine's fused loss, in place: TE before v2.18), `defer-embedding-wgrad-compute` and `wgrad-deferral-limit=N` (the LM head's weight gradient deferred) |
 | `round` | MLPerf runs only: the MLPerf Training round (v3.0-v5.1) |
 | `target` | `kind` (`iteration_time_s`, `tflops_per_gpu`, `tokens_per_s_per_gpu`, `mfu`), `value` as published, `iteration_time_s` with `iteration_time_origin` (measured, or how it was derived), and for FLOP-rate targets `flops_formula`, `vocab_for_flops`, `flops_per_iteration` |
 | `params` | our exact count (`ours`, vocabulary padded to `vocab_pad_multiple`), the source's figure and whether they agree within its rounding |
 | `skip` | `null`, or why the run cannot be estimated |
 | `assumed`, `derived` | every value not printed by the source: assumed (a judgement, verify first) or derived (computed from published values or documented defaults) |
 | `published_notes` | the notes of `published_runs.json`, verbatim |
+| `quote` | runs of `published_runs_added.json` only: the source's line or table row the figures were read from, verbatim |
 
 `null` anywhere in `layout` means the source does not say: the estimator searches it, as
 `estimate` does, and says so.
@@ -1046,6 +1208,28 @@ Megatron-Core README's MFU column is TFLOP/s / 989 to its two digits. What remai
    `assumed` list quotes its system description. Result logs filed twice (Supermicro's
    power-measurement copies, Nebius' v5.0 405B results refiled in v5.1) are skipped as
    duplicates.
+8. **crusoe_torchtitan** - one log line per run: tokens/s over steps 91-100 of a 100-step job.
+   The config the README names turns torchtitan's profiler on with profile_freq 100, so steps
+   97-99 run under the profiler's warm-up and step 100 is traced (torch.profiler with CPU and
+   CUDA activities, record_shapes): 4 of the 10 timed steps carry the profiler's host overhead,
+   which a GPU-bound eager step at local batch 4-5 mostly hides (not measured; it would make the
+   published step slower than the estimate's). The H100 rows disagree with each other beyond
+   what the layout explains: 16 GPUs on driver 580 / CUDA 13.0 reach 8,714 tokens/s, 32 and 128
+   GPUs on driver 570 / CUDA 12.8 reach 7,582 and 7,169 (-13 % and -18 %); the software (PyTorch
+   nightly for cu128 or cu130, its cuDNN and cuBLAS) differs with the driver, and the estimate
+   cannot tell the two apart. The B200 row of 16 GPUs prints 'memory: 1cl61.51GiB' (a typo in
+   the memory field; tokens/s and TFLOP/s are intact and agree). GB200 and B200 rows are the same
+   software at the same local batch, 5: GB200 is 0.5-4.7 % faster per GPU (1,200 W against
+   1,000 W; the rack's NVLink against 8-GPU hosts). The network of the B200, H200 and H100 hosts
+   is not given beyond 'InfiniBand'; FSDP2's all-gathers and reduce-scatters of an 8B model at
+   these batches are mostly hidden behind the compute either way.
+9. **torchao_float8_training** - the H100 is not named beyond '8xH100': the team's other
+   documents of the time ran the H100 96GB parts at 500 W (grand-teton-h100), as
+   torchtitan_benchmarks did. The B200 table is skipped: its text says '8x power limited B200
+   GPUs' without the limit; hwdb's b200 is the 1,000 W part, and the GPU family's factor (the
+   sustained clock under the power limit, mostly) would be fitted to a part it does not describe.
+   Its rowwise rows carry `fp8rw` in their id (validate_runs waives torchao's rowwise recipe, as
+   for torchtitan_benchmarks).
 """
 
 
@@ -1148,6 +1332,8 @@ SOURCE_DROPOUT = {
     "llm_foundry_mpt_benchmarks": (0.0, 0.0, "assumed", "llm-foundry's MPT configs: attn_pdrop 0, "
                                    "resid_pdrop 0"),
     "torchtitan_benchmarks": (0.0, 0.0, "derived", "torchtitan's Llama has no dropout"),
+    CRUSOE_SOURCE: (0.0, 0.0, "derived", "torchtitan's Llama has no dropout"),
+    TORCHAO_SOURCE: (0.0, 0.0, "derived", "torchtitan's Llama has no dropout"),
     "mlperf_training": (0.0, 0.0, "derived", "GPT-3: hidden_dropout 0.0 and attention_dropout "
                         "0.0 in the submissions' megatron_gpt_config_custom.yaml / custom.yaml "
                         "(as the reference's run_gpt3.sh sets them); Llama: NeMo's Llama "
@@ -1196,6 +1382,8 @@ def main():
     ap.add_argument("--input", default=os.path.join(HERE, "published_runs.json"))
     ap.add_argument("--mlperf", default=os.path.join(HERE, "mlperf_runs.json"),
                     help="written by make_mlperf_runs.py")
+    ap.add_argument("--added", default=os.path.join(HERE, "published_runs_added.json"),
+                    help="runs this project added, in published_runs.json's fields")
     ap.add_argument("--output", default=os.path.join(HERE, "validation_runs.json"))
     args = ap.parse_args()
     tp_exe = Trainplan(args.trainplan)
@@ -1258,6 +1446,18 @@ def main():
         notes = out.pop("_notes")
         runs.append(finish_run(out, MLPERF_SOURCE, assumed, derived, notes))
 
+    # The runs this project added (published_runs_added.json), after MLPerf's.
+    araw = open(args.added, "rb").read()
+    for r in json.loads(araw)["runs"]:
+        out, assumed, derived = added_run(r)
+        j = add_params(out, tp_exe)
+        arch = j["architecture"]
+        out["_layers"] = arch["num_layers"]
+        for key in ("num_layers", "hidden_size", "num_attention_heads", "num_kv_heads",
+                    "ffn_hidden_size", "vocab_size"):
+            assert arch[key] == r[key], (r["id"], key)
+        runs.append(finish_run(out, r["source_id"], assumed, derived, r["notes"]))
+
     doc = {
         "schema": "trainplan-validation-runs/1",
         "description": "The runs of published_runs.json normalized for trainplan's estimator "
@@ -1268,6 +1468,8 @@ def main():
                            "sha256": hashlib.sha256(raw).hexdigest()},
         "generated_from_mlperf": {"file": "mlperf_runs.json",
                                   "sha256": hashlib.sha256(mraw).hexdigest()},
+        "generated_from_added": {"file": "published_runs_added.json",
+                                 "sha256": hashlib.sha256(araw).hexdigest()},
         "flop_formulas": FLOP_FORMULAS,
         "runs": runs,
     }
