@@ -1104,6 +1104,8 @@ static int eval_test(const cli_sh_word *a, int n)
     return neg ? !r : r;
 }
 
+static int and_or(int a, int op_and, int b);
+
 /* A command's exit status as far as it can be told: tests evaluated,
  * the builtins that set or print true, anything else unknown. */
 static int status_of(const wvec *w, int first)
@@ -1116,7 +1118,23 @@ static int status_of(const wvec *w, int first)
     if (strcmp(c, "[") == 0 || strcmp(c, "[[") == 0) {
         const char *close = c[1] ? "]]" : "]";
         if (n < 2 || strcmp(a[n - 1].s, close) != 0) return -1;
-        return eval_test(a + 1, n - 2);
+        if (!c[1]) return eval_test(a + 1, n - 2);
+        /* [[ A && B || C ]]: the tests between its && and ||, && binding
+         * tighter (bash(1), [[ expression ]]); a parenthesised group is
+         * not evaluated */
+        int r = 0, g = 1, from = 1;
+        for (int i = 1; i <= n - 1; i++) {
+            int end = i == n - 1;
+            int is_and = !end && !(a[i].flags & CLI_SH_UNKNOWN)
+                         && strcmp(a[i].s, "&&") == 0;
+            int is_or = !end && !(a[i].flags & CLI_SH_UNKNOWN)
+                        && strcmp(a[i].s, "||") == 0;
+            if (!end && !is_and && !is_or) continue;
+            g = and_or(g, 1, eval_test(a + from, i - from));
+            if (!is_and) r = and_or(r, 0, g), g = 1;
+            from = i + 1;
+        }
+        return r;
     }
     if (strcmp(c, "test") == 0) return eval_test(a + 1, n - 1);
     if (strcmp(c, "false") == 0) return 0;

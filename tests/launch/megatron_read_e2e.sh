@@ -298,6 +298,11 @@ has "$OUT" '"tensor_model_parallel_size":	4' "vars: TP from a quoted variable"
 has "$OUT" '"gpus":	16' "vars: torchrun's counts from variables"
 has "$OUT" '"sequence_parallel":	true' "vars: an array"
 has "$OUT" '"precision":	"bf16"' "vars: the branch of a known condition"
+# [[ ]] with && and || of known values is evaluated too
+sed 's/^if \[ "$PRECISION" = fp16 \]; then/if [[ -n "${SLURM_JOB_ID:-}" || "$PRECISION" == fp16 ]]; then/' "$S/vars.sh" >"$S/dbl.sh"
+grep -q '^if \[\[' "$S/dbl.sh" && ok || bad "dbl.sh: the sed did not apply"
+run 0 "$TP" estimate --system eos --megatron-args "$S/dbl.sh" --format json
+has "$OUT" '"precision":	"bf16"' "vars: [[ A || B ]] of known values"
 # what the file does not give is refused where it matters, naming the
 # variable and the line where it became unknown
 sed 's/--tensor-model-parallel-size 4/--tensor-model-parallel-size $TP_SIZE/' "$S/vars.sh" >"$S/unset.sh"
