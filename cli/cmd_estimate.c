@@ -1113,6 +1113,15 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         if (o->ops && r.iteration_s > 0) print_ops(&c, &m, l, o->format, f, NULL);
     }
     rc = r.feasible ? TP_OK : TP_INFEASIBLE;
+    /* Exit 1 says why on standard error too, in every format: a library
+     * or Python caller sees the status and this line (TrainplanError's
+     * message), not only the JSON's "reason". */
+    if (!r.feasible)
+        fprintf(cli_err(o), "trainplan: not feasible (%s%s%s): %s\n",
+                est_reason_names[r.reason],
+                r.reason == EST_INVALID_LAYOUT ? ", " : "",
+                r.reason == EST_INVALID_LAYOUT ? space_reject_names[r.reject] : "",
+                r.message);
 done:
     est_comm_free(comm);
     est_models_free(ops);

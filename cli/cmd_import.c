@@ -8,11 +8,14 @@
  * collective and group shape; an earlier table of that shape is replaced)
  * and systems/<system>.json: the system's file (DIR's own copy when one
  * is there, else the one the database loaded) with those tables listed
- * in `measured`, the paths of its other entries rewritten to stay valid
- * from DIR. Every log is parsed before anything is written; files are
- * written beside their targets (cli/out.c's writer) and renamed into
- * place only when all of them are complete, so a bad log leaves DIR as it
- * was.
+ * in `measured`. The tables its other entries list move with it: one
+ * whose relative path stays inside DIR is copied to that place in DIR
+ * (the path is kept, so DIR still works once moved or once the database
+ * it came from is rebuilt elsewhere); an absolute path is kept; a
+ * relative one that leaves DIR becomes absolute. Every log is parsed
+ * before anything is written; files are written beside their targets
+ * (cli/out.c's writer) and renamed into place only when all of them are
+ * complete, so a bad log leaves DIR as it was.
  *
  * The log parser is estimator/nccl_tests.c.
  */
@@ -148,6 +151,86 @@ static void fix_entry_path(cJSON *ent, const char *from_dir, int same_dir)
     snprintf(joined, sizeof joined, "%s/%s", from_dir, f->valuestring);
     if (!realpath(joined, abs)) tp_strlcpy(abs, joined, sizeof abs);
     cJSON_SetValuestring(f, abs);
+}
+
+/* Where a measured entry's relative path lands inside DIR once the
+ * system file sits in DIR/systems/: "../measured/eos/x.csv" is
+ * "measured/eos/x.csv" in *norm. 0 when the path is absolute, or leaves
+ * DIR ("../../x.csv"), or names a directory. Lexical, as the loader
+ * joins it: nothing on disk is looked at. */
+static int rel_inside(const char *rel, char *norm, size_t cap)
+{
+    if (!rel[0] || rel[0] == '/') return 0;
+    enum { MAX_PARTS = 64 };
+    const char *part[MAX_PARTS];
+    size_t len[MAX_PARTS];
+    int n = 0;
+    part[n] = "systems";
+    len[n++] = 7;
+    for (const char *p = rel; *p;) {
+        const char *q = strchr(p, '/');
+        size_t k = q ? (size_t)(q - p) : strlen(p);
+        if (k == 0 || (k == 1 && p[0] == '.')) {
+            /* "a//b", "./a": nothing */
+        } else if (k == 2 && p[0] == '.' && p[1] == '.') {
+            if (n == 0) return 0;
+            n--;
+        } else {
+            if (n == MAX_PARTS) return 0;
+            part[n] = p;
+            len[n++] = k;
+        }
+        if (!q) break;
+        p = q + 1;
+    }
+    if (n == 0 || rel[strlen(rel) - 1] == '/') return 0;
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (at + len[i] + 2 > cap) return 0;
+        if (i) norm[at++] = '/';
+        memcpy(norm + at, part[i], len[i]);
+        at += len[i];
+    }
+    norm[at] = '\0';
+    return 1;
+}
+
+/* Whether files a and b hold the same bytes (both readable). */
+static int same_bytes(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        int ca = getc(fa), cb = getc(fb);
+        if (ca != cb) same = 0;
+        if (ca == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+/* Copies src into a pending file for target (renamed into place with the
+ * others). TP_OK, or TP_EIO/TP_ENOINPUT with a message. */
+static int copy_file(pending_file *p, const char *src, const char *target,
+                     tp_err *e)
+{
+    FILE *in = fopen(src, "rb");
+    if (!in)
+        return tp_errf(e, TP_ENOINPUT, "%s: cannot read: %s", src,
+                       strerror(errno));
+    int rc = begin_file(p, target, e);
+    char buf[65536];
+    size_t k;
+    while (rc == TP_OK && (k = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, k, p->o.f) != k)
+            rc = tp_errf(e, TP_EIO, "%s: write failed: %s", target,
+                         strerror(errno));
+    if (rc == TP_OK && ferror(in))
+        rc = tp_errf(e, TP_EIO, "%s: read failed", src);
+    fclose(in);
+    if (rc == TP_OK) rc = cli_out_finish(&p->o, e);
+    return rc;
 }
 
 /* The resolved path of a measured entry, for replacing one. */
@@ -361,14 +444,60 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
                       path);
     }
     if (rc == TP_OK) {
-        cJSON *ent;
-        cJSON_ArrayForEach(ent, meas)
-        {
-            if (cJSON_GetObjectItemCaseSensitive(ent, "__new"))
+        /* The system file moves from base_dir to DIR/systems: a table it
+         * lists by a relative path that stays inside DIR is copied to
+         * that place in DIR, so the path stays relative and DIR works
+         * wherever it is moved and whatever becomes of the database it
+         * came from (docs/hwdb.md: `file` is relative to the JSON file).
+         * An absolute path is the user's own and stays; a relative one
+         * that leaves DIR becomes absolute, as before. */
+        int nmeas = cJSON_GetArraySize(meas);
+        files = tp_xrealloc(files, (size_t)(nfiles + nmeas + 1) * sizeof *files);
+        memset(files + nfiles, 0, (size_t)(nmeas + 1) * sizeof *files);
+        /* each writer's path names its own entry's target, moved with it */
+        for (int k = 0; k < nfiles; k++) files[k].o.path = files[k].target;
+        for (int i = nmeas - 1; i >= 0 && rc == TP_OK; i--) {
+            cJSON *ent = cJSON_GetArrayItem(meas, i);
+            if (cJSON_GetObjectItemCaseSensitive(ent, "__new")) {
                 cJSON_DeleteItemFromObjectCaseSensitive(ent, "__new");
-            else
+                continue;
+            }
+            const cJSON *f = cJSON_GetObjectItemCaseSensitive(ent, "file");
+            char norm[PATH_MAX];
+            if (same || !cJSON_IsString(f)
+                || !rel_inside(f->valuestring, norm, sizeof norm)) {
                 fix_entry_path(ent, base_dir, same);
+                continue;
+            }
+            char src[PATH_MAX * 2], dst[PATH_MAX * 2];
+            snprintf(src, sizeof src, "%s/%s", base_dir, f->valuestring);
+            snprintf(dst, sizeof dst, "%s/%s", o->out_dir, norm);
+            /* an imported table of that name replaces the listed one */
+            int replaced = 0;
+            for (int k = 0; k < ntab && !replaced; k++)
+                replaced = strcmp(files[k].target, dst) == 0;
+            if (replaced) {
+                cJSON_DeleteItemFromArray(meas, i);
+                continue;
+            }
+            struct stat ds;
+            if (stat(dst, &ds) == 0) {
+                if (!same_bytes(src, dst))
+                    rc = tp_errf(e, TP_EUSAGE,
+                                 "%s: exists and differs from %s, which the "
+                                 "system file lists (as %s) and the import "
+                                 "would copy there; move it away or import "
+                                 "into another directory",
+                                 dst, src, f->valuestring);
+                continue; /* the same table is there already */
+            }
+            char parent[PATH_MAX * 2];
+            dir_of(dst, parent, sizeof parent);
+            if ((rc = make_dirs(parent, e))) break;
+            rc = copy_file(&files[nfiles++], src, dst, e);
         }
+    }
+    if (rc == TP_OK) {
         pending_file *p = &files[nfiles++];
         char *text = cJSON_Print(doc);
         if (!(rc = begin_file(p, target_json, e))) {

@@ -573,11 +573,21 @@ static void near_text(const search_request *q, const search_answer *a,
         char tag[96];
         space_layout_tag(&l, q->systems[nb->sys].ctx.sys->gpus_per_node, tag,
                          sizeof tag);
+        /* %.3f below a million; above, %.3g (a deadline of 1e-300 s
+         * gave a 300-digit figure); at the cap, a bound (search.h). */
+        char ratio[48];
+        if (nb->value >= SEARCH_RATIO_MAX)
+            snprintf(ratio, sizeof ratio, "more than 1e+300");
+        else if (nb->value < 1e6)
+            snprintf(ratio, sizeof ratio, "%s%.3f",
+                     nb->from_bound ? "at least " : "", nb->value);
+        else
+            snprintf(ratio, sizeof ratio, "%s%.3g",
+                     nb->from_bound ? "at least " : "", nb->value);
         snprintf(buf + n, cap - n,
-                 "%ssmallest budget or deadline excess: %s on %s needs %s%.3f "
+                 "%ssmallest budget or deadline excess: %s on %s needs %s "
                  "x the tightest limit",
-                 n ? "; " : "", tag, q->systems[nb->sys].ctx.sys->name,
-                 nb->from_bound ? "at least " : "", nb->value);
+                 n ? "; " : "", tag, q->systems[nb->sys].ctx.sys->name, ratio);
     }
 }
 

@@ -233,6 +233,14 @@ void tp_json_describe(const cJSON *v, char *buf, size_t cap)
         tp_strlcpy(buf, "nothing", cap);
         return;
     }
+    /* cJSON reads 1e309 as infinity and would print it as null */
+    if (cJSON_IsNumber(v) && !isfinite(v->valuedouble)) {
+        tp_strlcpy(buf, v->valuedouble > 0 ? "a number above 1.8e308 (out of "
+                                             "range of a double)"
+                                           : "a number below -1.8e308 (out of "
+                                             "range of a double)", cap);
+        return;
+    }
     char *s = cJSON_PrintUnformatted(v);
     if (!s) {
         tp_strlcpy(buf, "?", cap);

@@ -125,7 +125,8 @@ int tp_json_enum(const cJSON *obj, const char *file, const char *path,
                  int n, int *out, tp_err *e);
 
 /* Writes a short rendering of a JSON value (at most ~48 chars) into buf,
- * for "found ..." in messages. */
+ * for "found ..." in messages; a number out of a double's range (1e309,
+ * which cJSON reads as infinity and prints as null) in words. */
 void tp_json_describe(const cJSON *v, char *buf, size_t cap);
 
 /* ---- CSV (tp_csv.c) --------------------------------------------------

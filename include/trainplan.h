@@ -10,6 +10,9 @@
  * here and the results are the command's, byte for byte. Statuses are
  * the command's exit statuses (README.md): 0 ok, 1 nothing feasible,
  * 64 usage, 65 bad input data, 66 missing file, 70 internal, 74 I/O.
+ * A function given a NULL where this header does not allow one returns
+ * 64 with a message (in *error, or on err for tp_run) and touches
+ * nothing else; none crashes on one.
  *
  * Calls are serialized on one lock (the option parser's state is the
  * process's), so any thread may call; the OpenMP thread count of
@@ -45,7 +48,8 @@ const char *tp_version(void);
  * (or the -o FILE it names), every diagnostic to err, as the command
  * writes them to standard output and standard error. Returns the exit
  * status. out and err stay open; NULL means stdout or stderr. Can be
- * called any number of times in one process. `sweep` without -o writes
+ * called any number of times in one process. argc < 1, a NULL argv or a
+ * NULL among argv[0..argc) is 64 with a message on err. `sweep` without -o writes
  * its records to out: through out's file descriptor, one write() a
  * record, when it has one (stdout, a file); else (a memory stream)
  * through stdio, flushed after each record. */
@@ -61,9 +65,9 @@ void tp_handle_signals(void);
 
 /* ---- requests ------------------------------------------------------------ */
 
-/* A command's options, to run with tp_call_json, tp_estimate or
- * tp_search. Create with tp_request_new or tp_request_from_json; free
- * with tp_request_free (NULL is a no-op). */
+/* A command's options, to run with tp_call, tp_estimate or tp_search.
+ * Create with tp_request_new or tp_request_from_json; free with
+ * tp_request_free (NULL is a no-op). */
 typedef struct tp_request tp_request;
 
 tp_request *tp_request_new(void);
@@ -72,13 +76,18 @@ void tp_request_free(tp_request *q);
  * with value, a string as typed on the command line ("128", "64,128",
  * "300e9"); value NULL gives a flag ("sequence_parallel"). A key given
  * twice is passed twice (the command's rule applies: "hwdb" adds a
- * directory, others take the last value). Returns 0, or 64 (usage) for a
- * key that is no option of trainplan, or a value missing or given to a
- * flag, with the message in *error when error is not NULL (free it with
- * tp_free). */
+ * directory, others take the last value). Returns 0, or 64 (usage),
+ * leaving q as it was, for: a NULL q or key; a key that is no option of
+ * trainplan; a value missing or given to a flag; a key no library call
+ * can honour, because every call returns the command's JSON on its own
+ * stream ("format", "output", "help", "version", "list_options"); and
+ * "-" (standard output) as the file of "svg" or "sbatch". The message
+ * is in *error when error is not NULL (free it with tp_free). */
 int tp_request_set(tp_request *q, const char *key, const char *value,
                    char **error);
-/* Adds a positional argument (model show's NAME, hw check's FILE). */
+/* Adds a positional argument (model show's NAME, hw check's FILE). A
+ * NULL q is a no-op; a NULL arg adds nothing and marks q, so that every
+ * call made with it returns 64 naming the argument. */
 void tp_request_arg(tp_request *q, const char *arg);
 /* A request from a JSON object: each key an option as tp_request_set
  * takes it, each value a string, a number (written as the shortest
@@ -86,11 +95,17 @@ void tp_request_arg(tp_request *q, const char *arg);
  * false (the flag's "no-" form where the option table has one, else
  * left out), null (left out), or an array (its elements joined by
  * commas, "hwdb" repeated); the key "args" holds the positional
- * arguments (an array of strings). The keys "format", "output", "help",
- * "version" and "list_options" are refused: results come back as JSON.
- * Returns the request, or NULL with status 64 (usage: not JSON, not an
- * object, an unknown key or a bad value, naming it) in *status and the
- * message in *error (free it with tp_free). */
+ * arguments (an array of strings). Keys are refused as tp_request_set
+ * refuses them ("format", "output", ...), and so is a key given twice,
+ * in the request or in any object inside it, "max_gpus" and "max-gpus"
+ * counting as one (README.md: JSON readers disagree on which value
+ * wins), and a string holding \u0000 (no option, name or path can hold
+ * a NUL). json is UTF-8 text; bytes that are not UTF-8 inside a string
+ * (a POSIX path) are passed through as they are. Returns the request,
+ * or NULL with status 64 (usage: NULL, not JSON, not an object, an
+ * unknown, refused or repeated key or a bad value, naming it) in
+ * *status (when status is not NULL) and the message in *error (free it
+ * with tp_free). */
 tp_request *tp_request_from_json(const char *json, int *status, char **error);
 
 /* ---- JSON in, JSON out (bindings) ---------------------------------------- */
@@ -102,9 +117,14 @@ tp_request *tp_request_from_json(const char *json, int *status, char **error);
  * printed nothing: an error) and *error what it writes to standard error
  * (NULL if nothing): the message of a failure (file, field, value and
  * range) or the warnings of a success. Free both with tp_free. Returns
- * the exit status (1: nothing feasible, with its JSON). "sweep" gives
- * JSON Lines: one record a line, '\n' after each, in scenario order, the
- * bytes `sweep SPEC.json -o FILE` writes (docs/output-formats.md). */
+ * the exit status (1: nothing feasible, with its JSON and a line on
+ * *error saying why: search's nearest miss, estimate's reason). "sweep"
+ * gives JSON Lines: one record a line, '\n' after each, in scenario
+ * order, the bytes `sweep SPEC.json -o FILE` writes
+ * (docs/output-formats.md). "completion bash" gives the completion
+ * script, text, not JSON. q NULL is a request with no options;
+ * result_json or error NULL drops that text; a NULL or empty command
+ * is 64, and so is a q that tp_request_arg marked. */
 int tp_call(const char *command, const tp_request *q, char **result_json,
             char **error);
 /* tp_call with the request as a JSON object (tp_request_from_json).
@@ -116,6 +136,7 @@ int tp_call(const char *command, const tp_request *q, char **result_json,
  * current directory either way. */
 int tp_call_json(const char *command, const char *request_json,
                  char **result_json, char **error);
+/* request_json NULL is 64 (give "{}" for no options). */
 /* tp_call_json of "search", "estimate" and "model show" (the request's
  * "args" or "name" naming the model: {"name": "llama3-8b"}). */
 int tp_search_json(const char *request_json, char **result_json, char **error);
@@ -162,14 +183,20 @@ typedef struct tp_estimate_result {
     double gpu_memory_bytes; /* the GPU's capacity */
 } tp_estimate_result;
 
-/* Runs `estimate` with q and fills *r. Returns the exit status (0 also
- * for an infeasible layout: r->feasible says), with the message in
- * *error when error is not NULL (free with tp_free; NULL if none). */
+/* Runs `estimate` with q and fills *r. Returns the exit status, the
+ * command's: 0 for a feasible layout; 1 for an infeasible one, with *r
+ * filled all the same (r->feasible 0, r->reason why, the time and
+ * memory the layout needs) and *error saying why ("trainplan: not
+ * feasible (oom): ..."); 64, 65, 66 for a bad request, with *r zeroed
+ * (its cost < 0). The message is in *error when error is not NULL (free
+ * with tp_free; NULL if none). A NULL r is 64; q NULL is a request with
+ * no options (the command then asks for --model). */
 int tp_estimate(const tp_request *q, tp_estimate_result *r, char **error);
 /* Runs `search` with q and fills top[0..cap) with the ranked layouts,
  * best first; *n gets how many (at most cap, and --top, default 10).
  * Returns the exit status (1: nothing feasible, *n = 0), with the
- * message in *error as tp_estimate. */
+ * message in *error as tp_estimate. A NULL n, a negative cap, or a
+ * NULL top with cap > 0 is 64 (top NULL with cap 0 counts nothing). */
 int tp_search(const tp_request *q, tp_layout *top, int cap, int *n,
               char **error);
 

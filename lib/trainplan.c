@@ -41,7 +41,18 @@ void tp_handle_signals(void) { cli_own_signals(); }
 
 int tp_run(int argc, char *const argv[], FILE *out, FILE *err)
 {
-    if (argc < 1 || !argv) return TP_EUSAGE;
+    FILE *ef = err ? err : stderr;
+    if (argc < 1 || !argv) {
+        fprintf(ef, "trainplan: tp_run: expected argc >= 1 and an argv, "
+                    "found argc %d and %s\n", argc, argv ? "an argv" : "NULL");
+        return TP_EUSAGE;
+    }
+    for (int i = 0; i < argc; i++)
+        if (!argv[i]) {
+            fprintf(ef, "trainplan: tp_run: argv[%d] is NULL (argc %d: the "
+                        "first argc strings must all be there)\n", i, argc);
+            return TP_EUSAGE;
+        }
     /* getopt permutes its vector: a copy, so the caller's stays as it was */
     char **copy = tp_xcalloc((size_t)argc + 1, sizeof *copy);
     memcpy(copy, argv, (size_t)argc * sizeof *copy);
@@ -79,6 +90,7 @@ static void strv_free(strv *s)
 struct tp_request {
     strv opts; /* "--name", then its value where it takes one */
     strv args; /* positional arguments */
+    char misuse[160]; /* a NULL tp_request_arg: the calls refuse it (64) */
 };
 
 tp_request *tp_request_new(void) { return tp_xcalloc(1, sizeof(tp_request)); }
@@ -91,7 +103,20 @@ void tp_request_free(tp_request *q)
     free(q);
 }
 
-void tp_request_arg(tp_request *q, const char *arg) { strv_push(&q->args, arg); }
+void tp_request_arg(tp_request *q, const char *arg)
+{
+    if (!q) return;
+    if (!arg) {
+        /* void by contract (API 2): the request remembers, and every call
+         * made with it returns 64 saying so */
+        if (!q->misuse[0])
+            snprintf(q->misuse, sizeof q->misuse,
+                     "trainplan: tp_request_arg: positional argument %d is "
+                     "NULL", q->args.n + 1);
+        return;
+    }
+    strv_push(&q->args, arg);
+}
 
 /* A copy of s in memory the caller frees with tp_free. */
 static char *dup_msg(const char *s) { return s ? tp_xstrdup(s) : NULL; }
@@ -115,12 +140,48 @@ static void key_name(const char *key, char *buf, size_t cap)
         if (*p == '_') *p = '-';
 }
 
+/* Options a request cannot carry: every call returns the command's JSON
+ * on its own stream, so one that changes the format, sends the output
+ * elsewhere or prints something else instead would leave the call
+ * nothing to return (it used to be 70, "internal error"). */
+static const struct {
+    const char *name, *why;
+} refused_keys[] = {
+    {"format", "the calls return the command's JSON (--format json)"},
+    {"output", "the calls return the output (tp_run writes -o FILE)"},
+    {"help", "the calls return JSON, not the help (tp_run prints it)"},
+    {"version", "tp_version() gives the version"},
+    {"list-options", "tp_run lists the options"},
+};
+
+/* Options that write a second output to FILE, where "-" would mean the
+ * call's own stream, the JSON. */
+static const char *const file_outputs[] = {"svg", "sbatch"};
+
 int tp_request_set(tp_request *q, const char *key, const char *value,
                    char **error)
 {
     if (error) *error = NULL;
+    if (!q || !key)
+        return request_error(error, "trainplan: tp_request_set: %s is NULL%s",
+                             !q ? "the request" : "the key", "");
+    if (strlen(key) >= 128)
+        return request_error(error, "trainplan: unknown option key '%.60s...'"
+                             "%s (trainplan --list-options lists them)", key, "");
     char name[128];
     key_name(key, name, sizeof name);
+    for (size_t i = 0; i < sizeof refused_keys / sizeof refused_keys[0]; i++)
+        if (strcmp(name, refused_keys[i].name) == 0)
+            return request_error(error, "trainplan: option key '%s' cannot be "
+                                 "given to a library call: %s; leave it out",
+                                 key, refused_keys[i].why);
+    for (size_t i = 0; i < sizeof file_outputs / sizeof file_outputs[0]; i++)
+        if (value && strcmp(value, "-") == 0
+            && strcmp(name, file_outputs[i]) == 0)
+            return request_error(error, "trainplan: option key '%s': '-' "
+                                 "(standard output) cannot be given to a "
+                                 "library call, whose output is the JSON%s; "
+                                 "give a file", key, "");
     int kind = cli_option_kind(name);
     if (kind < 0) {
         const char *names[512];
@@ -206,13 +267,6 @@ static int from_json_key(tp_request *q, const cJSON *v, char **error)
     const char *key = v->string;
     char name[128];
     key_name(key, name, sizeof name);
-    static const char *const refused[] = {"format", "output", "help",
-                                          "version", "list-options"};
-    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-        if (strcmp(name, refused[i]) == 0)
-            return request_error(error, "trainplan: key '%s': the JSON calls "
-                                 "return the command's JSON%s; leave it out",
-                                 key, "");
     if (strcmp(key, "args") == 0) {
         const cJSON *a;
         if (cJSON_IsString(v)) {
@@ -354,6 +408,64 @@ static int spec_key(tp_request *q, const cJSON *v, spec_file *sf, char **error)
     return rc;
 }
 
+/* Whether the JSON text has a string with an escaped NUL (\u0000):
+ * cJSON reads it as the string's end, so "llama3-8b\u0000x" would name
+ * llama3-8b. No option value, path or name can carry a NUL. Sets *at to
+ * the escape's byte offset. */
+static int has_nul_escape(const char *json, size_t *at)
+{
+    int in_str = 0;
+    for (const char *p = json; *p; p++) {
+        if (!in_str) {
+            if (*p == '"') in_str = 1;
+            continue;
+        }
+        if (*p == '"') {
+            in_str = 0;
+        } else if (*p == '\\') {
+            if (p[1] == 'u' && strncmp(p + 2, "0000", 4) == 0) {
+                *at = (size_t)(p - json);
+                return 1;
+            }
+            if (p[1]) p++; /* the escaped character, '"' or '\\' included */
+        }
+    }
+    return 0;
+}
+
+/* The request's keys as option names ('_' and '-' alike) must be
+ * distinct, and so must every object's keys inside (a spec): cJSON keeps
+ * both values of a key given twice and readers disagree on which wins,
+ * so the request is refused (README.md). TP_EUSAGE naming the key. */
+static int request_unique(const cJSON *root, char **error)
+{
+    for (const cJSON *a = root->child; a; a = a->next) {
+        char na[128];
+        key_name(a->string, na, sizeof na);
+        for (const cJSON *b = root->child; b != a; b = b->next) {
+            char nb[128];
+            key_name(b->string, nb, sizeof nb);
+            if (strcmp(na, nb) != 0) continue;
+            if (strcmp(a->string, b->string) == 0)
+                return request_error(error, "trainplan: the request: key '%s' "
+                                     "appears twice%s; keep one (JSON readers "
+                                     "disagree on which value wins; a list "
+                                     "is an array)", a->string, "");
+            char both[300];
+            snprintf(both, sizeof both, "'%.120s' and '%.120s'", b->string,
+                     a->string);
+            return request_error(error, "trainplan: the request: keys %s "
+                                 "name one option (--%s); keep one", both, na);
+        }
+    }
+    tp_err e = {0};
+    if (tp_json_unique(root, "trainplan: the request", &e) != TP_OK) {
+        if (error) *error = dup_msg(e.msg);
+        return TP_EUSAGE;
+    }
+    return TP_OK;
+}
+
 /* tp_request_from_json, reading the special keys of mode; a spec written
  * to a temporary file is named in *sf (removed here on failure). */
 static tp_request *request_from_json(const char *json, req_mode mode,
@@ -361,11 +473,33 @@ static tp_request *request_from_json(const char *json, req_mode mode,
 {
     if (error) *error = NULL;
     *status = TP_OK;
-    cJSON *root = cJSON_Parse(json ? json : "");
+    if (!json) {
+        *status = request_error(error, "trainplan: the request is NULL%s%s "
+                                "(give a JSON object, \"{}\" for none)", "", "");
+        return NULL;
+    }
+    size_t nul_at = 0;
+    if (has_nul_escape(json, &nul_at)) {
+        char at[32];
+        snprintf(at, sizeof at, "%zu", nul_at);
+        *status = request_error(error, "trainplan: the request has a string "
+                                "with \\u0000 (NUL) at byte %s%s: no option, "
+                                "name or path can hold one", at, "");
+        return NULL;
+    }
+    cJSON *root = cJSON_Parse(json);
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         *status = request_error(error, "trainplan: the request is %s%s",
-                                root ? "not a JSON object" : "not JSON", "");
+                                root ? "not a JSON object"
+                                     : "not JSON (or not valid UTF-16 in a "
+                                       "\\u escape)", "");
+        return NULL;
+    }
+    int urc = request_unique(root, error);
+    if (urc) {
+        cJSON_Delete(root);
+        *status = urc;
         return NULL;
     }
     tp_request *q = tp_request_new();
@@ -424,6 +558,14 @@ int tp_call(const char *command, const tp_request *q, char **result_json,
 {
     if (result_json) *result_json = NULL;
     if (error) *error = NULL;
+    if (!command || !command[0])
+        return request_error(error, "trainplan: tp_call: the command is %s%s "
+                             "(\"estimate\", \"search\", \"model show\", ...)",
+                             command ? "empty" : "NULL", "");
+    if (q && q->misuse[0]) {
+        if (error) *error = dup_msg(q->misuse);
+        return TP_EUSAGE;
+    }
     strv argv = {0};
     strv_push(&argv, "trainplan");
     strv_push(&argv, "--format");
@@ -544,14 +686,20 @@ static void layout_fields(const cJSON *o, tp_layout *l)
 static cJSON *parse_result(const char *json, char **error)
 {
     cJSON *root = json ? cJSON_Parse(json) : NULL;
-    if (!root && json && error && !*error)
-        *error = dup_msg("trainplan: internal: the command's output is not "
-                         "JSON");
+    if (!root && error && !*error)
+        *error = dup_msg(json ? "trainplan: internal: the command's output is "
+                                "not JSON"
+                              : "trainplan: internal: the command printed "
+                                "nothing");
     return root;
 }
 
 int tp_estimate(const tp_request *q, tp_estimate_result *r, char **error)
 {
+    if (error) *error = NULL;
+    if (!r)
+        return request_error(error, "trainplan: tp_estimate: the result is "
+                             "NULL%s%s", "", "");
     memset(r, 0, sizeof *r);
     r->layout.cost_per_iteration_usd = -1;
     char *json = NULL;
@@ -576,7 +724,13 @@ int tp_estimate(const tp_request *q, tp_estimate_result *r, char **error)
 int tp_search(const tp_request *q, tp_layout *top, int cap, int *n,
               char **error)
 {
-    *n = 0;
+    if (error) *error = NULL;
+    if (n) *n = 0;
+    if (!n || cap < 0 || (!top && cap > 0))
+        return request_error(error, "trainplan: tp_search: %s%s",
+                             !n ? "the count n is NULL"
+                             : cap < 0 ? "cap is negative"
+                                       : "top is NULL with cap > 0", "");
     char *json = NULL;
     int rc = tp_call("search", q, &json, error);
     cJSON *root = parse_result(json, error);

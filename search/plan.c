@@ -506,7 +506,10 @@ static double budget_ratio(const search_request *q, double iter_s,
         q->deadline_s > 0 ? train_s / q->deadline_s : 0};
     for (int i = 0; i < SEARCH_MISS_COUNT; i++)
         if (r[i] > worst) worst = r[i], *which = i;
-    return worst;
+    /* A limit near zero (--budget-usd 1e-300) overflows the ratio to
+     * infinity, which JSON prints as null: the ratio is capped at
+     * SEARCH_RATIO_MAX, read as "more than" (cli/cmd_search.c). */
+    return fmin(worst, SEARCH_RATIO_MAX);
 }
 
 /* ---- phase 1: one (system, GPU count), rules and unconditional bounds -- */

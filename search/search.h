@@ -163,11 +163,16 @@ typedef struct search_point {
 
 /* The nearest miss of an unsatisfiable request: the layout that comes
  * closest to the limit it breaks. */
+/* The largest ratio to a budget or deadline the search reports: one
+ * that overflows (a limit of 1e-300) is this, meaning "more than". */
+#define SEARCH_RATIO_MAX 1e300
+
 typedef struct search_near {
     int have;
     int sys;
     int64_t gpus, idx;
-    double value, limit;       /* bytes (memory) or the ratio to the budget */
+    double value, limit;       /* bytes (memory) or the ratio to the budget
+                                  (at most SEARCH_RATIO_MAX) */
     int from_bound;            /* value is a lower bound, not an estimate */
 } search_near;
 

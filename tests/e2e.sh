@@ -218,6 +218,14 @@ for f in allreduce_1x8 allreduce_2x8 allgather_2x8 reducescatter_1x8 alltoall_2x
     if [ -s "$IMP/measured/eos/nccl-tests_$f.csv" ]; then ok; else bad "import did not write $f"; fi
 done
 if [ -s "$IMP/systems/eos.json" ] && [ -z "$(find "$IMP" -name '*.tmp.*')" ]; then ok; else bad "import: system file or temporaries"; fi
+# Issue 30: the system file's paths stay relative (docs/hwdb.md): the
+# built-in tables it lists are copied into DIR, which then works moved.
+if grep -q '"file":[[:space:]]*"/' "$IMP/systems/eos.json"; then bad "import wrote an absolute path"; else ok; fi
+if [ -s "$IMP/measured/eos/xla_allgather_1x8.csv" ]; then ok; else bad "import did not copy the built-in tables"; fi
+cp -r "$IMP" "$SCRATCH/imp_moved"
+run 0 "$TP" hw check "$SCRATCH/imp_moved/systems/eos.json" && has "$OUT" ": ok" "an imported DIR works moved"
+run 0 "$TP" --hwdb "$SCRATCH/imp_moved" coll show --system eos --op allgather --bytes 1G --group 1x8 --format json
+has "$OUT" "$SCRATCH/imp_moved/systems/../measured/eos/xla_allgather_1x8.csv" "moved DIR: its own copy of a built-in table"
 run 0 "$TP" hw check "$IMP/systems/eos.json" && has "$OUT" ": ok" "imported system file is valid"
 run 0 "$TP" --hwdb "$IMP" coll show --system eos --op allreduce --bytes 1G --group 2x8 --format json
 has "$(json_str source)" '"measured"' "--hwdb DIR: the imported table is used"
@@ -332,6 +340,7 @@ run 64 "$TP" "${EST[@]}" --framework nemo
 has "$ERR" "megatron-core, megatron-lm-2021, torchtitan, pytorch-fsdp or deepspeed-2021" "unknown framework: the valid names"
 run 1 "$TP" "${EST[@]}" -t 4 -p 1 -c 1 -r none --zero-stage 0 -b 16
 has "$OUT" "NOT FEASIBLE (out_of_memory)" "does not fit: says so, exit 1"
+has "$ERR" "trainplan: not feasible (out_of_memory): needs" "exit 1 says why on stderr too (issue 30)"
 has "$OUT" "GiB more than" "and by how much"
 run 1 "$TP" estimate -m gpt-neox-20b --system perlmutter-80g -g 96 -s 2048 -B 1024 -t 3 -p 4 -c 1 -b 1
 has "$OUT" "attention heads are not divisible by TP 3" "invalid layout: the rule"
@@ -557,6 +566,14 @@ run 1 "$TP" "${SRCH[@]}" --budget-usd 1000
 has "$OUT" "budget" "budget too small: the budget counts"
 run 1 "$TP" "${SRCH[@]}" --deadline 1d
 has "$OUT" "smallest budget or deadline excess" "deadline: nearest miss"
+# Issue 30: a limit near zero: a bound, not "inf x" (JSON null), and no
+# 300-digit ratio.
+run 1 "$TP" search --model gpt-neox-20b --system perlmutter --max-gpus 64 -s 2048 -B 1024 --tokens 1e18 --budget-usd 1e-300
+has "$ERR" "needs more than 1e+300 x the tightest limit" "budget 1e-300: a bound"
+run 1 "$TP" search --model gpt-neox-20b --system perlmutter --max-gpus 64 -s 2048 -B 1024 --tokens 1e18 --budget-usd 1e-300 --format json
+if printf '%s' "$OUT" | grep -q '"needs":[[:space:]]*1e+300' && ! printf '%s' "$OUT" | grep -q '"needs":[[:space:]]*null'; then ok; else bad "budget 1e-300: json needs 1e+300"; fi
+run 1 "$TP" search --model gpt-neox-20b --system perlmutter --max-gpus 64 -s 2048 -B 1024 --tokens 1 --deadline 1e-300s
+if printf '%s' "$ERR" | grep -Eq 'needs [0-9.]+e\+[0-9]+ x the tightest'; then ok; else bad "deadline 1e-300s: %.3g ratio: $ERR"; fi
 # bad input
 run 64 "$TP" search --model gpt-neox-20b --system perlmutter -s 2048 -B 1024
 has "$ERR" "--max-gpus" "search needs --max-gpus"

@@ -10,7 +10,10 @@
  * the spec's path or the spec itself) as the executable's bytes, and a
  * spec given as an object leaves no temporary file behind; the caller's
  * standard output survives any request ("sbatch": "-", "svg": "-"), and
- * "-" writes the caller's stream, left open (issue 30).
+ * "-" writes the caller's stream, left open; the header's contract holds
+ * (issue 30: infeasible is 1 with the struct and a message, keys no call
+ * honours refused when set, duplicate keys and NULs refused, NULL
+ * arguments 64, never a crash).
  *
  * usage: test_lib TRAINPLAN_EXECUTABLE
  */
@@ -454,8 +457,9 @@ static void test_streams(void)
     for (int i = 0; i < 2; i++) {
         char *res = NULL, *err = NULL;
         TP_CHECK_INT(tp_search_json(reqs[i], &res, &err), 64);
-        TP_CHECK(err && strstr(err, "already goes to the caller's stream; "
-                                    "give --"));
+        /* refused when set (lib/trainplan.c file_outputs): a JSON
+         * call's own stream is its JSON */
+        TP_CHECK(err && strstr(err, "cannot be given to a library call"));
         tp_free(res);
         tp_free(err);
         /* standard output is still open, and still ours */
@@ -496,6 +500,130 @@ static void test_streams(void)
     unlink(path);
 }
 
+/* Issue 30: the header's contract. An infeasible estimate is 1 with the
+ * struct filled and a message; keys no call can honour are refused when
+ * set; a JSON request with a key twice or a NUL is refused; NULL
+ * arguments are 64 with a message, never a crash. */
+static void test_contract(void)
+{
+    /* infeasible: 1 (the command's status), the struct filled, a message */
+    const char *oom = "{\"model\": \"gpt-neox-20b\", \"system\": \"perlmutter\", "
+                      "\"gpus\": 8, \"seq_length\": 2048, \"global_batch_size\": 8, "
+                      "\"tensor_model_parallel_size\": 1, "
+                      "\"pipeline_model_parallel_size\": 1}";
+    int st = -1;
+    char *msg = NULL, *res = NULL;
+    tp_request *q = tp_request_from_json(oom, &st, &msg);
+    TP_CHECK(q && st == 0 && msg == NULL);
+    tp_estimate_result r;
+    TP_CHECK_INT(tp_estimate(q, &r, &msg), 1);
+    TP_CHECK_INT(r.feasible, 0);
+    TP_CHECK_STR(r.reason, "out_of_memory");
+    TP_CHECK(r.layout.peak_memory_bytes > r.gpu_memory_bytes);
+    TP_CHECK(msg && strstr(msg, "not feasible (out_of_memory)"));
+    tp_free(msg);
+    msg = NULL;
+    TP_CHECK_INT(tp_estimate_json(oom, &res, &msg), 1);
+    TP_CHECK(res && strstr(res, "\"feasible\":\tfalse"));
+    TP_CHECK(msg && strstr(msg, "GiB"));
+    tp_free(res);
+    tp_free(msg);
+
+    /* keys no call can honour: refused at set time, q unchanged */
+    static const char *const refused[][2] = {
+        {"output", "x.json"}, {"format", "csv"}, {"help", NULL},
+        {"version", NULL}, {"list_options", NULL}, {"svg", "-"},
+        {"sbatch", "-"}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        msg = NULL;
+        TP_CHECK_INT(tp_request_set(q, refused[i][0], refused[i][1], &msg), 64);
+        TP_CHECK(msg && strstr(msg, refused[i][0]));
+        tp_free(msg);
+    }
+    TP_CHECK_INT(tp_estimate(q, &r, NULL), 1); /* q as it was */
+    res = msg = NULL;
+    TP_CHECK_INT(tp_estimate_json("{\"output\": \"x.json\"}", &res, &msg), 64);
+    TP_CHECK(res == NULL && msg && strstr(msg, "'output'"));
+    tp_free(msg);
+
+    /* duplicate keys, as written or as one option; inside the spec too */
+    static const char *const dups[] = {
+        "{\"model\": \"llama3-8b\", \"model\": \"gpt-neox-20b\"}",
+        "{\"max_gpus\": 8, \"max-gpus\": 16}",
+        "{\"spec\": {\"models\": [\"a\"], \"models\": [\"b\"]}}"};
+    for (size_t i = 0; i < sizeof dups / sizeof dups[0]; i++) {
+        msg = NULL;
+        st = 0;
+        TP_CHECK(tp_request_from_json(dups[i], &st, &msg) == NULL);
+        TP_CHECK_INT(st, 64);
+        TP_CHECK(msg && (strstr(msg, "twice") || strstr(msg, "one option")));
+        tp_free(msg);
+    }
+    msg = NULL;
+    TP_CHECK_INT(tp_sweep_json(dups[2], &res, &msg), 64);
+    TP_CHECK(msg && strstr(msg, "$.spec") && strstr(msg, "models"));
+    tp_free(msg);
+    /* a NUL cannot hide the rest of a name */
+    msg = NULL;
+    TP_CHECK(tp_request_from_json("{\"model\": \"llama3-8b\\u0000x\"}", &st,
+                                  &msg) == NULL);
+    TP_CHECK(st == 64 && msg && strstr(msg, "NUL"));
+    tp_free(msg);
+    /* "\\u0000" is a backslash and "u0000", not a NUL */
+    tp_request *q2 = tp_request_from_json("{\"model\": \"a\\\\u0000\"}", &st,
+                                          NULL);
+    TP_CHECK(q2 != NULL && st == 0);
+    tp_request_free(q2);
+
+    /* NULL arguments: 64 and a message */
+    msg = NULL;
+    TP_CHECK_INT(tp_request_set(q, NULL, "1", &msg), 64);
+    TP_CHECK(msg && strstr(msg, "key is NULL"));
+    tp_free(msg);
+    TP_CHECK_INT(tp_request_set(NULL, "model", "x", NULL), 64);
+    TP_CHECK_INT(tp_estimate(q, NULL, &msg), 64);
+    TP_CHECK(msg && strstr(msg, "NULL"));
+    tp_free(msg);
+    tp_layout top[2];
+    TP_CHECK_INT(tp_search(q, top, 2, NULL, &msg), 64);
+    TP_CHECK(msg && strstr(msg, "NULL"));
+    tp_free(msg);
+    int n = -1;
+    TP_CHECK_INT(tp_search(q, NULL, 2, &n, NULL), 64);
+    TP_CHECK_INT(n, 0);
+    TP_CHECK_INT(tp_search(q, top, -1, &n, NULL), 64);
+    TP_CHECK_INT(tp_call(NULL, q, &res, &msg), 64);
+    TP_CHECK(res == NULL && msg && strstr(msg, "command"));
+    tp_free(msg);
+    TP_CHECK_INT(tp_call_json("estimate", NULL, &res, &msg), 64);
+    TP_CHECK(msg && strstr(msg, "NULL"));
+    tp_free(msg);
+    TP_CHECK(tp_request_from_json(NULL, NULL, NULL) == NULL);
+    tp_request_arg(NULL, "x"); /* a no-op */
+    tp_request_arg(q, NULL);   /* marks q: every call refuses it */
+    TP_CHECK_INT(tp_estimate(q, &r, &msg), 64);
+    TP_CHECK(msg && strstr(msg, "tp_request_arg"));
+    tp_free(msg);
+    tp_request_free(q);
+
+    char *ebuf = NULL;
+    size_t elen = 0;
+    FILE *err = open_memstream(&ebuf, &elen);
+    char *const holes[] = {S("trainplan"), NULL, S("model"), S("list")};
+    TP_CHECK_INT(tp_run(4, holes, NULL, err), 64);
+    TP_CHECK_INT(tp_run(0, holes, NULL, err), 64);
+    TP_CHECK_INT(tp_run(1, NULL, NULL, err), 64);
+    fclose(err);
+    TP_CHECK(ebuf && strstr(ebuf, "argv[1] is NULL"));
+    free(ebuf);
+
+    /* completion: text, as the header says */
+    res = NULL;
+    TP_CHECK_INT(tp_call("completion bash", NULL, &res, NULL), 0);
+    TP_CHECK(res && strstr(res, "complete"));
+    tp_free(res);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -512,5 +640,6 @@ int main(int argc, char **argv)
     TP_RUN(test_threads);
     TP_RUN(test_sweep);
     TP_RUN(test_streams);
+    TP_RUN(test_contract);
     return TP_TEST_EXIT();
 }

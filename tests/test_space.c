@@ -1294,6 +1294,10 @@ static void test_hf_errors(void)
          {"$.num_hidden_layers", "[1, 100000]", "found 0"}},
         {"bad-huge.json", TP_EDATA,
          {"$.vocab_size", "[1, 16777216]", "found 1e+30"}},
+        /* issue 30: cJSON reads 1e309 as infinity, printed as null */
+        {"bad-overflow.json", TP_EDATA,
+         {"$.vocab_size", "[1, 16777216]",
+          "found a number above 1.8e308 (out of range of a double)"}},
         {"bad-fraction.json", TP_EDATA,
          {"$.num_hidden_layers", "an integer", "found 32.5"}},
         {"bad-bool-type.json", TP_EDATA,

@@ -234,6 +234,71 @@ class Frames(unittest.TestCase):
         self.assertIn("breakdown_s.compute_fwd", df.columns)
 
 
+class Contract(unittest.TestCase):
+    """Issue 30: what the library and this module promise at the edges."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_infeasible_estimate_says_why(self):
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.estimate(model="gpt-neox-20b", system="perlmutter",
+                               gpus=8, seq_length=2048, global_batch_size=8,
+                               tensor_model_parallel_size=1,
+                               pipeline_model_parallel_size=1)
+        self.assertEqual(cm.exception.status, 1)
+        self.assertIn("not feasible (out_of_memory)", cm.exception.message)
+        self.assertEqual(cm.exception.result["reason"], "out_of_memory")
+
+    def test_refused_keys(self):
+        for kw in ({"output": "x.json"}, {"format": "csv"}, {"svg": "-"},
+                   {"help": True}):
+            with self.assertRaises(trainplan.TrainplanError) as cm:
+                trainplan.search(**dict(SEARCH, **kw))
+            self.assertEqual(cm.exception.status, 64)
+            self.assertIn(next(iter(kw)), cm.exception.message)
+
+    def test_nul_is_refused(self):
+        with self.assertRaises(ValueError) as cm:
+            trainplan.search(**dict(SEARCH, model="gpt-neox-20b\0x"))
+        self.assertIn("'model'", str(cm.exception))
+        self.assertIn("NUL", str(cm.exception))
+        with self.assertRaises(ValueError):
+            trainplan.model("gpt-neox-20b\0")
+        with self.assertRaises(ValueError):
+            trainplan.sweep(dict(SWEEP, models=["gpt3-1.7b\0"]))
+
+    def test_completion_is_text(self):
+        text = trainplan.call("completion bash")
+        self.assertIsInstance(text, str)
+        self.assertIn("complete", text)
+
+    def test_non_utf8_path(self):
+        src = os.path.join(os.path.dirname(__file__), "..", "..", "tests",
+                           "fixtures", "hf", "llama3-8b.json")
+        raw = os.fsencode(self.dir.name) + b"/caf\xe9.json"
+        with open(src, "rb") as f, open(raw, "wb") as g:
+            g.write(f.read())
+        want = trainplan.model(src)["params_total"]
+        for path in (raw, os.fsdecode(raw), pathlib.Path(os.fsdecode(raw))):
+            r = trainplan.model(path)
+            self.assertEqual(r["params_total"], want)
+            self.assertEqual(r["source"], os.fsdecode(raw))
+        # a missing one: the command's message, naming the path, not "the
+        # request is not JSON"
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.model(os.fsencode(self.dir.name) + b"/no\xff.json")
+        self.assertEqual(cm.exception.status, 66)
+        self.assertIn("no\\xff.json", cm.exception.message)
+        # a str no bytes encode: refused here, saying so
+        with self.assertRaises(ValueError) as cm:
+            trainplan.model("\ud800.json")
+        self.assertIn("not text", str(cm.exception))
+
+
 class Example(unittest.TestCase):
     def test_python_search_example(self):
         root = os.path.join(os.path.dirname(__file__), "..", "..")

@@ -124,13 +124,49 @@ def version():
     return _load().tp_version().decode()
 
 
-def _take(p):
-    """A string the library returned, freed."""
+def _take(p, errors):
+    """A string the library returned, freed. errors: how bytes that are
+    not UTF-8 read (a POSIX path): "surrogateescape" for results, so a
+    path comes back as the str os.fsdecode gives; "backslashreplace" for
+    messages, which must print."""
     if not p.value:
         return None
-    s = ctypes.string_at(p.value).decode("utf-8", "replace")
+    s = ctypes.string_at(p.value).decode("utf-8", errors)
     _lib.tp_free(p)
     return s
+
+
+def _plain(value, key):
+    """value with what JSON cannot carry made plain, or ValueError naming
+    key: os.PathLike and bytes (paths) as os.fsdecode reads them, so a
+    path that is not UTF-8 travels as its own bytes (surrogateescape);
+    a NUL, which the C library would read as the string's end, refused;
+    a str that no bytes encode (a lone surrogate not from
+    surrogateescape) refused."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, bytes):
+        value = os.fsdecode(value)
+    if isinstance(value, str):
+        if "\0" in value:
+            raise ValueError("trainplan: key %r: %r holds a NUL character, "
+                             "which no option, name or path can hold"
+                             % (key, value))
+        try:
+            value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError as e:
+            raise ValueError("trainplan: key %r: %r is not text a path or "
+                             "option can be (%s)" % (key, value, e.reason)) from None
+        return value
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            k = _plain(k, key) if isinstance(k, (str, bytes)) else k
+            out[k] = _plain(v, "%s.%s" % (key, k))
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, key) for v in value]
+    return value
 
 
 def call(command, *args, **options):
@@ -142,9 +178,18 @@ def call(command, *args, **options):
     no- form where there is one; None: left out; a list: comma-joined, or
     repeated for hwdb). Returns the parsed JSON. Raises TrainplanError on a
     non-zero status, TypeError/ValueError for a value JSON cannot carry.
-    "sweep" returns its records, a list (see sweep()).
+    "sweep" returns its records, a list (see sweep()); "completion bash"
+    the completion script, a str. A value with a NUL, or a str no bytes
+    encode, is a ValueError naming its key; paths may be os.PathLike,
+    bytes, or str from os.fsdecode (bytes that are not UTF-8 pass
+    through as they are).
     """
-    parse = _json_lines if command == "sweep" else json.loads
+    if command == "sweep":
+        parse = _json_lines
+    elif command.split()[:1] == ["completion"]:
+        parse = str
+    else:
+        parse = json.loads
     return _call(command, args, options, parse, 4)
 
 
@@ -153,15 +198,21 @@ def _call(command, args, options, parse, stacklevel):
     warnings point stacklevel frames up (the caller of the public
     function)."""
     lib = _load()
-    req = dict(options)
+    req = {}
+    for k, v in options.items():
+        req[_plain(k, k)] = _plain(v, k)
     if args:
-        req["args"] = [os.fspath(a) if isinstance(a, os.PathLike) else str(a)
-                       for a in args]
-    text = json.dumps(req, allow_nan=False)
+        req["args"] = [_plain(a, "args") if isinstance(a, (str, bytes, os.PathLike))
+                       else str(a) for a in args]
+    # ensure_ascii=False: a path's bytes that are not UTF-8 (held as
+    # surrogates) go to the library as those bytes, not as \udcXX escapes
+    # that JSON cannot decode
+    text = json.dumps(req, allow_nan=False, ensure_ascii=False)
     out, err = ctypes.c_void_p(), ctypes.c_void_p()
-    status = lib.tp_call_json(command.encode(), text.encode(), ctypes.byref(out),
-                              ctypes.byref(err))
-    out_s, err_s = _take(out), _take(err)
+    status = lib.tp_call_json(_plain(command, "command").encode(),
+                              text.encode("utf-8", "surrogateescape"),
+                              ctypes.byref(out), ctypes.byref(err))
+    out_s, err_s = _take(out, "surrogateescape"), _take(err, "backslashreplace")
     result = parse(out_s) if out_s else None
     if status != 0:
         raise TrainplanError(status, err_s or "", result)
@@ -207,6 +258,8 @@ def sweep(spec, dataframe=False, **options):
     dataframe=True: one row per scenario (to_dataframe)."""
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
+    if isinstance(spec, bytes):
+        spec = os.fsdecode(spec)
     if not isinstance(spec, (str, dict)):
         raise TypeError("trainplan.sweep: spec is a dict or a file path, "
                         "not %s" % type(spec).__name__)
