@@ -161,12 +161,12 @@ typedef struct search_point {
     int64_t saver_n;           /* its size (search_saver_apply) */
 } search_point;
 
-/* The nearest miss of an unsatisfiable request: the layout that comes
- * closest to the limit it breaks. */
 /* The largest ratio to a budget or deadline the search reports: one
  * that overflows (a limit of 1e-300) is this, meaning "more than". */
 #define SEARCH_RATIO_MAX 1e300
 
+/* The nearest miss of an unsatisfiable request: the layout that comes
+ * closest to the limit it breaks. */
 typedef struct search_near {
     int have;
     int sys;
