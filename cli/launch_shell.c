@@ -786,6 +786,21 @@ static void skip_heredocs(lexer *lx)
     lx->nheredoc = 0;
 }
 
+/* At p, "$(" or "${": the character after its close, the lines it spans
+ * counted; NULL with its kind in *what when it does not close. */
+static const char *skip_subst(lexer *lx, const char *p, const char *end,
+                              const char **what)
+{
+    const char *m = match_close(p + 1, end, p[1], p[1] == '(' ? ')' : '}');
+    if (!m) {
+        *what = p[1] == '(' ? "$(" : "${";
+        return NULL;
+    }
+    for (const char *x = p; x < m; x++)
+        if (*x == '\n') lx->line++;
+    return m + 1;
+}
+
 /* The end of the word at lx->p, or NULL for a quote or substitution that
  * does not end (its line in *bad_line, its kind in *what). */
 static const char *scan_word(lexer *lx, int *bad_line, const char **what)
@@ -809,15 +824,7 @@ static const char *scan_word(lexer *lx, int *bad_line, const char **what)
                 }
                 if (c == '"' && *q == '$' && q + 1 < end
                     && (q[1] == '(' || q[1] == '{')) {
-                    const char *m = match_close(q + 1, end, q[1],
-                                                q[1] == '(' ? ')' : '}');
-                    if (!m) {
-                        *what = q[1] == '(' ? "$(" : "${";
-                        return NULL;
-                    }
-                    for (const char *x = q; x < m; x++)
-                        if (*x == '\n') lx->line++;
-                    q = m + 1;
+                    if (!(q = skip_subst(lx, q, end, what))) return NULL;
                     continue;
                 }
                 if (*q == '\n') lx->line++;
@@ -831,16 +838,8 @@ static const char *scan_word(lexer *lx, int *bad_line, const char **what)
             continue;
         }
         if (c == '$' && p + 1 < end && (p[1] == '(' || p[1] == '{')) {
-            const char *m = match_close(p + 1, end, p[1],
-                                        p[1] == '(' ? ')' : '}');
-            if (!m) {
-                *bad_line = lx->line;
-                *what = p[1] == '(' ? "$(" : "${";
-                return NULL;
-            }
-            for (const char *x = p; x < m; x++)
-                if (*x == '\n') lx->line++;
-            p = m + 1;
+            *bad_line = lx->line;
+            if (!(p = skip_subst(lx, p, end, what))) return NULL;
             continue;
         }
         if (c == '`') {
