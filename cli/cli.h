@@ -404,6 +404,11 @@ int cli_check_savers(const cli_opts *o, const space_model *m, tp_err *e);
  * for none; out.c). */
 void cli_json_savers(cJSON *o, const space_layout *l);
 char *cli_savers_text(const space_layout *l, char *buf, size_t cap);
+/* An estimate's error band (est_error_band) as the "error_band" object of
+ * o (docs/output-formats.md), and in words into buf[cap] (out.c). */
+struct est_band;
+void cli_json_band(cJSON *o, const struct est_band *b);
+char *cli_band_text(const struct est_band *b, char *buf, size_t cap);
 /* The ZeRO stage asked for, else the framework's (-1: searched). */
 int cli_zero_stage(const cli_opts *o);
 /* A named figure of an estimate (a time term, a memory term). */

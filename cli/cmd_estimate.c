@@ -916,6 +916,8 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                          ? tokens_to_train / r.tokens_per_s : 0;
     double gpu_hours = train_s * (double)r.gpus / 3600;
     double cost = gpu_hours * y->price_usd_per_gpu_hour;
+    est_band band;
+    est_error_band(y->gpu, &m, &r.layout, r.gpus, &band);
     if (o->format == CLI_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "model", m.name);
@@ -933,6 +935,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "mfu", r.mfu);
         cJSON_AddStringToObject(j, "mfu_convention", mfu_convention);
         cJSON_AddNumberToObject(j, "kernel_efficiency", est_kernel_eff(&c, l));
+        cli_json_band(j, &band);
         cJSON_AddNumberToObject(j, "peak_memory_bytes", r.mem.total);
         cJSON_AddNumberToObject(j, "gpu_memory_bytes", y->gpu->mem_bytes);
         cJSON_AddNumberToObject(j, "critical_stage", (double)r.critical_stage);
@@ -1081,9 +1084,11 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             cli_fmt_si(a, sizeof a, r.tokens_per_s, "tokens/s");
             fprintf(f,
                     "\niteration %.4f s   %s   %.1f model TFLOP/s per GPU   "
-                    "MFU %.1f %%\n\n",
+                    "MFU %.1f %%\n",
                     r.iteration_s, a, r.model_flops_per_gpu_s / 1e12,
                     100 * r.mfu);
+            char bt[600];
+            fprintf(f, "%s\n\n", cli_band_text(&band, bt, sizeof bt));
             print_terms(f, o->format, "time", "seconds", "share", tt, nt,
                         r.iteration_s);
         }

@@ -284,7 +284,32 @@ typedef struct row {
     double train_s, gpu_hours, cost_usd; /* of --tokens; 0 without */
     double margin, headroom, exposed_s; /* bytes: the margin added to the
                                           peak, and what is left after both */
+    est_band band; /* the estimate's measured error (est_error_band) */
+    int tied;      /* within the error band of the best (row_tie) */
 } row;
+
+/* What the ranking orders by, per layout: the iteration time (time,
+ * throughput and time to train order alike), or its cost. */
+static double row_value(const row *w, const search_request *q)
+{
+    return q->objective == SEARCH_BY_COST ? w->p->cost_usd : w->r.iteration_s;
+}
+
+/* w's error band, and whether w is tied with the best row: its objective
+ * within the larger of the two bands of the best's (the estimator cannot
+ * tell them apart on the published runs). The best is tied with none. */
+static void row_tie(row *w, const row *best, const search_request *q)
+{
+    est_error_band(w->sys->ctx.gpu, q->model, &w->r.layout, w->p->gpus,
+                   &w->band);
+    w->tied = 0;
+    if (w == best
+        || (w->sys == best->sys && strcmp(w->tag, best->tag) == 0))
+        return;
+    double b = fmax(w->band.mape_pct, best->band.mape_pct) / 100;
+    double v0 = row_value(best, q), v = row_value(w, q);
+    w->tied = w->band.basis != EST_BAND_NONE && v0 > 0 && v <= v0 * (1 + b);
+}
 
 /* The launch of row w of search q: torchtitan's config for tt_version,
  * NeMo's in nemo_format. */
@@ -337,6 +362,7 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cJSON *j = cJSON_CreateObject();
     if (set) cJSON_AddStringToObject(j, "set", set);
     cJSON_AddNumberToObject(j, "rank", rank);
+    cJSON_AddBoolToObject(j, "tied_with_best", w->tied);
     cJSON_AddStringToObject(j, "layout", w->tag);
     cJSON_AddStringToObject(j, "system", w->sys->ctx.sys->name);
     cJSON_AddNumberToObject(j, "gpus", (double)w->p->gpus);
@@ -633,7 +659,7 @@ static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
     for (int i = 0; i < n; i++) {
         const row *w = &rows[i];
         char c[13][48];
-        snprintf(c[0], 48, "%d", i + 1);
+        snprintf(c[0], 48, "%d%s", i + 1, w->tied ? "=" : "");
         snprintf(c[1], 48, "%lld", (long long)w->p->gpus);
         snprintf(c[2], 48, "%.4f", w->r.iteration_s);
         cli_fmt_si(c[3], 48, w->r.tokens_per_s, "");
@@ -662,6 +688,25 @@ static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
     }
     cli_table_print(&t, f, fmt);
     cli_table_free(&t);
+}
+
+/* The best layout's error band, and which rows it ties (marked '=' in
+ * the table). */
+static void print_ties(FILE *f, const row *rows, int n,
+                       const search_request *q)
+{
+    if (n == 0) return;
+    char bt[600];
+    fprintf(f, "#1's %s\n", cli_band_text(&rows[0].band, bt, sizeof bt));
+    int k = 0;
+    for (int i = 1; i < n; i++) k += rows[i].tied;
+    if (k)
+        fprintf(f, "=: %d of the next %d layouts are within that band of #1 "
+                   "by %s: the published runs cannot tell them apart (--explain "
+                   "says what separates them)\n",
+                k, n - 1, q->objective == SEARCH_BY_COST ? "cost" : "time");
+    else if (n > 1)
+        fprintf(f, "no other layout is within that band of #1\n");
 }
 
 /* Which layouts the memory admits, and why: the margin or the fraction
@@ -812,6 +857,28 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
 }
 
 /* Why the winner wins: each runner-up's extra time, term by term. */
+/* For a row tied with the best (row_tie): what separates them that the
+ * time's error does not blur. The memory left is the estimate's own,
+ * with its own margin; exposed communication and the bubble are the
+ * terms that move most with the network and the software's overlap, so
+ * the layout with less of them is the safer bet when the times tie. */
+static void explain_tie(FILE *f, const row *w, const row *best)
+{
+    double gib = 1073741824.0;
+    fprintf(f, "     tied with #1 within the error band (+/-%.1f %%): free "
+               "memory %.1f vs %.1f GiB, exposed communication %.1f %% vs "
+               "%.1f %%, bubble %.1f %% vs %.1f %%",
+            fmax(w->band.mape_pct, best->band.mape_pct), w->headroom / gib,
+            best->headroom / gib, 100 * w->exposed_s / w->r.iteration_s,
+            100 * best->exposed_s / best->r.iteration_s,
+            100 * w->r.time.bubble_s / w->r.iteration_s,
+            100 * best->r.time.bubble_s / best->r.iteration_s);
+    if (w->p->gpus != best->p->gpus)
+        fprintf(f, ", %lld GPUs vs %lld", (long long)w->p->gpus,
+                (long long)best->p->gpus);
+    fputc('\n', f);
+}
+
 static void print_explain(FILE *f, const row *rows, int n)
 {
     if (n == 0) return;
@@ -855,6 +922,8 @@ static void print_explain(FILE *f, const row *rows, int n)
             fprintf(f, " (%lld GPUs vs %lld)", (long long)rows[k].p->gpus,
                     (long long)rows[0].p->gpus);
         fputc('\n', f);
+        if (rows[k].tied)
+            explain_tie(f, &rows[k], &rows[0]);
     }
 }
 
@@ -1418,15 +1487,25 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
         cJSON_AddNumberToObject(j, "memory_margin_fraction",
                                 est_memory_margin(&q->base));
     }
+    row best;
+    if (a->n_ranked > 0) {
+        row_fill(&best, q, &a->ranked[0]);
+        row_tie(&best, &best, q);
+        cli_json_band(j, &best.band);
+    } else {
+        cJSON_AddNullToObject(j, "error_band");
+    }
     cJSON *ra = cJSON_AddArrayToObject(j, "ranked");
     for (int i = 0; i < a->n_ranked; i++) {
         row_fill(&w, q, &a->ranked[i]);
+        row_tie(&w, &best, q);
         cJSON_AddItemToArray(ra, row_json(&w, q, NULL, i + 1, s->torchtitan_version,
                                                  s->nemo_format));
     }
     cJSON *pa = cJSON_AddArrayToObject(j, "pareto");
     for (int i = 0; i < a->n_front; i++) {
         row_fill(&w, q, &a->front[i]);
+        if (a->n_ranked > 0) row_tie(&w, &best, q);
         cJSON_AddItemToArray(pa, row_json(&w, q, NULL, i + 1, s->torchtitan_version,
                                                  s->nemo_format));
     }
@@ -1488,6 +1567,9 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     frows = tp_xcalloc((size_t)ans.n_front + 1, sizeof *frows);
     for (int i = 0; i < ans.n_ranked; i++) row_fill(&rows[i], &q, &ans.ranked[i]);
     for (int i = 0; i < ans.n_front; i++) row_fill(&frows[i], &q, &ans.front[i]);
+    for (int i = 0; i < ans.n_ranked; i++) row_tie(&rows[i], &rows[0], &q);
+    for (int i = 0; i < ans.n_front && ans.n_ranked > 0; i++)
+        row_tie(&frows[i], &rows[0], &q);
     int timing = !o->no_timing;
     char nearb[1024];
     near_text(&q, &ans, nearb, sizeof nearb);
@@ -1614,6 +1696,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             fprintf(f, "\ntop %d by %s:\n", ans.n_ranked,
                     search_objective_names[q.objective]);
             print_rows(f, o->format, rows, ans.n_ranked, ns > 1, &q);
+            print_ties(f, rows, ans.n_ranked, &q);
             fprintf(f, "\nPareto front of time against cost (%d layouts; none "
                        "is both faster and cheaper than another):\n",
                     ans.n_front);

@@ -790,3 +790,64 @@ char *cli_savers_text(const space_layout *l, char *buf, size_t cap)
 #undef ADD
     return buf;
 }
+
+void cli_json_band(cJSON *o, const est_band *b)
+{
+    if (b->basis == EST_BAND_NONE) {
+        cJSON_AddNullToObject(o, "error_band");
+        return;
+    }
+    cJSON *j = cJSON_AddObjectToObject(o, "error_band");
+    cJSON_AddNumberToObject(j, "mape_pct", b->mape_pct);
+    cJSON_AddNumberToObject(j, "signed_pct", b->signed_pct);
+    cJSON_AddNumberToObject(j, "worst_pct", b->worst_pct);
+    cJSON_AddNumberToObject(j, "slower_share", b->slower_share);
+    cJSON_AddNumberToObject(j, "runs", b->runs);
+    cJSON_AddStringToObject(j, "basis", est_band_basis_names[b->basis]);
+    cJSON_AddStringToObject(j, "evidence", "bench/results/validate_runs.md");
+    const est_validated_run *x = b->nearest;
+    cJSON *n = cJSON_AddObjectToObject(j, "nearest_run");
+    cJSON_AddStringToObject(n, "id", x->id);
+    cJSON_AddStringToObject(n, "source", x->source);
+    cJSON_AddStringToObject(n, "stack", space_stack_names[x->stack]);
+    cJSON_AddStringToObject(n, "gpu_family", x->family);
+    cJSON_AddNumberToObject(n, "gpus", (double)x->gpus);
+    cJSON_AddNumberToObject(n, "params", x->params);
+    cJSON_AddNumberToObject(n, "error_pct", x->err_pct);
+}
+
+char *cli_band_text(const est_band *b, char *buf, size_t cap)
+{
+    if (b->basis == EST_BAND_NONE) {
+        snprintf(buf, cap, "error band: none (no published run of this kind "
+                           "was scored)");
+        return buf;
+    }
+    const est_validated_run *x = b->nearest;
+    char what[160];
+    switch (b->basis) {
+    case EST_BAND_STACK_FAMILY:
+        snprintf(what, sizeof what, "%s runs on %s",
+                 space_stack_names[x->stack], x->family);
+        break;
+    case EST_BAND_FAMILY:
+        snprintf(what, sizeof what, "runs of every stack on %s", x->family);
+        break;
+    case EST_BAND_STACK:
+        snprintf(what, sizeof what, "%s runs on every GPU",
+                 space_stack_names[x->stack]);
+        break;
+    default: snprintf(what, sizeof what, "runs"); break;
+    }
+    snprintf(buf, cap,
+             "error band: +/-%.1f %% (mean absolute step-time error on %d "
+             "published %s%s %s; on them the estimate leans %+.1f %%, slower "
+             "on %.0f %%, worst %.1f %%: bench/results/validate_runs.md)\n"
+             "nearest validated run: %s (%s, %lld GPUs), estimate %+.1f %%",
+             b->mape_pct, b->runs, x->moe ? "MoE " : "", what,
+             x->moe ? "as estimated"
+                    : "with each run's source left out of the fit",
+             b->signed_pct, 100 * b->slower_share, b->worst_pct, x->id,
+             x->source, (long long)x->gpus, x->err_pct);
+    return buf;
+}

@@ -805,6 +805,64 @@ double est_gpu_kernel_eff_factor(const hw_gpu *g);
  * l's software stack (space_layout_stack) times the GPU's factor. */
 double est_kernel_eff(const est_ctx *c, const space_layout *l);
 
+/* ---- error band (band.c, band_runs.c) ------------------------------------ */
+
+/* One published run as bench/validate_runs scored it: what it ran and
+ * the estimator's signed step-time error on it, + when our step is the
+ * slower. Dense runs: left one source out (the kernel efficiency refitted
+ * without the run's source); MoE runs: as estimated (held out of every
+ * fit). band_runs.c holds the table validate_runs --write-bands writes. */
+typedef struct est_validated_run {
+    const char *id;
+    const char *source;  /* the source's id in bench/data */
+    space_stack stack;
+    const char *family;  /* the GPU whose operator models it used */
+    int moe;             /* a mixture-of-experts model */
+    int waived;          /* out of the fits (validate_runs says why) */
+    double params;       /* parameters, unpadded */
+    double active;       /* parameters one token touches */
+    int64_t gpus, seq, tp, pp, cp, ep, dp, mbs;
+    double err_pct;      /* signed step-time error, % */
+} est_validated_run;
+
+extern const est_validated_run est_validated_runs[];
+extern const int est_n_validated_runs;
+extern const char est_validated_runs_origin[]; /* how and when written */
+
+/* Which runs a band was taken over, narrowest first. */
+typedef enum est_band_basis {
+    EST_BAND_STACK_FAMILY, /* the layout's stack on its GPU family */
+    EST_BAND_FAMILY,       /* every stack on its GPU family */
+    EST_BAND_STACK,        /* its stack on every GPU family */
+    EST_BAND_ALL,          /* every run of its kind (dense or MoE) */
+    EST_BAND_NONE,         /* no run of its kind: no band */
+    EST_BAND_BASIS_COUNT
+} est_band_basis;
+extern const char *const est_band_basis_names[EST_BAND_BASIS_COUNT];
+
+/* Fewest runs a band is taken over (else the next, wider basis). */
+#define EST_BAND_MIN_RUNS 5
+
+/* The measured error of an estimate like this one. */
+typedef struct est_band {
+    est_band_basis basis;
+    int runs;            /* runs the band is taken over */
+    double mape_pct;     /* their mean absolute step-time error: the band */
+    double signed_pct;   /* their mean signed error, + ours slower */
+    double worst_pct;    /* their largest absolute error */
+    double slower_share; /* share of them our step was slower on */
+    const est_validated_run *nearest; /* the most alike run; NULL: none */
+} est_band;
+
+/* The band of an estimate of model m under layout l on `gpus` GPUs of
+ * GPU g: the runs of m's kind (dense or MoE) of l's stack on g's family
+ * (g's models_like, else g) when there are EST_BAND_MIN_RUNS, else the
+ * next wider basis. The nearest run is the one of that basis closest in
+ * log parameters, log GPU count and layout (TP, PP, DP, micro-batch).
+ * Pure and deterministic; no allocation; thread-safe. */
+void est_error_band(const hw_gpu *g, const space_model *m,
+                    const space_layout *l, int64_t gpus, est_band *b);
+
 /* Memoization of operator times in est_estimate (on by default): each
  * thread remembers the times of the shapes it has seen, keyed by the
  * models and the op. Results are the same bits either way; off is for

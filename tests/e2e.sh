@@ -805,5 +805,26 @@ has "$OUT" "micro-batch groups of 5" "allowed in groups of 5"
 run 64 "$TP" estimate -m gpt3-1.7b --system eos -g 16 -t 1 -p 4 --num-virtual-stages-per-pipeline-rank 1 -b 1 -B 20 -s 2048 --microbatch-group-size-per-virtual-pipeline-stage 5
 has "$ERR" "applies to the interleaved schedule" "groups without interleaving"
 
+# --- error band (issue 31 item 3) ----------------------------------------------
+# Every estimate carries the measured error of its stack and GPU family and
+# names the nearest validated run; the search marks layouts within the band
+# of the best as tied.
+run 0 "$TP" estimate -m llama3-70b --system eos -g 128 -t 8 -p 2 -c 1 -b 1 -B 128 -s 8192
+has "$OUT" "error band: +/-" "estimate: error band"
+has "$OUT" "megatron-core runs on h100-sxm with each run's source left out" "estimate: band basis"
+has "$OUT" "nearest validated run: " "estimate: nearest validated run"
+run 0 "$TP" estimate -m llama3-70b --system eos -g 128 -t 8 -p 2 -c 1 -b 1 -B 128 -s 8192 --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; b=json.load(sys.stdin)["error_band"]; sys.exit(not (b["basis"] == "stack and GPU family" and b["runs"] >= 5 and 0 < b["mape_pct"] <= b["worst_pct"] and b["nearest_run"]["gpu_family"] == "h100-sxm"))' && ok || bad "estimate JSON: error_band"
+run 0 "$TP" estimate -m mixtral-8x7b --system eos -g 64 -s 4096 -B 256 --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; b=json.load(sys.stdin)["error_band"]; sys.exit(not (b and b["nearest_run"]["id"]))' && ok || bad "MoE estimate: band from MoE runs"
+run 0 "$TP" search -m llama3-70b --system eos --gpus 128 -s 8192 -B 1024 --top 5 --no-timing
+has "$OUT" "#1's error band: +/-" "search: the best's band"
+printf '%s' "$OUT" | grep -qE '^ *[2-5]= ' && ok || bad "search: tied rows marked ="
+has "$OUT" "within that band of #1" "search: ties explained"
+run 0 "$TP" search -m llama3-70b --system eos --gpus 128 -s 8192 -B 1024 --top 5 --no-timing --explain
+has "$OUT" "tied with #1 within the error band" "--explain: what separates tied layouts"
+run 0 "$TP" search -m llama3-70b --system eos --gpus 128 -s 8192 -B 1024 --top 5 --no-timing --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; j=json.load(sys.stdin); r=j["ranked"]; sys.exit(not (j["error_band"]["mape_pct"] > 0 and r[0]["tied_with_best"] is False and any(x["tied_with_best"] for x in r[1:])))' && ok || bad "search JSON: error_band and tied_with_best"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1808,6 +1808,64 @@ static void test_microbatch_group_time(void)
     moe_env_close(&v);
 }
 
+/* The error band (band.c): the narrowest basis with enough runs, the
+ * band its runs' mean absolute error, the nearest run of that basis, a
+ * wider basis for a GPU without runs of the stack, none of another kind
+ * counted, the same answer twice. */
+static void test_error_band(void)
+{
+    TP_CHECK(est_n_validated_runs > 100);
+    hw_db *b = open_builtin();
+    if (!b) return;
+    tp_err e = {0};
+    const space_model *m = space_preset_find("llama3-70b", &e);
+    const hw_gpu *h100 = hw_find_gpu(b, "h100-sxm", &e);
+    const hw_gpu *mi = hw_find_gpu(b, "mi300x", &e);
+    TP_CHECK(m && h100 && mi);
+    if (!m || !h100 || !mi) {
+        hw_db_free(b);
+        return;
+    }
+    space_layout l = {0};
+    l.tp = 8, l.cp = 1, l.pp = 2, l.dp = 8, l.vpp = 1, l.ep = 1;
+    l.mbs = 1, l.gbs = 128, l.seq = 8192, l.dtype = HW_BF16;
+    l.framework = SPACE_FW_MEGATRON_CORE;
+    est_band x, y;
+    est_error_band(h100, m, &l, 128, &x);
+    TP_CHECK(x.basis == EST_BAND_STACK_FAMILY);
+    TP_CHECK(x.runs >= EST_BAND_MIN_RUNS);
+    TP_CHECK(x.mape_pct > 0 && x.mape_pct <= x.worst_pct);
+    TP_CHECK(fabs(x.signed_pct) <= x.mape_pct);
+    TP_CHECK(x.nearest && !x.nearest->moe
+             && x.nearest->stack == SPACE_STACK_MEGATRON_CORE
+             && strcmp(x.nearest->family, "h100-sxm") == 0);
+    /* the band is the mean absolute error of exactly the basis' runs */
+    double sa = 0;
+    int k = 0;
+    for (int i = 0; i < est_n_validated_runs; i++) {
+        const est_validated_run *r = &est_validated_runs[i];
+        if (!r->moe && r->stack == SPACE_STACK_MEGATRON_CORE
+            && strcmp(r->family, "h100-sxm") == 0)
+            sa += fabs(r->err_pct), k++;
+    }
+    TP_CHECK(k == x.runs);
+    TP_CHECK_REL(x.mape_pct, sa / k, 1e-12);
+    est_error_band(h100, m, &l, 128, &y);
+    TP_CHECK(memcmp(&x, &y, sizeof x) == 0);
+    /* no published run on an MI300X: a wider basis */
+    est_error_band(mi, m, &l, 128, &y);
+    TP_CHECK(y.basis == EST_BAND_STACK || y.basis == EST_BAND_ALL);
+    TP_CHECK(y.nearest && strcmp(y.nearest->family, "mi300x") != 0);
+    /* an MoE model is banded on MoE runs only */
+    const space_model *moe = space_preset_find("mixtral-8x7b", &e);
+    TP_CHECK(moe != NULL);
+    if (moe) {
+        est_error_band(h100, moe, &l, 128, &y);
+        TP_CHECK(y.basis != EST_BAND_NONE && y.nearest && y.nearest->moe);
+    }
+    hw_db_free(b);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -1828,6 +1886,7 @@ int main(int argc, char **argv)
         return 1;
     }
     TP_RUN(test_work);
+    TP_RUN(test_error_band);
     TP_RUN(test_roofline);
     TP_RUN(test_fit);
     TP_RUN(test_seed_shapes);
