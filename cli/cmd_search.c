@@ -1614,10 +1614,11 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                              "tokens_per_s", "mfu", "peak_memory_bytes",
                              "memory_margin_bytes", "memory_headroom_bytes",
                              "time_to_train_s", "gpu_hours", "cost_usd",
-                             "bubble_s", "exposed_comm_s", "megatron",
+                             "bubble_s", "exposed_comm_s",
+                             "error_band_pct", "tied_with_best", "megatron",
                              "nemo", "torchtitan_config"};
         cli_table t;
-        cli_table_init(&t, 30, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrrrlll");
+        cli_table_init(&t, 32, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrrrrrlll");
         for (int set = 0; set < 2; set++) {
             const row *rs = set ? frows : rows;
             int n = set ? ans.n_front : ans.n_ranked;
@@ -1648,6 +1649,8 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 if (!(q.tokens > 0)) c[15][0] = c[16][0] = c[17][0] = '\0';
                 snprintf(c[18], 48, "%.6g", w->r.time.bubble_s);
                 snprintf(c[19], 48, "%.6g", w->exposed_s);
+                snprintf(c[23], 48, "%.6g", w->band.mape_pct);
+                if (w->band.basis == EST_BAND_NONE) c[23][0] = '\0';
                 c[21][0] = c[22][0] = '\0';
                 if (m.num_experts > 0) {
                     snprintf(c[21], 48, "%lld", (long long)space_layout_ep(l));
@@ -1665,7 +1668,8 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                               space_recompute_names[l->recompute], c[9], c[21],
                               c[22], c[10],
                               c[11], c[12], c[13], c[20], c[14], c[15], c[16],
-                              c[17], c[18], c[19], cli_text_str(&mg),
+                              c[17], c[18], c[19], c[23],
+                              w->tied ? "1" : "0", cli_text_str(&mg),
                               cli_text_str(&nm), cli_text_str(&tt));
                 cli_text_free(&mg);
                 cli_text_free(&nm);
