@@ -147,6 +147,8 @@ typedef struct cli_opts {
                                 own, compared with the search's best */
     const space_model *model_given; /* a model read from a job file, used
                                 instead of --model (cli_model) */
+    const char *log_file;    /* --log FILE: a run's log (train_log.c) */
+    int calibrate;           /* --calibrate-to-log */
     int strict;              /* --strict: a config.json that says what
                                 trainplan does not model is an error */
     const char *sbatch;      /* search --sbatch FILE: the winner's
@@ -424,6 +426,35 @@ typedef struct cli_term {
 #define CLI_TIME_TERMS 11
 struct est_breakdown;
 int cli_time_terms(const struct est_breakdown *b, int with_unit, cli_term *t);
+
+/* A training run's log read back (train_log.c): which framework wrote
+ * it, the steady iteration time (or torchtitan's tokens/s per GPU, which
+ * needs the job to become a time), the peak memory it printed. */
+typedef enum cli_log_kind {
+    CLI_LOG_NONE,
+    CLI_LOG_MEGATRON,   /* Megatron-LM, Megatron-Bridge */
+    CLI_LOG_NEMO,       /* NeMo 2 (Lightning) */
+    CLI_LOG_TORCHTITAN,
+    CLI_LOG_KIND_COUNT
+} cli_log_kind;
+extern const char *const cli_log_kind_names[CLI_LOG_KIND_COUNT];
+
+typedef struct cli_train_log {
+    int kind;                   /* cli_log_kind */
+    int lines;                  /* iteration lines read */
+    int used;                   /* of them in the median (warm-up out) */
+    double iteration_s;         /* median; 0 for torchtitan */
+    double tps_per_gpu;         /* torchtitan's median tps; else 0 */
+    double max_allocated_bytes; /* Megatron's largest max allocated; 0 */
+    double max_reserved_bytes;  /* its largest max reserved, torchtitan's
+                                   memory; 0 where none is printed */
+    int memory_lines;           /* Megatron memory lines read */
+    double fwd_bwd_s, optimizer_s; /* Megatron's timers; NAN without */
+} cli_train_log;
+
+/* Reads the log at path: TP_OK, TP_ENOINPUT (no file) or TP_EDATA (no
+ * iteration line, or lines of two frameworks), naming the file. */
+int cli_train_log_read(const char *path, cli_train_log *out, tp_err *e);
 
 int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_search(const cli_opts *o, cli_out *out, tp_err *e);

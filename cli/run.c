@@ -268,7 +268,10 @@ enum opt_id {
     OPT_CUDA_GRAPH_SCOPE,
     OPT_FSDP_DOUBLE_BUFFER,
     OPT_MOE_PERMUTE_FUSION,
-    OPT_NO_MOE_PERMUTE_FUSION
+    OPT_NO_MOE_PERMUTE_FUSION,
+    /* your own run fed back (issue 31) */
+    OPT_LOG,
+    OPT_CALIBRATE_TO_LOG
 };
 
 /* The options that name a file the call reads or writes: what
@@ -287,6 +290,7 @@ static const struct {
     {OPT_NEMO_OVERRIDES, CLI_IO_IN},
     {OPT_TORCHTITAN_CONFIG, CLI_IO_IN},
     {OPT_NEAR, CLI_IO_IN},
+    {OPT_LOG, CLI_IO_IN},
     {OPT_TRAIN, CLI_IO_IN},
     {OPT_SHAPES, CLI_IO_IN},
 };
@@ -716,6 +720,15 @@ static const cli_option options[] = {
      "searched as the same job over every layout (its GPUs unless --gpus "
      "or --max-gpus); prints what the best layout changes and what it "
      "buys"},
+    {"log", OPT_LOG, "FILE", CMD_ESTIMATE,
+     "estimate: the log of a run of this job (Megatron-LM, Megatron-Bridge, "
+     "NeMo 2 or torchtitan: its iteration lines, memory lines and timers): "
+     "the run's steady iteration time and peak memory beside the estimate's, "
+     "term by term where the log has them"},
+    {"calibrate-to-log", OPT_CALIBRATE_TO_LOG, NULL, CMD_ESTIMATE,
+     "estimate, with --log: the in-training kernel efficiency that makes "
+     "the estimate match the run's iteration time, and the estimate at it "
+     "(said in the output)"},
     {"torchtitan-version", OPT_TORCHTITAN_VERSION, "main|0.2", CMD_SEARCH,
      "search: the torchtitan its config targets: main (default; at "
      "b5bcd76c66d0, 2026-08-21: a Python config) or 0.2 (v0.2.0 to "
@@ -1696,6 +1709,12 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         case OPT_STRICT:
             o.strict = 1;
             break;
+        case OPT_LOG:
+            o.log_file = optarg;
+            break;
+        case OPT_CALIBRATE_TO_LOG:
+            o.calibrate = 1;
+            break;
         case OPT_NEAR:
             if (o.job_file)
                 rc = o.near ? tp_errf(&e, TP_EUSAGE, "--near given twice: "
@@ -1827,6 +1846,11 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
                         options[i].name, options[i].name);
                 return TP_EUSAGE;
             }
+    if (o.calibrate && !o.log_file) {
+        fprintf(err, "trainplan: --calibrate-to-log needs --log FILE (the "
+                     "run to calibrate to)\n");
+        return TP_EUSAGE;
+    }
     if (o.format == CLI_JSONL && cmd->bit != CMD_SEARCH) {
         fprintf(err, "trainplan: --format jsonl applies to 'search' only\n");
         return TP_EUSAGE;

@@ -826,5 +826,33 @@ has "$OUT" "tied with #1 within the error band" "--explain: what separates tied 
 run 0 "$TP" search -m llama3-70b --system eos --gpus 128 -s 8192 -B 1024 --top 5 --no-timing --format json
 printf '%s' "$OUT" | python3 -c 'import json,sys; j=json.load(sys.stdin); r=j["ranked"]; sys.exit(not (j["error_band"]["mape_pct"] > 0 and r[0]["tied_with_best"] is False and any(x["tied_with_best"] for x in r[1:])))' && ok || bad "search JSON: error_band and tied_with_best"
 
+# --- your own run fed back (issue 31 item 4) -----------------------------------
+LJ=(-m llama3-8b --system eos -g 8 -t 2 -p 1 -c 1 -b 1 -B 128 -s 8192 -r selective --use-distributed-optimizer)
+run 0 "$TP" estimate "${LJ[@]}" --log "$FIX/logs/megatron.log" --calibrate-to-log
+has "$OUT" "a Megatron-LM / Megatron-Bridge log: 10 iteration lines, the median of the last 8" "Megatron log: warm-up dropped"
+has "$OUT" "iteration         measured 18.58" "Megatron log: median iteration"
+has "$OUT" "forward-backward  measured" "Megatron log: forward-backward timer"
+has "$OUT" "max allocated     measured 54.99 GiB (the largest of 2 memory lines)" "Megatron log: busiest rank's max allocated"
+has "$OUT" "calibrated to your run: an in-training kernel efficiency of" "calibration said"
+run 0 "$TP" estimate "${LJ[@]}" --log "$FIX/logs/megatron.log" --calibrate-to-log --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; m=json.load(sys.stdin)["measured"]; c=m["calibration"]; sys.exit(not (abs(c["iteration_time_s"] - m["iteration_time_s"]) < 1e-3 * m["iteration_time_s"] and c["kernel_efficiency"] < c["default_kernel_efficiency"]))' && ok || bad "calibration reproduces the run's time"
+run 0 "$TP" estimate "${LJ[@]}" --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin)["measured"] is not None)' && ok || bad "measured null without --log"
+run 0 "$TP" estimate "${LJ[@]}" --log "$FIX/logs/nemo2.log"
+has "$OUT" "a NeMo 2 log: 6 iteration lines, the median of the last 4" "NeMo 2 log"
+has "$OUT" "measured 18.9350 s" "NeMo 2 log: median"
+run 0 "$TP" estimate "${LJ[@]}" --framework torchtitan --log "$FIX/logs/torchtitan.log"
+has "$OUT" "tokens/s per GPU  measured 7086 (tps)" "torchtitan log: tps"
+has "$OUT" "iteration         measured 18.4973 s" "torchtitan log: tps as an iteration time"
+has "$OUT" "max reserved      measured 60.17 GiB" "torchtitan log: memory"
+run 65 "$TP" estimate "${LJ[@]}" --log "$FIX/logs/empty.log"
+has "$ERR" "empty.log: no iteration time found" "a log without iteration lines"
+run 66 "$TP" estimate "${LJ[@]}" --log "$SCRATCH/no-such.log"
+cat "$FIX/logs/megatron.log" "$FIX/logs/nemo2.log" > "$SCRATCH/mixed.log"
+run 65 "$TP" estimate "${LJ[@]}" --log "$SCRATCH/mixed.log"
+has "$ERR" "more than one framework" "a log of two frameworks"
+run 64 "$TP" estimate "${LJ[@]}" --calibrate-to-log
+has "$ERR" "--calibrate-to-log needs --log" "--calibrate-to-log alone"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
