@@ -456,6 +456,35 @@ typedef struct cli_train_log {
  * iteration line, or lines of two frameworks), naming the file. */
 int cli_train_log_read(const char *path, cli_train_log *out, tp_err *e);
 
+/* A run's log against the estimate of its job (train_log.c). */
+struct est_ctx;
+struct est_result;
+struct est_band;
+typedef struct cli_run_fed {
+    const cli_train_log *log;
+    double measured_s;   /* the run's iteration time (torchtitan: from tps) */
+    double estimated_s;
+    double est_fwd_bwd_s, est_optimizer_s;
+    double est_allocated, est_reserved; /* max_memory_allocated/reserved */
+    /* --calibrate-to-log */
+    int calibrated;      /* 1 found, -1 the run is faster than the estimate
+                            at a kernel efficiency of 1, 0 not asked */
+    double eff0, eff;    /* the kernel efficiency before and after */
+    double calibrated_s;
+} cli_run_fed;
+
+/* Sets the log lg beside r, the estimate of its job (model m on c); with
+ * calibrate, the in-training kernel efficiency at which r's layout takes
+ * the run's time. */
+void cli_fed_back(cli_run_fed *f, const cli_train_log *lg,
+                  const struct est_ctx *c, const space_model *m,
+                  const struct est_result *r, int calibrate);
+/* The comparison in words to out, with the estimate's band; as the
+ * "measured" object of j. */
+void cli_fed_print(FILE *out, const cli_run_fed *f, const char *path,
+                   const struct est_band *band);
+void cli_fed_json(cJSON *j, const cli_run_fed *f, const char *path);
+
 int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_search(const cli_opts *o, cli_out *out, tp_err *e);
 

@@ -1537,6 +1537,16 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                  ? TP_OK
                  : cli_model_unread(o->model, o->strict, cli_err(o), e);
     if (rc) return rc;
+    cli_train_log lg;
+    cli_run_fed fed;
+    memset(&fed, 0, sizeof fed);
+    if (o_cmd->log_file && !o_cmd->job_file)
+        return tp_errf(e, TP_EUSAGE,
+                       "search --log needs the job the log ran: --near FILE "
+                       "(or --megatron-args, --nemo-overrides, "
+                       "--torchtitan-config)");
+    if (o_cmd->log_file && (rc = cli_train_log_read(o_cmd->log_file, &lg, e)))
+        return rc;
     hw_db *db = cli_open_hwdb(o, e);
     if (!db) return e->status ? e->status : TP_EDATA;
     rc = o_cmd->job_file ? job_open(&so, db, &nj, e) : TP_OK;
@@ -1550,6 +1560,19 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         hw_db_free(db);
         return rc;
     }
+    if (o_cmd->job_file) {
+        /* the job as it ran, then (--log) against its log; calibrated,
+         * every layout is searched at the run's kernel efficiency */
+        job_estimate(&nj, &cs);
+        if (o_cmd->log_file) {
+            cli_fed_back(&fed, &lg, &cs.sys[0].ctx, &nj.m, &nj.r,
+                         o_cmd->calibrate);
+            if (fed.calibrated > 0) {
+                for (int i = 0; i < cs.ns; i++) cs.sys[i].ctx.kernel_eff = fed.eff;
+                job_estimate(&nj, &cs);
+            }
+        }
+    }
     const space_model m = cs.m;
     const search_system *sys = cs.sys;
     const int ns = cs.ns;
@@ -1561,7 +1584,6 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     memset(&ans, 0, sizeof ans);
     row *rows = NULL, *frows = NULL;
     if ((rc = search_run(&q, &ans, e))) goto done;
-    if (o_cmd->job_file) job_estimate(&nj, &cs);
 
     rows = tp_xcalloc((size_t)ans.n_ranked + 1, sizeof *rows);
     frows = tp_xcalloc((size_t)ans.n_front + 1, sizeof *frows);
@@ -1603,6 +1625,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 cJSON_AddItemToObject(sj, "near",
                                       job_json(&nj, ans.n_ranked ? rows : NULL,
                                                 &q));
+            if (o_cmd->log_file) cli_fed_json(sj, &fed, o_cmd->log_file);
             cli_print_json(f, sj);
         }
     } else if (o->format == CLI_CSV) {
@@ -1707,6 +1730,15 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             print_rows(f, o->format, frows, ans.n_front, ns > 1, &q);
             if (o->explain) print_explain(f, rows, ans.n_ranked);
             if (o_cmd->job_file) job_print(f, &nj, &rows[0], &q);
+            if (o_cmd->log_file) {
+                est_band jb;
+                est_error_band(cs.sys[0].ctx.gpu, &nj.m, &nj.r.layout,
+                               nj.gpus, &jb);
+                cli_fed_print(f, &fed, o_cmd->log_file, &jb);
+                if (fed.calibrated > 0)
+                    fprintf(f, "every layout above was estimated at that "
+                               "calibrated kernel efficiency\n");
+            }
             cli_launch lc;
             launch_of(&lc, &rows[0], &q, o->torchtitan_version, o->nemo_format);
             fprintf(f, "\nlaunch %s on %s:\n", rows[0].tag,

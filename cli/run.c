@@ -720,15 +720,15 @@ static const cli_option options[] = {
      "searched as the same job over every layout (its GPUs unless --gpus "
      "or --max-gpus); prints what the best layout changes and what it "
      "buys"},
-    {"log", OPT_LOG, "FILE", CMD_ESTIMATE,
-     "estimate: the log of a run of this job (Megatron-LM, Megatron-Bridge, "
-     "NeMo 2 or torchtitan: its iteration lines, memory lines and timers): "
-     "the run's steady iteration time and peak memory beside the estimate's, "
-     "term by term where the log has them"},
-    {"calibrate-to-log", OPT_CALIBRATE_TO_LOG, NULL, CMD_ESTIMATE,
-     "estimate, with --log: the in-training kernel efficiency that makes "
-     "the estimate match the run's iteration time, and the estimate at it "
-     "(said in the output)"},
+    {"log", OPT_LOG, "FILE", CMD_EST_SEARCH,
+     "the log of a run of this job (Megatron-LM, Megatron-Bridge, NeMo 2 or "
+     "torchtitan: its iteration lines, memory lines and timers): the run's "
+     "steady iteration time and peak memory beside the estimate's, term by "
+     "term where the log has them (search: with --near, the job's)"},
+    {"calibrate-to-log", OPT_CALIBRATE_TO_LOG, NULL, CMD_EST_SEARCH,
+     "with --log: the in-training kernel efficiency that makes the estimate "
+     "match the run's iteration time, and the estimate at it; search: every "
+     "layout searched at it (said in the output)"},
     {"torchtitan-version", OPT_TORCHTITAN_VERSION, "main|0.2", CMD_SEARCH,
      "search: the torchtitan its config targets: main (default; at "
      "b5bcd76c66d0, 2026-08-21: a Python config) or 0.2 (v0.2.0 to "

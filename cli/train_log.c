@@ -30,6 +30,7 @@
  * busiest rank, the run's peak.
  */
 #include "cli.h"
+#include "est.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -198,3 +199,159 @@ int cli_train_log_read(const char *path, cli_train_log *out, tp_err *e)
     free(it), free(fb), free(op);
     return TP_OK;
 }
+
+/* ---- your own run fed back (--log, --calibrate-to-log) ---------------- */
+
+static double pct(double est, double meas)
+{
+    return meas > 0 ? 100 * (est / meas - 1) : NAN;
+}
+
+/* The iteration time of r's layout at kernel efficiency k. */
+static double time_at(const est_ctx *c, const space_model *m,
+                      const est_result *r, double k)
+{
+    est_ctx ck = *c;
+    ck.kernel_eff = k;
+    ck.trace = NULL;
+    est_result x;
+    est_estimate(&ck, m, &r->layout, &x);
+    return x.iteration_s;
+}
+
+/* cli_fed_back: the log's figures beside r's, and with calibrate the kernel
+ * efficiency at which r's layout takes the run's time: the operator times
+ * all scale by it, communication and the bubble's share follow from the
+ * schedule, so the time falls monotonically with it; found by bisection
+ * on (0, 1] to 1e-6. */
+void cli_fed_back(cli_run_fed *f, const cli_train_log *lg, const est_ctx *c,
+                     const space_model *m, const est_result *r, int calibrate)
+{
+    memset(f, 0, sizeof *f);
+    f->log = lg;
+    f->measured_s = lg->kind == CLI_LOG_TORCHTITAN
+                        ? (lg->tps_per_gpu > 0 && r->gpus > 0
+                               ? (double)r->layout.gbs * (double)r->layout.seq
+                                     / (lg->tps_per_gpu * (double)r->gpus)
+                               : 0)
+                        : lg->iteration_s;
+    f->estimated_s = r->iteration_s;
+    f->est_optimizer_s = r->time.optimizer_s;
+    f->est_fwd_bwd_s = r->iteration_s - r->time.optimizer_s;
+    f->est_allocated = r->mem.allocated;
+    f->est_reserved = r->mem.seen_reserved > 0 ? r->mem.seen_reserved
+                                               : r->mem.reserved;
+    f->eff0 = est_kernel_eff(c, &r->layout);
+    if (!calibrate || !(f->measured_s > 0) || !(r->iteration_s > 0)) return;
+    if (time_at(c, m, r, 1) > f->measured_s) {
+        f->calibrated = -1;
+        return;
+    }
+    double lo = 1e-3, hi = 1;
+    for (int i = 0; i < 60 && hi - lo > 1e-6; i++) {
+        double mid = (lo + hi) / 2;
+        if (time_at(c, m, r, mid) > f->measured_s) lo = mid;
+        else hi = mid;
+    }
+    f->eff = hi;
+    f->calibrated_s = time_at(c, m, r, hi);
+    f->calibrated = 1;
+}
+
+void cli_fed_print(FILE *out, const cli_run_fed *f, const char *path,
+                      const est_band *band)
+{
+    const cli_train_log *lg = f->log;
+    double gib = 1073741824.0;
+    fprintf(out, "\nyour run (%s, a %s log: %d iteration line%s, the median "
+                 "of the last %d):\n",
+            path, cli_log_kind_names[lg->kind], lg->lines,
+            lg->lines == 1 ? "" : "s", lg->used);
+    if (lg->kind == CLI_LOG_TORCHTITAN)
+        fprintf(out, "  tokens/s per GPU  measured %.0f (tps), estimated %.0f\n",
+                lg->tps_per_gpu,
+                f->estimated_s > 0 ? f->measured_s * lg->tps_per_gpu
+                                         / f->estimated_s : 0);
+    fprintf(out, "  iteration         measured %.4f s, estimated %.4f s: "
+                 "%+.1f %%",
+            f->measured_s, f->estimated_s, pct(f->estimated_s, f->measured_s));
+    if (band->basis != EST_BAND_NONE)
+        fprintf(out, " (%s the error band, +/-%.1f %%)",
+                fabs(pct(f->estimated_s, f->measured_s)) <= band->mape_pct
+                    ? "within" : "outside",
+                band->mape_pct);
+    fputc('\n', out);
+    if (!isnan(lg->fwd_bwd_s))
+        fprintf(out, "  forward-backward  measured %.4f s, estimated %.4f s: "
+                     "%+.1f %% (Megatron's timer)\n",
+                lg->fwd_bwd_s, f->est_fwd_bwd_s,
+                pct(f->est_fwd_bwd_s, lg->fwd_bwd_s));
+    if (!isnan(lg->optimizer_s))
+        fprintf(out, "  optimizer         measured %.4f s, estimated %.4f s: "
+                     "%+.1f %% (Megatron's timer)\n",
+                lg->optimizer_s, f->est_optimizer_s,
+                pct(f->est_optimizer_s, lg->optimizer_s));
+    if (lg->max_allocated_bytes > 0)
+        fprintf(out, "  max allocated     measured %.2f GiB (the largest of "
+                     "%d memory lines), estimated %.2f GiB (busiest GPU): "
+                     "%+.1f %%\n",
+                lg->max_allocated_bytes / gib, lg->memory_lines,
+                f->est_allocated / gib,
+                pct(f->est_allocated, lg->max_allocated_bytes));
+    if (lg->max_reserved_bytes > 0)
+        fprintf(out, "  max reserved      measured %.2f GiB, estimated %.2f "
+                     "GiB: %+.1f %%\n",
+                lg->max_reserved_bytes / gib, f->est_reserved / gib,
+                pct(f->est_reserved, lg->max_reserved_bytes));
+    if (f->calibrated > 0)
+        fprintf(out, "calibrated to your run: an in-training kernel "
+                     "efficiency of %.4f instead of %.4f (every operator time "
+                     "x %.4f; communication and the bubble as the schedule "
+                     "makes them) gives %.4f s; use it only for jobs of this "
+                     "stack on this system\n",
+                f->eff, f->eff0, f->eff0 / f->eff, f->calibrated_s);
+    else if (f->calibrated < 0)
+        fprintf(out, "not calibrated: your run is faster than the estimate "
+                     "at a kernel efficiency of 1 (every kernel as fast as "
+                     "alone): a mechanism the estimator lacks, or a log of "
+                     "another job\n");
+}
+
+void cli_fed_json(cJSON *j, const cli_run_fed *f, const char *path)
+{
+    const cli_train_log *lg = f->log;
+    cJSON *x = cJSON_AddObjectToObject(j, "measured");
+    cJSON_AddStringToObject(x, "log", path);
+    cJSON_AddStringToObject(x, "framework", cli_log_kind_names[lg->kind]);
+    cJSON_AddNumberToObject(x, "iteration_lines", lg->lines);
+    cJSON_AddNumberToObject(x, "iterations_used", lg->used);
+    cJSON_AddNumberToObject(x, "iteration_time_s", f->measured_s);
+    cJSON_AddNumberToObject(x, "error_pct", pct(f->estimated_s, f->measured_s));
+    if (lg->kind == CLI_LOG_TORCHTITAN)
+        cJSON_AddNumberToObject(x, "tokens_per_s_per_gpu", lg->tps_per_gpu);
+    else
+        cJSON_AddNullToObject(x, "tokens_per_s_per_gpu");
+#define NUM_OR_NULL(key, v, ok)                                              \
+    do {                                                                     \
+        if (ok) cJSON_AddNumberToObject(x, key, v);                          \
+        else cJSON_AddNullToObject(x, key);                                  \
+    } while (0)
+    NUM_OR_NULL("forward_backward_s", lg->fwd_bwd_s, !isnan(lg->fwd_bwd_s));
+    NUM_OR_NULL("optimizer_s", lg->optimizer_s, !isnan(lg->optimizer_s));
+    NUM_OR_NULL("max_allocated_bytes", lg->max_allocated_bytes,
+                lg->max_allocated_bytes > 0);
+    NUM_OR_NULL("max_reserved_bytes", lg->max_reserved_bytes,
+                lg->max_reserved_bytes > 0);
+#undef NUM_OR_NULL
+    cJSON_AddNumberToObject(x, "estimated_allocated_bytes", f->est_allocated);
+    cJSON_AddNumberToObject(x, "estimated_reserved_bytes", f->est_reserved);
+    if (f->calibrated > 0) {
+        cJSON *k = cJSON_AddObjectToObject(x, "calibration");
+        cJSON_AddNumberToObject(k, "kernel_efficiency", f->eff);
+        cJSON_AddNumberToObject(k, "default_kernel_efficiency", f->eff0);
+        cJSON_AddNumberToObject(k, "iteration_time_s", f->calibrated_s);
+    } else {
+        cJSON_AddNullToObject(x, "calibration");
+    }
+}
+

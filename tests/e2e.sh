@@ -854,5 +854,14 @@ has "$ERR" "more than one framework" "a log of two frameworks"
 run 64 "$TP" estimate "${LJ[@]}" --calibrate-to-log
 has "$ERR" "--calibrate-to-log needs --log" "--calibrate-to-log alone"
 
+cat > "$SCRATCH/job8b.sh" <<'JOB'
+torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 --group-query-attention --num-query-groups 8 --seq-length 8192 --max-position-embeddings 8192 --vocab-size 128256 --swiglu --normalization RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights --disable-bias-linear --tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 --micro-batch-size 1 --global-batch-size 128 --bf16 --use-distributed-optimizer --recompute-granularity selective --sequence-parallel
+JOB
+run 0 "$TP" search --system eos --near "$SCRATCH/job8b.sh" --log "$FIX/logs/megatron.log" --calibrate-to-log --top 3 --no-timing
+has "$OUT" "n1g8_tp2pp1dp4_mbs1_sp_rsel_z1, 18.5814 s" "search --near --log: the job at the run's time"
+has "$OUT" "every layout above was estimated at that calibrated kernel efficiency" "search calibrated, said"
+run 64 "$TP" search -m llama3-8b --system eos --gpus 8 -s 8192 -B 128 --log "$FIX/logs/megatron.log"
+has "$ERR" "search --log needs the job the log ran" "search --log without a job"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
