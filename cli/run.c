@@ -781,20 +781,74 @@ static int job_sets(int id)
     return 0;
 }
 
-static void usage(FILE *f)
+/* The command argv names (GROUP VERB, or a group whose verb is ""), for
+ * `trainplan COMMAND --help`; NULL where none. */
+static const cli_command *help_command(int argc, char **argv)
 {
-    fprintf(f, "usage: trainplan [OPTIONS] COMMAND [ARGS]\n\n"
-               "Plans the parallel layout, step time, memory and cost of LLM "
-               "training.\n\ncommands:\n");
-    for (int i = 0; i < N_COMMANDS; i++) {
-        char head[64];
-        snprintf(head, sizeof head, "%s %s %s", commands[i].group,
-                 commands[i].verb, commands[i].args);
-        fprintf(f, "  %-28s %s\n", head, commands[i].summary);
+    for (int a = 1; a < argc; a++)
+        for (int i = 0; i < N_COMMANDS; i++) {
+            const cli_command *c = &commands[i];
+            if (strcmp(argv[a], c->group) != 0) continue;
+            if (c->verb[0] == '\0'
+                || (a + 1 < argc && strcmp(argv[a + 1], c->verb) == 0))
+                return c;
+        }
+    return NULL;
+}
+
+/* The help's width: what fits a terminal of 100 columns. */
+#define HELP_WIDTH 100
+
+/* text from column `at` (where the caller left the line), words wrapped
+ * before `width`, continuation lines indented to `at`; a word longer
+ * than the room stands alone. Ends the line. */
+static void print_wrapped(FILE *f, const char *text, int at, int width)
+{
+    int col = at;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ') p++;
+        const char *w = p;
+        while (*p && *p != ' ') p++;
+        int n = (int)(p - w);
+        if (n == 0) break;
+        if (col > at && col + 1 + n > width) {
+            fprintf(f, "\n%*s", at, "");
+            col = at;
+        }
+        if (col > at) fputc(' ', f), col++;
+        fwrite(w, 1, (size_t)n, f);
+        col += n;
+    }
+    fputc('\n', f);
+}
+
+/* The help: every command and option, or with cmd that command's usage
+ * and the options it takes. An option's name and argument longer than
+ * its column go on a line of their own, the help under them. */
+static void usage(FILE *f, const cli_command *cmd)
+{
+    if (cmd) {
+        fprintf(f, "usage: trainplan %s%s%s [OPTIONS]%s%s\n\n%s\n",
+                cmd->group, cmd->verb[0] ? " " : "", cmd->verb,
+                cmd->args[0] ? " " : "", cmd->args, cmd->summary);
+    } else {
+        fprintf(f, "usage: trainplan [OPTIONS] COMMAND [ARGS]\n\n"
+                   "Plans the parallel layout, step time, memory and cost of "
+                   "LLM training.\n`trainplan COMMAND --help` lists only "
+                   "the options of that command.\n\ncommands:\n");
+        for (int i = 0; i < N_COMMANDS; i++) {
+            char head[160];
+            snprintf(head, sizeof head, "%s %s %s", commands[i].group,
+                     commands[i].verb, commands[i].args);
+            fprintf(f, "  %-28s ", head);
+            print_wrapped(f, commands[i].summary, 31, HELP_WIDTH);
+        }
     }
     fprintf(f, "\noptions:\n");
     for (int i = 0; i < N_OPTIONS; i++) {
-        char head[64];
+        if (cmd && !(options[i].cmds & cmd->bit)) continue;
+        char head[256];
         if (options[i].id < 256)
             snprintf(head, sizeof head, "-%c, --%s%s%s", options[i].id,
                      options[i].name, options[i].arg ? " " : "",
@@ -803,7 +857,11 @@ static void usage(FILE *f)
             snprintf(head, sizeof head, "    --%s%s%s", options[i].name,
                      options[i].arg ? " " : "",
                      options[i].arg ? options[i].arg : "");
-        fprintf(f, "  %-40s %s\n", head, options[i].help);
+        if (strlen(head) > 40)
+            fprintf(f, "  %s\n  %-40s ", head, "");
+        else
+            fprintf(f, "  %-40s ", head);
+        print_wrapped(f, options[i].help, 43, HELP_WIDTH);
     }
     fprintf(f, "\nexit codes: 0 ok, 1 nothing feasible, 64 usage, 65 bad input "
                "data,\n            66 missing file, 70 internal error, 74 I/O "
@@ -1146,7 +1204,7 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         }
         switch (c) {
         case OPT_HELP:
-            usage(out_f);
+            usage(out_f, help_command(argc, argv));
             return TP_OK;
         case OPT_VERSION:
             fprintf(out_f, "trainplan %s\n", TRAINPLAN_VERSION);
@@ -1770,7 +1828,7 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
             one_word = 1;
     if (npos < 2 && !one_word) {
         if (npos == 0) {
-            usage(err);
+            usage(err, NULL);
         } else {
             fprintf(err, "trainplan: '%s' needs a subcommand:", pos[0]);
             for (int i = 0; i < N_COMMANDS; i++)

@@ -863,5 +863,17 @@ has "$OUT" "every layout above was estimated at that calibrated kernel efficienc
 run 64 "$TP" search -m llama3-8b --system eos --gpus 8 -s 8192 -B 128 --log "$FIX/logs/megatron.log"
 has "$ERR" "search --log needs the job the log ran" "search --log without a job"
 
+# --- per-command help, wrapped to 100 columns (issue 31 item 6) -----------------
+run 0 "$TP" search --help
+has "$OUT" "usage: trainplan search [OPTIONS]" "search --help: its usage"
+has "$OUT" "--max-gpus" "search --help: a search option"
+printf '%s' "$OUT" | grep -q -- "--train FILE" && bad "search --help lists op's --train" || ok
+run 0 "$TP" hw show --help
+has "$OUT" "usage: trainplan hw show [OPTIONS] NAME" "hw show --help"
+printf '%s' "$OUT" | grep -q -- "--seq-length" && bad "hw show --help lists --seq-length" || ok
+run 0 "$TP" --help
+printf '%s' "$OUT" | awk 'length($0) > 100 { exit 1 }' && ok || bad "--help wider than 100 columns"
+has "$OUT" "      --framework megatron-core|megatron-lm-2021|torchtitan|pytorch-fsdp|deepspeed-2021" "--framework's values whole"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
