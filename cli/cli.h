@@ -149,6 +149,7 @@ typedef struct cli_opts {
                                 instead of --model (cli_model) */
     const char *log_file;    /* --log FILE: a run's log (train_log.c) */
     int calibrate;           /* --calibrate-to-log */
+    int all_layouts;         /* search --all: every admitted layout in JSON */
     int strict;              /* --strict: a config.json that says what
                                 trainplan does not model is an error */
     const char *sbatch;      /* search --sbatch FILE: the winner's
@@ -523,6 +524,7 @@ typedef struct cli_search {
     search_request q;          /* points into this struct: do not copy it */
     int torchtitan_version;    /* the launch's (cli_opts.torchtitan_version) */
     int nemo_format;           /* --nemo-format of the launches */
+    int all_layouts;           /* --all: "admitted" in the JSON */
 } cli_search;
 
 /* Operator models and collective tables opened once for many searches

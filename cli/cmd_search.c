@@ -1433,11 +1433,12 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                             o->top_k > 0 ? o->top_k : 10, o->tokens,
                             o->budget_usd, o->budget_gpu_hours, o->deadline_s,
                             o->max_mem_fraction, o->no_prune,
-                            o->svg != NULL, !o->no_savers};
+                            o->svg != NULL || o->all_layouts, !o->no_savers};
 done:
     free(sysbuf);
     s->ns = ns;
     s->nemo_format = o->nemo_format;
+    s->all_layouts = o->all_layouts;
     if (rc) cli_search_close(s);
     return rc;
 }
@@ -1508,6 +1509,27 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
         if (a->n_ranked > 0) row_tie(&w, &best, q);
         cJSON_AddItemToArray(pa, row_json(&w, q, NULL, i + 1, s->torchtitan_version,
                                                  s->nemo_format));
+    }
+    if (s->all_layouts) {
+        /* every layout estimated and admitted, in the search's order (the
+         * same at any thread count), compact: no launches, no breakdown */
+        cJSON *aa = cJSON_AddArrayToObject(j, "admitted");
+        for (int64_t i = 0; i < a->n_points; i++) {
+            const search_point *p = &a->points[i];
+            space_layout l;
+            char tag[96];
+            search_point_layout(q, p, &l);
+            space_layout_tag(&l, q->systems[p->sys].ctx.sys->gpus_per_node,
+                             tag, sizeof tag);
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "layout", tag);
+            cJSON_AddStringToObject(x, "system", q->systems[p->sys].ctx.sys->name);
+            cJSON_AddNumberToObject(x, "gpus", (double)p->gpus);
+            cJSON_AddNumberToObject(x, "iteration_time_s", p->iteration_s);
+            cJSON_AddNumberToObject(x, "cost_usd_per_iteration", p->cost_usd);
+            cJSON_AddNumberToObject(x, "peak_memory_bytes", p->mem_bytes);
+            cJSON_AddItemToArray(aa, x);
+        }
     }
     cJSON_AddItemToObject(j, "stats", stats_json(a, timing));
     if (a->n_ranked == 0) {

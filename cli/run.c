@@ -271,7 +271,8 @@ enum opt_id {
     OPT_NO_MOE_PERMUTE_FUSION,
     /* your own run fed back (issue 31) */
     OPT_LOG,
-    OPT_CALIBRATE_TO_LOG
+    OPT_CALIBRATE_TO_LOG,
+    OPT_ALL_LAYOUTS
 };
 
 /* The options that name a file the call reads or writes: what
@@ -720,6 +721,10 @@ static const cli_option options[] = {
      "searched as the same job over every layout (its GPUs unless --gpus "
      "or --max-gpus); prints what the best layout changes and what it "
      "buys"},
+    {"all", OPT_ALL_LAYOUTS, NULL, CMD_SEARCH,
+     "search, JSON: also every layout estimated and admitted ('admitted': "
+     "layout, system, GPUs, time, cost, peak memory; the pruned cannot enter "
+     "the top or the front, --no-prune lists them too)"},
     {"log", OPT_LOG, "FILE", CMD_EST_SEARCH,
      "the log of a run of this job (Megatron-LM, Megatron-Bridge, NeMo 2 or "
      "torchtitan: its iteration lines, memory lines and timers): the run's "
@@ -1769,6 +1774,9 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
             break;
         case OPT_LOG:
             o.log_file = optarg;
+            break;
+        case OPT_ALL_LAYOUTS:
+            o.all_layouts = 1;
             break;
         case OPT_CALIBRATE_TO_LOG:
             o.calibrate = 1;

@@ -180,6 +180,7 @@ CASES = [
                         os.path.join(FIX, "logs", "megatron.log"),
                         "--calibrate-to-log", "--top", "2", "--no-timing"], 0),
     ("search", "json", SRCH + ["--tokens", "1e10"], 0),
+    ("search", "json", SRCH + ["--all"], 0),
     ("search", "json", ["search", "-m", "gpt3-1.7b", "--system", "eos,selene",
                         "-s", "2048", "-B", "64", "--max-gpus", "16",
                         "--tokens", "1e10", "--budget-usd", "1e6"], 0),

@@ -221,6 +221,27 @@ class Sweep(unittest.TestCase):
 
 
 class Frames(unittest.TestCase):
+    def test_frame_rows(self):
+        """Of a search: the ranked, the front, every admitted layout (with
+        all=True) and the fastest of each (system, GPU count)."""
+        res = trainplan.search(all=True, **SEARCH)
+        self.assertEqual(trainplan.frame_rows(res), res["ranked"])
+        self.assertEqual(trainplan.frame_rows(res, "pareto"), res["pareto"])
+        adm = trainplan.frame_rows(res, "admitted")
+        self.assertEqual(len(adm), res["stats"]["admitted"])
+        best = trainplan.frame_rows(res, "best")
+        keys = [(r["system"], r["gpus"]) for r in best]
+        self.assertEqual(keys, sorted(set((r["system"], r["gpus"]) for r in adm)))
+        for b in best:
+            self.assertEqual(b["iteration_time_s"],
+                             min(r["iteration_time_s"] for r in adm
+                                 if (r["system"], r["gpus"]) == (b["system"], b["gpus"])))
+        self.assertEqual(best[0]["layout"] in [r["layout"] for r in adm], True)
+        with self.assertRaises(ValueError):
+            trainplan.frame_rows(trainplan.search(**SEARCH), "admitted")
+        with self.assertRaises(ValueError):
+            trainplan.frame_rows(res, "everything")
+
     def test_dataframe(self):
         try:
             import pandas  # noqa: F401

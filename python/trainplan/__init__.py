@@ -29,6 +29,7 @@ package (pip install), the build directory of the source checkout this
 file sits in (../build), then ctypes.util.find_library("trainplan")
 (cmake --install). No compiler step, no dependency but the library.
 """
+import sys
 import ctypes
 import ctypes.util
 import json
@@ -36,7 +37,7 @@ import os
 import warnings
 
 __all__ = ["estimate", "search", "sweep", "model", "models", "systems", "call",
-           "to_dataframe", "library_path", "version", "TrainplanError",
+           "to_dataframe", "frame_rows", "library_path", "version", "TrainplanError",
            "TrainplanWarning"]
 
 API_VERSION = 2  # TP_API_VERSION of include/trainplan.h this module speaks
@@ -304,25 +305,54 @@ def _sweep_row(rec):
     return row
 
 
-def to_dataframe(result):
-    """A pandas DataFrame of a result: a search's ranked layouts (one row
-    each, nested fields as "breakdown_s.compute_fwd" columns), a sweep's
-    records (one row per scenario: "index", "id", "status", "error",
+def to_dataframe(result, which="ranked"):
+    """A pandas DataFrame of a result: a search's layouts (one row each,
+    nested fields as "breakdown_s.compute_fwd" columns), a sweep's records
+    (one row per scenario: "index", "id", "status", "error",
     "scenario.model", ..., and the winner's "best.layout",
     "best.iteration_time_s", ...; missing for a scenario with no winner),
-    a list's rows, or one row for anything else. Needs pandas (ImportError
-    says so)."""
+    a list's rows, or one row for anything else.
+
+    Of a search, which= picks the rows: "ranked" (the top layouts, the
+    default), "pareto" (the front of time against cost), "admitted" (every
+    layout estimated and admitted: search with all=True), or "best" (the
+    fastest admitted layout of each (system, GPU count), from "admitted"
+    when the search kept it, else from the ranked and the front). Needs
+    pandas (ImportError says so)."""
     try:
         import pandas
     except ImportError as e:
-        raise ImportError("trainplan.to_dataframe needs pandas "
-                          "(apt-get install python3-pandas)") from e
+        raise ImportError(
+            "trainplan.to_dataframe needs pandas, which this Python (%s) "
+            "cannot import: on Debian, apt-get install python3-pandas, and "
+            "make a venv with --system-site-packages so that it sees Debian's "
+            "packages" % sys.executable) from e
     if _is_sweep(result):
         return pandas.DataFrame([_sweep_row(r) for r in result])
+    return pandas.json_normalize(frame_rows(result, which))
+
+
+def frame_rows(result, which="ranked"):
+    """The rows to_dataframe makes a DataFrame of (a list of dicts), for a
+    search, estimate or list result; which= as to_dataframe's."""
+    if which not in ("ranked", "pareto", "admitted", "best"):
+        raise ValueError("to_dataframe: which= expected ranked, pareto, "
+                         "admitted or best, found %r" % (which,))
     if isinstance(result, dict) and "ranked" in result:
-        rows = result["ranked"]
-    elif isinstance(result, list):
-        rows = result
-    else:
-        rows = [result]
-    return pandas.json_normalize(rows)
+        if which == "admitted" and "admitted" not in result:
+            raise ValueError("to_dataframe: which='admitted' needs a search "
+                             "run with all=True (--all)")
+        if which != "best":
+            return list(result[which])
+        rows = result.get("admitted")
+        if rows is None:
+            rows = list(result["ranked"]) + list(result.get("pareto", []))
+        best = {}
+        for r in rows:
+            k = (r["system"], r["gpus"])
+            if k not in best or r["iteration_time_s"] < best[k]["iteration_time_s"]:
+                best[k] = r
+        return [best[k] for k in sorted(best)]
+    if isinstance(result, list):
+        return result
+    return [result]
