@@ -206,11 +206,15 @@ static const char *const colours[N_COLOURS] = {
 /* Marker shapes by system, defined once in <defs>, centred on 0,0. */
 #define N_SHAPES 5
 static const char *const shapes[N_SHAPES] = {
-    "<circle id=\"m0\" r=\"2.6\"/>",
-    "<rect id=\"m1\" x=\"-2.4\" y=\"-2.4\" width=\"4.8\" height=\"4.8\"/>",
-    "<path id=\"m2\" d=\"M0,-3.2L2.9,2.1L-2.9,2.1Z\"/>",
-    "<path id=\"m3\" d=\"M0,-3.3L3.3,0L0,3.3L-3.3,0Z\"/>",
-    "<path id=\"m4\" d=\"M-1,-3.2H1V-1H3.2V1H1V3.2H-1V1H-3.2V-1H-1Z\"/>"};
+    "<circle id=\"m0\" r=\"3.6\"/>",
+    "<rect id=\"m1\" x=\"-3.3\" y=\"-3.3\" width=\"6.6\" height=\"6.6\"/>",
+    "<path id=\"m2\" d=\"M0,-4.4L4,2.9L-4,2.9Z\"/>",
+    "<path id=\"m3\" d=\"M0,-4.5L4.5,0L0,4.5L-4.5,0Z\"/>",
+    "<path id=\"m4\" d=\"M-1.4,-4.4H1.4V-1.4H4.4V1.4H1.4V4.4H-1.4V1.4H-4.4V-1.4H-1.4Z\"/>"};
+/* With several systems, each one's markers are outlined in a colour of
+ * its own as well as shaped: two cues, either enough alone. */
+static const char *const sys_strokes[N_SHAPES] = {"#000000", "#e41a1c", "#377eb8",
+                                                  "#ff7f00", "#984ea3"};
 static const char *const shape_names[N_SHAPES] = {"circle", "square", "triangle",
                                                   "diamond", "cross"};
 
@@ -274,8 +278,14 @@ static void title_of(const pic *p, const search_point *s)
 
 static void marker(const pic *p, const search_point *s, double x, double y)
 {
-    fprintf(p->f, "<use xlink:href=\"#m%d\" x=\"%s\" y=\"%s\">",
-            s->sys % N_SHAPES, px(x).s, px(y).s);
+    if (p->q->n_systems > 1)
+        fprintf(p->f, "<use xlink:href=\"#m%d\" x=\"%s\" y=\"%s\" "
+                      "stroke=\"%s\" stroke-width=\"1\">",
+                s->sys % N_SHAPES, px(x).s, px(y).s,
+                sys_strokes[s->sys % N_SHAPES]);
+    else
+        fprintf(p->f, "<use xlink:href=\"#m%d\" x=\"%s\" y=\"%s\">",
+                s->sys % N_SHAPES, px(x).s, px(y).s);
     title_of(p, s);
     fputs("</use>\n", p->f);
 }
@@ -338,6 +348,21 @@ static int lab_cmp(const void *a, const void *b)
  * left when the text would leave the box; a leader line when moved. Where
  * more points than lines fit, every k-th is labelled (first and last
  * always). */
+/* Admitted points whose marker centre falls in the box x, y, w, h (px). */
+static int64_t covered(const pic *p, const axis *ax, const axis *ay, double x,
+                       double y, double w, double h)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < p->a->n_points; i++) {
+        const search_point *s = &p->a->points[i];
+        double vx = pt_x(p, s), vy = pt_y(p, s);
+        if (vx < ax->lo || vx > ax->hi || vy < ay->lo || vy > ay->hi) continue;
+        double cx = ax_px(ax, vx), cy = ax_px(ay, vy);
+        n += cx >= x - 4 && cx <= x + w + 4 && cy >= y - 4 && cy <= y + h + 4;
+    }
+    return n;
+}
+
 static void front_labels(const pic *p, const axis *ax, const axis *ay,
                          double top, double bot, double right)
 {
@@ -370,7 +395,18 @@ static void front_labels(const pic *p, const axis *ax, const axis *ay,
         char text[160];
         label_of(p, L[i].s, text, sizeof text);
         double w = CHAR_W * (double)strlen(text) + 4;
-        int left = L[i].px + 10 + w > right;
+        /* The side of its point where the label covers fewer points (the
+         * front is the cloud's lower-left edge: left of a front point
+         * there are none, where the axis leaves room); left on a tie. A
+         * side the panel cannot hold is out. */
+        int fits_l = L[i].px - 10 - w >= ax->px0 + 2,
+            fits_r = L[i].px + 10 + w <= right;
+        int left;
+        if (fits_l && fits_r)
+            left = covered(p, ax, ay, L[i].px - 10 - w, L[i].y - 10, w, LABEL_H)
+                   <= covered(p, ax, ay, L[i].px + 10, L[i].y - 10, w, LABEL_H);
+        else
+            left = fits_l || !fits_r;
         double tx = left ? L[i].px - 10 : L[i].px + 10;
         double bx = left ? tx - w : tx;
         if (fabs(L[i].y - 4 - L[i].py) > 3)
@@ -527,10 +563,13 @@ static double scatter_legend(const pic *p, double y)
     }
     if (p->q->n_systems > 1)
         for (int s = 0; s < p->q->n_systems && s < N_SHAPES; s++) {
-            char t[96], svg[64];
-            snprintf(t, sizeof t, "%s (%s)", sys_name(p, s), shape_names[s]);
+            char t[128], svg[200];
+            snprintf(t, sizeof t, "%s (%s, outlined)", sys_name(p, s),
+                     shape_names[s]);
             snprintf(svg, sizeof svg,
-                     "<use xlink:href=\"#m%d\" fill=\"#555\" transform=\"scale(1.6)\"/>", s);
+                     "<use xlink:href=\"#m%d\" fill=\"#bbb\" stroke=\"%s\" "
+                     "stroke-width=\"1\" transform=\"scale(1.3)\"/>",
+                     s, sys_strokes[s]);
             lg_item(&g, svg, t);
         }
     char t[96];
@@ -847,12 +886,30 @@ int cli_search_svg(const char *path, FILE *caller, const search_request *q,
         abort();
     }
     p.f = f;
-    fprintf(f, "<text x=\"%s\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">",
+    /* The title carries the job, so that a copy of the picture keeps its
+     * context: model, systems and GPUs, sequence, batch, precision,
+     * tokens, the objective and the version that drew it. */
+    char ctx[512];
+    int cn = snprintf(ctx, sizeof ctx, "%s on", q->model->name);
+    for (int i = 0; i < q->n_systems && cn > 0 && (size_t)cn < sizeof ctx; i++)
+        cn += snprintf(ctx + cn, sizeof ctx - (size_t)cn, "%s %s (%s)",
+                       i ? "," : "", q->systems[i].ctx.sys->name,
+                       q->systems[i].ctx.gpu->name);
+    if (cn > 0 && (size_t)cn < sizeof ctx)
+        cn += snprintf(ctx + cn, sizeof ctx - (size_t)cn,
+                       ", seq %lld, global batch %lld, %s", (long long)q->base.seq,
+                       (long long)q->base.gbs, hw_dtype_names[q->base.dtype]);
+    if (q->tokens > 0 && cn > 0 && (size_t)cn < sizeof ctx)
+        snprintf(ctx + cn, sizeof ctx - (size_t)cn, ", %.3g tokens", q->tokens);
+    fprintf(f, "<text x=\"%s\" y=\"22\" text-anchor=\"middle\" font-size=\"16\">",
             px(W / 2).s);
-    esc(f, q->model->name);
-    fprintf(f, ": %lld layouts admitted, %d on the Pareto front of time against cost</text>\n",
-            (long long)a->n_points, a->n_front);
-    double y = 36;
+    esc(f, ctx);
+    fprintf(f, "</text>\n<text x=\"%s\" y=\"40\" text-anchor=\"middle\" "
+               "font-size=\"12\" fill=\"#444\">%lld layouts admitted, %d on the "
+               "Pareto front of time against cost; best by %s; trainplan %s</text>\n",
+            px(W / 2).s, (long long)a->n_points, a->n_front,
+            search_objective_names[q->objective], TRAINPLAN_VERSION);
+    double y = 52;
     y = scatter_panel(&p, y, &ax, &ay, "Every admitted layout");
     if (zoom) {
         char t[160];
