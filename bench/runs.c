@@ -261,6 +261,12 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
      * the embedding and the output projection became FSDP units of their
      * own, say so (space_layout.rmsnorm_composite, fsdp_root_embeddings). */
     w.rmsnorm_composite = has_feature(feat, "composite-rmsnorm");
+    /* torchtitan before enable_gqa (pytorch/torchtitan@ff0829c10,
+     * 2026-01-27) repeated the grouped keys and values: every torchtitan
+     * run older than that, unless it says gqa-native (torchtitan v0.2.2's,
+     * our own sampler's enable_gqa configuration). */
+    if (fw == SPACE_FW_TORCHTITAN)
+        w.gqa_repeat_kv = !has_feature(feat, "gqa-native");
     w.fsdp_root_embeddings = has_feature(feat, "fsdp-root-embeddings");
     w.loss_eager = has_feature(feat, "eager-loss");
     if (fw == SPACE_FW_MEGATRON_CORE

@@ -373,12 +373,15 @@ static double act_layer_split(const space_model *m, const space_layout *l,
             a += 2 * 4 * h * rep;
         if (gated) mlp += 2 * f / t;
     }
-    if (l->framework == SPACE_FW_TORCHTITAN && kv < q) {
-        /* torchtitan's Llama repeats the grouped keys and values to every
-         * head before SDPA (repeat_kv in Attention.forward, torchtitan/models/
-         * llama3/model/model.py, pytorch/torchtitan@6fc499f6, 2025-08), and flash
-         * attention keeps the repeated copies: 2 x 2(q - kv) more
-         * (measured: 3h per token and layer for Llama 3 8B's widths). */
+    if (l->gqa_repeat_kv && kv < q) {
+        /* torchtitan's Llama before enable_gqa repeats the grouped keys and
+         * values to every head before SDPA (repeat_kv in Attention.forward,
+         * torchtitan/models/llama3/model/model.py, pytorch/torchtitan@
+         * 6fc499f6, 2025-08; removed by ff0829c10, 2026-01-27), and flash
+         * attention keeps the repeated copies: 2 x 2(q - kv) more. Measured
+         * (bench/data/memsample_h100, w4k-L4-s4096-b1 with and without
+         * repeating, h 4096, 32 heads, 8 key-value heads): 192 MiB apart,
+         * 3h per token and layer, this count exactly. */
         a += 4 * (q - kv) / t;
     }
     if (rc & SPACE_RC_MLP) mlp = 2 * h * rep; /* its input, the residual */

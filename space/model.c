@@ -218,6 +218,11 @@ void space_framework_software(space_framework f, space_layout *l)
      * recipes/utils/environment_utils.py COMMON_RECIPE_ENV_VARS): the
      * NeMo job reader (cli/launch_nemo.c) says so. */
     l->alloc_expandable = f == SPACE_FW_TORCHTITAN;
+    /* torchtitan passes grouped keys and values to SDPA unrepeated
+     * (enable_gqa) since pytorch/torchtitan@ff0829c10 (#2259, 2026-01-27;
+     * v0.2.2 and main); a run of an older version says so
+     * (space_layout.gqa_repeat_kv; bench/runs.c, feature gqa-repeat-kv). */
+    l->gqa_repeat_kv = 0;
     /* MoE token permutation: Transformer Engine's fused kernels, which
      * trainplan's Megatron-LM launches set (--moe-permute-fusion, as the
      * step time is estimated; Megatron-Core's own default is off,

@@ -512,6 +512,13 @@ typedef struct space_layout {
                           the 16-bit copies gathered for compute; 0: 16-bit
                           weights and an fp32 master in the optimizer
                           (Megatron-LM, DeepSpeed) */
+    int gqa_repeat_kv; /* torchtitan's attention repeats the grouped keys
+                          and values to every head before SDPA (repeat_kv,
+                          which SDPA's flash kernel then keeps for the
+                          backward), as torchtitan did before
+                          pytorch/torchtitan@ff0829c10 (#2259, 2026-01-27:
+                          enable_gqa; v0.2.2 is the first release with
+                          it); 0: the keys and values passed unrepeated */
     int rmsnorm_composite; /* PyTorch eager's RMSNorm as its composite ATen
                           code, which keeps an fp32 copy of its input for
                           the backward (PyTorch before the fused

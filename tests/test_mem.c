@@ -413,10 +413,12 @@ static void test_fsdp2(void)
     m = toy(), l.seq = 4096;
     est_memory_of(&m, &l, &a);
     TP_CHECK_REL(a.weights, P + 2.0 * LAYER + 2.0 * (EMB + OUT), 1e-12);
-    /* Grouped keys and values are repeated to every head before SDPA:
-     * flash attention keeps the copies, 2 x 2 (q - kv) bytes a token
-     * more (toy with 2 key-value heads of 16: q 64, kv 32). */
+    /* torchtitan before enable_gqa repeated grouped keys and values to
+     * every head before SDPA: flash attention keeps the copies, 2 x 2
+     * (q - kv) bytes a token more (toy with 2 key-value heads of 16: q
+     * 64, kv 32); test_gqa_repeat_kv has today's default. */
     l.fsdp_root_embeddings = 0;
+    l.gqa_repeat_kv = 1;
     est_memory base;
     est_memory_of(&m, &l, &base);
     m.kv_heads = 2;
@@ -1309,6 +1311,32 @@ static void test_te_cross_entropy(void)
     TP_CHECK_REL(b.activations - a.activations, 1024 * 4.0 * 1024, 1e-12);
 }
 
+/* torchtitan before enable_gqa repeated grouped keys and values for SDPA,
+ * and flash attention kept the copies: 2 x 2 bytes x (q - kv) widths more
+ * per token and layer (measured 192 MiB on bench/data/memsample_h100's
+ * w4k-L4-s4096-b1 pair); torchtitan's default today passes them
+ * unrepeated; nothing for a model without GQA, nothing under op-level
+ * checkpointing (the repeat is not among the ops it saves). */
+static void test_gqa_repeat_kv(void)
+{
+    space_model m = toy();
+    m.kv_heads = 1; /* q 64 wide, kv 16 */
+    space_layout l = layout(SPACE_FW_TORCHTITAN, HW_BF16, SPACE_ZERO_3);
+    TP_CHECK(l.gqa_repeat_kv == 0);
+    est_memory a, b;
+    est_memory_of(&m, &l, &a);
+    l.gqa_repeat_kv = 1;
+    est_memory_of(&m, &l, &b);
+    TP_CHECK_REL(b.activations - a.activations,
+                 4.0 * 1024 * 4 * (64 - 16), 1e-12);
+    space_model mha = toy();
+    l.gqa_repeat_kv = 0;
+    est_memory_of(&mha, &l, &a);
+    l.gqa_repeat_kv = 1;
+    est_memory_of(&mha, &l, &b);
+    TP_CHECK(b.activations == a.activations);
+}
+
 int main(void)
 {
     TP_RUN(test_frameworks);
@@ -1335,5 +1363,6 @@ int main(void)
     TP_RUN(test_moe_dispatch);
     TP_RUN(test_cuda_graphs);
     TP_RUN(test_te_cross_entropy);
+    TP_RUN(test_gqa_repeat_kv);
     return TP_TEST_EXIT();
 }

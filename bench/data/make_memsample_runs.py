@@ -69,6 +69,10 @@ def rows(samples):
             features.append("eager-loss")
         if c.get("wrap") == "root":
             features.append("fsdp-root-embeddings")
+        if c.get("gqa") == "native":
+            # keys and values to SDPA unrepeated (enable_gqa), as
+            # torchtitan since pytorch/torchtitan@ff0829c10
+            features.append("gqa-native")
         layout = {
             "tp": 1, "pp": 1, "vpp": 1, "cp": 1, "ep": 1, "dp": 1,
             "micro_batch_size": c["mbs"], "global_batch_size": c["mbs"],

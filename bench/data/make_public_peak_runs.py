@@ -513,7 +513,7 @@ def crusoe_rows():
                              variant="torchtitan-op-sac",
                              version="torchtitan v0.2.2 (73a0e6979dd1, 2026-02-20) with a "
                                      "PyTorch nightly of early 2026 (driver %s)" % driver,
-                             features=["flash-attention"]),
+                             features=["flash-attention", "gqa-native"]),
             "dropout": {"attention": 0.0, "hidden": 0.0},
             "measured": measured("max_memory_reserved", gib, "GiB",
                                  "rank 0 (torchtitan's launcher logs rank 0; the README shows "

@@ -958,6 +958,7 @@ def added_run(r):
         # torchtitan v0.2.2 torchtitan/models/attention.py ScaledDotProductAttentionWrapper:
         # sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH], set_priority=True)
         feats.append("attention-backend=fused")
+        feats.append("gqa-native")
         derived.append("attention: cuDNN's fused attention - torchtitan v0.2.2 runs SDPA under "
                        "sdpa_kernel([CUDNN_ATTENTION, FLASH_ATTENTION, MATH], "
                        "set_priority=True) (torchtitan/models/attention.py, "
