@@ -792,6 +792,13 @@ void est_estimate(const est_ctx *c, const space_model *m,
 double est_pp_bubble(const space_layout *l, double t, double w, double b,
                      double fb);
 
+/* Model chunks of micro-batches in flight on pipeline rank r under l's
+ * schedule where it is not 1F1B or interleaved (mem.c, with its sources:
+ * zb1p as 1F1B, looped; zbv 2 PP; dualpipe PP + 1; dualpipev 2 PP + 1);
+ * `chunks`, the 1F1B or interleaved count, otherwise. Uncapped: the
+ * caller caps it at the micro-batches' chunks. */
+int64_t est_schedule_chunks(const space_layout *l, int64_t r, int64_t chunks);
+
 /* ---- in-training kernel efficiency (kernel_eff.c) ----------------------- */
 
 /* One software stack's in-training kernel efficiency: a kernel's
