@@ -229,12 +229,14 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
                "group of 0 or at least PP (%lld left)",
                (long long)l->mb_group, (long long)pp, (long long)l->mb_group,
                (long long)micro, (long long)(micro % l->mb_group));
-    /* The schedules' own rules (space_pp_schedule). None of them runs
-     * under Megatron-Core, which has 1F1B and interleaving only
-     * (NVIDIA/Megatron-LM@d98e8a64ddf3 megatron/core/pipeline_parallel/
-     * schedules.py get_forward_backward_func; its --delay-wgrad-compute
-     * only serves the combined 1F1B A2A overlap); they are PyTorch's
-     * (torchtitan) and DeepSeek's. */
+    /* The schedules' own rules (space_pp_schedule), as their code checks
+     * them. Megatron-Core runs none of them (NVIDIA/Megatron-LM@
+     * d98e8a64ddf3 megatron/core/pipeline_parallel/schedules.py
+     * get_forward_backward_func: 1F1B and interleaving; its
+     * --delay-wgrad-compute serves the combined 1F1B A2A overlap only):
+     * its launch writers and readers refuse them by name, while the
+     * estimate times them on any framework's kernels (DeepSeek's HAI-LLM
+     * runs are estimated on Megatron-Core's). */
     if (l->pp_schedule != SPACE_PP_1F1B) {
         int s = l->pp_schedule;
         const char *name = (unsigned)s < SPACE_PP_SCHEDULE_COUNT
@@ -247,17 +249,18 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
             REJECT(SPACE_REJECT_PP_SCHEDULE,
                    "the %s pipeline schedule needs PP > 1, found PP %lld",
                    name, (long long)pp);
-        if (l->framework == SPACE_FW_MEGATRON_CORE
-            || l->framework == SPACE_FW_MEGATRON_2021
-            || l->framework == SPACE_FW_DEEPSPEED_2021)
+        /* PyTorch's three refuse stage modules that used torch.compile
+         * ("not supported with stage modules that have used
+         * torch.compile", _check_torch_compile_compatibility,
+         * pytorch/pytorch@00722e648b74 schedules.py); torchtitan compiles
+         * per block, inside the stages. */
+        if (s != SPACE_PP_DUALPIPE && l->framework == SPACE_FW_TORCHTITAN
+            && !l->eager)
             REJECT(SPACE_REJECT_PP_SCHEDULE,
-                   "the %s pipeline schedule: %s runs 1F1B and interleaved "
-                   "1F1B only (--framework torchtitan runs zb1p, zbv, "
-                   "dualpipev)",
-                   name, space_framework_names[(unsigned)l->framework
-                                                       < SPACE_FW_COUNT
-                                                   ? l->framework
-                                                   : 0]);
+                   "PyTorch's %s schedule refuses compiled stages "
+                   "(_check_torch_compile_compatibility): torchtitan runs it "
+                   "with --eager (compile off)",
+                   name);
         /* torchtitan builds every schedule but 1F1B looped, with 2 or
          * more stages a rank (distributed/pipeline_parallel.py,
          * _get_pipeline_metadata, pytorch/torchtitan@b5bcd76c66d0). */
