@@ -351,6 +351,18 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     if (w.vpp == SEARCH_UNSET && cJSON_IsString(ps)
         && strcmp(ps->valuestring, "interleaved-1f1b") != 0)
         w.vpp = 1;
+    /* The schedules beyond 1F1B (space_pp_schedule): "dualpipe" (the
+     * DeepSeek-V3 report), "zero-bubble" (the DeepSeek-V2 report's
+     * "zero-bubble pipeline parallelism", Qi et al.: read as ZB-H1, the
+     * one of the paper's handcrafted schedules that keeps 1F1B's memory),
+     * or a space_pp_schedule name. */
+    if (cJSON_IsString(ps)) {
+        if (strcmp(ps->valuestring, "zero-bubble") == 0)
+            w.pp_schedule = SPACE_PP_ZB1P;
+        for (int k = 1; k < SPACE_PP_SCHEDULE_COUNT; k++)
+            if (strcmp(ps->valuestring, space_pp_schedule_names[k]) == 0)
+                w.pp_schedule = k;
+    }
     /* Memory runs (bench/data/memory_runs.json) say more: how full
      * recomputation grouped its layers, and where gradients were reduced
      * in fp32 or 16 bits. */

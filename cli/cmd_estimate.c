@@ -84,6 +84,7 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
     l->moe_dispatcher = o->moe_dispatcher;
     l->moe_imbalance = o->moe_imbalance;
     l->moe_comm_overlap = o->moe_comm_overlap;
+    l->pp_schedule = o->pp_schedule;
     l->moe_router_pad = o->moe_router_pad;
     l->moe_flex_backend = o->moe_flex_backend;
     /* memory savers and micro-batch groups (issue 28) */
@@ -550,6 +551,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddNumberToObject(a, "data_parallel_size", (double)l->dp);
     cJSON_AddNumberToObject(a, "virtual_stages_per_pipeline_rank",
                             (double)l->vpp);
+    cJSON_AddStringToObject(a, "pipeline_schedule", space_pp_schedule_name(l));
     /* Layers per model chunk where they split evenly, else null; the
      * split the estimate used, per pipeline rank (first, middle, last). */
     /* Megatron-LM's --num-layers-per-virtual-pipeline-stage where it can

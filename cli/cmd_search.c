@@ -369,6 +369,7 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cJSON_AddNumberToObject(j, "tensor_model_parallel_size", (double)l->tp);
     cJSON_AddNumberToObject(j, "pipeline_model_parallel_size", (double)l->pp);
     cJSON_AddNumberToObject(j, "virtual_stages_per_pipeline_rank", (double)l->vpp);
+    cJSON_AddStringToObject(j, "pipeline_schedule", space_pp_schedule_name(l));
     cli_json_split(j, q->model, l);
     cJSON_AddNumberToObject(j, "context_parallel_size", (double)l->cp);
     cJSON_AddNumberToObject(j, "data_parallel_size", (double)l->dp);

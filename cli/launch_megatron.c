@@ -585,6 +585,14 @@ static void build_args(const cli_launch *c, mg_args *j)
     if (l->mb_group > 0 && l->vpp > 1)
         arg(j, G_PARALLEL, "--microbatch-group-size-per-virtual-pipeline-stage",
             "%lld", (long long)l->mb_group);
+    /* Megatron-Core runs 1F1B and interleaving only (schedules.py
+     * get_forward_backward_func, NVIDIA/Megatron-LM@d98e8a64ddf3) */
+    if (l->pp_schedule != SPACE_PP_1F1B)
+        note(j, "NOT EXPRESSIBLE: the %s pipeline schedule: Megatron-Core "
+                "runs 1F1B and interleaved 1F1B only; these arguments run "
+                "%s",
+             space_pp_schedule_name(l), l->vpp > 1 ? "interleaved 1F1B"
+                                                   : "1F1B");
 
     /* Batch. */
     arg(j, G_BATCH, "--seq-length", "%lld", (long long)l->seq);

@@ -423,6 +423,10 @@ static void bridge_savers(const space_layout *l, cli_text *b)
     if (l->mb_group > 0 && l->vpp > 1)
         cli_text_put(b, "model.microbatch_group_size_per_vp_stage=%lld\n",
             (long long)l->mb_group);
+    if (l->pp_schedule != SPACE_PP_1F1B)
+        cli_text_put(b, "# not expressible: the %s pipeline schedule: "
+                "Megatron-Core runs 1F1B and interleaved 1F1B only\n",
+            space_pp_schedule_name(l));
 }
 
 static void bridge_write(const cli_launch *c, cli_text *b)
@@ -884,6 +888,10 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
         cli_text_put(b, "# not expressible: micro-batch groups of %lld: NeMo "
                 "1 has no key for microbatch_group_size_per_vp_stage\n",
             (long long)l->mb_group);
+    if (l->pp_schedule != SPACE_PP_1F1B)
+        cli_text_put(b, "# not expressible: the %s pipeline schedule: "
+                "Megatron-Core runs 1F1B and interleaved 1F1B only\n",
+            space_pp_schedule_name(l));
 }
 
 void cli_launch_nemo(const cli_launch *c, cli_text *b)

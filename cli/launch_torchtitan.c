@@ -265,6 +265,20 @@ static const char *py_bool(const tt_out *w, int b)
     return w->main_ ? (b ? "True" : "False") : (b ? "true" : "false");
 }
 
+/* PyTorch's name of l's schedule (torch/distributed/pipelining/
+ * schedules.py get_schedule_class, pytorch/pytorch@00722e648b74), what
+ * torchtitan's pipeline_parallel_schedule takes; DualPipe, which PyTorch
+ * does not have, as 1F1B (the caller says so). */
+static const char *tt_schedule_name(const space_layout *l)
+{
+    switch (l->pp_schedule) {
+    case SPACE_PP_ZB1P: return "InterleavedZeroBubble";
+    case SPACE_PP_ZBV: return "ZBVZeroBubble";
+    case SPACE_PP_DUALPIPEV: return "DualPipeV";
+    default: return l->vpp > 1 ? "Interleaved1F1B" : "1F1B";
+    }
+}
+
 /* The stages: how many, and their modules where the split is uneven. */
 static void write_stages(tt_out *w, const space_model *m,
                          const space_layout *l)
@@ -487,7 +501,11 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
     key(&w, "parallelism", "pipeline_parallel_degree", "%lld", (long long)l->pp);
     if (l->pp > 1) {
         key(&w, "parallelism", "pipeline_parallel_schedule", "\"%s\"",
-            l->vpp > 1 ? "Interleaved1F1B" : "1F1B");
+            tt_schedule_name(l));
+        if (l->pp_schedule == SPACE_PP_DUALPIPE)
+            not_expressible(&w, "DeepSeek's DualPipe (two copies of each "
+                            "stage): PyTorch has DualPipeV only "
+                            "(get_schedule_class); written as 1F1B");
         write_stages(&w, m, l);
         /* main captures CUDA graphs unless told not to, and refuses them
          * with PP (trainer.py, Trainer.Config._validate_cuda_graphs) */
@@ -1306,25 +1324,43 @@ int cli_read_torchtitan_fn(const char *text, const char *file,
     if (rc) goto done;
     int64_t vstages = 1;
     if (pp > 1) {
-        int single = strcmp(sched, "1F1B") == 0;
-        if (!single && strcmp(sched, "Interleaved1F1B") != 0) {
+        /* PyTorch's schedules trainplan times (tt_schedule_name); GPipe,
+         * LoopedBFS and InterleavedGPipe it does not */
+        static const struct { const char *name; int sched; } tts[] = {
+            {"1F1B", SPACE_PP_1F1B},
+            {"Interleaved1F1B", SPACE_PP_1F1B},
+            {"InterleavedZeroBubble", SPACE_PP_ZB1P},
+            {"ZBVZeroBubble", SPACE_PP_ZBV},
+            {"DualPipeV", SPACE_PP_DUALPIPEV},
+        };
+        int known = -1;
+        for (int k = 0; k < (int)(sizeof tts / sizeof tts[0]); k++)
+            if (strcmp(sched, tts[k].name) == 0) known = k;
+        int single = known == 0;
+        if (known < 0) {
             rc = unmodelled(&j, "parallelism.pipeline_parallel_schedule",
-                            sched, "trainplan times 1F1B and Interleaved1F1B",
+                            sched, "trainplan times 1F1B, Interleaved1F1B, "
+                            "InterleavedZeroBubble, ZBVZeroBubble and "
+                            "DualPipeV",
                             e);
             goto done;
         }
+        o->pp_schedule = tts[known].sched;
         const tt_kv *fq = kv_get(&j, "parallelism.module_fqns_per_model_part");
         int64_t stages = fq && strcmp(fq->val, "None") != 0
                              ? count_inner(fq->val)
                          : lps > 0 ? (m->num_layers + first_less + last_less
                                       + lps - 1) / lps
                                    : pp * (single ? 1 : 2);
+        int vsched = o->pp_schedule == SPACE_PP_ZBV
+                     || o->pp_schedule == SPACE_PP_DUALPIPEV;
         if (stages % pp || (single && stages != pp)
-            || (!single && stages < 2 * pp)) {
+            || (!single && stages < 2 * pp) || (vsched && stages != 2 * pp)) {
             rc = tp_errf(e, TP_EDATA,
                          "%s: %lld pipeline stages on PP %lld under %s: "
                          "torchtitan needs a multiple of PP, one a rank for "
-                         "1F1B, two or more for Interleaved1F1B",
+                         "1F1B, two or more for the looped schedules, "
+                         "exactly two for ZBVZeroBubble and DualPipeV",
                          file, (long long)stages, pp, sched);
             goto done;
         }

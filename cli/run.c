@@ -240,6 +240,7 @@ enum opt_id {
     OPT_MOE_DISPATCHER,
     OPT_MOE_IMBALANCE,
     OPT_MOE_COMM_OVERLAP,
+    OPT_PP_SCHEDULE,
     OPT_MOE_ROUTER_PAD,
     OPT_MOE_FLEX_BACKEND,
     OPT_PP_FIRST,
@@ -382,6 +383,14 @@ static const cli_option options[] = {
      "a2a (--overlap-moe-expert-parallel-comm --delay-wgrad-compute: "
      "another micro-batch's compute; EP > 1, no full recompute, VPP with "
      "PP > 1); default none, not searched"},
+    {"pipeline-schedule", OPT_PP_SCHEDULE, "1f1b|zb1p|zbv|dualpipe|dualpipev",
+     CMD_EST_SEARCH,
+     "the pipeline schedule: 1f1b (interleaved with VPP > 1; also "
+     "interleaved, Interleaved1F1B), zb1p (zero bubble ZB-H1; torchtitan's "
+     "InterleavedZeroBubble, VPP >= 2), zbv (ZBVZeroBubble, VPP 2), "
+     "dualpipe (DeepSeek's, VPP 1, even PP, >= 2 PP micro-batches), "
+     "dualpipev (DualPipeV, VPP 2, >= 2 PP micro-batches); all but 1f1b "
+     "under --framework torchtitan only; default 1f1b, not searched"},
     {"moe-router-padding", OPT_MOE_ROUTER_PAD, NULL, CMD_EST_SEARCH,
      "MoE, fp8: the router pads each expert's tokens to the fp8 alignment "
      "(Megatron-Core --moe-router-padding-for-quantization): no padding "
@@ -767,7 +776,8 @@ static int job_sets(int id)
         OPT_HIDDEN_DROPOUT, OPT_GRAD_FP32, OPT_GRAD_BF16, OPT_OVERLAP,
         OPT_NO_OVERLAP, OPT_PP_OVERLAP, OPT_NO_PP_OVERLAP, OPT_FRAMEWORK,
         OPT_EAGER, OPT_PP_SCATTER_GATHER, OPT_DOC_LENGTH, OPT_EP, OPT_ETP,
-        OPT_MOE_DISPATCHER, OPT_MOE_COMM_OVERLAP, OPT_MOE_ROUTER_PAD,
+        OPT_MOE_DISPATCHER, OPT_MOE_COMM_OVERLAP, OPT_PP_SCHEDULE,
+        OPT_MOE_ROUTER_PAD,
         OPT_MOE_FLEX_BACKEND, OPT_PP_FIRST, OPT_PP_LAST, OPT_PP_ACCOUNT_EMBED,
         OPT_PP_ACCOUNT_LOSS, OPT_PP_LAYOUT, OPT_PA_OPTIMIZER,
         OPT_MAIN_GRADS_DTYPE, OPT_MAIN_PARAMS_DTYPE, OPT_EXP_AVG_DTYPE,
@@ -1643,6 +1653,26 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
                             space_moe_overlap_names, SPACE_MOE_OVERLAP_COUNT,
                             &o.moe_comm_overlap, &e);
             break;
+        case OPT_PP_SCHEDULE: {
+            /* PyTorch's names (get_schedule_class) as aliases */
+            static const struct { const char *alias; int sched; } pt[] = {
+                {"interleaved", SPACE_PP_1F1B},
+                {"Interleaved1F1B", SPACE_PP_1F1B},
+                {"InterleavedZeroBubble", SPACE_PP_ZB1P},
+                {"ZBVZeroBubble", SPACE_PP_ZBV},
+            };
+            int hit = 0;
+            for (size_t i = 0; i < sizeof pt / sizeof pt[0]; i++)
+                if (tp_streq_ci(optarg, pt[i].alias)) {
+                    o.pp_schedule = pt[i].sched;
+                    hit = 1;
+                }
+            if (!hit)
+                rc = parse_name("pipeline-schedule", optarg,
+                                space_pp_schedule_names,
+                                SPACE_PP_SCHEDULE_COUNT, &o.pp_schedule, &e);
+            break;
+        }
         case OPT_MOE_ROUTER_PAD:
             o.moe_router_pad = 1;
             break;

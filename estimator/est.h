@@ -780,6 +780,25 @@ const char *est_precision_name(const space_layout *l);
 void est_estimate(const est_ctx *c, const space_model *m,
                   const space_layout *l, est_result *r);
 
+/* The pipeline bubble of l's schedule (space_pp_schedule), seconds, from
+ * the mean over the pipeline ranks of one micro-batch's time on a rank: t
+ * its whole (forward, backward, recompute and the exposed collectives, as
+ * the fill and the drain pay them), w the weight-gradient GEMMs' part of
+ * its backward, b its backward with the recompute, fb its time in a
+ * steady state that overlaps a forward with a backward (DualPipe's F&B; t
+ * elsewhere). 1F1B and interleaved: (PP - 1) / VPP x t; the others from
+ * their papers (iter.c). Never negative. The interleaved stretch of an
+ * uneven split is the caller's. */
+double est_pp_bubble(const space_layout *l, double t, double w, double b,
+                     double fb);
+
+/* Model chunks of micro-batches in flight on pipeline rank r under l's
+ * schedule where it is not 1F1B or interleaved (mem.c, with its sources:
+ * zb1p as 1F1B, looped; zbv 2 PP; dualpipe PP + 1; dualpipev 2 PP + 1);
+ * `chunks`, the 1F1B or interleaved count, otherwise. Uncapped: the
+ * caller caps it at the micro-batches' chunks. */
+int64_t est_schedule_chunks(const space_layout *l, int64_t r, int64_t chunks);
+
 /* ---- in-training kernel efficiency (kernel_eff.c) ----------------------- */
 
 /* One software stack's in-training kernel efficiency: a kernel's

@@ -71,6 +71,15 @@
  * one chunk's forward (or backward); the fill and the drain, whose sends
  * are not overlapped unless --overlap-p2p-communication-warmup-flush, pay
  * them in full (t_mean keeps them).
+ Other schedules (space_pp_schedule, est_pp_bubble): zero bubble ZB-H1
+ * and ZB-V move the weight-gradient GEMMs (stage_time.w: half of each
+ * GEMM's backward, add_gemm) into the bubble; DualPipe and DualPipeV also
+ * run a forward chunk beside a backward one in the steady state, the MoE
+ * dispatch and combine and the pipeline sends under the other's compute.
+ * The V schedules hold the LM head on rank 0; DualPipe's end ranks each
+ * run half of the embedding and half of the head. Not modelled: the V
+ * placement of an uneven split's layers (the looped one is timed), the
+ * per-rank warm-up differences of the schedules' fills.
  *
  * Recompute: selective reruns the attention core's forward in the
  * backward (Korthikanti et al., arXiv 2205.05198); full reruns the whole
@@ -125,7 +134,7 @@
  *
  * Deliberately not modelled yet: the tied-embedding gradient all-reduce
  * between first and last stage, data loading, the cost of dropout inside
- * flash attention, DualPipe's overlap of the MoE dispatch.
+ * flash attention.
  */
 #include "est.h"
 
@@ -154,6 +163,9 @@ typedef struct stage_time {
     /* activations to the host and back, where they outlast the compute
      * they run under (offload.c); 0 without activation offloading */
     double offload;
+    /* the weight-gradient GEMMs' part of bwd (add_gemm, grouped_gemm):
+     * what the zero-bubble schedules move into the bubble */
+    double w;
 } stage_time;
 
 static double stage_total(const stage_time *s)
@@ -195,6 +207,10 @@ typedef struct iter_ctx {
     int64_t ep, etp, edp;
     double imb;
     est_group ep_group, etp_group, eptp_group, edp_group;
+    /* where add_gemm and grouped_gemm add their weight gradients' time
+     * (est_estimate points it at the stage_time being built); NULL: not
+     * kept */
+    double *w_acc;
 } iter_ctx;
 
 /* Appends a row to the estimate's trace, when it keeps one. */
@@ -506,8 +522,11 @@ static void blockwise_on_hopper(const iter_ctx *x, est_time *t)
 }
 
 /* GEMM time: forward, and its backward split into data and weight
- * gradients (equal FLOPs, so taken as halves), with the fp8 casts of its
- * operands where it runs in fp8 (role not GEMM_16BIT and an fp8 layout). */
+ * gradients (equal FLOPs, so taken as halves: the fitted models time the
+ * backward as a whole), with the fp8 casts of its operands where it runs
+ * in fp8 (role not GEMM_16BIT and an fp8 layout). The weight-gradient
+ * half goes to *wgrad and to x->w_acc; the casts stay in the backward's
+ * input-gradient part. */
 static est_time add_gemm(const iter_ctx *x, int64_t m, int64_t n, int64_t k,
                          gemm_role role, double *fwd, double *bwd,
                          double *wgrad)
@@ -521,6 +540,7 @@ static est_time add_gemm(const iter_ctx *x, int64_t m, int64_t n, int64_t k,
     *fwd += t.fwd_s;
     *bwd += t.bwd_s;
     if (wgrad) *wgrad = t.bwd_s / 2;
+    if (x->w_acc) *x->w_acc += t.bwd_s / 2;
     if (dt == HW_FP4) {
         te_fp4_casts(x, m, n, k, fwd, bwd);
         return t;
@@ -873,7 +893,9 @@ static void grouped_gemm(const iter_ctx *x, int64_t nle, int64_t rows,
                     * EST_GROUPED_TILE_M;
     est_op g = gemm(x->gemm_dt, nle * tiled, n, k);
     if (x->gemm_dt != HW_FP8) {
+        double b0 = *bwd;
         add_named(x, &g, "grouped_gemm", fwd, bwd);
+        if (x->w_acc) *x->w_acc += (*bwd - b0) / 2; /* as add_gemm's */
         return;
     }
     est_trace *tr = x->c->trace;
@@ -886,6 +908,7 @@ static void grouped_gemm(const iter_ctx *x, int64_t nle, int64_t rows,
         blockwise_on_hopper(x, &t);
     *fwd += t.fwd_s;
     *bwd += t.bwd_s;
+    if (x->w_acc) *x->w_acc += t.bwd_s / 2;
     te_fp8_casts(x, GEMM_LOCAL_IN, nle * rows, n, k, fwd, bwd);
 }
 
@@ -1652,6 +1675,46 @@ est_reason est_precision_check(const hw_gpu *g, const space_layout *l,
     return EST_NO_FP8;
 }
 
+double est_pp_bubble(const space_layout *l, double t, double w, double b,
+                     double fb)
+{
+    double pp = (double)l->pp, v = l->vpp > 1 ? (double)l->vpp : 1;
+    switch (l->pp_schedule) {
+    case SPACE_PP_ZB1P:
+        /* ZB-H1 (Qi et al., arXiv 2401.10241, section 2.1; the DeepSeek-V3
+         * report, arXiv 2412.19437, Table 2: (PP - 1)(F + B - 2W), B the
+         * full backward): each rank's weight gradients fill the drain.
+         * Looped over v chunks (PyTorch's ScheduleInterleavedZeroBubble,
+         * "implementing the ZB1P schedule"), every term a chunk's, 1 / v
+         * of the rank's: DERIVED as interleaving scales 1F1B's bubble. */
+        return (pp - 1) / v * fmax(0, t - 2 * w);
+    case SPACE_PP_ZBV:
+        /* ZB-V (arXiv 2401.10241 section 6): 2 chunks a rank, zero bubble
+         * where a chunk's F, input-gradient B and W are equal (Sea AI Lab's
+         * comparison, huggingface.co/spaces/sail/pipeline-parallelism-with-
+         * controllable-memory description2.md: bubble rate 0, activations
+         * 1x of 1F1B). In DeepSeek's terms, over the chunks of PP ranks:
+         * (PP - 1)(F + B - 3W), each a chunk's, half of the rank's: zero at
+         * F = B - W = W, and at W = 0 the interleaved bubble of 2 chunks
+         * (DERIVED: the form of Table 2's DualPipe row with F for F&B). */
+        return (pp - 1) / 2 * fmax(0, t - 3 * w);
+    case SPACE_PP_DUALPIPE:
+        /* Table 2: (PP / 2 - 1)(F&B + B - 3W), a chunk being one of the
+         * rank's two stages, which one micro-batch passes once: the rank's
+         * own F, B, W per micro-batch. F&B: fb (est_estimate, the steady
+         * state's overlap). */
+        return (pp / 2 - 1) * fmax(0, fb + b - 3 * w);
+    case SPACE_PP_DUALPIPEV:
+        /* DualPipe cut in half: PP ranks run 2 PP stages, DualPipe's row
+         * with 2 PP for PP and chunks of half a rank's time: (PP - 1)
+         * (F&B + B - 3W) / 2. */
+        return (pp - 1) / 2 * fmax(0, fb + b - 3 * w);
+    default:
+        /* 1F1B, interleaved (Narayanan et al., SC'21, section 2.2) */
+        return (pp - 1) / v * t;
+    }
+}
+
 void est_estimate(const est_ctx *c, const space_model *m,
                   const space_layout *l, est_result *r)
 {
@@ -1810,11 +1873,17 @@ void est_estimate(const est_ctx *c, const space_model *m,
     stage_time one = {0}, mo = {0};
     if (c->trace) memset(c->trace, 0, sizeof *c->trace);
     x.where = "layer";
+    double wacc = 0; /* weight gradients of what is timed next (w_acc) */
+    x.w_acc = &wacc;
     layer_time(&x, &one, 0);
+    one.w = wacc;
     if (moe) {
         x.where = "moe layer";
+        wacc = 0;
         layer_time(&x, &mo, 1);
+        mo.w = wacc;
     }
+    x.w_acc = NULL;
     x.where = "iteration";
     double weight_casts = 0, moe_casts = 0, amax_f = 0, amax_b = 0;
     /* One layer's GEMM weights: QKV [h, q + 2 kv], out [q, h], FC1 [h, f1]
@@ -1876,7 +1945,11 @@ void est_estimate(const est_ctx *c, const space_model *m,
     x.where = "first";
     first_stage_extra(&x, &first);
     x.where = "last";
+    wacc = 0;
+    x.w_acc = &wacc;
     last_stage_extra(&x, &last);
+    last.w = wacc;
+    x.w_acc = NULL;
     /* Where the MTP modules sit: the last stage, or the rank a layout
      * string gives them (split.c). */
     int64_t mtp_rank = pp - 1;
@@ -1891,6 +1964,8 @@ void est_estimate(const est_ctx *c, const space_model *m,
          * again. */
         stage_time mt = {0};
         x.where = "mtp";
+        wacc = 0;
+        x.w_acc = &wacc;
         layer_time(&x, &mt, moe);
         double pf = 0, pb = 0;
         add_gemm(&x, x.T, m->hidden / l->tp, 2 * m->hidden, GEMM_16BIT, &pf,
@@ -1899,6 +1974,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
         add_op(&x, &n2, &pf, &pb);
         add_op(&x, &n2, &pf, &pb);
         last_stage_extra(&x, &mt);
+        x.w_acc = NULL;
         double k = (double)m->mtp_layers;
         /* on the last stage, with its head (as before a layout could
          * place them elsewhere) */
@@ -1907,6 +1983,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
         to->bwd += k * (mt.bwd + pb);
         to->tp += k * mt.tp;
         to->ep += k * mt.ep;
+        to->w += k * wacc;
     }
     x.where = "iteration";
 
@@ -1939,6 +2016,11 @@ void est_estimate(const est_ctx *c, const space_model *m,
      * is timed once and counted as many times. */
     stage_time cs_st = {0}, run_st = {0};
     double cs_casts = 0, run_casts = 0, run_fill = 0, run_t = 0;
+    /* the schedules' sums over ranks: weight gradients (stage_time.w),
+     * backward with its recompute, and the steady state's time */
+    double run_w = 0, run_b = 0, wsum = 0, bsum = 0, fbsum = 0;
+    int dualpipe = l->pp_schedule == SPACE_PP_DUALPIPE
+                   || l->pp_schedule == SPACE_PP_DUALPIPEV;
     double tmax = 0, tsum = 0;
     int64_t crit = 0, run = 0;
     double key[4] = {-1, -1, -1, -1};
@@ -1960,6 +2042,9 @@ void est_estimate(const est_ctx *c, const space_model *m,
             && (i == pp || ends || per_rank || key[0] != nl || key[1] != nrec
                 || key[2] != nm)) {
             tsum += (double)run * run_fill;
+            wsum += (double)run * run_w;
+            bsum += (double)run * run_b;
+            fbsum += (double)run * run_t;
             if (run_t > tmax) {
                 tmax = run_t;
                 crit = (int64_t)key[3];
@@ -1979,6 +2064,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
         if (!moe) {
             s->fwd = one.fwd * nl + (double)v * amax_f;
             s->bwd = one.bwd * nl + (double)v * amax_b;
+            s->w = one.w * nl;
             s->recompute = one.recompute * nrec;
             s->tp = one.tp * nl + one.rec_tp * nrec;
             s->cp = one.cp * nl + one.rec_cp * nrec;
@@ -1990,6 +2076,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
             double rm = nl > 0 ? nrec * nm / nl : 0, rd = nrec - rm;
             s->fwd = one.fwd * nd + mo.fwd * nm + (double)v * amax_f;
             s->bwd = one.bwd * nd + mo.bwd * nm + (double)v * amax_b;
+            s->w = one.w * nd + mo.w * nm;
             s->recompute = one.recompute * rd + mo.recompute * rm;
             s->tp = one.tp * nd + one.rec_tp * rd + mo.tp * nm
                     + mo.rec_tp * rm;
@@ -2009,21 +2096,51 @@ void est_estimate(const est_ctx *c, const space_model *m,
         s->offload = 0;
         if (l->act_offload_layers > 0 || l->offload_modules)
             s->offload = offload_exposed(&x, s, nl, nm);
-        const stage_time *add[3] = {rank == 0 ? &first : NULL,
-                                    rank == pp - 1 ? &last : NULL,
-                                    rank == mtp_rank && mtp_rank != pp - 1
-                                        ? &mtp_x
-                                        : NULL};
+        /* The ends: the embedding on rank 0 and the head on rank PP - 1;
+         * a V schedule puts stage 2 PP - 1, the head's, on rank 0 too
+         * (torchtitan pipeline_parallel.py _get_pp_rank_to_stage_indices_
+         * mapping, style "v"); DualPipe's ranks 0 and PP - 1 each hold
+         * stage 0 and stage PP - 1, one for each direction's half of the
+         * micro-batches (dualpipe.py: module[phase], is_first_rank /
+         * is_last_rank), so each runs half of both. */
+        int dual = l->pp_schedule == SPACE_PP_DUALPIPE;
+        int64_t head_rank = space_pp_schedule_v(l) ? 0 : pp - 1;
+        const stage_time *add[3] = {
+            rank == 0 || (dual && rank == pp - 1) ? &first : NULL,
+            rank == head_rank || (dual && rank == 0) ? &last : NULL,
+            rank == mtp_rank && mtp_rank != pp - 1 ? &mtp_x : NULL};
         for (int a = 0; a < 3; a++) {
             if (!add[a]) continue;
-            s->fwd += add[a]->fwd;
-            s->bwd += add[a]->bwd;
-            s->tp += add[a]->tp;
-            if (moe) s->ep += add[a]->ep;
+            double k = dual && a < 2 ? 0.5 : 1;
+            s->fwd += k * add[a]->fwd;
+            s->bwd += k * add[a]->bwd;
+            s->tp += k * add[a]->tp;
+            s->w += k * add[a]->w;
+            if (moe) s->ep += k * add[a]->ep;
         }
         /* The fill and the drain pay every exchange. */
         double t_fill = stage_total(s);
-        if (p2p_overlap) {
+        if (dualpipe) {
+            /* DualPipe's steady state runs one micro-batch's forward chunk
+             * beside another's backward chunk (F&B): each chunk's MoE
+             * dispatch and combine and its pipeline sends run under the
+             * other chunk's compute (DeepSeek-V3 report section 3.2.1,
+             * Figure 4; dualpipe.py _forward_backward_compute_chunk calls
+             * the model's overlapped_forward_backward). Compute does not
+             * overlap compute on one GPU, so F&B = F + B less the
+             * communication hidden, at most all of it; each hidden second
+             * slows the compute by the SM share the communication kernels
+             * hold (moe_comm_sm_share, as the combined 1F1B overlap). TP
+             * and CP collectives stay exposed. */
+            double cm = s->ep + s->p2p;
+            double comp = s->fwd + s->bwd + s->recompute;
+            if (cm > 0) {
+                double hid = fmin(cm, comp);
+                double left = cm - hid + moe_comm_sm_share(&x) * hid;
+                s->ep *= left / cm;
+                s->p2p *= left / cm;
+            }
+        } else if (p2p_overlap) {
             /* Steady state: each of the v forward and v backward
              * exchanges of a micro-batch runs under one chunk's compute. */
             double cf = s->fwd / (double)v, cb = (s->bwd + s->recompute) / (double)v;
@@ -2033,6 +2150,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
         run = 1;
         run_st = st, run_casts = casts, run_fill = t_fill;
         run_t = stage_total(s);
+        run_w = s->w, run_b = s->bwd + s->recompute;
         key[0] = nl, key[1] = nrec, key[2] = nm, key[3] = (double)rank;
         /* the ends stand alone */
         if (ends) key[0] = -1;
@@ -2051,7 +2169,8 @@ void est_estimate(const est_ctx *c, const space_model *m,
     b->ep_s = mb * cs->ep;
     b->pp_p2p_s = mb * cs->p2p;
     b->offload_s = mb * cs->offload;
-    b->bubble_s = (double)(pp - 1) / (double)v * tmean;
+    b->bubble_s = est_pp_bubble(l, tmean, wsum / (double)pp,
+                                bsum / (double)pp, fbsum / (double)pp);
     if (v > 1) {
         /* Interleaved: the fill and the drain pass chunk by chunk, each
          * step as long as the longest chunk in it: the bubble stretched

@@ -486,6 +486,39 @@ double est_offload_layer_token(const space_model *m, const space_layout *l,
     return offload_share(l) * offload_modules_token(m, l, moe);
 }
 
+/* Model chunks of micro-batches in flight on rank r under the schedules
+ * other than 1F1B and interleaving (space_pp_schedule), or `chunks` (the
+ * 1F1B or interleaved count) where l runs one of those. */
+int64_t est_schedule_chunks(const space_layout *l, int64_t r, int64_t chunks)
+{
+    int64_t pp = l->pp, v = l->vpp > 0 ? l->vpp : 1;
+    switch (l->pp_schedule) {
+    case SPACE_PP_ZB1P:
+        /* ZB-H1 keeps 1F1B's peak (Qi et al., arXiv 2401.10241, section
+         * 2.1: the W passes delayed by the warm-up, every rank the same
+         * micro-batches in flight as under 1F1B). Looped (PyTorch's
+         * ScheduleInterleavedZeroBubble, _get_warmup_ops with
+         * multiply_factor 1): (v - 1) PP + (PP - 1 - r) forwards of the
+         * warm-up, the next one's with them. */
+        return v > 1 ? (v - 1) * pp + (pp - 1 - r) + 1 : pp - r;
+    case SPACE_PP_ZBV:
+        /* ZB-V: 1F1B's activation memory (the first rank's PP
+         * micro-batches of a rank's layers: 2 PP chunks of half of them)
+         * on every rank, its chunks balanced (arXiv 2401.10241 section 6;
+         * Sea AI Lab's comparison table, activations 1x of 1F1B). */
+        return 2 * pp;
+    case SPACE_PP_DUALPIPE:
+        /* DeepSeek-V3 report Table 2 (deepseek-ai/DualPipe README):
+         * PP + 1 micro-batches of a stage, the rank's two stages together. */
+        return pp + 1;
+    case SPACE_PP_DUALPIPEV:
+        /* DualPipe's PP + 1 over its 2 PP stages of half a rank each. */
+        return 2 * pp + 1;
+    default:
+        return chunks;
+    }
+}
+
 /* Model chunks of micro-batches in flight on pipeline rank r. */
 static double inflight_chunks(const space_layout *l, int64_t r, int64_t micro)
 {
@@ -498,6 +531,7 @@ static double inflight_chunks(const space_layout *l, int64_t r, int64_t micro)
     /* The 1F1B A2A overlap runs one forward more in the warm-up
      * (Megatron-LM@d98e8a64ddf3 schedules.py get_pp_rank_microbatches) */
     if (v > 1 && l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A) chunks++;
+    chunks = est_schedule_chunks(l, r, chunks);
     if (chunks > micro * v) chunks = micro * v;
     return (double)chunks;
 }
@@ -1057,6 +1091,20 @@ static void stage_of(const space_model *m, const space_layout *l,
      * already counted (head). */
     if (mtp > 0 && r > 0 && p.lm_head) /* the rank the split gives them */
         params += first;
+    /* DualPipe: rank r also holds stage PP - 1 - r, for the micro-batches
+     * of the other direction (DeepSeek-V3 report Table 2: 2x parameters;
+     * deepseek-ai/DualPipe@bb214e82 dualpipe.py, one module a phase), with
+     * its gradients and optimizer states; the ends' embedding and head on
+     * both end ranks. Its layers are timed as this rank's (an even split:
+     * the same). */
+    if (l->pp_schedule == SPACE_PP_DUALPIPE && l->pp > 1 && layers > 0) {
+        int64_t mr = l->pp - 1 - r;
+        double ends = (r == 0 ? first : 0) + (r == l->pp - 1 ? last : 0);
+        double k = (double)space_split_rank_layers(&sp, mr) / layers;
+        params += (params - ends) * k + (mr == 0 ? first : 0)
+                  + (mr == l->pp - 1 ? last : 0);
+        xparams += xparams * k;
+    }
     double w, gr, opt, live = 0;
     est_state_bytes(l, params, &w, &gr, &opt);
     if (xparams > 0) {

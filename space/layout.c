@@ -67,6 +67,7 @@ const char *const space_reject_names[SPACE_REJECT_COUNT] = {
     [SPACE_REJECT_SEQ_POSITIONS] = "seq_beyond_positions",
     [SPACE_REJECT_VPP_PP2] = "vpp_no_overlap_pp2",
     [SPACE_REJECT_TP_OVERLAP_SP] = "tp_overlap_needs_sp",
+    [SPACE_REJECT_PP_SCHEDULE] = "pp_schedule",
     [SPACE_REJECT_FP8_PARAMS] = "fp8_params_need_zero",
     [SPACE_REJECT_EP_DENSE] = "ep_needs_moe",
     [SPACE_REJECT_EP_EXPERTS] = "ep_experts",
@@ -207,7 +208,9 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
                "%lld",
                (long long)l->gbs, (long long)l->mbs, (long long)dp);
     int64_t micro = l->gbs / (l->mbs * dp);
-    if (v > 1 && l->mb_group <= 0 && micro % pp)
+    /* (the V schedules have no such rule: ScheduleZBVZeroBubble,
+     * ScheduleDualPipeV) */
+    if (v > 1 && l->mb_group <= 0 && micro % pp && !space_pp_schedule_v(l))
         REJECT(SPACE_REJECT_VPP_MICRO,
                "the interleaved schedule needs micro-batches (%lld) to be a "
                "multiple of PP %lld",
@@ -226,6 +229,72 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
                "group of 0 or at least PP (%lld left)",
                (long long)l->mb_group, (long long)pp, (long long)l->mb_group,
                (long long)micro, (long long)(micro % l->mb_group));
+    /* The schedules' own rules (space_pp_schedule), as their code checks
+     * them. Megatron-Core runs none of them (NVIDIA/Megatron-LM@
+     * d98e8a64ddf3 megatron/core/pipeline_parallel/schedules.py
+     * get_forward_backward_func: 1F1B and interleaving; its
+     * --delay-wgrad-compute serves the combined 1F1B A2A overlap only):
+     * its launch writers and readers refuse them by name, while the
+     * estimate times them on any framework's kernels (DeepSeek's HAI-LLM
+     * runs are estimated on Megatron-Core's). */
+    if (l->pp_schedule != SPACE_PP_1F1B) {
+        int s = l->pp_schedule;
+        const char *name = (unsigned)s < SPACE_PP_SCHEDULE_COUNT
+                               ? space_pp_schedule_names[s]
+                               : "?";
+        if ((unsigned)s >= SPACE_PP_SCHEDULE_COUNT)
+            REJECT(SPACE_REJECT_PP_SCHEDULE, "pipeline schedule %d unknown",
+                   s);
+        if (pp < 2)
+            REJECT(SPACE_REJECT_PP_SCHEDULE,
+                   "the %s pipeline schedule needs PP > 1, found PP %lld",
+                   name, (long long)pp);
+        /* PyTorch's three refuse stage modules that used torch.compile
+         * ("not supported with stage modules that have used
+         * torch.compile", _check_torch_compile_compatibility,
+         * pytorch/pytorch@00722e648b74 schedules.py); torchtitan compiles
+         * per block, inside the stages. */
+        if (s != SPACE_PP_DUALPIPE && l->framework == SPACE_FW_TORCHTITAN
+            && !l->eager)
+            REJECT(SPACE_REJECT_PP_SCHEDULE,
+                   "PyTorch's %s schedule refuses compiled stages "
+                   "(_check_torch_compile_compatibility): torchtitan runs it "
+                   "with --eager (compile off)",
+                   name);
+        /* torchtitan builds every schedule but 1F1B looped, with 2 or
+         * more stages a rank (distributed/pipeline_parallel.py,
+         * _get_pipeline_metadata, pytorch/torchtitan@b5bcd76c66d0). */
+        if (s == SPACE_PP_ZB1P && l->framework == SPACE_FW_TORCHTITAN
+            && v < 2)
+            REJECT(SPACE_REJECT_PP_SCHEDULE,
+                   "torchtitan runs zb1p (InterleavedZeroBubble) as a looped "
+                   "schedule: 2 or more virtual stages a rank, found %lld",
+                   (long long)v);
+        /* ScheduleZBVZeroBubble and ScheduleDualPipeV: "requires exactly
+         * 2 stages per rank"; DualPipeV also n_microbatches >= stages
+         * (pytorch/pytorch@00722e648b74 schedules.py). */
+        if ((s == SPACE_PP_ZBV || s == SPACE_PP_DUALPIPEV) && v != 2)
+            REJECT(SPACE_REJECT_PP_SCHEDULE,
+                   "the %s schedule runs exactly 2 virtual stages a rank, "
+                   "found %lld",
+                   name, (long long)v);
+        int64_t mi = micro;
+        if (s == SPACE_PP_DUALPIPEV && mi < 2 * pp)
+            REJECT(SPACE_REJECT_PP_SCHEDULE,
+                   "DualPipeV needs micro-batches (%lld) >= its 2 x PP = "
+                   "%lld stages (ScheduleDualPipeV)",
+                   (long long)mi, (long long)(2 * pp));
+        /* DualPipe.step: num_ranks even, num_chunks even and >= 2 x
+         * num_ranks; one module pair a rank (deepseek-ai/DualPipe@
+         * bb214e82 dualpipe/dualpipe.py). */
+        if (s == SPACE_PP_DUALPIPE
+            && (v != 1 || pp % 2 || mi % 2 || mi < 2 * pp))
+            REJECT(SPACE_REJECT_PP_SCHEDULE,
+                   "DualPipe needs one stage pair a rank (VPP 1, found %lld), "
+                   "an even PP (found %lld) and an even number of "
+                   "micro-batches >= 2 x PP (found %lld; DualPipe.step)",
+                   (long long)v, (long long)pp, (long long)mi);
+    }
     if (cp > 1 && l->seq % (2 * cp))
         REJECT(SPACE_REJECT_CP_SEQ,
                "sequence %lld is not divisible by 2 x CP %lld",
@@ -358,6 +427,32 @@ _Static_assert(sizeof space_moe_overlap_names
                        / sizeof space_moe_overlap_names[0]
                    == SPACE_MOE_OVERLAP_COUNT,
                "space_moe_overlap_names names every overlap");
+
+const char *const space_pp_schedule_names[SPACE_PP_SCHEDULE_COUNT] = {
+    [SPACE_PP_1F1B] = "1f1b",
+    [SPACE_PP_ZB1P] = "zb1p",
+    [SPACE_PP_ZBV] = "zbv",
+    [SPACE_PP_DUALPIPE] = "dualpipe",
+    [SPACE_PP_DUALPIPEV] = "dualpipev",
+};
+_Static_assert(sizeof space_pp_schedule_names
+                       / sizeof space_pp_schedule_names[0]
+                   == SPACE_PP_SCHEDULE_COUNT,
+               "space_pp_schedule_names names every schedule");
+
+const char *space_pp_schedule_name(const space_layout *l)
+{
+    unsigned s = (unsigned)l->pp_schedule;
+    if (s >= SPACE_PP_SCHEDULE_COUNT) s = 0;
+    if (s == SPACE_PP_1F1B && l->vpp > 1) return "interleaved";
+    return space_pp_schedule_names[s];
+}
+
+int space_pp_schedule_v(const space_layout *l)
+{
+    return l->pp_schedule == SPACE_PP_ZBV
+           || l->pp_schedule == SPACE_PP_DUALPIPEV;
+}
 
 const char *const space_moe_flex_backend_names[SPACE_MOE_FLEX_COUNT] = {
     [SPACE_MOE_FLEX_DEEPEP] = "deepep",

@@ -637,6 +637,8 @@ typedef struct space_layout {
     int64_t mb_group;     /* --microbatch-group-size-per-virtual-pipeline-
                           stage: micro-batches each model chunk runs in a
                           row; 0: PP (Megatron-Core's default) */
+    int pp_schedule;      /* space_pp_schedule (--pipeline-schedule); 0:
+                          1F1B, interleaved 1F1B with vpp > 1 */
     /* Memory mechanisms of Megatron-Core (estimator/mem.c, docs/memory.md) */
     int fsdp_double_buffer; /* Megatron-FSDP's --fsdp-double-buffer (ZeRO-2
                           and 3 under Megatron-Core): two persistent
@@ -809,6 +811,39 @@ typedef enum space_moe_overlap {
 } space_moe_overlap;
 extern const char *const space_moe_overlap_names[SPACE_MOE_OVERLAP_COUNT];
 
+/* The pipeline schedule (--pipeline-schedule). The names are the
+ * command line's; torchtitan's parallelism.pipeline_parallel_schedule
+ * spells them as PyTorch's get_schedule_class does
+ * (torch/distributed/pipelining/schedules.py, pytorch/pytorch@00722e648b74):
+ * 1F1B / Interleaved1F1B, InterleavedZeroBubble, ZBVZeroBubble, DualPipeV;
+ * DualPipe is deepseek-ai/DualPipe@bb214e82 (dualpipe/dualpipe.py).
+ * Megatron-Core (NVIDIA/Megatron-LM@d98e8a64ddf3) runs only the first. */
+typedef enum space_pp_schedule {
+    SPACE_PP_1F1B,      /* 1F1B (Narayanan et al. SC'21); interleaved 1F1B
+                           with vpp > 1 (Megatron-Core's, PyTorch's
+                           Schedule1F1B / ScheduleInterleaved1F1B) */
+    SPACE_PP_ZB1P,      /* zero bubble ZB-H1 (Qi et al., arXiv 2401.10241,
+                           section 2.1): the weight gradients delayed into
+                           the drain; looped over vpp chunks (PyTorch's
+                           ScheduleInterleavedZeroBubble) */
+    SPACE_PP_ZBV,       /* ZB-V (arXiv 2401.10241 section 6): 2 chunks a
+                           rank in a V (PyTorch ScheduleZBVZeroBubble) */
+    SPACE_PP_DUALPIPE,  /* DualPipe (DeepSeek-V3, arXiv 2412.19437 section
+                           3.2.1): micro-batches from both ends, each rank
+                           holding stage r and stage PP - 1 - r, a forward
+                           and a backward chunk overlapped */
+    SPACE_PP_DUALPIPEV, /* DualPipeV: DualPipe cut in half, 2 chunks a rank
+                           in a V (PyTorch ScheduleDualPipeV) */
+    SPACE_PP_SCHEDULE_COUNT
+} space_pp_schedule;
+extern const char *const space_pp_schedule_names[SPACE_PP_SCHEDULE_COUNT];
+/* l's schedule's name; "interleaved" for 1F1B with vpp > 1. */
+const char *space_pp_schedule_name(const space_layout *l);
+/* Whether l's schedule places its 2 chunks a rank in a V (ZBV,
+ * DualPipeV: stage r and stage 2 PP - 1 - r on rank r, so rank 0 holds the
+ * embedding and the LM head). */
+int space_pp_schedule_v(const space_layout *l);
+
 /* How tokens reach their experts (Megatron-Core
  * --moe-token-dispatcher-type). */
 typedef enum space_moe_dispatcher {
@@ -953,6 +988,9 @@ typedef enum space_reject {
     SPACE_REJECT_VPP_PP2,        /* Megatron-Core interleaving without p2p
                                     overlap on PP 2 */
     SPACE_REJECT_TP_OVERLAP_SP,  /* --tp-comm-overlap without SP */
+    SPACE_REJECT_PP_SCHEDULE,    /* a pipeline schedule its framework does
+                                    not run, or its chunks, PP or micro-
+                                    batches not what its code requires */
     SPACE_REJECT_FP8_PARAMS,     /* fp8 parameters without ZeRO */
     /* Mixture of experts (Megatron-Core's parallel folding): */
     SPACE_REJECT_EP_DENSE,       /* ep > 1 or an etp other than tp on a

@@ -804,6 +804,29 @@ run 0 "$TP" estimate -m gpt3-1.7b --system eos -g 16 -t 1 -p 4 -c 1 --num-virtua
 has "$OUT" "micro-batch groups of 5" "allowed in groups of 5"
 run 64 "$TP" estimate -m gpt3-1.7b --system eos -g 16 -t 1 -p 4 --num-virtual-stages-per-pipeline-rank 1 -b 1 -B 20 -s 2048 --microbatch-group-size-per-virtual-pipeline-stage 5
 has "$ERR" "applies to the interleaved schedule" "groups without interleaving"
+# pipeline schedules (issue 29 item 2): the option, its rules, JSON, and
+# torchtitan's names written and read back
+PS=(-m llama3-8b --system eos -g 16 -t 2 -p 4 -b 1 -B 32 -s 4096 --framework torchtitan --eager)
+run 64 "$TP" estimate "${PS[@]}" --pipeline-schedule zb2p
+has "$ERR" "--pipeline-schedule: expected 1f1b, zb1p, zbv, dualpipe or dualpipev, found 'zb2p'" "--pipeline-schedule values"
+run 1 "$TP" estimate "${PS[@]}" --num-virtual-stages-per-pipeline-rank 1 --pipeline-schedule zbv
+has "$OUT" "exactly 2 virtual stages a rank" "ZBV needs 2 chunks a rank"
+run 1 "$TP" estimate -m llama3-8b --system eos -g 16 -t 2 -p 4 -b 1 -B 32 -s 4096 --framework torchtitan --num-virtual-stages-per-pipeline-rank 2 --pipeline-schedule ZBVZeroBubble
+has "$OUT" "refuses compiled stages" "PyTorch's zero-bubble schedules need eager torchtitan"
+run 0 "$TP" estimate "${PS[@]}" --num-virtual-stages-per-pipeline-rank 2 --pipeline-schedule zbv --format json
+has "$(json_str pipeline_schedule)" '"zbv"' "pipeline_schedule in the estimate's JSON"
+run 0 "$TP" search "${PS[@]}" --num-virtual-stages-per-pipeline-rank 2 --pipeline-schedule dualpipev --top 1 --format json --no-timing
+has "$(json_str pipeline_schedule)" '"dualpipev"' "pipeline_schedule in the search's JSON"
+has "$OUT" 'pipeline_parallel_schedule = \"DualPipeV\"' "torchtitan's writer names DualPipeV"
+has "$OUT" "NOT EXPRESSIBLE: the dualpipev pipeline schedule" "Megatron-LM's launch refuses it by name"
+printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranked"][0]["launch"]["torchtitan_config"])' > "$SCRATCH/tt_dualpipev.py"
+T1=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranked"][0]["iteration_time_s"])')
+run 0 "$TP" estimate --system eos --torchtitan-config "$SCRATCH/tt_dualpipev.py" --format json
+has "$(json_str pipeline_schedule)" '"dualpipev"' "DualPipeV read back from torchtitan"
+within "$(json_num iteration_time_s)" "$T1" 1e-9 "DualPipeV's estimate read back from torchtitan"
+sed 's/"DualPipeV"/"LoopedBFS"/' "$SCRATCH/tt_dualpipev.py" > "$SCRATCH/tt_bfs.py"
+run 65 "$TP" estimate --system eos --torchtitan-config "$SCRATCH/tt_bfs.py"
+has "$ERR" "LoopedBFS" "torchtitan schedules not timed refused by name"
 
 # --- error band (issue 31 item 3) ----------------------------------------------
 # Every estimate carries the measured error of its stack and GPU family and

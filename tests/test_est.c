@@ -1778,6 +1778,84 @@ static void test_saver_refusals(void)
 /* Micro-batch groups of N: the warm-up holds more, the bubble is the
  * schedule's own (each chunk's forward has its input in time when N >=
  * PP), and the micro-batches need not be a multiple of PP. */
+/* The schedules' bubbles (est_pp_bubble) at the papers' closed forms: with
+ * W = 0 the zero-bubble ones are 1F1B's (interleaved's for 2 chunks); at
+ * F = B - W = W (t = F + B = 3W) ZB-H1 is a third of 1F1B's (Qi et al.
+ * section 2.1) and ZB-V none; DualPipe's Table 2 row as given. */
+static void test_pp_schedule_bubbles(void)
+{
+    space_layout l = {0};
+    l.pp = 8, l.vpp = 1;
+    double t = 3.0, w = 1.0, b = 2.0;
+    l.pp_schedule = SPACE_PP_1F1B;
+    double f1 = est_pp_bubble(&l, t, w, b, t);
+    TP_CHECK_REL(f1, 7 * 3.0, 1e-12);
+    l.pp_schedule = SPACE_PP_ZB1P;
+    TP_CHECK_REL(est_pp_bubble(&l, t, w, b, t), f1 / 3, 1e-12);
+    TP_CHECK_REL(est_pp_bubble(&l, t, 0, b, t), f1, 1e-12);
+    l.vpp = 2; /* looped: a chunk's terms */
+    TP_CHECK_REL(est_pp_bubble(&l, t, 0, b, t), f1 / 2, 1e-12);
+    l.pp_schedule = SPACE_PP_ZBV;
+    TP_CHECK(est_pp_bubble(&l, t, w, b, t) == 0);
+    TP_CHECK_REL(est_pp_bubble(&l, t, 0, b, t), f1 / 2, 1e-12);
+    TP_CHECK(est_pp_bubble(&l, t, 2 * w, b, t) == 0); /* never negative */
+    l.vpp = 1, l.pp_schedule = SPACE_PP_DUALPIPE;
+    /* (PP / 2 - 1)(F&B + B - 3W) = 3 (2.5 + 2 - 3) */
+    TP_CHECK_REL(est_pp_bubble(&l, t, w, b, 2.5), 3 * 1.5, 1e-12);
+    l.vpp = 2, l.pp_schedule = SPACE_PP_DUALPIPEV;
+    TP_CHECK_REL(est_pp_bubble(&l, t, w, b, 2.5), 7 * 1.5 / 2, 1e-12);
+}
+
+/* End to end on a small model: the schedules' rules, and their time
+ * against 1F1B's with the same layout. */
+static void test_pp_schedule_time(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_dense();
+    space_layout l = moe_layout(1, 4, 2, 0);
+    l.etp = 0, l.vpp = 2, l.gbs = 2 * 8;
+    est_result a, r;
+    est_estimate(&v.c, &m, &l, &a);
+    TP_CHECK_INT(a.reason, EST_FEASIBLE);
+    /* the zero-bubble schedules' bubble is smaller, the rest the same */
+    l.pp_schedule = SPACE_PP_ZB1P;
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_FEASIBLE);
+    TP_CHECK(r.time.bubble_s < a.time.bubble_s);
+    TP_CHECK(r.time.fwd_s == a.time.fwd_s && r.time.bwd_s == a.time.bwd_s);
+    l.pp_schedule = SPACE_PP_ZBV;
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_FEASIBLE);
+    TP_CHECK(r.time.bubble_s < a.time.bubble_s);
+    /* ZBV and DualPipeV: 2 chunks a rank exactly */
+    l.vpp = 1;
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reject, SPACE_REJECT_PP_SCHEDULE);
+    TP_CHECK_CONTAINS(r.message, "exactly 2 virtual stages");
+    /* DualPipeV: micro-batches >= 2 PP (8 here) */
+    l.vpp = 2, l.pp_schedule = SPACE_PP_DUALPIPEV, l.gbs = 2 * 4;
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reject, SPACE_REJECT_PP_SCHEDULE);
+    TP_CHECK_CONTAINS(r.message, "DualPipeV needs micro-batches");
+    /* DualPipe: VPP 1, even PP, even micro-batches >= 2 PP */
+    l.pp_schedule = SPACE_PP_DUALPIPE, l.vpp = 1, l.gbs = 2 * 8;
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_FEASIBLE);
+    TP_CHECK(r.mem.params > a.mem.params * 1.5); /* both stages' */
+    l.gbs = 2 * 6;
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reject, SPACE_REJECT_PP_SCHEDULE);
+    /* no schedule without a pipeline; PyTorch's refuse compiled stages */
+    l.gbs = 2 * 8, l.pp_schedule = SPACE_PP_ZB1P;
+    space_framework_software(SPACE_FW_TORCHTITAN, &l);
+    l.eager = 0;
+    est_estimate(&v.c, &m, &l, &r);
+    TP_CHECK_INT(r.reject, SPACE_REJECT_PP_SCHEDULE);
+    TP_CHECK_CONTAINS(r.message, "compiled");
+    moe_env_close(&v);
+}
+
 static void test_microbatch_group_time(void)
 {
     moe_env v;
@@ -1919,6 +1997,8 @@ int main(int argc, char **argv)
     TP_RUN(test_activation_offload_time);
     TP_RUN(test_saver_refusals);
     TP_RUN(test_microbatch_group_time);
+    TP_RUN(test_pp_schedule_bubbles);
+    TP_RUN(test_pp_schedule_time);
     hw_db_free(db);
     return TP_TEST_EXIT();
 }

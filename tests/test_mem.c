@@ -1093,6 +1093,42 @@ static void test_activation_offload(void)
 /* Micro-batch groups of N in the interleaved schedule: rank r holds
  * (pp - r - 1) x 2 + (v - 1) x N + 1 chunks (get_pp_rank_microbatches,
  * schedules.py at d98e8a6), N = PP by default. */
+/* Activations in flight under the other schedules (est_schedule_chunks,
+ * mem.c's sources): ZB-H1 as 1F1B (PP - r), looped as PyTorch's warm-up;
+ * ZB-V 2 PP chunks of half a rank; DualPipe PP + 1; DualPipeV 2 PP + 1. */
+static void test_schedule_inflight(void)
+{
+    space_layout l = {0};
+    l.pp = 4, l.vpp = 1;
+    l.pp_schedule = SPACE_PP_1F1B;
+    TP_CHECK_INT(est_schedule_chunks(&l, 1, 3), 3);
+    l.pp_schedule = SPACE_PP_ZB1P;
+    TP_CHECK_INT(est_schedule_chunks(&l, 0, 0), 4);
+    TP_CHECK_INT(est_schedule_chunks(&l, 3, 0), 1);
+    l.vpp = 2; /* (v - 1) PP + (PP - 1 - r) + 1 */
+    TP_CHECK_INT(est_schedule_chunks(&l, 0, 0), 8);
+    l.pp_schedule = SPACE_PP_ZBV;
+    TP_CHECK_INT(est_schedule_chunks(&l, 3, 0), 8);
+    l.pp_schedule = SPACE_PP_DUALPIPEV;
+    TP_CHECK_INT(est_schedule_chunks(&l, 0, 0), 9);
+    l.vpp = 1, l.pp_schedule = SPACE_PP_DUALPIPE;
+    TP_CHECK_INT(est_schedule_chunks(&l, 2, 0), 5);
+    /* in a rank's bytes: ZB-V keeps 1F1B's first-rank activations */
+    space_model m = toy();
+    space_layout k = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    k.flash = SPACE_ATTN_FLASH;
+    k.pp = 2, k.vpp = 1, k.dp = 1, k.gbs = 8;
+    est_memory a, b;
+    est_memory_stage(&m, &k, 0, &a);
+    k.vpp = 2, k.pp_schedule = SPACE_PP_ZBV;
+    est_memory_stage(&m, &k, 0, &b);
+    TP_CHECK_REL(b.activations, a.activations, 1e-12);
+    /* DualPipe: the rank's two stages' parameters */
+    k.vpp = 1, k.pp_schedule = SPACE_PP_DUALPIPE;
+    est_memory_stage(&m, &k, 0, &b);
+    TP_CHECK(b.params > 1.5 * a.params);
+}
+
 static void test_microbatch_groups(void)
 {
     space_model m = toy();
@@ -1359,6 +1395,7 @@ int main(void)
     TP_RUN(test_optimizer_offload);
     TP_RUN(test_activation_offload);
     TP_RUN(test_microbatch_groups);
+    TP_RUN(test_schedule_inflight);
     TP_RUN(test_megatron_fsdp);
     TP_RUN(test_moe_dispatch);
     TP_RUN(test_cuda_graphs);

@@ -687,10 +687,12 @@ def deepseek(r):
         "flops_formula": None, "gpu_hours_per_trillion_tokens": gh}
     out["also_published"] = {}
     assumed.append("DeepSeek's own framework (HAI-LLM: %s) estimated as Megatron-Core with "
-                   "the published degrees; its schedule is read as 1F1B; the target is an "
+                   "the published degrees; its schedule timed as trainplan's %s "
+                   "(bench/runs.c); the target is an "
                    "average over the whole pre-training, so expect the estimate to be "
                    "faster" % ("DualPipe, FP8 blockwise GEMMs, node-limited all-to-all" if v3
-                               else "zero-bubble pipeline, device-limited routing"))
+                               else "zero-bubble pipeline, device-limited routing",
+                               "dualpipe" if v3 else "zb1p (ZB-H1)"))
     why = []
     if not out["system"]:
         why.append("system not in hwdb: needs an H800 system (GPU h800)")

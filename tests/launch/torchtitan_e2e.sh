@@ -172,8 +172,9 @@ cases = [
 
     ("schedule.py", USER_MAIN.replace("    return", '    config.parallelism.'
      'pipeline_parallel_degree = 2\n    config.parallelism.pipeline_parallel_schedule = '
-     '"ZBVZeroBubble"\n    return'), ["-g", "256"], 65,
-     "pipeline_parallel_schedule = ZBVZeroBubble: trainplan times 1F1B and Interleaved1F1B"),
+     '"LoopedBFS"\n    return'), ["-g", "256"], 65,
+     "pipeline_parallel_schedule = LoopedBFS: trainplan times 1F1B, Interleaved1F1B, "
+     "InterleavedZeroBubble, ZBVZeroBubble and DualPipeV"),
     ("statement.py", USER_MAIN.replace("    return", "    for x in []: pass\n    return"),
      [], 65, "statement.py:8: expected config = BASE() or config.SECTION.KEY = VALUE"),
     ("section.py", USER_MAIN.replace("    return", "    config.compile = CompileConfig("
