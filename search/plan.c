@@ -351,6 +351,7 @@ void search_answer_free(search_answer *a)
     free(a->ranked);
     free(a->front);
     free(a->points);
+    free(a->miss);
     memset(a, 0, sizeof *a);
 }
 
@@ -459,7 +460,8 @@ static void topk_insert(state *s, const search_point *p)
 /* Keeps the smaller miss; ties by (system, GPUs, layout number), so the
  * merge of per-thread records does not depend on their order. */
 static void near_update(search_near *nr, int sys, int64_t gpus, int64_t idx,
-                        double value, double limit, int from_bound)
+                        double value, double limit, int from_bound, int saver,
+                        int64_t saver_n)
 {
     double miss = value - limit, old = nr->value - nr->limit;
     if (nr->have) {
@@ -472,6 +474,7 @@ static void near_update(search_near *nr, int sys, int64_t gpus, int64_t idx,
     nr->have = 1;
     nr->sys = sys, nr->gpus = gpus, nr->idx = idx;
     nr->value = value, nr->limit = limit, nr->from_bound = from_bound;
+    nr->saver = saver, nr->saver_n = saver_n;
 }
 
 double search_memory_limit(const search_request *q,
@@ -715,7 +718,7 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
                 st->pruned[SEARCH_PRUNE_MEMORY]++;
                 ps->pruned[SEARCH_PRUNE_MEMORY]++;
                 near_update(&t->near_memory, sysi, gpus, idx, floor_b,
-                            mem_limit, 1);
+                            mem_limit, 1, SEARCH_SAVER_NONE, 0);
                 continue;
             }
         }
@@ -726,7 +729,8 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
             if (r > 1) {
                 st->pruned[SEARCH_PRUNE_BUDGET]++;
                 ps->pruned[SEARCH_PRUNE_BUDGET]++;
-                near_update(&t->near_budget, sysi, gpus, idx, r, 1, 1);
+                near_update(&t->near_budget, sysi, gpus, idx, r, 1, 1,
+                            SEARCH_SAVER_NONE, 0);
                 continue;
             }
         }
@@ -812,14 +816,14 @@ static void merge(state *s, const cand *cd, const outcome *o)
         ps->infeasible[o->code]++;
         if (o->code == EST_OUT_OF_MEMORY)
             near_update(&a->near_memory, cd->sys, cd->gpus, cd->idx,
-                        o->mem_bytes, o->mem_limit, 0);
+                        o->mem_bytes, o->mem_limit, 0, SEARCH_SAVER_NONE, 0);
         return;
     }
     if (o->kind == OUT_MISSED) {
         st->missed[o->code]++;
         ps->missed++;
         near_update(&a->near_budget, cd->sys, cd->gpus, cd->idx, o->excess, 1,
-                    0);
+                    0, o->saver, o->saver_n);
         return;
     }
     st->admitted++;
@@ -1003,10 +1007,12 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
             const search_near *nm = &g[i].near_memory, *nb = &g[i].near_budget;
             if (nm->have)
                 near_update(&a->near_memory, nm->sys, nm->gpus, nm->idx,
-                            nm->value, nm->limit, nm->from_bound);
+                            nm->value, nm->limit, nm->from_bound, nm->saver,
+                            nm->saver_n);
             if (nb->have)
                 near_update(&a->near_budget, nb->sys, nb->gpus, nb->idx,
-                            nb->value, nb->limit, nb->from_bound);
+                            nb->value, nb->limit, nb->from_bound, nb->saver,
+                            nb->saver_n);
             n += g[i].n;
         }
         cand *cands = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *cands);
@@ -1051,7 +1057,7 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
      * needs (the time floor assumes the GPU's peak): the misses are then
      * taken from the search without pruning, every valid layout
      * estimated, so they are exact; the counts stay this search's. */
-    if (a->stats.admitted == 0 && !q->no_prune
+    if (a->stats.admitted == 0 && !q->no_prune && !q->rough_misses
         && ((a->near_memory.have && a->near_memory.from_bound)
             || (a->near_budget.have && a->near_budget.from_bound))) {
         search_request q2 = *q;
