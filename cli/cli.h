@@ -550,6 +550,12 @@ void cli_search_close(cli_search *s);
  * caller deletes it. */
 cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing);
 
+/* A count or amount as the options read it (run.c): a number with an
+ * optional SI suffix k or K (1e3), M (1e6), G or B (1e9), T (1e12),
+ * e.g. 2T, 1.5M; a result within 1e-9 of a whole number is that number.
+ * 0 on success, -1 (out unchanged) otherwise. */
+int cli_parse_si(const char *s, double *out);
+
 /* A search that admitted nothing, in words (search_miss.c): a->miss of
  * search_explain_miss; each does nothing where it is NULL.
  * cli_miss_print: the nearest layout against each limit, the one that

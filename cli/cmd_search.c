@@ -34,12 +34,15 @@
 static int parse_i64(const char *what, const char *s, int64_t lo, int64_t hi,
                      int64_t *out, tp_err *e)
 {
-    long long v;
-    if (tp_parse_int(s, lo, hi, &v))
-        return tp_errf(e, TP_EUSAGE, "%s: expected an integer in [%lld, %lld], "
-                                     "found '%s'",
+    /* an SI suffix as every count takes (cli_parse_si): 2k */
+    double v;
+    if (cli_parse_si(s, &v) || v != floor(v) || v < (double)lo
+        || v > (double)hi)
+        return tp_errf(e, TP_EUSAGE, "%s: expected a whole number in [%lld, "
+                                     "%lld] (an SI suffix k, M, G or B, T "
+                                     "allowed), found '%s'",
                        what, (long long)lo, (long long)hi, s);
-    *out = v;
+    *out = (int64_t)v;
     return TP_OK;
 }
 
