@@ -276,9 +276,10 @@ void cli_miss_print(FILE *f, const search_request *q, const search_answer *a)
     const search_figures *nf = &r->nearest;
     char tag[96], ph[400];
     figures_tag(q, nf, tag, sizeof tag);
-    fprintf(f, "nearest miss (%s binds): %s, %s on %s (%lld GPUs",
+    fprintf(f, "nearest miss (%s binds): %s, %s on %s (%lld GPU%s",
             search_limit_names[r->binding], nearest_words(r), tag,
-            q->systems[nf->sys].ctx.sys->name, (long long)nf->gpus);
+            q->systems[nf->sys].ctx.sys->name, (long long)nf->gpus,
+            nf->gpus == 1 ? "" : "s");
     if (r->binding != SEARCH_LIMIT_MEMORY)
         fprintf(f, ", %.4g s an iteration", nf->iteration_s);
     fprintf(f, "):\n");
@@ -307,9 +308,13 @@ void cli_miss_print(FILE *f, const search_request *q, const search_answer *a)
         cli_miss_lever_option(q, lv, opt, sizeof opt);
         lever_figures(fig, sizeof fig, r, &lv->best);
         figures_tag(q, &lv->best, tag, sizeof tag);
-        fprintf(f, "  %s: %s, fits (%s on %s, %lld GPUs)\n", opt, fig, tag,
+        fprintf(f, "  %s%s: %s, fits (%s on %s, %lld GPU%s)\n", opt,
+                lv->kind == SEARCH_LEVER_GPUS
+                    ? " (in place of the counts searched)"
+                    : "",
+                fig, tag,
                 q->systems[lv->best.sys].ctx.sys->name,
-                (long long)lv->best.gpus);
+                (long long)lv->best.gpus, lv->best.gpus == 1 ? "" : "s");
     }
 }
 
