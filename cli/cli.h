@@ -555,6 +555,10 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing);
  * e.g. 2T, 1.5M; a result within 1e-9 of a whole number is that number.
  * 0 on success, -1 (out unchanged) otherwise. */
 int cli_parse_si(const char *s, double *out);
+/* A count in [lo, hi]: a strict integer (tp_parse_int: not 8.0, not 1e1),
+ * or digits[.digits] and an SI suffix whose value is whole (1.5k). 0 on
+ * success, -1 (out unchanged) otherwise. */
+int cli_parse_count(const char *s, long long lo, long long hi, long long *out);
 
 /* A search that admitted nothing, in words (search_miss.c): a->miss of
  * search_explain_miss; each does nothing where it is NULL.

@@ -34,15 +34,14 @@
 static int parse_i64(const char *what, const char *s, int64_t lo, int64_t hi,
                      int64_t *out, tp_err *e)
 {
-    /* an SI suffix as every count takes (cli_parse_si): 2k */
-    double v;
-    if (cli_parse_si(s, &v) || v != floor(v) || v < (double)lo
-        || v > (double)hi)
-        return tp_errf(e, TP_EUSAGE, "%s: expected a whole number in [%lld, "
-                                     "%lld] (an SI suffix k, M, G or B, T "
-                                     "allowed), found '%s'",
+    /* an SI suffix as every count takes (cli_parse_count): 2k */
+    long long v;
+    if (cli_parse_count(s, lo, hi, &v))
+        return tp_errf(e, TP_EUSAGE, "%s: expected an integer in [%lld, %lld] "
+                                     "(or with an SI suffix k, M, G or B, T), "
+                                     "found '%s'",
                        what, (long long)lo, (long long)hi, s);
-    *out = (int64_t)v;
+    *out = v;
     return TP_OK;
 }
 

@@ -997,6 +997,27 @@ int cli_parse_si(const char *s, double *out)
     return 0;
 }
 
+int cli_parse_count(const char *s, long long lo, long long hi, long long *out)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n < 2 || isdigit((unsigned char)s[n - 1]))
+        return tp_parse_int(s, lo, hi, out);
+    /* a suffix: digits[.digits] before it, no sign, no exponent (as a
+     * plain count is strict: 8.0 and 1e1 are refused, issue 17) */
+    size_t i = 0, digits = 0;
+    while (i < n - 1 && isdigit((unsigned char)s[i])) i++, digits++;
+    if (i < n - 1 && s[i] == '.') {
+        i++;
+        while (i < n - 1 && isdigit((unsigned char)s[i])) i++, digits++;
+    }
+    double v;
+    if (i != n - 1 || digits == 0 || cli_parse_si(s, &v) || v != floor(v)
+        || v < (double)lo || v > (double)hi)
+        return -1;
+    *out = (long long)v;
+    return 0;
+}
+
 /* How a count or amount may be written, for the messages. */
 #define SI_FORM "a number with an optional SI suffix k, M, G or B, T " \
                 "(powers of 1000)"
@@ -1029,19 +1050,19 @@ static int parse_amount(const char *opt, const char *s, double hi,
     return TP_OK;
 }
 
-/* A whole count in [lo, hi], with an SI suffix (--max-gpus 2k); 0 on
- * success. */
+/* A count in [lo, hi], an integer or one with an SI suffix (--max-gpus
+ * 2k); 0 on success. */
 static int parse_count(const char *opt, const char *s, long long lo,
                        long long hi, long long *out, tp_err *e)
 {
-    double v;
-    if (cli_parse_si(s, &v) || v != floor(v) || v < (double)lo
-        || v > (double)hi)
+    long long v;
+    if (cli_parse_count(s, lo, hi, &v))
         return tp_errf(e, TP_EUSAGE,
-                       "--%s: expected a whole number in [%lld, %lld], %s "
-                       "(e.g. 2k), found '%s'",
-                       opt, lo, hi, SI_FORM, s);
-    *out = (long long)v;
+                       "--%s: expected an integer in [%lld, %lld], or one "
+                       "with an SI suffix k, M, G or B, T (2k = 2000), found "
+                       "'%s'",
+                       opt, lo, hi, s);
+    *out = v;
     return TP_OK;
 }
 
