@@ -84,6 +84,9 @@ static void fmt_limit(char *buf, size_t cap, search_limit k, double v, int sig)
         } else if (v >= 2 * 3600) {
             fmt_sig(n, sizeof n, v / 3600, sig);
             snprintf(buf, cap, "%s hours", n);
+        } else if (v >= 2 * 60) {
+            fmt_sig(n, sizeof n, v / 60, sig);
+            snprintf(buf, cap, "%s minutes", n);
         } else {
             fmt_amount(n, sizeof n, v, sig);
             snprintf(buf, cap, "%s s", n);
@@ -292,13 +295,17 @@ void cli_miss_print(FILE *f, const search_request *q, const search_answer *a)
     if (r->memory_fits && a->near_memory.have)
         fprintf(f, "  memory: not what binds (layouts fit it)\n");
     if (r->n_levers == 0) {
-        fprintf(f, "no lever fits on its own (%d searches: precision, GPU "
-                   "counts beyond %lld-%lld%s)\n",
-                r->searches, (long long)q->gpus[0],
-                (long long)q->gpus[q->n_gpus - 1],
-                r->binding == SEARCH_LIMIT_MEMORY
-                    ? ", recomputation, memory savers"
-                    : ", tokens, price");
+        fprintf(f, "no lever fits on its own (%d searches:", r->searches);
+        const char *sep = " ";
+        for (int k = 0; k < SEARCH_LEVER_COUNT; k++)
+            if ((r->tried >> k) & 1u) {
+                fprintf(f, "%s%s", sep, search_lever_names[k]);
+                if (k == SEARCH_LEVER_GPUS)
+                    fprintf(f, " beyond %lld-%lld", (long long)q->gpus[0],
+                            (long long)q->gpus[q->n_gpus - 1]);
+                sep = ", ";
+            }
+        fprintf(f, "%s)\n", r->tried ? "" : " none applies");
         return;
     }
     fprintf(f, "levers that fit, each checked by a search with it (its #1):\n");
@@ -398,6 +405,10 @@ void cli_miss_json(cJSON *nm, const search_request *q, const search_answer *a)
         cJSON_AddItemToArray(ls, o);
     }
     cJSON_AddNumberToObject(nm, "lever_searches", r->searches);
+    cJSON *tr = cJSON_AddArrayToObject(nm, "levers_tried");
+    for (int k = 0; k < SEARCH_LEVER_COUNT; k++)
+        if ((r->tried >> k) & 1u)
+            cJSON_AddItemToArray(tr, cJSON_CreateString(search_lever_names[k]));
 }
 
 int cli_miss_csv_rows(const search_request *q, const search_answer *a,

@@ -24,7 +24,7 @@
  *
  * Cost: nothing on a search that admits something; on a miss, one search
  * per lever tried (top 1, pruned, the nearest misses not made exact:
- * search_request.rough_misses), at most 12.
+ * search_request.rough_misses), at most 10.
  */
 #include "search.h"
 
@@ -123,9 +123,9 @@ static double worst_ratio(const search_figures *f, search_limit *which)
 
 /* Runs q (top 1, pruned, rough misses) and, where it admits a layout,
  * fills lv->best with its #1 and returns 1. sys_of maps q's systems to
- * the caller's (NULL: the same). */
+ * the caller's (NULL: the same). Counts the search in r. */
 static int check(const search_request *q, const int *sys_of, search_lever *lv,
-                 int *searches)
+                 search_miss_report *r)
 {
     search_request t = *q;
     t.top_k = 1;
@@ -134,7 +134,8 @@ static int check(const search_request *q, const int *sys_of, search_lever *lv,
     t.rough_misses = 1;
     search_answer a;
     tp_err e = {0};
-    (*searches)++;
+    r->searches++;
+    r->tried |= 1u << lv->kind;
     int ok = search_run(&t, &a, &e) == TP_OK && a.n_ranked > 0;
     if (ok) {
         space_layout l;
@@ -186,7 +187,7 @@ static void lever_precision(const search_request *q, search_miss_report *r)
         t.systems = ys;
         t.n_systems = n;
         search_lever lv = lever(SEARCH_LEVER_PRECISION, HW_FP8, mask);
-        if (check(&t, sys_of, &lv, &r->searches)) keep(r, &lv);
+        if (check(&t, sys_of, &lv, r)) keep(r, &lv);
     }
     free(sys_of);
     free(ys);
@@ -208,7 +209,7 @@ static void lever_gpus(const search_request *q, search_miss_report *r)
             t.gpus = &g;
             t.n_gpus = 1;
             search_lever lv = lever(SEARCH_LEVER_GPUS, (double)g, 0);
-            if (check(&t, NULL, &lv, &r->searches)) {
+            if (check(&t, NULL, &lv, r)) {
                 keep(r, &lv);
                 return;
             }
@@ -237,7 +238,7 @@ static void lever_recompute(const search_request *q, search_miss_report *r)
         search_request t = *q;
         t.systems = ys;
         search_lever lv = lever(SEARCH_LEVER_RECOMPUTE, 0, 0);
-        if (check(&t, NULL, &lv, &r->searches)) {
+        if (check(&t, NULL, &lv, r)) {
             lv.value = lv.best.layout.recompute;
             keep(r, &lv);
         }
@@ -252,7 +253,7 @@ static void lever_savers(const search_request *q, search_miss_report *r)
     search_request t = *q;
     t.savers = 1;
     search_lever lv = lever(SEARCH_LEVER_SAVERS, 0, 0);
-    if (!check(&t, NULL, &lv, &r->searches)) return;
+    if (!check(&t, NULL, &lv, r)) return;
     /* which saver the #1 relies on: the one its layout carries */
     space_layout l = lv.best.layout;
     lv.value = SEARCH_SAVER_NONE;
@@ -275,7 +276,7 @@ static void lever_tokens(const search_request *q, search_miss_report *r)
     search_request qt = *q;
     qt.tokens = t;
     search_lever lv = lever(SEARCH_LEVER_TOKENS, t, 0);
-    if (check(&qt, NULL, &lv, &r->searches)) keep(r, &lv);
+    if (check(&qt, NULL, &lv, r)) keep(r, &lv);
 }
 
 /* The highest price per GPU-hour that fits the dollar budget: the fewest
@@ -299,7 +300,7 @@ static void lever_price(const search_request *q, search_miss_report *r)
     t.budget_usd = 0;
     t.objective = SEARCH_BY_COST;
     search_lever lv = lever(SEARCH_LEVER_PRICE, 0, 0);
-    if (check(&t, NULL, &lv, &r->searches)) {
+    if (check(&t, NULL, &lv, r)) {
         double gh = lv.best.value[SEARCH_LIMIT_GPU_HOURS];
         double p = search_floor3(q->budget_usd / gh);
         /* a cut: at or above every price asked for, the price was not
@@ -310,7 +311,7 @@ static void lever_price(const search_request *q, search_miss_report *r)
             t = *q;
             t.systems = ys;
             lv.value = p;
-            if (check(&t, NULL, &lv, &r->searches)) keep(r, &lv);
+            if (check(&t, NULL, &lv, r)) keep(r, &lv);
         }
     }
     free(ys);

@@ -325,6 +325,7 @@ typedef struct search_miss_report {
                                   search_lever_kind order */
     int n_levers;
     int searches;              /* searches run to check the levers */
+    unsigned tried;            /* bit k: a lever of kind k was checked */
 } search_miss_report;
 
 /* Explains a miss: where q admitted nothing (a from search_run of q, its
