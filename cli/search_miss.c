@@ -20,6 +20,10 @@
  * zeros of the fraction dropped. */
 static void fmt_sig(char *buf, size_t cap, double x, int sig)
 {
+    if (!isfinite(x) || fabs(x) >= 1e15) {
+        snprintf(buf, cap, "%.*g", sig, x);
+        return;
+    }
     int digits = fabs(x) >= 1 ? (int)floor(log10(fabs(x))) + 1 : 1;
     int dec = sig > digits ? sig - digits : 0;
     snprintf(buf, cap, "%.*f", dec, x);
