@@ -551,6 +551,44 @@ void cli_search_close(cli_search *s);
  * caller deletes it. */
 cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing);
 
+/* A count or amount as the options read it (run.c): a number with an
+ * optional SI suffix k or K (1e3), M (1e6), G or B (1e9), T (1e12),
+ * e.g. 2T, 1.5M; a result within 1e-9 of a whole number is that number.
+ * 0 on success, -1 (out unchanged) otherwise. */
+int cli_parse_si(const char *s, double *out);
+/* A count in [lo, hi]: a strict integer (tp_parse_int: not 8.0, not 1e1),
+ * or digits[.digits] and an SI suffix whose value is whole (1.5k). 0 on
+ * success, -1 (out unchanged) otherwise. */
+int cli_parse_count(const char *s, long long lo, long long hi, long long *out);
+
+/* A search that admitted nothing, in words (search_miss.c): a->miss of
+ * search_explain_miss; each does nothing where it is NULL.
+ * cli_miss_print: the nearest layout against each limit, the one that
+ * binds, and the levers that fit, a line each. cli_miss_line: the same
+ * on one line (standard error). cli_miss_json: their fields into the
+ * nearest_miss object nm. cli_miss_lever_option: the options a lever
+ * adds, e.g. "--precision fp8" or "--tokens 1.8T". */
+void cli_miss_print(FILE *f, const search_request *q, const search_answer *a);
+void cli_miss_line(const search_request *q, const search_answer *a, char *buf,
+                   size_t cap);
+void cli_miss_json(cJSON *nm, const search_request *q, const search_answer *a);
+void cli_miss_lever_option(const search_request *q, const search_lever *lv,
+                           char *buf, size_t cap);
+/* CSV rows of a miss: the nearest layout ("nearest_miss"), then each
+ * lever's #1 ("lever"); at most cap, their number returned. The strings
+ * point into the report, q's systems or the row. */
+typedef struct cli_miss_csv_row {
+    const char *set, *system, *binding;
+    int rank;
+    const search_figures *f;
+    char tag[96];
+    double limit, excess;   /* the binding limit and f's excess over it,
+                               in search_limit_units */
+    char lever[200];        /* "" for the nearest */
+} cli_miss_csv_row;
+int cli_miss_csv_rows(const search_request *q, const search_answer *a,
+                      cli_miss_csv_row *rows, int cap);
+
 /* sweep, merge, diff (cmd_sweep.c, cmd_diff.c). diff's exit status when
  * it found changes; its output is kept as on success. */
 #define CLI_EXIT_CHANGED 3

@@ -34,9 +34,11 @@
 static int parse_i64(const char *what, const char *s, int64_t lo, int64_t hi,
                      int64_t *out, tp_err *e)
 {
+    /* an SI suffix as every count takes (cli_parse_count): 2k */
     long long v;
-    if (tp_parse_int(s, lo, hi, &v))
-        return tp_errf(e, TP_EUSAGE, "%s: expected an integer in [%lld, %lld], "
+    if (cli_parse_count(s, lo, hi, &v))
+        return tp_errf(e, TP_EUSAGE, "%s: expected an integer in [%lld, %lld] "
+                                     "(or with an SI suffix k, M, G or B, T), "
                                      "found '%s'",
                        what, (long long)lo, (long long)hi, s);
     *out = v;
@@ -568,54 +570,6 @@ static cJSON *stats_json(const search_answer *a, int timing)
         cJSON_AddNumberToObject(s, "threads", st->threads);
     }
     return s;
-}
-
-/* The nearest miss in words, "" when there is none. */
-static void near_text(const search_request *q, const search_answer *a,
-                      char *buf, size_t cap)
-{
-    buf[0] = '\0';
-    const search_near *nm = &a->near_memory, *nb = &a->near_budget;
-    size_t n = 0;
-    if (nm->have) {
-        space_layout l;
-        search_point p = {0, 0, 0, nm->gpus, nm->idx, nm->sys, 0, 0};
-        search_point_layout(q, &p, &l);
-        char tag[96];
-        space_layout_tag(&l, q->systems[nm->sys].ctx.sys->gpus_per_node, tag,
-                         sizeof tag);
-        n += (size_t)snprintf(buf + n, cap - n,
-                              "smallest memory shortfall: %s on %s needs %s%.2f "
-                              "GiB, %.2f GiB more than the %.2f GiB allowed",
-                              tag, q->systems[nm->sys].ctx.sys->name,
-                              nm->from_bound ? "at least " : "",
-                              nm->value / 1073741824.0,
-                              (nm->value - nm->limit) / 1073741824.0,
-                              nm->limit / 1073741824.0);
-    }
-    if (nb->have && n < cap) {
-        space_layout l;
-        search_point p = {0, 0, 0, nb->gpus, nb->idx, nb->sys, 0, 0};
-        search_point_layout(q, &p, &l);
-        char tag[96];
-        space_layout_tag(&l, q->systems[nb->sys].ctx.sys->gpus_per_node, tag,
-                         sizeof tag);
-        /* %.3f below a million; above, %.3g (a deadline of 1e-300 s
-         * gave a 300-digit figure); at the cap, a bound (search.h). */
-        char ratio[48];
-        if (nb->value >= SEARCH_RATIO_MAX)
-            snprintf(ratio, sizeof ratio, "more than 1e+300");
-        else if (nb->value < 1e6)
-            snprintf(ratio, sizeof ratio, "%s%.3f",
-                     nb->from_bound ? "at least " : "", nb->value);
-        else
-            snprintf(ratio, sizeof ratio, "%s%.3g",
-                     nb->from_bound ? "at least " : "", nb->value);
-        snprintf(buf + n, cap - n,
-                 "%ssmallest budget or deadline excess: %s on %s needs %s "
-                 "x the tightest limit",
-                 n ? "; " : "", tag, q->systems[nb->sys].ctx.sys->name, ratio);
-    }
 }
 
 static cJSON *near_json(const search_request *q, const search_near *nr,
@@ -1434,7 +1388,8 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                             o->top_k > 0 ? o->top_k : 10, o->tokens,
                             o->budget_usd, o->budget_gpu_hours, o->deadline_s,
                             o->max_mem_fraction, o->no_prune,
-                            o->svg != NULL || o->all_layouts, !o->no_savers};
+                            o->svg != NULL || o->all_layouts, !o->no_savers,
+                            0};
 done:
     free(sysbuf);
     s->ns = ns;
@@ -1543,6 +1498,7 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
                                   near_json(q, &a->near_budget,
                                             "ratio to the tightest budget or "
                                             "deadline"));
+        cli_miss_json(nm, q, a);
     }
     return j;
 }
@@ -1607,6 +1563,10 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     memset(&ans, 0, sizeof ans);
     row *rows = NULL, *frows = NULL;
     if ((rc = search_run(&q, &ans, e))) goto done;
+    /* nothing admitted: the nearest layout in figures, and the levers
+     * that fit, each checked by a search (search/miss.c) */
+    if (ans.n_ranked == 0 && (rc = search_explain_miss(&q, &ans, e)))
+        goto done;
 
     rows = tp_xcalloc((size_t)ans.n_ranked + 1, sizeof *rows);
     frows = tp_xcalloc((size_t)ans.n_front + 1, sizeof *frows);
@@ -1616,8 +1576,8 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     for (int i = 0; i < ans.n_front && ans.n_ranked > 0; i++)
         row_tie(&frows[i], &rows[0], &q);
     int timing = !o->no_timing;
-    char nearb[1024];
-    near_text(&q, &ans, nearb, sizeof nearb);
+    char nearb[2048];
+    cli_miss_line(&q, &ans, nearb, sizeof nearb);
     FILE *f = out->f;
     if (o->format == CLI_JSON || o->format == CLI_JSONL) {
         cJSON *st = stats_json(&ans, timing);
@@ -1637,6 +1597,10 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             }
             cJSON *j = cli_json_version(cJSON_CreateObject());
             cJSON_AddItemToObject(j, "stats", st);
+            if (ans.miss) {
+                cJSON *nm = cJSON_AddObjectToObject(j, "nearest_miss");
+                cli_miss_json(nm, &q, &ans);
+            }
             char *s = cJSON_PrintUnformatted(j);
             fprintf(f, "%s\n", s);
             cJSON_free(s);
@@ -1662,9 +1626,10 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                              "time_to_train_s", "gpu_hours", "cost_usd",
                              "bubble_s", "exposed_comm_s",
                              "error_band_pct", "tied_with_best", "megatron",
-                             "nemo", "torchtitan_config"};
+                             "nemo", "torchtitan_config", "miss_limit",
+                             "miss_limit_value", "miss_excess", "lever"};
         cli_table t;
-        cli_table_init(&t, 32, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrrrrrlll");
+        cli_table_init(&t, 36, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrrrrrllllrrl");
         for (int set = 0; set < 2; set++) {
             const row *rs = set ? frows : rows;
             int n = set ? ans.n_front : ans.n_ranked;
@@ -1716,11 +1681,50 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                               c[11], c[12], c[13], c[20], c[14], c[15], c[16],
                               c[17], c[18], c[19], c[23],
                               w->tied ? "1" : "0", cli_text_str(&mg),
-                              cli_text_str(&nm), cli_text_str(&tt));
+                              cli_text_str(&nm), cli_text_str(&tt), "", "",
+                              "", "");
                 cli_text_free(&mg);
                 cli_text_free(&nm);
                 cli_text_free(&tt);
             }
+        }
+        /* a miss: the nearest layout, then each lever's #1, with the
+         * binding limit and the excess over it (no launches) */
+        cli_miss_csv_row mr[SEARCH_LEVERS_MAX + 1];
+        int nmr = cli_miss_csv_rows(&q, &ans, mr, SEARCH_LEVERS_MAX + 1);
+        for (int i = 0; i < nmr; i++) {
+            const search_figures *fg = mr[i].f;
+            const space_layout *l = &fg->layout;
+            char c[24][48];
+            snprintf(c[0], 48, "%d", mr[i].rank);
+            snprintf(c[1], 48, "%lld", (long long)fg->gpus);
+            snprintf(c[2], 48, "%lld", (long long)l->tp);
+            snprintf(c[3], 48, "%lld", (long long)l->pp);
+            snprintf(c[4], 48, "%lld", (long long)l->vpp);
+            snprintf(c[5], 48, "%lld", (long long)l->cp);
+            snprintf(c[6], 48, "%lld", (long long)l->dp);
+            snprintf(c[7], 48, "%lld", (long long)l->mbs);
+            snprintf(c[8], 48, "%d", l->sp);
+            snprintf(c[9], 48, "%d", (int)l->zero);
+            snprintf(c[10], 48, "%.6g", fg->iteration_s);
+            snprintf(c[13], 48, "%.0f", fg->value[SEARCH_LIMIT_MEMORY]);
+            snprintf(c[15], 48, "%.6g", fg->value[SEARCH_LIMIT_DEADLINE]);
+            snprintf(c[16], 48, "%.6g", fg->value[SEARCH_LIMIT_GPU_HOURS]);
+            snprintf(c[17], 48, "%.6g", fg->value[SEARCH_LIMIT_BUDGET_USD]);
+            if (!(q.tokens > 0)) c[15][0] = c[16][0] = c[17][0] = '\0';
+            snprintf(c[18], 48, "%.6g", mr[i].limit);
+            snprintf(c[19], 48, "%.6g", mr[i].excess);
+            c[21][0] = c[22][0] = '\0';
+            if (m.num_experts > 0) {
+                snprintf(c[21], 48, "%lld", (long long)space_layout_ep(l));
+                snprintf(c[22], 48, "%lld", (long long)space_layout_etp(l));
+            }
+            cli_table_row(&t, mr[i].set, c[0], mr[i].system, mr[i].tag, c[1],
+                          c[2], c[3], c[4], c[5], c[6], c[7], c[8],
+                          space_recompute_names[l->recompute], c[9], c[21],
+                          c[22], c[10], "", "", c[13], "", "", c[15], c[16],
+                          c[17], "", "", "", "", "", "", "", mr[i].binding,
+                          c[18], c[19], mr[i].lever);
         }
         cli_table_print(&t, f, CLI_CSV);
         cli_table_free(&t);
@@ -1777,7 +1781,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 fprintf(f, "%lld layouts refused as not modelled (%s)\n",
                         (long long)ans.stats.infeasible[EST_MOE],
                         est_reason_names[EST_MOE]);
-            if (nearb[0]) fprintf(f, "nearest miss: %s\n", nearb);
+            cli_miss_print(f, &q, &ans);
         }
     }
     if (o->svg && (rc = cli_search_svg(o->svg, o->out, &q, &ans, e))) goto done;

@@ -16,6 +16,7 @@
 #include "launch.h"
 #include "search.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -324,7 +325,8 @@ static const cli_option options[] = {
     {"hwdb", OPT_HWDB, "DIR", CMD_ALL,
      "add a hardware database directory (repeatable; also $TRAINPLAN_HWDB)"},
     {"seq-length", OPT_SEQ, "N", CMD_MODEL_SHOW | CMD_ESTIMATE | CMD_SEARCH,
-     "sequence length (model show: for FLOPs per token, default 2048)"},
+     "sequence length in tokens, a plain integer (8192, not 8k) (model "
+     "show: for FLOPs per token, default 2048)"},
     {"tensor-model-parallel-size", OPT_TP, "N",
      CMD_MODEL_SHOW | CMD_ESTIMATE | CMD_SEARCH,
      "TP size (model show: for Megatron's vocabulary padding to 128*TP, "
@@ -332,7 +334,8 @@ static const cli_option options[] = {
     {"model", OPT_MODEL, "NAME|config.json", CMD_EST_SEARCH,
      "model preset ('model list') or HuggingFace config.json"},
     {"gpus", OPT_GPUS, "N|LIST|A-B[:STEP]", CMD_EST_SEARCH,
-     "GPUs of the job (search: counts to try, e.g. 64,128 or 64-512:64)"},
+     "GPUs of the job (search: counts to try, e.g. 64,128 or 64-512:64; "
+     "SI suffixes allowed, 2k = 2000)"},
     {"pipeline-model-parallel-size", OPT_PP, "N", CMD_EST_SEARCH,
      "pipeline stages"},
     {"context-parallel-size", OPT_CP, "N", CMD_EST_SEARCH,
@@ -476,7 +479,7 @@ static const cli_option options[] = {
     {"micro-batch-size", OPT_MBS, "N", CMD_EST_SEARCH,
      "sequences per micro-batch"},
     {"global-batch-size", OPT_GBS, "N", CMD_EST_SEARCH,
-     "sequences per iteration"},
+     "sequences per iteration, a plain integer"},
     {"sequence-parallel", OPT_SP, NULL, CMD_EST_SEARCH,
      "sequence parallelism (with TP > 1)"},
     {"no-sequence-parallel", OPT_NO_SP, NULL, CMD_EST_SEARCH,
@@ -618,7 +621,8 @@ static const cli_option options[] = {
      "the unsharded gradients (--fsdp-double-buffer), at most two layers "
      "in flight; default: buffers made and freed per layer"},
     {"tokens", OPT_TOKENS, "N", CMD_EST_SEARCH,
-     "tokens to train, e.g. 300e9: time and cost to train"},
+     "tokens to train, e.g. 300e9, 300B or 2T (SI suffixes k, M, G or B, "
+     "T): time and cost to train"},
     {"gpu", OPT_GPU, "NAME", CMD_OP,
      "GPU name or alias from 'hw list' (op commands)"},
     {"op", OPT_OP, "NAME", CMD_OP_PREDICT | CMD_OP_SHOW | CMD_COLL_SHOW
@@ -654,7 +658,8 @@ static const cli_option options[] = {
     {"gpus-per-node", OPT_GPN, "G", CMD_COLL_SHOW | CMD_HW_IMPORT,
      "GPUs of the group on each node (with --nodes)"},
     {"max-gpus", OPT_MAX_GPUS, "N", CMD_SEARCH,
-     "search: at most N GPUs (whole nodes from one node up, unless --gpus)"},
+     "search: at most N GPUs (whole nodes from one node up, unless --gpus; "
+     "SI suffixes allowed)"},
     {"min-gpus", OPT_MIN_GPUS, "N", CMD_SEARCH, "search: at least N GPUs"},
     {"objective", OPT_OBJECTIVE, "time|throughput|time-to-train|cost",
      CMD_SEARCH, "search: what to rank by (default time)"},
@@ -663,9 +668,11 @@ static const cli_option options[] = {
     {"price", OPT_PRICE, "USD", CMD_SEARCH,
      "search: price per GPU-hour for every system (default: hwdb's)"},
     {"budget-usd", OPT_BUDGET_USD, "USD", CMD_SEARCH,
-     "search: most the training may cost (needs --tokens)"},
+     "search: most the training may cost, e.g. 1.5M or 1500000 (SI "
+     "suffixes k, M, G or B, T; needs --tokens)"},
     {"budget-gpu-hours", OPT_BUDGET_GH, "H", CMD_SEARCH,
-     "search: most GPU-hours the training may take (needs --tokens)"},
+     "search: most GPU-hours the training may take, e.g. 250k (SI "
+     "suffixes; needs --tokens)"},
     {"deadline", OPT_DEADLINE, "T", CMD_SEARCH,
      "search: longest the training may take, e.g. 30d, 72h, 90m, 3600s "
      "(needs --tokens)"},
@@ -878,6 +885,12 @@ static void usage(FILE *f, const cli_command *cmd)
             fprintf(f, "  %-40s ", head);
         print_wrapped(f, options[i].help, 43, HELP_WIDTH);
     }
+    fprintf(f, "\nnumbers: counts and amounts (--tokens, --budget-usd, "
+               "--budget-gpu-hours, --price,\n         --gpus, --max-gpus, "
+               "--min-gpus, --nodes) take an SI suffix k, M, G or B, T\n"
+               "         (powers of 1000: 2T = 2e12, 1.5M = 1500000); "
+               "lengths and batch sizes take\n         plain integers "
+               "(8k is 8192 to some and 8000 to others)\n");
     fprintf(f, "\nexit codes: 0 ok, 1 nothing feasible, 64 usage, 65 bad input "
                "data,\n            66 missing file, 70 internal error, 74 I/O "
                "error\n");
@@ -963,6 +976,62 @@ static int parse_docs(const char *s, cli_opts *o, tp_err *e)
     return TP_OK;
 }
 
+/* The SI suffixes a count or an amount may carry: powers of 1000, as
+ * "2T tokens" and "$1.5M" are written (never 1024: a sequence of "8k"
+ * means 8192, so lengths and batch sizes take none, parse_plain). G and
+ * B are both 1e9 (giga, billion). */
+static const struct { char c; double mul; } si_suffixes[] = {
+    {'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'B', 1e9}, {'T', 1e12}};
+
+int cli_parse_si(const char *s, double *out)
+{
+    char num[64];
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n >= sizeof num) return -1;
+    memcpy(num, s, n + 1);
+    double mul = 1;
+    for (size_t i = 0; i < sizeof si_suffixes / sizeof si_suffixes[0]; i++)
+        if (num[n - 1] == si_suffixes[i].c) {
+            mul = si_suffixes[i].mul;
+            num[n - 1] = '\0';
+            break;
+        }
+    double v;
+    if (tp_parse_num(num, &v)) return -1;
+    v *= mul;
+    if (!isfinite(v)) return -1;
+    /* 1.1T is 1.1 x 1e12 in binary: 1100000000000.0002; a count it
+     * names is whole */
+    if (mul > 1 && fabs(v - nearbyint(v)) <= 1e-9 * fabs(v)) v = nearbyint(v);
+    *out = v;
+    return 0;
+}
+
+int cli_parse_count(const char *s, long long lo, long long hi, long long *out)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n < 2 || isdigit((unsigned char)s[n - 1]))
+        return tp_parse_int(s, lo, hi, out);
+    /* a suffix: digits[.digits] before it, no sign, no exponent (as a
+     * plain count is strict: 8.0 and 1e1 are refused, issue 17) */
+    size_t i = 0, digits = 0;
+    while (i < n - 1 && isdigit((unsigned char)s[i])) i++, digits++;
+    if (i < n - 1 && s[i] == '.') {
+        i++;
+        while (i < n - 1 && isdigit((unsigned char)s[i])) i++, digits++;
+    }
+    double v;
+    if (i != n - 1 || digits == 0 || cli_parse_si(s, &v) || v != floor(v)
+        || v < (double)lo || v > (double)hi)
+        return -1;
+    *out = (long long)v;
+    return 0;
+}
+
+/* How a count or amount may be written, for the messages. */
+#define SI_FORM "a number with an optional SI suffix k, M, G or B, T " \
+                "(powers of 1000)"
+
 /* Parses a number in (0, hi]; 0 on success. */
 static int parse_pos(const char *opt, const char *s, double hi,
                      const char *unit, double *out, tp_err *e)
@@ -974,6 +1043,54 @@ static int parse_pos(const char *opt, const char *s, double hi,
                        opt, unit, hi, s);
     *out = v;
     return TP_OK;
+}
+
+/* An amount in (0, hi], with an SI suffix (--budget-usd 1.5M); 0 on
+ * success. */
+static int parse_amount(const char *opt, const char *s, double hi,
+                        const char *unit, double *out, tp_err *e)
+{
+    double v;
+    if (cli_parse_si(s, &v) || !(v > 0) || v > hi)
+        return tp_errf(e, TP_EUSAGE,
+                       "--%s: expected %s in (0, %g], %s (e.g. 1.5M), found "
+                       "'%s'",
+                       opt, unit, hi, SI_FORM, s);
+    *out = v;
+    return TP_OK;
+}
+
+/* A count in [lo, hi], an integer or one with an SI suffix (--max-gpus
+ * 2k); 0 on success. */
+static int parse_count(const char *opt, const char *s, long long lo,
+                       long long hi, long long *out, tp_err *e)
+{
+    long long v;
+    if (cli_parse_count(s, lo, hi, &v))
+        return tp_errf(e, TP_EUSAGE,
+                       "--%s: expected an integer in [%lld, %lld], or one "
+                       "with an SI suffix k, M, G or B, T (2k = 2000), found "
+                       "'%s'",
+                       opt, lo, hi, s);
+    *out = v;
+    return TP_OK;
+}
+
+/* A length or batch size: a plain integer in [lo, hi]. A suffix is
+ * refused by name: "8k" is 8192 to most who write it and 8000 in SI. */
+static int parse_plain(const char *opt, const char *s, long long lo,
+                       long long hi, long long *out, tp_err *e)
+{
+    double v;
+    size_t n = strlen(s);
+    if (n > 1 && !isdigit((unsigned char)s[n - 1]) && !cli_parse_si(s, &v))
+        return tp_errf(e, TP_EUSAGE,
+                       "--%s: '%s' has an SI suffix, which this option does "
+                       "not take (8k is 8192 to some, 8000 to others); "
+                       "expected the plain integer in [%lld, %lld], e.g. %s",
+                       opt, s, lo, hi,
+                       strcmp(opt, "seq-length") == 0 ? "8192" : "1024");
+    return parse_int(opt, s, lo, hi, out, e);
 }
 
 /* A duration: a number with s, m, h, d or w (seconds without). */
@@ -1260,7 +1377,7 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
                 o.hwdb_dirs[o.n_hwdb++] = optarg;
             break;
         case OPT_SEQ:
-            rc = parse_int("seq-length", optarg, 1, 16777216, &v, &e);
+            rc = parse_plain("seq-length", optarg, 1, 16777216, &v, &e);
             o.seq_length = v;
             break;
         case OPT_TP:
@@ -1275,14 +1392,14 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         case OPT_GPUS: /* an integer for estimate, a list for search:
                           checked by the command */
             o.gpus_arg = optarg;
-            o.gpus = parse_int("gpus", optarg, 1, 10000000, &v, &ge) ? -1 : v;
+            o.gpus = parse_count("gpus", optarg, 1, 10000000, &v, &ge) ? -1 : v;
             break;
         case OPT_MAX_GPUS:
-            rc = parse_int("max-gpus", optarg, 1, 10000000, &v, &e);
+            rc = parse_count("max-gpus", optarg, 1, 10000000, &v, &e);
             o.max_gpus = v;
             break;
         case OPT_MIN_GPUS:
-            rc = parse_int("min-gpus", optarg, 1, 10000000, &v, &e);
+            rc = parse_count("min-gpus", optarg, 1, 10000000, &v, &e);
             o.min_gpus = v;
             break;
         case OPT_TOP:
@@ -1294,14 +1411,16 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
                             SEARCH_OBJECTIVE_COUNT, &o.objective, &e);
             break;
         case OPT_PRICE:
-            rc = parse_pos("price", optarg, 1e6, "USD per GPU-hour", &o.price, &e);
+            rc = parse_amount("price", optarg, 1e6,
+                              "a price in USD per GPU-hour", &o.price, &e);
             break;
         case OPT_BUDGET_USD:
-            rc = parse_pos("budget-usd", optarg, 1e15, "USD", &o.budget_usd, &e);
+            rc = parse_amount("budget-usd", optarg, 1e15, "an amount in USD",
+                              &o.budget_usd, &e);
             break;
         case OPT_BUDGET_GH:
-            rc = parse_pos("budget-gpu-hours", optarg, 1e15, "GPU-hours",
-                           &o.budget_gpu_hours, &e);
+            rc = parse_amount("budget-gpu-hours", optarg, 1e15,
+                              "a number of GPU-hours", &o.budget_gpu_hours, &e);
             break;
         case OPT_DEADLINE:
             rc = parse_duration(optarg, &o.deadline_s, &e);
@@ -1378,11 +1497,11 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
             break;
         }
         case OPT_MBS:
-            rc = parse_int("micro-batch-size", optarg, 1, 1000000, &v, &e);
+            rc = parse_plain("micro-batch-size", optarg, 1, 1000000, &v, &e);
             o.mbs = v;
             break;
         case OPT_GBS:
-            rc = parse_int("global-batch-size", optarg, 1, 100000000, &v, &e);
+            rc = parse_plain("global-batch-size", optarg, 1, 100000000, &v, &e);
             o.gbs = v;
             break;
         case OPT_SP:
@@ -1544,12 +1663,13 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         }
         case OPT_TOKENS: {
             double t = 0;
-            if (tp_parse_num(optarg, &t) || !(t >= 1) || t > 1e18
+            if (cli_parse_si(optarg, &t) || !(t >= 1) || t > 1e18
                 || t != floor(t))
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--tokens: expected a whole number of tokens in "
-                             "[1, 1e18], e.g. 300e9, found '%s'",
-                             optarg);
+                             "[1, 1e18], %s, e.g. 300e9, 300B or 2T, found "
+                             "'%s'",
+                             SI_FORM, optarg);
             o.tokens = t;
             break;
         }
@@ -1593,7 +1713,7 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
             rc = cli_parse_group(optarg, &o.nodes, &o.per_node, &e);
             break;
         case OPT_NODES:
-            rc = parse_int("nodes", optarg, 1, 1000000, &v, &e);
+            rc = parse_count("nodes", optarg, 1, 1000000, &v, &e);
             o.opt_nodes = (int)v;
             break;
         case OPT_GPN:

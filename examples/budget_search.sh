@@ -6,7 +6,8 @@
 # GPUs, keeps those whose whole run costs at most $169,000, takes at most
 # 35,000 GPU-hours and ends within 7 days, and ranks them by time. Then asks
 # for the same run at $100,000, which no layout meets: exit 1, with the
-# counts per reason and the nearest miss.
+# counts per reason, the nearest miss in dollars and days, and the levers
+# that would fit (fewer tokens, a lower price), each checked by a search.
 #
 # Run from anywhere: ./examples/budget_search.sh
 # Environment: TRAINPLAN (default ./build/trainplan), OUT_DIR (where the
@@ -31,7 +32,7 @@ echo "== the same run for \$100,000: nothing fits (exit 1)"
 rc=0
 "$TRAINPLAN" search "$@" --budget-usd 100000 --deadline 7d \
     >"$OUT_DIR/budget_search_refused.txt" 2>&1 || rc=$?
-tail -n 3 "$OUT_DIR/budget_search_refused.txt"
+sed -n '/^NOTHING FEASIBLE/,$p' "$OUT_DIR/budget_search_refused.txt"
 if [ "$rc" -ne 1 ]; then
     echo "budget_search.sh: expected exit 1 for the \$100,000 budget, got $rc" >&2
     exit 1

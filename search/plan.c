@@ -291,13 +291,29 @@ static int64_t saver_size(const search_system *sy, const space_model *m,
     return hi;
 }
 
+/* The smallest peak a saver reached where none fits: the nearest miss
+ * is the layout as near as it can come (issue 31: a miss said 19.96 GiB
+ * where the same layout with bf16 moments needs 19.53 and fits at 19.6). */
+typedef struct saver_miss {
+    double peak;       /* 0: none */
+    int saver;
+    int64_t n;
+} saver_miss;
+
+static void saver_miss_keep(saver_miss *sm, double peak, int s, int64_t n)
+{
+    if (sm->peak == 0 || peak < sm->peak) sm->peak = peak, sm->saver = s, sm->n = n;
+}
+
 /* Layout l of system sy does not fit mem_limit: tries each saver that
  * applies, at the smallest size that fits, and keeps in *r, *saver and
  * *n the fastest that is feasible and fits (the first saver of the table
- * on a tie). Returns 1 when one did. No allocation. */
+ * on a tie). Returns 1 when one did; else *sm (may be NULL) holds the
+ * smallest peak of a saver the hardware can run (sized savers at their
+ * largest size), or peak 0. No allocation. */
 static int try_savers(const search_request *q, const search_system *sy,
                       const space_layout *l, double mem_limit, est_result *r,
-                      int *saver, int64_t *n)
+                      int *saver, int64_t *n, saver_miss *sm)
 {
     const space_model *m = q->model;
     int found = 0;
@@ -325,10 +341,26 @@ static int try_savers(const search_request *q, const search_system *sy,
             size = saver_size(sy, m, l, (search_saver)s, SAVER_EIGHTHS,
                               mem_limit);
         space_layout t = *l;
-        if (size < 1 || !search_saver_apply((search_saver)s, size, m, &t))
+        if (size < 1) {
+            /* none fits: how near its largest size comes, memory only */
+            int64_t hi = s == SEARCH_SAVER_ACT_OFFLOAD ? m->num_layers - 1
+                                                       : SAVER_EIGHTHS;
+            est_memory mm;
+            if (sm && search_saver_apply((search_saver)s, hi, m, &t)) {
+                est_memory_of(m, &t, &mm);
+                est_memory_device(&sy->ctx, m, &t, &mm);
+                char why[8];
+                if (est_saver_check(&sy->ctx, m, &t, &mm, why, sizeof why) == 0)
+                    saver_miss_keep(sm, mm.total, s, hi);
+            }
             continue;
+        }
+        if (!search_saver_apply((search_saver)s, size, m, &t)) continue;
         est_result rs;
         est_estimate(&sy->ctx, m, &t, &rs);
+        if (sm && (rs.feasible || rs.reason == EST_OUT_OF_MEMORY)
+            && rs.mem.total > mem_limit)
+            saver_miss_keep(sm, rs.mem.total, s, size);
         if (!rs.feasible || rs.mem.total > mem_limit) continue;
         if (found && !(rs.iteration_s < r->iteration_s)) continue;
         *r = rs;
@@ -353,6 +385,7 @@ void search_answer_free(search_answer *a)
     free(a->ranked);
     free(a->front);
     free(a->points);
+    free(a->miss);
     memset(a, 0, sizeof *a);
 }
 
@@ -461,7 +494,8 @@ static void topk_insert(state *s, const search_point *p)
 /* Keeps the smaller miss; ties by (system, GPUs, layout number), so the
  * merge of per-thread records does not depend on their order. */
 static void near_update(search_near *nr, int sys, int64_t gpus, int64_t idx,
-                        double value, double limit, int from_bound)
+                        double value, double limit, int from_bound, int saver,
+                        int64_t saver_n)
 {
     double miss = value - limit, old = nr->value - nr->limit;
     if (nr->have) {
@@ -474,6 +508,7 @@ static void near_update(search_near *nr, int sys, int64_t gpus, int64_t idx,
     nr->have = 1;
     nr->sys = sys, nr->gpus = gpus, nr->idx = idx;
     nr->value = value, nr->limit = limit, nr->from_bound = from_bound;
+    nr->saver = saver, nr->saver_n = saver_n;
 }
 
 double search_memory_limit(const search_request *q,
@@ -717,7 +752,7 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
                 st->pruned[SEARCH_PRUNE_MEMORY]++;
                 ps->pruned[SEARCH_PRUNE_MEMORY]++;
                 near_update(&t->near_memory, sysi, gpus, idx, floor_b,
-                            mem_limit, 1);
+                            mem_limit, 1, SEARCH_SAVER_NONE, 0);
                 continue;
             }
         }
@@ -728,7 +763,8 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
             if (r > 1) {
                 st->pruned[SEARCH_PRUNE_BUDGET]++;
                 ps->pruned[SEARCH_PRUNE_BUDGET]++;
-                near_update(&t->near_budget, sysi, gpus, idx, r, 1, 1);
+                near_update(&t->near_budget, sysi, gpus, idx, r, 1, 1,
+                            SEARCH_SAVER_NONE, 0);
                 continue;
             }
         }
@@ -766,6 +802,7 @@ static void judge(const state *s, const cand *cd, int full,
     double mem_limit = search_memory_limit(q, sy, &l);
     o->saver = SEARCH_SAVER_NONE;
     o->saver_n = 0;
+    saver_miss sm = {0, SEARCH_SAVER_NONE, 0};
     if (q->savers
         && ((r.feasible && r.mem.total > mem_limit)
             || r.reason == EST_OUT_OF_MEMORY)
@@ -773,11 +810,16 @@ static void judge(const state *s, const cand *cd, int full,
         /* the last resort: kept only where a saver makes it fit */
         int sv = SEARCH_SAVER_NONE;
         int64_t n = 0;
-        if (try_savers(q, sy, &l, mem_limit, &r, &sv, &n))
+        if (try_savers(q, sy, &l, mem_limit, &r, &sv, &n, &sm))
             o->saver = sv, o->saver_n = n;
     }
     o->iteration_s = r.iteration_s;
     o->mem_bytes = r.mem.total;
+    /* out of memory with every saver: the nearest it came, and how */
+    if (sm.peak > 0 && o->saver == SEARCH_SAVER_NONE
+        && (r.feasible || r.reason == EST_OUT_OF_MEMORY)
+        && sm.peak < r.mem.total)
+        o->mem_bytes = sm.peak, o->saver = sm.saver, o->saver_n = sm.n;
     o->mem_limit = mem_limit;
     o->excess = 0;
     if (!r.feasible || r.mem.total > mem_limit) {
@@ -814,14 +856,14 @@ static void merge(state *s, const cand *cd, const outcome *o)
         ps->infeasible[o->code]++;
         if (o->code == EST_OUT_OF_MEMORY)
             near_update(&a->near_memory, cd->sys, cd->gpus, cd->idx,
-                        o->mem_bytes, o->mem_limit, 0);
+                        o->mem_bytes, o->mem_limit, 0, o->saver, o->saver_n);
         return;
     }
     if (o->kind == OUT_MISSED) {
         st->missed[o->code]++;
         ps->missed++;
         near_update(&a->near_budget, cd->sys, cd->gpus, cd->idx, o->excess, 1,
-                    0);
+                    0, o->saver, o->saver_n);
         return;
     }
     st->admitted++;
@@ -1005,10 +1047,12 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
             const search_near *nm = &g[i].near_memory, *nb = &g[i].near_budget;
             if (nm->have)
                 near_update(&a->near_memory, nm->sys, nm->gpus, nm->idx,
-                            nm->value, nm->limit, nm->from_bound);
+                            nm->value, nm->limit, nm->from_bound, nm->saver,
+                            nm->saver_n);
             if (nb->have)
                 near_update(&a->near_budget, nb->sys, nb->gpus, nb->idx,
-                            nb->value, nb->limit, nb->from_bound);
+                            nb->value, nb->limit, nb->from_bound, nb->saver,
+                            nb->saver_n);
             n += g[i].n;
         }
         cand *cands = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *cands);
@@ -1053,7 +1097,7 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
      * needs (the time floor assumes the GPU's peak): the misses are then
      * taken from the search without pruning, every valid layout
      * estimated, so they are exact; the counts stay this search's. */
-    if (a->stats.admitted == 0 && !q->no_prune
+    if (a->stats.admitted == 0 && !q->no_prune && !q->rough_misses
         && ((a->near_memory.have && a->near_memory.from_bound)
             || (a->near_budget.have && a->near_budget.from_bound))) {
         search_request q2 = *q;

@@ -106,6 +106,11 @@ typedef struct search_request {
                                   tried again with each memory saver that
                                   applies (search_saver), the fastest that
                                   fits kept; only where base uses none */
+    int rough_misses;          /* with nothing admitted, keep the nearest
+                                  misses as the pruned search found them
+                                  (a lever's check, search_explain_miss,
+                                  asks only whether something fits);
+                                  0: exact, from a search without pruning */
 } search_request;
 
 /* The memory savers a search tries on a layout that does not fit, as a
@@ -174,6 +179,8 @@ typedef struct search_near {
     double value, limit;       /* bytes (memory) or the ratio to the budget
                                   (at most SEARCH_RATIO_MAX) */
     int from_bound;            /* value is a lower bound, not an estimate */
+    int saver;                 /* search_saver the layout relies on */
+    int64_t saver_n;           /* its size (search_saver_apply) */
 } search_near;
 
 /* What the search did with one pipeline size (PP) of its grids: its
@@ -225,6 +232,9 @@ typedef struct search_answer {
     search_near near_memory;   /* smallest memory shortfall */
     search_near near_budget;   /* smallest excess over budget or deadline */
     search_stats stats;
+    struct search_miss_report *miss; /* nothing admitted: the nearest layout
+                                  in figures and the levers that fit, where
+                                  search_explain_miss was asked; else NULL */
 } search_answer;
 
 /* Runs the search q asks for into *a (which the caller frees with
@@ -233,7 +243,7 @@ typedef struct search_answer {
  * any thread count (OpenMP inside). Returns TP_OK (also when nothing is
  * admitted: a->n_ranked = 0) or TP_EUSAGE for a request out of range. */
 int search_run(const search_request *q, search_answer *a, tp_err *e);
-void search_answer_free(search_answer *a); /* accepts NULL */
+void search_answer_free(search_answer *a); /* accepts NULL; frees miss */
 
 /* The layout of p (its system's grid, the request's job, the memory
  * saver it relies on). */
@@ -247,5 +257,90 @@ void search_point_estimate(const search_request *q, const search_point *p,
  * cost, then system, GPUs, layout number. <0, 0, >0. */
 int search_point_cmp(const search_point *a, const search_point *b,
                      search_objective obj);
+
+/* ---- misses in figures, and the levers that fit (miss.c) -------------- */
+
+/* A limit a layout is admitted under. */
+typedef enum search_limit {
+    SEARCH_LIMIT_MEMORY,      /* bytes: the estimated peak the search admits
+                                 (search_memory_limit; per layout) */
+    SEARCH_LIMIT_BUDGET_USD,  /* USD to train the tokens */
+    SEARCH_LIMIT_GPU_HOURS,   /* GPU-hours to train the tokens */
+    SEARCH_LIMIT_DEADLINE,    /* seconds to train the tokens */
+    SEARCH_LIMIT_COUNT
+} search_limit;
+/* "memory", "budget_usd", "budget_gpu_hours", "deadline" */
+extern const char *const search_limit_names[SEARCH_LIMIT_COUNT];
+/* "bytes", "usd", "gpu_hours", "s" */
+extern const char *const search_limit_units[SEARCH_LIMIT_COUNT];
+
+/* A change to the request that may make something fit. */
+typedef enum search_lever_kind {
+    SEARCH_LEVER_PRECISION,   /* fp8, on the systems whose GPU has it */
+    SEARCH_LEVER_GPUS,        /* one GPU count beyond the range searched */
+    SEARCH_LEVER_RECOMPUTE,   /* full recomputation, where --fix left it out */
+    SEARCH_LEVER_SAVERS,      /* the memory savers (offloading, bf16 moments,
+                                 fp8 parameters), where they were off */
+    SEARCH_LEVER_TOKENS,      /* the most tokens that fit */
+    SEARCH_LEVER_PRICE,       /* the highest price per GPU-hour that fits */
+    SEARCH_LEVER_COUNT
+} search_lever_kind;
+/* "precision", "gpus", "recompute", "memory_savers", "tokens", "price" */
+extern const char *const search_lever_names[SEARCH_LEVER_COUNT];
+
+/* One layout against the limits: value[k] in search_limit_units (train
+ * figures 0 without tokens), limit[k] 0 where the request sets none. */
+typedef struct search_figures {
+    space_layout layout;       /* with the saver it relies on */
+    int sys;
+    int64_t gpus;
+    double iteration_s;
+    double value[SEARCH_LIMIT_COUNT];
+    double limit[SEARCH_LIMIT_COUNT];
+} search_figures;
+
+/* A lever and the layout it admits: the #1 (by the request's objective)
+ * of the search with the lever applied, which admitted it. */
+typedef struct search_lever {
+    search_lever_kind kind;
+    double value;              /* precision: hw_dtype; gpus: the count;
+                                  recompute: the #1's space_recompute;
+                                  savers: the #1's search_saver; tokens;
+                                  price: USD per GPU-hour */
+    unsigned systems;          /* bit i: system i of the request takes part
+                                  (precision: those whose GPU has fp8) */
+    search_figures best;
+} search_lever;
+
+#define SEARCH_LEVERS_MAX 8
+
+typedef struct search_miss_report {
+    /* What binds: memory when no valid layout fits it, else the budget
+     * or deadline the nearest layout exceeds by the largest ratio. */
+    search_limit binding;
+    int memory_fits;           /* some layout fits the memory */
+    search_figures nearest;    /* memory: the smallest shortfall; else the
+                                  smallest largest ratio to the limits */
+    search_lever levers[SEARCH_LEVERS_MAX]; /* only levers that fit, in
+                                  search_lever_kind order */
+    int n_levers;
+    int searches;              /* searches run to check the levers */
+    unsigned tried;            /* bit k: a lever of kind k was checked */
+} search_miss_report;
+
+/* Explains a miss: where q admitted nothing (a from search_run of q, its
+ * nearest misses exact: q.rough_misses 0) and a nearest miss exists,
+ * sets a->miss (freed by search_answer_free) to the nearest layout in
+ * figures, the binding limit, and each lever of search_lever_kind that
+ * applies, checked by running the search with it (top 1, pruned): the
+ * levers that admit something, each with its #1. Runs only on a miss;
+ * the same answer at any thread count. Leaves a->miss NULL and returns
+ * TP_OK where something was admitted or nothing valid came near.
+ * Returns TP_EUSAGE for a request search_run refuses. */
+int search_explain_miss(const search_request *q, search_answer *a, tp_err *e);
+
+/* v rounded down to 3 significant figures (the tokens and price a lever
+ * suggests: a figure a user types, still within the limit); 0 for v <= 0. */
+double search_floor3(double v);
 
 #endif

@@ -194,6 +194,11 @@ CASES = [
     ("search", "json", ["search", "-m", "gpt3-175b", "--system", "perlmutter",
                         "--max-gpus", "8", "-s", "2048", "-B", "64"], 1),
     ("search", "json", SRCH + ["--tokens", "1e10", "--budget-usd", "1"], 1),
+    # a miss with two limits and its levers (issue 31 item 2)
+    ("search", "json", SRCH + ["--tokens", "1e10", "--budget-usd", "150",
+                               "--deadline", "2h"], 1),
+    ("search-jsonl", "jsonl", SRCH + ["--tokens", "1e10", "--budget-usd",
+                                      "150", "--deadline", "2h"], 1),
     ("search", "json", SRCH + ["--explain", "--precision", "fp8",
                                "--framework", "torchtitan"], 0),
     ("search", "json", ["search", "--system", "eos", "--near",

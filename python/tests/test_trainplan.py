@@ -140,6 +140,24 @@ class Errors(unittest.TestCase):
         self.assertIsNotNone(cm.exception.result)
         self.assertEqual(cm.exception.result["ranked"], [])
 
+    def test_nothing_feasible_says_how_near_and_what_fits(self):
+        # issue 31: a deadline missed, in days, with the levers that fit
+        # (SI suffixes as the command line takes them)
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.search(model="gpt-neox-20b", system="perlmutter",
+                             max_gpus=128, seq_length=2048,
+                             global_batch_size=1024, tokens="300B",
+                             deadline="10d", no_timing=True)
+        self.assertEqual(cm.exception.status, 1)
+        self.assertIn("past the deadline of 10 days", cm.exception.message)
+        miss = cm.exception.result["nearest_miss"]
+        self.assertEqual(miss["binding"], "deadline")
+        self.assertFalse(miss["nearest"]["limits"]["deadline"]["met"])
+        self.assertTrue(miss["levers"])
+        for lever in miss["levers"]:
+            self.assertTrue(all(s["met"] for s in lever["limits"].values()))
+        self.assertIn("--gpus 256", [l["option"] for l in miss["levers"]])
+
     def test_still_works_after_errors(self):
         self.assertEqual(trainplan.model("gpt-neox-20b")["name"], "gpt-neox-20b")
 

@@ -49,7 +49,11 @@ class TrainplanError(Exception):
     status: the command's exit status (1 nothing feasible, 64 usage, 65 bad
     input data, 66 missing file, 70 internal, 74 I/O); message: what it
     wrote to standard error; result: the dict it printed, if any (a search
-    with nothing feasible still prints its counts).
+    with nothing feasible still prints its counts, and in
+    result["nearest_miss"] the limit that binds, the nearest layout against
+    each limit, and the levers that fit, each with the options that apply
+    it: result["nearest_miss"]["levers"][i]["option"], e.g.
+    "--precision fp8").
     """
 
     def __init__(self, status, message, result=None):
