@@ -593,6 +593,27 @@ static cJSON *near_json(const search_request *q, const search_near *nr,
     return j;
 }
 
+/* The CSV cells of a layout's fields, as both the layout rows and the
+ * miss rows of `search --format csv` write them: c[2..9] TP, PP, VPP, CP,
+ * DP, micro-batch, SP, ZeRO; c[21], c[22] EP and expert TP, empty for a
+ * dense model. */
+static void csv_layout_cells(char c[][48], const space_layout *l, int moe)
+{
+    snprintf(c[2], 48, "%lld", (long long)l->tp);
+    snprintf(c[3], 48, "%lld", (long long)l->pp);
+    snprintf(c[4], 48, "%lld", (long long)l->vpp);
+    snprintf(c[5], 48, "%lld", (long long)l->cp);
+    snprintf(c[6], 48, "%lld", (long long)l->dp);
+    snprintf(c[7], 48, "%lld", (long long)l->mbs);
+    snprintf(c[8], 48, "%d", l->sp);
+    snprintf(c[9], 48, "%d", (int)l->zero);
+    c[21][0] = c[22][0] = '\0';
+    if (moe) {
+        snprintf(c[21], 48, "%lld", (long long)space_layout_ep(l));
+        snprintf(c[22], 48, "%lld", (long long)space_layout_etp(l));
+    }
+}
+
 /* ---- table output ----------------------------------------------------- */
 
 static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
@@ -1454,10 +1475,14 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
     }
     cJSON *ra = cJSON_AddArrayToObject(j, "ranked");
     for (int i = 0; i < a->n_ranked; i++) {
-        row_fill(&w, q, &a->ranked[i]);
-        row_tie(&w, &best, q);
-        cJSON_AddItemToArray(ra, row_json(&w, q, NULL, i + 1, s->torchtitan_version,
-                                                 s->nemo_format));
+        /* the best is estimated once, above */
+        if (i > 0) {
+            row_fill(&w, q, &a->ranked[i]);
+            row_tie(&w, &best, q);
+        }
+        cJSON_AddItemToArray(ra, row_json(i ? &w : &best, q, NULL, i + 1,
+                                          s->torchtitan_version,
+                                          s->nemo_format));
     }
     cJSON *pa = cJSON_AddArrayToObject(j, "pareto");
     for (int i = 0; i < a->n_front; i++) {
@@ -1639,14 +1664,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 char c[24][48];
                 snprintf(c[0], 48, "%d", i + 1);
                 snprintf(c[1], 48, "%lld", (long long)w->p->gpus);
-                snprintf(c[2], 48, "%lld", (long long)l->tp);
-                snprintf(c[3], 48, "%lld", (long long)l->pp);
-                snprintf(c[4], 48, "%lld", (long long)l->vpp);
-                snprintf(c[5], 48, "%lld", (long long)l->cp);
-                snprintf(c[6], 48, "%lld", (long long)l->dp);
-                snprintf(c[7], 48, "%lld", (long long)l->mbs);
-                snprintf(c[8], 48, "%d", l->sp);
-                snprintf(c[9], 48, "%d", (int)l->zero);
+                csv_layout_cells(c, l, m.num_experts > 0);
                 snprintf(c[10], 48, "%.6g", w->r.iteration_s);
                 snprintf(c[11], 48, "%.6g", w->r.tokens_per_s);
                 snprintf(c[12], 48, "%.4f", w->r.mfu);
@@ -1662,11 +1680,6 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 snprintf(c[19], 48, "%.6g", w->exposed_s);
                 snprintf(c[23], 48, "%.6g", w->band.mape_pct);
                 if (w->band.basis == EST_BAND_NONE) c[23][0] = '\0';
-                c[21][0] = c[22][0] = '\0';
-                if (m.num_experts > 0) {
-                    snprintf(c[21], 48, "%lld", (long long)space_layout_ep(l));
-                    snprintf(c[22], 48, "%lld", (long long)space_layout_etp(l));
-                }
                 cli_launch lc;
                 launch_of(&lc, w, &q, o->torchtitan_version, o->nemo_format);
                 cli_text mg = {0}, nm = {0}, tt = {0};
@@ -1698,14 +1711,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             char c[24][48];
             snprintf(c[0], 48, "%d", mr[i].rank);
             snprintf(c[1], 48, "%lld", (long long)fg->gpus);
-            snprintf(c[2], 48, "%lld", (long long)l->tp);
-            snprintf(c[3], 48, "%lld", (long long)l->pp);
-            snprintf(c[4], 48, "%lld", (long long)l->vpp);
-            snprintf(c[5], 48, "%lld", (long long)l->cp);
-            snprintf(c[6], 48, "%lld", (long long)l->dp);
-            snprintf(c[7], 48, "%lld", (long long)l->mbs);
-            snprintf(c[8], 48, "%d", l->sp);
-            snprintf(c[9], 48, "%d", (int)l->zero);
+            csv_layout_cells(c, l, m.num_experts > 0);
             snprintf(c[10], 48, "%.6g", fg->iteration_s);
             snprintf(c[13], 48, "%.0f", fg->value[SEARCH_LIMIT_MEMORY]);
             snprintf(c[15], 48, "%.6g", fg->value[SEARCH_LIMIT_DEADLINE]);
@@ -1714,11 +1720,6 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             if (!(q.tokens > 0)) c[15][0] = c[16][0] = c[17][0] = '\0';
             snprintf(c[18], 48, "%.6g", mr[i].limit);
             snprintf(c[19], 48, "%.6g", mr[i].excess);
-            c[21][0] = c[22][0] = '\0';
-            if (m.num_experts > 0) {
-                snprintf(c[21], 48, "%lld", (long long)space_layout_ep(l));
-                snprintf(c[22], 48, "%lld", (long long)space_layout_etp(l));
-            }
             cli_table_row(&t, mr[i].set, c[0], mr[i].system, mr[i].tag, c[1],
                           c[2], c[3], c[4], c[5], c[6], c[7], c[8],
                           space_recompute_names[l->recompute], c[9], c[21],
