@@ -211,6 +211,33 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     if (has_feature(feat, "hybridep"))
         w.moe_flex_backend = SPACE_MOE_FLEX_HYBRIDEP;
     w.fp8_params = has_feature(feat, "fp8-param-gather");
+    /* Megatron-Core's CUDA graphs where the run lists them: "cuda-graphs"
+     * (Transformer Engine's per-layer graphs of the whole layer, unless
+     * said otherwise), "cuda-graph-impl=NAME" (space_cuda_graph_names),
+     * "cuda-graph-scope=a,b" (the modules; the generators write which,
+     * and say in the run's assumed where the source does not). They
+     * remove the captured modules' host calls (estimator/host.c). */
+    if (fw == SPACE_FW_MEGATRON_CORE && has_feature(feat, "cuda-graphs")) {
+        w.cuda_graph = SPACE_CG_TE;
+        const cJSON *cf;
+        cJSON_ArrayForEach(cf, feat) {
+            if (!cJSON_IsString(cf)) continue;
+            const char *v = cf->valuestring;
+            if (strncmp(v, "cuda-graph-impl=", 16) == 0) {
+                for (int k = 1; k < SPACE_CG_COUNT; k++)
+                    if (strcmp(v + 16, space_cuda_graph_names[k]) == 0)
+                        w.cuda_graph = k;
+            } else if (strncmp(v, "cuda-graph-scope=", 17) == 0
+                       && space_cgm_parse(v + 17, &w.cuda_graph_modules)) {
+                return tp_errf(e, TP_EDATA,
+                               "%s: $.runs[%d].layout.features: '%s': not a "
+                               "list of CUDA graph modules (attn, mlp, moe, "
+                               "moe_router, moe_preprocess)",
+                               path, i, v);
+            }
+        }
+        if (w.cuda_graph == SPACE_CG_FULL_ITERATION) w.cuda_graph_modules = 0;
+    }
     /* the interleaved schedule's micro-batch groups where the run lists
      * them (memory_runs.json: Megatron-LM's CI tunable_overlap cases,
      * --microbatch-group-size-per-virtual-pipeline-stage) */

@@ -850,7 +850,7 @@ static void print_csv(const vrun *v, int n, const char *only, int header)
                "loso_predicted,loso_ape_pct,kernel_eff,loso_kernel_eff,"
                "iteration_s,tp,pp,vpp,cp,dp,mbs,sp,recompute,zero,fwd_s,bwd_s,"
                "recompute_s,tp_s,cp_s,p2p_s,bubble_s,dp_s,optimizer_s,mem_gib,"
-               "gpu,gpu_family,ep_s\n");
+               "gpu,gpu_family,ep_s,host_s,cuda_graph\n");
     for (int i = 0; i < n; i++) {
         const vrun *r = &v[i];
         if (!r->ok || (only && strcmp(only, src_of(r)->id) != 0)) continue;
@@ -859,7 +859,7 @@ static void print_csv(const vrun *v, int n, const char *only, int header)
         const est_breakdown *b = &x->time;
         printf("%s,%s,%s,%d,%s,%g,%.6g,%.2f,%.6g,%.2f,%.3f,%.3f,%.6g,%lld,%lld,"
                "%lld,%lld,%lld,%lld,%d,%s,%d,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,"
-               "%.5g,%.5g,%.5g,%.2f,%s,%s,%.5g\n",
+               "%.5g,%.5g,%.5g,%.2f,%s,%s,%.5g,%.5g,%s\n",
                r->id, src_of(r)->id, space_stack_names[r->stack],
                r->waived != 0, r->kind, r->pub, r->ours_in, ape(r, r->ours_in),
                r->ours_loso, ape(r, r->ours_loso), r->eta_in, r->eta_loso,
@@ -869,7 +869,8 @@ static void print_csv(const vrun *v, int n, const char *only, int header)
                (int)u->zero, b->fwd_s, b->bwd_s, b->recompute_s, b->tp_s,
                b->cp_s, b->pp_p2p_s, b->bubble_s, b->dp_s, b->optimizer_s,
                x->mem.total / 1073741824.0, r->sys->gpu->name,
-               family_name(r), b->ep_s);
+               family_name(r), b->ep_s, b->host_s,
+               space_cuda_graph_name(u));
     }
 }
 

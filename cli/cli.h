@@ -425,7 +425,7 @@ typedef struct cli_term {
  * one order for every output: names like "compute_fwd", or with their
  * unit, "compute_fwd_s", when with_unit. t holds CLI_TIME_TERMS; returns
  * the count. (out.c) */
-#define CLI_TIME_TERMS 11
+#define CLI_TIME_TERMS 12
 struct est_breakdown;
 int cli_time_terms(const struct est_breakdown *b, int with_unit, cli_term *t);
 

@@ -525,8 +525,8 @@ static void build_args(const cli_launch *c, mg_args *j)
         }
         if (l->cuda_graph == SPACE_CG_FULL_ITERATION)
             arg(j, G_PRECISION, "--no-check-for-nan-in-loss-and-grad", NULL);
-        note(j, "CUDA graphs: their memory pool estimated, not the launch "
-                "time they save");
+        note(j, "CUDA graphs: their memory pool and the host calls they "
+                "save estimated (estimator/host.c)");
     }
     if (l->eager)
         note(j, "estimated for PyTorch eager kernels, not Megatron-Core's "

@@ -637,8 +637,8 @@ static void bridge_write(const cli_launch *c, cli_text *b)
         cli_text_put(b, "model.cross_entropy_fusion_impl=%s\n",
             l->ce_te ? "te" : "native");
     /* CUDA graphs (TransformerConfig.cuda_graph_impl, cuda_graph_scope,
-     * Megatron-Core cd4afffa): their memory pool is estimated, not the
-     * launch time they save */
+     * Megatron-Core cd4afffa): their memory pool and the host calls they
+     * save are estimated (estimator/host.c) */
     if (l->cuda_graph) {
         cli_text_put(b, "model.cuda_graph_impl=%s\n", space_cuda_graph_name(l));
         if (l->cuda_graph_modules

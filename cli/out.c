@@ -642,11 +642,13 @@ int cli_time_terms(const est_breakdown *b, int with_unit, cli_term *t)
         {"ep_comm", "ep_comm_s"},
         {"optimizer", "optimizer_s"},
         {"activation_offload", "activation_offload_s"},
+        {"host_exposed", "host_exposed_s"},
     };
     const double v[CLI_TIME_TERMS] = {b->fwd_s, b->bwd_s, b->recompute_s,
                                       b->tp_s, b->cp_s, b->pp_p2p_s,
                                       b->bubble_s, b->dp_s, b->ep_s,
-                                      b->optimizer_s, b->offload_s};
+                                      b->optimizer_s, b->offload_s,
+                                      b->host_s};
     for (int i = 0; i < CLI_TIME_TERMS; i++)
         t[i] = (cli_term){names[i][with_unit ? 1 : 0], v[i]};
     return CLI_TIME_TERMS;

@@ -608,8 +608,8 @@ static const cli_option options[] = {
      "Megatron-Core's CUDA graphs (--cuda-graph-impl): per layer (local, "
      "transformer_engine) or of the whole forward and backward "
      "(full_iteration); their private memory pool is counted, held "
-     "through the optimizer step; the launch overhead they remove is not "
-     "modelled in the step time yet; default none"},
+     "through the optimizer step; the captured modules' host calls are "
+     "replaced by one graph launch each (host_exposed_s); default none"},
     {"cuda-graph-scope", OPT_CUDA_GRAPH_SCOPE, "LIST", CMD_EST_SEARCH,
      "with --cuda-graph-impl local or transformer_engine: what a layer's "
      "graph captures (Megatron-Core --cuda-graph-modules, formerly "

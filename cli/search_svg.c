@@ -622,7 +622,8 @@ typedef struct bar_term {
 
 static const char *const term_colours[] = {
     "#1f77b4", "#aec7e8", "#9467bd", "#ff7f0e", "#e377c2",
-    "#8c564b", "#c7c7c7", "#2ca02c", "#bcbd22", "#d62728", "#17becf"};
+    "#8c564b", "#c7c7c7", "#2ca02c", "#bcbd22", "#d62728", "#17becf",
+    "#7f7f7f"};
 _Static_assert(sizeof term_colours / sizeof term_colours[0] == CLI_TIME_TERMS,
                "a colour per time term");
 

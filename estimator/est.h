@@ -738,6 +738,10 @@ typedef struct est_breakdown {
     double offload_s; /* activations offloaded to the host and back,
                     where the transfers outlast the compute they run
                     under (offload.c); 0 without activation offloading */
+    double host_s;  /* the GPU waiting for the host: where the layers'
+                    framework calls take longer to issue than their
+                    kernels to run, and the MoE dispatchers' syncs
+                    (host.c); 0 where the GPU is the slower */
 } est_breakdown;
 
 /* One estimate: a plain value. */
@@ -823,6 +827,38 @@ double est_gpu_kernel_eff_factor(const hw_gpu *g);
  * by for layout l on c's GPU: c->kernel_eff when set (> 0), else that of
  * l's software stack (space_layout_stack) times the GPU's factor. */
 double est_kernel_eff(const est_ctx *c, const space_layout *l);
+
+/* ---- the host's side (host.c) ------------------------------------------- */
+
+/* What the host issues for one layer in one pass (forward; the backward
+ * and a recomputation issue as many), in calls of the unit hwdb's
+ * host_launch_us times (an eager PyTorch module call issuing one kernel). */
+typedef struct est_host_layer {
+    double all_units;   /* every call of the layer, graphed or not */
+    double eager_units; /* those not captured by a CUDA graph */
+    double fwd_units, bwd_units; /* issued per pass: eager_units plus a
+                                    launch per graph */
+    double pre_units;   /* of fwd_units, those before the sync (the
+                           attention, the router, the preprocess) */
+    int graphs;         /* per-layer CUDA graphs launched per pass */
+    int syncs;          /* host waits for the GPU in the forward */
+    const char *source; /* where the counts come from */
+} est_host_layer;
+
+/* The calls a layer of model m (an MoE layer with moe) issues under l:
+ * its software stack's counts (space_layout_stack), less what l's CUDA
+ * graphs capture (Megatron-Core only). Never fails. */
+void est_host_units(const space_model *m, const space_layout *l, int moe,
+                    est_host_layer *out);
+
+/* Seconds the host of c's GPU takes per call (hwdb host_launch_us); 0
+ * where hwdb has no figure (the host is then not modelled). */
+double est_host_call_s(const est_ctx *c);
+
+/* The GPU's wait on the host in one pass: host_s of calls against gpu_s of
+ * kernels, plus each sync's idle (two calls' time of call_s each). */
+double est_host_exposed(double host_s, double gpu_s, int syncs,
+                        double call_s);
 
 /* ---- error band (band.c, band_runs.c) ------------------------------------ */
 

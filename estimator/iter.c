@@ -166,12 +166,15 @@ typedef struct stage_time {
     /* the weight-gradient GEMMs' part of bwd (add_gemm, grouped_gemm):
      * what the zero-bubble schedules move into the bubble */
     double w;
+    /* the GPU waiting for the host (host.c): of a layer's forward and
+     * backward; of its forward again where fully recomputed */
+    double host, rec_host;
 } stage_time;
 
 static double stage_total(const stage_time *s)
 {
     return s->fwd + s->bwd + s->recompute + s->tp + s->cp + s->p2p + s->ep
-           + s->offload;
+           + s->offload + s->host;
 }
 
 typedef struct iter_ctx {
@@ -211,6 +214,8 @@ typedef struct iter_ctx {
      * (est_estimate points it at the stage_time being built); NULL: not
      * kept */
     double *w_acc;
+    double host_call_s;   /* the host's time per framework call (host.c);
+                             0: the host not modelled */
 } iter_ctx;
 
 /* Appends a row to the estimate's trace, when it keeps one. */
@@ -1235,6 +1240,7 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
         fwd_gemm += fwd - f0;
     }
     double epf = 0, epb = 0, ep_pair = 0;
+    double pre_f = fwd; /* an MoE layer's forward before its dispatch */
     if (moe) {
         double disp, comb;
         moe_routed(x, &fwd, &bwd, &epf, &epb, &disp, &comb, &act_f);
@@ -1403,11 +1409,42 @@ static void layer_time(const iter_ctx *x, stage_time *st, int moe)
     st->cp += cpf + cpb;
     st->ep += epf + epb;
     st->ep_pair += ep_pair;
+    /* The host's side (host.c): the layer's calls against its kernels in
+     * each pass. An MoE layer's forward waits for the GPU at its
+     * dispatcher's sync, so its two halves are each their own race: the
+     * attention, router and preprocess (the TP collectives are theirs);
+     * then the dispatch, experts and combine, issued to an idle GPU. */
+    double host_f = 0;
+    if (x->host_call_s > 0) {
+        est_host_layer hl;
+        est_host_units(m, l, moe, &hl);
+        double u = x->host_call_s;
+        double gf = fwd + afwd + tpf + cpf + epf;
+        double gb = bwd + abwd + tpb + cpb + epb;
+        if (hl.syncs) {
+            double gpre = pre_f + afwd + tpf + cpf;
+            host_f = est_host_exposed(hl.pre_units * u, gpre, hl.syncs, u)
+                     + est_host_exposed((hl.fwd_units - hl.pre_units) * u,
+                                        gf - gpre, 0, u);
+        } else {
+            host_f = est_host_exposed(hl.fwd_units * u, gf, 0, u);
+        }
+        double host_b = est_host_exposed(hl.bwd_units * u, gb, 0, u);
+        st->host += host_f + host_b;
+        if (x->c->trace) {
+            char shape[48];
+            snprintf(shape, sizeof shape, "%.0f calls, %d sync%s, %d graph%s",
+                     hl.fwd_units, hl.syncs, hl.syncs == 1 ? "" : "s",
+                     hl.graphs, hl.graphs == 1 ? "" : "s");
+            trace_add(x, "host_exposed", shape, host_f, host_b);
+        }
+    }
     if (l->recompute == SPACE_RECOMPUTE_FULL) {
         st->recompute += fwd + afwd;
         st->rec_tp += tpf;
         st->rec_cp += cpf;
         st->rec_ep += epf;
+        st->rec_host += host_f;
     } else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
         /* Each module's forward again (space_recompute_modules; Megatron-
          * Core transformer_layer.py and experts.py: checkpointed modules
@@ -1812,7 +1849,8 @@ void est_estimate(const est_ctx *c, const space_model *m,
     iter_ctx x = {.c = c, .m = m, .l = l, .gemm_dt = (hw_dtype)l->dtype,
                   .act_dt = l->dtype == HW_FP16 ? HW_FP16 : HW_BF16,
                   .eff = est_kernel_eff(c, l), .any_layout_fp8 = blackwell,
-                  .hopper = strcmp(g->arch, "hopper") == 0};
+                  .hopper = strcmp(g->arch, "hopper") == 0,
+                  .host_call_s = est_host_call_s(c)};
     /* cuDNN's fused attention where asked for, or where Transformer
      * Engine picks it (Hopper, Blackwell); FlashAttention-2 otherwise. */
     x.cudnn_attn = l->flash == SPACE_ATTN_CUDNN
@@ -1983,6 +2021,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
         to->bwd += k * (mt.bwd + pb);
         to->tp += k * mt.tp;
         to->ep += k * mt.ep;
+        to->host += k * mt.host;
         to->w += k * wacc;
     }
     x.where = "iteration";
@@ -2069,6 +2108,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
             s->tp = one.tp * nl + one.rec_tp * nrec;
             s->cp = one.cp * nl + one.rec_cp * nrec;
             s->ep = 0;
+            s->host = one.host * nl + one.rec_host * nrec;
         } else {
             /* Dense-FFN and MoE layers of the rank, the recomputed ones in
              * the same proportion. */
@@ -2083,6 +2123,8 @@ void est_estimate(const est_ctx *c, const space_model *m,
             s->cp = one.cp * nd + one.rec_cp * rd + mo.cp * nm
                     + mo.rec_cp * rm;
             s->ep = mo.ep * nm + mo.rec_ep * rm;
+            s->host = one.host * nd + one.rec_host * rd + mo.host * nm
+                      + mo.rec_host * rm;
             if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A) {
                 double share = moe_pair_share(l, rank, micro);
                 s->ep = (mo.ep * (1 - share) + mo.ep_pair * share) * nm
@@ -2169,6 +2211,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
     b->ep_s = mb * cs->ep;
     b->pp_p2p_s = mb * cs->p2p;
     b->offload_s = mb * cs->offload;
+    b->host_s = mb * cs->host;
     b->bubble_s = est_pp_bubble(l, tmean, wsum / (double)pp,
                                 bsum / (double)pp, fbsum / (double)pp);
     if (v > 1) {
@@ -2304,6 +2347,7 @@ void est_estimate(const est_ctx *c, const space_model *m,
     if (l->act_offload_layers > 0 || l->offload_modules)
         r->iteration_s += b->offload_s;
     if (moe) r->iteration_s += b->ep_s;
+    r->iteration_s += b->host_s;
     r->critical_stage = crit;
 
     /* Model FLOPs: the space.h convention with attention over the whole

@@ -100,6 +100,12 @@ typedef struct hw_gpu {
      * or NVLink-C2C on Grace superchips); 0 = not in the file (offloading
      * to the host is then refused). */
     double host_link_bw_bytes_per_s;
+    /* The host's time to issue one eager PyTorch module call that
+     * launches one kernel (torch.nn.Linear forward: Python, dispatcher,
+     * autograd, cudaLaunchKernel) on the CPU this GPU's nodes usually
+     * have; what the estimator counts a layer's host side in
+     * (estimator/host.c). 0 = not in the file (the host not modelled). */
+    double host_launch_s;
 } hw_gpu;
 
 typedef enum hw_topology {

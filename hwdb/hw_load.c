@@ -134,6 +134,7 @@ static const field_spec gpu_fields[] = {
     {"power_w", "W", "W", 1, 10, 10000, 1, 0, offsetof(hw_gpu, power_w)},
     {"kernel_efficiency_factor", "", "", 1, 0.1, 2, 0, 0, offsetof(hw_gpu, kernel_eff_factor)},
     {"host_link_gb_per_s", "GB/s", "bytes/s", GBPS, 1, 1e4, 0, 0, offsetof(hw_gpu, host_link_bw_bytes_per_s)},
+    {"host_launch_us", "us", "s", US, 0.5, 1000, 0, 0, offsetof(hw_gpu, host_launch_s)},
 };
 #define N_GPU_FIELDS ((int)(sizeof gpu_fields / sizeof gpu_fields[0]))
 _Static_assert(sizeof gpu_fields / sizeof gpu_fields[0] <= HW_MAX_FIELDS,
@@ -164,7 +165,7 @@ static const char *const gpu_top_keys[] = {
     "notes", "peak_tflops", "memory_gib", "memory_bw_gb_per_s", "sm_count",
     "boost_clock_mhz", "l2_mib", "scaleup_bw_gb_per_s", "power_w", "measured",
     "operator_models_like", "kernel_efficiency_factor", "host_link_gb_per_s",
-    NULL};
+    "host_launch_us", NULL};
 static const char *const like_keys[] = {"gpu", "source", "note", NULL};
 static const char *const system_top_keys[] = {
     "schema", "name", "aliases", "display_name", "gpu", "sources", "notes",

@@ -725,6 +725,21 @@ has "$ERR" "--recompute-modules moe applies to --recompute-granularity selective
 run 0 "$TP" search -m gpt-neox-20b --system perlmutter --max-gpus 32 -s 2048 -B 256 -r selective --top 1 --format json
 printf '%s' "$OUT" | python3 -c 'import json,sys; r=json.load(sys.stdin)["ranked"]; sys.exit(not r or any(x["recompute_granularity"] != "selective" for x in r))' && ok || bad "search -r selective"
 
+# --- the host's side (estimator/host.c) and CUDA graphs ---------------------
+# A small-active MoE on Grace hosts waits for its host (host_exposed_s);
+# Transformer Engine's graphs of the attention, router and preprocess make
+# it faster; --ops names the term.
+HOST=(estimate -m qwen3-30b-a3b --system gb200-nvl72 -g 64 -t 1 -p 1 --ep 8 -b 1 -B 512 -s 2048 --format json)
+run 0 "$TP" "${HOST[@]}"
+T0=$(json_num iteration_time_s)
+H0=$(json_num host_exposed_s)
+run 0 "$TP" "${HOST[@]}" --cuda-graph-impl transformer_engine --cuda-graph-scope attn,moe_router,moe_preprocess
+T1=$(json_num iteration_time_s)
+H1=$(json_num host_exposed_s)
+awk -v a="$T0" -v b="$T1" -v h="$H0" -v g="$H1" 'BEGIN{exit !(h > 0 && g < h && b < a)}' && ok || bad "CUDA graphs shorten a host-bound MoE step ($T0 -> $T1 s, host $H0 -> $H1 s)"
+run 0 "$TP" estimate -m qwen3-30b-a3b --system gb200-nvl72 -g 64 -t 1 -p 1 --ep 8 -b 1 -B 512 -s 2048 --ops
+has "$OUT" "host_exposed" "--ops names the host-bound term"
+
 # --- memory savers (issue 28) ----------------------------------------------
 L70=(-m llama3.1-70b --system eos -s 8192 -B 64)
 # a search that admits nothing without them, and finds a layout with one

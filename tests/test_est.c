@@ -1670,6 +1670,99 @@ static void test_saver_step_time(void)
     moe_env_close(&v);
 }
 
+/* The host's side (host.c): the calls a layer issues per pass, counted
+ * per stack (Megatron-Core + TE: a TE module 2.7 calls, TE issue #2053's
+ * TE/torch Linear CPU time), less what CUDA graphs capture; the GPU waits
+ * max(0, host - gpu) plus two calls per sync. */
+static void test_host_model(void)
+{
+    space_model d = small_dense(), m = small_moe(64, 8);
+    space_layout l = moe_layout(1, 1, 8, 8);
+    l.moe_permute_fusion = 0;
+    est_host_layer h;
+    /* a dense layer: 3 TE modules + RoPE x2 + bias-dropout-add, then 2 TE
+     * modules + SwiGLU + bias-dropout-add */
+    est_host_units(&d, &l, 0, &h);
+    TP_CHECK_REL(h.fwd_units, 3 * 2.7 + 3 + 2 * 2.7 + 2, 1e-12);
+    TP_CHECK(h.bwd_units == h.fwd_units && h.syncs == 0 && h.graphs == 0);
+    /* whole-layer graphs: one launch a pass */
+    l.cuda_graph = SPACE_CG_TE;
+    est_host_units(&d, &l, 0, &h);
+    TP_CHECK_REL(h.fwd_units, 1, 1e-12);
+    TP_CHECK_INT(h.graphs, 1);
+    l.cuda_graph = SPACE_CG_FULL_ITERATION;
+    est_host_units(&d, &l, 0, &h);
+    TP_CHECK(h.fwd_units == 0 && h.graphs == 0);
+    /* an MoE layer, 8 local experts, unfused permute: the dispatcher
+     * syncs once a forward */
+    l.cuda_graph = SPACE_CG_NONE;
+    est_host_units(&m, &l, 1, &h);
+    double attn = 3 * 2.7 + 3, router = 2.7 + 14, pre = 10,
+           post = 16 + 2 * 2.7 + 2 + 8 * 1;
+    TP_CHECK_REL(h.fwd_units, attn + router + pre + post, 1e-12);
+    TP_CHECK_REL(h.pre_units, attn + router + pre, 1e-12);
+    TP_CHECK_INT(h.syncs, 1);
+    l.moe_permute_fusion = 1;
+    est_host_units(&m, &l, 1, &h);
+    TP_CHECK_REL(h.fwd_units, attn + router + pre + post - 10, 1e-12);
+    /* attn, moe_router, moe_preprocess graphed: three launches; the
+     * dispatch, the experts and the sync stay */
+    l.moe_permute_fusion = 0;
+    l.cuda_graph = SPACE_CG_TE;
+    l.cuda_graph_modules =
+        SPACE_CGM_ATTN | SPACE_CGM_MOE_ROUTER | SPACE_CGM_MOE_PREPROCESS;
+    est_host_units(&m, &l, 1, &h);
+    TP_CHECK_REL(h.fwd_units, post + 3, 1e-12);
+    TP_CHECK_REL(h.pre_units, 3, 1e-12);
+    TP_CHECK_INT(h.syncs, 1);
+    /* the MoE MLP graphed (drop-and-pad): no sync */
+    l.cuda_graph_modules = SPACE_CGM_ATTN | SPACE_CGM_MOE;
+    est_host_units(&m, &l, 1, &h);
+    TP_CHECK_REL(h.fwd_units, 2, 1e-12);
+    TP_CHECK_INT(h.syncs, 0);
+    /* PyTorch eager and Megatron-LM 2021 have no graphs to use */
+    space_framework_software(SPACE_FW_TORCHTITAN, &l);
+    l.eager = 1;
+    est_host_units(&d, &l, 0, &h);
+    TP_CHECK_REL(h.fwd_units, 19 + 7, 1e-12);
+    /* the race: the host's excess, plus two calls a sync */
+    TP_CHECK_REL(est_host_exposed(3e-3, 1e-3, 0, 1e-5), 2e-3, 1e-12);
+    TP_CHECK_REL(est_host_exposed(1e-3, 3e-3, 1, 1e-5), 2e-5, 1e-12);
+}
+
+/* A small-active MoE on Grace hosts waits for its host, and CUDA graphs
+ * of its attention, router and preprocess take most of that away; the
+ * term is in the breakdown, which still sums to the iteration. */
+static void test_host_time(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "gb200-nvl72")) return;
+    TP_CHECK_REL(est_host_call_s(&v.c), 37.08e-6, 1e-12);
+    space_model m = small_moe(64, 8);
+    m.expert_ffn_hidden = 512;
+    space_layout l = moe_layout(1, 1, 8, 8);
+    l.seq = 2048;
+    est_result a, b;
+    est_estimate(&v.c, &m, &l, &a);
+    TP_CHECK_INT(a.reason, EST_FEASIBLE);
+    TP_CHECK(a.time.host_s > 0);
+    const est_breakdown *t = &a.time;
+    double sum = t->fwd_s + t->bwd_s + t->recompute_s + t->tp_s + t->cp_s
+                 + t->pp_p2p_s + t->bubble_s + t->dp_s + t->optimizer_s
+                 + t->ep_s + t->offload_s + t->host_s;
+    TP_CHECK_REL(sum, a.iteration_s, 1e-9);
+    l.cuda_graph = SPACE_CG_TE;
+    l.cuda_graph_modules =
+        SPACE_CGM_ATTN | SPACE_CGM_MOE_ROUTER | SPACE_CGM_MOE_PREPROCESS;
+    est_estimate(&v.c, &m, &l, &b);
+    TP_CHECK_INT(b.reason, EST_FEASIBLE);
+    TP_CHECK(b.time.host_s < a.time.host_s);
+    TP_CHECK(b.iteration_s < a.iteration_s);
+    /* everything but the host's side is the same */
+    TP_CHECK_REL(b.time.fwd_s, a.time.fwd_s, 1e-12);
+    moe_env_close(&v);
+}
+
 /* Activation offloading costs only what its copies outlast, and shows
  * as its own term. */
 static void test_activation_offload_time(void)
@@ -1995,6 +2088,8 @@ int main(int argc, char **argv)
     TP_RUN(test_layer_offload_stall);
     TP_RUN(test_saver_step_time);
     TP_RUN(test_activation_offload_time);
+    TP_RUN(test_host_model);
+    TP_RUN(test_host_time);
     TP_RUN(test_saver_refusals);
     TP_RUN(test_microbatch_group_time);
     TP_RUN(test_pp_schedule_bubbles);

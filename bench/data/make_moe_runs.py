@@ -29,6 +29,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -266,6 +267,26 @@ SYSTEMS = {
 }
 
 
+def cuda_graph_features(notes, assumed):
+    """The CUDA graphs a run's notes name, as validate_runs reads them: Transformer Engine's
+    per-layer graphs (--cuda-graph-impl transformer_engine) of the modules its command lists
+    (--cuda-graph-scope), or of the router and the MoE preprocessing where the notes say so in
+    words; where they only say "CUDA graphs", the modules the Model Zoo's commands and
+    Megatron-Core's MoE README name (attn moe_router moe_preprocess), assumed."""
+    feats = ["cuda-graph-impl=transformer_engine"]
+    m = re.search(r"--cuda-graph-(?:scope|modules) ((?:[a-z_]+ ?)+)", notes)
+    if m:
+        feats.append("cuda-graph-scope=" + ",".join(m.group(1).split()))
+    elif "CUDA graphs of the router and the MoE preprocessing" in notes:
+        feats.append("cuda-graph-scope=moe_router,moe_preprocess")
+    else:
+        feats.append("cuda-graph-scope=attn,moe_router,moe_preprocess")
+        assumed.append("CUDA graphs: Transformer Engine's, of attn moe_router moe_preprocess "
+                       "(the notes say 'CUDA graphs' only; the Model Zoo's commands and "
+                       "Megatron-Core's MoE README name these modules)")
+    return feats
+
+
 def hwdb_system_of_gpu(gpu):
     """The first built-in hwdb system (by file name) whose GPU is gpu, or None."""
     d = os.path.join(HERE, "..", "..", "hwdb", "data", "systems")
@@ -378,6 +399,7 @@ def folding(r):
                    "tokens by All-to-All-V over the EP group (Section 3, the dispatcher)")
     assumed.append("micro_batch_size, vpp, recomputation and the pipeline schedule are not "
                    "published: searched")
+    assumed.append("CUDA graphs: none (the paper does not say; Megatron-Core's default)")
     out["layout"] = L
     out["model_overrides"] = {"capacity_factor": 1.0}
     derived.append("capacity factor 1.0, tokens dropped: Section 4.2 ('token drop training "
@@ -448,6 +470,7 @@ def megatron_readme(r):
     assumed.append("recomputation, ZeRO stage and overlap are not printed: searched")
     assumed.append("dropless with Megatron's default load-balancing loss: the token imbalance "
                    "is the estimator's default")
+    assumed.append("CUDA graphs: none (the README does not say; Megatron-Core's default)")
     f = dict(mdl["flops"], V=pad_to(mdl["vocab"], mdl["pad"], tp))
     F = flops("megatron_moe_2024", r["global_batch_size"], r["seq_length"], f)
     v = r["tflops_per_gpu"]
@@ -525,6 +548,10 @@ def modelzoo(r):
         feats.append("ep-a2a-overlap")
     if "cuda-graph" in notes or "CUDA graphs" in notes:
         feats.append("cuda-graphs")
+        feats += cuda_graph_features(notes, assumed)
+    else:
+        assumed.append("CUDA graphs: none (the row and its notes do not name them; "
+                       "Megatron-Core's default)")
     if "offloading" in notes:
         skip = skip or "fine-grained activation offloading (required by this run) is not modelled"
     prec = {"fp8 (blockwise)": "fp8"}.get(r["precision"], r["precision"])
@@ -909,7 +936,11 @@ def dsv3_gb200(r):
     k = int(r["id"][-2:])
     feats = ["overlap-grad-reduce", "overlap-param-gather", "fp8-param-gather"]
     if k >= 5:
-        feats.append("cuda-graphs")
+        # the guide's final state: --cuda-graph-scope attn moe_router moe_preprocess
+        feats += ["cuda-graphs", "cuda-graph-impl=transformer_engine",
+                  "cuda-graph-scope=attn,moe_router,moe_preprocess"]
+    else:
+        assumed.append("CUDA graphs: none (the history's rows before 'CUDA Graphs')")
     if r["moe_dispatcher"] == "HybridEP":
         feats.append("hybridep")
         derived.append("the flex dispatcher's HybridEP backend (feature hybridep): the "

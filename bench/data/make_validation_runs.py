@@ -477,6 +477,12 @@ def foundry(r):
     return out, assumed, derived
 
 
+def megatron_readme_cuda_graphs(out, assumed):
+    """The Megatron-LM README's 2024 runs do not say whether CUDA graphs ran: none assumed
+    (Megatron-Core's default, --cuda-graph-impl none)."""
+    assumed.append("CUDA graphs: none (the README does not say; Megatron-Core's default)")
+
+
 TITAN_PRESETS = {8: "llama3.1-8b", 70: "llama3.1-70b", 405: "llama3.1-405b"}
 TITAN_PARAMS = {8: 8030261248, 70: 70553706496, 405: 405853388800}
 
@@ -765,8 +771,15 @@ def mlperf_run(e):
             feats.append("overlap-param-gather")
         if pp and pp > 1 and L.get("overlap_p2p_comm"):
             feats.append("pp-comm-overlap")
-        if any((L.get("cuda_graphs") or {}).values()):
+        cg = L.get("cuda_graphs") or {}
+        if any(cg.values()):
             feats.append("cuda-graphs")
+            # which graphs (the submission's FULL_CUDA_GRAPH, MCORE_CUDA_GRAPH: Megatron-Core's
+            # CudaGraphManager, LAYER_CUDA_GRAPH: Transformer Engine's per-layer graphed
+            # callables), each layer whole (CUDA_GRAPH_SCOPE unset in these configs)
+            feats.append("cuda-graph-impl=" + ("full_iteration" if cg.get("full_iteration")
+                                               else "local" if cg.get("mcore")
+                                               else "transformer_engine"))
         if L["precision"] == "fp8" and fp8.get("fp8_params"):
             feats.append("fp8-param-gather")
         if L["precision"] == "fp8" and fp8.get("fp8_attention"):
@@ -1398,6 +1411,7 @@ def main():
             out, assumed, derived = narayanan(r)
         elif sid == "megatron_lm_readme_h100_2024":
             out, assumed, derived = megatron_readme(r)
+            megatron_readme_cuda_graphs(out, assumed)
         elif sid in ("bigscience_bloom_tr11", "bigscience_tr11_prequel"):
             out, assumed, derived = bigscience(r, sid == "bigscience_tr11_prequel")
         elif sid == "llm_foundry_mpt_benchmarks":
