@@ -76,6 +76,7 @@ static cJSON *gpu_json(const hw_gpu *g)
         cJSON_AddStringToObject(l, "note", g->models_like_note);
     }
     cJSON_AddStringToObject(j, "file", g->file);
+    if (g->base_file) cJSON_AddStringToObject(j, "merged_over", g->base_file);
     return j;
 }
 
@@ -109,6 +110,7 @@ static cJSON *system_json(const hw_system *y)
     cJSON_AddItemToObject(j, "fields", fields_json(y->fields, y->n_fields));
     cJSON_AddItemToObject(j, "measured", measured_json(y->measured, y->n_measured));
     cJSON_AddStringToObject(j, "file", y->file);
+    if (y->base_file) cJSON_AddStringToObject(j, "merged_over", y->base_file);
     return j;
 }
 
@@ -121,6 +123,31 @@ static void add_lines(cJSON *arr, char *text)
         cJSON_AddItemToArray(arr, cJSON_CreateString(line));
         line = nl ? nl + 1 : line + strlen(line);
     }
+}
+
+/* buf = the aliases a user types (no spaces), comma-separated, or "-";
+ * names with spaces (as GPUs report themselves) are in hw show and JSON. */
+static void typed_aliases(char *buf, size_t cap, const char (*a)[HW_NAME_MAX],
+                          int n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        if (strchr(a[i], ' ')) continue;
+        int w = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", a[i]);
+        if (w < 0 || (size_t)w >= cap - len) break;
+        len += (size_t)w;
+    }
+    if (!len) tp_strlcpy(buf, "-", cap);
+}
+
+/* "aliases: a, b, c" (every alias) as a line of hw show. */
+static void print_aliases(FILE *f, const char (*a)[HW_NAME_MAX], int n)
+{
+    if (!n) return;
+    fputs("aliases:", f);
+    for (int i = 0; i < n; i++) fprintf(f, "%s %s", i ? "," : "", a[i]);
+    fputc('\n', f);
 }
 
 int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e)
@@ -141,12 +168,15 @@ int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e)
     }
     static const char *gh[] = {"gpu",    "bf16 dense",      "fp8 dense",
                                "fp4 dense", "memory",       "HBM bw",
-                               "scale-up bw/dir", "power", "name"};
+                               "scale-up bw/dir", "power", "aliases",
+                               "name"};
     cli_table t;
-    cli_table_init(&t, 9, gh, "lrrrrrrrl");
+    cli_table_init(&t, 10, gh, "lrrrrrrrll");
     for (int i = 0; i < ng; i++) {
         const hw_gpu *g = hw_gpu_at(db, i);
         char bf[32], f8[32], f4[32], mem[32], bw[32], su[32], pw[32];
+        char al[HW_MAX_ALIASES * HW_NAME_MAX];
+        typed_aliases(al, sizeof al, g->aliases, g->n_aliases);
         cli_fmt_si(bf, sizeof bf, g->peak_flops[HW_BF16], "FLOP/s");
         if (g->peak_flops[HW_FP8] > 0)
             cli_fmt_si(f8, sizeof f8, g->peak_flops[HW_FP8], "FLOP/s");
@@ -160,18 +190,21 @@ int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e)
         cli_fmt_si(bw, sizeof bw, g->mem_bw_bytes_per_s, "B/s");
         cli_fmt_si(su, sizeof su, g->scaleup_bw_bytes_per_s, "B/s");
         snprintf(pw, sizeof pw, "%.0f W", g->power_w);
-        cli_table_row(&t, g->name, bf, f8, f4, mem, bw, su, pw,
+        cli_table_row(&t, g->name, bf, f8, f4, mem, bw, su, pw, al,
                       g->display_name);
     }
     cli_table_print(&t, out->f, o->format);
     cli_table_free(&t);
     fputc('\n', out->f);
     static const char *sh[] = {"system", "gpu",  "gpus/node", "max nodes",
-                               "intra-node", "inter-node", "$/GPU-h", "name"};
-    cli_table_init(&t, 8, sh, "llrrllrl");
+                               "intra-node", "inter-node", "$/GPU-h",
+                               "aliases", "name"};
+    cli_table_init(&t, 9, sh, "llrrllrll");
     for (int i = 0; i < ns; i++) {
         const hw_system *y = hw_system_at(db, i);
         char gpn[32], mx[32], intra[64], inter[80], price[32], bw[32];
+        char al[HW_MAX_ALIASES * HW_NAME_MAX];
+        typed_aliases(al, sizeof al, y->aliases, y->n_aliases);
         if (y->scaleup_domain_gpus != y->gpus_per_node)
             snprintf(gpn, sizeof gpn, "%d (domain %d)", y->gpus_per_node,
                      y->scaleup_domain_gpus);
@@ -191,7 +224,7 @@ int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e)
                  y->nic_bw_bytes_per_s * 8 / 1e9, y->inter_network);
         snprintf(price, sizeof price, "%.2f", y->price_usd_per_gpu_hour);
         cli_table_row(&t, y->name, y->gpu ? y->gpu->name : y->gpu_name, gpn,
-                      mx, intra, inter, price, y->display_name);
+                      mx, intra, inter, price, al, y->display_name);
     }
     cli_table_print(&t, out->f, o->format);
     cli_table_free(&t);
@@ -235,15 +268,24 @@ int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e)
     }
     if (o->format == CLI_TABLE) {
         if (y) {
-            fprintf(out->f, "system %s: %s\nfile: %s\n", y->name,
+            fprintf(out->f, "system %s: %s\nfile: %s", y->name,
                     y->display_name, y->file);
+            if (y->base_file)
+                fprintf(out->f, " (merged over %s)", y->base_file);
+            fputc('\n', out->f);
+            print_aliases(out->f, y->aliases, y->n_aliases);
             fprintf(out->f, "gpu: %s; intra-node: %s (%s); inter-node: %s (%s)\n\n",
                     y->gpu->name, y->intra_fabric,
                     hw_topology_names[y->intra_topology], y->inter_network,
                     hw_topology_names[y->inter_topology]);
         } else {
-            fprintf(out->f, "gpu %s: %s (%s, %s)\nfile: %s\n\n", g->name,
+            fprintf(out->f, "gpu %s: %s (%s, %s)\nfile: %s", g->name,
                     g->display_name, g->vendor, g->arch, g->file);
+            if (g->base_file)
+                fprintf(out->f, " (merged over %s)", g->base_file);
+            fputc('\n', out->f);
+            print_aliases(out->f, g->aliases, g->n_aliases);
+            fputc('\n', out->f);
         }
     }
     if (y)

@@ -6,9 +6,10 @@
  * source tree, share/trainplan/hwdb once installed), then each directory
  * named by $TRAINPLAN_HWDB (colon-separated), then each --hwdb DIR, in
  * that order. A directory holds gpus/NAME.json and systems/NAME.json; a later
- * file whose name matches an earlier entry replaces it, so a user can
- * override a built-in system (e.g. its price). The schema is in
- * docs/hwdb.md.
+ * file whose name matches an earlier entry is merged over it (JSON Merge
+ * Patch, a sourced number replaced whole), so a user's override of a
+ * built-in system can be a file of the one field it changes (e.g. its
+ * price). The schema is in docs/hwdb.md.
  *
  * All values are SI inside trainplan: FLOP/s, bytes, bytes/s, seconds,
  * hertz, watts, US dollars. The JSON files use the units datasheets use
@@ -96,6 +97,8 @@ typedef struct hw_gpu {
     const struct hw_gpu *models_like; /* resolved; points into the hw_db */
     const char *models_like_note;     /* why, with its source; owned by the hw_db */
     const char *file;            /* the file it came from; owned by the hw_db */
+    const char *base_file;       /* the built-in (first) file it was merged
+                                  * over, or NULL (docs/hwdb.md Overrides) */
     /* The GPU's link to its host CPU's memory, per direction (PCIe x16,
      * or NVLink-C2C on Grace superchips); 0 = not in the file (offloading
      * to the host is then refused). */
@@ -147,6 +150,7 @@ typedef struct hw_system {
     int n_measured;
     hw_measured *measured;
     const char *file;
+    const char *base_file; /* as hw_gpu's */
     /* The hosts (what offloading to CPU memory uses): the bandwidth of a
      * node's CPU memory, all sockets (or Grace chips) together, its size,
      * and each GPU's host link where the node narrows it below the GPU's

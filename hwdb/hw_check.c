@@ -1,6 +1,7 @@
 /*
  * hw_check.c - `trainplan hw check FILE`: validates one GPU or system file
- * and lists every problem, not just the first.
+ * and lists every problem, not just the first. A file named like an entry
+ * of the database is checked merged over it, as it would load.
  */
 #include "hw_int.h"
 
@@ -18,6 +19,18 @@ int hw_check_file(const hw_db *db, const char *path, char **report)
         hw_sink_add(&s, &e);
     } else {
         int kind = hw_file_kind(root, path, &s);
+        /* A file named like an entry of db is checked as it would load:
+         * merged over that entry (a partial override). */
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(root, "name");
+        const struct hw_eff *base = NULL;
+        if (db && kind && cJSON_IsString(nm))
+            base = hw_db_eff(db, kind, nm->valuestring);
+        if (kind) {
+            cJSON *tree = hw_merge_over(base ? base->root : NULL, root, path,
+                                        base ? base->origin_file : NULL);
+            cJSON_Delete(root);
+            root = tree;
+        }
         if (kind == 1) {
             hw_gpu g;
             hw_parse_gpu(scratch, root, path, &g, &s);

@@ -25,6 +25,17 @@ struct hw_db {
     int n_systems, cap_systems;
     char **strings; /* every string the entries point at */
     int n_strings, cap_strings;
+    /* Each entry's effective JSON (every file of its name merged, in load
+     * order, measured paths made absolute) so a later file can be a
+     * partial override merged over it; origin_file is the first file of
+     * that name (its folder resolves a copied file's measured paths). */
+    struct hw_eff {
+        int kind; /* 1 GPU, 2 system */
+        char name[HW_NAME_MAX];
+        cJSON *root;
+        const char *origin_file; /* interned */
+    } *eff;
+    int n_eff, cap_eff;
 };
 
 /* Interns a copy of s in db (freed by hw_db_free). */
@@ -40,6 +51,20 @@ int hw_parse_gpu(hw_db *db, const cJSON *root, const char *path, hw_gpu *out,
                  hw_sink *s);
 int hw_parse_system(hw_db *db, const cJSON *root, const char *path,
                     hw_system *out, hw_sink *s);
+
+/* The effective JSON of the entry of that kind (1 GPU, 2 system) and
+ * exact name loaded so far, or NULL. */
+const struct hw_eff *hw_db_eff(const hw_db *db, int kind, const char *name);
+
+/* A new tree: root (a GPU or system file at path) merged over base (an
+ * effective tree, or NULL), as JSON Merge Patch (RFC 7386: objects merge
+ * key by key, null removes a key, anything else replaces) except that a
+ * sourced number ({"value": ...}) replaces the base's whole. root's
+ * relative measured paths are made absolute from path's folder, or from
+ * base_file's folder where the file is not there (a copied file). Every
+ * measured path of the result is absolute. */
+cJSON *hw_merge_over(const cJSON *base, const cJSON *root, const char *path,
+                     const char *base_file);
 
 /* Checks cross-field rules of a system against its resolved GPU. */
 void hw_check_system_gpu(const hw_system *sys, const char *path, hw_sink *s);

@@ -721,8 +721,134 @@ static void put_system(hw_db *db, const hw_system *y)
     db->systems[db->n_systems++] = *y;
 }
 
+const struct hw_eff *hw_db_eff(const hw_db *db, int kind, const char *name)
+{
+    for (int i = 0; i < db->n_eff; i++)
+        if (db->eff[i].kind == kind && strcmp(db->eff[i].name, name) == 0)
+            return &db->eff[i];
+    return NULL;
+}
+
+/* dir = path's folder with its trailing '/', or "" for a bare name. */
+static void dir_of(const char *path, char *dir, size_t cap)
+{
+    tp_strlcpy(dir, path, cap);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = '\0';
+    else
+        dir[0] = '\0';
+}
+
+/* dir = the absolute folder of path with a trailing '/' (path's own
+ * folder as written where it cannot be resolved). */
+static void abs_dir_of(const char *path, char *dir, size_t cap)
+{
+    char rel[PATH_MAX], full[PATH_MAX];
+    dir_of(path, rel, sizeof rel);
+    if (realpath(rel[0] ? rel : ".", full) && strlen(full) + 2 <= cap) {
+        size_t n = strlen(full);
+        memcpy(dir, full, n);
+        dir[n] = '/';
+        dir[n + 1] = '\0';
+    } else
+        tp_strlcpy(dir, rel, cap);
+}
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Rewrites the relative "file" of each of root's measured entries as a
+ * path from dir, or from fallback where it is not a file under dir. An
+ * entry that is found in neither keeps dir's path, for the error. */
+static void absolute_measured(cJSON *root, const char *dir,
+                              const char *fallback)
+{
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "measured");
+    cJSON *ent;
+    if (!cJSON_IsArray(m)) return;
+    cJSON_ArrayForEach(ent, m)
+    {
+        cJSON *f = cJSON_GetObjectItemCaseSensitive(ent, "file");
+        if (!cJSON_IsString(f) || !f->valuestring[0]
+            || f->valuestring[0] == '/')
+            continue;
+        char full[PATH_MAX * 2];
+        snprintf(full, sizeof full, "%s%s", dir, f->valuestring);
+        if (!is_file(full) && fallback) {
+            char alt[PATH_MAX * 2];
+            snprintf(alt, sizeof alt, "%s%s", fallback, f->valuestring);
+            if (is_file(alt)) tp_strlcpy(full, alt, sizeof full);
+        }
+        cJSON_SetValuestring(f, full);
+    }
+}
+
+/* Merges patch into target (both objects), RFC 7386 with sourced
+ * numbers replaced whole. */
+static void merge_patch(cJSON *target, const cJSON *patch)
+{
+    const cJSON *p;
+    cJSON_ArrayForEach(p, patch)
+    {
+        cJSON *t = cJSON_GetObjectItemCaseSensitive(target, p->string);
+        if (cJSON_IsNull(p)) {
+            if (t) cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
+        } else if (cJSON_IsObject(p) && cJSON_IsObject(t)
+                   && !cJSON_GetObjectItemCaseSensitive(p, "value")) {
+            merge_patch(t, p);
+        } else {
+            cJSON *copy = cJSON_Duplicate(p, 1);
+            if (t)
+                cJSON_ReplaceItemInObjectCaseSensitive(target, p->string, copy);
+            else
+                cJSON_AddItemToObject(target, p->string, copy);
+        }
+    }
+}
+
+cJSON *hw_merge_over(const cJSON *base, const cJSON *root, const char *path,
+                     const char *base_file)
+{
+    char dir[PATH_MAX], fallback[PATH_MAX];
+    abs_dir_of(path, dir, sizeof dir);
+    if (base_file) abs_dir_of(base_file, fallback, sizeof fallback);
+    cJSON *patch = cJSON_Duplicate(root, 1);
+    absolute_measured(patch, dir, base_file ? fallback : NULL);
+    if (!base) return patch;
+    cJSON *out = cJSON_Duplicate(base, 1);
+    merge_patch(out, patch);
+    cJSON_Delete(patch);
+    return out;
+}
+
+/* Records tree as the effective JSON of kind/name (taking ownership). */
+static void put_eff(hw_db *db, int kind, const char *name, cJSON *tree,
+                    const char *origin_file)
+{
+    for (int i = 0; i < db->n_eff; i++)
+        if (db->eff[i].kind == kind && strcmp(db->eff[i].name, name) == 0) {
+            cJSON_Delete(db->eff[i].root);
+            db->eff[i].root = tree;
+            return;
+        }
+    if (db->n_eff == db->cap_eff) {
+        db->cap_eff = db->cap_eff ? 2 * db->cap_eff : 32;
+        db->eff = tp_xrealloc(db->eff, (size_t)db->cap_eff * sizeof *db->eff);
+    }
+    struct hw_eff *f = &db->eff[db->n_eff++];
+    f->kind = kind;
+    tp_strlcpy(f->name, name, sizeof f->name);
+    f->root = tree;
+    f->origin_file = hw_db_strdup(db, origin_file);
+}
+
 /* Loads one file into db; problems to s. want_kind: 0 any, 1 GPU, 2
- * system (a file in gpus/ must be a GPU). */
+ * system (a file in gpus/ must be a GPU). A file whose name is already
+ * in db is merged over that entry (docs/hwdb.md, "Overrides"). */
 static void load_file(hw_db *db, const char *path, int want_kind, hw_sink *s)
 {
     cJSON *root = NULL;
@@ -732,22 +858,65 @@ static void load_file(hw_db *db, const char *path, int want_kind, hw_sink *s)
         return;
     }
     int kind = hw_file_kind(root, path, s);
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(root, "name");
+    const struct hw_eff *base = NULL;
+    if (kind && cJSON_IsString(nm) && strlen(nm->valuestring) < HW_NAME_MAX)
+        base = hw_db_eff(db, kind, nm->valuestring);
+    /* A short file naming no entry was probably meant as an override:
+     * say so before the missing fields. */
+    if (kind && !base && cJSON_IsString(nm)
+        && !cJSON_GetObjectItemCaseSensitive(root, "display_name")
+        && (kind == 1 ? db->n_gpus : db->n_systems) > 0) {
+        tp_err ue = {0};
+        const char *canon = NULL;
+        if (kind == 1) {
+            const hw_gpu *g = hw_find_gpu(db, nm->valuestring, &ue);
+            canon = g ? g->name : NULL;
+        } else {
+            const hw_system *y = hw_find_system(db, nm->valuestring, &ue);
+            canon = y ? y->name : NULL;
+        }
+        if (canon)
+            sinkf(s, TP_EDATA, "%s: $.name: \"%s\" is an alias of %s; an "
+                  "override names the entry itself (\"name\": \"%s\")",
+                  path, nm->valuestring, canon, canon);
+        else
+            sinkf(s, TP_EDATA, "%s: $.name: not an override: %s; a new entry "
+                  "needs every required field", path, ue.msg);
+    }
+    const char *base_file = base ? base->origin_file : NULL;
+    /* The tree kept for later overrides has absolute measured paths; a
+     * file of its own is parsed as written, so its paths print as they
+     * always did. */
+    cJSON *tree = NULL;
+    if (kind)
+        tree = hw_merge_over(base ? base->root : NULL, root, path, base_file);
+    const cJSON *parse = base ? tree : root;
     if (kind && want_kind && kind != want_kind) {
         sinkf(s, TP_EDATA, "%s: $.schema: a %s file in a %s directory", path,
               kind == 1 ? "GPU" : "system", want_kind == 1 ? "gpus/" : "systems/");
     } else if (kind == 1) {
         hw_gpu g;
-        if (hw_parse_gpu(db, root, path, &g, s) == 0)
+        if (hw_parse_gpu(db, parse, path, &g, s) == 0) {
+            g.base_file = base_file;
             put_gpu(db, &g);
-        else
+            put_eff(db, 1, g.name, tree, base_file ? base_file : path);
+            tree = NULL;
+        } else {
             free(g.measured);
+        }
     } else if (kind == 2) {
         hw_system y;
-        if (hw_parse_system(db, root, path, &y, s) == 0)
+        if (hw_parse_system(db, parse, path, &y, s) == 0) {
+            y.base_file = base_file;
             put_system(db, &y);
-        else
+            put_eff(db, 2, y.name, tree, base_file ? base_file : path);
+            tree = NULL;
+        } else {
             free(y.measured);
+        }
     }
+    cJSON_Delete(tree);
     cJSON_Delete(root);
 }
 
@@ -971,6 +1140,8 @@ void hw_db_free(hw_db *db)
     for (int i = 0; i < db->n_gpus; i++) free(db->gpus[i].measured);
     for (int i = 0; i < db->n_systems; i++) free(db->systems[i].measured);
     for (int i = 0; i < db->n_strings; i++) free(db->strings[i]);
+    for (int i = 0; i < db->n_eff; i++) cJSON_Delete(db->eff[i].root);
+    free(db->eff);
     free(db->gpus);
     free(db->systems);
     free(db->strings);

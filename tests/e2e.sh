@@ -153,6 +153,34 @@ run 0 "$TP" --hwdb "$SCRATCH/user" hw show testsys && has "$OUT" "testsys" "--hw
 TRAINPLAN_HWDB="$SCRATCH/user" run 0 "$TP" hw show ts && has "$OUT" "testsys" "TRAINPLAN_HWDB adds a system"
 TRAINPLAN_HWDB="$SCRATCH/none" run 66 "$TP" hw list
 
+# A partial override is merged over the built-in entry (docs/hwdb.md Overrides).
+mkdir -p "$SCRATCH/part/systems" "$SCRATCH/copy/systems"
+printf '%s\n' '{"schema": "trainplan-system/1", "name": "eos",' \
+    ' "sources": {"quote": "a test quote"},' \
+    ' "price_usd_per_gpu_hour": {"value": 3.5, "source": "quote"}}' \
+    >"$SCRATCH/part/systems/eos.json"
+run 0 "$TP" --hwdb "$SCRATCH/part" hw show eos
+has "$OUT" "price_usd_per_gpu_hour          3.5  USD     a test quote" "partial override: the price"
+has "$OUT" "merged over" "partial override: hw show says merged over"
+has "$OUT" "13 measured data file(s)" "partial override keeps the built-in's tables"
+run 0 "$TP" --hwdb "$SCRATCH/part" hw show eos --format json
+has "$OUT" '"merged_over"' "partial override: JSON merged_over"
+run 0 "$TP" --hwdb "$SCRATCH/part" hw check "$SCRATCH/part/systems/eos.json"
+run 0 "$TP" --hwdb "$SCRATCH/part" estimate -m llama3-8b --system eos -g 8 -s 2048 -B 64
+# A copied whole file, its measured paths relative to the built-in folder.
+sed 's/"value": 4.916/"value": 3.9/' "$FIX/../../hwdb/data/systems/eos.json" >"$SCRATCH/copy/systems/eos.json"
+run 0 "$TP" --hwdb "$SCRATCH/copy" hw show eos
+has "$OUT" "price_usd_per_gpu_hour          3.9" "copied system file: its price"
+has "$OUT" "13 measured data file(s)" "copied system file: relative tables found"
+# A typo or an alias in an override's name says what went wrong.
+sed -i 's/"name": "eos"/"name": "eos-typo"/' "$SCRATCH/part/systems/eos.json"
+run 65 "$TP" --hwdb "$SCRATCH/part" hw list
+has "$ERR" "not an override: unknown system 'eos-typo'; did you mean 'eos'?" "override typo"
+sed -i 's/"name": "eos-typo"/"name": "dgx-h100"/' "$SCRATCH/part/systems/eos.json"
+run 65 "$TP" --hwdb "$SCRATCH/part" hw list
+has "$ERR" '"dgx-h100" is an alias of eos' "override names an alias"
+run 0 "$TP" hw list && has "$OUT" "dgx-h100, dgx-h100-superpod" "hw list shows aliases"
+
 # --- operator models ------------------------------------------------------------
 H100="$FIX/../../hwdb/data/measured/h100-sxm/NVIDIAH10080GBHBM3_linear1_fp16.csv"
 run 0 "$TP" op predict --gpu h100 --op linear1 --train "$H100" --shapes "$H100"
@@ -498,6 +526,25 @@ run 0 "$TP" "${SRCH[@]}"
 has "$OUT" "top 10 by time" "flagship table: ranked"
 has "$OUT" "Pareto front of time against cost" "flagship table: front"
 has "$OUT" "n32g4_tp" "flagship: layout tags"
+# The default text fits a screen: the launches behind --launch (issue 31).
+lines=$(printf '%s\n' "$OUT" | wc -l)
+cols=$(printf '%s\n' "$OUT" | awk '{ if (length($0) > m) m = length($0) } END { print m }')
+if [ "$lines" -le 50 ] && [ "$cols" -le 160 ]; then ok; else bad "flagship text: $lines lines, $cols columns"; fi
+has "$OUT" "launch #1: --launch megatron|nemo|torchtitan|all prints it here" "flagship: the launch line"
+if printf '%s' "$OUT" | grep -q "Megatron-LM launch script\|NeMo (\|torchtitan ("; then bad "flagship: launches printed by default"; else ok; fi
+run 0 "$TP" "${SRCH[@]}" --launch nemo --no-timing
+has "$OUT" "NeMo (Megatron-Bridge overrides)" "--launch nemo prints NeMo's"
+if printf '%s' "$OUT" | grep -q "Megatron-LM launch script\|torchtitan ("; then bad "--launch nemo prints another framework's"; else ok; fi
+run 0 "$TP" "${SRCH[@]}" --launch torchtitan --no-timing
+has "$OUT" "torchtitan (Python config)" "--launch torchtitan"
+if printf '%s' "$OUT" | grep -q "Megatron-LM launch script\|NeMo ("; then bad "--launch torchtitan prints another framework's"; else ok; fi
+run 0 "$TP" "${SRCH[@]}" --launch all --no-timing
+has "$OUT" "# (end of the script)" "--launch all: Megatron-LM's"
+has "$OUT" "NeMo (Megatron-Bridge overrides)" "--launch all: NeMo's"
+has "$OUT" "torchtitan (Python config)" "--launch all: torchtitan's"
+run 64 "$TP" "${SRCH[@]}" --launch slurm && has "$ERR" "--launch" "--launch: a bad value"
+run 0 "$TP" "${SRCH[@]}" --explain --no-timing
+has "$OUT" "rejected or not admitted, by reason:" "--explain: the counts by reason"
 # byte-identical at 1, 2 and 4 threads: table, CSV, JSON, JSON Lines
 for fmt in table csv json jsonl; do
     for t in 1 2 4; do
@@ -608,7 +655,7 @@ if [ -e "$SCRATCH/nofile.json" ]; then bad "failed search left -o file"; else ok
 # The search prints layouts with their expert parallelism, byte-identical
 # at 1 and 2 threads. Until the estimator models MoE it refuses the model
 # by name (exit 65, moe_not_modelled): then only that is checked.
-MOE=(search -m mixtral-8x7b --system eos --max-gpus 256 -s 4096 -B 1024 --no-timing)
+MOE=(search -m mixtral-8x7b --system eos --max-gpus 256 -s 4096 -B 1024 --no-timing --launch megatron)
 "$TP" --threads 1 "${MOE[@]}" >"$SCRATCH/moe.1" 2>"$SCRATCH/moe.err"
 rc=$?
 if [ "$rc" = 65 ] && grep -q moe_not_modelled "$SCRATCH/moe.err"; then
@@ -757,7 +804,7 @@ T1=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin
 has "$(cat "$SCRATCH/saver.sh")" "--use-precision-aware-optimizer" "the launch script writes the saver"
 run 0 "$TP" estimate --system eos --megatron-args "$SCRATCH/saver.sh" --format json
 within "$(json_num iteration_time_s)" "$T1" 1e-9 "a saver's launch read back to the same time"
-run 0 "$TP" search "${L70[@]}" --max-gpus 16 --top 1
+run 0 "$TP" search "${L70[@]}" --max-gpus 16 --top 1 --explain
 has "$OUT" "memory_bound" "the table output"
 # the precision-aware optimizer: bf16 moments take 6 of the 12 bytes (VPP 5:
 # 80 layers over PP 8 leave 10 a rank, which VPP 6 would not divide)

@@ -287,6 +287,68 @@ static void test_override(void)
     rmdir(dir);
 }
 
+/* A partial override (docs/hwdb.md Overrides): merged key by key into
+ * nested objects, a sourced number replaced whole, null removing an
+ * optional key, aliases replaced as an array; the rest kept. */
+static void test_partial_override(void)
+{
+    char dir[1024], sys[1100], file[1200];
+    snprintf(dir, sizeof dir, "%s/partial", scratch);
+    snprintf(sys, sizeof sys, "%s/systems", dir);
+    mkdir(dir, 0755);
+    mkdir(sys, 0755);
+    snprintf(file, sizeof file, "%s/testsys.json", sys);
+    FILE *f = fopen(file, "w");
+    TP_CHECK(f != NULL);
+    if (!f) return;
+    fputs("{\"schema\": \"trainplan-system/1\", \"name\": \"testsys\",\n"
+          " \"sources\": {\"q\": \"a quote\"},\n"
+          " \"aliases\": null,\n"
+          " \"inter_node\": {\"nics_per_node\": {\"value\": 4, "
+          "\"source\": \"q\"}},\n"
+          " \"price_usd_per_gpu_hour\": {\"value\": 1.25, \"source\": "
+          "\"q\"}}\n", f);
+    fclose(f);
+    char good[1024];
+    snprintf(good, sizeof good, "%s/hw/good", fixtures);
+    const char *dirs[] = {good, dir};
+    tp_err e = {0};
+    hw_db *db = hw_db_open_dirs(dirs, 2, &e);
+    TP_CHECK(db != NULL);
+    if (db) {
+        const hw_system *y = hw_find_system(db, "testsys", &e);
+        TP_CHECK(y != NULL);
+        if (y) {
+            TP_CHECK(y->price_usd_per_gpu_hour == 1.25);
+            TP_CHECK_INT(y->nics_per_node, 4);
+            /* Kept from the base: the rest of inter_node, and intra_node. */
+            TP_CHECK_REL(y->nic_bw_bytes_per_s, 400e9 / 8, 1e-12);
+            TP_CHECK_REL(y->inter_latency_s, 5e-6, 1e-12);
+            TP_CHECK_INT(y->gpus_per_node, 8);
+            TP_CHECK_INT(y->n_aliases, 0);
+            TP_CHECK(y->base_file && strstr(y->base_file, "hw/good/systems"));
+            for (int i = 0; i < y->n_fields; i++)
+                if (!strcmp(y->fields[i].key, "price_usd_per_gpu_hour"))
+                    TP_CHECK_STR(y->fields[i].source, "a quote");
+        }
+        TP_CHECK(hw_find_system(db, "ts", &e) == NULL);
+        hw_db_free(db);
+    }
+    /* hw check merges over the database it is given. */
+    const char *one[] = {good};
+    db = hw_db_open_dirs(one, 1, &e);
+    TP_CHECK(db != NULL);
+    char *report = NULL;
+    TP_CHECK_INT(hw_check_file(db, file, &report), TP_OK);
+    free(report);
+    TP_CHECK(hw_check_file(NULL, file, &report) != TP_OK);
+    free(report);
+    hw_db_free(db);
+    remove(file);
+    rmdir(sys);
+    rmdir(dir);
+}
+
 /* The hosts (issue 28): a system's host object loads in SI, and hw check
  * names a host link above the GPU's own, an unknown key, a CPU that is
  * not text. */
@@ -589,6 +651,7 @@ int main(int argc, char **argv)
     TP_RUN(test_directory_and_big_file);
     TP_RUN(test_bad_dir_fails_open);
     TP_RUN(test_override);
+    TP_RUN(test_partial_override);
     TP_RUN(test_models_like);
     TP_RUN(test_host);
     TP_RUN(test_builtin);
