@@ -158,6 +158,7 @@ typedef struct cli_opts {
     int torchtitan_version;  /* --torchtitan-version: cli_tt_version (launch.h);
                                 0 = the current one */
     int nemo_format;         /* --nemo-format: cli_nemo_format */
+    int launch_show;         /* --launch: cli_launch_show (text output) */
     /* memory savers and micro-batch groups (issue 28; space/savers.c) */
     int pa_optimizer;        /* --use-precision-aware-optimizer */
     int main_grads_dtype;    /* --main-grads-dtype: space_opt_dtype */
@@ -218,6 +219,18 @@ typedef enum cli_nemo_format {
     CLI_NEMO_FORMAT_COUNT
 } cli_nemo_format;
 extern const char *const cli_nemo_format_names[CLI_NEMO_FORMAT_COUNT];
+
+/* Which launches a search's text prints for #1 (--launch); JSON carries
+ * every form whatever this says. */
+typedef enum cli_launch_show {
+    CLI_LAUNCH_NONE,       /* a line saying how to get them: the default */
+    CLI_LAUNCH_MEGATRON,   /* Megatron-LM's launch script */
+    CLI_LAUNCH_NEMO,       /* NeMo: Megatron-Bridge overrides or 1.x YAML */
+    CLI_LAUNCH_TORCHTITAN, /* torchtitan's config */
+    CLI_LAUNCH_ALL,        /* all three, the estimate's framework first */
+    CLI_LAUNCH_SHOW_COUNT
+} cli_launch_show;
+extern const char *const cli_launch_show_names[CLI_LAUNCH_SHOW_COUNT];
 
 /* Output goes to stdout; to a device or FIFO directly; or to a temporary
  * file beside -o FILE (beside a symbolic link's target: the link stays)
@@ -339,6 +352,14 @@ void cli_json_split(cJSON *o, const space_model *m, const space_layout *l);
 /* Prints a JSON output document, pretty, with a trailing newline, with its
  * schema_version (cli_json_version), and deletes it. */
 void cli_print_json(FILE *f, cJSON *v);
+/* text printed from column `at` (where the caller left the line), words
+ * wrapped before `width`, continuation lines indented to `indent`; a word
+ * longer than the room stands alone. Runs of blanks become one. Ends the
+ * line. */
+void cli_print_wrapped(FILE *f, const char *text, int at, int indent,
+                       int width);
+/* The width search and estimate texts wrap their prose to. */
+#define CLI_TEXT_WIDTH 100
 
 /* Human-readable numbers: 6.74e9 -> "6.74 B" params, bytes -> "80.0 GiB",
  * FLOP/s -> "989.5 TFLOP/s", s -> "2.0 us". */

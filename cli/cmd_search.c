@@ -23,6 +23,7 @@
 #include "search.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -616,6 +617,26 @@ static void csv_layout_cells(char c[][48], const space_layout *l, int moe)
 
 /* ---- table output ----------------------------------------------------- */
 
+/* A paragraph of prose wrapped to CLI_TEXT_WIDTH, continuation lines
+ * indented by `indent`; fmt's trailing newline is dropped. */
+static void wrapf(FILE *f, int indent, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void wrapf(FILE *f, int indent, const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(buf);
+    if (n && buf[n - 1] == '\n') buf[n - 1] = '\0';
+    /* keep a leading indent: print_wrapped starts at the first word */
+    int lead = 0;
+    while (buf[lead] == ' ') lead++;
+    fprintf(f, "%.*s", lead, buf);
+    cli_print_wrapped(f, buf + lead, lead, indent, CLI_TEXT_WIDTH);
+}
+
 static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
                        int multi, const search_request *q)
 {
@@ -627,11 +648,25 @@ static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
                           "tokens/s", "MFU",      "mem GiB", "+margin",
                           "free GiB", "train d",  "GPU-h",   "cost $", "bubble",
                           "exposed comm"};
+    /* Without --tokens the days and GPU-hours are unknown: their columns
+     * are left out and cost is per iteration. */
+    const char *hdr2[] = {"#",        "system",   "layout",   "GPUs",
+                          "iter s",   "tokens/s", "MFU",      "mem GiB",
+                          "+margin",  "free GiB", "cost $",   "bubble",
+                          "exposed comm"};
+    const char *hdr3[] = {"#",        "layout",   "GPUs",   "iter s",
+                          "tokens/s", "MFU",      "mem GiB", "+margin",
+                          "free GiB", "cost $",   "bubble", "exposed comm"};
+    int days = q->tokens > 0;
     cli_table t;
-    if (multi)
+    if (multi && days)
         cli_table_init(&t, 15, hdr, "rllrrrrrrrrrrrr");
-    else
+    else if (days)
         cli_table_init(&t, 14, hdr1, "rlrrrrrrrrrrrr");
+    else if (multi)
+        cli_table_init(&t, 13, hdr2, "rllrrrrrrrrrr");
+    else
+        cli_table_init(&t, 12, hdr3, "rlrrrrrrrrrr");
     for (int i = 0; i < n; i++) {
         const row *w = &rows[i];
         char c[13][48];
@@ -654,13 +689,19 @@ static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
         }
         snprintf(c[10], 48, "%.1f%%", 100 * w->r.time.bubble_s / w->r.iteration_s);
         snprintf(c[11], 48, "%.1f%%", 100 * w->exposed_s / w->r.iteration_s);
-        if (multi)
+        if (multi && days)
             cli_table_row(&t, c[0], w->sys->ctx.sys->name, w->tag, c[1], c[2],
                           c[3], c[4], c[5], c[12], c[6], c[7], c[8], c[9],
                           c[10], c[11]);
-        else
+        else if (days)
             cli_table_row(&t, c[0], w->tag, c[1], c[2], c[3], c[4], c[5],
                           c[12], c[6], c[7], c[8], c[9], c[10], c[11]);
+        else if (multi)
+            cli_table_row(&t, c[0], w->sys->ctx.sys->name, w->tag, c[1], c[2],
+                          c[3], c[4], c[5], c[12], c[6], c[9], c[10], c[11]);
+        else
+            cli_table_row(&t, c[0], w->tag, c[1], c[2], c[3], c[4], c[5],
+                          c[12], c[6], c[9], c[10], c[11]);
     }
     cli_table_print(&t, f, fmt);
     cli_table_free(&t);
@@ -673,21 +714,27 @@ static void print_ties(FILE *f, const row *rows, int n,
 {
     if (n == 0) return;
     char bt[600];
-    fprintf(f, "#1's %s\n", cli_band_text(&rows[0].band, bt, sizeof bt));
+    /* the band's text is a line of the band, then the nearest run */
+    cli_band_text(&rows[0].band, bt, sizeof bt);
+    for (char *line = bt, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        wrapf(f, 2, "%s%s", line == bt ? "#1's " : "", line);
+    }
     int k = 0;
     for (int i = 1; i < n; i++) k += rows[i].tied;
     if (k)
-        fprintf(f, "=: %d of the next %d layouts are within that band of #1 "
-                   "by %s: the published runs cannot tell them apart (--explain "
-                   "says what separates them)\n",
-                k, n - 1, q->objective == SEARCH_BY_COST ? "cost" : "time");
+        wrapf(f, 2, "=: %d of the next %d layouts are within that band of #1 "
+                    "by %s: the published runs cannot tell them apart "
+                    "(--explain says what separates them)",
+              k, n - 1, q->objective == SEARCH_BY_COST ? "cost" : "time");
     else if (n > 1)
         fprintf(f, "no other layout is within that band of #1\n");
 }
 
 /* Which layouts the memory admits, and why: the margin or the fraction
  * asked for. */
-static void print_memory_rule(FILE *f, const search_request *q)
+static void print_memory_rule(FILE *f, const search_request *q, int explain)
 {
     if (q->max_memory_fraction > 0) {
         fprintf(f, "memory: admitted when the estimated peak fits %.3g %% of "
@@ -695,48 +742,61 @@ static void print_memory_rule(FILE *f, const search_request *q)
                 100 * q->max_memory_fraction);
         return;
     }
-    fprintf(f, "memory: admitted when the estimated peak + %.1f %% fits the "
-               "GPU (--max-memory-fraction overrides). %s\n",
-            100 * est_memory_margin(&q->base), est_memory_evidence(&q->base));
+    if (explain)
+        wrapf(f, 2, "memory: admitted when the estimated peak + %.1f %% fits "
+                    "the GPU (--max-memory-fraction overrides). %s",
+              100 * est_memory_margin(&q->base), est_memory_evidence(&q->base));
+    else
+        wrapf(f, 2, "memory: admitted when the estimated peak + %.1f %% fits "
+                    "the GPU (--max-memory-fraction overrides; --explain says "
+                    "where the margin comes from)",
+              100 * est_memory_margin(&q->base));
 }
 
-static void print_counts(FILE *f, const search_answer *a, int examples)
+/* The counts; with reasons (--explain, or nothing admitted) the counts by
+ * reason, with examples (--explain) an example of each rule. */
+static void print_counts(FILE *f, const search_answer *a, int reasons,
+                         int examples)
 {
     const search_stats *st = &a->stats;
     int64_t rej = 0;
     for (int i = 1; i < SPACE_REJECT_COUNT; i++) rej += st->rejected[i];
-    fprintf(f,
-            "layouts: %lld enumerated, %lld rejected by rules, %lld valid; "
-            "pruned: %lld by the memory bound, %lld by the budget bound, %lld "
-            "by the time bound; %lld estimated, %lld admitted\n",
-            (long long)st->enumerated, (long long)rej, (long long)st->valid,
-            (long long)st->pruned[SEARCH_PRUNE_MEMORY],
-            (long long)st->pruned[SEARCH_PRUNE_BUDGET],
-            (long long)st->pruned[SEARCH_PRUNE_TIME],
-            (long long)st->estimated, (long long)st->admitted);
-    fprintf(f, "rejected or not admitted, by reason:");
-    int any = 0;
-    for (int i = 1; i < SPACE_REJECT_COUNT; i++)
-        if (st->rejected[i])
-            fprintf(f, "%s %s %lld", any++ ? "," : "", space_reject_names[i],
-                    (long long)st->rejected[i]);
-    for (int i = 0; i < SEARCH_PRUNE_COUNT; i++)
-        if (st->pruned[i])
-            fprintf(f, "%s %s %lld", any++ ? "," : "", search_prune_names[i],
-                    (long long)st->pruned[i]);
-    for (int i = 1; i < EST_REASON_COUNT; i++)
-        if (st->infeasible[i])
-            fprintf(f, "%s %s %lld", any++ ? "," : "", est_reason_names[i],
-                    (long long)st->infeasible[i]);
-    for (int i = 0; i < SEARCH_MISS_COUNT; i++)
-        if (st->missed[i])
-            fprintf(f, "%s %s %lld", any++ ? "," : "", search_miss_names[i],
-                    (long long)st->missed[i]);
-    fprintf(f, "%s\n", any ? "" : " none");
+    wrapf(f, 2,
+          "layouts: %lld enumerated, %lld rejected by rules, %lld valid; "
+          "pruned: %lld by the memory bound, %lld by the budget bound, %lld "
+          "by the time bound; %lld estimated, %lld admitted%s",
+          (long long)st->enumerated, (long long)rej, (long long)st->valid,
+          (long long)st->pruned[SEARCH_PRUNE_MEMORY],
+          (long long)st->pruned[SEARCH_PRUNE_BUDGET],
+          (long long)st->pruned[SEARCH_PRUNE_TIME],
+          (long long)st->estimated, (long long)st->admitted,
+          reasons ? "" : " (--explain: by reason)");
     if (st->gpu_counts_beyond)
         fprintf(f, "%lld (system, GPU count) pairs skipped: more GPUs than the "
                    "system has\n",
                 (long long)st->gpu_counts_beyond);
+    if (!reasons) return;
+    char buf[4096];
+    size_t at = 0;
+    int any = 0;
+#define ADD_REASON(name, n)                                                   \
+    do {                                                                      \
+        if (at < sizeof buf)                                                  \
+            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s %s %lld",   \
+                                   any++ ? "," : "", (name), (long long)(n)); \
+    } while (0)
+    buf[0] = '\0';
+    for (int i = 1; i < SPACE_REJECT_COUNT; i++)
+        if (st->rejected[i]) ADD_REASON(space_reject_names[i], st->rejected[i]);
+    for (int i = 0; i < SEARCH_PRUNE_COUNT; i++)
+        if (st->pruned[i]) ADD_REASON(search_prune_names[i], st->pruned[i]);
+    for (int i = 1; i < EST_REASON_COUNT; i++)
+        if (st->infeasible[i])
+            ADD_REASON(est_reason_names[i], st->infeasible[i]);
+    for (int i = 0; i < SEARCH_MISS_COUNT; i++)
+        if (st->missed[i]) ADD_REASON(search_miss_names[i], st->missed[i]);
+#undef ADD_REASON
+    wrapf(f, 2, "rejected or not admitted, by reason:%s", any ? buf : " none");
     if (examples)
         for (int i = 1; i < SPACE_REJECT_COUNT; i++)
             if (st->rejected[i])
@@ -798,12 +858,11 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
             k = j + 1;
         }
         if (!seen[i])
-            fprintf(f, "  %s: layouts admitted\n", list);
+            wrapf(f, 4, "  %s: layouts admitted", list);
         else
-            fprintf(f, "  %s: none admitted: %s%s%s%s\n", list, seen[i],
-                    pp_why_words(seen[i])[0] ? " (" : "",
-                    pp_why_words(seen[i]),
-                    pp_why_words(seen[i])[0] ? ")" : "");
+            wrapf(f, 4, "  %s: none admitted: %s%s%s%s", list, seen[i],
+                  pp_why_words(seen[i])[0] ? " (" : "", pp_why_words(seen[i]),
+                  pp_why_words(seen[i])[0] ? ")" : "");
     }
     if (st->pp_beyond)
         fprintf(f, "  above %lld: not searched (the grid holds %d sizes); "
@@ -813,14 +872,17 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
         fprintf(f, "virtual stages above %lld: not searched (the grid holds "
                    "%d); --fix vpp=N searches one\n",
                 (long long)st->vpp_beyond, SPACE_GRID_MAX);
-    fprintf(f, "pipeline splits, valid layouts:");
-    for (int k = 0; k < SPACE_SPLIT_KIND_COUNT; k++)
+    char sp[512];
+    size_t at = 0;
+    sp[0] = '\0';
+    for (int k = 0; k < SPACE_SPLIT_KIND_COUNT && at < sizeof sp; k++)
         if (k != SPACE_SPLIT_GIVEN || st->split_valid[k])
-            fprintf(f, "%s %s %lld", k ? "," : "", space_split_kind_names[k],
-                    (long long)st->split_valid[k]);
-    fprintf(f, " (--fix split=NAME pins one; a layout string of your own is "
-               "searched only where given, --pipeline-model-parallel-"
-               "layout)\n");
+            at += (size_t)snprintf(sp + at, sizeof sp - at, "%s %s %lld",
+                                   k ? "," : "", space_split_kind_names[k],
+                                   (long long)st->split_valid[k]);
+    wrapf(f, 2, "pipeline splits, valid layouts:%s (--fix split=NAME pins "
+                "one; a layout string of your own is searched only where "
+                "given, --pipeline-model-parallel-layout)", sp);
     if (!explain) return;
     fprintf(f, "  %-6s %10s %10s  %s\n", "PP", "valid", "admitted",
             "why none (the most layouts)");
@@ -915,30 +977,60 @@ static void print_indented(FILE *f, const char *s)
     }
 }
 
-/* The launch lines of c: torchtitan's config, or Megatron-LM's command line
- * and NeMo's YAML keys. */
-static void print_launch(FILE *f, int torchtitan, const cli_launch *c)
+const char *const cli_launch_show_names[CLI_LAUNCH_SHOW_COUNT] = {
+    "none", "megatron", "nemo", "torchtitan", "all"};
+
+/* The launch block of c for one framework (CLI_LAUNCH_MEGATRON, _NEMO or
+ * _TORCHTITAN). */
+static void print_launch(FILE *f, int which, const cli_launch *c)
 {
     cli_text t = {0};
-    if (torchtitan) {
+    if (which == CLI_LAUNCH_TORCHTITAN) {
         fprintf(f, "torchtitan (%s):\n",
                 c->torchtitan_version == CLI_TT_MAIN ? "Python config"
                                                      : "TOML job config");
         cli_launch_torchtitan(c, &t);
         print_indented(f, cli_text_str(&t));
-        cli_text_free(&t);
+    } else if (which == CLI_LAUNCH_MEGATRON) {
+        fprintf(f, "Megatron-LM launch script (sbatch it, or run it on each "
+                   "node under another scheduler; --sbatch FILE writes it):\n");
+        cli_launch_megatron_script(c, &t);
+        fprintf(f, "%s# (end of the script)\n", cli_text_str(&t));
+    } else {
+        fprintf(f, "NeMo (%s):\n", c->nemo_format == CLI_NEMO_V1
+                                       ? "NeMo 1.x YAML keys"
+                                       : "Megatron-Bridge overrides");
+        cli_launch_nemo(c, &t);
+        print_indented(f, cli_text_str(&t));
+    }
+    cli_text_free(&t);
+}
+
+/* #1's launches as --launch asks: by default one line saying how. */
+static void print_launches(FILE *f, const cli_opts *o, const row *best,
+                           const search_request *q)
+{
+    cli_launch lc;
+    launch_of(&lc, best, q, o->torchtitan_version, o->nemo_format);
+    int titan = o->framework == SPACE_FW_TORCHTITAN;
+    if (o->launch_show == CLI_LAUNCH_NONE) {
+        fputc('\n', f);
+        wrapf(f, 2, "launch #1: --launch %s prints it here; --sbatch FILE "
+                    "writes the Megatron-LM script; -f json has every form",
+              titan ? "torchtitan|megatron|nemo|all"
+                    : "megatron|nemo|torchtitan|all");
         return;
     }
-    fprintf(f, "Megatron-LM launch script (sbatch it, or run it on each "
-               "node under another scheduler; --sbatch FILE writes it):\n");
-    cli_launch_megatron_script(c, &t);
-    fprintf(f, "%s# (end of the script)\nNeMo (%s):\n", cli_text_str(&t),
-            c->nemo_format == CLI_NEMO_V1 ? "NeMo 1.x YAML keys"
-                                          : "Megatron-Bridge overrides");
-    t.n = 0;
-    cli_launch_nemo(c, &t);
-    print_indented(f, cli_text_str(&t));
-    cli_text_free(&t);
+    fprintf(f, "\nlaunch %s on %s:\n", best->tag, best->sys->ctx.sys->name);
+    if (o->launch_show != CLI_LAUNCH_ALL) {
+        print_launch(f, o->launch_show, &lc);
+        return;
+    }
+    /* the framework the estimates assumed first */
+    static const int order[2][3] = {
+        {CLI_LAUNCH_MEGATRON, CLI_LAUNCH_NEMO, CLI_LAUNCH_TORCHTITAN},
+        {CLI_LAUNCH_TORCHTITAN, CLI_LAUNCH_MEGATRON, CLI_LAUNCH_NEMO}};
+    for (int i = 0; i < 3; i++) print_launch(f, order[titan][i], &lc);
 }
 
 /* ---- search --near (issue 18) ------------------------------------------ */
@@ -1730,19 +1822,27 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         cli_table_print(&t, f, CLI_CSV);
         cli_table_free(&t);
     } else {
-        fprintf(f, "%s, seq %lld, global batch %lld, %s", m.name,
-                (long long)base.seq, (long long)base.gbs,
-                hw_dtype_names[base.dtype]);
-        if (q.tokens > 0) fprintf(f, ", %.4g tokens", q.tokens);
-        fprintf(f, "; %lld to %lld GPUs (%d counts) on", (long long)counts[0],
-                (long long)counts[n_counts - 1], n_counts);
-        for (int i = 0; i < ns; i++)
-            fprintf(f, "%s %s (%s, $%.3f/GPU-h)", i ? "," : "",
-                    sys[i].ctx.sys->name, sys[i].ctx.gpu->name,
-                    sys[i].price_usd_per_gpu_hour);
-        fprintf(f, "\n");
-        print_memory_rule(f, &q);
-        print_counts(f, &ans, o->explain);
+        char hd[2048];
+        size_t at = 0;
+        at += (size_t)snprintf(hd, sizeof hd, "%s, seq %lld, global batch "
+                               "%lld, %s", m.name, (long long)base.seq,
+                               (long long)base.gbs, hw_dtype_names[base.dtype]);
+        if (q.tokens > 0 && at < sizeof hd)
+            at += (size_t)snprintf(hd + at, sizeof hd - at, ", %.4g tokens",
+                                   q.tokens);
+        if (at < sizeof hd)
+            at += (size_t)snprintf(hd + at, sizeof hd - at,
+                                   "; %lld to %lld GPUs (%d counts) on",
+                                   (long long)counts[0],
+                                   (long long)counts[n_counts - 1], n_counts);
+        for (int i = 0; i < ns && at < sizeof hd; i++)
+            at += (size_t)snprintf(hd + at, sizeof hd - at,
+                                   "%s %s (%s, $%.3f/GPU-h)", i ? "," : "",
+                                   sys[i].ctx.sys->name, sys[i].ctx.gpu->name,
+                                   sys[i].price_usd_per_gpu_hour);
+        wrapf(f, 2, "%s", hd);
+        print_memory_rule(f, &q, o->explain);
+        print_counts(f, &ans, o->explain || ans.n_ranked == 0, o->explain);
         print_pipeline_sizes(f, &ans, o->explain);
         if (timing)
             fprintf(f, "search: %.3f s on %d threads\n", ans.stats.elapsed_s,
@@ -1767,14 +1867,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                     fprintf(f, "every layout above was estimated at that "
                                "calibrated kernel efficiency\n");
             }
-            cli_launch lc;
-            launch_of(&lc, &rows[0], &q, o->torchtitan_version, o->nemo_format);
-            fprintf(f, "\nlaunch %s on %s:\n", rows[0].tag,
-                    rows[0].sys->ctx.sys->name);
-            /* the framework the estimates assumed first */
-            int titan = o->framework == SPACE_FW_TORCHTITAN;
-            print_launch(f, titan, &lc);
-            print_launch(f, !titan, &lc);
+            print_launches(f, o, &rows[0], &q);
         } else {
             fprintf(f, "\nNOTHING FEASIBLE: no layout fits the memory, budget "
                        "and deadline asked for.\n");

@@ -853,3 +853,27 @@ char *cli_band_text(const est_band *b, char *buf, size_t cap)
              x->source, (long long)x->gpus, x->err_pct);
     return buf;
 }
+
+void cli_print_wrapped(FILE *f, const char *text, int at, int indent, int width)
+{
+    int col = at;
+    const char *p = text;
+    int first = 1;
+    while (*p) {
+        while (*p == ' ') p++;
+        const char *w = p;
+        while (*p && *p != ' ') p++;
+        int n = (int)(p - w);
+        if (n == 0) break;
+        if (!first && col + 1 + n > width) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+            first = 1;
+        }
+        if (!first) fputc(' ', f), col++;
+        fwrite(w, 1, (size_t)n, f);
+        col += n;
+        first = 0;
+    }
+    fputc('\n', f);
+}

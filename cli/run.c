@@ -235,6 +235,7 @@ enum opt_id {
     OPT_SBATCH,
     OPT_TORCHTITAN_VERSION,
     OPT_NEMO_FORMAT,
+    OPT_LAUNCH,
     OPT_STRICT,
     OPT_EP,
     OPT_ETP,
@@ -758,6 +759,11 @@ static const cli_option options[] = {
      "search: the NeMo launch as Megatron-Bridge v0.6.0 recipe overrides "
      "(bridge, the default) or as the NeMo 1.x launcher's YAML keys "
      "(nemo1)"},
+    {"launch", OPT_LAUNCH, "megatron|nemo|torchtitan|all|none", CMD_SEARCH,
+     "search, text: print #1's launch for that framework (megatron: the "
+     "Megatron-LM launch script; nemo: Megatron-Bridge overrides or NeMo 1.x "
+     "keys; torchtitan: its config; all: every form), or none (default: a "
+     "line saying how; JSON, JSON Lines and CSV carry every form)"},
     {"threshold", OPT_THRESHOLD, "F", CMD_DIFF,
      "diff: relative change of time or cost that counts, >= 0 (default "
      "0.02)"},
@@ -822,27 +828,10 @@ static const cli_command *help_command(int argc, char **argv)
 #define HELP_WIDTH 100
 
 /* text from column `at` (where the caller left the line), words wrapped
- * before `width`, continuation lines indented to `at`; a word longer
- * than the room stands alone. Ends the line. */
+ * before `width`, continuation lines indented to `at`. Ends the line. */
 static void print_wrapped(FILE *f, const char *text, int at, int width)
 {
-    int col = at;
-    const char *p = text;
-    while (*p) {
-        while (*p == ' ') p++;
-        const char *w = p;
-        while (*p && *p != ' ') p++;
-        int n = (int)(p - w);
-        if (n == 0) break;
-        if (col > at && col + 1 + n > width) {
-            fprintf(f, "\n%*s", at, "");
-            col = at;
-        }
-        if (col > at) fputc(' ', f), col++;
-        fwrite(w, 1, (size_t)n, f);
-        col += n;
-    }
-    fputc('\n', f);
+    cli_print_wrapped(f, text, at, at, width);
 }
 
 /* The help: every command and option, or with cmd that command's usage
@@ -1945,6 +1934,10 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         case OPT_NEMO_FORMAT:
             rc = parse_name("nemo-format", optarg, cli_nemo_format_names,
                             CLI_NEMO_FORMAT_COUNT, &o.nemo_format, &e);
+            break;
+        case OPT_LAUNCH:
+            rc = parse_name("launch", optarg, cli_launch_show_names,
+                            CLI_LAUNCH_SHOW_COUNT, &o.launch_show, &e);
             break;
         case OPT_MEGATRON_ARGS:
         case OPT_NEMO_OVERRIDES:

@@ -152,7 +152,7 @@ has "$ERR" "(split_conflict)" "first/last with the loss counted: refused by name
 # a mixture of experts: searched with expert parallelism, or, what the
 # estimator does not model, refused by name (moe_not_modelled), never
 # searched into a memory shortfall (issue 19)
-"$TP" search -m mixtral-8x7b --system eos --max-gpus 256 -s 4096 -B 1024 >"$S/moe.out" 2>"$S/moe.err"
+"$TP" search -m mixtral-8x7b --system eos --max-gpus 256 -s 4096 -B 1024 --launch megatron >"$S/moe.out" 2>"$S/moe.err"
 rc=$?
 if [ "$rc" = 65 ]; then
     has "$(cat "$S/moe.err")" "mixtral-8x7b (a mixture of experts, 8 experts, top 2):" "MoE refused by name"
