@@ -7,7 +7,12 @@
  * cost per iteration moved by more than --threshold (relative, default
  * 0.02). Also listed: new and vanished scenarios. Changed input files
  * (hwdb, config.json digests) with the same outcome are counted, not
- * listed.
+ * listed. Two sweeps of the same number of scenarios are also paired by
+ * position where the ids differ (a price or a system changed in the
+ * spec), so a what-if reads "cost -29 %" with the input that changed,
+ * not a new and a vanished scenario. Each changed row names its changed
+ * input: the scenario's values old -> new, or the files whose digests
+ * differ.
  *
  * Exit: 0 nothing changed, 3 changes found (CLI_EXIT_CHANGED), 65 a file
  * that is not a complete sweep output: a torn line, a line that is not a
@@ -252,12 +257,38 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
     cJSON *jc = cJSON_CreateArray(), *jn = cJSON_CreateArray(),
           *jv = cJSON_CreateArray();
     cli_table t;
-    static const char *hdr[] = {"change", "old", "new", "scenario", "what"};
-    cli_table_init(&t, 5, hdr, "lrrll");
-    char why[1024], io[24], in[24];
+    static const char *hdr[] = {"change", "old", "new", "scenario", "input",
+                                "what"};
+    cli_table_init(&t, 6, hdr, "lrrlll");
+    char why[1024], io[24], in[24], input[1024];
+    /* Two sweeps of one spec shape (the same scenario count) whose ids
+     * differ at a position: the same scenario across a change of what it
+     * was asked with (a price, a system), paired by position. */
+    const sweep_outcome **a_at = NULL;
+    char *a_paired = tp_xcalloc((size_t)a.n + 1, 1);
+    int paired = 0;
+    if (a.n == b.n && a.o[0].count == b.o[0].count) {
+        a_at = tp_xcalloc((size_t)a.n, sizeof *a_at);
+        for (int i = 0; i < a.n; i++) a_at[a.o[i].index] = &a.o[i];
+    }
     for (int i = 0; i < b.n; i++) {
         const sweep_outcome *y = &b.o[i], *x = find(&a, y->id);
+        int by_position = 0;
         snprintf(in, sizeof in, "%lld", (long long)y->index);
+        if (!x && a_at && a_at[y->index] && !find(&b, a_at[y->index]->id)) {
+            x = a_at[y->index];
+            a_paired[x - a.o] = 1;
+            by_position = 1;
+            paired++;
+        }
+        /* which input changed: the scenario's values, or its files */
+        input[0] = '\0';
+        if (by_position)
+            sweep_dims_diff(x->dims, y->dims, 1, input, sizeof input);
+        else if (x && x->inputs_digest != y->inputs_digest
+                 && sweep_dims_diff(x->files, y->files, 0, input + 7,
+                                    sizeof input - 7))
+            memcpy(input, "files: ", 7);
         if (!x) {
             added++;
             cJSON *j = cJSON_CreateObject();
@@ -265,30 +296,35 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
             cJSON_AddStringToObject(j, "scenario", y->label);
             cJSON_AddItemToObject(j, "new", side_json(y));
             cJSON_AddItemToArray(jn, j);
-            cli_table_row(&t, "new", "-", in, y->label,
+            cli_table_row(&t, "new", "-", in, y->label, "-",
                           y->layout[0] ? y->layout : y->status);
             continue;
         }
         snprintf(io, sizeof io, "%lld", (long long)x->index);
         if (sweep_compare(x, y, thr, why, sizeof why) == SWEEP_SAME) {
             same++;
-            inputs += x->inputs_digest != y->inputs_digest;
+            inputs += x->inputs_digest != y->inputs_digest || by_position;
             continue;
         }
         changed++;
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "id", y->id);
+        if (by_position) cJSON_AddStringToObject(j, "old_id", x->id);
         cJSON_AddStringToObject(j, "scenario", y->label);
         cJSON_AddStringToObject(j, "what", why);
-        cJSON_AddBoolToObject(j, "inputs_changed", x->inputs_digest != y->inputs_digest);
+        cJSON_AddBoolToObject(j, "inputs_changed",
+                              x->inputs_digest != y->inputs_digest || by_position);
+        cJSON_AddStringToObject(j, "paired_by", by_position ? "position" : "id");
+        cJSON_AddStringToObject(j, "input", input);
         cJSON_AddItemToObject(j, "old", side_json(x));
         cJSON_AddItemToObject(j, "new", side_json(y));
         cJSON_AddItemToArray(jc, j);
-        cli_table_row(&t, "changed", io, in, y->label, why);
+        cli_table_row(&t, "changed", io, in, y->label, input[0] ? input : "-",
+                      why);
     }
     for (int i = 0; i < a.n; i++) {
         const sweep_outcome *x = &a.o[i];
-        if (find(&b, x->id)) continue;
+        if (a_paired[i] || find(&b, x->id)) continue;
         vanished++;
         snprintf(io, sizeof io, "%lld", (long long)x->index);
         cJSON *j = cJSON_CreateObject();
@@ -296,14 +332,21 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddStringToObject(j, "scenario", x->label);
         cJSON_AddItemToObject(j, "old", side_json(x));
         cJSON_AddItemToArray(jv, j);
-        cli_table_row(&t, "vanished", io, "-", x->label,
+        cli_table_row(&t, "vanished", io, "-", x->label, "-",
                       x->layout[0] ? x->layout : x->status);
     }
-    char sum[512];
-    snprintf(sum, sizeof sum,
-             "%d scenarios old, %d new: %d changed (threshold %g), %d new, %d "
-             "vanished, %d unchanged (%d of them with changed input files)",
-             a.n, b.n, changed, thr, added, vanished, same, inputs);
+    free(a_at);
+    free(a_paired);
+    char sum[640];
+    int sn = snprintf(sum, sizeof sum,
+                      "%d scenarios old, %d new: %d changed (threshold %g), %d "
+                      "new, %d vanished, %d unchanged (%d of them with changed "
+                      "input files)",
+                      a.n, b.n, changed, thr, added, vanished, same, inputs);
+    if (paired && sn > 0 && (size_t)sn < sizeof sum)
+        snprintf(sum + sn, sizeof sum - (size_t)sn,
+                 "; %d paired by position across a change of their inputs "
+                 "(their ids differ)", paired);
     if (o->format == CLI_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "old", o->pos[0]);
@@ -320,6 +363,7 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddNumberToObject(s, "vanished", vanished);
         cJSON_AddNumberToObject(s, "unchanged", same);
         cJSON_AddNumberToObject(s, "unchanged_with_changed_inputs", inputs);
+        cJSON_AddNumberToObject(s, "paired_by_position", paired);
         cli_print_json(f, j);
     } else if (o->format == CLI_MD) {
         cJSON_Delete(jc);
@@ -328,8 +372,8 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
         fprintf(f, "## trainplan diff\n\n`%s` -> `%s`\n\n%s.\n", o->pos[0],
                 o->pos[1], sum);
         if (t.nrows) {
-            fprintf(f, "\n| change | old # | new # | scenario | what |\n"
-                       "|---|---:|---:|---|---|\n");
+            fprintf(f, "\n| change | old # | new # | scenario | input | what "
+                       "|\n|---|---:|---:|---|---|---|\n");
             for (int r = 0; r < t.nrows; r++) {
                 fputc('|', f);
                 for (int c = 0; c < t.ncols; c++) {

@@ -154,7 +154,19 @@ typedef struct sweep_outcome {
     char layout[128];       /* best layout tag + system, "" if none */
     double time_s, cost_usd; /* best iteration time and cost, 0 if none */
     uint64_t inputs_digest; /* of the record's "inputs" */
+    /* What the scenario was asked with, "key\tvalue\n" per member of the
+     * record's "scenario" (options as JSON), and the files it read,
+     * "name\tdigest\n" per file of its "inputs": diff says which input
+     * changed. Cut at their size (a long options object). */
+    char dims[384];
+    char files[384];
 } sweep_outcome;
+
+/* The inputs that differ between a and b, "system eos -> selene; price
+ * null -> 2.79" for dims or "eos.json" for files, in why[cap]; the
+ * number of differences. */
+int sweep_dims_diff(const char *a, const char *b, int values, char *why,
+                    size_t cap);
 
 /* Parses a record line into *out. Returns 1 on success. */
 int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out);

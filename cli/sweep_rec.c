@@ -453,6 +453,127 @@ static long long whole_of(const cJSON *o, const char *key)
     return v >= -9e15 && v <= 9e15 ? (long long)v : 0;
 }
 
+/* Appends "key\tvalue\n" to buf (at *n of cap); a pair that does not fit
+ * is left out whole. */
+static void put_pair(char *buf, size_t cap, size_t *n, const char *key,
+                     const char *val)
+{
+    size_t need = strlen(key) + strlen(val) + 2;
+    if (*n + need + 1 > cap) return;
+    *n += (size_t)snprintf(buf + *n, cap - *n, "%s\t%s\n", key, val);
+}
+
+/* The scenario's members as pairs: strings as they are, numbers as %.15g,
+ * anything else as its JSON. */
+static void dims_of(const cJSON *sc, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    const cJSON *c;
+    cJSON_ArrayForEach(c, sc)
+    {
+        char num[40];
+        if (cJSON_IsString(c)) {
+            put_pair(buf, cap, &n, c->string, c->valuestring);
+        } else if (cJSON_IsNumber(c)) {
+            snprintf(num, sizeof num, "%.15g", c->valuedouble);
+            put_pair(buf, cap, &n, c->string, num);
+        } else if (cJSON_IsNull(c)) {
+            put_pair(buf, cap, &n, c->string, "null");
+        } else {
+            char *t = cJSON_PrintUnformatted(c);
+            if (t) put_pair(buf, cap, &n, c->string, t);
+            cJSON_free(t);
+        }
+    }
+}
+
+/* The files of "inputs" as "name\tdigest" pairs: each member NAMEfnv1a64
+ * of the model and of each system, named by its NAMEfile member, or
+ * "NAMEfiles of SYSTEM" (measured_files: a count, not a name). */
+static void files_of(const cJSON *in, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(in, "model");
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(in, "systems");
+    for (int k = -1; k < cJSON_GetArraySize(sa); k++) {
+        const cJSON *o = k < 0 ? m : cJSON_GetArrayItem(sa, k);
+        const cJSON *c;
+        cJSON_ArrayForEach(c, o)
+        {
+            size_t kl = strlen(c->string);
+            if (kl < 7 || strcmp(c->string + kl - 7, "fnv1a64") != 0
+                || !cJSON_IsString(c))
+                continue;
+            char key[96], name[160];
+            snprintf(key, sizeof key, "%.*sfile", (int)(kl - 7), c->string);
+            const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, key);
+            if (cJSON_IsString(f))
+                snprintf(name, sizeof name, "%s", f->valuestring);
+            else
+                snprintf(name, sizeof name, "%.*sfiles of %s", (int)(kl - 7),
+                         c->string, str_of(o, k < 0 ? "name" : "system"));
+            put_pair(buf, cap, &n, name, c->valuestring);
+        }
+    }
+}
+
+/* The value of key in a pairs text, or NULL; its length in *len. */
+static const char *pair_value(const char *pairs, const char *key,
+                              size_t key_len, size_t *len)
+{
+    for (const char *p = pairs; *p;) {
+        const char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
+        if (!tab || !nl || tab > nl) return NULL;
+        if ((size_t)(tab - p) == key_len && !memcmp(p, key, key_len)) {
+            *len = (size_t)(nl - tab - 1);
+            return tab + 1;
+        }
+        p = nl + 1;
+    }
+    return NULL;
+}
+
+int sweep_dims_diff(const char *a, const char *b, int values, char *why,
+                    size_t cap)
+{
+    size_t n = 0;
+    int count = 0;
+    why[0] = '\0';
+    /* every key of b against a, then the keys of a that b lacks */
+    for (int side = 0; side < 2; side++) {
+        const char *x = side ? b : a, *y = side ? a : b;
+        for (const char *p = y; *p;) {
+            const char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
+            if (!tab || !nl || tab > nl) break;
+            size_t kl = (size_t)(tab - p), vl = (size_t)(nl - tab - 1), ol = 0;
+            const char *old = pair_value(x, p, kl, &ol);
+            int differs = !old || ol != vl || memcmp(old, tab + 1, vl) != 0;
+            if (side && old) differs = 0; /* seen from the other side */
+            if (differs) {
+                count++;
+                if (n < cap)
+                    n += (size_t)snprintf(why + n, cap - n, "%s%.*s", n ? "; " : "",
+                                          (int)kl, p);
+                if (values && n < cap) {
+                    /* side 0 walks b: old is a's; side 1 walks a (gone) */
+                    if (!side)
+                        n += (size_t)snprintf(why + n, cap - n, " %.*s -> %.*s",
+                                              old ? (int)ol : 6,
+                                              old ? old : "(none)", (int)vl,
+                                              tab + 1);
+                    else
+                        n += (size_t)snprintf(why + n, cap - n, " %.*s -> (none)",
+                                              (int)vl, tab + 1);
+                }
+            }
+            p = nl + 1;
+        }
+    }
+    return count;
+}
+
 int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out)
 {
     memset(out, 0, sizeof *out);
@@ -477,6 +598,16 @@ int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out)
              str_of(sc, "system"), str_of(sc, "gpus"),
              whole_of(sc, "seq_length"), whole_of(sc, "global_batch_size"),
              str_of(sc, "precision"));
+    /* the optional dimensions where the spec sets them */
+    const cJSON *tk = cJSON_GetObjectItemCaseSensitive(sc, "tokens");
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(sc, "price_usd_per_gpu_hour");
+    size_t ln = strlen(out->label);
+    if (cJSON_IsNumber(tk) && ln < sizeof out->label)
+        ln += (size_t)snprintf(out->label + ln, sizeof out->label - ln,
+                               ", %.4g tokens", tk->valuedouble);
+    if (cJSON_IsNumber(pr) && ln < sizeof out->label)
+        snprintf(out->label + ln, sizeof out->label - ln, ", $%.4g/GPU-h",
+                 pr->valuedouble);
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "best");
     if (cJSON_IsObject(b)) {
         snprintf(out->layout, sizeof out->layout, "%s on %s", str_of(b, "layout"),
@@ -484,7 +615,9 @@ int sweep_outcome_parse(const char *line, size_t len, sweep_outcome *out)
         out->time_s = num_of(b, "iteration_time_s");
         out->cost_usd = num_of(b, "cost_per_iteration_usd");
     }
+    dims_of(sc, out->dims, sizeof out->dims);
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "inputs");
+    files_of(in, out->files, sizeof out->files);
     if (lean) {
         out->inputs_digest = in ? raw_digest : 0;
     } else {
@@ -520,9 +653,10 @@ sweep_change sweep_compare(const sweep_outcome *a, const sweep_outcome *b,
         WHY("best layout %s -> %s", a->layout, b->layout);
     double dt = rel(a->time_s, b->time_s), dc = rel(a->cost_usd, b->cost_usd);
     if (a->layout[0] && b->layout[0] && fabs(dt) > threshold)
-        WHY("time %+.1f%%", 100 * dt);
+        WHY("time %+.1f%% (%.4g -> %.4g s)", 100 * dt, a->time_s, b->time_s);
     if (a->layout[0] && b->layout[0] && fabs(dc) > threshold)
-        WHY("cost %+.1f%%", 100 * dc);
+        WHY("cost %+.1f%% ($%.4g -> $%.4g an iteration)", 100 * dc,
+            a->cost_usd, b->cost_usd);
 #undef WHY
     return n ? SWEEP_CHANGED : SWEEP_SAME;
 }

@@ -443,6 +443,21 @@ if [ "$changed" -eq "$want" ]; then ok; else bad "diff: $changed changed rows, e
 onsel=$(grep '^| changed ' diff.md | grep -c ' on selene, ')
 if [ "$onsel" -eq "$want" ]; then ok; else bad "diff: $onsel of the changed rows on selene"; fi
 has diff.md "cost +55.9%" "diff: the cost change"
+has diff.md "| files: selene.json | cost +55.9% (\$" "diff: the changed file and the old -> new cost"
+# A what-if in the spec (a price) changes the ids: the scenarios pair by
+# position and the input that changed is named, old -> new (issue 31).
+printf '%s\n' '{"models": ["gpt3-1.7b"], "systems": ["eos"], "gpus": [8, 16],' \
+    '"seq_lengths": [2048], "global_batch_sizes": [256], "prices": [2.0], "options": {"top": 3}}' >wa.json
+sed 's/"prices": \[2.0\]/"prices": [1.42]/' wa.json >wb.json
+expect 0 "$TP" sweep wa.json -o wa.jsonl
+expect 0 "$TP" sweep wb.json -o wb.jsonl
+expect 3 "$TP" diff wa.jsonl wb.jsonl
+has out "price_usd_per_gpu_hour 2 -> 1.42" "what-if diff: the input old -> new"
+has out "cost -29.0% (\$" "what-if diff: the cost change"
+has out "0 new, 0 vanished" "what-if diff: paired, not new and vanished"
+has out "2 paired by position" "what-if diff: the pairing said"
+expect 3 "$TP" diff wa.jsonl wb.jsonl --format json
+has out '"paired_by":	"position"' "what-if diff: JSON paired_by"
 has diff.md "$want changed (threshold 0.02), 0 new, 0 vanished, $((N - want)) unchanged ($((N / 2 - want)) of them with changed input files)" "diff summary"
 expect 3 "$TP" diff ref.jsonl priced.jsonl --format json
 has out "\"changed\":	$want" "diff json"
