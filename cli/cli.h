@@ -115,6 +115,8 @@ typedef struct cli_opts {
     int cuda_graph;          /* --cuda-graph-impl: space_cuda_graph */
     unsigned cuda_graph_modules; /* --cuda-graph-scope: SPACE_CGM_* bits */
     int cuda_graph_scope_set; /* --cuda-graph-scope given */
+    int cuda_graph_set;      /* --cuda-graph-impl given (or read from a job):
+                                search keeps it, and tries no graphs */
     int ce_te;               /* a job's --cross-entropy-fusion-impl te:
                                 space_ce_te */
     unsigned sw_set;         /* CLI_SW_* bits: software fields set by an

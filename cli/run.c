@@ -610,7 +610,10 @@ static const cli_option options[] = {
      "transformer_engine) or of the whole forward and backward "
      "(full_iteration); their private memory pool is counted, held "
      "through the optimizer step; the captured modules' host calls are "
-     "replaced by one graph launch each (host_exposed_s); default none"},
+     "replaced by one graph launch each (host_exposed_s); default none. "
+     "search without it: Transformer Engine's per-layer graphs are tried "
+     "where the GPU waits on the host and kept where faster and fitting "
+     "(tag _cgte); given, even none, the search keeps it"},
     {"cuda-graph-scope", OPT_CUDA_GRAPH_SCOPE, "LIST", CMD_EST_SEARCH,
      "with --cuda-graph-impl local or transformer_engine: what a layer's "
      "graph captures (Megatron-Core --cuda-graph-modules, formerly "
@@ -1879,6 +1882,7 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         case OPT_CUDA_GRAPH_IMPL:
             rc = parse_name("cuda-graph-impl", optarg, space_cuda_graph_names,
                             SPACE_CG_COUNT, &o.cuda_graph, &e);
+            o.cuda_graph_set = 1;
             break;
         case OPT_CUDA_GRAPH_SCOPE: {
             size_t bad = space_cgm_parse(optarg, &o.cuda_graph_modules);

@@ -197,6 +197,25 @@ void search_point_layout(const search_request *q, const search_point *p,
     space_grid_layout(&q->systems[p->sys].grid, p->idx, p->gpus, &q->base, l);
     if (p->saver != SEARCH_SAVER_NONE)
         search_saver_apply((search_saver)p->saver, p->saver_n, q->model, l);
+    if (p->graph) search_graph_apply(q->model, l);
+}
+
+int search_graph_apply(const space_model *m, space_layout *l)
+{
+    if (l->framework != SPACE_FW_MEGATRON_CORE || l->cuda_graph
+        || l->recompute == SPACE_RECOMPUTE_FULL || l->act_offload_layers > 0)
+        return 0;
+    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE
+        && (m->attn_dropout != 0 || m->hidden_dropout != 0))
+        return 0;
+    l->cuda_graph = SPACE_CG_TE;
+    /* a dropless MoE's experts stay eager: the whole layer only where
+     * every layer is dense */
+    l->cuda_graph_modules = m->num_experts > 0
+                                ? SPACE_CGM_ATTN | SPACE_CGM_MOE_ROUTER
+                                      | SPACE_CGM_MOE_PREPROCESS
+                                : 0;
+    return 1;
 }
 
 /* ---- memory savers, the last resort of a layout that does not fit ----- */
@@ -415,6 +434,7 @@ typedef struct outcome {
     double iteration_s, mem_bytes, mem_limit, excess; /* excess: ratio to the limit */
     int saver;         /* search_saver the estimate relies on */
     int64_t saver_n;
+    int graph;         /* 1: faster with CUDA graphs (search_graph_apply) */
 } outcome;
 
 typedef struct state {
@@ -802,6 +822,7 @@ static void judge(const state *s, const cand *cd, int full,
     double mem_limit = search_memory_limit(q, sy, &l);
     o->saver = SEARCH_SAVER_NONE;
     o->saver_n = 0;
+    o->graph = 0;
     saver_miss sm = {0, SEARCH_SAVER_NONE, 0};
     if (q->savers
         && ((r.feasible && r.mem.total > mem_limit)
@@ -826,6 +847,22 @@ static void judge(const state *s, const cand *cd, int full,
         o->kind = OUT_INFEASIBLE;
         o->code = r.feasible ? EST_OUT_OF_MEMORY : (int)r.reason;
         return;
+    }
+    /* the GPU waits on the host: CUDA graphs, where they are faster and
+     * their memory pool still fits */
+    if (q->graphs && r.time.host_s > 0) {
+        space_layout g = r.layout;
+        est_result rg;
+        if (search_graph_apply(q->model, &g)) {
+            est_estimate(&sy->ctx, q->model, &g, &rg);
+            if (rg.feasible && rg.mem.total <= mem_limit
+                && rg.iteration_s < r.iteration_s) {
+                o->graph = 1;
+                o->iteration_s = rg.iteration_s;
+                o->mem_bytes = rg.mem.total;
+                r = rg;
+            }
+        }
     }
     int which;
     double br = budget_ratio(q, r.iteration_s, cd->gpus, price, &which);
@@ -873,7 +910,8 @@ static void merge(state *s, const cand *cd, const outcome *o)
                       (double)cd->gpus * o->iteration_s
                           * sy->price_usd_per_gpu_hour / 3600,
                       o->mem_bytes, cd->gpus, cd->idx, cd->sys,
-                      o->saver, o->saver_n};
+                      o->saver, o->saver_n, o->graph};
+    if (o->graph) st->graphed++;
     if (q->keep_points) {
         if (a->n_points == s->cap_points) {
             s->cap_points = s->cap_points ? 2 * s->cap_points : 1024;

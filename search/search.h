@@ -111,6 +111,11 @@ typedef struct search_request {
                                   (a lever's check, search_explain_miss,
                                   asks only whether something fits);
                                   0: exact, from a search without pruning */
+    int graphs;                /* Megatron-Core: an admitted layout whose
+                                  GPU waits on the host is tried again with
+                                  per-layer CUDA graphs (search_graph_apply),
+                                  kept where faster and still fitting; only
+                                  where base has none */
 } search_request;
 
 /* The memory savers a search tries on a layout that does not fit, as a
@@ -145,6 +150,19 @@ extern const char *const search_saver_names[SEARCH_SAVER_COUNT];
 int search_saver_apply(search_saver s, int64_t n, const space_model *m,
                        space_layout *l);
 
+/* Turns on the per-layer CUDA graphs a Megatron-Core recipe uses where
+ * l's GPU waits on the host: Transformer Engine's graphed callables
+ * (--cuda-graph-impl transformer_engine) of the whole layer for a dense
+ * model, of attn, moe_router and moe_preprocess for a dropless MoE (the
+ * experts' sizes are known only after the dispatcher's host sync).
+ * Returns 1, or 0 (l unchanged) where Megatron-Core refuses them
+ * (transformer_config.py __post_init__, NVIDIA/Megatron-LM@d98e8a64ddf3):
+ * another framework, graphs already on, full recomputation (only
+ * full_iteration graphs), activation CPU offloading, selective
+ * recomputation with dropout (graphed recompute takes no random
+ * numbers). */
+int search_graph_apply(const space_model *m, space_layout *l);
+
 /* The largest estimated peak (est_memory.total) q admits for layout l on
  * system sy: max_memory_fraction of the GPU's memory where q sets it,
  * else the memory over 1 + the margin measured for l's framework
@@ -164,6 +182,8 @@ typedef struct search_point {
     int sys;
     int saver;                 /* search_saver the layout relies on */
     int64_t saver_n;           /* its size (search_saver_apply) */
+    int graph;                 /* 1: with the CUDA graphs the search turned
+                                  on (search_graph_apply) */
 } search_point;
 
 /* The largest ratio to a budget or deadline the search reports: one
@@ -206,6 +226,8 @@ typedef struct search_stats {
     int64_t admitted;          /* feasible and within every constraint */
     int64_t saved[SEARCH_SAVER_COUNT]; /* of those, admitted only with a
                                    memory saver, by saver ([0] unused) */
+    int64_t graphed;           /* admitted, faster with the CUDA graphs the
+                                  search turned on (search_request.graphs) */
     int64_t gpu_counts_beyond; /* (system, count) pairs larger than the system */
     char example[SPACE_REJECT_COUNT][200]; /* first message per rule */
     /* Per pipeline size, ascending (every PP of the systems' grids, at

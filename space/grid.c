@@ -312,5 +312,11 @@ char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,
     size_t at = strlen(buf);
     if (space_savers_tag(l, sv, sizeof sv)[0] && at < cap)
         snprintf(buf + at, cap - at, "_%s", sv);
+    /* CUDA graphs: _cgl (local), _cgte (Transformer Engine's), _cgfi (the
+     * full iteration) */
+    static const char *const cg[SPACE_CG_COUNT] = {"", "_cgl", "_cgte", "_cgfi"};
+    at = strlen(buf);
+    if ((unsigned)l->cuda_graph < SPACE_CG_COUNT && l->cuda_graph && at < cap)
+        snprintf(buf + at, cap - at, "%s", cg[l->cuda_graph]);
     return buf;
 }

@@ -748,6 +748,19 @@ for opt in "--cuda-graph-impl transformer_engine" "--cuda-graph-impl full_iterat
     got=$(peak "$key")
     if [ -n "$got" ] && [ "$got" != "$b" ]; then ok; else bad "$opt changes nothing ($got vs $b)"; fi
 done
+# The search turns on CUDA graphs where the GPU waits on the host (issue 29):
+# a small-active MoE at one micro-batch a GPU on GB200 hosts.
+CG=(search -m qwen3-30b-a3b --system gb200-nvl72 --gpus 64 -s 4096 -B 64 --top 1 --no-timing)
+run 0 "$TP" "${CG[@]}" --launch megatron
+has "$OUT" "_cgte " "search: CUDA graphs where the host binds, in the tag"
+has "$OUT" "--cuda-graph-modules attn moe_router moe_preprocess" "search: the graphs in the launch"
+T_CG=$(printf '%s\n' "$OUT" | awk '$1 == "1" { print $4; exit }')
+run 0 "$TP" "${CG[@]}" --cuda-graph-impl none
+if printf '%s' "$OUT" | grep -q "_cgte"; then bad "--cuda-graph-impl none: the search kept graphs off"; else ok; fi
+T_NO=$(printf '%s\n' "$OUT" | awk '$1 == "1" { print $4; exit }')
+if awk -v a="$T_CG" -v b="$T_NO" 'BEGIN { exit !(a > 0 && a < b) }'; then ok; else bad "graphs faster: $T_CG vs $T_NO"; fi
+run 0 "$TP" "${CG[@]}" --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(not (d["stats"]["admitted_with_cuda_graphs"] > 0 and d["ranked"][0]["cuda_graph_impl"] == "transformer_engine"))' && ok || bad "search JSON: admitted_with_cuda_graphs, the row's cuda_graph_impl"
 run 64 "$TP" search -m mixtral-8x7b --system eos --max-gpus 64 -s 4096 -B 256 --fix etp=x
 has "$ERR" "etp=x is out of range (an integer in [0, 1048576], 0: = tp)" "--fix etp range"
 
