@@ -587,6 +587,12 @@ static void test_moe(void)
     brute(q, "mixtral-8x7b, allgather, imbalance 1.5");
     q.base.moe_dispatcher = SPACE_MOE_FLEX;
     brute(q, "mixtral-8x7b, flex");
+    /* CUDA graphs where the GPU waits on the host: the floors still
+     * hold, so pruning changes nothing */
+    q.base.moe_dispatcher = SPACE_MOE_ALLTOALL;
+    q.base.moe_imbalance = 0;
+    q.graphs = 1;
+    brute(q, "mixtral-8x7b, CUDA graphs tried");
 }
 
 static void test_threads(void)
