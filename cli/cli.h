@@ -97,6 +97,8 @@ typedef struct cli_opts {
     double moe_imbalance;    /* --moe-imbalance, >= 1; 0 = unset */
     int moe_comm_overlap;    /* --moe-comm-overlap: space_moe_overlap */
     int pp_schedule;         /* --pipeline-schedule: space_pp_schedule */
+    int pp_schedule_set;     /* --pipeline-schedule given: search keeps it
+                                and tries no other */
     int moe_router_pad;      /* --moe-router-padding: 1 */
     int moe_flex_backend;    /* --moe-flex-backend: space_moe_flex_backend */
     /* the pipeline split (Megatron-LM's options; split.c) */

@@ -562,6 +562,10 @@ static cJSON *stats_json(const search_answer *a, int timing)
     cJSON_AddNumberToObject(s, "admitted", (double)st->admitted);
     /* of those, admitted only with a memory saver (issue 28) */
     cJSON_AddNumberToObject(s, "admitted_with_cuda_graphs", (double)st->graphed);
+    cJSON *sc = cJSON_AddObjectToObject(s, "admitted_with_schedule");
+    for (int i = 0; i < SEARCH_SCHEDULES_TRIED; i++)
+        cJSON_AddNumberToObject(sc, space_pp_schedule_names[search_schedules_tried[i]],
+                                (double)st->scheduled[search_schedules_tried[i]]);
     cJSON *sv = cJSON_AddObjectToObject(s, "admitted_with_saver");
     for (int i = 1; i < SEARCH_SAVER_COUNT; i++)
         cJSON_AddNumberToObject(sv, search_saver_names[i], (double)st->saved[i]);
@@ -578,7 +582,7 @@ static cJSON *near_json(const search_request *q, const search_near *nr,
                         const char *unit)
 {
     space_layout l;
-    search_point p = {0, 0, 0, nr->gpus, nr->idx, nr->sys, 0, 0, 0};
+    search_point p = {0, 0, 0, nr->gpus, nr->idx, nr->sys, 0, 0, 0, 0};
     search_point_layout(q, &p, &l);
     char tag[96];
     space_layout_tag(&l, q->systems[nr->sys].ctx.sys->gpus_per_node, tag,
@@ -1503,7 +1507,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
                             o->budget_usd, o->budget_gpu_hours, o->deadline_s,
                             o->max_mem_fraction, o->no_prune,
                             o->svg != NULL || o->all_layouts, !o->no_savers,
-                            0, !o->cuda_graph_set};
+                            0, !o->cuda_graph_set, !o->pp_schedule_set};
 done:
     free(sysbuf);
     s->ns = ns;

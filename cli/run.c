@@ -394,7 +394,10 @@ static const cli_option options[] = {
      "InterleavedZeroBubble, VPP >= 2), zbv (ZBVZeroBubble, VPP 2), "
      "dualpipe (DeepSeek's, VPP 1, even PP, >= 2 PP micro-batches), "
      "dualpipev (DualPipeV, VPP 2, >= 2 PP micro-batches); all but 1f1b "
-     "under --framework torchtitan only; default 1f1b, not searched"},
+     "under --framework torchtitan only; default 1f1b. search without it, "
+     "torchtitan: zb1p, zbv and dualpipev are tried where PP > 1, eager, "
+     "and kept where faster and fitting (tags _zb1p, _zbv, _dpv); given, "
+     "the search keeps it"},
     {"moe-router-padding", OPT_MOE_ROUTER_PAD, NULL, CMD_EST_SEARCH,
      "MoE, fp8: the router pads each expert's tokens to the fp8 alignment "
      "(Megatron-Core --moe-router-padding-for-quantization): no padding "
@@ -1783,6 +1786,7 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
                 rc = parse_name("pipeline-schedule", optarg,
                                 space_pp_schedule_names,
                                 SPACE_PP_SCHEDULE_COUNT, &o.pp_schedule, &e);
+            o.pp_schedule_set = 1;
             break;
         }
         case OPT_MOE_ROUTER_PAD:

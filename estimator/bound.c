@@ -105,6 +105,10 @@ double est_time_floor(const est_ctx *c, const space_model *m,
                      / est_kernel_eff(c, l);
     double micro = (double)(l->gbs / (l->mbs * l->dp));
     double v = (double)(l->vpp > 0 ? l->vpp : 1);
-    double stretch = micro >= 1 ? 1 + (double)(l->pp - 1) / (v * micro) : 1;
+    /* 1F1B's bubble; the other schedules hide part of theirs (zero
+     * bubble, DualPipe): none counted, so the floor stays below them */
+    double stretch = micro >= 1 && l->pp_schedule == SPACE_PP_1F1B
+                         ? 1 + (double)(l->pp - 1) / (v * micro)
+                         : 1;
     return compute * stretch;
 }

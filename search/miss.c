@@ -332,7 +332,7 @@ int search_explain_miss(const search_request *q, search_answer *a, tp_err *e)
     const search_near *nr = a->near_budget.have ? &a->near_budget
                                                 : &a->near_memory;
     search_point p = {0, 0, 0, nr->gpus, nr->idx, nr->sys, nr->saver,
-                      nr->saver_n, 0};
+                      nr->saver_n, 0, 0};
     space_layout l;
     search_point_layout(q, &p, &l);
     figures_of(q, nr->sys, nr->gpus, &l, &r->nearest);

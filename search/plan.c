@@ -198,6 +198,38 @@ void search_point_layout(const search_request *q, const search_point *p,
     if (p->saver != SEARCH_SAVER_NONE)
         search_saver_apply((search_saver)p->saver, p->saver_n, q->model, l);
     if (p->graph) search_graph_apply(q->model, l);
+    if (p->schedule) search_schedule_apply(p->schedule, l);
+}
+
+const int search_schedules_tried[SEARCH_SCHEDULES_TRIED] = {
+    SPACE_PP_ZB1P, SPACE_PP_ZBV, SPACE_PP_DUALPIPEV};
+
+int search_schedule_apply(int s, space_layout *l)
+{
+    if (l->framework != SPACE_FW_TORCHTITAN || l->pp < 2
+        || l->pp_schedule != SPACE_PP_1F1B || s == SPACE_PP_1F1B
+        || (unsigned)s >= SPACE_PP_SCHEDULE_COUNT)
+        return 0;
+    l->pp_schedule = s;
+    l->eager = 1;
+    return 1;
+}
+
+/* The time floor of l, or where the search tries other schedules of it
+ * (search_request.schedules), the least of theirs: pruning must not drop
+ * a layout one of them would make win. */
+static double floor_time(const search_request *q, const search_system *sy,
+                         const space_layout *l)
+{
+    double f = est_time_floor(&sy->ctx, q->model, l);
+    if (!q->schedules) return f;
+    for (int i = 0; i < SEARCH_SCHEDULES_TRIED; i++) {
+        space_layout v = *l;
+        if (!search_schedule_apply(search_schedules_tried[i], &v)) continue;
+        double fv = est_time_floor(&sy->ctx, q->model, &v);
+        if (fv < f) f = fv;
+    }
+    return f;
 }
 
 int search_graph_apply(const space_model *m, space_layout *l)
@@ -435,6 +467,7 @@ typedef struct outcome {
     int saver;         /* search_saver the estimate relies on */
     int64_t saver_n;
     int graph;         /* 1: faster with CUDA graphs (search_graph_apply) */
+    int schedule;      /* the schedule it is fastest with; 0: base's */
 } outcome;
 
 typedef struct state {
@@ -776,7 +809,7 @@ static void scan_unit(const search_request *q, int sysi, int64_t gpus,
                 continue;
             }
         }
-        double floor_s = est_time_floor(&sy->ctx, m, &l);
+        double floor_s = floor_time(q, sy, &l);
         if (!q->no_prune) {
             int which;
             double r = budget_ratio(q, floor_s, gpus, price, &which);
@@ -823,6 +856,7 @@ static void judge(const state *s, const cand *cd, int full,
     o->saver = SEARCH_SAVER_NONE;
     o->saver_n = 0;
     o->graph = 0;
+    o->schedule = 0;
     saver_miss sm = {0, SEARCH_SAVER_NONE, 0};
     if (q->savers
         && ((r.feasible && r.mem.total > mem_limit)
@@ -862,6 +896,29 @@ static void judge(const state *s, const cand *cd, int full,
                 o->mem_bytes = rg.mem.total;
                 r = rg;
             }
+        }
+    }
+    /* torchtitan's pipeline: PyTorch's other schedules, eager, where one
+     * is faster and fits */
+    if (q->schedules && r.layout.framework == SPACE_FW_TORCHTITAN
+        && r.layout.pp > 1 && r.layout.pp_schedule == SPACE_PP_1F1B) {
+        est_result best = r;
+        for (int i = 0; i < SEARCH_SCHEDULES_TRIED; i++) {
+            space_layout v = r.layout;
+            est_result rv;
+            if (!search_schedule_apply(search_schedules_tried[i], &v))
+                continue;
+            est_estimate(&sy->ctx, q->model, &v, &rv);
+            if (rv.feasible && rv.mem.total <= mem_limit
+                && rv.iteration_s < best.iteration_s) {
+                best = rv;
+                o->schedule = search_schedules_tried[i];
+            }
+        }
+        if (o->schedule) {
+            r = best;
+            o->iteration_s = r.iteration_s;
+            o->mem_bytes = r.mem.total;
         }
     }
     int which;
@@ -910,8 +967,9 @@ static void merge(state *s, const cand *cd, const outcome *o)
                       (double)cd->gpus * o->iteration_s
                           * sy->price_usd_per_gpu_hour / 3600,
                       o->mem_bytes, cd->gpus, cd->idx, cd->sys,
-                      o->saver, o->saver_n, o->graph};
+                      o->saver, o->saver_n, o->graph, o->schedule};
     if (o->graph) st->graphed++;
+    if (o->schedule) st->scheduled[o->schedule]++;
     if (q->keep_points) {
         if (a->n_points == s->cap_points) {
             s->cap_points = s->cap_points ? 2 * s->cap_points : 1024;

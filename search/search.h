@@ -116,6 +116,11 @@ typedef struct search_request {
                                   per-layer CUDA graphs (search_graph_apply),
                                   kept where faster and still fitting; only
                                   where base has none */
+    int schedules;             /* torchtitan: an admitted layout with PP > 1
+                                  under 1F1B is tried again with PyTorch's
+                                  other schedules (search_schedule_apply),
+                                  the fastest that fits kept; only where
+                                  base runs 1F1B */
 } search_request;
 
 /* The memory savers a search tries on a layout that does not fit, as a
@@ -163,6 +168,19 @@ int search_saver_apply(search_saver s, int64_t n, const space_model *m,
  * numbers). */
 int search_graph_apply(const space_model *m, space_layout *l);
 
+/* The schedules search_request.schedules tries, in this order: zero
+ * bubble ZB-H1 looped, ZB-V, DualPipeV. */
+#define SEARCH_SCHEDULES_TRIED 3
+extern const int search_schedules_tried[SEARCH_SCHEDULES_TRIED];
+
+/* Sets torchtitan layout l to PyTorch's pipeline schedule s, eager where
+ * it was compiled: PyTorch's schedules but 1F1B refuse compiled stage
+ * modules (_check_torch_compile_compatibility, pytorch/pytorch@
+ * 00722e648b74 schedules.py). Returns 1, or 0 (l unchanged) for another
+ * framework, PP 1, a schedule already set, or s 1F1B; the schedules'
+ * own rules (chunks a rank, micro-batches) are the estimate's to refuse. */
+int search_schedule_apply(int s, space_layout *l);
+
 /* The largest estimated peak (est_memory.total) q admits for layout l on
  * system sy: max_memory_fraction of the GPU's memory where q sets it,
  * else the memory over 1 + the margin measured for l's framework
@@ -184,6 +202,8 @@ typedef struct search_point {
     int64_t saver_n;           /* its size (search_saver_apply) */
     int graph;                 /* 1: with the CUDA graphs the search turned
                                   on (search_graph_apply) */
+    int schedule;              /* the space_pp_schedule the search chose
+                                  (search_schedule_apply); 0: base's */
 } search_point;
 
 /* The largest ratio to a budget or deadline the search reports: one
@@ -226,6 +246,9 @@ typedef struct search_stats {
     int64_t admitted;          /* feasible and within every constraint */
     int64_t saved[SEARCH_SAVER_COUNT]; /* of those, admitted only with a
                                    memory saver, by saver ([0] unused) */
+    int64_t scheduled[SPACE_PP_SCHEDULE_COUNT]; /* admitted, faster with
+                                  the schedule the search chose, by schedule
+                                  ([0] unused) */
     int64_t graphed;           /* admitted, faster with the CUDA graphs the
                                   search turned on (search_request.graphs) */
     int64_t gpu_counts_beyond; /* (system, count) pairs larger than the system */

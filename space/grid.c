@@ -318,5 +318,12 @@ char *space_layout_tag(const space_layout *l, int gpus_per_node, char *buf,
     at = strlen(buf);
     if ((unsigned)l->cuda_graph < SPACE_CG_COUNT && l->cuda_graph && at < cap)
         snprintf(buf + at, cap - at, "%s", cg[l->cuda_graph]);
+    /* pipeline schedules but 1F1B: _zb1p, _zbv, _dp (DualPipe), _dpv */
+    static const char *const ps[SPACE_PP_SCHEDULE_COUNT] = {"", "_zb1p", "_zbv",
+                                                           "_dp", "_dpv"};
+    at = strlen(buf);
+    if ((unsigned)l->pp_schedule < SPACE_PP_SCHEDULE_COUNT && l->pp_schedule
+        && at < cap)
+        snprintf(buf + at, cap - at, "%s", ps[l->pp_schedule]);
     return buf;
 }

@@ -761,6 +761,16 @@ T_NO=$(printf '%s\n' "$OUT" | awk '$1 == "1" { print $4; exit }')
 if awk -v a="$T_CG" -v b="$T_NO" 'BEGIN { exit !(a > 0 && a < b) }'; then ok; else bad "graphs faster: $T_CG vs $T_NO"; fi
 run 0 "$TP" "${CG[@]}" --format json
 printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(not (d["stats"]["admitted_with_cuda_graphs"] > 0 and d["ranked"][0]["cuda_graph_impl"] == "transformer_engine"))' && ok || bad "search JSON: admitted_with_cuda_graphs, the row's cuda_graph_impl"
+# torchtitan: PyTorch's other pipeline schedules tried where 1F1B ran
+# (issue 29), eager as they need; kept where faster and fitting.
+PSS=(search -m llama3-70b --system eos --gpus 64 -s 8192 -B 32 --framework torchtitan --eager --fix pp=8 --top 1 --no-timing)
+run 0 "$TP" "${PSS[@]}" --format json
+printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); r=d["ranked"][0]; sys.exit(not (r["pipeline_schedule"] == "zb1p" and r["layout"].endswith("_zb1p") and d["stats"]["admitted_with_schedule"]["zb1p"] > 0))' && ok || bad "search: the zero-bubble schedule chosen, tagged and counted"
+T_ZB=$(json_num iteration_time_s)
+run 0 "$TP" "${PSS[@]}" --pipeline-schedule 1f1b --format json
+has "$(json_str pipeline_schedule)" '"interleaved"' "--pipeline-schedule given: the search keeps it"
+T_1F=$(json_num iteration_time_s)
+if awk -v a="$T_ZB" -v b="$T_1F" 'BEGIN { exit !(a > 0 && a < b) }'; then ok; else bad "zb1p faster: $T_ZB vs $T_1F"; fi
 run 64 "$TP" search -m mixtral-8x7b --system eos --max-gpus 64 -s 4096 -B 256 --fix etp=x
 has "$ERR" "etp=x is out of range (an integer in [0, 1048576], 0: = tp)" "--fix etp range"
 

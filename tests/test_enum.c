@@ -400,6 +400,14 @@ static void test_brute_force(void)
         brute(q, "deadline and GPU-hours");
         q.no_prune = 0;
     }
+    /* torchtitan, eager, with PyTorch's other schedules tried: their
+     * floors count no bubble, so pruning drops none that would win */
+    q = request(model("gpt-neox-20b"), systems, 2, small, 8);
+    q.base = job(2048, 64);
+    q.base.framework = SPACE_FW_TORCHTITAN;
+    q.base.eager = 1;
+    q.schedules = 1;
+    brute(q, "gpt-neox-20b, torchtitan, schedules tried");
     /* one system of one GPU per node */
     q = request(model("llama3-8b"), &systems[3], 1, small, 8);
     brute(q, "vista");
