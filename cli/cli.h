@@ -364,6 +364,11 @@ void cli_print_wrapped(FILE *f, const char *text, int at, int indent,
                        int width);
 /* The width search and estimate texts wrap their prose to. */
 #define CLI_TEXT_WIDTH 100
+/* A paragraph of prose, printf-formatted, wrapped to CLI_TEXT_WIDTH with
+ * continuation lines indented by `indent` (a leading indent of the text
+ * is kept); fmt's trailing newline is dropped, one is printed. */
+void cli_wrapf(FILE *f, int indent, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Human-readable numbers: 6.74e9 -> "6.74 B" params, bytes -> "80.0 GiB",
  * FLOP/s -> "989.5 TFLOP/s", s -> "2.0 us". */

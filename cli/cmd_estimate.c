@@ -999,7 +999,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                                  sizeof names);
             snprintf(rcm, sizeof rcm, " (%s)", names);
         }
-        fprintf(f,
+        cli_wrapf(f, 2,
                 "layout: TP %lld, PP %lld, VPP %lld, CP %lld, DP %lld, "
                 "micro-batch %lld (%lld per iteration), global batch %lld, "
                 "seq %lld, SP %s, recompute %s%s, ZeRO %d, %s%s%s%s\n",
@@ -1020,7 +1020,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             char imb[48] = "the estimator's default";
             if (l->moe_imbalance > 0)
                 snprintf(imb, sizeof imb, "%g", l->moe_imbalance);
-            fprintf(f,
+            cli_wrapf(f, 2,
                     "experts: %lld of %lld a token; EP %lld, expert TP %lld, "
                     "expert DP %lld; %s dispatcher%s%s; busiest expert's "
                     "load over the mean %s\n",
@@ -1031,7 +1031,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                     l->moe_comm_overlap ? ", overlapped: " : "",
                     l->moe_comm_overlap ? space_moe_overlap_name(l) : "", imb);
         }
-        fprintf(f,
+        cli_wrapf(f, 2,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
                 "overlap %s, CP exchange %s, DP overlap %s%s%s%s; gradients "
                 "%s%s; allocator %s%s%s%s%s\n",
@@ -1056,9 +1056,9 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 l->ce_te ? "; Transformer Engine's fused loss" : "");
         char sv[400];
         if (cli_savers_text(l, sv, sizeof sv)[0])
-            fprintf(f, "memory savers: %s\n", sv);
+            cli_wrapf(f, 2, "memory savers: %s", sv);
         const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;
-        fprintf(f,
+        cli_wrapf(f, 2,
                 "operator times: fitted to %s's samples where it has them, "
                 "roofline elsewhere%s%s%s; over an in-training kernel "
                 "efficiency of %.3g (stack %s x this GPU's factor, fitted "
@@ -1078,11 +1078,11 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                          n ? ", " : "", chosen_names[i].label);
             }
         if (chosen[0])
-            fprintf(f, "chosen (fastest feasible of %lld layouts tried, %lld "
+            cli_wrapf(f, 2, "chosen (fastest feasible of %lld layouts tried, %lld "
                        "feasible): %s\n",
                     (long long)tried, (long long)feasible, chosen);
         if (!r.feasible)
-            fprintf(f, "NOT FEASIBLE (%s%s%s): %s\n",
+            cli_wrapf(f, 2, "NOT FEASIBLE (%s%s%s): %s",
                     est_reason_names[r.reason],
                     r.reason == EST_INVALID_LAYOUT ? ", " : "",
                     r.reason == EST_INVALID_LAYOUT ? space_reject_names[r.reject]
@@ -1097,7 +1097,13 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                     r.iteration_s, a, r.model_flops_per_gpu_s / 1e12,
                     100 * r.mfu);
             char bt[600];
-            fprintf(f, "%s\n\n", cli_band_text(&band, bt, sizeof bt));
+            cli_band_text(&band, bt, sizeof bt);
+            for (char *ln = bt, *nl; ln && *ln; ln = nl ? nl + 1 : NULL) {
+                nl = strchr(ln, '\n');
+                if (nl) *nl = '\0';
+                cli_wrapf(f, 2, "%s", ln);
+            }
+            fputc('\n', f);
             print_terms(f, o->format, "time", "seconds", "share", tt, nt,
                         r.iteration_s);
         }
@@ -1109,7 +1115,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 r.mem.peak_in_step ? "optimizer step" : "backward",
                 y->gpu->name, y->gpu->mem_bytes / 1073741824.0);
         double mg = est_memory_margin(l);
-        fprintf(f, "with the margin, +%.1f %%: %.2f GiB, %.2f GiB left. %s\n",
+        cli_wrapf(f, 2, "with the margin, +%.1f %%: %.2f GiB, %.2f GiB left. %s",
                 100 * mg, r.mem.total * (1 + mg) / 1073741824.0,
                 (y->gpu->mem_bytes - r.mem.total * (1 + mg)) / 1073741824.0,
                 est_memory_evidence(l));
@@ -1124,7 +1130,8 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                     tokens_to_train, train_s / 86400, gpu_hours, cost,
                     y->price_usd_per_gpu_hour);
         if (o->log_file) cli_fed_print(f, &fed, o->log_file, &band);
-        fprintf(f, "\nMFU: %s.\n", mfu_convention);
+        fputc('\n', f);
+        cli_wrapf(f, 2, "MFU: %s.", mfu_convention);
         if (o->ops && r.iteration_s > 0) print_ops(&c, &m, l, o->format, f, NULL);
     }
     rc = r.feasible ? TP_OK : TP_INFEASIBLE;

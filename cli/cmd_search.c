@@ -23,7 +23,6 @@
 #include "search.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -622,26 +621,6 @@ static void csv_layout_cells(char c[][48], const space_layout *l, int moe)
 
 /* ---- table output ----------------------------------------------------- */
 
-/* A paragraph of prose wrapped to CLI_TEXT_WIDTH, continuation lines
- * indented by `indent`; fmt's trailing newline is dropped. */
-static void wrapf(FILE *f, int indent, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void wrapf(FILE *f, int indent, const char *fmt, ...)
-{
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    size_t n = strlen(buf);
-    if (n && buf[n - 1] == '\n') buf[n - 1] = '\0';
-    /* keep a leading indent: print_wrapped starts at the first word */
-    int lead = 0;
-    while (buf[lead] == ' ') lead++;
-    fprintf(f, "%.*s", lead, buf);
-    cli_print_wrapped(f, buf + lead, lead, indent, CLI_TEXT_WIDTH);
-}
-
 static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
                        int multi, const search_request *q)
 {
@@ -724,12 +703,12 @@ static void print_ties(FILE *f, const row *rows, int n,
     for (char *line = bt, *nl; line && *line; line = nl ? nl + 1 : NULL) {
         nl = strchr(line, '\n');
         if (nl) *nl = '\0';
-        wrapf(f, 2, "%s%s", line == bt ? "#1's " : "", line);
+        cli_wrapf(f, 2, "%s%s", line == bt ? "#1's " : "", line);
     }
     int k = 0;
     for (int i = 1; i < n; i++) k += rows[i].tied;
     if (k)
-        wrapf(f, 2, "=: %d of the next %d layouts are within that band of #1 "
+        cli_wrapf(f, 2, "=: %d of the next %d layouts are within that band of #1 "
                     "by %s: the published runs cannot tell them apart "
                     "(--explain says what separates them)",
               k, n - 1, q->objective == SEARCH_BY_COST ? "cost" : "time");
@@ -748,11 +727,11 @@ static void print_memory_rule(FILE *f, const search_request *q, int explain)
         return;
     }
     if (explain)
-        wrapf(f, 2, "memory: admitted when the estimated peak + %.1f %% fits "
+        cli_wrapf(f, 2, "memory: admitted when the estimated peak + %.1f %% fits "
                     "the GPU (--max-memory-fraction overrides). %s",
               100 * est_memory_margin(&q->base), est_memory_evidence(&q->base));
     else
-        wrapf(f, 2, "memory: admitted when the estimated peak + %.1f %% fits "
+        cli_wrapf(f, 2, "memory: admitted when the estimated peak + %.1f %% fits "
                     "the GPU (--max-memory-fraction overrides; --explain says "
                     "where the margin comes from)",
               100 * est_memory_margin(&q->base));
@@ -766,7 +745,7 @@ static void print_counts(FILE *f, const search_answer *a, int reasons,
     const search_stats *st = &a->stats;
     int64_t rej = 0;
     for (int i = 1; i < SPACE_REJECT_COUNT; i++) rej += st->rejected[i];
-    wrapf(f, 2,
+    cli_wrapf(f, 2,
           "layouts: %lld enumerated, %lld rejected by rules, %lld valid; "
           "pruned: %lld by the memory bound, %lld by the budget bound, %lld "
           "by the time bound; %lld estimated, %lld admitted%s",
@@ -801,7 +780,7 @@ static void print_counts(FILE *f, const search_answer *a, int reasons,
     for (int i = 0; i < SEARCH_MISS_COUNT; i++)
         if (st->missed[i]) ADD_REASON(search_miss_names[i], st->missed[i]);
 #undef ADD_REASON
-    wrapf(f, 2, "rejected or not admitted, by reason:%s", any ? buf : " none");
+    cli_wrapf(f, 2, "rejected or not admitted, by reason:%s", any ? buf : " none");
     if (examples)
         for (int i = 1; i < SPACE_REJECT_COUNT; i++)
             if (st->rejected[i])
@@ -863,9 +842,9 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
             k = j + 1;
         }
         if (!seen[i])
-            wrapf(f, 4, "  %s: layouts admitted", list);
+            cli_wrapf(f, 4, "  %s: layouts admitted", list);
         else
-            wrapf(f, 4, "  %s: none admitted: %s%s%s%s", list, seen[i],
+            cli_wrapf(f, 4, "  %s: none admitted: %s%s%s%s", list, seen[i],
                   pp_why_words(seen[i])[0] ? " (" : "", pp_why_words(seen[i]),
                   pp_why_words(seen[i])[0] ? ")" : "");
     }
@@ -885,7 +864,7 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
             at += (size_t)snprintf(sp + at, sizeof sp - at, "%s %s %lld",
                                    k ? "," : "", space_split_kind_names[k],
                                    (long long)st->split_valid[k]);
-    wrapf(f, 2, "pipeline splits, valid layouts:%s (--fix split=NAME pins "
+    cli_wrapf(f, 2, "pipeline splits, valid layouts:%s (--fix split=NAME pins "
                 "one; a layout string of your own is searched only where "
                 "given, --pipeline-model-parallel-layout)", sp);
     if (!explain) return;
@@ -1020,7 +999,7 @@ static void print_launches(FILE *f, const cli_opts *o, const row *best,
     int titan = o->framework == SPACE_FW_TORCHTITAN;
     if (o->launch_show == CLI_LAUNCH_NONE) {
         fputc('\n', f);
-        wrapf(f, 2, "launch #1: --launch %s prints it here; --sbatch FILE "
+        cli_wrapf(f, 2, "launch #1: --launch %s prints it here; --sbatch FILE "
                     "writes the Megatron-LM script; -f json has every form",
               titan ? "torchtitan|megatron|nemo|all"
                     : "megatron|nemo|torchtitan|all");
@@ -1845,7 +1824,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                                    "%s %s (%s, $%.3f/GPU-h)", i ? "," : "",
                                    sys[i].ctx.sys->name, sys[i].ctx.gpu->name,
                                    sys[i].price_usd_per_gpu_hour);
-        wrapf(f, 2, "%s", hd);
+        cli_wrapf(f, 2, "%s", hd);
         print_memory_rule(f, &q, o->explain);
         print_counts(f, &ans, o->explain || ans.n_ranked == 0, o->explain);
         print_pipeline_sizes(f, &ans, o->explain);

@@ -877,3 +877,19 @@ void cli_print_wrapped(FILE *f, const char *text, int at, int indent, int width)
     }
     fputc('\n', f);
 }
+
+void cli_wrapf(FILE *f, int indent, const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(buf);
+    if (n && buf[n - 1] == '\n') buf[n - 1] = '\0';
+    /* a leading indent is kept: cli_print_wrapped starts at a word */
+    int lead = 0;
+    while (buf[lead] == ' ') lead++;
+    fprintf(f, "%.*s", lead, buf);
+    cli_print_wrapped(f, buf + lead, lead, indent, CLI_TEXT_WIDTH);
+}

@@ -19,6 +19,10 @@ json_num() {
     printf '%s' "$OUT" | grep -o "\"$1\":[[:space:]]*[-0-9.e+]*" | head -n 1 | sed 's/.*:[[:space:]]*//'
 }
 
+# unwrapped: $OUT with the text's wrapped prose joined again (a line break
+# and the two blanks of a continuation become one blank)
+unwrapped() { printf '%s' "$OUT" | sed -e ':a' -e 'N' -e '$!ba' -e 's/\n  / /g'; }
+
 # json_str FIELD: first string value of "FIELD" in $OUT, with its quotes.
 json_str() {
     printf '%s' "$OUT" | grep -o "\"$1\":[[:space:]]*\"[^\"]*\"" | head -n 1 | sed 's/^[^:]*:[[:space:]]*//'
@@ -498,7 +502,7 @@ has "$OUT" '"account_for_loss_in_pipeline_split":	true' "estimate -t 8 -p 16: a 
 run 0 "$TP" estimate -m llama3.1-405b --system eos -g 2048 -s 8192 -B 1024 -t 8 -p 16 --num-virtual-stages-per-pipeline-rank 1 --decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 7
 has "$OUT" "memory per pipeline stage" "estimate: first/last stage counts"
 run 1 "$TP" estimate -m llama3.1-405b --system eos -g 2048 -s 8192 -B 1024 -t 8 -p 16 --num-virtual-stages-per-pipeline-rank 1 --decoder-first-pipeline-num-layers 6 --decoder-last-pipeline-num-layers 6
-has "$OUT" "NOT FEASIBLE (invalid_layout, middle_layers): 114 middle layers are not divisible by the 14 middle stages" "estimate: a split Megatron-Core refuses, by name"
+has "$(unwrapped)" "NOT FEASIBLE (invalid_layout, middle_layers): 114 middle layers are not divisible by the 14 middle stages" "estimate: a split Megatron-Core refuses, by name"
 run 64 "$TP" estimate -m llama3.1-405b --system eos -g 2048 -s 8192 -B 1024 -t 8 -p 16 --pipeline-model-parallel-layout 'Et|x|L'
 has "$ERR" "invalid layer character 'x'" "estimate: a layout string that does not parse"
 run 65 "$TP" estimate -m nosuchmodel --system perlmutter-80g -g 8 -s 2048 -B 8
@@ -919,7 +923,7 @@ has "$ERR" "LoopedBFS" "torchtitan schedules not timed refused by name"
 # of the best as tied.
 run 0 "$TP" estimate -m llama3-70b --system eos -g 128 -t 8 -p 2 -c 1 -b 1 -B 128 -s 8192
 has "$OUT" "error band: +/-" "estimate: error band"
-has "$OUT" "megatron-core runs on h100-sxm with each run's source left out" "estimate: band basis"
+has "$(unwrapped)" "megatron-core runs on h100-sxm with each run's source left out" "estimate: band basis"
 has "$OUT" "nearest validated run: " "estimate: nearest validated run"
 run 0 "$TP" estimate -m llama3-70b --system eos -g 128 -t 8 -p 2 -c 1 -b 1 -B 128 -s 8192 --format json
 printf '%s' "$OUT" | python3 -c 'import json,sys; b=json.load(sys.stdin)["error_band"]; sys.exit(not (b["basis"] == "stack and GPU family" and b["runs"] >= 5 and 0 < b["mape_pct"] <= b["worst_pct"] and b["nearest_run"]["gpu_family"] == "h100-sxm"))' && ok || bad "estimate JSON: error_band"
