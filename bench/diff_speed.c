@@ -106,10 +106,14 @@ int main(int argc, char **argv)
     o.out_dir = tpl_path;
     o.overwrite = 1;
     tp_err e = {0};
-    if (cmd_sweep(&o, NULL, &e)) {
+    /* cmd_sweep reads its standard output's stream (claim_output): a NULL
+     * one crashed here */
+    cli_out so;
+    if (cli_out_open(&so, "/dev/null", NULL, &e) || cmd_sweep(&o, &so, &e)) {
         fprintf(stderr, "diff_speed: %s\n", e.msg);
         return 1;
     }
+    cli_out_close(&so, 1, &e);
     char *buf = NULL;
     size_t len = 0;
     if (tp_read_file(tpl_path, (size_t)1 << 30, &buf, &len, &e)) {

@@ -1,7 +1,7 @@
 /*
  * sweep_speed.c - how fast `trainplan sweep` is: the issue-7 benchmark of
  * 200 scenarios (5 models x 4 systems x 10 GPU counts, 8 to 4096 GPUs),
- * run through cmd_sweep exactly as the command line runs it, at 1 thread
+ * run through cli_run exactly as the command line runs it, at 1 thread
  * and at MAX_THREADS: wall time (start-up, spec check and every search)
  * and scenarios per second, and whether the two outputs are the same
  * bytes (they must be). Asserts nothing else; no timing is asserted.
@@ -60,27 +60,23 @@ int main(int argc, char **argv)
     for (int t = 0; t < 2; t++) {
         snprintf(out_path[t], sizeof out_path[t], "%s/sweep_speed_%d.jsonl", dir,
                  threads[t]);
-        cli_opts o;
-        memset(&o, 0, sizeof o);
-        o.tp = 1;
-        o.dtype = -1;
-        o.sp = o.recompute = o.zero = o.precision = -1;
-        o.attn_dropout = o.hidden_dropout = -1;
-        o.threshold = -1;
-        char *pos[] = {spec_path};
-        o.pos = pos;
-        o.npos = 1;
-        o.out_dir = out_path[t];
-        o.overwrite = 1; /* the previous run's output */
+        /* through the command line's own parser, as a user runs it: a
+         * cli_opts filled in by hand missed the defaults the parser sets
+         * (it crashed inside cmd_sweep) */
+        char nthreads[16];
+        snprintf(nthreads, sizeof nthreads, "%d", threads[t]);
+        char prog[] = "trainplan", thr[] = "--threads", cmd[] = "sweep",
+             o_opt[] = "-o", ow[] = "--overwrite";
+        char *argv_sweep[] = {prog, thr, nthreads, cmd, spec_path, o_opt,
+                              out_path[t], ow, NULL};
 #ifdef _OPENMP
         omp_set_num_threads(threads[t]);
 #endif
-        tp_err e = {0};
         double t0 = now_s();
-        int rc = cmd_sweep(&o, NULL, &e);
+        int rc = cli_run(8, argv_sweep, stdout, stderr);
         double dt = now_s() - t0;
         if (rc) {
-            fprintf(stderr, "sweep_speed: %s\n", e.msg);
+            fprintf(stderr, "sweep_speed: trainplan sweep exited %d\n", rc);
             return 1;
         }
         printf("200 scenarios, %d thread%s: %.2f s wall, %.1f scenarios/s\n",

@@ -1,0 +1,39 @@
+#!/bin/bash
+# bench_smoke.sh BENCH_DIR SCRATCH [quick] - every bench/ program runs once
+# with its smallest arguments and exits 0. A smoke test, not a benchmark:
+# nothing is timed or compared here (bench/results holds the figures).
+# Issue 32 found bench/sweep_speed crashing (SIGSEGV) and no test running
+# the bench programs. "quick" (the sanitizer builds) leaves out the two
+# that take minutes there: search_speed and sweep_speed.
+set -u
+B=$1
+S=$2
+QUICK=${3:-}
+rm -rf "$S"
+mkdir -p "$S"
+pass=0
+fail=0
+smoke() { # smoke NAME ARGS...
+    local name=$1
+    shift
+    if "$B/$name" "$@" >"$S/$name.out" 2>"$S/$name.err"; then
+        pass=$((pass + 1))
+    else
+        local rc=$?
+        fail=$((fail + 1))
+        echo "FAIL: bench/$name $*: exit $rc" >&2
+        tail -n 5 "$S/$name.err" >&2
+    fi
+}
+smoke op_speed a100-80gb
+smoke estimate_speed 10
+smoke diff_speed 16 1 "$S"
+smoke validate_runs --source narayanan2021_sc21 --no-loso
+smoke validate_memory
+smoke validate_fit
+if [ -z "$QUICK" ]; then
+    smoke search_speed 1
+    smoke sweep_speed 1 "$S"
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
