@@ -44,6 +44,8 @@ typedef struct cli_opts {
     FILE *out;               /* the caller's data stream (cli_run): what an
                                 output given as "-" writes; NULL = none */
     cli_format format;
+    int format_set;          /* --format given (sweep refuses what it cannot
+                                write rather than ignore it) */
     const char *output;      /* -o FILE, or NULL for stdout */
     int threads;             /* 0 = OpenMP's default */
     uint64_t seed;
@@ -163,6 +165,7 @@ typedef struct cli_opts {
                                 0 = the current one */
     int nemo_format;         /* --nemo-format: cli_nemo_format */
     int launch_show;         /* --launch: cli_launch_show (text output) */
+    int launch_show_set;     /* --launch given (sweep: default every form) */
     /* memory savers and micro-batch groups (issue 28; space/savers.c) */
     int pa_optimizer;        /* --use-precision-aware-optimizer */
     int main_grads_dtype;    /* --main-grads-dtype: space_opt_dtype */
@@ -235,6 +238,15 @@ typedef enum cli_launch_show {
     CLI_LAUNCH_SHOW_COUNT
 } cli_launch_show;
 extern const char *const cli_launch_show_names[CLI_LAUNCH_SHOW_COUNT];
+/* The launch forms a JSON row carries (launch and launch_args). */
+enum {
+    CLI_LAUNCH_FORM_MEGATRON = 1u << 0,   /* megatron, megatron_sbatch */
+    CLI_LAUNCH_FORM_NEMO = 1u << 1,
+    CLI_LAUNCH_FORM_TORCHTITAN = 1u << 2, /* torchtitan_config */
+    CLI_LAUNCH_FORM_ALL = 7u
+};
+/* The forms --launch SHOW asks for (none: 0, all: every one). */
+unsigned cli_launch_forms(int show);
 
 /* Output goes to stdout; to a device or FIFO directly; or to a temporary
  * file beside -o FILE (beside a symbolic link's target: the link stays)
@@ -329,6 +341,8 @@ void cli_table_init(cli_table *t, int ncols, const char **headers,
 /* Appends a row of ncols cells, each formatted from the printf-style
  * strings in order; cells are copied. */
 void cli_table_row(cli_table *t, ...);
+/* The same from an array of n cells (missing ones empty). */
+void cli_table_rowv(cli_table *t, const char *const *cells, int n);
 void cli_table_print(const cli_table *t, FILE *f, cli_format fmt);
 void cli_table_free(cli_table *t);
 
@@ -556,6 +570,8 @@ typedef struct cli_search {
     int torchtitan_version;    /* the launch's (cli_opts.torchtitan_version) */
     int nemo_format;           /* --nemo-format of the launches */
     int all_layouts;           /* --all: "admitted" in the JSON */
+    unsigned launch_forms;     /* CLI_LAUNCH_FORM_* the JSON rows carry: all
+                                  (a search), what sweep --launch asks */
 } cli_search;
 
 /* Operator models and collective tables opened once for many searches

@@ -357,8 +357,11 @@ static void row_fill(row *w, const search_request *q, const search_point *p)
 }
 
 
+/* forms: the launches a row carries (CLI_LAUNCH_FORM_* bits; a search's
+ * JSON every one, a sweep's records what its --launch asks) */
 static cJSON *row_json(const row *w, const search_request *q, const char *set,
-                       int rank, int tt_version, int nemo_format)
+                       int rank, int tt_version, int nemo_format,
+                       unsigned forms)
 {
     const space_layout *l = &w->r.layout;
     cJSON *j = cJSON_CreateObject();
@@ -434,31 +437,41 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cli_term t[CLI_TIME_TERMS];
     int nt = cli_time_terms(&w->r.time, 0, t);
     for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, t[i].name, t[i].v);
+    if (!forms) return j;
     cJSON *la = cJSON_AddObjectToObject(j, "launch");
     cli_launch c;
     launch_of(&c, w, q, tt_version, nemo_format);
-    cli_text lt = {0};
-    cli_launch_megatron(&c, &lt);
-    cJSON_AddStringToObject(la, "megatron", cli_text_str(&lt));
-    lt.n = 0;
-    cli_launch_megatron_script(&c, &lt);
-    cJSON_AddStringToObject(la, "megatron_sbatch", cli_text_str(&lt));
-    cli_text nemo = {0};
-    cli_launch_nemo(&c, &nemo);
-    cJSON_AddStringToObject(la, "nemo", cli_text_str(&nemo));
-    lt.n = 0;
-    cli_launch_torchtitan(&c, &lt);
-    cJSON_AddStringToObject(la, "torchtitan_config", cli_text_str(&lt));
+    cli_text lt = {0}, nemo = {0}, tt = {0};
+    if (forms & CLI_LAUNCH_FORM_MEGATRON) {
+        cli_launch_megatron(&c, &lt);
+        cJSON_AddStringToObject(la, "megatron", cli_text_str(&lt));
+        lt.n = 0;
+        cli_launch_megatron_script(&c, &lt);
+        cJSON_AddStringToObject(la, "megatron_sbatch", cli_text_str(&lt));
+    }
+    if (forms & CLI_LAUNCH_FORM_NEMO) {
+        cli_launch_nemo(&c, &nemo);
+        cJSON_AddStringToObject(la, "nemo", cli_text_str(&nemo));
+    }
+    if (forms & CLI_LAUNCH_FORM_TORCHTITAN) {
+        cli_launch_torchtitan(&c, &tt);
+        cJSON_AddStringToObject(la, "torchtitan_config", cli_text_str(&tt));
+    }
     /* issue 20: the same launches as data, beside the text */
     cJSON *args = cJSON_AddObjectToObject(j, "launch_args");
-    cJSON_AddItemToObject(args, "megatron", cli_launch_megatron_json(&c));
-    cJSON_AddItemToObject(args, "nemo",
-                          cli_launch_nemo_json(cli_text_str(&nemo), nemo_format));
-    cJSON_AddItemToObject(args, "torchtitan",
-                          cli_launch_torchtitan_json(cli_text_str(&lt),
-                                                     tt_version));
+    if (forms & CLI_LAUNCH_FORM_MEGATRON)
+        cJSON_AddItemToObject(args, "megatron", cli_launch_megatron_json(&c));
+    if (forms & CLI_LAUNCH_FORM_NEMO)
+        cJSON_AddItemToObject(args, "nemo",
+                              cli_launch_nemo_json(cli_text_str(&nemo),
+                                                   nemo_format));
+    if (forms & CLI_LAUNCH_FORM_TORCHTITAN)
+        cJSON_AddItemToObject(args, "torchtitan",
+                              cli_launch_torchtitan_json(cli_text_str(&tt),
+                                                         tt_version));
     cli_text_free(&nemo);
     cli_text_free(&lt);
+    cli_text_free(&tt);
     return j;
 }
 
@@ -963,6 +976,17 @@ static void print_indented(FILE *f, const char *s)
 
 const char *const cli_launch_show_names[CLI_LAUNCH_SHOW_COUNT] = {
     "none", "megatron", "nemo", "torchtitan", "all"};
+
+unsigned cli_launch_forms(int show)
+{
+    switch (show) {
+    case CLI_LAUNCH_MEGATRON: return CLI_LAUNCH_FORM_MEGATRON;
+    case CLI_LAUNCH_NEMO: return CLI_LAUNCH_FORM_NEMO;
+    case CLI_LAUNCH_TORCHTITAN: return CLI_LAUNCH_FORM_TORCHTITAN;
+    case CLI_LAUNCH_ALL: return CLI_LAUNCH_FORM_ALL;
+    default: return 0;
+    }
+}
 
 /* The launch block of c for one framework (CLI_LAUNCH_MEGATRON, _NEMO or
  * _TORCHTITAN). */
@@ -1492,6 +1516,7 @@ done:
     s->ns = ns;
     s->nemo_format = o->nemo_format;
     s->all_layouts = o->all_layouts;
+    s->launch_forms = CLI_LAUNCH_FORM_ALL;
     if (rc) cli_search_close(s);
     return rc;
 }
@@ -1558,14 +1583,14 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
         }
         cJSON_AddItemToArray(ra, row_json(i ? &w : &best, q, NULL, i + 1,
                                           s->torchtitan_version,
-                                          s->nemo_format));
+                                          s->nemo_format, s->launch_forms));
     }
     cJSON *pa = cJSON_AddArrayToObject(j, "pareto");
     for (int i = 0; i < a->n_front; i++) {
         row_fill(&w, q, &a->front[i]);
         if (a->n_ranked > 0) row_tie(&w, &best, q);
         cJSON_AddItemToArray(pa, row_json(&w, q, NULL, i + 1, s->torchtitan_version,
-                                                 s->nemo_format));
+                                                 s->nemo_format, s->launch_forms));
     }
     if (s->all_layouts) {
         /* every layout estimated and admitted, in the search's order (the
@@ -1689,7 +1714,8 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 for (int i = 0; i < n; i++) {
                     cJSON *j = cli_json_version(
                         row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
-                                 o->torchtitan_version, o->nemo_format));
+                                 o->torchtitan_version, o->nemo_format,
+                                 CLI_LAUNCH_FORM_ALL));
                     char *s = cJSON_PrintUnformatted(j);
                     fprintf(f, "%s\n", s);
                     cJSON_free(s);

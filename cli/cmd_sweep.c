@@ -42,6 +42,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,7 +208,13 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     cJSON_AddNumberToObject(j, "count", (double)s->count);
     cJSON_AddStringToObject(j, "id", id);
     cJSON *sc = cJSON_AddObjectToObject(j, "scenario");
-    cJSON_AddStringToObject(sc, "model", so.model);
+    /* the model as the spec wrote it (a path relative to the spec, not
+     * where this machine found it): records compare across machines */
+    const char *model_text = so.model;
+    for (int i = 0; i < s->n[SWEEP_MODELS]; i++)
+        if (s->model_path && s->model_path[i] == so.model)
+            model_text = s->val[SWEEP_MODELS][i];
+    cJSON_AddStringToObject(sc, "model", model_text);
     cJSON_AddStringToObject(sc, "system", so.system);
     cJSON_AddStringToObject(sc, "gpus", so.gpus_arg);
     cJSON_AddNumberToObject(sc, "seq_length", (double)so.seq_length);
@@ -232,6 +239,8 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     memset(&ans, 0, sizeof ans);
     tp_err e = {0};
     int rc = cli_search_open(&so, db, cache, &cs, &e);
+    if (rc == TP_OK && so.launch_show_set)
+        cs.launch_forms = cli_launch_forms(so.launch_show);
     if (rc == TP_OK) {
         cJSON_AddItemToObject(j, "inputs", inputs_json(&so, &cs, dc));
         rc = search_run(&cs.q, &ans, &e);
@@ -648,8 +657,8 @@ static int check_spec_files(const cli_opts *o, const sweep_spec *s, tp_err *e)
     cli_io *io = tp_xcalloc((size_t)s->n[SWEEP_MODELS] + 1, sizeof *io);
     io[n++] = (cli_io){"-o", o->out_dir, CLI_IO_OUT, 0};
     for (int i = 0; i < s->n[SWEEP_MODELS]; i++)
-        if (space_model_is_path(s->val[SWEEP_MODELS][i]))
-            io[n++] = (cli_io){"the spec's model", s->val[SWEEP_MODELS][i],
+        if (s->model_path && s->model_path[i])
+            io[n++] = (cli_io){"the spec's model", s->model_path[i],
                                CLI_IO_IN, 0};
     int rc = cli_io_check(io, n, NULL, e);
     free(io);
@@ -666,8 +675,178 @@ static void print_report(FILE *err, const char *path, const char *rep)
     }
 }
 
+/* ---- --format csv: one row per scenario ------------------------------- */
+
+/* A record's member as CSV text: a string as is, a number as %.10g, a
+ * boolean 1/0, null or absent empty. */
+static void csv_cell(const cJSON *o, const char *key, char *buf, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    buf[0] = '\0';
+    if (cJSON_IsString(v)) snprintf(buf, cap, "%s", v->valuestring);
+    else if (cJSON_IsNumber(v)) snprintf(buf, cap, "%.10g", v->valuedouble);
+    else if (cJSON_IsBool(v)) snprintf(buf, cap, "%d", cJSON_IsTrue(v));
+}
+
+/* The scenario's fields, then its best layout's (search --format csv's
+ * layout columns, the first ranked row of the record's search). */
+static const char *const csv_scen[] = {"model", "system", "gpus", "seq_length",
+                                       "global_batch_size", "precision",
+                                       "tokens", "price_usd_per_gpu_hour"};
+static const char *const csv_best[] = {
+    "layout", "system", "gpus", "tensor_model_parallel_size",
+    "pipeline_model_parallel_size", "virtual_stages_per_pipeline_rank",
+    "context_parallel_size", "data_parallel_size",
+    "expert_model_parallel_size", "expert_tensor_parallel_size",
+    "micro_batch_size", "sequence_parallel", "recompute_granularity",
+    "zero_stage", "pipeline_schedule", "iteration_time_s", "tokens_per_s",
+    "mfu", "peak_memory_bytes", "memory_headroom_bytes",
+    "cost_per_iteration_usd", "time_to_train_s", "gpu_hours", "cost_usd"};
+#define N_CSV_SCEN (int)(sizeof csv_scen / sizeof csv_scen[0])
+#define N_CSV_BEST (int)(sizeof csv_best / sizeof csv_best[0])
+#define N_CSV (3 + N_CSV_SCEN + 2 + N_CSV_BEST)
+
+/* Writes the records of a sweep output (buf, len) as CSV to f, in index
+ * order as the file holds them. Returns 0, or 1 with a line that is not
+ * a record. */
+static int records_csv(const char *buf, size_t len, FILE *f, const char *path,
+                       tp_err *e)
+{
+    const char *hdr[N_CSV];
+    static char names[N_CSV_BEST][48];
+    int h = 0;
+    hdr[h++] = "index", hdr[h++] = "id", hdr[h++] = "status";
+    for (int i = 0; i < N_CSV_SCEN; i++) hdr[h++] = csv_scen[i];
+    hdr[h++] = "error", hdr[h++] = "ties_with_best";
+    for (int i = 0; i < N_CSV_BEST; i++) {
+        snprintf(names[i], sizeof names[i], "best_%s", csv_best[i]);
+        hdr[h++] = names[i];
+    }
+    char align[N_CSV + 1];
+    memset(align, 'l', N_CSV);
+    align[N_CSV] = '\0';
+    cli_table t;
+    cli_table_init(&t, N_CSV, hdr, align);
+    size_t *st, *ln, tail;
+    int nl = sweep_split_lines(buf, len, &st, &ln, &tail), rc = 0;
+    for (int i = 0; i < nl && !rc; i++) {
+        cJSON *j = cJSON_ParseWithLength(buf + st[i], ln[i]);
+        if (!cJSON_IsObject(j)) {
+            rc = tp_errf(e, TP_EDATA, "%s:%d: not a sweep record", path, i + 1);
+            cJSON_Delete(j);
+            break;
+        }
+        static char cell[N_CSV][256];
+        int c = 0;
+        csv_cell(j, "index", cell[c++], sizeof cell[0]);
+        csv_cell(j, "id", cell[c++], sizeof cell[0]);
+        csv_cell(j, "status", cell[c++], sizeof cell[0]);
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scenario");
+        for (int k = 0; k < N_CSV_SCEN; k++)
+            csv_cell(sc, csv_scen[k], cell[c++], sizeof cell[0]);
+        csv_cell(j, "error", cell[c++], sizeof cell[0]);
+        const cJSON *sr = cJSON_GetObjectItemCaseSensitive(j, "search");
+        const cJSON *rk = cJSON_GetObjectItemCaseSensitive(sr, "ranked");
+        const cJSON *r0 = cJSON_GetArrayItem(rk, 0);
+        /* how many of the next ranks the best's error band cannot tell
+         * from it */
+        int ties = 0;
+        const cJSON *r;
+        cJSON_ArrayForEach(r, rk)
+            ties += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "tied_with_best"));
+        snprintf(cell[c++], sizeof cell[0], "%d", r0 ? ties : 0);
+        if (!r0) cell[c - 1][0] = '\0';
+        for (int k = 0; k < N_CSV_BEST; k++)
+            csv_cell(r0, csv_best[k], cell[c++], sizeof cell[0]);
+        const char *cp[N_CSV];
+        for (int k = 0; k < N_CSV; k++) cp[k] = cell[k];
+        cli_table_rowv(&t, cp, N_CSV);
+        cJSON_Delete(j);
+    }
+    free(st);
+    free(ln);
+    if (!rc) cli_table_print(&t, f, CLI_CSV);
+    cli_table_free(&t);
+    return rc;
+}
+
+/* sweep --format csv: the sweep as JSON Lines into a temporary file beside
+ * the output, then one CSV row a scenario, written all or nothing. Not
+ * resumable: a night that must survive a kill writes JSON Lines and
+ * converts them (merge --format csv). */
+static int sweep_csv(const cli_opts *o, cli_out *out, tp_err *e)
+{
+    if (o->resume || o->shard_n > 0)
+        return tp_errf(e, TP_EUSAGE,
+                       "sweep --format csv writes its file when the sweep "
+                       "ends, so it cannot %s; write JSON Lines (the "
+                       "default) and convert them with 'trainplan merge "
+                       "--format csv FILE.jsonl'",
+                       o->resume ? "resume (--resume)" : "be one shard (--shard)");
+#ifdef TRAINPLAN_MPI
+    if (under_mpi())
+        return tp_errf(e, TP_EUSAGE,
+                       "sweep --format csv under MPI: write JSON Lines and "
+                       "convert them with 'trainplan merge --format csv'");
+#endif
+    const char *target = o->out_dir && strcmp(o->out_dir, "-") ? o->out_dir : NULL;
+    struct stat st;
+    if (target && !o->overwrite && stat(target, &st) == 0 && S_ISREG(st.st_mode)
+        && st.st_size > 0)
+        return tp_errf(e, TP_EUSAGE,
+                       "%s: holds %lld bytes; sweep --format csv replaces a "
+                       "file only with --overwrite",
+                       target, (long long)st.st_size);
+    /* the records beside the target (or in $TMPDIR), removed after */
+    char tmp[PATH_MAX];
+    const char *td = getenv("TMPDIR");
+    if (target) {
+        snprintf(tmp, sizeof tmp, "%s", target);
+        char *slash = strrchr(tmp, '/');
+        snprintf(slash ? slash + 1 : tmp, sizeof tmp - (size_t)(slash ? slash + 1 - tmp : 0),
+                 ".trainplan-sweep-XXXXXX");
+    } else {
+        snprintf(tmp, sizeof tmp, "%s/trainplan-sweep-XXXXXX",
+                 td && *td ? td : "/tmp");
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return tp_errf(e, TP_EIO, "%s: cannot create the sweep's records: %s",
+                       tmp, strerror(errno));
+    close(fd);
+    cli_opts jo = *o;
+    jo.format = CLI_JSONL;
+    jo.out_dir = tmp;
+    jo.overwrite = 1;
+    int rc = cmd_sweep(&jo, out, e);
+    char *buf = NULL;
+    size_t len = 0;
+    if (!rc) rc = tp_read_file(tmp, (size_t)1 << 34, &buf, &len, e);
+    if (!rc && target) {
+        cli_out co;
+        rc = cli_out_open(&co, target, NULL, e);
+        if (!rc) {
+            rc = records_csv(buf, len, co.f, tmp, e);
+            int crc = cli_out_close(&co, rc == TP_OK, e);
+            if (!rc) rc = crc;
+        }
+    } else if (!rc) {
+        rc = records_csv(buf, len, out->f, tmp, e);
+    }
+    free(buf);
+    unlink(tmp);
+    return rc;
+}
+
 int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
 {
+    if (o->format_set && (o->format == CLI_TABLE || o->format == CLI_MD))
+        return tp_errf(e, TP_EUSAGE,
+                       "sweep --format: expected jsonl (its records, the "
+                       "default; json is the same) or csv (one row a "
+                       "scenario, written when the sweep ends), found %s",
+                       o->format == CLI_MD ? "md" : "table");
+    if (o->format == CLI_CSV) return sweep_csv(o, out, e);
     /* -o is the sweep's own file (out_dir): appended, resumable; without
      * it the records go to out's stream */
     int rank = 0, nranks = 1, rc;
@@ -853,6 +1032,12 @@ static int cmp_merge(const void *a, const void *b)
 
 int cmd_merge(const cli_opts *o, cli_out *out, tp_err *e)
 {
+    if (o->format_set && (o->format == CLI_TABLE || o->format == CLI_MD))
+        return tp_errf(e, TP_EUSAGE,
+                       "merge --format: expected jsonl (the merged records, "
+                       "the default; json is the same) or csv (one row a "
+                       "scenario), found %s",
+                       o->format == CLI_MD ? "md" : "table");
     int nf = o->npos, rc = TP_OK;
     char **buf = tp_xcalloc((size_t)nf, sizeof *buf);
     merge_line *all = NULL;
@@ -929,7 +1114,20 @@ int cmd_merge(const cli_opts *o, cli_out *out, tp_err *e)
                      "merge: %lld of %lld scenarios missing (the first: %lld); "
                      "is a shard missing or unfinished?",
                      (long long)missing, (long long)count, (long long)first_missing);
-    for (int64_t i = 0; i < w && !rc; i++) {
+    if (!rc && o->format == CLI_CSV) {
+        /* one CSV row a scenario (sweep --format csv's columns) */
+        size_t tot = 0;
+        for (int64_t i = 0; i < w; i++) tot += all[i].len + 1;
+        char *txt = tp_xmalloc(tot + 1), *p = txt;
+        for (int64_t i = 0; i < w; i++) {
+            memcpy(p, all[i].text, all[i].len);
+            p += all[i].len;
+            *p++ = '\n';
+        }
+        rc = records_csv(txt, tot, out->f, "merge", e);
+        free(txt);
+    }
+    for (int64_t i = 0; i < w && !rc && o->format != CLI_CSV; i++) {
         fwrite(all[i].text, 1, all[i].len, out->f);
         fputc('\n', out->f);
     }

@@ -493,6 +493,19 @@ void cli_table_row(cli_table *t, ...)
     t->nrows++;
 }
 
+void cli_table_rowv(cli_table *t, const char *const *cells, int n)
+{
+    if (t->nrows == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 16;
+        t->cells = tp_xrealloc(t->cells,
+                               (size_t)t->cap * (size_t)t->ncols * sizeof *t->cells);
+    }
+    for (int c = 0; c < t->ncols; c++)
+        t->cells[t->nrows * t->ncols + c] =
+            tp_xstrdup(c < n && cells[c] ? cells[c] : "");
+    t->nrows++;
+}
+
 /* RFC 4180: a cell with a comma, quote or line break is quoted, its
  * quotes doubled. "-", the table's mark for a missing value, is an empty
  * cell, as JSON's null is (a reader would take "-" for text). */

@@ -765,11 +765,14 @@ static const cli_option options[] = {
      "search: the NeMo launch as Megatron-Bridge v0.6.0 recipe overrides "
      "(bridge, the default) or as the NeMo 1.x launcher's YAML keys "
      "(nemo1)"},
-    {"launch", OPT_LAUNCH, "megatron|nemo|torchtitan|all|none", CMD_SEARCH,
+    {"launch", OPT_LAUNCH, "megatron|nemo|torchtitan|all|none",
+     CMD_SEARCH | CMD_SWEEP,
      "search, text: print #1's launch for that framework (megatron: the "
      "Megatron-LM launch script; nemo: Megatron-Bridge overrides or NeMo 1.x "
      "keys; torchtitan: its config; all: every form), or none (default: a "
-     "line saying how; JSON, JSON Lines and CSV carry every form)"},
+     "line saying how; JSON, JSON Lines and CSV carry every form). sweep: "
+     "the launches its records carry (default all; none: records about a "
+     "tenth the size)"},
     {"threshold", OPT_THRESHOLD, "F", CMD_DIFF,
      "diff: relative change of time or cost that counts, >= 0 (default "
      "0.02)"},
@@ -1351,6 +1354,7 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
                 return TP_EUSAGE;
             }
             o.format = (cli_format)k;
+            o.format_set = 1;
             break;
         }
         case OPT_OUTPUT:
@@ -1946,6 +1950,7 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         case OPT_LAUNCH:
             rc = parse_name("launch", optarg, cli_launch_show_names,
                             CLI_LAUNCH_SHOW_COUNT, &o.launch_show, &e);
+            o.launch_show_set = 1;
             break;
         case OPT_MEGATRON_ARGS:
         case OPT_NEMO_OVERRIDES:
@@ -2068,8 +2073,10 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
                      "run to calibrate to)\n");
         return TP_EUSAGE;
     }
-    if (o.format == CLI_JSONL && cmd->bit != CMD_SEARCH) {
-        fprintf(err, "trainplan: --format jsonl applies to 'search' only\n");
+    if (o.format == CLI_JSONL && cmd->bit != CMD_SEARCH && cmd->bit != CMD_SWEEP
+        && cmd->bit != CMD_MERGE) {
+        fprintf(err, "trainplan: --format jsonl applies to 'search', "
+                     "'sweep' and 'merge' only\n");
         return TP_EUSAGE;
     }
     if (o.format == CLI_MD && cmd->bit != CMD_DIFF) {

@@ -46,6 +46,10 @@ extern const char *const sweep_dim_keys[SWEEP_DIM_COUNT];
 typedef struct sweep_spec {
     int n[SWEEP_DIM_COUNT];          /* values per list (>= 1) */
     char **val[SWEEP_DIM_COUNT];     /* n[d] strings each, owned; "" = unset */
+    char **model_path;               /* n[SWEEP_MODELS], owned: the file a
+                                        config.json entry is read from (a
+                                        relative path from the spec's
+                                        folder); NULL for a preset */
     char options_json[2048];         /* the "options" object, unformatted */
     cli_opts base;                   /* the options with "options" applied */
     int64_t count;                   /* scenarios: product of n[] */

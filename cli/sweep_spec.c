@@ -11,11 +11,13 @@
  */
 #include "sweep.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *const sweep_dim_keys[SWEEP_DIM_COUNT] = {
     "models", "systems", "gpus", "seq_lengths", "global_batch_sizes",
@@ -180,8 +182,26 @@ static int is_int_in(const cJSON *v, double lo, double hi)
 
 /* Checks entry v of list d (at path) and returns its canonical text, or
  * NULL after reporting the problem. */
+/* The file a model entry names: a relative path from the spec's folder
+ * (dir, "" for the working directory), or from the working directory
+ * where it is only there (a spec written before paths were the spec's);
+ * malloc'd. */
+static char *model_file(const char *dir, const char *name)
+{
+    struct stat st;
+    if (name[0] == '/' || !dir[0]) return tp_xstrdup(name);
+    size_t n = strlen(dir) + strlen(name) + 1;
+    char *p = tp_xmalloc(n);
+    snprintf(p, n, "%s%s", dir, name);
+    if (stat(p, &st) != 0 && stat(name, &st) == 0) {
+        free(p);
+        return tp_xstrdup(name);
+    }
+    return p;
+}
+
 static char *entry_text(sweep_dim d, const cJSON *v, const char *path,
-                        const hw_db *db, report *r)
+                        const hw_db *db, const char *dir, report *r)
 {
     char found[64], buf[1024];
     tp_json_describe(v, found, sizeof found);
@@ -194,8 +214,16 @@ static char *entry_text(sweep_dim d, const cJSON *v, const char *path,
             return NULL;
         }
         space_model m;
-        if (space_model_resolve(v->valuestring, &m, &e)) {
-            problem(r, "%s: %s (see trainplan model list)", path, e.msg);
+        char *file = space_model_is_path(v->valuestring)
+                         ? model_file(dir, v->valuestring)
+                         : tp_xstrdup(v->valuestring);
+        int bad = space_model_resolve(file, &m, &e);
+        free(file);
+        if (bad) {
+            problem(r, "%s: %s (%s)", path, e.msg,
+                    space_model_is_path(v->valuestring)
+                        ? "a relative path is read from the spec's folder"
+                        : "see trainplan model list");
             return NULL;
         }
         return tp_xstrdup(v->valuestring);
@@ -274,6 +302,9 @@ static char *entry_text(sweep_dim d, const cJSON *v, const char *path,
 void sweep_spec_free(sweep_spec *s)
 {
     if (!s) return;
+    if (s->model_path)
+        for (int i = 0; i < s->n[SWEEP_MODELS]; i++) free(s->model_path[i]);
+    free(s->model_path);
     for (int d = 0; d < SWEEP_DIM_COUNT; d++) {
         for (int i = 0; i < s->n[d]; i++) free(s->val[d][i]);
         free(s->val[d]);
@@ -295,6 +326,12 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
     if (rc) return rc;
     report r = {0};
     char p[128], found[64];
+    /* the spec's folder: its relative model paths are read from there */
+    char dir[PATH_MAX];
+    tp_strlcpy(dir, path, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (slash) slash[1] = '\0';
+    else dir[0] = '\0';
     if (!cJSON_IsObject(root)) {
         tp_json_describe(root, found, sizeof found);
         problem(&r, "$: expected an object with models, systems, gpus, "
@@ -337,7 +374,7 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
         int i = 0;
         for (const cJSON *v = a->child; v; v = v->next, i++) {
             snprintf(p, sizeof p, "$.%s[%d]", sweep_dim_keys[d], i);
-            char *t = entry_text((sweep_dim)d, v, p, db, &r);
+            char *t = entry_text((sweep_dim)d, v, p, db, dir, &r);
             if (!t) continue;
             for (int j = 0; j < s->n[d]; j++)
                 if (!strcmp(s->val[d][j], t)) {
@@ -399,11 +436,22 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
     }
     /* The tree goes; keep a copy of the one string a scenario points at. */
     if (s->base.fix) s->base.fix = tp_xstrdup(s->base.fix);
+    s->model_path = tp_xcalloc((size_t)s->n[SWEEP_MODELS] + 1,
+                               sizeof *s->model_path);
+    for (int i = 0; i < s->n[SWEEP_MODELS]; i++)
+        if (space_model_is_path(s->val[SWEEP_MODELS][i]))
+            s->model_path[i] = model_file(dir, s->val[SWEEP_MODELS][i]);
 
     /* What one entry cannot show: each scenario set up as `search` would
      * (GPU list syntax, --fix against the model, fp8 on a GPU without it,
      * budgets without tokens). One line per distinct problem. */
-    if (r.n == 0) {
+    /* With bad entries, the scenarios of the good ones (every problem at
+     * once); none where a list or the options are wrong as a whole. */
+    int64_t good = 1;
+    for (int d = 0; d < SWEEP_DIM_COUNT; d++) good *= s->n[d];
+    if (s->count > 0 && good > 0) {
+        int64_t all = s->count;
+        s->count = good; /* sweep_scenario over the good entries */
         char last[1024] = "";
         int shown = 0;
         for (int64_t k = 0; k < s->count; k++) {
@@ -421,9 +469,14 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
                 problem(&r, "...: and more scenarios that cannot be set up");
                 break;
             }
-            problem(&r, "scenario %lld (%s on %s, gpus %s): %s", (long long)k,
-                    so.model, so.system, so.gpus_arg, se.msg);
+            if (good == all)
+                problem(&r, "scenario %lld (%s on %s, gpus %s): %s",
+                        (long long)k, so.model, so.system, so.gpus_arg, se.msg);
+            else /* numbered in the spec once its entries are right */
+                problem(&r, "a scenario (%s on %s, gpus %s): %s", so.model,
+                        so.system, so.gpus_arg, se.msg);
         }
+        s->count = all;
     }
 out:
     cJSON_Delete(root);
@@ -448,7 +501,9 @@ static int pick(const sweep_spec *s, int64_t k, int d)
 void sweep_scenario(const sweep_spec *s, int64_t k, cli_opts *o)
 {
     *o = s->base;
-    o->model = s->val[SWEEP_MODELS][pick(s, k, SWEEP_MODELS)];
+    int mi = pick(s, k, SWEEP_MODELS);
+    o->model = s->model_path && s->model_path[mi] ? s->model_path[mi]
+                                                  : s->val[SWEEP_MODELS][mi];
     o->system = s->val[SWEEP_SYSTEMS][pick(s, k, SWEEP_SYSTEMS)];
     o->gpus_arg = s->val[SWEEP_GPUS][pick(s, k, SWEEP_GPUS)];
     o->seq_length = strtoll(s->val[SWEEP_SEQ][pick(s, k, SWEEP_SEQ)], NULL, 10);

@@ -650,7 +650,7 @@ run 64 "$TP" "${SRCH[@]}" --system perlmutter,perlmutter
 has "$ERR" "listed twice" "a system twice"
 run 65 "$TP" "${SRCH[@]}" --system perlmutter,nosuch
 run 64 "$TP" model list --format jsonl
-has "$ERR" "jsonl applies to 'search' only" "jsonl is the search's"
+has "$ERR" "--format jsonl applies to 'search', 'sweep' and 'merge' only" "jsonl is the search's"
 # -o: a failed search leaves no file
 run 64 "$TP" "${SRCH[@]}" --fix tq=2 -o "$SCRATCH/nofile.json"
 if [ -e "$SCRATCH/nofile.json" ]; then bad "failed search left -o file"; else ok; fi
