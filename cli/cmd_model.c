@@ -12,6 +12,26 @@
 
 #define DEFAULT_SEQ 2048
 
+/* Active parameters as the model's card counts them (issue 31). Ours
+ * (params_active) are every parameter a token touches, the input
+ * embedding's lookup and the LM head included, as Mixtral's (12.9 B) and
+ * Qwen's (Qwen3-30B-A3B: 3.3 B) cards count. DeepSeek's cards (V2-Lite
+ * 2.4 B, V2 21 B, V3 37 B) count the LM head but not the input embedding,
+ * a lookup that does no arithmetic: models with multi-head latent
+ * attention (DeepSeek's architecture) are counted so. */
+static int64_t active_as_card(const space_model *m, const space_params *p,
+                              const char **convention)
+{
+    if (m->kv_lora_rank > 0) {
+        *convention = "DeepSeek's: the LM head counted, the input "
+                      "embedding's lookup not";
+        return p->active - p->embedding;
+    }
+    *convention = "every parameter a token touches, the input embedding "
+                  "and the LM head included (Mixtral's, Qwen's)";
+    return p->active;
+}
+
 static const char flops_convention[] =
     "2 FLOPs per multiply-add; GEMMs only (incl. LM head, excl. embedding "
     "lookup, norms, softmax); attention QK^T and AV over the full sequence "
@@ -115,6 +135,9 @@ int cmd_model_list(const cli_opts *o, cli_out *out, tp_err *e)
             cJSON_AddStringToObject(j, "name", m->name);
             cJSON_AddNumberToObject(j, "params_total", (double)p.total);
             cJSON_AddNumberToObject(j, "params_active", (double)p.active);
+            const char *conv;
+            cJSON_AddNumberToObject(j, "params_active_card",
+                                    (double)active_as_card(m, &p, &conv));
             cJSON_AddNumberToObject(j, "params_mtp", (double)p.mtp);
             cJSON_AddItemToObject(j, "architecture", model_arch_json(m));
             cJSON_AddStringToObject(j, "source", m->source);
@@ -191,6 +214,10 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddItemToObject(j, "architecture", model_arch_json(&m));
         cJSON_AddNumberToObject(j, "params_total", (double)p.total);
         cJSON_AddNumberToObject(j, "params_active", (double)p.active);
+        const char *conv;
+        cJSON_AddNumberToObject(j, "params_active_card",
+                                (double)active_as_card(&m, &p, &conv));
+        cJSON_AddStringToObject(j, "params_active_card_convention", conv);
         cJSON_AddNumberToObject(j, "params_mtp", (double)p.mtp);
         cJSON_AddNumberToObject(j, "params_checkpoint", (double)p.checkpoint);
         cJSON_AddNumberToObject(j, "params_per_layer", (double)p.per_layer);
@@ -300,7 +327,18 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     }
     if (m.mtp_layers) ROW_INT("mtp_layers", m.mtp_layers);
     add_count_row(&t, "params_total", p.total);
-    if (m.num_experts) add_count_row(&t, "params_active", p.active);
+    if (m.num_experts) {
+        add_count_row(&t, "params_active", p.active);
+        const char *conv;
+        int64_t card = active_as_card(&m, &p, &conv);
+        cli_table_row(&t, "params_active_counts",
+                      "every parameter a token touches, the input embedding "
+                      "and the LM head included");
+        if (card != p.active) {
+            add_count_row(&t, "params_active_card", card);
+            cli_table_row(&t, "params_active_card_counts", conv);
+        }
+    }
     if (m.mtp_layers) {
         add_count_row(&t, "params_mtp", p.mtp);
         add_count_row(&t, "params_checkpoint", p.checkpoint);

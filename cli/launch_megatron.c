@@ -307,6 +307,10 @@ static void build_args(const cli_launch *c, mg_args *j)
         [SPACE_POS_LEARNED] = "learned_absolute", [SPACE_POS_ROPE] = "rope",
         [SPACE_POS_ALIBI] = "none", [SPACE_POS_NONE] = "none"};
     arg(j, G_MODEL, "--position-embedding-type", "%s", pos[m->pos]);
+    /* RoPE on part of each head (GPT-NeoX's rotary_pct) */
+    if (m->pos == SPACE_POS_ROPE && m->rotary_fraction > 0
+        && m->rotary_fraction < 1)
+        arg(j, G_MODEL, "--rotary-percent", "%g", m->rotary_fraction);
     if (m->pos == SPACE_POS_ALIBI)
         note(j, "ALiBi has no Megatron-Core flag: no position embedding, "
                 "the same time and memory");
@@ -446,6 +450,9 @@ static void build_args(const cli_launch *c, mg_args *j)
         arg(j, G_PARALLEL, "--use-megatron-fsdp", NULL);
         arg(j, G_PARALLEL, "--data-parallel-sharding-strategy", "%s",
             l->zero == SPACE_ZERO_2 ? "optim_grads" : "optim_grads_params");
+        /* validate_args: "Megatron-FSDP requires the fsdp_dtensor
+         * checkpointing format": in every form, the line too */
+        arg(j, G_PARALLEL, "--ckpt-format", "fsdp_dtensor");
         if (l->fsdp_double_buffer)
             arg(j, G_PARALLEL, "--fsdp-double-buffer", NULL);
         /* Megatron-FSDP's gradient buffers take the parameters' dtype
@@ -646,17 +653,52 @@ static void put_value(cli_text *t, const mg_arg *a)
     }
 }
 
-/* The caching allocator's setting the layout assumes, as the environment
- * variable Megatron-LM's processes read (PyTorch's default, unset, is
- * off). */
-#define ALLOC_CONF_ON "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 /* Transformer Engine's CUDA graphs beside expandable segments need NCCL's
  * graph registration off (validate_args asserts it,
  * NVIDIA/Megatron-LM@d98e8a64ddf3) */
-#define GRAPH_REGISTER_OFF "NCCL_GRAPH_REGISTER=0"
 static int graph_register_off(const space_layout *l)
 {
     return l->alloc_expandable && l->cuda_graph == SPACE_CG_TE;
+}
+
+/* The environment a launch sets for the processes: one list for the
+ * script's exports, the line's leading assignments and launch_args' env,
+ * so the three cannot drift (issue 31: the line lacked what the script
+ * set). */
+typedef struct mg_env {
+    const char *name, *value;
+    const char *why; /* the script's comment */
+} mg_env;
+enum { MG_ENV_MAX = 4 };
+
+static int env_list(const space_layout *l, const mg_args *j, mg_env *out)
+{
+    int n = 0;
+    if (j->fsdp)
+        /* validate_args: "FSDP requires CUDA_DEVICE_MAX_CONNECTIONS > 1 or
+         * unset" (NVIDIA/Megatron-LM@d98e8a64ddf3); 8 is CUDA's default,
+         * the same as unset, and an assignment the line can write */
+        out[n++] = (mg_env){"CUDA_DEVICE_MAX_CONNECTIONS", "8",
+                            "Megatron-FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS "
+                            "is not 1 (validate_args); 8 is CUDA's default"};
+    else if (l->tp > 1 || l->cp > 1)
+        out[n++] = (mg_env){"CUDA_DEVICE_MAX_CONNECTIONS", "1",
+                            "Megatron-LM asserts it with TP or CP > 1 before "
+                            "Blackwell (validate_args)"};
+    if (l->alloc_expandable)
+        out[n++] = (mg_env){"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
+                            "the caching allocator as the estimate assumed it "
+                            "(its reserved bytes)"};
+    if (j->nvte_offload_v1)
+        out[n++] = (mg_env){"NVTE_CPU_OFFLOAD_V1", "1",
+                            "validate_args asserts it for fine-grained "
+                            "activation offloading with Transformer Engine >= "
+                            "2.10"};
+    if (graph_register_off(l))
+        out[n++] = (mg_env){"NCCL_GRAPH_REGISTER", "0",
+                            "Transformer Engine's CUDA graphs beside "
+                            "expandable segments (validate_args)"};
+    return n;
 }
 
 void cli_launch_megatron(const cli_launch *c, cli_text *b)
@@ -664,8 +706,10 @@ void cli_launch_megatron(const cli_launch *c, cli_text *b)
     mg_args j;
     build_args(c, &j);
     int64_t g, nodes = cli_launch_nodes(c, &g);
-    if (c->layout->alloc_expandable) cli_text_put(b, ALLOC_CONF_ON " ");
-    if (graph_register_off(c->layout)) cli_text_put(b, GRAPH_REGISTER_OFF " ");
+    mg_env env[MG_ENV_MAX];
+    int ne = env_list(c->layout, &j, env);
+    for (int i = 0; i < ne; i++)
+        cli_text_put(b, "%s=%s ", env[i].name, env[i].value);
     cli_text_put(b, "torchrun --nnodes %lld --nproc-per-node %lld "
                     "--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\" "
                     "pretrain_gpt.py", (long long)nodes, (long long)g);
@@ -703,11 +747,10 @@ cJSON *cli_launch_megatron_json(const cli_launch *c)
     for (int i = 0; i < j.n_notes; i++)
         cJSON_AddItemToArray(notes, cJSON_CreateString(j.notes[i]));
     cJSON *env = cJSON_AddObjectToObject(o, "env");
-    if (c->layout->alloc_expandable)
-        cJSON_AddStringToObject(env, "PYTORCH_CUDA_ALLOC_CONF",
-                                "expandable_segments:True");
-    if (graph_register_off(c->layout))
-        cJSON_AddStringToObject(env, "NCCL_GRAPH_REGISTER", "0");
+    mg_env ev[MG_ENV_MAX];
+    int ne = env_list(c->layout, &j, ev);
+    for (int i = 0; i < ne; i++)
+        cJSON_AddStringToObject(env, ev[i].name, ev[i].value);
     return o;
 }
 
@@ -769,27 +812,11 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
                  "TOKENIZER=${TOKENIZER:-/path/to/tokenizer}\n"
                  "CHECKPOINTS=${CHECKPOINTS:-/path/to/checkpoints}\n"
                  "MASTER_PORT=${MASTER_PORT:-29500}\n\n");
-    if (j.fsdp)
-        cli_text_put(b, "# Megatron-FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS "
-                        "is not 1 (validate_args)\n"
-                        "unset CUDA_DEVICE_MAX_CONNECTIONS\n\n");
-    else if (l->tp > 1 || l->cp > 1)
-        cli_text_put(b, "# Megatron-LM asserts it with TP or CP > 1 before "
-                        "Blackwell (validate_args)\n"
-                        "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n");
-    if (l->alloc_expandable)
-        cli_text_put(b, "# the caching allocator as the estimate assumed it "
-                        "(its reserved bytes)\n"
-                        "export " ALLOC_CONF_ON "\n\n");
-    if (j.nvte_offload_v1)
-        cli_text_put(b, "# validate_args asserts it for fine-grained "
-                        "activation offloading with Transformer Engine >= "
-                        "2.10\n"
-                        "export NVTE_CPU_OFFLOAD_V1=1\n\n");
-    if (graph_register_off(l))
-        cli_text_put(b, "# Transformer Engine's CUDA graphs beside expandable "
-                        "segments (validate_args)\n"
-                        "export " GRAPH_REGISTER_OFF "\n\n");
+    mg_env env[MG_ENV_MAX];
+    int ne = env_list(l, &j, env);
+    for (int i = 0; i < ne; i++)
+        cli_text_put(b, "# %s\nexport %s=%s\n\n", env[i].why, env[i].name,
+                     env[i].value);
     for (int gi = 0; gi < G_COUNT; gi++) {
         cli_text_put(b, "%s=(\n", group_names[gi]);
         for (int i = 0; i < j.n; i++) {
@@ -820,9 +847,9 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
                  "    --tokenizer-type HuggingFaceTokenizer --tokenizer-model "
                  "\"$TOKENIZER\"\n"
                  "    --save \"$CHECKPOINTS\" --load \"$CHECKPOINTS\" "
-                 "--save-interval 1000 --ckpt-format %s\n"
+                 "--save-interval 1000%s\n"
                  ")\n\n",
-                 j.fsdp ? "fsdp_dtensor" : "torch_dist");
+                 j.fsdp ? "" : " --ckpt-format torch_dist");
     cli_text_put(
         b,
         "NODES=%lld\n"
@@ -1032,7 +1059,7 @@ typedef enum {
     F_FG_OFFLOAD, F_OFFLOAD_MODULES, F_OFFLOAD_FRAC, F_MB_GROUP,
     F_MOE_PERMUTE, F_FSDP_DB, F_NCCL_UB,
     F_FSDP_MAXPOOL, F_FSDP_GRADS, F_CG_IMPL, F_CG_MODULES, F_CG_SCOPE,
-    F_CG_ENABLE, F_CG_EXTERNAL, F_CE_IMPL, F_COUNT
+    F_CG_ENABLE, F_CG_EXTERNAL, F_CE_IMPL, F_ROTARY_PCT, F_COUNT
 } mg_flag;
 
 static const struct {
@@ -1053,6 +1080,7 @@ static const struct {
     [F_SQRELU] = {"--squared-relu", 0},
     [F_QGEGLU] = {"--quick-geglu", 0},
     [F_UNTIE] = {"--untie-embeddings-and-output-weights", 0},
+    [F_ROTARY_PCT] = {"--rotary-percent", 1},
     [F_NO_BIAS] = {"--disable-bias-linear", 0},
     [F_QKV_BIAS] = {"--add-qkv-bias", 0},
     [F_ATTN_DROP] = {"--attention-dropout", 1},
@@ -1617,6 +1645,11 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         int k = seen_choice(&s, F_NORM, file, names, SPACE_NORM_COUNT, e);
         if (k < 0) rc = TP_EDATA;
         else m->norm = (space_norm)k;
+    }
+    if (!rc && s.v[F_ROTARY_PCT]) {
+        double rp = 0;
+        rc = seen_num(&s, F_ROTARY_PCT, file, 1e-6, 1, &rp, e);
+        if (!rc) m->rotary_fraction = rp < 1 ? rp : 0;
     }
     if (s.v[F_UNTIE]) m->tied_embeddings = 0;
     if (s.v[F_NO_BIAS]) m->qkv_bias = m->out_bias = m->mlp_bias = 0;

@@ -77,18 +77,30 @@ const char *const cli_nemo_format_names[CLI_NEMO_FORMAT_COUNT] = {
  * them; run_recipe.py finds them by name, recipe_runner.find_library_
  * recipe). Any other model runs on vanilla_gpt_pretrain_config, whose
  * bare GPTModelProvider takes the model's sizes as overrides. */
+/* comm_overlap: whether the recipe sets cfg.comm_overlap (a
+ * CommOverlapConfig) or leaves it None, Megatron-Bridge v0.6.0
+ * recipes/<family>/h100/ files: the 8B Llama 3 and 3.1 recipes and
+ * vanilla_gpt leave it None. Where None, "++comm_overlap.x=..." makes a
+ * plain dict that ConfigContainer.validate() fails on ('dict' object has
+ * no attribute 'data_parallel_size', config.py:1040), so the overrides
+ * name its class (_target_), which omegaconf_utils._apply_overrides
+ * instantiates; where set, _target_ would replace the recipe's object with
+ * one of the overridden keys only, so it is left out. */
 static const struct nemo_recipe {
     const char *preset, *recipe, *file;
+    int comm_overlap;
 } nemo_recipes[] = {
-    {"llama2-7b", "llama2_7b_pretrain_config", "recipes/llama/llama2.py"},
-    {"llama3-8b", "llama3_8b_pretrain_config", "recipes/llama/llama3.py"},
-    {"llama3-70b", "llama3_70b_pretrain_config", "recipes/llama/llama3.py"},
-    {"llama3.1-8b", "llama31_8b_pretrain_config", "recipes/llama/llama3.py"},
-    {"llama3.1-70b", "llama31_70b_pretrain_config", "recipes/llama/llama3.py"},
+    {"llama2-7b", "llama2_7b_pretrain_config", "recipes/llama/llama2.py", 1},
+    {"llama3-8b", "llama3_8b_pretrain_config", "recipes/llama/llama3.py", 0},
+    {"llama3-70b", "llama3_70b_pretrain_config", "recipes/llama/llama3.py", 1},
+    {"llama3.1-8b", "llama31_8b_pretrain_config", "recipes/llama/llama3.py", 0},
+    {"llama3.1-70b", "llama31_70b_pretrain_config", "recipes/llama/llama3.py",
+     1},
     {"llama3.1-405b", "llama31_405b_pretrain_config",
-     "recipes/llama/llama3.py"},
-    {"gpt3-175b", "gpt3_175b_pretrain_config", "recipes/gpt/gpt3_175b.py"},
+     "recipes/llama/llama3.py", 1},
+    {"gpt3-175b", "gpt3_175b_pretrain_config", "recipes/gpt/gpt3_175b.py", 1},
 };
+#define COMM_OVERLAP_CLASS "megatron.bridge.training.comm_overlap.CommOverlapConfig"
 #define N_RECIPES ((int)(sizeof nemo_recipes / sizeof nemo_recipes[0]))
 #define GENERIC_RECIPE "vanilla_gpt_pretrain_config"
 #define GENERIC_FILE "recipes/gpt/vanilla_gpt.py"
@@ -327,6 +339,10 @@ static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
         tf(nemo_act[m->act].glu));
     if (nemo_pos[m->pos])
         cli_text_put(b, "model.position_embedding_type=%s\n", nemo_pos[m->pos]);
+    /* GPTModelProvider.rotary_percent (GPT-NeoX's rotary_pct) */
+    if (m->pos == SPACE_POS_ROPE && m->rotary_fraction > 0
+        && m->rotary_fraction < 1)
+        cli_text_put(b, "model.rotary_percent=%g\n", m->rotary_fraction);
     /* Megatron-Core biases: Q, K, V have one where add_bias_linear or
      * add_qkv_bias; the output projection and the MLP where
      * add_bias_linear (transformer_config.py, attention.py). */
@@ -612,6 +628,8 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     /* TP overlap: userbuffers (comm_overlap.tp_comm_overlap) needs TP > 1
      * and sequence parallelism, else comm_overlap.py turns it off. */
     int ub = l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && l->sp;
+    if (!rc || !rc->comm_overlap)
+        cli_text_put(b, "++comm_overlap._target_=" COMM_OVERLAP_CLASS "\n");
     cli_text_put(b, "++comm_overlap.tp_comm_overlap=%s\n", tf(ub));
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && !l->sp)
         cli_text_put(b, "# not expressible: "
@@ -767,6 +785,10 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
     cli_text_put(b, "model.position_embedding_type: %s\n",
         m->pos == SPACE_POS_LEARNED ? "learned_absolute"
                                     : space_pos_names[m->pos]);
+    /* megatron_gpt_config.yaml's rotary_percentage */
+    if (m->pos == SPACE_POS_ROPE && m->rotary_fraction > 0
+        && m->rotary_fraction < 1)
+        cli_text_put(b, "model.rotary_percentage: %g\n", m->rotary_fraction);
     cli_text_put(b, "model.max_position_embeddings: %lld\n",
         (long long)m->max_position);
     if (m->qkv_bias == m->out_bias && m->out_bias == m->mlp_bias)
@@ -973,6 +995,7 @@ typedef enum nemo_kid {
     K_OPT_OFFLOAD, K_OPT_OFFLOAD_FRAC, K_OPT_OFFLOAD_OVERLAP, K_OPT_INERT,
     K_CPU_OFFLOAD, K_CPU_OFFLOAD_LAYERS, K_CPU_OFFLOAD_ACT, K_CPU_OFFLOAD_W,
     K_FG_OFFLOAD, K_OFFLOAD_MODULES, K_OFFLOAD_FRAC, K_MB_GROUP,
+    K_ROTARY, /* GPTModelProvider.rotary_percent, NeMo 1 rotary_percentage */
     K_COUNT
 } nemo_kid;
 
@@ -1121,6 +1144,8 @@ static const nemo_key nemo_keys[] = {
     {"model.activation_func", K_ACT_FUNC, V_NAME, 0, 0, 0, n_act},
     {"model.gated_linear_unit", K_GLU, V_BOOL, 0, 0, 0, n_bool},
     {"model.position_embedding_type", K_POS, V_NAME, 0, 0, 0, n_pos},
+    {"model.rotary_percent", K_ROTARY, V_FRAC, 0, 0, 0, NULL},
+    {"model.rotary_percentage", K_ROTARY, V_FRAC, 0, 0, 0, NULL},
     {"model.share_embeddings_and_output_weights", K_TIED, V_BOOL, 0, 0, 0,
      n_bool},
     {"model.add_bias_linear", K_BIAS_LINEAR, V_BOOL, 0, 0, 0, n_bool},
@@ -1229,6 +1254,7 @@ static const char *const nemo_skipped[] = {
     "tensor_inspect.", "inprocess_restart.", "train.", "dataset.",
     "tokenizer.", "exp_manager.", "trainer.", "model.optim.",
     "model.tokenizer.", "model.data.", "name", "run.",
+    "comm_overlap._target_", /* the class of a None section (bridge_write) */
 };
 
 /* One value a key was given: the integer, number or name index. */
@@ -1407,6 +1433,12 @@ static int read_command(nemo_read *r, char *p, const char *file, int ln,
                 return tp_errf(e, TP_EDATA, "%s:%d: %s needs a value", file,
                                ln, flag);
             if (is_rec) {
+                /* one recipe: a second, different one is an error in both
+                 * forms (a line and a launch script), not the last wins */
+                if (r->recipe[0] && strcmp(r->recipe, arg) != 0)
+                    return tp_errf(e, TP_EDATA, "%s:%d: --recipe %s: line %d "
+                                   "already gave --recipe %s; give one", file,
+                                   ln, arg, r->recipe_line, r->recipe);
                 snprintf(r->recipe, sizeof r->recipe, "%s", arg);
                 r->recipe_line = ln;
             } else if (tp_parse_int(arg, 1, 1000000, want)) {
@@ -1479,6 +1511,12 @@ static int read_command_sh(nemo_read *r, const cli_sh_word *w, int n,
                                cli_sh_why(vw));
             }
             if (is_rec) {
+                /* one recipe: a second, different one is an error in both
+                 * forms (a line and a launch script), not the last wins */
+                if (r->recipe[0] && strcmp(r->recipe, arg) != 0)
+                    return tp_errf(e, TP_EDATA, "%s:%d: --recipe %s: line %d "
+                                   "already gave --recipe %s; give one", file,
+                                   ln, arg, r->recipe_line, r->recipe);
                 snprintf(r->recipe, sizeof r->recipe, "%s", arg);
                 r->recipe_line = ln;
             } else if (tp_parse_int(arg, 1, 1000000, want)) {
@@ -1750,6 +1788,10 @@ static int build_model(const nemo_read *r, const char *file, int64_t seq,
     if (SET(K_NORM)) m->norm = (space_norm)(r->v[K_NORM].name % 2);
     if (SET(K_POS))
         m->pos = r->v[K_POS].name == 0 ? SPACE_POS_LEARNED : SPACE_POS_ROPE;
+    if (SET(K_ROTARY))
+        m->rotary_fraction = r->v[K_ROTARY].x > 0 && r->v[K_ROTARY].x < 1
+                                 ? r->v[K_ROTARY].x
+                                 : 0;
     if (SET(K_TIED)) m->tied_embeddings = (int)IV(K_TIED);
     if (SET(K_ACT_FUNC) || SET(K_GLU)) {
         static const char *const fn[] = {"gelu", "relu", "squared_relu",

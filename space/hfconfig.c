@@ -228,6 +228,7 @@ enum hf_num {
     HN_HIDDEN_DROP,
     HN_ATTN_SOFTCAP,
     HN_FINAL_SOFTCAP,
+    HN_ROTARY_PCT,
     HN_COUNT
 };
 
@@ -249,6 +250,9 @@ static const hf_num_row hf_nums[] = {
                                "hidden_dropout_prob"}},
     [HN_ATTN_SOFTCAP] = {0, 1e6, {"attn_logit_softcapping"}},
     [HN_FINAL_SOFTCAP] = {0, 1e6, {"final_logit_softcapping"}},
+    /* the share of each head RoPE rotates: GPT-NeoX's rotary_pct (0.25 in
+     * EleutherAI/gpt-neox-20b), Phi's and others' partial_rotary_factor */
+    [HN_ROTARY_PCT] = {1e-6, 1, {"rotary_pct", "partial_rotary_factor"}},
 };
 _Static_assert(sizeof hf_nums / sizeof hf_nums[0] == HN_COUNT,
                "hf_nums must have a row per enum hf_num");
@@ -858,6 +862,9 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     }
     m->act = (space_act)act;
 
+    m->rotary_fraction = v->nh[HN_ROTARY_PCT].found && v->n[HN_ROTARY_PCT] < 1
+                             ? v->n[HN_ROTARY_PCT]
+                             : 0;
     m->attn_dropout = v->nh[HN_ATTN_DROP].found ? v->n[HN_ATTN_DROP] : 0;
     m->hidden_dropout = v->nh[HN_HIDDEN_DROP].found ? v->n[HN_HIDDEN_DROP] : 0;
 

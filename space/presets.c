@@ -129,7 +129,7 @@ static const space_model presets[] = {
         .max_position = 2048, .act = SPACE_ACT_GELU,
         .norm = SPACE_NORM_LAYERNORM, .pos = SPACE_POS_ROPE,
         .tied_embeddings = 0, .qkv_bias = 1, .out_bias = 1, .mlp_bias = 1,
-        .parallel_attn_mlp = 1,
+        .parallel_attn_mlp = 1, .rotary_fraction = 0.25,
     },
 
     LLAMA("llama-13b", 40, 5120, 40, 40, 13824, 32000, 2048,

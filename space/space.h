@@ -73,6 +73,11 @@ typedef struct space_model {
     int out_bias;            /* bias on the attention output projection */
     int mlp_bias;            /* biases on the FFN GEMMs */
     int parallel_attn_mlp;   /* GPT-J/NeoX parallel residual (no effect on counts) */
+    double rotary_fraction;  /* the share of each head's dimensions RoPE
+                                rotates, in (0, 1) (GPT-NeoX rotary_pct
+                                0.25; Megatron-LM --rotary-percent); 0: all.
+                                Launch and read back; RoPE's time is not
+                                scaled by it (a few percent of a tiny op) */
     int embed_norm;          /* a norm (of kind norm) on the embedding output,
                                 before the first layer: BLOOM's
                                 word_embeddings_layernorm */

@@ -243,8 +243,8 @@ def main():
                 counts["scripts_ok"] += 1
             errors = []
             words_l = shlex.split(row["launch"]["megatron"].split("  # ")[0])
-            # the environment the line sets before torchrun (the caching
-            # allocator's setting), as launch_args says
+            # the environment the line sets before torchrun, as
+            # launch_args says
             env_l = {}
             while words_l and "=" in words_l[0] and words_l[0][0] != "-":
                 k, _, v = words_l.pop(0).partition("=")
@@ -256,8 +256,12 @@ def main():
                 errors.append("the line does not run torchrun: %r"
                               % words_l[:1])
             world, argv = megatron_rules.torchrun_world(words_l[1:], errors)
+            # the line's environment checked as the script's is (issue 31:
+            # the line lacked CUDA_DEVICE_MAX_CONNECTIONS=1 and, under
+            # Megatron-FSDP, --ckpt-format fsdp_dtensor)
             megatron_rules.check(megatron_rules.parse_args(argv, errors),
-                                 errors, world=world, arch=arch, full=False)
+                                 errors, world=world, env=env_l, arch=arch,
+                                 full=False)
             if errors:
                 failures += ["%s: %s" % (line, e) for e in dict.fromkeys(errors)]
             else:

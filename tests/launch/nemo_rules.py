@@ -75,6 +75,15 @@ ENUMS_NEMO1 = {
                          "fused_adam", "distributed_fused_adam",
                          "mcore_distributed_optim"],
 }
+# Megatron-Bridge v0.6.0: the recipes that leave cfg.comm_overlap None
+# (recipes/llama/h100/llama3.py llama3_8b/llama31_8b_pretrain_2gpu_h100_
+# bf16_config, recipes/gpt/h100/vanilla_gpt.py); the others set a
+# CommOverlapConfig (llama3_70b..., llama31_405b..., gpt3_175b...,
+# llama2_7b...)
+COMM_OVERLAP_NONE = {"llama3_8b_pretrain_config", "llama31_8b_pretrain_config",
+                     "vanilla_gpt_pretrain_config"}
+COMM_OVERLAP_CLASS = "megatron.bridge.training.comm_overlap.CommOverlapConfig"
+
 NULL = {"null", "None", "~"}
 
 
@@ -200,6 +209,12 @@ def check_bridge(lines, world, keys, mp_names):
                     bad.append(f"line {ln}: mixed_precision={val}: not a "
                                "registered recipe (training/mixed_precision.py"
                                ", @register)")
+            elif k == "comm_overlap._target_":
+                # _apply_overrides instantiates a dict with _target_
+                # (training/utils/omegaconf_utils.py, BRIDGE v0.6.0)
+                if unquote(val) != COMM_OVERLAP_CLASS:
+                    bad.append(f"line {ln}: {k}={val}: not "
+                               f"{COMM_OVERLAP_CLASS}")
             elif k not in keys:
                 bad.append(f"line {ln}: {k}: not a field of Megatron-Bridge "
                            f"v0.6.0's ConfigContainer (nemo_keys.txt)")
@@ -243,6 +258,21 @@ def check_bridge(lines, world, keys, mp_names):
             if recipe not in RECIPE_MODELS:
                 bad.append(f"--recipe {recipe}: not a recipe of "
                            "recipes/__init__.py this checker knows")
+    # A section the recipe leaves None that the overrides fill without
+    # its class stays a dict: ConfigContainer.validate() then fails
+    # ("'dict' object has no attribute 'data_parallel_size'",
+    # training/config.py:1040, BRIDGE v0.6.0: issue 31). A section the
+    # recipe sets is replaced whole by a _target_ of the overridden keys.
+    co = [k for k in v if k.startswith("comm_overlap.")]
+    if recipe in COMM_OVERLAP_NONE and co and "comm_overlap._target_" not in v:
+        bad.append(f"--recipe {recipe} leaves comm_overlap None: its "
+                   "comm_overlap.* keys make a dict, not a CommOverlapConfig "
+                   "(validate() fails); name its _target_")
+    if recipe is not None and recipe not in COMM_OVERLAP_NONE \
+            and "comm_overlap._target_" in v:
+        bad.append(f"--recipe {recipe} sets comm_overlap: a _target_ "
+                   "replaces its CommOverlapConfig with the overridden keys "
+                   "only")
     if world is None:
         world = lw
     elif lw is not None and lw != world:
