@@ -677,6 +677,21 @@ static void print_report(FILE *err, const char *path, const char *rep)
 
 /* ---- --format csv: one row per scenario ------------------------------- */
 
+/* sweep and merge write records (jsonl, json) or csv; a format they
+ * cannot write (table, md) is refused rather than ignored. */
+static int records_format_refused(const cli_opts *o, const char *cmd,
+                                  const char *what, const char *csv_when,
+                                  tp_err *e)
+{
+    if (!o->format_set || (o->format != CLI_TABLE && o->format != CLI_MD))
+        return 0;
+    tp_errf(e, TP_EUSAGE,
+            "%s --format: expected jsonl (%s, the default; json is the same) "
+            "or csv (one row a scenario%s), found %s",
+            cmd, what, csv_when, o->format == CLI_MD ? "md" : "table");
+    return 1;
+}
+
 /* A record's member as CSV text: a string as is, a number as %.10g, a
  * boolean 1/0, null or absent empty. */
 static void csv_cell(const cJSON *o, const char *key, char *buf, size_t cap)
@@ -840,12 +855,9 @@ static int sweep_csv(const cli_opts *o, cli_out *out, tp_err *e)
 
 int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
 {
-    if (o->format_set && (o->format == CLI_TABLE || o->format == CLI_MD))
-        return tp_errf(e, TP_EUSAGE,
-                       "sweep --format: expected jsonl (its records, the "
-                       "default; json is the same) or csv (one row a "
-                       "scenario, written when the sweep ends), found %s",
-                       o->format == CLI_MD ? "md" : "table");
+    if (records_format_refused(o, "sweep", "its records",
+                               ", written when the sweep ends", e))
+        return TP_EUSAGE;
     if (o->format == CLI_CSV) return sweep_csv(o, out, e);
     /* -o is the sweep's own file (out_dir): appended, resumable; without
      * it the records go to out's stream */
@@ -1032,12 +1044,8 @@ static int cmp_merge(const void *a, const void *b)
 
 int cmd_merge(const cli_opts *o, cli_out *out, tp_err *e)
 {
-    if (o->format_set && (o->format == CLI_TABLE || o->format == CLI_MD))
-        return tp_errf(e, TP_EUSAGE,
-                       "merge --format: expected jsonl (the merged records, "
-                       "the default; json is the same) or csv (one row a "
-                       "scenario), found %s",
-                       o->format == CLI_MD ? "md" : "table");
+    if (records_format_refused(o, "merge", "the merged records", "", e))
+        return TP_EUSAGE;
     int nf = o->npos, rc = TP_OK;
     char **buf = tp_xcalloc((size_t)nf, sizeof *buf);
     merge_line *all = NULL;
