@@ -98,7 +98,11 @@ static const struct nemo_recipe {
      1},
     {"llama3.1-405b", "llama31_405b_pretrain_config",
      "recipes/llama/llama3.py", 1},
-    {"gpt3-175b", "gpt3_175b_pretrain_config", "recipes/gpt/gpt3_175b.py", 1},
+    /* recipes/gpt/__init__.py exports vanilla_gpt alone: run_recipe.py
+     * (recipe_runner.find_library_recipe, getattr on
+     * megatron.bridge.recipes) finds GPT-3 175B by its h100 name only */
+    {"gpt3-175b", "gpt3_175b_pretrain_32gpu_h100_bf16_config",
+     "recipes/gpt/h100/gpt3_175b.py", 1},
 };
 #define COMM_OVERLAP_CLASS "megatron.bridge.training.comm_overlap.CommOverlapConfig"
 #define N_RECIPES ((int)(sizeof nemo_recipes / sizeof nemo_recipes[0]))

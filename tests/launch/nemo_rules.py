@@ -177,7 +177,7 @@ RECIPE_MODELS = {
     "llama31_8b_pretrain_config": (32, 32, 8),
     "llama31_70b_pretrain_config": (80, 64, 8),
     "llama31_405b_pretrain_config": (126, 128, 8),
-    "gpt3_175b_pretrain_config": (96, 96, 96),
+    "gpt3_175b_pretrain_32gpu_h100_bf16_config": (96, 96, 96),
     "vanilla_gpt_pretrain_config": None,
 }
 
