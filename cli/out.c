@@ -95,23 +95,35 @@ void cli_own_signals(void) { signals_owned = 1; }
 
 int cli_signals_owned(void) { return signals_owned; }
 
-static int slot_arm(const char *path)
-{
-    /* A library call leaves the caller's signals alone: a signal then
-     * may leave the temporary file behind. */
-    if (signals_owned) install_handlers();
-    for (int i = 0; i < OUT_SLOTS; i++)
-        if (!slot_armed[i]) {
-            tp_strlcpy(slot_path[i], path, sizeof slot_path[i]);
-            slot_armed[i] = 1;
-            return i;
-        }
-    return -1; /* more outputs than slots: still written, not guarded */
-}
-
 static void slot_disarm(int i)
 {
     if (i >= 0 && i < OUT_SLOTS) slot_armed[i] = 0;
+}
+
+/* mkstemp on tmpl, the slot armed before the file exists: mkstemp writes
+ * the name into the slot's own buffer and then creates the file, so a
+ * signal at any moment finds the name the file has (or will never have).
+ * Arming after mkstemp left a window where a signal found the file but
+ * not its slot (a loaded machine's sweep_e2e: SIGHUP left sg.txt.tmp.*).
+ * Returns the descriptor (tmpl gets the name) and the slot in *slot. */
+static int mkstemp_armed(char *tmpl, size_t cap, int *slot)
+{
+    *slot = -1;
+    if (signals_owned) install_handlers();
+    for (int i = 0; i < OUT_SLOTS; i++)
+        if (!slot_armed[i]) {
+            tp_strlcpy(slot_path[i], tmpl, sizeof slot_path[i]);
+            slot_armed[i] = 1;
+            int fd = mkstemp(slot_path[i]);
+            if (fd < 0) {
+                slot_armed[i] = 0;
+                return fd;
+            }
+            tp_strlcpy(tmpl, slot_path[i], cap);
+            *slot = i;
+            return fd;
+        }
+    return mkstemp(tmpl); /* more outputs than slots: not guarded */
 }
 
 /* ---- the output writer ------------------------------------------------ */
@@ -362,11 +374,10 @@ int cli_out_open(cli_out *o, const char *path, FILE *caller, tp_err *e)
     int n = snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", o->target);
     if (n < 0 || (size_t)n >= sizeof o->tmp)
         return tp_errf(e, TP_EIO, "%s: output path too long", path);
-    int fd = mkstemp(o->tmp);
+    int fd = mkstemp_armed(o->tmp, sizeof o->tmp, &o->slot);
     if (fd < 0)
         return tp_errf(e, TP_EIO, "%s: cannot create output file: %s", path,
                        strerror(errno));
-    o->slot = slot_arm(o->tmp);
     if (fchmod(fd, mode) != 0 || !(o->f = fdopen(fd, "w"))) {
         int err = errno;
         close(fd);
