@@ -17,13 +17,17 @@
 
 static const char *fixtures, *builtin, *scratch;
 
-static hw_db *open_good(tp_err *e)
+/* The good fixture's database, with user directory over (NULL: none)
+ * loaded after it. */
+static hw_db *open_good_over(const char *over, tp_err *e)
 {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/hw/good", fixtures);
-    const char *dirs[] = {dir};
-    return hw_db_open_dirs(dirs, 1, e);
+    const char *dirs[] = {dir, over};
+    return hw_db_open_dirs(dirs, over ? 2 : 1, e);
 }
+
+static hw_db *open_good(tp_err *e) { return open_good_over(NULL, e); }
 
 static void test_good_fixture(void)
 {
@@ -237,11 +241,8 @@ static void test_models_like(void)
     int copied = copy_edited(src, file, edits, 2);
     TP_CHECK(copied);
     if (!copied) return;
-    char good[1024];
-    snprintf(good, sizeof good, "%s/hw/good", fixtures);
-    const char *dirs[] = {good, dir};
     tp_err e = {0};
-    hw_db *db = hw_db_open_dirs(dirs, 2, &e);
+    hw_db *db = open_good_over(dir, &e);
     TP_CHECK(db == NULL); /* testgpu has no samples to borrow */
     TP_CHECK_CONTAINS(e.msg, "operator_models_like.gpu");
     TP_CHECK_CONTAINS(e.msg, "testgpu");
@@ -270,11 +271,8 @@ static void test_override(void)
     int copied = copy_edited(src, file, edits, 1);
     TP_CHECK(copied);
     if (!copied) return;
-    char good[1024];
-    snprintf(good, sizeof good, "%s/hw/good", fixtures);
-    const char *dirs[] = {good, dir};
     tp_err e = {0};
-    hw_db *db = hw_db_open_dirs(dirs, 2, &e);
+    hw_db *db = open_good_over(dir, &e);
     TP_CHECK(db != NULL);
     if (db) {
         TP_CHECK_INT(hw_system_count(db), 1);
@@ -309,11 +307,8 @@ static void test_partial_override(void)
           " \"price_usd_per_gpu_hour\": {\"value\": 1.25, \"source\": "
           "\"q\"}}\n", f);
     fclose(f);
-    char good[1024];
-    snprintf(good, sizeof good, "%s/hw/good", fixtures);
-    const char *dirs[] = {good, dir};
     tp_err e = {0};
-    hw_db *db = hw_db_open_dirs(dirs, 2, &e);
+    hw_db *db = open_good_over(dir, &e);
     TP_CHECK(db != NULL);
     if (db) {
         const hw_system *y = hw_find_system(db, "testsys", &e);
@@ -335,8 +330,7 @@ static void test_partial_override(void)
         hw_db_free(db);
     }
     /* hw check merges over the database it is given. */
-    const char *one[] = {good};
-    db = hw_db_open_dirs(one, 1, &e);
+    db = open_good(&e);
     TP_CHECK(db != NULL);
     char *report = NULL;
     TP_CHECK_INT(hw_check_file(db, file, &report), TP_OK);
@@ -370,11 +364,8 @@ static void test_host(void)
          "\"link_gb_per_s\": {\"value\": 16, \"source\": \"made-up\"}}\n"},
     };
     TP_CHECK(copy_edited(src, file, edits, 1));
-    char good[1024];
-    snprintf(good, sizeof good, "%s/hw/good", fixtures);
-    const char *dirs[] = {good, dir};
     tp_err e = {0};
-    hw_db *db = hw_db_open_dirs(dirs, 2, &e);
+    hw_db *db = open_good_over(dir, &e);
     TP_CHECK(db != NULL);
     if (db) {
         const hw_system *y = hw_find_system(db, "testsys", &e);
