@@ -63,7 +63,18 @@ enum {
 static const char *const group_names[G_COUNT] = {"MODEL", "PARALLEL",
                                                  "PRECISION", "BATCH"};
 
-enum { MG_MAX_ARGS = 112, MG_MAX_NOTES = 12 };
+enum { MG_MAX_ARGS = 112, MG_MAX_NOTES = 12, MG_MAX_ENV = 6 };
+
+/* A variable of the environment the processes must run with: set to
+ * value, or unset (value NULL). The one list the one-line launch (its
+ * leading assignments, `env -u NAME` for an unset), launch_args (env and
+ * unset) and the script (export, unset) are written from, so that they
+ * cannot differ. */
+typedef struct mg_env {
+    const char *name;
+    const char *value; /* NULL: unset */
+    const char *why;   /* the script's comment above it */
+} mg_env;
 
 typedef struct mg_arg {
     int group;
@@ -79,9 +90,8 @@ typedef struct mg_args {
     char notes[MG_MAX_NOTES][320]; /* what Megatron-LM cannot express */
     int n_notes;
     int fsdp;                      /* Megatron-FSDP (ZeRO-2/3) */
-    int nvte_offload_v1;           /* fine-grained activation offloading:
-                                      validate_args wants
-                                      NVTE_CPU_OFFLOAD_V1=1 (TE >= 2.10) */
+    mg_env env[MG_MAX_ENV];        /* in the order they are written */
+    int n_env;
 } mg_args;
 
 #if defined(__GNUC__)
@@ -281,6 +291,62 @@ static void mla_args(mg_args *j, const space_model *m)
         arg(j, G_MODEL, "--mtp-num-layers", "%lld", (long long)m->mtp_layers);
 }
 
+static void env_set(mg_args *j, const char *name, const char *value,
+                    const char *why)
+{
+    if (j->n_env >= MG_MAX_ENV) abort(); /* a fixed set: a bug, not input */
+    j->env[j->n_env++] = (mg_env){name, value, why};
+}
+
+/* The GPU generation is before Blackwell: compute capability below 10,
+ * what validate_args' get_device_arch_version() tests. hwdb's arch
+ * names; an unknown one (NULL) counts as before, whose requirement is
+ * harmless after. AMD's CDNA GPUs report major 9 under ROCm. */
+static int before_blackwell(const char *arch)
+{
+    static const char *const later[] = {"blackwell", "rubin"};
+    if (!arch) return 1;
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
+        if (tp_streq_ci(arch, later[i])) return 0;
+    return 1;
+}
+
+/* The environment Megatron-LM asserts or the estimate assumes
+ * (NVIDIA/Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py
+ * validate_args), in the order every form writes it. */
+static void build_env(const cli_launch *c, mg_args *j)
+{
+    const space_layout *l = c->layout;
+    if (j->fsdp)
+        env_set(j, "CUDA_DEVICE_MAX_CONNECTIONS", NULL,
+                "Megatron-FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 "
+                "(validate_args)");
+    else if ((l->tp > 1 || l->cp > 1) && before_blackwell(c->gpu_arch))
+        /* beside --overlap-moe-expert-parallel-comm validate_args only
+         * warns (the overlap would rather have more connections); 1 keeps
+         * TP's collectives in order as the estimate assumes */
+        env_set(j, "CUDA_DEVICE_MAX_CONNECTIONS", "1",
+                l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A
+                    ? "TP or CP > 1 before Blackwell: 1 orders TP's "
+                      "collectives (validate_args warns beside the A2A "
+                      "overlap)"
+                    : "Megatron-LM asserts it with TP or CP > 1 before "
+                      "Blackwell (validate_args)");
+    /* PyTorch's default, unset, is off */
+    if (l->alloc_expandable)
+        env_set(j, "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
+                "the caching allocator as the estimate assumed it (its "
+                "reserved bytes)");
+    if (l->offload_modules)
+        env_set(j, "NVTE_CPU_OFFLOAD_V1", "1",
+                "validate_args asserts it for fine-grained activation "
+                "offloading with Transformer Engine >= 2.10");
+    if (l->alloc_expandable && l->cuda_graph == SPACE_CG_TE)
+        env_set(j, "NCCL_GRAPH_REGISTER", "0",
+                "Transformer Engine's CUDA graphs beside expandable "
+                "segments (validate_args)");
+}
+
 static void build_args(const cli_launch *c, mg_args *j)
 {
     const space_layout *l = c->layout;
@@ -448,6 +514,10 @@ static void build_args(const cli_launch *c, mg_args *j)
             l->zero == SPACE_ZERO_2 ? "optim_grads" : "optim_grads_params");
         if (l->fsdp_double_buffer)
             arg(j, G_PARALLEL, "--fsdp-double-buffer", NULL);
+        /* validate_args: "Megatron-FSDP requires the `fsdp_dtensor`
+         * checkpointing format" (asserted at start-up, with or without
+         * --save) */
+        arg(j, G_PARALLEL, "--ckpt-format", "fsdp_dtensor");
         /* Megatron-FSDP's gradient buffers take the parameters' dtype
          * ('auto') unless told (its MixedPrecisionPolicy ignores
          * --accumulate-allreduce-grads-in-fp32 since
@@ -577,10 +647,6 @@ static void build_args(const cli_launch *c, mg_args *j)
         if (l->offload_fraction > 0 && l->offload_fraction < 1)
             arg(j, G_PARALLEL, "--activation-offload-fraction", "%g",
                 l->offload_fraction);
-        j->nvte_offload_v1 = 1;
-        note(j, "fine-grained activation offloading: run with "
-                "NVTE_CPU_OFFLOAD_V1=1 in the environment (validate_args, "
-                "Transformer Engine 2.10 and later)");
     }
     if (l->mb_group > 0 && l->vpp > 1)
         arg(j, G_PARALLEL, "--microbatch-group-size-per-virtual-pipeline-stage",
@@ -598,6 +664,7 @@ static void build_args(const cli_launch *c, mg_args *j)
     arg(j, G_BATCH, "--seq-length", "%lld", (long long)l->seq);
     arg(j, G_BATCH, "--micro-batch-size", "%lld", (long long)l->mbs);
     arg(j, G_BATCH, "--global-batch-size", "%lld", (long long)l->gbs);
+    build_env(c, j);
 }
 
 /* A value as one shell word: bare when safe, else single-quoted. */
@@ -646,26 +713,21 @@ static void put_value(cli_text *t, const mg_arg *a)
     }
 }
 
-/* The caching allocator's setting the layout assumes, as the environment
- * variable Megatron-LM's processes read (PyTorch's default, unset, is
- * off). */
-#define ALLOC_CONF_ON "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
-/* Transformer Engine's CUDA graphs beside expandable segments need NCCL's
- * graph registration off (validate_args asserts it,
- * NVIDIA/Megatron-LM@d98e8a64ddf3) */
-#define GRAPH_REGISTER_OFF "NCCL_GRAPH_REGISTER=0"
-static int graph_register_off(const space_layout *l)
-{
-    return l->alloc_expandable && l->cuda_graph == SPACE_CG_TE;
-}
-
 void cli_launch_megatron(const cli_launch *c, cli_text *b)
 {
     mg_args j;
     build_args(c, &j);
     int64_t g, nodes = cli_launch_nodes(c, &g);
-    if (c->layout->alloc_expandable) cli_text_put(b, ALLOC_CONF_ON " ");
-    if (graph_register_off(c->layout)) cli_text_put(b, GRAPH_REGISTER_OFF " ");
+    /* bash's assignments before the command, then env(1) for what must
+     * be unset: env passes the assignments on to torchrun */
+    for (int i = 0; i < j.n_env; i++)
+        if (j.env[i].value)
+            cli_text_put(b, "%s=%s ", j.env[i].name, j.env[i].value);
+    for (int i = 0, first = 1; i < j.n_env; i++)
+        if (!j.env[i].value) {
+            cli_text_put(b, "%s-u %s ", first ? "env " : "", j.env[i].name);
+            first = 0;
+        }
     cli_text_put(b, "torchrun --nnodes %lld --nproc-per-node %lld "
                     "--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\" "
                     "pretrain_gpt.py", (long long)nodes, (long long)g);
@@ -703,11 +765,13 @@ cJSON *cli_launch_megatron_json(const cli_launch *c)
     for (int i = 0; i < j.n_notes; i++)
         cJSON_AddItemToArray(notes, cJSON_CreateString(j.notes[i]));
     cJSON *env = cJSON_AddObjectToObject(o, "env");
-    if (c->layout->alloc_expandable)
-        cJSON_AddStringToObject(env, "PYTORCH_CUDA_ALLOC_CONF",
-                                "expandable_segments:True");
-    if (graph_register_off(c->layout))
-        cJSON_AddStringToObject(env, "NCCL_GRAPH_REGISTER", "0");
+    cJSON *unset = cJSON_AddArrayToObject(o, "unset");
+    for (int i = 0; i < j.n_env; i++) {
+        if (j.env[i].value)
+            cJSON_AddStringToObject(env, j.env[i].name, j.env[i].value);
+        else
+            cJSON_AddItemToArray(unset, cJSON_CreateString(j.env[i].name));
+    }
     return o;
 }
 
@@ -769,27 +833,14 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
                  "TOKENIZER=${TOKENIZER:-/path/to/tokenizer}\n"
                  "CHECKPOINTS=${CHECKPOINTS:-/path/to/checkpoints}\n"
                  "MASTER_PORT=${MASTER_PORT:-29500}\n\n");
-    if (j.fsdp)
-        cli_text_put(b, "# Megatron-FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS "
-                        "is not 1 (validate_args)\n"
-                        "unset CUDA_DEVICE_MAX_CONNECTIONS\n\n");
-    else if (l->tp > 1 || l->cp > 1)
-        cli_text_put(b, "# Megatron-LM asserts it with TP or CP > 1 before "
-                        "Blackwell (validate_args)\n"
-                        "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n");
-    if (l->alloc_expandable)
-        cli_text_put(b, "# the caching allocator as the estimate assumed it "
-                        "(its reserved bytes)\n"
-                        "export " ALLOC_CONF_ON "\n\n");
-    if (j.nvte_offload_v1)
-        cli_text_put(b, "# validate_args asserts it for fine-grained "
-                        "activation offloading with Transformer Engine >= "
-                        "2.10\n"
-                        "export NVTE_CPU_OFFLOAD_V1=1\n\n");
-    if (graph_register_off(l))
-        cli_text_put(b, "# Transformer Engine's CUDA graphs beside expandable "
-                        "segments (validate_args)\n"
-                        "export " GRAPH_REGISTER_OFF "\n\n");
+    for (int i = 0; i < j.n_env; i++) {
+        if (j.env[i].value)
+            cli_text_put(b, "# %s\nexport %s=%s\n\n", j.env[i].why,
+                         j.env[i].name, j.env[i].value);
+        else
+            cli_text_put(b, "# %s\nunset %s\n\n", j.env[i].why,
+                         j.env[i].name);
+    }
     for (int gi = 0; gi < G_COUNT; gi++) {
         cli_text_put(b, "%s=(\n", group_names[gi]);
         for (int i = 0; i < j.n; i++) {
@@ -820,9 +871,10 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
                  "    --tokenizer-type HuggingFaceTokenizer --tokenizer-model "
                  "\"$TOKENIZER\"\n"
                  "    --save \"$CHECKPOINTS\" --load \"$CHECKPOINTS\" "
-                 "--save-interval 1000 --ckpt-format %s\n"
+                 "--save-interval 1000%s\n"
                  ")\n\n",
-                 j.fsdp ? "fsdp_dtensor" : "torch_dist");
+                 /* Megatron-FSDP's format is among the arguments above */
+                 j.fsdp ? "" : " --ckpt-format torch_dist");
     cli_text_put(
         b,
         "NODES=%lld\n"
