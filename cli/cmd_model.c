@@ -40,6 +40,10 @@ static cJSON *model_arch_json(const space_model *m)
     cJSON_AddStringToObject(a, "activation", space_act_names[m->act]);
     cJSON_AddStringToObject(a, "norm", space_norm_names[m->norm]);
     cJSON_AddStringToObject(a, "position_embedding", space_pos_names[m->pos]);
+    /* 0 in the model means all: said as 1 */
+    cJSON_AddNumberToObject(a, "rotary_fraction",
+                            m->rotary_fraction > 0 ? m->rotary_fraction : 1);
+    cJSON_AddNumberToObject(a, "rope_theta", m->rope_theta);
     cJSON_AddBoolToObject(a, "tied_embeddings", m->tied_embeddings);
     cJSON_AddBoolToObject(a, "qkv_bias", m->qkv_bias);
     cJSON_AddBoolToObject(a, "out_bias", m->out_bias);
@@ -248,6 +252,16 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     cli_table_row(&t, "activation", space_act_names[m.act]);
     cli_table_row(&t, "norm", space_norm_names[m.norm]);
     cli_table_row(&t, "position_embedding", space_pos_names[m.pos]);
+    if (m.pos == SPACE_POS_ROPE) {
+        if (m.rope_theta > 0)
+            snprintf(buf, sizeof buf, "base %g", m.rope_theta);
+        else
+            snprintf(buf, sizeof buf, "base not recorded (10000 assumed)");
+        if (m.rotary_fraction > 0)
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+                     ", %g of each head", m.rotary_fraction);
+        cli_table_row(&t, "rope", buf);
+    }
     cli_table_row(&t, "tied_embeddings", m.tied_embeddings ? "yes" : "no");
     cli_table_row(&t, "embed_norm", m.embed_norm ? "yes" : "no");
     snprintf(buf, sizeof buf, "attention %g, hidden %g", m.attn_dropout,

@@ -376,6 +376,20 @@ static void build_args(const cli_launch *c, mg_args *j)
     if (m->pos == SPACE_POS_ALIBI)
         note(j, "ALiBi has no Megatron-Core flag: no position embedding, "
                 "the same time and memory");
+    /* RoPE on part of each head (GPT-NeoX 25 %) and its base; both
+     * default to Megatron-LM's (1.0, 10000: arguments.py). --rotary-base
+     * is an int there. */
+    if (m->pos == SPACE_POS_ROPE && m->rotary_fraction > 0
+        && m->rotary_fraction < 1)
+        arg(j, G_MODEL, "--rotary-percent", "%g", m->rotary_fraction);
+    if (m->pos == SPACE_POS_ROPE && m->rope_theta > 0
+        && m->rope_theta != 10000) {
+        if (m->rope_theta == floor(m->rope_theta) && m->rope_theta < 2e9)
+            arg(j, G_MODEL, "--rotary-base", "%.0f", m->rope_theta);
+        else
+            note(j, "RoPE base %g: --rotary-base takes a whole number; "
+                    "Megatron-LM's 10000 is used", m->rope_theta);
+    }
     arg(j, G_MODEL, "--normalization", "%s",
         m->norm == SPACE_NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
     if (m->act == SPACE_ACT_SWIGLU) arg(j, G_MODEL, "--swiglu", NULL);
@@ -403,6 +417,37 @@ static void build_args(const cli_launch *c, mg_args *j)
     }
     if (m->embed_norm)
         note(j, "the embedding norm (BLOOM) has no Megatron-Core flag");
+    /* Local attention (TransformerConfig window_size, window_attn_skip_
+     * freq; transformer/utils.py is_layer_window_attention: layer n,
+     * 1-based, is global when n % freq == 0, as space.h's global_every).
+     * A window of W tokens is (W - 1, 0): the token and W - 1 before it
+     * (Megatron-Bridge v0.6.0 mistral_bridge.py, gpt_oss_bridge.py). */
+    if (m->window > 0 && !m->window_chunked) {
+        arg(j, G_MODEL, "--window-size", "%lld,0", (long long)(m->window - 1));
+        if (m->global_every > 0)
+            arg(j, G_MODEL, "--window-attn-skip-freq", "%lld",
+                (long long)m->global_every);
+        /* NVIDIA/TransformerEngine@d0067d0da6cb attention/
+         * dot_product_attention/utils.py get_attention_backend */
+        if (l->cp > 1 && l->cp_comm != SPACE_CP_ALLGATHER)
+            note(j, "a sliding window with CP over p2p: Transformer "
+                    "Engine's fused attention refuses it");
+    } else if (m->window > 0) {
+        note(j, "NOT EXPRESSIBLE: chunked local attention (Llama 4, chunks "
+                "of %lld): Megatron-Core has sliding windows only; these "
+                "arguments attend to the whole context", (long long)m->window);
+    }
+    /* gpt-oss's sink logit per head: Megatron-Core's learnable softmax
+     * offset (TransformerConfig softmax_type; gpt_oss_bridge.py) */
+    if (m->attn_sinks) arg(j, G_MODEL, "--softmax-type", "learnable");
+    if (m->attn_softcap > 0 || m->final_softcap > 0)
+        note(j, "logit soft-capping (Gemma 2) has no Megatron-Core flag");
+    if (m->post_norms)
+        note(j, "the norms after attention and FFN (Gemma 2/3) have no "
+                "Megatron-Core flag: 2 norms a layer");
+    if (m->qk_norm == 2)
+        note(j, "QK norm over the whole projection (OLMo 2) written as "
+                "Megatron-Core's per-head --qk-layernorm");
     if (m->parallel_attn_mlp)
         note(j, "parallel attention and MLP (GPT-J/NeoX) has no "
                 "Megatron-Core flag: the same GEMMs in sequence");
@@ -812,7 +857,7 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
         "model flags\n"
         "# give the architecture as trainplan times it; what does not change "
         "the time\n"
-        "# (rotary base, norm epsilon, initialisation) is Megatron-LM's "
+        "# (RoPE scaling, norm epsilon, initialisation) is Megatron-LM's "
         "default unless\n"
         "# you add it, and the optimizer's hyperparameters are common "
         "pre-training values.\n",
@@ -1084,7 +1129,10 @@ typedef enum {
     F_FG_OFFLOAD, F_OFFLOAD_MODULES, F_OFFLOAD_FRAC, F_MB_GROUP,
     F_MOE_PERMUTE, F_FSDP_DB, F_NCCL_UB,
     F_FSDP_MAXPOOL, F_FSDP_GRADS, F_CG_IMPL, F_CG_MODULES, F_CG_SCOPE,
-    F_CG_ENABLE, F_CG_EXTERNAL, F_CE_IMPL, F_COUNT
+    F_CG_ENABLE, F_CG_EXTERNAL, F_CE_IMPL,
+    /* RoPE, local attention, sinks (issue 31) */
+    F_ROTARY_PCT, F_ROTARY_BASE, F_WINDOW, F_WINDOW_SKIP, F_SOFTMAX_TYPE,
+    F_COUNT
 } mg_flag;
 
 static const struct {
@@ -1212,6 +1260,11 @@ static const struct {
     [F_CG_ENABLE] = {"--enable-cuda-graph", 0},
     [F_CG_EXTERNAL] = {"--external-cuda-graph", 0},
     [F_CE_IMPL] = {"--cross-entropy-fusion-impl", 1},
+    [F_ROTARY_PCT] = {"--rotary-percent", 1},
+    [F_ROTARY_BASE] = {"--rotary-base", 1},
+    [F_WINDOW] = {"--window-size", 1},
+    [F_WINDOW_SKIP] = {"--window-attn-skip-freq", 1},
+    [F_SOFTMAX_TYPE] = {"--softmax-type", 1},
 };
 
 typedef struct mg_seen {
@@ -1295,6 +1348,51 @@ static int seen_num(const mg_seen *s, int f, const char *file, double lo,
 
 static int read_moe_freq(const char *v, const char *file, int line,
                          space_model *m, tp_err *e);
+
+/* RoPE's share and base, the local-attention window and its period, and
+ * the softmax's sinks into m, Megatron-LM's defaults where absent
+ * (arguments.py: --rotary-percent 1.0, --rotary-base 10000; no window;
+ * TransformerConfig softmax_type vanilla). m->pos is already read. */
+static int read_attention_kind(const mg_seen *s, const char *file,
+                               space_model *m, tp_err *e)
+{
+    int rc = seen_num(s, F_ROTARY_PCT, file, 1e-6, 1, &m->rotary_fraction, e);
+    if (m->rotary_fraction >= 1) m->rotary_fraction = 0; /* all */
+    if (m->pos == SPACE_POS_ROPE) m->rope_theta = 10000;
+    if (!rc) rc = seen_num(s, F_ROTARY_BASE, file, 1, 1e12, &m->rope_theta, e);
+    if (m->pos != SPACE_POS_ROPE) m->rope_theta = m->rotary_fraction = 0;
+    if (!rc && s->v[F_WINDOW]) {
+        /* tuple_type: "(L,R)" or "L,R"; (-1, -1) or (-1, 0): no window */
+        const char *v = s->v[F_WINDOW];
+        long long left, right;
+        char tail;
+        if (sscanf(v, " ( %lld , %lld ) %c", &left, &right, &tail) != 2
+            && sscanf(v, " %lld , %lld %c", &left, &right, &tail) != 2)
+            return tp_errf(e, TP_EDATA, "%s:%d: --window-size: expected "
+                           "LEFT,RIGHT (two integers), found '%s'",
+                           file, s->line[F_WINDOW], v);
+        if (left >= 0 && right != 0)
+            return tp_errf(e, TP_EDATA, "%s:%d: --window-size %s: a window "
+                           "looking %lld tokens ahead is not a causal "
+                           "model's; expected RIGHT 0", file,
+                           s->line[F_WINDOW], v, right);
+        if (left >= 100000000)
+            return tp_errf(e, TP_EDATA, "%s:%d: --window-size: LEFT %lld "
+                           "above 99999999", file, s->line[F_WINDOW], left);
+        m->window = left >= 0 ? left + 1 : 0;
+        m->window_chunked = 0;
+    }
+    /* a pattern list ("[1,1,0]") is not read: an integer period only */
+    if (!rc && m->window > 0)
+        rc = seen_int(s, F_WINDOW_SKIP, file, 1, 100000, &m->global_every, e);
+    if (!rc && s->v[F_SOFTMAX_TYPE]) {
+        static const char *const names[2] = {"vanilla", "learnable"};
+        int k = seen_choice(s, F_SOFTMAX_TYPE, file, names, 2, e);
+        if (k < 0) rc = TP_EDATA;
+        else m->attn_sinks = k;
+    }
+    return rc;
+}
 
 static int read_moe_mla(const mg_seen *s, const char *file, space_model *m,
                         tp_err *e)
@@ -1675,6 +1773,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     if (s.v[F_QKV_BIAS]) m->qkv_bias = 1;
     if (!rc) rc = seen_prob(&s, F_ATTN_DROP, file, &m->attn_dropout, e);
     if (!rc) rc = seen_prob(&s, F_HIDDEN_DROP, file, &m->hidden_dropout, e);
+    if (!rc) rc = read_attention_kind(&s, file, m, e);
     if (!rc) rc = seen_int(&s, F_VOCAB, file, 1, 100000000, &vocab, e);
     if (!rc && !vocab) {
         /* GPT-2's BPE, the one tokenizer whose size the type says */

@@ -18,7 +18,9 @@
  * v_head_dim), DeepSeek's routing (n_group, topk_group, scoring_func,
  * topk_method "noaux_tc"), MTP modules (num_nextn_predict_layers),
  * windows (sliding_window, attention_chunk_size, with layer_types,
- * no_rope_layers or sliding_window_pattern) and soft-capping are read.
+ * no_rope_layers or sliding_window_pattern) and soft-capping are read;
+ * so are RoPE's base and its share of each head (rope_theta, rotary_pct,
+ * partial_rotary_factor, rotary_dim), for the launch flags only.
  *
  * Does not: apply a config class's defaults for sizes (a config without
  * hidden_size is an error, not 4096), or model what the struct cannot
@@ -228,6 +230,9 @@ enum hf_num {
     HN_HIDDEN_DROP,
     HN_ATTN_SOFTCAP,
     HN_FINAL_SOFTCAP,
+    HN_ROTARY_FRAC,
+    HN_ROTARY_DIM,
+    HN_ROPE_THETA,
     HN_COUNT
 };
 
@@ -249,6 +254,12 @@ static const hf_num_row hf_nums[] = {
                                "hidden_dropout_prob"}},
     [HN_ATTN_SOFTCAP] = {0, 1e6, {"attn_logit_softcapping"}},
     [HN_FINAL_SOFTCAP] = {0, 1e6, {"final_logit_softcapping"}},
+    /* RoPE on part of each head: GPT-NeoX rotary_pct, Phi and StableLM
+     * partial_rotary_factor; GPT-J and CodeGen rotary_dim (dimensions) */
+    [HN_ROTARY_FRAC] = {0, 1, {"rotary_pct", "partial_rotary_factor"}},
+    [HN_ROTARY_DIM] = {0, 1e6, {"rotary_dim"}},
+    /* GPT-NeoX names it rotary_emb_base */
+    [HN_ROPE_THETA] = {0, 1e12, {"rope_theta", "rotary_emb_base"}},
 };
 _Static_assert(sizeof hf_nums / sizeof hf_nums[0] == HN_COUNT,
                "hf_nums must have a row per enum hf_num");
@@ -891,6 +902,16 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     m->final_softcap =
         v->nh[HN_FINAL_SOFTCAP].found ? v->n[HN_FINAL_SOFTCAP] : 0;
     m->mtp_layers = v->ih[HI_MTP].found ? v->i[HI_MTP] : 0;
+    m->rope_theta = v->nh[HN_ROPE_THETA].found ? v->n[HN_ROPE_THETA] : 0;
+    m->rotary_fraction = 0;
+    if (v->nh[HN_ROTARY_FRAC].found) {
+        m->rotary_fraction = v->n[HN_ROTARY_FRAC];
+    } else if (v->nh[HN_ROTARY_DIM].found) {
+        int64_t hd = m->head_dim > 0 ? m->head_dim : m->hidden / m->heads;
+        double f = hd > 0 ? v->n[HN_ROTARY_DIM] / (double)hd : 0;
+        m->rotary_fraction = f < 1 ? f : 1;
+    }
+    if (m->rotary_fraction >= 1) m->rotary_fraction = 0; /* all */
     int rc = hf_window(c, v, ar, m, e);
     if (rc) return rc;
 

@@ -344,6 +344,10 @@ static const real_field real_fields[] = {
     /* Gemma 2: 50 (attention), 30 (final) */
     REALF(attn_softcap, 0.0, 1e6),
     REALF(final_softcap, 0.0, 1e6),
+    /* 0: every dimension rotated */
+    REALF(rotary_fraction, 0.0, 1.0),
+    /* Llama 3: 5e5, Qwen3: 1e6; huatuogpt-vision: 5e6 */
+    REALF(rope_theta, 0.0, 1e12),
 };
 #undef REALF
 #undef INTF

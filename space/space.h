@@ -68,6 +68,14 @@ typedef struct space_model {
     space_act act;
     space_norm norm;
     space_pos pos;
+    /* RoPE's share of each head's dimensions, 0 to 1; 0 means all (1):
+     * GPT-NeoX rotates 25 % (rotary_pct), Phi partial_rotary_factor, GPT-J
+     * rotary_dim / head_dim. Launch flags only: the estimator times RoPE
+     * over the whole head. */
+    double rotary_fraction;
+    /* RoPE's base (rope_theta); 0: not recorded (transformers' and
+     * Megatron-LM's default 10000 then applies). Launch flags only. */
+    double rope_theta;
     int tied_embeddings;     /* LM head shares the input embedding */
     int qkv_bias;            /* bias on the Q, K, V projections */
     int out_bias;            /* bias on the attention output projection */

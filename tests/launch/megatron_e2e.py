@@ -23,6 +23,7 @@ the launches set, to see the script's export or unset replace it) is the
 line's, and the script's arguments are the line's plus the script's own
 iterations, hyperparameters, data, tokenizer and checkpoints
 (SCRIPT_ONLY).
+MODEL_SEARCHES (only here) add models whose lines must carry named flags.
 Prints the counts; exits 1 on any failure.
 """
 import ast
@@ -56,6 +57,22 @@ def check_script(path, arch, errors, gpus=None):
         megatron_rules.check(megatron_rules.parse_args(argv, errors),
                              errors, world=world, env=cap["env"], arch=arch)
 
+
+# Searches only this test runs (the NeMo and torchtitan checks read
+# matrix.txt), each with the model flags every one of its Megatron-LM
+# lines must carry (issue 31): RoPE's share and base, local attention,
+# sinks, QK norm.
+MODEL_SEARCHES = [
+    ("-m gpt-oss-20b --system eos --gpus 64 -s 8192 -B 128",
+     ["--rotary-base 150000", "--window-size 127,0",
+      "--window-attn-skip-freq 2", "--softmax-type learnable"]),
+    ("-m mistral-7b --system eos --gpus 64 -s 32768 -B 32",
+     ["--window-size 4095,0"]),
+    ("-m qwen3-30b-a3b --system eos --gpus 64 -s 4096 -B 256",
+     ["--rotary-base 1000000", "--qk-layernorm"]),
+    ("-m gpt-neox-20b --system perlmutter --gpus 64 -s 2048 -B 1024",
+     ["--rotary-percent 0.25"]),
+]
 
 # What the script adds to the line's arguments (launch.h: the line has not
 # the data, tokenizer, iterations or hyperparameters); each takes one
@@ -265,6 +282,8 @@ def main():
     scripts = []
     with open(os.path.join(src, "tests", "launch", "matrix.txt")) as f:
         lines = [l.split() for l in f if l.strip() and not l.startswith("#")]
+    n_matrix = len(lines)
+    lines += [w.split() for w, _ in MODEL_SEARCHES]
     for n, words in enumerate(lines):
         rc, out, err = run([tp, "search"] + words +
                            ["--format", "json", "--top", "10", "--no-timing"])
@@ -295,6 +314,10 @@ def main():
             with open(line, "w") as f:
                 f.write(row["launch"]["megatron"])
             errors = []
+            if n >= n_matrix:
+                for flag in MODEL_SEARCHES[n - n_matrix][1]:
+                    if flag not in row["launch"]["megatron"]:
+                        errors.append("the line lacks %s" % flag)
             check_launch_args(row, errors)
             if errors:
                 failures += ["%s: launch_args: %s" % (row["layout"], e)
@@ -353,7 +376,7 @@ def main():
                 else:
                     counts["round_trips_ok"] += 1
     # launch_args of the other forms: NeMo 1 keys, torchtitan's TOML
-    for words in lines[::4]:
+    for words in lines[:n_matrix:4]:
         rc, out, err = run([tp, "search"] + words +
                            ["--format", "json", "--top", "3", "--no-timing",
                             "--nemo-format", "nemo1", "--torchtitan-version",
