@@ -30,12 +30,15 @@
  *  - the entry point and its override form: scripts/training/
  *    run_recipe.py (COMMON_OVERRIDE_FIELDS; trailing KEY=VALUE), applied
  *    by training/utils/omegaconf_utils.py (parse_hydra_overrides: struct
- *    mode, so "++" adds a key under a section the recipe left None);
+ *    mode, so "++" adds a key under a section the recipe left None;
+ *    _apply_overrides: such a section is a plain dict unless it names its
+ *    class, "++comm_overlap._target_=...", which is instantiated);
  *    dataset.seq_length sets model.seq_length
  *    (recipe_runner.sync_model_dataset_sequence_length).
- *  - the base recipes: recipes/llama/llama3.py, recipes/gpt/gpt3_175b.py,
- *    recipes/gpt/vanilla_gpt.py (aliases of the recipes of
- *    recipes/<family>/h100/).
+ *  - the base recipes: recipes/llama/llama3.py, recipes/gpt/vanilla_gpt.py
+ *    (aliases of the recipes of recipes/<family>/h100/), and
+ *    recipes/gpt/h100/gpt3_175b.py by its own name. The "--recipe" of a
+ *    job is one name: given twice with two names it is refused.
  *  - the model keys: models/gpt_provider.py (GPTModelProvider), Megatron's
  *    megatron/core/transformer/transformer_config.py and
  *    megatron/core/model_parallel_config.py; the pipeline layout string:
@@ -73,22 +76,42 @@ const char *const cli_nemo_format_names[CLI_NEMO_FORMAT_COUNT] = {
 /* ---- tables ----------------------------------------------------------- */
 
 /* Base recipes: a trainplan preset whose architecture a library recipe
- * builds (recipes/llama/llama3.py and recipes/gpt/gpt3_175b.py alias
- * them; run_recipe.py finds them by name, recipe_runner.find_library_
- * recipe). Any other model runs on vanilla_gpt_pretrain_config, whose
- * bare GPTModelProvider takes the model's sizes as overrides. */
+ * builds (recipes/llama/llama3.py aliases them; run_recipe.py finds them
+ * by name in megatron.bridge.recipes, recipe_runner.find_library_recipe).
+ * GPT-3 175B's alias gpt3_175b_pretrain_config (recipes/gpt/gpt3_175b.py)
+ * is not exported by recipes/gpt/__init__.py, so its H100 function is
+ * named. Any other model runs on vanilla_gpt_pretrain_config, whose bare
+ * GPTModelProvider takes the model's sizes as overrides.
+ * comm_overlap: the recipe sets a CommOverlapConfig (recipes/llama/h100/
+ * llama3.py and llama2.py, recipes/gpt/h100/gpt3_175b.py: cfg.comm_overlap
+ * = CommOverlapConfig(...)); the others leave it None
+ * (recipes/common.py _pretrain_common, vanilla_gpt.py). */
 static const struct nemo_recipe {
     const char *preset, *recipe, *file;
+    int comm_overlap;
 } nemo_recipes[] = {
-    {"llama2-7b", "llama2_7b_pretrain_config", "recipes/llama/llama2.py"},
-    {"llama3-8b", "llama3_8b_pretrain_config", "recipes/llama/llama3.py"},
-    {"llama3-70b", "llama3_70b_pretrain_config", "recipes/llama/llama3.py"},
-    {"llama3.1-8b", "llama31_8b_pretrain_config", "recipes/llama/llama3.py"},
-    {"llama3.1-70b", "llama31_70b_pretrain_config", "recipes/llama/llama3.py"},
+    {"llama2-7b", "llama2_7b_pretrain_config", "recipes/llama/llama2.py", 1},
+    {"llama3-8b", "llama3_8b_pretrain_config", "recipes/llama/llama3.py", 0},
+    {"llama3-70b", "llama3_70b_pretrain_config", "recipes/llama/llama3.py",
+     1},
+    {"llama3.1-8b", "llama31_8b_pretrain_config", "recipes/llama/llama3.py",
+     0},
+    {"llama3.1-70b", "llama31_70b_pretrain_config", "recipes/llama/llama3.py",
+     1},
     {"llama3.1-405b", "llama31_405b_pretrain_config",
-     "recipes/llama/llama3.py"},
-    {"gpt3-175b", "gpt3_175b_pretrain_config", "recipes/gpt/gpt3_175b.py"},
+     "recipes/llama/llama3.py", 1},
+    {"gpt3-175b", "gpt3_175b_pretrain_32gpu_h100_bf16_config",
+     "recipes/gpt/h100/gpt3_175b.py", 1},
 };
+/* What the overrides name for a comm_overlap the recipe left None: Bridge
+ * instantiates a dict override with a _target_ (training/utils/
+ * omegaconf_utils.py _apply_overrides); without one the "++comm_overlap.*"
+ * keys make comm_overlap a plain dict, which ConfigContainer.validate()
+ * fails on ('dict' object has no attribute 'data_parallel_size',
+ * training/config.py). Not written where the recipe set one: the
+ * converted dataclass would be rebuilt from a dict, its
+ * tp_comm_overlap_cfg a dict too. */
+#define COMM_OVERLAP_TARGET "megatron.bridge.training.comm_overlap.CommOverlapConfig"
 #define N_RECIPES ((int)(sizeof nemo_recipes / sizeof nemo_recipes[0]))
 #define GENERIC_RECIPE "vanilla_gpt_pretrain_config"
 #define GENERIC_FILE "recipes/gpt/vanilla_gpt.py"
@@ -612,6 +635,8 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     /* TP overlap: userbuffers (comm_overlap.tp_comm_overlap) needs TP > 1
      * and sequence parallelism, else comm_overlap.py turns it off. */
     int ub = l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && l->sp;
+    if (!rc || !rc->comm_overlap)
+        cli_text_put(b, "++comm_overlap._target_=" COMM_OVERLAP_TARGET "\n");
     cli_text_put(b, "++comm_overlap.tp_comm_overlap=%s\n", tf(ub));
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && !l->sp)
         cli_text_put(b, "# not expressible: "
@@ -973,6 +998,7 @@ typedef enum nemo_kid {
     K_OPT_OFFLOAD, K_OPT_OFFLOAD_FRAC, K_OPT_OFFLOAD_OVERLAP, K_OPT_INERT,
     K_CPU_OFFLOAD, K_CPU_OFFLOAD_LAYERS, K_CPU_OFFLOAD_ACT, K_CPU_OFFLOAD_W,
     K_FG_OFFLOAD, K_OFFLOAD_MODULES, K_OFFLOAD_FRAC, K_MB_GROUP,
+    K_CO_TARGET, /* comm_overlap's class: changes no estimate (issue 31) */
     K_COUNT
 } nemo_kid;
 
@@ -997,6 +1023,7 @@ typedef struct nemo_key {
 } nemo_key;
 
 static const char *const n_bool[] = {"true", "false", NULL};
+static const char *const n_co_target[] = {COMM_OVERLAP_TARGET, NULL};
 static const char *const n_cp_comm[] = {"p2p", "all_gather", NULL};
 static const char *const n_rc_gran[] = {"selective", "full", NULL};
 static const char *const n_rc_method[] = {"uniform", "block", NULL};
@@ -1096,6 +1123,8 @@ static const nemo_key nemo_keys[] = {
     {"ddp.overlap_grad_reduce", K_DP_OVERLAP, V_BOOL, 0, 0, 0, n_bool},
     {"ddp.overlap_param_gather", K_PARAM_GATHER, V_BOOL, 0, 0, 0, n_bool},
     {"comm_overlap.tp_comm_overlap", K_TP_UB, V_BOOL, 0, 0, 0, n_bool},
+    /* the class a comm_overlap the recipe left None is built as */
+    {"comm_overlap._target_", K_CO_TARGET, V_NAME, 0, 0, 0, n_co_target},
     {"comm_overlap.overlap_p2p_comm", K_P2P_OVERLAP, V_BOOL, 1, 0, 0, n_bool},
     {"comm_overlap.batch_p2p_comm", K_P2P_BATCH, V_BOOL, 1, 0, 0, n_bool},
     {"comm_overlap.defer_embedding_wgrad_compute", K_WGRAD_DEFER, V_BOOL, 1, 0,
@@ -1383,6 +1412,22 @@ static char *next_word(char **p)
     return w;
 }
 
+/* --recipe's value at file:ln into r. One recipe a job: the same name
+ * again (the writer's "# launch:" line beside the command) is one; two
+ * names are TP_EDATA naming both, as the Megatron-LM reader refuses a
+ * flag given twice with two values and the torchtitan one a key. */
+static int set_recipe(nemo_read *r, const char *v, const char *file, int ln,
+                      tp_err *e)
+{
+    if (r->recipe[0] && strncmp(r->recipe, v, sizeof r->recipe - 1) != 0)
+        return tp_errf(e, TP_EDATA, "%s:%d: --recipe given twice, as '%s' "
+                       "(line %d) and '%s': one recipe a job", file, ln,
+                       r->recipe, r->recipe_line, v);
+    if (!r->recipe[0]) r->recipe_line = ln;
+    snprintf(r->recipe, sizeof r->recipe, "%s", v);
+    return TP_OK;
+}
+
 /* A torchrun ... run_recipe.py command (or the writer's "# launch:"
  * line): the nodes, the GPUs per node, the recipe, and any key=value. */
 static int read_command(nemo_read *r, char *p, const char *file, int ln,
@@ -1407,8 +1452,8 @@ static int read_command(nemo_read *r, char *p, const char *file, int ln,
                 return tp_errf(e, TP_EDATA, "%s:%d: %s needs a value", file,
                                ln, flag);
             if (is_rec) {
-                snprintf(r->recipe, sizeof r->recipe, "%s", arg);
-                r->recipe_line = ln;
+                int rc = set_recipe(r, arg, file, ln, e);
+                if (rc) return rc;
             } else if (tp_parse_int(arg, 1, 1000000, want)) {
                 return tp_errf(e, TP_EDATA, "%s:%d: %s: expected an integer "
                                "in [1, 1000000], found '%s'", file, ln, flag,
@@ -1479,8 +1524,8 @@ static int read_command_sh(nemo_read *r, const cli_sh_word *w, int n,
                                cli_sh_why(vw));
             }
             if (is_rec) {
-                snprintf(r->recipe, sizeof r->recipe, "%s", arg);
-                r->recipe_line = ln;
+                int rc = set_recipe(r, arg, file, ln, e);
+                if (rc) return rc;
             } else if (tp_parse_int(arg, 1, 1000000, want)) {
                 return tp_errf(e, TP_EDATA, "%s:%d: %s: expected an integer "
                                "in [1, 1000000], found '%s'", file, ln, flag,

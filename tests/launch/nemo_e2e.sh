@@ -116,6 +116,16 @@ else
     echo "FAIL --nemo-format nemo3: $(cat "$TMP/fmt.err")"
     bad=$((bad + 1))
 fi
+# --recipe twice (issue 31): the same name is one, two names are refused
+# naming both; comm_overlap's class must be the one Bridge instantiates
+printf '%s --recipe llama3_8b_pretrain_config\n%s\n' "$HEAD" "$(printf '%s\n' "$JOB" | tail -n +2)" >"$TMP/in"; expect 0
+printf '%s --recipe llama3_70b_pretrain_config\n%s\n' "$HEAD" "$(printf '%s\n' "$JOB" | tail -n +2)" >"$TMP/in"; expect 65 \
+    "bad.txt:1: --recipe given twice, as 'llama3_8b_pretrain_config' (line 1) and 'llama3_70b_pretrain_config'"
+printf 'torchrun --nnodes 1 --nproc-per-node 8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config --recipe=vanilla_gpt_pretrain_config model.tensor_model_parallel_size=2\n' >"$TMP/in"; expect 65 \
+    "bad.txt:1: --recipe given twice, as 'llama3_8b_pretrain_config' (line 1) and 'vanilla_gpt_pretrain_config'"
+printf '%s\n++comm_overlap._target_=megatron.bridge.training.comm_overlap.CommOverlapConfig\n' "$JOB" >"$TMP/in"; expect 0
+printf '%s\n++comm_overlap._target_=builtins.dict\n' "$JOB" >"$TMP/in"; expect 65 bad.txt:5: \
+    comm_overlap._target_ "'builtins.dict'"
 # well-formed: the writer's forms and a torchrun command line
 printf '%s\n' "$JOB" >"$TMP/in"; expect 0
 printf 'torchrun --nnodes=1 --nproc_per_node 8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config --mode pretrain model.tensor_model_parallel_size=2 train.micro_batch_size=1 train.global_batch_size=8 dataset.seq_length=4096 model.pipeline_model_parallel_size=1 model.context_parallel_size=1\n' \

@@ -160,7 +160,9 @@ def parse_layout(s):
 # give the sizes): layers, heads, query groups. Llama: the HF configs the
 # recipes load (AutoBridge.from_hf_pretrained, recipes/llama/h100/llama3.py
 # and llama2.py, BRIDGE): meta-llama/Meta-Llama-3-8B, -70B, Llama-3.1-8B, -70B, -405B
-# config.json; GPT-3: recipes/gpt/h100/gpt3_175b.py (BRIDGE).
+# config.json; GPT-3: recipes/gpt/h100/gpt3_175b.py (BRIDGE), whose alias
+# gpt3_175b_pretrain_config (recipes/gpt/gpt3_175b.py) recipes/gpt/
+# __init__.py does not export, so run_recipe.py cannot find it.
 RECIPE_MODELS = {
     "llama2_7b_pretrain_config": (32, 32, 32),  # meta-llama/Llama-2-7b-hf
     "llama3_8b_pretrain_config": (32, 32, 8),
@@ -168,9 +170,19 @@ RECIPE_MODELS = {
     "llama31_8b_pretrain_config": (32, 32, 8),
     "llama31_70b_pretrain_config": (80, 64, 8),
     "llama31_405b_pretrain_config": (126, 128, 8),
-    "gpt3_175b_pretrain_config": (96, 96, 96),
+    "gpt3_175b_pretrain_32gpu_h100_bf16_config": (96, 96, 96),
     "vanilla_gpt_pretrain_config": None,
 }
+# The recipes that set a CommOverlapConfig (cfg.comm_overlap = ...:
+# recipes/llama/h100/llama3.py, llama2.py, recipes/gpt/h100/gpt3_175b.py,
+# BRIDGE); the others leave comm_overlap None (recipes/common.py
+# _pretrain_common; vanilla_gpt.py).
+RECIPE_COMM_OVERLAP = {
+    "llama2_7b_pretrain_config", "llama3_70b_pretrain_config",
+    "llama31_70b_pretrain_config", "llama31_405b_pretrain_config",
+    "gpt3_175b_pretrain_32gpu_h100_bf16_config",
+}
+COMM_OVERLAP_TARGET = "megatron.bridge.training.comm_overlap.CommOverlapConfig"
 
 
 def check_bridge(lines, world, keys, mp_names):
@@ -200,6 +212,8 @@ def check_bridge(lines, world, keys, mp_names):
                     bad.append(f"line {ln}: mixed_precision={val}: not a "
                                "registered recipe (training/mixed_precision.py"
                                ", @register)")
+            elif k == "comm_overlap._target_":
+                pass  # checked below, against the recipe
             elif k not in keys:
                 bad.append(f"line {ln}: {k}: not a field of Megatron-Bridge "
                            f"v0.6.0's ConfigContainer (nemo_keys.txt)")
@@ -243,6 +257,25 @@ def check_bridge(lines, world, keys, mp_names):
             if recipe not in RECIPE_MODELS:
                 bad.append(f"--recipe {recipe}: not a recipe of "
                            "recipes/__init__.py this checker knows")
+    # _apply_overrides (training/utils/omegaconf_utils.py, BRIDGE): a dict
+    # with a _target_ is instantiated; without one, keys under a comm_overlap
+    # the recipe left None make it a plain dict, which ConfigContainer.
+    # validate() fails on (training/config.py: 'dict' object has no
+    # attribute 'data_parallel_size'). Under a CommOverlapConfig the recipe
+    # set, a _target_ would rebuild it from the converted dict (its
+    # tp_comm_overlap_cfg a dict).
+    co = [k for k in v if k.startswith("comm_overlap.")
+          and k != "comm_overlap._target_"]
+    target = v.get("comm_overlap._target_")
+    if recipe in RECIPE_MODELS and co:
+        if recipe in RECIPE_COMM_OVERLAP and target is not None:
+            bad.append("comm_overlap._target_ under %s's own "
+                       "CommOverlapConfig" % recipe)
+        elif recipe not in RECIPE_COMM_OVERLAP and target != \
+                COMM_OVERLAP_TARGET:
+            bad.append("%s: comm_overlap is None in %s, and without "
+                       "comm_overlap._target_=%s the keys make it a dict"
+                       % (co[0], recipe, COMM_OVERLAP_TARGET))
     if world is None:
         world = lw
     elif lw is not None and lw != world:
