@@ -20,6 +20,23 @@ static const char flops_convention[] =
     "up projections; MTP modules included (fwd counts them; mtp_fwd says "
     "how much); backward = 2 x forward; no recomputation";
 
+/* What each printed parameter count counts (the JSON's *_convention
+ * strings, the text's notes). params_active is what the estimator's
+ * per-token work counts; params_active_card the model card's figure. */
+static const char total_convention[] =
+    "every parameter: embedding, layers, final norm, LM head (when not "
+    "tied); without MTP modules; vocabulary unpadded";
+static const char active_convention[] =
+    "the parameters one token touches: top_k of the routed experts, the "
+    "shared experts and everything that is not an expert, embedding and LM "
+    "head included";
+static const char card_no_embedding[] =
+    "as the model card counts (DeepSeek, OpenAI): params_active without "
+    "the input embedding (a lookup, no GEMM), the LM head included";
+static const char card_all[] =
+    "as the model card counts (Mistral, Qwen, Meta): params_active, "
+    "embedding and LM head included";
+
 /* space_model.qk_norm's values. */
 static const char *const qk_norm_names[3] = {"none", "per-head",
                                              "whole-projection"};
@@ -119,6 +136,8 @@ int cmd_model_list(const cli_opts *o, cli_out *out, tp_err *e)
             cJSON_AddStringToObject(j, "name", m->name);
             cJSON_AddNumberToObject(j, "params_total", (double)p.total);
             cJSON_AddNumberToObject(j, "params_active", (double)p.active);
+            cJSON_AddNumberToObject(j, "params_active_card",
+                                    (double)p.active_card);
             cJSON_AddNumberToObject(j, "params_mtp", (double)p.mtp);
             cJSON_AddItemToObject(j, "architecture", model_arch_json(m));
             cJSON_AddStringToObject(j, "source", m->source);
@@ -195,6 +214,14 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddItemToObject(j, "architecture", model_arch_json(&m));
         cJSON_AddNumberToObject(j, "params_total", (double)p.total);
         cJSON_AddNumberToObject(j, "params_active", (double)p.active);
+        cJSON_AddNumberToObject(j, "params_active_card", (double)p.active_card);
+        cJSON_AddStringToObject(j, "params_total_convention",
+                                total_convention);
+        cJSON_AddStringToObject(j, "params_active_convention",
+                                active_convention);
+        cJSON_AddStringToObject(j, "params_active_card_convention",
+                                m.card_active_no_embedding ? card_no_embedding
+                                                           : card_all);
         cJSON_AddNumberToObject(j, "params_mtp", (double)p.mtp);
         cJSON_AddNumberToObject(j, "params_checkpoint", (double)p.checkpoint);
         cJSON_AddNumberToObject(j, "params_per_layer", (double)p.per_layer);
@@ -314,7 +341,10 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     }
     if (m.mtp_layers) ROW_INT("mtp_layers", m.mtp_layers);
     add_count_row(&t, "params_total", p.total);
-    if (m.num_experts) add_count_row(&t, "params_active", p.active);
+    if (m.num_experts) {
+        add_count_row(&t, "params_active", p.active);
+        add_count_row(&t, "params_active_card", p.active_card);
+    }
     if (m.mtp_layers) {
         add_count_row(&t, "params_mtp", p.mtp);
         add_count_row(&t, "params_checkpoint", p.checkpoint);
@@ -336,7 +366,16 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
 #undef ROW_INT
     cli_table_print(&t, out->f, o->format);
     cli_table_free(&t);
-    if (o->format == CLI_TABLE)
-        fprintf(out->f, "\nFLOPs: %s.\n", flops_convention);
+    if (o->format == CLI_TABLE) {
+        fprintf(out->f, "\n");
+        cli_wrapf(out->f, 2, "params_total: %s.", total_convention);
+        if (m.num_experts) {
+            cli_wrapf(out->f, 2, "params_active: %s.", active_convention);
+            cli_wrapf(out->f, 2, "params_active_card: %s.",
+                      m.card_active_no_embedding ? card_no_embedding
+                                                 : card_all);
+        }
+        cli_wrapf(out->f, 2, "FLOPs: %s.", flops_convention);
+    }
     return TP_OK;
 }

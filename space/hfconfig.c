@@ -426,6 +426,15 @@ static const hf_arch hf_archs[] = {
 
 static const hf_arch hf_arch_none = {0};
 
+/* Publishers whose model cards count active parameters without the input
+ * embedding (space_model.card_active_no_embedding): DeepSeek (DeepSeek-V3's
+ * README_WEIGHTS.md, 36.6B activated without the embedding; V2's 21B and
+ * V2-Lite's 2.4B, arXiv:2405.04434, fit the same count) and OpenAI's
+ * gpt-oss (arXiv:2508.10925 Table 1: active with the unembedding, not
+ * the embedding). */
+static const char *const hf_card_no_embedding[] = {"deepseek_v2", "deepseek_v3",
+                                                   "gpt_oss"};
+
 static const hf_arch *hf_arch_find(const char *model_type)
 {
     for (size_t i = 0; i < sizeof hf_archs / sizeof hf_archs[0]; i++)
@@ -903,6 +912,11 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
         v->nh[HN_FINAL_SOFTCAP].found ? v->n[HN_FINAL_SOFTCAP] : 0;
     m->mtp_layers = v->ih[HI_MTP].found ? v->i[HI_MTP] : 0;
     m->rope_theta = v->nh[HN_ROPE_THETA].found ? v->n[HN_ROPE_THETA] : 0;
+    m->card_active_no_embedding = 0;
+    for (size_t i = 0; i < sizeof hf_card_no_embedding
+                               / sizeof hf_card_no_embedding[0]; i++)
+        if (strcmp(v->model_type, hf_card_no_embedding[i]) == 0)
+            m->card_active_no_embedding = 1;
     m->rotary_fraction = 0;
     if (v->nh[HN_ROTARY_FRAC].found) {
         m->rotary_fraction = v->n[HN_ROTARY_FRAC];

@@ -324,6 +324,7 @@ static const int_field int_fields[] = {
     INTF(window_chunked, 2),
     INTF(attn_sinks, 2),
     INTF(post_norms, 2),
+    INTF(card_active_no_embedding, 2),
 };
 
 /* Real-valued fields: [lo, hi], NaN refused. */
@@ -526,6 +527,8 @@ void space_model_params(const space_model *m, int64_t pad_multiple,
     int64_t idle = m->num_experts > m->top_k ? m->num_experts - m->top_k : 0;
     out->active = out->total
                   - out->moe_layers * idle * ffn_params(m, m->expert_ffn_hidden);
+    out->active_card =
+        out->active - (m->card_active_no_embedding ? out->embedding : 0);
 
     /* MTP modules (DeepSeek-V3, arXiv:2412.19437, Section 2.2; Megatron-
      * Core multi_token_prediction.py): each has enorm and hnorm on its

@@ -283,6 +283,7 @@ static const space_model presets[] = {
         .first_dense_layers = 1, .moe_layer_freq = 1,
         .kv_lora_rank = 512, .qk_nope_head_dim = 128,
         .qk_rope_head_dim = 64, .v_head_dim = 128,
+        .card_active_no_embedding = 1,
     },
     {
         .name = "deepseek-v3",
@@ -299,6 +300,7 @@ static const space_model presets[] = {
         .router_bias = 1, .router_groups = 8, .router_topk_groups = 4,
         .q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128,
         .qk_rope_head_dim = 64, .v_head_dim = 128, .mtp_layers = 1,
+        .card_active_no_embedding = 1,
     },
 
     /* gpt-oss: alternating banded (128-token window) and full attention,
@@ -320,6 +322,7 @@ static const space_model presets[] = {
         .num_experts = 32, .top_k = 4, .expert_ffn_hidden = 2880,
         .moe_layer_freq = 1, .router_bias = 1, .window = 128,
         .global_every = 2, .attn_sinks = 1,
+        .card_active_no_embedding = 1,
     },
     {
         .name = "gpt-oss-120b",
@@ -334,6 +337,7 @@ static const space_model presets[] = {
         .num_experts = 128, .top_k = 4, .expert_ffn_hidden = 2880,
         .moe_layer_freq = 1, .router_bias = 1, .window = 128,
         .global_every = 2, .attn_sinks = 1,
+        .card_active_no_embedding = 1,
     },
 
     /* Llama 4 Scout, the language model: every layer MoE, 16 experts of

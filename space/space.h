@@ -153,6 +153,13 @@ typedef struct space_model {
     int post_norms;             /* norms on the attention and FFN outputs
                                    too, before the residual adds: 4 norms a
                                    layer (Gemma 2 and 3); 0: 2 */
+    /* How the publisher's model card counts active parameters: 1 without
+     * the input embedding (a lookup, no GEMM), the LM head included, as
+     * DeepSeek (V2-Lite 2.4B, V2 21B, V3 37B) and OpenAI's gpt-oss (3.61B,
+     * 5.13B) do; 0 every parameter a token touches, as Mistral (Mixtral
+     * 12.9B), Qwen (Qwen3-30B-A3B 3.3B) and Meta (Llama 4 Scout 17B) do.
+     * Printed counts only (space_params.active_card). */
+    int card_active_no_embedding;
 } space_model;
 
 /* Parameter counts, exact, in parameters (not bytes). */
@@ -178,6 +185,10 @@ typedef struct space_params {
                                  routed experts, the shared ones and all
                                  that is not an expert (embedding and head
                                  included, as Mistral's "12.9B active") */
+    int64_t active_card;      /* active as the model's card counts it:
+                                 without the embedding where
+                                 card_active_no_embedding (DeepSeek's
+                                 "2.4B"), else active */
     int64_t mtp;              /* the multi-token prediction modules' own
                                  parameters (their norms, projection and
                                  layer; embedding and head are shared):

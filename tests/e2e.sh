@@ -100,6 +100,22 @@ has "$OUT" "q rank 1536, kv rank 512" "model show: MLA"
 has "$OUT" "params_checkpoint" "model show: checkpoint count"
 run 0 "$TP" model show gpt-oss-20b
 has "$OUT" "sliding 128, 1 layer in 2 global" "model show: window"
+# active parameters as the model cards count them (issue 31): DeepSeek and
+# OpenAI without the input embedding, Mistral and Qwen with it; the
+# estimator's count (params_active) unchanged
+for row in "deepseek-v2-lite 2.4e9 0.022 2.661e9" "$FIX/hf/deepseek-v2-lite.json 2.4e9 0.022 2.661e9" \
+           "deepseek-v3 37e9 0.011 37.55e9" "gpt-oss-120b 5.13e9 0.001 5.712e9" \
+           "mixtral-8x7b 12.9e9 0.0039 12.88e9" "qwen3-30b-a3b 3.3e9 0.0161 3.353e9"; do
+    set -- $row
+    run 0 "$TP" model show "$1" --format json
+    within "$(json_num params_active_card)" "$2" "$3" "$1: active as its card counts"
+    within "$(json_num params_active)" "$4" 0.001 "$1: params_active unchanged"
+done
+run 0 "$TP" model show deepseek-v2-lite
+has "$OUT" "params_active_card              2451435008 (2.45 B)" "model show: the card's active count"
+has "$OUT" "params_active_card: as the model card counts (DeepSeek, OpenAI)" "model show: its convention"
+run 0 "$TP" model show mixtral-8x7b --format json
+has "$OUT" "as the model card counts (Mistral, Qwen, Meta)" "model show json: the convention"
 
 run 0 "$TP" model show gpt3-175b && has "$OUT" "params_total" "model show table"
 has "$OUT" "FLOPs:" "model show states the FLOP convention"

@@ -786,8 +786,10 @@ static void test_hf_families(void)
     TP_CHECK_INT(p.total, INT64_C(15706484224));
     TP_CHECK_REL(p.total, 15.7e9, 0.005);
     TP_CHECK_REL(p.active - p.embedding, 2.4e9, 0.022);
+    TP_CHECK_INT(p.active_card, p.active - p.embedding);
     space_model dp = preset("deepseek-v2-lite");
     check_same_arch(&d, &dp);
+    TP_CHECK_INT(dp.card_active_no_embedding, 1);
 
     /* Falcon-7B: MQA via multi_query, parallel attention, "bias": false,
      * FFN 4h and context 2048 from FalconConfig. Published 6.92B; we count
@@ -898,6 +900,10 @@ static void test_hf_moe_published(void)
         space_params p;
         space_model_params(&m, 1, &p);
         TP_CHECK_REL(p.total, rows[i].total, rows[i].total_tol);
+        /* the card's convention is the model's own (issue 31) */
+        TP_CHECK_INT(m.card_active_no_embedding, rows[i].active_wo_embedding);
+        TP_CHECK_INT(p.active_card,
+                     p.active - (rows[i].active_wo_embedding ? p.embedding : 0));
         if (rows[i].active > 0)
             TP_CHECK_REL(p.active
                              - (rows[i].active_wo_embedding ? p.embedding : 0),
