@@ -363,6 +363,30 @@ static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
                 "biases (Q/K/V %d, output %d, MLP %d): Megatron-Core "
                 "sets the output and MLP ones together (add_bias_linear)\n",
             m->qkv_bias, m->out_bias, m->mlp_bias);
+    /* RoPE's share and base, local attention, sinks (TransformerConfig
+     * rotary_percent, rotary_base, window_size, window_attn_skip_freq,
+     * softmax_type; a window of W tokens is [W - 1, 0] as
+     * models/mistral/mistral_bridge.py converts sliding_window; the
+     * provider's defaults 1.0, 10000, none, vanilla) */
+    if (m->pos == SPACE_POS_ROPE && m->rotary_fraction > 0
+        && m->rotary_fraction < 1)
+        cli_text_put(b, "model.rotary_percent=%g\n", m->rotary_fraction);
+    if (m->pos == SPACE_POS_ROPE && m->rope_theta > 0 && m->rope_theta != 10000
+        && m->rope_theta == floor(m->rope_theta) && m->rope_theta < 2e9)
+        cli_text_put(b, "model.rotary_base=%.0f\n", m->rope_theta);
+    if (m->window > 0 && !m->window_chunked) {
+        cli_text_put(b, "model.window_size=[%lld,0]\n",
+            (long long)(m->window - 1));
+        if (m->global_every > 0)
+            cli_text_put(b, "model.window_attn_skip_freq=%lld\n",
+                (long long)m->global_every);
+    } else if (m->window > 0) {
+        cli_text_put(b, "# not expressible: chunked local attention (Llama "
+                "4, chunks of %lld): Megatron-Core has sliding windows only; "
+                "these keys attend to the whole context\n",
+            (long long)m->window);
+    }
+    if (m->attn_sinks) cli_text_put(b, "model.softmax_type=learnable\n");
     if (!nemo_pos[m->pos])
         cli_text_put(b, "# not expressible: "
                 "position embedding %s: GPTModelProvider offers "
@@ -999,6 +1023,7 @@ typedef enum nemo_kid {
     K_CPU_OFFLOAD, K_CPU_OFFLOAD_LAYERS, K_CPU_OFFLOAD_ACT, K_CPU_OFFLOAD_W,
     K_FG_OFFLOAD, K_OFFLOAD_MODULES, K_OFFLOAD_FRAC, K_MB_GROUP,
     K_CO_TARGET, /* comm_overlap's class: changes no estimate (issue 31) */
+    K_ROTARY_PCT, K_ROTARY_BASE, K_WINDOW, K_WINDOW_SKIP, K_SOFTMAX,
     K_COUNT
 } nemo_kid;
 
@@ -1040,6 +1065,7 @@ static const char *const n_norm[] = {"LayerNorm", "RMSNorm", "layernorm",
 static const char *const n_act[] = {"gelu", "relu", "squared_relu", "relu2",
                                     "silu", NULL};
 static const char *const n_pos[] = {"learned_absolute", "rope", NULL};
+static const char *const n_softmax[] = {"vanilla", "learnable", NULL};
 static const char *const n_score[] = {"softmax", "sigmoid", NULL};
 static const char *const n_dispatcher[] = {"alltoall", "allgather", "flex",
                                            NULL}; /* space_moe_dispatcher */
@@ -1154,6 +1180,12 @@ static const nemo_key nemo_keys[] = {
      n_bool},
     {"model.add_bias_linear", K_BIAS_LINEAR, V_BOOL, 0, 0, 0, n_bool},
     {"model.add_qkv_bias", K_QKV_BIAS, V_BOOL, 0, 0, 0, n_bool},
+    /* issue 31: RoPE's share and base, local attention, sinks */
+    {"model.rotary_percent", K_ROTARY_PCT, V_NUM, 0, 0, 1, NULL},
+    {"model.rotary_base", K_ROTARY_BASE, V_NUM, 0, 1, 1000000000000LL, NULL},
+    {"model.window_size", K_WINDOW, V_STR, 1, 0, 0, NULL},
+    {"model.window_attn_skip_freq", K_WINDOW_SKIP, V_INT, 1, 1, 100000, NULL},
+    {"model.softmax_type", K_SOFTMAX, V_NAME, 0, 0, 0, n_softmax},
     /* mixture of experts: TransformerConfig / ModelParallelConfig fields
      * (also read by NeMo 1 where it has them) */
     {"model.num_moe_experts", K_EXPERTS, V_INT, 1, 1, 1000000, NULL},
@@ -1796,6 +1828,30 @@ static int build_model(const nemo_read *r, const char *file, int64_t seq,
     if (SET(K_POS))
         m->pos = r->v[K_POS].name == 0 ? SPACE_POS_LEARNED : SPACE_POS_ROPE;
     if (SET(K_TIED)) m->tied_embeddings = (int)IV(K_TIED);
+    if (SET(K_ROTARY_PCT))
+        m->rotary_fraction = r->v[K_ROTARY_PCT].x < 1 ? r->v[K_ROTARY_PCT].x
+                                                       : 0;
+    if (SET(K_ROTARY_BASE)) m->rope_theta = r->v[K_ROTARY_BASE].x;
+    else if (!rc && m->pos == SPACE_POS_ROPE) m->rope_theta = 10000;
+    if (m->pos != SPACE_POS_ROPE) m->rotary_fraction = m->rope_theta = 0;
+    if (SET(K_WINDOW)) {
+        /* [L, R] (a list, or Python's tuple); L -1: no window */
+        long long left, right;
+        char tail;
+        const char *w = r->v[K_WINDOW].s;
+        if ((sscanf(w, " [ %lld , %lld ] %c", &left, &right, &tail) != 2
+             && sscanf(w, " ( %lld , %lld ) %c", &left, &right, &tail) != 2)
+            || left >= 100000000 || (left >= 0 && right != 0))
+            return tp_errf(e, TP_EDATA, "%s:%d: model.window_size: expected "
+                           "[LEFT,0] (LEFT -1 to 99999999: a causal window of "
+                           "LEFT + 1 tokens) or null, found '%s'", file,
+                           r->v[K_WINDOW].line, w);
+        m->window = left >= 0 ? left + 1 : 0;
+        m->window_chunked = 0;
+        if (m->window == 0) m->global_every = 0;
+    }
+    if (SET(K_WINDOW_SKIP) && m->window > 0) m->global_every = IV(K_WINDOW_SKIP);
+    if (SET(K_SOFTMAX)) m->attn_sinks = r->v[K_SOFTMAX].name;
     if (SET(K_ACT_FUNC) || SET(K_GLU)) {
         static const char *const fn[] = {"gelu", "relu", "squared_relu",
                                          "squared_relu", "silu"};
