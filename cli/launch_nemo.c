@@ -459,12 +459,15 @@ static void bridge_savers(const space_layout *l, cli_text *b)
     if (l->offload_modules) {
         char names[160];
         space_off_modules_str(l->offload_modules, ",", names, sizeof names);
+        /* config.py _validate_fine_grained_activation_offloading wants
+         * NVTE_CPU_OFFLOAD_V1=1 (Transformer Engine >= 2.10): set through
+         * ConfigContainer.env_vars, which run_recipe.py applies
+         * (recipe_runner.apply_runtime_environment), as Bridge's own
+         * perf_recipes/nemotronh/gb200/nemotronh.py does */
         cli_text_put(b, "model.fine_grained_activation_offloading=true\n"
                 "model.offload_modules=[%s]\n"
                 "model.activation_offload_fraction=%g\n"
-                "# fine-grained activation offloading: run with "
-                "NVTE_CPU_OFFLOAD_V1=1 in the environment (config.py, "
-                "Transformer Engine 2.10 and later)\n",
+                "++env_vars.NVTE_CPU_OFFLOAD_V1=1\n",
             names, l->offload_fraction > 0 ? l->offload_fraction : 1);
     }
     if (l->mb_group > 0 && l->vpp > 1)
@@ -688,14 +691,24 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     /* CUDA graphs (TransformerConfig.cuda_graph_impl, cuda_graph_scope,
      * Megatron-Core cd4afffa): their memory pool and the host calls they
      * save are estimated (estimator/host.c) */
-    if (l->cuda_graph) {
+    /* Megatron-Bridge v0.6.0 takes "local" only for the full iteration
+     * (utils/cuda_graph.py validate_cuda_graph_configuration: scoped
+     * capture is transformer_engine's); the full iteration wants the NaN
+     * check off (config.py ConfigContainer.validate). */
+    if (l->cuda_graph == SPACE_CG_LOCAL) {
+        cli_text_put(b, "# not expressible: per-layer CUDA graphs of "
+                "Megatron-Core's local implementation: Megatron-Bridge takes "
+                "cuda_graph_impl=local only for the full iteration "
+                "(transformer_engine captures layers); no graphs set\n");
+    } else if (l->cuda_graph) {
         cli_text_put(b, "model.cuda_graph_impl=%s\n", space_cuda_graph_name(l));
-        if (l->cuda_graph_modules
-            && (l->cuda_graph == SPACE_CG_LOCAL || l->cuda_graph == SPACE_CG_TE)) {
+        if (l->cuda_graph_modules && l->cuda_graph == SPACE_CG_TE) {
             char names[96];
             space_cgm_str(l->cuda_graph_modules, ",", names, sizeof names);
             cli_text_put(b, "model.cuda_graph_scope=[%s]\n", names);
         }
+        if (l->cuda_graph == SPACE_CG_FULL_ITERATION)
+            cli_text_put(b, "rerun_state_machine.check_for_nan_in_loss=false\n");
     }
     /* The recipes leave attention_backend None: Transformer Engine picks
      * (the estimate's auto). A Hydra string is not turned into Megatron's

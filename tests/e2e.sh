@@ -885,6 +885,11 @@ run 64 "$TP" estimate "${L70[@]}" -g 16 -t 8 -p 2 --use-precision-aware-optimize
 has "$ERR" "Megatron-Core's; not with --framework torchtitan" "savers under torchtitan"
 run 1 "$TP" estimate -m llama3.1-70b --system mosaicml-h100 -s 8192 -B 64 -g 16 -t 8 --cpu-offloading-num-layers 8 -b 1 --sequence-parallel
 has "$OUT" "host.memory_bw_gb_per_s" "a system without the host's memory bandwidth"
+# Megatron-Core refuses layer offload beside per-layer CUDA graphs (issue 31:
+# the search had combined them); the full iteration's graph is allowed
+run 1 "$TP" estimate -m llama3-8b --system eos -g 8 -s 8192 -B 16 --cpu-offloading-num-layers 8 --cuda-graph-impl local
+has "$ERR" "CUDA graphs not supported with CPU offloading" "layer offload beside per-layer CUDA graphs"
+run 0 "$TP" estimate -m llama3-8b --system eos -g 8 -s 8192 -B 16 --cpu-offloading-num-layers 8 --cuda-graph-impl full_iteration
 # fine-grained offloading: its launch line and the NVTE environment
 run 0 "$TP" search "${L70[@]}" --gpus 32 --fix tp=8,pp=2,mbs=1,sp=1 --fine-grained-activation-offloading --offload-modules qkv_linear,core_attn --use-precision-aware-optimizer --optimizer-cpu-offload --top 1 --format json --no-timing
 has "$OUT" "--fine-grained-activation-offloading --offload-modules qkv_linear core_attn" "Megatron-LM's --offload-modules, one word each"

@@ -525,6 +525,12 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
             E("CPU offloading with PP %d (TransformerConfig)" % pp)
         if "recompute_granularity" in args:
             E("CPU offloading with recomputation (TransformerConfig)")
+        # TransformerConfig.__post_init__: "CUDA graphs not supported with
+        # CPU offloading" (the full iteration's graph excepted)
+        if args.get("cuda_graph_impl", "none") not in ("none",
+                                                       "full_iteration"):
+            E("CUDA graphs (%s) with CPU offloading (TransformerConfig)"
+              % args["cuda_graph_impl"])
     if args.get("fine_grained_activation_offloading"):
         mods = args.get("offload_modules") or []
         if ncpu > 0:

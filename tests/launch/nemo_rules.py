@@ -214,6 +214,17 @@ def check_bridge(lines, world, keys, mp_names):
                                ", @register)")
             elif k == "comm_overlap._target_":
                 pass  # checked below, against the recipe
+            elif k.startswith("env_vars."):
+                # ConfigContainer.env_vars, a dict (training/config.py,
+                # BRIDGE): a new key needs '+' in struct mode
+                if plus < 1:
+                    bad.append(f"line {ln}: {k}: a new key of the env_vars "
+                               "dict needs ++")
+            elif k == "rerun_state_machine.check_for_nan_in_loss":
+                # RerunStateMachineConfig (training/config.py, BRIDGE) over
+                # MCORE's megatron/training/config/resilience_config.py
+                if val.lower() not in ("true", "false"):
+                    bad.append(f"line {ln}: {k}: expected true or false")
             elif k not in keys:
                 bad.append(f"line {ln}: {k}: not a field of Megatron-Bridge "
                            f"v0.6.0's ConfigContainer (nemo_keys.txt)")
@@ -518,6 +529,25 @@ def check_bridge(lines, world, keys, mp_names):
         if b("model.fine_grained_activation_offloading"):
             bad.append("fine_grained_activation_offloading with "
                        "cpu_offloading (transformer_config.py)")
+    # training/config.py _validate_fine_grained_activation_offloading
+    # (BRIDGE): TE >= 2.10 wants NVTE_CPU_OFFLOAD_V1=1, which run_recipe.py
+    # sets from env_vars (recipe_runner.apply_runtime_environment)
+    if b("model.fine_grained_activation_offloading") and \
+            v.get("env_vars.NVTE_CPU_OFFLOAD_V1") != "1":
+        bad.append("fine_grained_activation_offloading without "
+                   "env_vars.NVTE_CPU_OFFLOAD_V1=1 (config.py)")
+    # utils/cuda_graph.py validate_cuda_graph_configuration (BRIDGE): local
+    # for the full iteration only; ConfigContainer.validate: the full
+    # iteration with the NaN check off
+    cg = v.get("model.cuda_graph_impl")
+    if cg == "local":
+        bad.append("model.cuda_graph_impl=local: Megatron-Bridge takes it "
+                   "only for full-iteration graphs (utils/cuda_graph.py)")
+    if cg == "full_iteration" and \
+            v.get("rerun_state_machine.check_for_nan_in_loss", "true") != "false":
+        bad.append("full_iteration CUDA graphs without "
+                   "rerun_state_machine.check_for_nan_in_loss=false "
+                   "(config.py)")
     if b("model.fine_grained_activation_offloading"):
         mods = [unquote(x.strip()) for x in
                 (v.get("model.offload_modules") or "").strip("[]").split(",")
