@@ -661,9 +661,10 @@ static void test_hf_rope(void)
         const char *file, *preset;
         double fraction, theta;
     } rows[] = {
-        {"gpt-neox-20b.json", "gpt-neox-20b", 0.25, 10000},  /* rotary_pct,
-                                                               rotary_emb_base */
-        {"phi-4-mini-instruct.json", NULL, 0.75, 10000}, /* partial_rotary_factor */
+        /* rotary_pct, rotary_emb_base */
+        {"gpt-neox-20b.json", "gpt-neox-20b", 0.25, 10000},
+        /* partial_rotary_factor */
+        {"phi-4-mini-instruct.json", NULL, 0.75, 10000},
         {"llama3-8b.json", "llama3-8b", 0, 500000},
         {"llama3.1-405b.json", "llama3.1-405b", 0, 500000},
         {"mixtral-8x7b.json", "mixtral-8x7b", 0, 1000000},
