@@ -12,26 +12,6 @@
 
 #define DEFAULT_SEQ 2048
 
-/* Active parameters as the model's card counts them (issue 31). Ours
- * (params_active) are every parameter a token touches, the input
- * embedding's lookup and the LM head included, as Mixtral's (12.9 B) and
- * Qwen's (Qwen3-30B-A3B: 3.3 B) cards count. DeepSeek's cards (V2-Lite
- * 2.4 B, V2 21 B, V3 37 B) count the LM head but not the input embedding,
- * a lookup that does no arithmetic: models with multi-head latent
- * attention (DeepSeek's architecture) are counted so. */
-static int64_t active_as_card(const space_model *m, const space_params *p,
-                              const char **convention)
-{
-    if (m->kv_lora_rank > 0) {
-        *convention = "DeepSeek's: the LM head counted, the input "
-                      "embedding's lookup not";
-        return p->active - p->embedding;
-    }
-    *convention = "every parameter a token touches, the input embedding "
-                  "and the LM head included (Mixtral's, Qwen's)";
-    return p->active;
-}
-
 static const char flops_convention[] =
     "2 FLOPs per multiply-add; GEMMs only (incl. LM head, excl. embedding "
     "lookup, norms, softmax); attention QK^T and AV over the full sequence "
@@ -39,6 +19,23 @@ static const char flops_convention[] =
     "says causal, capped by a sliding window on local layers; MLA's down and "
     "up projections; MTP modules included (fwd counts them; mtp_fwd says "
     "how much); backward = 2 x forward; no recomputation";
+
+/* What each printed parameter count counts (the JSON's *_convention
+ * strings, the text's notes). params_active is what the estimator's
+ * per-token work counts; params_active_card the model card's figure. */
+static const char total_convention[] =
+    "every parameter: embedding, layers, final norm, LM head (when not "
+    "tied); without MTP modules; vocabulary unpadded";
+static const char active_convention[] =
+    "the parameters one token touches: top_k of the routed experts, the "
+    "shared experts and everything that is not an expert, embedding and LM "
+    "head included";
+static const char card_no_embedding[] =
+    "as the model card counts (DeepSeek, OpenAI): params_active without "
+    "the input embedding (a lookup, no GEMM), the LM head included";
+static const char card_all[] =
+    "as the model card counts (Mistral, Qwen, Meta): params_active, "
+    "embedding and LM head included";
 
 /* space_model.qk_norm's values. */
 static const char *const qk_norm_names[3] = {"none", "per-head",
@@ -60,6 +57,10 @@ static cJSON *model_arch_json(const space_model *m)
     cJSON_AddStringToObject(a, "activation", space_act_names[m->act]);
     cJSON_AddStringToObject(a, "norm", space_norm_names[m->norm]);
     cJSON_AddStringToObject(a, "position_embedding", space_pos_names[m->pos]);
+    /* 0 in the model means all: said as 1 */
+    cJSON_AddNumberToObject(a, "rotary_fraction",
+                            m->rotary_fraction > 0 ? m->rotary_fraction : 1);
+    cJSON_AddNumberToObject(a, "rope_theta", m->rope_theta);
     cJSON_AddBoolToObject(a, "tied_embeddings", m->tied_embeddings);
     cJSON_AddBoolToObject(a, "qkv_bias", m->qkv_bias);
     cJSON_AddBoolToObject(a, "out_bias", m->out_bias);
@@ -135,9 +136,8 @@ int cmd_model_list(const cli_opts *o, cli_out *out, tp_err *e)
             cJSON_AddStringToObject(j, "name", m->name);
             cJSON_AddNumberToObject(j, "params_total", (double)p.total);
             cJSON_AddNumberToObject(j, "params_active", (double)p.active);
-            const char *conv;
             cJSON_AddNumberToObject(j, "params_active_card",
-                                    (double)active_as_card(m, &p, &conv));
+                                    (double)p.active_card);
             cJSON_AddNumberToObject(j, "params_mtp", (double)p.mtp);
             cJSON_AddItemToObject(j, "architecture", model_arch_json(m));
             cJSON_AddStringToObject(j, "source", m->source);
@@ -214,10 +214,14 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddItemToObject(j, "architecture", model_arch_json(&m));
         cJSON_AddNumberToObject(j, "params_total", (double)p.total);
         cJSON_AddNumberToObject(j, "params_active", (double)p.active);
-        const char *conv;
-        cJSON_AddNumberToObject(j, "params_active_card",
-                                (double)active_as_card(&m, &p, &conv));
-        cJSON_AddStringToObject(j, "params_active_card_convention", conv);
+        cJSON_AddNumberToObject(j, "params_active_card", (double)p.active_card);
+        cJSON_AddStringToObject(j, "params_total_convention",
+                                total_convention);
+        cJSON_AddStringToObject(j, "params_active_convention",
+                                active_convention);
+        cJSON_AddStringToObject(j, "params_active_card_convention",
+                                m.card_active_no_embedding ? card_no_embedding
+                                                           : card_all);
         cJSON_AddNumberToObject(j, "params_mtp", (double)p.mtp);
         cJSON_AddNumberToObject(j, "params_checkpoint", (double)p.checkpoint);
         cJSON_AddNumberToObject(j, "params_per_layer", (double)p.per_layer);
@@ -275,6 +279,16 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     cli_table_row(&t, "activation", space_act_names[m.act]);
     cli_table_row(&t, "norm", space_norm_names[m.norm]);
     cli_table_row(&t, "position_embedding", space_pos_names[m.pos]);
+    if (m.pos == SPACE_POS_ROPE) {
+        if (m.rope_theta > 0)
+            snprintf(buf, sizeof buf, "base %g", m.rope_theta);
+        else
+            snprintf(buf, sizeof buf, "base not recorded (10000 assumed)");
+        if (m.rotary_fraction > 0)
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
+                     ", %g of each head", m.rotary_fraction);
+        cli_table_row(&t, "rope", buf);
+    }
     cli_table_row(&t, "tied_embeddings", m.tied_embeddings ? "yes" : "no");
     cli_table_row(&t, "embed_norm", m.embed_norm ? "yes" : "no");
     snprintf(buf, sizeof buf, "attention %g, hidden %g", m.attn_dropout,
@@ -329,15 +343,7 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     add_count_row(&t, "params_total", p.total);
     if (m.num_experts) {
         add_count_row(&t, "params_active", p.active);
-        const char *conv;
-        int64_t card = active_as_card(&m, &p, &conv);
-        cli_table_row(&t, "params_active_counts",
-                      "every parameter a token touches, the input embedding "
-                      "and the LM head included");
-        if (card != p.active) {
-            add_count_row(&t, "params_active_card", card);
-            cli_table_row(&t, "params_active_card_counts", conv);
-        }
+        add_count_row(&t, "params_active_card", p.active_card);
     }
     if (m.mtp_layers) {
         add_count_row(&t, "params_mtp", p.mtp);
@@ -360,7 +366,16 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
 #undef ROW_INT
     cli_table_print(&t, out->f, o->format);
     cli_table_free(&t);
-    if (o->format == CLI_TABLE)
-        fprintf(out->f, "\nFLOPs: %s.\n", flops_convention);
+    if (o->format == CLI_TABLE) {
+        fprintf(out->f, "\n");
+        cli_wrapf(out->f, 2, "params_total: %s.", total_convention);
+        if (m.num_experts) {
+            cli_wrapf(out->f, 2, "params_active: %s.", active_convention);
+            cli_wrapf(out->f, 2, "params_active_card: %s.",
+                      m.card_active_no_embedding ? card_no_embedding
+                                                 : card_all);
+        }
+        cli_wrapf(out->f, 2, "FLOPs: %s.", flops_convention);
+    }
     return TP_OK;
 }

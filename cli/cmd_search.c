@@ -323,6 +323,7 @@ static void launch_of(cli_launch *c, const row *w, const search_request *q,
     c->model = q->model;
     c->system = w->sys->ctx.sys->name;
     c->gpus_per_node = w->sys->ctx.sys->gpus_per_node;
+    c->gpu_arch = w->sys->ctx.gpu->arch;
     c->tokens = q->tokens;
     c->iteration_s = w->r.iteration_s;
     c->torchtitan_version = tt_version;
@@ -1127,6 +1128,7 @@ static void job_launch(cli_launch *c, const near_job *nj,
     c->model = q->model;
     c->system = q->systems[0].ctx.sys->name;
     c->gpus_per_node = q->systems[0].ctx.sys->gpus_per_node;
+    c->gpu_arch = q->systems[0].ctx.gpu->arch;
     c->tokens = q->tokens;
     c->iteration_s = nj->r.iteration_s;
 }

@@ -42,6 +42,8 @@ typedef struct cli_launch {
                                path), NULL when unknown */
     const char *system;     /* the system's name, NULL when unknown */
     int gpus_per_node;      /* the system's, 0 when unknown */
+    const char *gpu_arch;   /* the GPU's hwdb arch ("hopper",
+                               "blackwell"), NULL when unknown */
     double tokens;          /* tokens to train, 0 when unknown */
     double iteration_s;     /* the estimated iteration, 0 when unknown */
     int torchtitan_version; /* cli_tt_version the torchtitan config targets */
@@ -55,8 +57,10 @@ int64_t cli_launch_nodes(const cli_launch *c, int64_t *per_node);
 /* Megatron-LM: torchrun (with its c10d rendezvous at $MASTER_ADDR) and
  * pretrain_gpt.py's arguments on one line: the model, the layout, the
  * precision, the batch; not the data, tokenizer, iterations or
- * hyperparameters, which the script below adds. What Megatron-LM cannot
- * express is a trailing "  # ..." comment. */
+ * hyperparameters, which the script below adds. The environment the
+ * script exports or unsets leads the line (NAME=value words, then
+ * `env -u NAME`): the three forms write it and the arguments from one
+ * list. What Megatron-LM cannot express is a trailing "  # ..." comment. */
 void cli_launch_megatron(const cli_launch *c, cli_text *out);
 
 /* Megatron-LM: a launch script that runs as written but for its paths:
@@ -104,7 +108,8 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *out);
 /* Megatron-LM: {"args": pretrain_gpt.py's arguments as cli_launch_megatron's
  * line passes them, one element a shell word (a list flag's values each
  * their own), "notes": what Megatron-LM cannot express, the line's
- * trailing comment}. */
+ * trailing comment, "env": {NAME: value} the line sets, "unset": [NAME]
+ * it removes}. */
 cJSON *cli_launch_megatron_json(const cli_launch *c);
 /* NeMo: text is cli_launch_nemo's in format (cli_nemo_format):
  * {"format": "bridge" or "nemo1", "overrides": {key: value text} in the

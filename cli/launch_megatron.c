@@ -63,7 +63,18 @@ enum {
 static const char *const group_names[G_COUNT] = {"MODEL", "PARALLEL",
                                                  "PRECISION", "BATCH"};
 
-enum { MG_MAX_ARGS = 112, MG_MAX_NOTES = 12 };
+enum { MG_MAX_ARGS = 112, MG_MAX_NOTES = 12, MG_MAX_ENV = 6 };
+
+/* A variable of the environment the processes must run with: set to
+ * value, or unset (value NULL). The one list the one-line launch (its
+ * leading assignments, `env -u NAME` for an unset), launch_args (env and
+ * unset) and the script (export, unset) are written from, so that they
+ * cannot differ. */
+typedef struct mg_env {
+    const char *name;
+    const char *value; /* NULL: unset */
+    const char *why;   /* the script's comment above it */
+} mg_env;
 
 typedef struct mg_arg {
     int group;
@@ -79,9 +90,8 @@ typedef struct mg_args {
     char notes[MG_MAX_NOTES][320]; /* what Megatron-LM cannot express */
     int n_notes;
     int fsdp;                      /* Megatron-FSDP (ZeRO-2/3) */
-    int nvte_offload_v1;           /* fine-grained activation offloading:
-                                      validate_args wants
-                                      NVTE_CPU_OFFLOAD_V1=1 (TE >= 2.10) */
+    mg_env env[MG_MAX_ENV];        /* in the order they are written */
+    int n_env;
 } mg_args;
 
 #if defined(__GNUC__)
@@ -281,6 +291,62 @@ static void mla_args(mg_args *j, const space_model *m)
         arg(j, G_MODEL, "--mtp-num-layers", "%lld", (long long)m->mtp_layers);
 }
 
+static void env_set(mg_args *j, const char *name, const char *value,
+                    const char *why)
+{
+    if (j->n_env >= MG_MAX_ENV) abort(); /* a fixed set: a bug, not input */
+    j->env[j->n_env++] = (mg_env){name, value, why};
+}
+
+/* The GPU generation is before Blackwell: compute capability below 10,
+ * what validate_args' get_device_arch_version() tests. hwdb's arch
+ * names; an unknown one (NULL) counts as before, whose requirement is
+ * harmless after. AMD's CDNA GPUs report major 9 under ROCm. */
+static int before_blackwell(const char *arch)
+{
+    static const char *const later[] = {"blackwell", "rubin"};
+    if (!arch) return 1;
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
+        if (tp_streq_ci(arch, later[i])) return 0;
+    return 1;
+}
+
+/* The environment Megatron-LM asserts or the estimate assumes
+ * (NVIDIA/Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py
+ * validate_args), in the order every form writes it. */
+static void build_env(const cli_launch *c, mg_args *j)
+{
+    const space_layout *l = c->layout;
+    if (j->fsdp)
+        env_set(j, "CUDA_DEVICE_MAX_CONNECTIONS", NULL,
+                "Megatron-FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS is not 1 "
+                "(validate_args)");
+    else if ((l->tp > 1 || l->cp > 1) && before_blackwell(c->gpu_arch))
+        /* beside --overlap-moe-expert-parallel-comm validate_args only
+         * warns (the overlap would rather have more connections); 1 keeps
+         * TP's collectives in order as the estimate assumes */
+        env_set(j, "CUDA_DEVICE_MAX_CONNECTIONS", "1",
+                l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A
+                    ? "TP or CP > 1 before Blackwell: 1 orders TP's "
+                      "collectives (validate_args warns beside the A2A "
+                      "overlap)"
+                    : "Megatron-LM asserts it with TP or CP > 1 before "
+                      "Blackwell (validate_args)");
+    /* PyTorch's default, unset, is off */
+    if (l->alloc_expandable)
+        env_set(j, "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
+                "the caching allocator as the estimate assumed it (its "
+                "reserved bytes)");
+    if (l->offload_modules)
+        env_set(j, "NVTE_CPU_OFFLOAD_V1", "1",
+                "validate_args asserts it for fine-grained activation "
+                "offloading with Transformer Engine >= 2.10");
+    if (l->alloc_expandable && l->cuda_graph == SPACE_CG_TE)
+        env_set(j, "NCCL_GRAPH_REGISTER", "0",
+                "Transformer Engine's CUDA graphs beside expandable "
+                "segments (validate_args)");
+}
+
 static void build_args(const cli_launch *c, mg_args *j)
 {
     const space_layout *l = c->layout;
@@ -307,13 +373,23 @@ static void build_args(const cli_launch *c, mg_args *j)
         [SPACE_POS_LEARNED] = "learned_absolute", [SPACE_POS_ROPE] = "rope",
         [SPACE_POS_ALIBI] = "none", [SPACE_POS_NONE] = "none"};
     arg(j, G_MODEL, "--position-embedding-type", "%s", pos[m->pos]);
-    /* RoPE on part of each head (GPT-NeoX's rotary_pct) */
-    if (m->pos == SPACE_POS_ROPE && m->rotary_fraction > 0
-        && m->rotary_fraction < 1)
-        arg(j, G_MODEL, "--rotary-percent", "%g", m->rotary_fraction);
     if (m->pos == SPACE_POS_ALIBI)
         note(j, "ALiBi has no Megatron-Core flag: no position embedding, "
                 "the same time and memory");
+    /* RoPE on part of each head (GPT-NeoX 25 %) and its base; both
+     * default to Megatron-LM's (1.0, 10000: arguments.py). --rotary-base
+     * is an int there. */
+    if (m->pos == SPACE_POS_ROPE && m->rotary_fraction > 0
+        && m->rotary_fraction < 1)
+        arg(j, G_MODEL, "--rotary-percent", "%g", m->rotary_fraction);
+    if (m->pos == SPACE_POS_ROPE && m->rope_theta > 0
+        && m->rope_theta != 10000) {
+        if (m->rope_theta == floor(m->rope_theta) && m->rope_theta < 2e9)
+            arg(j, G_MODEL, "--rotary-base", "%.0f", m->rope_theta);
+        else
+            note(j, "RoPE base %g: --rotary-base takes a whole number; "
+                    "Megatron-LM's 10000 is used", m->rope_theta);
+    }
     arg(j, G_MODEL, "--normalization", "%s",
         m->norm == SPACE_NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
     if (m->act == SPACE_ACT_SWIGLU) arg(j, G_MODEL, "--swiglu", NULL);
@@ -341,6 +417,37 @@ static void build_args(const cli_launch *c, mg_args *j)
     }
     if (m->embed_norm)
         note(j, "the embedding norm (BLOOM) has no Megatron-Core flag");
+    /* Local attention (TransformerConfig window_size, window_attn_skip_
+     * freq; transformer/utils.py is_layer_window_attention: layer n,
+     * 1-based, is global when n % freq == 0, as space.h's global_every).
+     * A window of W tokens is (W - 1, 0): the token and W - 1 before it
+     * (Megatron-Bridge v0.6.0 mistral_bridge.py, gpt_oss_bridge.py). */
+    if (m->window > 0 && !m->window_chunked) {
+        arg(j, G_MODEL, "--window-size", "%lld,0", (long long)(m->window - 1));
+        if (m->global_every > 0)
+            arg(j, G_MODEL, "--window-attn-skip-freq", "%lld",
+                (long long)m->global_every);
+        /* NVIDIA/TransformerEngine@d0067d0da6cb attention/
+         * dot_product_attention/utils.py get_attention_backend */
+        if (l->cp > 1 && l->cp_comm != SPACE_CP_ALLGATHER)
+            note(j, "a sliding window with CP over p2p: Transformer "
+                    "Engine's fused attention refuses it");
+    } else if (m->window > 0) {
+        note(j, "NOT EXPRESSIBLE: chunked local attention (Llama 4, chunks "
+                "of %lld): Megatron-Core has sliding windows only; these "
+                "arguments attend to the whole context", (long long)m->window);
+    }
+    /* gpt-oss's sink logit per head: Megatron-Core's learnable softmax
+     * offset (TransformerConfig softmax_type; gpt_oss_bridge.py) */
+    if (m->attn_sinks) arg(j, G_MODEL, "--softmax-type", "learnable");
+    if (m->attn_softcap > 0 || m->final_softcap > 0)
+        note(j, "logit soft-capping (Gemma 2) has no Megatron-Core flag");
+    if (m->post_norms)
+        note(j, "the norms after attention and FFN (Gemma 2/3) have no "
+                "Megatron-Core flag: 2 norms a layer");
+    if (m->qk_norm == 2)
+        note(j, "QK norm over the whole projection (OLMo 2) written as "
+                "Megatron-Core's per-head --qk-layernorm");
     if (m->parallel_attn_mlp)
         note(j, "parallel attention and MLP (GPT-J/NeoX) has no "
                 "Megatron-Core flag: the same GEMMs in sequence");
@@ -450,11 +557,12 @@ static void build_args(const cli_launch *c, mg_args *j)
         arg(j, G_PARALLEL, "--use-megatron-fsdp", NULL);
         arg(j, G_PARALLEL, "--data-parallel-sharding-strategy", "%s",
             l->zero == SPACE_ZERO_2 ? "optim_grads" : "optim_grads_params");
-        /* validate_args: "Megatron-FSDP requires the fsdp_dtensor
-         * checkpointing format": in every form, the line too */
-        arg(j, G_PARALLEL, "--ckpt-format", "fsdp_dtensor");
         if (l->fsdp_double_buffer)
             arg(j, G_PARALLEL, "--fsdp-double-buffer", NULL);
+        /* validate_args: "Megatron-FSDP requires the `fsdp_dtensor`
+         * checkpointing format" (asserted at start-up, with or without
+         * --save) */
+        arg(j, G_PARALLEL, "--ckpt-format", "fsdp_dtensor");
         /* Megatron-FSDP's gradient buffers take the parameters' dtype
          * ('auto') unless told (its MixedPrecisionPolicy ignores
          * --accumulate-allreduce-grads-in-fp32 since
@@ -584,10 +692,6 @@ static void build_args(const cli_launch *c, mg_args *j)
         if (l->offload_fraction > 0 && l->offload_fraction < 1)
             arg(j, G_PARALLEL, "--activation-offload-fraction", "%g",
                 l->offload_fraction);
-        j->nvte_offload_v1 = 1;
-        note(j, "fine-grained activation offloading: run with "
-                "NVTE_CPU_OFFLOAD_V1=1 in the environment (validate_args, "
-                "Transformer Engine 2.10 and later)");
     }
     if (l->mb_group > 0 && l->vpp > 1)
         arg(j, G_PARALLEL, "--microbatch-group-size-per-virtual-pipeline-stage",
@@ -605,6 +709,7 @@ static void build_args(const cli_launch *c, mg_args *j)
     arg(j, G_BATCH, "--seq-length", "%lld", (long long)l->seq);
     arg(j, G_BATCH, "--micro-batch-size", "%lld", (long long)l->mbs);
     arg(j, G_BATCH, "--global-batch-size", "%lld", (long long)l->gbs);
+    build_env(c, j);
 }
 
 /* A value as one shell word: bare when safe, else single-quoted. */
@@ -653,63 +758,21 @@ static void put_value(cli_text *t, const mg_arg *a)
     }
 }
 
-/* Transformer Engine's CUDA graphs beside expandable segments need NCCL's
- * graph registration off (validate_args asserts it,
- * NVIDIA/Megatron-LM@d98e8a64ddf3) */
-static int graph_register_off(const space_layout *l)
-{
-    return l->alloc_expandable && l->cuda_graph == SPACE_CG_TE;
-}
-
-/* The environment a launch sets for the processes: one list for the
- * script's exports, the line's leading assignments and launch_args' env,
- * so the three cannot drift (issue 31: the line lacked what the script
- * set). */
-typedef struct mg_env {
-    const char *name, *value;
-    const char *why; /* the script's comment */
-} mg_env;
-enum { MG_ENV_MAX = 4 };
-
-static int env_list(const space_layout *l, const mg_args *j, mg_env *out)
-{
-    int n = 0;
-    if (j->fsdp)
-        /* validate_args: "FSDP requires CUDA_DEVICE_MAX_CONNECTIONS > 1 or
-         * unset" (NVIDIA/Megatron-LM@d98e8a64ddf3); 8 is CUDA's default,
-         * the same as unset, and an assignment the line can write */
-        out[n++] = (mg_env){"CUDA_DEVICE_MAX_CONNECTIONS", "8",
-                            "Megatron-FSDP asserts CUDA_DEVICE_MAX_CONNECTIONS "
-                            "is not 1 (validate_args); 8 is CUDA's default"};
-    else if (l->tp > 1 || l->cp > 1)
-        out[n++] = (mg_env){"CUDA_DEVICE_MAX_CONNECTIONS", "1",
-                            "Megatron-LM asserts it with TP or CP > 1 before "
-                            "Blackwell (validate_args)"};
-    if (l->alloc_expandable)
-        out[n++] = (mg_env){"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True",
-                            "the caching allocator as the estimate assumed it "
-                            "(its reserved bytes)"};
-    if (j->nvte_offload_v1)
-        out[n++] = (mg_env){"NVTE_CPU_OFFLOAD_V1", "1",
-                            "validate_args asserts it for fine-grained "
-                            "activation offloading with Transformer Engine >= "
-                            "2.10"};
-    if (graph_register_off(l))
-        out[n++] = (mg_env){"NCCL_GRAPH_REGISTER", "0",
-                            "Transformer Engine's CUDA graphs beside "
-                            "expandable segments (validate_args)"};
-    return n;
-}
-
 void cli_launch_megatron(const cli_launch *c, cli_text *b)
 {
     mg_args j;
     build_args(c, &j);
     int64_t g, nodes = cli_launch_nodes(c, &g);
-    mg_env env[MG_ENV_MAX];
-    int ne = env_list(c->layout, &j, env);
-    for (int i = 0; i < ne; i++)
-        cli_text_put(b, "%s=%s ", env[i].name, env[i].value);
+    /* bash's assignments before the command, then env(1) for what must
+     * be unset: env passes the assignments on to torchrun */
+    for (int i = 0; i < j.n_env; i++)
+        if (j.env[i].value)
+            cli_text_put(b, "%s=%s ", j.env[i].name, j.env[i].value);
+    for (int i = 0, first = 1; i < j.n_env; i++)
+        if (!j.env[i].value) {
+            cli_text_put(b, "%s-u %s ", first ? "env " : "", j.env[i].name);
+            first = 0;
+        }
     cli_text_put(b, "torchrun --nnodes %lld --nproc-per-node %lld "
                     "--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\" "
                     "pretrain_gpt.py", (long long)nodes, (long long)g);
@@ -747,10 +810,13 @@ cJSON *cli_launch_megatron_json(const cli_launch *c)
     for (int i = 0; i < j.n_notes; i++)
         cJSON_AddItemToArray(notes, cJSON_CreateString(j.notes[i]));
     cJSON *env = cJSON_AddObjectToObject(o, "env");
-    mg_env ev[MG_ENV_MAX];
-    int ne = env_list(c->layout, &j, ev);
-    for (int i = 0; i < ne; i++)
-        cJSON_AddStringToObject(env, ev[i].name, ev[i].value);
+    cJSON *unset = cJSON_AddArrayToObject(o, "unset");
+    for (int i = 0; i < j.n_env; i++) {
+        if (j.env[i].value)
+            cJSON_AddStringToObject(env, j.env[i].name, j.env[i].value);
+        else
+            cJSON_AddItemToArray(unset, cJSON_CreateString(j.env[i].name));
+    }
     return o;
 }
 
@@ -791,7 +857,7 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
         "model flags\n"
         "# give the architecture as trainplan times it; what does not change "
         "the time\n"
-        "# (rotary base, norm epsilon, initialisation) is Megatron-LM's "
+        "# (RoPE scaling, norm epsilon, initialisation) is Megatron-LM's "
         "default unless\n"
         "# you add it, and the optimizer's hyperparameters are common "
         "pre-training values.\n",
@@ -812,11 +878,14 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
                  "TOKENIZER=${TOKENIZER:-/path/to/tokenizer}\n"
                  "CHECKPOINTS=${CHECKPOINTS:-/path/to/checkpoints}\n"
                  "MASTER_PORT=${MASTER_PORT:-29500}\n\n");
-    mg_env env[MG_ENV_MAX];
-    int ne = env_list(l, &j, env);
-    for (int i = 0; i < ne; i++)
-        cli_text_put(b, "# %s\nexport %s=%s\n\n", env[i].why, env[i].name,
-                     env[i].value);
+    for (int i = 0; i < j.n_env; i++) {
+        if (j.env[i].value)
+            cli_text_put(b, "# %s\nexport %s=%s\n\n", j.env[i].why,
+                         j.env[i].name, j.env[i].value);
+        else
+            cli_text_put(b, "# %s\nunset %s\n\n", j.env[i].why,
+                         j.env[i].name);
+    }
     for (int gi = 0; gi < G_COUNT; gi++) {
         cli_text_put(b, "%s=(\n", group_names[gi]);
         for (int i = 0; i < j.n; i++) {
@@ -849,6 +918,7 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
                  "    --save \"$CHECKPOINTS\" --load \"$CHECKPOINTS\" "
                  "--save-interval 1000%s\n"
                  ")\n\n",
+                 /* Megatron-FSDP's format is among the arguments above */
                  j.fsdp ? "" : " --ckpt-format torch_dist");
     cli_text_put(
         b,
@@ -1059,7 +1129,10 @@ typedef enum {
     F_FG_OFFLOAD, F_OFFLOAD_MODULES, F_OFFLOAD_FRAC, F_MB_GROUP,
     F_MOE_PERMUTE, F_FSDP_DB, F_NCCL_UB,
     F_FSDP_MAXPOOL, F_FSDP_GRADS, F_CG_IMPL, F_CG_MODULES, F_CG_SCOPE,
-    F_CG_ENABLE, F_CG_EXTERNAL, F_CE_IMPL, F_ROTARY_PCT, F_COUNT
+    F_CG_ENABLE, F_CG_EXTERNAL, F_CE_IMPL,
+    /* RoPE, local attention, sinks (issue 31) */
+    F_ROTARY_PCT, F_ROTARY_BASE, F_WINDOW, F_WINDOW_SKIP, F_SOFTMAX_TYPE,
+    F_COUNT
 } mg_flag;
 
 static const struct {
@@ -1080,7 +1153,6 @@ static const struct {
     [F_SQRELU] = {"--squared-relu", 0},
     [F_QGEGLU] = {"--quick-geglu", 0},
     [F_UNTIE] = {"--untie-embeddings-and-output-weights", 0},
-    [F_ROTARY_PCT] = {"--rotary-percent", 1},
     [F_NO_BIAS] = {"--disable-bias-linear", 0},
     [F_QKV_BIAS] = {"--add-qkv-bias", 0},
     [F_ATTN_DROP] = {"--attention-dropout", 1},
@@ -1188,6 +1260,11 @@ static const struct {
     [F_CG_ENABLE] = {"--enable-cuda-graph", 0},
     [F_CG_EXTERNAL] = {"--external-cuda-graph", 0},
     [F_CE_IMPL] = {"--cross-entropy-fusion-impl", 1},
+    [F_ROTARY_PCT] = {"--rotary-percent", 1},
+    [F_ROTARY_BASE] = {"--rotary-base", 1},
+    [F_WINDOW] = {"--window-size", 1},
+    [F_WINDOW_SKIP] = {"--window-attn-skip-freq", 1},
+    [F_SOFTMAX_TYPE] = {"--softmax-type", 1},
 };
 
 typedef struct mg_seen {
@@ -1271,6 +1348,51 @@ static int seen_num(const mg_seen *s, int f, const char *file, double lo,
 
 static int read_moe_freq(const char *v, const char *file, int line,
                          space_model *m, tp_err *e);
+
+/* RoPE's share and base, the local-attention window and its period, and
+ * the softmax's sinks into m, Megatron-LM's defaults where absent
+ * (arguments.py: --rotary-percent 1.0, --rotary-base 10000; no window;
+ * TransformerConfig softmax_type vanilla). m->pos is already read. */
+static int read_attention_kind(const mg_seen *s, const char *file,
+                               space_model *m, tp_err *e)
+{
+    int rc = seen_num(s, F_ROTARY_PCT, file, 1e-6, 1, &m->rotary_fraction, e);
+    if (m->rotary_fraction >= 1) m->rotary_fraction = 0; /* all */
+    if (m->pos == SPACE_POS_ROPE) m->rope_theta = 10000;
+    if (!rc) rc = seen_num(s, F_ROTARY_BASE, file, 1, 1e12, &m->rope_theta, e);
+    if (m->pos != SPACE_POS_ROPE) m->rope_theta = m->rotary_fraction = 0;
+    if (!rc && s->v[F_WINDOW]) {
+        /* tuple_type: "(L,R)" or "L,R"; (-1, -1) or (-1, 0): no window */
+        const char *v = s->v[F_WINDOW];
+        long long left, right;
+        char tail;
+        if (sscanf(v, " ( %lld , %lld ) %c", &left, &right, &tail) != 2
+            && sscanf(v, " %lld , %lld %c", &left, &right, &tail) != 2)
+            return tp_errf(e, TP_EDATA, "%s:%d: --window-size: expected "
+                           "LEFT,RIGHT (two integers), found '%s'",
+                           file, s->line[F_WINDOW], v);
+        if (left >= 0 && right != 0)
+            return tp_errf(e, TP_EDATA, "%s:%d: --window-size %s: a window "
+                           "looking %lld tokens ahead is not a causal "
+                           "model's; expected RIGHT 0", file,
+                           s->line[F_WINDOW], v, right);
+        if (left >= 100000000)
+            return tp_errf(e, TP_EDATA, "%s:%d: --window-size: LEFT %lld "
+                           "above 99999999", file, s->line[F_WINDOW], left);
+        m->window = left >= 0 ? left + 1 : 0;
+        m->window_chunked = 0;
+    }
+    /* a pattern list ("[1,1,0]") is not read: an integer period only */
+    if (!rc && m->window > 0)
+        rc = seen_int(s, F_WINDOW_SKIP, file, 1, 100000, &m->global_every, e);
+    if (!rc && s->v[F_SOFTMAX_TYPE]) {
+        static const char *const names[2] = {"vanilla", "learnable"};
+        int k = seen_choice(s, F_SOFTMAX_TYPE, file, names, 2, e);
+        if (k < 0) rc = TP_EDATA;
+        else m->attn_sinks = k;
+    }
+    return rc;
+}
 
 static int read_moe_mla(const mg_seen *s, const char *file, space_model *m,
                         tp_err *e)
@@ -1646,16 +1768,12 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         if (k < 0) rc = TP_EDATA;
         else m->norm = (space_norm)k;
     }
-    if (!rc && s.v[F_ROTARY_PCT]) {
-        double rp = 0;
-        rc = seen_num(&s, F_ROTARY_PCT, file, 1e-6, 1, &rp, e);
-        if (!rc) m->rotary_fraction = rp < 1 ? rp : 0;
-    }
     if (s.v[F_UNTIE]) m->tied_embeddings = 0;
     if (s.v[F_NO_BIAS]) m->qkv_bias = m->out_bias = m->mlp_bias = 0;
     if (s.v[F_QKV_BIAS]) m->qkv_bias = 1;
     if (!rc) rc = seen_prob(&s, F_ATTN_DROP, file, &m->attn_dropout, e);
     if (!rc) rc = seen_prob(&s, F_HIDDEN_DROP, file, &m->hidden_dropout, e);
+    if (!rc) rc = read_attention_kind(&s, file, m, e);
     if (!rc) rc = seen_int(&s, F_VOCAB, file, 1, 100000000, &vocab, e);
     if (!rc && !vocab) {
         /* GPT-2's BPE, the one tokenizer whose size the type says */

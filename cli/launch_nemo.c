@@ -30,12 +30,15 @@
  *  - the entry point and its override form: scripts/training/
  *    run_recipe.py (COMMON_OVERRIDE_FIELDS; trailing KEY=VALUE), applied
  *    by training/utils/omegaconf_utils.py (parse_hydra_overrides: struct
- *    mode, so "++" adds a key under a section the recipe left None);
+ *    mode, so "++" adds a key under a section the recipe left None;
+ *    _apply_overrides: such a section is a plain dict unless it names its
+ *    class, "++comm_overlap._target_=...", which is instantiated);
  *    dataset.seq_length sets model.seq_length
  *    (recipe_runner.sync_model_dataset_sequence_length).
- *  - the base recipes: recipes/llama/llama3.py, recipes/gpt/gpt3_175b.py,
- *    recipes/gpt/vanilla_gpt.py (aliases of the recipes of
- *    recipes/<family>/h100/).
+ *  - the base recipes: recipes/llama/llama3.py, recipes/gpt/vanilla_gpt.py
+ *    (aliases of the recipes of recipes/<family>/h100/), and
+ *    recipes/gpt/h100/gpt3_175b.py by its own name. The "--recipe" of a
+ *    job is one name: given twice with two names it is refused.
  *  - the model keys: models/gpt_provider.py (GPTModelProvider), Megatron's
  *    megatron/core/transformer/transformer_config.py and
  *    megatron/core/model_parallel_config.py; the pipeline layout string:
@@ -73,38 +76,42 @@ const char *const cli_nemo_format_names[CLI_NEMO_FORMAT_COUNT] = {
 /* ---- tables ----------------------------------------------------------- */
 
 /* Base recipes: a trainplan preset whose architecture a library recipe
- * builds (recipes/llama/llama3.py and recipes/gpt/gpt3_175b.py alias
- * them; run_recipe.py finds them by name, recipe_runner.find_library_
- * recipe). Any other model runs on vanilla_gpt_pretrain_config, whose
- * bare GPTModelProvider takes the model's sizes as overrides. */
-/* comm_overlap: whether the recipe sets cfg.comm_overlap (a
- * CommOverlapConfig) or leaves it None, Megatron-Bridge v0.6.0
- * recipes/<family>/h100/ files: the 8B Llama 3 and 3.1 recipes and
- * vanilla_gpt leave it None. Where None, "++comm_overlap.x=..." makes a
- * plain dict that ConfigContainer.validate() fails on ('dict' object has
- * no attribute 'data_parallel_size', config.py:1040), so the overrides
- * name its class (_target_), which omegaconf_utils._apply_overrides
- * instantiates; where set, _target_ would replace the recipe's object with
- * one of the overridden keys only, so it is left out. */
+ * builds (recipes/llama/llama3.py aliases them; run_recipe.py finds them
+ * by name in megatron.bridge.recipes, recipe_runner.find_library_recipe).
+ * GPT-3 175B's alias gpt3_175b_pretrain_config (recipes/gpt/gpt3_175b.py)
+ * is not exported by recipes/gpt/__init__.py, so its H100 function is
+ * named. Any other model runs on vanilla_gpt_pretrain_config, whose bare
+ * GPTModelProvider takes the model's sizes as overrides.
+ * comm_overlap: the recipe sets a CommOverlapConfig (recipes/llama/h100/
+ * llama3.py and llama2.py, recipes/gpt/h100/gpt3_175b.py: cfg.comm_overlap
+ * = CommOverlapConfig(...)); the others leave it None
+ * (recipes/common.py _pretrain_common, vanilla_gpt.py). */
 static const struct nemo_recipe {
     const char *preset, *recipe, *file;
     int comm_overlap;
 } nemo_recipes[] = {
     {"llama2-7b", "llama2_7b_pretrain_config", "recipes/llama/llama2.py", 1},
     {"llama3-8b", "llama3_8b_pretrain_config", "recipes/llama/llama3.py", 0},
-    {"llama3-70b", "llama3_70b_pretrain_config", "recipes/llama/llama3.py", 1},
-    {"llama3.1-8b", "llama31_8b_pretrain_config", "recipes/llama/llama3.py", 0},
+    {"llama3-70b", "llama3_70b_pretrain_config", "recipes/llama/llama3.py",
+     1},
+    {"llama3.1-8b", "llama31_8b_pretrain_config", "recipes/llama/llama3.py",
+     0},
     {"llama3.1-70b", "llama31_70b_pretrain_config", "recipes/llama/llama3.py",
      1},
     {"llama3.1-405b", "llama31_405b_pretrain_config",
      "recipes/llama/llama3.py", 1},
-    /* recipes/gpt/__init__.py exports vanilla_gpt alone: run_recipe.py
-     * (recipe_runner.find_library_recipe, getattr on
-     * megatron.bridge.recipes) finds GPT-3 175B by its h100 name only */
     {"gpt3-175b", "gpt3_175b_pretrain_32gpu_h100_bf16_config",
      "recipes/gpt/h100/gpt3_175b.py", 1},
 };
-#define COMM_OVERLAP_CLASS "megatron.bridge.training.comm_overlap.CommOverlapConfig"
+/* What the overrides name for a comm_overlap the recipe left None: Bridge
+ * instantiates a dict override with a _target_ (training/utils/
+ * omegaconf_utils.py _apply_overrides); without one the "++comm_overlap.*"
+ * keys make comm_overlap a plain dict, which ConfigContainer.validate()
+ * fails on ('dict' object has no attribute 'data_parallel_size',
+ * training/config.py). Not written where the recipe set one: the
+ * converted dataclass would be rebuilt from a dict, its
+ * tp_comm_overlap_cfg a dict too. */
+#define COMM_OVERLAP_TARGET "megatron.bridge.training.comm_overlap.CommOverlapConfig"
 #define N_RECIPES ((int)(sizeof nemo_recipes / sizeof nemo_recipes[0]))
 #define GENERIC_RECIPE "vanilla_gpt_pretrain_config"
 #define GENERIC_FILE "recipes/gpt/vanilla_gpt.py"
@@ -343,10 +350,6 @@ static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
         tf(nemo_act[m->act].glu));
     if (nemo_pos[m->pos])
         cli_text_put(b, "model.position_embedding_type=%s\n", nemo_pos[m->pos]);
-    /* GPTModelProvider.rotary_percent (GPT-NeoX's rotary_pct) */
-    if (m->pos == SPACE_POS_ROPE && m->rotary_fraction > 0
-        && m->rotary_fraction < 1)
-        cli_text_put(b, "model.rotary_percent=%g\n", m->rotary_fraction);
     /* Megatron-Core biases: Q, K, V have one where add_bias_linear or
      * add_qkv_bias; the output projection and the MLP where
      * add_bias_linear (transformer_config.py, attention.py). */
@@ -360,6 +363,30 @@ static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
                 "biases (Q/K/V %d, output %d, MLP %d): Megatron-Core "
                 "sets the output and MLP ones together (add_bias_linear)\n",
             m->qkv_bias, m->out_bias, m->mlp_bias);
+    /* RoPE's share and base, local attention, sinks (TransformerConfig
+     * rotary_percent, rotary_base, window_size, window_attn_skip_freq,
+     * softmax_type; a window of W tokens is [W - 1, 0] as
+     * models/mistral/mistral_bridge.py converts sliding_window; the
+     * provider's defaults 1.0, 10000, none, vanilla) */
+    if (m->pos == SPACE_POS_ROPE && m->rotary_fraction > 0
+        && m->rotary_fraction < 1)
+        cli_text_put(b, "model.rotary_percent=%g\n", m->rotary_fraction);
+    if (m->pos == SPACE_POS_ROPE && m->rope_theta > 0 && m->rope_theta != 10000
+        && m->rope_theta == floor(m->rope_theta) && m->rope_theta < 2e9)
+        cli_text_put(b, "model.rotary_base=%.0f\n", m->rope_theta);
+    if (m->window > 0 && !m->window_chunked) {
+        cli_text_put(b, "model.window_size=[%lld,0]\n",
+            (long long)(m->window - 1));
+        if (m->global_every > 0)
+            cli_text_put(b, "model.window_attn_skip_freq=%lld\n",
+                (long long)m->global_every);
+    } else if (m->window > 0) {
+        cli_text_put(b, "# not expressible: chunked local attention (Llama "
+                "4, chunks of %lld): Megatron-Core has sliding windows only; "
+                "these keys attend to the whole context\n",
+            (long long)m->window);
+    }
+    if (m->attn_sinks) cli_text_put(b, "model.softmax_type=learnable\n");
     if (!nemo_pos[m->pos])
         cli_text_put(b, "# not expressible: "
                 "position embedding %s: GPTModelProvider offers "
@@ -432,12 +459,15 @@ static void bridge_savers(const space_layout *l, cli_text *b)
     if (l->offload_modules) {
         char names[160];
         space_off_modules_str(l->offload_modules, ",", names, sizeof names);
+        /* config.py _validate_fine_grained_activation_offloading wants
+         * NVTE_CPU_OFFLOAD_V1=1 (Transformer Engine >= 2.10): set through
+         * ConfigContainer.env_vars, which run_recipe.py applies
+         * (recipe_runner.apply_runtime_environment), as Bridge's own
+         * perf_recipes/nemotronh/gb200/nemotronh.py does */
         cli_text_put(b, "model.fine_grained_activation_offloading=true\n"
                 "model.offload_modules=[%s]\n"
                 "model.activation_offload_fraction=%g\n"
-                "# fine-grained activation offloading: run with "
-                "NVTE_CPU_OFFLOAD_V1=1 in the environment (config.py, "
-                "Transformer Engine 2.10 and later)\n",
+                "++env_vars.NVTE_CPU_OFFLOAD_V1=1\n",
             names, l->offload_fraction > 0 ? l->offload_fraction : 1);
     }
     if (l->mb_group > 0 && l->vpp > 1)
@@ -633,7 +663,7 @@ static void bridge_write(const cli_launch *c, cli_text *b)
      * and sequence parallelism, else comm_overlap.py turns it off. */
     int ub = l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && l->sp;
     if (!rc || !rc->comm_overlap)
-        cli_text_put(b, "++comm_overlap._target_=" COMM_OVERLAP_CLASS "\n");
+        cli_text_put(b, "++comm_overlap._target_=" COMM_OVERLAP_TARGET "\n");
     cli_text_put(b, "++comm_overlap.tp_comm_overlap=%s\n", tf(ub));
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && !l->sp)
         cli_text_put(b, "# not expressible: "
@@ -661,14 +691,24 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     /* CUDA graphs (TransformerConfig.cuda_graph_impl, cuda_graph_scope,
      * Megatron-Core cd4afffa): their memory pool and the host calls they
      * save are estimated (estimator/host.c) */
-    if (l->cuda_graph) {
+    /* Megatron-Bridge v0.6.0 takes "local" only for the full iteration
+     * (utils/cuda_graph.py validate_cuda_graph_configuration: scoped
+     * capture is transformer_engine's); the full iteration wants the NaN
+     * check off (config.py ConfigContainer.validate). */
+    if (l->cuda_graph == SPACE_CG_LOCAL) {
+        cli_text_put(b, "# not expressible: per-layer CUDA graphs of "
+                "Megatron-Core's local implementation: Megatron-Bridge takes "
+                "cuda_graph_impl=local only for the full iteration "
+                "(transformer_engine captures layers); no graphs set\n");
+    } else if (l->cuda_graph) {
         cli_text_put(b, "model.cuda_graph_impl=%s\n", space_cuda_graph_name(l));
-        if (l->cuda_graph_modules
-            && (l->cuda_graph == SPACE_CG_LOCAL || l->cuda_graph == SPACE_CG_TE)) {
+        if (l->cuda_graph_modules && l->cuda_graph == SPACE_CG_TE) {
             char names[96];
             space_cgm_str(l->cuda_graph_modules, ",", names, sizeof names);
             cli_text_put(b, "model.cuda_graph_scope=[%s]\n", names);
         }
+        if (l->cuda_graph == SPACE_CG_FULL_ITERATION)
+            cli_text_put(b, "rerun_state_machine.check_for_nan_in_loss=false\n");
     }
     /* The recipes leave attention_backend None: Transformer Engine picks
      * (the estimate's auto). A Hydra string is not turned into Megatron's
@@ -789,10 +829,6 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
     cli_text_put(b, "model.position_embedding_type: %s\n",
         m->pos == SPACE_POS_LEARNED ? "learned_absolute"
                                     : space_pos_names[m->pos]);
-    /* megatron_gpt_config.yaml's rotary_percentage */
-    if (m->pos == SPACE_POS_ROPE && m->rotary_fraction > 0
-        && m->rotary_fraction < 1)
-        cli_text_put(b, "model.rotary_percentage: %g\n", m->rotary_fraction);
     cli_text_put(b, "model.max_position_embeddings: %lld\n",
         (long long)m->max_position);
     if (m->qkv_bias == m->out_bias && m->out_bias == m->mlp_bias)
@@ -999,7 +1035,8 @@ typedef enum nemo_kid {
     K_OPT_OFFLOAD, K_OPT_OFFLOAD_FRAC, K_OPT_OFFLOAD_OVERLAP, K_OPT_INERT,
     K_CPU_OFFLOAD, K_CPU_OFFLOAD_LAYERS, K_CPU_OFFLOAD_ACT, K_CPU_OFFLOAD_W,
     K_FG_OFFLOAD, K_OFFLOAD_MODULES, K_OFFLOAD_FRAC, K_MB_GROUP,
-    K_ROTARY, /* GPTModelProvider.rotary_percent, NeMo 1 rotary_percentage */
+    K_CO_TARGET, /* comm_overlap's class: changes no estimate (issue 31) */
+    K_ROTARY_PCT, K_ROTARY_BASE, K_WINDOW, K_WINDOW_SKIP, K_SOFTMAX,
     K_COUNT
 } nemo_kid;
 
@@ -1024,6 +1061,7 @@ typedef struct nemo_key {
 } nemo_key;
 
 static const char *const n_bool[] = {"true", "false", NULL};
+static const char *const n_co_target[] = {COMM_OVERLAP_TARGET, NULL};
 static const char *const n_cp_comm[] = {"p2p", "all_gather", NULL};
 static const char *const n_rc_gran[] = {"selective", "full", NULL};
 static const char *const n_rc_method[] = {"uniform", "block", NULL};
@@ -1040,6 +1078,7 @@ static const char *const n_norm[] = {"LayerNorm", "RMSNorm", "layernorm",
 static const char *const n_act[] = {"gelu", "relu", "squared_relu", "relu2",
                                     "silu", NULL};
 static const char *const n_pos[] = {"learned_absolute", "rope", NULL};
+static const char *const n_softmax[] = {"vanilla", "learnable", NULL};
 static const char *const n_score[] = {"softmax", "sigmoid", NULL};
 static const char *const n_dispatcher[] = {"alltoall", "allgather", "flex",
                                            NULL}; /* space_moe_dispatcher */
@@ -1123,6 +1162,8 @@ static const nemo_key nemo_keys[] = {
     {"ddp.overlap_grad_reduce", K_DP_OVERLAP, V_BOOL, 0, 0, 0, n_bool},
     {"ddp.overlap_param_gather", K_PARAM_GATHER, V_BOOL, 0, 0, 0, n_bool},
     {"comm_overlap.tp_comm_overlap", K_TP_UB, V_BOOL, 0, 0, 0, n_bool},
+    /* the class a comm_overlap the recipe left None is built as */
+    {"comm_overlap._target_", K_CO_TARGET, V_NAME, 0, 0, 0, n_co_target},
     {"comm_overlap.overlap_p2p_comm", K_P2P_OVERLAP, V_BOOL, 1, 0, 0, n_bool},
     {"comm_overlap.batch_p2p_comm", K_P2P_BATCH, V_BOOL, 1, 0, 0, n_bool},
     {"comm_overlap.defer_embedding_wgrad_compute", K_WGRAD_DEFER, V_BOOL, 1, 0,
@@ -1148,12 +1189,16 @@ static const nemo_key nemo_keys[] = {
     {"model.activation_func", K_ACT_FUNC, V_NAME, 0, 0, 0, n_act},
     {"model.gated_linear_unit", K_GLU, V_BOOL, 0, 0, 0, n_bool},
     {"model.position_embedding_type", K_POS, V_NAME, 0, 0, 0, n_pos},
-    {"model.rotary_percent", K_ROTARY, V_FRAC, 0, 0, 0, NULL},
-    {"model.rotary_percentage", K_ROTARY, V_FRAC, 0, 0, 0, NULL},
     {"model.share_embeddings_and_output_weights", K_TIED, V_BOOL, 0, 0, 0,
      n_bool},
     {"model.add_bias_linear", K_BIAS_LINEAR, V_BOOL, 0, 0, 0, n_bool},
     {"model.add_qkv_bias", K_QKV_BIAS, V_BOOL, 0, 0, 0, n_bool},
+    /* issue 31: RoPE's share and base, local attention, sinks */
+    {"model.rotary_percent", K_ROTARY_PCT, V_NUM, 0, 0, 1, NULL},
+    {"model.rotary_base", K_ROTARY_BASE, V_NUM, 0, 1, 1000000000000LL, NULL},
+    {"model.window_size", K_WINDOW, V_STR, 1, 0, 0, NULL},
+    {"model.window_attn_skip_freq", K_WINDOW_SKIP, V_INT, 1, 1, 100000, NULL},
+    {"model.softmax_type", K_SOFTMAX, V_NAME, 0, 0, 0, n_softmax},
     /* mixture of experts: TransformerConfig / ModelParallelConfig fields
      * (also read by NeMo 1 where it has them) */
     {"model.num_moe_experts", K_EXPERTS, V_INT, 1, 1, 1000000, NULL},
@@ -1258,7 +1303,6 @@ static const char *const nemo_skipped[] = {
     "tensor_inspect.", "inprocess_restart.", "train.", "dataset.",
     "tokenizer.", "exp_manager.", "trainer.", "model.optim.",
     "model.tokenizer.", "model.data.", "name", "run.",
-    "comm_overlap._target_", /* the class of a None section (bridge_write) */
 };
 
 /* One value a key was given: the integer, number or name index. */
@@ -1413,6 +1457,22 @@ static char *next_word(char **p)
     return w;
 }
 
+/* --recipe's value at file:ln into r. One recipe a job: the same name
+ * again (the writer's "# launch:" line beside the command) is one; two
+ * names are TP_EDATA naming both, as the Megatron-LM reader refuses a
+ * flag given twice with two values and the torchtitan one a key. */
+static int set_recipe(nemo_read *r, const char *v, const char *file, int ln,
+                      tp_err *e)
+{
+    if (r->recipe[0] && strncmp(r->recipe, v, sizeof r->recipe - 1) != 0)
+        return tp_errf(e, TP_EDATA, "%s:%d: --recipe given twice, as '%s' "
+                       "(line %d) and '%s': one recipe a job", file, ln,
+                       r->recipe, r->recipe_line, v);
+    if (!r->recipe[0]) r->recipe_line = ln;
+    snprintf(r->recipe, sizeof r->recipe, "%s", v);
+    return TP_OK;
+}
+
 /* A torchrun ... run_recipe.py command (or the writer's "# launch:"
  * line): the nodes, the GPUs per node, the recipe, and any key=value. */
 static int read_command(nemo_read *r, char *p, const char *file, int ln,
@@ -1437,14 +1497,8 @@ static int read_command(nemo_read *r, char *p, const char *file, int ln,
                 return tp_errf(e, TP_EDATA, "%s:%d: %s needs a value", file,
                                ln, flag);
             if (is_rec) {
-                /* one recipe: a second, different one is an error in both
-                 * forms (a line and a launch script), not the last wins */
-                if (r->recipe[0] && strcmp(r->recipe, arg) != 0)
-                    return tp_errf(e, TP_EDATA, "%s:%d: --recipe %s: line %d "
-                                   "already gave --recipe %s; give one", file,
-                                   ln, arg, r->recipe_line, r->recipe);
-                snprintf(r->recipe, sizeof r->recipe, "%s", arg);
-                r->recipe_line = ln;
+                int rc = set_recipe(r, arg, file, ln, e);
+                if (rc) return rc;
             } else if (tp_parse_int(arg, 1, 1000000, want)) {
                 return tp_errf(e, TP_EDATA, "%s:%d: %s: expected an integer "
                                "in [1, 1000000], found '%s'", file, ln, flag,
@@ -1515,14 +1569,8 @@ static int read_command_sh(nemo_read *r, const cli_sh_word *w, int n,
                                cli_sh_why(vw));
             }
             if (is_rec) {
-                /* one recipe: a second, different one is an error in both
-                 * forms (a line and a launch script), not the last wins */
-                if (r->recipe[0] && strcmp(r->recipe, arg) != 0)
-                    return tp_errf(e, TP_EDATA, "%s:%d: --recipe %s: line %d "
-                                   "already gave --recipe %s; give one", file,
-                                   ln, arg, r->recipe_line, r->recipe);
-                snprintf(r->recipe, sizeof r->recipe, "%s", arg);
-                r->recipe_line = ln;
+                int rc = set_recipe(r, arg, file, ln, e);
+                if (rc) return rc;
             } else if (tp_parse_int(arg, 1, 1000000, want)) {
                 return tp_errf(e, TP_EDATA, "%s:%d: %s: expected an integer "
                                "in [1, 1000000], found '%s'", file, ln, flag,
@@ -1792,11 +1840,31 @@ static int build_model(const nemo_read *r, const char *file, int64_t seq,
     if (SET(K_NORM)) m->norm = (space_norm)(r->v[K_NORM].name % 2);
     if (SET(K_POS))
         m->pos = r->v[K_POS].name == 0 ? SPACE_POS_LEARNED : SPACE_POS_ROPE;
-    if (SET(K_ROTARY))
-        m->rotary_fraction = r->v[K_ROTARY].x > 0 && r->v[K_ROTARY].x < 1
-                                 ? r->v[K_ROTARY].x
-                                 : 0;
     if (SET(K_TIED)) m->tied_embeddings = (int)IV(K_TIED);
+    if (SET(K_ROTARY_PCT))
+        m->rotary_fraction = r->v[K_ROTARY_PCT].x < 1 ? r->v[K_ROTARY_PCT].x
+                                                       : 0;
+    if (SET(K_ROTARY_BASE)) m->rope_theta = r->v[K_ROTARY_BASE].x;
+    else if (!rc && m->pos == SPACE_POS_ROPE) m->rope_theta = 10000;
+    if (m->pos != SPACE_POS_ROPE) m->rotary_fraction = m->rope_theta = 0;
+    if (SET(K_WINDOW)) {
+        /* [L, R] (a list, or Python's tuple); L -1: no window */
+        long long left, right;
+        char tail;
+        const char *w = r->v[K_WINDOW].s;
+        if ((sscanf(w, " [ %lld , %lld ] %c", &left, &right, &tail) != 2
+             && sscanf(w, " ( %lld , %lld ) %c", &left, &right, &tail) != 2)
+            || left >= 100000000 || (left >= 0 && right != 0))
+            return tp_errf(e, TP_EDATA, "%s:%d: model.window_size: expected "
+                           "[LEFT,0] (LEFT -1 to 99999999: a causal window of "
+                           "LEFT + 1 tokens) or null, found '%s'", file,
+                           r->v[K_WINDOW].line, w);
+        m->window = left >= 0 ? left + 1 : 0;
+        m->window_chunked = 0;
+        if (m->window == 0) m->global_every = 0;
+    }
+    if (SET(K_WINDOW_SKIP) && m->window > 0) m->global_every = IV(K_WINDOW_SKIP);
+    if (SET(K_SOFTMAX)) m->attn_sinks = r->v[K_SOFTMAX].name;
     if (SET(K_ACT_FUNC) || SET(K_GLU)) {
         static const char *const fn[] = {"gelu", "relu", "squared_relu",
                                          "squared_relu", "silu"};

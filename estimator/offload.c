@@ -300,6 +300,12 @@ int est_saver_check(const est_ctx *c, const space_model *m,
             SAY("Currently there is no support for Pipeline parallelism with "
                 "CPU offloading (--cpu-offloading-num-layers with PP %lld)",
                 (long long)l->pp);
+        /* NVIDIA/Megatron-LM@d98e8a64ddf3 transformer_config.py
+         * __post_init__: per-layer graphs only (full_iteration allowed) */
+        if (l->cuda_graph && l->cuda_graph != SPACE_CG_FULL_ITERATION)
+            SAY("CUDA graphs not supported with CPU offloading "
+                "(--cpu-offloading-num-layers with --cuda-graph-impl %s; "
+                "TransformerConfig)", space_cuda_graph_name(l));
         if (l->recompute != SPACE_RECOMPUTE_NONE)
             SAY("CPU offloading does not work when activation recomputation "
                 "is enabled (--cpu-offloading-num-layers with %s "

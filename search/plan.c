@@ -300,8 +300,11 @@ int search_saver_apply(search_saver s, int64_t n, const space_model *m,
         l->fp8_params = 1;
         return 1;
     case SEARCH_SAVER_ACT_OFFLOAD:
+        /* Megatron-Core refuses layer offload beside per-layer CUDA
+         * graphs (est_saver_check) */
         if (l->pp != 1 || l->recompute != SPACE_RECOMPUTE_NONE || n < 1
-            || n >= m->num_layers)
+            || n >= m->num_layers
+            || (l->cuda_graph && l->cuda_graph != SPACE_CG_FULL_ITERATION))
             return 0;
         l->act_offload_layers = n;
         return 1;

@@ -18,7 +18,9 @@
  * v_head_dim), DeepSeek's routing (n_group, topk_group, scoring_func,
  * topk_method "noaux_tc"), MTP modules (num_nextn_predict_layers),
  * windows (sliding_window, attention_chunk_size, with layer_types,
- * no_rope_layers or sliding_window_pattern) and soft-capping are read.
+ * no_rope_layers or sliding_window_pattern) and soft-capping are read;
+ * so are RoPE's base and its share of each head (rope_theta, rotary_pct,
+ * partial_rotary_factor, rotary_dim), for the launch flags only.
  *
  * Does not: apply a config class's defaults for sizes (a config without
  * hidden_size is an error, not 4096), or model what the struct cannot
@@ -228,7 +230,9 @@ enum hf_num {
     HN_HIDDEN_DROP,
     HN_ATTN_SOFTCAP,
     HN_FINAL_SOFTCAP,
-    HN_ROTARY_PCT,
+    HN_ROTARY_FRAC,
+    HN_ROTARY_DIM,
+    HN_ROPE_THETA,
     HN_COUNT
 };
 
@@ -250,9 +254,12 @@ static const hf_num_row hf_nums[] = {
                                "hidden_dropout_prob"}},
     [HN_ATTN_SOFTCAP] = {0, 1e6, {"attn_logit_softcapping"}},
     [HN_FINAL_SOFTCAP] = {0, 1e6, {"final_logit_softcapping"}},
-    /* the share of each head RoPE rotates: GPT-NeoX's rotary_pct (0.25 in
-     * EleutherAI/gpt-neox-20b), Phi's and others' partial_rotary_factor */
-    [HN_ROTARY_PCT] = {1e-6, 1, {"rotary_pct", "partial_rotary_factor"}},
+    /* RoPE on part of each head: GPT-NeoX rotary_pct, Phi and StableLM
+     * partial_rotary_factor; GPT-J and CodeGen rotary_dim (dimensions) */
+    [HN_ROTARY_FRAC] = {0, 1, {"rotary_pct", "partial_rotary_factor"}},
+    [HN_ROTARY_DIM] = {0, 1e6, {"rotary_dim"}},
+    /* GPT-NeoX names it rotary_emb_base */
+    [HN_ROPE_THETA] = {0, 1e12, {"rope_theta", "rotary_emb_base"}},
 };
 _Static_assert(sizeof hf_nums / sizeof hf_nums[0] == HN_COUNT,
                "hf_nums must have a row per enum hf_num");
@@ -418,6 +425,15 @@ static const hf_arch hf_archs[] = {
 };
 
 static const hf_arch hf_arch_none = {0};
+
+/* Publishers whose model cards count active parameters without the input
+ * embedding (space_model.card_active_no_embedding): DeepSeek (DeepSeek-V3's
+ * README_WEIGHTS.md, 36.6B activated without the embedding; V2's 21B and
+ * V2-Lite's 2.4B, arXiv:2405.04434, fit the same count) and OpenAI's
+ * gpt-oss (arXiv:2508.10925 Table 1: active with the unembedding, not
+ * the embedding). */
+static const char *const hf_card_no_embedding[] = {"deepseek_v2", "deepseek_v3",
+                                                   "gpt_oss"};
 
 static const hf_arch *hf_arch_find(const char *model_type)
 {
@@ -862,9 +878,6 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     }
     m->act = (space_act)act;
 
-    m->rotary_fraction = v->nh[HN_ROTARY_PCT].found && v->n[HN_ROTARY_PCT] < 1
-                             ? v->n[HN_ROTARY_PCT]
-                             : 0;
     m->attn_dropout = v->nh[HN_ATTN_DROP].found ? v->n[HN_ATTN_DROP] : 0;
     m->hidden_dropout = v->nh[HN_HIDDEN_DROP].found ? v->n[HN_HIDDEN_DROP] : 0;
 
@@ -898,6 +911,21 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     m->final_softcap =
         v->nh[HN_FINAL_SOFTCAP].found ? v->n[HN_FINAL_SOFTCAP] : 0;
     m->mtp_layers = v->ih[HI_MTP].found ? v->i[HI_MTP] : 0;
+    m->rope_theta = v->nh[HN_ROPE_THETA].found ? v->n[HN_ROPE_THETA] : 0;
+    m->card_active_no_embedding = 0;
+    for (size_t i = 0; i < sizeof hf_card_no_embedding
+                               / sizeof hf_card_no_embedding[0]; i++)
+        if (strcmp(v->model_type, hf_card_no_embedding[i]) == 0)
+            m->card_active_no_embedding = 1;
+    m->rotary_fraction = 0;
+    if (v->nh[HN_ROTARY_FRAC].found) {
+        m->rotary_fraction = v->n[HN_ROTARY_FRAC];
+    } else if (v->nh[HN_ROTARY_DIM].found) {
+        int64_t hd = m->head_dim > 0 ? m->head_dim : m->hidden / m->heads;
+        double f = hd > 0 ? v->n[HN_ROTARY_DIM] / (double)hd : 0;
+        m->rotary_fraction = f < 1 ? f : 1;
+    }
+    if (m->rotary_fraction >= 1) m->rotary_fraction = 0; /* all */
     int rc = hf_window(c, v, ar, m, e);
     if (rc) return rc;
 

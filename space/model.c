@@ -324,6 +324,7 @@ static const int_field int_fields[] = {
     INTF(window_chunked, 2),
     INTF(attn_sinks, 2),
     INTF(post_norms, 2),
+    INTF(card_active_no_embedding, 2),
 };
 
 /* Real-valued fields: [lo, hi], NaN refused. */
@@ -344,6 +345,10 @@ static const real_field real_fields[] = {
     /* Gemma 2: 50 (attention), 30 (final) */
     REALF(attn_softcap, 0.0, 1e6),
     REALF(final_softcap, 0.0, 1e6),
+    /* 0: every dimension rotated */
+    REALF(rotary_fraction, 0.0, 1.0),
+    /* Llama 3: 5e5, Qwen3: 1e6; huatuogpt-vision: 5e6 */
+    REALF(rope_theta, 0.0, 1e12),
 };
 #undef REALF
 #undef INTF
@@ -522,6 +527,8 @@ void space_model_params(const space_model *m, int64_t pad_multiple,
     int64_t idle = m->num_experts > m->top_k ? m->num_experts - m->top_k : 0;
     out->active = out->total
                   - out->moe_layers * idle * ffn_params(m, m->expert_ffn_hidden);
+    out->active_card =
+        out->active - (m->card_active_no_embedding ? out->embedding : 0);
 
     /* MTP modules (DeepSeek-V3, arXiv:2412.19437, Section 2.2; Megatron-
      * Core multi_token_prediction.py): each has enorm and hnorm on its

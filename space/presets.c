@@ -7,7 +7,10 @@
  * padded one (the Megatron tables use 51200 for GPT-2's 50257).
  *
  * References: each row's source. Parameter counts these rows produce are
- * pinned against the published figures in tests/test_space.c.
+ * pinned against the published figures in tests/test_space.c. RoPE bases
+ * (rope_theta) are those of the config.json copies in tests/fixtures/hf;
+ * a row whose file is not there has 0 (not recorded) unless its config
+ * class's default applies.
  */
 #include "space.h"
 
@@ -50,14 +53,17 @@
 #define NARAYANAN "Narayanan et al., SC'21, arXiv:2104.04473, Table 1 (vocab 51200, seq 2048): https://arxiv.org/abs/2104.04473"
 #define KORTHIKANTI "Korthikanti et al. 2022, arXiv:2205.05198, Table 3 (vocab 51200, seq 2048 as in the Megatron GPT runs): https://arxiv.org/abs/2205.05198"
 
-/* LLaMA-family decoders: SwiGLU, RMSNorm, RoPE, no biases, untied. */
-#define LLAMA(nm, layers, hid, nheads, nkv, ffn, voc, maxpos, src)             \
+/* LLaMA-family decoders: SwiGLU, RMSNorm, RoPE, no biases, untied.
+ * theta: rope_theta of the config.json (Llama 3: 500000, tests/fixtures/
+ * hf), or LlamaConfig's default 10000 where the file has none (LLaMA,
+ * Llama 2; transformers configuration_llama.py); 0 where not checked. */
+#define LLAMA(nm, layers, hid, nheads, nkv, ffn, voc, maxpos, theta, src)      \
     {                                                                         \
         .name = nm, .source = src, .num_layers = layers, .hidden = hid,       \
         .heads = nheads, .kv_heads = nkv, .head_dim = (hid) / (nheads),       \
         .ffn_hidden = ffn, .vocab = voc, .max_position = maxpos,              \
         .act = SPACE_ACT_SWIGLU, .norm = SPACE_NORM_RMSNORM,                  \
-        .pos = SPACE_POS_ROPE                                                 \
+        .pos = SPACE_POS_ROPE, .rope_theta = theta                            \
     }
 
 static const space_model presets[] = {
@@ -118,8 +124,9 @@ static const space_model presets[] = {
     FOUNDRY_MPT("llm-foundry-mpt-30b", 48, 7168, 56, "mpt-30b.yaml"),
     FOUNDRY_MPT("llm-foundry-mpt-70b", 80, 8192, 64, "mpt-70b.yaml"),
 
-    /* Rotary on 25% of each head (rotary_pct), parallel residual with two
-     * LayerNorms per layer, untied output embedding (embed_out). */
+    /* Rotary on 25% of each head (rotary_pct; base rotary_emb_base 10000),
+     * parallel residual with two LayerNorms per layer, untied output
+     * embedding (embed_out). */
     {
         .name = "gpt-neox-20b",
         .source = "https://huggingface.co/EleutherAI/gpt-neox-20b/blob/main/"
@@ -128,40 +135,41 @@ static const space_model presets[] = {
         .head_dim = 96, .ffn_hidden = 24576, .vocab = 50432,
         .max_position = 2048, .act = SPACE_ACT_GELU,
         .norm = SPACE_NORM_LAYERNORM, .pos = SPACE_POS_ROPE,
+        .rotary_fraction = 0.25, .rope_theta = 10000,
         .tied_embeddings = 0, .qkv_bias = 1, .out_bias = 1, .mlp_bias = 1,
-        .parallel_attn_mlp = 1, .rotary_fraction = 0.25,
+        .parallel_attn_mlp = 1,
     },
 
-    LLAMA("llama-13b", 40, 5120, 40, 40, 13824, 32000, 2048,
+    LLAMA("llama-13b", 40, 5120, 40, 40, 13824, 32000, 2048, 10000,
           "Touvron et al. 2023, arXiv:2302.13971, Table 2; "
           "https://huggingface.co/huggyllama/llama-13b/blob/main/config.json"),
     /* CodeLlama-7B with its 16 extra infilling tokens (vocab 32016). */
-    LLAMA("llemma-7b", 32, 4096, 32, 32, 11008, 32016, 4096,
+    LLAMA("llemma-7b", 32, 4096, 32, 32, 11008, 32016, 4096, 0,
           "https://huggingface.co/EleutherAI/llemma_7b/blob/main/config.json "
           "(Azerbayev et al. 2023, arXiv:2310.10631)"),
-    LLAMA("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096,
+    LLAMA("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096, 10000,
           "https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/"
           "config.json (Touvron et al. 2023, arXiv:2307.09288)"),
-    LLAMA("llama2-13b", 40, 5120, 40, 40, 13824, 32000, 4096,
+    LLAMA("llama2-13b", 40, 5120, 40, 40, 13824, 32000, 4096, 10000,
           "https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/"
           "config.json (Touvron et al. 2023, arXiv:2307.09288)"),
-    LLAMA("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096,
+    LLAMA("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096, 10000,
           "https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/"
           "config.json (Touvron et al. 2023, arXiv:2307.09288, GQA)"),
-    LLAMA("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192,
+    LLAMA("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, 500000,
           "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/"
           "config.json"),
-    LLAMA("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192,
+    LLAMA("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, 500000,
           "https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/"
           "config.json"),
-    LLAMA("llama3.1-8b", 32, 4096, 32, 8, 14336, 128256, 131072,
+    LLAMA("llama3.1-8b", 32, 4096, 32, 8, 14336, 128256, 131072, 500000,
           "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/"
           "config.json (Llama 3 Herd, arXiv:2407.21783, Table 3)"),
-    LLAMA("llama3.1-70b", 80, 8192, 64, 8, 28672, 128256, 131072,
+    LLAMA("llama3.1-70b", 80, 8192, 64, 8, 28672, 128256, 131072, 500000,
           "https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/"
           "config.json (Llama 3 Herd, arXiv:2407.21783, Table 3)"),
     /* 8 KV heads per the paper; the first upload of the config said 16. */
-    LLAMA("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, 131072,
+    LLAMA("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, 131072, 500000,
           "https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/"
           "config.json (Llama 3 Herd, arXiv:2407.21783, Table 3)"),
     /* Sliding-window attention, 4096 tokens in every layer (Jiang et al.
@@ -173,7 +181,8 @@ static const space_model presets[] = {
         .num_layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8,
         .head_dim = 128, .ffn_hidden = 14336, .vocab = 32000,
         .max_position = 32768, .act = SPACE_ACT_SWIGLU,
-        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE, .window = 4096,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .rope_theta = 10000, .window = 4096,
     },
 
     /* Every layer is MoE: 8 SwiGLU experts of 14336, top-2, router
@@ -186,6 +195,7 @@ static const space_model presets[] = {
         .head_dim = 128, .ffn_hidden = 14336, .vocab = 32000,
         .max_position = 32768, .act = SPACE_ACT_SWIGLU,
         .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .rope_theta = 1000000,
         .num_experts = 8, .top_k = 2, .expert_ffn_hidden = 14336,
         .moe_layer_freq = 1,
     },
@@ -233,7 +243,8 @@ static const space_model presets[] = {
         .num_layers = 48, .hidden = 2048, .heads = 32, .kv_heads = 4,
         .head_dim = 128, .ffn_hidden = 6144, .vocab = 151936,
         .max_position = 40960, .act = SPACE_ACT_SWIGLU,
-        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE, .qk_norm = 1,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .rope_theta = 1000000, .qk_norm = 1,
         .num_experts = 128, .top_k = 8, .expert_ffn_hidden = 768,
         .moe_layer_freq = 1,
     },
@@ -244,7 +255,8 @@ static const space_model presets[] = {
         .num_layers = 94, .hidden = 4096, .heads = 64, .kv_heads = 4,
         .head_dim = 128, .ffn_hidden = 12288, .vocab = 151936,
         .max_position = 40960, .act = SPACE_ACT_SWIGLU,
-        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE, .qk_norm = 1,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .rope_theta = 1000000, .qk_norm = 1,
         .num_experts = 128, .top_k = 8, .expert_ffn_hidden = 1536,
         .moe_layer_freq = 1,
     },
@@ -265,11 +277,13 @@ static const space_model presets[] = {
         .head_dim = 128, .ffn_hidden = 10944, .vocab = 102400,
         .max_position = 163840, .act = SPACE_ACT_SWIGLU,
         .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .rope_theta = 10000,
         .num_experts = 64, .top_k = 6, .expert_ffn_hidden = 1408,
         .shared_experts = 2, .shared_ffn_hidden = 1408,
         .first_dense_layers = 1, .moe_layer_freq = 1,
         .kv_lora_rank = 512, .qk_nope_head_dim = 128,
         .qk_rope_head_dim = 64, .v_head_dim = 128,
+        .card_active_no_embedding = 1,
     },
     {
         .name = "deepseek-v3",
@@ -279,12 +293,14 @@ static const space_model presets[] = {
         .head_dim = 128, .ffn_hidden = 18432, .vocab = 129280,
         .max_position = 163840, .act = SPACE_ACT_SWIGLU,
         .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .rope_theta = 10000,
         .num_experts = 256, .top_k = 8, .expert_ffn_hidden = 2048,
         .shared_experts = 1, .shared_ffn_hidden = 2048,
         .first_dense_layers = 3, .moe_layer_freq = 1, .router_sigmoid = 1,
         .router_bias = 1, .router_groups = 8, .router_topk_groups = 4,
         .q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128,
         .qk_rope_head_dim = 64, .v_head_dim = 128, .mtp_layers = 1,
+        .card_active_no_embedding = 1,
     },
 
     /* gpt-oss: alternating banded (128-token window) and full attention,
@@ -300,11 +316,13 @@ static const space_model presets[] = {
         .num_layers = 24, .hidden = 2880, .heads = 64, .kv_heads = 8,
         .head_dim = 64, .ffn_hidden = 2880, .vocab = 201088,
         .max_position = 131072, .act = SPACE_ACT_SWIGLU,
-        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE, .qkv_bias = 1,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .rope_theta = 150000, .qkv_bias = 1,
         .out_bias = 1, .mlp_bias = 1,
         .num_experts = 32, .top_k = 4, .expert_ffn_hidden = 2880,
         .moe_layer_freq = 1, .router_bias = 1, .window = 128,
         .global_every = 2, .attn_sinks = 1,
+        .card_active_no_embedding = 1,
     },
     {
         .name = "gpt-oss-120b",
@@ -313,11 +331,13 @@ static const space_model presets[] = {
         .num_layers = 36, .hidden = 2880, .heads = 64, .kv_heads = 8,
         .head_dim = 64, .ffn_hidden = 2880, .vocab = 201088,
         .max_position = 131072, .act = SPACE_ACT_SWIGLU,
-        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE, .qkv_bias = 1,
+        .norm = SPACE_NORM_RMSNORM, .pos = SPACE_POS_ROPE,
+        .rope_theta = 150000, .qkv_bias = 1,
         .out_bias = 1, .mlp_bias = 1,
         .num_experts = 128, .top_k = 4, .expert_ffn_hidden = 2880,
         .moe_layer_freq = 1, .router_bias = 1, .window = 128,
         .global_every = 2, .attn_sinks = 1,
+        .card_active_no_embedding = 1,
     },
 
     /* Llama 4 Scout, the language model: every layer MoE, 16 experts of

@@ -68,16 +68,19 @@ typedef struct space_model {
     space_act act;
     space_norm norm;
     space_pos pos;
+    /* RoPE's share of each head's dimensions, 0 to 1; 0 means all (1):
+     * GPT-NeoX rotates 25 % (rotary_pct), Phi partial_rotary_factor, GPT-J
+     * rotary_dim / head_dim. Launch flags only: the estimator times RoPE
+     * over the whole head. */
+    double rotary_fraction;
+    /* RoPE's base (rope_theta); 0: not recorded (transformers' and
+     * Megatron-LM's default 10000 then applies). Launch flags only. */
+    double rope_theta;
     int tied_embeddings;     /* LM head shares the input embedding */
     int qkv_bias;            /* bias on the Q, K, V projections */
     int out_bias;            /* bias on the attention output projection */
     int mlp_bias;            /* biases on the FFN GEMMs */
     int parallel_attn_mlp;   /* GPT-J/NeoX parallel residual (no effect on counts) */
-    double rotary_fraction;  /* the share of each head's dimensions RoPE
-                                rotates, in (0, 1) (GPT-NeoX rotary_pct
-                                0.25; Megatron-LM --rotary-percent); 0: all.
-                                Launch and read back; RoPE's time is not
-                                scaled by it (a few percent of a tiny op) */
     int embed_norm;          /* a norm (of kind norm) on the embedding output,
                                 before the first layer: BLOOM's
                                 word_embeddings_layernorm */
@@ -150,6 +153,13 @@ typedef struct space_model {
     int post_norms;             /* norms on the attention and FFN outputs
                                    too, before the residual adds: 4 norms a
                                    layer (Gemma 2 and 3); 0: 2 */
+    /* How the publisher's model card counts active parameters: 1 without
+     * the input embedding (a lookup, no GEMM), the LM head included, as
+     * DeepSeek (V2-Lite 2.4B, V2 21B, V3 37B) and OpenAI's gpt-oss (3.61B,
+     * 5.13B) do; 0 every parameter a token touches, as Mistral (Mixtral
+     * 12.9B), Qwen (Qwen3-30B-A3B 3.3B) and Meta (Llama 4 Scout 17B) do.
+     * Printed counts only (space_params.active_card). */
+    int card_active_no_embedding;
 } space_model;
 
 /* Parameter counts, exact, in parameters (not bytes). */
@@ -175,6 +185,10 @@ typedef struct space_params {
                                  routed experts, the shared ones and all
                                  that is not an expert (embedding and head
                                  included, as Mistral's "12.9B active") */
+    int64_t active_card;      /* active as the model's card counts it:
+                                 without the embedding where
+                                 card_active_no_embedding (DeepSeek's
+                                 "2.4B"), else active */
     int64_t mtp;              /* the multi-token prediction modules' own
                                  parameters (their norms, projection and
                                  layer; embedding and head are shared):

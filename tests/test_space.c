@@ -652,6 +652,60 @@ static void test_hf_matches_presets(void)
     TP_CHECK_REL(p.active, 12.9e9, 0.005);
 }
 
+/* RoPE's share of each head and its base (issue 31: the launches'
+ * --rotary-percent, --rotary-base), from the config.json copies and in
+ * the presets that share their architecture. */
+static void test_hf_rope(void)
+{
+    static const struct {
+        const char *file, *preset;
+        double fraction, theta;
+    } rows[] = {
+        /* rotary_pct, rotary_emb_base */
+        {"gpt-neox-20b.json", "gpt-neox-20b", 0.25, 10000},
+        /* partial_rotary_factor */
+        {"phi-4-mini-instruct.json", NULL, 0.75, 10000},
+        {"llama3-8b.json", "llama3-8b", 0, 500000},
+        {"llama3.1-405b.json", "llama3.1-405b", 0, 500000},
+        {"mixtral-8x7b.json", "mixtral-8x7b", 0, 1000000},
+        {"mistral-7b.json", "mistral-7b", 0, 10000},
+        {"qwen3-30b-a3b.json", "qwen3-30b-a3b", 0, 1000000},
+        {"deepseek-v2-lite.json", "deepseek-v2-lite", 0, 10000},
+        {"gpt-oss-20b.json", "gpt-oss-20b", 0, 150000},
+        {"gpt2.json", NULL, 0, 0}, /* learned positions: none */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        space_model f = load_ok(rows[i].file);
+        TP_CHECK(f.rotary_fraction == rows[i].fraction);
+        TP_CHECK(f.rope_theta == rows[i].theta);
+        if (!rows[i].preset) continue;
+        space_model p = preset(rows[i].preset);
+        TP_CHECK(p.rotary_fraction == rows[i].fraction);
+        TP_CHECK(p.rope_theta == rows[i].theta);
+    }
+    /* GPT-J's rotary_dim: 64 of a 256-wide head */
+    tp_err e = {0};
+    space_model m;
+    cJSON *j = cJSON_Parse(
+        "{\"model_type\":\"gptj\",\"n_embd\":4096,\"n_layer\":28,"
+        "\"n_head\":16,\"rotary_dim\":64,\"vocab_size\":50400,"
+        "\"n_positions\":2048,\"layer_norm_epsilon\":1e-05}");
+    TP_CHECK_INT(space_model_from_hf_json(j, "gptj.json", "$", &m, &e), TP_OK);
+    TP_CHECK(m.rotary_fraction == 0.25);
+    TP_CHECK(m.rope_theta == 0);
+    cJSON_Delete(j);
+    /* out of range: the file, the key and the range */
+    j = cJSON_Parse(
+        "{\"model_type\":\"gpt_neox\",\"hidden_size\":512,"
+        "\"num_hidden_layers\":2,\"num_attention_heads\":8,"
+        "\"intermediate_size\":2048,\"vocab_size\":1000,"
+        "\"max_position_embeddings\":128,\"rotary_pct\":1.5}");
+    TP_CHECK_INT(space_model_from_hf_json(j, "nx.json", "$", &m, &e),
+                 TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "rotary_pct");
+    cJSON_Delete(j);
+}
+
 static void test_hf_families(void)
 {
     space_params p;
@@ -733,8 +787,10 @@ static void test_hf_families(void)
     TP_CHECK_INT(p.total, INT64_C(15706484224));
     TP_CHECK_REL(p.total, 15.7e9, 0.005);
     TP_CHECK_REL(p.active - p.embedding, 2.4e9, 0.022);
+    TP_CHECK_INT(p.active_card, p.active - p.embedding);
     space_model dp = preset("deepseek-v2-lite");
     check_same_arch(&d, &dp);
+    TP_CHECK_INT(dp.card_active_no_embedding, 1);
 
     /* Falcon-7B: MQA via multi_query, parallel attention, "bias": false,
      * FFN 4h and context 2048 from FalconConfig. Published 6.92B; we count
@@ -845,6 +901,10 @@ static void test_hf_moe_published(void)
         space_params p;
         space_model_params(&m, 1, &p);
         TP_CHECK_REL(p.total, rows[i].total, rows[i].total_tol);
+        /* the card's convention is the model's own (issue 31) */
+        TP_CHECK_INT(m.card_active_no_embedding, rows[i].active_wo_embedding);
+        TP_CHECK_INT(p.active_card,
+                     p.active - (rows[i].active_wo_embedding ? p.embedding : 0));
         if (rows[i].active > 0)
             TP_CHECK_REL(p.active
                              - (rows[i].active_wo_embedding ? p.embedding : 0),
@@ -2157,6 +2217,7 @@ int main(int argc, char **argv)
     TP_RUN(test_presets);
     TP_RUN(test_hf_matches_presets);
     TP_RUN(test_hf_gemma3_unread);
+    TP_RUN(test_hf_rope);
     TP_RUN(test_hf_families);
     TP_RUN(test_hf_moe_published);
     TP_RUN(test_mla_mtp);

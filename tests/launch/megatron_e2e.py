@@ -14,8 +14,16 @@ with `trainplan estimate --megatron-args` to the same iteration time.
 Each row's launch_args (issue 20) is checked against its launch text:
 Megatron-LM's argument vector is the line's shell words after
 pretrain_gpt.py and shell-quotes back to them, its env the assignments
-before torchrun, the NeMo overrides and the
+before torchrun and its unset the line's `env -u` names, the NeMo
+overrides and the
 torchtitan assignments are the text's lines, the notes its comments.
+The three Megatron-LM forms are compared (issue 31): the environment
+torchrun gets from the script (run with a stale value of each variable
+the launches set, to see the script's export or unset replace it) is the
+line's, and the script's arguments are the line's plus the script's own
+iterations, hyperparameters, data, tokenizer and checkpoints
+(SCRIPT_ONLY).
+MODEL_SEARCHES (only here) add models whose lines must carry named flags.
 Prints the counts; exits 1 on any failure.
 """
 import ast
@@ -48,6 +56,80 @@ def check_script(path, arch, errors, gpus=None):
                           % (world, gpus))
         megatron_rules.check(megatron_rules.parse_args(argv, errors),
                              errors, world=world, env=cap["env"], arch=arch)
+
+
+# Searches only this test runs (the NeMo and torchtitan checks read
+# matrix.txt), each with the model flags every one of its Megatron-LM
+# lines must carry (issue 31): RoPE's share and base, local attention,
+# sinks, QK norm.
+MODEL_SEARCHES = [
+    ("-m gpt-oss-20b --system eos --gpus 64 -s 8192 -B 128",
+     ["--rotary-base 150000", "--window-size 127,0",
+      "--window-attn-skip-freq 2", "--softmax-type learnable"]),
+    ("-m mistral-7b --system eos --gpus 64 -s 32768 -B 32",
+     ["--window-size 4095,0"]),
+    ("-m qwen3-30b-a3b --system eos --gpus 64 -s 4096 -B 256",
+     ["--rotary-base 1000000", "--qk-layernorm"]),
+    ("-m gpt-neox-20b --system perlmutter --gpus 64 -s 2048 -B 1024",
+     ["--rotary-percent 0.25"]),
+]
+
+# What the script adds to the line's arguments (launch.h: the line has not
+# the data, tokenizer, iterations or hyperparameters); each takes one
+# value.
+SCRIPT_ONLY = {
+    "--train-iters", "--lr", "--min-lr", "--lr-decay-style",
+    "--lr-warmup-fraction", "--weight-decay", "--adam-beta1", "--adam-beta2",
+    "--clip-grad", "--init-method-std", "--log-interval", "--eval-interval",
+    "--eval-iters", "--data-path", "--split", "--tokenizer-type",
+    "--tokenizer-model", "--save", "--load", "--save-interval",
+}
+# The environment the launches set or unset, each preset to a stale value
+# when the script runs.
+LAUNCH_ENV = {"CUDA_DEVICE_MAX_CONNECTIONS": "8",
+              "PYTORCH_CUDA_ALLOC_CONF": "stale", "NVTE_CPU_OFFLOAD_V1": "0",
+              "NCCL_GRAPH_REGISTER": "1"}
+
+
+def flag_groups(argv):
+    """pretrain_gpt.py's arguments as (flag, its values) pairs, sorted."""
+    groups = []
+    for w in argv:
+        if w.startswith("--") or not groups:
+            groups.append([w])
+        else:
+            groups[-1].append(w)
+    return sorted(tuple(g) for g in groups)
+
+
+def compare_forms(script, row, errors):
+    """The script's environment and arguments against the line's."""
+    words = shlex.split(row["launch"]["megatron"].split("  # ")[0])
+    env, unset, words = megatron_rules.line_env(words, errors)
+    cap, e = megatron_rules.run_script(script, False, LAUNCH_ENV)
+    if e:
+        errors.append(e)
+        return
+    for k, stale in LAUNCH_ENV.items():
+        want = env.get(k, None if k in unset else stale)
+        got = cap["env"].get(k)
+        if got != want:
+            errors.append("forms: %s is %r under the script, %r under the "
+                          "line" % (k, got, want))
+    for k in list(env) + unset:
+        if k not in LAUNCH_ENV:
+            errors.append("forms: the line sets %s, which the test does not "
+                          "know (LAUNCH_ENV)" % k)
+    _, sargv = megatron_rules.torchrun_world(cap["argv"], errors)
+    _, largv = megatron_rules.torchrun_world(words[1:], errors)
+    sg = [g for g in flag_groups(sargv) if g[0] not in SCRIPT_ONLY
+          and g != ("--ckpt-format", "torch_dist")]
+    lg = flag_groups(largv)
+    if sg != lg:
+        only_s = sorted(set(sg) - set(lg))
+        only_l = sorted(set(lg) - set(sg))
+        errors.append("forms: the script's arguments differ from the line's:"
+                      " script only %s, line only %s" % (only_s, only_l))
 
 
 def check_launch_args(row, errors):
@@ -194,11 +276,14 @@ def main():
     os.makedirs(scratch, exist_ok=True)
     failures = []
     counts = {"searches": 0, "layouts": 0, "scripts_ok": 0, "lines_ok": 0,
-              "round_trips": 0, "round_trips_ok": 0, "launch_args_ok": 0}
+              "round_trips": 0, "round_trips_ok": 0, "launch_args_ok": 0,
+              "forms_ok": 0}
     archs = {}
     scripts = []
     with open(os.path.join(src, "tests", "launch", "matrix.txt")) as f:
         lines = [l.split() for l in f if l.strip() and not l.startswith("#")]
+    n_matrix = len(lines)
+    lines += [w.split() for w, _ in MODEL_SEARCHES]
     for n, words in enumerate(lines):
         rc, out, err = run([tp, "search"] + words +
                            ["--format", "json", "--top", "10", "--no-timing"])
@@ -229,6 +314,10 @@ def main():
             with open(line, "w") as f:
                 f.write(row["launch"]["megatron"])
             errors = []
+            if n >= n_matrix:
+                for flag in MODEL_SEARCHES[n - n_matrix][1]:
+                    if flag not in row["launch"]["megatron"]:
+                        errors.append("the line lacks %s" % flag)
             check_launch_args(row, errors)
             if errors:
                 failures += ["%s: launch_args: %s" % (row["layout"], e)
@@ -243,22 +332,18 @@ def main():
                 counts["scripts_ok"] += 1
             errors = []
             words_l = shlex.split(row["launch"]["megatron"].split("  # ")[0])
-            # the environment the line sets before torchrun, as
+            # the environment the line sets and unsets before torchrun, as
             # launch_args says
-            env_l = {}
-            while words_l and "=" in words_l[0] and words_l[0][0] != "-":
-                k, _, v = words_l.pop(0).partition("=")
-                env_l[k] = v
-            if env_l != row["launch_args"]["megatron"]["env"]:
-                errors.append("the line sets %r, launch_args.megatron.env %r"
-                              % (env_l, row["launch_args"]["megatron"]["env"]))
+            env_l, unset_l, words_l = megatron_rules.line_env(words_l, errors)
+            la_m = row["launch_args"]["megatron"]
+            if env_l != la_m["env"] or unset_l != la_m["unset"]:
+                errors.append("the line sets %r and unsets %r, launch_args."
+                              "megatron.env %r and unset %r"
+                              % (env_l, unset_l, la_m["env"], la_m["unset"]))
             if not words_l or words_l[0] != "torchrun":
                 errors.append("the line does not run torchrun: %r"
                               % words_l[:1])
             world, argv = megatron_rules.torchrun_world(words_l[1:], errors)
-            # the line's environment checked as the script's is (issue 31:
-            # the line lacked CUDA_DEVICE_MAX_CONNECTIONS=1 and, under
-            # Megatron-FSDP, --ckpt-format fsdp_dtensor)
             megatron_rules.check(megatron_rules.parse_args(argv, errors),
                                  errors, world=world, env=env_l, arch=arch,
                                  full=False)
@@ -266,6 +351,12 @@ def main():
                 failures += ["%s: %s" % (line, e) for e in dict.fromkeys(errors)]
             else:
                 counts["lines_ok"] += 1
+            errors = []
+            compare_forms(script, row, errors)
+            if errors:
+                failures += ["%s: %s" % (script, e) for e in dict.fromkeys(errors)]
+            else:
+                counts["forms_ok"] += 1
             if not megatron_core:
                 continue
             for path in (script, line):
@@ -285,7 +376,7 @@ def main():
                 else:
                     counts["round_trips_ok"] += 1
     # launch_args of the other forms: NeMo 1 keys, torchtitan's TOML
-    for words in lines[::4]:
+    for words in lines[:n_matrix:4]:
         rc, out, err = run([tp, "search"] + words +
                            ["--format", "json", "--top", "3", "--no-timing",
                             "--nemo-format", "nemo1", "--torchtitan-version",
@@ -334,12 +425,14 @@ def main():
           "%(scripts_ok)d scripts and %(lines_ok)d lines pass Megatron-LM's "
           "checks; %(round_trips_ok)d of %(round_trips)d read back to the "
           "same iteration time; %(launch_args_ok)d launch_args match their "
-          "text" % counts)
+          "text; %(forms_ok)d scripts give torchrun the line's environment "
+          "and arguments" % counts)
     for f in failures:
         print("FAIL:", f)
     print("%d passed, %d failed" % (counts["scripts_ok"] + counts["lines_ok"]
                                     + counts["round_trips_ok"] + caught
-                                    + counts["launch_args_ok"],
+                                    + counts["launch_args_ok"]
+                                    + counts["forms_ok"],
                                     len(failures)))
     sys.exit(1 if failures else 0)
 

@@ -336,6 +336,24 @@ has "$OUT" '"recompute_granularity":	"selective"' "--recompute-activations over 
 # --train-samples too, not both; --tokens on the command line wins
 bad_job 's/--train-iters 1000/--train-iters 999999999999/' "--train-iters 999999999999: 1.05e+18 tokens, more than the 1e18" "iterations past 1e18 tokens"
 bad_job 's/--train-iters 1000/--train-iters 1000 --train-samples 5000/' "--train-samples with --train-iters" "both"
+# RoPE's share and base, local attention and sinks (issue 31): a window
+# changes the attention's time; refusals by name
+run 0 "$TP" estimate --system eos --megatron-args "$S/own.sh" --format json
+T_FULL=$(printf '%s' "$OUT" | grep -o '"iteration_time_s":[^,]*' | head -1)
+run 0 "$TP" estimate --system eos --format json --megatron-args - \
+    < <(sed 's/--bf16/--bf16 --window-size 1023,0 --window-attn-skip-freq 4 --rotary-percent 0.5 --rotary-base 500000 --softmax-type learnable/' "$S/own.sh")
+T_WIN=$(printf '%s' "$OUT" | grep -o '"iteration_time_s":[^,]*' | head -1)
+if [ -n "$T_WIN" ] && [ "$T_WIN" != "$T_FULL" ]; then ok; else bad "a window read: $T_WIN, without: $T_FULL"; fi
+run 0 "$TP" estimate --system eos --format json --megatron-args - \
+    < <(sed 's/--bf16/--bf16 --window-size "(-1,-1)"/' "$S/own.sh")
+T_NOWIN=$(printf '%s' "$OUT" | grep -o '"iteration_time_s":[^,]*' | head -1)
+if [ "$T_NOWIN" = "$T_FULL" ]; then ok; else bad "--window-size (-1,-1) is no window: $T_NOWIN, $T_FULL"; fi
+bad_job 's/--bf16/--bf16 --window-size 4095,8/' "a window looking 8 tokens ahead is not a causal model's" "a two-sided window"
+bad_job 's/--bf16/--bf16 --window-size 4095/' "--window-size: expected LEFT,RIGHT" "a window of one number"
+bad_job 's/--bf16/--bf16 --window-size 4095,0 --window-attn-skip-freq "[1,0]*16"/' "--window-attn-skip-freq: expected an integer" "a window pattern list"
+bad_job 's/--bf16/--bf16 --softmax-type off-by-one/' "--softmax-type: expected vanilla, learnable" "an off-by-one softmax"
+bad_job 's/--bf16/--bf16 --rotary-percent 1.5/' "--rotary-percent: expected a number in" "a rotary share above 1"
+
 # a job file given twice is refused, naming the option
 run 64 "$TP" estimate --system eos --megatron-args "$S/own.sh" --megatron-args "$S/vars.sh"
 has "$ERR" "--megatron-args given twice" "--megatron-args twice"

@@ -7,9 +7,10 @@ trainplan printed; Python's standard library only, Megatron-LM not imported.
         plain torchrun, with stand-ins for srun, scontrol and torchrun that
         record what torchrun was given and with which environment; checks
         each run
-    megatron_rules.py line FILE
-        checks a one-line command (trainplan's launch.megatron): the flags
-        and the layout rules, not the environment or the data
+    megatron_rules.py line FILE [--arch ...]
+        checks a one-line command (trainplan's launch.megatron): the flags,
+        the layout rules and the environment its leading assignments and
+        `env -u NAME` give torchrun (line_env), not the data
 
 Exit 0 when every check passes, 1 with one line per broken rule.
 
@@ -480,7 +481,7 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
         if ckpt not in ("torch_dist", "torch_dcp"):
             E("--use-torch-fsdp2 needs --ckpt-format torch_dist or torch_dcp "
               "(validate_args)")
-    if mfsdp and full and ckpt != "fsdp_dtensor":
+    if mfsdp and ckpt != "fsdp_dtensor":
         E("Megatron-FSDP needs --ckpt-format fsdp_dtensor (validate_args)")
     if ckpt == "fsdp_dtensor" and not mfsdp:
         E("--ckpt-format fsdp_dtensor without Megatron-FSDP (validate_args)")
@@ -524,6 +525,12 @@ def check(args, errors, world=None, env=None, arch=None, full=True):
             E("CPU offloading with PP %d (TransformerConfig)" % pp)
         if "recompute_granularity" in args:
             E("CPU offloading with recomputation (TransformerConfig)")
+        # TransformerConfig.__post_init__: "CUDA graphs not supported with
+        # CPU offloading" (the full iteration's graph excepted)
+        if args.get("cuda_graph_impl", "none") not in ("none",
+                                                       "full_iteration"):
+            E("CUDA graphs (%s) with CPU offloading (TransformerConfig)"
+              % args["cuda_graph_impl"])
     if args.get("fine_grained_activation_offloading"):
         mods = args.get("offload_modules") or []
         if ncpu > 0:
@@ -639,12 +646,32 @@ STUBS = {
     "torchrun": ("#!/usr/bin/env python3\nimport json, os, sys\n"
                  "json.dump({'argv': sys.argv[1:], 'env': "
                  "{k: os.environ[k] for k in os.environ if k.startswith("
-                 "('CUDA_', 'NVTE_')) or k in ('MASTER_ADDR',)}}, "
+                 "('CUDA_', 'NVTE_', 'PYTORCH_', 'NCCL_')) or k in "
+                 "('MASTER_ADDR',)}}, "
                  "open(os.environ['TRAINPLAN_CAPTURE'], 'w'))\n"),
 }
 
 
-def run_script(path, slurm):
+def line_env(words, errors):
+    """A one-line launch's shell words: its leading NAME=VALUE assignments
+    (bash's, for the command), then `env -u NAME ...` (what it unsets),
+    then the command. Returns (set, unset, the command's words)."""
+    env, unset, i = {}, [], 0
+    while i < len(words) and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[i]):
+        k, _, v = words[i].partition("=")
+        env[k] = v
+        i += 1
+    if i < len(words) and words[i] == "env":
+        i += 1
+        while i < len(words) and words[i] == "-u" and i + 1 < len(words):
+            unset.append(words[i + 1])
+            i += 2
+        if i < len(words) and "=" in words[i]:
+            errors.append("assignments after env: %r" % words[i])
+    return env, unset, words[i:]
+
+
+def run_script(path, slurm, extra_env=None):
     with tempfile.TemporaryDirectory() as d:
         for name, body in STUBS.items():
             p = os.path.join(d, name)
@@ -658,6 +685,7 @@ def run_script(path, slurm):
                 "NVTE_CPU_OFFLOAD_V1")}
         env["PATH"] = d + os.pathsep + env.get("PATH", "")
         env["TRAINPLAN_CAPTURE"] = cap
+        env.update(extra_env or {})
         if slurm:
             env["SLURM_JOB_ID"] = "42"
             env["SLURM_JOB_NODELIST"] = "node[0001-0004]"
@@ -684,13 +712,13 @@ def main():
     if mode == "line":
         with open(path) as f:
             text = f.read().split("  # ")[0]
-        words = shlex.split(text)
+        env, _, words = line_env(shlex.split(text), errors)
         if words and words[0] == "torchrun":
             world, argv = torchrun_world(words[1:], errors)
         else:
             world, argv = None, words
-        check(parse_args(argv, errors), errors, world=world, arch=arch,
-              full=False)
+        check(parse_args(argv, errors), errors, world=world, env=env,
+              arch=arch, full=False)
     else:
         for slurm in (True, False):
             cap, err = run_script(path, slurm)

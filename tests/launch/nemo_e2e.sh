@@ -116,6 +116,40 @@ else
     echo "FAIL --nemo-format nemo3: $(cat "$TMP/fmt.err")"
     bad=$((bad + 1))
 fi
+# --recipe twice (issue 31): the same name is one, two names are refused
+# naming both; comm_overlap's class must be the one Bridge instantiates
+printf '%s --recipe llama3_8b_pretrain_config\n%s\n' "$HEAD" "$(printf '%s\n' "$JOB" | tail -n +2)" >"$TMP/in"; expect 0
+printf '%s --recipe llama3_70b_pretrain_config\n%s\n' "$HEAD" "$(printf '%s\n' "$JOB" | tail -n +2)" >"$TMP/in"; expect 65 \
+    "bad.txt:1: --recipe given twice, as 'llama3_8b_pretrain_config' (line 1) and 'llama3_70b_pretrain_config'"
+printf 'torchrun --nnodes 1 --nproc-per-node 8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config --recipe=vanilla_gpt_pretrain_config model.tensor_model_parallel_size=2\n' >"$TMP/in"; expect 65 \
+    "bad.txt:1: --recipe given twice, as 'llama3_8b_pretrain_config' (line 1) and 'vanilla_gpt_pretrain_config'"
+printf '%s\n++comm_overlap._target_=megatron.bridge.training.comm_overlap.CommOverlapConfig\n' "$JOB" >"$TMP/in"; expect 0
+printf '%s\n++comm_overlap._target_=builtins.dict\n' "$JOB" >"$TMP/in"; expect 65 bad.txt:5: \
+    comm_overlap._target_ "'builtins.dict'"
+# RoPE's share and base, sliding windows and sinks on the generic recipe
+# (issue 31): written, read back to the same iteration time, refused by
+# name where malformed
+for m in "gpt-oss-20b eos 64 8192 128 model.window_size=[127,0] model.window_attn_skip_freq=2 model.softmax_type=learnable model.rotary_base=150000" \
+         "gpt-neox-20b perlmutter 64 2048 1024 model.rotary_percent=0.25"; do
+    set -- $m
+    mdl=$1 sys=$2 g=$3 sq=$4 gb=$5
+    shift 5
+    "$TP" search -m "$mdl" --system "$sys" --gpus "$g" -s "$sq" -B "$gb" --top 1 --no-timing \
+        --format json >"$TMP/mk.json" 2>"$TMP/mk.err"
+    "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))["ranked"][0]; open(sys.argv[2],"w").write(r["launch"]["nemo"]); print(repr(r["iteration_time_s"]))' \
+        "$TMP/mk.json" "$TMP/mk.nemo" >"$TMP/mk.t"
+    for k in "$@"; do
+        if grep -qxF -- "$k" "$TMP/mk.nemo"; then okread=$((okread + 1)); else
+            echo "FAIL writer: $mdl's launch lacks $k"; bad=$((bad + 1)); fi
+    done
+    "$TP" estimate --system "$sys" --nemo-overrides "$TMP/mk.nemo" --format json >"$TMP/mk.out" 2>"$TMP/mk.err"
+    if "$PY" -c 'import json,sys; a=json.load(open(sys.argv[1]))["iteration_time_s"]; b=float(open(sys.argv[2]).read()); sys.exit(abs(a-b) > 1e-9*b)' \
+        "$TMP/mk.out" "$TMP/mk.t" 2>/dev/null; then okread=$((okread + 1)); else
+        echo "FAIL reader: $mdl's launch does not read back: $(cat "$TMP/mk.err")"; bad=$((bad + 1)); fi
+done
+printf '%s\nmodel.window_size=[4095,8]\n' "$JOB" >"$TMP/in"; expect 65 bad.txt:5: model.window_size "[LEFT,0]" "'[4095,8]'"
+printf '%s\nmodel.softmax_type=off-by-one\n' "$JOB" >"$TMP/in"; expect 65 bad.txt:5: model.softmax_type "'off-by-one'"
+printf '%s\nmodel.rotary_percent=2\n' "$JOB" >"$TMP/in"; expect 65 bad.txt:5: model.rotary_percent "'2'"
 # well-formed: the writer's forms and a torchrun command line
 printf '%s\n' "$JOB" >"$TMP/in"; expect 0
 printf 'torchrun --nnodes=1 --nproc_per_node 8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config --mode pretrain model.tensor_model_parallel_size=2 train.micro_batch_size=1 train.global_batch_size=8 dataset.seq_length=4096 model.pipeline_model_parallel_size=1 model.context_parallel_size=1\n' \

@@ -75,15 +75,6 @@ ENUMS_NEMO1 = {
                          "fused_adam", "distributed_fused_adam",
                          "mcore_distributed_optim"],
 }
-# Megatron-Bridge v0.6.0: the recipes that leave cfg.comm_overlap None
-# (recipes/llama/h100/llama3.py llama3_8b/llama31_8b_pretrain_2gpu_h100_
-# bf16_config, recipes/gpt/h100/vanilla_gpt.py); the others set a
-# CommOverlapConfig (llama3_70b..., llama31_405b..., gpt3_175b...,
-# llama2_7b...)
-COMM_OVERLAP_NONE = {"llama3_8b_pretrain_config", "llama31_8b_pretrain_config",
-                     "vanilla_gpt_pretrain_config"}
-COMM_OVERLAP_CLASS = "megatron.bridge.training.comm_overlap.CommOverlapConfig"
-
 NULL = {"null", "None", "~"}
 
 
@@ -169,7 +160,9 @@ def parse_layout(s):
 # give the sizes): layers, heads, query groups. Llama: the HF configs the
 # recipes load (AutoBridge.from_hf_pretrained, recipes/llama/h100/llama3.py
 # and llama2.py, BRIDGE): meta-llama/Meta-Llama-3-8B, -70B, Llama-3.1-8B, -70B, -405B
-# config.json; GPT-3: recipes/gpt/h100/gpt3_175b.py (BRIDGE).
+# config.json; GPT-3: recipes/gpt/h100/gpt3_175b.py (BRIDGE), whose alias
+# gpt3_175b_pretrain_config (recipes/gpt/gpt3_175b.py) recipes/gpt/
+# __init__.py does not export, so run_recipe.py cannot find it.
 RECIPE_MODELS = {
     "llama2_7b_pretrain_config": (32, 32, 32),  # meta-llama/Llama-2-7b-hf
     "llama3_8b_pretrain_config": (32, 32, 8),
@@ -180,6 +173,16 @@ RECIPE_MODELS = {
     "gpt3_175b_pretrain_32gpu_h100_bf16_config": (96, 96, 96),
     "vanilla_gpt_pretrain_config": None,
 }
+# The recipes that set a CommOverlapConfig (cfg.comm_overlap = ...:
+# recipes/llama/h100/llama3.py, llama2.py, recipes/gpt/h100/gpt3_175b.py,
+# BRIDGE); the others leave comm_overlap None (recipes/common.py
+# _pretrain_common; vanilla_gpt.py).
+RECIPE_COMM_OVERLAP = {
+    "llama2_7b_pretrain_config", "llama3_70b_pretrain_config",
+    "llama31_70b_pretrain_config", "llama31_405b_pretrain_config",
+    "gpt3_175b_pretrain_32gpu_h100_bf16_config",
+}
+COMM_OVERLAP_TARGET = "megatron.bridge.training.comm_overlap.CommOverlapConfig"
 
 
 def check_bridge(lines, world, keys, mp_names):
@@ -210,11 +213,18 @@ def check_bridge(lines, world, keys, mp_names):
                                "registered recipe (training/mixed_precision.py"
                                ", @register)")
             elif k == "comm_overlap._target_":
-                # _apply_overrides instantiates a dict with _target_
-                # (training/utils/omegaconf_utils.py, BRIDGE v0.6.0)
-                if unquote(val) != COMM_OVERLAP_CLASS:
-                    bad.append(f"line {ln}: {k}={val}: not "
-                               f"{COMM_OVERLAP_CLASS}")
+                pass  # checked below, against the recipe
+            elif k.startswith("env_vars."):
+                # ConfigContainer.env_vars, a dict (training/config.py,
+                # BRIDGE): a new key needs '+' in struct mode
+                if plus < 1:
+                    bad.append(f"line {ln}: {k}: a new key of the env_vars "
+                               "dict needs ++")
+            elif k == "rerun_state_machine.check_for_nan_in_loss":
+                # RerunStateMachineConfig (training/config.py, BRIDGE) over
+                # MCORE's megatron/training/config/resilience_config.py
+                if val.lower() not in ("true", "false"):
+                    bad.append(f"line {ln}: {k}: expected true or false")
             elif k not in keys:
                 bad.append(f"line {ln}: {k}: not a field of Megatron-Bridge "
                            f"v0.6.0's ConfigContainer (nemo_keys.txt)")
@@ -258,21 +268,25 @@ def check_bridge(lines, world, keys, mp_names):
             if recipe not in RECIPE_MODELS:
                 bad.append(f"--recipe {recipe}: not a recipe of "
                            "recipes/__init__.py this checker knows")
-    # A section the recipe leaves None that the overrides fill without
-    # its class stays a dict: ConfigContainer.validate() then fails
-    # ("'dict' object has no attribute 'data_parallel_size'",
-    # training/config.py:1040, BRIDGE v0.6.0: issue 31). A section the
-    # recipe sets is replaced whole by a _target_ of the overridden keys.
-    co = [k for k in v if k.startswith("comm_overlap.")]
-    if recipe in COMM_OVERLAP_NONE and co and "comm_overlap._target_" not in v:
-        bad.append(f"--recipe {recipe} leaves comm_overlap None: its "
-                   "comm_overlap.* keys make a dict, not a CommOverlapConfig "
-                   "(validate() fails); name its _target_")
-    if recipe is not None and recipe not in COMM_OVERLAP_NONE \
-            and "comm_overlap._target_" in v:
-        bad.append(f"--recipe {recipe} sets comm_overlap: a _target_ "
-                   "replaces its CommOverlapConfig with the overridden keys "
-                   "only")
+    # _apply_overrides (training/utils/omegaconf_utils.py, BRIDGE): a dict
+    # with a _target_ is instantiated; without one, keys under a comm_overlap
+    # the recipe left None make it a plain dict, which ConfigContainer.
+    # validate() fails on (training/config.py: 'dict' object has no
+    # attribute 'data_parallel_size'). Under a CommOverlapConfig the recipe
+    # set, a _target_ would rebuild it from the converted dict (its
+    # tp_comm_overlap_cfg a dict).
+    co = [k for k in v if k.startswith("comm_overlap.")
+          and k != "comm_overlap._target_"]
+    target = v.get("comm_overlap._target_")
+    if recipe in RECIPE_MODELS and co:
+        if recipe in RECIPE_COMM_OVERLAP and target is not None:
+            bad.append("comm_overlap._target_ under %s's own "
+                       "CommOverlapConfig" % recipe)
+        elif recipe not in RECIPE_COMM_OVERLAP and target != \
+                COMM_OVERLAP_TARGET:
+            bad.append("%s: comm_overlap is None in %s, and without "
+                       "comm_overlap._target_=%s the keys make it a dict"
+                       % (co[0], recipe, COMM_OVERLAP_TARGET))
     if world is None:
         world = lw
     elif lw is not None and lw != world:
@@ -515,6 +529,25 @@ def check_bridge(lines, world, keys, mp_names):
         if b("model.fine_grained_activation_offloading"):
             bad.append("fine_grained_activation_offloading with "
                        "cpu_offloading (transformer_config.py)")
+    # training/config.py _validate_fine_grained_activation_offloading
+    # (BRIDGE): TE >= 2.10 wants NVTE_CPU_OFFLOAD_V1=1, which run_recipe.py
+    # sets from env_vars (recipe_runner.apply_runtime_environment)
+    if b("model.fine_grained_activation_offloading") and \
+            v.get("env_vars.NVTE_CPU_OFFLOAD_V1") != "1":
+        bad.append("fine_grained_activation_offloading without "
+                   "env_vars.NVTE_CPU_OFFLOAD_V1=1 (config.py)")
+    # utils/cuda_graph.py validate_cuda_graph_configuration (BRIDGE): local
+    # for the full iteration only; ConfigContainer.validate: the full
+    # iteration with the NaN check off
+    cg = v.get("model.cuda_graph_impl")
+    if cg == "local":
+        bad.append("model.cuda_graph_impl=local: Megatron-Bridge takes it "
+                   "only for full-iteration graphs (utils/cuda_graph.py)")
+    if cg == "full_iteration" and \
+            v.get("rerun_state_machine.check_for_nan_in_loss", "true") != "false":
+        bad.append("full_iteration CUDA graphs without "
+                   "rerun_state_machine.check_for_nan_in_loss=false "
+                   "(config.py)")
     if b("model.fine_grained_activation_offloading"):
         mods = [unquote(x.strip()) for x in
                 (v.get("model.offload_modules") or "").strip("[]").split(",")
