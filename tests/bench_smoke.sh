@@ -2,9 +2,12 @@
 # bench_smoke.sh BENCH_DIR SCRATCH [quick] - every bench/ program runs once
 # with its smallest arguments and exits 0. A smoke test, not a benchmark:
 # nothing is timed or compared here (bench/results holds the figures).
-# Issue 32 found bench/sweep_speed crashing (SIGSEGV) and no test running
-# the bench programs. "quick" (the sanitizer builds) leaves out the two
-# that take minutes there: search_speed and sweep_speed.
+# Issue 32 found bench/sweep_speed crashing (SIGSEGV: it called cmd_sweep
+# with a NULL cli_out) and no test running the bench programs. The
+# smallest arguments: search_speed only its first job (the flagship),
+# sweep_speed one model (40 scenarios, not 200), a few seconds each in a
+# Release build. "quick" (the sanitizer builds) leaves out those two,
+# which take minutes there.
 set -u
 B=$1
 S=$2
@@ -32,8 +35,8 @@ smoke validate_runs --source narayanan2021_sc21 --no-loso
 smoke validate_memory
 smoke validate_fit
 if [ -z "$QUICK" ]; then
-    smoke search_speed 1
-    smoke sweep_speed 1 "$S"
+    smoke search_speed 1 1
+    smoke sweep_speed 1 "$S" 1
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
