@@ -9,6 +9,7 @@
  * scenario are a cli_opts, so `sweep` builds its search request exactly
  * as `search` does (cli_search_open).
  */
+#define _POSIX_C_SOURCE 200809L /* PATH_MAX, stat */
 #include "sweep.h"
 
 #include <limits.h>
