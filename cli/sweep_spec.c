@@ -347,31 +347,58 @@ void sweep_spec_free(sweep_spec *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Every key that is in an object twice, with its JSON path (at), each
- * once: cJSON reads the first value, other readers the last, so the spec
- * is refused, but the rest is still checked. */
-static void duplicate_keys(const cJSON *v, const char *at, report *r)
+typedef struct member {
+    const char *key;
+    int at; /* its place in the object */
+} member;
+
+static int cmp_member(const void *a, const void *b)
 {
-    int i = 0;
-    for (const cJSON *c = v ? v->child : NULL; c; c = c->next, i++) {
-        char p[256];
-        if (cJSON_IsObject(v)) {
-            int first = 1, twice = 0;
-            for (const cJSON *b = v->child; b != c; b = b->next)
-                if (b->string && c->string && !strcmp(b->string, c->string))
-                    first = 0;
-            for (const cJSON *b = c->next; first && b; b = b->next)
-                if (b->string && c->string && !strcmp(b->string, c->string))
-                    twice = 1;
-            if (twice)
-                problem(r, "%s: key \"%.64s\" appears twice; keep one (JSON "
-                           "readers disagree on which value wins)",
-                        at, c->string);
-            snprintf(p, sizeof p, "%s.%.64s", at, c->string ? c->string : "");
-        } else {
-            snprintf(p, sizeof p, "%s[%d]", at, i);
+    const member *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : x->at - y->at;
+}
+
+/* Every key that is in an object twice, with its JSON path (at), each
+ * once, in key order within an object (sorted: O(n log n) however large
+ * the object): cJSON reads the first value, other readers the last, so
+ * the spec is refused, but the rest is still checked. *shown counts the
+ * lines, at most 20. */
+static void duplicate_keys(const cJSON *v, const char *at, report *r,
+                           int *shown)
+{
+    int n = 0;
+    for (const cJSON *c = v->child; c; c = c->next) n++;
+    if (cJSON_IsObject(v) && n > 1) {
+        member *k = tp_xmalloc((size_t)n * sizeof *k);
+        int i = 0;
+        for (const cJSON *c = v->child; c; c = c->next, i++)
+            k[i] = (member){c->string, i};
+        qsort(k, (size_t)n, sizeof *k, cmp_member);
+        for (i = 1; i < n; i++) {
+            if (strcmp(k[i - 1].key, k[i].key)
+                || (i > 1 && !strcmp(k[i - 2].key, k[i].key)))
+                continue; /* not a repeat, or one already said */
+            if (++*shown > 20) {
+                if (*shown == 21)
+                    problem(r, "...: and more keys given twice");
+                break;
+            }
+            problem(r, "%s: key \"%.64s\" appears twice; keep one (JSON "
+                       "readers disagree on which value wins)",
+                    at, k[i].key);
         }
-        if (cJSON_IsObject(c) || cJSON_IsArray(c)) duplicate_keys(c, p, r);
+        free(k);
+    }
+    int i = 0;
+    for (const cJSON *c = v->child; c; c = c->next, i++) {
+        if (!cJSON_IsObject(c) && !cJSON_IsArray(c)) continue;
+        char p[256];
+        if (cJSON_IsObject(v))
+            snprintf(p, sizeof p, "%s.%.64s", at, c->string);
+        else
+            snprintf(p, sizeof p, "%s[%d]", at, i);
+        duplicate_keys(c, p, r, shown);
     }
 }
 
@@ -436,7 +463,8 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
         }
         e->msg[0] = '\0';
         e->status = 0;
-        duplicate_keys(root, "$", &r);
+        int shown = 0;
+        duplicate_keys(root, "$", &r, &shown);
     }
     char p[128], found[64];
     /* the spec's folder: its relative paths are read from there */
