@@ -10,7 +10,9 @@
  * without the memoized operator times (est_memo_enable). Also what one
  * estimate costs, with and without them. Asserts nothing.
  *
- * usage: search_speed [MAX_THREADS]   (default 2)
+ * usage: search_speed [MAX_THREADS [JOBS]]   (default 2, every job)
+ * JOBS: only the first JOBS of them (1: the flagship; tests/bench_smoke.sh
+ * runs that, untimed).
  */
 #define _POSIX_C_SOURCE 199309L
 #include "search.h"
@@ -152,6 +154,9 @@ int main(int argc, char **argv)
 {
     int max_t = argc > 1 ? atoi(argv[1]) : 2;
     if (max_t < 1) max_t = 1;
+    size_t n_jobs = sizeof jobs / sizeof jobs[0];
+    if (argc > 2 && atoi(argv[2]) >= 1 && (size_t)atoi(argv[2]) < n_jobs)
+        n_jobs = (size_t)atoi(argv[2]);
     printf("| search     | pruning | memo | savers | threads | enumerated | "
            "rejected (rules) | valid | pruned (bounds) | estimated | admitted "
            "with a saver | search s | with start-up s | estimated/s/thread | "
@@ -164,14 +169,14 @@ int main(int argc, char **argv)
      * (issue 28), the command line's default; memoization off; pruning
      * off */
     static const int cfg[][3] = {{0, 1, 0}, {0, 1, 1}, {0, 0, 0}, {1, 1, 0}};
-    for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++)
+    for (size_t i = 0; i < n_jobs; i++)
         for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++)
             for (int t = 1; t <= max_t; t *= 2)
                 rc |= run(&jobs[i], t, cfg[c][0], cfg[c][1], cfg[c][2],
                           c == 0 && t == 1 ? us[i] : NULL);
     est_memo_enable(1);
     printf("\none estimate, memoized operator times / not:");
-    for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++)
+    for (size_t i = 0; i < n_jobs; i++)
         printf("%s %.2f / %.2f us (%s)", i ? "," : "", us[i][0], us[i][1],
                jobs[i].name);
     printf(".\n");

@@ -6,7 +6,10 @@
  * and scenarios per second, and whether the two outputs are the same
  * bytes (they must be). Asserts nothing else; no timing is asserted.
  *
- * usage: sweep_speed [MAX_THREADS [SCRATCH_DIR]]   (default 2, /tmp)
+ * usage: sweep_speed [MAX_THREADS [SCRATCH_DIR [MODELS]]]
+ *        (default 2, /tmp, 5)
+ * MODELS: only the first MODELS models of the spec, 40 scenarios each
+ * (tests/bench_smoke.sh runs 1, untimed).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "cli.h"
@@ -20,14 +23,29 @@
 #include <omp.h>
 #endif
 
-static const char spec[] =
-    "{\"comment\": \"bench/sweep_speed.c: 5 models x 4 systems x 10 GPU counts\",\n"
-    " \"models\": [\"gpt3-1.7b\", \"llama2-7b\", \"llama2-13b\", \"gpt-neox-20b\",\n"
-    "            \"llama2-70b\"],\n"
-    " \"systems\": [\"eos\", \"selene\", \"perlmutter\", \"dgx-h200\"],\n"
-    " \"gpus\": [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],\n"
-    " \"seq_lengths\": [2048], \"global_batch_sizes\": [1024],\n"
-    " \"options\": {\"top\": 5}}\n";
+/* The spec, its models list cut to the first n (1 to 5). */
+static const char *const spec_models[] = {"gpt3-1.7b", "llama2-7b", "llama2-13b",
+                                          "gpt-neox-20b", "llama2-70b"};
+#define N_SPEC_MODELS (int)(sizeof spec_models / sizeof spec_models[0])
+#define SPEC_GPU_COUNTS 10
+#define SPEC_SYSTEMS 4
+
+static int write_spec(FILE *f, int n)
+{
+    int rc = fprintf(f, "{\"comment\": \"bench/sweep_speed.c: %d models x 4 "
+                        "systems x 10 GPU counts\",\n \"models\": [",
+                     n);
+    for (int i = 0; i < n && rc >= 0; i++)
+        rc = fprintf(f, "%s\"%s\"", i ? ", " : "", spec_models[i]);
+    if (rc >= 0)
+        rc = fputs("],\n"
+                   " \"systems\": [\"eos\", \"selene\", \"perlmutter\", \"dgx-h200\"],\n"
+                   " \"gpus\": [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],\n"
+                   " \"seq_lengths\": [2048], \"global_batch_sizes\": [1024],\n"
+                   " \"options\": {\"top\": 5}}\n",
+                   f);
+    return rc < 0 ? -1 : 0;
+}
 
 static double now_s(void)
 {
@@ -49,10 +67,13 @@ int main(int argc, char **argv)
     int max_threads = argc > 1 ? atoi(argv[1]) : 2;
     const char *dir = argc > 2 ? argv[2] : "/tmp";
     if (max_threads < 1) max_threads = 1;
+    int n_models = argc > 3 ? atoi(argv[3]) : N_SPEC_MODELS;
+    if (n_models < 1 || n_models > N_SPEC_MODELS) n_models = N_SPEC_MODELS;
+    int scenarios = n_models * SPEC_SYSTEMS * SPEC_GPU_COUNTS;
     char spec_path[4096], out_path[2][4096];
     snprintf(spec_path, sizeof spec_path, "%s/sweep_speed_spec.json", dir);
     FILE *f = fopen(spec_path, "w");
-    if (!f || fputs(spec, f) < 0 || fclose(f) != 0) {
+    if (!f || write_spec(f, n_models) != 0 || fclose(f) != 0) {
         fprintf(stderr, "sweep_speed: cannot write %s\n", spec_path);
         return 1;
     }
@@ -79,8 +100,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "sweep_speed: trainplan sweep exited %d\n", rc);
             return 1;
         }
-        printf("200 scenarios, %d thread%s: %.2f s wall, %.1f scenarios/s\n",
-               threads[t], threads[t] == 1 ? "" : "s", dt, 200 / dt);
+        printf("%d scenarios, %d thread%s: %.2f s wall, %.1f scenarios/s\n",
+               scenarios, threads[t], threads[t] == 1 ? "" : "s", dt,
+               scenarios / dt);
     }
     size_t n0, n1;
     char *a = slurp(out_path[0], &n0), *b = slurp(out_path[1], &n1);

@@ -635,6 +635,12 @@ typedef struct cli_miss_csv_row {
 int cli_miss_csv_rows(const search_request *q, const search_answer *a,
                       cli_miss_csv_row *rows, int cap);
 
+/* The CSV cells of a layout's fields as `search --format csv` writes them
+ * (cmd_search.c), also a sweep's best layout (cmd_sweep.c): c[2..9] TP,
+ * PP, VPP, CP, DP, micro-batch, SP, ZeRO; c[21], c[22] EP and expert TP,
+ * empty unless moe. Other cells of c are left as they are. */
+void cli_csv_layout_cells(char c[][48], const space_layout *l, int moe);
+
 /* sweep, merge, diff (cmd_sweep.c, cmd_diff.c). diff's exit status when
  * it found changes; its output is kept as on success. */
 #define CLI_EXIT_CHANGED 3

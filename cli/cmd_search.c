@@ -616,7 +616,7 @@ static cJSON *near_json(const search_request *q, const search_near *nr,
  * miss rows of `search --format csv` write them: c[2..9] TP, PP, VPP, CP,
  * DP, micro-batch, SP, ZeRO; c[21], c[22] EP and expert TP, empty for a
  * dense model. */
-static void csv_layout_cells(char c[][48], const space_layout *l, int moe)
+void cli_csv_layout_cells(char c[][48], const space_layout *l, int moe)
 {
     snprintf(c[2], 48, "%lld", (long long)l->tp);
     snprintf(c[3], 48, "%lld", (long long)l->pp);
@@ -1768,7 +1768,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 char c[24][48];
                 snprintf(c[0], 48, "%d", i + 1);
                 snprintf(c[1], 48, "%lld", (long long)w->p->gpus);
-                csv_layout_cells(c, l, m.num_experts > 0);
+                cli_csv_layout_cells(c, l, m.num_experts > 0);
                 snprintf(c[10], 48, "%.6g", w->r.iteration_s);
                 snprintf(c[11], 48, "%.6g", w->r.tokens_per_s);
                 snprintf(c[12], 48, "%.4f", w->r.mfu);
@@ -1815,7 +1815,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             char c[24][48];
             snprintf(c[0], 48, "%d", mr[i].rank);
             snprintf(c[1], 48, "%lld", (long long)fg->gpus);
-            csv_layout_cells(c, l, m.num_experts > 0);
+            cli_csv_layout_cells(c, l, m.num_experts > 0);
             snprintf(c[10], 48, "%.6g", fg->iteration_s);
             snprintf(c[13], 48, "%.0f", fg->value[SEARCH_LIMIT_MEMORY]);
             snprintf(c[15], 48, "%.6g", fg->value[SEARCH_LIMIT_DEADLINE]);

@@ -703,47 +703,160 @@ static void csv_cell(const cJSON *o, const char *key, char *buf, size_t cap)
     else if (cJSON_IsBool(v)) snprintf(buf, cap, "%d", cJSON_IsTrue(v));
 }
 
-/* The scenario's fields, then its best layout's (search --format csv's
- * layout columns, the first ranked row of the record's search). */
-static const char *const csv_scen[] = {"model", "system", "gpus", "seq_length",
-                                       "global_batch_size", "precision",
-                                       "tokens", "price_usd_per_gpu_hour"};
-static const char *const csv_best[] = {
-    "layout", "system", "gpus", "tensor_model_parallel_size",
-    "pipeline_model_parallel_size", "virtual_stages_per_pipeline_rank",
-    "context_parallel_size", "data_parallel_size",
-    "expert_model_parallel_size", "expert_tensor_parallel_size",
-    "micro_batch_size", "sequence_parallel", "recompute_granularity",
-    "zero_stage", "pipeline_schedule", "iteration_time_s", "tokens_per_s",
-    "mfu", "peak_memory_bytes", "memory_headroom_bytes",
-    "cost_per_iteration_usd", "time_to_train_s", "gpu_hours", "cost_usd"};
-#define N_CSV_SCEN (int)(sizeof csv_scen / sizeof csv_scen[0])
-#define N_CSV_BEST (int)(sizeof csv_best / sizeof csv_best[0])
-#define N_CSV (3 + N_CSV_SCEN + 2 + N_CSV_BEST)
+/* o[key] printed with fmt (one double conversion) where it is a number,
+ * else empty (JSON's null): as search --format csv prints its cells. */
+static void csv_num(const cJSON *o, const char *key, const char *fmt,
+                    char *buf, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    buf[0] = '\0';
+    if (cJSON_IsNumber(v)) snprintf(buf, cap, fmt, v->valuedouble);
+}
+
+static int64_t json_i64(const cJSON *o, const char *key, int64_t dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) && v->valuedouble >= -9e15 && v->valuedouble <= 9e15
+               ? (int64_t)v->valuedouble
+               : dflt;
+}
+
+/* The columns: the scenario as the spec gave it (its system entry and GPU
+ * list as scenario_system and scenario_gpus: system and gpus are the best
+ * layout's), then the best layout in search --format csv's columns and
+ * cells (cli_csv_layout_cells and its number formats), then what only a
+ * sweep row has: the best's days and cost an iteration, how many ranks
+ * tie it, and for an infeasible scenario its nearest miss. */
+enum {
+    C_INDEX, C_ID, C_STATUS, C_MODEL, C_SC_SYSTEM, C_SC_GPUS, C_SEQ, C_GBS,
+    C_PRECISION, C_TOKENS, C_PRICE, C_ERROR,
+    /* search --format csv's, in its order */
+    C_SYSTEM, C_LAYOUT, C_GPUS, C_TP, C_PP, C_VPP, C_CP, C_DP, C_MBS, C_SP,
+    C_RECOMPUTE, C_ZERO, C_EP, C_ETP, C_ITER, C_TOKS, C_MFU, C_PEAK,
+    C_MARGIN, C_HEADROOM, C_TRAIN, C_GPU_H, C_COST, C_BUBBLE, C_EXPOSED,
+    C_BAND,
+    /* the sweep's own */
+    C_DAYS, C_COST_IT, C_TIES, C_MISS_LIMIT, C_MISS_VALUE, C_MISS_EXCESS,
+    C_MISS_LAYOUT,
+    N_CSV
+};
+static const char *const csv_header[N_CSV] = {
+    "index", "id", "status", "model", "scenario_system", "scenario_gpus",
+    "seq_length", "global_batch_size", "precision", "tokens",
+    "price_usd_per_gpu_hour", "error",
+    "system", "layout", "gpus", "tp", "pp", "vpp", "cp", "dp", "mbs", "sp",
+    "recompute", "zero", "ep", "etp", "iteration_time_s", "tokens_per_s",
+    "mfu", "peak_memory_bytes", "memory_margin_bytes",
+    "memory_headroom_bytes", "time_to_train_s", "gpu_hours", "cost_usd",
+    "bubble_s", "exposed_comm_s", "error_band_pct",
+    "time_to_train_days", "cost_per_iteration_usd", "ties_with_best",
+    "miss_limit", "miss_limit_value", "miss_excess", "miss_layout"};
+_Static_assert(sizeof csv_header / sizeof csv_header[0] == N_CSV,
+               "csv_header mirrors the C_ columns");
+
+/* The best layout's cells from the record's first ranked row r0 (and the
+ * search's error band, the best's), as search --format csv writes its
+ * ranked rows. */
+static void csv_best_cells(const cJSON *r0, const cJSON *sr,
+                           char cell[][256])
+{
+    space_layout l;
+    memset(&l, 0, sizeof l);
+    l.tp = json_i64(r0, "tensor_model_parallel_size", 1);
+    l.pp = json_i64(r0, "pipeline_model_parallel_size", 1);
+    l.vpp = json_i64(r0, "virtual_stages_per_pipeline_rank", 1);
+    l.cp = json_i64(r0, "context_parallel_size", 1);
+    l.dp = json_i64(r0, "data_parallel_size", 1);
+    l.mbs = json_i64(r0, "micro_batch_size", 1);
+    l.sp = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r0, "sequence_parallel"));
+    l.zero = (space_zero)json_i64(r0, "zero_stage", 0);
+    int moe = cJSON_GetObjectItemCaseSensitive(r0, "expert_model_parallel_size") != NULL;
+    l.ep = json_i64(r0, "expert_model_parallel_size", 1);
+    l.etp = json_i64(r0, "expert_tensor_parallel_size", l.tp);
+    /* search's cell numbers: c[2..9] and c[21..22] */
+    char c[24][48];
+    cli_csv_layout_cells(c, &l, moe);
+    static const int from[] = {C_TP, C_PP, C_VPP, C_CP, C_DP, C_MBS, C_SP, C_ZERO};
+    for (int i = 0; i < 8; i++) snprintf(cell[from[i]], 256, "%s", c[2 + i]);
+    snprintf(cell[C_EP], 256, "%s", c[21]);
+    snprintf(cell[C_ETP], 256, "%s", c[22]);
+    csv_cell(r0, "system", cell[C_SYSTEM], 256);
+    csv_cell(r0, "layout", cell[C_LAYOUT], 256);
+    csv_num(r0, "gpus", "%.0f", cell[C_GPUS], 256);
+    csv_cell(r0, "recompute_granularity", cell[C_RECOMPUTE], 256);
+    csv_num(r0, "iteration_time_s", "%.6g", cell[C_ITER], 256);
+    csv_num(r0, "tokens_per_s", "%.6g", cell[C_TOKS], 256);
+    csv_num(r0, "mfu", "%.4f", cell[C_MFU], 256);
+    csv_num(r0, "peak_memory_bytes", "%.0f", cell[C_PEAK], 256);
+    csv_num(r0, "memory_margin_bytes", "%.0f", cell[C_MARGIN], 256);
+    csv_num(r0, "memory_headroom_bytes", "%.0f", cell[C_HEADROOM], 256);
+    csv_num(r0, "time_to_train_s", "%.6g", cell[C_TRAIN], 256);
+    csv_num(r0, "gpu_hours", "%.6g", cell[C_GPU_H], 256);
+    csv_num(r0, "cost_usd", "%.6g", cell[C_COST], 256);
+    csv_num(r0, "bubble_s", "%.6g", cell[C_BUBBLE], 256);
+    csv_num(r0, "exposed_comm_s", "%.6g", cell[C_EXPOSED], 256);
+    csv_num(cJSON_GetObjectItemCaseSensitive(sr, "error_band"), "mape_pct",
+            "%.6g", cell[C_BAND], 256);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(r0, "time_to_train_s");
+    if (cJSON_IsNumber(t))
+        snprintf(cell[C_DAYS], 256, "%.6g", t->valuedouble / 86400);
+    csv_num(r0, "cost_per_iteration_usd", "%.6g", cell[C_COST_IT], 256);
+    /* how many of the next ranks the best's error band cannot tell from it */
+    int ties = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(sr, "ranked"))
+        ties += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "tied_with_best"));
+    snprintf(cell[C_TIES], 256, "%d", ties);
+}
+
+/* An infeasible scenario's nearest miss, from its search's nearest_miss:
+ * the binding limit with the nearest layout's figures where the search
+ * named one (binding, nearest.limits), else the memory miss (bytes), else
+ * the budget miss (a ratio to the tightest budget or deadline, limit 1). */
+static void csv_miss_cells(const cJSON *sr, char cell[][256])
+{
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(sr, "nearest_miss");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(nm, "binding");
+    const cJSON *near = cJSON_GetObjectItemCaseSensitive(nm, "nearest");
+    if (cJSON_IsString(b) && cJSON_IsObject(near)) {
+        const cJSON *lim = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(near, "limits"), b->valuestring);
+        snprintf(cell[C_MISS_LIMIT], 256, "%s", b->valuestring);
+        csv_num(lim, "limit", "%.6g", cell[C_MISS_VALUE], 256);
+        csv_num(lim, "excess", "%.6g", cell[C_MISS_EXCESS], 256);
+        csv_cell(near, "layout", cell[C_MISS_LAYOUT], 256);
+        return;
+    }
+    static const char *const kinds[] = {"memory", "budget"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(nm, kinds[i]);
+        if (!cJSON_IsObject(m)) continue;
+        snprintf(cell[C_MISS_LIMIT], 256, "%s", kinds[i]);
+        csv_num(m, "limit", "%.6g", cell[C_MISS_VALUE], 256);
+        csv_num(m, "shortfall", "%.6g", cell[C_MISS_EXCESS], 256);
+        csv_cell(m, "layout", cell[C_MISS_LAYOUT], 256);
+        return;
+    }
+}
 
 /* Writes the records of a sweep output (buf, len) as CSV to f, in index
- * order as the file holds them. Returns 0, or 1 with a line that is not
- * a record. */
+ * order as the file holds them: a header, then one row a record. Returns
+ * 0, or TP_EDATA naming a line that is not a record. */
 static int records_csv(const char *buf, size_t len, FILE *f, const char *path,
                        tp_err *e)
 {
-    const char *hdr[N_CSV];
-    static char names[N_CSV_BEST][48];
-    int h = 0;
-    hdr[h++] = "index", hdr[h++] = "id", hdr[h++] = "status";
-    for (int i = 0; i < N_CSV_SCEN; i++) hdr[h++] = csv_scen[i];
-    hdr[h++] = "error", hdr[h++] = "ties_with_best";
-    for (int i = 0; i < N_CSV_BEST; i++) {
-        snprintf(names[i], sizeof names[i], "best_%s", csv_best[i]);
-        hdr[h++] = names[i];
-    }
     char align[N_CSV + 1];
     memset(align, 'l', N_CSV);
     align[N_CSV] = '\0';
+    const char *hdr[N_CSV];
+    for (int k = 0; k < N_CSV; k++) hdr[k] = csv_header[k];
     cli_table t;
     cli_table_init(&t, N_CSV, hdr, align);
     size_t *st, *ln, tail;
     int nl = sweep_split_lines(buf, len, &st, &ln, &tail), rc = 0;
+    static const char *const scen[] = {"model", "system", "gpus", "seq_length",
+                                       "global_batch_size", "precision",
+                                       "tokens", "price_usd_per_gpu_hour"};
     for (int i = 0; i < nl && !rc; i++) {
         cJSON *j = cJSON_ParseWithLength(buf + st[i], ln[i]);
         if (!cJSON_IsObject(j)) {
@@ -752,27 +865,18 @@ static int records_csv(const char *buf, size_t len, FILE *f, const char *path,
             break;
         }
         static char cell[N_CSV][256];
-        int c = 0;
-        csv_cell(j, "index", cell[c++], sizeof cell[0]);
-        csv_cell(j, "id", cell[c++], sizeof cell[0]);
-        csv_cell(j, "status", cell[c++], sizeof cell[0]);
+        memset(cell, 0, sizeof cell);
+        csv_cell(j, "index", cell[C_INDEX], 256);
+        csv_cell(j, "id", cell[C_ID], 256);
+        csv_cell(j, "status", cell[C_STATUS], 256);
         const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scenario");
-        for (int k = 0; k < N_CSV_SCEN; k++)
-            csv_cell(sc, csv_scen[k], cell[c++], sizeof cell[0]);
-        csv_cell(j, "error", cell[c++], sizeof cell[0]);
+        for (int k = 0; k < 8; k++) csv_cell(sc, scen[k], cell[C_MODEL + k], 256);
+        csv_cell(j, "error", cell[C_ERROR], 256);
         const cJSON *sr = cJSON_GetObjectItemCaseSensitive(j, "search");
-        const cJSON *rk = cJSON_GetObjectItemCaseSensitive(sr, "ranked");
-        const cJSON *r0 = cJSON_GetArrayItem(rk, 0);
-        /* how many of the next ranks the best's error band cannot tell
-         * from it */
-        int ties = 0;
-        const cJSON *r;
-        cJSON_ArrayForEach(r, rk)
-            ties += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "tied_with_best"));
-        snprintf(cell[c++], sizeof cell[0], "%d", r0 ? ties : 0);
-        if (!r0) cell[c - 1][0] = '\0';
-        for (int k = 0; k < N_CSV_BEST; k++)
-            csv_cell(r0, csv_best[k], cell[c++], sizeof cell[0]);
+        const cJSON *r0 = cJSON_GetArrayItem(
+            cJSON_GetObjectItemCaseSensitive(sr, "ranked"), 0);
+        if (r0) csv_best_cells(r0, sr, cell);
+        else csv_miss_cells(sr, cell);
         const char *cp[N_CSV];
         for (int k = 0; k < N_CSV; k++) cp[k] = cell[k];
         cli_table_rowv(&t, cp, N_CSV);
@@ -884,6 +988,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     so.fd = so.file_fd = -1;
     so.tmp.slot = -1;
     char *text = NULL, *rep = NULL;
+    char *spec_hwdb[CLI_MAX_HWDB] = {0};
     size_t len = 0;
     hw_db *db = NULL;
     /* The output first: a sweep that could not write is refused before
@@ -894,13 +999,31 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
         rc = orc;
         goto done;
     }
-    db = cli_open_hwdb(o, e);
+    if ((rc = tp_read_file(spec_path, TP_JSON_MAX_BYTES, &text, &len, e))) goto done;
+    /* The spec's hwdb directories (read from its folder) before the
+     * command line's, so --hwdb still overrides what a spec names. One
+     * that does not load is a problem of the spec, reported with the
+     * others: the spec is then checked against the rest. */
+    char hwdb_problem[sizeof e->msg + 16] = "";
+    {
+        cli_opts ho = *o;
+        int nd = sweep_spec_hwdb(spec_path, text, len, spec_hwdb,
+                                 CLI_MAX_HWDB - o->n_hwdb);
+        for (int i = 0; i < nd; i++) ho.hwdb_dirs[i] = spec_hwdb[i];
+        for (int i = 0; i < o->n_hwdb; i++) ho.hwdb_dirs[nd + i] = o->hwdb_dirs[i];
+        ho.n_hwdb = nd + o->n_hwdb;
+        db = cli_open_hwdb(&ho, e);
+        if (!db && nd > 0) {
+            snprintf(hwdb_problem, sizeof hwdb_problem, "$.hwdb: %s", e->msg);
+            db = cli_open_hwdb(o, e);
+        }
+    }
     if (!db) {
         rc = e->status ? e->status : TP_EDATA;
         goto done;
     }
-    if ((rc = tp_read_file(spec_path, TP_JSON_MAX_BYTES, &text, &len, e))) goto done;
-    rc = sweep_spec_parse(spec_path, text, len, o, db, &cache, &s, &rep, e);
+    rc = sweep_spec_parse(spec_path, text, len, o, db, &cache, hwdb_problem,
+                          &s, &rep, e);
     if (rc) {
         if (rep && rank == 0) print_report(cli_err(o), spec_path, rep);
         goto done;
@@ -1014,6 +1137,7 @@ done:
     free(want);
     free(rep);
     free(text);
+    for (int i = 0; i < CLI_MAX_HWDB; i++) free(spec_hwdb[i]);
     sweep_spec_free(&s);
     hw_db_free(db);
 #ifdef TRAINPLAN_MPI

@@ -1306,6 +1306,7 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
     opterr = 0;
     optind = 0; /* glibc: start afresh, as a second call in one process must */
     int c, rc = TP_OK;
+    const char *bad_format = NULL; /* --format's value when not a format */
     while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         long long v = 0;
         if (c == '?' || c == ':') {
@@ -1346,12 +1347,9 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
             int k = -1;
             for (int i = 0; i < CLI_FORMAT_COUNT; i++)
                 if (tp_streq_ci(optarg, format_names[i])) k = i;
-            if (k < 0) {
-                fprintf(err,
-                        "trainplan: --format: expected table, json, csv or "
-                        "jsonl (md: diff only), found '%s'\n",
-                        optarg);
-                return TP_EUSAGE;
+            if (k < 0) { /* said once the command is known */
+                bad_format = optarg;
+                break;
             }
             o.format = (cli_format)k;
             o.format_set = 1;
@@ -1985,6 +1983,19 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
     }
     int npos = argc - optind;
     char **pos = argv + optind;
+    if (bad_format) {
+        /* sweep and merge write records or their CSV (cmd_sweep.c) */
+        if (npos >= 1 && (!strcmp(pos[0], "sweep") || !strcmp(pos[0], "merge")))
+            fprintf(err, "trainplan: %s --format: expected jsonl (its "
+                         "records, the default; json is the same) or csv "
+                         "(one row a scenario), found '%s'\n",
+                    pos[0], bad_format);
+        else
+            fprintf(err, "trainplan: --format: expected table, json, csv or "
+                         "jsonl (md: diff only), found '%s'\n",
+                    bad_format);
+        return TP_EUSAGE;
+    }
     /* A one-word command (verb "") takes no subcommand. */
     int one_word = 0;
     for (int i = 0; npos >= 1 && i < N_COMMANDS; i++)
@@ -2079,7 +2090,9 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
                      "'sweep' and 'merge' only\n");
         return TP_EUSAGE;
     }
-    if (o.format == CLI_MD && cmd->bit != CMD_DIFF) {
+    /* sweep and merge say what they write (cmd_sweep.c) */
+    if (o.format == CLI_MD && cmd->bit != CMD_DIFF && cmd->bit != CMD_SWEEP
+        && cmd->bit != CMD_MERGE) {
         fprintf(err, "trainplan: --format md applies to 'diff' only\n");
         return TP_EUSAGE;
     }

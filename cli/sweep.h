@@ -57,15 +57,27 @@ typedef struct sweep_spec {
 
 /* Parses the spec text (path names it in messages) on top of the
  * command's options o. Every problem is reported, one a line, each with
- * its JSON path, into *report (the caller frees it; NULL when clean).
- * Models are resolved and systems looked up in db; then every scenario
- * is set up as `search` would (cli_search_open, with cache, which may be
- * NULL) and what fails is reported too. Returns TP_OK, or TP_EDATA (bad
+ * its JSON path, into *report (the caller frees it; NULL when clean),
+ * after before (problems the caller found, one line, e.g. an hwdb
+ * directory of the spec that does not load; NULL or "" for none). A key
+ * twice is one problem among the others. Models are resolved and
+ * systems looked up in db; then every scenario is set up as `search`
+ * would (cli_search_open, with cache, which may be NULL) and what fails
+ * is reported too. Relative paths (config.json models, hwdb directories)
+ * are read from the spec's folder. Returns TP_OK, or TP_EDATA (bad
  * spec). Free with sweep_spec_free (accepts NULL). */
 int sweep_spec_parse(const char *path, const char *text, size_t len,
                      const cli_opts *o, const hw_db *db,
-                     cli_search_cache *cache, sweep_spec *s, char **report,
-                     tp_err *e);
+                     cli_search_cache *cache, const char *before,
+                     sweep_spec *s, char **report, tp_err *e);
+/* The spec's "hwdb" directories (its optional key: a list, as --hwdb
+ * DIR), before the spec is parsed, since they are part of the db it is
+ * parsed against: relative ones from the spec's folder (or the working
+ * directory where only there), malloc'd into dirs (at most cap); their
+ * number. Only directories that exist: whatever is wrong with the key is
+ * sweep_spec_parse's to say. */
+int sweep_spec_hwdb(const char *path, const char *text, size_t len,
+                    char **dirs, int cap);
 void sweep_spec_free(sweep_spec *s);
 
 /* Scenario k's options (strings point into s) and its id text (16 hex

@@ -9,7 +9,7 @@
  * scenario are a cli_opts, so `sweep` builds its search request exactly
  * as `search` does (cli_search_open).
  */
-#define _POSIX_C_SOURCE 200809L /* PATH_MAX from limits.h */
+#define _POSIX_C_SOURCE 200809L /* PATH_MAX, stat */
 #include "sweep.h"
 
 #include <limits.h>
@@ -181,13 +181,11 @@ static int is_int_in(const cJSON *v, double lo, double hi)
            && v->valuedouble >= lo && v->valuedouble <= hi;
 }
 
-/* Checks entry v of list d (at path) and returns its canonical text, or
- * NULL after reporting the problem. */
-/* The file a model entry names: a relative path from the spec's folder
- * (dir, "" for the working directory), or from the working directory
- * where it is only there (a spec written before paths were the spec's);
- * malloc'd. */
-static char *model_file(const char *dir, const char *name)
+/* The file or directory a spec names (a model's config.json, an hwdb
+ * directory): a relative path from the spec's folder (dir, "" for the
+ * working directory), or from the working directory where it is only
+ * there (a spec written before paths were the spec's); malloc'd. */
+static char *spec_file(const char *dir, const char *name)
 {
     struct stat st;
     if (name[0] == '/' || !dir[0]) return tp_xstrdup(name);
@@ -201,6 +199,40 @@ static char *model_file(const char *dir, const char *name)
     return p;
 }
 
+/* The spec's folder, with its '/', or "" (the working directory). */
+static void spec_dir(const char *path, char *dir, size_t cap)
+{
+    tp_strlcpy(dir, path, cap);
+    char *slash = strrchr(dir, '/');
+    if (slash) slash[1] = '\0';
+    else dir[0] = '\0';
+}
+
+int sweep_spec_hwdb(const char *path, const char *text, size_t len,
+                    char **dirs, int cap)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "hwdb");
+    char dir[PATH_MAX];
+    spec_dir(path, dir, sizeof dir);
+    int n = 0;
+    const cJSON *v;
+    if (cJSON_IsArray(a))
+        cJSON_ArrayForEach(v, a) {
+            if (n == cap) break;
+            struct stat st;
+            if (!cJSON_IsString(v) || !v->valuestring[0]) continue;
+            char *d = spec_file(dir, v->valuestring);
+            if (stat(d, &st) == 0 && S_ISDIR(st.st_mode)) dirs[n++] = d;
+            else free(d); /* check_hwdb says so */
+        }
+    cJSON_Delete(root);
+    return n;
+}
+
+/* Checks entry v of list d (at path) and returns its canonical text, or
+ * NULL after reporting the problem. */
 static char *entry_text(sweep_dim d, const cJSON *v, const char *path,
                         const hw_db *db, const char *dir, report *r)
 {
@@ -216,7 +248,7 @@ static char *entry_text(sweep_dim d, const cJSON *v, const char *path,
         }
         space_model m;
         char *file = space_model_is_path(v->valuestring)
-                         ? model_file(dir, v->valuestring)
+                         ? spec_file(dir, v->valuestring)
                          : tp_xstrdup(v->valuestring);
         int bad = space_model_resolve(file, &m, &e);
         free(file);
@@ -315,24 +347,129 @@ void sweep_spec_free(sweep_spec *s)
     memset(s, 0, sizeof *s);
 }
 
+typedef struct member {
+    const char *key;
+    int at; /* its place in the object */
+} member;
+
+static int cmp_member(const void *a, const void *b)
+{
+    const member *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : x->at - y->at;
+}
+
+/* Every key that is in an object twice, with its JSON path (at), each
+ * once, in key order within an object (sorted: O(n log n) however large
+ * the object): cJSON reads the first value, other readers the last, so
+ * the spec is refused, but the rest is still checked. *shown counts the
+ * lines, at most 20. */
+static void duplicate_keys(const cJSON *v, const char *at, report *r,
+                           int *shown)
+{
+    int n = 0;
+    for (const cJSON *c = v->child; c; c = c->next) n++;
+    if (cJSON_IsObject(v) && n > 1) {
+        member *k = tp_xmalloc((size_t)n * sizeof *k);
+        int i = 0;
+        for (const cJSON *c = v->child; c; c = c->next, i++)
+            k[i] = (member){c->string, i};
+        qsort(k, (size_t)n, sizeof *k, cmp_member);
+        for (i = 1; i < n; i++) {
+            if (strcmp(k[i - 1].key, k[i].key)
+                || (i > 1 && !strcmp(k[i - 2].key, k[i].key)))
+                continue; /* not a repeat, or one already said */
+            if (++*shown > 20) {
+                if (*shown == 21)
+                    problem(r, "...: and more keys given twice");
+                break;
+            }
+            problem(r, "%s: key \"%.64s\" appears twice; keep one (JSON "
+                       "readers disagree on which value wins)",
+                    at, k[i].key);
+        }
+        free(k);
+    }
+    int i = 0;
+    for (const cJSON *c = v->child; c; c = c->next, i++) {
+        if (!cJSON_IsObject(c) && !cJSON_IsArray(c)) continue;
+        char p[256];
+        if (cJSON_IsObject(v))
+            snprintf(p, sizeof p, "%s.%.64s", at, c->string);
+        else
+            snprintf(p, sizeof p, "%s[%d]", at, i);
+        duplicate_keys(c, p, r, shown);
+    }
+}
+
+/* The "hwdb" key: 1 to CLI_MAX_HWDB - taken directories (the command
+ * line's take the rest), each one that exists. */
+static void check_hwdb(const cJSON *a, const char *dir, int taken, report *r)
+{
+    char found[64];
+    int cap = CLI_MAX_HWDB - taken;
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1
+        || cJSON_GetArraySize(a) > cap) {
+        tp_json_describe(a, found, sizeof found);
+        problem(r, "$.hwdb: expected a list of 1 to %d hardware database "
+                   "directories (as --hwdb DIR; %d given on the command "
+                   "line), found %s", cap, taken, found);
+        return;
+    }
+    int i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, a) {
+        struct stat st;
+        if (!cJSON_IsString(v) || !v->valuestring[0]) {
+            tp_json_describe(v, found, sizeof found);
+            problem(r, "$.hwdb[%d]: expected a directory name, found %s", i,
+                    found);
+        } else {
+            char *d = spec_file(dir, v->valuestring);
+            if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode))
+                problem(r, "$.hwdb[%d]: %s: %s (a relative path is read from "
+                           "the spec's folder)", i, d,
+                        stat(d, &st) != 0 ? "no such directory"
+                                          : "not a directory");
+            free(d);
+        }
+        i++;
+    }
+}
+
 int sweep_spec_parse(const char *path, const char *text, size_t len,
                      const cli_opts *o, const hw_db *db,
-                     cli_search_cache *cache, sweep_spec *s, char **rep,
-                     tp_err *e)
+                     cli_search_cache *cache, const char *before,
+                     sweep_spec *s, char **rep, tp_err *e)
 {
     memset(s, 0, sizeof *s);
     *rep = NULL;
     cJSON *root = NULL;
-    int rc = tp_json_parse(path, text, len, &root, e);
-    if (rc) return rc;
     report r = {0};
+    if (before && before[0]) problem(&r, "%s", before);
+    int rc = tp_json_parse(path, text, len, &root, e);
+    if (rc) {
+        /* A key twice is one problem among the others (duplicate_keys);
+         * what is not JSON at all is the only one. */
+        const char *end = NULL;
+        root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+        while (root && end < text + len && (*end == ' ' || *end == '\t'
+                                            || *end == '\n' || *end == '\r'))
+            end++;
+        if (!root || end != text + len) {
+            cJSON_Delete(root);
+            free(r.buf);
+            return rc;
+        }
+        e->msg[0] = '\0';
+        e->status = 0;
+        int shown = 0;
+        duplicate_keys(root, "$", &r, &shown);
+    }
     char p[128], found[64];
-    /* the spec's folder: its relative model paths are read from there */
+    /* the spec's folder: its relative paths are read from there */
     char dir[PATH_MAX];
-    tp_strlcpy(dir, path, sizeof dir);
-    char *slash = strrchr(dir, '/');
-    if (slash) slash[1] = '\0';
-    else dir[0] = '\0';
+    spec_dir(path, dir, sizeof dir);
     if (!cJSON_IsObject(root)) {
         tp_json_describe(root, found, sizeof found);
         problem(&r, "$: expected an object with models, systems, gpus, "
@@ -340,14 +477,17 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
         goto out;
     }
     for (const cJSON *c = root->child; c; c = c->next) {
-        int known = !strcmp(c->string, "options") || !strcmp(c->string, "comment");
+        int known = !strcmp(c->string, "options") || !strcmp(c->string, "comment")
+                    || !strcmp(c->string, "hwdb");
         for (int d = 0; d < SWEEP_DIM_COUNT; d++)
             if (!strcmp(c->string, sweep_dim_keys[d])) known = 1;
         if (!known)
             problem(&r, "$.%s: unknown key (expected models, systems, gpus, "
                         "seq_lengths, global_batch_sizes, precisions, tokens, "
-                        "prices, options or comment)", c->string);
+                        "prices, options, hwdb or comment)", c->string);
     }
+    const cJSON *hw = cJSON_GetObjectItemCaseSensitive(root, "hwdb");
+    if (hw) check_hwdb(hw, dir, o->n_hwdb, &r);
     s->count = 1;
     for (int d = 0; d < SWEEP_DIM_COUNT; d++) {
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, sweep_dim_keys[d]);
@@ -441,7 +581,7 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
                                sizeof *s->model_path);
     for (int i = 0; i < s->n[SWEEP_MODELS]; i++)
         if (space_model_is_path(s->val[SWEEP_MODELS][i]))
-            s->model_path[i] = model_file(dir, s->val[SWEEP_MODELS][i]);
+            s->model_path[i] = spec_file(dir, s->val[SWEEP_MODELS][i]);
 
     /* What one entry cannot show: each scenario set up as `search` would
      * (GPU list syntax, --fix against the model, fp8 on a GPU without it,
@@ -478,6 +618,12 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
                         so.system, so.gpus_arg, se.msg);
         }
         s->count = all;
+    }
+    if (!(s->count > 0 && good > 0) && r.n) {
+        problem(&r, "(what `search` would refuse of each scenario is checked "
+                    "once every list is a list of good entries: fix the "
+                    "above, and run again to see the rest)");
+        r.n--; /* said, not counted: the count is of problems found */
     }
 out:
     cJSON_Delete(root);

@@ -9,8 +9,8 @@
 #   TRAINPLAN  the binary (default ./build/trainplan)
 #   OUT_DIR    where runs/NIGHT.jsonl and reports/NIGHT.md go
 #              (default $TMPDIR/trainplan-nightly)
-#   HWDB       a hardware directory added with --hwdb (default examples/hwdb,
-#              for the gcp-a3-mega system)
+#   HWDB       a hardware directory added with --hwdb, over the spec's own
+#              (its "hwdb" key: examples/hwdb, for the gcp-a3-mega system)
 #   NIGHT      the run's name (default today's date, YYYY-MM-DD); the
 #              previous night is the run whose name sorts last before it
 #   SHARD      I/N: run only that shard (round robin) and stop; shards of
@@ -18,19 +18,20 @@
 # Exit: 0 (with or without changes), the sweep's or diff's code otherwise.
 set -u
 SPEC=${1:-examples/sweep_nightly.json}
-# a spec given relative to where this was called from; the model paths in
-# the specs here are relative to the repository root, where it runs
+# a spec given relative to where this was called from; the paths in a spec
+# (config.json models, hwdb directories) are read from the spec's folder
 case $SPEC in /*) ;; *) [ -e "$SPEC" ] && SPEC=$(pwd)/$SPEC ;; esac
 cd "$(dirname "$0")/.."
 TRAINPLAN=${TRAINPLAN:-./build/trainplan}
 OUT_DIR=${OUT_DIR:-${TMPDIR:-/tmp}/trainplan-nightly}
-HWDB=${HWDB:-examples/hwdb}
+HWDB=${HWDB:-}
+if [ -n "$HWDB" ]; then set -- --hwdb "$HWDB"; else set --; fi
 NIGHT=${NIGHT:-$(date +%F)}
 mkdir -p "$OUT_DIR/runs" "$OUT_DIR/reports"
 
 if [ -n "${SHARD:-}" ]; then
     out=$OUT_DIR/runs/$NIGHT.shard-$(echo "$SHARD" | tr / -).jsonl
-    "$TRAINPLAN" --hwdb "$HWDB" sweep --resume --shard "$SHARD" "$SPEC" -o "$out"
+    "$TRAINPLAN" "$@" sweep --resume --shard "$SHARD" "$SPEC" -o "$out"
     rc=$?
     [ $rc -eq 0 ] || { echo "sweep failed: exit $rc" >&2; exit $rc; }
     echo "$NIGHT, shard $SHARD: $(grep -c '' "$out") scenarios in $out" \
@@ -41,7 +42,7 @@ fi
 
 out=$OUT_DIR/runs/$NIGHT.jsonl
 # --resume: a rerun after a crash picks up where the sweep stopped
-"$TRAINPLAN" --hwdb "$HWDB" sweep --resume "$SPEC" -o "$out"
+"$TRAINPLAN" "$@" sweep --resume "$SPEC" -o "$out"
 rc=$?
 [ $rc -eq 0 ] || { echo "sweep failed: exit $rc" >&2; exit $rc; }
 echo "$NIGHT: $(grep -c '' "$out") scenarios in $out" \

@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *report = NULL;
     tp_err e = {0};
     int rc = sweep_spec_parse("spec.json", (const char *)data, size, &o,
-                              fuzz_builtin_db(), &cache, &s, &report, &e);
+                              fuzz_builtin_db(), &cache, NULL, &s, &report, &e);
     if (rc != TP_OK) {
         fuzz_check(e.msg[0]);
         free(report);

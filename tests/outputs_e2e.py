@@ -220,6 +220,11 @@ CASES = [
     ("sweep-record", "sweep", ["merge", "s0.jsonl", "s1.jsonl", "-o",
                                "merged.jsonl"], 0),
     ("sweep-record", "sweep", ["sweep", "spec2.json", "-o", "b.jsonl"], 0),
+    # the launch forms a record carries (issue 31): none, or one framework's
+    ("sweep-record", "sweep", ["sweep", "spec.json", "--launch", "none", "-o",
+                               "ln.jsonl"], 0),
+    ("sweep-record", "sweep", ["sweep", "spec.json", "--launch", "nemo", "-o",
+                               "lm.jsonl"], 0),
     ("diff", "json", ["diff", "a.jsonl", "b.jsonl"], 3),
     ("diff", "json", ["diff", "a.jsonl", "merged.jsonl"], 0),
     ("sweep-record", "sweep", ["sweep", "one.json", "-o", "c.jsonl"], 0),
@@ -360,6 +365,46 @@ def check_csv():
                 ok()
             else:
                 bad("search json %s: %s = %r" % (tokens, col, j0[col]))
+    # sweep --format csv (issue 31): a header, then one row a scenario;
+    # the best layout's cells are search --format csv's #1 row's, column
+    # for column, and an infeasible scenario says its nearest miss.
+    rows = read_csv(run(["sweep", "spec.json", "--format", "csv"]))
+    head = rows[0]
+    if len(rows) == 5 and all(len(r) == len(head) for r in rows) \
+       and sum(r == head for r in rows) == 1:
+        ok()
+    else:
+        bad("sweep csv: %d rows, widths %s" % (len(rows),
+                                              [len(r) for r in rows]))
+    seen = set()
+    for r in rows[1:]:
+        d = dict(zip(head, r))
+        seen.add(d["status"])
+        args = ["search", "-m", d["model"], "--system", d["scenario_system"],
+                "-g", d["scenario_gpus"], "-s", d["seq_length"], "-B",
+                d["global_batch_size"], "--top", "2", "--format", "csv"]
+        if d["tokens"]:
+            args += ["--tokens", d["tokens"]]
+        srows = read_csv(run(args, 0 if d["status"] == "ok" else 1))
+        s0 = dict(zip(srows[0], srows[1]))
+        common = [c for c in head if c in srows[0]]
+        if d["status"] == "ok":
+            diff = [c for c in common if d[c] != s0[c]]
+            if len(common) >= 26 and not diff:
+                ok()
+            else:
+                bad("sweep csv: %d columns of search's, differing: %s"
+                    % (len(common), ["%s %s/%s" % (c, d[c], s0[c])
+                                     for c in diff]))
+        elif d["miss_limit"] == "memory" and float(d["miss_excess"]) > 0 \
+                and d["layout"] == "" and d["miss_layout"]:
+            ok()
+        else:
+            bad("sweep csv: an infeasible scenario's miss: %r" % d)
+    if seen == {"ok", "infeasible"}:
+        ok()
+    else:
+        bad("sweep csv: statuses %s, expected ok and infeasible" % seen)
     # No "-" standing for a missing value in any table's CSV.
     for args in (["model", "list"], ["hw", "list"],
                  ["op", "cv", "--gpu", "h100-sxm"],

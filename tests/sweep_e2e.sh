@@ -458,47 +458,7 @@ has out "0 new, 0 vanished" "what-if diff: paired, not new and vanished"
 has out "2 paired by position" "what-if diff: the pairing said"
 expect 3 "$TP" diff wa.jsonl wb.jsonl --format json
 has out '"paired_by":	"position"' "what-if diff: JSON paired_by"
-# sweep --format csv: one row a scenario, the best layout's fields; what a
-# sweep cannot write is refused, not ignored (issue 31)
-expect 0 "$TP" sweep wa.json --format csv -o wa.csv
-if [ "$(wc -l <wa.csv)" -eq 3 ]; then ok; else bad "sweep csv: $(wc -l <wa.csv) lines for 2 scenarios"; fi
-has wa.csv "index,id,status,model,system,gpus" "sweep csv: the header"
-has wa.csv ",ok,gpt3-1.7b,eos,8,2048,256,bf16,,2," "sweep csv: a scenario's row"
-if ls .trainplan-sweep-* >/dev/null 2>&1; then bad "sweep csv left its records behind"; else ok; fi
-expect 64 "$TP" sweep wa.json --format csv -o wa.csv
-has err "replaces a file only with --overwrite" "sweep csv: an existing file kept"
-expect 0 "$TP" sweep wa.json --format csv -o wa.csv --overwrite
-expect 0 "$TP" merge wa.jsonl --format csv -o wm.csv
-same wa.csv wm.csv "merge --format csv: the rows of sweep --format csv"
-expect 64 "$TP" sweep wa.json --format table -o wt.out
-has err "sweep --format: expected jsonl (its records" "sweep --format table refused"
-if [ -e wt.out ]; then bad "a refused sweep wrote its -o"; else ok; fi
-expect 64 "$TP" sweep wa.json --format csv --resume -o wr.csv
-has err "cannot resume (--resume)" "sweep csv --resume refused"
-expect 64 "$TP" merge wa.jsonl --format table
-# sweep --launch: the launch forms a record carries (default every one)
-expect 0 "$TP" sweep wa.json --launch none -o wn.jsonl
-expect 0 "$TP" sweep wa.json --launch megatron -o wg.jsonl
-if [ "$(wc -c <wn.jsonl)" -lt "$(($(wc -c <wa.jsonl) / 3))" ]; then ok; else bad "sweep --launch none: records not smaller ($(wc -c <wn.jsonl) vs $(wc -c <wa.jsonl) bytes)"; fi
-if grep -q '"launch"' wn.jsonl; then bad "sweep --launch none kept launches"; else ok; fi
-if grep -q '"torchtitan_config"' wg.jsonl; then bad "sweep --launch megatron kept torchtitan's"; else ok; fi
-has wg.jsonl '"megatron_sbatch"' "sweep --launch megatron: Megatron-LM's script"
-expect 0 "$TP" diff wa.jsonl wn.jsonl
-# A spec's model paths are read from its folder, whatever the working
-# directory (cron), and recorded as written; every problem at once.
-mkdir -p night/cfg
-cp "$HWDB/../../examples/qwen3-8b.config.json" night/cfg/q.json
-printf '%s\n' '{"models": ["cfg/q.json"], "systems": ["eos"], "gpus": [8],' \
-    '"seq_lengths": [2048], "global_batch_sizes": [64], "options": {"top": 1}}' >night/spec.json
-(cd / && "$TP" sweep "$S/night/spec.json" -o "$S/night/out.jsonl") >out 2>err && ok || bad "a spec's relative model path from another directory: $(cat err)"
-has night/out.jsonl '"model":"cfg/q.json"' "the record keeps the spec's model text"
-printf '%s\n' '{"models": ["cfg/q.json", "llama9-1b"], "systems": ["eos", "nosuch"],' \
-    '"gpus": [8, "x"], "seq_lengths": [2048], "global_batch_sizes": [64]}' >night/bad.json
-expect 65 "$TP" sweep night/bad.json -o night/bad.jsonl
-has err '$.models[1]: unknown model' "every spec problem at once: the model"
-has err '$.systems[1]: unknown system' "every spec problem at once: the system"
-has err '$.gpus[1]: expected a GPU count' "every spec problem at once: the GPUs"
-has err "3 problems in the sweep spec" "every spec problem at once: the count"
+# sweep --format csv, --launch, a spec's paths and its problems: tests/sweep_spec_e2e.sh
 has diff.md "$want changed (threshold 0.02), 0 new, 0 vanished, $((N - want)) unchanged ($((N / 2 - want)) of them with changed input files)" "diff summary"
 expect 3 "$TP" diff ref.jsonl priced.jsonl --format json
 has out "\"changed\":	$want" "diff json"

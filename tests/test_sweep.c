@@ -35,8 +35,8 @@ static int parse(const char *text, sweep_spec *s, char **rep)
     o.attn_dropout = o.hidden_dropout = -1;
     o.tp = 1;
     tp_err e = {0};
-    return sweep_spec_parse("spec.json", text, strlen(text), &o, db, NULL, s,
-                            rep, &e);
+    return sweep_spec_parse("spec.json", text, strlen(text), &o, db, NULL,
+                            NULL, s, rep, &e);
 }
 
 static void test_spec_order(void)
@@ -235,6 +235,52 @@ static void test_spec_errors(void)
                &s, &rep);
     TP_CHECK_INT(rc, TP_EDATA);
     if (rep) TP_CHECK_CONTAINS(rep, "scenario 0 (gpt3-1.7b on selene, gpus 8)");
+    free(rep);
+
+    /* A key twice is one problem among the others (issue 31: every
+     * problem at once): each duplicate with its path, the rest checked;
+     * the hwdb key's shape; the caller's problem first. */
+    rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
+               "\"seq_lengths\":[2048],\"global_batch_sizes\":[64],"
+               "\"gpus\":[16],\"hwdb\":[\"no/such/dir\",3],"
+               "\"options\":{\"top\":0,\"top\":1}}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    if (rep) {
+        TP_CHECK_CONTAINS(rep, "$: key \"gpus\" appears twice");
+        TP_CHECK_CONTAINS(rep, "$.options: key \"top\" appears twice");
+        TP_CHECK_CONTAINS(rep, "$.options.top: expected an integer in [1, 1000]");
+        TP_CHECK_CONTAINS(rep, "$.hwdb[0]: no/such/dir: no such directory");
+        TP_CHECK_CONTAINS(rep, "$.hwdb[1]: expected a directory name, found 3");
+    }
+    free(rep);
+    rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
+               "\"seq_lengths\":[2048],\"global_batch_sizes\":[64],\"hwdb\":\"x\"}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    if (rep) TP_CHECK_CONTAINS(rep, "$.hwdb: expected a list of 1 to 16");
+    free(rep);
+    {
+        cli_opts o;
+        memset(&o, 0, sizeof o);
+        o.sp = o.recompute = o.zero = o.precision = -1;
+        o.attn_dropout = o.hidden_dropout = -1;
+        o.tp = 1;
+        tp_err e = {0};
+        const char *t = "{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],"
+                        "\"gpus\":[8],\"seq_lengths\":[2048],"
+                        "\"global_batch_sizes\":[64,0]}";
+        rc = sweep_spec_parse("spec.json", t, strlen(t), &o, db, NULL,
+                              "$.hwdb: x.json: bad", &s, &rep, &e);
+        TP_CHECK_INT(rc, TP_EDATA);
+        TP_CHECK_CONTAINS(e.msg, "2 problems in the sweep spec");
+        if (rep) TP_CHECK(strncmp(rep, "$.hwdb: x.json: bad\n", 20) == 0);
+        free(rep);
+    }
+    /* Not JSON at all: that alone, as the parser says it. */
+    rc = parse("{\"models\": [", &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    TP_CHECK(rep == NULL);
     free(rep);
 }
 
