@@ -6,7 +6,10 @@
  *      iteration), each axis on a log scale when its range spans more than
  *      a decade; colour by GPU count (power-of-two bins), marker shape by system,
  *      hover text (<title>) on every point, the top-k ringed, the Pareto
- *      front joined and each of its points labelled with its layout;
+ *      front joined and each of its points labelled with its layout, the
+ *      label placed where it covers the fewest points (out in the empty
+ *      region below the front, with a leader line, where the cloud is
+ *      dense beside the point);
  *   2. the front zoomed, with only the layouts in its box, when the front is
  *      squeezed into under a third of panel 1's width (a front whose layouts
  *      cost within a few percent of each other, the usual case);
@@ -342,27 +345,151 @@ static int lab_cmp(const void *a, const void *b)
     return x->py < y->py ? -1 : x->py > y->py ? 1 : (x->px > y->px) - (x->px < y->px);
 }
 
-/* Labels the front points in the box (top, bot, right): stacked by height,
- * each as near its point as the one above allows (greedy), pushed up from
- * the bottom if the stack overflows; to the right of the point, or to its
- * left when the text would leave the box; a leader line when moved. Where
- * more points than lines fit, every k-th is labelled (first and last
- * always). */
-/* Admitted points whose marker centre falls in the box x, y, w, h (px). */
-static int64_t covered(const pic *p, const axis *ax, const axis *ay, double x,
-                       double y, double w, double h)
+/* Where the panel's points are: a summed-area table of the admitted
+ * points' marker centres at one pixel, so the points a label's box would
+ * cover are counted in O(1) for each of the thousands of places tried. */
+typedef struct occupancy {
+    double x0, y0;  /* the panel's top-left corner, px */
+    int w, h;       /* cells, 1 px each */
+    int32_t *sum;   /* (w + 1) x (h + 1): points with centre above-left */
+} occupancy;
+
+static void occ_build(occupancy *o, const pic *p, const axis *ax, const axis *ay)
 {
-    int64_t n = 0;
+    o->x0 = ax->px0, o->y0 = ay->px1;
+    o->w = (int)(ax->px1 - ax->px0) + 1, o->h = (int)(ay->px0 - ay->px1) + 1;
+    size_t sw = (size_t)o->w + 1;
+    o->sum = tp_xcalloc(sw * ((size_t)o->h + 1), sizeof *o->sum);
     for (int64_t i = 0; i < p->a->n_points; i++) {
         const search_point *s = &p->a->points[i];
         double vx = pt_x(p, s), vy = pt_y(p, s);
         if (vx < ax->lo || vx > ax->hi || vy < ay->lo || vy > ay->hi) continue;
-        double cx = ax_px(ax, vx), cy = ax_px(ay, vy);
-        n += cx >= x - 4 && cx <= x + w + 4 && cy >= y - 4 && cy <= y + h + 4;
+        int cx = (int)(ax_px(ax, vx) - o->x0), cy = (int)(ax_px(ay, vy) - o->y0);
+        if (cx < 0 || cx >= o->w || cy < 0 || cy >= o->h) continue;
+        o->sum[(size_t)(cy + 1) * sw + (size_t)(cx + 1)]++;
     }
-    return n;
+    for (int y = 1; y <= o->h; y++)
+        for (int x = 1; x <= o->w; x++)
+            o->sum[(size_t)y * sw + (size_t)x] += o->sum[(size_t)(y - 1) * sw + (size_t)x] +
+                                                 o->sum[(size_t)y * sw + (size_t)(x - 1)] -
+                                                 o->sum[(size_t)(y - 1) * sw + (size_t)(x - 1)];
 }
 
+/* Points whose marker (radius about 4 px) reaches into the box x, y, w, h. */
+static int32_t occ_count(const occupancy *o, double x, double y, double w, double h)
+{
+    int x0 = (int)floor(x - 4 - o->x0), x1 = (int)ceil(x + w + 4 - o->x0);
+    int y0 = (int)floor(y - 4 - o->y0), y1 = (int)ceil(y + h + 4 - o->y0);
+    x0 = x0 < 0 ? 0 : x0 > o->w ? o->w : x0;
+    x1 = x1 < 0 ? 0 : x1 > o->w ? o->w : x1;
+    y0 = y0 < 0 ? 0 : y0 > o->h ? o->h : y0;
+    y1 = y1 < 0 ? 0 : y1 > o->h ? o->h : y1;
+    size_t sw = (size_t)o->w + 1;
+    return o->sum[(size_t)y1 * sw + (size_t)x1] - o->sum[(size_t)y0 * sw + (size_t)x1] -
+           o->sum[(size_t)y1 * sw + (size_t)x0] + o->sum[(size_t)y0 * sw + (size_t)x0];
+}
+
+/* Distance from (x, y) to the nearest point of the box bx, by, bw, bh. */
+static double box_dist(double x, double y, double bx, double by, double bw, double bh)
+{
+    double dx = x < bx ? bx - x : x > bx + bw ? x - bx - bw : 0;
+    double dy = y < by ? by - y : y > by + bh ? y - by - bh : 0;
+    return sqrt(dx * dx + dy * dy);
+}
+
+/* The end of a label's leader on its box: the box's point nearest its
+ * marker. */
+static void leader_end(const lab *l, const double *b, double *ex, double *ey)
+{
+    *ex = fmin(fmax(l->px, b[0]), b[0] + b[2]);
+    *ey = fmin(fmax(l->py, b[1]), b[1] + b[3]);
+}
+
+static double cross2(double ax, double ay, double bx, double by, double cx, double cy)
+{
+    return (bx - ax) * (cy - ay) - (by - ay) * (cx - ax);
+}
+
+/* Whether the leaders of labels i and j cross. */
+static int leaders_cross(const lab *L, double (*box)[4], int i, int j)
+{
+    double ix, iy, jx, jy;
+    leader_end(&L[i], box[i], &ix, &iy);
+    leader_end(&L[j], box[j], &jx, &jy);
+    double d1 = cross2(L[i].px, L[i].py, ix, iy, L[j].px, L[j].py);
+    double d2 = cross2(L[i].px, L[i].py, ix, iy, jx, jy);
+    double d3 = cross2(L[j].px, L[j].py, jx, jy, L[i].px, L[i].py);
+    double d4 = cross2(L[j].px, L[j].py, jx, jy, ix, iy);
+    return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) &&
+           ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
+}
+
+/* How tangled labels i and j are: their leaders cross (2), and their
+ * labels stack in the other order than their points (1). */
+static int tangled(const lab *L, double (*box)[4], int i, int j)
+{
+    int inverted = (L[i].py - L[j].py) * (box[i][1] - box[j][1]) < 0;
+    return 2 * leaders_cross(L, box, i, j) + inverted;
+}
+
+/* Two labels whose leaders cross, or that stack in the other order than
+ * their points, trade heights where neither then
+ * overlaps another label nor covers more points, and the pair is less
+ * tangled after: the greedy placement gives the top point the nearest
+ * free line, which can lie below the next point's. */
+static void uncross(const occupancy *occ, const lab *L, double (*box)[4], int n)
+{
+    for (int pass = 0; pass < n; pass++) {
+        int swapped = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++) {
+                int bad = tangled(L, box, i, j);
+                if (!bad) continue;
+                double a[4] = {box[i][0], box[j][1], box[i][2], box[i][3]};
+                double b[4] = {box[j][0], box[i][1], box[j][2], box[j][3]};
+                double keep_i[4], keep_j[4];
+                memcpy(keep_i, box[i], sizeof keep_i);
+                memcpy(keep_j, box[j], sizeof keep_j);
+                memcpy(box[i], a, sizeof a);
+                memcpy(box[j], b, sizeof b);
+                int better = tangled(L, box, i, j) < bad;
+                memcpy(box[i], keep_i, sizeof keep_i);
+                memcpy(box[j], keep_j, sizeof keep_j);
+                if (!better) continue;
+                int32_t before = occ_count(occ, box[i][0], box[i][1], box[i][2], box[i][3]) +
+                                 occ_count(occ, box[j][0], box[j][1], box[j][2], box[j][3]);
+                int32_t after = occ_count(occ, a[0], a[1], a[2], a[3]) +
+                                occ_count(occ, b[0], b[1], b[2], b[3]);
+                int clash = after > before ||
+                            (a[0] < b[0] + b[2] + 2 && b[0] < a[0] + a[2] + 2 &&
+                             a[1] < b[1] + b[3] && b[1] < a[1] + a[3]);
+                for (int k = 0; k < n && !clash; k++) {
+                    if (k == i || k == j) continue;
+                    for (int t = 0; t < 2 && !clash; t++) {
+                        const double *c = t ? b : a;
+                        clash = c[0] < box[k][0] + box[k][2] + 2 &&
+                                box[k][0] < c[0] + c[2] + 2 && c[1] < box[k][1] + box[k][3] &&
+                                box[k][1] < c[1] + c[3];
+                    }
+                }
+                if (clash) continue;
+                memcpy(box[i], a, sizeof a);
+                memcpy(box[j], b, sizeof b);
+                swapped = 1;
+            }
+        if (!swapped) break;
+    }
+}
+
+/* Labels the front points in the box (top, bot, right). Each label, from
+ * the bottom point up (the lowest points are nearest the empty region),
+ * takes the place nearest its point among those whose
+ * box covers the fewest admitted points and no label placed before it:
+ * beside the point where the cloud leaves room, else out in the empty
+ * part of the panel (the front is the cloud's lower-left edge, so the
+ * region below and right of it is empty) with a leader line back to its
+ * point. Where more points than lines fit, every k-th is labelled (first
+ * and last always). */
 static void front_labels(const pic *p, const axis *ax, const axis *ay,
                          double top, double bot, double right)
 {
@@ -381,50 +508,76 @@ static void front_labels(const pic *p, const axis *ax, const axis *ay,
     for (int i = 0; i < n; i++)
         if (i % every == 0 || i == n - 1) L[m++] = L[i];
     n = m;
-    for (int i = 0; i < n; i++) {
-        L[i].y = L[i].py + 4;
-        if (L[i].y < top + LABEL_H) L[i].y = top + LABEL_H;
-        if (i && L[i].y < L[i - 1].y + LABEL_H) L[i].y = L[i - 1].y + LABEL_H;
-    }
-    for (int i = n - 1; i >= 0; i--) {
-        double lim = i == n - 1 ? bot : L[i + 1].y - LABEL_H;
-        if (L[i].y > lim) L[i].y = lim;
-    }
+    occupancy occ;
+    occ_build(&occ, p, ax, ay);
+    double(*box)[4] = tp_xcalloc((size_t)n + 1, sizeof *box); /* placed */
     fputs("<g font-size=\"11\">\n", p->f);
-    for (int i = 0; i < n; i++) {
+    for (int i = n - 1; i >= 0; i--) {
         char text[160];
         label_of(p, L[i].s, text, sizeof text);
         double w = CHAR_W * (double)strlen(text) + 4;
-        /* The side of its point where the label covers fewer points (the
-         * front is the cloud's lower-left edge: left of a front point
-         * there are none, where the axis leaves room); left on a tie. A
-         * side the panel cannot hold is out. */
-        int fits_l = L[i].px - 10 - w >= ax->px0 + 2,
-            fits_r = L[i].px + 10 + w <= right;
-        int left;
-        if (fits_l && fits_r)
-            left = covered(p, ax, ay, L[i].px - 10 - w, L[i].y - 10, w, LABEL_H)
-                   <= covered(p, ax, ay, L[i].px + 10, L[i].y - 10, w, LABEL_H);
-        else
-            left = fits_l || !fits_r;
-        double tx = left ? L[i].px - 10 : L[i].px + 10;
-        double bx = left ? tx - w : tx;
-        if (fabs(L[i].y - 4 - L[i].py) > 3)
+        double left_lim = ax->px0 + 2, right_lim = right - 2;
+        double best_bx = 0, best_by = 0, best_d = INFINITY;
+        int32_t best_c = INT32_MAX;
+        /* Every place on a 2 px grid; the box is the text's, its baseline
+         * 10 px below its top. */
+        for (double by = top + 2; by + LABEL_H <= bot; by += 2) {
+            for (double bx = left_lim; bx + w <= right_lim; bx += 2) {
+                int clash = 0;
+                for (int k = i + 1; k < n && !clash; k++)
+                    clash = bx < box[k][0] + box[k][2] + 2 && box[k][0] < bx + w + 2 &&
+                            by < box[k][1] + box[k][3] && box[k][1] < by + LABEL_H;
+                if (clash) continue;
+                int32_t c = occ_count(&occ, bx, by, w, LABEL_H);
+                if (c > best_c) continue;
+                double d = box_dist(L[i].px, L[i].py, bx, by, w, LABEL_H);
+                /* keep clear of its own marker */
+                if (d < 7) continue;
+                if (c < best_c || d < best_d) {
+                    best_c = c, best_d = d;
+                    best_bx = bx, best_by = by;
+                }
+            }
+        }
+        if (best_c == INT32_MAX) { /* no room at all: beside it, as it falls */
+            best_bx = fmin(L[i].px + 10, right_lim - w);
+            best_by = fmin(fmax(L[i].py - 6, top), bot - LABEL_H);
+            best_d = box_dist(L[i].px, L[i].py, best_bx, best_by, w, LABEL_H);
+        }
+        box[i][0] = best_bx, box[i][1] = best_by, box[i][2] = w, box[i][3] = LABEL_H;
+    }
+    uncross(&occ, L, box, n);
+    for (int i = 0; i < n; i++) {
+        char text[160];
+        label_of(p, L[i].s, text, sizeof text);
+        double w = box[i][2], best_bx = box[i][0], best_by = box[i][1];
+        double best_d = box_dist(L[i].px, L[i].py, best_bx, best_by, w, LABEL_H);
+        /* The text starts at the box's side facing its point. */
+        int left = best_bx + w / 2 < L[i].px;
+        double tx = left ? best_bx + w - 2 : best_bx + 2, ty = best_by + 10;
+        if (best_d > 12) {
+            /* a leader from the marker's edge to the box's nearest side */
+            double ex, ey;
+            leader_end(&L[i], box[i], &ex, &ey);
+            double dx = ex - L[i].px, dy = ey - L[i].py, len = sqrt(dx * dx + dy * dy);
             fprintf(p->f,
-                    "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" "
+                    "<line class=\"leader\" x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" "
                     "stroke=\"#555\" stroke-width=\"0.7\"/>\n",
-                    px(L[i].px).s, px(L[i].py).s, px(tx + (left ? 2 : -2)).s,
-                    px(L[i].y - 4).s);
+                    px(L[i].px + 5 * dx / len).s, px(L[i].py + 5 * dy / len).s,
+                    px(ex).s, px(ey).s);
+        }
         fprintf(p->f,
                 "<text class=\"front-label\" data-box=\"%s %s %s %s\" x=\"%s\" "
                 "y=\"%s\" text-anchor=\"%s\" stroke=\"white\" stroke-width=\"3\" "
                 "paint-order=\"stroke\" stroke-linejoin=\"round\">",
-                px(bx).s, px(L[i].y - 10).s, px(w).s, px(LABEL_H).s, px(tx).s,
-                px(L[i].y).s, left ? "end" : "start");
+                px(best_bx).s, px(best_by).s, px(w).s, px(LABEL_H).s, px(tx).s,
+                px(ty).s, left ? "end" : "start");
         esc(p->f, text);
         fputs("</text>\n", p->f);
     }
     fputs("</g>\n", p->f);
+    free(box);
+    free(occ.sum);
     free(L);
 }
 

@@ -7,7 +7,7 @@ the standard library (zlib) and checks: the picture is not one colour,
 every panel has ink, and every label of the Pareto front is visible: a
 second screenshot with the labels hidden by an injected style differs
 inside each label's box (the boxes come from the SVG's data-box). Also: the
-labels of a panel do not overlap, the front's points are apart, and the
+labels of a panel do not overlap and cover no point, the front's points are apart, and the
 file is the same bytes at 1 and 2 threads. Exit 77 (ctest SKIP) without
 chromium.
 
@@ -220,6 +220,17 @@ def main():
         check(len(mine) == n_front, "panel %d: a label per front point (%d)" % (i + 1, len(mine)))
         bad = [(a, b) for j, a in enumerate(mine) for b in mine[j + 1:] if overlap(a, b)]
         check(not bad, "panel %d: labels apart %s" % (i + 1, bad[:1]))
+        # Labels avoid points: no admitted point's marker centre inside a
+        # label's box (front points are drawn by translate, the cloud's
+        # markers at their x, y).
+        cloud = [(float(m.group(1)), float(m.group(2))) for m in re.finditer(
+            r'<use xlink:href="#m\d" x="([-0-9.]+)" y="([-0-9.]+)"', text)]
+        cloud = [q for q in cloud if inside((q[0], q[1], 0, 0), p)
+                 and not (q[0] == 0 and q[1] == 0)]
+        under = [(b[:2], q) for b in mine for q in cloud
+                 if b[0] <= q[0] <= b[0] + b[2] and b[1] <= q[1] <= b[1] + b[3]]
+        check(not under, "panel %d: no point under a label (%d points drawn) %s"
+              % (i + 1, len(cloud), under[:1]))
         pts = [tuple(float(v) for v in m.groups()) for m in re.finditer(
             r'<g class="front-point"[^>]*translate\(([-0-9.]+),([-0-9.]+)\)', text)]
         pts = [q for q in pts if p[1] <= q[1] <= p[1] + p[3]]
