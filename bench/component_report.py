@@ -808,9 +808,15 @@ def main():
                     help="trainplan processes at a time (default 2)")
     ap.add_argument("--per-file", type=int, default=16,
                     help="sample shapes per sample file in section 3 (default 16)")
+    ap.add_argument("--gpu", action="append", choices=SAMPLED_GPUS,
+                    help="only this GPU's files and checks (repeatable; default: "
+                    "every GPU with samples); ctest bench_smoke_python runs one")
     a = ap.parse_args()
     if a.jobs < 1 or a.per_file < 1:
         sys.exit("component_report: --jobs and --per-file must be at least 1")
+    if a.gpu:
+        SAMPLED_GPUS[:] = [g for g in SAMPLED_GPUS if g in a.gpu]
+        CHECKS[:] = [c for c in CHECKS if c["gpu"] in a.gpu]
     tp = Trainplan(a.trainplan, a.jobs)
     version = subprocess.run([a.trainplan, "--version"], capture_output=True,
                              text=True).stdout.strip()

@@ -8,6 +8,7 @@
 #ifndef TP_CLI_H
 #define TP_CLI_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -38,7 +39,11 @@ enum {
     CLI_SW_PERMUTE = 1u << 11   /* --[no-]moe-permute-fusion, or a job's */
 };
 
+typedef struct cli_session cli_session;
+
 typedef struct cli_opts {
+    cli_session *session;    /* a library session's database and fitted
+                                models (session.c), or NULL: opened here */
     FILE *err;               /* diagnostics: the caller's stream (cli_run);
                                 NULL = stderr (read it with cli_err) */
     FILE *out;               /* the caller's data stream (cli_run): what an
@@ -197,6 +202,13 @@ static inline FILE *cli_err(const cli_opts *o)
  * permutes argv, so pass a copy; not reentrant (getopt's state is the
  * process's: lib/trainplan.c serializes calls). */
 int cli_run(int argc, char **argv, FILE *out, FILE *err);
+/* cli_run with session s (NULL: none) given to the command, and
+ * parsed(arg), when not NULL, called once the command line is parsed,
+ * before the command runs (getopt's state is the process's: a caller
+ * that serializes parsing releases its lock there). Not called when the
+ * command line is refused before that. */
+int cli_run_in(int argc, char **argv, FILE *out, FILE *err, cli_session *s,
+               void (*parsed)(void *), void *arg);
 /* Whether the option table has the long option name: -1 no, 0 a flag,
  * 1 an option with a value. */
 int cli_option_kind(const char *name);
@@ -575,14 +587,40 @@ typedef struct cli_search {
 } cli_search;
 
 /* Operator models and collective tables opened once for many searches
- * (a sweep): read-only once opened, so searches may share them. Zero it
- * to start; free with cli_search_cache_free. */
+ * (a sweep, a library session): read-only once opened, so searches may
+ * share them. Zero it to start; free with cli_search_cache_free. */
 typedef struct cli_search_cache {
+    pthread_mutex_t *lock;   /* NULL, or held while the cache is searched
+                                and filled (a library session's, shared by
+                                threads: session.c) */
     int n_ops, n_comm;
     struct { const hw_gpu *gpu; int keep_bad; est_models *m; } ops[64];
     struct { const hw_system *sys; int keep_bad; est_comm *c; } comm[64];
 } cli_search_cache;
 void cli_search_cache_free(cli_search_cache *c);
+/* The operator models of GPU g (the collective tables of system y) from
+ * cache c, fitted there when missing, under c->lock when it has one;
+ * NULL when the cache is full (the caller opens its own, *failed 0) or
+ * the fit failed (*failed 1, the message in e). What it returns stays
+ * the cache's. */
+est_models *cli_cached_ops(cli_search_cache *c, const hw_gpu *g, int keep_bad,
+                           int *failed, tp_err *e);
+est_comm *cli_cached_comm(cli_search_cache *c, const hw_system *y, int keep_bad,
+                          int *failed, tp_err *e);
+
+/* A library session (lib/trainplan.c tp_open; session.c): the hardware
+ * database of dirs (hw_db_open's user directories) opened once, the
+ * models and tables fitted once and shared by every command run with it
+ * (cli_opts.session), from any number of threads. NULL with the message
+ * in e when the database does not open. */
+cli_session *cli_session_open(const char *const *dirs, int n, tp_err *e);
+void cli_session_close(cli_session *s); /* NULL: nothing */
+/* The database a command uses: its session's (*owned 0) unless o names
+ * hwdb directories of its own, else opened (*owned 1: the caller frees
+ * it). NULL with the message in e. */
+hw_db *cli_hwdb_for(const cli_opts *o, int *owned, tp_err *e);
+/* The session's cache when db is the session's database, else NULL. */
+cli_search_cache *cli_session_cache(const cli_opts *o, const hw_db *db);
 
 /* Checks the search options of o (model, systems, GPU counts, --fix,
  * budgets) against db and fills *s with the request. db (and cache, when

@@ -857,7 +857,8 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     cli_train_log lg;
     if (o->log_file && (rc = cli_train_log_read(o->log_file, &lg, e)))
         return rc;
-    hw_db *db = cli_open_hwdb(o, e);
+    int db_owned = 0;
+    hw_db *db = cli_hwdb_for(o, &db_owned, e);
     if (!db) return e->status ? e->status : TP_EDATA;
     /* Every failure below goes to done, which frees what was opened (the
      * messages name hwdb entries, so they are written before that). */
@@ -899,16 +900,24 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                                                     : "bf16 or fp16");
         goto done;
     }
-    ops = est_models_open(y->gpu, o->keep_bad, e);
-    comm = ops ? est_comm_load(y, o->keep_bad, e) : NULL;
-    if (!comm) {
+    /* A session's models and tables are its own (not freed here). */
+    cli_search_cache *cache = cli_session_cache(o, db);
+    const est_models *use_ops = NULL;
+    const est_comm *use_comm = NULL;
+    int failed = 0;
+    if (cache) use_ops = cli_cached_ops(cache, y->gpu, o->keep_bad, &failed, e);
+    if (!use_ops && !failed) use_ops = ops = est_models_open(y->gpu, o->keep_bad, e);
+    if (use_ops && cache) use_comm = cli_cached_comm(cache, y, o->keep_bad, &failed, e);
+    if (use_ops && !use_comm && !failed)
+        use_comm = comm = est_comm_load(y, o->keep_bad, e);
+    if (!use_comm) {
         rc = e->status ? e->status : TP_EDATA;
         goto done;
     }
     /* TP across nodes only where the user asks for a TP larger than a
      * node; a smaller one must divide the node (space_layout_check). */
     int across = want.tp != SEARCH_UNSET && want.tp > y->gpus_per_node;
-    est_ctx c = {y, y->gpu, ops, comm, across, 0, NULL};
+    est_ctx c = {y, y->gpu, use_ops, use_comm, across, 0, NULL};
     est_result r;
     int64_t tried = 0, feasible = 0;
     search_complete(&c, &m, &want, gpus, &r, &tried, &feasible);
@@ -1147,6 +1156,6 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
 done:
     est_comm_free(comm);
     est_models_free(ops);
-    hw_db_free(db);
+    if (db_owned) hw_db_free(db);
     return rc;
 }

@@ -1276,10 +1276,8 @@ void cli_search_cache_free(cli_search_cache *c)
     memset(c, 0, sizeof *c);
 }
 
-/* The operator models of g from the cache, opened there when missing;
- * NULL when the cache is full (the caller opens its own). */
-static est_models *cached_ops(cli_search_cache *c, const hw_gpu *g,
-                              int keep_bad, int *failed, tp_err *e)
+static est_models *find_ops(cli_search_cache *c, const hw_gpu *g, int keep_bad,
+                            int *failed, tp_err *e)
 {
     for (int i = 0; i < c->n_ops; i++)
         if (c->ops[i].gpu == g && c->ops[i].keep_bad == keep_bad)
@@ -1296,8 +1294,17 @@ static est_models *cached_ops(cli_search_cache *c, const hw_gpu *g,
     return m;
 }
 
-static est_comm *cached_comm(cli_search_cache *c, const hw_system *y,
-                             int keep_bad, int *failed, tp_err *e)
+est_models *cli_cached_ops(cli_search_cache *c, const hw_gpu *g, int keep_bad,
+                           int *failed, tp_err *e)
+{
+    if (c->lock) pthread_mutex_lock(c->lock);
+    est_models *m = find_ops(c, g, keep_bad, failed, e);
+    if (c->lock) pthread_mutex_unlock(c->lock);
+    return m;
+}
+
+static est_comm *find_comm(cli_search_cache *c, const hw_system *y, int keep_bad,
+                           int *failed, tp_err *e)
 {
     for (int i = 0; i < c->n_comm; i++)
         if (c->comm[i].sys == y && c->comm[i].keep_bad == keep_bad)
@@ -1311,6 +1318,15 @@ static est_comm *cached_comm(cli_search_cache *c, const hw_system *y,
     c->comm[c->n_comm].sys = y;
     c->comm[c->n_comm].keep_bad = keep_bad;
     c->comm[c->n_comm++].c = m;
+    return m;
+}
+
+est_comm *cli_cached_comm(cli_search_cache *c, const hw_system *y, int keep_bad,
+                          int *failed, tp_err *e)
+{
+    if (c->lock) pthread_mutex_lock(c->lock);
+    est_comm *m = find_comm(c, y, keep_bad, failed, e);
+    if (c->lock) pthread_mutex_unlock(c->lock);
     return m;
 }
 
@@ -1464,13 +1480,13 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
             int failed = 0;
             for (int i = 0; i < ns; i++)
                 if (sys[i].ctx.gpu == y->gpu) om = sys[i].ctx.ops;
-            if (!om && cache) om = cached_ops(cache, y->gpu, o->keep_bad, &failed, e);
+            if (!om && cache) om = cli_cached_ops(cache, y->gpu, o->keep_bad, &failed, e);
             if (!om && !failed) om = ops[ns] = est_models_open(y->gpu, o->keep_bad, e);
             if (!om) {
                 rc = e->status ? e->status : TP_EDATA;
                 goto done;
             }
-            if (cache) cm = cached_comm(cache, y, o->keep_bad, &failed, e);
+            if (cache) cm = cli_cached_comm(cache, y, o->keep_bad, &failed, e);
             if (!cm && !failed) cm = comm[ns] = est_comm_load(y, o->keep_bad, e);
             if (!cm) {
                 rc = e->status ? e->status : TP_EDATA;
@@ -1654,17 +1670,18 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                        "--torchtitan-config)");
     if (o_cmd->log_file && (rc = cli_train_log_read(o_cmd->log_file, &lg, e)))
         return rc;
-    hw_db *db = cli_open_hwdb(o, e);
+    int db_owned = 0;
+    hw_db *db = cli_hwdb_for(o, &db_owned, e);
     if (!db) return e->status ? e->status : TP_EDATA;
     rc = o_cmd->job_file ? job_open(&so, db, &nj, e) : TP_OK;
     if (rc) {
-        hw_db_free(db);
+        if (db_owned) hw_db_free(db);
         return rc;
     }
     cli_search cs;
-    rc = cli_search_open(o, db, NULL, &cs, e);
+    rc = cli_search_open(o, db, cli_session_cache(o, db), &cs, e);
     if (rc) {
-        hw_db_free(db);
+        if (db_owned) hw_db_free(db);
         return rc;
     }
     if (o_cmd->job_file) {
@@ -1917,6 +1934,6 @@ done:
     free(frows);
     search_answer_free(&ans);
     cli_search_close(&cs);
-    hw_db_free(db);
+    if (db_owned) hw_db_free(db);
     return rc;
 }

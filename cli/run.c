@@ -1264,8 +1264,15 @@ static int cmd_completion(const cli_opts *o, cli_out *out, tp_err *e)
 
 int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
 {
+    return cli_run_in(argc, argv, out_f, err, NULL, NULL, NULL);
+}
+
+int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *session,
+               void (*parsed)(void *), void *parsed_arg)
+{
     cli_opts o;
     memset(&o, 0, sizeof o);
+    o.session = session;
     o.seed = 42;
     o.tp = 1;
     o.dtype = -1;
@@ -2153,9 +2160,11 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
         }
     }
     o.out = out_f;
+    /* Parsed: nothing below reads getopt's state. */
+    if (parsed) parsed(parsed_arg);
 
 #ifdef _OPENMP
-    /* The thread count is the process's: set for this call only. */
+    /* The thread count is the calling thread's: set for this call only. */
     int threads_before = omp_get_max_threads();
     if (o.threads > 0) omp_set_num_threads(o.threads);
 #endif

@@ -14,9 +14,10 @@
  * 64 with a message (in *error, or on err for tp_run) and touches
  * nothing else; none crashes on one.
  *
- * Calls are serialized on one lock (the option parser's state is the
- * process's), so any thread may call; the OpenMP thread count of
- * --threads holds for the call only. A library call installs no signal
+ * Any thread may call. The calls without a session are serialized on
+ * one lock (the option parser's state is the process's); a session's
+ * calls of estimate, search and model run at once (see tp_open). The
+ * OpenMP thread count of --threads holds for the call only. A library call installs no signal
  * handler (tp_handle_signals) and never exits; allocation failure aborts
  * with a message. The hardware database is found beside the library
  * (LIBDIR/../share/trainplan/hwdb), beside the executable, in the source
@@ -34,7 +35,7 @@ extern "C" {
 
 /* The version of this interface: raised when a function or struct of
  * this header changes. Compare with tp_api_version() at run time. */
-#define TP_API_VERSION 2 /* 2: tp_sweep_json; sweep's records to out */
+#define TP_API_VERSION 3 /* 3: sessions (tp_open); 2: tp_sweep_json */
 
 /* The API version of the library loaded (TP_API_VERSION when built). */
 int tp_api_version(void);
@@ -199,6 +200,55 @@ int tp_estimate(const tp_request *q, tp_estimate_result *r, char **error);
  * NULL top with cap > 0 is 64 (top NULL with cap 0 counts nothing). */
 int tp_search(const tp_request *q, tp_layout *top, int cap, int *n,
               char **error);
+
+/* ---- sessions: open once, call many times, from any thread -------------- */
+
+/* A session holds the hardware database, opened once, and the operator
+ * models and collective tables of each GPU and system, fitted the first
+ * time a call needs them and kept: a call made with it skips both (an
+ * estimate from Python: 25 ms a call without a session, well under 1 ms
+ * with one; bench/session_speed). Its calls return what the calls
+ * without a session return, byte for byte.
+ *
+ * Threads: a session may be used by any number of threads at once. Its
+ * calls of "estimate", "search", "model show" and "model list" run in
+ * parallel once their options are parsed (parsing, and the other
+ * commands, and calls writing --svg or --sbatch files, are serialized
+ * as without a session). What the session holds is read-only once
+ * filled; the first fit of a GPU's models takes the session's lock.
+ *
+ * Ownership: tp_open returns a session the caller closes with tp_close,
+ * after every call made with it has returned. A request naming "hwdb"
+ * directories of its own runs as without a session (it opens that
+ * database for itself). */
+typedef struct tp_session tp_session;
+
+/* Opens a session. options: NULL, or a request holding only "hwdb"
+ * directories (added to the database, as --hwdb). Returns NULL with the
+ * message in *error (free with tp_free) for any other key or a
+ * positional argument (usage), or a database that does not load (its
+ * file, field and value). */
+tp_session *tp_open(const tp_request *options, char **error);
+/* tp_open with its options as a JSON object ({"hwdb": ["dir"]}, "{}" or
+ * NULL for none); the status of a failure in *status (64 usage, 65 bad
+ * data, 66 missing file), 0 on success. */
+tp_session *tp_open_json(const char *options_json, int *status, char **error);
+/* Closes s and frees what it holds; NULL is a no-op. */
+void tp_close(tp_session *s);
+
+/* tp_call, tp_call_json, tp_estimate and tp_search with session s: the
+ * same arguments, results, statuses and messages (tp_session_call_json
+ * reads "spec" for "sweep", as tp_call_json does). A NULL s is 64 with a
+ * message. */
+int tp_session_call(tp_session *s, const char *command, const tp_request *q,
+                    char **result_json, char **error);
+int tp_session_call_json(tp_session *s, const char *command,
+                         const char *request_json, char **result_json,
+                         char **error);
+int tp_session_estimate(tp_session *s, const tp_request *q, tp_estimate_result *r,
+                        char **error);
+int tp_session_search(tp_session *s, const tp_request *q, tp_layout *top, int cap,
+                      int *n, char **error);
 
 #ifdef __cplusplus
 }

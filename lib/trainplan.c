@@ -27,9 +27,40 @@
 #define TRAINPLAN_VERSION "0.0.0"
 #endif
 
-/* getopt's state, omp_set_num_threads and out.c's signal slots are the
- * process's: one call at a time. */
+/* getopt's state and out.c's signal slots are the process's: one
+ * command line parsed at a time, and a command that may write files (an
+ * -o, a sweep's records) run under the lock as well. A session's calls of
+ * the read-only commands (session_parallel) release it once parsed. */
 static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The session a call runs with: the database and fitted models opened
+ * once (cli/session.c). */
+struct tp_session {
+    cli_session *cs;
+};
+
+typedef struct held {
+    int locked;
+} held;
+
+static void release(void *arg)
+{
+    held *h = arg;
+    if (h->locked) pthread_mutex_unlock(&run_lock);
+    h->locked = 0;
+}
+
+/* cli_run_in under run_lock, released once the command line is parsed
+ * when parallel. argv is the caller's copy (getopt permutes it). */
+static int run_locked(int argc, char **argv, FILE *out, FILE *err,
+                      cli_session *cs, int parallel)
+{
+    held h = {1};
+    pthread_mutex_lock(&run_lock);
+    int rc = cli_run_in(argc, argv, out, err, cs, parallel ? release : NULL, &h);
+    release(&h);
+    return rc;
+}
 
 int tp_api_version(void) { return TP_API_VERSION; }
 
@@ -56,9 +87,8 @@ int tp_run(int argc, char *const argv[], FILE *out, FILE *err)
     /* getopt permutes its vector: a copy, so the caller's stays as it was */
     char **copy = tp_xcalloc((size_t)argc + 1, sizeof *copy);
     memcpy(copy, argv, (size_t)argc * sizeof *copy);
-    pthread_mutex_lock(&run_lock);
-    int rc = cli_run(argc, copy, out ? out : stdout, err ? err : stderr);
-    pthread_mutex_unlock(&run_lock);
+    int rc = run_locked(argc, copy, out ? out : stdout, err ? err : stderr,
+                        NULL, 0);
     free(copy);
     return rc;
 }
@@ -553,8 +583,24 @@ static char *stream_text(FILE *f, char **buf, size_t *len)
     return *buf;
 }
 
-int tp_call(const char *command, const tp_request *q, char **result_json,
-            char **error)
+/* Commands a session runs outside the lock once parsed: they read the
+ * database and write only to the call's own streams (--svg and --sbatch
+ * files go through out.c's slots: those calls keep the lock). */
+static int session_parallel(const char *command, const tp_request *q)
+{
+    static const char *const cmds[] = {"estimate", "search", "model show",
+                                       "model list"};
+    int ok = 0;
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        ok |= strcmp(command, cmds[i]) == 0;
+    for (int i = 0; ok && q && i < q->opts.n; i++)
+        if (strcmp(q->opts.v[i], "--svg") == 0 || strcmp(q->opts.v[i], "--sbatch") == 0)
+            ok = 0;
+    return ok;
+}
+
+static int call_in(tp_session *s, const char *command, const tp_request *q,
+                   char **result_json, char **error)
 {
     if (result_json) *result_json = NULL;
     if (error) *error = NULL;
@@ -587,7 +633,9 @@ int tp_call(const char *command, const tp_request *q, char **result_json,
         fprintf(stderr, "trainplan: out of memory (open_memstream)\n");
         abort();
     }
-    int rc = tp_run(argv.n, argv.v, out, err);
+    /* getopt permutes its vector: argv.v is this call's own copy */
+    int rc = run_locked(argv.n, argv.v, out, err, s ? s->cs : NULL,
+                        s && session_parallel(command, q));
     char *o = stream_text(out, &obuf, &olen);
     char *e = stream_text(err, &ebuf, &elen);
     if (result_json) *result_json = o;
@@ -598,7 +646,13 @@ int tp_call(const char *command, const tp_request *q, char **result_json,
     return rc;
 }
 
-static int call_json(const char *command, const char *request_json,
+int tp_call(const char *command, const tp_request *q, char **result_json,
+            char **error)
+{
+    return call_in(NULL, command, q, result_json, error);
+}
+
+static int call_json(tp_session *s, const char *command, const char *request_json,
                      req_mode mode, char **result_json, char **error)
 {
     if (result_json) *result_json = NULL;
@@ -612,7 +666,7 @@ static int call_json(const char *command, const char *request_json,
         else free(msg);
         return rc;
     }
-    rc = tp_call(command, q, result_json, error);
+    rc = call_in(s, command, q, result_json, error);
     tp_request_free(q);
     spec_file_remove(&sf);
     return rc;
@@ -622,29 +676,29 @@ int tp_call_json(const char *command, const char *request_json,
                  char **result_json, char **error)
 {
     int sweep = command && strcmp(command, "sweep") == 0;
-    return call_json(command, request_json, sweep ? REQ_SPEC : REQ_PLAIN,
+    return call_json(NULL, command, request_json, sweep ? REQ_SPEC : REQ_PLAIN,
                      result_json, error);
 }
 
 int tp_search_json(const char *request_json, char **result_json, char **error)
 {
-    return call_json("search", request_json, REQ_PLAIN, result_json, error);
+    return call_json(NULL, "search", request_json, REQ_PLAIN, result_json, error);
 }
 
 int tp_estimate_json(const char *request_json, char **result_json,
                      char **error)
 {
-    return call_json("estimate", request_json, REQ_PLAIN, result_json, error);
+    return call_json(NULL, "estimate", request_json, REQ_PLAIN, result_json, error);
 }
 
 int tp_model_json(const char *request_json, char **result_json, char **error)
 {
-    return call_json("model show", request_json, REQ_NAME, result_json, error);
+    return call_json(NULL, "model show", request_json, REQ_NAME, result_json, error);
 }
 
 int tp_sweep_json(const char *request_json, char **result_json, char **error)
 {
-    return call_json("sweep", request_json, REQ_SPEC, result_json, error);
+    return call_json(NULL, "sweep", request_json, REQ_SPEC, result_json, error);
 }
 
 /* ---- plain structs ------------------------------------------------------ */
@@ -694,7 +748,8 @@ static cJSON *parse_result(const char *json, char **error)
     return root;
 }
 
-int tp_estimate(const tp_request *q, tp_estimate_result *r, char **error)
+static int estimate_in(tp_session *s, const tp_request *q, tp_estimate_result *r,
+                       char **error)
 {
     if (error) *error = NULL;
     if (!r)
@@ -703,7 +758,7 @@ int tp_estimate(const tp_request *q, tp_estimate_result *r, char **error)
     memset(r, 0, sizeof *r);
     r->layout.cost_per_iteration_usd = -1;
     char *json = NULL;
-    int rc = tp_call("estimate", q, &json, error);
+    int rc = call_in(s, "estimate", q, &json, error);
     cJSON *root = parse_result(json, error);
     tp_free(json);
     if (!root) return rc ? rc : TP_EINTERNAL;
@@ -721,8 +776,8 @@ int tp_estimate(const tp_request *q, tp_estimate_result *r, char **error)
     return rc;
 }
 
-int tp_search(const tp_request *q, tp_layout *top, int cap, int *n,
-              char **error)
+static int search_in(tp_session *s, const tp_request *q, tp_layout *top, int cap,
+                     int *n, char **error)
 {
     if (error) *error = NULL;
     if (n) *n = 0;
@@ -732,7 +787,7 @@ int tp_search(const tp_request *q, tp_layout *top, int cap, int *n,
                              : cap < 0 ? "cap is negative"
                                        : "top is NULL with cap > 0", "");
     char *json = NULL;
-    int rc = tp_call("search", q, &json, error);
+    int rc = call_in(s, "search", q, &json, error);
     cJSON *root = parse_result(json, error);
     tp_free(json);
     if (!root) return rc ? rc : TP_EINTERNAL;
@@ -752,4 +807,141 @@ int tp_search(const tp_request *q, tp_layout *top, int cap, int *n,
     }
     cJSON_Delete(root);
     return rc;
+}
+
+int tp_estimate(const tp_request *q, tp_estimate_result *r, char **error)
+{
+    return estimate_in(NULL, q, r, error);
+}
+
+int tp_search(const tp_request *q, tp_layout *top, int cap, int *n, char **error)
+{
+    return search_in(NULL, q, top, cap, n, error);
+}
+
+/* ---- sessions ------------------------------------------------------------- */
+
+/* tp_open with the status of a failure in *status: 64 for options a
+ * session does not take, the database's own (65, 66) when it does not
+ * open. */
+static tp_session *open_in(const tp_request *options, int *status, char **error)
+{
+    if (error) *error = NULL;
+    *status = TP_EUSAGE;
+    if (options && options->misuse[0]) {
+        if (error) *error = dup_msg(options->misuse);
+        return NULL;
+    }
+    if (options && options->args.n > 0) {
+        request_error(error, "trainplan: tp_open: positional argument '%s'%s: a "
+                      "session takes \"hwdb\" directories only",
+                      options->args.v[0], "");
+        return NULL;
+    }
+    const char *dirs[CLI_MAX_HWDB];
+    int n = 0;
+    for (int i = 0; options && i < options->opts.n; i++) {
+        const char *k = options->opts.v[i];
+        if (strcmp(k, "--hwdb") != 0 || i + 1 >= options->opts.n) {
+            request_error(error, "trainplan: tp_open: option key '%s'%s: a "
+                          "session takes \"hwdb\" directories only; give the "
+                          "others to each call", k + 2, "");
+            return NULL;
+        }
+        if (n == CLI_MAX_HWDB) {
+            char max[16];
+            snprintf(max, sizeof max, "%d", CLI_MAX_HWDB);
+            request_error(error, "trainplan: tp_open: more than %s hwdb "
+                          "directories%s", max, "");
+            return NULL;
+        }
+        dirs[n++] = options->opts.v[++i];
+    }
+    tp_err e = {0};
+    cli_session *cs = cli_session_open(dirs, n, &e);
+    if (!cs) {
+        *status = e.status ? e.status : TP_EDATA;
+        if (error) {
+            size_t cap = strlen(e.msg) + 16;
+            *error = tp_xmalloc(cap);
+            snprintf(*error, cap, "trainplan: %s", e.msg);
+        }
+        return NULL;
+    }
+    tp_session *s = tp_xcalloc(1, sizeof *s);
+    s->cs = cs;
+    *status = TP_OK;
+    return s;
+}
+
+tp_session *tp_open(const tp_request *options, char **error)
+{
+    int status;
+    return open_in(options, &status, error);
+}
+
+tp_session *tp_open_json(const char *options_json, int *status, char **error)
+{
+    int st = TP_OK;
+    tp_request *q = NULL;
+    if (error) *error = NULL;
+    if (options_json) {
+        q = request_from_json(options_json, REQ_PLAIN, NULL, &st, error);
+        if (!q) {
+            if (status) *status = st;
+            return NULL;
+        }
+    }
+    tp_session *s = open_in(q, &st, error);
+    tp_request_free(q);
+    if (status) *status = st;
+    return s;
+}
+
+void tp_close(tp_session *s)
+{
+    if (!s) return;
+    cli_session_close(s->cs);
+    free(s);
+}
+
+static int no_session(const char *fn, char **error)
+{
+    if (error) *error = NULL;
+    return request_error(error, "trainplan: %s: the session is NULL%s (open "
+                         "one with tp_open)", fn, "");
+}
+
+int tp_session_call(tp_session *s, const char *command, const tp_request *q,
+                    char **result_json, char **error)
+{
+    if (result_json) *result_json = NULL;
+    if (!s) return no_session("tp_session_call", error);
+    return call_in(s, command, q, result_json, error);
+}
+
+int tp_session_call_json(tp_session *s, const char *command,
+                         const char *request_json, char **result_json,
+                         char **error)
+{
+    if (result_json) *result_json = NULL;
+    if (!s) return no_session("tp_session_call_json", error);
+    int sweep = command && strcmp(command, "sweep") == 0;
+    return call_json(s, command, request_json, sweep ? REQ_SPEC : REQ_PLAIN,
+                     result_json, error);
+}
+
+int tp_session_estimate(tp_session *s, const tp_request *q, tp_estimate_result *r,
+                        char **error)
+{
+    if (!s) return no_session("tp_session_estimate", error);
+    return estimate_in(s, q, r, error);
+}
+
+int tp_session_search(tp_session *s, const tp_request *q, tp_layout *top, int cap,
+                      int *n, char **error)
+{
+    if (n) *n = 0;
+    if (!s) return no_session("tp_session_search", error);
+    return search_in(s, q, top, cap, n, error);
 }

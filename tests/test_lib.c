@@ -624,6 +624,130 @@ static void test_contract(void)
     tp_free(res);
 }
 
+/* ---- sessions ------------------------------------------------------------ */
+
+static const char *estimate_req =
+    "{\"model\": \"gpt-neox-20b\", \"system\": \"perlmutter\", \"gpus\": 128, "
+    "\"seq_length\": 2048, \"global_batch_size\": 1024, "
+    "\"tensor_model_parallel_size\": 4, \"pipeline_model_parallel_size\": 4, "
+    "\"sequence_parallel\": true}";
+
+/* A session's calls give the bytes the calls without one give, and its
+ * errors the same statuses and messages. */
+static void test_session(void)
+{
+    char *err = NULL;
+    tp_session *s = tp_open(NULL, &err);
+    TP_CHECK(s != NULL && err == NULL);
+    const struct {
+        const char *cmd, *req;
+    } calls[] = {
+        {"estimate", estimate_req},
+        {"search", search_req},
+        {"model show", "{\"args\": [\"llama3-8b\"]}"},
+        {"model list", "{}"},
+        {"hw show", "{\"args\": [\"eos\"]}"},
+        {"estimate", "{\"model\": \"no-such-model\", \"system\": \"eos\", "
+                     "\"gpus\": 8, \"seq_length\": 2048, \"global_batch_size\": 8}"},
+        {"estimate", "{\"model\": \"llama3-8b\", \"system\": \"eos\", "
+                     "\"gpus\": 8, \"seq_length\": 8192, \"global_batch_size\": 64, "
+                     "\"hwdb\": [\"" TP_SOURCE_DIR "/tests/fixtures/hw/good\"]}"},
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        for (int twice = 0; twice < 2; twice++) {
+            char *a = NULL, *ea = NULL, *b = NULL, *eb = NULL;
+            int ra = tp_call_json(calls[i].cmd, calls[i].req, &a, &ea);
+            int rb = tp_session_call_json(s, calls[i].cmd, calls[i].req, &b, &eb);
+            TP_CHECK_INT(rb, ra);
+            TP_CHECK((!a && !b) || (a && b && strcmp(a, b) == 0));
+            TP_CHECK((!ea && !eb) || (ea && eb && strcmp(ea, eb) == 0));
+            if (!((!a && !b) || (a && b && strcmp(a, b) == 0)))
+                fprintf(stderr, "  call %zu (%s) differs with a session\n", i,
+                        calls[i].cmd);
+            tp_free(a), tp_free(b), tp_free(ea), tp_free(eb);
+        }
+    }
+    /* the plain structs */
+    int rc = 0;
+    tp_request *q = tp_request_from_json(estimate_req, &rc, NULL);
+    tp_estimate_result r1, r2;
+    TP_CHECK_INT(tp_estimate(q, &r1, NULL), 0);
+    TP_CHECK_INT(tp_session_estimate(s, q, &r2, NULL), 0);
+    TP_CHECK(memcmp(&r1, &r2, sizeof r1) == 0);
+    tp_request_free(q);
+    q = tp_request_from_json(search_req, &rc, NULL);
+    tp_layout t1[4], t2[4];
+    int n1 = 0, n2 = 0;
+    memset(t1, 0, sizeof t1), memset(t2, 0, sizeof t2);
+    TP_CHECK_INT(tp_search(q, t1, 4, &n1, NULL), 0);
+    TP_CHECK_INT(tp_session_search(s, q, t2, 4, &n2, NULL), 0);
+    TP_CHECK(n1 == 4 && n2 == 4 && memcmp(t1, t2, sizeof t1) == 0);
+    tp_request_free(q);
+    tp_close(s);
+    tp_close(NULL);
+
+    /* what a session refuses */
+    int st = 0;
+    err = NULL;
+    TP_CHECK(tp_open_json("{\"model\": \"llama3-8b\"}", &st, &err) == NULL);
+    TP_CHECK(st == 64 && err && strstr(err, "hwdb"));
+    tp_free(err);
+    TP_CHECK(tp_open_json("{\"hwdb\": [\"/no/such/dir\"]}", &st, &err) == NULL);
+    TP_CHECK(st != 0 && err && strstr(err, "/no/such/dir"));
+    tp_free(err);
+    s = tp_open_json(NULL, &st, &err);
+    TP_CHECK(s != NULL && st == 0 && err == NULL);
+    char *res = (char *)1;
+    TP_CHECK_INT(tp_session_call_json(NULL, "estimate", estimate_req, &res, &err), 64);
+    TP_CHECK(res == NULL && err && strstr(err, "session is NULL"));
+    tp_free(err);
+    TP_CHECK_INT(tp_session_call_json(s, NULL, "{}", &res, &err), 64);
+    tp_free(err);
+    tp_close(s);
+}
+
+/* Estimates from four threads on one session at once: every answer the
+ * single call's bytes. */
+typedef struct sess_arg {
+    tp_session *s;
+    const char *want;
+    int bad;
+} sess_arg;
+
+static void *session_thread(void *arg)
+{
+    sess_arg *a = arg;
+    for (int i = 0; i < 20; i++) {
+        char *res = NULL, *err = NULL;
+        int rc = tp_session_call_json(a->s, i % 5 ? "estimate" : "search",
+                                      i % 5 ? estimate_req : search_req, &res,
+                                      &err);
+        if (rc != 0 || !res || (i % 5 && strcmp(res, a->want) != 0)) a->bad++;
+        tp_free(res), tp_free(err);
+    }
+    return NULL;
+}
+
+static void test_session_threads(void)
+{
+    tp_session *s = tp_open(NULL, NULL);
+    TP_CHECK(s != NULL);
+    char *want = NULL;
+    TP_CHECK_INT(tp_estimate_json(estimate_req, &want, NULL), 0);
+    pthread_t t[4];
+    sess_arg a[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (sess_arg){s, want, 0};
+        TP_CHECK_INT(pthread_create(&t[i], NULL, session_thread, &a[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        TP_CHECK_INT(a[i].bad, 0);
+    }
+    tp_free(want);
+    tp_close(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -641,5 +765,7 @@ int main(int argc, char **argv)
     TP_RUN(test_sweep);
     TP_RUN(test_streams);
     TP_RUN(test_contract);
+    TP_RUN(test_session);
+    TP_RUN(test_session_threads);
     return TP_TEST_EXIT();
 }

@@ -84,6 +84,64 @@ class Parity(unittest.TestCase):
                       [s["name"] for s in trainplan.systems()["systems"]])
 
 
+class Sessions(unittest.TestCase):
+    EST = dict(model="gpt-neox-20b", system="perlmutter", gpus=128,
+               seq_length=2048, global_batch_size=1024,
+               tensor_model_parallel_size=4, pipeline_model_parallel_size=4,
+               sequence_parallel=True)
+
+    def test_session_equal(self):
+        """A session's calls: the command line's JSON, again and again."""
+        rc, c, _ = cli("estimate", "--model", "gpt-neox-20b", "--system",
+                       "perlmutter", "--gpus", "128", "--seq-length", "2048",
+                       "--global-batch-size", "1024", "-t", "4", "-p", "4",
+                       "--sequence-parallel")
+        with trainplan.Session() as s:
+            for _ in range(3):
+                self.assertEqual(s.estimate(**self.EST), c)
+            self.assertEqual(s.model("gpt-neox-20b", seq_length=4096),
+                             cli("model", "show", "gpt-neox-20b", "--seq-length",
+                                 "4096")[1])
+            self.assertIn("ranked", s.search(top=1, **SEARCH))
+
+    def test_session_hwdb_and_errors(self):
+        here = pathlib.Path(__file__).resolve().parents[2]
+        good = here / "tests" / "fixtures" / "hw" / "good"
+        with trainplan.Session(hwdb=good) as s:
+            self.assertIn("perlmutter",
+                          [y["name"] for y in s.call("hw list")["systems"]])
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.Session(hwdb="/no/such/dir")
+        self.assertIn("/no/such/dir", cm.exception.message)
+        s = trainplan.Session()
+        s.close()
+        with self.assertRaises(ValueError):
+            s.estimate(**self.EST)
+        s.close()  # twice: nothing
+
+    def test_session_threads(self):
+        """Four threads on one session: each answer the single call's."""
+        import threading
+        with trainplan.Session() as s:
+            want = s.estimate(**self.EST)
+            got, errs = [], []
+
+            def work():
+                try:
+                    for _ in range(5):
+                        got.append(s.estimate(**self.EST))
+                except Exception as e:  # reported below
+                    errs.append(e)
+            ts = [threading.Thread(target=work) for _ in range(4)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            self.assertEqual(errs, [])
+            self.assertEqual(len(got), 20)
+            self.assertTrue(all(g == want for g in got))
+
+
 class Keywords(unittest.TestCase):
     def test_false_is_the_no_flag(self):
         r = trainplan.estimate(model="gpt-neox-20b", system="perlmutter",

@@ -37,10 +37,11 @@ import os
 import warnings
 
 __all__ = ["estimate", "search", "sweep", "model", "models", "systems", "call",
+           "Session",
            "to_dataframe", "frame_rows", "library_path", "version", "TrainplanError",
            "TrainplanWarning"]
 
-API_VERSION = 2  # TP_API_VERSION of include/trainplan.h this module speaks
+API_VERSION = 3  # TP_API_VERSION of include/trainplan.h this module speaks
 
 
 class TrainplanError(Exception):
@@ -107,6 +108,16 @@ def _load():
         lib.tp_call_json.restype = ctypes.c_int
         lib.tp_free.argtypes = [ctypes.c_void_p]
         lib.tp_free.restype = None
+        lib.tp_open_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int),
+                                     ctypes.POINTER(ctypes.c_void_p)]
+        lib.tp_open_json.restype = ctypes.c_void_p
+        lib.tp_close.argtypes = [ctypes.c_void_p]
+        lib.tp_close.restype = None
+        lib.tp_session_call_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                             ctypes.c_char_p,
+                                             ctypes.POINTER(ctypes.c_void_p),
+                                             ctypes.POINTER(ctypes.c_void_p)]
+        lib.tp_session_call_json.restype = ctypes.c_int
         if lib.tp_api_version() != API_VERSION:
             tried.append("%s (API version %d, this module speaks %d)"
                          % (path, lib.tp_api_version(), API_VERSION))
@@ -189,19 +200,121 @@ def call(command, *args, **options):
     bytes, or str from os.fsdecode (bytes that are not UTF-8 pass
     through as they are).
     """
+    return _session()._call(command, args, options, _parser(command), 3)
+
+
+def _parser(command):
     if command == "sweep":
-        parse = _json_lines
-    elif command.split()[:1] == ["completion"]:
-        parse = str
-    else:
-        parse = json.loads
-    return _call(command, args, options, parse, 4)
+        return _json_lines
+    if command.split()[:1] == ["completion"]:
+        return str
+    return json.loads
 
 
-def _call(command, args, options, parse, stacklevel):
-    """tp_call_json of the request; parse reads what the command printed;
-    warnings point stacklevel frames up (the caller of the public
-    function)."""
+class Session:
+    """The hardware database opened once and the operator models fitted
+    once, for every call made with it: a call on a session costs what its
+    estimate and its JSON cost (about 0.2 ms for a pinned layout; 25 ms or
+    more each without one, which reopens the database and refits).
+
+    The module's functions (estimate, search, ...) use one session per
+    process, opened at the first call; make your own to add hardware
+    database directories once (``Session(hwdb=["mydb"])``) or to drop
+    what the process's holds (``close()``). A session may be used from
+    several threads at once: its estimate, search and model calls run in
+    parallel (ctypes releases the GIL during the call). The database's
+    files are read when the session opens: a session does not see them
+    change.
+
+        with trainplan.Session() as s:
+            for t in (1, 2, 4, 8):
+                r = s.estimate(model="llama3-8b", system="eos", gpus=64,
+                               seq_length=8192, global_batch_size=512,
+                               tensor_model_parallel_size=t)
+    """
+
+    def __init__(self, hwdb=None):
+        lib = _load()
+        opts = {}
+        if hwdb is not None:
+            opts["hwdb"] = [hwdb] if isinstance(hwdb, (str, bytes, os.PathLike)) else list(hwdb)
+        text = json.dumps(_plain(opts, "hwdb"), ensure_ascii=False)
+        status, err = ctypes.c_int(0), ctypes.c_void_p()
+        handle = lib.tp_open_json(text.encode("utf-8", "surrogateescape"),
+                                  ctypes.byref(status), ctypes.byref(err))
+        err_s = _take(err, "backslashreplace")
+        if not handle:
+            raise TrainplanError(status.value, err_s or "")
+        self._handle = handle
+        self._pid = os.getpid()
+
+    def close(self):
+        """Frees what the session holds; later calls raise ValueError."""
+        h, self._handle = getattr(self, "_handle", None), None
+        if h and _lib is not None and self._pid == os.getpid():
+            _lib.tp_close(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def call(self, command, *args, **options):
+        """trainplan.call on this session."""
+        return self._call(command, args, options, _parser(command), 3)
+
+    def estimate(self, dataframe=False, **options):
+        """trainplan.estimate on this session."""
+        return _maybe_frame(self._call("estimate", (), options, json.loads, 3),
+                            dataframe)
+
+    def search(self, dataframe=False, **options):
+        """trainplan.search on this session."""
+        return _maybe_frame(self._call("search", (), options, json.loads, 3),
+                            dataframe)
+
+    def model(self, name, **options):
+        """trainplan.model on this session."""
+        return self._call("model show", (name,), options, json.loads, 3)
+
+    def _call(self, command, args, options, parse, stacklevel):
+        if not self._handle:
+            raise ValueError("trainplan.Session: the session is closed")
+        if self._pid != os.getpid():
+            raise ValueError("trainplan.Session: opened in process %d, used in "
+                             "%d (after fork): open a session in this process"
+                             % (self._pid, os.getpid()))
+        return _call(command, args, options, parse, stacklevel + 1, self._handle)
+
+
+_default = None
+_default_lock = __import__("threading").Lock()
+
+
+def _session():
+    """The process's session, opened at the first call (again in a child
+    after fork: a session's lock and memory are its process's)."""
+    global _default
+    s = _default
+    if s is None or s._pid != os.getpid():
+        with _default_lock:
+            s = _default
+            if s is None or s._pid != os.getpid():
+                s = _default = Session()
+    return s
+
+
+def _call(command, args, options, parse, stacklevel, handle=None):
+    """tp_session_call_json (tp_call_json without a handle) of the request;
+    parse reads what the command printed; warnings point stacklevel frames
+    up (the caller of the public function)."""
     lib = _load()
     req = {}
     for k, v in options.items():
@@ -214,9 +327,13 @@ def _call(command, args, options, parse, stacklevel):
     # that JSON cannot decode
     text = json.dumps(req, allow_nan=False, ensure_ascii=False)
     out, err = ctypes.c_void_p(), ctypes.c_void_p()
-    status = lib.tp_call_json(_plain(command, "command").encode(),
-                              text.encode("utf-8", "surrogateescape"),
-                              ctypes.byref(out), ctypes.byref(err))
+    cmd = _plain(command, "command").encode()
+    body = text.encode("utf-8", "surrogateescape")
+    if handle:
+        status = lib.tp_session_call_json(handle, cmd, body, ctypes.byref(out),
+                                          ctypes.byref(err))
+    else:
+        status = lib.tp_call_json(cmd, body, ctypes.byref(out), ctypes.byref(err))
     out_s, err_s = _take(out, "surrogateescape"), _take(err, "backslashreplace")
     result = parse(out_s) if out_s else None
     if status != 0:
@@ -240,13 +357,15 @@ def search(dataframe=False, **options):
     front. Keys of the dict as ``search --format json`` prints them
     ("ranked", "pareto", "stats", ...); ``result["ranked"][0]["layout"]`` is
     the winner's tag. dataframe=True: the ranked rows as a DataFrame."""
-    return _maybe_frame(call("search", **options), dataframe)
+    return _maybe_frame(_session()._call("search", (), options, json.loads, 3),
+                        dataframe)
 
 
 def estimate(dataframe=False, **options):
     """``trainplan estimate``: time, memory and cost of one iteration of a
     layout (unset fields: the fastest). dataframe=True: one row."""
-    return _maybe_frame(call("estimate", **options), dataframe)
+    return _maybe_frame(_session()._call("estimate", (), options, json.loads, 3),
+                        dataframe)
 
 
 def sweep(spec, dataframe=False, **options):
@@ -269,25 +388,25 @@ def sweep(spec, dataframe=False, **options):
         raise TypeError("trainplan.sweep: spec is a dict or a file path, "
                         "not %s" % type(spec).__name__)
     options = dict(options, spec=spec)
-    records = _call("sweep", (), options, _json_lines, 3) or []
+    records = _session()._call("sweep", (), options, _json_lines, 3) or []
     return _maybe_frame(records, dataframe)
 
 
 def model(name, **options):
     """``trainplan model show NAME``: architecture, parameter counts and
     FLOPs per token of a preset or a HuggingFace config.json path."""
-    return call("model show", name, **options)
+    return _session()._call("model show", (name,), options, json.loads, 3)
 
 
 def models():
     """``trainplan model list``: the built-in presets."""
-    return call("model list")
+    return _session()._call("model list", (), {}, json.loads, 3)
 
 
 def systems(**options):
     """``trainplan hw list``: the GPUs and systems of the hardware database
     (hwdb="DIR" adds one)."""
-    return call("hw list", **options)
+    return _session()._call("hw list", (), options, json.loads, 3)
 
 
 def _is_sweep(result):
