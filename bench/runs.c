@@ -319,8 +319,13 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
      * (Megatron-Core's default is PyTorch's); elsewhere the framework's
      * default, as trainplan's launches run it. */
     if (strcmp(src, "megatron_lm_ci") == 0
-        || strcmp(src, "megatron_ci_golden") == 0)
+        || strcmp(src, "megatron_ci_golden") == 0) {
         w.moe_permute_fusion = has_feature(feat, "moe-permute-fusion");
+        w.moe_router_fusion = has_feature(feat, "moe-router-fusion");
+    }
+    /* The router's fused kernels came with Megatron-Core v0.14 (2025-09,
+     * Megatron-LM README's news): a run of an older version says so. */
+    if (has_feature(feat, "no-moe-router-fusion")) w.moe_router_fusion = 0;
     /* Gradient reduction overlapped where listed, and in FSDP: Megatron-
      * FSDP's full sharding turns on overlap_grad_reduce and
      * overlap_param_gather itself (megatron_fsdp.py@d98e8a6, MegatronFSDP

@@ -36,7 +36,8 @@ enum {
     CLI_SW_RC_METHOD = 1u << 9, /* --recompute-method given */
     CLI_SW_ALLOC = 1u << 10,    /* --[no-]expandable-segments, or the job's
                                    PYTORCH_CUDA_ALLOC_CONF */
-    CLI_SW_PERMUTE = 1u << 11   /* --[no-]moe-permute-fusion, or a job's */
+    CLI_SW_PERMUTE = 1u << 11,  /* --[no-]moe-permute-fusion, or a job's */
+    CLI_SW_ROUTER = 1u << 12    /* --[no-]moe-router-fusion, or a job's */
 };
 
 typedef struct cli_session cli_session;
@@ -120,6 +121,7 @@ typedef struct cli_opts {
                                          copied from); NULL = none */
     space_pp_layout pp_layout_store;
     int moe_permute_fusion;  /* --[no-]moe-permute-fusion (CLI_SW_PERMUTE) */
+    int moe_router_fusion;   /* --[no-]moe-router-fusion (CLI_SW_ROUTER) */
     int fsdp_double_buffer;  /* --fsdp-double-buffer */
     int cuda_graph;          /* --cuda-graph-impl: space_cuda_graph */
     unsigned cuda_graph_modules; /* --cuda-graph-scope: SPACE_CGM_* bits */

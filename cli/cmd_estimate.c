@@ -105,6 +105,7 @@ void cli_layout_software(const cli_opts *o, space_layout *l)
                               : 0;
     l->mb_group = o->mb_group;
     if (set & CLI_SW_PERMUTE) l->moe_permute_fusion = o->moe_permute_fusion;
+    if (set & CLI_SW_ROUTER) l->moe_router_fusion = o->moe_router_fusion;
     l->fsdp_double_buffer = o->fsdp_double_buffer;
     l->cuda_graph = o->cuda_graph;
     l->cuda_graph_modules = o->cuda_graph_modules;
@@ -253,6 +254,14 @@ int cli_check_mech(const cli_opts *o, const space_model *m, tp_err *e)
                        "--%smoe-permute-fusion: %s is dense (no tokens to "
                        "permute to experts)",
                        o->moe_permute_fusion ? "" : "no-", m->name);
+    if ((o->sw_set & CLI_SW_ROUTER) && m->num_experts <= 0 && o->job_file == NULL)
+        return tp_errf(e, TP_EUSAGE,
+                       "--%smoe-router-fusion: %s is dense (no router)",
+                       o->moe_router_fusion ? "" : "no-", m->name);
+    if ((o->sw_set & CLI_SW_ROUTER) && o->moe_router_fusion && !mcore)
+        return tp_errf(e, TP_EUSAGE,
+                       "--moe-router-fusion: Megatron-Core's (with Transformer "
+                       "Engine); the framework is %s", fw);
     if (o->cuda_graph != SPACE_CG_NONE && !mcore)
         return tp_errf(e, TP_EUSAGE,
                        "--cuda-graph-impl %s: Megatron-Core's CUDA graphs; "
@@ -587,6 +596,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
                               l->moe_router_pad != 0);
         cJSON_AddBoolToObject(a, "moe_permute_fusion",
                               l->moe_permute_fusion != 0);
+        cJSON_AddBoolToObject(a, "moe_router_fusion", l->moe_router_fusion != 0);
         cJSON_AddStringToObject(a, "moe_flex_dispatcher_backend",
                                 space_moe_flex_backend_name(l));
         if (l->moe_imbalance > 0)

@@ -403,6 +403,7 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
                                 space_moe_flex_backend_name(l));
         cJSON_AddBoolToObject(j, "moe_permute_fusion",
                               l->moe_permute_fusion != 0);
+        cJSON_AddBoolToObject(j, "moe_router_fusion", l->moe_router_fusion != 0);
     }
     /* set by options, the same in every row: only where not the default */
     if (l->cuda_graph)

@@ -246,6 +246,9 @@ static void moe_args(mg_args *j, const space_model *m, const space_layout *l)
     else
         note(j, "the token permutation unfused (its memory); the step time "
                 "is estimated with the fused kernels");
+    /* Transformer Engine's fused router (Megatron-Core v0.14, TE 2.6:
+     * transformer_config.py moe_router_fusion), as the estimate times it */
+    if (l->moe_router_fusion) arg(j, G_PRECISION, "--moe-router-fusion", NULL);
     /* the flex dispatcher's backend, said as Megatron-Core's default is
      * deepep (transformer_config.py moe_flex_dispatcher_backend) */
     if (l->moe_dispatcher == SPACE_MOE_FLEX)
@@ -1127,7 +1130,7 @@ typedef enum {
     F_OPT_OFFLOAD, F_OPT_OFFLOAD_FRAC, F_OPT_OFFLOAD_OVERLAP,
     F_TORCH_OPT_OFFLOAD, F_CPU_OFFLOAD_LAYERS, F_CPU_OFFLOADING,
     F_FG_OFFLOAD, F_OFFLOAD_MODULES, F_OFFLOAD_FRAC, F_MB_GROUP,
-    F_MOE_PERMUTE, F_FSDP_DB, F_NCCL_UB,
+    F_MOE_PERMUTE, F_MOE_ROUTER, F_FSDP_DB, F_NCCL_UB,
     F_FSDP_MAXPOOL, F_FSDP_GRADS, F_CG_IMPL, F_CG_MODULES, F_CG_SCOPE,
     F_CG_ENABLE, F_CG_EXTERNAL, F_CE_IMPL,
     /* RoPE, local attention, sinks (issue 31) */
@@ -1250,6 +1253,7 @@ static const struct {
     [F_MB_GROUP] = {"--microbatch-group-size-per-virtual-pipeline-stage", 1},
     /* memory mechanisms (estimator/mem.c) */
     [F_MOE_PERMUTE] = {"--moe-permute-fusion", 0},
+    [F_MOE_ROUTER] = {"--moe-router-fusion", 0},
     [F_FSDP_DB] = {"--fsdp-double-buffer", 0},
     [F_NCCL_UB] = {"--use-nccl-ub", 0},
     [F_FSDP_MAXPOOL] = {"--megatron-fsdp-max-pool-double-buffer", 0},
@@ -2077,6 +2081,9 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     if (s.v[F_EXPERTS]) {
         o->moe_permute_fusion = s.v[F_MOE_PERMUTE] != NULL;
         o->sw_set |= CLI_SW_PERMUTE;
+        /* the router: PyTorch's ops unless --moe-router-fusion */
+        o->moe_router_fusion = s.v[F_MOE_ROUTER] != NULL;
+        o->sw_set |= CLI_SW_ROUTER;
     }
     /* Megatron-FSDP: double buffers (--use-nccl-ub and the max-pool
      * allocator turn them on, validate_args), and gradient buffers of

@@ -332,6 +332,8 @@ static void put_bridge_experts(const space_model *m, const space_layout *l,
     /* Transformer Engine's fused permutation, as the step time assumes;
      * unfused where the layout's memory says so */
     cli_text_put(b, "model.moe_permute_fusion=%s\n", tf(l->moe_permute_fusion));
+    /* and the fused router (TransformerConfig moe_router_fusion) */
+    cli_text_put(b, "model.moe_router_fusion=%s\n", tf(l->moe_router_fusion));
 }
 
 /* The model's sizes as GPTModelProvider keys (the generic recipe), and
@@ -1026,7 +1028,7 @@ typedef enum nemo_kid {
     K_EP, K_ETP, K_MOE_DISPATCHER, K_QK_NORM, K_MTP,
     K_MOE_SHARED_OVERLAP, K_MOE_A2A_OVERLAP, K_DELAY_WGRAD,
     K_MOE_FLEX_BACKEND, K_MOE_ROUTER_PAD,
-    K_MOE_PERMUTE, K_FSDP_DB, K_CG_IMPL, K_CG_SCOPE,
+    K_MOE_PERMUTE, K_MOE_ROUTER, K_FSDP_DB, K_CG_IMPL, K_CG_SCOPE,
     K_MOE_INERT, /* keys trainplan writes that change no estimate (the
                     grouped GEMMs and fused permutation it assumes, the
                     balancing loss) */
@@ -1232,6 +1234,7 @@ static const nemo_key nemo_keys[] = {
      0, 0, 0, n_bool},
     {"model.moe_grouped_gemm", K_MOE_INERT, V_BOOL, 0, 0, 0, n_bool},
     {"model.moe_permute_fusion", K_MOE_PERMUTE, V_BOOL, 0, 0, 0, n_bool},
+    {"model.moe_router_fusion", K_MOE_ROUTER, V_BOOL, 0, 0, 0, n_bool},
     {"ddp.fsdp_double_buffer", K_FSDP_DB, V_BOOL, 0, 0, 0, n_bool},
     {"model.cuda_graph_impl", K_CG_IMPL, V_NAME, 0, 0, 0, n_cg_impl},
     {"model.cuda_graph_scope", K_CG_SCOPE, V_STR, 1, 0, 0, NULL},
@@ -2142,6 +2145,10 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
     if (SET(K_MOE_PERMUTE) && SET(K_EXPERTS)) {
         o->moe_permute_fusion = (int)IV(K_MOE_PERMUTE);
         o->sw_set |= CLI_SW_PERMUTE;
+    }
+    if (SET(K_MOE_ROUTER) && SET(K_EXPERTS)) {
+        o->moe_router_fusion = (int)IV(K_MOE_ROUTER);
+        o->sw_set |= CLI_SW_ROUTER;
     }
     if (SET(K_FSDP_DB)) o->fsdp_double_buffer = (int)IV(K_FSDP_DB);
     if (SET(K_CG_IMPL)) o->cuda_graph = r->v[K_CG_IMPL].name;

@@ -272,6 +272,8 @@ enum opt_id {
     OPT_FSDP_DOUBLE_BUFFER,
     OPT_MOE_PERMUTE_FUSION,
     OPT_NO_MOE_PERMUTE_FUSION,
+    OPT_MOE_ROUTER_FUSION,
+    OPT_NO_MOE_ROUTER_FUSION,
     /* your own run fed back (issue 31) */
     OPT_LOG,
     OPT_CALIBRATE_TO_LOG,
@@ -472,6 +474,16 @@ static const cli_option options[] = {
      "--moe-permute-fusion): each MoE layer keeps a 32-bit map per token "
      "and expert for the backward; trainplan's default with Megatron-Core "
      "(its launches set it)"},
+    {"moe-router-fusion", OPT_MOE_ROUTER_FUSION, NULL, CMD_EST_SEARCH,
+     "MoE: Transformer Engine's fused router kernels (Megatron-Core "
+     "--moe-router-fusion, v0.14 with TE 2.6): top-k, scores and the "
+     "load-balancing loss in three kernels each way instead of about 23 "
+     "PyTorch ops; trainplan's default with Megatron-Core (its launches set "
+     "it)"},
+    {"no-moe-router-fusion", OPT_NO_MOE_ROUTER_FUSION, NULL, CMD_EST_SEARCH,
+     "MoE: the router as PyTorch's ops (Megatron-Core's default, and every "
+     "version before v0.14): more passes over the tokens x experts scores "
+     "and more kernel launches"},
     {"no-moe-permute-fusion", OPT_NO_MOE_PERMUTE_FUSION, NULL,
      CMD_EST_SEARCH,
      "MoE: PyTorch's permutation (Megatron-Core's default): 64-bit sorted "
@@ -808,6 +820,7 @@ static int job_sets(int id)
         OPT_FINE_GRAINED_OFFLOAD, OPT_OFFLOAD_MODULES, OPT_OFFLOAD_FRACTION,
         OPT_MB_GROUP,
         OPT_MOE_PERMUTE_FUSION, OPT_NO_MOE_PERMUTE_FUSION,
+        OPT_MOE_ROUTER_FUSION, OPT_NO_MOE_ROUTER_FUSION,
         OPT_CUDA_GRAPH_IMPL, OPT_CUDA_GRAPH_SCOPE, OPT_FSDP_DOUBLE_BUFFER,
         /* not --[no-]expandable-segments: the allocator's setting is the
          * job's environment, which a job file may not show (torchtitan's
@@ -1888,6 +1901,11 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
         case OPT_NO_MOE_PERMUTE_FUSION:
             o.moe_permute_fusion = c == OPT_MOE_PERMUTE_FUSION;
             o.sw_set |= CLI_SW_PERMUTE;
+            break;
+        case OPT_MOE_ROUTER_FUSION:
+        case OPT_NO_MOE_ROUTER_FUSION:
+            o.moe_router_fusion = c == OPT_MOE_ROUTER_FUSION;
+            o.sw_set |= CLI_SW_ROUTER;
             break;
         case OPT_FSDP_DOUBLE_BUFFER:
             o.fsdp_double_buffer = 1;

@@ -87,6 +87,12 @@ typedef enum est_op_kind {
     EST_OP_PERMUTE,       /* rows x cols: an MoE token permutation (a
                              gather of rows into expert order, or its
                              reverse); backward the reverse, same bytes */
+    EST_OP_ROUTER,        /* rows = tokens, cols = experts: an MoE router's
+                             scores, top-k, routing map and load-balancing
+                             loss as Megatron-Core's PyTorch ops (default
+                             moe_router_fusion off); roofline only */
+    EST_OP_ROUTER_FUSED,  /* the same as Transformer Engine's fused router
+                             kernels (--moe-router-fusion) */
     EST_OP_COUNT
 } est_op_kind;
 

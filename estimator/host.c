@@ -69,6 +69,8 @@ typedef struct host_counts {
                           collective, residual add */
     double moe_router; /* an MoE layer's norm and router (gating GEMM,
                           top-k, softmax, load-balancing loss) */
+    double moe_router_fused; /* the same with Transformer Engine's fused
+                          router kernels (--moe-router-fusion) */
     double shared;     /* its shared experts, where it has them */
     double moe_pre;    /* the dispatcher's preprocess: tokens per expert,
                           their gather over EP x TP, the copies to host */
@@ -92,7 +94,7 @@ static const host_counts counts[SPACE_STACK_COUNT] = {
      * bias_dropout_add; then the MLP's norm, h_to_4h, bias_gelu, 4h_to_h
      * with its all-reduce, bias_dropout_add. Plain PyTorch modules: a
      * unit each. No MoE. */
-    [SPACE_STACK_MEGATRON_2021] = {10, 6, 0, 0, 0, 0, 0, 0, 0,
+    [SPACE_STACK_MEGATRON_2021] = {10, 6, 0, 0, 0, 0, 0, 0, 0, 0,
                                    "Megatron-LM 2021 transformer.py"},
     /* NVIDIA/Megatron-LM@d98e8a64dd transformer_layer.py
      * TransformerLayer._forward_attention: TELayerNormColumnParallelLinear
@@ -103,7 +105,11 @@ static const host_counts counts[SPACE_STACK_COUNT] = {
      * moe_layer.py MoELayer.forward): the pre-MLP TENorm (TE) and
      * TopKRouter.forward (router.py: the gating GEMM, its fp32 cast,
      * top-k, softmax, the routing map's scatter, the auxiliary loss's
-     * sums and products: 14); SharedExpertMLP (2 TE + 1);
+     * sums and products: 14; with --moe-router-fusion, TE's
+     * fused_topk_with_score_function, fused_compute_score_for_moe_aux_loss
+     * and fused_moe_aux_loss replace the top-k, softmaxes, scatters and
+     * loss arithmetic: the GEMM, its cast, the three, the tokens per
+     * expert's sum and all-reduce: 7); SharedExpertMLP (2 TE + 1);
      * MoEAlltoAllTokenDispatcher.preprocess (token_dispatcher.py: the
      * per-expert sum, the splits' reshapes and sums, their gather over
      * EP x TP, the non-blocking copies to host: 10); the dispatch and
@@ -113,8 +119,8 @@ static const host_counts counts[SPACE_STACK_COUNT] = {
      * and the activation with the probabilities: 2 TE + 2, and per local
      * expert half a unit in each GroupedLinear: a cuBLAS launch and an
      * output allocation, NVIDIA/TransformerEngine#1499). */
-    [SPACE_STACK_MEGATRON_CORE] = {3 * TE + 3, 2 * TE + 2, TE + 14, 2 * TE + 1,
-                                   10, 16, 6, 2 * TE + 2, 1,
+    [SPACE_STACK_MEGATRON_CORE] = {3 * TE + 3, 2 * TE + 2, TE + 14, TE + 7,
+                                   2 * TE + 1, 10, 16, 6, 2 * TE + 2, 1,
                                    "Megatron-Core + TE transformer_layer.py, "
                                    "moe_layer.py, token_dispatcher.py"},
     /* pytorch/torchtitan models/llama3/model.py TransformerBlock.forward
@@ -124,7 +130,7 @@ static const host_counts counts[SPACE_STACK_COUNT] = {
      * unshard of the block (copy-in, all-gather, copy-out: 3, counted
      * with the attention); feed_forward: RMSNorm, w1, w3, silu, mul, w2,
      * residual add (7). */
-    [SPACE_STACK_PYTORCH_EAGER] = {19, 7, 0, 0, 0, 0, 0, 0, 0,
+    [SPACE_STACK_PYTORCH_EAGER] = {19, 7, 0, 0, 0, 0, 0, 0, 0, 0,
                                    "torchtitan llama3 model.py, eager"},
     /* torch.compile (Inductor): the block's kernels launched from the
      * generated wrapper, without the dispatcher or autograd per op,
@@ -132,10 +138,10 @@ static const host_counts counts[SPACE_STACK_COUNT] = {
      * three GEMMs, the fused RoPE, SDPA, wo, add + norm (8); w1, w3, the
      * fused silu-mul, w2, add (5); FSDP2's unshard as eager (3). */
     [SPACE_STACK_PYTORCH_COMPILED] = {8 * 0.5 + 3, 5 * 0.5, 0, 0, 0, 0, 0, 0,
-                                      0, "torchtitan llama3 model.py, "
+                                      0, 0, "torchtitan llama3 model.py, "
                                          "torch.compile"},
     /* Megatron-DeepSpeed's layers are Megatron-LM 2021's. */
-    [SPACE_STACK_DEEPSPEED_2021] = {10, 6, 0, 0, 0, 0, 0, 0, 0,
+    [SPACE_STACK_DEEPSPEED_2021] = {10, 6, 0, 0, 0, 0, 0, 0, 0, 0,
                                     "Megatron-LM 2021 transformer.py "
                                     "(Megatron-DeepSpeed)"},
 };
@@ -205,7 +211,8 @@ void est_host_units(const space_model *m, const space_layout *l, int moe,
         int64_t ep = space_layout_ep(l);
         double nle = (double)m->num_experts / (double)(ep > 0 ? ep : 1);
         double sh = m->shared_experts > 0 ? k->shared : 0;
-        SECTION(HS_ROUTER, k->moe_router + sh);
+        SECTION(HS_ROUTER, (l->moe_router_fusion ? k->moe_router_fused
+                                                 : k->moe_router) + sh);
         SECTION(HS_PRE, k->moe_pre);
         pre = eager;
         SECTION(HS_DISPATCH, (l->moe_permute_fusion ? k->dispatch_fused

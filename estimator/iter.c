@@ -957,9 +957,11 @@ static int64_t fp8_expert_rows(const iter_ctx *x, int64_t nle, int64_t rows,
  * megatron/core/transformer/moe/):
  *  - router.py TopKRouter: the gating GEMM [Tr, h] x [h, E] in the input's
  *    dtype (moe_router_dtype None by default, transformer_config.py), over
- *    the rank's own tokens Tr (T / TP: MoE needs SP with TP); the scores
- *    (moe_utils.py topk_routing_with_score_function: fp32 softmax or
- *    sigmoid, top-k; timed as one softmax pass over [Tr, E] each way);
+ *    the rank's own tokens Tr (T / TP: MoE needs SP with TP); the scores,
+ *    top-k, routing map and load-balancing loss over [Tr, E]
+ *    (moe_utils.py topk_routing_with_score_function and the aux loss's:
+ *    PyTorch's ops, or Transformer Engine's fused router kernels with
+ *    l->moe_router_fusion; op.c EST_OP_ROUTER, EST_OP_ROUTER_FUSED);
  *  - token_dispatcher.py MoEAlltoAllTokenDispatcher: permute (gather the
  *    Tr x top_k token copies of h), all-to-all of them and of their
  *    probabilities over the EP group, all-gather over the expert-TP group
@@ -1001,7 +1003,8 @@ static void moe_routed(const iter_ctx *x, double *fwd, double *bwd,
     int gated = space_act_ffn_gemms(m->act) == 3;
     double imb = ep > 1 ? x->imb : 1, e = est_dtype_bytes(x->act_dt);
     add_gemm(x, Tr, E, h, GEMM_16BIT, fwd, bwd, NULL);
-    est_op o = elementwise(EST_OP_SOFTMAX, x->act_dt, Tr, E);
+    est_op o = elementwise(l->moe_router_fusion ? EST_OP_ROUTER_FUSED : EST_OP_ROUTER,
+                           x->act_dt, Tr, E);
     add_named(x, &o, "moe_route", fwd, bwd);
     /* Permutations are row gathers, backward the reverse (op.c,
      * EST_OP_PERMUTE: memory-bound, no table to zero as an embedding's

@@ -65,6 +65,8 @@ const char *const est_op_names[EST_OP_COUNT] = {
     [EST_OP_ATTN_CUDNN] = "attn_cudnn",
     [EST_OP_NVFP4_QUANT] = "nvfp4_quantize_2",
     [EST_OP_PERMUTE] = "permute",
+    [EST_OP_ROUTER] = "moe_router",
+    [EST_OP_ROUTER_FUSED] = "moe_router_fused",
 };
 _Static_assert(sizeof est_op_names / sizeof est_op_names[0] == EST_OP_COUNT,
                "est_op_names names every est_op_kind");
@@ -148,6 +150,32 @@ static const mem_traffic traffic[EST_OP_COUNT] = {
      * a token's top_k rows, weighted by their probabilities, reads the
      * same rows). No table to zero, unlike an embedding's backward. */
     [EST_OP_PERMUTE] = {2, 0, 2, 0},
+    /* An MoE router after its gating GEMM, per token and expert, the
+     * logits in 16 bits (e; moe_router_dtype None) and the scores in
+     * fp32, with the auxiliary load-balancing loss (aux_loss, as the
+     * recipes set it). Megatron-Core's PyTorch path
+     * (NVIDIA/Megatron-LM@d98e8a64dd moe/moe_utils.py
+     * topk_routing_with_score_function, compute_routing_scores_for_aux_loss,
+     * switch_load_balancing_loss_func; moe/router.py): softmax to fp32
+     * (r e, w 4), top-k (r 4), the dense probabilities (zeros_like, w e)
+     * and routing map (zeros_like, .int(), scatter, .bool(): w e, r e w 4,
+     * r 4 w 1), then for the loss the scores again (softmax r e w 4, top-k
+     * r 4, the map again e + e + 4 + 5) and their sum over tokens (r 4):
+     * 7e + 38 bytes; the scatters write k of E columns (left out).
+     * Backward: the two softmaxes' gradients (r y, r dy, w dx: 12 each)
+     * with their casts to the logits' dtype (r 4 w e each), the sum's
+     * expand (w 4), the two paths' gradients added (r 2e w e): 5e + 36. */
+    [EST_OP_ROUTER] = {7, 38, 5, 36},
+    /* Transformer Engine's fused router (--moe-router-fusion; TE >= 2.6,
+     * transformer_engine/pytorch/router.py fused_topk_with_score_function,
+     * fused_compute_score_for_moe_aux_loss, fused_moe_aux_loss): each of
+     * the first two reads the logits once and writes the dense fp32
+     * probabilities and the one-byte map (e + 5 each), the loss reads the
+     * scores (4): 2e + 14. Backward: each reads its output's gradient and
+     * its saved fp32 scores and writes the logits' gradient (8 + e each),
+     * the loss writes the scores' gradient (4), the two added (3e):
+     * 5e + 20. */
+    [EST_OP_ROUTER_FUSED] = {2, 14, 5, 20},
     /* Eager composites, kernel by kernel (16-bit e, fp32 4 bytes), from
      * the code they run: torchtitan's Llama (models/llama/model.py,
      * models/norms.py: nn.RMSNorm) on PyTorch 2.5 (at::rms_norm in
@@ -198,6 +226,12 @@ static void kernel_counts(const est_op *op, double *f, double *b)
         break;
     case EST_OP_RMSNORM_UNFUSED:
         *f = 4, *b = 7;
+        break;
+    case EST_OP_ROUTER: /* the kernels of the bytes above, one by one */
+        *f = 15, *b = 8;
+        break;
+    case EST_OP_ROUTER_FUSED: /* three fused kernels each way */
+        *f = 3, *b = 3;
         break;
     case EST_OP_ADAM: /* a step: no backward */
     case EST_OP_FP8_QUANT2:

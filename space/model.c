@@ -228,6 +228,10 @@ void space_framework_software(space_framework f, space_layout *l)
      * step time is estimated; Megatron-Core's own default is off,
      * transformer_config.py moe_permute_fusion) */
     l->moe_permute_fusion = f == SPACE_FW_MEGATRON_CORE;
+    /* The MoE router: Transformer Engine's fused kernels, which trainplan's
+     * Megatron-LM launches set (--moe-router-fusion; Megatron-Core's own
+     * default is off, transformer_config.py moe_router_fusion) */
+    l->moe_router_fusion = f == SPACE_FW_MEGATRON_CORE;
     l->framework = (int)f;
 }
 

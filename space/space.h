@@ -670,6 +670,11 @@ typedef struct space_layout {
                           Engine's fused permute and unpermute, which keep a
                           32-bit map of rows per token and expert instead of
                           the 64-bit sorted indices (moe_utils.py permute) */
+    int moe_router_fusion; /* Megatron-Core --moe-router-fusion (v0.14,
+                          TE >= 2.6): Transformer Engine's fused top-k,
+                          scores and load-balancing loss kernels instead of
+                          PyTorch's ops (estimator: EST_OP_ROUTER_FUSED and
+                          the router's host launches) */
     int cuda_graph;    /* space_cuda_graph: --cuda-graph-impl; 0: none */
     unsigned cuda_graph_modules; /* SPACE_CGM_* bits: what a per-layer graph
                           captures (--cuda-graph-modules, formerly

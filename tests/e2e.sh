@@ -736,6 +736,21 @@ has "$ERR" "--fix ep=2: llama3-8b is dense" "--fix ep on a dense model"
 # must fit, each is refused where Megatron-Core has no such thing
 run 64 "$TP" "${EST[@]}" -m llama3-8b --moe-permute-fusion
 has "$ERR" "--moe-permute-fusion: llama3-8b is dense" "--moe-permute-fusion on a dense model"
+# Transformer Engine's fused router (issue 29 item 2): trainplan's default
+# with Megatron-Core, the PyTorch ops slower, refused on a dense model and
+# outside Megatron-Core
+run 64 "$TP" "${EST[@]}" -m llama3-8b --no-moe-router-fusion
+has "$ERR" "--no-moe-router-fusion: llama3-8b is dense (no router)" "--no-moe-router-fusion on a dense model"
+run 64 "$TP" "${EST[@]}" -m mixtral-8x7b --moe-router-fusion --framework torchtitan
+has "$ERR" "--moe-router-fusion: Megatron-Core's (with Transformer Engine); the framework is torchtitan" "--moe-router-fusion under torchtitan"
+RF=(estimate --system eos -g 64 -s 4096 -B 256 -m qwen3-30b-a3b -t 1 -p 1 --ep 8 --micro-batch-size 1 --format json)
+run 0 "$TP" "${RF[@]}"
+has "$OUT" '"moe_router_fusion":	true' "MoE estimate: the fused router by default"
+fused_s=$(json_num iteration_time_s)
+run 0 "$TP" "${RF[@]}" --no-moe-router-fusion
+has "$OUT" '"moe_router_fusion":	false' "--no-moe-router-fusion in the layout"
+plain_s=$(json_num iteration_time_s)
+awk -v a="$plain_s" -v b="$fused_s" 'BEGIN { exit !(a > b && b > 0) }' && ok "the PyTorch router slower ($plain_s s) than the fused one ($fused_s s)" || bad "router fusion: $plain_s s unfused, $fused_s s fused"
 run 64 "$TP" "${EST[@]}" -m llama3-8b --cuda-graph-impl eager
 has "$ERR" "--cuda-graph-impl: expected none, local, transformer_engine or full_iteration, found 'eager'" "--cuda-graph-impl values"
 run 64 "$TP" "${EST[@]}" -m llama3-8b --cuda-graph-scope attn

@@ -733,6 +733,44 @@ static void moe_env_close(moe_env *v)
     hw_db_free(v->db);
 }
 
+/* The router's bytes as op.c counts them from Megatron-Core's PyTorch
+ * path and Transformer Engine's fused kernels (per token x expert, e = 2:
+ * 7e + 38 and 5e + 36 unfused, 2e + 14 and 5e + 20 fused), and an MoE
+ * estimate with the fused router no slower than without, the difference
+ * the router's time and host launches only. */
+static void test_router_fusion(void)
+{
+    est_op r = {0};
+    r.kind = EST_OP_ROUTER, r.dtype = HW_BF16, r.rows = 1000, r.cols = 64;
+    est_work w;
+    est_op_work(&r, &w);
+    TP_CHECK_REL(w.fwd_bytes, 64000.0 * (7 * 2 + 38), 1e-12);
+    TP_CHECK_REL(w.bwd_bytes, 64000.0 * (5 * 2 + 36), 1e-12);
+    r.kind = EST_OP_ROUTER_FUSED;
+    est_op_work(&r, &w);
+    TP_CHECK_REL(w.fwd_bytes, 64000.0 * (2 * 2 + 14), 1e-12);
+    TP_CHECK_REL(w.bwd_bytes, 64000.0 * (5 * 2 + 20), 1e-12);
+    TP_CHECK(strcmp(est_op_names[EST_OP_ROUTER], "moe_router") == 0);
+
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_moe(64, 4);
+    space_layout l = moe_layout(1, 1, 8, 8);
+    est_result fused, plain;
+    l.moe_router_fusion = 1;
+    est_estimate(&v.c, &m, &l, &fused);
+    l.moe_router_fusion = 0;
+    est_estimate(&v.c, &m, &l, &plain);
+    TP_CHECK_INT(fused.reason, EST_FEASIBLE);
+    TP_CHECK(plain.iteration_s > fused.iteration_s);
+    TP_CHECK(plain.time.fwd_s > fused.time.fwd_s && plain.time.bwd_s > fused.time.bwd_s);
+    /* memory, the dispatch and the optimizer do not move */
+    TP_CHECK(plain.mem.total == fused.mem.total);
+    TP_CHECK(plain.time.ep_s == fused.time.ep_s);
+    TP_CHECK(plain.time.optimizer_s == fused.time.optimizer_s);
+    moe_env_close(&v);
+}
+
 /* An MoE model of one expert, top 1, is the dense model plus its router
  * and its permutations, to the bit: the grouped GEMMs are the dense
  * FFN's GEMMs (one expert of all T tokens), the activation the same. */
@@ -751,7 +789,8 @@ static void test_moe_one_expert(void)
     int64_t T = l.mbs * l.seq, h = d.hidden;
     est_op router = gemm(T, 1, h);
     est_op route = {0}, perm = {0};
-    route.kind = EST_OP_SOFTMAX, route.dtype = HW_BF16;
+    route.kind = l.moe_router_fusion ? EST_OP_ROUTER_FUSED : EST_OP_ROUTER;
+    route.dtype = HW_BF16;
     route.rows = T, route.cols = 1;
     perm.kind = EST_OP_PERMUTE, perm.dtype = HW_BF16;
     perm.rows = T, perm.cols = h;
@@ -1036,7 +1075,8 @@ static void test_moe_fp8_one_expert(void)
     int64_t T = l.mbs * l.seq, h = d.hidden;
     est_op router = gemm(T, 1, h);
     est_op route = {0}, perm = {0}, q2 = {0}, tr = {0};
-    route.kind = EST_OP_SOFTMAX, route.dtype = HW_BF16;
+    route.kind = l.moe_router_fusion ? EST_OP_ROUTER_FUSED : EST_OP_ROUTER;
+    route.dtype = HW_BF16;
     route.rows = T, route.cols = 1;
     perm.kind = EST_OP_PERMUTE, perm.dtype = HW_BF16;
     perm.rows = T, perm.cols = h;
@@ -1679,6 +1719,7 @@ static void test_host_model(void)
     space_model d = small_dense(), m = small_moe(64, 8);
     space_layout l = moe_layout(1, 1, 8, 8);
     l.moe_permute_fusion = 0;
+    l.moe_router_fusion = 0;
     est_host_layer h;
     /* a dense layer: 3 TE modules + RoPE x2 + bias-dropout-add, then 2 TE
      * modules + SwiGLU + bias-dropout-add */
@@ -1705,6 +1746,12 @@ static void test_host_model(void)
     l.moe_permute_fusion = 1;
     est_host_units(&m, &l, 1, &h);
     TP_CHECK_REL(h.fwd_units, attn + router + pre + post - 10, 1e-12);
+    /* TE's fused router: the GEMM, its cast, three fused kernels, the
+     * tokens per expert's sum and all-reduce (7 for 14) */
+    l.moe_router_fusion = 1;
+    est_host_units(&m, &l, 1, &h);
+    TP_CHECK_REL(h.fwd_units, attn + router + pre + post - 10 - 7, 1e-12);
+    l.moe_router_fusion = 0;
     /* attn, moe_router, moe_preprocess graphed: three launches; the
      * dispatch, the experts and the sync stay */
     l.moe_permute_fusion = 0;
@@ -2094,6 +2141,7 @@ int main(int argc, char **argv)
     TP_RUN(test_microbatch_group_time);
     TP_RUN(test_pp_schedule_bubbles);
     TP_RUN(test_pp_schedule_time);
+    TP_RUN(test_router_fusion);
     hw_db_free(db);
     return TP_TEST_EXIT();
 }

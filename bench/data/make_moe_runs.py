@@ -393,8 +393,13 @@ def folding(r):
         zero_stage=zero, sharding=sharding, precision="fp8" if fp8 else "bf16",
         fp8_recipe="delayed" if fp8 else None,
         pipeline_schedule="none" if pp == 1 else None, moe_dispatcher="alltoall",
-        features=["overlap-grad-reduce", "overlap-param-gather"]
-        if method in ("MCore", "MCore w/ Folding") else [])
+        features=(["overlap-grad-reduce", "overlap-param-gather"]
+                  if method in ("MCore", "MCore w/ Folding") else [])
+        + ["no-moe-router-fusion"])
+    derived.append("no-moe-router-fusion: the router as PyTorch's ops; Transformer Engine's "
+                   "fused router kernels came with Megatron-Core v0.14 (2025-09, "
+                   "NVIDIA/Megatron-LM README.md news), after the paper (arXiv 2504.14960, "
+                   "April 2025)")
     derived.append("moe_dispatcher alltoall: the paper's token-level dispatcher exchanges "
                    "tokens by All-to-All-V over the EP group (Section 3, the dispatcher)")
     assumed.append("micro_batch_size, vpp, recomputation and the pipeline schedule are not "
@@ -465,8 +470,10 @@ def megatron_readme(r):
         grad_accum_steps=r["global_batch_size"] // (dp * r["micro_batch_size"]),
         seq_length=r["seq_length"], sequence_parallel=tp > 1, precision="bf16",
         pipeline_schedule="interleaved-1f1b" if r["vpp"] > 1 else "1f1b",
-        moe_dispatcher=DISPATCHERS[r["moe_dispatcher"]])
+        moe_dispatcher=DISPATCHERS[r["moe_dispatcher"]], features=["no-moe-router-fusion"])
     derived.append("grad_accum_steps = GBS / (dp x MBS); interleaved 1F1B from VP > 1")
+    derived.append("no-moe-router-fusion: MCore v0.8/v0.9 had no fused router (it came with "
+                   "v0.14, NVIDIA/Megatron-LM README.md news)")
     assumed.append("recomputation, ZeRO stage and overlap are not printed: searched")
     assumed.append("dropless with Megatron's default load-balancing loss: the token imbalance "
                    "is the estimator's default")

@@ -237,6 +237,11 @@ sed "s/--hidden-size 4096/--hidden-size 4096 $MOEF --moe-permute-fusion/" "$S/ow
 "$TP" estimate --system eos --megatron-args "$S/moe_perm2.sh" --format json >"$S/moe_perm2.json" 2>"$S/moe_perm2.err" # 1: not feasible, still read
 OUT=$(cat "$S/moe_perm2.json")
 has "$OUT" '"moe_permute_fusion":	true' "MoE job: --moe-permute-fusion read"
+has "$OUT" '"moe_router_fusion":	false' "MoE job: no --moe-router-fusion, PyTorch's router"
+sed "s/--hidden-size 4096/--hidden-size 4096 $MOEF --moe-router-fusion/" "$S/own.sh" >"$S/moe_router.sh"
+"$TP" estimate --system eos --megatron-args "$S/moe_router.sh" --format json >"$S/moe_router.json" 2>"$S/moe_router.err" # 1: not feasible, still read
+OUT=$(cat "$S/moe_router.json")
+has "$OUT" '"moe_router_fusion":	true' "MoE job: --moe-router-fusion read"
 # Megatron-FSDP: 16-bit gradient buffers unless fp32 is asked for; the
 # double buffers with --use-nccl-ub
 FSDP='--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --ckpt-format fsdp_dtensor'

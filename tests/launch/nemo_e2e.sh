@@ -289,7 +289,8 @@ for s in range(1, n + 1):
             if form == "bridge":
                 for k, dflt in (("cuda_graph_impl", "none"),
                                 ("fsdp_double_buffer", False),
-                                ("moe_permute_fusion", None)):
+                                ("moe_permute_fusion", None),
+                                ("moe_router_fusion", None)):
                     want = r.get(k, dflt)
                     if want is not None and e["layout"].get(k, dflt) != want:
                         fails.append(f"{where}: {k} {want!r} read back as "
