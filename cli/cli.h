@@ -14,6 +14,7 @@
 
 #include "hw.h"
 #include "space.h"
+#include "est.h"
 
 /* JSON Lines (CLI_JSONL) only where a command says so (search). */
 typedef enum cli_format { CLI_TABLE, CLI_JSON, CLI_CSV, CLI_JSONL, CLI_MD, CLI_FORMAT_COUNT } cli_format;
@@ -473,19 +474,10 @@ void cli_json_band(cJSON *o, const struct est_band *b);
 char *cli_band_text(const struct est_band *b, char *buf, size_t cap);
 /* The ZeRO stage asked for, else the framework's (-1: searched). */
 int cli_zero_stage(const cli_opts *o);
-/* A named figure of an estimate (a time term, a memory term). */
-typedef struct cli_term {
-    const char *name;
-    double v;
-} cli_term;
-
-/* The terms of an iteration's time breakdown (est_breakdown: seconds), in
- * one order for every output: names like "compute_fwd", or with their
- * unit, "compute_fwd_s", when with_unit. t holds CLI_TIME_TERMS; returns
- * the count. (out.c) */
-#define CLI_TIME_TERMS 12
-struct est_breakdown;
-int cli_time_terms(const struct est_breakdown *b, int with_unit, cli_term *t);
+/* A named figure of an estimate (a time term, a memory term): the
+ * estimator's (est_term; est_time_terms gives the time terms, in the one
+ * order of every output). */
+typedef est_term cli_term;
 
 /* A training run's log read back (train_log.c): which framework wrote
  * it, the steady iteration time (or torchtitan's tokens/s per GPU, which
@@ -547,14 +539,6 @@ void cli_fed_json(cJSON *j, const cli_run_fed *f, const char *path);
 
 int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e);
 int cmd_search(const cli_opts *o, cli_out *out, tp_err *e);
-
-/* Writes the SVG plot of a search answer to path, atomically, or to
- * caller's stream for "-" (search_svg.c). Returns TP_OK or TP_EIO. */
-struct search_request;
-struct search_answer;
-int cli_search_svg(const char *path, FILE *caller,
-                   const struct search_request *q,
-                   const struct search_answer *a, tp_err *e);
 
 /* Parses "NxG" (nodes x GPUs per node) into *nodes, *per_node; TP_EUSAGE
  * with a message otherwise. */

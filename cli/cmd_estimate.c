@@ -932,8 +932,8 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     int64_t tried = 0, feasible = 0;
     search_complete(&c, &m, &want, gpus, &r, &tried, &feasible);
 
-    cli_term tt[CLI_TIME_TERMS], mt[24];
-    int nt = cli_time_terms(&r.time, 1, tt), nm = mem_terms(&r, mt);
+    cli_term tt[EST_TIME_TERMS], mt[24];
+    int nt = est_time_terms(&r.time, 1, tt), nm = mem_terms(&r, mt);
     const space_layout *l = &r.layout;
     double tokens_to_train = o->tokens;
     double train_s = tokens_to_train > 0 && r.tokens_per_s > 0

@@ -5,7 +5,7 @@
  * layouts rejected, pruned and estimated, and, for each layout, how to
  * launch it (launch.c; in JSON also as data, launch_args). Formats:
  * table, JSON, CSV, JSON Lines; --svg writes a plot of every admitted
- * layout with the front highlighted (search_svg.c).
+ * layout with the front highlighted (plot/svg.c).
  *
  * Layout tag (space_layout_tag): n{nodes}g{gpus per node}_tp{}pp{}dp{}
  * [cp{}]_mbs{}[_vpp{}][_sp][_rsel|_rfull[_uN|_bN]|_rop][_z1|_z2|_z3]: _sp
@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "cli.h"
 #include "launch.h"
+#include "plot.h"
 #include "search.h"
 
 #include <math.h>
@@ -436,8 +437,8 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     cJSON_AddNumberToObject(j, "bubble_s", w->r.time.bubble_s);
     cJSON_AddNumberToObject(j, "exposed_comm_s", w->exposed_s);
     cJSON *b = cJSON_AddObjectToObject(j, "breakdown_s");
-    cli_term t[CLI_TIME_TERMS];
-    int nt = cli_time_terms(&w->r.time, 0, t);
+    cli_term t[EST_TIME_TERMS];
+    int nt = est_time_terms(&w->r.time, 0, t);
     for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, t[i].name, t[i].v);
     if (!forms) return j;
     cJSON *la = cJSON_AddObjectToObject(j, "launch");
@@ -919,8 +920,8 @@ static void explain_tie(FILE *f, const row *w, const row *best)
 static void print_explain(FILE *f, const row *rows, int n)
 {
     if (n == 0) return;
-    cli_term tw[CLI_TIME_TERMS];
-    int nt = cli_time_terms(&rows[0].r.time, 0, tw);
+    cli_term tw[EST_TIME_TERMS];
+    int nt = est_time_terms(&rows[0].r.time, 0, tw);
     fprintf(f, "\nwhy %s wins: %.4f s per iteration =", rows[0].tag,
             rows[0].r.iteration_s);
     for (int i = 0, first = 1; i < nt; i++)
@@ -930,9 +931,9 @@ static void print_explain(FILE *f, const row *rows, int n)
         }
     fprintf(f, " (seconds)\n");
     for (int k = 1; k < n && k < 6; k++) {
-        cli_term tr[CLI_TIME_TERMS];
-        cli_time_terms(&rows[k].r.time, 0, tr);
-        int ord[CLI_TIME_TERMS];
+        cli_term tr[EST_TIME_TERMS];
+        est_time_terms(&rows[k].r.time, 0, tr);
+        int ord[EST_TIME_TERMS];
         for (int i = 0; i < nt; i++) ord[i] = i;
         /* largest difference first; ties by term order */
         for (int i = 1; i < nt; i++)
@@ -1268,6 +1269,23 @@ static cJSON *job_json(const near_job *nj, const row *best,
 }
 
 /* ---- the command ------------------------------------------------------ */
+
+/* --svg FILE: the picture (plot/svg.c) written atomically, or to the
+ * caller's stream for "-". TP_OK or TP_EIO with the message in e. */
+static int write_svg(const char *path, FILE *caller, const search_request *q,
+                     const search_answer *a, tp_err *e)
+{
+    size_t n = 0;
+    char *doc = plot_search_svg(q, a, TRAINPLAN_VERSION, &n);
+    cli_out o;
+    int rc = cli_out_open(&o, path, caller, e);
+    if (!rc) {
+        fwrite(doc, 1, n, o.f);
+        rc = cli_out_close(&o, 1, e);
+    }
+    free(doc);
+    return rc;
+}
 
 void cli_search_cache_free(cli_search_cache *c)
 {
@@ -1908,7 +1926,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             cli_miss_print(f, &q, &ans);
         }
     }
-    if (o->svg && (rc = cli_search_svg(o->svg, o->out, &q, &ans, e))) goto done;
+    if (o->svg && (rc = write_svg(o->svg, o->out, &q, &ans, e))) goto done;
     if (o->sbatch && ans.n_ranked > 0) {
         cli_out so_out;
         if ((rc = cli_out_open(&so_out, o->sbatch, o->out, e))) goto done;

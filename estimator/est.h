@@ -750,6 +750,19 @@ typedef struct est_breakdown {
                     (host.c); 0 where the GPU is the slower */
 } est_breakdown;
 
+/* A named figure of an estimate (a time term, a memory term). */
+typedef struct est_term {
+    const char *name;
+    double v;
+} est_term;
+
+/* The terms of an iteration's time breakdown b (seconds), in the one
+ * order every output uses (text, JSON, CSV, the SVG's bars): names like
+ * "compute_fwd", or with their unit, "compute_fwd_s", when with_unit.
+ * t holds EST_TIME_TERMS; returns the count. (terms.c) */
+#define EST_TIME_TERMS 12
+int est_time_terms(const est_breakdown *b, int with_unit, est_term *t);
+
 /* One estimate: a plain value. */
 typedef struct est_result {
     space_layout layout;     /* as used (sp cleared with tp = 1) */

@@ -1,5 +1,5 @@
 /*
- * search_svg.c - the picture of a search, one self-contained SVG 1.1 file
+ * svg.c - the picture of a search, one self-contained SVG 1.1 file
  * of panels stacked top to bottom:
  *   1. every admitted layout, time against cost (x: USD to train with
  *      --tokens, else of one iteration; y: days to train, else seconds per
@@ -14,7 +14,7 @@
  *      squeezed into under a third of panel 1's width (a front whose layouts
  *      cost within a few percent of each other, the usual case);
  *   3. the iteration time of the top layouts (at most 10) split into the
- *      terms cli_time_terms gives every output, stacked;
+ *      terms est_time_terms gives every output, stacked;
  *   4. the estimated peak memory of the same layouts split into its terms,
  *      against the GPU's memory and the peak the search admits.
  * Points that would land on the same 2 x 2 px cell are drawn once, the best
@@ -27,8 +27,7 @@
  * which tests/svg_render.py uses to look at a screenshot.
  */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
-#include "cli.h"
-#include "search.h"
+#include "plot.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -777,7 +776,7 @@ static const char *const term_colours[] = {
     "#1f77b4", "#aec7e8", "#9467bd", "#ff7f0e", "#e377c2",
     "#8c564b", "#c7c7c7", "#2ca02c", "#bcbd22", "#d62728", "#17becf",
     "#7f7f7f"};
-_Static_assert(sizeof term_colours / sizeof term_colours[0] == CLI_TIME_TERMS,
+_Static_assert(sizeof term_colours / sizeof term_colours[0] == EST_TIME_TERMS,
                "a colour per time term");
 
 /* The row label of the bar panels: rank, tag (and system, when several).
@@ -817,17 +816,17 @@ static void bar_axis(FILE *f, double x0, double x1, double y0, double y1,
     }
 }
 
-/* The top layouts' iteration time, stacked by term (cli_time_terms). */
+/* The top layouts' iteration time, stacked by term (est_time_terms). */
 static double time_panel(const pic *p, const est_result *r, int n, double top)
 {
     FILE *f = p->f;
     double x0 = p->bar_x0, x1 = W - 90, row = 22, y0 = top + 34;
-    double vmax = 0, used[CLI_TIME_TERMS] = {0};
-    cli_term t[CLI_TIME_TERMS];
+    double vmax = 0, used[EST_TIME_TERMS] = {0};
+    est_term t[EST_TIME_TERMS];
     for (int i = 0; i < n; i++) {
         double sum = 0;
-        cli_time_terms(&r[i].time, 0, t);
-        for (int k = 0; k < CLI_TIME_TERMS; k++) sum += fmax(t[k].v, 0), used[k] += t[k].v > 0;
+        est_time_terms(&r[i].time, 0, t);
+        for (int k = 0; k < EST_TIME_TERMS; k++) sum += fmax(t[k].v, 0), used[k] += t[k].v > 0;
         vmax = fmax(vmax, fmax(sum, r[i].iteration_s));
     }
     if (!(vmax > 0)) vmax = 1;
@@ -842,8 +841,8 @@ static double time_panel(const pic *p, const est_result *r, int n, double top)
     for (int i = 0; i < n; i++) {
         double y = y0 + i * row, x = x0;
         row_label(p, i, y);
-        cli_time_terms(&r[i].time, 0, t);
-        for (int k = 0; k < CLI_TIME_TERMS; k++) {
+        est_time_terms(&r[i].time, 0, t);
+        for (int k = 0; k < EST_TIME_TERMS; k++) {
             if (!(t[k].v > 0)) continue;
             double w = t[k].v / vmax * (x1 - x0);
             fprintf(f, "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"15\" "
@@ -857,7 +856,7 @@ static double time_panel(const pic *p, const est_result *r, int n, double top)
     }
     legend g = {f, 20, y0 + n * row + 34, 20, W - 20};
     fputs("<g font-size=\"11\">\n", f);
-    for (int k = 0; k < CLI_TIME_TERMS; k++) {
+    for (int k = 0; k < EST_TIME_TERMS; k++) {
         if (!used[k]) continue;
         char name[48];
         snprintf(name, sizeof name, "%s", t[k].name);
@@ -963,8 +962,8 @@ static double memory_panel(const pic *p, const est_result *r, int n, double top)
 
 /* ---- the file ----------------------------------------------------------- */
 
-int cli_search_svg(const char *path, FILE *caller, const search_request *q,
-                   const search_answer *a, tp_err *e)
+char *plot_search_svg(const search_request *q, const search_answer *a,
+                      const char *version, size_t *len)
 {
     pic p = {0};
     p.q = q, p.a = a;
@@ -1062,7 +1061,7 @@ int cli_search_svg(const char *path, FILE *caller, const search_request *q,
                "font-size=\"12\" fill=\"#444\">%lld layouts admitted, %d on the "
                "Pareto front of time against cost; best by %s; trainplan %s</text>\n",
             px(W / 2).s, (long long)a->n_points, a->n_front,
-            search_objective_names[q->objective], TRAINPLAN_VERSION);
+            search_objective_names[q->objective], version);
     double y = 52;
     y = scatter_panel(&p, y, &ax, &ay, "Every admitted layout");
     if (zoom) {
@@ -1082,24 +1081,30 @@ int cli_search_svg(const char *path, FILE *caller, const search_request *q,
     }
     double h = ceil(y + 10);
 
-    cli_out o;
-    int rc = cli_out_open(&o, path, caller, e);
-    if (rc) {
-        free(body);
-        return rc;
+    char *doc = NULL;
+    size_t doc_n = 0;
+    FILE *o = open_memstream(&doc, &doc_n);
+    if (!o) {
+        fprintf(stderr, "trainplan: out of memory\n");
+        abort();
     }
-    fprintf(o.f,
+    fprintf(o,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" "
             "xmlns:xlink=\"http://www.w3.org/1999/xlink\" version=\"1.1\" "
             "width=\"%s\" height=\"%s\" font-family=\"DejaVu Sans, Verdana, sans-serif\" "
             "font-size=\"12\">\n<defs>",
             fx(W, 0).s, fx(h, 0).s);
-    for (int i = 0; i < N_SHAPES; i++) fputs(shapes[i], o.f);
-    fprintf(o.f, "</defs>\n<rect width=\"%s\" height=\"%s\" fill=\"white\"/>\n",
+    for (int i = 0; i < N_SHAPES; i++) fputs(shapes[i], o);
+    fprintf(o, "</defs>\n<rect width=\"%s\" height=\"%s\" fill=\"white\"/>\n",
             fx(W, 0).s, fx(h, 0).s);
-    fwrite(body, 1, body_n, o.f);
-    fputs("</svg>\n", o.f);
+    fwrite(body, 1, body_n, o);
+    fputs("</svg>\n", o);
     free(body);
-    return cli_out_close(&o, 1, e);
+    if (fclose(o) || !doc) {
+        fprintf(stderr, "trainplan: out of memory\n");
+        abort();
+    }
+    *len = doc_n;
+    return doc;
 }
