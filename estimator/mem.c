@@ -1005,6 +1005,105 @@ static double graph_pool_token(const space_model *m, const space_layout *l,
     return (lay - nm) * dense_g + nm * moe_g;
 }
 
+/* The MTP modules pipeline rank r holds: the last rank's under a formula
+ * split, or where a layout string puts them. */
+static double rank_mtp(const space_split *sp, int64_t r)
+{
+    double mtp = !sp->lay ? (r == sp->pp - 1 ? (double)sp->mtp : 0) : 0;
+    for (int64_t j = 0; sp->lay && j < sp->vpp; j++) {
+        space_chunk c;
+        space_split_chunk(sp, r, j, &c);
+        mtp += (double)c.mtp;
+    }
+    return mtp;
+}
+
+/* The parameters of pipeline rank r's own stages (its chunks of the
+ * split sp, their MTP modules, the embedding on rank 0, the final norm
+ * and head on the last rank): the return those replicated over EP,
+ * *xparams the routed experts' shard. An MoE model's dense-FFN and MoE
+ * layers differ: the MoE layer's router (and its bias, the shared
+ * experts' gate) is replicated on the TP ranks (router.py: a plain
+ * parameter), its shared experts TP-sharded, its routed experts E / ep on
+ * each EP rank, each split over ETP (experts.py). DeepSeek-V3's MTP
+ * modules: a layer of the model's kind, the 2h x h projection, two norms.
+ * mtp_embed: MTP embeds the shifted tokens again on the rank that runs it;
+ * with a pipeline the last stage builds an embedding of its own (GPTModel
+ * builds one where pre_process or mtp_process, gpt_model.py,
+ * NVIDIA/Megatron-LM@d98e8a64ddf3); a tied head is that embedding, already
+ * counted (head). */
+static double rank_params(const space_model *m, const space_layout *l,
+                          const space_params *pm, const space_split *sp,
+                          int64_t r, int mtp_embed, double *xparams)
+{
+    const space_params p = *pm;
+    double t = (double)l->tp;
+    double layer = (double)(p.per_layer - p.norms_per_layer) / t
+                   + (double)p.norms_per_layer;
+    double first = (double)(p.embedding) / t + (double)(p.position + p.embed_norm);
+    /* The last stage: final norm and LM head; a tied head is the
+     * embedding itself with one stage, a copy of it with several. */
+    double head = p.lm_head ? (double)p.lm_head
+                            : l->pp > 1 ? (double)p.embedding : 0;
+    double last = (double)p.final_norm + head / t;
+    double layers = (double)space_split_rank_layers(sp, r);
+    double mtp = rank_mtp(sp, r);
+    double params = layers * layer;
+    *xparams = 0;
+    if (m->num_experts > 0) {
+        double routed = est_routed_expert_params(m);
+        double shared = est_shared_expert_params(m);
+        double norms = (double)p.norms_per_layer;
+        double dense_l = (double)(p.attn_per_layer + p.dense_mlp_per_layer) / t
+                         + norms;
+        double moe_l = ((double)p.attn_per_layer + shared) / t + norms
+                       + ((double)p.moe_mlp_per_layer - routed - shared);
+        double xl = routed
+                    / (double)(space_layout_ep(l) * space_layout_etp(l));
+        double nm = est_split_moe_layers(m, sp, r);
+        params = (layers - nm) * dense_l + nm * moe_l;
+        *xparams = nm * xl;
+        if (mtp > 0) {
+            double h = (double)m->hidden;
+            params += mtp * (moe_l + 2 * h * h / t + (double)p.final_norm * 2);
+            *xparams += mtp * xl;
+        }
+        if (r == 0) params += first;
+        if (r == l->pp - 1) params += last;
+    } else {
+        if (r == 0) params += first;
+        if (r == l->pp - 1) params += last;
+        if (mtp > 0) {
+            double h = (double)m->hidden;
+            params += mtp * (layer + 2 * h * h / t + (double)p.final_norm * 2);
+        }
+    }
+    if (mtp_embed && mtp > 0 && r > 0 && p.lm_head)
+        params += first;
+    return params;
+}
+
+/* The GEMM weights of rank r's own stages that Transformer Engine caches
+ * fp8 copies of: the layers' (a dense-FFN and an MoE layer apart, MTP's
+ * layers as MoE layers), *gx the routed experts' of this rank's EP x ETP
+ * shard. */
+static double rank_gemm_weights(const space_model *m, const space_layout *l,
+                                const space_split *sp, int64_t r,
+                                double *gx)
+{
+    double t = (double)l->tp;
+    double layers = (double)space_split_rank_layers(sp, r);
+    double gw = layers * layer_gemm_weights_of(m, t, 0);
+    *gx = 0;
+    if (m->num_experts > 0) {
+        double nm = est_split_moe_layers(m, sp, r), mtp = rank_mtp(sp, r);
+        gw = (layers - nm) * layer_gemm_weights_of(m, t, 0)
+             + (nm + mtp) * layer_gemm_weights_of(m, t, 1);
+        *gx = (nm + mtp) * expert_gemm_weights(m, l);
+    }
+    return gw;
+}
+
 /* est_memory_stage with the model's parameters p (space_model_params at
  * Megatron's vocabulary padding for l's TP), counted once by the caller. */
 static void stage_of(const space_model *m, const space_layout *l,
@@ -1016,8 +1115,6 @@ static void stage_of(const space_model *m, const space_layout *l,
     double layer = (double)(p.per_layer - p.norms_per_layer) / t
                    + (double)p.norms_per_layer;
     double first = (double)(p.embedding) / t + (double)(p.position + p.embed_norm);
-    /* The last stage: final norm and LM head; a tied head is the
-     * embedding itself with one stage, a copy of it with several. */
     double head = p.lm_head ? (double)p.lm_head
                             : l->pp > 1 ? (double)p.embedding : 0;
     double last = (double)p.final_norm + head / t;
@@ -1029,29 +1126,34 @@ static void stage_of(const space_model *m, const space_layout *l,
     space_split_resolve(m, l, &sp, NULL, 0);
     double layers = (double)space_split_rank_layers(&sp, r);
     /* The MTP modules on this rank (the last, or a layout's) */
-    double mtp = !sp.lay ? (r == sp.pp - 1 ? (double)sp.mtp : 0) : 0;
-    for (int64_t j = 0; sp.lay && j < sp.vpp; j++) {
-        space_chunk c;
-        space_split_chunk(&sp, r, j, &c);
-        mtp += (double)c.mtp;
+    double mtp = rank_mtp(&sp, r);
+    /* DualPipe: rank r also holds stage PP - 1 - r whole, for the
+     * micro-batches of the other direction (DeepSeek-V3 report Table 2:
+     * 2x parameters; deepseek-ai/DualPipe@3da1bbea dualpipe.py: the rank's
+     * modules are full_modules[rank] and full_modules[pp - 1 - rank],
+     * examples/example_dualpipe.py), with its gradients and optimizer
+     * states: its own layers, dense and MoE as the split gives them, so
+     * both end ranks hold stage 0 (the embedding) and stage PP - 1 (the
+     * head and MTP). The MTP module there shares the embedding and the
+     * head with the main model (DeepSeek-V3 report section 3.2.3, "Shared
+     * Embedding and Output Head for Multi-Token Prediction": DualPipe puts
+     * the shallowest and deepest layers on one rank "to enable the
+     * physical sharing"): no embedding of its own. */
+    int dual = l->pp_schedule == SPACE_PP_DUALPIPE && l->pp > 1;
+    double xparams = 0, xshard = 1;
+    double params = rank_params(m, l, &p, &sp, r, !dual, &xparams);
+    if (dual) {
+        double mx;
+        params += rank_params(m, l, &p, &sp, l->pp - 1 - r, 0, &mx);
+        xparams += mx;
     }
-    double params = layers * layer;
-    if (r == 0) params += first;
-    if (r == l->pp - 1) params += last;
     /* Megatron-FSDP's units: the transformer layers (and MTP's), each
      * with its routed experts; the rest of the stage's parameters are
      * outside every unit (mfsdp_buffers). */
     double mtp_here = mtp;
     double n_units = layers + mtp_here, unit_params = layers * layer;
-    /* MoE: a dense-FFN layer and an MoE layer differ; the MoE layer's
-     * router (and its bias, the shared experts' gate) is replicated on
-     * the TP ranks (router.py: a plain parameter), its shared experts
-     * TP-sharded, its routed experts E / ep on each EP rank, each split
-     * over ETP (experts.py), their states sharded by ZeRO over the
-     * expert data-parallel group (distributed optimizer's expert
-     * buffers). DeepSeek-V3's MTP modules sit on the last stage: a layer
-     * of the model's kind, the 2h x h projection, two norms. */
-    double xparams = 0, xshard = 1;
+    /* MoE: the experts' states sharded by ZeRO over the expert
+     * data-parallel group (distributed optimizer's expert buffers). */
     if (m->num_experts > 0) {
         double routed = est_routed_expert_params(m);
         double shared = est_shared_expert_params(m);
@@ -1063,15 +1165,6 @@ static void stage_of(const space_model *m, const space_layout *l,
         double xl = routed
                     / (double)(space_layout_ep(l) * space_layout_etp(l));
         double nm = est_split_moe_layers(m, &sp, r);
-        params = (layers - nm) * dense_l + nm * moe_l;
-        xparams = nm * xl;
-        if (mtp > 0) {
-            double h = (double)m->hidden;
-            params += mtp * (moe_l + 2 * h * h / t + (double)p.final_norm * 2);
-            xparams += mtp * xl;
-        }
-        if (r == 0) params += first;
-        if (r == l->pp - 1) params += last;
         unit_params = (layers - nm) * dense_l + nm * (moe_l + xl)
                       + mtp_here * (moe_l + xl + 2 * (double)m->hidden
                                                 * (double)m->hidden / t
@@ -1081,29 +1174,7 @@ static void stage_of(const space_model *m, const space_layout *l,
         xshard = (double)(edp > 0 ? edp : 1);
     } else if (mtp > 0) {
         double h = (double)m->hidden;
-        params += mtp * (layer + 2 * h * h / t + (double)p.final_norm * 2);
         unit_params += mtp * (layer + 2 * h * h / t + (double)p.final_norm * 2);
-    }
-    /* MTP embeds the shifted tokens again on the rank that runs it: with a
-     * pipeline the last stage builds an embedding of its own (GPTModel
-     * builds one where pre_process or mtp_process, gpt_model.py,
-     * NVIDIA/Megatron-LM@d98e8a64ddf3); a tied head is that embedding,
-     * already counted (head). */
-    if (mtp > 0 && r > 0 && p.lm_head) /* the rank the split gives them */
-        params += first;
-    /* DualPipe: rank r also holds stage PP - 1 - r, for the micro-batches
-     * of the other direction (DeepSeek-V3 report Table 2: 2x parameters;
-     * deepseek-ai/DualPipe@bb214e82 dualpipe.py, one module a phase), with
-     * its gradients and optimizer states; the ends' embedding and head on
-     * both end ranks. Its layers are timed as this rank's (an even split:
-     * the same). */
-    if (l->pp_schedule == SPACE_PP_DUALPIPE && l->pp > 1 && layers > 0) {
-        int64_t mr = l->pp - 1 - r;
-        double ends = (r == 0 ? first : 0) + (r == l->pp - 1 ? last : 0);
-        double k = (double)space_split_rank_layers(&sp, mr) / layers;
-        params += (params - ends) * k + (mr == 0 ? first : 0)
-                  + (mr == l->pp - 1 ? last : 0);
-        xparams += xparams * k;
     }
     double w, gr, opt, live = 0;
     est_state_bytes(l, params, &w, &gr, &opt);
@@ -1159,15 +1230,15 @@ static void stage_of(const space_model *m, const space_layout *l,
      * head and embedding stay 16-bit. */
     double fp8 = 0, fp8_t = 0;
     if (l->dtype == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
-        double gw = layers * layer_gemm_weights_of(m, t, 0), gx = 0;
-        if (m->num_experts > 0) {
-            /* Dense-FFN and MoE layers apart; the experts' copies are of
-             * this rank's EP x ETP shard; MTP's layers on the last stage
-             * (TE workspaces are per module, as for dense layers). */
-            double nm = est_split_moe_layers(m, &sp, r);
-            gw = (layers - nm) * layer_gemm_weights_of(m, t, 0)
-                 + (nm + mtp) * layer_gemm_weights_of(m, t, 1);
-            gx = (nm + mtp) * expert_gemm_weights(m, l);
+        /* Dense-FFN and MoE layers apart; the experts' copies are of
+         * this rank's EP x ETP shard; MTP's layers on the last stage
+         * (TE workspaces are per module, as for dense layers); DualPipe's
+         * second stage's modules as its own. */
+        double gx, gw = rank_gemm_weights(m, l, &sp, r, &gx);
+        if (dual) {
+            double mgx;
+            gw += rank_gemm_weights(m, l, &sp, l->pp - 1 - r, &mgx);
+            gx += mgx;
         }
         /* Each copy per recipe (fp8_copy_bytes): the per-tensor
          * recipes (delayed, tensorwise) keep the fp8 weight and, for the
@@ -1204,7 +1275,10 @@ static void stage_of(const space_model *m, const space_layout *l,
          * each layer GEMM's weight (block scales along rows and along
          * columns differ), NVFP4_BYTES each, as for fp8 (MoE and MLA with
          * nvfp4 are refused: dense layers only). */
-        fp8 = 2 * NVFP4_BYTES * layers * layer_gemm_weights_of(m, t, 0);
+        double wl = layers
+                    + (dual ? (double)space_split_rank_layers(&sp, l->pp - 1 - r)
+                            : 0);
+        fp8 = 2 * NVFP4_BYTES * wl * layer_gemm_weights_of(m, t, 0);
     }
     double rebuilt_tok, host_tok;
     double act = tokens * act_rank_token(m, l, &sp, r, micro, &rebuilt_tok,
@@ -1571,8 +1645,12 @@ void est_memory_of(const space_model *m, const space_layout *l,
         if (alike && i > 2) break;
         int skip = 0;
         if (i >= 2) { /* a middle rank */
+            /* DualPipe: the ranks' second stages (PP - 1 - r) too */
             for (int k = 0; k < n_seen && !skip; k++)
-                skip = rank_alike(m, &sp, seen[k], r);
+                skip = rank_alike(m, &sp, seen[k], r)
+                       && (l->pp_schedule != SPACE_PP_DUALPIPE
+                           || rank_alike(m, &sp, pp - 1 - seen[k],
+                                         pp - 1 - r));
             if (!skip && n_seen < 16) seen[n_seen++] = r;
         } else if (r != pp - 1 && n_seen < 16) {
             seen[n_seen++] = r;

@@ -1129,6 +1129,49 @@ static void test_schedule_inflight(void)
     TP_CHECK(b.params > 1.5 * a.params);
 }
 
+/* DualPipe's parameters: rank r holds stage r and stage PP - 1 - r whole
+ * (deepseek-ai/DualPipe@3da1bbea examples/example_dualpipe.py:
+ * full_modules[rank] and full_modules[pp_size - 1 - rank]), each with its
+ * own layers as the split gives them; both end ranks hold the embedding,
+ * the head and the MTP module, which shares the embedding there
+ * (DeepSeek-V3 report, arXiv 2412.19437 section 3.2.3). The MoE toy with
+ * one MTP module, PP 4, EP 2: stage 0 the dense layer and the embedding,
+ * stages 1 and 2 an MoE layer each, stage 3 an MoE layer, the MTP module,
+ * the final norm and the head. */
+static void test_dualpipe_params(void)
+{
+    space_model m = toy_moe();
+    m.mtp_layers = 1;
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.pp = 4, l.dp = 2, l.gbs = 16, l.ep = 2, l.etp = 1;
+    l.pp_schedule = SPACE_PP_DUALPIPE;
+    double moe = ATTN + 12288 + 128 + 512;          /* 29312, experts apart */
+    double mtp = moe + 2.0 * 64 * 64 + 2 * 64;      /* eh_proj, two norms */
+    double ends = 1024.0 * 64 + 1024.0 * 64 + 64;   /* embedding, head, norm */
+    double x = ROUTED / 2.0;                        /* a layer's, EP 2 */
+    est_memory r0, r1, r2, r3;
+    est_memory_stage(&m, &l, 0, &r0);
+    est_memory_stage(&m, &l, 1, &r1);
+    est_memory_stage(&m, &l, 2, &r2);
+    est_memory_stage(&m, &l, 3, &r3);
+    TP_CHECK_REL(r0.params, LAYER + moe + mtp + ends + 2 * x, 1e-12);
+    TP_CHECK_REL(r0.expert_params, 2 * x, 1e-12);
+    TP_CHECK_REL(r3.params, r0.params, 1e-12);
+    TP_CHECK_REL(r3.expert_params, r0.expert_params, 1e-12);
+    TP_CHECK_REL(r1.params, 2 * (moe + x), 1e-12);
+    TP_CHECK_REL(r2.params, r1.params, 1e-12);
+    /* fp8 under Transformer Engine: the copies of both stages' GEMMs */
+    space_layout f = l;
+    f.dtype = HW_FP8;
+    est_memory a, b, d;
+    est_memory_stage(&m, &f, 1, &d);
+    f.pp_schedule = SPACE_PP_1F1B;
+    est_memory_stage(&m, &f, 1, &a);
+    est_memory_stage(&m, &f, 2, &b);
+    TP_CHECK(a.fp8_weights > 0);
+    TP_CHECK_REL(d.fp8_weights, a.fp8_weights + b.fp8_weights, 1e-12);
+}
+
 static void test_microbatch_groups(void)
 {
     space_model m = toy();
@@ -1396,6 +1439,7 @@ int main(void)
     TP_RUN(test_activation_offload);
     TP_RUN(test_microbatch_groups);
     TP_RUN(test_schedule_inflight);
+    TP_RUN(test_dualpipe_params);
     TP_RUN(test_megatron_fsdp);
     TP_RUN(test_moe_dispatch);
     TP_RUN(test_cuda_graphs);
