@@ -666,7 +666,38 @@ static double act_rank_token(const space_model *m, const space_layout *l,
         }
     }
     double per, rebuilt, host, held, layers, moe_layers;
-    if (alike) {
+    if (l->pp_schedule == SPACE_PP_DUALPIPE && s->pp > 1 && v == 1) {
+        /* DualPipe (deepseek-ai/DualPipe@3da1bbea dualpipe.py, step):
+         * with h = min(r, PP - 1 - r), the rank's stage S_h (its phase 0)
+         * runs (PP / 2 - h - 1) x 2 forwards (step 1), h + 1 more (step
+         * 2) and one more in the steady state (step 4, F0 ahead of B0)
+         * before a backward frees one: PP - h micro-batches in flight;
+         * its stage S_(PP - 1 - h) (phase 1) the h + 1 of step 2, steps 3
+         * and 4 running a backward before each of its forwards. PP + 1
+         * together (Table 2's row), each stage's own layers; each
+         * direction has half of the micro-batches. */
+        int64_t P = s->pp, h = r < P - 1 - r ? r : P - 1 - r;
+        double half = (double)(micro / 2 > 0 ? micro / 2 : 1);
+        const int64_t st[2] = {h, P - 1 - h};
+        const double in[2] = {fmin((double)(P - h), half),
+                              fmin((double)(h + 1), half)};
+        double act = 0, most = 0;
+        *host_out = layers = moe_layers = 0;
+        for (int k = 0; k < 2; k++) {
+            space_chunk c;
+            space_split_chunk(s, st[k], 0, &c);
+            double nm = (double)est_moe_layers_in(m, c.offset, c.layers);
+            chunk_act(m, l, (double)c.layers, nm, micro, &per, &rebuilt,
+                      &host);
+            act += in[k] * per;
+            most = fmax(most, rebuilt);
+            *host_out += host;
+            layers += in[k] * (double)c.layers;
+            moe_layers += in[k] * nm;
+        }
+        *rebuilt_out = most;
+        held = act + most;
+    } else if (alike) {
         chunk_act(m, l, (double)c0.layers, (double)nm0, micro, &per, &rebuilt,
                   &host);
         *rebuilt_out = rebuilt;
@@ -1286,7 +1317,12 @@ static void stage_of(const space_model *m, const space_layout *l,
     if (r < l->pp - 1)
         act += tokens * inflight_chunks(l, r, micro) * pipe_output_token(m, l);
     double loss_bwd = 0, loss_kept = 0;
-    if (r == l->pp - 1 && l->framework == SPACE_FW_TORCHTITAN && !l->eager
+    /* The head's and the loss's rank: the last; under DualPipe both end
+     * ranks, each the last stage of one direction (dualpipe.py
+     * _forward_compute_chunk: is_last_stage on the first rank's phase 1
+     * and the last rank's phase 0), one micro-batch of it in flight. */
+    int head_here = r == l->pp - 1 || (dual && r == 0);
+    if (head_here && l->framework == SPACE_FW_TORCHTITAN && !l->eager
         && !l->loss_eager) {
         /* torchtitan's loss compiled with the blocks (pytorch/torchtitan
          * #1033, 2025-04-02): inductor keeps only the 16-bit logits (and
@@ -1297,7 +1333,7 @@ static void stage_of(const space_model *m, const space_layout *l,
          * eager; bench/data/loss_h100). */
         loss_kept = tokens * 2 * vp / t;
         loss_bwd = tokens * 2 * vp / t;
-    } else if (r == l->pp - 1 && l->framework == SPACE_FW_TORCHTITAN) {
+    } else if (head_here && l->framework == SPACE_FW_TORCHTITAN) {
         /* torchtitan's loss, cross_entropy(pred.float()): the forward
          * keeps log_softmax's fp32 output (the 16-bit logits and their
          * fp32 copy are freed once it exists), and the backward starts by
@@ -1317,7 +1353,7 @@ static void stage_of(const space_model *m, const space_layout *l,
          * backward, torch/distributed/tensor/parallel/loss.py,
          * pytorch/pytorch@v2.6.0 to v2.9). */
         if (t > 1) loss_bwd = tokens * 12 * vp / t;
-    } else if (r == l->pp - 1 && l->ce_te == SPACE_CE_TE_INPLACE) {
+    } else if (head_here && l->ce_te == SPACE_CE_TE_INPLACE) {
         /* Transformer Engine's fused cross-entropy (Megatron-Core
          * --cross-entropy-fusion-impl te, language_module.py
          * compute_language_model_loss, te_parallel_cross_entropy) before
@@ -1327,7 +1363,7 @@ static void stage_of(const space_model *m, const space_layout *l,
          * cross_entropy.py, cross_entropy_forward returns _input,
          * NVIDIA/TransformerEngine@v2.8): 2 V / t kept, nothing more. */
         loss_kept = tokens * logits_token(l, vp);
-    } else if (r == l->pp - 1 && l->ce_te == SPACE_CE_TE_FP32) {
+    } else if (head_here && l->ce_te == SPACE_CE_TE_FP32) {
         /* Since TE v2.18 (NVIDIA/TransformerEngine@01bbe3eea, 2026-07-09)
          * the forward writes the gradient into a new fp32 buffer
          * (grad_input = torch.empty_like(_input, dtype=torch.float32))
@@ -1338,7 +1374,7 @@ static void stage_of(const space_model *m, const space_layout *l,
          * kept, 2 V / t more at the loss's backward. */
         loss_kept = tokens * 4 * vp / t;
         loss_bwd = tokens * logits_token(l, vp);
-    } else if (r == l->pp - 1) {
+    } else if (head_here) {
         loss_kept = tokens * (4 * vp / t + logits_token(l, vp));
         /* The fused loss (l->ce_fusion): torch.compile functionalizes
          * the in-place updates the unfused loss makes to its fp32 logits
@@ -1364,7 +1400,7 @@ static void stage_of(const space_model *m, const space_layout *l,
             loss_kept += n * tokens * (2 * vp / t + 2 * h / (l->sp ? t : 1));
         }
     }
-    if (r == l->pp - 1 && l->framework == SPACE_FW_TORCHTITAN && t > 1) {
+    if (head_here && l->framework == SPACE_FW_TORCHTITAN && t > 1) {
         /* torchtitan's TP plan makes the LM head a ColwiseParallel with
          * input_layouts=Shard(1): DTensor all-gathers the final norm's
          * sequence-sharded output and the matmul saves the gathered
@@ -1376,7 +1412,10 @@ static void stage_of(const space_model *m, const space_layout *l,
         loss_kept += tokens * 2 * (double)m->hidden;
     }
     act += loss_kept;
-    if (mtp > 0) {
+    /* DualPipe: the MTP modules of both stages (one micro-batch of the
+     * last stage in flight on either end rank) */
+    double mtp_act = mtp + (dual ? rank_mtp(&sp, l->pp - 1 - r) : 0);
+    if (mtp_act > 0) {
         /* Each MTP module (MultiTokenPredictionLayer,
          * multi_token_prediction.py, NVIDIA/Megatron-LM@d98e8a64ddf3): the
          * shifted tokens' embedding, enorm's saved input (2h), the
@@ -1387,9 +1426,10 @@ static void stage_of(const space_model *m, const space_layout *l,
          * head and the loss. */
         double rep = l->sp ? 1 / t : 1;
         double mtp_in = (2 + 2 * gemm_input_bytes(l)) * (double)m->hidden * rep;
-        act += mtp * (tokens * (act_layer_token(m, l, 0, m->num_experts > 0)
-                                + mtp_in)
-                      + loss_kept);
+        act += mtp_act * (tokens * (act_layer_token(m, l, 0,
+                                                    m->num_experts > 0)
+                                    + mtp_in)
+                          + loss_kept);
     }
     double step = est_step_bytes(l, params - xparams);
     if (xparams > 0 && est_step_bytes(l, 1) > 0) /* the experts' shard */

@@ -1170,6 +1170,29 @@ static void test_dualpipe_params(void)
     est_memory_stage(&m, &f, 2, &b);
     TP_CHECK(a.fp8_weights > 0);
     TP_CHECK_REL(d.fp8_weights, a.fp8_weights + b.fp8_weights, 1e-12);
+    /* Activations (dualpipe.py step, worked through for every rank of
+     * PP 16 at 120 micro-batches): with h = min(r, PP - 1 - r), PP - h
+     * micro-batches of stage h and h + 1 of stage PP - 1 - h in flight,
+     * the loss and the MTP module on both end ranks. 1F1B's rank q holds
+     * PP - q of its stage, and one layer's backward transient beside
+     * them: so DualPipe's rank r holds what 1F1B's ranks h and
+     * PP - 1 - h hold together, with one transient (rank 0: the dense
+     * stage has none beside the MoE one). */
+    est_memory o[4], q[4];
+    for (int64_t r = 0; r < 4; r++) {
+        l.pp_schedule = SPACE_PP_1F1B;
+        est_memory_stage(&m, &l, r, &o[r]);
+        l.pp_schedule = SPACE_PP_DUALPIPE;
+        est_memory_stage(&m, &l, r, &q[r]);
+    }
+    TP_CHECK(o[3].activations > 0);
+    TP_CHECK_REL(q[0].activations, o[0].activations + o[3].activations,
+                 1e-12);
+    TP_CHECK_REL(q[3].activations, q[0].activations, 1e-12);
+    double per = o[1].activations - o[2].activations; /* an MoE stage's */
+    TP_CHECK(per > 0);
+    TP_CHECK_REL(q[1].activations, o[2].activations + 3 * per, 1e-12);
+    TP_CHECK_REL(q[2].activations, q[1].activations, 1e-12);
 }
 
 static void test_microbatch_groups(void)
