@@ -1036,11 +1036,25 @@ static double graph_pool_token(const space_model *m, const space_layout *l,
     return (lay - nm) * dense_g + nm * moe_g;
 }
 
-/* The MTP modules pipeline rank r holds: the last rank's under a formula
- * split, or where a layout string puts them. */
-static double rank_mtp(const space_split *sp, int64_t r)
+/* The pipeline rank of the last stage (the final norm, the LM head and
+ * the loss): the last rank, or under a V schedule rank 0, which holds
+ * stages 0 and 2 PP - 1 (torchtitan pipeline_parallel.py
+ * _get_pp_rank_to_stage_indices_mapping, style "v" for ScheduleZBVZeroBubble
+ * and ScheduleDualPipeV: zip(range(pp), range(num_stages - 1, pp - 1,
+ * -1)), pytorch/torchtitan@b5bcd76c; deepseek-ai/DualPipe@3da1bbea
+ * examples/example_dualpipev.py: full_modules[rank] and
+ * full_modules[pp_size * 2 - 1 - rank]). */
+static int64_t head_rank(const space_layout *l)
 {
-    double mtp = !sp->lay ? (r == sp->pp - 1 ? (double)sp->mtp : 0) : 0;
+    return space_pp_schedule_v(l) ? 0 : l->pp - 1;
+}
+
+/* The MTP modules pipeline rank r holds: the last stage's rank's under a
+ * formula split, or where a layout string puts them. */
+static double rank_mtp(const space_layout *l, const space_split *sp,
+                       int64_t r)
+{
+    double mtp = !sp->lay ? (r == head_rank(l) ? (double)sp->mtp : 0) : 0;
     for (int64_t j = 0; sp->lay && j < sp->vpp; j++) {
         space_chunk c;
         space_split_chunk(sp, r, j, &c);
@@ -1078,7 +1092,7 @@ static double rank_params(const space_model *m, const space_layout *l,
                             : l->pp > 1 ? (double)p.embedding : 0;
     double last = (double)p.final_norm + head / t;
     double layers = (double)space_split_rank_layers(sp, r);
-    double mtp = rank_mtp(sp, r);
+    double mtp = rank_mtp(l, sp, r);
     double params = layers * layer;
     *xparams = 0;
     if (m->num_experts > 0) {
@@ -1100,10 +1114,10 @@ static double rank_params(const space_model *m, const space_layout *l,
             *xparams += mtp * xl;
         }
         if (r == 0) params += first;
-        if (r == l->pp - 1) params += last;
+        if (r == head_rank(l)) params += last;
     } else {
         if (r == 0) params += first;
-        if (r == l->pp - 1) params += last;
+        if (r == head_rank(l)) params += last;
         if (mtp > 0) {
             double h = (double)m->hidden;
             params += mtp * (layer + 2 * h * h / t + (double)p.final_norm * 2);
@@ -1127,7 +1141,7 @@ static double rank_gemm_weights(const space_model *m, const space_layout *l,
     double gw = layers * layer_gemm_weights_of(m, t, 0);
     *gx = 0;
     if (m->num_experts > 0) {
-        double nm = est_split_moe_layers(m, sp, r), mtp = rank_mtp(sp, r);
+        double nm = est_split_moe_layers(m, sp, r), mtp = rank_mtp(l, sp, r);
         gw = (layers - nm) * layer_gemm_weights_of(m, t, 0)
              + (nm + mtp) * layer_gemm_weights_of(m, t, 1);
         *gx = (nm + mtp) * expert_gemm_weights(m, l);
@@ -1157,7 +1171,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     space_split_resolve(m, l, &sp, NULL, 0);
     double layers = (double)space_split_rank_layers(&sp, r);
     /* The MTP modules on this rank (the last, or a layout's) */
-    double mtp = rank_mtp(&sp, r);
+    double mtp = rank_mtp(l, &sp, r);
     /* DualPipe: rank r also holds stage PP - 1 - r whole, for the
      * micro-batches of the other direction (DeepSeek-V3 report Table 2:
      * 2x parameters; deepseek-ai/DualPipe@3da1bbea dualpipe.py: the rank's
@@ -1317,11 +1331,12 @@ static void stage_of(const space_model *m, const space_layout *l,
     if (r < l->pp - 1)
         act += tokens * inflight_chunks(l, r, micro) * pipe_output_token(m, l);
     double loss_bwd = 0, loss_kept = 0;
-    /* The head's and the loss's rank: the last; under DualPipe both end
+    /* The head's and the loss's rank: the last stage's (head_rank: rank
+     * 0 under a V schedule); under DualPipe both end
      * ranks, each the last stage of one direction (dualpipe.py
      * _forward_compute_chunk: is_last_stage on the first rank's phase 1
      * and the last rank's phase 0), one micro-batch of it in flight. */
-    int head_here = r == l->pp - 1 || (dual && r == 0);
+    int head_here = r == head_rank(l) || (dual && r == 0);
     if (head_here && l->framework == SPACE_FW_TORCHTITAN && !l->eager
         && !l->loss_eager) {
         /* torchtitan's loss compiled with the blocks (pytorch/torchtitan
@@ -1414,7 +1429,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     act += loss_kept;
     /* DualPipe: the MTP modules of both stages (one micro-batch of the
      * last stage in flight on either end rank) */
-    double mtp_act = mtp + (dual ? rank_mtp(&sp, l->pp - 1 - r) : 0);
+    double mtp_act = mtp + (dual ? rank_mtp(l, &sp, l->pp - 1 - r) : 0);
     if (mtp_act > 0) {
         /* Each MTP module (MultiTokenPredictionLayer,
          * multi_token_prediction.py, NVIDIA/Megatron-LM@d98e8a64ddf3): the
@@ -1476,7 +1491,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     if (l->framework == SPACE_FW_MEGATRON_CORE && l->zero >= SPACE_ZERO_2) {
         double v = (double)(l->vpp > 0 ? l->vpp : 1);
         mfsdp_buffers(l, unit_params, n_units / v, params - unit_params,
-                      r == l->pp - 1, act, loss_kept, loss_bwd,
+                      head_here, act, loss_kept, loss_bwd,
                       tokens * rebuilt_tok, inflight_chunks(l, r, micro), &fs);
     }
     double held_b = w + live + gr + opt + fp8 + act + loss_bwd

@@ -1113,16 +1113,37 @@ static void test_schedule_inflight(void)
     TP_CHECK_INT(est_schedule_chunks(&l, 0, 0), 9);
     l.vpp = 1, l.pp_schedule = SPACE_PP_DUALPIPE;
     TP_CHECK_INT(est_schedule_chunks(&l, 2, 0), 5);
-    /* in a rank's bytes: ZB-V keeps 1F1B's first-rank activations */
+    /* in a rank's bytes: ZB-V keeps 1F1B's first-rank activations on
+     * every rank; the V puts stage 2 PP - 1 (the final norm, the head and
+     * the loss) on rank 0 beside stage 0 (torchtitan
+     * _get_pp_rank_to_stage_indices_mapping, style "v"), so rank 0 holds
+     * the embedding, the head and the loss's activations, rank PP - 1
+     * neither. */
     space_model m = toy();
     space_layout k = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
     k.flash = SPACE_ATTN_FLASH;
     k.pp = 2, k.vpp = 1, k.dp = 1, k.gbs = 8;
-    est_memory a, b;
-    est_memory_stage(&m, &k, 0, &a);
-    k.vpp = 2, k.pp_schedule = SPACE_PP_ZBV;
-    est_memory_stage(&m, &k, 0, &b);
-    TP_CHECK_REL(b.activations, a.activations, 1e-12);
+    est_memory a, a1, b, b1;
+    est_memory_stage(&m, &k, 0, &a);  /* 2 micro-batches of 2 layers */
+    est_memory_stage(&m, &k, 1, &a1); /* 1 of 2 layers, the loss */
+    double loss = a1.activations - a.activations / 2;
+    TP_CHECK(loss > 0);
+    TP_CHECK_REL(a.params, 2.0 * LAYER + 1024 * 64, 1e-12);
+    const space_pp_schedule vs[2] = {SPACE_PP_ZBV, SPACE_PP_DUALPIPEV};
+    for (int i = 0; i < 2; i++) {
+        k.vpp = 2, k.pp_schedule = vs[i];
+        est_memory_stage(&m, &k, 0, &b);
+        est_memory_stage(&m, &k, 1, &b1);
+        if (vs[i] == SPACE_PP_ZBV) {
+            TP_CHECK_REL(b1.activations, a.activations, 1e-12);
+            TP_CHECK_REL(b.activations, a.activations + loss, 1e-12);
+        } else { /* 2 PP + 1 chunks, not 2 PP */
+            TP_CHECK_REL(b1.activations, a.activations * 5 / 4, 1e-12);
+            TP_CHECK_REL(b.activations, b1.activations + loss, 1e-12);
+        }
+        TP_CHECK_REL(b.params, 2.0 * LAYER + 2 * 1024 * 64 + 64, 1e-12);
+        TP_CHECK_REL(b1.params, 2.0 * LAYER, 1e-12);
+    }
     /* DualPipe: the rank's two stages' parameters */
     k.vpp = 1, k.pp_schedule = SPACE_PP_DUALPIPE;
     est_memory_stage(&m, &k, 0, &b);
