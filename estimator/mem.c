@@ -666,7 +666,38 @@ static double act_rank_token(const space_model *m, const space_layout *l,
         }
     }
     double per, rebuilt, host, held, layers, moe_layers;
-    if (alike) {
+    if (l->pp_schedule == SPACE_PP_DUALPIPE && s->pp > 1 && v == 1) {
+        /* DualPipe (deepseek-ai/DualPipe@3da1bbea dualpipe.py, step):
+         * with h = min(r, PP - 1 - r), the rank's stage S_h (its phase 0)
+         * runs (PP / 2 - h - 1) x 2 forwards (step 1), h + 1 more (step
+         * 2) and one more in the steady state (step 4, F0 ahead of B0)
+         * before a backward frees one: PP - h micro-batches in flight;
+         * its stage S_(PP - 1 - h) (phase 1) the h + 1 of step 2, steps 3
+         * and 4 running a backward before each of its forwards. PP + 1
+         * together (Table 2's row), each stage's own layers; each
+         * direction has half of the micro-batches. */
+        int64_t P = s->pp, h = r < P - 1 - r ? r : P - 1 - r;
+        double half = (double)(micro / 2 > 0 ? micro / 2 : 1);
+        const int64_t st[2] = {h, P - 1 - h};
+        const double in[2] = {fmin((double)(P - h), half),
+                              fmin((double)(h + 1), half)};
+        double act = 0, most = 0;
+        *host_out = layers = moe_layers = 0;
+        for (int k = 0; k < 2; k++) {
+            space_chunk c;
+            space_split_chunk(s, st[k], 0, &c);
+            double nm = (double)est_moe_layers_in(m, c.offset, c.layers);
+            chunk_act(m, l, (double)c.layers, nm, micro, &per, &rebuilt,
+                      &host);
+            act += in[k] * per;
+            most = fmax(most, rebuilt);
+            *host_out += host;
+            layers += in[k] * (double)c.layers;
+            moe_layers += in[k] * nm;
+        }
+        *rebuilt_out = most;
+        held = act + most;
+    } else if (alike) {
         chunk_act(m, l, (double)c0.layers, (double)nm0, micro, &per, &rebuilt,
                   &host);
         *rebuilt_out = rebuilt;
@@ -1005,6 +1036,119 @@ static double graph_pool_token(const space_model *m, const space_layout *l,
     return (lay - nm) * dense_g + nm * moe_g;
 }
 
+/* The pipeline rank of the last stage (the final norm, the LM head and
+ * the loss): the last rank, or under a V schedule rank 0, which holds
+ * stages 0 and 2 PP - 1 (torchtitan pipeline_parallel.py
+ * _get_pp_rank_to_stage_indices_mapping, style "v" for ScheduleZBVZeroBubble
+ * and ScheduleDualPipeV: zip(range(pp), range(num_stages - 1, pp - 1,
+ * -1)), pytorch/torchtitan@b5bcd76c; deepseek-ai/DualPipe@3da1bbea
+ * examples/example_dualpipev.py: full_modules[rank] and
+ * full_modules[pp_size * 2 - 1 - rank]). */
+static int64_t head_rank(const space_layout *l)
+{
+    return space_pp_schedule_v(l) ? 0 : l->pp - 1;
+}
+
+/* The MTP modules pipeline rank r holds: the last stage's rank's under a
+ * formula split, or where a layout string puts them. */
+static double rank_mtp(const space_layout *l, const space_split *sp,
+                       int64_t r)
+{
+    double mtp = !sp->lay ? (r == head_rank(l) ? (double)sp->mtp : 0) : 0;
+    for (int64_t j = 0; sp->lay && j < sp->vpp; j++) {
+        space_chunk c;
+        space_split_chunk(sp, r, j, &c);
+        mtp += (double)c.mtp;
+    }
+    return mtp;
+}
+
+/* The parameters of pipeline rank r's own stages (its chunks of the
+ * split sp, their MTP modules, the embedding on rank 0, the final norm
+ * and head on the last rank): the return those replicated over EP,
+ * *xparams the routed experts' shard. An MoE model's dense-FFN and MoE
+ * layers differ: the MoE layer's router (and its bias, the shared
+ * experts' gate) is replicated on the TP ranks (router.py: a plain
+ * parameter), its shared experts TP-sharded, its routed experts E / ep on
+ * each EP rank, each split over ETP (experts.py). DeepSeek-V3's MTP
+ * modules: a layer of the model's kind, the 2h x h projection, two norms.
+ * mtp_embed: MTP embeds the shifted tokens again on the rank that runs it;
+ * with a pipeline the last stage builds an embedding of its own (GPTModel
+ * builds one where pre_process or mtp_process, gpt_model.py,
+ * NVIDIA/Megatron-LM@d98e8a64ddf3); a tied head is that embedding, already
+ * counted (head). */
+static double rank_params(const space_model *m, const space_layout *l,
+                          const space_params *pm, const space_split *sp,
+                          int64_t r, int mtp_embed, double *xparams)
+{
+    const space_params p = *pm;
+    double t = (double)l->tp;
+    double layer = (double)(p.per_layer - p.norms_per_layer) / t
+                   + (double)p.norms_per_layer;
+    double first = (double)(p.embedding) / t + (double)(p.position + p.embed_norm);
+    /* The last stage: final norm and LM head; a tied head is the
+     * embedding itself with one stage, a copy of it with several. */
+    double head = p.lm_head ? (double)p.lm_head
+                            : l->pp > 1 ? (double)p.embedding : 0;
+    double last = (double)p.final_norm + head / t;
+    double layers = (double)space_split_rank_layers(sp, r);
+    double mtp = rank_mtp(l, sp, r);
+    double params = layers * layer;
+    *xparams = 0;
+    if (m->num_experts > 0) {
+        double routed = est_routed_expert_params(m);
+        double shared = est_shared_expert_params(m);
+        double norms = (double)p.norms_per_layer;
+        double dense_l = (double)(p.attn_per_layer + p.dense_mlp_per_layer) / t
+                         + norms;
+        double moe_l = ((double)p.attn_per_layer + shared) / t + norms
+                       + ((double)p.moe_mlp_per_layer - routed - shared);
+        double xl = routed
+                    / (double)(space_layout_ep(l) * space_layout_etp(l));
+        double nm = est_split_moe_layers(m, sp, r);
+        params = (layers - nm) * dense_l + nm * moe_l;
+        *xparams = nm * xl;
+        if (mtp > 0) {
+            double h = (double)m->hidden;
+            params += mtp * (moe_l + 2 * h * h / t + (double)p.final_norm * 2);
+            *xparams += mtp * xl;
+        }
+        if (r == 0) params += first;
+        if (r == head_rank(l)) params += last;
+    } else {
+        if (r == 0) params += first;
+        if (r == head_rank(l)) params += last;
+        if (mtp > 0) {
+            double h = (double)m->hidden;
+            params += mtp * (layer + 2 * h * h / t + (double)p.final_norm * 2);
+        }
+    }
+    if (mtp_embed && mtp > 0 && r > 0 && p.lm_head)
+        params += first;
+    return params;
+}
+
+/* The GEMM weights of rank r's own stages that Transformer Engine caches
+ * fp8 copies of: the layers' (a dense-FFN and an MoE layer apart, MTP's
+ * layers as MoE layers), *gx the routed experts' of this rank's EP x ETP
+ * shard. */
+static double rank_gemm_weights(const space_model *m, const space_layout *l,
+                                const space_split *sp, int64_t r,
+                                double *gx)
+{
+    double t = (double)l->tp;
+    double layers = (double)space_split_rank_layers(sp, r);
+    double gw = layers * layer_gemm_weights_of(m, t, 0);
+    *gx = 0;
+    if (m->num_experts > 0) {
+        double nm = est_split_moe_layers(m, sp, r), mtp = rank_mtp(l, sp, r);
+        gw = (layers - nm) * layer_gemm_weights_of(m, t, 0)
+             + (nm + mtp) * layer_gemm_weights_of(m, t, 1);
+        *gx = (nm + mtp) * expert_gemm_weights(m, l);
+    }
+    return gw;
+}
+
 /* est_memory_stage with the model's parameters p (space_model_params at
  * Megatron's vocabulary padding for l's TP), counted once by the caller. */
 static void stage_of(const space_model *m, const space_layout *l,
@@ -1016,8 +1160,6 @@ static void stage_of(const space_model *m, const space_layout *l,
     double layer = (double)(p.per_layer - p.norms_per_layer) / t
                    + (double)p.norms_per_layer;
     double first = (double)(p.embedding) / t + (double)(p.position + p.embed_norm);
-    /* The last stage: final norm and LM head; a tied head is the
-     * embedding itself with one stage, a copy of it with several. */
     double head = p.lm_head ? (double)p.lm_head
                             : l->pp > 1 ? (double)p.embedding : 0;
     double last = (double)p.final_norm + head / t;
@@ -1029,29 +1171,34 @@ static void stage_of(const space_model *m, const space_layout *l,
     space_split_resolve(m, l, &sp, NULL, 0);
     double layers = (double)space_split_rank_layers(&sp, r);
     /* The MTP modules on this rank (the last, or a layout's) */
-    double mtp = !sp.lay ? (r == sp.pp - 1 ? (double)sp.mtp : 0) : 0;
-    for (int64_t j = 0; sp.lay && j < sp.vpp; j++) {
-        space_chunk c;
-        space_split_chunk(&sp, r, j, &c);
-        mtp += (double)c.mtp;
+    double mtp = rank_mtp(l, &sp, r);
+    /* DualPipe: rank r also holds stage PP - 1 - r whole, for the
+     * micro-batches of the other direction (DeepSeek-V3 report Table 2:
+     * 2x parameters; deepseek-ai/DualPipe@3da1bbea dualpipe.py: the rank's
+     * modules are full_modules[rank] and full_modules[pp - 1 - rank],
+     * examples/example_dualpipe.py), with its gradients and optimizer
+     * states: its own layers, dense and MoE as the split gives them, so
+     * both end ranks hold stage 0 (the embedding) and stage PP - 1 (the
+     * head and MTP). The MTP module there shares the embedding and the
+     * head with the main model (DeepSeek-V3 report section 3.2.3, "Shared
+     * Embedding and Output Head for Multi-Token Prediction": DualPipe puts
+     * the shallowest and deepest layers on one rank "to enable the
+     * physical sharing"): no embedding of its own. */
+    int dual = l->pp_schedule == SPACE_PP_DUALPIPE && l->pp > 1;
+    double xparams = 0, xshard = 1;
+    double params = rank_params(m, l, &p, &sp, r, !dual, &xparams);
+    if (dual) {
+        double mx;
+        params += rank_params(m, l, &p, &sp, l->pp - 1 - r, 0, &mx);
+        xparams += mx;
     }
-    double params = layers * layer;
-    if (r == 0) params += first;
-    if (r == l->pp - 1) params += last;
     /* Megatron-FSDP's units: the transformer layers (and MTP's), each
      * with its routed experts; the rest of the stage's parameters are
      * outside every unit (mfsdp_buffers). */
     double mtp_here = mtp;
     double n_units = layers + mtp_here, unit_params = layers * layer;
-    /* MoE: a dense-FFN layer and an MoE layer differ; the MoE layer's
-     * router (and its bias, the shared experts' gate) is replicated on
-     * the TP ranks (router.py: a plain parameter), its shared experts
-     * TP-sharded, its routed experts E / ep on each EP rank, each split
-     * over ETP (experts.py), their states sharded by ZeRO over the
-     * expert data-parallel group (distributed optimizer's expert
-     * buffers). DeepSeek-V3's MTP modules sit on the last stage: a layer
-     * of the model's kind, the 2h x h projection, two norms. */
-    double xparams = 0, xshard = 1;
+    /* MoE: the experts' states sharded by ZeRO over the expert
+     * data-parallel group (distributed optimizer's expert buffers). */
     if (m->num_experts > 0) {
         double routed = est_routed_expert_params(m);
         double shared = est_shared_expert_params(m);
@@ -1063,15 +1210,6 @@ static void stage_of(const space_model *m, const space_layout *l,
         double xl = routed
                     / (double)(space_layout_ep(l) * space_layout_etp(l));
         double nm = est_split_moe_layers(m, &sp, r);
-        params = (layers - nm) * dense_l + nm * moe_l;
-        xparams = nm * xl;
-        if (mtp > 0) {
-            double h = (double)m->hidden;
-            params += mtp * (moe_l + 2 * h * h / t + (double)p.final_norm * 2);
-            xparams += mtp * xl;
-        }
-        if (r == 0) params += first;
-        if (r == l->pp - 1) params += last;
         unit_params = (layers - nm) * dense_l + nm * (moe_l + xl)
                       + mtp_here * (moe_l + xl + 2 * (double)m->hidden
                                                 * (double)m->hidden / t
@@ -1081,29 +1219,7 @@ static void stage_of(const space_model *m, const space_layout *l,
         xshard = (double)(edp > 0 ? edp : 1);
     } else if (mtp > 0) {
         double h = (double)m->hidden;
-        params += mtp * (layer + 2 * h * h / t + (double)p.final_norm * 2);
         unit_params += mtp * (layer + 2 * h * h / t + (double)p.final_norm * 2);
-    }
-    /* MTP embeds the shifted tokens again on the rank that runs it: with a
-     * pipeline the last stage builds an embedding of its own (GPTModel
-     * builds one where pre_process or mtp_process, gpt_model.py,
-     * NVIDIA/Megatron-LM@d98e8a64ddf3); a tied head is that embedding,
-     * already counted (head). */
-    if (mtp > 0 && r > 0 && p.lm_head) /* the rank the split gives them */
-        params += first;
-    /* DualPipe: rank r also holds stage PP - 1 - r, for the micro-batches
-     * of the other direction (DeepSeek-V3 report Table 2: 2x parameters;
-     * deepseek-ai/DualPipe@bb214e82 dualpipe.py, one module a phase), with
-     * its gradients and optimizer states; the ends' embedding and head on
-     * both end ranks. Its layers are timed as this rank's (an even split:
-     * the same). */
-    if (l->pp_schedule == SPACE_PP_DUALPIPE && l->pp > 1 && layers > 0) {
-        int64_t mr = l->pp - 1 - r;
-        double ends = (r == 0 ? first : 0) + (r == l->pp - 1 ? last : 0);
-        double k = (double)space_split_rank_layers(&sp, mr) / layers;
-        params += (params - ends) * k + (mr == 0 ? first : 0)
-                  + (mr == l->pp - 1 ? last : 0);
-        xparams += xparams * k;
     }
     double w, gr, opt, live = 0;
     est_state_bytes(l, params, &w, &gr, &opt);
@@ -1159,15 +1275,15 @@ static void stage_of(const space_model *m, const space_layout *l,
      * head and embedding stay 16-bit. */
     double fp8 = 0, fp8_t = 0;
     if (l->dtype == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
-        double gw = layers * layer_gemm_weights_of(m, t, 0), gx = 0;
-        if (m->num_experts > 0) {
-            /* Dense-FFN and MoE layers apart; the experts' copies are of
-             * this rank's EP x ETP shard; MTP's layers on the last stage
-             * (TE workspaces are per module, as for dense layers). */
-            double nm = est_split_moe_layers(m, &sp, r);
-            gw = (layers - nm) * layer_gemm_weights_of(m, t, 0)
-                 + (nm + mtp) * layer_gemm_weights_of(m, t, 1);
-            gx = (nm + mtp) * expert_gemm_weights(m, l);
+        /* Dense-FFN and MoE layers apart; the experts' copies are of
+         * this rank's EP x ETP shard; MTP's layers on the last stage
+         * (TE workspaces are per module, as for dense layers); DualPipe's
+         * second stage's modules as its own. */
+        double gx, gw = rank_gemm_weights(m, l, &sp, r, &gx);
+        if (dual) {
+            double mgx;
+            gw += rank_gemm_weights(m, l, &sp, l->pp - 1 - r, &mgx);
+            gx += mgx;
         }
         /* Each copy per recipe (fp8_copy_bytes): the per-tensor
          * recipes (delayed, tensorwise) keep the fp8 weight and, for the
@@ -1204,7 +1320,10 @@ static void stage_of(const space_model *m, const space_layout *l,
          * each layer GEMM's weight (block scales along rows and along
          * columns differ), NVFP4_BYTES each, as for fp8 (MoE and MLA with
          * nvfp4 are refused: dense layers only). */
-        fp8 = 2 * NVFP4_BYTES * layers * layer_gemm_weights_of(m, t, 0);
+        double wl = layers
+                    + (dual ? (double)space_split_rank_layers(&sp, l->pp - 1 - r)
+                            : 0);
+        fp8 = 2 * NVFP4_BYTES * wl * layer_gemm_weights_of(m, t, 0);
     }
     double rebuilt_tok, host_tok;
     double act = tokens * act_rank_token(m, l, &sp, r, micro, &rebuilt_tok,
@@ -1212,7 +1331,13 @@ static void stage_of(const space_model *m, const space_layout *l,
     if (r < l->pp - 1)
         act += tokens * inflight_chunks(l, r, micro) * pipe_output_token(m, l);
     double loss_bwd = 0, loss_kept = 0;
-    if (r == l->pp - 1 && l->framework == SPACE_FW_TORCHTITAN && !l->eager
+    /* The head's and the loss's rank: the last stage's (head_rank: rank
+     * 0 under a V schedule); under DualPipe both end
+     * ranks, each the last stage of one direction (dualpipe.py
+     * _forward_compute_chunk: is_last_stage on the first rank's phase 1
+     * and the last rank's phase 0), one micro-batch of it in flight. */
+    int head_here = r == head_rank(l) || (dual && r == 0);
+    if (head_here && l->framework == SPACE_FW_TORCHTITAN && !l->eager
         && !l->loss_eager) {
         /* torchtitan's loss compiled with the blocks (pytorch/torchtitan
          * #1033, 2025-04-02): inductor keeps only the 16-bit logits (and
@@ -1223,7 +1348,7 @@ static void stage_of(const space_model *m, const space_layout *l,
          * eager; bench/data/loss_h100). */
         loss_kept = tokens * 2 * vp / t;
         loss_bwd = tokens * 2 * vp / t;
-    } else if (r == l->pp - 1 && l->framework == SPACE_FW_TORCHTITAN) {
+    } else if (head_here && l->framework == SPACE_FW_TORCHTITAN) {
         /* torchtitan's loss, cross_entropy(pred.float()): the forward
          * keeps log_softmax's fp32 output (the 16-bit logits and their
          * fp32 copy are freed once it exists), and the backward starts by
@@ -1243,7 +1368,7 @@ static void stage_of(const space_model *m, const space_layout *l,
          * backward, torch/distributed/tensor/parallel/loss.py,
          * pytorch/pytorch@v2.6.0 to v2.9). */
         if (t > 1) loss_bwd = tokens * 12 * vp / t;
-    } else if (r == l->pp - 1 && l->ce_te == SPACE_CE_TE_INPLACE) {
+    } else if (head_here && l->ce_te == SPACE_CE_TE_INPLACE) {
         /* Transformer Engine's fused cross-entropy (Megatron-Core
          * --cross-entropy-fusion-impl te, language_module.py
          * compute_language_model_loss, te_parallel_cross_entropy) before
@@ -1253,7 +1378,7 @@ static void stage_of(const space_model *m, const space_layout *l,
          * cross_entropy.py, cross_entropy_forward returns _input,
          * NVIDIA/TransformerEngine@v2.8): 2 V / t kept, nothing more. */
         loss_kept = tokens * logits_token(l, vp);
-    } else if (r == l->pp - 1 && l->ce_te == SPACE_CE_TE_FP32) {
+    } else if (head_here && l->ce_te == SPACE_CE_TE_FP32) {
         /* Since TE v2.18 (NVIDIA/TransformerEngine@01bbe3eea, 2026-07-09)
          * the forward writes the gradient into a new fp32 buffer
          * (grad_input = torch.empty_like(_input, dtype=torch.float32))
@@ -1264,7 +1389,7 @@ static void stage_of(const space_model *m, const space_layout *l,
          * kept, 2 V / t more at the loss's backward. */
         loss_kept = tokens * 4 * vp / t;
         loss_bwd = tokens * logits_token(l, vp);
-    } else if (r == l->pp - 1) {
+    } else if (head_here) {
         loss_kept = tokens * (4 * vp / t + logits_token(l, vp));
         /* The fused loss (l->ce_fusion): torch.compile functionalizes
          * the in-place updates the unfused loss makes to its fp32 logits
@@ -1290,7 +1415,7 @@ static void stage_of(const space_model *m, const space_layout *l,
             loss_kept += n * tokens * (2 * vp / t + 2 * h / (l->sp ? t : 1));
         }
     }
-    if (r == l->pp - 1 && l->framework == SPACE_FW_TORCHTITAN && t > 1) {
+    if (head_here && l->framework == SPACE_FW_TORCHTITAN && t > 1) {
         /* torchtitan's TP plan makes the LM head a ColwiseParallel with
          * input_layouts=Shard(1): DTensor all-gathers the final norm's
          * sequence-sharded output and the matmul saves the gathered
@@ -1302,7 +1427,10 @@ static void stage_of(const space_model *m, const space_layout *l,
         loss_kept += tokens * 2 * (double)m->hidden;
     }
     act += loss_kept;
-    if (mtp > 0) {
+    /* DualPipe: the MTP modules of both stages (one micro-batch of the
+     * last stage in flight on either end rank) */
+    double mtp_act = mtp + (dual ? rank_mtp(l, &sp, l->pp - 1 - r) : 0);
+    if (mtp_act > 0) {
         /* Each MTP module (MultiTokenPredictionLayer,
          * multi_token_prediction.py, NVIDIA/Megatron-LM@d98e8a64ddf3): the
          * shifted tokens' embedding, enorm's saved input (2h), the
@@ -1313,9 +1441,10 @@ static void stage_of(const space_model *m, const space_layout *l,
          * head and the loss. */
         double rep = l->sp ? 1 / t : 1;
         double mtp_in = (2 + 2 * gemm_input_bytes(l)) * (double)m->hidden * rep;
-        act += mtp * (tokens * (act_layer_token(m, l, 0, m->num_experts > 0)
-                                + mtp_in)
-                      + loss_kept);
+        act += mtp_act * (tokens * (act_layer_token(m, l, 0,
+                                                    m->num_experts > 0)
+                                    + mtp_in)
+                          + loss_kept);
     }
     double step = est_step_bytes(l, params - xparams);
     if (xparams > 0 && est_step_bytes(l, 1) > 0) /* the experts' shard */
@@ -1362,7 +1491,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     if (l->framework == SPACE_FW_MEGATRON_CORE && l->zero >= SPACE_ZERO_2) {
         double v = (double)(l->vpp > 0 ? l->vpp : 1);
         mfsdp_buffers(l, unit_params, n_units / v, params - unit_params,
-                      r == l->pp - 1, act, loss_kept, loss_bwd,
+                      head_here, act, loss_kept, loss_bwd,
                       tokens * rebuilt_tok, inflight_chunks(l, r, micro), &fs);
     }
     double held_b = w + live + gr + opt + fp8 + act + loss_bwd
@@ -1571,8 +1700,12 @@ void est_memory_of(const space_model *m, const space_layout *l,
         if (alike && i > 2) break;
         int skip = 0;
         if (i >= 2) { /* a middle rank */
+            /* DualPipe: the ranks' second stages (PP - 1 - r) too */
             for (int k = 0; k < n_seen && !skip; k++)
-                skip = rank_alike(m, &sp, seen[k], r);
+                skip = rank_alike(m, &sp, seen[k], r)
+                       && (l->pp_schedule != SPACE_PP_DUALPIPE
+                           || rank_alike(m, &sp, pp - 1 - seen[k],
+                                         pp - 1 - r));
             if (!skip && n_seen < 16) seen[n_seen++] = r;
         } else if (r != pp - 1 && n_seen < 16) {
             seen[n_seen++] = r;

@@ -1113,20 +1113,107 @@ static void test_schedule_inflight(void)
     TP_CHECK_INT(est_schedule_chunks(&l, 0, 0), 9);
     l.vpp = 1, l.pp_schedule = SPACE_PP_DUALPIPE;
     TP_CHECK_INT(est_schedule_chunks(&l, 2, 0), 5);
-    /* in a rank's bytes: ZB-V keeps 1F1B's first-rank activations */
+    /* in a rank's bytes: ZB-V keeps 1F1B's first-rank activations on
+     * every rank; the V puts stage 2 PP - 1 (the final norm, the head and
+     * the loss) on rank 0 beside stage 0 (torchtitan
+     * _get_pp_rank_to_stage_indices_mapping, style "v"), so rank 0 holds
+     * the embedding, the head and the loss's activations, rank PP - 1
+     * neither. */
     space_model m = toy();
     space_layout k = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
     k.flash = SPACE_ATTN_FLASH;
     k.pp = 2, k.vpp = 1, k.dp = 1, k.gbs = 8;
-    est_memory a, b;
-    est_memory_stage(&m, &k, 0, &a);
-    k.vpp = 2, k.pp_schedule = SPACE_PP_ZBV;
-    est_memory_stage(&m, &k, 0, &b);
-    TP_CHECK_REL(b.activations, a.activations, 1e-12);
+    est_memory a, a1, b, b1;
+    est_memory_stage(&m, &k, 0, &a);  /* 2 micro-batches of 2 layers */
+    est_memory_stage(&m, &k, 1, &a1); /* 1 of 2 layers, the loss */
+    double loss = a1.activations - a.activations / 2;
+    TP_CHECK(loss > 0);
+    TP_CHECK_REL(a.params, 2.0 * LAYER + 1024 * 64, 1e-12);
+    const space_pp_schedule vs[2] = {SPACE_PP_ZBV, SPACE_PP_DUALPIPEV};
+    for (int i = 0; i < 2; i++) {
+        k.vpp = 2, k.pp_schedule = vs[i];
+        est_memory_stage(&m, &k, 0, &b);
+        est_memory_stage(&m, &k, 1, &b1);
+        if (vs[i] == SPACE_PP_ZBV) {
+            TP_CHECK_REL(b1.activations, a.activations, 1e-12);
+            TP_CHECK_REL(b.activations, a.activations + loss, 1e-12);
+        } else { /* 2 PP + 1 chunks, not 2 PP */
+            TP_CHECK_REL(b1.activations, a.activations * 5 / 4, 1e-12);
+            TP_CHECK_REL(b.activations, b1.activations + loss, 1e-12);
+        }
+        TP_CHECK_REL(b.params, 2.0 * LAYER + 2 * 1024 * 64 + 64, 1e-12);
+        TP_CHECK_REL(b1.params, 2.0 * LAYER, 1e-12);
+    }
     /* DualPipe: the rank's two stages' parameters */
     k.vpp = 1, k.pp_schedule = SPACE_PP_DUALPIPE;
     est_memory_stage(&m, &k, 0, &b);
     TP_CHECK(b.params > 1.5 * a.params);
+}
+
+/* DualPipe's parameters: rank r holds stage r and stage PP - 1 - r whole
+ * (deepseek-ai/DualPipe@3da1bbea examples/example_dualpipe.py:
+ * full_modules[rank] and full_modules[pp_size - 1 - rank]), each with its
+ * own layers as the split gives them; both end ranks hold the embedding,
+ * the head and the MTP module, which shares the embedding there
+ * (DeepSeek-V3 report, arXiv 2412.19437 section 3.2.3). The MoE toy with
+ * one MTP module, PP 4, EP 2: stage 0 the dense layer and the embedding,
+ * stages 1 and 2 an MoE layer each, stage 3 an MoE layer, the MTP module,
+ * the final norm and the head. */
+static void test_dualpipe_params(void)
+{
+    space_model m = toy_moe();
+    m.mtp_layers = 1;
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    l.pp = 4, l.dp = 2, l.gbs = 16, l.ep = 2, l.etp = 1;
+    l.pp_schedule = SPACE_PP_DUALPIPE;
+    double moe = ATTN + 12288 + 128 + 512;          /* 29312, experts apart */
+    double mtp = moe + 2.0 * 64 * 64 + 2 * 64;      /* eh_proj, two norms */
+    double ends = 1024.0 * 64 + 1024.0 * 64 + 64;   /* embedding, head, norm */
+    double x = ROUTED / 2.0;                        /* a layer's, EP 2 */
+    est_memory r0, r1, r2, r3;
+    est_memory_stage(&m, &l, 0, &r0);
+    est_memory_stage(&m, &l, 1, &r1);
+    est_memory_stage(&m, &l, 2, &r2);
+    est_memory_stage(&m, &l, 3, &r3);
+    TP_CHECK_REL(r0.params, LAYER + moe + mtp + ends + 2 * x, 1e-12);
+    TP_CHECK_REL(r0.expert_params, 2 * x, 1e-12);
+    TP_CHECK_REL(r3.params, r0.params, 1e-12);
+    TP_CHECK_REL(r3.expert_params, r0.expert_params, 1e-12);
+    TP_CHECK_REL(r1.params, 2 * (moe + x), 1e-12);
+    TP_CHECK_REL(r2.params, r1.params, 1e-12);
+    /* fp8 under Transformer Engine: the copies of both stages' GEMMs */
+    space_layout f = l;
+    f.dtype = HW_FP8;
+    est_memory a, b, d;
+    est_memory_stage(&m, &f, 1, &d);
+    f.pp_schedule = SPACE_PP_1F1B;
+    est_memory_stage(&m, &f, 1, &a);
+    est_memory_stage(&m, &f, 2, &b);
+    TP_CHECK(a.fp8_weights > 0);
+    TP_CHECK_REL(d.fp8_weights, a.fp8_weights + b.fp8_weights, 1e-12);
+    /* Activations (dualpipe.py step, worked through for every rank of
+     * PP 16 at 120 micro-batches): with h = min(r, PP - 1 - r), PP - h
+     * micro-batches of stage h and h + 1 of stage PP - 1 - h in flight,
+     * the loss and the MTP module on both end ranks. 1F1B's rank q holds
+     * PP - q of its stage, and one layer's backward transient beside
+     * them: so DualPipe's rank r holds what 1F1B's ranks h and
+     * PP - 1 - h hold together, with one transient (rank 0: the dense
+     * stage has none beside the MoE one). */
+    est_memory o[4], q[4];
+    for (int64_t r = 0; r < 4; r++) {
+        l.pp_schedule = SPACE_PP_1F1B;
+        est_memory_stage(&m, &l, r, &o[r]);
+        l.pp_schedule = SPACE_PP_DUALPIPE;
+        est_memory_stage(&m, &l, r, &q[r]);
+    }
+    TP_CHECK(o[3].activations > 0);
+    TP_CHECK_REL(q[0].activations, o[0].activations + o[3].activations,
+                 1e-12);
+    TP_CHECK_REL(q[3].activations, q[0].activations, 1e-12);
+    double per = o[1].activations - o[2].activations; /* an MoE stage's */
+    TP_CHECK(per > 0);
+    TP_CHECK_REL(q[1].activations, o[2].activations + 3 * per, 1e-12);
+    TP_CHECK_REL(q[2].activations, q[1].activations, 1e-12);
 }
 
 static void test_microbatch_groups(void)
@@ -1396,6 +1483,7 @@ int main(void)
     TP_RUN(test_activation_offload);
     TP_RUN(test_microbatch_groups);
     TP_RUN(test_schedule_inflight);
+    TP_RUN(test_dualpipe_params);
     TP_RUN(test_megatron_fsdp);
     TP_RUN(test_moe_dispatch);
     TP_RUN(test_cuda_graphs);
