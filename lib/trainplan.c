@@ -5,7 +5,10 @@
  * standard error captured in memory (open_memstream). The plain structs
  * are read back from the command's JSON, so they hold the same numbers.
  * A sweep's spec given as a JSON object is written to a private
- * temporary file for the call (the command reads a file).
+ * temporary file for the call (the command reads a file). A session
+ * (tp_open) hands the command its database and fitted models
+ * (cli/session.c) and lets the read-only commands run outside the lock
+ * once their command line is parsed (run_locked).
  *
  * Not here: any option logic (run.c has the one table), signal handlers
  * (out.c and cmd_sweep.c install theirs only after tp_handle_signals).
