@@ -1063,6 +1063,40 @@ static double rank_mtp(const space_layout *l, const space_split *sp,
     return mtp;
 }
 
+/* What rank_params and stage_of count a rank's parameters from, per TP
+ * rank: a layer (space_params.per_layer: the model's mean layer), the
+ * first stage's embedding (with position embedding and its norm), the
+ * last stage's final norm and head (a tied head is the embedding itself
+ * with one stage, a copy of it with several); for MoE models a dense-FFN
+ * layer, an MoE layer without its routed experts, and one layer's routed
+ * experts on this rank's EP x ETP shard. */
+typedef struct stage_params {
+    double layer, first, last;
+    double dense_l, moe_l, xl;
+} stage_params;
+
+static void stage_params_of(const space_model *m, const space_layout *l,
+                            const space_params *p, stage_params *o)
+{
+    double t = (double)l->tp;
+    o->layer = (double)(p->per_layer - p->norms_per_layer) / t
+               + (double)p->norms_per_layer;
+    o->first = (double)(p->embedding) / t + (double)(p->position + p->embed_norm);
+    double head = p->lm_head ? (double)p->lm_head
+                             : l->pp > 1 ? (double)p->embedding : 0;
+    o->last = (double)p->final_norm + head / t;
+    o->dense_l = o->moe_l = o->xl = 0;
+    if (m->num_experts > 0) {
+        double routed = est_routed_expert_params(m);
+        double shared = est_shared_expert_params(m);
+        double norms = (double)p->norms_per_layer;
+        o->dense_l = (double)(p->attn_per_layer + p->dense_mlp_per_layer) / t + norms;
+        o->moe_l = ((double)p->attn_per_layer + shared) / t + norms
+                   + ((double)p->moe_mlp_per_layer - routed - shared);
+        o->xl = routed / (double)(space_layout_ep(l) * space_layout_etp(l));
+    }
+}
+
 /* The parameters of pipeline rank r's own stages (its chunks of the
  * split sp, their MTP modules, the embedding on rank 0, the final norm
  * and head on the last rank): the return those replicated over EP,
@@ -1083,28 +1117,15 @@ static double rank_params(const space_model *m, const space_layout *l,
 {
     const space_params p = *pm;
     double t = (double)l->tp;
-    double layer = (double)(p.per_layer - p.norms_per_layer) / t
-                   + (double)p.norms_per_layer;
-    double first = (double)(p.embedding) / t + (double)(p.position + p.embed_norm);
-    /* The last stage: final norm and LM head; a tied head is the
-     * embedding itself with one stage, a copy of it with several. */
-    double head = p.lm_head ? (double)p.lm_head
-                            : l->pp > 1 ? (double)p.embedding : 0;
-    double last = (double)p.final_norm + head / t;
+    stage_params sp_;
+    stage_params_of(m, l, pm, &sp_);
+    double layer = sp_.layer, first = sp_.first, last = sp_.last;
     double layers = (double)space_split_rank_layers(sp, r);
     double mtp = rank_mtp(l, sp, r);
     double params = layers * layer;
     *xparams = 0;
     if (m->num_experts > 0) {
-        double routed = est_routed_expert_params(m);
-        double shared = est_shared_expert_params(m);
-        double norms = (double)p.norms_per_layer;
-        double dense_l = (double)(p.attn_per_layer + p.dense_mlp_per_layer) / t
-                         + norms;
-        double moe_l = ((double)p.attn_per_layer + shared) / t + norms
-                       + ((double)p.moe_mlp_per_layer - routed - shared);
-        double xl = routed
-                    / (double)(space_layout_ep(l) * space_layout_etp(l));
+        double dense_l = sp_.dense_l, moe_l = sp_.moe_l, xl = sp_.xl;
         double nm = est_split_moe_layers(m, sp, r);
         params = (layers - nm) * dense_l + nm * moe_l;
         *xparams = nm * xl;
@@ -1157,12 +1178,9 @@ static void stage_of(const space_model *m, const space_layout *l,
     memset(out, 0, sizeof *out);
     const space_params p = *pm;
     double t = (double)l->tp;
-    double layer = (double)(p.per_layer - p.norms_per_layer) / t
-                   + (double)p.norms_per_layer;
-    double first = (double)(p.embedding) / t + (double)(p.position + p.embed_norm);
-    double head = p.lm_head ? (double)p.lm_head
-                            : l->pp > 1 ? (double)p.embedding : 0;
-    double last = (double)p.final_norm + head / t;
+    stage_params pieces;
+    stage_params_of(m, l, pm, &pieces);
+    double layer = pieces.layer, first = pieces.first, last = pieces.last;
     int64_t micro = l->gbs / (l->mbs * l->dp);
     if (micro < 1) micro = 1;
     double tokens = (double)l->mbs * (double)l->seq / (double)l->cp;
@@ -1200,15 +1218,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     /* MoE: the experts' states sharded by ZeRO over the expert
      * data-parallel group (distributed optimizer's expert buffers). */
     if (m->num_experts > 0) {
-        double routed = est_routed_expert_params(m);
-        double shared = est_shared_expert_params(m);
-        double norms = (double)p.norms_per_layer;
-        double dense_l = (double)(p.attn_per_layer + p.dense_mlp_per_layer) / t
-                         + norms;
-        double moe_l = ((double)p.attn_per_layer + shared) / t + norms
-                       + ((double)p.moe_mlp_per_layer - routed - shared);
-        double xl = routed
-                    / (double)(space_layout_ep(l) * space_layout_etp(l));
+        double dense_l = pieces.dense_l, moe_l = pieces.moe_l, xl = pieces.xl;
         double nm = est_split_moe_layers(m, &sp, r);
         unit_params = (layers - nm) * dense_l + nm * (moe_l + xl)
                       + mtp_here * (moe_l + xl + 2 * (double)m->hidden

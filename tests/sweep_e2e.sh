@@ -14,26 +14,7 @@ TP=$1
 S=$2
 HWDB=$3
 MPIEXEC=${4:-}
-rm -rf "$S"
-mkdir -p "$S"
-unset TRAINPLAN_HWDB
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-# expect RC CMD...: stdout in $S/out, stderr in $S/err
-expect() {
-    local want=$1
-    shift
-    "$@" >"$S/out" 2>"$S/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else
-        bad "exit $rc, expected $want: $*"
-        sed 's/^/  stderr: /' "$S/err" | head -5 >&2
-    fi
-}
-has() { if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $1"; fi; }
-same() { if cmp -s "$1" "$2"; then ok; else bad "$3: $1 and $2 differ"; fi; }
+. "$(dirname "$0")/sweep_lib.sh"
 now() { date +%s.%N; }
 # session_pids SID: the processes of session SID (from /proc; ps is not on
 # a bare Debian), none for an empty SID

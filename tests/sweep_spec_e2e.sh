@@ -12,27 +12,7 @@ set -u
 TP=$1
 S=$2
 SRC=$3
-rm -rf "$S"
-mkdir -p "$S"
-unset TRAINPLAN_HWDB
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-# expect RC CMD...: stdout in $S/out, stderr in $S/err
-expect() {
-    local want=$1
-    shift
-    "$@" >"$S/out" 2>"$S/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else
-        bad "exit $rc, expected $want: $*"
-        sed 's/^/  stderr: /' "$S/err" | head -5 >&2
-    fi
-}
-has() { if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $1"; fi; }
-hasnt() { if grep -qF -- "$2" "$1"; then bad "$3: '$2' in $1"; else ok; fi; }
-same() { if cmp -s "$1" "$2"; then ok; else bad "$3: $1 and $2 differ"; fi; }
+. "$(dirname "$0")/sweep_lib.sh"
 eq() { if [ "$1" = "$2" ]; then ok; else bad "$3: '$1' != '$2'"; fi; }
 absent() { if [ -e "$1" ]; then bad "$2: $1 exists"; else ok; fi; }
 
