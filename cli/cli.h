@@ -8,7 +8,6 @@
 #ifndef TP_CLI_H
 #define TP_CLI_H
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -552,6 +551,7 @@ hw_db *cli_open_hwdb(const cli_opts *o, tp_err *e);
 /* Shared by `search` and `sweep`: one function turns options into a
  * search_request and one writes a search answer as JSON, so a sweep's
  * record carries exactly what `search --format json --no-timing` prints. */
+#include "cache.h"
 #include "search.h"
 
 #define CLI_MAX_SYSTEMS 16
@@ -572,28 +572,6 @@ typedef struct cli_search {
                                   (a search), what sweep --launch asks */
 } cli_search;
 
-/* Operator models and collective tables opened once for many searches
- * (a sweep, a library session): read-only once opened, so searches may
- * share them. Zero it to start; free with cli_search_cache_free. */
-typedef struct cli_search_cache {
-    pthread_mutex_t *lock;   /* NULL, or held while the cache is searched
-                                and filled (a library session's, shared by
-                                threads: session.c) */
-    int n_ops, n_comm;
-    struct { const hw_gpu *gpu; int keep_bad; est_models *m; } ops[64];
-    struct { const hw_system *sys; int keep_bad; est_comm *c; } comm[64];
-} cli_search_cache;
-void cli_search_cache_free(cli_search_cache *c);
-/* The operator models of GPU g (the collective tables of system y) from
- * cache c, fitted there when missing, under c->lock when it has one;
- * NULL when the cache is full (the caller opens its own, *failed 0) or
- * the fit failed (*failed 1, the message in e). What it returns stays
- * the cache's. */
-est_models *cli_cached_ops(cli_search_cache *c, const hw_gpu *g, int keep_bad,
-                           int *failed, tp_err *e);
-est_comm *cli_cached_comm(cli_search_cache *c, const hw_system *y, int keep_bad,
-                          int *failed, tp_err *e);
-
 /* A library session (lib/trainplan.c tp_open; session.c): the hardware
  * database of dirs (hw_db_open's user directories) opened once, the
  * models and tables fitted once and shared by every command run with it
@@ -606,14 +584,14 @@ void cli_session_close(cli_session *s); /* NULL: nothing */
  * it). NULL with the message in e. */
 hw_db *cli_hwdb_for(const cli_opts *o, int *owned, tp_err *e);
 /* The session's cache when db is the session's database, else NULL. */
-cli_search_cache *cli_session_cache(const cli_opts *o, const hw_db *db);
+search_cache *cli_session_cache(const cli_opts *o, const hw_db *db);
 
 /* Checks the search options of o (model, systems, GPU counts, --fix,
  * budgets) against db and fills *s with the request. db (and cache, when
  * not NULL: models and tables come from it and stay in it) must outlive
  * s. Returns TP_OK, or the status with its message in e (s is then
  * empty). Free with cli_search_close (accepts NULL and an empty s). */
-int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
+int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
                     cli_search *s, tp_err *e);
 void cli_search_close(cli_search *s);
 /* The JSON object `search --format json` prints for answer a, with its

@@ -911,13 +911,13 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         goto done;
     }
     /* A session's models and tables are its own (not freed here). */
-    cli_search_cache *cache = cli_session_cache(o, db);
+    search_cache *cache = cli_session_cache(o, db);
     const est_models *use_ops = NULL;
     const est_comm *use_comm = NULL;
     int failed = 0;
-    if (cache) use_ops = cli_cached_ops(cache, y->gpu, o->keep_bad, &failed, e);
+    if (cache) use_ops = search_cache_ops(cache, y->gpu, o->keep_bad, &failed, e);
     if (!use_ops && !failed) use_ops = ops = est_models_open(y->gpu, o->keep_bad, e);
-    if (use_ops && cache) use_comm = cli_cached_comm(cache, y, o->keep_bad, &failed, e);
+    if (use_ops && cache) use_comm = search_cache_comm(cache, y, o->keep_bad, &failed, e);
     if (use_ops && !use_comm && !failed)
         use_comm = comm = est_comm_load(y, o->keep_bad, e);
     if (!use_comm) {

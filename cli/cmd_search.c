@@ -1287,68 +1287,6 @@ static int write_svg(const char *path, FILE *caller, const search_request *q,
     return rc;
 }
 
-void cli_search_cache_free(cli_search_cache *c)
-{
-    if (!c) return;
-    for (int i = 0; i < c->n_ops; i++) est_models_free(c->ops[i].m);
-    for (int i = 0; i < c->n_comm; i++) est_comm_free(c->comm[i].c);
-    memset(c, 0, sizeof *c);
-}
-
-static est_models *find_ops(cli_search_cache *c, const hw_gpu *g, int keep_bad,
-                            int *failed, tp_err *e)
-{
-    for (int i = 0; i < c->n_ops; i++)
-        if (c->ops[i].gpu == g && c->ops[i].keep_bad == keep_bad)
-            return c->ops[i].m;
-    if (c->n_ops == (int)(sizeof c->ops / sizeof c->ops[0])) return NULL;
-    est_models *m = est_models_open(g, keep_bad, e);
-    if (!m) {
-        *failed = 1;
-        return NULL;
-    }
-    c->ops[c->n_ops].gpu = g;
-    c->ops[c->n_ops].keep_bad = keep_bad;
-    c->ops[c->n_ops++].m = m;
-    return m;
-}
-
-est_models *cli_cached_ops(cli_search_cache *c, const hw_gpu *g, int keep_bad,
-                           int *failed, tp_err *e)
-{
-    if (c->lock) pthread_mutex_lock(c->lock);
-    est_models *m = find_ops(c, g, keep_bad, failed, e);
-    if (c->lock) pthread_mutex_unlock(c->lock);
-    return m;
-}
-
-static est_comm *find_comm(cli_search_cache *c, const hw_system *y, int keep_bad,
-                           int *failed, tp_err *e)
-{
-    for (int i = 0; i < c->n_comm; i++)
-        if (c->comm[i].sys == y && c->comm[i].keep_bad == keep_bad)
-            return c->comm[i].c;
-    if (c->n_comm == (int)(sizeof c->comm / sizeof c->comm[0])) return NULL;
-    est_comm *m = est_comm_load(y, keep_bad, e);
-    if (!m) {
-        *failed = 1;
-        return NULL;
-    }
-    c->comm[c->n_comm].sys = y;
-    c->comm[c->n_comm].keep_bad = keep_bad;
-    c->comm[c->n_comm++].c = m;
-    return m;
-}
-
-est_comm *cli_cached_comm(cli_search_cache *c, const hw_system *y, int keep_bad,
-                          int *failed, tp_err *e)
-{
-    if (c->lock) pthread_mutex_lock(c->lock);
-    est_comm *m = find_comm(c, y, keep_bad, failed, e);
-    if (c->lock) pthread_mutex_unlock(c->lock);
-    return m;
-}
-
 /* --fix ep=N / etp=N on a dense model: an error; --fix ep=1 is its one
  * value (0: no expert parallelism). */
 static int dense_ep(const space_model *m, space_grid *g, tp_err *e)
@@ -1400,7 +1338,7 @@ static int moe_modelled(const space_model *m, const est_ctx *c,
     return TP_OK;
 }
 
-int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
+int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
                     cli_search *s, tp_err *e)
 {
     char *sysbuf = NULL; /* --system's names, split in place */
@@ -1499,13 +1437,13 @@ int cli_search_open(const cli_opts *o, const hw_db *db, cli_search_cache *cache,
             int failed = 0;
             for (int i = 0; i < ns; i++)
                 if (sys[i].ctx.gpu == y->gpu) om = sys[i].ctx.ops;
-            if (!om && cache) om = cli_cached_ops(cache, y->gpu, o->keep_bad, &failed, e);
+            if (!om && cache) om = search_cache_ops(cache, y->gpu, o->keep_bad, &failed, e);
             if (!om && !failed) om = ops[ns] = est_models_open(y->gpu, o->keep_bad, e);
             if (!om) {
                 rc = e->status ? e->status : TP_EDATA;
                 goto done;
             }
-            if (cache) cm = cli_cached_comm(cache, y, o->keep_bad, &failed, e);
+            if (cache) cm = search_cache_comm(cache, y, o->keep_bad, &failed, e);
             if (!cm && !failed) cm = comm[ns] = est_comm_load(y, o->keep_bad, e);
             if (!cm) {
                 rc = e->status ? e->status : TP_EDATA;

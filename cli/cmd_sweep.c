@@ -160,7 +160,7 @@ static cJSON *inputs_json(const cli_opts *so, const cli_search *cs,
  * inputs (sweep_key.check); 0 when it cannot be set up (error records
  * are then compared by index and id only). */
 static uint64_t expected_check(const sweep_spec *s, int64_t k, const hw_db *db,
-                               cli_search_cache *cache, digest_cache *dc)
+                               search_cache *cache, digest_cache *dc)
 {
     cli_opts so;
     sweep_scenario(s, k, &so);
@@ -197,7 +197,7 @@ static cJSON *best_json(const cJSON *search)
  * frees it). Never fails: a scenario that cannot run is a record with
  * status "error" and the message. */
 static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
-                             cli_search_cache *cache, digest_cache *dc)
+                             search_cache *cache, digest_cache *dc)
 {
     cli_opts so;
     sweep_scenario(s, k, &so);
@@ -619,7 +619,7 @@ static int mpi_master(int nranks, const int64_t *list, int64_t n, int64_t start,
 }
 
 static void mpi_worker(const sweep_spec *s, const int64_t *list,
-                       const hw_db *db, cli_search_cache *cache,
+                       const hw_db *db, search_cache *cache,
                        digest_cache *dc)
 {
     MPI_Send(NULL, 0, MPI_CHAR, 0, TAG_READY, MPI_COMM_WORLD);
@@ -981,7 +981,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     int64_t *list = NULL;
     sweep_key *want = NULL;
     digest_cache dc = {0};
-    static cli_search_cache cache; /* large: not on the stack */
+    static search_cache cache; /* large: not on the stack */
     memset(&cache, 0, sizeof cache);
     static sweep_out so; /* large: not on the stack */
     memset(&so, 0, sizeof so);
@@ -1132,7 +1132,7 @@ done:
     if (so.fd >= 0 || so.file_fd >= 0 || so.stream)
         close_output(&so, 0, "", NULL);
     digest_cache_free(&dc);
-    cli_search_cache_free(&cache);
+    search_cache_free(&cache);
     free(list);
     free(want);
     free(rep);

@@ -19,7 +19,7 @@
 
 struct cli_session {
     hw_db *db;
-    cli_search_cache cache;
+    search_cache cache;
     pthread_mutex_t lock; /* the cache's fills */
 };
 
@@ -37,7 +37,7 @@ cli_session *cli_session_open(const char *const *dirs, int n, tp_err *e)
 void cli_session_close(cli_session *s)
 {
     if (!s) return;
-    cli_search_cache_free(&s->cache);
+    search_cache_free(&s->cache);
     hw_db_free(s->db);
     pthread_mutex_destroy(&s->lock);
     free(s);
@@ -53,7 +53,7 @@ hw_db *cli_hwdb_for(const cli_opts *o, int *owned, tp_err *e)
     return cli_open_hwdb(o, e);
 }
 
-cli_search_cache *cli_session_cache(const cli_opts *o, const hw_db *db)
+search_cache *cli_session_cache(const cli_opts *o, const hw_db *db)
 {
     return o->session && db == o->session->db ? &o->session->cache : NULL;
 }

@@ -68,7 +68,7 @@ typedef struct sweep_spec {
  * spec). Free with sweep_spec_free (accepts NULL). */
 int sweep_spec_parse(const char *path, const char *text, size_t len,
                      const cli_opts *o, const hw_db *db,
-                     cli_search_cache *cache, const char *before,
+                     search_cache *cache, const char *before,
                      sweep_spec *s, char **report, tp_err *e);
 /* The spec's "hwdb" directories (its optional key: a list, as --hwdb
  * DIR), before the spec is parsed, since they are part of the db it is

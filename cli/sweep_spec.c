@@ -439,7 +439,7 @@ static void check_hwdb(const cJSON *a, const char *dir, int taken, report *r)
 
 int sweep_spec_parse(const char *path, const char *text, size_t len,
                      const cli_opts *o, const hw_db *db,
-                     cli_search_cache *cache, const char *before,
+                     search_cache *cache, const char *before,
                      sweep_spec *s, char **rep, tp_err *e)
 {
     memset(s, 0, sizeof *s);

@@ -31,7 +31,7 @@ static void default_opts(cli_opts *o)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static cli_search_cache cache;
+    static search_cache cache;
     cli_opts o;
     default_opts(&o);
     sweep_spec s;
