@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Below this many combinations search_complete runs serially. */
+#define COMPLETE_SERIAL_BELOW 256
 #define MAX_CAND SPACE_GRID_MAX
 
 typedef struct cand {
@@ -194,7 +196,12 @@ int search_complete(const est_ctx *c, const space_model *m,
     /* refused: the first combination whose split Megatron-Core refuses,
      * not estimated but kept to say why when nothing else is left */
     int64_t glob_i = -1, feasible = 0, refused = INT64_MAX;
-#pragma omp parallel
+    /* A few combinations (a layout given whole, as a library caller
+     * scoring its own asks) are estimated on the calling thread: a
+     * thread team costs more than the estimates (microseconds each), and
+     * far more where the machine's cores are busy. The answer is the
+     * same either way (ties broken by index). */
+#pragma omp parallel if (total > COMPLETE_SERIAL_BELOW)
     {
         est_result mine = {0}, r;
         int64_t mine_i = -1, my_feasible = 0, my_refused = INT64_MAX;
