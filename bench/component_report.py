@@ -440,7 +440,8 @@ def flash_flops(c, causal):
 
 def check_conversion(name, rows):
     """Files that carry the published TFLOP/s: their times must be those
-    figures through the FLOP convention (fwd 1x, bwd 2.5x, fwd+bwd 3.5x)."""
+    figures through the FLOP convention (attention: fwd 1x, bwd 2.5x,
+    fwd+bwd 3.5x; GEMMs: 2mnk)."""
     causal = "_causal" in name
     for i, r in enumerate(rows):
         c = {k: num(r[k]) for k in SHAPE_COLS if k in r}
@@ -449,7 +450,9 @@ def check_conversion(name, rows):
                                  ("fwdbwd_tflops", "FB_dur(us)", 3.5)):
             if tcol not in r:
                 continue
-            want = mult * flash_flops(c, causal) / (float(r[tcol]) * 1e12) * 1e6
+            flops = (2.0 * c["m"] * c["n"] * c["k"] if "m" in c  # GEMMs: 2mnk
+                     else flash_flops(c, causal))
+            want = mult * flops / (float(r[tcol]) * 1e12) * 1e6
             if abs(want - float(r[dcol])) > 0.006 + 1e-6 * want:
                 sys.exit("component_report: %s line %d: %s = %s, but %s = %s gives "
                          "%.2f us" % (name, i + 2, dcol, r[dcol], tcol, r[tcol], want))
