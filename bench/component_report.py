@@ -87,7 +87,7 @@ TORCHAO_COND = ("'NVIDIA B200' (peaks printed for the 1,000 W HGX part); GEMM ke
                 "bf16 through nn.Linear, NVFP4 through torch._scaled_mm (cuBLAS), bf16 out; "
                 "clock, power, CUDA and cuBLAS versions not stated.")
 FP4_MODEL = ("`gemm --dtype fp4` on b200: no fit; the fp4 roofline held to the bf16 GEMM "
-             "of the shape over b200's fp4_gemm_speedup_over_bf16 (3.78) and to the fp8 "
+             "of the shape over b200's fp4_gemm_speedup (3.78) and to the fp8 "
              "GEMM at the fp8 / fp4 peak ratio, the slower")
 
 # The held-out checks. Each file: (CSV in bench/data/kernel_checks, the op
@@ -274,7 +274,7 @@ CHECKS = [
         "conditions": TORCHAO_COND,
         "model": FP4_MODEL + ".",
         "caveats": ["Not fully held out: the two largest rows (6144^3, 8192^3) give "
-                    "b200's fp4_gemm_speedup_over_bf16 (their bf16 / nvfp4 time ratio)."],
+                    "b200's fp4_gemm_speedup (their bf16 / nvfp4 time ratio)."],
     },
     {
         "id": "cublas-mxfp4-b200-deepgemm",

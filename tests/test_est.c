@@ -520,7 +520,7 @@ static void test_models_borrowed(void)
 
 /* NVFP4 GEMMs (no fit: too few published shapes): never faster than the
  * 16-bit GEMM of the shape over the GPU's measured fp4 speedup (hwdb
- * fp4_gemm_speedup_over_bf16: 3.78 on B200, cuBLAS via pytorch/ao#2427;
+ * fp4_gemm_speedup: 3.78 on B200, cuBLAS via pytorch/ao#2427;
  * 3.48 on B300, TransformerEngine's GEMM profiling guide), nor than the
  * fp8 GEMM at the fp8 / fp4 peak ratio, nor than the fp4 roofline. At
  * 8192^3 on B200 the measured speedup is the tighter bound: 5.7 PFLOP/s
