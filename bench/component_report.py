@@ -79,6 +79,17 @@ FP8_MODEL = ("`gemm --dtype fp8` on h100-sxm: fitted to XLA's sm90 fp8 GEMM tabl
              "(cuBLAS GEMMs with per-tensor scales), never faster than half the bf16 "
              "GEMM of the same shape")
 
+TORCHAO_SRC = ("pytorch/ao pull request #2427 ('add-to-benchmarks', 2025-06-23, merged as "
+               "faf788a1), description: benchmarks/float8/bench_matmul.py --recipe nvfp4, "
+               "time_sec per square shape")
+TORCHAO_COND = ("'NVIDIA B200' (peaks printed for the 1,000 W HGX part); GEMM kernel GPU "
+                "time from the profiler (use_gpu_kernel_time), quantisation not timed; "
+                "bf16 through nn.Linear, NVFP4 through torch._scaled_mm (cuBLAS), bf16 out; "
+                "clock, power, CUDA and cuBLAS versions not stated.")
+FP4_MODEL = ("`gemm --dtype fp4` on b200: no fit; the fp4 roofline held to the bf16 GEMM "
+             "of the shape over b200's fp4_gemm_speedup (3.78) and to the fp8 "
+             "GEMM at the fp8 / fp4 peak ratio, the slower")
+
 # The held-out checks. Each file: (CSV in bench/data/kernel_checks, the op
 # name `op show` takes, dtype). "alt": another hwdb GPU the source could be
 # (the source does not name it, or names a power limit another part has);
@@ -245,6 +256,43 @@ CHECKS = [
         "groups": ["m"],
     },
     {
+        "id": "cublas-bf16-b200-torchao",
+        "title": "cuBLAS bf16 GEMMs on B200 (pytorch/ao#2427's baseline)",
+        "gpu": "b200", "alt": "gb200",
+        "files": [("b200_torchao-pr2427-cublas_gemm_bf16.csv", "gemm", "bf16")],
+        "source": TORCHAO_SRC + " (the torch.bfloat16 lines).",
+        "conditions": TORCHAO_COND,
+        "model": "`gemm` bf16 on b200: fitted to XLA's sm100 bf16 GEMM table.",
+        "caveats": ["Square shapes only."],
+    },
+    {
+        "id": "cublas-nvfp4-b200-torchao",
+        "title": "cuBLAS NVFP4 GEMMs on B200 (pytorch/ao#2427)",
+        "gpu": "b200", "alt": "gb200",
+        "files": [("b200_torchao-pr2427-cublas-nvfp4_gemm_fp4.csv", "gemm", "fp4")],
+        "source": TORCHAO_SRC + " (the nvfp4 lines).",
+        "conditions": TORCHAO_COND,
+        "model": FP4_MODEL + ".",
+        "caveats": ["Not fully held out: the two largest rows (6144^3, 8192^3) give "
+                    "b200's fp4_gemm_speedup (their bf16 / nvfp4 time ratio)."],
+    },
+    {
+        "id": "cublas-mxfp4-b200-deepgemm",
+        "title": "cuBLAS MXFP4 GEMMs on B200 (DeepGEMM pull request #348's baseline)",
+        "gpu": "b200", "alt": "gb200",
+        "files": [("b200_cublas-13.3-mxfp4-deepgemm-pr348_gemm_fp4.csv", "gemm", "fp4")],
+        "source": "deepseek-ai/DeepGEMM pull request #348 ('feat: support mxfp4 x mxfp4 "
+                  "gemm on sm100', 2026-06-01), description, table 'Dense GEMM perf (B200, "
+                  "CUDA 12.9, vs cublasTest 13.3 direct binary)', the cBLT TFLOPS column "
+                  "(the seven rows shown there): t = 2mnk / TFLOP/s.",
+        "conditions": "B200; cuBLAS 13.3 through NVIDIA's cublasTest binary; MXFP4 (e2m1 "
+                      "with e8m0 scales per 32, the same fp4 tensor-core rate as NVFP4's "
+                      "e4m3 per 16); clock, power and output dtype not stated.",
+        "model": FP4_MODEL + ".",
+        "caveats": ["MXFP4, not the NVFP4 the estimator times: the same MMA rate, "
+                    "half the scale traffic."],
+    },
+    {
         "id": "fbgemm-bf16-h100-500w",
         "title": "FBGEMM bf16 GEMMs on H100 at 500 W",
         "gpu": "h100-sxm", "alt": "h100-96gb",
@@ -392,7 +440,8 @@ def flash_flops(c, causal):
 
 def check_conversion(name, rows):
     """Files that carry the published TFLOP/s: their times must be those
-    figures through the FLOP convention (fwd 1x, bwd 2.5x, fwd+bwd 3.5x)."""
+    figures through the FLOP convention (attention: fwd 1x, bwd 2.5x,
+    fwd+bwd 3.5x; GEMMs: 2mnk)."""
     causal = "_causal" in name
     for i, r in enumerate(rows):
         c = {k: num(r[k]) for k in SHAPE_COLS if k in r}
@@ -401,7 +450,9 @@ def check_conversion(name, rows):
                                  ("fwdbwd_tflops", "FB_dur(us)", 3.5)):
             if tcol not in r:
                 continue
-            want = mult * flash_flops(c, causal) / (float(r[tcol]) * 1e12) * 1e6
+            flops = (2.0 * c["m"] * c["n"] * c["k"] if "m" in c  # GEMMs: 2mnk
+                     else flash_flops(c, causal))
+            want = mult * flops / (float(r[tcol]) * 1e12) * 1e6
             if abs(want - float(r[dcol])) > 0.006 + 1e-6 * want:
                 sys.exit("component_report: %s line %d: %s = %s, but %s = %s gives "
                          "%.2f us" % (name, i + 2, dcol, r[dcol], tcol, r[tcol], want))
@@ -507,7 +558,9 @@ def run_checks(tp):
                 flags = [w for w, key in (("floor fwd", "raised_to_floor_fwd"),
                                           ("floor bwd", "raised_to_floor_bwd"),
                                           ("fp8 bound fwd", "fp8_bound_fwd"),
-                                          ("fp8 bound bwd", "fp8_bound_bwd")) if j[key]]
+                                          ("fp8 bound bwd", "fp8_bound_bwd"),
+                                          ("fp4 bound fwd", "fp4_bound_fwd"),
+                                          ("fp4 bound bwd", "fp4_bound_bwd")) if j[key]]
                 lines.append({"c": c, "pub": pub, "model": model, "err": err,
                               "flags": flags, "source": j["source"],
                               "fit_samples": j["fit_samples"]})

@@ -260,6 +260,8 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddBoolToObject(j, "raised_to_floor_bwd", info.floor_bwd);
         cJSON_AddBoolToObject(j, "fp8_bound_fwd", info.fp8_bound_fwd);
         cJSON_AddBoolToObject(j, "fp8_bound_bwd", info.fp8_bound_bwd);
+        cJSON_AddBoolToObject(j, "fp4_bound_fwd", info.fp4_bound_fwd);
+        cJSON_AddBoolToObject(j, "fp4_bound_bwd", info.fp4_bound_bwd);
         cJSON_AddNumberToObject(j, "samples", n);
         cJSON_AddNumberToObject(j, "samples_left_out", bad);
         cli_print_json(out->f, j);
@@ -300,6 +302,14 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
                         info.fp8_bound_fwd && info.fp8_bound_bwd
                             ? "forward and backward"
                             : info.fp8_bound_fwd ? "forward" : "backward");
+            if (info.fp4_bound_fwd || info.fp4_bound_bwd)
+                fprintf(out->f, "raised (%s) to the fp8 GEMM of this shape "
+                        "at the fp8 / fp4 peak ratio, or to the 16-bit GEMM "
+                        "over %s's measured fp4 speedup (%.2fx), the slower\n",
+                        info.fp4_bound_fwd && info.fp4_bound_bwd
+                            ? "forward and backward"
+                            : info.fp4_bound_fwd ? "forward" : "backward",
+                        g->name, g->fp4_gemm_speedup);
             if (n > 0)
                 fprintf(out->f, "%d %s sample(s) of this file name (%d with "
                         "an implausible time left out); nearest:\n", n,

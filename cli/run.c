@@ -655,7 +655,7 @@ static const cli_option options[] = {
      "shapes to predict (seed CSV format; times, if any, are ignored)"},
     {"shape", OPT_SHAPE, "K=V,...", CMD_OP_SHOW,
      "one shape, e.g. mp=2,b=4,l=2048,dim=6144 or m=4096,n=4096,k=4096"},
-    {"dtype", OPT_DTYPE, "fp32|tf32|fp16|bf16|fp8", CMD_OP,
+    {"dtype", OPT_DTYPE, "fp32|tf32|fp16|bf16|fp8|fp4", CMD_OP,
      "data type of the operator (default fp16; gemm samples: bf16)"},
     {"keep-bad", OPT_KEEP_BAD, NULL, CMD_OP | CMD_COLL | CMD_EST_SEARCH,
      "keep samples and table rows that fail the hygiene checks"},
@@ -1709,8 +1709,8 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             o.dtype = hw_dtype_parse(optarg);
             if (o.dtype < 0)
                 rc = tp_errf(&e, TP_EUSAGE,
-                             "--dtype: expected fp32, tf32, fp16, bf16 or "
-                             "fp8, found '%s'",
+                             "--dtype: expected fp32, tf32, fp16, bf16, "
+                             "fp8 or fp4, found '%s'",
                              optarg);
             break;
         case OPT_KEEP_BAD:

@@ -325,7 +325,9 @@ typedef struct est_model_info {
     int floor_fwd, floor_bwd;         /* raised to est_op_floor */
     int fp8_bound_fwd, fp8_bound_bwd; /* raised to half the 16-bit time */
     int fp4_bound_fwd, fp4_bound_bwd; /* raised to the fp8 time at the
-                                         fp8 / fp4 peak ratio */
+                                         fp8 / fp4 peak ratio, or to the
+                                         16-bit time over the GPU's
+                                         measured fp4 speedup */
 } est_model_info;
 
 /* est_models_time, also saying how (info may be NULL). */

@@ -27,11 +27,16 @@
  * dense peak of the dtype, the HBM bandwidth), and no fp8 GEMM faster
  * than half the 16-bit GEMM of the same shape on the same GPU.
  *
- * fp4 (NVFP4) GEMMs have no samples anywhere: their roofline at the fp4
- * peak, held to at best the fraction of peak the fp8 GEMM of the same
- * shape reaches on the GPU (its fp8 time times the fp8 / fp4 peak ratio:
- * the same block-scaled tensor-core pipeline on Blackwell, tcgen05 MMAs
- * reading scales beside the operands, at 2-3x the rate).
+ * fp4 (NVFP4) GEMMs have no samples anywhere (published tables hold a
+ * few shapes each, too few for a fit): their roofline at the fp4 peak,
+ * held to at best the fraction of peak the fp8 GEMM of the same shape
+ * reaches on the GPU (its fp8 time times the fp8 / fp4 peak ratio: the
+ * same block-scaled tensor-core pipeline on Blackwell, tcgen05 MMAs
+ * reading scales beside the operands, at 2-3x the rate), and, where hwdb
+ * has the GPU's measured fp4 speedup over bf16 (hw_gpu.fp4_gemm_speedup:
+ * cuBLAS's NVFP4 GEMMs reach 3.5-3.8x its bf16 ones on B200 and B300, not
+ * the 4x and 5.8x of the peaks), to at best the 16-bit GEMM's time over
+ * that speedup. The slower bound holds.
  */
 #include "est.h"
 
@@ -213,6 +218,17 @@ int est_models_time_info(const est_models *m, const est_op *op, est_time *t,
             t->fwd_s = t8.fwd_s * r, info->fp4_bound_fwd = 1;
         if (t->bwd_s < t8.bwd_s * r)
             t->bwd_s = t8.bwd_s * r, info->fp4_bound_bwd = 1;
+        double s4 = m->g->fp4_gemm_speedup;
+        if (s4 > 0) {
+            est_op o16 = *op;
+            o16.dtype = HW_BF16;
+            est_time t16;
+            est_models_time_info(m, &o16, &t16, NULL);
+            if (t->fwd_s < t16.fwd_s / s4)
+                t->fwd_s = t16.fwd_s / s4, info->fp4_bound_fwd = 1;
+            if (t->bwd_s < t16.bwd_s / s4)
+                t->bwd_s = t16.bwd_s / s4, info->fp4_bound_bwd = 1;
+        }
     }
     return info->fitted;
 }

@@ -109,6 +109,14 @@ typedef struct hw_gpu {
      * have; what the estimator counts a layer's host side in
      * (estimator/host.c). 0 = not in the file (the host not modelled). */
     double host_launch_s;
+    /* What a block-scaled fp4 (NVFP4) GEMM achieves over the 16-bit GEMM
+     * of the same large shape on this GPU, measured with the same library
+     * (cuBLAS): below the fp4 / bf16 peak ratio on Blackwell, where the
+     * fp4 kernels reach a smaller share of their peak than bf16 ones.
+     * est_models_time holds every fp4 GEMM to at least the 16-bit time
+     * over this; at most peak_flops[HW_FP4] / peak_flops[HW_BF16] (the
+     * loader checks). 0 = not in the file (the fp8 bound only). */
+    double fp4_gemm_speedup;
 } hw_gpu;
 
 typedef enum hw_topology {

@@ -135,6 +135,7 @@ static const field_spec gpu_fields[] = {
     {"kernel_efficiency_factor", "", "", 1, 0.1, 2, 0, 0, offsetof(hw_gpu, kernel_eff_factor)},
     {"host_link_gb_per_s", "GB/s", "bytes/s", GBPS, 1, 1e4, 0, 0, offsetof(hw_gpu, host_link_bw_bytes_per_s)},
     {"host_launch_us", "us", "s", US, 0.5, 1000, 0, 0, offsetof(hw_gpu, host_launch_s)},
+    {"fp4_gemm_speedup", "", "", 1, 1, 16, 0, 0, offsetof(hw_gpu, fp4_gemm_speedup)},
 };
 #define N_GPU_FIELDS ((int)(sizeof gpu_fields / sizeof gpu_fields[0]))
 _Static_assert(sizeof gpu_fields / sizeof gpu_fields[0] <= HW_MAX_FIELDS,
@@ -165,7 +166,7 @@ static const char *const gpu_top_keys[] = {
     "notes", "peak_tflops", "memory_gib", "memory_bw_gb_per_s", "sm_count",
     "boost_clock_mhz", "l2_mib", "scaleup_bw_gb_per_s", "power_w", "measured",
     "operator_models_like", "kernel_efficiency_factor", "host_link_gb_per_s",
-    "host_launch_us", NULL};
+    "host_launch_us", "fp4_gemm_speedup", NULL};
 static const char *const like_keys[] = {"gpu", "source", "note", NULL};
 static const char *const system_top_keys[] = {
     "schema", "name", "aliases", "display_name", "gpu", "sources", "notes",
@@ -549,6 +550,15 @@ int hw_parse_gpu(hw_db *db, const cJSON *root, const char *file, hw_gpu *g,
         for (int i = 0; i < N_GPU_FIELDS; i++)
             parse_field(db, root, sources, &gpu_fields[i], file, g, g->fields,
                         &g->n_fields, s);
+    /* A measured speedup cannot beat the ratio of the dense peaks. */
+    double r4 = g->peak_flops[HW_BF16] > 0
+                    ? g->peak_flops[HW_FP4] / g->peak_flops[HW_BF16] : 0;
+    if (g->fp4_gemm_speedup > 0 && g->fp4_gemm_speedup > r4 * (1 + 1e-9))
+        sinkf(s, TP_EDATA,
+              "%s: $.fp4_gemm_speedup.value: %g is above the fp4 / "
+              "bf16 peak ratio (%g); expected 1 to %g, or peak_tflops.fp4 "
+              "set first",
+              file, g->fp4_gemm_speedup, r4, r4);
     parse_measured(db, root, sources, file, &g->measured, &g->n_measured, s);
     parse_models_like(db, root, sources, file, g, s);
     g->file = hw_db_strdup(db, file);

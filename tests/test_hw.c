@@ -103,6 +103,8 @@ static const bad_case bad_cases[] = {
     {"bad_schema.json", TP_EDATA, "$.schema", "trainplan-cpu/1"},
     {"faster_than_gpu.json", TP_EDATA, "$.intra_node.bw_gb_per_s", "above"},
     {"not_object.json", TP_EDATA, "$: expected a JSON object", "not_object"},
+    {"fp4_speedup_above_peaks.json", TP_EDATA, "$.fp4_gemm_speedup.value",
+     "above the fp4 / bf16 peak ratio (4)"},
     {"does_not_exist.json", TP_ENOINPUT, "does_not_exist.json", "cannot open"},
 };
 
@@ -459,6 +461,21 @@ static void test_builtin_blackwell_ultra(const hw_db *db)
     TP_CHECK(b300->models_like == b200);
     TP_CHECK(gb300->models_like == b200);
     TP_CHECK(b300->kernel_eff_factor == 0 && gb300->kernel_eff_factor == 0);
+    /* Measured NVFP4 over bf16 GEMM speedups (cuBLAS): B200 3.78
+     * (pytorch/ao#2427), B300 3.48 (TransformerEngine's GEMM profiling
+     * guide); GB200 and GB300 assume their twin's. Below the peaks'
+     * ratio, as the loader checks. */
+    const hw_gpu *gb200 = hw_find_gpu(db, "gb200", &e);
+    TP_CHECK(gb200 != NULL);
+    TP_CHECK_REL(b200->fp4_gemm_speedup, 3.78, 1e-12);
+    TP_CHECK_REL(b300->fp4_gemm_speedup, 3.48, 1e-12);
+    TP_CHECK_REL(gb300->fp4_gemm_speedup, 3.48, 1e-12);
+    if (gb200) TP_CHECK_REL(gb200->fp4_gemm_speedup, 3.78, 1e-12);
+    const hw_gpu *four[] = {b200, gb200, b300, gb300};
+    for (int i = 0; i < 4; i++)
+        if (four[i])
+            TP_CHECK(four[i]->fp4_gemm_speedup
+                     <= four[i]->peak_flops[HW_FP4] / four[i]->peak_flops[HW_BF16]);
     TP_CHECK_STR(b300->arch, "blackwell");
     TP_CHECK_STR(gb300->arch, "blackwell");
 
