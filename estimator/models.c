@@ -33,11 +33,12 @@
  * the same block-scaled tensor-core pipeline on Blackwell, tcgen05 MMAs
  * reading scales beside the operands, at 2-3x the rate).
  */
-#include "est.h"
+#include "est_int.h"
 
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,85 @@ typedef struct bucket {
     int n, cap;
 } bucket;
 
+/* ---- the fit cache (cache.c) ------------------------------------------
+ *
+ * An entry holds every slot's fit of one GPU's samples. Its key: the
+ * GPU's hwdb files (the roofline the fits are made against) and every
+ * operator_samples file it lists, in order, with the entry's op and
+ * dtype. That is everything est_models_open reads: the fp8 hygiene reads
+ * only the same GPU's 16-bit files (est_samples_fp8_speedup). */
+
+static int models_key(const hw_gpu *src, int keep_bad, est_digest *key)
+{
+    if (!src->file || est_cache_key(key, "ops", src->name, keep_bad)) return -1;
+    if (est_digest_file(key, src->file)) return -1;
+    est_digest_str(key, src->base_file ? "merged over" : "alone");
+    if (src->base_file && est_digest_file(key, src->base_file)) return -1;
+    for (int i = 0; i < src->n_measured; i++) {
+        const hw_measured *me = &src->measured[i];
+        if (strcmp(me->kind, "operator_samples") != 0) continue;
+        est_digest_str(key, me->op);
+        est_digest_str(key, me->dtype);
+        if (est_digest_file(key, me->path)) return -1;
+    }
+    return 0;
+}
+
+static void models_store(const est_models *m, const est_digest *key)
+{
+    est_wbuf b = {0};
+    est_w_i32(&b, N_SLOTS);
+    for (int i = 0; i < N_SLOTS; i++) {
+        if (!m->n_samples[i]) continue;
+        est_w_i32(&b, i);
+        est_w_i32(&b, m->n_samples[i]);
+        est_w_i32(&b, m->has[i]);
+        if (m->has[i]) est_fit_write(&m->fit[i], &b);
+    }
+    est_w_i32(&b, -1);
+    est_cache_put("ops", m->src->name, key, &b);
+    free(b.p);
+}
+
+/* Fills m's slots from the cache; 1 on a hit, 0 (m's slots empty) when
+ * there is no good entry. */
+static int models_load(est_models *m, const est_digest *key)
+{
+    est_cache_entry ent;
+    if (!est_cache_get("ops", m->src->name, key, &ent)) return 0;
+    est_rbuf r = {ent.data + ent.off, ent.n, 0, 0};
+    char why[200] = "";
+    if (est_r_i32(&r) != N_SLOTS)
+        snprintf(why, sizeof why, "written for another set of operators");
+    for (int last = -1; !why[0];) {
+        int i = est_r_i32(&r);
+        if (r.bad || i == -1) break;
+        int n = est_r_i32(&r), has = est_r_i32(&r);
+        if (i <= last || i >= N_SLOTS || n <= 0 || (has != 0 && has != 1)) {
+            snprintf(why, sizeof why, "a slot out of order or range");
+            break;
+        }
+        last = i;
+        m->n_samples[i] = n;
+        if (!has) continue;
+        if (est_fit_read(&m->fit[i], &r, why, sizeof why)) break;
+        m->has[i] = 1;
+        if ((int)m->fit[i].kind != i / (HW_DTYPE_COUNT * 2))
+            snprintf(why, sizeof why, "a fit in another operator's slot");
+    }
+    if (!why[0] && r.bad) snprintf(why, sizeof why, "truncated payload");
+    if (!why[0] && est_r_left(&r)) snprintf(why, sizeof why, "bytes after its end");
+    if (why[0]) {
+        est_cache_reject(&ent, why);
+        for (int i = 0; i < N_SLOTS; i++) est_fit_free(&m->fit[i]);
+        memset(m->has, 0, sizeof m->has);
+        memset(m->n_samples, 0, sizeof m->n_samples);
+        return 0;
+    }
+    est_cache_entry_free(&ent);
+    return 1;
+}
+
 est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
 {
     est_models *m = tp_xmalloc(sizeof *m);
@@ -73,6 +153,9 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
     m->g = g;
     m->src = g->models_like ? g->models_like : g;
     const hw_gpu *src = m->src;
+    est_digest key;
+    int cached = models_key(src, keep_bad, &key) == 0;
+    if (cached && models_load(m, &key)) return m;
     bucket *b = tp_xmalloc(N_SLOTS * sizeof *b);
     memset(b, 0, N_SLOTS * sizeof *b);
     int rc = TP_OK;
@@ -118,6 +201,13 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
         est_models_free(m);
         return NULL;
     }
+    /* Stored only when the files still digest to the key: one edited
+     * while it was being fitted must not file its fits under the old
+     * content. */
+    est_digest again;
+    if (cached && models_key(src, keep_bad, &again) == 0 && again.a == key.a
+        && again.b == key.b)
+        models_store(m, &key);
     return m;
 }
 
