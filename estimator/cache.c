@@ -335,7 +335,10 @@ int est_cache_get(const char *kind, const char *name, const est_digest *key,
         return 0;
     int fd = open(ent->path, O_RDONLY);
     if (fd < 0) {
-        if (errno != ENOENT) warn(ent->path, strerror(errno));
+        /* No entry, or a folder that is not there or not ours to read:
+         * a miss. */
+        if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
+            warn(ent->path, strerror(errno));
         return 0;
     }
     struct stat st;
