@@ -768,58 +768,54 @@ static int comm_key(const hw_system *y, int keep_bad, est_digest *key)
     if (!y->file || !y->gpu || !y->gpu->file
         || est_cache_key(key, "comm", y->name, keep_bad))
         return -1;
-    const char *files[4] = {y->file, y->base_file, y->gpu->file,
-                            y->gpu->base_file};
+    const char *hw[4] = {y->file, y->base_file, y->gpu->file,
+                         y->gpu->base_file};
     for (int i = 0; i < 4; i++) {
-        est_digest_str(key, files[i] ? "file" : "none");
-        if (files[i] && est_digest_file(key, files[i])) return -1;
+        est_digest_str(key, hw[i] ? "file" : "none");
+        if (hw[i] && est_digest_file(key, hw[i])) return -1;
     }
+    int files = 0;
     for (int i = 0; i < y->n_measured; i++) {
         const hw_measured *m = &y->measured[i];
         if (strcmp(m->kind, "collective_table") != 0) continue;
         est_digest_str(key, m->op);
         if (est_digest_file(key, m->path)) return -1;
+        files++;
     }
-    return 0;
+    return files > 0 ? 0 : -1; /* no tables: nothing to keep */
 }
 
-static void comm_store(const hw_system *y, const est_comm *c,
-                       const est_digest *key)
+void est_comm_payload(const est_comm *c, est_wbuf *b)
 {
-    est_wbuf b = {0};
-    est_w_i32(&b, c->n);
+    est_w_i32(b, c->n);
     for (int i = 0; i < c->n; i++) {
         const table *t = &c->t[i];
-        est_w_i32(&b, (int32_t)t->pub.kind);
-        est_w_i32(&b, t->pub.nodes);
-        est_w_i32(&b, t->pub.per_node);
-        est_w_i32(&b, t->measured);
-        est_w_i32(&b, t->pub.n_rows);
-        est_w_i32(&b, t->pub.n_bad);
-        est_w_i32(&b, t->pub.n_points);
+        est_w_i32(b, (int32_t)t->pub.kind);
+        est_w_i32(b, t->pub.nodes);
+        est_w_i32(b, t->pub.per_node);
+        est_w_i32(b, t->measured);
+        est_w_i32(b, t->pub.n_rows);
+        est_w_i32(b, t->pub.n_bad);
+        est_w_i32(b, t->pub.n_points);
         for (int k = 0; k < t->pub.n_rows; k++) {
             const est_coll_row *r = &t->rows[k];
-            est_w_i32(&b, (int32_t)r->kind);
-            est_w_i32(&b, (int32_t)r->dtype);
-            est_w_i32(&b, r->nodes);
-            est_w_i32(&b, r->per_node);
-            est_w_i32(&b, r->line);
-            est_w_f64(&b, r->bytes);
-            est_w_f64(&b, r->time_s);
+            est_w_i32(b, (int32_t)r->kind);
+            est_w_i32(b, (int32_t)r->dtype);
+            est_w_i32(b, r->nodes);
+            est_w_i32(b, r->per_node);
+            est_w_i32(b, r->line);
+            est_w_f64(b, r->bytes);
+            est_w_f64(b, r->time_s);
         }
-        est_w_f64s(&b, t->lx, (size_t)t->pub.n_points);
-        est_w_f64s(&b, t->ly, (size_t)t->pub.n_points);
+        est_w_f64s(b, t->lx, (size_t)t->pub.n_points);
+        est_w_f64s(b, t->ly, (size_t)t->pub.n_points);
     }
-    est_cache_put("comm", y->name, key, &b);
-    free(b.p);
 }
 
-/* y's tables from the cache, or NULL when there is no good entry. */
-static est_comm *comm_load(const hw_system *y, const est_digest *key)
+est_comm *est_comm_from_payload(const hw_system *y, const unsigned char *p,
+                                size_t len, char *why, size_t cap)
 {
-    est_cache_entry ent;
-    if (!est_cache_get("comm", y->name, key, &ent)) return NULL;
-    est_rbuf r = {ent.data + ent.off, ent.n, 0, 0};
+    est_rbuf r = {p, len, 0, 0};
     const char *bad = NULL;
     est_comm *c = tp_xcalloc(1, sizeof *c);
     int n = est_r_i32(&r);
@@ -845,6 +841,9 @@ static est_comm *comm_load(const hw_system *y, const est_digest *key)
                    || t->measured >= y->n_measured
                    || strcmp(y->measured[t->measured].kind, "collective_table") != 0) {
             bad = "a table of no collective or no measured file";
+        } else if (t->pub.nodes < 1 || t->pub.nodes > 1000000 || t->pub.per_node < 1
+                   || t->pub.per_node > 4096) {
+            bad = "a group shape out of the range a table may have";
         } else if (nr < 0 || t->pub.n_bad < 0 || np < (nr > 0) || np > nr
                    || (size_t)nr > est_r_left(&r) / 36) {
             bad = "a row count out of range";
@@ -867,21 +866,51 @@ static est_comm *comm_load(const hw_system *y, const est_digest *key)
             if ((unsigned)w->kind >= EST_COLL_COUNT
                 || (unsigned)w->dtype >= HW_DTYPE_COUNT)
                 bad = "a row of no collective or dtype";
+            else if (!(w->bytes > 0 && w->time_s > 0 && isfinite(w->bytes)
+                       && isfinite(w->time_s)))
+                bad = "a row's size or time not a positive number";
         }
         t->lx = tp_xmalloc((size_t)(np ? np : 1) * sizeof *t->lx);
         t->ly = tp_xmalloc((size_t)(np ? np : 1) * sizeof *t->ly);
         est_r_f64s(&r, t->lx, (size_t)np);
         est_r_f64s(&r, t->ly, (size_t)np);
+        for (int k = 0; k < np && !bad; k++)
+            if (!isfinite(t->lx[k]) || !isfinite(t->ly[k])
+                || (k > 0 && !(t->lx[k] > t->lx[k - 1])))
+                bad = "interpolation points not finite or not increasing";
         t->pub.rows = t->rows;
     }
     if (!bad && r.bad) bad = "truncated payload";
     if (!bad && est_r_left(&r)) bad = "bytes after its end";
     if (bad) {
-        est_cache_reject(&ent, bad);
+        snprintf(why, cap, "%s", bad);
         est_comm_free(c);
         return NULL;
     }
-    est_cache_entry_free(&ent);
+    return c;
+}
+
+static void comm_store(const hw_system *y, const est_comm *c,
+                       const est_digest *key)
+{
+    est_wbuf b = {0};
+    est_comm_payload(c, &b);
+    est_cache_put("comm", y->name, key, &b);
+    free(b.p);
+}
+
+/* y's tables from the cache, or NULL when there is no good entry. */
+static est_comm *comm_load(const hw_system *y, const est_digest *key)
+{
+    est_cache_entry ent;
+    if (!est_cache_get("comm", y->name, key, &ent)) return NULL;
+    char why[200];
+    est_comm *c = est_comm_from_payload(y, ent.data + ent.off, ent.n, why,
+                                        sizeof why);
+    if (!c)
+        est_cache_reject(&ent, why);
+    else
+        est_cache_entry_free(&ent);
     return c;
 }
 

@@ -90,6 +90,19 @@ void est_cache_reject(est_cache_entry *ent, const char *why);
 void est_cache_put(const char *kind, const char *name, const est_digest *key,
                    const est_wbuf *payload);
 
+/* The payloads of the two kinds of entry: every fit of an est_models
+ * (models.c) and every table of an est_comm (comm.c), as written; and
+ * back, checking every count, index and bound (the fuzzer's target too,
+ * fuzz/fuzz_fit_cache.c). A payload that is not one they wrote gives
+ * NULL and the reason in why[cap]. The result is freed as one from
+ * est_models_open / est_comm_load. */
+void est_models_payload(const est_models *m, est_wbuf *b);
+est_models *est_models_from_payload(const hw_gpu *g, const unsigned char *p,
+                                    size_t n, char *why, size_t cap);
+void est_comm_payload(const est_comm *c, est_wbuf *b);
+est_comm *est_comm_from_payload(const hw_system *y, const unsigned char *p,
+                                size_t n, char *why, size_t cap);
+
 /* One fit's bytes (fit.c): everything est_fit_predict reads but the
  * lazily filled lattice values. est_fit_read checks every count and
  * index against the bounds the fit code keeps, leaving *fit empty and

@@ -73,78 +73,41 @@ typedef struct bucket {
  * dtype. That is everything est_models_open reads: the fp8 hygiene reads
  * only the same GPU's 16-bit files (est_samples_fp8_speedup). */
 
+/* The key of src's entry; -1 when it has none (the cache off, a file
+ * that cannot be read: the fit then says why; no samples). */
 static int models_key(const hw_gpu *src, int keep_bad, est_digest *key)
 {
     if (!src->file || est_cache_key(key, "ops", src->name, keep_bad)) return -1;
     if (est_digest_file(key, src->file)) return -1;
     est_digest_str(key, src->base_file ? "merged over" : "alone");
     if (src->base_file && est_digest_file(key, src->base_file)) return -1;
+    int files = 0;
     for (int i = 0; i < src->n_measured; i++) {
         const hw_measured *me = &src->measured[i];
         if (strcmp(me->kind, "operator_samples") != 0) continue;
         est_digest_str(key, me->op);
         est_digest_str(key, me->dtype);
         if (est_digest_file(key, me->path)) return -1;
+        files++;
     }
-    return 0;
+    return files > 0 ? 0 : -1; /* nothing to fit, nothing to keep */
 }
 
-static void models_store(const est_models *m, const est_digest *key)
+void est_models_payload(const est_models *m, est_wbuf *b)
 {
-    est_wbuf b = {0};
-    est_w_i32(&b, N_SLOTS);
+    est_w_i32(b, N_SLOTS);
     for (int i = 0; i < N_SLOTS; i++) {
         if (!m->n_samples[i]) continue;
-        est_w_i32(&b, i);
-        est_w_i32(&b, m->n_samples[i]);
-        est_w_i32(&b, m->has[i]);
-        if (m->has[i]) est_fit_write(&m->fit[i], &b);
+        est_w_i32(b, i);
+        est_w_i32(b, m->n_samples[i]);
+        est_w_i32(b, m->has[i]);
+        if (m->has[i]) est_fit_write(&m->fit[i], b);
     }
-    est_w_i32(&b, -1);
-    est_cache_put("ops", m->src->name, key, &b);
-    free(b.p);
+    est_w_i32(b, -1);
 }
 
-/* Fills m's slots from the cache; 1 on a hit, 0 (m's slots empty) when
- * there is no good entry. */
-static int models_load(est_models *m, const est_digest *key)
-{
-    est_cache_entry ent;
-    if (!est_cache_get("ops", m->src->name, key, &ent)) return 0;
-    est_rbuf r = {ent.data + ent.off, ent.n, 0, 0};
-    char why[200] = "";
-    if (est_r_i32(&r) != N_SLOTS)
-        snprintf(why, sizeof why, "written for another set of operators");
-    for (int last = -1; !why[0];) {
-        int i = est_r_i32(&r);
-        if (r.bad || i == -1) break;
-        int n = est_r_i32(&r), has = est_r_i32(&r);
-        if (i <= last || i >= N_SLOTS || n <= 0 || (has != 0 && has != 1)) {
-            snprintf(why, sizeof why, "a slot out of order or range");
-            break;
-        }
-        last = i;
-        m->n_samples[i] = n;
-        if (!has) continue;
-        if (est_fit_read(&m->fit[i], &r, why, sizeof why)) break;
-        m->has[i] = 1;
-        if ((int)m->fit[i].kind != i / (HW_DTYPE_COUNT * 2))
-            snprintf(why, sizeof why, "a fit in another operator's slot");
-    }
-    if (!why[0] && r.bad) snprintf(why, sizeof why, "truncated payload");
-    if (!why[0] && est_r_left(&r)) snprintf(why, sizeof why, "bytes after its end");
-    if (why[0]) {
-        est_cache_reject(&ent, why);
-        for (int i = 0; i < N_SLOTS; i++) est_fit_free(&m->fit[i]);
-        memset(m->has, 0, sizeof m->has);
-        memset(m->n_samples, 0, sizeof m->n_samples);
-        return 0;
-    }
-    est_cache_entry_free(&ent);
-    return 1;
-}
-
-est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
+/* A new, empty est_models of g. */
+static est_models *models_new(const hw_gpu *g)
 {
     est_models *m = tp_xmalloc(sizeof *m);
     memset(m, 0, sizeof *m);
@@ -152,10 +115,74 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
     m->id = atomic_fetch_add(&opened, 1) + 1;
     m->g = g;
     m->src = g->models_like ? g->models_like : g;
-    const hw_gpu *src = m->src;
+    return m;
+}
+
+est_models *est_models_from_payload(const hw_gpu *g, const unsigned char *p,
+                                    size_t n, char *why, size_t cap)
+{
+    est_models *m = models_new(g);
+    est_rbuf r = {p, n, 0, 0};
+    why[0] = '\0';
+    if (est_r_i32(&r) != N_SLOTS)
+        snprintf(why, cap, "written for another set of operators");
+    for (int last = -1; !why[0];) {
+        int i = est_r_i32(&r);
+        if (r.bad || i == -1) break;
+        int ns = est_r_i32(&r), has = est_r_i32(&r);
+        if (i <= last || i >= N_SLOTS || ns <= 0 || (has != 0 && has != 1)) {
+            snprintf(why, cap, "a slot out of order or range");
+            break;
+        }
+        last = i;
+        m->n_samples[i] = ns;
+        if (!has) continue;
+        if (est_fit_read(&m->fit[i], &r, why, cap)) break;
+        m->has[i] = 1;
+        if ((int)m->fit[i].kind != i / (HW_DTYPE_COUNT * 2))
+            snprintf(why, cap, "a fit in another operator's slot");
+    }
+    if (!why[0] && r.bad) snprintf(why, cap, "truncated payload");
+    if (!why[0] && est_r_left(&r)) snprintf(why, cap, "bytes after its end");
+    if (why[0]) {
+        est_models_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void models_store(const est_models *m, const est_digest *key)
+{
+    est_wbuf b = {0};
+    est_models_payload(m, &b);
+    est_cache_put("ops", m->src->name, key, &b);
+    free(b.p);
+}
+
+/* g's models from the cache, or NULL when there is no good entry. */
+static est_models *models_load(const hw_gpu *g, const est_digest *key)
+{
+    est_cache_entry ent;
+    const hw_gpu *src = g->models_like ? g->models_like : g;
+    if (!est_cache_get("ops", src->name, key, &ent)) return NULL;
+    char why[200];
+    est_models *m = est_models_from_payload(g, ent.data + ent.off, ent.n, why,
+                                            sizeof why);
+    if (!m)
+        est_cache_reject(&ent, why);
+    else
+        est_cache_entry_free(&ent);
+    return m;
+}
+
+est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
+{
+    const hw_gpu *src = g->models_like ? g->models_like : g;
     est_digest key;
     int cached = models_key(src, keep_bad, &key) == 0;
-    if (cached && models_load(m, &key)) return m;
+    est_models *m = cached ? models_load(g, &key) : NULL;
+    if (m) return m;
+    m = models_new(g);
     bucket *b = tp_xmalloc(N_SLOTS * sizeof *b);
     memset(b, 0, N_SLOTS * sizeof *b);
     int rc = TP_OK;
