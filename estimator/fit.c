@@ -437,17 +437,21 @@ static void lattice_build(est_fit *fit)
     for (int d = 0; d < nd; d++) gap[d] = h / 2;
     for (;;) {
         /* Widen the spacing of the most crowded dimension until the
-         * lattice fits. */
+         * lattice fits: at most LAT_MAX_KNOTS knots in each dimension
+         * (lattice_dim's cap + 1 says one overflowed: its knots stop at
+         * the cap, and the last fade-out knot is missing) and at most
+         * LAT_MAX_VERTICES in all. */
         long total = 1;
-        int worst = 0;
+        int worst = 0, over = 0;
         for (int d = 0; d < nd; d++) {
             fit->lat_n[d] = lattice_dim(v + (size_t)d * (size_t)n, n, gap[d], h,
                                         knots + (size_t)d * LAT_MAX_KNOTS,
                                         LAT_MAX_KNOTS);
             total *= fit->lat_n[d];
+            over |= fit->lat_n[d] > LAT_MAX_KNOTS;
             if (fit->lat_n[d] > fit->lat_n[worst]) worst = d;
         }
-        if (total <= LAT_MAX_VERTICES) break;
+        if (!over && total <= LAT_MAX_VERTICES) break;
         gap[worst] *= 1.5;
     }
     free(v);

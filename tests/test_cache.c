@@ -632,6 +632,81 @@ static void test_unwritable(void)
     setenv("TRAINPLAN_CACHE_DIR", cache_dir, 1);
 }
 
+/* Every shipped GPU's fits and system's tables, at both keep_bad
+ * settings, written and parsed back: none refused (a bound of the
+ * reader that a real fit breaks would warn and refit on every start),
+ * and the same bits out. */
+static void test_every_payload(void)
+{
+    static double a[2 * N_PROBES], b[2 * N_PROBES], ca[20000], cb[20000];
+    est_cache_enable(0);
+    const hw_db *d = db();
+    int fits = 0, tables = 0;
+    for (int keep_bad = 0; keep_bad < 2; keep_bad++) {
+        for (int i = 0; i < hw_gpu_count(d); i++) {
+            const hw_gpu *g = hw_gpu_at(d, i);
+            if (g->models_like) continue; /* the fits of another */
+            tp_err e = {0};
+            est_models *m = est_models_open(g, keep_bad, &e);
+            TP_CHECK(m != NULL);
+            if (!m) continue;
+            est_wbuf w = {0};
+            est_models_payload(m, &w);
+            char why[200] = "";
+            est_models *back = est_models_from_payload(g, w.p, w.n, why, sizeof why);
+            if (!back) fprintf(stderr, "%s: %s\n", g->name, why);
+            TP_CHECK(back != NULL);
+            if (back) {
+                probe_ops(m, a);
+                probe_ops(back, b);
+                TP_CHECK(same_bits(a, b, 2 * N_PROBES));
+                fits++;
+            }
+            free(w.p);
+            est_models_free(back);
+            est_models_free(m);
+        }
+        for (int i = 0; i < hw_system_count(d); i++) {
+            const hw_system *y = hw_system_at(d, i);
+            tp_err e = {0};
+            est_comm *c = est_comm_load(y, keep_bad, &e);
+            TP_CHECK(c != NULL);
+            if (!c || est_comm_table_count(c) == 0) {
+                est_comm_free(c);
+                continue;
+            }
+            est_wbuf w = {0};
+            est_comm_payload(c, &w);
+            char why[200] = "";
+            est_comm *back = est_comm_from_payload(y, w.p, w.n, why, sizeof why);
+            if (!back) fprintf(stderr, "%s: %s\n", y->name, why);
+            TP_CHECK(back != NULL);
+            if (back) {
+                int n = 0, k = 0;
+                for (int t = 0; t < est_comm_table_count(c); t++) {
+                    const est_coll_table *x = est_comm_table_at(c, t);
+                    const est_coll_table *z = est_comm_table_at(back, t);
+                    TP_CHECK(z && x->file == z->file && x->n_rows == z->n_rows
+                             && x->n_bad == z->n_bad && x->n_points == z->n_points);
+                    for (double bytes = 1e3; bytes < 1e10; bytes *= 3.7) {
+                        est_group g = {x->nodes * x->per_node, x->per_node, x->nodes, 0};
+                        ca[n++ % 20000] = est_coll_time(c, y, x->kind, bytes, &g);
+                        cb[k++ % 20000] = est_coll_time(back, y, x->kind, bytes, &g);
+                    }
+                }
+                TP_CHECK(same_bits(ca, cb, n < 20000 ? n : 20000));
+                tables++;
+            }
+            free(w.p);
+            est_comm_free(back);
+            est_comm_free(c);
+        }
+    }
+    est_cache_enable(1);
+    TP_CHECK(fits >= 12);  /* A100, H100, B200, GB200, GH200, MI300X... x 2 */
+    TP_CHECK(tables >= 16); /* 8 systems with tables x 2 */
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -649,5 +724,6 @@ int main(int argc, char **argv)
     TP_RUN(test_key_follows_content);
     TP_RUN(test_race_threads);
     TP_RUN(test_unwritable);
+    TP_RUN(test_every_payload);
     return TP_TEST_EXIT();
 }
