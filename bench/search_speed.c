@@ -10,17 +10,34 @@
  * without the memoized operator times (est_memo_enable). Also what one
  * estimate costs, with and without them. Asserts nothing.
  *
- * usage: search_speed [MAX_THREADS [JOBS]]   (default 2, every job)
+ * Then the flagship as a user runs it, `trainplan search` as a process
+ * (issue 32: at most 50 ms with a warm fit cache): the median wall time
+ * of RUNS processes with a warm fit cache (estimator/cache.c), with an
+ * empty one (a cold start: every operator model fitted and stored), and
+ * with the cache off, each with the search's own share (the "search: X
+ * s" line). The processes use a cache folder of their own under $TMPDIR,
+ * not the user's. The in-process table above uses the cache as it is.
+ *
+ * usage: search_speed [MAX_THREADS [JOBS [RUNS [TRAINPLAN]]]]
+ * (default 2, every job, 10 runs, the trainplan built beside this).
  * JOBS: only the first JOBS of them (1: the flagship; tests/bench_smoke.sh
- * runs that, untimed).
+ * runs that, untimed, with RUNS 2). RUNS 0: no process timings.
  */
-#define _POSIX_C_SOURCE 199309L
+#define _POSIX_C_SOURCE 200809L
 #include "search.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <math.h>
 #include <time.h>
+#include <unistd.h>
+
+extern char **environ;
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -150,6 +167,124 @@ static int run(const job *j, int threads, int no_prune, int memo, int savers,
     return rc;
 }
 
+/* ---- the flagship as a process ---------------------------------------- */
+
+static const char *const flagship_argv[] = {
+    "trainplan", "search", "--model", "gpt-neox-20b", "--system", "perlmutter",
+    "--max-gpus", "128", "--seq-length", "2048", "--global-batch-size", "1024",
+    "--tokens", "300e9", NULL};
+
+/* Empties and removes a cache folder (it holds files only). */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        char p[4400];
+        for (struct dirent *e; (e = readdir(d));) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* Runs the flagship once with its standard output in out_path: the wall
+ * time, and the search's own from its "search: X s" line (NAN if none).
+ * Returns the exit status, or -1 when it could not be started. */
+static int flagship_process(const char *exe, const char *out_path,
+                            double *wall_s, double *search_s)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    double t0 = now_s();
+    int rc = posix_spawn(&pid, exe, &fa, NULL, (char *const *)flagship_argv,
+                         environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return -1;
+    int st = 0;
+    waitpid(pid, &st, 0);
+    *wall_s = now_s() - t0;
+    *search_s = NAN;
+    FILE *f = fopen(out_path, "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "search: %lf s", search_s) == 1) break;
+    if (f) fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Warm, cold and off, RUNS processes each. */
+static int flagship_processes(const char *exe, int runs)
+{
+    if (access(exe, X_OK) != 0) {
+        printf("\nflagship as a process: %s not found (pass its path as the "
+               "fourth argument); skipped.\n", exe);
+        return 0;
+    }
+    const char *tmp = getenv("TMPDIR");
+    char base[4096], dir[4200], out[4200];
+    snprintf(base, sizeof base, "%s/search_speed.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(base)) {
+        perror("search_speed: mkdtemp");
+        return 1;
+    }
+    snprintf(dir, sizeof dir, "%s/cache", base);
+    snprintf(out, sizeof out, "%s/out.txt", base);
+    static const char *const modes[] = {"warm", "cold", "off"};
+    double wall[3][64], srch[3][64];
+    if (runs > 64) runs = 64;
+    int rc = 0;
+    unsetenv("TRAINPLAN_CACHE");
+    setenv("TRAINPLAN_CACHE_DIR", dir, 1);
+    double w, s;
+    rc |= flagship_process(exe, out, &w, &s) != 0; /* fills it: warm */
+    for (int r = 0; r < runs && !rc; r++)
+        for (int m = 0; m < 3 && !rc; m++) { /* interleaved: the same load */
+            if (m == 1) {
+                snprintf(dir, sizeof dir, "%s/cold%d", base, r);
+                setenv("TRAINPLAN_CACHE_DIR", dir, 1);
+            }
+            if (m == 2) setenv("TRAINPLAN_CACHE", "off", 1);
+            rc |= flagship_process(exe, out, &wall[m][r], &srch[m][r]) != 0;
+            if (m == 1) remove_dir(dir);
+            unsetenv("TRAINPLAN_CACHE");
+            snprintf(dir, sizeof dir, "%s/cache", base);
+            setenv("TRAINPLAN_CACHE_DIR", dir, 1);
+        }
+    remove_dir(dir);
+    unlink(out);
+    rmdir(base);
+    unsetenv("TRAINPLAN_CACHE_DIR");
+    if (rc) {
+        fprintf(stderr, "search_speed: %s search failed\n", exe);
+        return 1;
+    }
+    printf("\nflagship as a process (trainplan search, default threads), "
+           "median of %d:\n\n| fit cache | wall s | of which the search s |\n"
+           "|---|---:|---:|\n", runs);
+    for (int m = 0; m < 3; m++)
+        printf("| %s | %.3f | %.3f |\n", modes[m], median(wall[m], runs),
+               median(srch[m], runs));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int max_t = argc > 1 ? atoi(argv[1]) : 2;
@@ -180,5 +315,8 @@ int main(int argc, char **argv)
         printf("%s %.2f / %.2f us (%s)", i ? "," : "", us[i][0], us[i][1],
                jobs[i].name);
     printf(".\n");
+    int runs = argc > 3 ? atoi(argv[3]) : 10;
+    if (runs > 0)
+        rc |= flagship_processes(argc > 4 ? argv[4] : TRAINPLAN_EXE, runs);
     return rc;
 }

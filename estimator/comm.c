@@ -86,7 +86,7 @@
  * model's shape is anchored to the nearest measured point: t(b) =
  * t_meas(b_edge) x t_model(b) / t_model(b_edge).
  */
-#include "est.h"
+#include "est_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -608,6 +608,7 @@ int est_coll_read_table(const char *path, est_coll_row **out, int *n_out,
 
 typedef struct table {
     est_coll_table pub;
+    int measured;        /* the y->measured entry of pub.file */
     est_coll_row *rows;  /* kept rows, sorted by bytes */
     int cap;
     double *lx, *ly;     /* pooled points: ln bytes, ln seconds */
@@ -682,7 +683,7 @@ static void build_points(table *t)
     t->pub.rows = t->rows;
 }
 
-est_comm *est_comm_load(const hw_system *y, int keep_bad, tp_err *e)
+static est_comm *comm_build(const hw_system *y, int keep_bad, tp_err *e)
 {
     est_comm *c = tp_xcalloc(1, sizeof *c);
     for (int i = 0; i < y->n_measured; i++) {
@@ -721,6 +722,7 @@ est_comm *est_comm_load(const hw_system *y, int keep_bad, tp_err *e)
                  * entries, so a user's own measurements win. */
                 t->pub.n_rows = 0;
                 t->pub.n_bad = 0;
+                t->measured = i;
                 t->pub.file = m->path;
                 t->pub.source = m->source;
             }
@@ -731,6 +733,7 @@ est_comm *est_comm_load(const hw_system *y, int keep_bad, tp_err *e)
                 t->pub.kind = r->kind;
                 t->pub.nodes = r->nodes;
                 t->pub.per_node = r->per_node;
+                t->measured = i;
                 t->pub.file = m->path;
                 t->pub.source = m->source;
             }
@@ -749,6 +752,179 @@ est_comm *est_comm_load(const hw_system *y, int keep_bad, tp_err *e)
     }
     if (c->n > 1) qsort(c->t, (size_t)c->n, sizeof *c->t, cmp_table);
     for (int i = 0; i < c->n; i++) build_points(&c->t[i]);
+    return c;
+}
+
+/* ---- the fit cache (cache.c) ------------------------------------------
+ *
+ * An entry holds a system's tables as built: kept rows, pooled points,
+ * counts, and which measured entry each table came from. Its key: the
+ * system's and its GPU's hwdb files (the hygiene checks rows against
+ * their links and peaks) and every collective_table file it lists, in
+ * order, with the entry's collective. */
+
+static int comm_key(const hw_system *y, int keep_bad, est_digest *key)
+{
+    if (!y->file || !y->gpu || !y->gpu->file
+        || est_cache_key(key, "comm", y->name, keep_bad))
+        return -1;
+    const char *hw[4] = {y->file, y->base_file, y->gpu->file,
+                         y->gpu->base_file};
+    for (int i = 0; i < 4; i++) {
+        est_digest_str(key, hw[i] ? "file" : "none");
+        if (hw[i] && est_digest_file(key, hw[i])) return -1;
+    }
+    int files = 0;
+    for (int i = 0; i < y->n_measured; i++) {
+        const hw_measured *m = &y->measured[i];
+        if (strcmp(m->kind, "collective_table") != 0) continue;
+        est_digest_str(key, m->op);
+        if (est_digest_file(key, m->path)) return -1;
+        files++;
+    }
+    return files > 0 ? 0 : -1; /* no tables: nothing to keep */
+}
+
+void est_comm_payload(const est_comm *c, est_wbuf *b)
+{
+    est_w_i32(b, c->n);
+    for (int i = 0; i < c->n; i++) {
+        const table *t = &c->t[i];
+        est_w_i32(b, (int32_t)t->pub.kind);
+        est_w_i32(b, t->pub.nodes);
+        est_w_i32(b, t->pub.per_node);
+        est_w_i32(b, t->measured);
+        est_w_i32(b, t->pub.n_rows);
+        est_w_i32(b, t->pub.n_bad);
+        est_w_i32(b, t->pub.n_points);
+        for (int k = 0; k < t->pub.n_rows; k++) {
+            const est_coll_row *r = &t->rows[k];
+            est_w_i32(b, (int32_t)r->kind);
+            est_w_i32(b, (int32_t)r->dtype);
+            est_w_i32(b, r->nodes);
+            est_w_i32(b, r->per_node);
+            est_w_i32(b, r->line);
+            est_w_f64(b, r->bytes);
+            est_w_f64(b, r->time_s);
+        }
+        est_w_f64s(b, t->lx, (size_t)t->pub.n_points);
+        est_w_f64s(b, t->ly, (size_t)t->pub.n_points);
+    }
+}
+
+est_comm *est_comm_from_payload(const hw_system *y, const unsigned char *p,
+                                size_t len, char *why, size_t cap)
+{
+    est_rbuf r = {p, len, 0, 0};
+    const char *bad = NULL;
+    est_comm *c = tp_xcalloc(1, sizeof *c);
+    int n = est_r_i32(&r);
+    /* A table takes at least 28 bytes: no more than that could hold. */
+    if (n < 0 || (size_t)n > est_r_left(&r) / 28) {
+        bad = "a table count out of range";
+        n = 0;
+    }
+    c->t = tp_xcalloc((size_t)(n ? n : 1), sizeof *c->t);
+    for (int i = 0; i < n && !bad; i++) {
+        table *t = &c->t[c->n++];
+        t->pub.kind = (est_coll)est_r_i32(&r);
+        t->pub.nodes = est_r_i32(&r);
+        t->pub.per_node = est_r_i32(&r);
+        t->measured = est_r_i32(&r);
+        t->pub.n_rows = est_r_i32(&r);
+        t->pub.n_bad = est_r_i32(&r);
+        t->pub.n_points = est_r_i32(&r);
+        int nr = t->pub.n_rows, np = t->pub.n_points;
+        if (r.bad) {
+            bad = "truncated";
+        } else if ((unsigned)t->pub.kind >= EST_COLL_COUNT || t->measured < 0
+                   || t->measured >= y->n_measured
+                   || strcmp(y->measured[t->measured].kind, "collective_table") != 0) {
+            bad = "a table of no collective or no measured file";
+        } else if (t->pub.nodes < 1 || t->pub.nodes > 1000000 || t->pub.per_node < 1
+                   || t->pub.per_node > 4096) {
+            bad = "a group shape out of the range a table may have";
+        } else if (nr < 0 || t->pub.n_bad < 0 || np < (nr > 0) || np > nr
+                   || (size_t)nr > est_r_left(&r) / 36) {
+            bad = "a row count out of range";
+        }
+        if (bad) break;
+        const hw_measured *m = &y->measured[t->measured];
+        t->pub.file = m->path;
+        t->pub.source = m->source;
+        t->cap = nr;
+        t->rows = tp_xmalloc((size_t)(nr ? nr : 1) * sizeof *t->rows);
+        for (int k = 0; k < nr; k++) {
+            est_coll_row *w = &t->rows[k];
+            w->kind = (est_coll)est_r_i32(&r);
+            w->dtype = (hw_dtype)est_r_i32(&r);
+            w->nodes = est_r_i32(&r);
+            w->per_node = est_r_i32(&r);
+            w->line = est_r_i32(&r);
+            w->bytes = est_r_f64(&r);
+            w->time_s = est_r_f64(&r);
+            if ((unsigned)w->kind >= EST_COLL_COUNT
+                || (unsigned)w->dtype >= HW_DTYPE_COUNT)
+                bad = "a row of no collective or dtype";
+            else if (!(w->bytes > 0 && w->time_s > 0 && isfinite(w->bytes)
+                       && isfinite(w->time_s)))
+                bad = "a row's size or time not a positive number";
+        }
+        t->lx = tp_xmalloc((size_t)(np ? np : 1) * sizeof *t->lx);
+        t->ly = tp_xmalloc((size_t)(np ? np : 1) * sizeof *t->ly);
+        est_r_f64s(&r, t->lx, (size_t)np);
+        est_r_f64s(&r, t->ly, (size_t)np);
+        for (int k = 0; k < np && !bad; k++)
+            if (!isfinite(t->lx[k]) || !isfinite(t->ly[k])
+                || (k > 0 && !(t->lx[k] > t->lx[k - 1])))
+                bad = "interpolation points not finite or not increasing";
+        t->pub.rows = t->rows;
+    }
+    if (!bad && r.bad) bad = "truncated payload";
+    if (!bad && est_r_left(&r)) bad = "bytes after its end";
+    if (bad) {
+        snprintf(why, cap, "%s", bad);
+        est_comm_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void comm_store(const hw_system *y, const est_comm *c,
+                       const est_digest *key)
+{
+    est_wbuf b = {0};
+    est_comm_payload(c, &b);
+    est_cache_put("comm", y->name, key, &b);
+    free(b.p);
+}
+
+/* y's tables from the cache, or NULL when there is no good entry. */
+static est_comm *comm_load(const hw_system *y, const est_digest *key)
+{
+    est_cache_entry ent;
+    if (!est_cache_get("comm", y->name, key, &ent)) return NULL;
+    char why[200];
+    est_comm *c = est_comm_from_payload(y, ent.data + ent.off, ent.n, why,
+                                        sizeof why);
+    if (!c)
+        est_cache_reject(&ent, why);
+    else
+        est_cache_entry_free(&ent);
+    return c;
+}
+
+est_comm *est_comm_load(const hw_system *y, int keep_bad, tp_err *e)
+{
+    est_digest key;
+    int cached = comm_key(y, keep_bad, &key) == 0;
+    est_comm *c = cached ? comm_load(y, &key) : NULL;
+    if (c) return c;
+    c = comm_build(y, keep_bad, e);
+    est_digest again; /* as est_models_open: the files unchanged meanwhile */
+    if (c && cached && comm_key(y, keep_bad, &again) == 0 && again.a == key.a
+        && again.b == key.b)
+        comm_store(y, c, &key);
     return c;
 }
 

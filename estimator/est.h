@@ -342,6 +342,27 @@ uint64_t est_models_id(const est_models *m);
 int est_models_samples(const est_models *m, est_op_kind k, int dtype,
                        int causal);
 
+/* ---- the fit cache (cache.c) ------------------------------------------- */
+
+/* est_models_open and est_comm_load keep what they fit in a per-user
+ * folder and read it back on the next start instead of refitting, keyed
+ * by the content of every hwdb file and measured file the fit reads, the
+ * program's version and build (docs/caching.md). The folder:
+ * $TRAINPLAN_CACHE_DIR, else $XDG_CACHE_HOME/trainplan, else
+ * ~/.cache/trainplan; TRAINPLAN_CACHE=off turns the cache off. A bad
+ * cache file is ignored with a warning on stderr; an unwritable folder
+ * silently leaves the cache empty. Results are the same bits cached or
+ * not. */
+
+/* Off (0) for the whole process, or back to the default (1: on unless
+ * TRAINPLAN_CACHE=off). For fuzzers and benchmarks of the cold start. */
+void est_cache_enable(int on);
+
+/* The folder the cache uses (made when first written) into buf[cap].
+ * Returns 0, or -1 when the cache is off or there is no folder (no
+ * $HOME). */
+int est_cache_dir(char *buf, size_t cap);
+
 /* ---- memory per GPU (mem.c) ------------------------------------------- */
 
 /* Bytes on the busiest GPU of a layout (the pipeline stage, first or last,

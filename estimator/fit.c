@@ -22,10 +22,11 @@
  * list by leave-one-out error on (a deterministic subset of) the training
  * samples; if no bandwidth beats the smooth fit alone, there is none.
  */
-#include "est.h"
+#include "est_int.h"
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -436,17 +437,21 @@ static void lattice_build(est_fit *fit)
     for (int d = 0; d < nd; d++) gap[d] = h / 2;
     for (;;) {
         /* Widen the spacing of the most crowded dimension until the
-         * lattice fits. */
+         * lattice fits: at most LAT_MAX_KNOTS knots in each dimension
+         * (lattice_dim's cap + 1 says one overflowed: its knots stop at
+         * the cap, and the last fade-out knot is missing) and at most
+         * LAT_MAX_VERTICES in all. */
         long total = 1;
-        int worst = 0;
+        int worst = 0, over = 0;
         for (int d = 0; d < nd; d++) {
             fit->lat_n[d] = lattice_dim(v + (size_t)d * (size_t)n, n, gap[d], h,
                                         knots + (size_t)d * LAT_MAX_KNOTS,
                                         LAT_MAX_KNOTS);
             total *= fit->lat_n[d];
+            over |= fit->lat_n[d] > LAT_MAX_KNOTS;
             if (fit->lat_n[d] > fit->lat_n[worst]) worst = d;
         }
-        if (total <= LAT_MAX_VERTICES) break;
+        if (!over && total <= LAT_MAX_VERTICES) break;
         gap[worst] *= 1.5;
     }
     free(v);
@@ -630,4 +635,129 @@ void est_fit_predict(const hw_gpu *g, const est_fit *fit, const est_op *op,
         for (int i = 0; i < p; i++) y += fit->w_bwd[i] * phi[i];
         t->bwd_s *= exp(y);
     }
+}
+
+/* ---- a fit's bytes, for the fit cache (cache.c) ----------------------- */
+
+void est_fit_write(const est_fit *fit, est_wbuf *b)
+{
+    int nd = fit->ndims, stride = nd + 2, n_knots = 0;
+    est_w_i32(b, (int32_t)fit->kind);
+    est_w_i32(b, fit->nfeat);
+    est_w_i32(b, nd);
+    est_w_i32(b, fit->has_fwd);
+    est_w_i32(b, fit->has_bwd);
+    est_w_i32(b, fit->n_train);
+    est_w_i32(b, fit->n_res);
+    est_w_f64s(b, fit->lo, EST_MAX_FEATURES);
+    est_w_f64s(b, fit->hi, EST_MAX_FEATURES);
+    est_w_f64s(b, fit->w_fwd, EST_MAX_FEATURES);
+    est_w_f64s(b, fit->w_bwd, EST_MAX_FEATURES);
+    est_w_f64(b, fit->bw_fwd);
+    est_w_f64(b, fit->bw_bwd);
+    est_w_i32(b, fit->lat_c != NULL);
+    for (int d = 0; d < EST_MAX_DIMS; d++) {
+        est_w_i32(b, fit->lat_n[d]);
+        n_knots += fit->lat_c ? fit->lat_n[d] : 0;
+    }
+    est_w_f64s(b, fit->res, (size_t)fit->n_res * (size_t)stride);
+    est_w_bytes(b, fit->split_dim, (size_t)fit->n_res);
+    est_w_f64s(b, fit->lat_knots, (size_t)n_knots);
+}
+
+/* The bounds est_fit_samples keeps, checked on what a cache file says. */
+static const char *fit_check(const est_fit *f, int has_lat, size_t left)
+{
+    int nd = f->ndims;
+    if ((unsigned)f->kind >= EST_OP_COUNT) return "an operator kind out of range";
+    if (nd < 1 || nd > MAX_DIMS) return "a dimension count out of range";
+    if (f->nfeat != 1 + nd + nd * (nd + 1) / 2)
+        return "a feature count that does not match its dimensions";
+    if ((f->has_fwd != 0 && f->has_fwd != 1) || (f->has_bwd != 0 && f->has_bwd != 1)
+        || !(f->has_fwd || f->has_bwd))
+        return "a fit of neither pass";
+    if (f->n_res < 1 || f->n_train < 1
+        || (size_t)f->n_res > left / ((size_t)(nd + 2) * sizeof(double) + 1))
+        return "a residual count out of range";
+    if (!(f->bw_fwd >= 0 && f->bw_fwd < 100 && f->bw_bwd >= 0 && f->bw_bwd < 100))
+        return "a kernel bandwidth out of range";
+    if (has_lat != (f->bw_fwd > 0 || f->bw_bwd > 0))
+        return "a lattice without a bandwidth, or a bandwidth without one";
+    long total = 1;
+    for (int d = 0; d < EST_MAX_DIMS; d++) {
+        int k = f->lat_n[d];
+        if (!has_lat || d >= nd) {
+            if (k != 0) return "lattice knots beyond its dimensions";
+            continue;
+        }
+        if (k < 2 || k > LAT_MAX_KNOTS) return "a lattice knot count out of range";
+        total *= k;
+    }
+    if (total > LAT_MAX_VERTICES) return "a lattice over its vertex bound";
+    return NULL;
+}
+
+int est_fit_read(est_fit *fit, est_rbuf *r, char *why, size_t cap)
+{
+    memset(fit, 0, sizeof *fit);
+    fit->kind = (est_op_kind)est_r_i32(r);
+    fit->nfeat = est_r_i32(r);
+    fit->ndims = est_r_i32(r);
+    fit->has_fwd = est_r_i32(r);
+    fit->has_bwd = est_r_i32(r);
+    fit->n_train = est_r_i32(r);
+    fit->n_res = est_r_i32(r);
+    est_r_f64s(r, fit->lo, EST_MAX_FEATURES);
+    est_r_f64s(r, fit->hi, EST_MAX_FEATURES);
+    est_r_f64s(r, fit->w_fwd, EST_MAX_FEATURES);
+    est_r_f64s(r, fit->w_bwd, EST_MAX_FEATURES);
+    fit->bw_fwd = est_r_f64(r);
+    fit->bw_bwd = est_r_f64(r);
+    int has_lat = est_r_i32(r);
+    for (int d = 0; d < EST_MAX_DIMS; d++) fit->lat_n[d] = est_r_i32(r);
+    const char *bad = r->bad ? "truncated" : fit_check(fit, has_lat, est_r_left(r));
+    if (bad) {
+        snprintf(why, cap, "a %s fit: %s",
+                 (unsigned)fit->kind < EST_OP_COUNT ? est_op_names[fit->kind]
+                                                    : "?",
+                 bad);
+        memset(fit, 0, sizeof *fit);
+        return -1;
+    }
+    int nd = fit->ndims, n = fit->n_res, n_knots = 0;
+    size_t cells = (size_t)n * (size_t)(nd + 2);
+    fit->res = tp_xmalloc(cells * sizeof *fit->res);
+    fit->split_dim = tp_xmalloc((size_t)n);
+    est_r_f64s(r, fit->res, cells);
+    est_r_bytes(r, fit->split_dim, (size_t)n);
+    for (int i = 0; i < n && !bad; i++)
+        if (fit->split_dim[i] >= nd) bad = "a k-d tree split on no dimension";
+    long total = 1;
+    if (has_lat) {
+        for (int d = 0; d < nd; d++) {
+            n_knots += fit->lat_n[d];
+            total *= fit->lat_n[d];
+        }
+        fit->lat_knots = tp_xmalloc((size_t)n_knots * sizeof *fit->lat_knots);
+        est_r_f64s(r, fit->lat_knots, (size_t)n_knots);
+        /* lattice_eval's search needs each dimension's knots increasing. */
+        const double *k = fit->lat_knots;
+        for (int d = 0; d < nd && !bad; k += fit->lat_n[d], d++)
+            for (int i = 1; i < fit->lat_n[d]; i++)
+                if (!(k[i] > k[i - 1]) || !isfinite(k[i]) || !isfinite(k[0])) {
+                    bad = "lattice knots not increasing";
+                    break;
+                }
+    }
+    if (r->bad) bad = "truncated";
+    if (bad) {
+        snprintf(why, cap, "a %s fit: %s", est_op_names[fit->kind], bad);
+        est_fit_free(fit);
+        return -1;
+    }
+    if (has_lat) {
+        fit->lat_c = tp_xmalloc((size_t)total * 2 * sizeof *fit->lat_c);
+        for (long i = 0; i < 2 * total; i++) atomic_init(&fit->lat_c[i], NAN);
+    }
+    return 0;
 }

@@ -38,11 +38,12 @@
  * the 4x and 5.8x of the peaks), to at best the 16-bit GEMM's time over
  * that speedup. The slower bound holds.
  */
-#include "est.h"
+#include "est_int.h"
 
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,7 +70,49 @@ typedef struct bucket {
     int n, cap;
 } bucket;
 
-est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
+/* ---- the fit cache (cache.c) ------------------------------------------
+ *
+ * An entry holds every slot's fit of one GPU's samples. Its key: the
+ * GPU's hwdb files (the roofline the fits are made against) and every
+ * operator_samples file it lists, in order, with the entry's op and
+ * dtype. That is everything est_models_open reads: the fp8 hygiene reads
+ * only the same GPU's 16-bit files (est_samples_fp8_speedup). */
+
+/* The key of src's entry; -1 when it has none (the cache off, a file
+ * that cannot be read: the fit then says why; no samples). */
+static int models_key(const hw_gpu *src, int keep_bad, est_digest *key)
+{
+    if (!src->file || est_cache_key(key, "ops", src->name, keep_bad)) return -1;
+    if (est_digest_file(key, src->file)) return -1;
+    est_digest_str(key, src->base_file ? "merged over" : "alone");
+    if (src->base_file && est_digest_file(key, src->base_file)) return -1;
+    int files = 0;
+    for (int i = 0; i < src->n_measured; i++) {
+        const hw_measured *me = &src->measured[i];
+        if (strcmp(me->kind, "operator_samples") != 0) continue;
+        est_digest_str(key, me->op);
+        est_digest_str(key, me->dtype);
+        if (est_digest_file(key, me->path)) return -1;
+        files++;
+    }
+    return files > 0 ? 0 : -1; /* nothing to fit, nothing to keep */
+}
+
+void est_models_payload(const est_models *m, est_wbuf *b)
+{
+    est_w_i32(b, N_SLOTS);
+    for (int i = 0; i < N_SLOTS; i++) {
+        if (!m->n_samples[i]) continue;
+        est_w_i32(b, i);
+        est_w_i32(b, m->n_samples[i]);
+        est_w_i32(b, m->has[i]);
+        if (m->has[i]) est_fit_write(&m->fit[i], b);
+    }
+    est_w_i32(b, -1);
+}
+
+/* A new, empty est_models of g. */
+static est_models *models_new(const hw_gpu *g)
 {
     est_models *m = tp_xmalloc(sizeof *m);
     memset(m, 0, sizeof *m);
@@ -77,7 +120,74 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
     m->id = atomic_fetch_add(&opened, 1) + 1;
     m->g = g;
     m->src = g->models_like ? g->models_like : g;
-    const hw_gpu *src = m->src;
+    return m;
+}
+
+est_models *est_models_from_payload(const hw_gpu *g, const unsigned char *p,
+                                    size_t n, char *why, size_t cap)
+{
+    est_models *m = models_new(g);
+    est_rbuf r = {p, n, 0, 0};
+    why[0] = '\0';
+    if (est_r_i32(&r) != N_SLOTS)
+        snprintf(why, cap, "written for another set of operators");
+    for (int last = -1; !why[0];) {
+        int i = est_r_i32(&r);
+        if (r.bad || i == -1) break;
+        int ns = est_r_i32(&r), has = est_r_i32(&r);
+        if (i <= last || i >= N_SLOTS || ns <= 0 || (has != 0 && has != 1)) {
+            snprintf(why, cap, "a slot out of order or range");
+            break;
+        }
+        last = i;
+        m->n_samples[i] = ns;
+        if (!has) continue;
+        if (est_fit_read(&m->fit[i], &r, why, cap)) break;
+        m->has[i] = 1;
+        if ((int)m->fit[i].kind != i / (HW_DTYPE_COUNT * 2))
+            snprintf(why, cap, "a fit in another operator's slot");
+    }
+    if (!why[0] && r.bad) snprintf(why, cap, "truncated payload");
+    if (!why[0] && est_r_left(&r)) snprintf(why, cap, "bytes after its end");
+    if (why[0]) {
+        est_models_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void models_store(const est_models *m, const est_digest *key)
+{
+    est_wbuf b = {0};
+    est_models_payload(m, &b);
+    est_cache_put("ops", m->src->name, key, &b);
+    free(b.p);
+}
+
+/* g's models from the cache, or NULL when there is no good entry. */
+static est_models *models_load(const hw_gpu *g, const est_digest *key)
+{
+    est_cache_entry ent;
+    const hw_gpu *src = g->models_like ? g->models_like : g;
+    if (!est_cache_get("ops", src->name, key, &ent)) return NULL;
+    char why[200];
+    est_models *m = est_models_from_payload(g, ent.data + ent.off, ent.n, why,
+                                            sizeof why);
+    if (!m)
+        est_cache_reject(&ent, why);
+    else
+        est_cache_entry_free(&ent);
+    return m;
+}
+
+est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
+{
+    const hw_gpu *src = g->models_like ? g->models_like : g;
+    est_digest key;
+    int cached = models_key(src, keep_bad, &key) == 0;
+    est_models *m = cached ? models_load(g, &key) : NULL;
+    if (m) return m;
+    m = models_new(g);
     bucket *b = tp_xmalloc(N_SLOTS * sizeof *b);
     memset(b, 0, N_SLOTS * sizeof *b);
     int rc = TP_OK;
@@ -123,6 +233,13 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
         est_models_free(m);
         return NULL;
     }
+    /* Stored only when the files still digest to the key: one edited
+     * while it was being fitted must not file its fits under the old
+     * content. */
+    est_digest again;
+    if (cached && models_key(src, keep_bad, &again) == 0 && again.a == key.a
+        && again.b == key.b)
+        models_store(m, &key);
     return m;
 }
 

@@ -4,7 +4,8 @@
 # nothing is timed or compared here (bench/results holds the figures).
 # Issue 32 found bench/sweep_speed crashing (SIGSEGV: it called cmd_sweep
 # with a NULL cli_out) and no test running the bench programs. The
-# smallest arguments: search_speed only its first job (the flagship),
+# smallest arguments: search_speed only its first job (the flagship)
+# and 2 runs of it as a process (warm, cold and off fit cache),
 # sweep_speed one model (40 scenarios, not 200) at 2 threads (the crash
 # was at 2): a few seconds each in a Release build, under a minute with
 # the sanitizers.
@@ -33,7 +34,7 @@ smoke diff_speed 16 1 "$S"
 smoke validate_runs --source narayanan2021_sc21 --no-loso
 smoke validate_memory
 smoke validate_fit
-smoke search_speed 1 1
+smoke search_speed 1 1 2
 smoke sweep_speed 2 "$S" 1
 smoke session_speed 20 0.2
 echo "$pass passed, $fail failed"
