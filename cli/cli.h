@@ -551,7 +551,7 @@ hw_db *cli_open_hwdb(const cli_opts *o, tp_err *e);
 /* Shared by `search` and `sweep`: one function turns options into a
  * search_request and one writes a search answer as JSON, so a sweep's
  * record carries exactly what `search --format json --no-timing` prints. */
-#include "cache.h"
+#include "search_cache.h"
 #include "search.h"
 
 #define CLI_MAX_SYSTEMS 16

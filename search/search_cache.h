@@ -1,5 +1,5 @@
 /*
- * cache.h - operator models and collective tables opened once and shared
+ * search_cache.h - operator models and collective tables opened once and shared
  * by many searches: a sweep's scenarios, a library session's calls
  * (issue 32: the search session's caches, once the command line's). What
  * the cache holds is read-only once opened (est_models' lazily filled

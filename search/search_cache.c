@@ -1,8 +1,8 @@
 /*
- * cache.c - operator models and collective tables opened once for many
- * searches (cache.h).
+ * search_cache.c - operator models and collective tables opened once for many
+ * searches (search_cache.h).
  */
-#include "cache.h"
+#include "search_cache.h"
 
 #include <string.h>
 
