@@ -2008,6 +2008,9 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
     }
     int npos = argc - optind;
     char **pos = argv + optind;
+    /* Parsed: nothing below reads getopt's state (the checks below are
+     * this call's own, so a session's calls run them in parallel). */
+    if (parsed) parsed(parsed_arg);
     if (bad_format) {
         /* sweep and merge write records or their CSV (cmd_sweep.c) */
         if (npos >= 1 && (!strcmp(pos[0], "sweep") || !strcmp(pos[0], "merge")))
@@ -2178,8 +2181,6 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
         }
     }
     o.out = out_f;
-    /* Parsed: nothing below reads getopt's state. */
-    if (parsed) parsed(parsed_arg);
 
 #ifdef _OPENMP
     /* The thread count is the calling thread's: set for this call only. */
