@@ -334,7 +334,6 @@ static void lg_item(legend *g, const char *svg, const char *text)
 
 typedef struct lab {
     double px, py; /* the point */
-    double y;      /* the label's baseline */
     const search_point *s;
 } lab;
 
@@ -388,6 +387,14 @@ static int32_t occ_count(const occupancy *o, double x, double y, double w, doubl
            o->sum[(size_t)y1 * sw + (size_t)x0] + o->sum[(size_t)y0 * sw + (size_t)x0];
 }
 
+/* Whether label boxes a and b (x, y, w, h) overlap, or stand closer than
+ * 2 px side by side. */
+static int boxes_clash(const double *a, const double *b)
+{
+    return a[0] < b[0] + b[2] + 2 && b[0] < a[0] + a[2] + 2 && a[1] < b[1] + b[3]
+           && b[1] < a[1] + a[3];
+}
+
 /* Distance from (x, y) to the nearest point of the box bx, by, bw, bh. */
 static double box_dist(double x, double y, double bx, double by, double bw, double bh)
 {
@@ -409,26 +416,22 @@ static double cross2(double ax, double ay, double bx, double by, double cx, doub
     return (bx - ax) * (cy - ay) - (by - ay) * (cx - ax);
 }
 
-/* Whether the leaders of labels i and j cross. */
-static int leaders_cross(const lab *L, double (*box)[4], int i, int j)
+/* How tangled labels i and j would be with boxes bi and bj: their
+ * leaders cross (2), and their labels stack in the other order than
+ * their points (1). */
+static int tangled(const lab *i, const double *bi, const lab *j, const double *bj)
 {
     double ix, iy, jx, jy;
-    leader_end(&L[i], box[i], &ix, &iy);
-    leader_end(&L[j], box[j], &jx, &jy);
-    double d1 = cross2(L[i].px, L[i].py, ix, iy, L[j].px, L[j].py);
-    double d2 = cross2(L[i].px, L[i].py, ix, iy, jx, jy);
-    double d3 = cross2(L[j].px, L[j].py, jx, jy, L[i].px, L[i].py);
-    double d4 = cross2(L[j].px, L[j].py, jx, jy, ix, iy);
-    return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) &&
-           ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
-}
-
-/* How tangled labels i and j are: their leaders cross (2), and their
- * labels stack in the other order than their points (1). */
-static int tangled(const lab *L, double (*box)[4], int i, int j)
-{
-    int inverted = (L[i].py - L[j].py) * (box[i][1] - box[j][1]) < 0;
-    return 2 * leaders_cross(L, box, i, j) + inverted;
+    leader_end(i, bi, &ix, &iy);
+    leader_end(j, bj, &jx, &jy);
+    double d1 = cross2(i->px, i->py, ix, iy, j->px, j->py);
+    double d2 = cross2(i->px, i->py, ix, iy, jx, jy);
+    double d3 = cross2(j->px, j->py, jx, jy, i->px, i->py);
+    double d4 = cross2(j->px, j->py, jx, jy, ix, iy);
+    int cross = ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0))
+                && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
+    int inverted = (i->py - j->py) * (bi[1] - bj[1]) < 0;
+    return 2 * cross + inverted;
 }
 
 /* Two labels whose leaders cross, or that stack in the other order than
@@ -442,35 +445,19 @@ static void uncross(const occupancy *occ, const lab *L, double (*box)[4], int n)
         int swapped = 0;
         for (int i = 0; i < n; i++)
             for (int j = i + 1; j < n; j++) {
-                int bad = tangled(L, box, i, j);
+                int bad = tangled(&L[i], box[i], &L[j], box[j]);
                 if (!bad) continue;
                 double a[4] = {box[i][0], box[j][1], box[i][2], box[i][3]};
                 double b[4] = {box[j][0], box[i][1], box[j][2], box[j][3]};
-                double keep_i[4], keep_j[4];
-                memcpy(keep_i, box[i], sizeof keep_i);
-                memcpy(keep_j, box[j], sizeof keep_j);
-                memcpy(box[i], a, sizeof a);
-                memcpy(box[j], b, sizeof b);
-                int better = tangled(L, box, i, j) < bad;
-                memcpy(box[i], keep_i, sizeof keep_i);
-                memcpy(box[j], keep_j, sizeof keep_j);
-                if (!better) continue;
+                if (tangled(&L[i], a, &L[j], b) >= bad) continue;
                 int32_t before = occ_count(occ, box[i][0], box[i][1], box[i][2], box[i][3]) +
                                  occ_count(occ, box[j][0], box[j][1], box[j][2], box[j][3]);
                 int32_t after = occ_count(occ, a[0], a[1], a[2], a[3]) +
                                 occ_count(occ, b[0], b[1], b[2], b[3]);
-                int clash = after > before ||
-                            (a[0] < b[0] + b[2] + 2 && b[0] < a[0] + a[2] + 2 &&
-                             a[1] < b[1] + b[3] && b[1] < a[1] + a[3]);
-                for (int k = 0; k < n && !clash; k++) {
-                    if (k == i || k == j) continue;
-                    for (int t = 0; t < 2 && !clash; t++) {
-                        const double *c = t ? b : a;
-                        clash = c[0] < box[k][0] + box[k][2] + 2 &&
-                                box[k][0] < c[0] + c[2] + 2 && c[1] < box[k][1] + box[k][3] &&
-                                box[k][1] < c[1] + c[3];
-                    }
-                }
+                int clash = after > before || boxes_clash(a, b);
+                for (int k = 0; k < n && !clash; k++)
+                    if (k != i && k != j)
+                        clash = boxes_clash(a, box[k]) || boxes_clash(b, box[k]);
                 if (clash) continue;
                 memcpy(box[i], a, sizeof a);
                 memcpy(box[j], b, sizeof b);
@@ -498,7 +485,7 @@ static void front_labels(const pic *p, const axis *ax, const axis *ay,
     for (int i = 0; i < a->n_front; i++) {
         double x = pt_x(p, &a->front[i]), y = pt_y(p, &a->front[i]);
         if (x < ax->lo || x > ax->hi || y < ay->lo || y > ay->hi) continue;
-        L[n++] = (lab){ax_px(ax, x), ax_px(ay, y), 0, &a->front[i]};
+        L[n++] = (lab){ax_px(ax, x), ax_px(ay, y), &a->front[i]};
     }
     qsort(L, (size_t)n, sizeof *L, lab_cmp);
     int fit = (int)((bot - top) / LABEL_H), every = 1;
@@ -522,10 +509,9 @@ static void front_labels(const pic *p, const axis *ax, const axis *ay,
          * 10 px below its top. */
         for (double by = top + 2; by + LABEL_H <= bot; by += 2) {
             for (double bx = left_lim; bx + w <= right_lim; bx += 2) {
+                const double here[4] = {bx, by, w, LABEL_H};
                 int clash = 0;
-                for (int k = i + 1; k < n && !clash; k++)
-                    clash = bx < box[k][0] + box[k][2] + 2 && box[k][0] < bx + w + 2 &&
-                            by < box[k][1] + box[k][3] && box[k][1] < by + LABEL_H;
+                for (int k = i + 1; k < n && !clash; k++) clash = boxes_clash(here, box[k]);
                 if (clash) continue;
                 int32_t c = occ_count(&occ, bx, by, w, LABEL_H);
                 if (c > best_c) continue;
