@@ -912,14 +912,10 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     }
     /* A session's models and tables are its own (not freed here). */
     search_cache *cache = cli_session_cache(o, db);
-    const est_models *use_ops = NULL;
-    const est_comm *use_comm = NULL;
-    int failed = 0;
-    if (cache) use_ops = search_cache_ops(cache, y->gpu, o->keep_bad, &failed, e);
-    if (!use_ops && !failed) use_ops = ops = est_models_open(y->gpu, o->keep_bad, e);
-    if (use_ops && cache) use_comm = search_cache_comm(cache, y, o->keep_bad, &failed, e);
-    if (use_ops && !use_comm && !failed)
-        use_comm = comm = est_comm_load(y, o->keep_bad, e);
+    const est_models *use_ops =
+        search_cache_ops_or_open(cache, y->gpu, o->keep_bad, &ops, e);
+    const est_comm *use_comm =
+        use_ops ? search_cache_comm_or_load(cache, y, o->keep_bad, &comm, e) : NULL;
     if (!use_comm) {
         rc = e->status ? e->status : TP_EDATA;
         goto done;

@@ -1434,17 +1434,14 @@ int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
             /* One set of operator models per GPU. */
             const est_models *om = NULL;
             const est_comm *cm = NULL;
-            int failed = 0;
             for (int i = 0; i < ns; i++)
                 if (sys[i].ctx.gpu == y->gpu) om = sys[i].ctx.ops;
-            if (!om && cache) om = search_cache_ops(cache, y->gpu, o->keep_bad, &failed, e);
-            if (!om && !failed) om = ops[ns] = est_models_open(y->gpu, o->keep_bad, e);
+            if (!om) om = search_cache_ops_or_open(cache, y->gpu, o->keep_bad, &ops[ns], e);
             if (!om) {
                 rc = e->status ? e->status : TP_EDATA;
                 goto done;
             }
-            if (cache) cm = search_cache_comm(cache, y, o->keep_bad, &failed, e);
-            if (!cm && !failed) cm = comm[ns] = est_comm_load(y, o->keep_bad, e);
+            cm = search_cache_comm_or_load(cache, y, o->keep_bad, &comm[ns], e);
             if (!cm) {
                 rc = e->status ? e->status : TP_EDATA;
                 ns++;

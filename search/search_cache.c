@@ -69,3 +69,23 @@ est_comm *search_cache_comm(search_cache *c, const hw_system *y, int keep_bad,
     if (c->lock) pthread_mutex_unlock(c->lock);
     return m;
 }
+
+const est_models *search_cache_ops_or_open(search_cache *c, const hw_gpu *g,
+                                           int keep_bad, est_models **owned,
+                                           tp_err *e)
+{
+    int failed = 0;
+    const est_models *m = c ? search_cache_ops(c, g, keep_bad, &failed, e) : NULL;
+    if (!m && !failed) m = *owned = est_models_open(g, keep_bad, e);
+    return m;
+}
+
+const est_comm *search_cache_comm_or_load(search_cache *c, const hw_system *y,
+                                          int keep_bad, est_comm **owned,
+                                          tp_err *e)
+{
+    int failed = 0;
+    const est_comm *m = c ? search_cache_comm(c, y, keep_bad, &failed, e) : NULL;
+    if (!m && !failed) m = *owned = est_comm_load(y, keep_bad, e);
+    return m;
+}

@@ -34,5 +34,15 @@ est_models *search_cache_ops(search_cache *c, const hw_gpu *g, int keep_bad,
                              int *failed, tp_err *e);
 est_comm *search_cache_comm(search_cache *c, const hw_system *y, int keep_bad,
                             int *failed, tp_err *e);
+/* What a search uses: the models of g (tables of y) from cache c when c
+ * is not NULL and has room, else opened into *owned, which the caller
+ * frees (est_models_free, est_comm_free; *owned stays NULL otherwise).
+ * NULL with the message in e when the fit or the load fails. */
+const est_models *search_cache_ops_or_open(search_cache *c, const hw_gpu *g,
+                                           int keep_bad, est_models **owned,
+                                           tp_err *e);
+const est_comm *search_cache_comm_or_load(search_cache *c, const hw_system *y,
+                                          int keep_bad, est_comm **owned,
+                                          tp_err *e);
 
 #endif
