@@ -48,10 +48,10 @@ static double now_s(void)
 static void opts_init(cli_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->tp = 1;
+    o->job.tp = 1;
     o->dtype = -1;
-    o->sp = o->recompute = o->zero = o->precision = -1;
-    o->attn_dropout = o->hidden_dropout = -1;
+    o->job.sp = o->job.recompute = o->job.zero = o->job.precision = -1;
+    o->job.attn_dropout = o->job.hidden_dropout = -1;
     o->threshold = -1;
 }
 

@@ -14,6 +14,7 @@
 #include "hw.h"
 #include "space.h"
 #include "est.h"
+#include "job.h"
 
 /* JSON Lines (CLI_JSONL) only where a command says so (search). */
 typedef enum cli_format { CLI_TABLE, CLI_JSON, CLI_CSV, CLI_JSONL, CLI_MD, CLI_FORMAT_COUNT } cli_format;
@@ -21,24 +22,6 @@ typedef enum cli_format { CLI_TABLE, CLI_JSON, CLI_CSV, CLI_JSONL, CLI_MD, CLI_F
 
 #define CLI_MAX_HWDB 16
 
-/* Software fields of a layout an option can set (cli_opts.sw_set). */
-enum {
-    CLI_SW_FLASH = 1u << 0,
-    CLI_SW_TP = 1u << 1,
-    CLI_SW_CP = 1u << 2,
-    CLI_SW_DP = 1u << 3,
-    CLI_SW_SCATTER = 1u << 4,
-    CLI_SW_EAGER = 1u << 5,
-    CLI_SW_PP = 1u << 6,
-    CLI_SW_FP8 = 1u << 7,
-    CLI_SW_GRAD = 1u << 8,      /* --accumulate-allreduce-grads-in-fp32,
-                                   --grad-reduce-in-bf16 */
-    CLI_SW_RC_METHOD = 1u << 9, /* --recompute-method given */
-    CLI_SW_ALLOC = 1u << 10,    /* --[no-]expandable-segments, or the job's
-                                   PYTORCH_CUDA_ALLOC_CONF */
-    CLI_SW_PERMUTE = 1u << 11,  /* --[no-]moe-permute-fusion, or a job's */
-    CLI_SW_ROUTER = 1u << 12    /* --[no-]moe-router-fusion, or a job's */
-};
 
 typedef struct cli_session cli_session;
 
@@ -57,8 +40,6 @@ typedef struct cli_opts {
     uint64_t seed;
     const char *hwdb_dirs[CLI_MAX_HWDB];
     int n_hwdb;
-    int64_t seq_length;      /* 0 = unset */
-    int64_t tp;              /* tensor-parallel size for vocab padding */
     const char *gpu;         /* op: --gpu */
     const char *op;          /* op: --op */
     const char *train;       /* op predict: --train */
@@ -70,69 +51,9 @@ typedef struct cli_opts {
     const char *system;      /* coll, hw import-nccl-tests: --system */
     const char *bytes;       /* coll show: --bytes (unparsed list) */
     int nodes, per_node;     /* coll show: --group NxG (0 = unset) */
-    int opt_nodes, opt_per_node; /* --nodes, --gpus-per-node (0 = unset) */
     const char *out_dir;     /* -o of a command that writes a directory */
-    /* estimate: the layout (0 or -1 = unset: searched) and the job */
-    const char *model;       /* --model preset or config.json */
-    int tp_set;              /* -t given */
-    int64_t gpus, pp, cp, mbs, gbs, vpp_layers, vstages;
-    int sp, recompute, zero, precision; /* -1 = unset */
-    double tokens;           /* --tokens, 0 = unset */
-    int no_overlap;          /* --no-overlap-grad-reduce */
-    int tp_overlap;          /* space_tp_overlap: 0 = Megatron-LM's default */
-    int pp_scatter_gather;   /* --scatter-gather-tensors-in-pipeline */
-    int ce_fusion;           /* --cross-entropy-loss-fusion */
-    int eager;               /* --eager */
-    int no_pp_overlap;       /* --[no-]overlap-p2p-communication */
-    int fp8_recipe;          /* --fp8-recipe: space_fp8_recipe */
-    int fp8_params;          /* --fp8-param-gather */
-    int alloc_expandable;    /* --[no-]expandable-segments (CLI_SW_ALLOC) */
-    int n_docs;              /* --doc-length: packed documents' buckets */
-    int64_t doc_len[SPACE_MAX_DOC_BUCKETS];
-    double doc_share[SPACE_MAX_DOC_BUCKETS];
-    int cp_comm;             /* space_cp_comm: 0 = p2p ring */
-    int attn_backend;        /* --attention-backend: space_attn */
-    int framework;           /* space_framework: the software's defaults */
-    int grad_bytes;          /* 4: --accumulate-allreduce-grads-in-fp32,
-                                2: --grad-reduce-in-bf16 (with CLI_SW_GRAD) */
-    int recompute_method;    /* space_recompute_method (CLI_SW_RC_METHOD) */
-    int64_t recompute_layers; /* --recompute-num-layers, 0 = unset */
-    unsigned recompute_modules; /* --recompute-modules: SPACE_RC_* bits,
-                                   0 = unset (Megatron-Core's core_attn) */
-    /* mixture of experts (issue 19) */
-    int64_t ep, etp;         /* --ep, --etp; 0 = unset (searched) */
-    int moe_dispatcher;      /* --moe-dispatcher: space_moe_dispatcher */
-    double moe_imbalance;    /* --moe-imbalance, >= 1; 0 = unset */
-    int moe_comm_overlap;    /* --moe-comm-overlap: space_moe_overlap */
-    int pp_schedule;         /* --pipeline-schedule: space_pp_schedule */
-    int pp_schedule_set;     /* --pipeline-schedule given: search keeps it
-                                and tries no other */
-    int moe_router_pad;      /* --moe-router-padding: 1 */
-    int moe_flex_backend;    /* --moe-flex-backend: space_moe_flex_backend */
-    /* the pipeline split (Megatron-LM's options; split.c) */
-    int split_set;           /* any of them given (or a job file read):
-                                the split is not searched */
-    int pp_account;          /* SPACE_PP_EMBED | SPACE_PP_LOSS */
-    int64_t pp_first, pp_last; /* --decoder-first/last-pipeline-num-layers,
-                                  0 = unset */
-    const space_pp_layout *pp_layout; /* --pipeline-model-parallel-layout,
-                                         parsed into pp_layout_store of
-                                         these options (or of the ones
-                                         copied from); NULL = none */
-    space_pp_layout pp_layout_store;
-    int moe_permute_fusion;  /* --[no-]moe-permute-fusion (CLI_SW_PERMUTE) */
-    int moe_router_fusion;   /* --[no-]moe-router-fusion (CLI_SW_ROUTER) */
-    int fsdp_double_buffer;  /* --fsdp-double-buffer */
-    int cuda_graph;          /* --cuda-graph-impl: space_cuda_graph */
-    unsigned cuda_graph_modules; /* --cuda-graph-scope: SPACE_CGM_* bits */
-    int cuda_graph_scope_set; /* --cuda-graph-scope given */
-    int cuda_graph_set;      /* --cuda-graph-impl given (or read from a job):
-                                search keeps it, and tries no graphs */
-    int ce_te;               /* a job's --cross-entropy-fusion-impl te:
-                                space_ce_te */
-    unsigned sw_set;         /* CLI_SW_* bits: software fields set by an
-                                option, which the framework leaves alone */
-    double attn_dropout, hidden_dropout; /* < 0 = the model's */
+    search_job job;          /* the model, the job and the layout fields
+                                the options fix (search/job.h) */
     const char *gpus_arg;    /* --gpus as given (search: a list or range) */
     /* search */
     int64_t min_gpus, max_gpus;   /* 0 = unset */
@@ -168,27 +89,11 @@ typedef struct cli_opts {
                                 trainplan does not model is an error */
     const char *sbatch;      /* search --sbatch FILE: the winner's
                                 Megatron-LM launch script */
-    int torchtitan_version;  /* --torchtitan-version: cli_tt_version (launch.h);
+    int torchtitan_version;  /* --torchtitan-version: launch_tt_version (launch.h);
                                 0 = the current one */
-    int nemo_format;         /* --nemo-format: cli_nemo_format */
+    int nemo_format;         /* --nemo-format: launch_nemo_format */
     int launch_show;         /* --launch: cli_launch_show (text output) */
     int launch_show_set;     /* --launch given (sweep: default every form) */
-    /* memory savers and micro-batch groups (issue 28; space/savers.c) */
-    int pa_optimizer;        /* --use-precision-aware-optimizer */
-    int main_grads_dtype;    /* --main-grads-dtype: space_opt_dtype */
-    int main_params_dtype;   /* --main-params-dtype */
-    int exp_avg_dtype;       /* --exp-avg-dtype */
-    int exp_avg_sq_dtype;    /* --exp-avg-sq-dtype */
-    int opt_offload;         /* --optimizer-cpu-offload */
-    double opt_offload_fraction; /* --optimizer-offload-fraction, 0 = unset
-                                    (1, Megatron-LM's default) */
-    int opt_offload_overlap; /* --overlap-cpu-optimizer-d2h-h2d */
-    int64_t act_offload_layers; /* --cpu-offloading-num-layers, 0 = off */
-    int fine_grained;        /* --fine-grained-activation-offloading */
-    unsigned offload_modules; /* --offload-modules: SPACE_OFF_* bits */
-    double offload_fraction; /* --activation-offload-fraction, < 0 = unset */
-    int64_t mb_group;        /* --microbatch-group-size-per-virtual-pipeline-
-                                stage, 0 = unset (PP) */
     int no_savers;           /* search --no-memory-savers */
 } cli_opts;
 
@@ -198,19 +103,36 @@ static inline FILE *cli_err(const cli_opts *o)
     return o && o->err ? o->err : stderr;
 }
 
-/* The command line (run.c): parses argv with the option table, runs the
- * command, writes its data to out (or -o FILE) and every diagnostic to
- * err, and returns the exit status (README.md). Never exits; getopt
- * permutes argv, so pass a copy; not reentrant (getopt's state is the
- * process's: lib/trainplan.c serializes calls). */
+/* The command line (run.c): parses argv with the option table (opt.c:
+ * the state is the call's own), runs the command, writes its data to out
+ * (or -o FILE) and every diagnostic to err, and returns the exit status
+ * (README.md). Never exits; rearranges argv, so pass a copy. Calls of
+ * estimate, search and model on one session run in parallel; commands
+ * that write files or install signal handlers (sweep, -o, --svg) are the
+ * caller's to serialize (lib/trainplan.c does). */
 int cli_run(int argc, char **argv, FILE *out, FILE *err);
-/* cli_run with session s (NULL: none) given to the command, and
- * parsed(arg), when not NULL, called once the command line is parsed,
- * before the command runs (getopt's state is the process's: a caller
- * that serializes parsing releases its lock there). Not called when the
- * command line is refused before that. */
-int cli_run_in(int argc, char **argv, FILE *out, FILE *err, cli_session *s,
-               void (*parsed)(void *), void *arg);
+/* cli_run with session s (NULL: none) given to the command. */
+int cli_run_in(int argc, char **argv, FILE *out, FILE *err, cli_session *s);
+/* The option parser (opt.c): getopt_long's rules with the caller's state.
+ * Zero-initialise, then call cli_getopt_next until it returns -1: each
+ * call returns an option's id (struct option's val, or its short
+ * character) with its value in arg, or '?' for an option that is not
+ * known or is ambiguous (opt 0), lacks its value (opt: its id), or has a
+ * value it does not take (opt: its id, no_value 1); bad is the element of
+ * argv that holds it. At -1, the arguments are argv[1..npos], in order
+ * (argv is rearranged: pass a copy). */
+typedef struct cli_getopt {
+    int ind;          /* the next element of argv */
+    const char *next; /* the rest of a cluster of short options */
+    const char *arg;  /* the option's value, NULL without */
+    int opt;          /* '?': the option at fault, 0 unknown */
+    int no_value;     /* '?': a value given to a flag */
+    const char *bad;  /* '?': the element of argv at fault */
+    int npos;         /* the arguments gathered into argv[1..npos] */
+} cli_getopt;
+struct option;
+int cli_getopt_next(cli_getopt *g, int argc, char **argv,
+                    const char *shortopts, const struct option *longopts);
 /* Whether the option table has the long option name: -1 no, 0 a flag,
  * 1 an option with a value. */
 int cli_option_kind(const char *name);
@@ -231,15 +153,9 @@ typedef enum cli_job_kind {
     CLI_JOB_COUNT
 } cli_job_kind;
 extern const char *const cli_job_options[CLI_JOB_COUNT];
-
-/* Which NeMo a launch targets (--nemo-format; launch_nemo.c). */
-typedef enum cli_nemo_format {
-    CLI_NEMO_BRIDGE, /* Megatron-Bridge recipe overrides (NeMo 2.0's
-                        successor): the default */
-    CLI_NEMO_V1,     /* the NeMo 1.x launcher's YAML keys */
-    CLI_NEMO_FORMAT_COUNT
-} cli_nemo_format;
-extern const char *const cli_nemo_format_names[CLI_NEMO_FORMAT_COUNT];
+/* Reads o->job_file ("-": standard input) with the reader of o->job_kind
+ * (launch.h) into o->job and *m (job_file.c). */
+int cli_read_job(cli_opts *o, space_model *m, tp_err *e);
 
 /* Which launches a search's text prints for #1 (--launch); JSON carries
  * every form whatever this says. */
@@ -430,37 +346,6 @@ int cli_model(const cli_opts *o, space_model *m, tp_err *e);
 int cli_model_unread(const char *name_or_path, int strict, FILE *err,
                      tp_err *e);
 
-/* The layout the options ask for (estimate's, and the job of search
- * --near), SEARCH_UNSET where unset; TP_EUSAGE for options that do not
- * fit together. */
-int cli_wanted_layout(const cli_opts *o, const space_model *m,
-                      space_layout *l, tp_err *e);
-/* l's pipeline split from the options (pp_account SEARCH_UNSET where none
- * is given: searched), and VPP from a layout string where PP is known;
- * TP_EUSAGE where the string's stages do not fit PP x VPP. */
-int cli_layout_split(const cli_opts *o, space_layout *l, tp_err *e);
-void cli_layout_software(const cli_opts *o, space_layout *l);
-/* Checks --recompute-method and --recompute-num-layers against the
- * granularity asked for and m's layers: TP_OK, or TP_EUSAGE with the
- * option, value and range. */
-int cli_check_recompute(const cli_opts *o, const space_model *m, tp_err *e);
-
-/* Checks that --doc-length's documents fit in --seq-length: TP_OK, or
- * TP_EUSAGE naming the length and the sequence. */
-int cli_check_docs(const cli_opts *o, tp_err *e);
-/* Megatron-Core's memory mechanisms o sets (--cuda-graph-impl and
- * --cuda-graph-scope, --fsdp-double-buffer, --moe-permute-fusion) against
- * the framework and model m: TP_OK, or TP_EUSAGE with a message. */
-int cli_check_mech(const cli_opts *o, const space_model *m, tp_err *e);
-/* Checks --ep, --etp and --moe-imbalance against m: TP_OK, or TP_EUSAGE
- * naming the option, the value and the range (expert parallelism on a
- * dense model, EP not dividing the experts, an imbalance beyond experts /
- * top-k, what one expert can receive at most). */
-int cli_check_moe(const cli_opts *o, const space_model *m, tp_err *e);
-/* Checks the memory savers and micro-batch groups asked for as
- * Megatron-LM's start-up does (est_saver_check has the layout's rules):
- * TP_OK, or TP_EUSAGE naming the options and Megatron-Core's check. */
-int cli_check_savers(const cli_opts *o, const space_model *m, tp_err *e);
 /* l's memory savers as the "memory_savers" object of o (estimate's layout,
  * search's rows; docs/output-formats.md), and in words into buf[cap] (""
  * for none; out.c). */
@@ -471,8 +356,6 @@ char *cli_savers_text(const space_layout *l, char *buf, size_t cap);
 struct est_band;
 void cli_json_band(cJSON *o, const struct est_band *b);
 char *cli_band_text(const struct est_band *b, char *buf, size_t cap);
-/* The ZeRO stage asked for, else the framework's (-1: searched). */
-int cli_zero_stage(const cli_opts *o);
 /* A named figure of an estimate (a time term, a memory term): the
  * estimator's (est_term; est_time_terms gives the time terms, in the one
  * order of every output). */

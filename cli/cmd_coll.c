@@ -121,17 +121,17 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
         || (rc = need(o->bytes, "--bytes", "coll show", e)))
         return rc;
     int nodes = o->nodes, per_node = o->per_node;
-    if (nodes && (o->opt_nodes || o->opt_per_node))
+    if (nodes && (o->job.opt_nodes || o->job.opt_per_node))
         return tp_errf(e, TP_EUSAGE,
                        "give the group as --group NxG or as --nodes and "
                        "--gpus-per-node, not both");
     if (!nodes) {
-        if (!o->opt_nodes || !o->opt_per_node)
+        if (!o->job.opt_nodes || !o->job.opt_per_node)
             return tp_errf(e, TP_EUSAGE,
                            "'coll show' needs the group: --group NxG, or "
                            "--nodes N and --gpus-per-node G");
-        nodes = o->opt_nodes;
-        per_node = o->opt_per_node;
+        nodes = o->job.opt_nodes;
+        per_node = o->job.opt_per_node;
     }
     int kind = parse_coll(o->op, e);
     if (kind < 0) return -kind;

@@ -28,10 +28,10 @@ int cli_model(const cli_opts *o, space_model *m, tp_err *e)
 {
     int rc = TP_OK;
     if (o->model_given) *m = *o->model_given;
-    else rc = space_model_resolve(o->model, m, e);
+    else rc = space_model_resolve(o->job.model, m, e);
     if (rc) return rc;
-    if (o->attn_dropout >= 0) m->attn_dropout = o->attn_dropout;
-    if (o->hidden_dropout >= 0) m->hidden_dropout = o->hidden_dropout;
+    if (o->job.attn_dropout >= 0) m->attn_dropout = o->job.attn_dropout;
+    if (o->job.hidden_dropout >= 0) m->hidden_dropout = o->job.hidden_dropout;
     return TP_OK;
 }
 
@@ -56,465 +56,6 @@ int cli_model_unread(const char *name_or_path, int strict, FILE *err,
         fprintf(err, "trainplan: warning: %s\n", p);
         if (!nl) break;
     }
-    return TP_OK;
-}
-
-void cli_layout_software(const cli_opts *o, space_layout *l)
-{
-    space_framework_software((space_framework)o->framework, l);
-    unsigned set = o->sw_set;
-    if (set & CLI_SW_FLASH) l->flash = o->attn_backend;
-    if (set & CLI_SW_DP) l->no_dp_overlap = o->no_overlap;
-    if (set & CLI_SW_TP) l->tp_overlap = o->tp_overlap;
-    if (set & CLI_SW_CP) l->cp_comm = o->cp_comm;
-    if (set & CLI_SW_SCATTER) l->pp_scatter_gather = o->pp_scatter_gather;
-    if (set & CLI_SW_EAGER) l->eager = o->eager;
-    if (set & CLI_SW_PP) l->no_pp_overlap = o->no_pp_overlap;
-    if (set & CLI_SW_FP8) l->fp8_recipe = o->fp8_recipe;
-    l->fp8_params = o->fp8_params;
-    l->ce_fusion = o->ce_fusion && l->framework == SPACE_FW_MEGATRON_CORE;
-    l->n_docs = o->n_docs;
-    for (int i = 0; i < o->n_docs; i++)
-        l->doc_len[i] = o->doc_len[i], l->doc_share[i] = o->doc_share[i];
-    if (set & CLI_SW_GRAD) l->grad_bytes = o->grad_bytes;
-    if (set & CLI_SW_ALLOC) l->alloc_expandable = o->alloc_expandable;
-    l->recompute_method = o->recompute_method;
-    l->recompute_layers = o->recompute_layers;
-    l->recompute_modules = o->recompute_modules;
-    l->moe_dispatcher = o->moe_dispatcher;
-    l->moe_imbalance = o->moe_imbalance;
-    l->moe_comm_overlap = o->moe_comm_overlap;
-    l->pp_schedule = o->pp_schedule;
-    l->moe_router_pad = o->moe_router_pad;
-    l->moe_flex_backend = o->moe_flex_backend;
-    /* memory savers and micro-batch groups (issue 28) */
-    l->pa_optimizer = o->pa_optimizer;
-    l->main_grads_dtype = o->main_grads_dtype;
-    l->main_params_dtype = o->main_params_dtype;
-    l->exp_avg_dtype = o->exp_avg_dtype;
-    l->exp_avg_sq_dtype = o->exp_avg_sq_dtype;
-    l->opt_offload = o->opt_offload ? (o->opt_offload_fraction > 0
-                                           ? o->opt_offload_fraction
-                                           : 1)
-                                    : 0;
-    l->opt_offload_overlap = o->opt_offload && o->opt_offload_overlap;
-    l->act_offload_layers = o->act_offload_layers;
-    l->offload_modules = o->fine_grained ? o->offload_modules : 0;
-    l->offload_fraction = o->fine_grained && o->offload_fraction > 0
-                              ? o->offload_fraction
-                              : 0;
-    l->mb_group = o->mb_group;
-    if (set & CLI_SW_PERMUTE) l->moe_permute_fusion = o->moe_permute_fusion;
-    if (set & CLI_SW_ROUTER) l->moe_router_fusion = o->moe_router_fusion;
-    l->fsdp_double_buffer = o->fsdp_double_buffer;
-    l->cuda_graph = o->cuda_graph;
-    l->cuda_graph_modules = o->cuda_graph_modules;
-    l->ce_te = o->ce_te;
-}
-
-int cli_check_savers(const cli_opts *o, const space_model *m, tp_err *e)
-{
-    static const struct {
-        const char *name;
-        size_t off;
-    } dtypes[] = {
-        {"main-grads-dtype", offsetof(cli_opts, main_grads_dtype)},
-        {"main-params-dtype", offsetof(cli_opts, main_params_dtype)},
-        {"exp-avg-dtype", offsetof(cli_opts, exp_avg_dtype)},
-        {"exp-avg-sq-dtype", offsetof(cli_opts, exp_avg_sq_dtype)},
-    };
-    int any = o->pa_optimizer || o->opt_offload || o->act_offload_layers > 0
-              || o->fine_grained;
-    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
-        int d;
-        memcpy(&d, (const char *)o + dtypes[i].off, sizeof d);
-        if (d != SPACE_OPT_FP32 && !o->pa_optimizer)
-            return tp_errf(e, TP_EUSAGE,
-                           "--%s %s needs --use-precision-aware-optimizer "
-                           "(Megatron-Core's OptimizerConfig: \"%s can only "
-                           "be fp32 when not using precision-aware "
-                           "optimizer\")",
-                           dtypes[i].name, space_opt_dtype_name(d),
-                           i == 0   ? "main_grads_dtype"
-                           : i == 1 ? "main_params_dtype"
-                           : i == 2 ? "exp_avg_dtype"
-                                    : "exp_avg_sq_dtype");
-    }
-    if (o->opt_offload && !o->pa_optimizer)
-        return tp_errf(e, TP_EUSAGE,
-                       "--optimizer-cpu-offload needs "
-                       "--use-precision-aware-optimizer (Megatron-LM "
-                       "validate_args: \"The optimizer cpu offload must be "
-                       "used in conjunction with "
-                       "`--use-precision-aware-optimizer`\")");
-    if ((o->opt_offload_fraction > 0 || o->opt_offload_overlap)
-        && !o->opt_offload)
-        return tp_errf(e, TP_EUSAGE,
-                       "--%s applies to --optimizer-cpu-offload",
-                       o->opt_offload_fraction > 0
-                           ? "optimizer-offload-fraction"
-                           : "overlap-cpu-optimizer-d2h-h2d");
-    if (o->pa_optimizer && o->zero >= 0 && o->zero != SPACE_ZERO_1)
-        return tp_errf(e, TP_EUSAGE,
-                       "--use-precision-aware-optimizer only supported with "
-                       "distributed optimizer (Megatron-Core "
-                       "get_megatron_optimizer); found ZeRO %d",
-                       o->zero);
-    if (o->main_grads_dtype == SPACE_OPT_BF16 && (o->sw_set & CLI_SW_GRAD)
-        && o->grad_bytes == 4)
-        return tp_errf(e, TP_EUSAGE,
-                       "--main-grads-dtype can only be fp32 when "
-                       "--accumulate-allreduce-grads-in-fp32 is set "
-                       "(Megatron-LM validate_args)");
-    if (o->opt_offload
-        && (o->exp_avg_dtype || o->exp_avg_sq_dtype || o->main_params_dtype))
-        return tp_errf(e, TP_EUSAGE,
-                       "--exp-avg-dtype, --exp-avg-sq-dtype and "
-                       "--main-params-dtype have no effect under "
-                       "--optimizer-cpu-offload (HybridDeviceOptimizer "
-                       "builds its Adams without them): leave them fp32");
-    if (o->offload_modules && !o->fine_grained)
-        return tp_errf(e, TP_EUSAGE,
-                       "--offload-modules applies to "
-                       "--fine-grained-activation-offloading");
-    if (o->offload_fraction > 0 && !o->fine_grained)
-        return tp_errf(e, TP_EUSAGE,
-                       "--activation-offload-fraction applies to "
-                       "--fine-grained-activation-offloading");
-    if (o->fine_grained && !o->offload_modules)
-        return tp_errf(e, TP_EUSAGE,
-                       "--fine-grained-activation-offloading needs "
-                       "--offload-modules (Megatron-Core's TransformerConfig "
-                       "asserts a non-empty list)");
-    if (o->fine_grained && o->act_offload_layers > 0)
-        return tp_errf(e, TP_EUSAGE,
-                       "fine_grained_activation_offloading cannot be enabled "
-                       "with cpu_offloading (Megatron-Core "
-                       "TransformerConfig): --fine-grained-activation-"
-                       "offloading and --cpu-offloading-num-layers");
-    if (o->act_offload_layers > 0) {
-        if (o->act_offload_layers >= m->num_layers)
-            return tp_errf(e, TP_EUSAGE,
-                           "--cpu-offloading-num-layers %lld: CPU offloading "
-                           "can be done only for layers less than %lld "
-                           "(Megatron-Core TransformerConfig); expected 1 to "
-                           "%lld",
-                           (long long)o->act_offload_layers,
-                           (long long)m->num_layers,
-                           (long long)m->num_layers - 1);
-        if (o->pp > 1)
-            return tp_errf(e, TP_EUSAGE,
-                           "--cpu-offloading-num-layers with "
-                           "--pipeline-model-parallel-size %lld: Currently "
-                           "there is no support for Pipeline parallelism with "
-                           "CPU offloading (Megatron-Core TransformerConfig)",
-                           (long long)o->pp);
-        if (o->recompute > SPACE_RECOMPUTE_NONE)
-            return tp_errf(e, TP_EUSAGE,
-                           "--cpu-offloading-num-layers with "
-                           "--recompute-granularity %s: CPU offloading does "
-                           "not work when activation recomputation is enabled "
-                           "(Megatron-Core TransformerConfig)",
-                           space_recompute_names[o->recompute]);
-    }
-    if (o->fine_grained) {
-        char why[200];
-        space_layout l;
-        memset(&l, 0, sizeof l);
-        l.framework = SPACE_FW_MEGATRON_CORE;
-        l.tp = l.pp = l.cp = l.dp = l.vpp = 1;
-        l.offload_modules = o->offload_modules;
-        l.recompute = o->recompute > 0 ? (space_recompute)o->recompute
-                                       : SPACE_RECOMPUTE_NONE;
-        l.recompute_modules = o->recompute_modules;
-        if (est_saver_check(NULL, m, &l, NULL, why, sizeof why))
-            return tp_errf(e, TP_EUSAGE, "--offload-modules: %s", why);
-    }
-    if (o->mb_group > 0 && o->vstages == 1 && o->vpp_layers <= 0)
-        return tp_errf(e, TP_EUSAGE,
-                       "--microbatch-group-size-per-virtual-pipeline-stage "
-                       "applies to the interleaved schedule; found one "
-                       "virtual stage per pipeline rank");
-    if (any && o->framework != SPACE_FW_MEGATRON_CORE)
-        return tp_errf(e, TP_EUSAGE,
-                       "the precision-aware optimizer, optimizer offload and "
-                       "activation offloading are Megatron-Core's; not with "
-                       "--framework %s",
-                       space_framework_names[o->framework]);
-    return TP_OK;
-}
-
-int cli_check_mech(const cli_opts *o, const space_model *m, tp_err *e)
-{
-    int mcore = o->framework == SPACE_FW_MEGATRON_CORE;
-    const char *fw = space_framework_names[o->framework];
-    if ((o->sw_set & CLI_SW_PERMUTE) && m->num_experts <= 0
-        && o->job_file == NULL)
-        return tp_errf(e, TP_EUSAGE,
-                       "--%smoe-permute-fusion: %s is dense (no tokens to "
-                       "permute to experts)",
-                       o->moe_permute_fusion ? "" : "no-", m->name);
-    if ((o->sw_set & CLI_SW_ROUTER) && m->num_experts <= 0 && o->job_file == NULL)
-        return tp_errf(e, TP_EUSAGE,
-                       "--%smoe-router-fusion: %s is dense (no router)",
-                       o->moe_router_fusion ? "" : "no-", m->name);
-    if ((o->sw_set & CLI_SW_ROUTER) && o->moe_router_fusion && !mcore)
-        return tp_errf(e, TP_EUSAGE,
-                       "--moe-router-fusion: Megatron-Core's (with Transformer "
-                       "Engine); the framework is %s", fw);
-    if (o->cuda_graph != SPACE_CG_NONE && !mcore)
-        return tp_errf(e, TP_EUSAGE,
-                       "--cuda-graph-impl %s: Megatron-Core's CUDA graphs; "
-                       "expected --framework megatron-core, found %s",
-                       space_cuda_graph_names[o->cuda_graph], fw);
-    if (o->fsdp_double_buffer && !mcore)
-        return tp_errf(e, TP_EUSAGE,
-                       "--fsdp-double-buffer: Megatron-FSDP's (Megatron-"
-                       "Core); expected --framework megatron-core, found %s",
-                       fw);
-    if (o->fsdp_double_buffer && o->zero >= 0 && o->zero < SPACE_ZERO_2)
-        return tp_errf(e, TP_EUSAGE,
-                       "--fsdp-double-buffer: Megatron-FSDP's buffers, with "
-                       "--zero 2 or 3 (found %d)", o->zero);
-    if (o->cuda_graph_scope_set
-        && (o->cuda_graph == SPACE_CG_NONE
-            || o->cuda_graph == SPACE_CG_FULL_ITERATION))
-        /* validate_args: the modules must be empty with full_iteration
-         * and have no effect without graphs (arguments.py,
-         * NVIDIA/Megatron-LM@d98e8a64ddf3) */
-        return tp_errf(e, TP_EUSAGE,
-                       "--cuda-graph-scope: the modules of per-layer graphs; "
-                       "expected --cuda-graph-impl local or "
-                       "transformer_engine, found %s",
-                       space_cuda_graph_names[o->cuda_graph]);
-    unsigned moe_bits = SPACE_CGM_MOE | SPACE_CGM_MOE_ROUTER
-                        | SPACE_CGM_MOE_PREPROCESS;
-    if ((o->cuda_graph_modules & moe_bits) && m->num_experts <= 0)
-        return tp_errf(e, TP_EUSAGE,
-                       "--cuda-graph-scope: moe, moe_router and "
-                       "moe_preprocess are MoE layers' modules; %s is dense",
-                       m->name);
-    if ((o->cuda_graph_modules & SPACE_CGM_MOE_PREPROCESS)
-        && !(o->cuda_graph_modules & SPACE_CGM_MOE_ROUTER))
-        return tp_errf(e, TP_EUSAGE,
-                       "--cuda-graph-scope: moe_preprocess needs moe_router "
-                       "(TransformerConfig.cuda_graph_modules)");
-    if ((o->cuda_graph_modules & SPACE_CGM_MOE)
-        && (o->cuda_graph_modules & SPACE_CGM_MOE_ROUTER))
-        return tp_errf(e, TP_EUSAGE,
-                       "--cuda-graph-scope: moe (the whole MoE layer) and "
-                       "moe_router (its router) exclude each other");
-    return TP_OK;
-}
-
-int cli_check_moe(const cli_opts *o, const space_model *m, tp_err *e)
-{
-    if (m->num_experts <= 0) {
-        if (o->ep > 1 || o->etp > 0)
-            return tp_errf(e, TP_EUSAGE,
-                           "--%s %lld: %s is dense; expert parallelism needs "
-                           "a mixture of experts (Megatron-LM validate_args)",
-                           o->ep > 1 ? "ep" : "etp",
-                           (long long)(o->ep > 1 ? o->ep : o->etp), m->name);
-        if (o->moe_imbalance > 0)
-            return tp_errf(e, TP_EUSAGE,
-                           "--moe-imbalance %g: %s is dense (no experts to "
-                           "route to)", o->moe_imbalance, m->name);
-        if (o->moe_comm_overlap != SPACE_MOE_OVERLAP_NONE)
-            return tp_errf(e, TP_EUSAGE,
-                           "--moe-comm-overlap %s: %s is dense (no expert "
-                           "dispatch to overlap); expected none",
-                           space_moe_overlap_names[o->moe_comm_overlap],
-                           m->name);
-        if (o->moe_router_pad)
-            return tp_errf(e, TP_EUSAGE,
-                           "--moe-router-padding: %s is dense (no routing "
-                           "map to pad)", m->name);
-        if (o->moe_flex_backend != SPACE_MOE_FLEX_DEEPEP)
-            return tp_errf(e, TP_EUSAGE,
-                           "--moe-flex-backend %s: %s is dense (no expert "
-                           "dispatch)",
-                           space_moe_flex_backend_names[o->moe_flex_backend],
-                           m->name);
-        return TP_OK;
-    }
-    if (o->moe_flex_backend != SPACE_MOE_FLEX_DEEPEP
-        && o->moe_dispatcher != SPACE_MOE_FLEX)
-        return tp_errf(e, TP_EUSAGE,
-                       "--moe-flex-backend %s: a backend of the flex "
-                       "dispatcher; expected --moe-dispatcher flex, found %s",
-                       space_moe_flex_backend_names[o->moe_flex_backend],
-                       space_moe_dispatcher_names[o->moe_dispatcher]);
-    if (o->ep > 0 && m->num_experts % o->ep)
-        return tp_errf(e, TP_EUSAGE,
-                       "--ep %lld: expected a divisor of %s's %lld experts",
-                       (long long)o->ep, m->name, (long long)m->num_experts);
-    /* Each token goes to top_k distinct experts, so one expert receives
-     * at most every token: E / k times the mean. */
-    double hi = m->top_k > 0 ? (double)m->num_experts / (double)m->top_k : 1;
-    if (o->moe_imbalance > hi)
-        return tp_errf(e, TP_EUSAGE,
-                       "--moe-imbalance %g: expected 1 to %g for %s (an "
-                       "expert receives at most every token: %lld experts / "
-                       "top-%lld times the mean)",
-                       o->moe_imbalance, hi, m->name,
-                       (long long)m->num_experts, (long long)m->top_k);
-    return TP_OK;
-}
-
-int cli_check_docs(const cli_opts *o, tp_err *e)
-{
-    for (int i = 0; i < o->n_docs; i++)
-        if (o->seq_length > 0 && o->doc_len[i] > o->seq_length)
-            return tp_errf(e, TP_EUSAGE,
-                           "--doc-length %lld: a document longer than the "
-                           "packed sequence (--seq-length %lld); expected 1 "
-                           "to %lld",
-                           (long long)o->doc_len[i], (long long)o->seq_length,
-                           (long long)o->seq_length);
-    return TP_OK;
-}
-
-int cli_check_recompute(const cli_opts *o, const space_model *m, tp_err *e)
-{
-    int method = (o->sw_set & CLI_SW_RC_METHOD) != 0;
-    if ((method || o->recompute_layers > 0) && o->recompute >= 0
-        && o->recompute != SPACE_RECOMPUTE_FULL)
-        return tp_errf(e, TP_EUSAGE,
-                       "--%s applies to --recompute-granularity full, not %s",
-                       method ? "recompute-method" : "recompute-num-layers",
-                       space_recompute_names[o->recompute]);
-    /* Megatron-Core asks for N whenever the granularity is full
-     * (TransformerConfig.__post_init__); uniform groups default to one
-     * layer here, as Megatron-LM 2021's --checkpoint-num-layers did. */
-    if (method && o->recompute_method == SPACE_RECOMPUTE_BLOCK
-        && o->recompute_layers <= 0)
-        return tp_errf(e, TP_EUSAGE,
-                       "--recompute-method block needs --recompute-num-layers "
-                       "N (the layers recomputed of each model chunk, 1 to "
-                       "%lld)",
-                       (long long)m->num_layers);
-    if (o->recompute_layers > m->num_layers)
-        return tp_errf(e, TP_EUSAGE,
-                       "--recompute-num-layers %lld: expected 1 to %lld (the "
-                       "layers of %s)",
-                       (long long)o->recompute_layers,
-                       (long long)m->num_layers, m->name);
-    /* Megatron-Core reads recompute_modules with the selective
-     * granularity only (TransformerConfig.__post_init__). */
-    if (o->recompute_modules) {
-        char names[160];
-        space_rc_modules_str(o->recompute_modules, ",", names, sizeof names);
-        if (o->recompute >= 0 && o->recompute != SPACE_RECOMPUTE_SELECTIVE)
-            return tp_errf(e, TP_EUSAGE,
-                           "--recompute-modules %s applies to "
-                           "--recompute-granularity selective, not %s",
-                           names, space_recompute_names[o->recompute]);
-        const char *bad = space_rc_modules_misfit(m, o->recompute_modules);
-        if (bad)
-            return tp_errf(e, TP_EUSAGE,
-                           "--recompute-modules %s: %s has no module '%s' "
-                           "(moe, moe_act: experts; shared_experts: shared "
-                           "experts; mla_up_proj: MLA; layernorm: a norm of "
-                           "its own, in MoE or MLA layers)",
-                           names, m->name, bad);
-    }
-    return TP_OK;
-}
-
-int cli_zero_stage(const cli_opts *o)
-{
-    return o->zero >= 0 ? o->zero
-                        : space_framework_zero((space_framework)o->framework);
-}
-
-int cli_layout_split(const cli_opts *o, space_layout *l, tp_err *e)
-{
-    l->pp_account = o->split_set ? o->pp_account : SEARCH_UNSET;
-    l->pp_first = o->pp_first;
-    l->pp_last = o->pp_last;
-    l->pp_layout = o->pp_layout;
-    if (!o->pp_layout) return TP_OK;
-    /* a layout string gives VPP: its stages over PP */
-    int n = o->pp_layout->n;
-    if (l->pp > 0 && n % l->pp == 0 && l->vpp == SEARCH_UNSET)
-        l->vpp = n / l->pp;
-    if (l->pp > 0 && l->vpp > 0 && (n % l->pp || n / l->pp != l->vpp))
-        return tp_errf(e, TP_EUSAGE,
-                       "--pipeline-model-parallel-layout: %d stages are not "
-                       "PP %lld x VPP %lld (Megatron-LM validate_args, "
-                       "Megatron-Core transformer_config.py)",
-                       n, (long long)l->pp, (long long)l->vpp);
-    return TP_OK;
-}
-
-int cli_wanted_layout(const cli_opts *o, const space_model *m,
-                      space_layout *l, tp_err *e)
-{
-    memset(l, 0, sizeof *l);
-    l->tp = o->tp_set ? o->tp : SEARCH_UNSET;
-    l->pp = o->pp > 0 ? o->pp : SEARCH_UNSET;
-    l->cp = o->cp > 0 ? o->cp : SEARCH_UNSET;
-    l->dp = SEARCH_UNSET;
-    l->mbs = o->mbs > 0 ? o->mbs : SEARCH_UNSET;
-    l->gbs = o->gbs;
-    l->seq = o->seq_length;
-    l->sp = o->sp;
-    l->recompute = (space_recompute)o->recompute;
-    l->zero = (space_zero)cli_zero_stage(o);
-    l->dtype = o->precision >= 0 ? o->precision : HW_BF16;
-    int rc = cli_check_recompute(o, m, e);
-    if (!rc) rc = cli_check_docs(o, e);
-    if (!rc) rc = cli_check_moe(o, m, e);
-    if (!rc) rc = cli_check_savers(o, m, e);
-    if (!rc) rc = cli_check_mech(o, m, e);
-    if (rc) return rc;
-    cli_layout_software(o, l);
-    /* MoE: EP and expert TP searched where unset; dense: none (0). */
-    int moe = m->num_experts > 0;
-    l->ep = o->ep > 0 ? o->ep : moe ? SEARCH_UNSET : 0;
-    l->etp = o->etp > 0 ? o->etp : moe ? SEARCH_UNSET : 0;
-    l->vpp = o->vstages > 0 ? o->vstages : SEARCH_UNSET;
-    /* The pipeline split: the options', else searched (pp_account
-     * SEARCH_UNSET: search_complete tries the splits). */
-    rc = cli_layout_split(o, l, e);
-    if (rc) return rc;
-    if (o->vpp_layers > 0) {
-        if (l->pp == SEARCH_UNSET)
-            return tp_errf(e, TP_EUSAGE,
-                           "--num-layers-per-virtual-pipeline-stage needs "
-                           "--pipeline-model-parallel-size");
-        /* validate_args: the layers with what the split accounts for, over
-         * PP, then over the layers per virtual stage; refused with the
-         * uneven first and last stages */
-        if (o->pp_first > 0 || o->pp_last > 0 || o->pp_layout)
-            return tp_errf(e, TP_EUSAGE,
-                           "--num-layers-per-virtual-pipeline-stage with %s: "
-                           "Megatron-LM asks for "
-                           "--num-virtual-stages-per-pipeline-rank there "
-                           "(validate_args)",
-                           o->pp_layout ? "--pipeline-model-parallel-layout"
-                                        : "--decoder-first/last-pipeline-"
-                                          "num-layers");
-        int64_t slots = m->num_layers + space_split_accounted(l);
-        int64_t per_stage = slots / l->pp;
-        if (slots % l->pp || per_stage % o->vpp_layers)
-            return tp_errf(e, TP_EUSAGE,
-                           "--num-layers-per-virtual-pipeline-stage %lld: "
-                           "the %lld layers per pipeline stage (%lld layers%s "
-                           "/ PP %lld) are not a multiple of it",
-                           (long long)o->vpp_layers, (long long)per_stage,
-                           (long long)slots,
-                           space_split_accounted(l)
-                               ? " with the embedding or loss counted"
-                               : "",
-                           (long long)l->pp);
-        l->vpp = per_stage / o->vpp_layers;
-    }
-    if (l->seq <= 0)
-        return tp_errf(e, TP_EUSAGE, "estimate needs --seq-length");
-    if (l->gbs <= 0)
-        return tp_errf(e, TP_EUSAGE, "estimate needs --global-batch-size");
     return TP_OK;
 }
 
@@ -849,7 +390,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         rc = cli_read_job(&job, &jm, e);
         if (rc) return rc;
         job.model_given = &jm;
-    } else if (!o->model) {
+    } else if (!o->job.model) {
         return tp_errf(e, TP_EUSAGE,
                        "estimate needs --model (or a job file: "
                        "--megatron-args, --nemo-overrides, "
@@ -857,12 +398,12 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     }
     if (!o->system) return tp_errf(e, TP_EUSAGE, "estimate needs --system");
     if (!o_cmd->job_file
-        && (rc = cli_model_unread(o->model, o->strict, cli_err(o), e)))
+        && (rc = cli_model_unread(o->job.model, o->strict, cli_err(o), e)))
         return rc;
     rc = cli_model(o, &m, e);
     if (rc) return rc;
     space_layout want;
-    rc = cli_wanted_layout(o, &m, &want, e);
+    rc = search_job_layout(&o->job, &m, &want, e);
     if (rc) return rc;
     cli_train_log lg;
     if (o->log_file && (rc = cli_train_log_read(o->log_file, &lg, e)))
@@ -874,7 +415,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
      * messages name hwdb entries, so they are written before that). */
     est_models *ops = NULL;
     est_comm *comm = NULL;
-    int64_t gpus = o->gpus;
+    int64_t gpus = o->job.gpus;
     if (o->gpus_arg && gpus < 0) {
         rc = tp_errf(e, TP_EUSAGE,
                      "--gpus: expected an integer in [1, 10000000], found "
@@ -886,13 +427,13 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         rc = TP_EDATA;
         goto done;
     }
-    if (o->opt_nodes > 0) {
-        int64_t g = (int64_t)o->opt_nodes * y->gpus_per_node;
+    if (o->job.opt_nodes > 0) {
+        int64_t g = (int64_t)o->job.opt_nodes * y->gpus_per_node;
         if (gpus > 0 && gpus != g) {
             rc = tp_errf(e, TP_EUSAGE,
                          "--gpus %lld and --nodes %d disagree: %s has %d "
                          "GPUs per node",
-                         (long long)gpus, o->opt_nodes, y->name,
+                         (long long)gpus, o->job.opt_nodes, y->name,
                          y->gpus_per_node);
             goto done;
         }
@@ -931,7 +472,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     cli_term tt[EST_TIME_TERMS], mt[24];
     int nt = est_time_terms(&r.time, 1, tt), nm = mem_terms(&r, mt);
     const space_layout *l = &r.layout;
-    double tokens_to_train = o->tokens;
+    double tokens_to_train = o->job.tokens;
     double train_s = tokens_to_train > 0 && r.tokens_per_s > 0
                          ? tokens_to_train / r.tokens_per_s : 0;
     double gpu_hours = train_s * (double)r.gpus / 3600;

@@ -264,7 +264,7 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
         return tp_errf(e, TP_EUSAGE,
                        "'hw import-nccl-tests' needs -o DIR, the hardware "
                        "database directory to write into");
-    if (!o->opt_nodes != !o->opt_per_node)
+    if (!o->job.opt_nodes != !o->job.opt_per_node)
         return tp_errf(e, TP_EUSAGE,
                        "--nodes and --gpus-per-node go together");
     int op = -1;
@@ -280,7 +280,7 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
     est_nccl_test *tests = NULL;
     int nt = 0, rc = TP_OK;
     for (int i = 0; i < o->npos && rc == TP_OK; i++)
-        rc = est_nccl_parse(o->pos[i], op, o->opt_nodes, o->opt_per_node,
+        rc = est_nccl_parse(o->pos[i], op, o->job.opt_nodes, o->job.opt_per_node,
                             &tests, &nt, e);
     if (rc) {
         est_nccl_free(tests, nt);

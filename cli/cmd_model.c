@@ -199,10 +199,10 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     if (rc) return rc;
     rc = space_model_resolve(o->pos[0], &m, e);
     if (rc) return rc;
-    int64_t seq = o->seq_length ? o->seq_length : DEFAULT_SEQ;
+    int64_t seq = o->job.seq_length ? o->job.seq_length : DEFAULT_SEQ;
     space_params p, pp;
     space_model_params(&m, 1, &p);
-    space_model_params(&m, 128 * o->tp, &pp);
+    space_model_params(&m, 128 * o->job.tp, &pp);
     space_flops f, fc;
     space_flops_per_token(&m, seq, 0, SPACE_RECOMPUTE_NONE, &f);
     space_flops_per_token(&m, seq, 1, SPACE_RECOMPUTE_NONE, &fc);
@@ -236,7 +236,7 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "params_mlp_per_layer",
                                 (double)(m.num_experts ? p.moe_mlp_per_layer
                                                        : p.dense_mlp_per_layer));
-        cJSON_AddNumberToObject(j, "tensor_model_parallel_size", (double)o->tp);
+        cJSON_AddNumberToObject(j, "tensor_model_parallel_size", (double)o->job.tp);
         cJSON_AddNumberToObject(j, "vocab_padded", (double)pp.vocab_padded);
         cJSON_AddNumberToObject(j, "params_total_padded", (double)pp.total);
         cJSON_AddNumberToObject(j, "seq_length", (double)seq);
@@ -354,7 +354,7 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     if (p.position) add_count_row(&t, "params_position", p.position);
     add_count_row(&t, "params_lm_head", p.lm_head);
     snprintf(buf, sizeof buf, "%" PRId64 " (128 x TP %" PRId64 ")",
-             pp.vocab_padded, o->tp);
+             pp.vocab_padded, o->job.tp);
     cli_table_row(&t, "vocab_padded", buf);
     add_count_row(&t, "params_total_padded", pp.total);
     ROW_INT("seq_length", seq);

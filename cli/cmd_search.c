@@ -221,33 +221,33 @@ static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
             return rc;                                                        \
         set[d] = x, by[d] = "a layout option";                                \
     } while (0)
-    if (o->tp_set) FIXV("tp", o->tp);
-    if (o->pp > 0) FIXV("pp", o->pp);
-    if (o->cp > 0) FIXV("cp", o->cp);
-    if (o->ep > 0) FIXV("ep", o->ep);
-    if (o->etp > 0) FIXV("etp", o->etp);
-    if (o->vstages > 0) FIXV("vpp", o->vstages);
+    if (o->job.tp_set) FIXV("tp", o->job.tp);
+    if (o->job.pp > 0) FIXV("pp", o->job.pp);
+    if (o->job.cp > 0) FIXV("cp", o->job.cp);
+    if (o->job.ep > 0) FIXV("ep", o->job.ep);
+    if (o->job.etp > 0) FIXV("etp", o->job.etp);
+    if (o->job.vstages > 0) FIXV("vpp", o->job.vstages);
     /* a layout string gives VPP on a PP given */
-    else if (o->pp_layout && o->pp > 0 && o->pp_layout->n % o->pp == 0)
-        FIXV("vpp", o->pp_layout->n / o->pp);
+    else if (o->job.pp_layout && o->job.pp > 0 && o->job.pp_layout->n % o->job.pp == 0)
+        FIXV("vpp", o->job.pp_layout->n / o->job.pp);
     /* the split options: the job's own split, not searched */
-    if (o->split_set) {
+    if (o->job.split_set) {
         if ((rc = apply_fix(g, "split", "given", "layout option", &d, &x, e)))
             return rc;
         set[d] = x, by[d] = "a pipeline split option";
     }
-    if (o->mbs > 0) FIXV("mbs", o->mbs);
-    if (o->sp >= 0) FIXV("sp", o->sp);
-    if (o->recompute >= 0) { /* by name: apply_fix reads names */
+    if (o->job.mbs > 0) FIXV("mbs", o->job.mbs);
+    if (o->job.sp >= 0) FIXV("sp", o->job.sp);
+    if (o->job.recompute >= 0) { /* by name: apply_fix reads names */
         if ((rc = apply_fix(g, "recompute",
-                            space_recompute_names[o->recompute],
+                            space_recompute_names[o->job.recompute],
                             "layout option", &d, &x, e)))
             return rc;
         set[d] = x, by[d] = "a layout option";
     }
-    if (o->zero >= 0) FIXV("zero", o->zero);
-    else if (cli_zero_stage(o) >= 0) {
-        snprintf(v, sizeof v, "%d", cli_zero_stage(o));
+    if (o->job.zero >= 0) FIXV("zero", o->job.zero);
+    else if (search_job_zero_stage(&o->job) >= 0) {
+        snprintf(v, sizeof v, "%d", search_job_zero_stage(&o->job));
         if ((rc = apply_fix(g, "zero", v, "layout option", &d, &x, e)))
             return rc;
     }
@@ -316,7 +316,7 @@ static void row_tie(row *w, const row *best, const search_request *q)
 
 /* The launch of row w of search q: torchtitan's config for tt_version,
  * NeMo's in nemo_format. */
-static void launch_of(cli_launch *c, const row *w, const search_request *q,
+static void launch_of(launch_plan *c, const row *w, const search_request *q,
                       int tt_version, int nemo_format)
 {
     memset(c, 0, sizeof *c);
@@ -442,39 +442,39 @@ static cJSON *row_json(const row *w, const search_request *q, const char *set,
     for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, t[i].name, t[i].v);
     if (!forms) return j;
     cJSON *la = cJSON_AddObjectToObject(j, "launch");
-    cli_launch c;
+    launch_plan c;
     launch_of(&c, w, q, tt_version, nemo_format);
-    cli_text lt = {0}, nemo = {0}, tt = {0};
+    launch_text lt = {0}, nemo = {0}, tt = {0};
     if (forms & CLI_LAUNCH_FORM_MEGATRON) {
-        cli_launch_megatron(&c, &lt);
-        cJSON_AddStringToObject(la, "megatron", cli_text_str(&lt));
+        launch_megatron(&c, &lt);
+        cJSON_AddStringToObject(la, "megatron", launch_text_str(&lt));
         lt.n = 0;
-        cli_launch_megatron_script(&c, &lt);
-        cJSON_AddStringToObject(la, "megatron_sbatch", cli_text_str(&lt));
+        launch_megatron_script(&c, &lt);
+        cJSON_AddStringToObject(la, "megatron_sbatch", launch_text_str(&lt));
     }
     if (forms & CLI_LAUNCH_FORM_NEMO) {
-        cli_launch_nemo(&c, &nemo);
-        cJSON_AddStringToObject(la, "nemo", cli_text_str(&nemo));
+        launch_nemo(&c, &nemo);
+        cJSON_AddStringToObject(la, "nemo", launch_text_str(&nemo));
     }
     if (forms & CLI_LAUNCH_FORM_TORCHTITAN) {
-        cli_launch_torchtitan(&c, &tt);
-        cJSON_AddStringToObject(la, "torchtitan_config", cli_text_str(&tt));
+        launch_torchtitan(&c, &tt);
+        cJSON_AddStringToObject(la, "torchtitan_config", launch_text_str(&tt));
     }
     /* issue 20: the same launches as data, beside the text */
     cJSON *args = cJSON_AddObjectToObject(j, "launch_args");
     if (forms & CLI_LAUNCH_FORM_MEGATRON)
-        cJSON_AddItemToObject(args, "megatron", cli_launch_megatron_json(&c));
+        cJSON_AddItemToObject(args, "megatron", launch_megatron_json(&c));
     if (forms & CLI_LAUNCH_FORM_NEMO)
         cJSON_AddItemToObject(args, "nemo",
-                              cli_launch_nemo_json(cli_text_str(&nemo),
+                              launch_nemo_json(launch_text_str(&nemo),
                                                    nemo_format));
     if (forms & CLI_LAUNCH_FORM_TORCHTITAN)
         cJSON_AddItemToObject(args, "torchtitan",
-                              cli_launch_torchtitan_json(cli_text_str(&tt),
+                              launch_torchtitan_json(launch_text_str(&tt),
                                                          tt_version));
-    cli_text_free(&nemo);
-    cli_text_free(&lt);
-    cli_text_free(&tt);
+    launch_text_free(&nemo);
+    launch_text_free(&lt);
+    launch_text_free(&tt);
     return j;
 }
 
@@ -993,37 +993,37 @@ unsigned cli_launch_forms(int show)
 
 /* The launch block of c for one framework (CLI_LAUNCH_MEGATRON, _NEMO or
  * _TORCHTITAN). */
-static void print_launch(FILE *f, int which, const cli_launch *c)
+static void print_launch(FILE *f, int which, const launch_plan *c)
 {
-    cli_text t = {0};
+    launch_text t = {0};
     if (which == CLI_LAUNCH_TORCHTITAN) {
         fprintf(f, "torchtitan (%s):\n",
-                c->torchtitan_version == CLI_TT_MAIN ? "Python config"
+                c->torchtitan_version == LAUNCH_TT_MAIN ? "Python config"
                                                      : "TOML job config");
-        cli_launch_torchtitan(c, &t);
-        print_indented(f, cli_text_str(&t));
+        launch_torchtitan(c, &t);
+        print_indented(f, launch_text_str(&t));
     } else if (which == CLI_LAUNCH_MEGATRON) {
         fprintf(f, "Megatron-LM launch script (sbatch it, or run it on each "
                    "node under another scheduler; --sbatch FILE writes it):\n");
-        cli_launch_megatron_script(c, &t);
-        fprintf(f, "%s# (end of the script)\n", cli_text_str(&t));
+        launch_megatron_script(c, &t);
+        fprintf(f, "%s# (end of the script)\n", launch_text_str(&t));
     } else {
-        fprintf(f, "NeMo (%s):\n", c->nemo_format == CLI_NEMO_V1
+        fprintf(f, "NeMo (%s):\n", c->nemo_format == LAUNCH_NEMO_V1
                                        ? "NeMo 1.x YAML keys"
                                        : "Megatron-Bridge overrides");
-        cli_launch_nemo(c, &t);
-        print_indented(f, cli_text_str(&t));
+        launch_nemo(c, &t);
+        print_indented(f, launch_text_str(&t));
     }
-    cli_text_free(&t);
+    launch_text_free(&t);
 }
 
 /* #1's launches as --launch asks: by default one line saying how. */
 static void print_launches(FILE *f, const cli_opts *o, const row *best,
                            const search_request *q)
 {
-    cli_launch lc;
+    launch_plan lc;
     launch_of(&lc, best, q, o->torchtitan_version, o->nemo_format);
-    int titan = o->framework == SPACE_FW_TORCHTITAN;
+    int titan = o->job.framework == SPACE_FW_TORCHTITAN;
     if (o->launch_show == CLI_LAUNCH_NONE) {
         fputc('\n', f);
         cli_wrapf(f, 2, "launch #1: --launch %s prints it here; --sbatch FILE "
@@ -1074,9 +1074,9 @@ static int job_open(cli_opts *o, const hw_db *db, near_job *nj, tp_err *e)
                        "job's), found '%s'", o->system);
     const hw_system *y = hw_find_system(db, o->system, e);
     if (!y) return TP_EDATA;
-    if (o->gpus <= 0 && o->opt_nodes > 0)
-        o->gpus = (int64_t)o->opt_nodes * y->gpus_per_node;
-    if (o->gpus <= 0)
+    if (o->job.gpus <= 0 && o->job.opt_nodes > 0)
+        o->job.gpus = (int64_t)o->job.opt_nodes * y->gpus_per_node;
+    if (o->job.gpus <= 0)
         return tp_errf(e, TP_EUSAGE,
                        "search: %s does not say how many GPUs%s; pass "
                        "--gpus N",
@@ -1085,28 +1085,29 @@ static int job_open(cli_opts *o, const hw_db *db, near_job *nj, tp_err *e)
                            ? " (no #SBATCH --nodes and --gpus-per-node, no "
                              "torchrun --nnodes and --nproc-per-node)"
                            : "");
-    nj->gpus = o->gpus;
-    rc = cli_wanted_layout(o, &nj->m, &nj->want, e);
+    nj->gpus = o->job.gpus;
+    rc = search_job_layout(&o->job, &nj->m, &nj->want, e);
     if (rc) return rc;
     /* the search: the job's GPUs unless --gpus or --max-gpus say more */
     if (!o->gpus_arg && o->max_gpus <= 0) {
-        snprintf(nj->gpus_arg, sizeof nj->gpus_arg, "%lld", (long long)o->gpus);
+        snprintf(nj->gpus_arg, sizeof nj->gpus_arg, "%lld", (long long)o->job.gpus);
         o->gpus_arg = nj->gpus_arg;
     }
-    o->tp_set = 0;
-    o->tp = 1;
-    o->pp = o->cp = o->mbs = o->vstages = o->vpp_layers = 0;
-    o->ep = o->etp = 0; /* searched too; the dispatcher stays the job's */
-    o->sp = o->recompute = o->zero = -1;
-    o->recompute_method = 0;
-    o->recompute_layers = 0;
-    o->sw_set &= ~(unsigned)CLI_SW_RC_METHOD;
+    o->job.tp_set = 0;
+    o->job.tp = 1;
+    o->job.pp = o->job.cp = o->job.mbs = o->job.vstages = o->job.vpp_layers = 0;
+    o->job.ep = o->job.etp = 0; /* searched too; the dispatcher stays the job's */
+    o->job.sp = o->job.recompute = o->job.zero = -1;
+    o->job.recompute_method = 0;
+    o->job.recompute_layers = 0;
+    o->job.sw_set &= ~(unsigned)SEARCH_SW_RC_METHOD;
     /* the pipeline split too: every split Megatron-Core runs (the job's
      * layout string, if any, fits only the job's PP and VPP) */
-    o->split_set = 0, o->pp_account = 0;
-    o->pp_first = o->pp_last = 0;
-    o->pp_layout = NULL;
+    o->job.split_set = 0, o->job.pp_account = 0;
+    o->job.pp_first = o->job.pp_last = 0;
+    o->job.pp_layout = NULL;
     o->job_file = NULL;
+    o->job.from_launch = 0;
     return TP_OK;
 }
 
@@ -1122,7 +1123,7 @@ static void job_estimate(near_job *nj, const cli_search *cs)
                      sizeof nj->tag);
 }
 
-static void job_launch(cli_launch *c, const near_job *nj,
+static void job_launch(launch_plan *c, const near_job *nj,
                         const search_request *q)
 {
     memset(c, 0, sizeof *c);
@@ -1137,7 +1138,7 @@ static void job_launch(cli_launch *c, const near_job *nj,
 
 /* The layout fields that differ from a to b, "TP 8 -> 4" a line. */
 static void layout_diff(const space_layout *a, const space_layout *b,
-                        cli_text *t)
+                        launch_text *t)
 {
     const struct {
         const char *name;
@@ -1152,7 +1153,7 @@ static void layout_diff(const space_layout *a, const space_layout *b,
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (f[i].x != f[i].y)
-            cli_text_put(t, "%s%s %lld -> %lld", t->n ? "\n" : "", f[i].name,
+            launch_text_put(t, "%s%s %lld -> %lld", t->n ? "\n" : "", f[i].name,
                          (long long)f[i].x, (long long)f[i].y);
     /* expert TP: "= TP" where it follows TP (Megatron-Core's default) */
     int64_t ea = space_layout_etp(a), eb = space_layout_etp(b);
@@ -1160,13 +1161,13 @@ static void layout_diff(const space_layout *a, const space_layout *b,
         char xa[32] = "= TP", xb[32] = "= TP";
         if (ea != a->tp) snprintf(xa, sizeof xa, "%lld", (long long)ea);
         if (eb != b->tp) snprintf(xb, sizeof xb, "%lld", (long long)eb);
-        cli_text_put(t, "%sexpert TP %s -> %s", t->n ? "\n" : "", xa, xb);
+        launch_text_put(t, "%sexpert TP %s -> %s", t->n ? "\n" : "", xa, xb);
     }
     if (!a->sp != !b->sp)
-        cli_text_put(t, "%ssequence parallelism %s -> %s", t->n ? "\n" : "",
+        launch_text_put(t, "%ssequence parallelism %s -> %s", t->n ? "\n" : "",
                      a->sp ? "on" : "off", b->sp ? "on" : "off");
     if (a->recompute != b->recompute)
-        cli_text_put(t, "%srecompute %s -> %s", t->n ? "\n" : "",
+        launch_text_put(t, "%srecompute %s -> %s", t->n ? "\n" : "",
                      space_recompute_names[a->recompute],
                      space_recompute_names[b->recompute]);
     /* the pipeline split, where the options that give it differ */
@@ -1174,7 +1175,7 @@ static void layout_diff(const space_layout *a, const space_layout *b,
     space_split_str(a, sa, sizeof sa);
     space_split_str(b, sb, sizeof sb);
     if (strcmp(sa, sb) != 0)
-        cli_text_put(t, "%spipeline split %s -> %s", t->n ? "\n" : "",
+        launch_text_put(t, "%spipeline split %s -> %s", t->n ? "\n" : "",
                      sa[0] ? sa : "even", sb[0] ? sb : "even");
 }
 
@@ -1209,24 +1210,24 @@ static void job_print(FILE *f, const near_job *nj, const row *best,
         fprintf(f, " (no faster than yours: ranked by %s)",
                 search_objective_names[q->objective]);
     }
-    cli_text lt = {0};
+    launch_text lt = {0};
     layout_diff(&nj->r.layout, &best->r.layout, &lt);
     fprintf(f, "\nwhat changes (layout):\n");
-    print_indented(f, lt.n ? cli_text_str(&lt) : "(none)");
-    cli_text_free(&lt);
+    print_indented(f, lt.n ? launch_text_str(&lt) : "(none)");
+    launch_text_free(&lt);
     if (nj->kind != CLI_JOB_MEGATRON) return; /* the launch follows */
     fprintf(f, "what changes (Megatron-LM flags):\n");
-    cli_launch from, to;
+    launch_plan from, to;
     job_launch(&from, nj, q);
     launch_of(&to, best, q, 0, 0);
-    cli_text t = {0};
-    cli_launch_megatron_diff(&from, &to, &t);
-    print_indented(f, t.n ? cli_text_str(&t) : "(none)");
-    cli_text_free(&t);
+    launch_text t = {0};
+    launch_megatron_diff(&from, &to, &t);
+    print_indented(f, t.n ? launch_text_str(&t) : "(none)");
+    launch_text_free(&t);
 }
 
 /* t's lines as the array `name` of j (t is cut up). */
-static void add_lines(cJSON *j, const char *name, cli_text *t)
+static void add_lines(cJSON *j, const char *name, launch_text *t)
 {
     cJSON *a = cJSON_AddArrayToObject(j, name);
     for (char *p = t->p, *nl; p && *p; p = nl + 1) {
@@ -1251,17 +1252,17 @@ static cJSON *job_json(const near_job *nj, const row *best,
         cJSON_AddStringToObject(j, "best_layout", best->tag);
         cJSON_AddNumberToObject(j, "best_iteration_time_s",
                                 best->r.iteration_s);
-        cli_launch from, to;
+        launch_plan from, to;
         job_launch(&from, nj, q);
         launch_of(&to, best, q, 0, 0);
-        cli_text t = {0};
-        cli_launch_megatron_diff(&from, &to, &t);
-        cli_text lt = {0};
+        launch_text t = {0};
+        launch_megatron_diff(&from, &to, &t);
+        launch_text lt = {0};
         layout_diff(&nj->r.layout, &best->r.layout, &lt);
         add_lines(j, "layout_changes", &lt);
-        cli_text_free(&lt);
+        launch_text_free(&lt);
         add_lines(j, "megatron_changes", &t);
-        cli_text_free(&t);
+        launch_text_free(&t);
     } else {
         cJSON_AddNullToObject(j, "best_layout");
     }
@@ -1344,16 +1345,16 @@ int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
     char *sysbuf = NULL; /* --system's names, split in place */
     memset(s, 0, sizeof *s);
     s->torchtitan_version = o->torchtitan_version;
-    if (!o->model && !o->model_given)
+    if (!o->job.model && !o->model_given)
         return tp_errf(e, TP_EUSAGE, "search needs --model (or --near FILE)");
     if (!o->system) return tp_errf(e, TP_EUSAGE, "search needs --system");
-    if (o->seq_length <= 0) return tp_errf(e, TP_EUSAGE, "search needs --seq-length");
-    if (o->gbs <= 0) return tp_errf(e, TP_EUSAGE, "search needs --global-batch-size");
-    if (o->vpp_layers > 0)
+    if (o->job.seq_length <= 0) return tp_errf(e, TP_EUSAGE, "search needs --seq-length");
+    if (o->job.gbs <= 0) return tp_errf(e, TP_EUSAGE, "search needs --global-batch-size");
+    if (o->job.vpp_layers > 0)
         return tp_errf(e, TP_EUSAGE,
                        "search: use --fix vpp=N (virtual stages per pipeline "
                        "rank) instead of --num-layers-per-virtual-pipeline-stage");
-    if (!(o->tokens > 0)) {
+    if (!(o->job.tokens > 0)) {
         const char *need = o->budget_usd > 0        ? "--budget-usd"
                            : o->budget_gpu_hours > 0 ? "--budget-gpu-hours"
                            : o->deadline_s > 0       ? "--deadline"
@@ -1373,23 +1374,23 @@ int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
     int ns = 0;
     space_layout base;
     memset(&base, 0, sizeof base);
-    base.seq = o->seq_length;
-    base.gbs = o->gbs;
-    base.dtype = o->precision >= 0 ? o->precision : HW_BF16;
-    rc = cli_check_recompute(o, &s->m, e);
-    if (!rc) rc = cli_check_docs(o, e);
-    if (!rc) rc = cli_check_moe(o, &s->m, e);
-    if (!rc) rc = cli_check_savers(o, &s->m, e);
-    if (!rc) rc = cli_check_mech(o, &s->m, e);
+    base.seq = o->job.seq_length;
+    base.gbs = o->job.gbs;
+    base.dtype = o->job.precision >= 0 ? o->job.precision : HW_BF16;
+    rc = search_job_check_recompute(&o->job, &s->m, e);
+    if (!rc) rc = search_job_check_docs(&o->job, e);
+    if (!rc) rc = search_job_check_moe(&o->job, &s->m, e);
+    if (!rc) rc = search_job_check_savers(&o->job, &s->m, e);
+    if (!rc) rc = search_job_check_mech(&o->job, &s->m, e);
     if (rc) return rc;
-    cli_layout_software(o, &base);
+    search_job_software(&o->job, &base);
     base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;
     /* the job's pipeline split where its options give one (the grid's
      * split field is then "given": these fields as they are) */
-    if (o->split_set) {
-        base.pp_account = o->pp_account;
-        base.pp_first = o->pp_first, base.pp_last = o->pp_last;
-        base.pp_layout = o->pp_layout;
+    if (o->job.split_set) {
+        base.pp_account = o->job.pp_account;
+        base.pp_first = o->job.pp_first, base.pp_last = o->job.pp_last;
+        base.pp_layout = o->job.pp_layout;
     }
     {
         sysbuf = tp_xstrdup(o->system);
@@ -1448,7 +1449,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
                 goto done;
             }
             /* TP across nodes only where the user pins a TP that needs it. */
-            int across = o->tp_set && o->tp > y->gpus_per_node;
+            int across = o->job.tp_set && o->job.tp > y->gpus_per_node;
             sy->ctx = (est_ctx){y, y->gpu, om, cm, across, 0, NULL};
             int64_t maxg = o->max_gpus > 0 ? o->max_gpus : 10000000;
             space_grid_default(&sy->grid, &s->m, across ? 1024 : y->gpus_per_node,
@@ -1456,7 +1457,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
             /* torchtitan has no attention-core recompute (Megatron-LM's
              * selective): its selective checkpointing is the op-level
              * policy (torchtitan's activation_checkpoint.py; issue 18) */
-            if (o->framework == SPACE_FW_TORCHTITAN)
+            if (o->job.framework == SPACE_FW_TORCHTITAN)
                 for (int i = 0; i < sy->grid.n[SPACE_DIM_RECOMPUTE]; i++)
                     if (sy->grid.v[SPACE_DIM_RECOMPUTE][i]
                         == SPACE_RECOMPUTE_SELECTIVE)
@@ -1478,11 +1479,11 @@ int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
 
     s->q = (search_request){&s->m, sys, ns, base, s->counts, s->n_counts,
                             (search_objective)o->objective,
-                            o->top_k > 0 ? o->top_k : 10, o->tokens,
+                            o->top_k > 0 ? o->top_k : 10, o->job.tokens,
                             o->budget_usd, o->budget_gpu_hours, o->deadline_s,
                             o->max_mem_fraction, o->no_prune,
                             o->svg != NULL || o->all_layouts, !o->no_savers,
-                            0, !o->cuda_graph_set, !o->pp_schedule_set};
+                            0, !o->job.cuda_graph_set, !o->job.pp_schedule_set};
 done:
     free(sysbuf);
     s->ns = ns;
@@ -1612,7 +1613,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     memset(&nj, 0, sizeof nj);
     int rc = o_cmd->job_file
                  ? TP_OK
-                 : cli_model_unread(o->model, o->strict, cli_err(o), e);
+                 : cli_model_unread(o->job.model, o->strict, cli_err(o), e);
     if (rc) return rc;
     cli_train_log lg;
     cli_run_fed fed;
@@ -1755,12 +1756,12 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 snprintf(c[19], 48, "%.6g", w->exposed_s);
                 snprintf(c[23], 48, "%.6g", w->band.mape_pct);
                 if (w->band.basis == EST_BAND_NONE) c[23][0] = '\0';
-                cli_launch lc;
+                launch_plan lc;
                 launch_of(&lc, w, &q, o->torchtitan_version, o->nemo_format);
-                cli_text mg = {0}, nm = {0}, tt = {0};
-                cli_launch_megatron(&lc, &mg);
-                cli_launch_nemo(&lc, &nm);
-                cli_launch_torchtitan(&lc, &tt);
+                launch_text mg = {0}, nm = {0}, tt = {0};
+                launch_megatron(&lc, &mg);
+                launch_nemo(&lc, &nm);
+                launch_torchtitan(&lc, &tt);
                 cli_table_row(&t, set ? "pareto" : "ranked", c[0],
                               w->sys->ctx.sys->name, w->tag, c[1], c[2], c[3],
                               c[4], c[5], c[6], c[7], c[8],
@@ -1768,12 +1769,12 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                               c[22], c[10],
                               c[11], c[12], c[13], c[20], c[14], c[15], c[16],
                               c[17], c[18], c[19], c[23],
-                              w->tied ? "1" : "0", cli_text_str(&mg),
-                              cli_text_str(&nm), cli_text_str(&tt), "", "",
+                              w->tied ? "1" : "0", launch_text_str(&mg),
+                              launch_text_str(&nm), launch_text_str(&tt), "", "",
                               "", "");
-                cli_text_free(&mg);
-                cli_text_free(&nm);
-                cli_text_free(&tt);
+                launch_text_free(&mg);
+                launch_text_free(&nm);
+                launch_text_free(&tt);
             }
         }
         /* a miss: the nearest layout, then each lever's #1, with the
@@ -1865,12 +1866,12 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     if (o->sbatch && ans.n_ranked > 0) {
         cli_out so_out;
         if ((rc = cli_out_open(&so_out, o->sbatch, o->out, e))) goto done;
-        cli_launch lc;
+        launch_plan lc;
         launch_of(&lc, &rows[0], &q, o->torchtitan_version, o->nemo_format);
-        cli_text t = {0};
-        cli_launch_megatron_script(&lc, &t);
-        fputs(cli_text_str(&t), so_out.f);
-        cli_text_free(&t);
+        launch_text t = {0};
+        launch_megatron_script(&lc, &t);
+        fputs(launch_text_str(&t), so_out.f);
+        launch_text_free(&t);
         if ((rc = cli_out_close(&so_out, 1, e))) goto done;
     }
     if (ans.n_ranked == 0) {

@@ -122,9 +122,9 @@ static cJSON *inputs_json(const cli_opts *so, const cli_search *cs,
     cJSON *in = cJSON_CreateObject();
     cJSON *m = cJSON_AddObjectToObject(in, "model");
     cJSON_AddStringToObject(m, "name", cs->m.name);
-    if (space_model_is_path(so->model)) {
-        cJSON_AddStringToObject(m, "file", tp_basename(so->model));
-        add_hex(m, "fnv1a64", file_digest(c, so->model));
+    if (space_model_is_path(so->job.model)) {
+        cJSON_AddStringToObject(m, "file", tp_basename(so->job.model));
+        add_hex(m, "fnv1a64", file_digest(c, so->job.model));
     }
     cJSON *sa = cJSON_AddArrayToObject(in, "systems");
     for (int i = 0; i < cs->ns; i++) {
@@ -210,23 +210,23 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     cJSON *sc = cJSON_AddObjectToObject(j, "scenario");
     /* the model as the spec wrote it (a path relative to the spec, not
      * where this machine found it): records compare across machines */
-    const char *model_text = so.model;
+    const char *model_text = so.job.model;
     for (int i = 0; i < s->n[SWEEP_MODELS]; i++)
-        if (s->model_path && s->model_path[i] == so.model)
+        if (s->model_path && s->model_path[i] == so.job.model)
             model_text = s->val[SWEEP_MODELS][i];
     cJSON_AddStringToObject(sc, "model", model_text);
     cJSON_AddStringToObject(sc, "system", so.system);
     cJSON_AddStringToObject(sc, "gpus", so.gpus_arg);
-    cJSON_AddNumberToObject(sc, "seq_length", (double)so.seq_length);
-    cJSON_AddNumberToObject(sc, "global_batch_size", (double)so.gbs);
+    cJSON_AddNumberToObject(sc, "seq_length", (double)so.job.seq_length);
+    cJSON_AddNumberToObject(sc, "global_batch_size", (double)so.job.gbs);
     /* the spec's name: mxfp8 is fp8 with its recipe, nvfp4 fp4 */
     cJSON_AddStringToObject(sc, "precision",
-                            so.precision == HW_FP4 ? "nvfp4"
-                            : so.precision == HW_FP8
-                                    && so.fp8_recipe == SPACE_FP8_MXFP8
+                            so.job.precision == HW_FP4 ? "nvfp4"
+                            : so.job.precision == HW_FP8
+                                    && so.job.fp8_recipe == SPACE_FP8_MXFP8
                                 ? "mxfp8"
-                                : hw_dtype_names[so.precision]);
-    if (so.tokens > 0) cJSON_AddNumberToObject(sc, "tokens", so.tokens);
+                                : hw_dtype_names[so.job.precision]);
+    if (so.job.tokens > 0) cJSON_AddNumberToObject(sc, "tokens", so.job.tokens);
     else cJSON_AddNullToObject(sc, "tokens");
     if (so.price > 0) cJSON_AddNumberToObject(sc, "price_usd_per_gpu_hour", so.price);
     else cJSON_AddNullToObject(sc, "price_usd_per_gpu_hour");

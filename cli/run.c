@@ -11,7 +11,6 @@
  * 75 a sweep's -o locked by another sweep; 3 diff found changes,
  * 129/130/143 a sweep stopped by SIGHUP/SIGINT/SIGTERM.
  */
-#define _GNU_SOURCE /* getopt_long */
 #include "cli.h"
 #include "launch.h"
 #include "search.h"
@@ -976,14 +975,14 @@ static int parse_docs(const char *s, cli_opts *o, tp_err *e)
             return tp_errf(e, TP_EUSAGE, "--doc-length '%s': with several "
                            "lengths give each its share, LEN:SHARE", s);
         }
-        o->doc_len[n] = len, o->doc_share[n] = share;
+        o->job.doc_len[n] = len, o->job.doc_share[n] = share;
         sum += share;
         n++;
     }
     if (n == 0 || fabs(sum - 1) > 1e-3)
         return tp_errf(e, TP_EUSAGE, "--doc-length '%s': the shares sum to "
                        "%g; expected 1", s, sum);
-    o->n_docs = n;
+    o->job.n_docs = n;
     return TP_OK;
 }
 
@@ -1277,23 +1276,22 @@ static int cmd_completion(const cli_opts *o, cli_out *out, tp_err *e)
 
 int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
 {
-    return cli_run_in(argc, argv, out_f, err, NULL, NULL, NULL);
+    return cli_run_in(argc, argv, out_f, err, NULL);
 }
 
-int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *session,
-               void (*parsed)(void *), void *parsed_arg)
+int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *session)
 {
     cli_opts o;
     memset(&o, 0, sizeof o);
     o.session = session;
     o.seed = 42;
-    o.tp = 1;
+    o.job.tp = 1;
     o.dtype = -1;
     o.folds = 5;
-    o.sp = o.recompute = o.zero = o.precision = -1;
-    o.attn_dropout = o.hidden_dropout = -1;
+    o.job.sp = o.job.recompute = o.job.zero = o.job.precision = -1;
+    o.job.attn_dropout = o.job.hidden_dropout = -1;
     o.threshold = -1;
-    o.offload_fraction = -1;
+    o.job.offload_fraction = -1;
     tp_err e = {0}, ge = {0};
     int distopt = 0;      /* --use- (1) or --no-use-distributed-optimizer (-1) */
     long long zero_arg = -1; /* --zero-stage */
@@ -1323,21 +1321,24 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
         int k; /* io_options[k] */
     } io_given[MAX_IO_GIVEN];
     int n_io_given = 0;
-    opterr = 0;
-    optind = 0; /* glibc: start afresh, as a second call in one process must */
+    cli_getopt g = {0};
     int c, rc = TP_OK;
     const char *bad_format = NULL; /* --format's value when not a format */
-    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+    while ((c = cli_getopt_next(&g, argc, argv, shortopts, longopts)) != -1) {
         long long v = 0;
-        if (c == '?' || c == ':') {
-            if (optopt && optopt < 256 && option_by_id(optopt))
-                fprintf(err, "trainplan: -%c needs an argument\n", optopt);
-            else if (optopt && option_by_id(optopt))
+        if (c == '?') {
+            const cli_option *bad = g.opt ? option_by_id(g.opt) : NULL;
+            if (bad && g.no_value)
+                fprintf(err, "trainplan: --%s takes no value (found '%s')\n",
+                        bad->name, g.bad);
+            else if (bad && g.opt < 256 && g.bad[1] != '-')
+                fprintf(err, "trainplan: -%c needs an argument\n", g.opt);
+            else if (bad)
                 fprintf(err, "trainplan: --%s needs an argument\n",
-                        option_by_id(optopt)->name);
+                        bad->name);
             else
                 fprintf(err, "trainplan: unknown option '%s' (try --help)\n",
-                        argv[optind - 1]);
+                        g.bad);
             return TP_EUSAGE;
         }
         for (int i = 0; i < N_OPTIONS; i++)
@@ -1349,7 +1350,7 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
                              "each once\n", MAX_IO_GIVEN);
                 return TP_EUSAGE;
             }
-            io_given[n_io_given].path = optarg;
+            io_given[n_io_given].path = g.arg;
             io_given[n_io_given].k = k;
             n_io_given++;
         }
@@ -1366,9 +1367,9 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
         case OPT_FORMAT: {
             int k = -1;
             for (int i = 0; i < CLI_FORMAT_COUNT; i++)
-                if (tp_streq_ci(optarg, format_names[i])) k = i;
+                if (tp_streq_ci(g.arg, format_names[i])) k = i;
             if (k < 0) { /* said once the command is known */
-                bad_format = optarg;
+                bad_format = g.arg;
                 break;
             }
             o.format = (cli_format)k;
@@ -1376,14 +1377,14 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             break;
         }
         case OPT_OUTPUT:
-            o.output = optarg;
+            o.output = g.arg;
             break;
         case OPT_THREADS:
-            rc = parse_int("threads", optarg, 1, 1024, &v, &e);
+            rc = parse_int("threads", g.arg, 1, 1024, &v, &e);
             o.threads = (int)v;
             break;
         case OPT_SEED:
-            rc = parse_int("seed", optarg, 0, LLONG_MAX, &v, &e);
+            rc = parse_int("seed", g.arg, 0, LLONG_MAX, &v, &e);
             o.seed = (uint64_t)v;
             break;
         case OPT_HWDB:
@@ -1391,62 +1392,62 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
                 rc = tp_errf(&e, TP_EUSAGE, "--hwdb: at most %d directories",
                              CLI_MAX_HWDB);
             else
-                o.hwdb_dirs[o.n_hwdb++] = optarg;
+                o.hwdb_dirs[o.n_hwdb++] = g.arg;
             break;
         case OPT_SEQ:
-            rc = parse_plain("seq-length", optarg, 1, 16777216, &v, &e);
-            o.seq_length = v;
+            rc = parse_plain("seq-length", g.arg, 1, 16777216, &v, &e);
+            o.job.seq_length = v;
             break;
         case OPT_TP:
-            rc = parse_int("tensor-model-parallel-size", optarg, 1, 65536, &v,
+            rc = parse_int("tensor-model-parallel-size", g.arg, 1, 65536, &v,
                            &e);
-            o.tp = v;
-            o.tp_set = 1;
+            o.job.tp = v;
+            o.job.tp_set = 1;
             break;
         case OPT_MODEL:
-            o.model = optarg;
+            o.job.model = g.arg;
             break;
         case OPT_GPUS: /* an integer for estimate, a list for search:
                           checked by the command */
-            o.gpus_arg = optarg;
-            o.gpus = parse_count("gpus", optarg, 1, 10000000, &v, &ge) ? -1 : v;
+            o.gpus_arg = g.arg;
+            o.job.gpus = parse_count("gpus", g.arg, 1, 10000000, &v, &ge) ? -1 : v;
             break;
         case OPT_MAX_GPUS:
-            rc = parse_count("max-gpus", optarg, 1, 10000000, &v, &e);
+            rc = parse_count("max-gpus", g.arg, 1, 10000000, &v, &e);
             o.max_gpus = v;
             break;
         case OPT_MIN_GPUS:
-            rc = parse_count("min-gpus", optarg, 1, 10000000, &v, &e);
+            rc = parse_count("min-gpus", g.arg, 1, 10000000, &v, &e);
             o.min_gpus = v;
             break;
         case OPT_TOP:
-            rc = parse_int("top", optarg, 1, 1000, &v, &e);
+            rc = parse_int("top", g.arg, 1, 1000, &v, &e);
             o.top_k = (int)v;
             break;
         case OPT_OBJECTIVE:
-            rc = parse_name("objective", optarg, search_objective_names,
+            rc = parse_name("objective", g.arg, search_objective_names,
                             SEARCH_OBJECTIVE_COUNT, &o.objective, &e);
             break;
         case OPT_PRICE:
-            rc = parse_amount("price", optarg, 1e6,
+            rc = parse_amount("price", g.arg, 1e6,
                               "a price in USD per GPU-hour", &o.price, &e);
             break;
         case OPT_BUDGET_USD:
-            rc = parse_amount("budget-usd", optarg, 1e15, "an amount in USD",
+            rc = parse_amount("budget-usd", g.arg, 1e15, "an amount in USD",
                               &o.budget_usd, &e);
             break;
         case OPT_BUDGET_GH:
-            rc = parse_amount("budget-gpu-hours", optarg, 1e15,
+            rc = parse_amount("budget-gpu-hours", g.arg, 1e15,
                               "a number of GPU-hours", &o.budget_gpu_hours, &e);
             break;
         case OPT_DEADLINE:
-            rc = parse_duration(optarg, &o.deadline_s, &e);
+            rc = parse_duration(g.arg, &o.deadline_s, &e);
             break;
         case OPT_FIX:
-            o.fix = optarg;
+            o.fix = g.arg;
             break;
         case OPT_MAX_MEM_FRAC:
-            rc = parse_pos("max-memory-fraction", optarg, 1, "fraction",
+            rc = parse_pos("max-memory-fraction", g.arg, 1, "fraction",
                            &o.max_mem_fraction, &e);
             break;
         case OPT_EXPLAIN:
@@ -1462,109 +1463,109 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             o.no_prune = 1;
             break;
         case OPT_SVG:
-            o.svg = optarg;
+            o.svg = g.arg;
             break;
         case OPT_PP:
-            rc = parse_int("pipeline-model-parallel-size", optarg, 1, 65536,
+            rc = parse_int("pipeline-model-parallel-size", g.arg, 1, 65536,
                            &v, &e);
-            o.pp = v;
+            o.job.pp = v;
             break;
         case OPT_CP:
-            rc = parse_int("context-parallel-size", optarg, 1, 65536, &v, &e);
-            o.cp = v;
+            rc = parse_int("context-parallel-size", g.arg, 1, 65536, &v, &e);
+            o.job.cp = v;
             break;
         case OPT_VPP_LAYERS:
-            rc = parse_int("num-layers-per-virtual-pipeline-stage", optarg, 1,
+            rc = parse_int("num-layers-per-virtual-pipeline-stage", g.arg, 1,
                            1000000, &v, &e);
-            o.vpp_layers = v;
+            o.job.vpp_layers = v;
             break;
         case OPT_VSTAGES:
-            rc = parse_int("num-virtual-stages-per-pipeline-rank", optarg, 1,
+            rc = parse_int("num-virtual-stages-per-pipeline-rank", g.arg, 1,
                            1024, &v, &e);
-            o.vstages = v;
+            o.job.vstages = v;
             break;
         case OPT_PP_FIRST:
-            rc = parse_int("decoder-first-pipeline-num-layers", optarg, 1,
+            rc = parse_int("decoder-first-pipeline-num-layers", g.arg, 1,
                            100000, &v, &e);
-            o.pp_first = v;
-            o.split_set = 1;
+            o.job.pp_first = v;
+            o.job.split_set = 1;
             break;
         case OPT_PP_LAST:
-            rc = parse_int("decoder-last-pipeline-num-layers", optarg, 1,
+            rc = parse_int("decoder-last-pipeline-num-layers", g.arg, 1,
                            100000, &v, &e);
-            o.pp_last = v;
-            o.split_set = 1;
+            o.job.pp_last = v;
+            o.job.split_set = 1;
             break;
         case OPT_PP_ACCOUNT_EMBED:
-            o.pp_account |= SPACE_PP_EMBED;
-            o.split_set = 1;
+            o.job.pp_account |= SPACE_PP_EMBED;
+            o.job.split_set = 1;
             break;
         case OPT_PP_ACCOUNT_LOSS:
-            o.pp_account |= SPACE_PP_LOSS;
-            o.split_set = 1;
+            o.job.pp_account |= SPACE_PP_LOSS;
+            o.job.split_set = 1;
             break;
         case OPT_PP_LAYOUT: {
             char why[320];
-            if (space_pp_layout_parse(optarg, &o.pp_layout_store, why,
+            if (space_pp_layout_parse(g.arg, &o.job.pp_layout_store, why,
                                       sizeof why))
                 rc = tp_errf(&e, TP_EUSAGE, "--pipeline-model-parallel-"
                              "layout: %s", why);
-            o.pp_layout = &o.pp_layout_store;
-            o.split_set = 1;
+            o.job.pp_layout = &o.job.pp_layout_store;
+            o.job.split_set = 1;
             break;
         }
         case OPT_MBS:
-            rc = parse_plain("micro-batch-size", optarg, 1, 1000000, &v, &e);
-            o.mbs = v;
+            rc = parse_plain("micro-batch-size", g.arg, 1, 1000000, &v, &e);
+            o.job.mbs = v;
             break;
         case OPT_GBS:
-            rc = parse_plain("global-batch-size", optarg, 1, 100000000, &v, &e);
-            o.gbs = v;
+            rc = parse_plain("global-batch-size", g.arg, 1, 100000000, &v, &e);
+            o.job.gbs = v;
             break;
         case OPT_SP:
-            o.sp = 1;
+            o.job.sp = 1;
             break;
         case OPT_NO_SP:
-            o.sp = 0;
+            o.job.sp = 0;
             break;
         case OPT_RECOMPUTE:
-            rc = parse_name("recompute-granularity", optarg,
+            rc = parse_name("recompute-granularity", g.arg,
                             space_recompute_names, SPACE_RECOMPUTE_COUNT,
-                            &o.recompute, &e);
+                            &o.job.recompute, &e);
             break;
         case OPT_RECOMPUTE_METHOD:
-            rc = parse_name("recompute-method", optarg,
+            rc = parse_name("recompute-method", g.arg,
                             space_recompute_method_names,
-                            SPACE_RECOMPUTE_METHOD_COUNT, &o.recompute_method,
+                            SPACE_RECOMPUTE_METHOD_COUNT, &o.job.recompute_method,
                             &e);
-            o.sw_set |= CLI_SW_RC_METHOD;
+            o.job.sw_set |= SEARCH_SW_RC_METHOD;
             break;
         case OPT_RECOMPUTE_LAYERS:
-            rc = parse_int("recompute-num-layers", optarg, 1, 1000000, &v, &e);
-            o.recompute_layers = v;
+            rc = parse_int("recompute-num-layers", g.arg, 1, 1000000, &v, &e);
+            o.job.recompute_layers = v;
             break;
         case OPT_RECOMPUTE_MODULES: {
-            size_t bad = space_rc_modules_parse(optarg, &o.recompute_modules);
+            size_t bad = space_rc_modules_parse(g.arg, &o.job.recompute_modules);
             if (bad)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--recompute-modules: expected a comma-separated "
                              "list of core_attn, layernorm, moe_act, "
                              "mla_up_proj, mlp, moe, shared_experts, found "
                              "'%s'%s%s",
-                             optarg, bad > 1 ? " at " : "",
-                             bad > 1 ? optarg + bad - 1 : "");
+                             g.arg, bad > 1 ? " at " : "",
+                             bad > 1 ? g.arg + bad - 1 : "");
             break;
         }
         case OPT_GRAD_FP32:
         case OPT_GRAD_BF16: {
             int want = c == OPT_GRAD_FP32 ? 4 : 2;
-            if ((o.sw_set & CLI_SW_GRAD) && o.grad_bytes != want)
+            if ((o.job.sw_set & SEARCH_SW_GRAD) && o.job.grad_bytes != want)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--accumulate-allreduce-grads-in-fp32 and "
                              "--grad-reduce-in-bf16 contradict each other: "
                              "give one");
-            o.grad_bytes = want;
-            o.sw_set |= CLI_SW_GRAD;
+            o.job.grad_bytes = want;
+            o.job.sw_set |= SEARCH_SW_GRAD;
             break;
         }
         case OPT_DISTOPT:
@@ -1576,166 +1577,166 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             distopt = c == OPT_DISTOPT ? 1 : -1;
             break;
         case OPT_ZERO:
-            rc = parse_int("zero-stage", optarg, 0, 3, &v, &e);
+            rc = parse_int("zero-stage", g.arg, 0, 3, &v, &e);
             zero_arg = v;
             break;
         case OPT_PRECISION:
-            o.precision = hw_dtype_parse(optarg);
-            if (tp_streq_ci(optarg, "mxfp8")) { /* fp8 in MXFP8 blocks */
-                o.precision = HW_FP8;
-                o.fp8_recipe = SPACE_FP8_MXFP8;
-                o.sw_set |= CLI_SW_FP8;
-            } else if (tp_streq_ci(optarg, "nvfp4")) {
-                o.precision = HW_FP4;
-            } else if (o.precision != HW_BF16 && o.precision != HW_FP16
-                       && o.precision != HW_FP8) {
+            o.job.precision = hw_dtype_parse(g.arg);
+            if (tp_streq_ci(g.arg, "mxfp8")) { /* fp8 in MXFP8 blocks */
+                o.job.precision = HW_FP8;
+                o.job.fp8_recipe = SPACE_FP8_MXFP8;
+                o.job.sw_set |= SEARCH_SW_FP8;
+            } else if (tp_streq_ci(g.arg, "nvfp4")) {
+                o.job.precision = HW_FP4;
+            } else if (o.job.precision != HW_BF16 && o.job.precision != HW_FP16
+                       && o.job.precision != HW_FP8) {
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--precision: expected bf16, fp16, fp8, mxfp8 "
                              "or nvfp4, found '%s'",
-                             optarg);
+                             g.arg);
             }
             break;
         case OPT_OVERLAP:
-            o.no_overlap = 0;
-            o.sw_set |= CLI_SW_DP;
+            o.job.no_overlap = 0;
+            o.job.sw_set |= SEARCH_SW_DP;
             break;
         case OPT_NO_OVERLAP:
-            o.no_overlap = 1;
-            o.sw_set |= CLI_SW_DP;
+            o.job.no_overlap = 1;
+            o.job.sw_set |= SEARCH_SW_DP;
             break;
         case OPT_TP_COMM_OVERLAP:
-            o.tp_overlap = SPACE_TP_OVERLAP_ALL;
-            o.sw_set |= CLI_SW_TP;
+            o.job.tp_overlap = SPACE_TP_OVERLAP_ALL;
+            o.job.sw_set |= SEARCH_SW_TP;
             break;
         case OPT_NO_ASYNC_TP:
-            o.tp_overlap = SPACE_TP_OVERLAP_NONE;
-            o.sw_set |= CLI_SW_TP;
+            o.job.tp_overlap = SPACE_TP_OVERLAP_NONE;
+            o.job.sw_set |= SEARCH_SW_TP;
             break;
         case OPT_TP_OVERLAP:
-            rc = parse_name("tp-overlap", optarg, space_tp_overlap_names,
-                            SPACE_TP_OVERLAP_COUNT, &o.tp_overlap, &e);
-            o.sw_set |= CLI_SW_TP;
+            rc = parse_name("tp-overlap", g.arg, space_tp_overlap_names,
+                            SPACE_TP_OVERLAP_COUNT, &o.job.tp_overlap, &e);
+            o.job.sw_set |= SEARCH_SW_TP;
             break;
         case OPT_CE_FUSION:
-            o.ce_fusion = 1;
+            o.job.ce_fusion = 1;
             break;
         case OPT_PP_SCATTER_GATHER:
-            o.pp_scatter_gather = 1;
-            o.sw_set |= CLI_SW_SCATTER;
+            o.job.pp_scatter_gather = 1;
+            o.job.sw_set |= SEARCH_SW_SCATTER;
             break;
         case OPT_PP_OVERLAP:
         case OPT_NO_PP_OVERLAP:
-            o.no_pp_overlap = c == OPT_NO_PP_OVERLAP;
-            o.sw_set |= CLI_SW_PP;
+            o.job.no_pp_overlap = c == OPT_NO_PP_OVERLAP;
+            o.job.sw_set |= SEARCH_SW_PP;
             break;
         case OPT_EAGER:
-            o.eager = 1;
-            o.sw_set |= CLI_SW_EAGER;
+            o.job.eager = 1;
+            o.job.sw_set |= SEARCH_SW_EAGER;
             break;
         case OPT_FRAMEWORK:
-            rc = parse_name("framework", optarg, space_framework_names,
-                            SPACE_FW_COUNT, &o.framework, &e);
+            rc = parse_name("framework", g.arg, space_framework_names,
+                            SPACE_FW_COUNT, &o.job.framework, &e);
             break;
         case OPT_FP8_PARAMS:
-            o.fp8_params = 1;
+            o.job.fp8_params = 1;
             break;
         case OPT_EXPANDABLE:
         case OPT_NO_EXPANDABLE:
-            o.alloc_expandable = c == OPT_EXPANDABLE;
-            o.sw_set |= CLI_SW_ALLOC;
+            o.job.alloc_expandable = c == OPT_EXPANDABLE;
+            o.job.sw_set |= SEARCH_SW_ALLOC;
             break;
         case OPT_DOC_LENGTH:
-            rc = parse_docs(optarg, &o, &e);
+            rc = parse_docs(g.arg, &o, &e);
             break;
         case OPT_FP8_RECIPE:
-            rc = parse_name("fp8-recipe", optarg, space_fp8_recipe_names,
-                            SPACE_FP8_RECIPE_COUNT, &o.fp8_recipe, &e);
-            o.sw_set |= CLI_SW_FP8;
+            rc = parse_name("fp8-recipe", g.arg, space_fp8_recipe_names,
+                            SPACE_FP8_RECIPE_COUNT, &o.job.fp8_recipe, &e);
+            o.job.sw_set |= SEARCH_SW_FP8;
             break;
         case OPT_CP_COMM:
-            rc = parse_name("cp-comm-type", optarg, space_cp_comm_names,
-                            SPACE_CP_COMM_COUNT, &o.cp_comm, &e);
-            o.sw_set |= CLI_SW_CP;
+            rc = parse_name("cp-comm-type", g.arg, space_cp_comm_names,
+                            SPACE_CP_COMM_COUNT, &o.job.cp_comm, &e);
+            o.job.sw_set |= SEARCH_SW_CP;
             break;
         case OPT_ATTN_BACKEND:
-            rc = parse_name("attention-backend", optarg, space_attn_names,
-                            SPACE_ATTN_COUNT, &o.attn_backend, &e);
-            o.sw_set |= CLI_SW_FLASH;
+            rc = parse_name("attention-backend", g.arg, space_attn_names,
+                            SPACE_ATTN_COUNT, &o.job.attn_backend, &e);
+            o.job.sw_set |= SEARCH_SW_FLASH;
             break;
         case OPT_ATTN_DROPOUT:
         case OPT_HIDDEN_DROPOUT: {
             const char *name = c == OPT_ATTN_DROPOUT ? "attention-dropout"
                                                      : "hidden-dropout";
             double p = -1;
-            if (tp_parse_num(optarg, &p) || !(p >= 0 && p <= 1))
+            if (tp_parse_num(g.arg, &p) || !(p >= 0 && p <= 1))
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--%s: expected a probability from 0 to 1, "
                              "found '%s'",
-                             name, optarg);
+                             name, g.arg);
             else if (c == OPT_ATTN_DROPOUT)
-                o.attn_dropout = p;
+                o.job.attn_dropout = p;
             else
-                o.hidden_dropout = p;
+                o.job.hidden_dropout = p;
             break;
         }
         case OPT_TOKENS: {
             double t = 0;
-            if (cli_parse_si(optarg, &t) || !(t >= 1) || t > 1e18
+            if (cli_parse_si(g.arg, &t) || !(t >= 1) || t > 1e18
                 || t != floor(t))
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--tokens: expected a whole number of tokens in "
                              "[1, 1e18], %s, e.g. 300e9, 300B or 2T, found "
                              "'%s'",
-                             SI_FORM, optarg);
-            o.tokens = t;
+                             SI_FORM, g.arg);
+            o.job.tokens = t;
             break;
         }
         case OPT_GPU:
-            o.gpu = optarg;
+            o.gpu = g.arg;
             break;
         case OPT_OP:
-            o.op = optarg;
+            o.op = g.arg;
             break;
         case OPT_TRAIN:
-            o.train = optarg;
+            o.train = g.arg;
             break;
         case OPT_SHAPES:
-            o.shapes = optarg;
+            o.shapes = g.arg;
             break;
         case OPT_SHAPE:
-            o.shape = optarg;
+            o.shape = g.arg;
             break;
         case OPT_DTYPE:
-            o.dtype = hw_dtype_parse(optarg);
+            o.dtype = hw_dtype_parse(g.arg);
             if (o.dtype < 0)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--dtype: expected fp32, tf32, fp16, bf16, "
                              "fp8 or fp4, found '%s'",
-                             optarg);
+                             g.arg);
             break;
         case OPT_KEEP_BAD:
             o.keep_bad = 1;
             break;
         case OPT_FOLDS:
-            rc = parse_int("folds", optarg, 2, 20, &v, &e);
+            rc = parse_int("folds", g.arg, 2, 20, &v, &e);
             o.folds = (int)v;
             break;
         case OPT_SYSTEM:
-            o.system = optarg;
+            o.system = g.arg;
             break;
         case OPT_BYTES:
-            o.bytes = optarg;
+            o.bytes = g.arg;
             break;
         case OPT_GROUP:
-            rc = cli_parse_group(optarg, &o.nodes, &o.per_node, &e);
+            rc = cli_parse_group(g.arg, &o.nodes, &o.per_node, &e);
             break;
         case OPT_NODES:
-            rc = parse_count("nodes", optarg, 1, 1000000, &v, &e);
-            o.opt_nodes = (int)v;
+            rc = parse_count("nodes", g.arg, 1, 1000000, &v, &e);
+            o.job.opt_nodes = (int)v;
             break;
         case OPT_GPN:
-            rc = parse_int("gpus-per-node", optarg, 1, 4096, &v, &e);
-            o.opt_per_node = (int)v;
+            rc = parse_int("gpus-per-node", g.arg, 1, 4096, &v, &e);
+            o.job.opt_per_node = (int)v;
             break;
         /* issue 7: sweep, merge, diff */
         case OPT_PROGRESS:
@@ -1749,46 +1750,46 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             break;
         case OPT_SHARD: {
             long long i = -1, n = 0;
-            if (tp_parse_int_pair(optarg, "/", 0, 999999, 1, 1000000, &i, &n)
+            if (tp_parse_int_pair(g.arg, "/", 0, 999999, 1, 1000000, &i, &n)
                 || i >= n)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--shard: expected I/N with 0 <= I < N <= "
                              "1000000, e.g. 0/4, found '%s'",
-                             optarg);
+                             g.arg);
             o.shard_i = (int)i;
             o.shard_n = (int)n;
             break;
         }
         case OPT_THRESHOLD: {
             double t = -1;
-            if (tp_parse_num(optarg, &t) || !(t >= 0) || t > 1e6)
+            if (tp_parse_num(g.arg, &t) || !(t >= 0) || t > 1e6)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--threshold: expected a relative change >= 0, "
                              "e.g. 0.02, found '%s'",
-                             optarg);
+                             g.arg);
             o.threshold = t;
             break;
         }
         case OPT_SBATCH:
-            o.sbatch = optarg;
+            o.sbatch = g.arg;
             break;
         case OPT_EP:
-            rc = parse_int("ep", optarg, 1, 1000000, &v, &e);
-            o.ep = v;
+            rc = parse_int("ep", g.arg, 1, 1000000, &v, &e);
+            o.job.ep = v;
             break;
         case OPT_ETP:
-            rc = parse_int("etp", optarg, 1, 1024, &v, &e);
-            o.etp = v;
+            rc = parse_int("etp", g.arg, 1, 1024, &v, &e);
+            o.job.etp = v;
             break;
         case OPT_MOE_DISPATCHER:
-            rc = parse_name("moe-dispatcher", optarg,
+            rc = parse_name("moe-dispatcher", g.arg,
                             space_moe_dispatcher_names,
-                            SPACE_MOE_DISPATCHER_COUNT, &o.moe_dispatcher, &e);
+                            SPACE_MOE_DISPATCHER_COUNT, &o.job.moe_dispatcher, &e);
             break;
         case OPT_MOE_COMM_OVERLAP:
-            rc = parse_name("moe-comm-overlap", optarg,
+            rc = parse_name("moe-comm-overlap", g.arg,
                             space_moe_overlap_names, SPACE_MOE_OVERLAP_COUNT,
-                            &o.moe_comm_overlap, &e);
+                            &o.job.moe_comm_overlap, &e);
             break;
         case OPT_PP_SCHEDULE: {
             /* PyTorch's names (get_schedule_class) as aliases */
@@ -1800,22 +1801,22 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             };
             int hit = 0;
             for (size_t i = 0; i < sizeof pt / sizeof pt[0]; i++)
-                if (tp_streq_ci(optarg, pt[i].alias)) {
-                    o.pp_schedule = pt[i].sched;
+                if (tp_streq_ci(g.arg, pt[i].alias)) {
+                    o.job.pp_schedule = pt[i].sched;
                     hit = 1;
                 }
             if (!hit)
-                rc = parse_name("pipeline-schedule", optarg,
+                rc = parse_name("pipeline-schedule", g.arg,
                                 space_pp_schedule_names,
-                                SPACE_PP_SCHEDULE_COUNT, &o.pp_schedule, &e);
-            o.pp_schedule_set = 1;
+                                SPACE_PP_SCHEDULE_COUNT, &o.job.pp_schedule, &e);
+            o.job.pp_schedule_set = 1;
             break;
         }
         case OPT_MOE_ROUTER_PAD:
-            o.moe_router_pad = 1;
+            o.job.moe_router_pad = 1;
             break;
         case OPT_PA_OPTIMIZER:
-            o.pa_optimizer = 1;
+            o.job.pa_optimizer = 1;
             break;
         case OPT_MAIN_GRADS_DTYPE:
         case OPT_MAIN_PARAMS_DTYPE:
@@ -1828,126 +1829,126 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             static const int params_d[] = {SPACE_OPT_FP32, SPACE_OPT_FP16};
             int k = 0;
             if (c == OPT_MAIN_GRADS_DTYPE) {
-                rc = parse_name("main-grads-dtype", optarg, grads, 2, &k, &e);
-                o.main_grads_dtype = grads_d[k];
+                rc = parse_name("main-grads-dtype", g.arg, grads, 2, &k, &e);
+                o.job.main_grads_dtype = grads_d[k];
             } else if (c == OPT_MAIN_PARAMS_DTYPE) {
-                rc = parse_name("main-params-dtype", optarg, params, 2, &k,
+                rc = parse_name("main-params-dtype", g.arg, params, 2, &k,
                                 &e);
-                o.main_params_dtype = params_d[k];
+                o.job.main_params_dtype = params_d[k];
             } else {
                 rc = parse_name(c == OPT_EXP_AVG_DTYPE ? "exp-avg-dtype"
                                                        : "exp-avg-sq-dtype",
-                                optarg, space_opt_dtype_names,
+                                g.arg, space_opt_dtype_names,
                                 SPACE_OPT_DTYPE_COUNT, &k, &e);
                 if (c == OPT_EXP_AVG_DTYPE)
-                    o.exp_avg_dtype = k;
+                    o.job.exp_avg_dtype = k;
                 else
-                    o.exp_avg_sq_dtype = k;
+                    o.job.exp_avg_sq_dtype = k;
             }
             break;
         }
         case OPT_OPT_OFFLOAD:
-            o.opt_offload = 1;
+            o.job.opt_offload = 1;
             break;
         case OPT_OPT_OFFLOAD_FRACTION:
-            rc = parse_pos("optimizer-offload-fraction", optarg, 1,
+            rc = parse_pos("optimizer-offload-fraction", g.arg, 1,
                            "a share of the optimizer's parameters",
-                           &o.opt_offload_fraction, &e);
+                           &o.job.opt_offload_fraction, &e);
             break;
         case OPT_OPT_OFFLOAD_OVERLAP:
-            o.opt_offload_overlap = 1;
+            o.job.opt_offload_overlap = 1;
             break;
         case OPT_ACT_OFFLOAD_LAYERS:
-            rc = parse_int("cpu-offloading-num-layers", optarg, 1, 1000000, &v,
+            rc = parse_int("cpu-offloading-num-layers", g.arg, 1, 1000000, &v,
                            &e);
-            o.act_offload_layers = v;
+            o.job.act_offload_layers = v;
             break;
         case OPT_FINE_GRAINED_OFFLOAD:
-            o.fine_grained = 1;
+            o.job.fine_grained = 1;
             break;
         case OPT_OFFLOAD_MODULES: {
-            size_t bad = space_off_modules_parse(optarg, &o.offload_modules);
+            size_t bad = space_off_modules_parse(g.arg, &o.job.offload_modules);
             if (bad)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--offload-modules: expected a comma-separated "
                              "list of attn_norm, qkv_linear, core_attn, "
                              "attn_proj, mlp_norm, expert_fc1, moe_act, found "
                              "'%s'%s%s",
-                             optarg, bad > 1 ? " at " : "",
-                             bad > 1 ? optarg + bad - 1 : "");
+                             g.arg, bad > 1 ? " at " : "",
+                             bad > 1 ? g.arg + bad - 1 : "");
             break;
         }
         case OPT_OFFLOAD_FRACTION: {
             double x = -1;
-            if (tp_parse_num(optarg, &x) || !(x > 0) || x > 1)
+            if (tp_parse_num(g.arg, &x) || !(x > 0) || x > 1)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--activation-offload-fraction: expected a share "
                              "of the offload groups in (0, 1] (0 offloads "
                              "nothing: leave out --fine-grained-activation-"
                              "offloading), found '%s'",
-                             optarg);
-            o.offload_fraction = x;
+                             g.arg);
+            o.job.offload_fraction = x;
             break;
         }
         case OPT_MB_GROUP:
             rc = parse_int("microbatch-group-size-per-virtual-pipeline-stage",
-                           optarg, 1, 1000000, &v, &e);
-            o.mb_group = v;
+                           g.arg, 1, 1000000, &v, &e);
+            o.job.mb_group = v;
             break;
         case OPT_NO_SAVERS:
             o.no_savers = 1;
             break;
         case OPT_MOE_PERMUTE_FUSION:
         case OPT_NO_MOE_PERMUTE_FUSION:
-            o.moe_permute_fusion = c == OPT_MOE_PERMUTE_FUSION;
-            o.sw_set |= CLI_SW_PERMUTE;
+            o.job.moe_permute_fusion = c == OPT_MOE_PERMUTE_FUSION;
+            o.job.sw_set |= SEARCH_SW_PERMUTE;
             break;
         case OPT_MOE_ROUTER_FUSION:
         case OPT_NO_MOE_ROUTER_FUSION:
-            o.moe_router_fusion = c == OPT_MOE_ROUTER_FUSION;
-            o.sw_set |= CLI_SW_ROUTER;
+            o.job.moe_router_fusion = c == OPT_MOE_ROUTER_FUSION;
+            o.job.sw_set |= SEARCH_SW_ROUTER;
             break;
         case OPT_FSDP_DOUBLE_BUFFER:
-            o.fsdp_double_buffer = 1;
+            o.job.fsdp_double_buffer = 1;
             break;
         case OPT_CUDA_GRAPH_IMPL:
-            rc = parse_name("cuda-graph-impl", optarg, space_cuda_graph_names,
-                            SPACE_CG_COUNT, &o.cuda_graph, &e);
-            o.cuda_graph_set = 1;
+            rc = parse_name("cuda-graph-impl", g.arg, space_cuda_graph_names,
+                            SPACE_CG_COUNT, &o.job.cuda_graph, &e);
+            o.job.cuda_graph_set = 1;
             break;
         case OPT_CUDA_GRAPH_SCOPE: {
-            size_t bad = space_cgm_parse(optarg, &o.cuda_graph_modules);
+            size_t bad = space_cgm_parse(g.arg, &o.job.cuda_graph_modules);
             if (bad)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--cuda-graph-scope: expected full, or a "
                              "comma-separated list of attn, mlp, moe, "
                              "moe_router, moe_preprocess, found '%s'%s%s",
-                             optarg, bad > 1 ? " at " : "",
-                             bad > 1 ? optarg + bad - 1 : "");
-            o.cuda_graph_scope_set = 1;
+                             g.arg, bad > 1 ? " at " : "",
+                             bad > 1 ? g.arg + bad - 1 : "");
+            o.job.cuda_graph_scope_set = 1;
             break;
         }
         case OPT_MOE_FLEX_BACKEND:
-            rc = parse_name("moe-flex-backend", optarg,
+            rc = parse_name("moe-flex-backend", g.arg,
                             space_moe_flex_backend_names, SPACE_MOE_FLEX_COUNT,
-                            &o.moe_flex_backend, &e);
+                            &o.job.moe_flex_backend, &e);
             break;
         case OPT_MOE_IMBALANCE: {
             double x = 0;
-            if (tp_parse_num(optarg, &x) || !(x >= 1) || x > 1e6)
+            if (tp_parse_num(g.arg, &x) || !(x >= 1) || x > 1e6)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--moe-imbalance: expected the busiest expert's "
                              "tokens over the mean, a number >= 1 (1: "
                              "perfect balance), found '%s'",
-                             optarg);
-            o.moe_imbalance = x;
+                             g.arg);
+            o.job.moe_imbalance = x;
             break;
         }
         case OPT_STRICT:
             o.strict = 1;
             break;
         case OPT_LOG:
-            o.log_file = optarg;
+            o.log_file = g.arg;
             break;
         case OPT_ALL_LAYOUTS:
             o.all_layouts = 1;
@@ -1962,16 +1963,17 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
                             : tp_errf(&e, TP_EUSAGE, "--near and --%s: give "
                                       "one job file",
                                       cli_job_options[o.job_kind]);
-            o.job_file = optarg;
+            o.job_file = g.arg;
+            o.job.from_launch = 1;
             o.job_kind = CLI_JOB_MEGATRON;
             o.near = 1;
             break;
         case OPT_NEMO_FORMAT:
-            rc = parse_name("nemo-format", optarg, cli_nemo_format_names,
-                            CLI_NEMO_FORMAT_COUNT, &o.nemo_format, &e);
+            rc = parse_name("nemo-format", g.arg, launch_nemo_format_names,
+                            LAUNCH_NEMO_FORMAT_COUNT, &o.nemo_format, &e);
             break;
         case OPT_LAUNCH:
-            rc = parse_name("launch", optarg, cli_launch_show_names,
+            rc = parse_name("launch", g.arg, cli_launch_show_names,
                             CLI_LAUNCH_SHOW_COUNT, &o.launch_show, &e);
             o.launch_show_set = 1;
             break;
@@ -1991,12 +1993,13 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
                              "--%s and --%s: give one job file",
                              o.near ? "near" : cli_job_options[o.job_kind],
                              cli_job_options[k]);
-            o.job_file = optarg;
+            o.job_file = g.arg;
+            o.job.from_launch = 1;
             o.job_kind = k;
             break;
         }
         case OPT_TORCHTITAN_VERSION:
-            rc = cli_tt_version_parse(optarg, &o.torchtitan_version, &e);
+            rc = launch_tt_version_parse(g.arg, &o.torchtitan_version, &e);
             break;
         default:
             rc = tp_errf(&e, TP_EINTERNAL, "option %d has no handler", c);
@@ -2006,11 +2009,8 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             return rc;
         }
     }
-    int npos = argc - optind;
-    char **pos = argv + optind;
-    /* Parsed: nothing below reads getopt's state (the checks below are
-     * this call's own, so a session's calls run them in parallel). */
-    if (parsed) parsed(parsed_arg);
+    int npos = g.npos;
+    char **pos = argv + 1;
     if (bad_format) {
         /* sweep and merge write records or their CSV (cmd_sweep.c) */
         if (npos >= 1 && (!strcmp(pos[0], "sweep") || !strcmp(pos[0], "merge")))
@@ -2075,20 +2075,20 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
         return TP_EUSAGE;
     }
     if (zero_arg >= 0)
-        o.zero = (int)zero_arg;
+        o.job.zero = (int)zero_arg;
     else if (distopt)
-        o.zero = distopt > 0 ? 1 : 0;
+        o.job.zero = distopt > 0 ? 1 : 0;
     /* Modules are read with the selective granularity only (Megatron-Core
      * TransformerConfig): given alone, they ask for it. */
-    if (o.recompute_modules && o.recompute < 0)
-        o.recompute = SPACE_RECOMPUTE_SELECTIVE;
+    if (o.job.recompute_modules && o.job.recompute < 0)
+        o.job.recompute = SPACE_RECOMPUTE_SELECTIVE;
     /* The precision-aware optimizer runs with the distributed optimizer
      * only, and Transformer Engine's layer offload with one pipeline stage
      * and no recomputation: given alone, they ask for them. */
-    if (o.pa_optimizer && o.zero < 0) o.zero = 1;
-    if (o.act_offload_layers > 0 && o.pp <= 0) o.pp = 1;
-    if (o.act_offload_layers > 0 && o.recompute < 0)
-        o.recompute = SPACE_RECOMPUTE_NONE;
+    if (o.job.pa_optimizer && o.job.zero < 0) o.job.zero = 1;
+    if (o.job.act_offload_layers > 0 && o.job.pp <= 0) o.job.pp = 1;
+    if (o.job.act_offload_layers > 0 && o.job.recompute < 0)
+        o.job.recompute = SPACE_RECOMPUTE_NONE;
     for (int i = 0; i < N_OPTIONS; i++)
         if (seen[i] && !(options[i].cmds & cmd->bit)) {
             fprintf(err, "trainplan: --%s does not apply to '%s %s'\n",

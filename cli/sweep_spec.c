@@ -89,11 +89,12 @@ typedef struct spec_option {
 } spec_option;
 
 #define AT(f) offsetof(cli_opts, f)
+#define JOB(f) offsetof(cli_opts, job.f)
 static const spec_option spec_options[] = {
     {"objective", K_OBJECTIVE, AT(objective), 0, 0,
      "time, throughput, time-to-train or cost"},
     {"top", K_INT, AT(top_k), 1, 1000, "layouts in the ranked list"},
-    {"framework", K_FRAMEWORK, AT(framework), 0, 0,
+    {"framework", K_FRAMEWORK, JOB(framework), 0, 0,
      "megatron-core, megatron-lm-2021, torchtitan, pytorch-fsdp or "
      "deepspeed-2021 (as --framework)"},
     {"fix", K_STR, AT(fix), 0, 0, "K=V,... as --fix"},
@@ -111,12 +112,12 @@ static const spec_option spec_options[] = {
     {"keep_bad", K_BOOL, AT(keep_bad), 0, 0, "as --keep-bad"},
     /* MoE: the ranges of --ep, --etp and --moe-imbalance (cli/main.c);
      * what depends on the model (EP dividing the experts, the imbalance
-     * at most experts / top-k) is checked per scenario (cli_check_moe). */
-    {"ep", K_I64, AT(ep), 1, 1000000, "as --ep: expert-parallel size"},
-    {"etp", K_I64, AT(etp), 1, 1024, "as --etp: expert tensor-parallel size"},
-    {"moe_dispatcher", K_DISPATCHER, AT(moe_dispatcher), 0, 0,
+     * at most experts / top-k) is checked per scenario (search_job_check_moe). */
+    {"ep", K_I64, JOB(ep), 1, 1000000, "as --ep: expert-parallel size"},
+    {"etp", K_I64, JOB(etp), 1, 1024, "as --etp: expert tensor-parallel size"},
+    {"moe_dispatcher", K_DISPATCHER, JOB(moe_dispatcher), 0, 0,
      "alltoall, allgather or flex (as --moe-dispatcher)"},
-    {"moe_imbalance", K_NUM, AT(moe_imbalance), 1, 1e6,
+    {"moe_imbalance", K_NUM, JOB(moe_imbalance), 1, 1e6,
      "as --moe-imbalance: the busiest expert's tokens over the mean, 1 is "
      "perfect balance"},
 };
@@ -612,9 +613,9 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
             }
             if (good == all)
                 problem(&r, "scenario %lld (%s on %s, gpus %s): %s",
-                        (long long)k, so.model, so.system, so.gpus_arg, se.msg);
+                        (long long)k, so.job.model, so.system, so.gpus_arg, se.msg);
             else /* numbered in the spec once its entries are right */
-                problem(&r, "a scenario (%s on %s, gpus %s): %s", so.model,
+                problem(&r, "a scenario (%s on %s, gpus %s): %s", so.job.model,
                         so.system, so.gpus_arg, se.msg);
         }
         s->count = all;
@@ -649,24 +650,24 @@ void sweep_scenario(const sweep_spec *s, int64_t k, cli_opts *o)
 {
     *o = s->base;
     int mi = pick(s, k, SWEEP_MODELS);
-    o->model = s->model_path && s->model_path[mi] ? s->model_path[mi]
+    o->job.model = s->model_path && s->model_path[mi] ? s->model_path[mi]
                                                   : s->val[SWEEP_MODELS][mi];
     o->system = s->val[SWEEP_SYSTEMS][pick(s, k, SWEEP_SYSTEMS)];
     o->gpus_arg = s->val[SWEEP_GPUS][pick(s, k, SWEEP_GPUS)];
-    o->seq_length = strtoll(s->val[SWEEP_SEQ][pick(s, k, SWEEP_SEQ)], NULL, 10);
-    o->gbs = strtoll(s->val[SWEEP_GBS][pick(s, k, SWEEP_GBS)], NULL, 10);
+    o->job.seq_length = strtoll(s->val[SWEEP_SEQ][pick(s, k, SWEEP_SEQ)], NULL, 10);
+    o->job.gbs = strtoll(s->val[SWEEP_GBS][pick(s, k, SWEEP_GBS)], NULL, 10);
     const char *prec = s->val[SWEEP_PRECISIONS][pick(s, k, SWEEP_PRECISIONS)];
     if (!strcmp(prec, "mxfp8")) { /* as --precision mxfp8 */
-        o->precision = HW_FP8;
-        o->fp8_recipe = SPACE_FP8_MXFP8;
-        o->sw_set |= CLI_SW_FP8;
+        o->job.precision = HW_FP8;
+        o->job.fp8_recipe = SPACE_FP8_MXFP8;
+        o->job.sw_set |= SEARCH_SW_FP8;
     } else if (!strcmp(prec, "nvfp4")) {
-        o->precision = HW_FP4;
+        o->job.precision = HW_FP4;
     } else {
-        o->precision = hw_dtype_parse(prec);
+        o->job.precision = hw_dtype_parse(prec);
     }
     const char *t = s->val[SWEEP_TOKENS][pick(s, k, SWEEP_TOKENS)];
-    o->tokens = t[0] ? strtod(t, NULL) : 0;
+    o->job.tokens = t[0] ? strtod(t, NULL) : 0;
     const char *pr = s->val[SWEEP_PRICES][pick(s, k, SWEEP_PRICES)];
     o->price = pr[0] ? strtod(pr, NULL) : 0;
 }

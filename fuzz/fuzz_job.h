@@ -3,8 +3,8 @@
  * fuzz_nemo_overrides, fuzz_torchtitan_config): the input as the text of a
  * job file, read with main's defaults by one of launch.h's readers. A job
  * that reads must give a model that validates; the caller checks the
- * layout it expects of its reader. Header-only: the targets link the CLI
- * library, which fuzz_util.c's other users do not.
+ * layout it expects of its reader. Header-only: the targets link the
+ * launch library, which fuzz_util.c's other users do not.
  */
 #ifndef TP_FUZZ_JOB_H
 #define TP_FUZZ_JOB_H
@@ -16,24 +16,25 @@
 #include <string.h>
 
 typedef int (*fuzz_job_reader)(const char *text, const char *file,
-                               cli_opts *o, space_model *m, tp_err *e);
+                               search_job *j, space_model *m, FILE *err,
+                               tp_err *e);
 
-/* Reads data as a job with read into *o; returns 1 when it read (its
+/* Reads data as a job with read into *j; returns 1 when it read (its
  * model checked), 0 when it was refused (with a message). */
 static int fuzz_job_read(const uint8_t *data, size_t size,
-                         fuzz_job_reader read, cli_opts *o)
+                         fuzz_job_reader read, search_job *j)
 {
     char *text = malloc(size + 1);
     if (!text) abort();
     memcpy(text, data, size);
     text[size] = '\0'; /* the caller refuses NUL bytes: cut at the first */
-    memset(o, 0, sizeof *o);
-    o->tp = 1;
-    o->sp = o->recompute = o->zero = o->precision = -1;
-    o->attn_dropout = o->hidden_dropout = -1;
+    memset(j, 0, sizeof *j);
+    j->tp = 1;
+    j->sp = j->recompute = j->zero = j->precision = -1;
+    j->attn_dropout = j->hidden_dropout = -1;
     space_model m;
     tp_err e = {0};
-    int rc = read(text, "job", o, &m, &e);
+    int rc = read(text, "job", j, &m, NULL, &e);
     free(text);
     if (rc != TP_OK) {
         fuzz_check(e.msg[0]);

@@ -1,6 +1,6 @@
 /*
  * fuzz_job_shell.c - fuzz target of the launch-script expander
- * (cli_sh_read, cli/launch_shell.c, which --megatron-args and
+ * (launch_sh_read, launch/launch_shell.c, which --megatron-args and
  * --nemo-overrides read scripts through): quotes, $ forms, arrays,
  * here-documents, if/case/loops, functions. Every command must lie inside
  * the word list, every word be a string, and every unknown word carry its
@@ -19,23 +19,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!text) return 0;
     memcpy(text, data, size);
     text[size] = '\0';
-    cli_sh sh;
+    launch_sh sh;
     tp_err e = {0};
-    if (cli_sh_read(text, "fuzz.sh", &sh, &e) == TP_OK) {
+    if (launch_sh_read(text, "fuzz.sh", &sh, &e) == TP_OK) {
         for (int c = 0; c < sh.nc; c++)
             fuzz_check(sh.c[c].first >= 0 && sh.c[c].n > 0
                        && sh.c[c].first + sh.c[c].n <= sh.nw);
         for (int i = 0; i < sh.nw; i++) {
-            const cli_sh_word *w = &sh.w[i];
+            const launch_sh_word *w = &sh.w[i];
             fuzz_check(w->s != NULL && w->line >= 1);
-            fuzz_check(!(w->flags & CLI_SH_UNKNOWN) || w->why != NULL);
-            fuzz_check(strlen(cli_sh_why(w)) > 0);
+            fuzz_check(!(w->flags & LAUNCH_SH_UNKNOWN) || w->why != NULL);
+            fuzz_check(strlen(launch_sh_why(w)) > 0);
         }
     } else {
         fuzz_check(e.status == TP_EDATA && e.msg[0]);
     }
-    cli_sh_free(&sh);
-    cli_sh_free(NULL);
+    launch_sh_free(&sh);
+    launch_sh_free(NULL);
     free(text);
     return 0;
 }

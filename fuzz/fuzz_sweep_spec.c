@@ -21,11 +21,11 @@ static void default_opts(cli_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->seed = 42;
-    o->tp = 1;
+    o->job.tp = 1;
     o->dtype = -1;
     o->folds = 5;
-    o->sp = o->recompute = o->zero = o->precision = -1;
-    o->attn_dropout = o->hidden_dropout = -1;
+    o->job.sp = o->job.recompute = o->job.zero = o->job.precision = -1;
+    o->job.attn_dropout = o->job.hidden_dropout = -1;
     o->threshold = -1;
 }
 
@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char id[17];
         sweep_scenario(&s, k, &so);
         sweep_scenario_id(&s, k, id);
-        fuzz_check(strlen(id) == 16 && so.model && so.system);
+        fuzz_check(strlen(id) == 16 && so.job.model && so.system);
     }
     sweep_spec_free(&s);
     return 0;

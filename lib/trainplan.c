@@ -7,8 +7,8 @@
  * A sweep's spec given as a JSON object is written to a private
  * temporary file for the call (the command reads a file). A session
  * (tp_open) hands the command its database and fitted models
- * (cli/session.c) and lets the read-only commands run outside the lock
- * once their command line is parsed (run_locked).
+ * (cli/session.c) and runs the read-only commands without the lock
+ * (run_locked).
  *
  * Not here: any option logic (run.c has the one table), signal handlers
  * (out.c and cmd_sweep.c install theirs only after tp_handle_signals).
@@ -30,10 +30,11 @@
 #define TRAINPLAN_VERSION "0.0.0"
 #endif
 
-/* getopt's state and out.c's signal slots are the process's: one
- * command line parsed at a time, and a command that may write files (an
- * -o, a sweep's records) run under the lock as well. A session's calls of
- * the read-only commands (session_parallel) release it once parsed. */
+/* out.c's signal slots and the files a command writes are the process's:
+ * a command that may write files (an -o, a sweep's records) runs under
+ * this lock. A session's calls of the read-only commands
+ * (session_parallel) take no lock: the option parser's state is the
+ * call's own (cli/opt.c), the session's caches fill under its own lock. */
 static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The session a call runs with: the database and fitted models opened
@@ -42,26 +43,15 @@ struct tp_session {
     cli_session *cs;
 };
 
-typedef struct held {
-    int locked;
-} held;
-
-static void release(void *arg)
-{
-    held *h = arg;
-    if (h->locked) pthread_mutex_unlock(&run_lock);
-    h->locked = 0;
-}
-
-/* cli_run_in under run_lock, released once the command line is parsed
- * when parallel. argv is the caller's copy (getopt permutes it). */
+/* cli_run_in, under run_lock unless parallel. argv is the caller's copy
+ * (the parser rearranges it). */
 static int run_locked(int argc, char **argv, FILE *out, FILE *err,
                       cli_session *cs, int parallel)
 {
-    held h = {1};
+    if (parallel) return cli_run_in(argc, argv, out, err, cs);
     pthread_mutex_lock(&run_lock);
-    int rc = cli_run_in(argc, argv, out, err, cs, parallel ? release : NULL, &h);
-    release(&h);
+    int rc = cli_run_in(argc, argv, out, err, cs);
+    pthread_mutex_unlock(&run_lock);
     return rc;
 }
 
@@ -87,7 +77,7 @@ int tp_run(int argc, char *const argv[], FILE *out, FILE *err)
                         "first argc strings must all be there)\n", i, argc);
             return TP_EUSAGE;
         }
-    /* getopt permutes its vector: a copy, so the caller's stays as it was */
+    /* the parser rearranges its vector: a copy, so the caller's stays as it was */
     char **copy = tp_xcalloc((size_t)argc + 1, sizeof *copy);
     memcpy(copy, argv, (size_t)argc * sizeof *copy);
     int rc = run_locked(argc, copy, out ? out : stdout, err ? err : stderr,
@@ -636,7 +626,7 @@ static int call_in(tp_session *s, const char *command, const tp_request *q,
         fprintf(stderr, "trainplan: out of memory (open_memstream)\n");
         abort();
     }
-    /* getopt permutes its vector: argv.v is this call's own copy */
+    /* the parser rearranges its vector: argv.v is this call's own copy */
     int rc = run_locked(argv.n, argv.v, out, err, s ? s->cs : NULL,
                         s && session_parallel(command, q));
     char *o = stream_text(out, &obuf, &olen);

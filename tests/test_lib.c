@@ -94,7 +94,7 @@ static void test_run(void)
         }
         free(ebuf);
     }
-    /* argv untouched though getopt permutes its vector */
+    /* argv untouched though the parser rearranges its vector */
     TP_CHECK(strcmp(argv[1], "search") == 0 && strcmp(argv[2], "--model") == 0);
     int st = 0;
     char *cli = run_exe("search " SEARCH_ARGS " --format json", &st);

@@ -31,9 +31,9 @@ static int parse(const char *text, sweep_spec *s, char **rep)
 {
     cli_opts o;
     memset(&o, 0, sizeof o);
-    o.sp = o.recompute = o.zero = o.precision = -1;
-    o.attn_dropout = o.hidden_dropout = -1;
-    o.tp = 1;
+    o.job.sp = o.job.recompute = o.job.zero = o.job.precision = -1;
+    o.job.attn_dropout = o.job.hidden_dropout = -1;
+    o.job.tp = 1;
     tp_err e = {0};
     return sweep_spec_parse("spec.json", text, strlen(text), &o, db, NULL,
                             NULL, s, rep, &e);
@@ -56,25 +56,25 @@ static void test_spec_order(void)
     cli_opts o;
     /* The first list slowest, the last fastest. */
     sweep_scenario(&s, 0, &o);
-    TP_CHECK_STR(o.model, "gpt3-1.7b");
+    TP_CHECK_STR(o.job.model, "gpt3-1.7b");
     TP_CHECK_STR(o.system, "eos");
     TP_CHECK_STR(o.gpus_arg, "8");
-    TP_CHECK_INT(o.gbs, 256);
-    TP_CHECK(o.tokens == 0);
+    TP_CHECK_INT(o.job.gbs, 256);
+    TP_CHECK(o.job.tokens == 0);
     TP_CHECK_INT(o.top_k, 3);
     sweep_scenario(&s, 1, &o);
-    TP_CHECK(o.tokens == 1e9);
-    TP_CHECK_INT(o.gbs, 256);
+    TP_CHECK(o.job.tokens == 1e9);
+    TP_CHECK_INT(o.job.gbs, 256);
     sweep_scenario(&s, 2, &o);
-    TP_CHECK_INT(o.gbs, 512);
+    TP_CHECK_INT(o.job.gbs, 512);
     sweep_scenario(&s, 4, &o);
     TP_CHECK_STR(o.gpus_arg, "16-32:16");
     sweep_scenario(&s, 8, &o);
     TP_CHECK_STR(o.system, "selene");
     sweep_scenario(&s, s.count - 1, &o);
-    TP_CHECK_STR(o.model, "llama2-7b");
+    TP_CHECK_STR(o.job.model, "llama2-7b");
     TP_CHECK_STR(o.system, "perlmutter");
-    TP_CHECK(o.precision == HW_BF16);
+    TP_CHECK(o.job.precision == HW_BF16);
     /* Ids: distinct, and the same for the same inputs. */
     char ids[48][17];
     for (int64_t k = 0; k < s.count; k++) {
@@ -117,14 +117,14 @@ static void test_spec_precisions(void)
     TP_CHECK_INT(s.count, 4);
     cli_opts o;
     sweep_scenario(&s, 1, &o);
-    TP_CHECK(o.precision == HW_FP8);
-    TP_CHECK(!(o.sw_set & CLI_SW_FP8)); /* the framework's recipe */
+    TP_CHECK(o.job.precision == HW_FP8);
+    TP_CHECK(!(o.job.sw_set & SEARCH_SW_FP8)); /* the framework's recipe */
     sweep_scenario(&s, 2, &o);
-    TP_CHECK(o.precision == HW_FP8);
-    TP_CHECK_INT(o.fp8_recipe, SPACE_FP8_MXFP8);
-    TP_CHECK(o.sw_set & CLI_SW_FP8);
+    TP_CHECK(o.job.precision == HW_FP8);
+    TP_CHECK_INT(o.job.fp8_recipe, SPACE_FP8_MXFP8);
+    TP_CHECK(o.job.sw_set & SEARCH_SW_FP8);
     sweep_scenario(&s, 3, &o);
-    TP_CHECK(o.precision == HW_FP4);
+    TP_CHECK(o.job.precision == HW_FP4);
     char id[4][17];
     for (int k = 0; k < 4; k++) sweep_scenario_id(&s, k, id[k]);
     TP_CHECK(strcmp(id[1], id[2]) != 0); /* fp8 and mxfp8 differ */
@@ -224,7 +224,7 @@ static void test_spec_errors(void)
         TP_CHECK_INT(o.no_prune, 1);
         TP_CHECK_INT(o.max_gpus, 64);
         TP_CHECK_STR(o.fix, "tp=2");
-        TP_CHECK(o.budget_usd == 1e6 && o.max_mem_fraction == 0.9 && o.tokens == 1e9);
+        TP_CHECK(o.budget_usd == 1e6 && o.max_mem_fraction == 0.9 && o.job.tokens == 1e9);
     }
     sweep_spec_free(&s);
 
@@ -263,9 +263,9 @@ static void test_spec_errors(void)
     {
         cli_opts o;
         memset(&o, 0, sizeof o);
-        o.sp = o.recompute = o.zero = o.precision = -1;
-        o.attn_dropout = o.hidden_dropout = -1;
-        o.tp = 1;
+        o.job.sp = o.job.recompute = o.job.zero = o.job.precision = -1;
+        o.job.attn_dropout = o.job.hidden_dropout = -1;
+        o.job.tp = 1;
         tp_err e = {0};
         const char *t = "{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],"
                         "\"gpus\":[8],\"seq_lengths\":[2048],"
@@ -302,10 +302,10 @@ static void test_spec_moe(void)
     if (!rc) {
         cli_opts o;
         sweep_scenario(&s, 0, &o);
-        TP_CHECK_INT(o.ep, 8);
-        TP_CHECK_INT(o.etp, 1);
-        TP_CHECK_INT(o.moe_dispatcher, SPACE_MOE_FLEX);
-        TP_CHECK(o.moe_imbalance == 1.1);
+        TP_CHECK_INT(o.job.ep, 8);
+        TP_CHECK_INT(o.job.etp, 1);
+        TP_CHECK_INT(o.job.moe_dispatcher, SPACE_MOE_FLEX);
+        TP_CHECK(o.job.moe_imbalance == 1.1);
     }
     sweep_spec_free(&s);
     free(rep);

@@ -2,7 +2,7 @@
  * launch_torchtitan.c - torchtitan's config for a layout, and a torchtitan
  * config read back into the options the command line would set (issue 18).
  *
- * Two versions, two forms (cli_tt_version):
+ * Two versions, two forms (launch_tt_version):
  *   main  torchtitan at pytorch/torchtitan@b5bcd76c66d0 (2026-08-21), the
  *         current one: it configures in Python, a function returning a
  *         Trainer.Config, its --section.option flags frozen
@@ -54,19 +54,19 @@
 static const struct {
     const char *label;   /* the output's first line names it */
     const char *names[8]; /* what --torchtitan-version accepts */
-} tt_versions[CLI_TT_VERSION_COUNT] = {
-    [CLI_TT_MAIN] = {"torchtitan main at pytorch/torchtitan@b5bcd76c66d0 "
+} tt_versions[LAUNCH_TT_VERSION_COUNT] = {
+    [LAUNCH_TT_MAIN] = {"torchtitan main at pytorch/torchtitan@b5bcd76c66d0 "
                      "(2026-08-21), a Python config",
                      {"main", "current", "b5bcd76", "b5bcd76c66d0"}},
-    [CLI_TT_V02] = {"torchtitan v0.2.0 to v0.2.2 (keys of v0.2.2, "
+    [LAUNCH_TT_V02] = {"torchtitan v0.2.0 to v0.2.2 (keys of v0.2.2, "
                     "pytorch/torchtitan@73a0e6979dd1), a TOML job config",
                     {"0.2", "v0.2", "0.2.0", "v0.2.0", "0.2.1", "v0.2.1",
                      "0.2.2", "v0.2.2"}},
 };
 
-int cli_tt_version_parse(const char *s, int *v, tp_err *e)
+int launch_tt_version_parse(const char *s, int *v, tp_err *e)
 {
-    for (int i = 0; i < CLI_TT_VERSION_COUNT; i++)
+    for (int i = 0; i < LAUNCH_TT_VERSION_COUNT; i++)
         for (int k = 0; k < 8 && tt_versions[i].names[k]; k++)
             if (tp_streq_ci(s, tt_versions[i].names[k])) {
                 *v = i;
@@ -146,8 +146,8 @@ static int stage_split(const space_model *m, const space_layout *l,
 }
 
 typedef struct tt_out {
-    cli_text notes; /* comment lines before the config */
-    cli_text body;
+    launch_text notes; /* comment lines before the config */
+    launch_text body;
     int main_;      /* the Python form */
     int ver;
 } tt_out;
@@ -164,7 +164,7 @@ static void not_expressible(tt_out *w, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    cli_text_put(&w->notes, "# NOT EXPRESSIBLE in torchtitan %s: %s\n",
+    launch_text_put(&w->notes, "# NOT EXPRESSIBLE in torchtitan %s: %s\n",
                  w->main_ ? "main" : "v0.2", buf);
 }
 
@@ -185,14 +185,14 @@ static void key(tt_out *w, const char *section, const char *name,
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (w->main_)
-        cli_text_put(&w->body, "    config.%s.%s = %s\n", section, name, buf);
+        launch_text_put(&w->body, "    config.%s.%s = %s\n", section, name, buf);
     else
-        cli_text_put(&w->body, "%s = %s\n", name, buf);
+        launch_text_put(&w->body, "%s = %s\n", name, buf);
 }
 
 static void section(tt_out *w, const char *name)
 {
-    if (!w->main_) cli_text_put(&w->body, "\n[%s]\n", name);
+    if (!w->main_) launch_text_put(&w->body, "\n[%s]\n", name);
 }
 
 /* Expert parallelism (issue 19): main's parallelism.expert_parallel_degree
@@ -309,44 +309,44 @@ static void write_stages(tt_out *w, const space_model *m,
     } else {
         const char *out = w->main_ ? "lm_head" : "output";
         if (w->main_)
-            cli_text_put(&w->body,
+            launch_text_put(&w->body,
                          "    config.parallelism.module_fqns_per_model_part "
                          "= [\n");
         else
-            cli_text_put(&w->body, "module_fqns_per_model_part = [\n");
+            launch_text_put(&w->body, "module_fqns_per_model_part = [\n");
         int64_t layer = 0;
         for (int64_t s = 0; s < n; s++) {
-            cli_text_put(&w->body, "%s    [", w->main_ ? "    " : "");
+            launch_text_put(&w->body, "%s    [", w->main_ ? "    " : "");
             int first = 1;
             if (s == 0) {
-                cli_text_put(&w->body, "\"tok_embeddings\"");
+                launch_text_put(&w->body, "\"tok_embeddings\"");
                 first = 0;
             }
             for (int64_t k = 0; k < st[s]; k++, layer++) {
-                cli_text_put(&w->body, "%s\"layers.%lld\"", first ? "" : ", ",
+                launch_text_put(&w->body, "%s\"layers.%lld\"", first ? "" : ", ",
                              (long long)layer);
                 first = 0;
             }
             if (s == n - 1)
-                cli_text_put(&w->body, "%s\"norm\", \"%s\"",
+                launch_text_put(&w->body, "%s\"norm\", \"%s\"",
                              first ? "" : ", ", out);
-            cli_text_put(&w->body, "],\n");
+            launch_text_put(&w->body, "],\n");
         }
-        cli_text_put(&w->body, "%s]\n", w->main_ ? "    " : "");
+        launch_text_put(&w->body, "%s]\n", w->main_ ? "    " : "");
     }
     free(st);
 }
 
-void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
+void launch_torchtitan(const launch_plan *c, launch_text *b)
 {
     const space_layout *l = c->layout;
     const space_model *m = c->model;
     tt_out w = {{0}, {0}, 0, 0};
     w.ver = c->torchtitan_version >= 0
-                    && c->torchtitan_version < CLI_TT_VERSION_COUNT
+                    && c->torchtitan_version < LAUNCH_TT_VERSION_COUNT
                 ? c->torchtitan_version
-                : CLI_TT_MAIN;
-    w.main_ = w.ver == CLI_TT_MAIN;
+                : LAUNCH_TT_MAIN;
+    w.main_ = w.ver == LAUNCH_TT_MAIN;
     int mi = tt_model_of(m);
     int64_t dp = l->dp > 0 ? l->dp : 1;
     int shard = l->zero >= SPACE_ZERO_1;
@@ -362,7 +362,7 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
     int64_t micro = l->mbs > 0 ? l->gbs / (l->mbs * dp) : 0;
 
     if (l->framework != SPACE_FW_TORCHTITAN)
-        cli_text_put(&w.notes,
+        launch_text_put(&w.notes,
                      "# trainplan estimated this layout as %s runs it, not "
                      "torchtitan; read back (trainplan estimate "
                      "--torchtitan-config) it is estimated as torchtitan runs "
@@ -408,44 +408,44 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
                                     : "tensorwise, rowwise and "
                                       "rowwise_with_gw_hp");
         if (l->fp8_lib == SPACE_FP8_LIB_TE)
-            cli_text_put(&w.notes,
+            launch_text_put(&w.notes,
                          "# fp8 was estimated with Transformer Engine's "
                          "kernels; torchtitan runs torchao's Float8Linear\n");
     }
     if (w.main_) {
-        if (recipe) cli_text_put(&w.body, "from torchtitan.components."
+        if (recipe) launch_text_put(&w.body, "from torchtitan.components."
                                           "quantization import "
                                           "Float8LinearConverter\n");
         if (l->recompute == SPACE_RECOMPUTE_FULL
             || l->recompute == SPACE_RECOMPUTE_SELECTIVE_OP)
-            cli_text_put(&w.body, "from torchtitan.distributed."
+            launch_text_put(&w.body, "from torchtitan.distributed."
                                   "activation_checkpoint import %s\n",
                          l->recompute == SPACE_RECOMPUTE_FULL ? "FullAC"
                                                               : "SelectiveAC");
         if (mi >= 0)
-            cli_text_put(&w.body,
+            launch_text_put(&w.body,
                          "from torchtitan.models.%s import model_registry\n"
                          "from torchtitan.models.%s.config_registry import "
                          "%s\n",
                          tt_models[mi].name, tt_models[mi].name,
                          tt_models[mi].recipe);
         else
-            cli_text_put(&w.body, "from torchtitan.trainer import Trainer\n");
-        cli_text_put(&w.body, "\n\ndef trainplan_config():\n");
+            launch_text_put(&w.body, "from torchtitan.trainer import Trainer\n");
+        launch_text_put(&w.body, "\n\ndef trainplan_config():\n");
         if (mi >= 0) {
-            cli_text_put(&w.body, "    config = %s()\n", tt_models[mi].recipe);
-            cli_text_put(&w.body, "    config.model_spec = model_registry(\"%s\"",
+            launch_text_put(&w.body, "    config = %s()\n", tt_models[mi].recipe);
+            launch_text_put(&w.body, "    config.model_spec = model_registry(\"%s\"",
                          tt_models[mi].flavor);
             if (recipe)
-                cli_text_put(&w.body,
+                launch_text_put(&w.body,
                              ", converters=[Float8LinearConverter.Config("
                              "recipe_name=\"%s\", model_compile_enabled=%s)]",
                              recipe, py_bool(&w, compile));
-            cli_text_put(&w.body, ")\n");
+            launch_text_put(&w.body, ")\n");
         } else {
-            cli_text_put(&w.body, "    config = Trainer.Config()\n");
+            launch_text_put(&w.body, "    config = Trainer.Config()\n");
         }
-        cli_text_put(&w.notes,
+        launch_text_put(&w.notes,
                      "# the estimate timed attention as --attention-backend "
                      "%s; torchtitan main's language models run "
                      "FlexAttention (model_registry's attn_backend "
@@ -472,7 +472,7 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
                         "v0.2 runs that only as DDP, alone; FSDP here",
                         (long long)dp);
     else if (shard && l->zero < SPACE_ZERO_3)
-        cli_text_put(&w.notes,
+        launch_text_put(&w.notes,
                      "# torchtitan shards parameters too (FSDP, ZeRO-3) "
                      "where this layout shards %s only\n",
                      l->zero == SPACE_ZERO_1 ? "optimizer states"
@@ -591,7 +591,7 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
                         w.main_ ? "memory-budget" : "every n-th layer in full");
     }
     if (!ac)
-        cli_text_put(&w.notes,
+        launch_text_put(&w.notes,
                      "# no activation checkpointing set: %s\n",
                      w.main_ ? "the base config's applies (llama3_8b: "
                                "SelectiveAC; llama3_70b, llama3_405b: FullAC)"
@@ -600,7 +600,7 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
                                "layer checkpointed in full)");
     if (w.main_) {
         if (ac)
-            cli_text_put(&w.body, "    config.activation_checkpoint = %s\n",
+            launch_text_put(&w.body, "    config.activation_checkpoint = %s\n",
                          ac);
     } else if (ac) {
         section(&w, "activation_checkpoint");
@@ -647,32 +647,32 @@ void cli_launch_torchtitan(const cli_launch *c, cli_text *b)
         section(&w, "quantize.linear.float8");
         key(&w, "quantize.linear.float8", "recipe_name", "\"%s\"", recipe);
     }
-    if (w.main_) cli_text_put(&w.body, "    return config\n");
+    if (w.main_) launch_text_put(&w.body, "    return config\n");
 
     /* ---- what it is, then the notes, then the config ---- */
-    int64_t per_node, nodes = cli_launch_nodes(c, &per_node);
-    cli_text_put(b, "# %s\n", tt_versions[w.ver].label);
+    int64_t per_node, nodes = launch_nodes(c, &per_node);
+    launch_text_put(b, "# %s\n", tt_versions[w.ver].label);
     if (w.main_)
-        cli_text_put(b, "# run: NGPU=%lld MODULE=<this file as a module> "
+        launch_text_put(b, "# run: NGPU=%lld MODULE=<this file as a module> "
                         "CONFIG=trainplan_config ./run_train.sh, on %lld "
                         "node%s\n",
                      (long long)per_node, (long long)nodes,
                      nodes > 1 ? "s" : "");
     else
-        cli_text_put(b, "# run: NGPU=%lld CONFIG_FILE=<this file> "
+        launch_text_put(b, "# run: NGPU=%lld CONFIG_FILE=<this file> "
                         "./run_train.sh, on %lld node%s\n",
                      (long long)per_node, (long long)nodes,
                      nodes > 1 ? "s" : "");
     if (c->iteration_s > 0)
-        cli_text_put(b, "# trainplan: %s%s%s, %lld GPUs, %.6g s per "
+        launch_text_put(b, "# trainplan: %s%s%s, %lld GPUs, %.6g s per "
                         "iteration as %s runs it\n",
                      m->name, c->system ? " on " : "",
                      c->system ? c->system : "",
                      (long long)(l->tp * l->pp * l->cp * dp), c->iteration_s,
                      space_framework_names[l->framework]);
-    cli_text_put(b, "%s%s", cli_text_str(&w.notes), cli_text_str(&w.body));
-    cli_text_free(&w.notes);
-    cli_text_free(&w.body);
+    launch_text_put(b, "%s%s", launch_text_str(&w.notes), launch_text_str(&w.body));
+    launch_text_free(&w.notes);
+    launch_text_free(&w.body);
 }
 
 /* ---- as data ------------------------------------------------------------ */
@@ -705,13 +705,13 @@ static char *skip_blanks(char *s)
 
 /* A value that opens a bracket, with the lines that close it, on one
  * line: "[[\"a\"], [\"b\"]]" for the writer's one-list-a-line form. */
-static void whole_value(const char *first, char **p, cli_text *v)
+static void whole_value(const char *first, char **p, launch_text *v)
 {
     v->n = 0;
-    cli_text_put(v, "%s", first);
+    launch_text_put(v, "%s", first);
     int depth = bracket_depth(first);
     char *line;
-    while (depth > 0 && (line = cli_next_line(p)) != NULL) {
+    while (depth > 0 && (line = launch_next_line(p)) != NULL) {
         char *t = skip_blanks(line);
         size_t n = strlen(t);
         while (n && t[n - 1] == ' ') t[--n] = '\0';
@@ -719,16 +719,16 @@ static void whole_value(const char *first, char **p, cli_text *v)
             while (v->n && (v->p[v->n - 1] == ',' || v->p[v->n - 1] == ' '))
                 v->p[--v->n] = '\0'; /* a trailing comma before the close */
         } else if (v->n && v->p[v->n - 1] != '[' && v->p[v->n - 1] != '(') {
-            cli_text_put(v, " ");
+            launch_text_put(v, " ");
         }
-        cli_text_put(v, "%s", t);
+        launch_text_put(v, "%s", t);
         depth += bracket_depth(t);
     }
 }
 
-cJSON *cli_launch_torchtitan_json(const char *text, int version)
+cJSON *launch_torchtitan_json(const char *text, int version)
 {
-    int main_ = version != CLI_TT_V02;
+    int main_ = version != LAUNCH_TT_V02;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "version", main_ ? "main" : "0.2");
     cJSON_AddNullToObject(o, "base");
@@ -736,10 +736,10 @@ cJSON *cli_launch_torchtitan_json(const char *text, int version)
     cJSON *notes = cJSON_AddArrayToObject(o, "notes");
     char *buf = tp_xstrdup(text ? text : ""), *p = buf, *line;
     char section[128] = "";
-    cli_text v = {0};
-    while ((line = cli_next_line(&p)) != NULL) {
+    launch_text v = {0};
+    while ((line = launch_next_line(&p)) != NULL) {
         if (*line == '#') {
-            cli_json_comment(notes, line);
+            launch_json_comment(notes, line);
             continue;
         }
         char *s = skip_blanks(line);
@@ -754,9 +754,9 @@ cJSON *cli_launch_torchtitan_json(const char *text, int version)
                 size_t n = v.n;
                 if (n > 2 && strcmp(v.p + n - 2, "()") == 0) v.p[n - 2] = '\0';
                 cJSON_ReplaceItemInObjectCaseSensitive(
-                    o, "base", cJSON_CreateString(cli_text_str(&v)));
+                    o, "base", cJSON_CreateString(launch_text_str(&v)));
             } else if (strncmp(s, "config.", 7) == 0) {
-                cli_json_set(kv, s + 7, cli_text_str(&v));
+                launch_json_set(kv, s + 7, launch_text_str(&v));
             }
             continue;
         }
@@ -771,9 +771,9 @@ cJSON *cli_launch_torchtitan_json(const char *text, int version)
         whole_value(eq + 3, &p, &v);
         char key[256];
         snprintf(key, sizeof key, "%s%s%s", section, *section ? "." : "", s);
-        cli_json_set(kv, key, cli_text_str(&v));
+        launch_json_set(kv, key, launch_text_str(&v));
     }
-    cli_text_free(&v);
+    launch_text_free(&v);
     free(buf);
     return o;
 }
@@ -1183,16 +1183,18 @@ static int tt_functions(const char *text, char *list, size_t cap)
     return n;
 }
 
-int cli_read_torchtitan(const char *text, const char *file, cli_opts *o,
-                        space_model *m, tp_err *e)
-{
-    return cli_read_torchtitan_fn(text, file, NULL, o, m, e);
-}
-
-int cli_read_torchtitan_fn(const char *text, const char *file,
-                           const char *fn, cli_opts *o, space_model *m,
+int launch_read_torchtitan(const char *text, const char *file,
+                           search_job *job, space_model *m, FILE *err,
                            tp_err *e)
 {
+    return launch_read_torchtitan_fn(text, file, NULL, job, m, err, e);
+}
+
+int launch_read_torchtitan_fn(const char *text, const char *file,
+                              const char *fn, search_job *job,
+                              space_model *m, FILE *err, tp_err *e)
+{
+    (void)err; /* no notes: every key read either counts or is refused */
     tt_job j = {NULL, 0, 0, file, 0, fn};
     size_t len = strlen(text);
     char *buf = tp_xmalloc(len + 1);
@@ -1294,7 +1296,7 @@ int cli_read_torchtitan_fn(const char *text, const char *file,
     }
     /* GPUs: the degrees' product where the shard degree is given, else
      * what -g says (the ranks left to it, ParallelDims._validate) */
-    int64_t fixed = rep * tp * pp * cp, gpus = o->gpus > 0 ? o->gpus : 0;
+    int64_t fixed = rep * tp * pp * cp, gpus = job->gpus > 0 ? job->gpus : 0;
     if (shard > 0) {
         int64_t g = fixed * shard;
         if (gpus > 0 && gpus != g) {
@@ -1345,15 +1347,15 @@ int cli_read_torchtitan_fn(const char *text, const char *file,
                             e);
             goto done;
         }
-        o->pp_schedule = tts[known].sched;
+        job->pp_schedule = tts[known].sched;
         const tt_kv *fq = kv_get(&j, "parallelism.module_fqns_per_model_part");
         int64_t stages = fq && strcmp(fq->val, "None") != 0
                              ? count_inner(fq->val)
                          : lps > 0 ? (m->num_layers + first_less + last_less
                                       + lps - 1) / lps
                                    : pp * (single ? 1 : 2);
-        int vsched = o->pp_schedule == SPACE_PP_ZBV
-                     || o->pp_schedule == SPACE_PP_DUALPIPEV;
+        int vsched = job->pp_schedule == SPACE_PP_ZBV
+                     || job->pp_schedule == SPACE_PP_DUALPIPEV;
         if (stages % pp || (single && stages != pp)
             || (!single && stages < 2 * pp) || (vsched && stages != 2 * pp)) {
             rc = tp_errf(e, TP_EDATA,
@@ -1390,7 +1392,7 @@ int cli_read_torchtitan_fn(const char *text, const char *file,
         }
         space_layout sl = {0};
         if (space_split_from_stages(m->num_layers, m->mtp_layers, pp, st,
-                                    (int)stages, &sl, &o->pp_layout_store)) {
+                                    (int)stages, &sl, &job->pp_layout_store)) {
             rc = tp_errf(e, TP_EDATA,
                          "%s: the %lld pipeline stages do not hold the %lld "
                          "layers once each",
@@ -1399,11 +1401,11 @@ int cli_read_torchtitan_fn(const char *text, const char *file,
             goto done;
         }
         free(st);
-        o->split_set = 1;
-        o->pp_account = sl.pp_account;
-        o->pp_first = sl.pp_first;
-        o->pp_last = sl.pp_last;
-        o->pp_layout = sl.pp_layout;
+        job->split_set = 1;
+        job->pp_account = sl.pp_account;
+        job->pp_first = sl.pp_first;
+        job->pp_last = sl.pp_last;
+        job->pp_layout = sl.pp_layout;
     }
 
     /* the batch */
@@ -1640,32 +1642,32 @@ int cli_read_torchtitan_fn(const char *text, const char *file,
     }
 
     /* what the command line would set */
-    o->framework = SPACE_FW_TORCHTITAN;
-    o->tp = tp;
-    o->tp_set = 1;
-    o->pp = pp;
-    o->cp = cp;
-    o->vstages = vstages;
-    o->mbs = mbs;
-    o->gbs = gbs;
-    o->seq_length = seq;
-    o->sp = tp > 1 ? sp : 0;
-    o->recompute = recompute;
-    o->zero = rep > 1 ? SPACE_ZERO_NONE : SPACE_ZERO_3;
-    o->precision = fp8 ? HW_FP8 : HW_BF16;
+    job->framework = SPACE_FW_TORCHTITAN;
+    job->tp = tp;
+    job->tp_set = 1;
+    job->pp = pp;
+    job->cp = cp;
+    job->vstages = vstages;
+    job->mbs = mbs;
+    job->gbs = gbs;
+    job->seq_length = seq;
+    job->sp = tp > 1 ? sp : 0;
+    job->recompute = recompute;
+    job->zero = rep > 1 ? SPACE_ZERO_NONE : SPACE_ZERO_3;
+    job->precision = fp8 ? HW_FP8 : HW_BF16;
     if (fp8) {
-        o->fp8_recipe = fp8_recipe;
-        o->sw_set |= CLI_SW_FP8;
+        job->fp8_recipe = fp8_recipe;
+        job->sw_set |= SEARCH_SW_FP8;
     }
-    o->eager = !compile;
-    o->sw_set |= CLI_SW_EAGER;
-    o->tp_overlap = async_tp ? SPACE_TP_OVERLAP_ASYNC
+    job->eager = !compile;
+    job->sw_set |= SEARCH_SW_EAGER;
+    job->tp_overlap = async_tp ? SPACE_TP_OVERLAP_ASYNC
                              : SPACE_TP_OVERLAP_DTENSOR;
-    o->sw_set |= CLI_SW_TP;
-    o->cp_comm = strcmp(rot, "alltoall") == 0 ? SPACE_CP_P2P
+    job->sw_set |= SEARCH_SW_TP;
+    job->cp_comm = strcmp(rot, "alltoall") == 0 ? SPACE_CP_P2P
                                                : SPACE_CP_ALLGATHER;
-    o->sw_set |= CLI_SW_CP;
-    if (gpus > 0) o->gpus = gpus;
+    job->sw_set |= SEARCH_SW_CP;
+    if (gpus > 0) job->gpus = gpus;
     rc = TP_OK;
 done:
     free(j.kv);

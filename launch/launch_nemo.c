@@ -68,9 +68,9 @@
 #define NEMO1_TARGET "NeMo 1.x launcher YAML (examples/nlp/language_modeling/" \
                      "conf/megatron_gpt_config.yaml, NVIDIA/NeMo v2.4.0)"
 
-const char *const cli_nemo_format_names[CLI_NEMO_FORMAT_COUNT] = {
-    [CLI_NEMO_BRIDGE] = "bridge",
-    [CLI_NEMO_V1] = "nemo1",
+const char *const launch_nemo_format_names[LAUNCH_NEMO_FORMAT_COUNT] = {
+    [LAUNCH_NEMO_BRIDGE] = "bridge",
+    [LAUNCH_NEMO_V1] = "nemo1",
 };
 
 /* ---- tables ----------------------------------------------------------- */
@@ -232,14 +232,14 @@ static const char *tf(int v)
 
 /* x in the fewest digits that read back to the same double, so the
  * reader's estimate is the writer's (0.1, not 0.10000000000000001). */
-static void put_num(cli_text *b, const char *key, const char *sep, double x)
+static void put_num(launch_text *b, const char *key, const char *sep, double x)
 {
     char s[40];
     for (int p = 6; p <= 17; p++) {
         snprintf(s, sizeof s, "%.*g", p, x);
         if (strtod(s, NULL) == x) break;
     }
-    cli_text_put(b, "%s%s%s\n", key, sep, s);
+    launch_text_put(b, "%s%s%s\n", key, sep, s);
 }
 
 /* Mixture of experts as GPTModelProvider keys: TransformerConfig's moe_*
@@ -250,56 +250,56 @@ static void put_num(cli_text *b, const char *key, const char *sep, double x)
  * (Union[int, List[int]]). The router's balancing as launch_megatron.c
  * writes it (the same sources). MLA needs MLATransformerConfig's
  * fields, which GPTModelProvider lacks: a comment. */
-static void put_bridge_moe(const space_model *m, cli_text *b)
+static void put_bridge_moe(const space_model *m, launch_text *b)
 {
     if (m->kv_lora_rank > 0)
-        cli_text_put(b, "# not expressible: multi-head latent attention (KV "
+        launch_text_put(b, "# not expressible: multi-head latent attention (KV "
                 "rank %lld): GPTModelProvider has no MLA fields (Megatron-"
                 "Bridge's DeepSeek providers do)\n",
             (long long)m->kv_lora_rank);
-    if (m->qk_norm) cli_text_put(b, "model.qk_layernorm=true\n");
+    if (m->qk_norm) launch_text_put(b, "model.qk_layernorm=true\n");
     if (m->mtp_layers > 0)
-        cli_text_put(b, "model.mtp_num_layers=%lld\n", (long long)m->mtp_layers);
+        launch_text_put(b, "model.mtp_num_layers=%lld\n", (long long)m->mtp_layers);
     if (m->num_experts <= 0) return;
-    cli_text_put(b, "model.num_moe_experts=%lld\nmodel.moe_router_topk=%lld\n"
+    launch_text_put(b, "model.num_moe_experts=%lld\nmodel.moe_router_topk=%lld\n"
             "model.moe_ffn_hidden_size=%lld\n",
         (long long)m->num_experts, (long long)m->top_k,
         (long long)m->expert_ffn_hidden);
     if (m->shared_experts > 0)
-        cli_text_put(b, "model.moe_shared_expert_intermediate_size=%lld\n"
+        launch_text_put(b, "model.moe_shared_expert_intermediate_size=%lld\n"
                 "model.moe_shared_expert_gate=%s\n",
             (long long)(m->shared_experts * m->shared_ffn_hidden),
             tf(m->shared_expert_gate));
     int64_t L = m->num_layers, k = m->first_dense_layers;
     int64_t f = m->moe_layer_freq > 0 ? m->moe_layer_freq : 1;
     if (k <= 0) {
-        cli_text_put(b, "model.moe_layer_freq=%lld\n", (long long)f);
+        launch_text_put(b, "model.moe_layer_freq=%lld\n", (long long)f);
     } else {
-        cli_text_put(b, "model.moe_layer_freq=[");
+        launch_text_put(b, "model.moe_layer_freq=[");
         for (int64_t i = 0; i < L; i++)
-            cli_text_put(b, "%s%d", i ? "," : "",
+            launch_text_put(b, "%s%d", i ? "," : "",
                          i >= k && (i - k) % f == 0);
-        cli_text_put(b, "]\n");
+        launch_text_put(b, "]\n");
     }
-    cli_text_put(b, "model.moe_router_score_function=%s\n",
+    launch_text_put(b, "model.moe_router_score_function=%s\n",
         m->router_sigmoid ? "sigmoid" : "softmax");
     if (m->router_sigmoid)
-        cli_text_put(b, "model.moe_router_enable_expert_bias=true\n"
+        launch_text_put(b, "model.moe_router_enable_expert_bias=true\n"
                 "model.moe_router_load_balancing_type=seq_aux_loss\n"
                 "model.moe_aux_loss_coeff=1e-4\n");
     else
-        cli_text_put(b, "model.moe_router_load_balancing_type=aux_loss\n"
+        launch_text_put(b, "model.moe_router_load_balancing_type=aux_loss\n"
                 "model.moe_aux_loss_coeff=1e-2\n"
                 "model.moe_router_pre_softmax=%s\n", tf(m->top_k == 1));
     if (m->router_groups > 0)
-        cli_text_put(b, "model.moe_router_num_groups=%lld\n"
+        launch_text_put(b, "model.moe_router_num_groups=%lld\n"
                 "model.moe_router_group_topk=%lld\n",
             (long long)m->router_groups, (long long)m->router_topk_groups);
     if (m->capacity_factor > 0)
         put_num(b, "model.moe_expert_capacity_factor", "=", m->capacity_factor);
-    cli_text_put(b, "model.moe_grouped_gemm=true\n");
+    launch_text_put(b, "model.moe_grouped_gemm=true\n");
     if (m->router_bias)
-        cli_text_put(b, "# not expressible: the router's bias (gpt-oss): no "
+        launch_text_put(b, "# not expressible: the router's bias (gpt-oss): no "
                 "Megatron-Core key; the same GEMM\n");
 }
 
@@ -307,10 +307,10 @@ static void put_bridge_moe(const space_model *m, cli_text *b)
  * dispatcher, always written (Megatron-Core's default dispatcher is
  * allgather, trainplan's all-to-all). */
 static void put_bridge_experts(const space_model *m, const space_layout *l,
-                               cli_text *b)
+                               launch_text *b)
 {
     if (m->num_experts <= 0) return;
-    cli_text_put(b, "model.expert_model_parallel_size=%lld\n"
+    launch_text_put(b, "model.expert_model_parallel_size=%lld\n"
             "model.expert_tensor_parallel_size=%lld\n"
             "model.moe_token_dispatcher_type=%s\n",
         (long long)space_layout_ep(l), (long long)space_layout_etp(l),
@@ -318,29 +318,29 @@ static void put_bridge_experts(const space_model *m, const space_layout *l,
     /* the dispatch's overlaps: TransformerConfig's fields of the
      * Megatron-LM flags (launch_megatron.c moe_args) */
     if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_SHARED)
-        cli_text_put(b, "model.moe_shared_expert_overlap=true\n");
+        launch_text_put(b, "model.moe_shared_expert_overlap=true\n");
     if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A)
-        cli_text_put(b, "model.overlap_moe_expert_parallel_comm=true\n"
+        launch_text_put(b, "model.overlap_moe_expert_parallel_comm=true\n"
                 "model.delay_wgrad_compute=true\n");
     /* the flex dispatcher's backend and the router's padding for fp8
      * (launch_megatron.c moe_args) */
     if (l->moe_dispatcher == SPACE_MOE_FLEX)
-        cli_text_put(b, "model.moe_flex_dispatcher_backend=%s\n",
+        launch_text_put(b, "model.moe_flex_dispatcher_backend=%s\n",
             space_moe_flex_backend_name(l));
     if (l->moe_router_pad)
-        cli_text_put(b, "model.moe_router_padding_for_quantization=true\n");
+        launch_text_put(b, "model.moe_router_padding_for_quantization=true\n");
     /* Transformer Engine's fused permutation, as the step time assumes;
      * unfused where the layout's memory says so */
-    cli_text_put(b, "model.moe_permute_fusion=%s\n", tf(l->moe_permute_fusion));
+    launch_text_put(b, "model.moe_permute_fusion=%s\n", tf(l->moe_permute_fusion));
     /* and the fused router (TransformerConfig moe_router_fusion) */
-    cli_text_put(b, "model.moe_router_fusion=%s\n", tf(l->moe_router_fusion));
+    launch_text_put(b, "model.moe_router_fusion=%s\n", tf(l->moe_router_fusion));
 }
 
 /* The model's sizes as GPTModelProvider keys (the generic recipe), and
  * comments for what GPTModelProvider cannot build. */
-static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
+static void put_bridge_model(const space_model *m, int64_t seq, launch_text *b)
 {
-    cli_text_put(b,
+    launch_text_put(b,
         "model.num_layers=%lld\nmodel.hidden_size=%lld\n"
         "model.num_attention_heads=%lld\nmodel.num_query_groups=%lld\n"
         "model.kv_channels=%lld\nmodel.ffn_hidden_size=%lld\n"
@@ -351,17 +351,17 @@ static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
         (long long)m->ffn_hidden, nemo_norm[m->norm], nemo_act[m->act].func,
         tf(nemo_act[m->act].glu));
     if (nemo_pos[m->pos])
-        cli_text_put(b, "model.position_embedding_type=%s\n", nemo_pos[m->pos]);
+        launch_text_put(b, "model.position_embedding_type=%s\n", nemo_pos[m->pos]);
     /* Megatron-Core biases: Q, K, V have one where add_bias_linear or
      * add_qkv_bias; the output projection and the MLP where
      * add_bias_linear (transformer_config.py, attention.py). */
     int linear = m->out_bias && m->mlp_bias;
-    cli_text_put(b,
+    launch_text_put(b,
         "model.share_embeddings_and_output_weights=%s\n"
         "model.add_bias_linear=%s\nmodel.add_qkv_bias=%s\n",
         tf(m->tied_embeddings), tf(linear), tf(m->qkv_bias && !linear));
     if (m->out_bias != m->mlp_bias || (linear && !m->qkv_bias))
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "biases (Q/K/V %d, output %d, MLP %d): Megatron-Core "
                 "sets the output and MLP ones together (add_bias_linear)\n",
             m->qkv_bias, m->out_bias, m->mlp_bias);
@@ -372,39 +372,39 @@ static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
      * provider's defaults 1.0, 10000, none, vanilla) */
     if (m->pos == SPACE_POS_ROPE && m->rotary_fraction > 0
         && m->rotary_fraction < 1)
-        cli_text_put(b, "model.rotary_percent=%g\n", m->rotary_fraction);
+        launch_text_put(b, "model.rotary_percent=%g\n", m->rotary_fraction);
     if (m->pos == SPACE_POS_ROPE && m->rope_theta > 0 && m->rope_theta != 10000
         && m->rope_theta == floor(m->rope_theta) && m->rope_theta < 2e9)
-        cli_text_put(b, "model.rotary_base=%.0f\n", m->rope_theta);
+        launch_text_put(b, "model.rotary_base=%.0f\n", m->rope_theta);
     if (m->window > 0 && !m->window_chunked) {
-        cli_text_put(b, "model.window_size=[%lld,0]\n",
+        launch_text_put(b, "model.window_size=[%lld,0]\n",
             (long long)(m->window - 1));
         if (m->global_every > 0)
-            cli_text_put(b, "model.window_attn_skip_freq=%lld\n",
+            launch_text_put(b, "model.window_attn_skip_freq=%lld\n",
                 (long long)m->global_every);
     } else if (m->window > 0) {
-        cli_text_put(b, "# not expressible: chunked local attention (Llama "
+        launch_text_put(b, "# not expressible: chunked local attention (Llama "
                 "4, chunks of %lld): Megatron-Core has sliding windows only; "
                 "these keys attend to the whole context\n",
             (long long)m->window);
     }
-    if (m->attn_sinks) cli_text_put(b, "model.softmax_type=learnable\n");
+    if (m->attn_sinks) launch_text_put(b, "model.softmax_type=learnable\n");
     if (!nemo_pos[m->pos])
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "position embedding %s: GPTModelProvider offers "
                 "learned_absolute, rope, yarn\n",
             space_pos_names[m->pos]);
     if (m->pos == SPACE_POS_LEARNED && m->max_position != seq)
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "learned positions: the estimate counted %lld, "
                 "Megatron-Core builds seq_length (%lld)\n",
             (long long)m->max_position, (long long)seq);
     if (m->parallel_attn_mlp)
-        cli_text_put(b, "# parallel attention and MLP residual (GPT-J/NeoX): no "
+        launch_text_put(b, "# parallel attention and MLP residual (GPT-J/NeoX): no "
                 "GPTModelProvider key; the estimate's counts do not depend "
                 "on it\n");
     if (m->embed_norm)
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "a norm on the embedding output (BLOOM): no "
                 "GPTModelProvider key\n");
     put_bridge_moe(m, b);
@@ -420,12 +420,12 @@ static void put_bridge_model(const space_model *m, int64_t seq, cli_text *b)
  * takes for fp8 moments, so those are not expressible. The precision-aware
  * optimizer wants optimizer.bf16/fp16 as the model's (config.py,
  * _validate_mixed_precision_consistency). */
-static void bridge_savers(const space_layout *l, cli_text *b)
+static void bridge_savers(const space_layout *l, launch_text *b)
 {
-    cli_text_put(b, "optimizer.use_precision_aware_optimizer=%s\n",
+    launch_text_put(b, "optimizer.use_precision_aware_optimizer=%s\n",
         tf(l->pa_optimizer));
     if (l->pa_optimizer) {
-        cli_text_put(b, "optimizer.bf16=%s\noptimizer.fp16=%s\n",
+        launch_text_put(b, "optimizer.bf16=%s\noptimizer.fp16=%s\n",
             tf(l->dtype != HW_FP16), tf(l->dtype == HW_FP16));
         static const struct {
             const char *key;
@@ -439,21 +439,21 @@ static void bridge_savers(const space_layout *l, cli_text *b)
             int d;
             memcpy(&d, (const char *)l + dts[i].off, sizeof d);
             if (d == SPACE_OPT_FP8)
-                cli_text_put(b, "# not expressible: %s fp8 (Megatron-Bridge "
+                launch_text_put(b, "# not expressible: %s fp8 (Megatron-Bridge "
                         "reads 'fp8' as torch.float8_e4m3fn; Transformer "
                         "Engine's FusedAdam takes fp8 states as torch.uint8): "
                         "set it in the recipe\n", dts[i].key);
             else
-                cli_text_put(b, "%s=%s\n", dts[i].key, space_opt_dtype_name(d));
+                launch_text_put(b, "%s=%s\n", dts[i].key, space_opt_dtype_name(d));
         }
     }
     if (l->opt_offload > 0)
-        cli_text_put(b, "optimizer.optimizer_cpu_offload=true\n"
+        launch_text_put(b, "optimizer.optimizer_cpu_offload=true\n"
                 "optimizer.optimizer_offload_fraction=%g\n"
                 "optimizer.overlap_cpu_optimizer_d2h_h2d=%s\n",
             l->opt_offload, tf(l->opt_offload_overlap));
     if (l->act_offload_layers > 0)
-        cli_text_put(b, "model.cpu_offloading=true\n"
+        launch_text_put(b, "model.cpu_offloading=true\n"
                 "model.cpu_offloading_num_layers=%lld\n"
                 "model.cpu_offloading_activations=true\n"
                 "model.cpu_offloading_weights=false\n",
@@ -466,98 +466,98 @@ static void bridge_savers(const space_layout *l, cli_text *b)
          * ConfigContainer.env_vars, which run_recipe.py applies
          * (recipe_runner.apply_runtime_environment), as Bridge's own
          * perf_recipes/nemotronh/gb200/nemotronh.py does */
-        cli_text_put(b, "model.fine_grained_activation_offloading=true\n"
+        launch_text_put(b, "model.fine_grained_activation_offloading=true\n"
                 "model.offload_modules=[%s]\n"
                 "model.activation_offload_fraction=%g\n"
                 "++env_vars.NVTE_CPU_OFFLOAD_V1=1\n",
             names, l->offload_fraction > 0 ? l->offload_fraction : 1);
     }
     if (l->mb_group > 0 && l->vpp > 1)
-        cli_text_put(b, "model.microbatch_group_size_per_vp_stage=%lld\n",
+        launch_text_put(b, "model.microbatch_group_size_per_vp_stage=%lld\n",
             (long long)l->mb_group);
     if (l->pp_schedule != SPACE_PP_1F1B)
-        cli_text_put(b, "# not expressible: the %s pipeline schedule: "
+        launch_text_put(b, "# not expressible: the %s pipeline schedule: "
                 "Megatron-Core runs 1F1B and interleaved 1F1B only\n",
             space_pp_schedule_name(l));
 }
 
-static void bridge_write(const cli_launch *c, cli_text *b)
+static void bridge_write(const launch_plan *c, launch_text *b)
 {
     const space_layout *l = c->layout;
     const space_model *m = c->model;
-    int64_t g, nodes = cli_launch_nodes(c, &g);
+    int64_t g, nodes = launch_nodes(c, &g);
     const struct nemo_recipe *rc = recipe_of(m);
     const char *recipe = rc ? rc->recipe : GENERIC_RECIPE;
-    cli_text_put(b, "# " BRIDGE_TARGET ": ConfigContainer overrides for "
+    launch_text_put(b, "# " BRIDGE_TARGET ": ConfigContainer overrides for "
             "scripts/training/run_recipe.py\n");
-    cli_text_put(b, "# launch: torchrun --nnodes %lld --nproc-per-node %lld "
+    launch_text_put(b, "# launch: torchrun --nnodes %lld --nproc-per-node %lld "
             "scripts/training/run_recipe.py --recipe %s --mode pretrain "
             "<the key=value lines below>\n",
         (long long)nodes, (long long)g, recipe);
     if (rc)
-        cli_text_put(b, "# base recipe %s (%s): the %s architecture\n", recipe,
+        launch_text_put(b, "# base recipe %s (%s): the %s architecture\n", recipe,
             rc->file, m->name);
     else
-        cli_text_put(b, "# base recipe %s (%s): a bare GPTModelProvider with "
+        launch_text_put(b, "# base recipe %s (%s): a bare GPTModelProvider with "
                 "%s's sizes below\n",
             recipe, GENERIC_FILE, m->name);
     if (l->framework != SPACE_FW_MEGATRON_CORE)
-        cli_text_put(b, "# estimated for %s's software; these keys run "
+        launch_text_put(b, "# estimated for %s's software; these keys run "
                 "Megatron-Core's\n",
             space_framework_names[l->framework]);
     if (!rc) put_bridge_model(m, l->seq, b);
     /* The vocabulary padded as trainplan pads it: model.vocab_size null
      * takes the tokenizer's and pads it (setup.py). */
-    cli_text_put(b, "model.vocab_size=null\ntokenizer.vocab_size=%lld\n"
+    launch_text_put(b, "model.vocab_size=null\ntokenizer.vocab_size=%lld\n"
             "model.make_vocab_size_divisible_by=128\n",
         (long long)m->vocab);
     put_num(b, "model.attention_dropout", "=", m->attn_dropout);
     put_num(b, "model.hidden_dropout", "=", m->hidden_dropout);
 
     int64_t v = l->vpp > 1 ? l->vpp : 1;
-    cli_text_put(b, "model.tensor_model_parallel_size=%lld\n"
+    launch_text_put(b, "model.tensor_model_parallel_size=%lld\n"
             "model.pipeline_model_parallel_size=%lld\n",
         (long long)l->tp, (long long)l->pp);
     if (v > 1)
-        cli_text_put(b, "model.virtual_pipeline_model_parallel_size=%lld\n",
+        launch_text_put(b, "model.virtual_pipeline_model_parallel_size=%lld\n",
             (long long)v);
     else
-        cli_text_put(b, "model.virtual_pipeline_model_parallel_size=null\n");
+        launch_text_put(b, "model.virtual_pipeline_model_parallel_size=null\n");
     /* The split as the estimate has it (split.c), as TransformerConfig's
      * fields of the model provider (Megatron-Core transformer_config.py:
      * pipeline_model_parallel_layout, account_for_embedding/loss_in_
      * pipeline_split, num_layers_in_first/last_pipeline_stage). */
     int acc = l->pp_account > 0 ? l->pp_account : 0;
     if (l->pp_layout)
-        cli_text_put(b, "model.pipeline_model_parallel_layout=\"%s\"\n",
+        launch_text_put(b, "model.pipeline_model_parallel_layout=\"%s\"\n",
             l->pp_layout->text);
     else
-        cli_text_put(b, "model.pipeline_model_parallel_layout=null\n");
-    cli_text_put(b, "model.account_for_embedding_in_pipeline_split=%s\n"
+        launch_text_put(b, "model.pipeline_model_parallel_layout=null\n");
+    launch_text_put(b, "model.account_for_embedding_in_pipeline_split=%s\n"
             "model.account_for_loss_in_pipeline_split=%s\n",
         tf(acc & SPACE_PP_EMBED), tf(acc & SPACE_PP_LOSS));
     if (l->pp_first > 0)
-        cli_text_put(b, "model.num_layers_in_first_pipeline_stage=%lld\n",
+        launch_text_put(b, "model.num_layers_in_first_pipeline_stage=%lld\n",
             (long long)l->pp_first);
     else
-        cli_text_put(b, "model.num_layers_in_first_pipeline_stage=null\n");
+        launch_text_put(b, "model.num_layers_in_first_pipeline_stage=null\n");
     if (l->pp_last > 0)
-        cli_text_put(b, "model.num_layers_in_last_pipeline_stage=%lld\n",
+        launch_text_put(b, "model.num_layers_in_last_pipeline_stage=%lld\n",
             (long long)l->pp_last);
     else
-        cli_text_put(b, "model.num_layers_in_last_pipeline_stage=null\n");
+        launch_text_put(b, "model.num_layers_in_last_pipeline_stage=null\n");
     {
         char why[200];
         space_split sp;
         if (space_split_resolve(m, l, &sp, why, sizeof why) != SPACE_OK)
-            cli_text_put(b, "# Megatron-Core refuses this pipeline split: "
+            launch_text_put(b, "# Megatron-Core refuses this pipeline split: "
                     "%s\n", why);
     }
-    cli_text_put(b, "model.context_parallel_size=%lld\nmodel.cp_comm_type=%s\n",
+    launch_text_put(b, "model.context_parallel_size=%lld\nmodel.cp_comm_type=%s\n",
         (long long)l->cp, space_cp_comm_names[l->cp_comm]);
-    cli_text_put(b, "model.sequence_parallel=%s\n", tf(l->sp && l->tp > 1));
+    launch_text_put(b, "model.sequence_parallel=%s\n", tf(l->sp && l->tp > 1));
     put_bridge_experts(m, l, b);
-    cli_text_put(b, "train.micro_batch_size=%lld\ntrain.global_batch_size=%lld\n"
+    launch_text_put(b, "train.micro_batch_size=%lld\ntrain.global_batch_size=%lld\n"
             "dataset.seq_length=%lld\nmodel.seq_length=%lld\n",
         (long long)l->mbs, (long long)l->gbs, (long long)l->seq,
         (long long)l->seq);
@@ -568,20 +568,20 @@ static void bridge_write(const cli_launch *c, cli_text *b)
         char names[160];
         space_rc_modules_str(space_recompute_modules(l), ",", names,
                              sizeof names);
-        cli_text_put(b, "model.recompute_granularity=selective\n"
+        launch_text_put(b, "model.recompute_granularity=selective\n"
                 "model.recompute_modules=[%s]\n"
                 "model.recompute_method=null\nmodel.recompute_num_layers=null\n",
             names);
     } else if (l->recompute == SPACE_RECOMPUTE_FULL)
-        cli_text_put(b, "model.recompute_granularity=full\n"
+        launch_text_put(b, "model.recompute_granularity=full\n"
                 "model.recompute_method=%s\nmodel.recompute_num_layers=%lld\n",
             space_recompute_method_names[l->recompute_method],
             (long long)(l->recompute_layers > 0 ? l->recompute_layers : 1));
     else if (l->recompute == SPACE_RECOMPUTE_NONE)
-        cli_text_put(b, "model.recompute_granularity=null\n"
+        launch_text_put(b, "model.recompute_granularity=null\n"
                 "model.recompute_method=null\nmodel.recompute_num_layers=null\n");
     else
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "recompute %s (torchtitan's op-level policy): no "
                 "Megatron-Core key; recompute left as the recipe has it\n",
             space_recompute_names[l->recompute]);
@@ -591,43 +591,43 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     if (l->dtype == HW_FP8) {
         const struct nemo_mp *mp = &nemo_mp_fp8[l->fp8_recipe];
         if (mp->name) {
-            cli_text_put(b, "mixed_precision=%s\n", mp->name);
+            launch_text_put(b, "mixed_precision=%s\n", mp->name);
             if (mp->fp8_params && !l->fp8_params)
-                cli_text_put(b, "# not expressible: %s gathers fp8 parameters "
+                launch_text_put(b, "# not expressible: %s gathers fp8 parameters "
                         "(fp8_param_gather=True); the estimate kept 16-bit "
                         "ones (trainplan --fp8-param-gather estimates the "
                         "recipe's)\n",
                     mp->name);
             if (mp->bf16_first_last)
-                cli_text_put(b, "# not expressible: "
+                launch_text_put(b, "# not expressible: "
                         "%s keeps the first and last layers in "
                         "bf16; the estimate ran every layer in fp8\n",
                     mp->name);
         } else {
-            cli_text_put(b, "# not expressible: "
+            launch_text_put(b, "# not expressible: "
                     "fp8 %s scaling: no Megatron-Bridge mixed-"
                     "precision recipe\n",
                 space_fp8_recipe_names[l->fp8_recipe]);
         }
         if (l->fp8_lib != SPACE_FP8_LIB_TE)
-            cli_text_put(b, "# not expressible: "
+            launch_text_put(b, "# not expressible: "
                     "estimated for torchao's fp8; Megatron-Bridge "
                     "runs Transformer Engine's\n");
     } else if (l->dtype == HW_FP4) {
         /* fp4 'e2m1', fp4_recipe nvfp4 (mixed_precision.py) */
-        cli_text_put(b, "mixed_precision=bf16_with_nvfp4_mixed\n"
+        launch_text_put(b, "mixed_precision=bf16_with_nvfp4_mixed\n"
                 "# not expressible: bf16_with_nvfp4_mixed gathers fp4 "
                 "parameters (fp4_param_gather=True); the estimate kept "
                 "16-bit ones with Transformer Engine's NVFP4 weight copies\n");
     } else {
-        cli_text_put(b, "mixed_precision=%s\n",
+        launch_text_put(b, "mixed_precision=%s\n",
             l->dtype == HW_FP16 ? "fp16_mixed" : "bf16_mixed");
     }
     /* bf16 recipes reduce gradients in fp32, fp16_mixed in fp16
      * (mixed_precision.py; copied onto ddp). */
     int recipe_grad = l->dtype == HW_FP16 ? 2 : 4;
     if (space_grad_bytes(l) != recipe_grad)
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "gradients reduced in %s by the estimate; the "
                 "recipe reduces them in %s\n",
             space_grad_bytes(l) >= 4 ? "fp32" : "16 bits",
@@ -636,15 +636,15 @@ static void bridge_write(const cli_launch *c, cli_text *b)
     /* ZeRO: the distributed optimizer (ZeRO-1) or Megatron-FSDP, which
      * needs the fsdp_dtensor checkpoint format (config.py). */
     if (l->zero >= SPACE_ZERO_2) {
-        cli_text_put(b, "ddp.use_distributed_optimizer=true\n"
+        launch_text_put(b, "ddp.use_distributed_optimizer=true\n"
                 "ddp.use_megatron_fsdp=true\n"
                 "ddp.data_parallel_sharding_strategy=%s\n"
                 "checkpoint.ckpt_format=fsdp_dtensor\n",
             nemo_sharding[l->zero]);
         if (l->fsdp_double_buffer)
-            cli_text_put(b, "ddp.fsdp_double_buffer=true\n");
+            launch_text_put(b, "ddp.fsdp_double_buffer=true\n");
     } else
-        cli_text_put(b, "ddp.use_distributed_optimizer=%s\n"
+        launch_text_put(b, "ddp.use_distributed_optimizer=%s\n"
                 "ddp.use_megatron_fsdp=false\n"
                 "ddp.data_parallel_sharding_strategy=no_shard\n",
             tf(l->zero == SPACE_ZERO_1));
@@ -653,9 +653,9 @@ static void bridge_write(const cli_launch *c, cli_text *b)
      * (config.py, _validate_and_sync_distributed_optimizer_settings), and
      * the recipes' optimizers ask: both are written. */
     int pgo = !l->no_dp_overlap && l->zero >= SPACE_ZERO_1;
-    cli_text_put(b, "optimizer.use_distributed_optimizer=%s\n",
+    launch_text_put(b, "optimizer.use_distributed_optimizer=%s\n",
         tf(l->zero >= SPACE_ZERO_1));
-    cli_text_put(b, "ddp.overlap_grad_reduce=%s\nddp.overlap_param_gather=%s\n"
+    launch_text_put(b, "ddp.overlap_grad_reduce=%s\nddp.overlap_param_gather=%s\n"
             "optimizer.overlap_param_gather=%s\n",
         tf(!l->no_dp_overlap), tf(pgo), tf(pgo));
 
@@ -665,30 +665,30 @@ static void bridge_write(const cli_launch *c, cli_text *b)
      * and sequence parallelism, else comm_overlap.py turns it off. */
     int ub = l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && l->sp;
     if (!rc || !rc->comm_overlap)
-        cli_text_put(b, "++comm_overlap._target_=" COMM_OVERLAP_TARGET "\n");
-    cli_text_put(b, "++comm_overlap.tp_comm_overlap=%s\n", tf(ub));
+        launch_text_put(b, "++comm_overlap._target_=" COMM_OVERLAP_TARGET "\n");
+    launch_text_put(b, "++comm_overlap.tp_comm_overlap=%s\n", tf(ub));
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL && !l->sp)
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "every TP collective overlapped without sequence "
                 "parallelism: Megatron-Bridge overlaps them only with it\n");
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_NONE)
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "TP collectives not overlapped: Megatron-Core "
                 "overlaps the backward's; no key turns that off\n");
     if (l->tp > 1 && (l->tp_overlap == SPACE_TP_OVERLAP_DTENSOR
                       || l->tp_overlap == SPACE_TP_OVERLAP_ASYNC))
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "estimated for PyTorch DTensor TP%s, not "
                 "Megatron-Core's\n",
             l->tp_overlap == SPACE_TP_OVERLAP_ASYNC ? " with AsyncTP" : "");
     if (l->pp > 1 && v > 1)
-        cli_text_put(b, "++comm_overlap.overlap_p2p_comm=%s\n"
+        launch_text_put(b, "++comm_overlap.overlap_p2p_comm=%s\n"
                 "++comm_overlap.batch_p2p_comm=%s\n",
             tf(!l->no_pp_overlap), tf(l->no_pp_overlap));
-    cli_text_put(b, "model.cross_entropy_loss_fusion=%s\n",
+    launch_text_put(b, "model.cross_entropy_loss_fusion=%s\n",
         tf(l->ce_fusion || l->ce_te));
     if (l->ce_fusion || l->ce_te)
-        cli_text_put(b, "model.cross_entropy_fusion_impl=%s\n",
+        launch_text_put(b, "model.cross_entropy_fusion_impl=%s\n",
             l->ce_te ? "te" : "native");
     /* CUDA graphs (TransformerConfig.cuda_graph_impl, cuda_graph_scope,
      * Megatron-Core cd4afffa): their memory pool and the host calls they
@@ -698,57 +698,57 @@ static void bridge_write(const cli_launch *c, cli_text *b)
      * capture is transformer_engine's); the full iteration wants the NaN
      * check off (config.py ConfigContainer.validate). */
     if (l->cuda_graph == SPACE_CG_LOCAL) {
-        cli_text_put(b, "# not expressible: per-layer CUDA graphs of "
+        launch_text_put(b, "# not expressible: per-layer CUDA graphs of "
                 "Megatron-Core's local implementation: Megatron-Bridge takes "
                 "cuda_graph_impl=local only for the full iteration "
                 "(transformer_engine captures layers); no graphs set\n");
     } else if (l->cuda_graph) {
-        cli_text_put(b, "model.cuda_graph_impl=%s\n", space_cuda_graph_name(l));
+        launch_text_put(b, "model.cuda_graph_impl=%s\n", space_cuda_graph_name(l));
         if (l->cuda_graph_modules && l->cuda_graph == SPACE_CG_TE) {
             char names[96];
             space_cgm_str(l->cuda_graph_modules, ",", names, sizeof names);
-            cli_text_put(b, "model.cuda_graph_scope=[%s]\n", names);
+            launch_text_put(b, "model.cuda_graph_scope=[%s]\n", names);
         }
         if (l->cuda_graph == SPACE_CG_FULL_ITERATION)
-            cli_text_put(b, "rerun_state_machine.check_for_nan_in_loss=false\n");
+            launch_text_put(b, "rerun_state_machine.check_for_nan_in_loss=false\n");
     }
     /* The recipes leave attention_backend None: Transformer Engine picks
      * (the estimate's auto). A Hydra string is not turned into Megatron's
      * AttnBackend enum (omegaconf_utils.py converts dtypes and activations
      * only), so another backend can only be named in a comment. */
-    cli_text_put(b, "model.attention_backend=null\n");
+    launch_text_put(b, "model.attention_backend=null\n");
     if (l->flash != SPACE_ATTN_AUTO)
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "attention backend %s: set model.attention_backend "
                 "= AttnBackend.%s in the recipe (an override string is not "
                 "converted to the enum)\n",
             space_attn_names[l->flash], space_attn_names[l->flash]);
 
     if (l->pp_scatter_gather)
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "pipeline sends scatter/gathered over TP: no "
                 "Megatron-Core key\n");
     if (l->eager)
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "estimated for eager PyTorch kernels\n");
     if (l->param_fp32)
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "estimated with fp32 parameters and no master copy "
                 "(PyTorch FSDP); Megatron keeps 16-bit weights and an fp32 "
                 "master\n");
     if (l->n_docs > 0)
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "packed documents: set the dataset's packing; no "
                 "override expresses the estimate's length buckets\n");
     /* gpt3_175b's recipe defers the LM head's weight gradient
      * (recipes/gpt/h100/gpt3_175b.py, CommOverlapConfig): say what the
      * estimate assumed either way. */
     if (l->wgrad_defer)
-        cli_text_put(b, "++comm_overlap.defer_embedding_wgrad_compute=true\n"
+        launch_text_put(b, "++comm_overlap.defer_embedding_wgrad_compute=true\n"
                 "++comm_overlap.wgrad_deferral_limit=%lld\n",
             (long long)l->wgrad_defer);
     else
-        cli_text_put(b, "++comm_overlap.defer_embedding_wgrad_compute=false\n");
+        launch_text_put(b, "++comm_overlap.defer_embedding_wgrad_compute=false\n");
 }
 
 /* NeMo 1's MoE keys: expert_model_parallel_size (megatron_gpt_config.yaml)
@@ -756,14 +756,14 @@ static void bridge_write(const cli_launch *c, cli_text *b)
  * moe_router_topk, moe_grouped_gemm, moe_router_load_balancing_type,
  * moe_aux_loss_coeff); the rest has no key there. */
 static void put_nemo1_moe(const space_model *m, const space_layout *l,
-                          cli_text *b)
+                          launch_text *b)
 {
     if (m->kv_lora_rank > 0)
-        cli_text_put(b, "# not expressible: multi-head latent attention (KV "
+        launch_text_put(b, "# not expressible: multi-head latent attention (KV "
                 "rank %lld): NeMo 1's GPT model has no MLA ranks\n",
             (long long)m->kv_lora_rank);
     if (m->num_experts <= 0) return;
-    cli_text_put(b, "model.num_moe_experts: %lld  # read by "
+    launch_text_put(b, "model.num_moe_experts: %lld  # read by "
                 "megatron_gpt_model.py (cfg.get)\n"
             "model.moe_router_topk: %lld  # read by megatron_gpt_model.py\n"
             "model.moe_grouped_gemm: true  # read by megatron_gpt_model.py\n"
@@ -771,51 +771,51 @@ static void put_nemo1_moe(const space_model *m, const space_layout *l,
         (long long)m->num_experts, (long long)m->top_k,
         (long long)space_layout_ep(l));
     if (m->expert_ffn_hidden != m->ffn_hidden)
-        cli_text_put(b, "# not expressible: experts of inner size %lld (the "
+        launch_text_put(b, "# not expressible: experts of inner size %lld (the "
                 "dense FFN's is %lld): NeMo 1 sizes them as "
                 "model.ffn_hidden_size\n",
             (long long)m->expert_ffn_hidden, (long long)m->ffn_hidden);
     if (m->shared_experts > 0 || m->first_dense_layers > 0
         || m->moe_layer_freq > 1 || m->router_sigmoid || m->router_groups > 0)
-        cli_text_put(b, "# not expressible: shared experts, dense layers "
+        launch_text_put(b, "# not expressible: shared experts, dense layers "
                 "among the MoE ones, sigmoid or group-limited routing: no "
                 "NeMo 1 key\n");
     if (space_layout_etp(l) != l->tp)
-        cli_text_put(b, "# not expressible: expert TP %lld (TP %lld): NeMo 1 "
+        launch_text_put(b, "# not expressible: expert TP %lld (TP %lld): NeMo 1 "
                 "has no expert_tensor_parallel_size key\n",
             (long long)space_layout_etp(l), (long long)l->tp);
     if (l->moe_dispatcher != SPACE_MOE_ALLGATHER)
-        cli_text_put(b, "# not expressible: the %s dispatcher: NeMo 1 has no "
+        launch_text_put(b, "# not expressible: the %s dispatcher: NeMo 1 has no "
                 "moe_token_dispatcher_type key (Megatron-Core's allgather)\n",
             space_moe_dispatcher_name(l));
     if (l->moe_comm_overlap != SPACE_MOE_OVERLAP_NONE)
-        cli_text_put(b, "# not expressible: the MoE dispatch's %s overlap: "
+        launch_text_put(b, "# not expressible: the MoE dispatch's %s overlap: "
                 "NeMo 1 has no key for it\n",
             space_moe_overlap_name(l));
     if (l->moe_router_pad)
-        cli_text_put(b, "# not expressible: the router's padding for fp8: "
+        launch_text_put(b, "# not expressible: the router's padding for fp8: "
                 "NeMo 1 has no key for it\n");
 }
 
 /* The NeMo 1.x launcher's keys: today's output with what the YAML cannot
  * express as comments (context parallelism, uneven chunks, ZeRO-2/3,
  * fp8 scalings other than delayed). */
-static void nemo1_write(const cli_launch *c, cli_text *b)
+static void nemo1_write(const launch_plan *c, launch_text *b)
 {
     const space_layout *l = c->layout;
     const space_model *m = c->model;
-    int64_t g, nodes = cli_launch_nodes(c, &g);
+    int64_t g, nodes = launch_nodes(c, &g);
     int64_t L = m->num_layers, v = l->vpp > 1 ? l->vpp : 1;
-    cli_text_put(b, "# " NEMO1_TARGET "\n");
+    launch_text_put(b, "# " NEMO1_TARGET "\n");
     if (l->framework != SPACE_FW_MEGATRON_CORE)
-        cli_text_put(b, "# estimated for %s's software; these keys run "
+        launch_text_put(b, "# estimated for %s's software; these keys run "
                 "Megatron-Core's\n",
             space_framework_names[l->framework]);
-    cli_text_put(b, "trainer.num_nodes: %lld\ntrainer.devices: %lld\n",
+    launch_text_put(b, "trainer.num_nodes: %lld\ntrainer.devices: %lld\n",
         (long long)nodes, (long long)g);
-    cli_text_put(b, "trainer.precision: %s\n",
+    launch_text_put(b, "trainer.precision: %s\n",
         l->dtype == HW_FP16 ? "16-mixed" : "bf16-mixed");
-    cli_text_put(b, "model.num_layers: %lld\nmodel.hidden_size: %lld\n"
+    launch_text_put(b, "model.num_layers: %lld\nmodel.hidden_size: %lld\n"
             "model.ffn_hidden_size: %lld\nmodel.num_attention_heads: %lld\n"
             "model.num_query_groups: %lld\nmodel.kv_channels: %lld\n"
             "model.normalization: %s\n",
@@ -823,31 +823,31 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
         (long long)m->heads, (long long)m->kv_heads, (long long)head_dim_of(m),
         space_norm_names[m->norm]);
     if (nemo1_act[m->act])
-        cli_text_put(b, "model.activation: %s\n", nemo1_act[m->act]);
+        launch_text_put(b, "model.activation: %s\n", nemo1_act[m->act]);
     else
-        cli_text_put(b, "# not expressible: "
+        launch_text_put(b, "# not expressible: "
                 "activation %s, not among NeMo 1's\n",
             space_act_names[m->act]);
-    cli_text_put(b, "model.position_embedding_type: %s\n",
+    launch_text_put(b, "model.position_embedding_type: %s\n",
         m->pos == SPACE_POS_LEARNED ? "learned_absolute"
                                     : space_pos_names[m->pos]);
-    cli_text_put(b, "model.max_position_embeddings: %lld\n",
+    launch_text_put(b, "model.max_position_embeddings: %lld\n",
         (long long)m->max_position);
     if (m->qkv_bias == m->out_bias && m->out_bias == m->mlp_bias)
-        cli_text_put(b, "model.bias: %s\n", tf(m->qkv_bias));
+        launch_text_put(b, "model.bias: %s\n", tf(m->qkv_bias));
     else
-        cli_text_put(b, "# not expressible: biases (Q/K/V %d, output %d, MLP "
+        launch_text_put(b, "# not expressible: biases (Q/K/V %d, output %d, MLP "
                 "%d); NeMo 1 has "
                 "one switch (model.bias)\n",
             m->qkv_bias, m->out_bias, m->mlp_bias);
-    cli_text_put(b, "model.share_embeddings_and_output_weights: %s\n",
+    launch_text_put(b, "model.share_embeddings_and_output_weights: %s\n",
         tf(m->tied_embeddings));
     put_num(b, "model.hidden_dropout", ": ", m->hidden_dropout);
     put_num(b, "model.attention_dropout", ": ", m->attn_dropout);
-    cli_text_put(b, "model.make_vocab_size_divisible_by: 128\n"
+    launch_text_put(b, "model.make_vocab_size_divisible_by: 128\n"
             "# vocabulary %lld: NeMo 1 takes it from model.tokenizer\n",
         (long long)m->vocab);
-    cli_text_put(b, "model.tensor_model_parallel_size: %lld\n"
+    launch_text_put(b, "model.tensor_model_parallel_size: %lld\n"
             "model.pipeline_model_parallel_size: %lld\n",
         (long long)l->tp, (long long)l->pp);
     /* NeMo 1 splits the layers evenly only (megatron_gpt_model.py): any
@@ -855,112 +855,112 @@ static void nemo1_write(const cli_launch *c, cli_text *b)
     char split[2200];
     space_split_str(l, split, sizeof split);
     if (L % (l->pp * v) || split[0])
-        cli_text_put(b, "# not expressible: the pipeline split%s%s%s: NeMo 1 "
+        launch_text_put(b, "# not expressible: the pipeline split%s%s%s: NeMo 1 "
                 "splits %lld layers over PP %lld x %lld chunks evenly only\n",
             split[0] ? " (" : "", split, split[0] ? ")" : "",
             (long long)L, (long long)l->pp, (long long)v);
     else if (v > 1)
-        cli_text_put(b, "model.virtual_pipeline_model_parallel_size: %lld\n",
+        launch_text_put(b, "model.virtual_pipeline_model_parallel_size: %lld\n",
             (long long)v);
     else
-        cli_text_put(b, "model.virtual_pipeline_model_parallel_size: null\n");
+        launch_text_put(b, "model.virtual_pipeline_model_parallel_size: null\n");
     if (l->pp > 1 && v > 1 && L % (l->pp * v) == 0)
-        cli_text_put(b, "model.overlap_p2p_comm: %s\nmodel.batch_p2p_comm: %s\n",
+        launch_text_put(b, "model.overlap_p2p_comm: %s\nmodel.batch_p2p_comm: %s\n",
             tf(!l->no_pp_overlap), tf(l->no_pp_overlap));
     /* Not in the YAML, but the model reads it (cfg.get in
      * megatron_base_model.py, MegatronBaseModel.__init__): as a Hydra
      * override it takes a '+'. NeMo 1 has no CP exchange key (the ring). */
-    cli_text_put(b, "model.context_parallel_size: %lld  # not in "
+    launch_text_put(b, "model.context_parallel_size: %lld  # not in "
                 "megatron_gpt_config.yaml; NeMo's megatron_base_model.py reads "
                 "it (+model.context_parallel_size=%lld as an override)\n",
             (long long)l->cp, (long long)l->cp);
     if (l->cp > 1 && l->cp_comm != SPACE_CP_P2P)
-        cli_text_put(b, "# not expressible: CP exchange %s; NeMo 1 has no key "
+        launch_text_put(b, "# not expressible: CP exchange %s; NeMo 1 has no key "
                 "for it\n",
             space_cp_comm_names[l->cp_comm]);
-    cli_text_put(b, "model.sequence_parallel: %s\n", tf(l->sp && l->tp > 1));
+    launch_text_put(b, "model.sequence_parallel: %s\n", tf(l->sp && l->tp > 1));
     put_nemo1_moe(m, l, b);
-    cli_text_put(b, "model.micro_batch_size: %lld\nmodel.global_batch_size: %lld\n",
+    launch_text_put(b, "model.micro_batch_size: %lld\nmodel.global_batch_size: %lld\n",
         (long long)l->mbs, (long long)l->gbs);
-    cli_text_put(b, "model.encoder_seq_length: %lld\n", (long long)l->seq);
+    launch_text_put(b, "model.encoder_seq_length: %lld\n", (long long)l->seq);
     if (l->recompute == SPACE_RECOMPUTE_NONE)
-        cli_text_put(b, "model.activations_checkpoint_granularity: null\n");
+        launch_text_put(b, "model.activations_checkpoint_granularity: null\n");
     else if (l->recompute == SPACE_RECOMPUTE_SELECTIVE) {
-        cli_text_put(b, "model.activations_checkpoint_granularity: selective\n");
+        launch_text_put(b, "model.activations_checkpoint_granularity: selective\n");
         if (space_recompute_modules(l) != SPACE_RC_CORE_ATTN) {
             char names[160];
             space_rc_modules_str(space_recompute_modules(l), ",", names,
                                  sizeof names);
-            cli_text_put(b, "# not expressible: recompute modules %s (NeMo "
+            launch_text_put(b, "# not expressible: recompute modules %s (NeMo "
                     "1's selective is the attention core)\n", names);
         }
     }
     else if (l->recompute == SPACE_RECOMPUTE_FULL)
-        cli_text_put(b, "model.activations_checkpoint_granularity: full\n"
+        launch_text_put(b, "model.activations_checkpoint_granularity: full\n"
                 "model.activations_checkpoint_method: %s\n"
                 "model.activations_checkpoint_num_layers: %lld\n",
             space_recompute_method_names[l->recompute_method],
             (long long)(l->recompute_layers > 0 ? l->recompute_layers : 1));
     else
-        cli_text_put(b, "# not expressible: recompute %s (torchtitan's "
+        launch_text_put(b, "# not expressible: recompute %s (torchtitan's "
                 "op-level policy); NeMo 1's selective is the attention core\n",
             space_recompute_names[l->recompute]);
     /* NeMo 1's fp8 is Transformer Engine's delayed scaling (fp8_hybrid,
      * fp8_amax_history_len); it has no recipe key. */
     if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_DELAYED)
-        cli_text_put(b, "model.fp8: true\nmodel.fp8_hybrid: true\n");
+        launch_text_put(b, "model.fp8: true\nmodel.fp8_hybrid: true\n");
     else if (l->dtype == HW_FP4)
-        cli_text_put(b, "# not expressible: NVFP4; NeMo 1 has delayed fp8 "
+        launch_text_put(b, "# not expressible: NVFP4; NeMo 1 has delayed fp8 "
                 "scaling only: these keys train in bf16\n");
     else if (l->dtype == HW_FP8)
-        cli_text_put(b, "# not expressible: fp8 %s scaling; NeMo 1 has delayed "
+        launch_text_put(b, "# not expressible: fp8 %s scaling; NeMo 1 has delayed "
                 "scaling only\n",
             space_fp8_recipe_names[l->fp8_recipe]);
     /* fp8 weights as the parameters: read with cfg.get by
      * megatron_base_model.py (setup_optimization), not in the YAML */
     if (l->dtype == HW_FP8 && l->fp8_recipe == SPACE_FP8_DELAYED
         && l->fp8_params)
-        cli_text_put(b, "model.fp8_params: true  # not in "
+        launch_text_put(b, "model.fp8_params: true  # not in "
                 "megatron_gpt_config.yaml; megatron_base_model.py reads it\n");
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
-        cli_text_put(b, "model.ub_tp_comm_overlap: true\n");
+        launch_text_put(b, "model.ub_tp_comm_overlap: true\n");
     if (l->zero <= SPACE_ZERO_1)
-        cli_text_put(b, "model.optim.name: %s\n",
+        launch_text_put(b, "model.optim.name: %s\n",
             l->zero == SPACE_ZERO_1 ? "distributed_fused_adam" : "fused_adam");
     else
-        cli_text_put(b, "# not expressible: ZeRO-%d; NeMo 1's "
+        launch_text_put(b, "# not expressible: ZeRO-%d; NeMo 1's "
                 "distributed_fused_adam is the distributed optimizer\n",
             (int)l->zero);
     /* Memory savers: NeMo 1 has Transformer Engine's layer offload
      * (megatron_gpt_config.yaml: model.cpu_offloading*), nothing else. */
     if (l->act_offload_layers > 0)
-        cli_text_put(b, "model.cpu_offloading: true\n"
+        launch_text_put(b, "model.cpu_offloading: true\n"
                 "model.cpu_offloading_num_layers: %lld\n"
                 "model.cpu_offloading_activations: true\n"
                 "model.cpu_offloading_weights: false\n",
             (long long)l->act_offload_layers);
     if (l->pa_optimizer || l->opt_offload > 0)
-        cli_text_put(b, "# not expressible: %s: NeMo 1's optimizers (Apex's "
+        launch_text_put(b, "# not expressible: %s: NeMo 1's optimizers (Apex's "
                 "distributed_fused_adam, fused_adam) have no key for "
                 "Megatron-Core's\n",
             l->opt_offload > 0 ? "the optimizer stepped on the host"
                                : "the precision-aware optimizer's dtypes");
     if (l->offload_modules)
-        cli_text_put(b, "# not expressible: fine-grained activation "
+        launch_text_put(b, "# not expressible: fine-grained activation "
                 "offloading: NeMo 1 has no key for it\n");
     if (l->mb_group > 0 && l->vpp > 1)
-        cli_text_put(b, "# not expressible: micro-batch groups of %lld: NeMo "
+        launch_text_put(b, "# not expressible: micro-batch groups of %lld: NeMo "
                 "1 has no key for microbatch_group_size_per_vp_stage\n",
             (long long)l->mb_group);
     if (l->pp_schedule != SPACE_PP_1F1B)
-        cli_text_put(b, "# not expressible: the %s pipeline schedule: "
+        launch_text_put(b, "# not expressible: the %s pipeline schedule: "
                 "Megatron-Core runs 1F1B and interleaved 1F1B only\n",
             space_pp_schedule_name(l));
 }
 
-void cli_launch_nemo(const cli_launch *c, cli_text *b)
+void launch_nemo(const launch_plan *c, launch_text *b)
 {
-    if (c->nemo_format == CLI_NEMO_V1)
+    if (c->nemo_format == LAUNCH_NEMO_V1)
         nemo1_write(c, b);
     else
         bridge_write(c, b);
@@ -968,20 +968,20 @@ void cli_launch_nemo(const cli_launch *c, cli_text *b)
 
 /* ---- as data ------------------------------------------------------------ */
 
-cJSON *cli_launch_nemo_json(const char *text, int format)
+cJSON *launch_nemo_json(const char *text, int format)
 {
-    int v1 = format == CLI_NEMO_V1;
+    int v1 = format == LAUNCH_NEMO_V1;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "format",
-                            cli_nemo_format_names[v1 ? CLI_NEMO_V1
-                                                     : CLI_NEMO_BRIDGE]);
+                            launch_nemo_format_names[v1 ? LAUNCH_NEMO_V1
+                                                     : LAUNCH_NEMO_BRIDGE]);
     cJSON *kv = cJSON_AddObjectToObject(o, "overrides");
     cJSON *notes = cJSON_AddArrayToObject(o, "notes");
     char *buf = tp_xstrdup(text ? text : ""), *p = buf, *line;
-    while ((line = cli_next_line(&p)) != NULL) {
+    while ((line = launch_next_line(&p)) != NULL) {
         if (!*line) continue;
         if (*line == '#') {
-            cli_json_comment(notes, line);
+            launch_json_comment(notes, line);
             continue;
         }
         /* bridge: key=value; nemo1: key: value, maybe "  # why" after */
@@ -1001,7 +1001,7 @@ cJSON *cli_launch_nemo_json(const char *text, int format)
             cJSON_AddItemToArray(notes, cJSON_CreateString(note));
             free(note);
         }
-        cli_json_set(kv, line, val);
+        launch_json_set(kv, line, val);
     }
     free(buf);
     return o;
@@ -1522,27 +1522,27 @@ static int read_command(nemo_read *r, char *p, const char *file, int ln,
  * it is read (an override trainplan reads, the recipe), and so is a word
  * of unknown start after the script (it could hold overrides); torchrun's
  * counts then come from --gpus, as for any count that is not a number. */
-static int read_command_sh(nemo_read *r, const cli_sh_word *w, int n,
+static int read_command_sh(nemo_read *r, const launch_sh_word *w, int n,
                            const char *file, tp_err *e)
 {
     int after = 0;
     for (int i = 0; i < n; i++) {
         const char *s = w[i].s;
-        int ln = w[i].line, unk = (w[i].flags & CLI_SH_UNKNOWN) != 0;
+        int ln = w[i].line, unk = (w[i].flags & LAUNCH_SH_UNKNOWN) != 0;
         size_t len = strlen(s);
-        if (w[i].flags & CLI_SH_ASSIGN) continue;
+        if (w[i].flags & LAUNCH_SH_ASSIGN) continue;
         if (len >= 3 && strcmp(s + len - 3, ".py") == 0) {
             after = 1;
             continue;
         }
         const char *eq = strchr(s, '=');
         if (unk && after
-            && ((w[i].flags & CLI_SH_HEAD)
+            && ((w[i].flags & LAUNCH_SH_HEAD)
                 || (size_t)w[i].at <= (eq ? (size_t)(eq - s) : len)))
             return tp_errf(e, TP_EDATA, "%s:%d: an argument of the recipe "
                            "script that could hold overrides is not known "
                            "from the file: %s; set it in the file (or "
-                           "remove it)", file, ln, cli_sh_why(&w[i]));
+                           "remove it)", file, ln, launch_sh_why(&w[i]));
         if (strncmp(s, "--", 2) == 0) {
             char flag[64];
             size_t fl = eq ? (size_t)(eq - s) : len;
@@ -1556,7 +1556,7 @@ static int read_command_sh(nemo_read *r, const cli_sh_word *w, int n,
                      || strcmp(flag, "--nproc_per_node") == 0)
                 want = &r->nproc;
             else if (!is_rec) continue;
-            const cli_sh_word *vw = &w[i];
+            const launch_sh_word *vw = &w[i];
             const char *arg = eq ? eq + 1 : NULL;
             if (!arg) {
                 if (i + 1 >= n)
@@ -1565,11 +1565,11 @@ static int read_command_sh(nemo_read *r, const cli_sh_word *w, int n,
                 vw = &w[++i];
                 arg = vw->s;
             }
-            if (vw->flags & CLI_SH_UNKNOWN) {
+            if (vw->flags & LAUNCH_SH_UNKNOWN) {
                 if (!is_rec) continue;
                 return tp_errf(e, TP_EDATA, "%s:%d: --recipe: its value is "
                                "not known from the file: %s", file, ln,
-                               cli_sh_why(vw));
+                               launch_sh_why(vw));
             }
             if (is_rec) {
                 int rc = set_recipe(r, arg, file, ln, e);
@@ -1597,7 +1597,7 @@ static int read_command_sh(nemo_read *r, const cli_sh_word *w, int n,
                 if (skipped) continue;
                 return tp_errf(e, TP_EDATA, "%s:%d: %s: its value is not "
                                "known from the file: %s", file, ln, key,
-                               cli_sh_why(&w[i]));
+                               launch_sh_why(&w[i]));
             }
             int rc = read_item(r, key, eq + 1, file, ln, e);
             if (rc) return rc;
@@ -1919,9 +1919,10 @@ static int build_model(const nemo_read *r, const char *file, int64_t seq,
     return space_model_validate(m, file, e);
 }
 
-int cli_read_nemo(const char *text, const char *file, cli_opts *o,
-                  space_model *m, tp_err *e)
+int launch_read_nemo(const char *text, const char *file, search_job *j,
+                     space_model *m, FILE *err, tp_err *e)
 {
+    (void)err; /* no notes: every key read either counts or is refused */
     nemo_read *r = tp_xmalloc(sizeof *r);
     memset(r, 0, sizeof *r);
     size_t n = strlen(text);
@@ -1931,10 +1932,10 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
     if (is_launch_script(text)) {
         /* the shell's words of each command: the launch's, and stray
          * key=value override lines as the line reader takes them */
-        cli_sh sh;
-        rc = cli_sh_read(text, file, &sh, e);
+        launch_sh sh;
+        rc = launch_sh_read(text, file, &sh, e);
         for (int c = 0; !rc && c < sh.nc; c++) {
-            const cli_sh_word *w = &sh.w[sh.c[c].first];
+            const launch_sh_word *w = &sh.w[sh.c[c].first];
             int nw = sh.c[c].n, launch = 0;
             for (int i = 0; i < nw; i++) {
                 size_t len = strlen(w[i].s);
@@ -1945,7 +1946,7 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
             }
             if (launch) {
                 rc = read_command_sh(r, w, nw, file, e);
-            } else if (!(w[0].flags & (CLI_SH_ASSIGN | CLI_SH_UNKNOWN))
+            } else if (!(w[0].flags & (LAUNCH_SH_ASSIGN | LAUNCH_SH_UNKNOWN))
                        && strchr(w[0].s, '=') && strchr(w[0].s, '.')) {
                 for (int i = 0; !rc && i < nw; i++) {
                     char *eq = strchr(w[i].s, '=');
@@ -1959,7 +1960,7 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
                 }
             }
         }
-        cli_sh_free(&sh);
+        launch_sh_free(&sh);
         buf[0] = '\0';
     }
     for (char *s = buf; s && !rc;) {
@@ -1981,7 +1982,7 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
         free(r);
         return rc;
     }
-    o->framework = SPACE_FW_MEGATRON_CORE;
+    j->framework = SPACE_FW_MEGATRON_CORE;
     /* The allocator: Megatron-Bridge v0.6.0's recipes default
      * PYTORCH_CUDA_ALLOC_CONF to expandable_segments:True (env_vars from
      * recipes/utils/environment_utils.py COMMON_RECIPE_ENV_VARS, set by
@@ -1992,52 +1993,52 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
     int nemo1 = SET(K_PRECISION1) || SET(K_FP8_1) || SET(K_OPTIM1)
                 || SET(K_NODES) || SET(K_DEVICES) || SET(K_ACT1)
                 || SET(K_BIAS1);
-    if (!(o->sw_set & CLI_SW_ALLOC))
-        o->alloc_expandable = !nemo1, o->sw_set |= CLI_SW_ALLOC;
-    if (SET(K_TP)) o->tp = IV(K_TP), o->tp_set = 1;
-    if (SET(K_PP)) o->pp = IV(K_PP);
-    if (SET(K_CP)) o->cp = IV(K_CP);
-    if (r->v[K_VPP].set) o->vstages = SET(K_VPP) ? IV(K_VPP) : 1;
+    if (!(j->sw_set & SEARCH_SW_ALLOC))
+        j->alloc_expandable = !nemo1, j->sw_set |= SEARCH_SW_ALLOC;
+    if (SET(K_TP)) j->tp = IV(K_TP), j->tp_set = 1;
+    if (SET(K_PP)) j->pp = IV(K_PP);
+    if (SET(K_CP)) j->cp = IV(K_CP);
+    if (r->v[K_VPP].set) j->vstages = SET(K_VPP) ? IV(K_VPP) : 1;
     /* The pipeline split: the provider's fields, Megatron-Core's even
      * split where none is given; its rules are the estimate's (split.c). */
-    o->split_set = 1;
+    j->split_set = 1;
     if (SET(K_LAYOUT)) {
         const nemo_val *v = &r->v[K_LAYOUT];
         char lwhy[320];
-        if (space_pp_layout_parse(v->s, &o->pp_layout_store, lwhy,
+        if (space_pp_layout_parse(v->s, &j->pp_layout_store, lwhy,
                                   sizeof lwhy))
             rc = tp_errf(e, TP_EDATA, "%s:%d: model.pipeline_model_parallel_"
                          "layout: %s", file, v->line, lwhy);
-        else if (o->pp <= 0 || o->pp_layout_store.n % o->pp)
+        else if (j->pp <= 0 || j->pp_layout_store.n % j->pp)
             rc = tp_errf(e, TP_EDATA, "%s:%d: model.pipeline_model_parallel_"
                          "layout '%s': %d stages are not a multiple of "
                          "model.pipeline_model_parallel_size (%lld)",
-                         file, v->line, v->s, o->pp_layout_store.n,
-                         (long long)o->pp);
-        else if (SET(K_VPP) && IV(K_VPP) != o->pp_layout_store.n / o->pp)
+                         file, v->line, v->s, j->pp_layout_store.n,
+                         (long long)j->pp);
+        else if (SET(K_VPP) && IV(K_VPP) != j->pp_layout_store.n / j->pp)
             rc = tp_errf(e, TP_EDATA, "%s:%d: model.virtual_pipeline_model_"
                          "parallel_size %lld: the layout has %lld chunks a "
                          "rank", file, r->v[K_VPP].line, IV(K_VPP),
-                         (long long)(o->pp_layout_store.n / o->pp));
+                         (long long)(j->pp_layout_store.n / j->pp));
         if (!rc) {
-            o->vstages = o->pp_layout_store.n / o->pp;
-            o->pp_layout = &o->pp_layout_store;
+            j->vstages = j->pp_layout_store.n / j->pp;
+            j->pp_layout = &j->pp_layout_store;
         }
     }
-    if (SET(K_ACC_EMBED) && IV(K_ACC_EMBED)) o->pp_account |= SPACE_PP_EMBED;
-    if (SET(K_ACC_LOSS) && IV(K_ACC_LOSS)) o->pp_account |= SPACE_PP_LOSS;
-    if (SET(K_PP_FIRST)) o->pp_first = IV(K_PP_FIRST);
-    if (SET(K_PP_LAST)) o->pp_last = IV(K_PP_LAST);
+    if (SET(K_ACC_EMBED) && IV(K_ACC_EMBED)) j->pp_account |= SPACE_PP_EMBED;
+    if (SET(K_ACC_LOSS) && IV(K_ACC_LOSS)) j->pp_account |= SPACE_PP_LOSS;
+    if (SET(K_PP_FIRST)) j->pp_first = IV(K_PP_FIRST);
+    if (SET(K_PP_LAST)) j->pp_last = IV(K_PP_LAST);
     /* a split Megatron-Core refuses is refused here, where the file is
      * known (the rules and their sources: split.c) */
     if (!rc) {
         space_layout t;
         memset(&t, 0, sizeof t);
-        t.pp = o->pp > 0 ? o->pp : 1;
-        t.vpp = o->vstages > 0 ? o->vstages : 1;
-        t.pp_account = o->pp_account;
-        t.pp_first = o->pp_first, t.pp_last = o->pp_last;
-        t.pp_layout = o->pp_layout;
+        t.pp = j->pp > 0 ? j->pp : 1;
+        t.vpp = j->vstages > 0 ? j->vstages : 1;
+        t.pp_account = j->pp_account;
+        t.pp_first = j->pp_first, t.pp_last = j->pp_last;
+        t.pp_layout = j->pp_layout;
         space_split sp;
         char swhy[320];
         space_reject rj = space_split_resolve(m, &t, &sp, swhy, sizeof swhy);
@@ -2051,107 +2052,107 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
             rc = tp_errf(e, TP_EDATA, "%s:%d: the pipeline split: %s (%s)",
                          file, line, swhy, space_reject_names[rj]);
     }
-    if (SET(K_SP)) o->sp = (int)IV(K_SP);
+    if (SET(K_SP)) j->sp = (int)IV(K_SP);
     /* experts: Megatron-Core's defaults EP 1, expert TP = TP, allgather
      * (ModelParallelConfig, TransformerConfig) */
     if (m->num_experts > 0) {
-        o->ep = SET(K_EP) ? IV(K_EP) : 1;
-        o->etp = SET(K_ETP) ? IV(K_ETP) : o->tp_set ? o->tp : 1;
-        o->moe_dispatcher = SET(K_MOE_DISPATCHER)
+        j->ep = SET(K_EP) ? IV(K_EP) : 1;
+        j->etp = SET(K_ETP) ? IV(K_ETP) : j->tp_set ? j->tp : 1;
+        j->moe_dispatcher = SET(K_MOE_DISPATCHER)
                                 ? r->v[K_MOE_DISPATCHER].name
                                 : SPACE_MOE_ALLGATHER;
         if (SET(K_MOE_A2A_OVERLAP) && IV(K_MOE_A2A_OVERLAP))
-            o->moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
+            j->moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
         else if (SET(K_MOE_SHARED_OVERLAP) && IV(K_MOE_SHARED_OVERLAP))
-            o->moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
+            j->moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
         /* the backend counts for the flex dispatcher only */
-        if (SET(K_MOE_FLEX_BACKEND) && o->moe_dispatcher == SPACE_MOE_FLEX)
-            o->moe_flex_backend = r->v[K_MOE_FLEX_BACKEND].name;
+        if (SET(K_MOE_FLEX_BACKEND) && j->moe_dispatcher == SPACE_MOE_FLEX)
+            j->moe_flex_backend = r->v[K_MOE_FLEX_BACKEND].name;
         if (SET(K_MOE_ROUTER_PAD) && IV(K_MOE_ROUTER_PAD))
-            o->moe_router_pad = 1;
+            j->moe_router_pad = 1;
     }
-    if (SET(K_MBS)) o->mbs = IV(K_MBS);
-    if (SET(K_GBS)) o->gbs = IV(K_GBS);
+    if (SET(K_MBS)) j->mbs = IV(K_MBS);
+    if (SET(K_GBS)) j->gbs = IV(K_GBS);
     /* run_recipe.py sets model.seq_length from dataset.seq_length */
-    if (SET(K_SEQ_DATA)) o->seq_length = IV(K_SEQ_DATA);
-    else if (SET(K_SEQ_MODEL)) o->seq_length = IV(K_SEQ_MODEL);
+    if (SET(K_SEQ_DATA)) j->seq_length = IV(K_SEQ_DATA);
+    else if (SET(K_SEQ_MODEL)) j->seq_length = IV(K_SEQ_MODEL);
     if (r->v[K_RC_GRAN].set) {
-        o->recompute = r->v[K_RC_GRAN].null ? SPACE_RECOMPUTE_NONE
+        j->recompute = r->v[K_RC_GRAN].null ? SPACE_RECOMPUTE_NONE
                        : r->v[K_RC_GRAN].name == 0 ? SPACE_RECOMPUTE_SELECTIVE
                                                    : SPACE_RECOMPUTE_FULL;
-        if (o->recompute == SPACE_RECOMPUTE_FULL && SET(K_RC_METHOD)) {
-            o->recompute_method = r->v[K_RC_METHOD].name;
-            o->sw_set |= CLI_SW_RC_METHOD;
+        if (j->recompute == SPACE_RECOMPUTE_FULL && SET(K_RC_METHOD)) {
+            j->recompute_method = r->v[K_RC_METHOD].name;
+            j->sw_set |= SEARCH_SW_RC_METHOD;
         }
-        if (o->recompute == SPACE_RECOMPUTE_FULL && SET(K_RC_LAYERS))
-            o->recompute_layers = IV(K_RC_LAYERS);
+        if (j->recompute == SPACE_RECOMPUTE_FULL && SET(K_RC_LAYERS))
+            j->recompute_layers = IV(K_RC_LAYERS);
     }
-    if (!rc && SET(K_RC_MODULES) && o->recompute == SPACE_RECOMPUTE_SELECTIVE
-        && space_rc_modules_parse(r->v[K_RC_MODULES].s, &o->recompute_modules))
+    if (!rc && SET(K_RC_MODULES) && j->recompute == SPACE_RECOMPUTE_SELECTIVE
+        && space_rc_modules_parse(r->v[K_RC_MODULES].s, &j->recompute_modules))
         rc = tp_errf(e, TP_EDATA, "%s:%d: model.recompute_modules %s: "
                      "expected a list of core_attn, layernorm, moe_act, "
                      "mla_up_proj, mlp, moe, shared_experts, or null", file,
                      r->v[K_RC_MODULES].line, r->v[K_RC_MODULES].s);
     if (SET(K_MP)) {
         int i = r->v[K_MP].name;
-        o->precision = mp_meaning[i].dtype;
-        if (o->precision == HW_FP8) {
-            o->fp8_recipe = mp_meaning[i].fp8;
-            o->sw_set |= CLI_SW_FP8;
+        j->precision = mp_meaning[i].dtype;
+        if (j->precision == HW_FP8) {
+            j->fp8_recipe = mp_meaning[i].fp8;
+            j->sw_set |= SEARCH_SW_FP8;
             /* as the recipe runs: most gather fp8 parameters */
-            o->fp8_params = nemo_mp_fp8[o->fp8_recipe].fp8_params;
+            j->fp8_params = nemo_mp_fp8[j->fp8_recipe].fp8_params;
         }
     }
     if (SET(K_PRECISION1))
-        o->precision = r->v[K_PRECISION1].name < 2 ? HW_BF16 : HW_FP16;
+        j->precision = r->v[K_PRECISION1].name < 2 ? HW_BF16 : HW_FP16;
     if (SET(K_FP8_1) && IV(K_FP8_1)) {
         /* NeMo 1's fp8 is delayed scaling */
-        o->precision = HW_FP8;
-        o->fp8_recipe = SPACE_FP8_DELAYED;
-        o->sw_set |= CLI_SW_FP8;
+        j->precision = HW_FP8;
+        j->fp8_recipe = SPACE_FP8_DELAYED;
+        j->sw_set |= SEARCH_SW_FP8;
     }
-    if (SET(K_FP8_PARAMS)) o->fp8_params = (int)IV(K_FP8_PARAMS);
+    if (SET(K_FP8_PARAMS)) j->fp8_params = (int)IV(K_FP8_PARAMS);
     if (SET(K_FSDP) && IV(K_FSDP))
-        o->zero = SET(K_SHARD) ? r->v[K_SHARD].name : SPACE_ZERO_3;
+        j->zero = SET(K_SHARD) ? r->v[K_SHARD].name : SPACE_ZERO_3;
     else if (SET(K_DISTOPT) || SET(K_DISTOPT_OPT))
         /* either turns it on in both (config.py,
          * _validate_and_sync_distributed_optimizer_settings) */
-        o->zero = (SET(K_DISTOPT) && IV(K_DISTOPT))
+        j->zero = (SET(K_DISTOPT) && IV(K_DISTOPT))
                           || (SET(K_DISTOPT_OPT) && IV(K_DISTOPT_OPT))
                       ? SPACE_ZERO_1
                       : SPACE_ZERO_NONE;
     if (SET(K_OPTIM1))
-        o->zero = r->v[K_OPTIM1].name == 1 ? SPACE_ZERO_1 : SPACE_ZERO_NONE;
+        j->zero = r->v[K_OPTIM1].name == 1 ? SPACE_ZERO_1 : SPACE_ZERO_NONE;
     if (SET(K_DP_OVERLAP)) {
-        o->no_overlap = !IV(K_DP_OVERLAP);
-        o->sw_set |= CLI_SW_DP;
+        j->no_overlap = !IV(K_DP_OVERLAP);
+        j->sw_set |= SEARCH_SW_DP;
     }
     if (SET(K_TP_UB)) {
-        o->tp_overlap = IV(K_TP_UB) ? SPACE_TP_OVERLAP_ALL : SPACE_TP_OVERLAP_BWD;
-        o->sw_set |= CLI_SW_TP;
+        j->tp_overlap = IV(K_TP_UB) ? SPACE_TP_OVERLAP_ALL : SPACE_TP_OVERLAP_BWD;
+        j->sw_set |= SEARCH_SW_TP;
     }
     if (SET(K_P2P_OVERLAP)) {
-        o->no_pp_overlap = !IV(K_P2P_OVERLAP);
-        o->sw_set |= CLI_SW_PP;
+        j->no_pp_overlap = !IV(K_P2P_OVERLAP);
+        j->sw_set |= SEARCH_SW_PP;
     }
     /* the fused loss: Megatron-Core's native one, or Transformer Engine's
      * (cross_entropy_fusion_impl te, which Megatron-Core only warns
      * about), read as today's TE keeps it: an fp32 gradient (v2.18 on) */
     if (SET(K_CE)) {
         int te = SET(K_CE_IMPL) && r->v[K_CE_IMPL].name == 1;
-        o->ce_fusion = IV(K_CE) && !te;
-        o->ce_te = IV(K_CE) && te ? SPACE_CE_TE_FP32 : SPACE_CE_TE_NONE;
+        j->ce_fusion = IV(K_CE) && !te;
+        j->ce_te = IV(K_CE) && te ? SPACE_CE_TE_FP32 : SPACE_CE_TE_NONE;
     }
     if (SET(K_MOE_PERMUTE) && SET(K_EXPERTS)) {
-        o->moe_permute_fusion = (int)IV(K_MOE_PERMUTE);
-        o->sw_set |= CLI_SW_PERMUTE;
+        j->moe_permute_fusion = (int)IV(K_MOE_PERMUTE);
+        j->sw_set |= SEARCH_SW_PERMUTE;
     }
     if (SET(K_MOE_ROUTER) && SET(K_EXPERTS)) {
-        o->moe_router_fusion = (int)IV(K_MOE_ROUTER);
-        o->sw_set |= CLI_SW_ROUTER;
+        j->moe_router_fusion = (int)IV(K_MOE_ROUTER);
+        j->sw_set |= SEARCH_SW_ROUTER;
     }
-    if (SET(K_FSDP_DB)) o->fsdp_double_buffer = (int)IV(K_FSDP_DB);
-    if (SET(K_CG_IMPL)) o->cuda_graph = r->v[K_CG_IMPL].name;
+    if (SET(K_FSDP_DB)) j->fsdp_double_buffer = (int)IV(K_FSDP_DB);
+    if (SET(K_CG_IMPL)) j->cuda_graph = r->v[K_CG_IMPL].name;
     if (!rc && SET(K_CG_SCOPE)) {
         /* the deprecated scope's "full_iteration" is the implementation
          * (cuda_graph_config.py CUDA_GRAPH_MODULES_DEPRECATIONS) */
@@ -2159,45 +2160,45 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
         snprintf(mods, sizeof mods, "%s", r->v[K_CG_SCOPE].s);
         char *fi = strstr(mods, "full_iteration");
         if (fi && strncmp(fi, "full_iteration_inference", 24) != 0) {
-            o->cuda_graph = SPACE_CG_FULL_ITERATION;
+            j->cuda_graph = SPACE_CG_FULL_ITERATION;
             memset(fi, ' ', 14);
         }
-        if (space_cgm_parse(mods, &o->cuda_graph_modules))
+        if (space_cgm_parse(mods, &j->cuda_graph_modules))
             rc = tp_errf(e, TP_EDATA, "%s:%d: %s %s: expected full, "
                          "full_iteration or a list of attn, mlp, moe, "
                          "moe_router, moe_preprocess", file,
                          r->v[K_CG_SCOPE].line, "model.cuda_graph_scope",
                          r->v[K_CG_SCOPE].s);
-        else if (o->cuda_graph == SPACE_CG_LOCAL || o->cuda_graph == SPACE_CG_TE)
-            o->cuda_graph_scope_set = o->cuda_graph_modules != 0;
+        else if (j->cuda_graph == SPACE_CG_LOCAL || j->cuda_graph == SPACE_CG_TE)
+            j->cuda_graph_scope_set = j->cuda_graph_modules != 0;
         else
-            o->cuda_graph_modules = 0;
+            j->cuda_graph_modules = 0;
     }
     /* null (the recipes' None): Transformer Engine picks, trainplan's
      * auto */
     if (r->v[K_ATTN].set) {
-        o->attn_backend = SET(K_ATTN) ? r->v[K_ATTN].name : SPACE_ATTN_AUTO;
-        o->sw_set |= CLI_SW_FLASH;
+        j->attn_backend = SET(K_ATTN) ? r->v[K_ATTN].name : SPACE_ATTN_AUTO;
+        j->sw_set |= SEARCH_SW_FLASH;
     }
     if (SET(K_CP_COMM)) {
-        o->cp_comm = r->v[K_CP_COMM].name;
-        o->sw_set |= CLI_SW_CP;
+        j->cp_comm = r->v[K_CP_COMM].name;
+        j->sw_set |= SEARCH_SW_CP;
     }
     /* memory savers and micro-batch groups (issue 28): what Megatron-Core
-     * refuses of them is cli_check_savers' and est_saver_check's */
-    if (SET(K_PA_OPT)) o->pa_optimizer = (int)IV(K_PA_OPT);
+     * refuses of them is search_job_check_savers' and est_saver_check's */
+    if (SET(K_PA_OPT)) j->pa_optimizer = (int)IV(K_PA_OPT);
     {
         const struct {
             nemo_kid k;
             const char *key;
             int *out;
         } dts[] = {{K_MAIN_GRADS, "optimizer.main_grads_dtype",
-                    &o->main_grads_dtype},
+                    &j->main_grads_dtype},
                    {K_MAIN_PARAMS, "optimizer.main_params_dtype",
-                    &o->main_params_dtype},
-                   {K_EXP_AVG, "optimizer.exp_avg_dtype", &o->exp_avg_dtype},
+                    &j->main_params_dtype},
+                   {K_EXP_AVG, "optimizer.exp_avg_dtype", &j->exp_avg_dtype},
                    {K_EXP_AVG_SQ, "optimizer.exp_avg_sq_dtype",
-                    &o->exp_avg_sq_dtype}};
+                    &j->exp_avg_sq_dtype}};
         for (size_t i = 0; !rc && i < sizeof dts / sizeof dts[0]; i++) {
             if (!SET(dts[i].k)) continue;
             int d = odtype_of[r->v[dts[i].k].name];
@@ -2211,16 +2212,16 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
         }
     }
     if (SET(K_OPT_OFFLOAD) && IV(K_OPT_OFFLOAD)) {
-        o->opt_offload = 1;
+        j->opt_offload = 1;
         if (SET(K_OPT_OFFLOAD_FRAC)) {
-            o->opt_offload_fraction = r->v[K_OPT_OFFLOAD_FRAC].x;
-            if (!rc && !(o->opt_offload_fraction > 0))
+            j->opt_offload_fraction = r->v[K_OPT_OFFLOAD_FRAC].x;
+            if (!rc && !(j->opt_offload_fraction > 0))
                 rc = tp_errf(e, TP_EDATA, "%s:%d: optimizer.optimizer_"
                              "offload_fraction 0: nothing offloaded; set "
                              "optimizer.optimizer_cpu_offload=false",
                              file, r->v[K_OPT_OFFLOAD_FRAC].line);
         }
-        o->opt_offload_overlap = SET(K_OPT_OFFLOAD_OVERLAP)
+        j->opt_offload_overlap = SET(K_OPT_OFFLOAD_OVERLAP)
                                  && IV(K_OPT_OFFLOAD_OVERLAP);
     }
     /* TransformerConfig: cpu_offloading with cpu_offloading_num_layers;
@@ -2228,10 +2229,10 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
      * (get_cpu_offload_context: weights alone are a no-op) */
     if (SET(K_CPU_OFFLOAD) && IV(K_CPU_OFFLOAD)
         && !(SET(K_CPU_OFFLOAD_ACT) && !IV(K_CPU_OFFLOAD_ACT))) {
-        o->act_offload_layers = SET(K_CPU_OFFLOAD_LAYERS)
+        j->act_offload_layers = SET(K_CPU_OFFLOAD_LAYERS)
                                     ? IV(K_CPU_OFFLOAD_LAYERS)
                                     : 0;
-        if (!rc && o->act_offload_layers <= 0)
+        if (!rc && j->act_offload_layers <= 0)
             rc = tp_errf(e, TP_EDATA, "%s:%d: model.cpu_offloading true "
                          "without model.cpu_offloading_num_layers >= 1 "
                          "(TransformerConfig's default 0 offloads no layer); "
@@ -2239,10 +2240,10 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
                          file, r->v[K_CPU_OFFLOAD].line);
     }
     if (!rc && SET(K_FG_OFFLOAD) && IV(K_FG_OFFLOAD)) {
-        o->fine_grained = 1;
+        j->fine_grained = 1;
         if (!SET(K_OFFLOAD_MODULES)
             || space_off_modules_parse(r->v[K_OFFLOAD_MODULES].s,
-                                       &o->offload_modules))
+                                       &j->offload_modules))
             rc = tp_errf(e, TP_EDATA, "%s:%d: model.offload_modules %s: "
                          "expected a list of attn_norm, qkv_linear, "
                          "core_attn, attn_proj, mlp_norm, expert_fc1, "
@@ -2253,14 +2254,14 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
                          SET(K_OFFLOAD_MODULES) ? r->v[K_OFFLOAD_MODULES].s
                                                 : "(none)");
         if (!rc && SET(K_OFFLOAD_FRAC)) {
-            o->offload_fraction = r->v[K_OFFLOAD_FRAC].x;
-            if (!(o->offload_fraction > 0))
+            j->offload_fraction = r->v[K_OFFLOAD_FRAC].x;
+            if (!(j->offload_fraction > 0))
                 rc = tp_errf(e, TP_EDATA, "%s:%d: model.activation_offload_"
                              "fraction 0: nothing offloaded",
                              file, r->v[K_OFFLOAD_FRAC].line);
         }
     }
-    if (SET(K_MB_GROUP)) o->mb_group = IV(K_MB_GROUP);
+    if (SET(K_MB_GROUP)) j->mb_group = IV(K_MB_GROUP);
     if (!rc && SET(K_WGRAD_DEFER) && IV(K_WGRAD_DEFER))
         rc = tp_errf(e, TP_EDATA, "%s:%d: comm_overlap.defer_embedding_wgrad_"
                      "compute: estimate has no option for it; remove it",
@@ -2275,11 +2276,11 @@ int cli_read_nemo(const char *text, const char *file, cli_opts *o,
                              "trainer.devices)"
                            : "the nodes (--nnodes, trainer.num_nodes)");
     if (!rc && nodes > 0) {
-        if (o->gpus > 0 && o->gpus != nodes * per)
+        if (j->gpus > 0 && j->gpus != nodes * per)
             rc = tp_errf(e, TP_EUSAGE, "--gpus %lld and %s (%lld nodes x %lld "
-                         "GPUs) disagree", (long long)o->gpus, file, nodes,
+                         "GPUs) disagree", (long long)j->gpus, file, nodes,
                          per);
-        o->gpus = nodes * per;
+        j->gpus = nodes * per;
     }
     free(r);
     return rc;

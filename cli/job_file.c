@@ -1,65 +1,16 @@
 /*
- * launch.c - what the launch writers share: the growable text they write
- * into, and the nodes a job takes. The writers themselves are one file a
- * framework: launch_megatron.c, launch_nemo.c, launch_torchtitan.c.
+ * job_file.c - --megatron-args, --nemo-overrides and --torchtitan-config:
+ * the file (or standard input) the option names, read with its
+ * framework's reader (launch/) into the options' job and a model.
  */
-#include "launch.h"
-
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "launch.h"
 #include "tp_base.h"
-
-void cli_text_put(cli_text *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    size_t need = t->n + (size_t)k + 1;
-    if (need > t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap < need) cap *= 2;
-        char *p = realloc(t->p, cap);
-        if (!p) {
-            fprintf(stderr, "trainplan: out of memory (%zu bytes)\n", cap);
-            abort();
-        }
-        t->p = p;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->p + t->n, t->cap - t->n, fmt, ap);
-    va_end(ap);
-    t->n += (size_t)k;
-}
-
-void cli_text_free(cli_text *t)
-{
-    if (!t) return;
-    free(t->p);
-    t->p = NULL;
-    t->n = t->cap = 0;
-}
-
-const char *cli_text_str(const cli_text *t)
-{
-    return t->p ? t->p : "";
-}
-
-int64_t cli_launch_nodes(const cli_launch *c, int64_t *per_node)
-{
-    const space_layout *l = c->layout;
-    int64_t gpus = l->tp * l->pp * l->cp * l->dp;
-    int gpn = c->gpus_per_node;
-    int64_t g = gpn > 0 && gpn < gpus ? gpn : gpus;
-    *per_node = g;
-    return (gpus + g - 1) / g;
-}
 
 const char *const cli_job_options[CLI_JOB_COUNT] = {
     [CLI_JOB_NONE] = "",
@@ -133,13 +84,14 @@ int cli_read_job(cli_opts *o, space_model *m, tp_err *e)
     }
     switch (o->job_kind) {
     case CLI_JOB_MEGATRON:
-        rc = cli_read_megatron(text, name, o, m, e);
+        rc = launch_read_megatron(text, name, &o->job, m, cli_err(o), e);
         break;
     case CLI_JOB_NEMO:
-        rc = cli_read_nemo(text, name, o, m, e);
+        rc = launch_read_nemo(text, name, &o->job, m, cli_err(o), e);
         break;
     case CLI_JOB_TORCHTITAN:
-        rc = cli_read_torchtitan_fn(text, name, fn, o, m, e);
+        rc = launch_read_torchtitan_fn(text, name, fn, &o->job, m,
+                                       cli_err(o), e);
         break;
     default:
         rc = tp_errf(e, TP_EINTERNAL, "no reader for job kind %d",
@@ -147,33 +99,4 @@ int cli_read_job(cli_opts *o, space_model *m, tp_err *e)
     }
     free(text);
     return rc;
-}
-
-/* ---- the launches as data ------------------------------------------------ */
-
-void cli_json_set(cJSON *o, const char *key, const char *value)
-{
-    cJSON_DeleteItemFromObjectCaseSensitive(o, key); /* the last one wins */
-    cJSON_AddStringToObject(o, key, value);
-}
-
-void cli_json_comment(cJSON *notes, const char *line)
-{
-    if (*line == '#') line++;
-    if (*line == ' ') line++;
-    cJSON_AddItemToArray(notes, cJSON_CreateString(line));
-}
-
-char *cli_next_line(char **p)
-{
-    char *s = *p;
-    if (!s || !*s) return NULL;
-    char *nl = strchr(s, '\n');
-    if (nl) {
-        *nl = '\0';
-        *p = nl + 1;
-    } else {
-        *p = s + strlen(s);
-    }
-    return s;
 }

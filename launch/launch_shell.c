@@ -23,7 +23,7 @@
  * not set ($1 too: no arguments), $(...), `...`, $((...)), $@ and the
  * other special parameters, an expansion with %, #, / or ^, a variable
  * set under a condition it cannot evaluate, in a loop, case or function
- * body. Such a word carries CLI_SH_UNKNOWN and the reason, naming the
+ * body. Such a word carries LAUNCH_SH_UNKNOWN and the reason, naming the
  * variable and the file:line where the value became unknown; each reader
  * refuses it where its value matters (a flag it reads, a word that could
  * hold flags) and skips it elsewhere (a checkpoint path).
@@ -45,8 +45,8 @@ enum { SH_WHY_MAX = 400, SH_MAX_WORDS = 200000, SH_MAX_DEPTH = 64 };
 
 /* ---- storage ---------------------------------------------------------- */
 
-/* Every string of a script lives in its pool, freed by cli_sh_free. */
-static char *pool_add(cli_sh *sh, char *s)
+/* Every string of a script lives in its pool, freed by launch_sh_free. */
+static char *pool_add(launch_sh *sh, char *s)
 {
     if (sh->npool == sh->cappool) {
         sh->cappool = sh->cappool ? 2 * sh->cappool : 256;
@@ -56,7 +56,7 @@ static char *pool_add(cli_sh *sh, char *s)
     return s;
 }
 
-static char *pool_strndup(cli_sh *sh, const char *s, size_t n)
+static char *pool_strndup(launch_sh *sh, const char *s, size_t n)
 {
     char *p = tp_xmalloc(n + 1);
     memcpy(p, s, n);
@@ -67,7 +67,7 @@ static char *pool_strndup(cli_sh *sh, const char *s, size_t n)
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static const char *pool_printf(cli_sh *sh, const char *fmt, ...)
+static const char *pool_printf(launch_sh *sh, const char *fmt, ...)
 {
     char buf[SH_WHY_MAX];
     va_list ap;
@@ -80,11 +80,11 @@ static const char *pool_printf(cli_sh *sh, const char *fmt, ...)
 /* A growable list of words (fields of an expansion, a variable's
  * elements). */
 typedef struct wvec {
-    cli_sh_word *w;
+    launch_sh_word *w;
     int n, cap;
 } wvec;
 
-static void wvec_push(wvec *v, cli_sh_word x)
+static void wvec_push(wvec *v, launch_sh_word x)
 {
     if (v->n == v->cap) {
         v->cap = v->cap ? 2 * v->cap : 8;
@@ -134,7 +134,7 @@ typedef struct frame {
 } frame;
 
 typedef struct sh_state {
-    cli_sh *sh;
+    launch_sh *sh;
     const char *file;
     sh_var *vars;
     int nv, capv;
@@ -210,7 +210,7 @@ typedef struct fields {
 static void f_end(sh_state *st, fields *f)
 {
     if (f->has) {
-        cli_sh_word w = {pool_strndup(st->sh, f->cur.p ? f->cur.p : "",
+        launch_sh_word w = {pool_strndup(st->sh, f->cur.p ? f->cur.p : "",
                                       f->cur.n),
                          f->why, f->line, f->flags, f->at};
         wvec_push(&f->out, w);
@@ -231,11 +231,11 @@ static void f_lit(fields *f, const char *s, size_t n)
 
 static void f_unknown(fields *f, const char *why, int split)
 {
-    if (!(f->flags & CLI_SH_UNKNOWN)) f->why = why, f->at = (int)f->cur.n;
-    if (f->cur.n == 0 && !(f->flags & CLI_SH_UNKNOWN))
-        f->flags |= CLI_SH_HEAD;
-    f->flags |= CLI_SH_UNKNOWN;
-    if (split && !f->nosplit) f->flags |= CLI_SH_SPLIT;
+    if (!(f->flags & LAUNCH_SH_UNKNOWN)) f->why = why, f->at = (int)f->cur.n;
+    if (f->cur.n == 0 && !(f->flags & LAUNCH_SH_UNKNOWN))
+        f->flags |= LAUNCH_SH_HEAD;
+    f->flags |= LAUNCH_SH_UNKNOWN;
+    if (split && !f->nosplit) f->flags |= LAUNCH_SH_SPLIT;
     f->has = 1;
 }
 
@@ -262,11 +262,11 @@ static void f_text(sh_state *st, fields *f, const char *s, size_t n,
 }
 
 /* One value's element into the fields; an unknown part where it was. */
-static void f_element(sh_state *st, fields *f, const cli_sh_word *x,
+static void f_element(sh_state *st, fields *f, const launch_sh_word *x,
                       int quoted)
 {
     size_t len = strlen(x->s);
-    if (!(x->flags & CLI_SH_UNKNOWN)) {
+    if (!(x->flags & LAUNCH_SH_UNKNOWN)) {
         f_text(st, f, x->s, len, quoted);
         return;
     }
@@ -413,7 +413,7 @@ static void expand_brace(sh_state *st, fields *f, const char *b,
     }
     sh_var *v = var_find(st, name, nlen);
     int unknown_val = v && v->set && v->el.n > 0
-                      && (v->el.w[0].flags & CLI_SH_UNKNOWN);
+                      && (v->el.w[0].flags & LAUNCH_SH_UNKNOWN);
     if (length) {
         if (p != e) goto unknown;
         if (unknown_val) {
@@ -636,7 +636,7 @@ static int same_words(const wvec *a, const wvec *b)
 {
     if (a->n != b->n) return 0;
     for (int i = 0; i < a->n; i++)
-        if (((a->w[i].flags | b->w[i].flags) & CLI_SH_UNKNOWN)
+        if (((a->w[i].flags | b->w[i].flags) & LAUNCH_SH_UNKNOWN)
             || strcmp(a->w[i].s, b->w[i].s) != 0)
             return 0;
     return 1;
@@ -651,23 +651,23 @@ static void var_assign(sh_state *st, sh_var *v, const wvec *w, int array,
             for (int i = 0; i < v->el.n; i++) wvec_push(&nv, v->el.w[i]);
             if (!array && nv.n > 0 && w->n > 0) {
                 /* A+=str appends to A[0] */
-                cli_sh_word x = nv.w[0];
+                launch_sh_word x = nv.w[0];
                 size_t a = strlen(x.s), b = strlen(w->w[0].s);
                 char *s = pool_add(st->sh, tp_xmalloc(a + b + 1));
                 memcpy(s, x.s, a);
                 memcpy(s + a, w->w[0].s, b + 1);
                 x.s = s;
-                if (!(x.flags & CLI_SH_UNKNOWN)
-                    && (w->w[0].flags & CLI_SH_UNKNOWN))
+                if (!(x.flags & LAUNCH_SH_UNKNOWN)
+                    && (w->w[0].flags & LAUNCH_SH_UNKNOWN))
                     x.at = (int)a + w->w[0].at, x.why = w->w[0].why;
-                x.flags |= w->w[0].flags & ~(unsigned)CLI_SH_HEAD;
+                x.flags |= w->w[0].flags & ~(unsigned)LAUNCH_SH_HEAD;
                 nv.w[0] = x;
             } else {
                 for (int i = 0; i < w->n; i++) wvec_push(&nv, w->w[i]);
             }
         } else {
-            cli_sh_word x = v->el.n ? v->el.w[0]
-                                    : (cli_sh_word){"", NULL, line, 0, 0};
+            launch_sh_word x = v->el.n ? v->el.w[0]
+                                    : (launch_sh_word){"", NULL, line, 0, 0};
             const char *add = w->n ? w->w[0].s : "";
             size_t a = strlen(x.s), b = strlen(add);
             char *s = pool_add(st->sh, tp_xmalloc(a + b + 1));
@@ -675,12 +675,12 @@ static void var_assign(sh_state *st, sh_var *v, const wvec *w, int array,
             memcpy(s + a, add, b + 1);
             x.s = s;
             if (w->n) {
-                if (!(x.flags & CLI_SH_UNKNOWN)
-                    && (w->w[0].flags & CLI_SH_UNKNOWN))
+                if (!(x.flags & LAUNCH_SH_UNKNOWN)
+                    && (w->w[0].flags & LAUNCH_SH_UNKNOWN))
                     x.at = (int)a + w->w[0].at, x.why = w->w[0].why;
-                x.flags |= w->w[0].flags & ~(unsigned)CLI_SH_HEAD;
-                if (a == 0 && (w->w[0].flags & CLI_SH_HEAD))
-                    x.flags |= CLI_SH_HEAD;
+                x.flags |= w->w[0].flags & ~(unsigned)LAUNCH_SH_HEAD;
+                if (a == 0 && (w->w[0].flags & LAUNCH_SH_HEAD))
+                    x.flags |= LAUNCH_SH_HEAD;
             }
             wvec_push(&nv, x);
         }
@@ -694,14 +694,14 @@ static void var_assign(sh_state *st, sh_var *v, const wvec *w, int array,
               && same_words(&v->el, &nv))) {
             free(nv.w);
             nv = (wvec){0};
-            cli_sh_word x = {"",
+            launch_sh_word x = {"",
                              pool_printf(st->sh, "$%s is set at %s:%d "
                                          "under the condition, loop or "
                                          "function at line %d, which "
                                          "trainplan does not evaluate",
                                          v->name, st->file, line,
                                          unk_line(st)),
-                             line, CLI_SH_UNKNOWN | CLI_SH_HEAD, 0};
+                             line, LAUNCH_SH_UNKNOWN | LAUNCH_SH_HEAD, 0};
             wvec_push(&nv, x);
         }
     }
@@ -1042,7 +1042,7 @@ static int op_is(const token *t, const char *op)
 
 static void emit(sh_state *st, const wvec *w, int line)
 {
-    cli_sh *sh = st->sh;
+    launch_sh *sh = st->sh;
     if (w->n == 0) return;
     if (sh->nw + w->n > SH_MAX_WORDS) {
         if (!st->rc)
@@ -1054,7 +1054,7 @@ static void emit(sh_state *st, const wvec *w, int line)
         sh->capc = sh->capc ? 2 * sh->capc : 64;
         sh->c = tp_xrealloc(sh->c, (size_t)sh->capc * sizeof *sh->c);
     }
-    sh->c[sh->nc++] = (cli_sh_cmd){sh->nw, w->n, line, unk_line(st)};
+    sh->c[sh->nc++] = (launch_sh_cmd){sh->nw, w->n, line, unk_line(st)};
     for (int i = 0; i < w->n; i++) {
         if (sh->nw == sh->capw) {
             sh->capw = sh->capw ? 2 * sh->capw : 256;
@@ -1066,13 +1066,13 @@ static void emit(sh_state *st, const wvec *w, int line)
 
 /* [ ], [[ ]] and test of known strings and integers: 1, 0, or -1 when
  * it cannot be told. */
-static int eval_test(const cli_sh_word *a, int n)
+static int eval_test(const launch_sh_word *a, int n)
 {
     int neg = 0;
-    while (n > 0 && strcmp(a[0].s, "!") == 0 && !(a[0].flags & CLI_SH_UNKNOWN))
+    while (n > 0 && strcmp(a[0].s, "!") == 0 && !(a[0].flags & LAUNCH_SH_UNKNOWN))
         neg = !neg, a++, n--;
     for (int i = 0; i < n; i++)
-        if (a[i].flags & CLI_SH_UNKNOWN) return -1;
+        if (a[i].flags & LAUNCH_SH_UNKNOWN) return -1;
     int r = -1;
     if (n == 0) r = 0;
     else if (n == 1) r = a[0].s[0] != '\0';
@@ -1110,9 +1110,9 @@ static int and_or(int a, int op_and, int b);
 static int status_of(const wvec *w, int first)
 {
     if (first >= w->n) return 1; /* assignments only */
-    const cli_sh_word *a = w->w + first;
+    const launch_sh_word *a = w->w + first;
     int n = w->n - first;
-    if (a[0].flags & CLI_SH_UNKNOWN) return -1;
+    if (a[0].flags & LAUNCH_SH_UNKNOWN) return -1;
     const char *c = a[0].s;
     if (strcmp(c, "[") == 0 || strcmp(c, "[[") == 0) {
         const char *close = c[1] ? "]]" : "]";
@@ -1124,9 +1124,9 @@ static int status_of(const wvec *w, int first)
         int r = 0, g = 1, from = 1;
         for (int i = 1; i <= n - 1; i++) {
             int end = i == n - 1;
-            int is_and = !end && !(a[i].flags & CLI_SH_UNKNOWN)
+            int is_and = !end && !(a[i].flags & LAUNCH_SH_UNKNOWN)
                          && strcmp(a[i].s, "&&") == 0;
-            int is_or = !end && !(a[i].flags & CLI_SH_UNKNOWN)
+            int is_or = !end && !(a[i].flags & LAUNCH_SH_UNKNOWN)
                         && strcmp(a[i].s, "||") == 0;
             if (!end && !is_and && !is_or) continue;
             g = and_or(g, 1, eval_test(a + from, i - from));
@@ -1178,9 +1178,9 @@ static void set_unknown(sh_state *st, const char *name, size_t n, int line,
     sh_var *v = var_get(st, name, n);
     free(v->el.w);
     v->el = (wvec){0};
-    cli_sh_word x = {"", pool_printf(st->sh, "$%s (%s:%d): %s", v->name,
+    launch_sh_word x = {"", pool_printf(st->sh, "$%s (%s:%d): %s", v->name,
                                      st->file, line, what),
-                     line, CLI_SH_UNKNOWN | CLI_SH_HEAD, 0};
+                     line, LAUNCH_SH_UNKNOWN | LAUNCH_SH_HEAD, 0};
     wvec_push(&v->el, x);
     v->set = 1, v->array = 0;
 }
@@ -1294,7 +1294,7 @@ static void run_command(sh_state *st, token *t, int n)
         }
         expand_word(st, t[i].p, t[i].end, t[i].line, 0, &words);
     }
-    if (words.n > 0 && !(words.w[0].flags & CLI_SH_UNKNOWN)) {
+    if (words.n > 0 && !(words.w[0].flags & LAUNCH_SH_UNKNOWN)) {
         const char *c = words.w[0].s;
         is_decl = strcmp(c, "export") == 0 || strcmp(c, "declare") == 0
                   || strcmp(c, "local") == 0 || strcmp(c, "readonly") == 0
@@ -1324,28 +1324,28 @@ static void run_command(sh_state *st, token *t, int n)
         sbuf b = {0};
         sb_putn(&b, t[i].p, nl);
         sb_putc(&b, '=');
-        unsigned fl = CLI_SH_ASSIGN;
+        unsigned fl = LAUNCH_SH_ASSIGN;
         const char *why = NULL;
         for (int j = 0; j < v.n; j++) {
             if (j) sb_putc(&b, ' ');
             sb_putn(&b, v.w[j].s, strlen(v.w[j].s));
-            if (v.w[j].flags & CLI_SH_UNKNOWN) {
-                fl |= CLI_SH_UNKNOWN;
+            if (v.w[j].flags & LAUNCH_SH_UNKNOWN) {
+                fl |= LAUNCH_SH_UNKNOWN;
                 if (!why) why = v.w[j].why;
             }
         }
-        cli_sh_word aw = {pool_strndup(st->sh, b.p, b.n), why, t[i].line, fl, 0};
+        launch_sh_word aw = {pool_strndup(st->sh, b.p, b.n), why, t[i].line, fl, 0};
         free(b.p);
         wvec_push(&out, aw);
         if (!(temp && before)) {
             if (ix) {
                 sh_var *var = var_get(st, t[i].p, nl);
                 wvec u = {0};
-                cli_sh_word x = {"", pool_printf(st->sh, "$%s (%s:%d): an "
+                launch_sh_word x = {"", pool_printf(st->sh, "$%s (%s:%d): an "
                                                  "element assignment, not "
                                                  "evaluated", var->name,
                                                  st->file, t[i].line),
-                                 t[i].line, CLI_SH_UNKNOWN | CLI_SH_HEAD, 0};
+                                 t[i].line, LAUNCH_SH_UNKNOWN | LAUNCH_SH_HEAD, 0};
                 wvec_push(&u, x);
                 var_assign(st, var, &u, 0, 0, t[i].line);
                 free(u.w);
@@ -1359,7 +1359,7 @@ static void run_command(sh_state *st, token *t, int n)
         free(v.w);
     }
     int status;
-    if (words.n > 0 && !(words.w[0].flags & CLI_SH_UNKNOWN)) {
+    if (words.n > 0 && !(words.w[0].flags & LAUNCH_SH_UNKNOWN)) {
         const char *c = words.w[0].s;
         if (strcmp(c, "unset") == 0) {
             for (int i = 1; i < words.n; i++)
@@ -1413,7 +1413,7 @@ static void run_command(sh_state *st, token *t, int n)
     free(out.w);
 }
 
-int cli_sh_read(const char *text, const char *file, cli_sh *sh, tp_err *e)
+int launch_sh_read(const char *text, const char *file, launch_sh *sh, tp_err *e)
 {
     memset(sh, 0, sizeof *sh);
     sh_state st;
@@ -1525,13 +1525,13 @@ int cli_sh_read(const char *text, const char *file, cli_sh *sh, tp_err *e)
     for (int i = 0; i < st.nv; i++) free(st.vars[i].el.w);
     free(st.vars);
     if (st.rc) {
-        cli_sh_free(sh);
+        launch_sh_free(sh);
         return st.rc;
     }
     return TP_OK;
 }
 
-void cli_sh_free(cli_sh *sh)
+void launch_sh_free(launch_sh *sh)
 {
     if (!sh) return;
     for (int i = 0; i < sh->npool; i++) free(sh->pool[i]);
@@ -1541,7 +1541,7 @@ void cli_sh_free(cli_sh *sh)
     memset(sh, 0, sizeof *sh);
 }
 
-const char *cli_sh_why(const cli_sh_word *w)
+const char *launch_sh_why(const launch_sh_word *w)
 {
     return w->why ? w->why : "a value not known from the file";
 }

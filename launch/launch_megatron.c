@@ -317,7 +317,7 @@ static int before_blackwell(const char *arch)
 /* The environment Megatron-LM asserts or the estimate assumes
  * (NVIDIA/Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py
  * validate_args), in the order every form writes it. */
-static void build_env(const cli_launch *c, mg_args *j)
+static void build_env(const launch_plan *c, mg_args *j)
 {
     const space_layout *l = c->layout;
     if (j->fsdp)
@@ -350,7 +350,7 @@ static void build_env(const cli_launch *c, mg_args *j)
                 "segments (validate_args)");
 }
 
-static void build_args(const cli_launch *c, mg_args *j)
+static void build_args(const launch_plan *c, mg_args *j)
 {
     const space_layout *l = c->layout;
     const space_model *m = c->model;
@@ -716,21 +716,21 @@ static void build_args(const cli_launch *c, mg_args *j)
 }
 
 /* A value as one shell word: bare when safe, else single-quoted. */
-static void put_word(cli_text *t, const char *s)
+static void put_word(launch_text *t, const char *s)
 {
     int safe = *s != '\0';
     for (const char *p = s; *p; p++)
         if (!isalnum((unsigned char)*p) && !strchr("-_.,/:=+@%", *p)) safe = 0;
     if (safe) {
-        cli_text_put(t, "%s", s);
+        launch_text_put(t, "%s", s);
         return;
     }
-    cli_text_put(t, "'");
+    launch_text_put(t, "'");
     for (const char *p = s; *p; p++) {
-        if (*p == '\'') cli_text_put(t, "'\\''");
-        else cli_text_put(t, "%c", *p);
+        if (*p == '\'') launch_text_put(t, "'\\''");
+        else launch_text_put(t, "%c", *p);
     }
-    cli_text_put(t, "'");
+    launch_text_put(t, "'");
 }
 
 /* The next blank-separated word of a list value at *p into w (as long
@@ -747,7 +747,7 @@ static int next_word(const char **p, char w[1024])
 }
 
 /* An argument's value: one word, or a list's words each. */
-static void put_value(cli_text *t, const mg_arg *a)
+static void put_value(launch_text *t, const mg_arg *a)
 {
     if (!a->list) {
         put_word(t, a->value);
@@ -756,41 +756,41 @@ static void put_value(cli_text *t, const mg_arg *a)
     char w[sizeof a->value];
     const char *p = a->value;
     for (int first = 1; next_word(&p, w); first = 0) {
-        if (!first) cli_text_put(t, " ");
+        if (!first) launch_text_put(t, " ");
         put_word(t, w);
     }
 }
 
-void cli_launch_megatron(const cli_launch *c, cli_text *b)
+void launch_megatron(const launch_plan *c, launch_text *b)
 {
     mg_args j;
     build_args(c, &j);
-    int64_t g, nodes = cli_launch_nodes(c, &g);
+    int64_t g, nodes = launch_nodes(c, &g);
     /* bash's assignments before the command, then env(1) for what must
      * be unset: env passes the assignments on to torchrun */
     for (int i = 0; i < j.n_env; i++)
         if (j.env[i].value)
-            cli_text_put(b, "%s=%s ", j.env[i].name, j.env[i].value);
+            launch_text_put(b, "%s=%s ", j.env[i].name, j.env[i].value);
     for (int i = 0, first = 1; i < j.n_env; i++)
         if (!j.env[i].value) {
-            cli_text_put(b, "%s-u %s ", first ? "env " : "", j.env[i].name);
+            launch_text_put(b, "%s-u %s ", first ? "env " : "", j.env[i].name);
             first = 0;
         }
-    cli_text_put(b, "torchrun --nnodes %lld --nproc-per-node %lld "
+    launch_text_put(b, "torchrun --nnodes %lld --nproc-per-node %lld "
                     "--rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:29500\" "
                     "pretrain_gpt.py", (long long)nodes, (long long)g);
     for (int i = 0; i < j.n; i++) {
-        cli_text_put(b, " %s", j.a[i].flag);
+        launch_text_put(b, " %s", j.a[i].flag);
         if (j.a[i].value[0]) {
-            cli_text_put(b, " ");
+            launch_text_put(b, " ");
             put_value(b, &j.a[i]);
         }
     }
     for (int i = 0; i < j.n_notes; i++)
-        cli_text_put(b, "%s%s", i ? "; " : "  # ", j.notes[i]);
+        launch_text_put(b, "%s%s", i ? "; " : "  # ", j.notes[i]);
 }
 
-cJSON *cli_launch_megatron_json(const cli_launch *c)
+cJSON *launch_megatron_json(const launch_plan *c)
 {
     mg_args j;
     build_args(c, &j);
@@ -823,33 +823,33 @@ cJSON *cli_launch_megatron_json(const cli_launch *c)
     return o;
 }
 
-void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
+void launch_megatron_script(const launch_plan *c, launch_text *b)
 {
     const space_layout *l = c->layout;
     const space_model *m = c->model;
     mg_args j;
     build_args(c, &j);
-    int64_t g, nodes = cli_launch_nodes(c, &g);
+    int64_t g, nodes = launch_nodes(c, &g);
     char tag[96];
     space_layout_tag(l, c->gpus_per_node, tag, sizeof tag);
-    cli_text_put(b, "#!/bin/bash\n");
-    cli_text_put(b, "# %s on %s: %s, %lld node%s x %lld GPUs\n", m->name,
+    launch_text_put(b, "#!/bin/bash\n");
+    launch_text_put(b, "# %s on %s: %s, %lld node%s x %lld GPUs\n", m->name,
                  c->system ? c->system : "?", tag, (long long)nodes,
                  nodes == 1 ? "" : "s", (long long)g);
-    cli_text_put(b, "# written by trainplan %s for %s (pretrain_gpt.py)\n",
+    launch_text_put(b, "# written by trainplan %s for %s (pretrain_gpt.py)\n",
                  TRAINPLAN_VERSION, MEGATRON_TARGET);
     int64_t iters = 0;
     if (c->tokens > 0)
         iters = (int64_t)ceil(c->tokens / ((double)l->gbs * (double)l->seq));
     if (c->iteration_s > 0) {
-        cli_text_put(b, "# estimated %.4g s an iteration", c->iteration_s);
+        launch_text_put(b, "# estimated %.4g s an iteration", c->iteration_s);
         if (iters > 0)
-            cli_text_put(b, ", %lld iterations (%.3g tokens): %.3g days",
+            launch_text_put(b, ", %lld iterations (%.3g tokens): %.3g days",
                          (long long)iters, c->tokens,
                          (double)iters * c->iteration_s / 86400);
-        cli_text_put(b, "\n");
+        launch_text_put(b, "\n");
     }
-    cli_text_put(
+    launch_text_put(
         b,
         "#\n"
         "# Slurm: sbatch [--account A] [--partition P] [--time T] THIS_FILE\n"
@@ -866,8 +866,8 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
         "pre-training values.\n",
         (long long)nodes, nodes == 1 ? "" : "s");
     for (int i = 0; i < j.n_notes; i++)
-        cli_text_put(b, "# note: %s\n", j.notes[i]);
-    cli_text_put(b,
+        launch_text_put(b, "# note: %s\n", j.notes[i]);
+    launch_text_put(b,
                  "#SBATCH --job-name=trainplan-%s\n"
                  "#SBATCH --nodes=%lld\n"
                  "#SBATCH --ntasks-per-node=1\n"
@@ -875,7 +875,7 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
                  "#SBATCH --exclusive\n"
                  "set -euo pipefail\n\n",
                  m->name, (long long)nodes, (long long)g);
-    cli_text_put(b,
+    launch_text_put(b,
                  "MEGATRON_LM=${MEGATRON_LM:-/path/to/Megatron-LM}\n"
                  "DATA_PATH=${DATA_PATH:-/path/to/dataset_text_document}\n"
                  "TOKENIZER=${TOKENIZER:-/path/to/tokenizer}\n"
@@ -883,31 +883,31 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
                  "MASTER_PORT=${MASTER_PORT:-29500}\n\n");
     for (int i = 0; i < j.n_env; i++) {
         if (j.env[i].value)
-            cli_text_put(b, "# %s\nexport %s=%s\n\n", j.env[i].why,
+            launch_text_put(b, "# %s\nexport %s=%s\n\n", j.env[i].why,
                          j.env[i].name, j.env[i].value);
         else
-            cli_text_put(b, "# %s\nunset %s\n\n", j.env[i].why,
+            launch_text_put(b, "# %s\nunset %s\n\n", j.env[i].why,
                          j.env[i].name);
     }
     for (int gi = 0; gi < G_COUNT; gi++) {
-        cli_text_put(b, "%s=(\n", group_names[gi]);
+        launch_text_put(b, "%s=(\n", group_names[gi]);
         for (int i = 0; i < j.n; i++) {
             if (j.a[i].group != gi) continue;
-            cli_text_put(b, "    %s", j.a[i].flag);
+            launch_text_put(b, "    %s", j.a[i].flag);
             if (j.a[i].value[0]) {
-                cli_text_put(b, " ");
+                launch_text_put(b, " ");
                 put_value(b, &j.a[i]);
             }
-            cli_text_put(b, "\n");
+            launch_text_put(b, "\n");
         }
-        cli_text_put(b, ")\n");
+        launch_text_put(b, ")\n");
     }
-    cli_text_put(b, "TRAINING=(\n");
+    launch_text_put(b, "TRAINING=(\n");
     if (iters > 0)
-        cli_text_put(b, "    --train-iters %lld\n", (long long)iters);
+        launch_text_put(b, "    --train-iters %lld\n", (long long)iters);
     else
-        cli_text_put(b, "    --train-iters 1000  # no --tokens given\n");
-    cli_text_put(b,
+        launch_text_put(b, "    --train-iters 1000  # no --tokens given\n");
+    launch_text_put(b,
                  "    --lr 3.0e-4 --min-lr 3.0e-5 --lr-decay-style cosine "
                  "--lr-warmup-fraction 0.01\n"
                  "    --weight-decay 0.1 --adam-beta1 0.9 --adam-beta2 0.95 "
@@ -923,7 +923,7 @@ void cli_launch_megatron_script(const cli_launch *c, cli_text *b)
                  ")\n\n",
                  /* Megatron-FSDP's format is among the arguments above */
                  j.fsdp ? "" : " --ckpt-format torch_dist");
-    cli_text_put(
+    launch_text_put(
         b,
         "NODES=%lld\n"
         "GPUS_PER_NODE=%lld\n"
@@ -957,7 +957,7 @@ enum { MAX_WORDS = 8192 };
  * (launch_shell.c) expanded them. */
 typedef struct words {
     const char **w;            /* the word's text */
-    const cli_sh_word **sw;    /* the word as expanded: unknown parts */
+    const launch_sh_word **sw;    /* the word as expanded: unknown parts */
     int *line;                 /* the line it starts on */
     unsigned char *arg;        /* an argument of the training script (after
                                   pretrain_*.py), where an unknown word
@@ -966,7 +966,7 @@ typedef struct words {
     int64_t sbatch_nodes, sbatch_gpn; /* from #SBATCH lines; 0 = unset */
 } words;
 
-static void words_add(words *ws, const cli_sh_word *w, int arg)
+static void words_add(words *ws, const launch_sh_word *w, int arg)
 {
     if (ws->n == ws->cap) {
         ws->cap = ws->cap ? 2 * ws->cap : 256;
@@ -1042,7 +1042,7 @@ static int is_read_flag(const char *w)
  * or python before it, its arguments after), or, where no command does,
  * every command that gives a flag this reader reads (a bare command line
  * of flags). #SBATCH lines are read from the text. */
-static int job_words(const char *text, const char *file, const cli_sh *sh,
+static int job_words(const char *text, const char *file, const launch_sh *sh,
                      words *ws, tp_err *e)
 {
     for (const char *p = text; *p;) {
@@ -1054,20 +1054,20 @@ static int job_words(const char *text, const char *file, const cli_sh *sh,
     int scripts = 0;
     for (int c = 0; c < sh->nc; c++)
         for (int i = 0; i < sh->c[c].n; i++) {
-            const cli_sh_word *w = &sh->w[sh->c[c].first + i];
-            if (!(w->flags & CLI_SH_ASSIGN) && is_script(w->s)) scripts++;
+            const launch_sh_word *w = &sh->w[sh->c[c].first + i];
+            if (!(w->flags & LAUNCH_SH_ASSIGN) && is_script(w->s)) scripts++;
         }
     for (int c = 0; c < sh->nc; c++) {
-        const cli_sh_word *cw = &sh->w[sh->c[c].first];
+        const launch_sh_word *cw = &sh->w[sh->c[c].first];
         int n = sh->c[c].n, at = -1, flags = 0;
         for (int i = 0; i < n; i++) {
-            if (cw[i].flags & CLI_SH_ASSIGN) continue;
+            if (cw[i].flags & LAUNCH_SH_ASSIGN) continue;
             if (at < 0 && is_script(cw[i].s)) at = i;
             if (is_read_flag(cw[i].s)) flags = 1;
         }
         if (scripts ? at < 0 : !flags) continue;
         for (int i = 0; i < n; i++)
-            if (!(cw[i].flags & CLI_SH_ASSIGN)) words_add(ws, &cw[i], i > at);
+            if (!(cw[i].flags & LAUNCH_SH_ASSIGN)) words_add(ws, &cw[i], i > at);
     }
     if (ws->n > MAX_WORDS)
         return tp_errf(e, TP_EDATA, "%s: more than %d words: not a launch "
@@ -1082,7 +1082,7 @@ static int job_words(const char *text, const char *file, const cli_sh *sh,
  * another off, as PyTorch parses it (each assignment replaces the whole
  * value: c10/cuda/CUDAAllocatorConfig.cpp). -1 when the script says
  * nothing. */
-static int alloc_conf_of(const cli_sh *sh)
+static int alloc_conf_of(const launch_sh *sh)
 {
     static const char *const vars[] = {"PYTORCH_CUDA_ALLOC_CONF",
                                        "PYTORCH_ALLOC_CONF"};
@@ -1091,7 +1091,7 @@ static int alloc_conf_of(const cli_sh *sh)
         for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
             const char *w = sh->w[i].s;
             size_t n = strlen(vars[k]);
-            if ((sh->w[i].flags & CLI_SH_ASSIGN) && strncmp(w, vars[k], n) == 0
+            if ((sh->w[i].flags & LAUNCH_SH_ASSIGN) && strncmp(w, vars[k], n) == 0
                 && w[n] == '=')
                 on = strstr(w + n + 1, "expandable_segments:True") != NULL;
             else if (strcmp(w, vars[k]) == 0 && i > 0
@@ -1578,12 +1578,12 @@ static int read_moe_freq(const char *v, const char *file, int line,
     return TP_OK;
 }
 
-int cli_read_megatron(const char *text, const char *file, cli_opts *o,
-                      space_model *m, tp_err *e)
+int launch_read_megatron(const char *text, const char *file, search_job *j,
+                         space_model *m, FILE *err, tp_err *e)
 {
     words ws = {0};
-    cli_sh sh;
-    int rc = cli_sh_read(text, file, &sh, e);
+    launch_sh sh;
+    int rc = launch_sh_read(text, file, &sh, e);
     if (!rc) rc = job_words(text, file, &sh, &ws, e);
     mg_seen s;
     memset(&s, 0, sizeof s);
@@ -1593,20 +1593,20 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
     char cg_modules[256] = ""; /* --cuda-graph-modules' (or -scope's) */
     for (int i = 0; !rc && i < ws.n; i++) {
         const char *w = ws.w[i];
-        const cli_sh_word *sw = ws.sw[i];
-        int unknown_word = (sw->flags & CLI_SH_UNKNOWN) != 0;
+        const launch_sh_word *sw = ws.sw[i];
+        int unknown_word = (sw->flags & LAUNCH_SH_UNKNOWN) != 0;
         const char *eq = strchr(w, '=');
         size_t nl = eq ? (size_t)(eq - w) : strlen(w);
         /* A word of the training script's arguments whose start is not
          * known (an unset $EXTRA_ARGS, "$@", $(...)) could be any flags:
          * refused, as a flag whose name is not known. */
         if (ws.arg[i] && unknown_word
-            && ((sw->flags & CLI_SH_HEAD)
+            && ((sw->flags & LAUNCH_SH_HEAD)
                 || (strncmp(w, "--", 2) == 0 && (size_t)sw->at <= nl))) {
             rc = tp_errf(e, TP_EDATA, "%s:%d: an argument of the training "
                          "script that could hold flags is not known from "
                          "the file: %s; set it in the file (or remove it)",
-                         file, ws.line[i], cli_sh_why(sw));
+                         file, ws.line[i], launch_sh_why(sw));
             break;
         }
         if (strncmp(w, "--", 2) != 0 || !w[2]) continue;
@@ -1622,7 +1622,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             unknown++;
             if (!eq && i + 1 < ws.n
                 && (ws.w[i + 1][0] != '-'
-                    || (ws.sw[i + 1]->flags & CLI_SH_HEAD)))
+                    || (ws.sw[i + 1]->flags & LAUNCH_SH_HEAD)))
                 i++;
             continue;
         }
@@ -1642,10 +1642,10 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
              * which the splitter keeps) */
             while (i + 1 < ws.n && ws.w[i + 1][0] != '-'
                    && !strchr(ws.w[i + 1], '=')) {
-                if (ws.sw[i + 1]->flags & CLI_SH_UNKNOWN) {
+                if (ws.sw[i + 1]->flags & LAUNCH_SH_UNKNOWN) {
                     rc = tp_errf(e, TP_EDATA, "%s:%d: %s: a value not known "
                                  "from the file: %s", file, ws.line[i + 1],
-                                 name, cli_sh_why(ws.sw[i + 1]));
+                                 name, launch_sh_why(ws.sw[i + 1]));
                     break;
                 }
                 int nw = snprintf(list + used, cap - used,
@@ -1660,7 +1660,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             if (rc) break;
             v = list;
         } else if (flags[f].value) {
-            const cli_sh_word *vw = sw;
+            const launch_sh_word *vw = sw;
             if (eq) {
                 v = eq + 1;
             } else if (i + 1 < ws.n) {
@@ -1671,18 +1671,18 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                              ws.line[i], name);
                 break;
             }
-            if (vw->flags & CLI_SH_UNKNOWN) {
+            if (vw->flags & LAUNCH_SH_UNKNOWN) {
                 /* torchrun's counts: the GPUs then come from #SBATCH or
                  * --gpus, as for any count that is not a number */
                 if (f == F_NNODES || f == F_NPROC) continue;
                 rc = tp_errf(e, TP_EDATA, "%s:%d: %s: its value is not "
                              "known from the file: %s", file, ws.line[i],
-                             name, cli_sh_why(vw));
+                             name, launch_sh_why(vw));
                 break;
             }
         } else if (unknown_word) {
             rc = tp_errf(e, TP_EDATA, "%s:%d: %s: not known from the file: "
-                         "%s", file, ws.line[i], name, cli_sh_why(sw));
+                         "%s", file, ws.line[i], name, launch_sh_why(sw));
             break;
         }
         if (f == F_NNODES || f == F_NPROC) {
@@ -1799,33 +1799,33 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
      * them. */
     int64_t x = 0;
     if (!rc) {
-        o->seq_length = seq;
-        o->tp = 1;
-        o->tp_set = 1;
-        rc = seen_int(&s, F_TP, file, 1, 4096, &o->tp, e);
+        j->seq_length = seq;
+        j->tp = 1;
+        j->tp_set = 1;
+        rc = seen_int(&s, F_TP, file, 1, 4096, &j->tp, e);
     }
     if (!rc) {
-        o->pp = 1;
-        rc = seen_int(&s, F_PP, file, 1, 4096, &o->pp, e);
+        j->pp = 1;
+        rc = seen_int(&s, F_PP, file, 1, 4096, &j->pp, e);
     }
     if (!rc) {
-        o->cp = 1;
-        rc = seen_int(&s, F_CP, file, 1, 4096, &o->cp, e);
+        j->cp = 1;
+        rc = seen_int(&s, F_CP, file, 1, 4096, &j->cp, e);
     }
     /* expert parallelism: Megatron-Core's defaults EP 1, expert TP = TP,
      * the allgather dispatcher (TransformerConfig) */
     if (!rc && m->num_experts > 0) {
-        o->ep = 1;
-        rc = seen_int(&s, F_EP, file, 1, 1000000, &o->ep, e);
-        if (!rc) rc = seen_int(&s, F_ETP, file, 1, 4096, &o->etp, e);
-        if (!rc && !s.v[F_ETP]) o->etp = o->tp;
-        o->moe_dispatcher = SPACE_MOE_ALLGATHER;
+        j->ep = 1;
+        rc = seen_int(&s, F_EP, file, 1, 1000000, &j->ep, e);
+        if (!rc) rc = seen_int(&s, F_ETP, file, 1, 4096, &j->etp, e);
+        if (!rc && !s.v[F_ETP]) j->etp = j->tp;
+        j->moe_dispatcher = SPACE_MOE_ALLGATHER;
         if (!rc && s.v[F_MOE_DISPATCHER]) {
             int k = seen_choice(&s, F_MOE_DISPATCHER, file,
                                 space_moe_dispatcher_names,
                                 SPACE_MOE_DISPATCHER_COUNT, e);
             if (k < 0) rc = TP_EDATA;
-            else o->moe_dispatcher = k;
+            else j->moe_dispatcher = k;
         }
         /* The backend matters to the flex dispatcher only (Megatron-Core
          * reads it there); ncclep is not modelled and refused by name.
@@ -1835,11 +1835,11 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                                 space_moe_flex_backend_names,
                                 SPACE_MOE_FLEX_COUNT, e);
             if (k < 0) rc = TP_EDATA;
-            else if (o->moe_dispatcher == SPACE_MOE_FLEX)
-                o->moe_flex_backend = k;
+            else if (j->moe_dispatcher == SPACE_MOE_FLEX)
+                j->moe_flex_backend = k;
         }
         if (s.v[F_MOE_ROUTER_PAD] || s.v[F_MOE_ROUTER_PAD_FP8])
-            o->moe_router_pad = 1;
+            j->moe_router_pad = 1;
         /* The A2A overlap is estimated with --delay-wgrad-compute's
          * schedule whether or not the file gives it (without it the
          * experts' weight gradient runs before the dispatch backward:
@@ -1852,9 +1852,9 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                          "refuses both (transformer_config.py); keep one",
                          file, s.line[F_MOE_SHARED_OVERLAP]);
         else if (s.v[F_MOE_A2A_OVERLAP])
-            o->moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
+            j->moe_comm_overlap = SPACE_MOE_OVERLAP_A2A;
         else if (s.v[F_MOE_SHARED_OVERLAP])
-            o->moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
+            j->moe_comm_overlap = SPACE_MOE_OVERLAP_SHARED;
         if (!rc && s.v[F_DELAY_WGRAD] && !s.v[F_MOE_A2A_OVERLAP])
             rc = tp_errf(e, TP_EDATA,
                          "%s:%d: --delay-wgrad-compute needs "
@@ -1862,34 +1862,34 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                          "transformer_config.py)",
                          file, s.line[F_DELAY_WGRAD]);
     }
-    if (!rc) rc = seen_int(&s, F_MBS, file, 1, 1000000, &o->mbs, e);
-    if (!rc && s.v[F_GBS]) rc = seen_int(&s, F_GBS, file, 1, 100000000, &o->gbs, e);
+    if (!rc) rc = seen_int(&s, F_MBS, file, 1, 1000000, &j->mbs, e);
+    if (!rc && s.v[F_GBS]) rc = seen_int(&s, F_GBS, file, 1, 100000000, &j->gbs, e);
     if (!rc && !s.v[F_GBS])
         rc = tp_errf(e, TP_EDATA, "%s: no --global-batch-size: Megatron-LM "
                      "then trains micro-batch x DP sequences an iteration; "
                      "say it", file);
-    o->vstages = 1;
-    if (!rc) rc = seen_int(&s, F_VSTAGES, file, 1, 4096, &o->vstages, e);
+    j->vstages = 1;
+    if (!rc) rc = seen_int(&s, F_VSTAGES, file, 1, 4096, &j->vstages, e);
     if (!rc && s.v[F_VLAYERS]) {
         int64_t per = 0;
         rc = seen_int(&s, F_VLAYERS, file, 1, 100000, &per, e);
-        if (!rc) o->vpp_layers = per;
+        if (!rc) j->vpp_layers = per;
     }
     /* The pipeline split, as Megatron-LM's options give it; the rules
      * Megatron-Core checks it by are the estimate's (split.c). */
     if (!rc && s.v[F_LAYOUT]) {
         char why[320];
-        if (space_pp_layout_parse(s.v[F_LAYOUT], &o->pp_layout_store, why,
+        if (space_pp_layout_parse(s.v[F_LAYOUT], &j->pp_layout_store, why,
                                   sizeof why))
             rc = tp_errf(e, TP_EDATA, "%s:%d: --pipeline-model-parallel-"
                          "layout: %s", file, s.line[F_LAYOUT], why);
-        else if (o->pp_layout_store.n % o->pp)
+        else if (j->pp_layout_store.n % j->pp)
             rc = tp_errf(e, TP_EDATA,
                          "%s:%d: --pipeline-model-parallel-layout: %d stages "
                          "are not a multiple of PP %lld (Megatron-LM "
                          "validate_args)",
-                         file, s.line[F_LAYOUT], o->pp_layout_store.n,
-                         (long long)o->pp);
+                         file, s.line[F_LAYOUT], j->pp_layout_store.n,
+                         (long long)j->pp);
         else if (s.v[F_VSTAGES] || s.v[F_VLAYERS])
             rc = tp_errf(e, TP_EDATA,
                          "%s:%d: --pipeline-model-parallel-layout with %s: "
@@ -1898,46 +1898,46 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                          s.v[F_VSTAGES] ? flags[F_VSTAGES].name
                                         : flags[F_VLAYERS].name);
         if (!rc) {
-            o->pp_layout = &o->pp_layout_store;
-            o->vstages = o->pp_layout_store.n / o->pp;
-            o->vpp_layers = 0;
-            o->split_set = 1;
+            j->pp_layout = &j->pp_layout_store;
+            j->vstages = j->pp_layout_store.n / j->pp;
+            j->vpp_layers = 0;
+            j->split_set = 1;
         }
     }
     if (!rc && s.v[F_FIRST_LAYERS]) {
-        rc = seen_int(&s, F_FIRST_LAYERS, file, 1, 100000, &o->pp_first, e);
-        o->split_set = 1;
+        rc = seen_int(&s, F_FIRST_LAYERS, file, 1, 100000, &j->pp_first, e);
+        j->split_set = 1;
     }
     if (!rc && s.v[F_LAST_LAYERS]) {
-        rc = seen_int(&s, F_LAST_LAYERS, file, 1, 100000, &o->pp_last, e);
-        o->split_set = 1;
+        rc = seen_int(&s, F_LAST_LAYERS, file, 1, 100000, &j->pp_last, e);
+        j->split_set = 1;
     }
-    if (s.v[F_ACCOUNT_EMBED]) o->pp_account |= SPACE_PP_EMBED;
-    if (s.v[F_ACCOUNT_LOSS]) o->pp_account |= SPACE_PP_LOSS;
-    if (o->pp_account) o->split_set = 1;
+    if (s.v[F_ACCOUNT_EMBED]) j->pp_account |= SPACE_PP_EMBED;
+    if (s.v[F_ACCOUNT_LOSS]) j->pp_account |= SPACE_PP_LOSS;
+    if (j->pp_account) j->split_set = 1;
     /* Megatron-LM reads no split option as its even split */
-    if (!rc) o->split_set = 1;
+    if (!rc) j->split_set = 1;
     /* a split Megatron-Core refuses is refused here, where the file is
      * known (the rules and their sources: split.c) */
     if (!rc) {
         space_layout t;
         memset(&t, 0, sizeof t);
-        t.pp = o->pp, t.vpp = o->vstages > 0 ? o->vstages : 1;
-        if (o->vpp_layers > 0 && !o->pp_layout) {
+        t.pp = j->pp, t.vpp = j->vstages > 0 ? j->vstages : 1;
+        if (j->vpp_layers > 0 && !j->pp_layout) {
             int64_t slots = m->num_layers
-                            + ((o->pp_account & SPACE_PP_EMBED) != 0)
-                            + ((o->pp_account & SPACE_PP_LOSS) != 0);
-            if (o->pp > 0 && slots % o->pp == 0
-                && (slots / o->pp) % o->vpp_layers == 0)
-                t.vpp = slots / o->pp / o->vpp_layers;
+                            + ((j->pp_account & SPACE_PP_EMBED) != 0)
+                            + ((j->pp_account & SPACE_PP_LOSS) != 0);
+            if (j->pp > 0 && slots % j->pp == 0
+                && (slots / j->pp) % j->vpp_layers == 0)
+                t.vpp = slots / j->pp / j->vpp_layers;
         }
-        t.pp_account = o->pp_account;
-        t.pp_first = o->pp_first, t.pp_last = o->pp_last;
-        t.pp_layout = o->pp_layout;
+        t.pp_account = j->pp_account;
+        t.pp_first = j->pp_first, t.pp_last = j->pp_last;
+        t.pp_layout = j->pp_layout;
         space_split sp;
         char why[320];
         space_reject rj = space_split_resolve(m, &t, &sp, why, sizeof why);
-        if (rj != SPACE_OK && !(o->vpp_layers > 0 && t.vpp == 1))
+        if (rj != SPACE_OK && !(j->vpp_layers > 0 && t.vpp == 1))
             rc = tp_errf(e, TP_EDATA, "%s: the pipeline split: %s (%s)", file,
                          why, space_reject_names[rj]);
     }
@@ -1948,9 +1948,9 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                      "asks for --num-virtual-stages-per-pipeline-rank "
                      "(validate_args)",
                      file, s.line[F_VLAYERS]);
-    o->sp = s.v[F_SP] ? 1 : 0;
+    j->sp = s.v[F_SP] ? 1 : 0;
     /* recomputation (TransformerConfig: full needs a method and N) */
-    o->recompute = SPACE_RECOMPUTE_NONE;
+    j->recompute = SPACE_RECOMPUTE_NONE;
     /* validate_args sets the selective granularity for
      * --recompute-activations whatever --recompute-granularity says
      * (NVIDIA/Megatron-LM@d98e8a64ddf3 megatron/training/arguments.py
@@ -1962,45 +1962,45 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             [SPACE_RECOMPUTE_FULL] = "full"};
         int k = seen_choice(&s, F_RC_GRAN, file, names, SPACE_RECOMPUTE_COUNT, e);
         if (k < 0) rc = TP_EDATA;
-        else o->recompute = k;
+        else j->recompute = k;
     }
-    if (s.v[F_RC_ACTIVATIONS]) o->recompute = SPACE_RECOMPUTE_SELECTIVE;
+    if (s.v[F_RC_ACTIVATIONS]) j->recompute = SPACE_RECOMPUTE_SELECTIVE;
     if (!rc && s.v[F_RC_METHOD]) {
         int k = seen_choice(&s, F_RC_METHOD, file, space_recompute_method_names,
                             SPACE_RECOMPUTE_METHOD_COUNT, e);
         if (k < 0) rc = TP_EDATA;
-        o->recompute_method = k;
-        o->sw_set |= CLI_SW_RC_METHOD;
+        j->recompute_method = k;
+        j->sw_set |= SEARCH_SW_RC_METHOD;
     }
-    if (!rc) rc = seen_int(&s, F_RC_LAYERS, file, 1, 100000, &o->recompute_layers, e);
+    if (!rc) rc = seen_int(&s, F_RC_LAYERS, file, 1, 100000, &j->recompute_layers, e);
     if (!rc && s.v[F_RC_MODULES]) {
         /* TransformerConfig.recompute_modules, read with the selective
          * granularity only; an empty list recomputes nothing */
         size_t bad = space_rc_modules_parse(s.v[F_RC_MODULES],
-                                            &o->recompute_modules);
+                                            &j->recompute_modules);
         if (bad > 1 || (bad == 1 && s.v[F_RC_MODULES][0]))
             rc = tp_errf(e, TP_EDATA,
                          "%s:%d: --recompute-modules '%s': expected names of "
                          "core_attn, layernorm, moe_act, mla_up_proj, mlp, "
                          "moe, shared_experts",
                          file, s.line[F_RC_MODULES], s.v[F_RC_MODULES]);
-        else if (bad == 1 && o->recompute == SPACE_RECOMPUTE_SELECTIVE)
-            o->recompute = SPACE_RECOMPUTE_NONE;
-        if (o->recompute != SPACE_RECOMPUTE_SELECTIVE) o->recompute_modules = 0;
+        else if (bad == 1 && j->recompute == SPACE_RECOMPUTE_SELECTIVE)
+            j->recompute = SPACE_RECOMPUTE_NONE;
+        if (j->recompute != SPACE_RECOMPUTE_SELECTIVE) j->recompute_modules = 0;
     }
-    if (!rc && o->recompute != SPACE_RECOMPUTE_FULL)
-        o->recompute_layers = 0, o->sw_set &= ~(unsigned)CLI_SW_RC_METHOD;
+    if (!rc && j->recompute != SPACE_RECOMPUTE_FULL)
+        j->recompute_layers = 0, j->sw_set &= ~(unsigned)SEARCH_SW_RC_METHOD;
     /* optimizer sharding */
-    o->zero = s.v[F_DISTOPT] ? 1 : 0;
+    j->zero = s.v[F_DISTOPT] ? 1 : 0;
     if (!rc && (s.v[F_MFSDP] || s.v[F_TORCH_FSDP2])) {
-        o->zero = 3; /* --data-parallel-sharding-strategy's default */
+        j->zero = 3; /* --data-parallel-sharding-strategy's default */
         if (s.v[F_MFSDP] && s.v[F_SHARDING]) {
             static const char *const names[4] = {"no_shard", "optim",
                                                  "optim_grads",
                                                  "optim_grads_params"};
             int k = seen_choice(&s, F_SHARDING, file, names, 4, e);
             if (k < 0) rc = TP_EDATA;
-            else o->zero = k;
+            else j->zero = k;
         }
     }
     /* precision */
@@ -2015,11 +2015,11 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                      "Megatron-LM refuses the two together (validate_args "
                      "asserts not args.bf16); keep one",
                      file, s.line[F_FP16], s.line[F_BF16]);
-    o->precision = s.v[F_FP16] ? HW_FP16 : HW_BF16;
+    j->precision = s.v[F_FP16] ? HW_FP16 : HW_BF16;
     if (!rc && s.v[F_FP8_FORMAT]) {
-        o->precision = HW_FP8;
-        o->fp8_recipe = SPACE_FP8_DELAYED; /* --fp8-recipe's default */
-        o->sw_set |= CLI_SW_FP8;
+        j->precision = HW_FP8;
+        j->fp8_recipe = SPACE_FP8_DELAYED; /* --fp8-recipe's default */
+        j->sw_set |= SEARCH_SW_FP8;
         if (s.v[F_FP8_RECIPE]) {
             static const char *const names[SPACE_FP8_RECIPE_COUNT] = {
                 [SPACE_FP8_DELAYED] = "delayed",
@@ -2029,7 +2029,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             int k = seen_choice(&s, F_FP8_RECIPE, file, names,
                                 SPACE_FP8_RECIPE_COUNT, e);
             if (k < 0) rc = TP_EDATA;
-            else o->fp8_recipe = k;
+            else j->fp8_recipe = k;
         }
     }
     /* NVFP4 (transformer_config.py: fp4 'e2m1', fp4_recipe nvfp4 by
@@ -2054,18 +2054,18 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                          "drop the flag to estimate that",
                          file, s.line[F_FP4_PARAMS]);
         else
-            o->precision = HW_FP4;
+            j->precision = HW_FP4;
     }
-    o->fp8_params = s.v[F_FP8_PARAMS] && o->precision == HW_FP8;
-    if (s.v[F_GRAD_BF16]) o->grad_bytes = 2, o->sw_set |= CLI_SW_GRAD;
-    if (s.v[F_GRAD_FP32]) o->grad_bytes = 4, o->sw_set |= CLI_SW_GRAD;
+    j->fp8_params = s.v[F_FP8_PARAMS] && j->precision == HW_FP8;
+    if (s.v[F_GRAD_BF16]) j->grad_bytes = 2, j->sw_set |= SEARCH_SW_GRAD;
+    if (s.v[F_GRAD_FP32]) j->grad_bytes = 4, j->sw_set |= SEARCH_SW_GRAD;
     /* software switches: Megatron-LM's defaults where absent */
-    o->framework = SPACE_FW_MEGATRON_CORE;
-    o->no_overlap = s.v[F_OVERLAP_GRAD] ? 0 : 1; /* off by default */
-    o->sw_set |= CLI_SW_DP;
-    if (s.v[F_TP_OVERLAP]) o->tp_overlap = SPACE_TP_OVERLAP_ALL, o->sw_set |= CLI_SW_TP;
-    if (s.v[F_NO_P2P_OVERLAP]) o->no_pp_overlap = 1, o->sw_set |= CLI_SW_PP;
-    o->ce_fusion = s.v[F_CE_FUSION] != NULL;
+    j->framework = SPACE_FW_MEGATRON_CORE;
+    j->no_overlap = s.v[F_OVERLAP_GRAD] ? 0 : 1; /* off by default */
+    j->sw_set |= SEARCH_SW_DP;
+    if (s.v[F_TP_OVERLAP]) j->tp_overlap = SPACE_TP_OVERLAP_ALL, j->sw_set |= SEARCH_SW_TP;
+    if (s.v[F_NO_P2P_OVERLAP]) j->no_pp_overlap = 1, j->sw_set |= SEARCH_SW_PP;
+    j->ce_fusion = s.v[F_CE_FUSION] != NULL;
     /* --cross-entropy-fusion-impl te: Transformer Engine's loss, read as
      * today's TE keeps it (an fp32 gradient since v2.18); Megatron-LM
      * refuses it with the fusion since 168cb15d70 (2026-06-03), which
@@ -2074,16 +2074,16 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         static const char *const names[2] = {"native", "te"};
         int k = seen_choice(&s, F_CE_IMPL, file, names, 2, e);
         if (k < 0) rc = TP_EDATA;
-        else if (k == 1 && o->ce_fusion)
-            o->ce_te = SPACE_CE_TE_FP32, o->ce_fusion = 0;
+        else if (k == 1 && j->ce_fusion)
+            j->ce_te = SPACE_CE_TE_FP32, j->ce_fusion = 0;
     }
     /* MoE's permutation: Megatron-Core's default is PyTorch's */
     if (s.v[F_EXPERTS]) {
-        o->moe_permute_fusion = s.v[F_MOE_PERMUTE] != NULL;
-        o->sw_set |= CLI_SW_PERMUTE;
+        j->moe_permute_fusion = s.v[F_MOE_PERMUTE] != NULL;
+        j->sw_set |= SEARCH_SW_PERMUTE;
         /* the router: PyTorch's ops unless --moe-router-fusion */
-        o->moe_router_fusion = s.v[F_MOE_ROUTER] != NULL;
-        o->sw_set |= CLI_SW_ROUTER;
+        j->moe_router_fusion = s.v[F_MOE_ROUTER] != NULL;
+        j->sw_set |= SEARCH_SW_ROUTER;
     }
     /* Megatron-FSDP: double buffers (--use-nccl-ub and the max-pool
      * allocator turn them on, validate_args), and gradient buffers of
@@ -2091,7 +2091,7 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
      * fp32 (MixedPrecisionPolicy, mcore_fsdp_adapter.py at d98e8a64ddf3:
      * --accumulate-allreduce-grads-in-fp32 no longer applies) */
     if (s.v[F_MFSDP]) {
-        o->fsdp_double_buffer = s.v[F_FSDP_DB] || s.v[F_NCCL_UB]
+        j->fsdp_double_buffer = s.v[F_FSDP_DB] || s.v[F_NCCL_UB]
                                 || s.v[F_FSDP_MAXPOOL];
         int fp32 = 0;
         if (!rc && s.v[F_FSDP_GRADS]) {
@@ -2101,18 +2101,18 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             if (k < 0) rc = TP_EDATA;
             fp32 = k == 1;
         }
-        o->grad_bytes = fp32 ? 4 : 2, o->sw_set |= CLI_SW_GRAD;
+        j->grad_bytes = fp32 ? 4 : 2, j->sw_set |= SEARCH_SW_GRAD;
     }
     /* CUDA graphs (validate_args: --enable-cuda-graph is local,
      * --external-cuda-graph transformer_engine; the modules' old name
      * --cuda-graph-scope, whose full_iteration sets the implementation) */
-    if (s.v[F_CG_ENABLE]) o->cuda_graph = SPACE_CG_LOCAL;
-    if (s.v[F_CG_EXTERNAL]) o->cuda_graph = SPACE_CG_TE;
+    if (s.v[F_CG_ENABLE]) j->cuda_graph = SPACE_CG_LOCAL;
+    if (s.v[F_CG_EXTERNAL]) j->cuda_graph = SPACE_CG_TE;
     if (!rc && s.v[F_CG_IMPL]) {
         int k = seen_choice(&s, F_CG_IMPL, file, space_cuda_graph_names,
                             SPACE_CG_COUNT, e);
         if (k < 0) rc = TP_EDATA;
-        else o->cuda_graph = k;
+        else j->cuda_graph = k;
     }
     int cgf = s.v[F_CG_MODULES] ? F_CG_MODULES : F_CG_SCOPE;
     if (!rc && s.v[cgf]) {
@@ -2120,46 +2120,46 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         snprintf(mods, sizeof mods, "%s", s.v[cgf]);
         char *fi = strstr(mods, "full_iteration");
         if (fi && (fi[14] == '\0' || fi[14] == ' ' || fi[14] == ',')) {
-            o->cuda_graph = SPACE_CG_FULL_ITERATION;
+            j->cuda_graph = SPACE_CG_FULL_ITERATION;
             memset(fi, ' ', 14);
         }
-        size_t bad = space_cgm_parse(mods, &o->cuda_graph_modules);
+        size_t bad = space_cgm_parse(mods, &j->cuda_graph_modules);
         if (bad)
             rc = tp_errf(e, TP_EDATA,
                          "%s:%d: %s '%s': expected full, full_iteration or "
                          "names of attn, mlp, moe, moe_router, "
                          "moe_preprocess", file, s.line[cgf], flags[cgf].name,
                          s.v[cgf]);
-        else if (o->cuda_graph == SPACE_CG_LOCAL || o->cuda_graph == SPACE_CG_TE)
-            o->cuda_graph_scope_set = 1;
+        else if (j->cuda_graph == SPACE_CG_LOCAL || j->cuda_graph == SPACE_CG_TE)
+            j->cuda_graph_scope_set = 1;
         else
-            o->cuda_graph_modules = 0;
+            j->cuda_graph_modules = 0;
     }
     /* the allocator: the script's export, unless --[no-]expandable-
      * segments said it */
     int alloc = alloc_conf_of(&sh);
-    if (alloc >= 0 && !(o->sw_set & CLI_SW_ALLOC))
-        o->alloc_expandable = alloc, o->sw_set |= CLI_SW_ALLOC;
+    if (alloc >= 0 && !(j->sw_set & SEARCH_SW_ALLOC))
+        j->alloc_expandable = alloc, j->sw_set |= SEARCH_SW_ALLOC;
     if (!rc && s.v[F_CP_COMM]) {
         static const char *const names[SPACE_CP_COMM_COUNT] = {
             [SPACE_CP_P2P] = "p2p", [SPACE_CP_ALLGATHER] = "allgather"};
         int k = seen_choice(&s, F_CP_COMM, file, names, SPACE_CP_COMM_COUNT, e);
         if (k < 0) rc = TP_EDATA;
-        else o->cp_comm = k, o->sw_set |= CLI_SW_CP;
+        else j->cp_comm = k, j->sw_set |= SEARCH_SW_CP;
     }
     if (s.v[F_FLASH_ATTN])
-        o->attn_backend = SPACE_ATTN_FLASH, o->sw_set |= CLI_SW_FLASH;
+        j->attn_backend = SPACE_ATTN_FLASH, j->sw_set |= SEARCH_SW_FLASH;
     if (!rc && s.v[F_ATTN_BACKEND]) {
         int k = seen_choice(&s, F_ATTN_BACKEND, file, space_attn_names,
                             SPACE_ATTN_COUNT, e);
         if (k < 0) rc = TP_EDATA;
-        else o->attn_backend = k, o->sw_set |= CLI_SW_FLASH;
+        else j->attn_backend = k, j->sw_set |= SEARCH_SW_FLASH;
     }
     /* Memory savers and micro-batch groups (issue 28): Megatron-LM's
      * argparse choices (arguments.py _add_experimental_args,
      * _add_training_args; TransformerConfig's generated flags). What
-     * Megatron-Core then refuses is cli_check_savers' and est_saver_check's. */
-    if (s.v[F_PA_OPT]) o->pa_optimizer = 1;
+     * Megatron-Core then refuses is search_job_check_savers' and est_saver_check's. */
+    if (s.v[F_PA_OPT]) j->pa_optimizer = 1;
     {
         static const char *const grads[SPACE_OPT_DTYPE_COUNT] = {
             [SPACE_OPT_FP32] = "fp32", [SPACE_OPT_BF16] = "bf16"};
@@ -2169,10 +2169,10 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
             int f;
             const char *const *names;
             int *out;
-        } dts[] = {{F_MAIN_GRADS, grads, &o->main_grads_dtype},
-                   {F_MAIN_PARAMS, params, &o->main_params_dtype},
-                   {F_EXP_AVG, space_opt_dtype_names, &o->exp_avg_dtype},
-                   {F_EXP_AVG_SQ, space_opt_dtype_names, &o->exp_avg_sq_dtype}};
+        } dts[] = {{F_MAIN_GRADS, grads, &j->main_grads_dtype},
+                   {F_MAIN_PARAMS, params, &j->main_params_dtype},
+                   {F_EXP_AVG, space_opt_dtype_names, &j->exp_avg_dtype},
+                   {F_EXP_AVG_SQ, space_opt_dtype_names, &j->exp_avg_sq_dtype}};
         for (size_t i = 0; !rc && i < sizeof dts / sizeof dts[0]; i++) {
             if (!s.v[dts[i].f]) continue;
             int k = seen_choice(&s, dts[i].f, file, dts[i].names,
@@ -2182,14 +2182,14 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         }
     }
     if (s.v[F_OPT_OFFLOAD]) {
-        o->opt_offload = 1;
+        j->opt_offload = 1;
         if (!rc && s.v[F_OPT_OFFLOAD_FRAC])
             rc = seen_num(&s, F_OPT_OFFLOAD_FRAC, file, 1e-9, 1,
-                          &o->opt_offload_fraction, e);
-        o->opt_offload_overlap = s.v[F_OPT_OFFLOAD_OVERLAP] != NULL;
+                          &j->opt_offload_fraction, e);
+        j->opt_offload_overlap = s.v[F_OPT_OFFLOAD_OVERLAP] != NULL;
     }
     if (s.v[F_TORCH_OPT_OFFLOAD])
-        fprintf(cli_err(o), "trainplan: %s: note: "
+        fprintf((err ? err : stderr), "trainplan: %s: note: "
                 "--use-torch-optimizer-for-cpu-offload changes nothing with "
                 "Adam (megatron/core/optimizer/__init__.py sets the GPU "
                 "optimizer back to Adam)\n", file);
@@ -2201,12 +2201,12 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                      "give the layers",
                      file, s.line[F_CPU_OFFLOADING]);
     if (!rc) rc = seen_int(&s, F_CPU_OFFLOAD_LAYERS, file, 0, 100000,
-                           &o->act_offload_layers, e);
+                           &j->act_offload_layers, e);
     if (!rc && s.v[F_FG_OFFLOAD]) {
-        o->fine_grained = 1;
+        j->fine_grained = 1;
         size_t bad = s.v[F_OFFLOAD_MODULES]
                          ? space_off_modules_parse(s.v[F_OFFLOAD_MODULES],
-                                                   &o->offload_modules)
+                                                   &j->offload_modules)
                          : 1;
         if (bad)
             rc = tp_errf(e, TP_EDATA,
@@ -2228,17 +2228,17 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
                              "nothing offloaded; drop "
                              "--fine-grained-activation-offloading",
                              file, s.line[F_OFFLOAD_FRAC]);
-            o->offload_fraction = fr;
+            j->offload_fraction = fr;
         }
     }
-    if (!rc) rc = seen_int(&s, F_MB_GROUP, file, 1, 1000000, &o->mb_group, e);
+    if (!rc) rc = seen_int(&s, F_MB_GROUP, file, 1, 1000000, &j->mb_group, e);
     /* the GPUs: #SBATCH, else torchrun's literal counts */
     int64_t nodes = ws.sbatch_nodes, gpn = ws.sbatch_gpn;
     if (!rc && !nodes) rc = seen_int(&s, F_NNODES, file, 1, 1000000, &nodes, e);
     if (!rc && !gpn) rc = seen_int(&s, F_NPROC, file, 1, 4096, &gpn, e);
-    if (!rc && nodes > 0 && gpn > 0 && o->gpus <= 0) o->gpus = nodes * gpn;
-    else if (!rc && nodes > 0 && o->gpus <= 0 && o->opt_nodes <= 0)
-        o->opt_nodes = (int)nodes;
+    if (!rc && nodes > 0 && gpn > 0 && j->gpus <= 0) j->gpus = nodes * gpn;
+    else if (!rc && nodes > 0 && j->gpus <= 0 && j->opt_nodes <= 0)
+        j->opt_nodes = (int)nodes;
     /* The tokens to train: --train-iters x global batch x sequence, or
      * --train-samples x sequence (Megatron-LM asserts one of the two,
      * validate_args), in --tokens' range [1, 1e18]. The command line's
@@ -2253,16 +2253,16 @@ int cli_read_megatron(const char *text, const char *file, cli_opts *o,
         x = 0;
         rc = seen_int(&s, f, file, 1, (long long)1e18, &x, e);
         double t = (double)x * (double)seq
-                   * (f == F_TRAIN_ITERS ? (double)o->gbs : 1.0);
+                   * (f == F_TRAIN_ITERS ? (double)j->gbs : 1.0);
         if (!rc && t > 1e18)
             rc = tp_errf(e, TP_EDATA, "%s:%d: %s %lld: %.3g tokens, more "
                          "than the 1e18 trainplan plans for (--tokens' "
                          "range)", file, s.line[f], flags[f].name,
                          (long long)x, t);
-        if (!rc && o->tokens <= 0) o->tokens = t;
+        if (!rc && j->tokens <= 0) j->tokens = t;
     }
     words_free(&ws);
-    cli_sh_free(&sh);
+    launch_sh_free(&sh);
     return rc;
 }
 
@@ -2274,8 +2274,8 @@ static int find_flag(const mg_args *x, const char *flag)
     return -1;
 }
 
-void cli_launch_megatron_diff(const cli_launch *from, const cli_launch *to,
-                              cli_text *out)
+void launch_megatron_diff(const launch_plan *from, const launch_plan *to,
+                              launch_text *out)
 {
     mg_args *a = tp_xmalloc(sizeof *a), *b = tp_xmalloc(sizeof *b);
     build_args(from, a);
@@ -2284,15 +2284,15 @@ void cli_launch_megatron_diff(const cli_launch *from, const cli_launch *to,
     for (int i = 0; i < a->n; i++) {
         int k = find_flag(b, a->a[i].flag);
         if (k < 0)
-            cli_text_put(out, "%s- %s%s%s", any++ ? "\n" : "", a->a[i].flag,
+            launch_text_put(out, "%s- %s%s%s", any++ ? "\n" : "", a->a[i].flag,
                          a->a[i].value[0] ? " " : "", a->a[i].value);
         else if (strcmp(a->a[i].value, b->a[k].value) != 0)
-            cli_text_put(out, "%s  %s %s -> %s", any++ ? "\n" : "",
+            launch_text_put(out, "%s  %s %s -> %s", any++ ? "\n" : "",
                          a->a[i].flag, a->a[i].value, b->a[k].value);
     }
     for (int j = 0; j < b->n; j++)
         if (find_flag(a, b->a[j].flag) < 0)
-            cli_text_put(out, "%s+ %s%s%s", any++ ? "\n" : "", b->a[j].flag,
+            launch_text_put(out, "%s+ %s%s%s", any++ ? "\n" : "", b->a[j].flag,
                          b->a[j].value[0] ? " " : "", b->a[j].value);
     free(a);
     free(b);
