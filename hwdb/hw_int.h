@@ -1,5 +1,5 @@
 /*
- * hw_int.h - internals shared by hw_load.c and hw_check.c.
+ * hw_int.h - internals shared by hw_load.c, hw_parse.c and hw_check.c.
  */
 #ifndef TP_HW_INT_H
 #define TP_HW_INT_H
@@ -17,6 +17,12 @@ typedef struct hw_sink {
 
 void hw_sink_add(hw_sink *s, const tp_err *e);
 void hw_sink_free(hw_sink *s);
+/* Adds a formatted problem; status TP_EDATA unless given. */
+void hw_sinkf(hw_sink *s, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 struct hw_db {
     hw_gpu *gpus;

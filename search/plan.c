@@ -4,7 +4,7 @@
  * pruned by the lower bounds of estimator/bound.c, estimated in parallel,
  * ranked (top-k) and reduced to the Pareto front of time against cost.
  *
- *  1. Per (system, GPU count), in parallel: scan the grid's layout
+ *  1. Per (system, GPU count), in parallel (scan.c): scan the grid's layout
  *     numbers in order. A rule that breaks for one number breaks for the
  *     whole block of numbers that share the digits it (and every rule
  *     checked before it) reads, so the block is counted at once and
@@ -24,6 +24,10 @@
  *     on the thread count, so the answer and the counts are the same at
  *     any thread count.
  *
+ * Each estimate of step 3 may try variants of its layout (variants.c):
+ * memory savers where it does not fit, CUDA graphs where the host binds,
+ * torchtitan's other pipeline schedules.
+ *
  * Memory: the survivors of step 1 (32 bytes each), the ranked and the
  * front; every admitted layout only where search_request.keep_points
  * asks (--svg). Without pruning the units are taken a few at a time,
@@ -37,7 +41,7 @@
  * across the layouts of a search that share shapes: about 1-2 us per
  * estimate instead of 2-6 (bench/search_speed).
  */
-#include "search.h"
+#include "search_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -89,93 +93,6 @@ _Static_assert(sizeof search_miss_names / sizeof search_miss_names[0]
                    == SEARCH_MISS_COUNT,
                "search_miss_names names every search_miss");
 
-/* The deepest grid field each rule reads (-1: none). A rule's block is
- * the deepest field of its own and of every rule space_grid_check applies
- * before it (check_order). */
-static const int rule_dim[SPACE_REJECT_COUNT] = {
-    [SPACE_OK] = -1,
-    [SPACE_REJECT_GPUS] = SPACE_DIM_CP,
-    [SPACE_REJECT_SIZES] = SPACE_DIM_CP,
-    [SPACE_REJECT_TP_HEADS] = SPACE_DIM_CP,
-    [SPACE_REJECT_TP_KV_HEADS] = SPACE_DIM_CP,
-    [SPACE_REJECT_TP_NODE] = SPACE_DIM_CP,
-    [SPACE_REJECT_PP_CHUNKS] = SPACE_DIM_VPP,
-    [SPACE_REJECT_SPLIT_CONFLICT] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_PP_LAYERS] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_VPP_LAYERS] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_END_VPP] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_MIDDLE] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_MIDDLE_VPP] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_LAYOUT_STAGES] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_LAYOUT_VPP] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_LAYOUT_LAYERS] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_LAYOUT_MTP] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_SPLIT_NONE] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_SPLIT_SAME] = SPACE_DIM_SPLIT,
-    [SPACE_REJECT_VPP] = SPACE_DIM_VPP,
-    [SPACE_REJECT_GBS] = SPACE_DIM_MBS,
-    [SPACE_REJECT_VPP_MICRO] = SPACE_DIM_MBS,
-    [SPACE_REJECT_CP_SEQ] = SPACE_DIM_MBS,
-    [SPACE_REJECT_SP_SEQ] = SPACE_DIM_SP,
-    [SPACE_REJECT_SEQ_POSITIONS] = SPACE_DIM_SP,
-    [SPACE_REJECT_VPP_PP2] = SPACE_DIM_VPP,
-    [SPACE_REJECT_TP_OVERLAP_SP] = SPACE_DIM_SP,
-    [SPACE_REJECT_PP_SCHEDULE] = SPACE_DIM_MBS,
-    [SPACE_REJECT_FP8_PARAMS] = SPACE_DIM_ZERO,
-    [SPACE_REJECT_EP_DENSE] = SPACE_DIM_ETP,
-    [SPACE_REJECT_EP_EXPERTS] = SPACE_DIM_EP,
-    [SPACE_REJECT_EP_RANKS] = SPACE_DIM_ETP,
-    [SPACE_REJECT_ETP_NODE] = SPACE_DIM_ETP,
-    [SPACE_REJECT_FLEX_EP] = SPACE_DIM_ETP,
-    [SPACE_REJECT_MOE_SP] = SPACE_DIM_SP,
-    [SPACE_REJECT_ETP_TP] = SPACE_DIM_ETP,
-    [SPACE_REJECT_SP_TP1] = SPACE_DIM_SP,
-    [SPACE_REJECT_ZERO_DP1] = SPACE_DIM_ZERO,
-};
-
-/* The order space_grid_check applies the rules in (grid.c, then
- * space_layout_check in layout.c): a rule's block is only exact when this
- * is that order. */
-static const space_reject check_order[] = {
-    SPACE_REJECT_GPUS,        SPACE_REJECT_ETP_TP,
-    SPACE_REJECT_SIZES,
-    SPACE_REJECT_TP_HEADS,    SPACE_REJECT_TP_KV_HEADS,
-    SPACE_REJECT_TP_NODE,     SPACE_REJECT_EP_DENSE,
-    SPACE_REJECT_EP_EXPERTS,  SPACE_REJECT_EP_RANKS,
-    SPACE_REJECT_ETP_NODE,    SPACE_REJECT_FLEX_EP,
-    SPACE_REJECT_VPP,         SPACE_REJECT_PP_CHUNKS,
-    /* the split's (split.c, space_split_resolve) */
-    SPACE_REJECT_SPLIT_CONFLICT, SPACE_REJECT_LAYOUT_STAGES,
-    SPACE_REJECT_LAYOUT_VPP,  SPACE_REJECT_LAYOUT_LAYERS,
-    SPACE_REJECT_LAYOUT_MTP,  SPACE_REJECT_SPLIT_SAME,
-    SPACE_REJECT_SPLIT_NONE,  SPACE_REJECT_END_VPP,
-    SPACE_REJECT_MIDDLE,      SPACE_REJECT_MIDDLE_VPP,
-    SPACE_REJECT_PP_LAYERS,   SPACE_REJECT_VPP_LAYERS,
-    SPACE_REJECT_VPP_PP2,
-    SPACE_REJECT_GBS,         SPACE_REJECT_VPP_MICRO,
-    SPACE_REJECT_PP_SCHEDULE,
-    SPACE_REJECT_CP_SEQ,      SPACE_REJECT_SP_SEQ,
-    SPACE_REJECT_MOE_SP,
-    SPACE_REJECT_SEQ_POSITIONS, SPACE_REJECT_TP_OVERLAP_SP,
-    SPACE_REJECT_FP8_PARAMS,  SPACE_REJECT_SP_TP1,
-    SPACE_REJECT_ZERO_DP1,
-};
-_Static_assert(sizeof check_order / sizeof check_order[0]
-                   == SPACE_REJECT_COUNT - 1,
-               "check_order lists every rule once");
-
-/* The field whose block rule rj rejects at once. */
-static space_dim rule_block_dim(space_reject rj)
-{
-    int deepest = SPACE_DIM_TP;
-    for (size_t i = 0; i < sizeof check_order / sizeof check_order[0]; i++) {
-        if (rule_dim[check_order[i]] > deepest)
-            deepest = rule_dim[check_order[i]];
-        if (check_order[i] == rj) break;
-    }
-    return (space_dim)deepest;
-}
-
 int search_point_cmp(const search_point *a, const search_point *b,
                      search_objective obj)
 {
@@ -201,230 +118,6 @@ void search_point_layout(const search_request *q, const search_point *p,
     if (p->schedule) search_schedule_apply(p->schedule, l);
 }
 
-const int search_schedules_tried[SEARCH_SCHEDULES_TRIED] = {
-    SPACE_PP_ZB1P, SPACE_PP_ZBV, SPACE_PP_DUALPIPEV};
-
-int search_schedule_apply(int s, space_layout *l)
-{
-    if (l->framework != SPACE_FW_TORCHTITAN || l->pp < 2
-        || l->pp_schedule != SPACE_PP_1F1B || s == SPACE_PP_1F1B
-        || (unsigned)s >= SPACE_PP_SCHEDULE_COUNT)
-        return 0;
-    l->pp_schedule = s;
-    l->eager = 1;
-    return 1;
-}
-
-/* The time floor of l, or where the search tries other schedules of it
- * (search_request.schedules), the least of theirs: pruning must not drop
- * a layout one of them would make win. */
-static double floor_time(const search_request *q, const search_system *sy,
-                         const space_layout *l)
-{
-    double f = est_time_floor(&sy->ctx, q->model, l);
-    if (!q->schedules) return f;
-    for (int i = 0; i < SEARCH_SCHEDULES_TRIED; i++) {
-        space_layout v = *l;
-        if (!search_schedule_apply(search_schedules_tried[i], &v)) continue;
-        double fv = est_time_floor(&sy->ctx, q->model, &v);
-        if (fv < f) f = fv;
-    }
-    return f;
-}
-
-int search_graph_apply(const space_model *m, space_layout *l)
-{
-    if (l->framework != SPACE_FW_MEGATRON_CORE || l->cuda_graph
-        || l->recompute == SPACE_RECOMPUTE_FULL || l->act_offload_layers > 0)
-        return 0;
-    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE
-        && (m->attn_dropout != 0 || m->hidden_dropout != 0))
-        return 0;
-    l->cuda_graph = SPACE_CG_TE;
-    /* a dropless MoE's experts stay eager: the whole layer only where
-     * every layer is dense */
-    l->cuda_graph_modules = m->num_experts > 0
-                                ? SPACE_CGM_ATTN | SPACE_CGM_MOE_ROUTER
-                                      | SPACE_CGM_MOE_PREPROCESS
-                                : 0;
-    return 1;
-}
-
-/* ---- memory savers, the last resort of a layout that does not fit ----- */
-
-const char *const search_saver_names[SEARCH_SAVER_COUNT] = {
-    [SEARCH_SAVER_NONE] = "none",
-    [SEARCH_SAVER_PA_BF16] = "precision_aware_bf16_moments",
-    [SEARCH_SAVER_ACT_OFFLOAD] = "activation_offload",
-    [SEARCH_SAVER_OPT_OFFLOAD] = "optimizer_offload",
-    [SEARCH_SAVER_FP8_PARAMS] = "fp8_param_gather",
-};
-_Static_assert(sizeof search_saver_names / sizeof search_saver_names[0]
-                   == SEARCH_SAVER_COUNT,
-               "search_saver_names names every saver");
-
-/* Optimizer offload in eighths of the shard: a fraction written in a
- * launch line as it is. */
-#define SAVER_EIGHTHS 8
-
-int search_saver_apply(search_saver s, int64_t n, const space_model *m,
-                       space_layout *l)
-{
-    if (l->framework != SPACE_FW_MEGATRON_CORE || space_layout_has_saver(l))
-        return 0;
-    switch (s) {
-    case SEARCH_SAVER_PA_BF16:
-    case SEARCH_SAVER_OPT_OFFLOAD:
-        /* the distributed optimizer (Megatron-Core refuses the option
-         * without it); ZeRO 1 with DP 1 is Megatron-LM's
-         * --use-distributed-optimizer on one rank */
-        if (l->zero > SPACE_ZERO_1) return 0;
-        if (s == SEARCH_SAVER_OPT_OFFLOAD && (n < 1 || n > SAVER_EIGHTHS))
-            return 0;
-        l->zero = SPACE_ZERO_1;
-        l->pa_optimizer = 1;
-        if (s == SEARCH_SAVER_PA_BF16) {
-            l->exp_avg_dtype = l->exp_avg_sq_dtype = SPACE_OPT_BF16;
-        } else {
-            l->opt_offload = (double)n / SAVER_EIGHTHS;
-            l->opt_offload_overlap = 1;
-        }
-        return 1;
-    case SEARCH_SAVER_FP8_PARAMS:
-        /* Megatron-Core refuses --fp8-param-gather without the
-         * distributed optimizer or FSDP (space: fp8_params_need_zero);
-         * Transformer Engine's fp8 only */
-        if (l->dtype != HW_FP8 || l->fp8_lib != SPACE_FP8_LIB_TE
-            || l->fp8_params || l->zero == SPACE_ZERO_NONE)
-            return 0;
-        l->fp8_params = 1;
-        return 1;
-    case SEARCH_SAVER_ACT_OFFLOAD:
-        /* Megatron-Core refuses layer offload beside per-layer CUDA
-         * graphs (est_saver_check) */
-        if (l->pp != 1 || l->recompute != SPACE_RECOMPUTE_NONE || n < 1
-            || n >= m->num_layers
-            || (l->cuda_graph && l->cuda_graph != SPACE_CG_FULL_ITERATION))
-            return 0;
-        l->act_offload_layers = n;
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* What must fit of l on sy: its peak, without timing it. */
-static double saver_peak(const search_system *sy, const space_model *m,
-                         const space_layout *l)
-{
-    est_memory mm;
-    est_memory_of(m, l, &mm);
-    est_memory_device(&sy->ctx, m, l, &mm);
-    return mm.total;
-}
-
-/* The smallest size of saver s in [1, hi] whose peak fits limit (the
- * peak falls as the size grows), or 0 when even hi does not. */
-static int64_t saver_size(const search_system *sy, const space_model *m,
-                          const space_layout *l, search_saver s, int64_t hi,
-                          double limit)
-{
-    space_layout t = *l;
-    if (!search_saver_apply(s, hi, m, &t) || saver_peak(sy, m, &t) > limit)
-        return 0;
-    int64_t lo = 1;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        t = *l;
-        search_saver_apply(s, mid, m, &t);
-        if (saver_peak(sy, m, &t) <= limit)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return hi;
-}
-
-/* The smallest peak a saver reached where none fits: the nearest miss
- * is the layout as near as it can come (issue 31: a miss said 19.96 GiB
- * where the same layout with bf16 moments needs 19.53 and fits at 19.6). */
-typedef struct saver_miss {
-    double peak;       /* 0: none */
-    int saver;
-    int64_t n;
-} saver_miss;
-
-static void saver_miss_keep(saver_miss *sm, double peak, int s, int64_t n)
-{
-    if (sm->peak == 0 || peak < sm->peak) sm->peak = peak, sm->saver = s, sm->n = n;
-}
-
-/* Layout l of system sy does not fit mem_limit: tries each saver that
- * applies, at the smallest size that fits, and keeps in *r, *saver and
- * *n the fastest that is feasible and fits (the first saver of the table
- * on a tie). Returns 1 when one did; else *sm (may be NULL) holds the
- * smallest peak of a saver the hardware can run (sized savers at their
- * largest size), or peak 0. No allocation. */
-static int try_savers(const search_request *q, const search_system *sy,
-                      const space_layout *l, double mem_limit, est_result *r,
-                      int *saver, int64_t *n, saver_miss *sm)
-{
-    const space_model *m = q->model;
-    int found = 0;
-    int host = est_host_bw(&sy->ctx) > 0;
-    /* The optimizer savers need the distributed optimizer: a ZeRO-0
-     * layout whose ZeRO-1 twin is in the grid leaves them to the twin
-     * (the same layout once the saver is on); with DP x CP 1 the grid
-     * has no twin (space_grid_check's zero_needs_dp). */
-    int zero1_twin = 0;
-    if (l->zero == SPACE_ZERO_NONE && l->dp * l->cp > 1)
-        for (int k = 0; k < sy->grid.n[SPACE_DIM_ZERO]; k++)
-            if (sy->grid.v[SPACE_DIM_ZERO][k] == SPACE_ZERO_1) zero1_twin = 1;
-    for (int s = SEARCH_SAVER_NONE + 1; s < SEARCH_SAVER_COUNT; s++) {
-        int64_t size = 0;
-        if (zero1_twin && s != SEARCH_SAVER_ACT_OFFLOAD)
-            continue;
-        if (s == SEARCH_SAVER_PA_BF16 || s == SEARCH_SAVER_FP8_PARAMS)
-            size = 1;
-        else if (!host)
-            continue; /* no host link or host memory in hwdb */
-        else if (s == SEARCH_SAVER_ACT_OFFLOAD)
-            size = saver_size(sy, m, l, (search_saver)s, m->num_layers - 1,
-                              mem_limit);
-        else
-            size = saver_size(sy, m, l, (search_saver)s, SAVER_EIGHTHS,
-                              mem_limit);
-        space_layout t = *l;
-        if (size < 1) {
-            /* none fits: how near its largest size comes, memory only */
-            int64_t hi = s == SEARCH_SAVER_ACT_OFFLOAD ? m->num_layers - 1
-                                                       : SAVER_EIGHTHS;
-            est_memory mm;
-            if (sm && search_saver_apply((search_saver)s, hi, m, &t)) {
-                est_memory_of(m, &t, &mm);
-                est_memory_device(&sy->ctx, m, &t, &mm);
-                char why[8];
-                if (est_saver_check(&sy->ctx, m, &t, &mm, why, sizeof why) == 0)
-                    saver_miss_keep(sm, mm.total, s, hi);
-            }
-            continue;
-        }
-        if (!search_saver_apply((search_saver)s, size, m, &t)) continue;
-        est_result rs;
-        est_estimate(&sy->ctx, m, &t, &rs);
-        if (sm && (rs.feasible || rs.reason == EST_OUT_OF_MEMORY)
-            && rs.mem.total > mem_limit)
-            saver_miss_keep(sm, rs.mem.total, s, size);
-        if (!rs.feasible || rs.mem.total > mem_limit) continue;
-        if (found && !(rs.iteration_s < r->iteration_s)) continue;
-        *r = rs;
-        *saver = s;
-        *n = size;
-        found = 1;
-    }
-    return found;
-}
-
 void search_point_estimate(const search_request *q, const search_point *p,
                            est_result *r)
 {
@@ -444,13 +137,6 @@ void search_answer_free(search_answer *a)
 }
 
 /* ---- the state merged between chunks -------------------------------- */
-
-/* A valid layout that survived the bounds that need no comparison. */
-typedef struct cand {
-    double floor_s;
-    int64_t gpus, idx;
-    int sys;
-} cand;
 
 static int cand_cmp(const void *pa, const void *pb)
 {
@@ -549,7 +235,7 @@ static void topk_insert(state *s, const search_point *p)
 
 /* Keeps the smaller miss; ties by (system, GPUs, layout number), so the
  * merge of per-thread records does not depend on their order. */
-static void near_update(search_near *nr, int sys, int64_t gpus, int64_t idx,
+void search_near_update(search_near *nr, int sys, int64_t gpus, int64_t idx,
                         double value, double limit, int from_bound, int saver,
                         int64_t saver_n)
 {
@@ -585,7 +271,7 @@ static double iterations(const search_request *q)
 
 /* Ratio of a (time, GPUs) to the tightest budget; > 1 breaks one. Sets
  * *which to the constraint broken the most. */
-static double budget_ratio(const search_request *q, double iter_s,
+double search_budget_ratio(const search_request *q, double iter_s,
                            int64_t gpus, double price, int *which)
 {
     double its = iterations(q), worst = 0;
@@ -605,231 +291,10 @@ static double budget_ratio(const search_request *q, double iter_s,
     return fmin(worst, SEARCH_RATIO_MAX);
 }
 
-/* ---- phase 1: one (system, GPU count), rules and unconditional bounds -- */
-
-/* What one thread gathers in phase 1; merged in any order (sums, and
- * minima under a total order). */
-typedef struct gather {
-    search_stats st;
-    int8_t *verdict;     /* this thread's split verdicts (verdicts) */
-    int64_t example_key[SPACE_REJECT_COUNT]; /* unit x grid size + idx */
-    search_near near_memory, near_budget;
-    cand *c;
-    int64_t n, cap;
-} gather;
-
-/* The entry of st->pp for pipeline size pp (st->pp[0]'s where it has
- * none, which cannot happen for a size of the grids). */
-static search_pp_stats *pp_stats(search_stats *st, int64_t pp)
-{
-    int lo = 0, hi = st->n_pp - 1;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (st->pp[mid].pp < pp) lo = mid + 1;
-        else hi = mid;
-    }
-    return &st->pp[lo];
-}
-
 /* The pipeline size of layout number idx of g. */
 static int64_t pp_of(const space_grid *g, int64_t idx)
 {
     return g->v[SPACE_DIM_PP][space_grid_digit(g, idx, SPACE_DIM_PP)];
-}
-
-/* Advances the digits dg of a layout number to the first number of the
- * next block of field d (d's digit one up, carried, the deeper ones 0):
- * i = (i / block(d) + 1) x block(d). Returns the shallowest field whose
- * digit went up. */
-static int odometer_step(const space_grid *g, int *dg, int d)
-{
-    for (int k = d + 1; k < SPACE_DIM_COUNT; k++) dg[k] = 0;
-    for (int k = d; k >= 0; k--) {
-        if (++dg[k] < g->n[k]) return k;
-        dg[k] = 0;
-    }
-    return 0;
-}
-
-/* Whether rule rj comes after the rules that read the fields up to expert
- * TP (TP, PP, CP, the GPUs, EP, ETP) in check_order: a layout rejected by
- * it, or valid, passed those. */
-static int after_prefix(space_reject rj)
-{
-    if (rj == SPACE_OK) return 1;
-    size_t at = 0, flex = 0;
-    for (size_t k = 0; k < sizeof check_order / sizeof check_order[0]; k++) {
-        if (check_order[k] == rj) at = k;
-        if (check_order[k] == SPACE_REJECT_FLEX_EP) flex = k;
-    }
-    return at > flex;
-}
-
-/* The verdict of space_layout_split_check (VPP, the chunks, the split)
- * per (system, PP digit, VPP digit, split digit), filled as a thread
- * meets them: 0 unknown, else 1 + the verdict. One table a thread,
- * made before the scan. */
-typedef struct verdicts {
-    int np, nv, ns;
-} verdicts;
-
-static void scan_unit(const search_request *q, int sysi, int64_t gpus,
-                      int64_t unit, const verdicts *vd, gather *t)
-{
-    const search_system *sy = &q->systems[sysi];
-    const space_grid *g = &sy->grid;
-    const space_model *m = q->model;
-    search_stats *st = &t->st;
-    int gpn = sy->ctx.tp_across_nodes ? 0 : sy->ctx.sys->gpus_per_node;
-    double price = sy->price_usd_per_gpu_hour;
-    int64_t size = space_grid_size(g);
-    int savers = q->savers && !space_layout_has_saver(&q->base);
-    int host = est_host_bw(&sy->ctx) > 0;
-    st->enumerated += size;
-    /* the digits of layout number i, advanced with it (odometer) */
-    int dg[SPACE_DIM_COUNT] = {0};
-    /* per rule: does it come after the prefix's rules, and its block */
-    static _Thread_local int after_prefix_of[SPACE_REJECT_COUNT], known;
-    static _Thread_local space_dim block_dim_of[SPACE_REJECT_COUNT];
-    if (!known) {
-        for (int r = 0; r < SPACE_REJECT_COUNT; r++) {
-            after_prefix_of[r] = after_prefix((space_reject)r);
-            block_dim_of[r] = rule_block_dim((space_reject)r);
-        }
-        known = 1;
-    }
-    /* the entry of the last pipeline size met (runs of one PP) */
-    int64_t last_pp = -1;
-    search_pp_stats *last_ps = NULL;
-    int64_t blk_of[SPACE_DIM_COUNT];
-    for (int d = 0; d < SPACE_DIM_COUNT; d++)
-        blk_of[d] = space_grid_block(g, (space_dim)d);
-    /* VPP ascending: a PP x VPP too many chunks stays so for the rest */
-    int vpp_up = 1;
-    for (int k = 1; k < g->n[SPACE_DIM_VPP]; k++)
-        vpp_up &= g->v[SPACE_DIM_VPP][k] > g->v[SPACE_DIM_VPP][k - 1];
-    /* the rules before VPP's passed for the current digits up to expert
-     * TP (they read no later field) */
-    int prefix_ok = 0;
-    int64_t split_blk = blk_of[SPACE_DIM_SPLIT];
-    for (int64_t i = 0; i < size;) {
-        space_layout l;
-        char why[200];
-        space_reject rj;
-        /* the first rule, TP x PP x CP dividing the GPUs, from the digits
-         * alone (most of a grid fails it) */
-        int64_t mp = g->v[SPACE_DIM_TP][dg[SPACE_DIM_TP]]
-                     * g->v[SPACE_DIM_PP][dg[SPACE_DIM_PP]]
-                     * g->v[SPACE_DIM_CP][dg[SPACE_DIM_CP]];
-        int gpus_rule = mp < 1 || gpus % mp, built = 0;
-        int8_t *cell = NULL;
-        if (!gpus_rule && prefix_ok && i % split_blk == 0) {
-            /* at a new (VPP, split): their rules from the table */
-            cell = &t->verdict[((sysi * vd->np + dg[SPACE_DIM_PP]) * vd->nv
-                                + dg[SPACE_DIM_VPP]) * vd->ns
-                               + dg[SPACE_DIM_SPLIT]];
-            if (!*cell) {
-                space_grid_layout_at(g, dg, gpus, &q->base, &l);
-                built = 1;
-                *cell = (int8_t)(1 + space_layout_split_check(m, &l, NULL, 0));
-            }
-        }
-        if (gpus_rule) {
-            rj = SPACE_REJECT_GPUS;
-            l.pp = g->v[SPACE_DIM_PP][dg[SPACE_DIM_PP]];
-        } else if (cell && *cell != 1 + SPACE_OK) {
-            rj = (space_reject)(*cell - 1);
-            l.pp = g->v[SPACE_DIM_PP][dg[SPACE_DIM_PP]];
-            gpus_rule = !built; /* the layout to build for a message */
-        } else {
-            if (!built) space_grid_layout_at(g, dg, gpus, &q->base, &l);
-            /* the message only where it becomes the rule's example */
-            rj = space_grid_check(m, &l, gpus, gpn, NULL, 0);
-            if (after_prefix_of[rj]) prefix_ok = 1;
-        }
-        if (rj != SPACE_OK) {
-            /* the whole block that shares the digits the rule reads */
-            space_dim bd = block_dim_of[rj];
-            /* too many chunks for PP at this VPP: at every larger VPP too
-             * (the rules before it do not read VPP): the rest of the
-             * block of the fields before VPP at once */
-            if ((rj == SPACE_REJECT_PP_CHUNKS || rj == SPACE_REJECT_VPP)
-                && vpp_up)
-                bd = SPACE_DIM_ETP; /* the field before VPP */
-            /* i is the block's first number: the layouts before it in the
-             * block share the digits the rule reads, so they were
-             * rejected with it, and the scan never stops inside a
-             * block */
-            int64_t end = bd == SPACE_DIM_ETP
-                              ? (i / blk_of[bd] + 1) * blk_of[bd]
-                              : i + blk_of[bd];
-            int dg0[SPACE_DIM_COUNT];
-            memcpy(dg0, dg, sizeof dg0);
-            if (odometer_step(g, dg, bd) <= SPACE_DIM_ETP) prefix_ok = 0;
-            int64_t key = unit * size + i;
-            if (!st->rejected[rj] || key < t->example_key[rj]) {
-                t->example_key[rj] = key;
-                if (gpus_rule) space_grid_layout_at(g, dg0, gpus, &q->base, &l);
-                space_grid_check(m, &l, gpus, gpn, why, sizeof why);
-                tp_strlcpy(st->example[rj], why, sizeof why);
-            }
-            st->rejected[rj] += end - i;
-            if (l.pp != last_pp) last_pp = l.pp, last_ps = pp_stats(st, l.pp);
-            last_ps->rejected[rj] += end - i;
-            i = end;
-            continue;
-        }
-        st->valid++;
-        if (l.pp != last_pp) last_pp = l.pp, last_ps = pp_stats(st, l.pp);
-        search_pp_stats *ps = last_ps;
-        ps->valid++;
-        st->split_valid[g->v[SPACE_DIM_SPLIT][dg[SPACE_DIM_SPLIT]]]++;
-        int64_t idx = i++;
-        if (odometer_step(g, dg, SPACE_DIM_COUNT - 1) <= SPACE_DIM_ETP)
-            prefix_ok = 0;
-        if (!q->no_prune) {
-            double floor_b = est_memory_floor(m, &l);
-            if (savers) {
-                /* what the strongest saver that applies could bring it
-                 * down to: the floor of what may still be tried */
-                space_layout tl = l;
-                if (host && search_saver_apply(SEARCH_SAVER_OPT_OFFLOAD,
-                                               SAVER_EIGHTHS, m, &tl))
-                    floor_b = fmin(floor_b, est_memory_floor(m, &tl));
-                tl = l;
-                if (search_saver_apply(SEARCH_SAVER_PA_BF16, 1, m, &tl))
-                    floor_b = fmin(floor_b, est_memory_floor(m, &tl));
-                tl = l;
-                if (search_saver_apply(SEARCH_SAVER_FP8_PARAMS, 1, m, &tl))
-                    floor_b = fmin(floor_b, est_memory_floor(m, &tl));
-            }
-            double mem_limit = search_memory_limit(q, sy, &l);
-            if (floor_b > mem_limit) {
-                st->pruned[SEARCH_PRUNE_MEMORY]++;
-                ps->pruned[SEARCH_PRUNE_MEMORY]++;
-                near_update(&t->near_memory, sysi, gpus, idx, floor_b,
-                            mem_limit, 1, SEARCH_SAVER_NONE, 0);
-                continue;
-            }
-        }
-        double floor_s = floor_time(q, sy, &l);
-        if (!q->no_prune) {
-            int which;
-            double r = budget_ratio(q, floor_s, gpus, price, &which);
-            if (r > 1) {
-                st->pruned[SEARCH_PRUNE_BUDGET]++;
-                ps->pruned[SEARCH_PRUNE_BUDGET]++;
-                near_update(&t->near_budget, sysi, gpus, idx, r, 1, 1,
-                            SEARCH_SAVER_NONE, 0);
-                continue;
-            }
-        }
-        if (t->n == t->cap) {
-            t->cap = t->cap ? 2 * t->cap : 4096;
-            t->c = tp_xrealloc(t->c, (size_t)t->cap * sizeof *t->c);
-        }
-        t->c[t->n++] = (cand){floor_s, gpus, idx, sysi};
-    }
 }
 
 /* ---- phase 2: estimate in chunks, merge in order ------------------------ */
@@ -868,7 +333,7 @@ static void judge(const state *s, const cand *cd, int full,
         /* the last resort: kept only where a saver makes it fit */
         int sv = SEARCH_SAVER_NONE;
         int64_t n = 0;
-        if (try_savers(q, sy, &l, mem_limit, &r, &sv, &n, &sm))
+        if (search_try_savers(q, sy, &l, mem_limit, &r, &sv, &n, &sm))
             o->saver = sv, o->saver_n = n;
     }
     o->iteration_s = r.iteration_s;
@@ -925,7 +390,7 @@ static void judge(const state *s, const cand *cd, int full,
         }
     }
     int which;
-    double br = budget_ratio(q, r.iteration_s, cd->gpus, price, &which);
+    double br = search_budget_ratio(q, r.iteration_s, cd->gpus, price, &which);
     if (br > 1) {
         o->kind = OUT_MISSED;
         o->code = which;
@@ -941,7 +406,7 @@ static void merge(state *s, const cand *cd, const outcome *o)
     search_answer *a = s->a;
     search_stats *st = &a->stats;
     const search_system *sy = &q->systems[cd->sys];
-    search_pp_stats *ps = pp_stats(st, pp_of(&sy->grid, cd->idx));
+    search_pp_stats *ps = search_pp_stats_of(st, pp_of(&sy->grid, cd->idx));
     if (o->kind == OUT_PRUNED) {
         st->pruned[SEARCH_PRUNE_TIME]++;
         ps->pruned[SEARCH_PRUNE_TIME]++;
@@ -952,15 +417,16 @@ static void merge(state *s, const cand *cd, const outcome *o)
         st->infeasible[o->code]++;
         ps->infeasible[o->code]++;
         if (o->code == EST_OUT_OF_MEMORY)
-            near_update(&a->near_memory, cd->sys, cd->gpus, cd->idx,
-                        o->mem_bytes, o->mem_limit, 0, o->saver, o->saver_n);
+            search_near_update(&a->near_memory, cd->sys, cd->gpus, cd->idx,
+                               o->mem_bytes, o->mem_limit, 0, o->saver,
+                               o->saver_n);
         return;
     }
     if (o->kind == OUT_MISSED) {
         st->missed[o->code]++;
         ps->missed++;
-        near_update(&a->near_budget, cd->sys, cd->gpus, cd->idx, o->excess, 1,
-                    0, o->saver, o->saver_n);
+        search_near_update(&a->near_budget, cd->sys, cd->gpus, cd->idx,
+                           o->excess, 1, 0, o->saver, o->saver_n);
         return;
     }
     st->admitted++;
@@ -1114,7 +580,7 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
             gather *t = &g[thread_num()];
 #pragma omp for schedule(dynamic, 1)
             for (int64_t u = u0; u < u1; u++)
-                scan_unit(q, (int)units[u][0], units[u][1], u, &vd, t);
+                search_scan_unit(q, (int)units[u][0], units[u][1], u, &vd, t);
         }
         int64_t n = 0;
         for (int i = 0; i < nt; i++) {
@@ -1145,13 +611,13 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
             }
             const search_near *nm = &g[i].near_memory, *nb = &g[i].near_budget;
             if (nm->have)
-                near_update(&a->near_memory, nm->sys, nm->gpus, nm->idx,
-                            nm->value, nm->limit, nm->from_bound, nm->saver,
-                            nm->saver_n);
+                search_near_update(&a->near_memory, nm->sys, nm->gpus,
+                                   nm->idx, nm->value, nm->limit,
+                                   nm->from_bound, nm->saver, nm->saver_n);
             if (nb->have)
-                near_update(&a->near_budget, nb->sys, nb->gpus, nb->idx,
-                            nb->value, nb->limit, nb->from_bound, nb->saver,
-                            nb->saver_n);
+                search_near_update(&a->near_budget, nb->sys, nb->gpus,
+                                   nb->idx, nb->value, nb->limit,
+                                   nb->from_bound, nb->saver, nb->saver_n);
             n += g[i].n;
         }
         cand *cands = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *cands);

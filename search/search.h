@@ -124,7 +124,7 @@ typedef struct search_request {
 } search_request;
 
 /* The memory savers a search tries on a layout that does not fit, as a
- * last resort (plan.c): never on one that fits, so they add no layouts to
+ * last resort (variants.c): never on one that fits, so they add no layouts to
  * the grid, only estimates of layouts that would be out of memory. */
 typedef enum search_saver {
     SEARCH_SAVER_NONE,

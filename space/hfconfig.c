@@ -3,9 +3,10 @@
  * resolves a command-line model name to a preset or such a file.
  *
  * HF model families name the same quantity differently (n_embd, d_model,
- * hidden_size, ...). The aliases are tables below, one row per quantity
- * with its keys in priority order; what a config leaves out comes from a
- * per-model_type table of the defaults transformers' config classes use.
+ * hidden_size, ...). The aliases are tables (hftables.c), one row per
+ * quantity with its keys in priority order; what a config leaves out
+ * comes from a per-model_type table of the defaults transformers' config
+ * classes use (hftables.c too).
  * A nested "text_config" (LLaVA and other multimodal wrappers) is read
  * first, then the top level. Every value goes through the tp_json_*
  * readers, so a bad one is reported with file, JSON path, value and range.
@@ -13,7 +14,7 @@
  * What a model_type's modelling code hard-wires beyond its config class's
  * defaults (QK norms, Gemma's four norms a layer, gpt-oss's sinks and
  * router bias, Qwen2-MoE's shared-expert gate, Llama 4's expert sizes and
- * chunked layers) is a second table, hf_archs. Multi-head latent
+ * chunked layers) is a second table there, hf_archs. Multi-head latent
  * attention (kv_lora_rank, q_lora_rank, qk_nope/rope_head_dim,
  * v_head_dim), DeepSeek's routing (n_group, topk_group, scoring_func,
  * topk_method "noaux_tc"), MTP modules (num_nextn_predict_layers),
@@ -35,234 +36,10 @@
  * References: transformers' configuration_*.py for each model_type (key
  * names and defaults), and the model cards cited in tests/fixtures/hf.
  */
-#include "space.h"
+#include "space_int.h"
 
 #include <stdio.h>
 #include <string.h>
-
-/* ---- Keys. Each table mirrors an enum, rows in the enum's order. */
-
-enum hf_int {
-    HI_LAYERS,
-    HI_HIDDEN,
-    HI_HEADS,
-    HI_KV_HEADS,
-    HI_HEAD_DIM,
-    HI_V_HEAD_DIM,
-    HI_FFN,
-    HI_VOCAB,
-    HI_MAX_POS,
-    HI_EXPERTS,
-    HI_TOP_K,
-    HI_MOE_FFN,
-    HI_SHARED_FFN,
-    HI_N_SHARED,
-    HI_FIRST_DENSE,
-    HI_MOE_FREQ,
-    HI_SPARSE_STEP,
-    HI_INTERLEAVE,
-    HI_FFN_MLP,
-    HI_Q_LORA,
-    HI_KV_LORA,
-    HI_QK_NOPE,
-    HI_QK_ROPE,
-    HI_N_GROUP,
-    HI_TOPK_GROUP,
-    HI_WINDOW,
-    HI_CHUNK,
-    HI_PATTERN,
-    HI_MTP,
-    HI_COUNT
-};
-
-#define HF_MAX_KEYS 6
-
-typedef struct hf_int_row {
-    const char *what;  /* in "missing ..." messages */
-    const char *range; /* the space_model member whose limits apply */
-    int64_t lo;        /* smallest value accepted in a file */
-    const char *keys[HF_MAX_KEYS]; /* priority order, NULL-terminated */
-} hf_int_row;
-
-static const hf_int_row hf_ints[] = {
-    [HI_LAYERS] = {"layer count", "num_layers", 1,
-                   {"num_hidden_layers", "n_layer", "num_layers", "n_layers"}},
-    [HI_HIDDEN] = {"hidden size", "hidden", 1,
-                   {"hidden_size", "n_embd", "d_model", "n_embed"}},
-    [HI_HEADS] = {"attention head count", "heads", 1,
-                  {"num_attention_heads", "n_head", "num_heads"}},
-    /* Absent: MHA (kv = heads), or MQA where "multi_query" is true. */
-    [HI_KV_HEADS] = {"KV head count", "kv_heads", 1,
-                     {"num_key_value_heads", "num_kv_heads", "n_head_kv"}},
-    /* Absent: hidden / heads. */
-    [HI_HEAD_DIM] = {"head size", "head_dim", 1, {"head_dim"}},
-    /* DeepSeek MLA (with kv_lora_rank): the value head size. */
-    [HI_V_HEAD_DIM] = {"MLA value head size", "v_head_dim", 0, {"v_head_dim"}},
-    /* GPT-2's n_inner: null means 4 x hidden (model_type table). */
-    [HI_FFN] = {"FFN size", "ffn_hidden", 1,
-                {"intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim"}},
-    [HI_VOCAB] = {"vocabulary size", "vocab", 1, {"vocab_size"}},
-    [HI_MAX_POS] = {"context length", "max_position", 1,
-                    {"max_position_embeddings", "n_positions", "n_ctx",
-                     "max_seq_len", "seq_length"}},
-    /* Mixtral, Qwen-MoE, DeepSeek. 0 or absent: dense. */
-    [HI_EXPERTS] = {"routed expert count", "num_experts", 0,
-                    {"num_local_experts", "num_experts", "n_routed_experts"}},
-    [HI_TOP_K] = {"experts per token", "top_k", 0, {"num_experts_per_tok"}},
-    /* Qwen, DeepSeek; Mixtral's experts use intermediate_size. */
-    [HI_MOE_FFN] = {"expert FFN size", "expert_ffn_hidden", 1,
-                    {"moe_intermediate_size"}},
-    /* Qwen: one shared expert of this size. */
-    [HI_SHARED_FFN] = {"shared expert FFN size", "shared_ffn_hidden", 0,
-                       {"shared_expert_intermediate_size"}},
-    /* DeepSeek: n shared experts of moe_intermediate_size each. */
-    [HI_N_SHARED] = {"shared expert count", "shared_experts", 0,
-                     {"n_shared_experts"}},
-    [HI_FIRST_DENSE] = {"leading dense layers", "first_dense_layers", 0,
-                        {"first_k_dense_replace"}},
-    [HI_MOE_FREQ] = {"MoE layer frequency", "moe_layer_freq", 1,
-                     {"moe_layer_freq"}},
-    [HI_SPARSE_STEP] = {"MoE layer step", "moe_layer_freq", 1,
-                        {"decoder_sparse_step"}},
-    /* Llama 4: layer i is MoE when (i + 1) % step == 0, as Qwen's step. */
-    [HI_INTERLEAVE] = {"MoE layer step", "moe_layer_freq", 1,
-                       {"interleave_moe_layer_step"}},
-    /* Llama 4: the dense layers' FFN (intermediate_size is the experts'). */
-    [HI_FFN_MLP] = {"dense FFN size", "ffn_hidden", 1,
-                    {"intermediate_size_mlp"}},
-    /* DeepSeek MLA. q_lora_rank null or 0: a full query projection;
-     * kv_lora_rank 0 (and v_head_dim 0, DeepSeek-V2 configs without MLA):
-     * ordinary attention. */
-    [HI_Q_LORA] = {"MLA query rank", "q_lora_rank", 0, {"q_lora_rank"}},
-    [HI_KV_LORA] = {"MLA KV rank", "kv_lora_rank", 0, {"kv_lora_rank"}},
-    [HI_QK_NOPE] = {"MLA query/key head size without RoPE",
-                    "qk_nope_head_dim", 0, {"qk_nope_head_dim"}},
-    [HI_QK_ROPE] = {"MLA RoPE head size", "qk_rope_head_dim", 0,
-                    {"qk_rope_head_dim"}},
-    /* DeepSeek group-limited routing; n_group 1 is none. */
-    [HI_N_GROUP] = {"expert group count", "router_groups", 0, {"n_group"}},
-    [HI_TOPK_GROUP] = {"expert groups per token", "router_topk_groups", 0,
-                       {"topk_group"}},
-    /* Mistral, Gemma 2/3, gpt-oss, Qwen (with use_sliding_window). */
-    [HI_WINDOW] = {"sliding window", "window", 0,
-                   {"sliding_window", "sliding_window_size"}},
-    /* Llama 4's chunked local attention. */
-    [HI_CHUNK] = {"attention chunk", "window", 1, {"attention_chunk_size"}},
-    /* Gemma 3 before layer_types: every n-th layer global. */
-    [HI_PATTERN] = {"local/global period", "global_every", 1,
-                    {"sliding_window_pattern"}},
-    /* DeepSeek-V3; Megatron-Bridge's exports name it mtp_num_layers. */
-    [HI_MTP] = {"MTP module count", "mtp_layers", 0,
-                {"num_nextn_predict_layers", "mtp_num_layers"}},
-};
-_Static_assert(sizeof hf_ints / sizeof hf_ints[0] == HI_COUNT,
-               "hf_ints must have a row per enum hf_int");
-
-enum hf_bool {
-    HB_TIED,
-    HB_QKV_BIAS,
-    HB_OUT_BIAS,
-    HB_MLP_BIAS,
-    HB_PARALLEL,
-    HB_MULTI_QUERY,
-    HB_NEW_DECODER,
-    HB_ALIBI,
-    HB_USE_SLIDING,
-    HB_LM_HEAD_BIAS,
-    HB_COUNT
-};
-
-static const char *const hf_bools[][HF_MAX_KEYS] = {
-    /* Absent: the model_type's default (PretrainedConfig says true, but
-     * LlamaConfig, GPTNeoXConfig, ... say false). */
-    [HB_TIED] = {"tie_word_embeddings"},
-    /* Llama's attention_bias covers q, k, v and o; Falcon's and
-     * StarCoder2's single switch covers every linear layer. */
-    [HB_QKV_BIAS] = {"qkv_bias", "attention_bias", "bias", "use_bias",
-                     "enable_bias"},
-    [HB_OUT_BIAS] = {"attention_bias", "bias", "use_bias", "enable_bias"},
-    [HB_MLP_BIAS] = {"mlp_bias", "bias", "use_bias", "enable_bias"},
-    /* GPT-NeoX, Falcon. */
-    [HB_PARALLEL] = {"use_parallel_residual", "parallel_attn"},
-    /* Falcon-7B, StarCoder: one KV head. */
-    [HB_MULTI_QUERY] = {"multi_query"},
-    /* Falcon-40B/180B: num_kv_heads applies only with this set. */
-    [HB_NEW_DECODER] = {"new_decoder_architecture"},
-    /* Falcon-RW. */
-    [HB_ALIBI] = {"alibi"},
-    /* Qwen2/3: sliding_window applies only with this set. */
-    [HB_USE_SLIDING] = {"use_sliding_window"},
-    /* PhiMoE: a bias on the LM head (vocab parameters, not counted). */
-    [HB_LM_HEAD_BIAS] = {"lm_head_bias"},
-};
-_Static_assert(sizeof hf_bools / sizeof hf_bools[0] == HB_COUNT,
-               "hf_bools must have a row per enum hf_bool");
-
-enum hf_str {
-    HS_MODEL_TYPE,
-    HS_ACT,
-    HS_POS_TYPE,
-    HS_NAME,
-    HS_SCORING,
-    HS_TOPK_METHOD,
-    HS_COUNT
-};
-
-static const char *const hf_strs[][HF_MAX_KEYS] = {
-    [HS_MODEL_TYPE] = {"model_type"},
-    [HS_ACT] = {"hidden_act", "hidden_activation", "activation_function",
-                "activation"},
-    [HS_POS_TYPE] = {"position_embedding_type"},
-    [HS_NAME] = {"_name_or_path"},
-    /* DeepSeek: "softmax" or "sigmoid" (V3). */
-    [HS_SCORING] = {"scoring_func"},
-    /* DeepSeek: "greedy", "group_limited_greedy", "noaux_tc" (V3: a
-     * per-expert correction bias, e_score_correction_bias). */
-    [HS_TOPK_METHOD] = {"topk_method"},
-};
-_Static_assert(sizeof hf_strs / sizeof hf_strs[0] == HS_COUNT,
-               "hf_strs must have a row per enum hf_str");
-
-enum hf_num {
-    HN_RMS_EPS,
-    HN_LN_EPS,
-    HN_ATTN_DROP,
-    HN_HIDDEN_DROP,
-    HN_ATTN_SOFTCAP,
-    HN_FINAL_SOFTCAP,
-    HN_ROTARY_FRAC,
-    HN_ROTARY_DIM,
-    HN_ROPE_THETA,
-    HN_COUNT
-};
-
-typedef struct hf_num_row {
-    double lo, hi;
-    const char *keys[HF_MAX_KEYS];
-} hf_num_row;
-
-/* Epsilons and probabilities in [0, 1]; of the epsilons only the presence
- * matters: which one a config carries says which norm its model uses.
- * Soft-caps (Gemma 2: 50 and 30) as space_model's limits. */
-static const hf_num_row hf_nums[] = {
-    [HN_RMS_EPS] = {0, 1, {"rms_norm_eps"}},
-    [HN_LN_EPS] = {0, 1, {"layer_norm_eps", "layer_norm_epsilon",
-                          "norm_epsilon"}},
-    [HN_ATTN_DROP] = {0, 1, {"attention_dropout", "attn_pdrop",
-                             "attention_probs_dropout_prob"}},
-    [HN_HIDDEN_DROP] = {0, 1, {"hidden_dropout", "resid_pdrop",
-                               "hidden_dropout_prob"}},
-    [HN_ATTN_SOFTCAP] = {0, 1e6, {"attn_logit_softcapping"}},
-    [HN_FINAL_SOFTCAP] = {0, 1e6, {"final_logit_softcapping"}},
-    /* RoPE on part of each head: GPT-NeoX rotary_pct, Phi and StableLM
-     * partial_rotary_factor; GPT-J and CodeGen rotary_dim (dimensions) */
-    [HN_ROTARY_FRAC] = {0, 1, {"rotary_pct", "partial_rotary_factor"}},
-    [HN_ROTARY_DIM] = {0, 1e6, {"rotary_dim"}},
-    /* GPT-NeoX names it rotary_emb_base */
-    [HN_ROPE_THETA] = {0, 1e12, {"rope_theta", "rotary_emb_base"}},
-};
-_Static_assert(sizeof hf_nums / sizeof hf_nums[0] == HN_COUNT,
-               "hf_nums must have a row per enum hf_num");
 
 /* ---- Activations: HF name -> our activation in a plain (2-GEMM) and in
  * a gated (3-GEMM) FFN; -1 where that combination has no space_act. */
@@ -299,133 +76,6 @@ _Static_assert(sizeof hf_pos_values / sizeof hf_pos_values[0]
                    == sizeof hf_pos_names / sizeof hf_pos_names[0],
                "hf_pos_values must have a row per hf_pos_names entry");
 
-/* ---- What each model_type implies when its config is silent: the
- * defaults of transformers' config class, and what its modelling code
- * hard-wires (Qwen2's q, k, v biases; GPT-2's 4h FFN). */
-typedef struct hf_type {
-    const char *model_type;
-    int gated;             /* FFN with a gate: 3 GEMMs */
-    const char *act;       /* default hidden_act */
-    space_norm norm;       /* when neither epsilon key is present */
-    space_pos pos;
-    int qkv_bias, out_bias, mlp_bias;
-    int parallel;          /* attention and FFN in parallel */
-    int tied;              /* default of tie_word_embeddings */
-    int ffn_4h;            /* FFN size defaults to 4 x hidden */
-    int64_t max_position;  /* default context; 0: the config must say */
-    int embed_norm;        /* a norm on the embedding output (BLOOM's
-                              word_embeddings_layernorm, which no config
-                              key switches) */
-} hf_type;
-
-#define RMS SPACE_NORM_RMSNORM
-#define LN SPACE_NORM_LAYERNORM
-static const hf_type hf_types[] = {
-    /* type          gated act                 norm pos           qkv o mlp par tie 4h maxpos emb */
-    {"llama",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    {"mistral",      1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    {"mixtral",      1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    {"qwen2",        1, "silu",              RMS, SPACE_POS_ROPE,    1, 0, 0, 0, 0, 0, 0, 0},
-    {"qwen2_moe",    1, "silu",              RMS, SPACE_POS_ROPE,    1, 0, 0, 0, 0, 0, 0, 0},
-    {"qwen3",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    {"qwen3_moe",    1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    {"deepseek_v2",  1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    {"deepseek_v3",  1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    {"gemma",        1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0, 0},
-    {"gemma2",       1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0, 0},
-    /* Gemma 3 (transformers' configuration_gemma3.py: Gemma3TextConfig,
-     * and Gemma3Config wrapping it as text_config): GeGLU, tied */
-    {"gemma3",       1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0, 0},
-    {"gemma3_text",  1, "gelu_pytorch_tanh", RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 1, 0, 0, 0},
-    {"gpt2",         0, "gelu_new",          LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 1, 0, 0},
-    {"gpt_neox",     0, "gelu",              LN,  SPACE_POS_ROPE,    1, 1, 1, 1, 0, 0, 0, 0},
-    {"gptj",         0, "gelu_new",          LN,  SPACE_POS_ROPE,    0, 0, 1, 1, 0, 1, 0, 0},
-    {"opt",          0, "relu",              LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 0, 0, 0},
-    {"bloom",        0, "gelu",              LN,  SPACE_POS_ALIBI,   1, 1, 1, 0, 1, 1, 2048, 1},
-    {"falcon",       0, "gelu",              LN,  SPACE_POS_ROPE,    0, 0, 0, 1, 1, 1, 2048, 0},
-    {"gpt_bigcode",  0, "gelu_pytorch_tanh", LN,  SPACE_POS_LEARNED, 1, 1, 1, 0, 1, 1, 0, 0},
-    {"phi",          0, "gelu_new",          LN,  SPACE_POS_ROPE,    1, 1, 1, 1, 0, 0, 0, 0},
-    {"starcoder2",   0, "gelu_pytorch_tanh", LN,  SPACE_POS_ROPE,    1, 1, 1, 0, 1, 0, 0, 0},
-    {"nemotron",     0, "relu2",             LN,  SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    /* OLMo 2, OLMoE (configuration_olmo2.py, configuration_olmoe.py) */
-    {"olmo2",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    {"olmoe",        1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    /* Phi-3/Phi-4-mini: fused qkv_proj and gate_up_proj, the same sizes */
-    {"phi3",         1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    /* Phi-3.5-MoE: LayerNorms (hf_arch), biases on attention */
-    {"phimoe",       1, "silu",              LN,  SPACE_POS_ROPE,    1, 1, 0, 0, 0, 0, 0, 0},
-    /* gpt-oss: biases on attention and the experts */
-    {"gpt_oss",      1, "silu",              RMS, SPACE_POS_ROPE,    1, 1, 1, 0, 0, 0, 0, 0},
-    /* Llama 4 (Llama4TextConfig, as text_config of Llama4Config) */
-    {"llama4",       1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-    {"llama4_text",  1, "silu",              RMS, SPACE_POS_ROPE,    0, 0, 0, 0, 0, 0, 0, 0},
-};
-#undef RMS
-#undef LN
-
-/* ---- What each model_type's modelling code has that no config key
- * switches (transformers' modeling_*.py). Types without a row have none of
- * it. */
-typedef struct hf_arch {
-    const char *model_type;
-    int qk_norm;          /* space_model.qk_norm */
-    int post_norms;       /* four norms a layer */
-    int attn_sinks;
-    int router_bias;      /* a bias on the router GEMM */
-    int router_sigmoid;
-    int shared_gate;      /* a sigmoid gate on the shared expert */
-    int layernorm;        /* LayerNorm although the config says rms_norm_eps */
-    int window_switch;    /* sliding_window only with use_sliding_window */
-    int window_chunked;   /* the local window is chunked (attention_chunk_size) */
-    int llama4_ffn;       /* intermediate_size is the experts' (and the one
-                             shared expert's); intermediate_size_mlp the
-                             dense layers' */
-    int64_t global_every; /* default local/global period with a window */
-    int64_t vocab;        /* the config class's vocab_size where a config
-                             leaves it out (Gemma 3 27B's text_config
-                             does); 0: the config must say */
-    int64_t max_position; /* the same for max_position_embeddings */
-} hf_arch;
-
-static const hf_arch hf_archs[] = {
-    {.model_type = "qwen2", .window_switch = 1},
-    /* Qwen2MoeSparseMoeBlock.shared_expert_gate, Linear(h, 1) */
-    {.model_type = "qwen2_moe", .shared_gate = 1, .window_switch = 1},
-    /* Qwen3Attention.q_norm/k_norm: RMSNorm(head_dim) */
-    {.model_type = "qwen3", .qk_norm = 1, .window_switch = 1},
-    {.model_type = "qwen3_moe", .qk_norm = 1, .window_switch = 1},
-    /* Gemma2DecoderLayer: input, post_attention, pre_feedforward and
-     * post_feedforward norms; every other layer local, the first one so
-     * (layer_idx % 2 == 0 sliding) */
-    {.model_type = "gemma2", .post_norms = 1, .global_every = 2},
-    /* Gemma3: the same four norms, q_norm/k_norm of head_dim, five local
-     * layers to one global (sliding_window_pattern 6); Gemma3TextConfig's
-     * vocab_size 262208 and max_position_embeddings 131072 */
-    {.model_type = "gemma3", .qk_norm = 1, .post_norms = 1, .global_every = 6,
-     .vocab = 262208, .max_position = 131072},
-    {.model_type = "gemma3_text", .qk_norm = 1, .post_norms = 1,
-     .global_every = 6, .vocab = 262208, .max_position = 131072},
-    /* Olmo2Attention.q_norm RMSNorm(heads x head_dim), k_norm RMSNorm(kv
-     * heads x head_dim); OlmoeAttention the same */
-    {.model_type = "olmo2", .qk_norm = 2},
-    {.model_type = "olmoe", .qk_norm = 2},
-    /* PhimoeDecoderLayer: nn.LayerNorm with bias */
-    {.model_type = "phimoe", .layernorm = 1},
-    /* GptOssAttention.sinks; GptOssTopKRouter's bias; alternating banded
-     * and full layers, the first banded */
-    {.model_type = "gpt_oss", .attn_sinks = 1, .router_bias = 1,
-     .global_every = 2},
-    /* Llama4TextMoe: sigmoid of the top-k scores, a shared expert of
-     * intermediate_size; no_rope_layers: every 4th layer global (NoPE),
-     * the others chunked; Llama4TextL2Norm on Q/K has no weight */
-    {.model_type = "llama4", .router_sigmoid = 1, .window_chunked = 1,
-     .llama4_ffn = 1, .global_every = 4},
-    {.model_type = "llama4_text", .router_sigmoid = 1, .window_chunked = 1,
-     .llama4_ffn = 1, .global_every = 4},
-};
-
-static const hf_arch hf_arch_none = {0};
-
 /* Publishers whose model cards count active parameters without the input
  * embedding (space_model.card_active_no_embedding): DeepSeek (DeepSeek-V3's
  * README_WEIGHTS.md, 36.6B activated without the embedding; V2's 21B and
@@ -434,21 +84,6 @@ static const hf_arch hf_arch_none = {0};
  * the embedding). */
 static const char *const hf_card_no_embedding[] = {"deepseek_v2", "deepseek_v3",
                                                    "gpt_oss"};
-
-static const hf_arch *hf_arch_find(const char *model_type)
-{
-    for (size_t i = 0; i < sizeof hf_archs / sizeof hf_archs[0]; i++)
-        if (tp_streq_ci(hf_archs[i].model_type, model_type))
-            return &hf_archs[i];
-    return &hf_arch_none;
-}
-
-/* Unknown model_type: PretrainedConfig's defaults (tied), RoPE, no
- * biases; gated iff the activation is silu/swish (no 2-GEMM SiLU FFN is
- * in common use); the activation must be given. */
-static const hf_type hf_generic = {
-    NULL, -1, NULL, SPACE_NORM_LAYERNORM, SPACE_POS_ROPE, 0, 0, 0, 0, 1, 0, 0, 0,
-};
 
 /* ---- Reading. */
 
@@ -523,7 +158,7 @@ static int hf_read_all(const hf_ctx *c, hf_vals *v, tp_err *e)
 {
     int rc;
     for (int r = 0; r < HI_COUNT; r++) {
-        const hf_int_row *row = &hf_ints[r];
+        const hf_int_row *row = &space_hf_ints[r];
         hf_hit h = v->ih[r] = hf_find(c, row->keys);
         if (!h.found) continue;
         int64_t lo = 0, hi = 0;
@@ -538,26 +173,27 @@ static int hf_read_all(const hf_ctx *c, hf_vals *v, tp_err *e)
         if (rc) return rc;
     }
     for (int r = 0; r < HB_COUNT; r++) {
-        hf_hit h = v->bh[r] = hf_find(c, hf_bools[r]);
+        hf_hit h = v->bh[r] = hf_find(c, space_hf_bools[r]);
         if (!h.found) continue;
         rc = tp_json_bool(c->scope[h.scope], c->file, c->path[h.scope], h.key,
                           1, &v->b[r], e);
         if (rc) return rc;
     }
     for (int r = 0; r < HN_COUNT; r++) {
-        hf_hit h = v->nh[r] = hf_find(c, hf_nums[r].keys);
+        hf_hit h = v->nh[r] = hf_find(c, space_hf_nums[r].keys);
         if (!h.found) continue;
         rc = tp_json_num(c->scope[h.scope], c->file, c->path[h.scope], h.key,
-                         1, hf_nums[r].lo, hf_nums[r].hi, &v->n[r], e);
+                         1, space_hf_nums[r].lo, space_hf_nums[r].hi,
+                         &v->n[r], e);
         if (rc) return rc;
     }
 
-    hf_hit h = v->sh[HS_MODEL_TYPE] = hf_find(c, hf_strs[HS_MODEL_TYPE]);
+    hf_hit h = v->sh[HS_MODEL_TYPE] = hf_find(c, space_hf_strs[HS_MODEL_TYPE]);
     if (h.found
         && (rc = tp_json_str(c->scope[h.scope], c->file, c->path[h.scope],
                              h.key, 1, v->model_type, sizeof v->model_type, e)))
         return rc;
-    h = v->sh[HS_ACT] = hf_find(c, hf_strs[HS_ACT]);
+    h = v->sh[HS_ACT] = hf_find(c, space_hf_strs[HS_ACT]);
     if (h.found
         && (rc = tp_json_enum(c->scope[h.scope], c->file, c->path[h.scope],
                               h.key, 1, hf_act_names, HF_ACT_COUNT,
@@ -565,14 +201,14 @@ static int hf_read_all(const hf_ctx *c, hf_vals *v, tp_err *e)
         return rc;
     static const enum hf_str plain[] = {HS_SCORING, HS_TOPK_METHOD};
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
-        h = v->sh[plain[i]] = hf_find(c, hf_strs[plain[i]]);
+        h = v->sh[plain[i]] = hf_find(c, space_hf_strs[plain[i]]);
         if (h.found
             && (rc = tp_json_str(c->scope[h.scope], c->file, c->path[h.scope],
                                  h.key, 1, v->str[plain[i]],
                                  sizeof v->str[plain[i]], e)))
             return rc;
     }
-    h = v->sh[HS_POS_TYPE] = hf_find(c, hf_strs[HS_POS_TYPE]);
+    h = v->sh[HS_POS_TYPE] = hf_find(c, space_hf_strs[HS_POS_TYPE]);
     if (h.found) {
         int idx = 0;
         rc = tp_json_enum(c->scope[h.scope], c->file, c->path[h.scope], h.key,
@@ -588,20 +224,12 @@ static int hf_read_all(const hf_ctx *c, hf_vals *v, tp_err *e)
     top.scope[0] = c->scope[c->nscope - 1];
     top.path[0] = c->path[c->nscope - 1];
     top.nscope = 1;
-    h = v->sh[HS_NAME] = hf_find(&top, hf_strs[HS_NAME]);
+    h = v->sh[HS_NAME] = hf_find(&top, space_hf_strs[HS_NAME]);
     if (h.found
         && (rc = tp_json_str(top.scope[0], c->file, top.path[0], h.key, 1,
                              v->name, sizeof v->name, e)))
         return rc;
     return TP_OK;
-}
-
-static const hf_type *hf_type_find(const char *model_type)
-{
-    for (size_t i = 0; i < sizeof hf_types / sizeof hf_types[0]; i++)
-        if (tp_streq_ci(hf_types[i].model_type, model_type))
-            return &hf_types[i];
-    return &hf_generic;
 }
 
 /* The file's base name without ".json"; for ".../<model>/config.json",
@@ -752,8 +380,9 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
                        tp_err *e)
 {
     char p1[384], p2[384];
-    const hf_type *t =
-        v->sh[HS_MODEL_TYPE].found ? hf_type_find(v->model_type) : &hf_generic;
+    const hf_type *t = v->sh[HS_MODEL_TYPE].found
+                           ? space_hf_type_find(v->model_type)
+                           : &space_hf_generic;
     memset(m, 0, sizeof *m);
 
     if (v->sh[HS_NAME].found && v->name[0]) {
@@ -764,15 +393,15 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     tp_strlcpy(m->source, c->file, sizeof m->source);
 
     const hf_arch *ar = v->sh[HS_MODEL_TYPE].found
-                            ? hf_arch_find(v->model_type)
-                            : &hf_arch_none;
+                            ? space_hf_arch_find(v->model_type)
+                            : &space_hf_arch_none;
     static const enum hf_int required[] = {HI_LAYERS, HI_HIDDEN, HI_HEADS,
                                            HI_VOCAB};
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
         if (!v->ih[required[i]].found
             && !(required[i] == HI_VOCAB && ar->vocab > 0))
-            return hf_missing(c, hf_ints[required[i]].what,
-                              hf_ints[required[i]].keys, e);
+            return hf_missing(c, space_hf_ints[required[i]].what,
+                              space_hf_ints[required[i]].keys, e);
     m->num_layers = v->i[HI_LAYERS];
     m->hidden = v->i[HI_HIDDEN];
     m->heads = v->i[HI_HEADS];
@@ -786,8 +415,8 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
                                            HI_V_HEAD_DIM};
         for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
             if (!v->ih[need[i]].found)
-                return hf_missing(c, hf_ints[need[i]].what,
-                                  hf_ints[need[i]].keys, e);
+                return hf_missing(c, space_hf_ints[need[i]].what,
+                                  space_hf_ints[need[i]].keys, e);
         m->kv_lora_rank = v->i[HI_KV_LORA];
         m->q_lora_rank = v->ih[HI_Q_LORA].found ? v->i[HI_Q_LORA] : 0;
         m->qk_nope_head_dim = v->i[HI_QK_NOPE];
@@ -838,7 +467,8 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     else if (t->ffn_4h)
         m->ffn_hidden = 4 * m->hidden;
     else
-        return hf_missing(c, hf_ints[HI_FFN].what, hf_ints[HI_FFN].keys, e);
+        return hf_missing(c, space_hf_ints[HI_FFN].what,
+                          space_hf_ints[HI_FFN].keys, e);
 
     if (v->ih[HI_MAX_POS].found)
         m->max_position = v->i[HI_MAX_POS];
@@ -847,8 +477,8 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
     else if (ar->max_position > 0)
         m->max_position = ar->max_position;
     else
-        return hf_missing(c, hf_ints[HI_MAX_POS].what, hf_ints[HI_MAX_POS].keys,
-                          e);
+        return hf_missing(c, space_hf_ints[HI_MAX_POS].what,
+                          space_hf_ints[HI_MAX_POS].keys, e);
 
     int act_index = -1;
     if (v->sh[HS_ACT].found) {
@@ -858,7 +488,7 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
             if (strcmp(hf_act_names[i], t->act) == 0) act_index = i;
     }
     if (act_index < 0)
-        return hf_missing(c, "activation", hf_strs[HS_ACT], e);
+        return hf_missing(c, "activation", space_hf_strs[HS_ACT], e);
     const hf_act *k = &hf_act_kinds[act_index];
     int gated = t->gated >= 0 ? t->gated : k->plain < 0;
     int act = gated ? k->gated : k->plain;
@@ -934,7 +564,8 @@ static int hf_to_model(const hf_ctx *c, const hf_vals *v, space_model *m,
 
     m->num_experts = experts;
     if (!v->ih[HI_TOP_K].found)
-        return hf_missing(c, hf_ints[HI_TOP_K].what, hf_ints[HI_TOP_K].keys, e);
+        return hf_missing(c, space_hf_ints[HI_TOP_K].what,
+                          space_hf_ints[HI_TOP_K].keys, e);
     m->top_k = v->i[HI_TOP_K];
     if (m->top_k < 1 || m->top_k > experts)
         return tp_errf(e, TP_EDATA,
@@ -1142,14 +773,14 @@ int space_hf_unread(const cJSON *obj, const char *file, char *buf, size_t cap)
                              : NULL;
         if (!cJSON_IsString(t)) continue;
         type = t->valuestring;
-        if (hf_type_find(t->valuestring) == &hf_generic)
+        if (space_hf_type_find(t->valuestring) == &space_hf_generic)
             ADD("%s%s: %s.model_type \"%.60s\" is not one trainplan knows: "
                 "read with PretrainedConfig's defaults (tied embeddings, "
                 "RoPE, no biases; a gated FFN only with silu)",
                 count ? "\n" : "", file, paths[s], t->valuestring);
         break;
     }
-    const hf_arch *ar = type ? hf_arch_find(type) : &hf_arch_none;
+    const hf_arch *ar = type ? space_hf_arch_find(type) : &space_hf_arch_none;
     for (int s = 0; s < 2; s++) {
         if (!cJSON_IsObject(scopes[s])) continue;
         /* a local/global pattern the model cannot hold */

@@ -156,7 +156,7 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
         REJECT(SPACE_REJECT_TP_NODE,
                "TP %lld does not divide the %d GPUs of a node: some TP "
                "groups would span two nodes", (long long)tp, gpus_per_node);
-    /* Mixture of experts: the order is plan.c's check_order (the rules
+    /* Mixture of experts: the order is search/scan.c's check_order (the rules
      * that read only TP, PP, CP, EP and ETP come before those that read
      * the later fields of the grid). */
     int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);

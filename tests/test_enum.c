@@ -50,7 +50,7 @@ static space_layout job(int64_t seq, int64_t gbs)
 }
 
 /* The field up to which a rule's rejection holds for the whole block
- * (as plan.c's rule_block_dim, never deeper): where the grid scan may
+ * (as scan.c's rule_block_dim, never deeper): where the grid scan may
  * skip to. */
 static space_dim reject_dim(space_reject rj)
 {
@@ -119,7 +119,7 @@ static void test_floors(void)
                     int gpn = systems[s].ctx.sys->gpus_per_node;
                     space_reject rj =
                         space_grid_check(m, &l, counts[ci], gpn, NULL, 0);
-                    if (rj) { /* past the rejected block (plan.c's) */
+                    if (rj) { /* past the rejected block (scan.c's) */
                         int64_t blk = space_grid_block(&g, reject_dim(rj));
                         int64_t end = (i / blk + 1) * blk;
                         while (i + 5 < end) i += 5;
@@ -680,7 +680,7 @@ static void test_saver_fp8_params(void)
     search_answer_free(&a);
 }
 
-/* The memory savers, a last resort (plan.c): pruned = exhaustive with
+/* The memory savers, a last resort (variants.c): pruned = exhaustive with
  * them; a search that admits nothing without them admits layouts that
  * rely on one, each of which does not fit without it; the same answer at
  * 1, 2 and 4 threads. */
