@@ -6,7 +6,8 @@
  * lives, how to turn it off) is in est.h. And what the files of one
  * training iteration share (iter.c, iter_ops.c, iter_gemm.c, iter_layer.c,
  * iter_moe.c): its context, a stage's times, the GEMM roles and the
- * functions each offers the others.
+ * functions each offers the others; and what the files of the memory
+ * model share (mem.c, mem_act.c, mem_state.c, mem_buf.c, mem_device.c).
  */
 #ifndef TP_EST_INT_H
 #define TP_EST_INT_H
@@ -245,5 +246,68 @@ double est_moe_overlap_a2a(double attn_f, double attn_b, double mlp_f,
                            double mlp_b, double disp, double comb,
                            double sm_share);
 double est_moe_comm_sm_share(const est_iter_ctx *x);
+
+/* ---- the memory of a layout, shared by its files ------------------------
+ *
+ * mem.c puts a pipeline stage together (stage_of) from parameters and
+ * their states (mem_state.c), activations (mem_act.c) and the frameworks'
+ * buffers (mem_buf.c); mem_device.c adds the device's share. Conventions
+ * and sources are in those files. */
+
+/* Bytes an NVFP4 element takes: e2m1, and one e4m3 scale per 16. */
+#define EST_NVFP4_BYTES (0.5 + 1.0 / 16)
+
+/* What est_rank_params and stage_of count a rank's parameters from, per TP
+ * rank: a layer (space_params.per_layer: the model's mean layer), the
+ * first stage's embedding (with position embedding and its norm), the
+ * last stage's final norm and head (a tied head is the embedding itself
+ * with one stage, a copy of it with several); for MoE models a dense-FFN
+ * layer, an MoE layer without its routed experts, and one layer's routed
+ * experts on this rank's EP x ETP shard. */
+typedef struct est_stage_params {
+    double layer, first, last;
+    double dense_l, moe_l, xl;
+} est_stage_params;
+
+/* Megatron-FSDP's buffers at the largest moment of a backward and what
+ * the step adds (est_mfsdp_buffers says how). */
+typedef struct est_mfsdp_moment {
+    double bwd, step;             /* added to the two moments */
+    double weights, grads, act_freed; /* of bwd, by kind */
+} est_mfsdp_moment;
+
+/* mem_act.c: activations per layer and in flight, CUDA graphs' pool. */
+double est_fp8_copy_bytes(const space_layout *l);
+double est_gemm_input_bytes(const space_layout *l);
+double est_act_layer_token(const space_model *m, const space_layout *l,
+                           int full_layer, int moe);
+double est_inflight_chunks(const space_layout *l, int64_t r, int64_t micro);
+double est_act_rank_token(const space_model *m, const space_layout *l,
+                          const space_split *s, int64_t r, int64_t micro,
+                          double *rebuilt_out, double *host_out);
+double est_graph_pool_token(const space_model *m, const space_layout *l,
+                            const space_split *s, int64_t r, int64_t micro);
+
+/* mem_state.c: parameters per rank, their GEMM weights. */
+double est_layer_gemm_weights_of(const space_model *m, double t, int moe);
+int64_t est_head_rank(const space_layout *l);
+double est_rank_mtp(const space_layout *l, const space_split *sp, int64_t r);
+void est_stage_params_of(const space_model *m, const space_layout *l,
+                         const space_params *p, est_stage_params *o);
+double est_rank_params(const space_model *m, const space_layout *l,
+                       const space_params *pm, const space_split *sp,
+                       int64_t r, int mtp_embed, double *xparams);
+double est_rank_gemm_weights(const space_model *m, const space_layout *l,
+                             const space_split *sp, int64_t r, double *gx);
+
+/* mem_buf.c: the frameworks' own buffers. */
+int est_of_2021(const space_layout *l);
+double est_pipe_output_token(const space_model *m, const space_layout *l);
+double est_ds_bucket_bytes(const space_layout *l);
+double est_logits_token(const space_layout *l, double vp);
+void est_mfsdp_buffers(const space_layout *l, double unit_p, double nc,
+                       double nonunit_p, int head, double act,
+                       double loss_kept, double loss_bwd, double rebuilt,
+                       double inflight, est_mfsdp_moment *o);
 
 #endif
