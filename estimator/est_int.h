@@ -3,7 +3,11 @@
  * includes: the fit cache's digest, its byte buffers and its entries
  * (cache.c), used by models.c (operator fits), comm.c (collective tables)
  * and fit.c (one fit's bytes). The public side of the cache (where it
- * lives, how to turn it off) is in est.h.
+ * lives, how to turn it off) is in est.h. And what the files of one
+ * training iteration share (iter.c, iter_ops.c, iter_gemm.c, iter_layer.c,
+ * iter_moe.c): its context, a stage's times, the GEMM roles and the
+ * functions each offers the others; and what the files of the memory
+ * model share (mem.c, mem_act.c, mem_state.c, mem_buf.c, mem_device.c).
  */
 #ifndef TP_EST_INT_H
 #define TP_EST_INT_H
@@ -109,5 +113,201 @@ est_comm *est_comm_from_payload(const hw_system *y, const unsigned char *p,
  * the reason in why[cap] when they do not hold; returns 0 or -1. */
 void est_fit_write(const est_fit *fit, est_wbuf *b);
 int est_fit_read(est_fit *fit, est_rbuf *r, char *why, size_t cap);
+
+/* ---- one training iteration, shared by its files ------------------------
+ *
+ * iter.c composes an iteration (est_estimate) from a layer of each kind
+ * (iter_layer.c), whose operators and collectives are timed by iter_ops.c,
+ * its GEMMs and their casts by iter_gemm.c and an MoE layer's routed
+ * experts by iter_moe.c. Conventions and sources are in those files. */
+
+/* Per micro-batch and pipeline stage, seconds. */
+typedef struct est_stage_time {
+    double fwd, bwd, recompute, tp, cp, p2p;
+    /* of one layer (est_layer_time): the TP and CP collectives its full
+     * recomputation reruns, added for the layers recomputed */
+    double rec_tp, rec_cp;
+    double ep, rec_ep; /* MoE dispatch and combine, exposed; rerun */
+    /* of one MoE layer under the 1F1B A2A overlap (est_moe_overlap_a2a): the
+     * exposed dispatch and combine of a forward layer run beside another
+     * micro-batch's backward layer; the stage loop weighs it with ep by
+     * the share of layers so paired */
+    double ep_pair;
+    /* activations to the host and back, where they outlast the compute
+     * they run under (offload.c); 0 without activation offloading */
+    double offload;
+    /* the weight-gradient GEMMs' part of bwd (est_add_gemm, est_grouped_gemm):
+     * what the zero-bubble schedules move into the bubble */
+    double w;
+    /* the GPU waiting for the host (host.c): of a layer's forward and
+     * backward; of its forward again where fully recomputed */
+    double host, rec_host;
+} est_stage_time;
+
+typedef struct est_iter_ctx {
+    const est_ctx *c;
+    const space_model *m;
+    const space_layout *l;
+    hw_dtype gemm_dt, act_dt;
+    est_group tp_group, cp_group, dp_group, pp_pair;
+    int64_t T;            /* tokens per rank and micro-batch */
+    int64_t Tn;           /* rows of norms and adds (T / TP with SP) */
+    int64_t vp;           /* padded vocabulary */
+    double act_bytes;     /* the [T, hidden] activation at 16 bits: what
+                             TP collectives move */
+    est_op_kind norm;     /* the model's norm */
+    double eff;           /* in-training kernel efficiency (kernel_eff) */
+    int any_layout_fp8;   /* fp8 GEMMs take operands in any layout
+                             (Blackwell: no transposed copies) */
+    int cudnn_attn;       /* fused attention is cuDNN's (est_estimate) */
+    int hopper;           /* the GPU is Hopper (blockwise fp8 GEMMs) */
+    const char *where;    /* the trace's section being timed */
+    /* Attention core per layer: query and key/value heads (all TP ranks)
+     * and the head size the kernel runs at (MLA: the mean of the QK and
+     * V head sizes, which gives its FLOPs and bytes exactly, est_op_work);
+     * attn_scale: the sliding-window layers' saving, averaged over the
+     * layers (est_window_scale), 1 without windows. */
+    int64_t attn_hq, attn_hk, attn_hd;
+    int mla;              /* multi-head latent attention (kv_lora_rank) */
+    double attn_scale;
+    /* MoE (est_moe_routed): expert-parallel and expert-TP sizes, the busiest
+     * EP rank's tokens over the mean, and the groups of the expert grid
+     * (moe.c): EP (etp apart), ETP (adjacent), EP x ETP (the allgather
+     * and flex dispatchers' group), expert data parallel. */
+    int64_t ep, etp, edp;
+    double imb;
+    est_group ep_group, etp_group, eptp_group, edp_group;
+    /* where est_add_gemm and est_grouped_gemm add their weight gradients' time
+     * (est_estimate points it at the est_stage_time being built); NULL: not
+     * kept */
+    double *w_acc;
+    double host_call_s;   /* the host's time per framework call (host.c);
+                             0: the host not modelled */
+} est_iter_ctx;
+
+/* Where an fp8 GEMM's input comes from. Megatron-Core's Transformer
+ * Engine layers: QKV and FC1 are TE LayerNormLinear modules, whose norm
+ * can write fp8 itself (column-parallel); the attention output
+ * projection and FC2 are plain TE Linear modules, fed by the attention
+ * core and by Megatron's own SwiGLU/GeLU kernel in 16 bits (row-parallel)
+ * (megatron/core/models/gpt/gpt_layer_specs.py,
+ * get_gpt_layer_with_transformer_engine_spec, Megatron-LM core_v0.14.0). */
+typedef enum est_gemm_role {
+    EST_GEMM_16BIT,   /* not an fp8 GEMM (the LM head, attention) */
+    EST_GEMM_NORM_IN, /* input from a LayerNormLinear's norm */
+    EST_GEMM_LINEAR_IN, /* input from the caller, 16-bit */
+    /* input from the caller, 16-bit, on a layer whose output gradient is
+     * this rank's own (no TP gather of it under SP): the grouped expert
+     * GEMMs, MLA's duplicated down projections, a column-parallel Linear
+     * without a norm */
+    EST_GEMM_LOCAL_IN
+} est_gemm_role;
+
+/* The most GEMM weights est_layer_weights gives for one layer. */
+#define EST_LAYER_WEIGHTS 9
+
+/* iter_ops.c: the trace, operator and collective times, groups. */
+void est_trace_add(const est_iter_ctx *x, const char *what, const char *shape,
+                   double fwd_s, double bwd_s);
+est_time est_op_time(const est_iter_ctx *x, const est_op *op);
+double est_iter_coll(const est_iter_ctx *x, est_coll k, double bytes,
+                     const est_group *g);
+est_group est_place(int64_t size, int64_t stride, int gpn);
+est_op est_gemm(hw_dtype dt, int64_t m, int64_t n, int64_t k);
+est_op est_elementwise(est_op_kind kind, hw_dtype dt, int64_t rows,
+                       int64_t cols);
+void est_add_op(const est_iter_ctx *x, const est_op *o, double *fwd,
+                double *bwd);
+void est_add_named(const est_iter_ctx *x, const est_op *o, const char *what,
+                   double *fwd, double *bwd);
+
+/* iter_gemm.c: GEMMs and their low-precision casts. */
+est_time est_add_gemm(const est_iter_ctx *x, int64_t m, int64_t n, int64_t k,
+                      est_gemm_role role, double *fwd, double *bwd,
+                      double *wgrad);
+void est_grouped_gemm(const est_iter_ctx *x, int64_t nle, int64_t rows,
+                      int64_t n, int64_t k, double *fwd, double *bwd);
+double est_te_weight_casts(const est_iter_ctx *x, int64_t (*shape)[2],
+                           int n);
+
+/* iter_layer.c: a layer, the end stages, a layer's weights. */
+double est_window_scale(const space_model *m, int64_t seq);
+void est_layer_time(const est_iter_ctx *x, est_stage_time *st, int moe);
+void est_first_stage_extra(const est_iter_ctx *x, est_stage_time *st);
+void est_last_stage_extra(const est_iter_ctx *x, est_stage_time *st);
+int est_layer_weights(const est_iter_ctx *x, int moe, int64_t (*shape)[2],
+                      int *gemms);
+
+/* iter_moe.c: an MoE layer's routed experts and their overlap. */
+void est_moe_routed(const est_iter_ctx *x, double *fwd, double *bwd,
+                    double *ep_f, double *ep_b, double *disp, double *comb,
+                    double *act_f);
+double est_moe_overlap_a2a(double attn_f, double attn_b, double mlp_f,
+                           double mlp_b, double disp, double comb,
+                           double sm_share);
+double est_moe_comm_sm_share(const est_iter_ctx *x);
+
+/* ---- the memory of a layout, shared by its files ------------------------
+ *
+ * mem.c puts a pipeline stage together (stage_of) from parameters and
+ * their states (mem_state.c), activations (mem_act.c) and the frameworks'
+ * buffers (mem_buf.c); mem_device.c adds the device's share. Conventions
+ * and sources are in those files. */
+
+/* Bytes an NVFP4 element takes: e2m1, and one e4m3 scale per 16. */
+#define EST_NVFP4_BYTES (0.5 + 1.0 / 16)
+
+/* What est_rank_params and stage_of count a rank's parameters from, per TP
+ * rank: a layer (space_params.per_layer: the model's mean layer), the
+ * first stage's embedding (with position embedding and its norm), the
+ * last stage's final norm and head (a tied head is the embedding itself
+ * with one stage, a copy of it with several); for MoE models a dense-FFN
+ * layer, an MoE layer without its routed experts, and one layer's routed
+ * experts on this rank's EP x ETP shard. */
+typedef struct est_stage_params {
+    double layer, first, last;
+    double dense_l, moe_l, xl;
+} est_stage_params;
+
+/* Megatron-FSDP's buffers at the largest moment of a backward and what
+ * the step adds (est_mfsdp_buffers says how). */
+typedef struct est_mfsdp_moment {
+    double bwd, step;             /* added to the two moments */
+    double weights, grads, act_freed; /* of bwd, by kind */
+} est_mfsdp_moment;
+
+/* mem_act.c: activations per layer and in flight, CUDA graphs' pool. */
+double est_fp8_copy_bytes(const space_layout *l);
+double est_gemm_input_bytes(const space_layout *l);
+double est_act_layer_token(const space_model *m, const space_layout *l,
+                           int full_layer, int moe);
+double est_inflight_chunks(const space_layout *l, int64_t r, int64_t micro);
+double est_act_rank_token(const space_model *m, const space_layout *l,
+                          const space_split *s, int64_t r, int64_t micro,
+                          double *rebuilt_out, double *host_out);
+double est_graph_pool_token(const space_model *m, const space_layout *l,
+                            const space_split *s, int64_t r, int64_t micro);
+
+/* mem_state.c: parameters per rank, their GEMM weights. */
+double est_layer_gemm_weights_of(const space_model *m, double t, int moe);
+int64_t est_head_rank(const space_layout *l);
+double est_rank_mtp(const space_layout *l, const space_split *sp, int64_t r);
+void est_stage_params_of(const space_model *m, const space_layout *l,
+                         const space_params *p, est_stage_params *o);
+double est_rank_params(const space_model *m, const space_layout *l,
+                       const space_params *pm, const space_split *sp,
+                       int64_t r, int mtp_embed, double *xparams);
+double est_rank_gemm_weights(const space_model *m, const space_layout *l,
+                             const space_split *sp, int64_t r, double *gx);
+
+/* mem_buf.c: the frameworks' own buffers. */
+int est_of_2021(const space_layout *l);
+double est_pipe_output_token(const space_model *m, const space_layout *l);
+double est_ds_bucket_bytes(const space_layout *l);
+double est_logits_token(const space_layout *l, double vp);
+void est_mfsdp_buffers(const space_layout *l, double unit_p, double nc,
+                       double nonunit_p, int head, double act,
+                       double loss_kept, double loss_bwd, double rebuilt,
+                       double inflight, est_mfsdp_moment *o);
 
 #endif

@@ -1,0 +1,304 @@
+/*
+ * iter_gemm.c - the GEMMs of an iteration: a dense GEMM (est_add_gemm,
+ * its backward split into data and weight gradients) and a grouped
+ * expert GEMM (est_grouped_gemm), at 16 bits, fp8 or nvfp4, with the
+ * casts of their operands as the library that runs them does, and the
+ * weights' casts once per iteration (est_te_weight_casts). Not here: the
+ * amax all-reduces of delayed scaling (iter.c), which GEMMs a layer has
+ * (iter_layer.c, iter_moe.c).
+ *
+ * Precision: fp8 runs the GEMMs of the layers at the fp8 rate (not the LM
+ * head, Megatron's own bf16 ColumnParallelLinear, nor the attention
+ * core); all else at 16 bits. The casts are those of the library that
+ * runs them (space_layout.fp8_lib, fp8_recipe): Transformer Engine fuses
+ * the activations' quantisation into the norms where the recipe allows,
+ * casts each weight once per iteration, gathers in fp8 under SP and, with
+ * delayed scaling, all-reduces the amaxes twice per micro-batch
+ * (te_fp8_casts, est_te_weight_casts); torchao casts every operand on every
+ * micro-batch. fp8 GEMM rates come from the fitted fp8 samples, bounded
+ * below by half the 16-bit GEMM of the same shape (models.c).
+ */
+
+#include "est_int.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* A one-pass kernel (the fp8 quantisation kinds: forward time only)
+ * added to *t, which is the forward or, when `in_bwd`, the backward. */
+static void add_kernel(const est_iter_ctx *x, est_op_kind k, int64_t rows,
+                       int64_t cols, double *t, int in_bwd)
+{
+    est_op o = est_elementwise(k, x->act_dt, rows, cols);
+    *t += est_op_time(x, &o).fwd_s;
+    est_trace *tr = x->c->trace;
+    if (tr && in_bwd && tr->n > 0) { /* the row est_op_time just added */
+        est_trace_row *r = &tr->row[tr->n - 1];
+        r->bwd_s = r->fwd_s;
+        r->fwd_s = 0;
+    }
+}
+
+/* The quantisation kernels Transformer Engine runs for one fp8 GEMM of
+ * input [m, k] and output [m, n], per micro-batch (the weight is cast once
+ * per iteration: est_te_weight_casts). Sources: TransformerEngine v1.12/v2.4
+ * module/linear.py, layernorm_linear.py, base.py grad_output_preprocess,
+ * pytorch/csrc/extensions/normalization.cpp, common/cast and transpose.
+ *  - Hopper needs both operands of an fp8 GEMM K-major, so each operand
+ *    used along its other dimension in the backward also exists
+ *    transposed; Blackwell's per-tensor GEMMs take any layout (no
+ *    transposes); blockwise and MXFP8 write a second, columnwise copy.
+ *  - Delayed scaling: the amax is taken inside each cast kernel (from
+ *    the previous step's history); the norm of a LayerNormLinear writes
+ *    fp8 directly, and on Hopper a transpose of it follows (forward in
+ *    TE 2.x; with SP after the backward's re-gather). A Linear's input
+ *    gets one cast-transpose kernel.
+ *  - Current scaling (tensorwise): a separate amax pass before each cast,
+ *    except after a norm, which computes the amax of its output itself
+ *    (TE >= 2.7); the norm writes 16 bits and one cast follows.
+ *  - Blockwise, MXFP8: the norm writes 16 bits, then one quantise kernel
+ *    writes both copies (no norm or activation fusion).
+ *  - Output gradient: one cast(-transpose, dbias fused) kernel; under SP
+ *    a row-parallel layer's local gradient shard is cast rowwise,
+ *    gathered in fp8 and transposed after the gather (per-tensor on
+ *    Hopper). */
+static void te_fp8_casts(const est_iter_ctx *x, est_gemm_role role, int64_t m,
+                         int64_t n, int64_t k, double *fwd, double *bwd)
+{
+    const space_layout *l = x->l;
+    int rec = l->fp8_recipe;
+    int per_tensor = rec == SPACE_FP8_DELAYED || rec == SPACE_FP8_TENSORWISE;
+    int current = rec == SPACE_FP8_TENSORWISE;
+    int no_t = per_tensor && x->any_layout_fp8;
+    est_op_kind q = no_t ? EST_OP_FP8_QUANT1 : EST_OP_FP8_QUANT2;
+    if (role == EST_GEMM_NORM_IN) {
+        if (rec == SPACE_FP8_DELAYED) {
+            if (!no_t)
+                add_kernel(x, EST_OP_FP8_TRANSPOSE, m, k, l->sp ? bwd : fwd,
+                           l->sp);
+        } else {
+            add_kernel(x, q, m, k, fwd, 0);
+        }
+    } else {
+        if (current) add_kernel(x, EST_OP_AMAX, m, k, fwd, 0);
+        add_kernel(x, q, m, k, fwd, 0);
+    }
+    if (current) add_kernel(x, EST_OP_AMAX, m, n, bwd, 1);
+    if (role == EST_GEMM_LINEAR_IN && l->sp && l->tp > 1 && per_tensor
+        && !no_t) {
+        add_kernel(x, EST_OP_FP8_QUANT1, m / l->tp, n, bwd, 1);
+        add_kernel(x, EST_OP_FP8_TRANSPOSE, m, n, bwd, 1);
+    } else {
+        add_kernel(x, q, m, n, bwd, 1);
+    }
+}
+
+/* Transformer Engine's NVFP4BlockScaling (transformer_engine/common/
+ * recipe/__init__.py, added by NVIDIA/TransformerEngine#2177, 2025; the
+ * recipe of "Pretraining Large Language Models with NVFP4", arXiv
+ * 2509.25149, its training methodology): all three GEMMs of a
+ * linear layer (forward, data and weight gradient) in NVFP4; the
+ * attention core, the embedding, the LM head, norms and activations stay
+ * 16-bit. Per GEMM of input [m, k] and output [m, n], per micro-batch:
+ * the input's global amax (one pass; with the random Hadamard transform
+ * the amax of the transformed tensor is taken in the same pass), then one
+ * kernel writing its rowwise copy (forward GEMM) and the columnwise copy
+ * of its transform (weight gradient); the output gradient likewise in the
+ * backward, with stochastic rounding. The norm of a LayerNormLinear
+ * writes 16 bits (no norm-quantise fusion is modelled). Weights:
+ * est_te_weight_casts. Not modelled: the amax all-reduce over TP under
+ * sequence parallelism (latency-bound, a few bytes), fp4 gathers (TP
+ * all-gathers stay 16-bit here), and the layers the paper keeps in bf16
+ * (its first and last blocks, about 16 % of the linear layers; Megatron
+ * runs every layer in fp4 unless told otherwise). */
+static void te_fp4_casts(const est_iter_ctx *x, int64_t m, int64_t n, int64_t k,
+                         double *fwd, double *bwd)
+{
+    add_kernel(x, EST_OP_AMAX, m, k, fwd, 0);
+    add_kernel(x, EST_OP_NVFP4_QUANT, m, k, fwd, 0);
+    add_kernel(x, EST_OP_AMAX, m, n, bwd, 1);
+    add_kernel(x, EST_OP_NVFP4_QUANT, m, n, bwd, 1);
+}
+
+/* Blockwise-scaled fp8 GEMMs on Hopper (TE Float8BlockScaling: 1 x 128
+ * activation and gradient tiles, 128 x 128 weight blocks, through
+ * cuBLASLt's VEC128 / BLK128x128 scale modes or DeepGEMM): Hopper's
+ * tensor cores apply no block scales, so the kernel promotes each
+ * 128-deep partial sum to CUDA-core registers and scales it there
+ * (DeepSeek-V3 technical report, arXiv 2412.19437, section 3.3.2),
+ * slower than a per-tensor fp8 GEMM, whose scales go in the epilogue.
+ * How much slower: DeepGEMM's own table of its dense fp8 GEMMs on H800
+ * (deepseek-ai/DeepGEMM@55ab91f7, README.md, "Normal GEMMs for dense
+ * models", the six M = 4096 rows: 1009, 1125, 751, 1426, 1265, 1168
+ * TFLOP/s) against this project's fitted per-tensor fp8 GEMM of H100
+ * SXM at the same shapes (`trainplan op show --gpu h100-sxm --op gemm
+ * --dtype fp8 --shape b=1,m=4096,n=N,k=K`, forward: 1532, 1417, 1261,
+ * 1608, 1533, 1444 TFLOP/s; H800 has H100 SXM's compute): ratios 1.52,
+ * 1.26, 1.68, 1.13, 1.21, 1.24, geometric mean 1.33. DERIVED across two
+ * sources (DeepSeek's H800 clocks may differ from XLA's H100); Blackwell
+ * applies the blocks in its tensor cores (TE emulates blockwise with
+ * MXFP8 GEMMs there), so no factor. */
+#define EST_FP8_BLOCKWISE_HOPPER_SLOWDOWN 1.33
+
+/* MXFP8 GEMMs (TE MXFP8BlockScaling: an e8m0 scale per 32 elements along
+ * K of each operand, which Blackwell's block-scaled tcgen05 MMAs read
+ * from tensor memory beside the operands) against per-tensor fp8 GEMMs
+ * of the same shapes, which the fp8 samples time (XLA's sm100 table,
+ * scalar scales applied in the epilogue). MEASURED by Transformer
+ * Engine's GEMM profiling guide on a B300 (NVIDIA/TransformerEngine@
+ * 1609c890ee7d, docs/examples/gemm_profiling/gemm_profiling.rst, the
+ * --pre-quantize per-layer table: the 12 GEMMs of a layer of hidden
+ * 4096, FFN 16384, at 15,872 tokens, kernels only): MXFP8 7.161 ms
+ * against FP8 current scaling 6.812 ms, 1.051 (fprop 1.10, dgrad 1.03,
+ * wgrad 1.03). One GPU and one layer; B200's and B300's fp8 tensor cores
+ * and peaks are the same. */
+#define EST_MXFP8_SLOWDOWN 1.051
+
+/* The time t of a scaled fp8 GEMM slowed by factor f (the trace's row
+ * too). */
+static void scaled_gemm_slowdown(const est_iter_ctx *x, est_time *t, double f)
+{
+    t->fwd_s *= f;
+    t->bwd_s *= f;
+    est_trace *tr = x->c->trace;
+    if (tr && tr->n > 0) { /* the row est_op_time just added */
+        tr->row[tr->n - 1].fwd_s = t->fwd_s;
+        tr->row[tr->n - 1].bwd_s = t->bwd_s;
+    }
+}
+
+/* GEMM time: forward, and its backward split into data and weight
+ * gradients (equal FLOPs, so taken as halves: the fitted models time the
+ * backward as a whole), with the fp8 casts of its operands where it runs
+ * in fp8 (role not EST_GEMM_16BIT and an fp8 layout). The weight-gradient
+ * half goes to *wgrad and to x->w_acc; the casts stay in the backward's
+ * input-gradient part. */
+est_time est_add_gemm(const est_iter_ctx *x, int64_t m, int64_t n, int64_t k,
+                      est_gemm_role role, double *fwd, double *bwd,
+                      double *wgrad)
+{
+    hw_dtype dt = role == EST_GEMM_16BIT ? x->act_dt : x->gemm_dt;
+    est_op o = est_gemm(dt, m, n, k);
+    est_time t = est_op_time(x, &o);
+    if (dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_BLOCKWISE
+        && x->hopper)
+        scaled_gemm_slowdown(x, &t, EST_FP8_BLOCKWISE_HOPPER_SLOWDOWN);
+    if (dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_MXFP8)
+        scaled_gemm_slowdown(x, &t, EST_MXFP8_SLOWDOWN);
+    *fwd += t.fwd_s;
+    *bwd += t.bwd_s;
+    if (wgrad) *wgrad = t.bwd_s / 2;
+    if (x->w_acc) *x->w_acc += t.bwd_s / 2;
+    if (dt == HW_FP4) {
+        te_fp4_casts(x, m, n, k, fwd, bwd);
+        return t;
+    }
+    if (dt != HW_FP8) return t;
+    if (x->l->fp8_lib == SPACE_FP8_LIB_TE) {
+        te_fp8_casts(x, role, m, n, k, fwd, bwd);
+        return t;
+    }
+    /* torchao's Float8Linear keeps its 16-bit input and weight and casts
+     * both on every micro-batch, no weight cache (torchao/float8/
+     * float8_linear.py, matmul_with_hp_or_float8_args): the input and the
+     * weight quantised before the forward GEMM, the output gradient
+     * before the backward ones, each fp8 copy transposed for the other
+     * backward GEMM. How much of it torch.compile fuses into neighbouring
+     * kernels is not modelled. */
+    est_op in = est_elementwise(EST_OP_FP8_CAST, x->act_dt, m, k),
+           w = est_elementwise(EST_OP_FP8_CAST, x->act_dt, k, n),
+           g = est_elementwise(EST_OP_FP8_CAST, x->act_dt, m, n);
+    est_time ti = est_op_time(x, &in), tw = est_op_time(x, &w),
+             tg = est_op_time(x, &g);
+    *fwd += ti.fwd_s + tw.fwd_s;
+    *bwd += ti.bwd_s + tw.bwd_s + tg.fwd_s + tg.bwd_s;
+    return t;
+}
+
+/* Transformer Engine casts each weight to fp8 (with its transpose on
+ * Hopper) once per iteration: it keeps the fp8 copy across micro-batches
+ * and Megatron-Core re-arms that cache only on each model chunk's first
+ * micro-batch (TE module/base.py get_weight_workspace, is_first_microbatch;
+ * megatron/core/pipeline_parallel/schedules.py forward_step). The grouped
+ * experts likewise, each expert's weight quantised on the first
+ * micro-batch only (TE transformer_engine/pytorch/module/
+ * grouped_linear.py, update_ws = is_first_microbatch, quantize_weight per
+ * expert; NVIDIA/TransformerEngine@d0067d0da6cb): one pass over the rank's
+ * expert weights. Seconds for the n weights of one layer
+ * (est_layer_weights). */
+double est_te_weight_casts(const est_iter_ctx *x, int64_t (*shape)[2], int n)
+{
+    const space_layout *l = x->l;
+    double t = 0;
+    if (x->gemm_dt == HW_FP4) {
+        /* NVFP4 weights: 16 x 16 blocks (2D scaling), both copies from
+         * one quantise kernel after the global amax (te_fp4_casts). */
+        for (int i = 0; i < n; i++) {
+            add_kernel(x, EST_OP_AMAX, shape[i][0], shape[i][1], &t, 0);
+            add_kernel(x, EST_OP_NVFP4_QUANT, shape[i][0], shape[i][1], &t,
+                       0);
+        }
+        return t;
+    }
+    if (x->gemm_dt != HW_FP8 || l->fp8_lib != SPACE_FP8_LIB_TE) return 0;
+    int per_tensor = l->fp8_recipe == SPACE_FP8_DELAYED
+                     || l->fp8_recipe == SPACE_FP8_TENSORWISE;
+    est_op_kind k = per_tensor && x->any_layout_fp8 ? EST_OP_FP8_QUANT1
+                                                    : EST_OP_FP8_QUANT2;
+    for (int i = 0; i < n; i++) {
+        if (l->fp8_recipe == SPACE_FP8_TENSORWISE)
+            add_kernel(x, EST_OP_AMAX, shape[i][0], shape[i][1], &t, 0);
+        add_kernel(x, k, shape[i][0], shape[i][1], &t, 0);
+    }
+    return t;
+}
+
+/* Rows of the M dimension a tensor-core GEMM tile covers at the least:
+ * the M of one Hopper warpgroup MMA (wgmma.mma_async m64nNk16, PTX ISA
+ * 8.0, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"), also
+ * the smallest M of Blackwell's tcgen05.mma. A grouped GEMM tiles each
+ * group's rows on its own, so each expert's rows fill whole tiles. */
+#define EST_GROUPED_TILE_M 64
+
+/* One grouped expert GEMM (TE GroupedLinear): nle GEMMs of [rows, k] x
+ * [k, n], timed as one GEMM of all their rows with each expert's rounded
+ * up to whole tiles (EST_GROUPED_TILE_M): a grouped kernel does the same
+ * work as that GEMM and cannot beat it, and the operator fits hold only
+ * single GEMMs (no measured sample has b > 1, so a batch would be
+ * extrapolated: 16 experts of 615 x 3072 x 4096 bf16 came out at 826
+ * TFLOP/s on H100, above every measured GEMM). In fp8 with the fp8 casts
+ * of its inputs and output gradients over all of the rank's rows: Transformer
+ * Engine quantises every expert's rows with one split-quantise kernel
+ * (grouped_linear.py, _GroupedLinear.forward: tex.split_quantize or
+ * tex.group_quantize over m_splits, NVIDIA/TransformerEngine@
+ * d0067d0da6cb), the input coming 16-bit from the permutation or the
+ * activation and each output gradient this rank's own (EST_GEMM_LOCAL_IN);
+ * blockwise scaling pays its Hopper slowdown, and MXFP8 its, as a dense
+ * GEMM does. */
+void est_grouped_gemm(const est_iter_ctx *x, int64_t nle, int64_t rows,
+                      int64_t n, int64_t k, double *fwd, double *bwd)
+{
+    int64_t tiled = (rows + EST_GROUPED_TILE_M - 1) / EST_GROUPED_TILE_M
+                    * EST_GROUPED_TILE_M;
+    est_op g = est_gemm(x->gemm_dt, nle * tiled, n, k);
+    if (x->gemm_dt != HW_FP8) {
+        double b0 = *bwd;
+        est_add_named(x, &g, "grouped_gemm", fwd, bwd);
+        if (x->w_acc) *x->w_acc += (*bwd - b0) / 2; /* as est_add_gemm's */
+        return;
+    }
+    est_trace *tr = x->c->trace;
+    int n0 = tr ? tr->n : 0;
+    est_time t = est_op_time(x, &g);
+    if (tr && tr->n > n0)
+        snprintf(tr->row[tr->n - 1].what, sizeof tr->row[0].what, "%s",
+                 "grouped_gemm");
+    if (x->l->fp8_recipe == SPACE_FP8_BLOCKWISE && x->hopper)
+        scaled_gemm_slowdown(x, &t, EST_FP8_BLOCKWISE_HOPPER_SLOWDOWN);
+    if (x->l->fp8_recipe == SPACE_FP8_MXFP8)
+        scaled_gemm_slowdown(x, &t, EST_MXFP8_SLOWDOWN);
+    *fwd += t.fwd_s;
+    *bwd += t.bwd_s;
+    if (x->w_acc) *x->w_acc += t.bwd_s / 2;
+    te_fp8_casts(x, EST_GEMM_LOCAL_IN, nle * rows, n, k, fwd, bwd);
+}
