@@ -312,8 +312,8 @@ static void test_sensitivity(void)
     TP_CHECK(b.time.fwd_s < a.time.fwd_s);
 }
 
-/* fp8 as Transformer Engine and torchao run it (estimator/iter.c,
- * te_fp8_casts and add_gemm). */
+/* fp8 as Transformer Engine and torchao run it (estimator/iter_gemm.c:
+ * te_fp8_casts and est_add_gemm). */
 static void test_fp8(void)
 {
     space_layout l = base_layout();
