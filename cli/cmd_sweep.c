@@ -206,6 +206,63 @@ static cJSON *best_json(const cJSON *search)
     return b;
 }
 
+/* ---- the compact record (the spec's "record": "compact") -------------- */
+
+/* What a dashboard reads of a search, in a third of the bytes of search
+ * --format json: the top-k rows without what their layout tag already
+ * says (pipeline_split, memory_savers) or the scenario does (sequence,
+ * batch, precision, price), the breakdown of the best row only; the
+ * Pareto front as points (layout, time, cost, memory), its rows being
+ * those of ranked or like them; the counts without zeros, and the
+ * pipeline sizes that had a valid layout. Every figure it keeps is the
+ * full record's, to the bit. docs/output-formats.md, "Compact sweep
+ * records". */
+static const char *const compact_row_drop[] = {
+    "pipeline_split", "memory_savers", "global_batch_size", "seq_length",
+    "precision", "price_usd_per_gpu_hour"};
+static const char *const compact_point_keep[] = {
+    "rank", "layout", "system", "gpus", "iteration_time_s", "tokens_per_s",
+    "peak_memory_bytes", "cost_per_iteration_usd", "time_to_train_s",
+    "cost_usd"};
+
+static void compact_search(cJSON *sr)
+{
+    const size_t n_drop = sizeof compact_row_drop / sizeof compact_row_drop[0];
+    const size_t n_keep = sizeof compact_point_keep / sizeof compact_point_keep[0];
+    cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(sr, "ranked")) {
+        for (size_t i = 0; i < n_drop; i++)
+            cJSON_DeleteItemFromObjectCaseSensitive(row, compact_row_drop[i]);
+        if (row != cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sr, "ranked"), 0))
+            cJSON_DeleteItemFromObjectCaseSensitive(row, "breakdown_s");
+    }
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(sr, "pareto")) {
+        for (cJSON *c = row->child, *next; c; c = next) {
+            next = c->next;
+            size_t i = 0;
+            while (i < n_keep && strcmp(c->string, compact_point_keep[i])) i++;
+            if (i == n_keep) cJSON_Delete(cJSON_DetachItemViaPointer(row, c));
+        }
+    }
+    cJSON *st = cJSON_GetObjectItemCaseSensitive(sr, "stats");
+    for (cJSON *c = st ? st->child : NULL; c; c = c->next) {
+        if (cJSON_IsArray(c) && !strcmp(c->string, "pipeline_sizes")) {
+            for (cJSON *p = c->child, *next; p; p = next) {
+                next = p->next;
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "valid");
+                if (cJSON_IsNumber(v) && v->valuedouble == 0)
+                    cJSON_Delete(cJSON_DetachItemViaPointer(c, p));
+            }
+        } else if (cJSON_IsObject(c)) { /* counts per rule, reason, saver */
+            for (cJSON *m = c->child, *next; m; m = next) {
+                next = m->next;
+                if (cJSON_IsNumber(m) && m->valuedouble == 0)
+                    cJSON_Delete(cJSON_DetachItemViaPointer(c, m));
+            }
+        }
+    }
+}
+
 /* Runs scenario k and returns its record line, '\n' included (the caller
  * frees it). Never fails: a scenario that cannot run is a record with
  * status "error" and the message. */
@@ -246,6 +303,8 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     cJSON *opts = s->options_json[0] ? cJSON_Parse(s->options_json) : NULL;
     cJSON_AddItemToObject(sc, "options", opts ? opts : cJSON_CreateObject());
     cJSON_AddStringToObject(j, "version", TRAINPLAN_VERSION);
+    if (s->record == SWEEP_RECORD_COMPACT)
+        cJSON_AddStringToObject(j, "record", sweep_record_names[s->record]);
 
     cli_search cs;
     search_answer ans;
@@ -267,6 +326,7 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
         cJSON *sr = cli_search_json(&cs, &ans, 0);
         cJSON_AddStringToObject(j, "status", ans.n_ranked ? "ok" : "infeasible");
         cJSON_AddItemToObject(j, "best", best_json(sr));
+        if (s->record == SWEEP_RECORD_COMPACT) compact_search(sr);
         cJSON_AddItemToObject(j, "search", sr);
     } else {
         cJSON_AddStringToObject(j, "status", "error");
