@@ -1249,7 +1249,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     FILE *stream = so.stream;
 
     /* Installed after out.c's (which remove a temporary file and die):
-     * these stop after the current record and let the sweep end cleanly,
+     * these stop after the records under way and let the sweep end cleanly,
      * and restore out.c's when it has. Only where the program lets us own
      * its signals (cli_own_signals): a library call leaves them alone. */
     int own = cli_signals_owned();
