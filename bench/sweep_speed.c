@@ -3,8 +3,10 @@
  * 200 scenarios (5 models x 4 systems x 10 GPU counts, 8 to 4096 GPUs),
  * run through cli_run exactly as the command line runs it, at 1 thread
  * and at MAX_THREADS: wall time (start-up, spec check and every search)
- * and scenarios per second, and whether the two outputs are the same
- * bytes (they must be). Asserts nothing else; no timing is asserted.
+ * and scenarios per second, the process's CPU time (user + system, which
+ * other jobs on a shared machine change less than the wall time), and
+ * whether the two outputs are the same bytes (they must be). Asserts
+ * nothing else; no timing is asserted.
  *
  * usage: sweep_speed [MAX_THREADS [SCRATCH_DIR [MODELS]]]
  *        (default 2, /tmp, 5)
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #ifdef _OPENMP
@@ -52,6 +55,15 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU seconds of this process so far, every thread's, user and system. */
+static double cpu_s(void)
+{
+    struct rusage u;
+    if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec
+           + (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
 }
 
 static char *slurp(const char *path, size_t *n)
@@ -93,16 +105,17 @@ int main(int argc, char **argv)
 #ifdef _OPENMP
         omp_set_num_threads(threads[t]);
 #endif
-        double t0 = now_s();
+        double t0 = now_s(), c0 = cpu_s();
         int rc = cli_run(8, argv_sweep, stdout, stderr);
-        double dt = now_s() - t0;
+        double dt = now_s() - t0, dc = cpu_s() - c0;
         if (rc) {
             fprintf(stderr, "sweep_speed: trainplan sweep exited %d\n", rc);
             return 1;
         }
-        printf("%d scenarios, %d thread%s: %.2f s wall, %.1f scenarios/s\n",
+        printf("%d scenarios, %d thread%s: %.2f s wall, %.1f scenarios/s; "
+               "%.2f s CPU, %.1f ms CPU a scenario\n",
                scenarios, threads[t], threads[t] == 1 ? "" : "s", dt,
-               scenarios / dt);
+               scenarios / dt, dc, 1e3 * dc / scenarios);
     }
     size_t n0, n1;
     char *a = slurp(out_path[0], &n0), *b = slurp(out_path[1], &n1);

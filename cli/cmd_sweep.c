@@ -12,13 +12,20 @@
  * Pareto front, counts). No timing and no thread count: a record's bytes
  * depend only on its inputs, at any thread count, shard or MPI rank.
  *
+ * Scenarios run side by side, one a thread (run_scenarios); their
+ * records are written in scenario order all the same.
+ *
  * Durability: the output is opened for appending and each record goes
- * out in one write() of the whole line followed by fsync(): a record is
- * on disk before the next scenario starts. A crash (even SIGKILL, or a
- * power loss between write and fsync) leaves at most one torn last line,
- * which --resume detects (no '\n', or not a record of the expected
- * scenario, version and input file digests), cuts off with ftruncate()
- * and redoes. The file is written in place, not through cli/out.c's
+ * out in one write() of the whole line as soon as it and every record
+ * before it are done; the file is fsync'd at most every
+ * SWEEP_SYNC_INTERVAL_S and when the sweep ends or stops. A crash
+ * (SIGKILL: the records written are in the page cache, on disk later; a
+ * power loss: those of the last interval may be lost) leaves complete
+ * records followed by at most one torn line (or, after a power loss, a
+ * damaged one), which --resume detects (no '\n', a seal that does not
+ * match, or not a record of the expected scenario, version and input
+ * file digests), cuts off with ftruncate() and redoes with every
+ * scenario after it. The file is written in place, not through cli/out.c's
  * temporary file, as resuming is the point. An -o file that already holds
  * bytes is never emptied: --resume continues it, --overwrite writes the
  * new sweep through out.c's temporary file and renames it over the old
@@ -29,7 +36,8 @@
  * records go to the caller's stream (standard output, or a library
  * call's): one write() a record through its descriptor, or for a memory
  * stream through stdio, flushed after each record. SIGHUP, SIGINT and
- * SIGTERM stop the sweep after the current record (exit 129/130/143).
+ * SIGTERM stop the sweep after the scenarios under way (exit
+ * 129/130/143).
  *
  * MPI (-DTRAINPLAN_MPI=ON, run under mpirun): rank 0 hands out scenario
  * positions one at a time to whichever rank asks (dynamic: slow
@@ -49,6 +57,11 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <pthread.h>
 
 #ifdef TRAINPLAN_MPI
 #include <mpi.h>
@@ -193,6 +206,63 @@ static cJSON *best_json(const cJSON *search)
     return b;
 }
 
+/* ---- the compact record (the spec's "record": "compact") -------------- */
+
+/* What a dashboard reads of a search, in a third of the bytes of search
+ * --format json: the top-k rows without what their layout tag already
+ * says (pipeline_split, memory_savers) or the scenario does (sequence,
+ * batch, precision, price), the breakdown of the best row only; the
+ * Pareto front as points (layout, time, cost, memory), its rows being
+ * those of ranked or like them; the counts without zeros, and the
+ * pipeline sizes that had a valid layout. Every figure it keeps is the
+ * full record's, to the bit. docs/output-formats.md, "Compact sweep
+ * records". */
+static const char *const compact_row_drop[] = {
+    "pipeline_split", "memory_savers", "global_batch_size", "seq_length",
+    "precision", "price_usd_per_gpu_hour"};
+static const char *const compact_point_keep[] = {
+    "rank", "layout", "system", "gpus", "iteration_time_s", "tokens_per_s",
+    "peak_memory_bytes", "cost_per_iteration_usd", "time_to_train_s",
+    "cost_usd"};
+
+static void compact_search(cJSON *sr)
+{
+    const size_t n_drop = sizeof compact_row_drop / sizeof compact_row_drop[0];
+    const size_t n_keep = sizeof compact_point_keep / sizeof compact_point_keep[0];
+    cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(sr, "ranked")) {
+        for (size_t i = 0; i < n_drop; i++)
+            cJSON_DeleteItemFromObjectCaseSensitive(row, compact_row_drop[i]);
+        if (row != cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sr, "ranked"), 0))
+            cJSON_DeleteItemFromObjectCaseSensitive(row, "breakdown_s");
+    }
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(sr, "pareto")) {
+        for (cJSON *c = row->child, *next; c; c = next) {
+            next = c->next;
+            size_t i = 0;
+            while (i < n_keep && strcmp(c->string, compact_point_keep[i])) i++;
+            if (i == n_keep) cJSON_Delete(cJSON_DetachItemViaPointer(row, c));
+        }
+    }
+    cJSON *st = cJSON_GetObjectItemCaseSensitive(sr, "stats");
+    for (cJSON *c = st ? st->child : NULL; c; c = c->next) {
+        if (cJSON_IsArray(c) && !strcmp(c->string, "pipeline_sizes")) {
+            for (cJSON *p = c->child, *next; p; p = next) {
+                next = p->next;
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "valid");
+                if (cJSON_IsNumber(v) && v->valuedouble == 0)
+                    cJSON_Delete(cJSON_DetachItemViaPointer(c, p));
+            }
+        } else if (cJSON_IsObject(c)) { /* counts per rule, reason, saver */
+            for (cJSON *m = c->child, *next; m; m = next) {
+                next = m->next;
+                if (cJSON_IsNumber(m) && m->valuedouble == 0)
+                    cJSON_Delete(cJSON_DetachItemViaPointer(c, m));
+            }
+        }
+    }
+}
+
 /* Runs scenario k and returns its record line, '\n' included (the caller
  * frees it). Never fails: a scenario that cannot run is a record with
  * status "error" and the message. */
@@ -233,6 +303,8 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     cJSON *opts = s->options_json[0] ? cJSON_Parse(s->options_json) : NULL;
     cJSON_AddItemToObject(sc, "options", opts ? opts : cJSON_CreateObject());
     cJSON_AddStringToObject(j, "version", TRAINPLAN_VERSION);
+    if (s->record == SWEEP_RECORD_COMPACT)
+        cJSON_AddStringToObject(j, "record", sweep_record_names[s->record]);
 
     cli_search cs;
     search_answer ans;
@@ -242,7 +314,10 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     if (rc == TP_OK && so.launch_show_set)
         cs.launch_forms = cli_launch_forms(so.launch_show);
     if (rc == TP_OK) {
-        cJSON_AddItemToObject(j, "inputs", inputs_json(&so, &cs, dc));
+        cJSON *in;
+#pragma omp critical(sweep_digest) /* dc is every thread's */
+        in = inputs_json(&so, &cs, dc);
+        cJSON_AddItemToObject(j, "inputs", in);
         rc = search_run(&cs.q, &ans, &e);
     } else {
         cJSON_AddNullToObject(j, "inputs");
@@ -251,6 +326,7 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
         cJSON *sr = cli_search_json(&cs, &ans, 0);
         cJSON_AddStringToObject(j, "status", ans.n_ranked ? "ok" : "infeasible");
         cJSON_AddItemToObject(j, "best", best_json(sr));
+        if (s->record == SWEEP_RECORD_COMPACT) compact_search(sr);
         cJSON_AddItemToObject(j, "search", sr);
     } else {
         cJSON_AddStringToObject(j, "status", "error");
@@ -280,12 +356,11 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* One write() of the whole line (looping only on a short write), then
- * fsync where the output is a file. fd < 0: the caller's stream f, which
- * has no descriptor (a library call's memory stream), written with stdio
- * and flushed. */
-static int write_record(int fd, FILE *f, int sync, const char *line,
-                        const char *path, tp_err *e)
+/* One write() of the whole line (looping only on a short write). fd < 0:
+ * the caller's stream f, which has no descriptor (a library call's memory
+ * stream), written with stdio and flushed. */
+static int write_record(int fd, FILE *f, const char *line, const char *path,
+                        tp_err *e)
 {
     size_t n = strlen(line), off = 0;
     if (fd < 0) {
@@ -302,8 +377,45 @@ static int write_record(int fd, FILE *f, int sync, const char *line,
                            strerror(errno));
         off += (size_t)w;
     }
-    if (sync && fsync(fd) != 0)
-        return tp_errf(e, TP_EIO, "%s: fsync failed: %s", path, strerror(errno));
+    return TP_OK;
+}
+
+/* fsync of a resumable -o file at most this often, and when the sweep
+ * ends or stops: an fsync costs 2-5 ms on the development VM's disk
+ * (bench/results/sweep_speed.md), more than a small scenario's search.
+ * A crash loses at most the records of the last interval, which --resume
+ * finds missing (or torn, or unsealed) and redoes. */
+#define SWEEP_SYNC_INTERVAL_S 1.0
+
+typedef struct sweep_writer {
+    int fd;           /* write_record's */
+    FILE *stream;
+    int sync;         /* a resumable file: fsync'd (writer_sync) */
+    const char *path; /* for messages */
+    int unsynced;     /* records written since the last fsync */
+    double synced_at; /* now_s() of the last fsync */
+} sweep_writer;
+
+static int writer_sync(sweep_writer *w, tp_err *e)
+{
+    if (!w->sync || !w->unsynced) return TP_OK;
+    w->unsynced = 0;
+    w->synced_at = now_s();
+    if (fsync(w->fd) != 0)
+        return tp_errf(e, TP_EIO, "%s: fsync failed: %s", w->path,
+                       strerror(errno));
+    return TP_OK;
+}
+
+/* Writes one record; fsyncs where the last fsync is SWEEP_SYNC_INTERVAL_S
+ * old. */
+static int writer_put(sweep_writer *w, const char *line, tp_err *e)
+{
+    int rc = write_record(w->fd, w->stream, line, w->path, e);
+    if (rc) return rc;
+    w->unsynced++;
+    if (w->sync && now_s() - w->synced_at >= SWEEP_SYNC_INTERVAL_S)
+        return writer_sync(w, e);
     return TP_OK;
 }
 
@@ -572,8 +684,7 @@ static void mpi_wait_probe(int src, MPI_Status *st)
 
 /* Rank 0: hands out positions start.. of list, writes results in order. */
 static int mpi_master(int nranks, const int64_t *list, int64_t n, int64_t start,
-                      int fd, FILE *f, int sync, const char *path,
-                      progress *pg, tp_err *e)
+                      sweep_writer *wr, progress *pg, tp_err *e)
 {
     char **pending = tp_xcalloc((size_t)(n + 1), sizeof *pending);
     int64_t next = start, wpos = start;
@@ -597,7 +708,7 @@ static int mpi_master(int nranks, const int64_t *list, int64_t n, int64_t start,
         }
         free(msg);
         while (rc == TP_OK && wpos < n && pending[wpos]) {
-            rc = write_record(fd, f, sync, pending[wpos], path, e);
+            rc = writer_put(wr, pending[wpos], e);
             free(pending[wpos]);
             pending[wpos++] = NULL;
             pg->done = wpos;
@@ -647,6 +758,89 @@ static int under_mpi(void)
            || getenv("PMIX_RANK");
 }
 #endif
+
+/* Runs positions start..n of list on this process's threads and writes
+ * their records in scenario order. A scenario a thread, each search on
+ * that one thread: a search parallel inside keeps two cores busy only part
+ * of its time (the scan of a single (system, GPU count) is one thread's,
+ * each chunk ends at a barrier), scenarios side by side all of it. The
+ * records are the same bytes either way (a search's answer does not
+ * depend on its thread count). A finished record waits in pending until
+ * those before it are written; whichever thread finishes the next one to
+ * write writes every record ready after it. A write error or a stop
+ * signal lets the scenarios under way finish, starts none, and writes
+ * nothing after the first not finished: the file holds records
+ * start..pg->done, in order, as a serial sweep stopped there would. */
+static int run_scenarios(const sweep_spec *s, const int64_t *list,
+                         int64_t start, int64_t n, const hw_db *db,
+                         search_cache *cache, digest_cache *dc,
+                         sweep_writer *w, progress *pg, tp_err *e)
+{
+    int nt = 1;
+#ifdef _OPENMP
+    nt = omp_get_max_threads();
+#endif
+    int rc = TP_OK;
+    if (nt < 2 || n - start < 2) {
+        for (int64_t j = start; !rc && j < n && !stop_signal; j++) {
+            char *line = scenario_record(s, list[j], db, cache, dc);
+            rc = writer_put(w, line, e);
+            free(line);
+            pg->done = j + 1;
+            progress_tick(pg, 0);
+        }
+        return rc;
+    }
+    if (nt > n - start) nt = (int)(n - start);
+    char **pending = tp_xcalloc((size_t)(n - start), sizeof *pending);
+    int64_t wpos = start;
+    int failed = 0;
+    tp_err we = {0};
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_t *old_lock = cache->lock;
+    if (!cache->lock) cache->lock = &lock; /* filled by any thread */
+#pragma omp parallel num_threads(nt)
+    {
+#ifdef _OPENMP
+        omp_set_num_threads(1); /* this thread's searches: one thread */
+#endif
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t j = start; j < n; j++) {
+            int stop;
+#pragma omp atomic read
+            stop = failed;
+            if (stop || stop_signal) continue;
+            char *line = scenario_record(s, list[j], db, cache, dc);
+#pragma omp critical(sweep_write)
+            {
+                pending[j - start] = line;
+                while (!failed && wpos < n && pending[wpos - start]) {
+                    int wrc = writer_put(w, pending[wpos - start], &we);
+                    free(pending[wpos - start]);
+                    pending[wpos - start] = NULL;
+                    if (wrc) {
+#pragma omp atomic write
+                        failed = wrc;
+                        break;
+                    }
+                    wpos++;
+                    pg->done = wpos;
+                    progress_tick(pg, 0);
+                }
+            }
+        }
+    }
+    cache->lock = old_lock;
+    pthread_mutex_destroy(&lock);
+    for (int64_t j = 0; j < n - start; j++) free(pending[j]);
+    free(pending);
+    pg->done = wpos;
+    if (failed) {
+        *e = we;
+        rc = failed;
+    }
+    return rc;
+}
 
 /* The config.json files the spec names are inputs too: -o may not name
  * one (run.c's cli_io_check saw only the spec). */
@@ -1055,7 +1249,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     FILE *stream = so.stream;
 
     /* Installed after out.c's (which remove a temporary file and die):
-     * these stop after the current record and let the sweep end cleanly,
+     * these stop after the records under way and let the sweep end cleanly,
      * and restore out.c's when it has. Only where the program lets us own
      * its signals (cli_own_signals): a library call leaves them alone. */
     int own = cli_signals_owned();
@@ -1079,19 +1273,16 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
 #ifdef TRAINPLAN_MPI
     if (nranks > 1) {
         /* The master still answers every worker when it cannot write. */
-        int mrc = mpi_master(nranks, list, n, orc ? n : start, fd, stream,
-                             sync, path, &pg, e);
+        sweep_writer w = {fd, stream, sync, path, 0, now_s()};
+        int mrc = mpi_master(nranks, list, n, orc ? n : start, &w, &pg, e);
+        if (!mrc) mrc = writer_sync(&w, e);
         if (!rc) rc = mrc;
     } else
 #endif
     {
-        for (int64_t j = start; !rc && j < n && !stop_signal; j++) {
-            char *line = scenario_record(&s, list[j], db, &cache, &dc);
-            rc = write_record(fd, stream, sync, line, path, e);
-            free(line);
-            pg.done = j + 1;
-            progress_tick(&pg, 0);
-        }
+        sweep_writer w = {fd, stream, sync, path, 0, now_s()};
+        if (!rc) rc = run_scenarios(&s, list, start, n, db, &cache, &dc, &w, &pg, e);
+        if (!rc) rc = writer_sync(&w, e);
     }
     if (pg.on && !orc) progress_tick(&pg, 1);
     if (!rc) {

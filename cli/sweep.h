@@ -41,6 +41,15 @@ extern const char *const sweep_dim_keys[SWEEP_DIM_COUNT];
 #define SWEEP_MAX_VALUES 1024
 #define SWEEP_MAX_SCENARIOS 10000000
 
+/* What a record's "search" holds, the spec's "record" key: what search
+ * --format json --no-timing prints (full, the default), or that with
+ * fewer bytes a row (compact: cmd_sweep.c compact_search). */
+typedef enum sweep_record_form {
+    SWEEP_RECORD_FULL,
+    SWEEP_RECORD_COMPACT,
+    SWEEP_RECORD_COUNT
+} sweep_record_form;
+extern const char *const sweep_record_names[SWEEP_RECORD_COUNT];
 /* A parsed spec: the lists as canonical text (what the record echoes
  * and the id digests) and the options every scenario shares. */
 typedef struct sweep_spec {
@@ -53,6 +62,7 @@ typedef struct sweep_spec {
     char options_json[2048];         /* the "options" object, unformatted */
     cli_opts base;                   /* the options with "options" applied */
     int64_t count;                   /* scenarios: product of n[] */
+    sweep_record_form record;        /* the "record" key */
 } sweep_spec;
 
 /* Parses the spec text (path names it in messages) on top of the

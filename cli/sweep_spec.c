@@ -26,6 +26,11 @@ const char *const sweep_dim_keys[SWEEP_DIM_COUNT] = {
 _Static_assert(sizeof sweep_dim_keys / sizeof sweep_dim_keys[0] == SWEEP_DIM_COUNT,
                "sweep_dim_keys mirrors sweep_dim");
 
+const char *const sweep_record_names[SWEEP_RECORD_COUNT] = {"full", "compact"};
+_Static_assert(sizeof sweep_record_names / sizeof sweep_record_names[0]
+                   == SWEEP_RECORD_COUNT,
+               "sweep_record_names mirrors sweep_record_form");
+
 uint64_t sweep_fnv1a(uint64_t h, const void *data, size_t len)
 {
     const unsigned char *p = data;
@@ -479,13 +484,27 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
     }
     for (const cJSON *c = root->child; c; c = c->next) {
         int known = !strcmp(c->string, "options") || !strcmp(c->string, "comment")
-                    || !strcmp(c->string, "hwdb");
+                    || !strcmp(c->string, "hwdb") || !strcmp(c->string, "record");
         for (int d = 0; d < SWEEP_DIM_COUNT; d++)
             if (!strcmp(c->string, sweep_dim_keys[d])) known = 1;
         if (!known)
             problem(&r, "$.%s: unknown key (expected models, systems, gpus, "
                         "seq_lengths, global_batch_sizes, precisions, tokens, "
-                        "prices, options, hwdb or comment)", c->string);
+                        "prices, options, record, hwdb or comment)", c->string);
+    }
+    /* "record": what each record's search holds (sweep_record_names) */
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(root, "record");
+    if (rec) {
+        int k = -1;
+        for (int i = 0; i < SWEEP_RECORD_COUNT && cJSON_IsString(rec); i++)
+            if (!strcmp(rec->valuestring, sweep_record_names[i])) k = i;
+        if (k < 0) {
+            tp_json_describe(rec, found, sizeof found);
+            problem(&r, "$.record: expected \"full\" (the default) or "
+                        "\"compact\", found %s", found);
+        } else {
+            s->record = (sweep_record_form)k;
+        }
     }
     const cJSON *hw = cJSON_GetObjectItemCaseSensitive(root, "hwdb");
     if (hw) check_hwdb(hw, dir, o->n_hwdb, &r);

@@ -650,9 +650,10 @@ typedef struct est_band {
 void est_error_band(const hw_gpu *g, const space_model *m,
                     const space_layout *l, int64_t gpus, est_band *b);
 
-/* Memoization of operator times in est_estimate (on by default): each
- * thread remembers the times of the shapes it has seen, keyed by the
- * models and the op. Results are the same bits either way; off is for
+/* Memoization of operator and collective times in est_estimate (on by
+ * default): each thread remembers the times of the shapes it has seen,
+ * keyed by the models and the op (the tables, system, collective, bytes
+ * and group). Results are the same bits either way; off is for
  * benchmarks. Set it before estimating, not during. */
 void est_memo_enable(int on);
 

@@ -108,6 +108,9 @@ est_comm *est_comm_open(const hw_system *y, tp_err *e);
 /* est_comm_open, keeping implausible rows when keep_bad is set. */
 est_comm *est_comm_load(const hw_system *y, int keep_bad, tp_err *e);
 void est_comm_free(est_comm *c); /* accepts NULL */
+/* A number no other est_comm opened by this process has (the address of
+ * a freed one may come back), 0 for NULL: keys of memoized times. */
+uint64_t est_comm_id(const est_comm *c);
 
 /* One table of an est_comm: the rows of one collective and group shape
  * (owned by the est_comm; read-only). When several files of the system

@@ -90,15 +90,27 @@ static void memo_key(uint64_t ops, const est_op *o, int64_t *k)
 
 static uint64_t memo_hash(const int64_t *k)
 {
-    /* A multiply-xorshift per field (the 64-bit golden-ratio constant of
-     * Fibonacci hashing, Knuth TAOCP vol. 3 6.4): enough to spread the
-     * few shapes a search meets over the table. */
+    /* Each field times an odd constant of its own, summed, then one
+     * multiply-xorshift (the 64-bit golden-ratio constant of Fibonacci
+     * hashing, Knuth TAOCP vol. 3 6.4): enough to spread the few shapes a
+     * search meets over the table, and the products are independent, so
+     * the CPU runs them side by side (a chain of 16 multiplies was a
+     * tenth of a search's time, bench/results/sweep_speed.md). */
     uint64_t h = 0;
-    for (int i = 0; i < MEMO_KEY; i++) {
-        h = (h ^ (uint64_t)k[i]) * 0x9e3779b97f4a7c15u;
-        h ^= h >> 29;
-    }
-    return h;
+    for (int i = 0; i < MEMO_KEY; i++)
+        h += (uint64_t)k[i] * (0x9e3779b97f4a7c15u + 2 * (uint64_t)i);
+    h ^= h >> 32;
+    h *= 0x9e3779b97f4a7c15u;
+    return h ^ (h >> 29);
+}
+
+/* 1 where keys a and b are equal: the fields in a loop the compiler
+ * unrolls, not a call to memcmp. */
+static int memo_same(const int64_t *a, const int64_t *b)
+{
+    int64_t d = 0;
+    for (int i = 0; i < MEMO_KEY; i++) d |= a[i] ^ b[i];
+    return d == 0;
 }
 
 est_time est_op_time(const est_iter_ctx *x, const est_op *op)
@@ -109,7 +121,7 @@ est_time est_op_time(const est_iter_ctx *x, const est_op *op)
         int64_t key[MEMO_KEY];
         memo_key(est_models_id(ops), op, key);
         memo_slot *sl = &memo[memo_hash(key) & (MEMO_SLOTS - 1)];
-        if (memcmp(sl->key, key, sizeof key) == 0) {
+        if (memo_same(sl->key, key)) {
             t = sl->t;
         } else {
             est_models_time(ops, op, &t);
@@ -125,11 +137,58 @@ est_time est_op_time(const est_iter_ctx *x, const est_op *op)
     return t;
 }
 
+/* Collective times, memoized as operator times are: a search asks for the
+ * same few (a layer's TP all-reduce, the DP gradient reduce-scatter at a
+ * DP size) thousands of times, and each costs a pass over NCCL's
+ * algorithms and protocols and a table lookup (est_coll_time). A time is
+ * a pure function of the tables (their id), the system, the collective,
+ * the bytes and the group; tables without an id (none) are not kept. */
+#define COLL_MEMO_SLOTS 1024 /* power of two */
+
+typedef struct coll_memo_slot {
+    uint64_t comm;        /* est_comm_id; 0 when empty */
+    const hw_system *sys;
+    uint64_t bytes;       /* the double's bits */
+    int kind, size, per_node, nodes, node_busy;
+    double t;
+} coll_memo_slot;
+
+static _Thread_local coll_memo_slot coll_memo[COLL_MEMO_SLOTS];
+
+static double coll_time(const est_iter_ctx *x, est_coll k, double bytes,
+                        const est_group *g)
+{
+    uint64_t id = est_comm_id(x->c->comm), b;
+    if (!memo_on || !id)
+        return est_coll_time(x->c->comm, x->c->sys, k, bytes, g);
+    memcpy(&b, &bytes, sizeof b);
+    uint64_t h = id * 0x9e3779b97f4a7c15u + b * 0xbf58476d1ce4e5b9u
+                 + (uint64_t)k * 0x94d049bb133111ebu
+                 + (uint64_t)g->size * 0xd6e8feb86659fd93u
+                 + (uint64_t)g->per_node * 0xa0761d6478bd642fu
+                 + (uint64_t)g->nodes * 0xe7037ed1a0b428dbu
+                 + (uint64_t)g->node_busy * 0x8ebc6af09c88c6e3u
+                 + (uint64_t)(uintptr_t)x->c->sys;
+    h ^= h >> 32;
+    h *= 0x9e3779b97f4a7c15u;
+    h ^= h >> 29;
+    coll_memo_slot *s = &coll_memo[h & (COLL_MEMO_SLOTS - 1)];
+    if (s->comm == id && s->sys == x->c->sys && s->bytes == b
+        && s->kind == (int)k && s->size == g->size
+        && s->per_node == g->per_node && s->nodes == g->nodes
+        && s->node_busy == g->node_busy)
+        return s->t;
+    double t = est_coll_time(x->c->comm, x->c->sys, k, bytes, g);
+    *s = (coll_memo_slot){id, x->c->sys, b, (int)k, g->size, g->per_node,
+                          g->nodes, g->node_busy, t};
+    return t;
+}
+
 double est_iter_coll(const est_iter_ctx *x, est_coll k, double bytes,
                      const est_group *g)
 {
     if (g->size <= 1 || bytes <= 0) return 0;
-    double t = est_coll_time(x->c->comm, x->c->sys, k, bytes, g);
+    double t = coll_time(x, k, bytes, g);
     t = isfinite(t) ? t : 0;
     if (x->c->trace) {
         char shape[48];

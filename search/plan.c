@@ -138,13 +138,50 @@ void search_answer_free(search_answer *a)
 
 /* ---- the state merged between chunks -------------------------------- */
 
-static int cand_cmp(const void *pa, const void *pb)
+/* 1 where a comes before b: (time floor, system, GPUs, number), a total
+ * order (no two candidates share system, GPUs and number). */
+static int cand_before(const cand *a, const cand *b)
 {
-    const cand *a = pa, *b = pb;
-    if (a->floor_s != b->floor_s) return a->floor_s < b->floor_s ? -1 : 1;
-    if (a->sys != b->sys) return a->sys < b->sys ? -1 : 1;
-    if (a->gpus != b->gpus) return a->gpus < b->gpus ? -1 : 1;
-    return (a->idx > b->idx) - (a->idx < b->idx);
+    if (a->floor_s != b->floor_s) return a->floor_s < b->floor_s;
+    if (a->sys != b->sys) return a->sys < b->sys;
+    if (a->gpus != b->gpus) return a->gpus < b->gpus;
+    return a->idx < b->idx;
+}
+
+/* Sorts c[n] by cand_before: a merge sort with the comparison inlined
+ * (qsort's call per comparison was a twentieth of a sweep's time);
+ * tmp holds n. The order is total, so any correct sort gives it. */
+static void cand_sort(cand *c, cand *tmp, int64_t n)
+{
+    enum { RUN = 16 };
+    for (int64_t lo = 0; lo < n; lo += RUN) { /* insertion sort of runs */
+        int64_t hi = lo + RUN < n ? lo + RUN : n;
+        for (int64_t i = lo + 1; i < hi; i++) {
+            cand v = c[i];
+            int64_t j = i;
+            while (j > lo && cand_before(&v, &c[j - 1])) {
+                c[j] = c[j - 1];
+                j--;
+            }
+            c[j] = v;
+        }
+    }
+    cand *src = c, *dst = tmp;
+    for (int64_t w = RUN; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n;
+            int64_t hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int64_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = cand_before(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+        }
+        cand *sw = src;
+        src = dst;
+        dst = sw;
+    }
+    if (src != c) memcpy(c, src, (size_t)n * sizeof *c);
 }
 
 /* What one estimate left for the merge. */
@@ -630,7 +667,11 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
         }
         free(g);
         /* Likely winners first: the bounds tighten early. */
-        qsort(cands, (size_t)n, sizeof *cands, cand_cmp);
+        {
+            cand *tmp = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
+            cand_sort(cands, tmp, n);
+            free(tmp);
+        }
 
         /* Phase 2: chunks estimated in parallel against the thresholds of
          * the chunks before (fixed within a chunk), merged in order by one

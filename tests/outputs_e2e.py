@@ -71,6 +71,18 @@ with open(os.path.join(SCRATCH, "spec.json"), "w") as f:
                "gpus": [8], "seq_lengths": [2048],
                "global_batch_sizes": [64], "tokens": [None, 1e10],
                "options": {"top": 2}}, f)
+# The same scenarios with compact records (issue 32) and a MoE model:
+# the ranked rows without what their tag says, the front as points.
+with open(os.path.join(SCRATCH, "compact.json"), "w") as f:
+    json.dump({"models": ["gpt3-1.7b", "gpt3-175b", "mixtral-8x7b"],
+               "systems": ["eos"], "gpus": [8, "8-32"], "seq_lengths": [2048],
+               "global_batch_sizes": [64], "tokens": [None, 1e10],
+               "options": {"top": 2}, "record": "compact"}, f)
+with open(os.path.join(SCRATCH, "full.json"), "w") as f:
+    json.dump({"models": ["gpt3-1.7b", "gpt3-175b", "mixtral-8x7b"],
+               "systems": ["eos"], "gpus": [8, "8-32"], "seq_lengths": [2048],
+               "global_batch_sizes": [64], "tokens": [None, 1e10],
+               "options": {"top": 2}}, f)
 with open(os.path.join(SCRATCH, "spec2.json"), "w") as f:
     json.dump({"models": ["gpt3-1.7b", "llama2-7b"], "systems": ["eos"],
                "gpus": [8], "seq_lengths": [2048],
@@ -225,6 +237,10 @@ CASES = [
                                "ln.jsonl"], 0),
     ("sweep-record", "sweep", ["sweep", "spec.json", "--launch", "nemo", "-o",
                                "lm.jsonl"], 0),
+    ("sweep-record", "sweep", ["sweep", "compact.json", "--launch", "none",
+                               "-o", "cp.jsonl"], 0),
+    ("sweep-record", "sweep", ["sweep", "compact.json", "--launch",
+                               "megatron", "-o", "cpl.jsonl"], 0),
     ("diff", "json", ["diff", "a.jsonl", "b.jsonl"], 3),
     ("diff", "json", ["diff", "a.jsonl", "merged.jsonl"], 0),
     ("sweep-record", "sweep", ["sweep", "one.json", "-o", "c.jsonl"], 0),
@@ -315,6 +331,69 @@ def check_schemas():
     for n in names:
         if n not in used:
             bad("%s.schema.json: no case checks it" % n)
+    check_compact()
+
+
+# What a compact record keeps of the full one (cmd_sweep.c compact_search),
+# written again here as the reader's side of the contract.
+COMPACT_ROW_DROP = ("pipeline_split", "memory_savers", "global_batch_size",
+                    "seq_length", "precision", "price_usd_per_gpu_hour")
+COMPACT_POINT_KEEP = ("rank", "layout", "system", "gpus", "iteration_time_s",
+                      "tokens_per_s", "peak_memory_bytes",
+                      "cost_per_iteration_usd", "time_to_train_s", "cost_usd")
+
+
+def compacted(rec):
+    s = rec.get("search")
+    if not s:
+        return rec
+    for i, r in enumerate(s["ranked"]):
+        for k in COMPACT_ROW_DROP + (("breakdown_s",) if i else ()):
+            r.pop(k, None)
+    s["pareto"] = [{k: v for k, v in p.items() if k in COMPACT_POINT_KEEP}
+                   for p in s["pareto"]]
+    st = s["stats"]
+    for k, v in list(st.items()):
+        if k == "pipeline_sizes":
+            st[k] = [x for x in v if x["valid"] != 0]
+        elif isinstance(v, dict):
+            st[k] = {m: n for m, n in v.items() if n != 0}
+    return rec
+
+
+def check_compact():
+    """A compact record is the full record less what compacted() drops,
+    every figure kept to the bit, and at most 8 KB without launches; the
+    CSV of a compact sweep is the full sweep's."""
+    run(["sweep", "full.json", "--launch", "none", "-o", "fl.jsonl"])
+    with open(os.path.join(SCRATCH, "fl.jsonl")) as f:
+        full = [json.loads(x) for x in f]
+    with open(os.path.join(SCRATCH, "cp.jsonl")) as f:
+        lines = f.read().splitlines()
+    comp = [json.loads(x) for x in lines]
+    for a, b in zip(full, comp):
+        if b.pop("record", None) != "compact":
+            bad("compact record %d: no \"record\": \"compact\"" % b["index"])
+        a.pop("record_fnv1a64")
+        b.pop("record_fnv1a64")
+        if compacted(a) == b:
+            ok()
+        else:
+            bad("compact record %d is not the full one compacted" % b["index"])
+    if len(full) == len(comp) == 12:
+        ok()
+    else:
+        bad("compact sweep: %d and %d records" % (len(full), len(comp)))
+    big = [len(x) for x in lines if len(x) + 1 > 8192]
+    if not big:
+        ok()
+    else:
+        bad("compact records over 8 KB without launches: %s" % big)
+    if run(["sweep", "full.json", "--format", "csv"]) == \
+       run(["sweep", "compact.json", "--format", "csv"]):
+        ok()
+    else:
+        bad("sweep --format csv: compact records give another CSV")
 
 
 def read_csv(text):

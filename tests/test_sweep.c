@@ -196,6 +196,26 @@ static void test_spec_errors(void)
     if (rep) TP_CHECK_CONTAINS(rep, "$: expected an object");
     free(rep);
 
+    /* "record": full or compact (issue 32), anything else named. */
+    rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
+               "\"seq_lengths\":[2048],\"global_batch_sizes\":[64],"
+               "\"record\":\"short\"}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_EDATA);
+    if (rep)
+        TP_CHECK_CONTAINS(rep, "$.record: expected \"full\" (the default) or "
+                               "\"compact\", found \"short\"");
+    free(rep);
+    rep = NULL;
+    rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
+               "\"seq_lengths\":[2048],\"global_batch_sizes\":[64],"
+               "\"record\":\"compact\"}",
+               &s, &rep);
+    TP_CHECK_INT(rc, TP_OK);
+    TP_CHECK_INT(s.record, SWEEP_RECORD_COMPACT);
+    sweep_spec_free(&s);
+    free(rep);
+
     /* Options of the wrong type or value, and the ones that apply. */
     rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
                "\"seq_lengths\":[2048],\"global_batch_sizes\":[64],"
