@@ -17,627 +17,17 @@
  * does not depend on the thread count; only stats.elapsed_s and
  * stats.threads do, and --no-timing leaves them out.
  */
-#define _POSIX_C_SOURCE 200809L /* strtok_r */
-#include "cli.h"
-#include "launch.h"
 #include "plot.h"
-#include "search.h"
+#include "search_rows.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_COUNTS 100000
-
-/* ---- options into a request ------------------------------------------- */
-
-static int parse_i64(const char *what, const char *s, int64_t lo, int64_t hi,
-                     int64_t *out, tp_err *e)
-{
-    /* an SI suffix as every count takes (cli_parse_count): 2k */
-    long long v;
-    if (cli_parse_count(s, lo, hi, &v))
-        return tp_errf(e, TP_EUSAGE, "%s: expected an integer in [%lld, %lld] "
-                                     "(or with an SI suffix k, M, G or B, T), "
-                                     "found '%s'",
-                       what, (long long)lo, (long long)hi, s);
-    *out = v;
-    return TP_OK;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* GPU counts: --gpus N | N,N,... | A-B[:STEP] (STEP default: the smallest
- * node), else whole nodes of every system from --min-gpus to --max-gpus.
- * Sorted, unique, within [min, max]. */
-static int gpu_counts(const cli_opts *o, const search_system *sys, int ns,
-                      int64_t **out, int *n, tp_err *e)
-{
-    int64_t lo = o->min_gpus > 0 ? o->min_gpus : 1;
-    int64_t hi = o->max_gpus > 0 ? o->max_gpus : 10000000;
-    int64_t *v = tp_xmalloc(MAX_COUNTS * sizeof *v);
-    int k = 0, rc = TP_OK;
-    int gpn_min = 1 << 30;
-    for (int i = 0; i < ns; i++)
-        if (sys[i].ctx.sys->gpus_per_node < gpn_min)
-            gpn_min = sys[i].ctx.sys->gpus_per_node;
-    if (o->gpus_arg) {
-        /* A copy as long as the argument: nothing of it is cut. */
-        char *buf = tp_xstrdup(o->gpus_arg), *t = buf;
-        for (int more = 1; more && !rc;) {
-            char *comma = strchr(t, ',');
-            more = comma != NULL;
-            if (comma) *comma = '\0';
-            char *item = t;
-            t = comma ? comma + 1 : t;
-            if (!*item) {
-                rc = tp_errf(e, TP_EUSAGE,
-                             "--gpus '%s': an empty item; expected N, "
-                             "N,N,... or A-B[:STEP]",
-                             o->gpus_arg);
-                break;
-            }
-            char *dash = strchr(item, '-');
-            if (!dash) {
-                int64_t g = 0;
-                rc = parse_i64("--gpus", item, 1, 10000000, &g, e);
-                if (!rc && k == MAX_COUNTS)
-                    rc = tp_errf(e, TP_EUSAGE,
-                                 "--gpus: more than %d GPU counts",
-                                 MAX_COUNTS);
-                if (!rc) v[k++] = g;
-                continue;
-            }
-            *dash = '\0';
-            char *colon = strchr(dash + 1, ':');
-            if (colon) *colon = '\0';
-            int64_t a = 0, b = 0, step = gpn_min;
-            rc = parse_i64("--gpus (range start)", item, 1, 10000000, &a, e);
-            if (!rc) rc = parse_i64("--gpus (range end)", dash + 1, a, 10000000, &b, e);
-            if (!rc && colon)
-                rc = parse_i64("--gpus (range step)", colon + 1, 1, 10000000,
-                               &step, e);
-            for (int64_t g = a; !rc && g <= b; g += step) {
-                if (k == MAX_COUNTS) {
-                    rc = tp_errf(e, TP_EUSAGE,
-                                 "--gpus: more than %d GPU counts; use a "
-                                 "larger step", MAX_COUNTS);
-                    break;
-                }
-                v[k++] = g;
-            }
-        }
-        free(buf);
-    } else {
-        if (o->max_gpus <= 0) {
-            free(v);
-            return tp_errf(e, TP_EUSAGE,
-                           "search needs --max-gpus N (or --gpus LIST)");
-        }
-        for (int i = 0; i < ns && !rc; i++) {
-            int64_t gpn = sys[i].ctx.sys->gpus_per_node;
-            for (int64_t g = gpn; g <= hi; g += gpn) {
-                if (k == MAX_COUNTS) {
-                    rc = tp_errf(e, TP_EUSAGE,
-                                 "--max-gpus %lld: more than %d GPU counts",
-                                 (long long)hi, MAX_COUNTS);
-                    break;
-                }
-                v[k++] = g;
-            }
-        }
-    }
-    if (rc) {
-        free(v);
-        return rc;
-    }
-    qsort(v, (size_t)k, sizeof *v, cmp_i64);
-    int w = 0;
-    for (int i = 0; i < k; i++)
-        if (v[i] >= lo && v[i] <= hi && (w == 0 || v[i] != v[w - 1])) v[w++] = v[i];
-    if (w == 0) {
-        free(v);
-        return tp_errf(e, TP_EUSAGE,
-                       "no GPU count between --min-gpus %lld and --max-gpus "
-                       "%lld (whole nodes of %d GPUs by default)",
-                       (long long)lo, (long long)hi, gpn_min);
-    }
-    *out = v;
-    *n = w;
-    return TP_OK;
-}
-
-/* --fix tp=8,pp=4,recompute=full,... and the layout options. */
-static int apply_fix(space_grid *g, const char *key, const char *val,
-                     const char *where, int *dim, int64_t *value, tp_err *e)
-{
-    int d = -1;
-    for (int i = 0; i < SPACE_DIM_COUNT; i++)
-        if (tp_streq_ci(key, space_dim_names[i])) d = i;
-    if (d < 0)
-        return tp_errf(e, TP_EUSAGE,
-                       "%s: unknown field '%s' (expected tp, pp, cp, ep, etp, "
-                       "vpp, split, mbs, sp, recompute or zero)", where, key);
-    int64_t v;
-    if (d == SPACE_DIM_RECOMPUTE) {
-        v = -1;
-        for (int i = 0; i < SPACE_RECOMPUTE_COUNT; i++)
-            if (tp_streq_ci(val, space_recompute_names[i])) v = i;
-        if (v < 0)
-            return tp_errf(e, TP_EUSAGE,
-                           "%s: recompute=%s: expected none, selective, full or "
-                           "selective-op",
-                           where, val);
-    } else if (d == SPACE_DIM_SPLIT) {
-        v = -1;
-        for (int i = 0; i < SPACE_SPLIT_KIND_COUNT; i++)
-            if (tp_streq_ci(val, space_split_kind_names[i])) v = i;
-        if (v < 0)
-            return tp_errf(e, TP_EUSAGE,
-                           "%s: split=%s: expected even, embedding, loss, "
-                           "embedding+loss or ends (or the split options: "
-                           "--account-for-embedding-in-pipeline-split, ...)",
-                           where, val);
-    } else if (d == SPACE_DIM_SP && (tp_streq_ci(val, "on") || tp_streq_ci(val, "true"))) {
-        v = 1;
-    } else if (d == SPACE_DIM_SP && (tp_streq_ci(val, "off") || tp_streq_ci(val, "false"))) {
-        v = 0;
-    } else {
-        long long x;
-        if (tp_parse_int(val, 0, 1048576, &x)) x = -1;
-        v = x;
-    }
-    if (space_grid_fix(g, (space_dim)d, v))
-        return tp_errf(e, TP_EUSAGE, "%s: %s=%s is out of range (%s)", where, key,
-                       val,
-                       d == SPACE_DIM_SP ? "0 or 1"
-                       : d == SPACE_DIM_ZERO ? "0 to 3"
-                       : d == SPACE_DIM_ETP ? "an integer in [0, 1048576], 0: "
-                                              "= tp"
-                                             : "an integer in [1, 1048576]");
-    *dim = d;
-    *value = v;
-    return TP_OK;
-}
-
-static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
-{
-    int rc = TP_OK, d;
-    char v[32];
-    int64_t x, set[SPACE_DIM_COUNT]; /* what the user asked for, -2 unset */
-    const char *by[SPACE_DIM_COUNT];
-    for (int i = 0; i < SPACE_DIM_COUNT; i++) set[i] = -2, by[i] = NULL;
-    /* Explicit layout options fix their dimension; the framework's default
-     * ZeRO stage is fixed too but may be overridden by --fix. */
-#define FIXV(key, val)                                                        \
-    do {                                                                      \
-        snprintf(v, sizeof v, "%lld", (long long)(val));                      \
-        if ((rc = apply_fix(g, key, v, "layout option", &d, &x, e)))          \
-            return rc;                                                        \
-        set[d] = x, by[d] = "a layout option";                                \
-    } while (0)
-    if (o->job.tp_set) FIXV("tp", o->job.tp);
-    if (o->job.pp > 0) FIXV("pp", o->job.pp);
-    if (o->job.cp > 0) FIXV("cp", o->job.cp);
-    if (o->job.ep > 0) FIXV("ep", o->job.ep);
-    if (o->job.etp > 0) FIXV("etp", o->job.etp);
-    if (o->job.vstages > 0) FIXV("vpp", o->job.vstages);
-    /* a layout string gives VPP on a PP given */
-    else if (o->job.pp_layout && o->job.pp > 0 && o->job.pp_layout->n % o->job.pp == 0)
-        FIXV("vpp", o->job.pp_layout->n / o->job.pp);
-    /* the split options: the job's own split, not searched */
-    if (o->job.split_set) {
-        if ((rc = apply_fix(g, "split", "given", "layout option", &d, &x, e)))
-            return rc;
-        set[d] = x, by[d] = "a pipeline split option";
-    }
-    if (o->job.mbs > 0) FIXV("mbs", o->job.mbs);
-    if (o->job.sp >= 0) FIXV("sp", o->job.sp);
-    if (o->job.recompute >= 0) { /* by name: apply_fix reads names */
-        if ((rc = apply_fix(g, "recompute",
-                            space_recompute_names[o->job.recompute],
-                            "layout option", &d, &x, e)))
-            return rc;
-        set[d] = x, by[d] = "a layout option";
-    }
-    if (o->job.zero >= 0) FIXV("zero", o->job.zero);
-    else if (search_job_zero_stage(&o->job) >= 0) {
-        snprintf(v, sizeof v, "%d", search_job_zero_stage(&o->job));
-        if ((rc = apply_fix(g, "zero", v, "layout option", &d, &x, e)))
-            return rc;
-    }
-#undef FIXV
-    if (!o->fix) return TP_OK;
-    char *buf = tp_xstrdup(o->fix), *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t && !rc;
-         t = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(t, '=');
-        if (!eq) {
-            rc = tp_errf(e, TP_EUSAGE,
-                         "--fix: expected KEY=VALUE pairs, e.g. tp=8,pp=4, "
-                         "found '%s'", t);
-            break;
-        }
-        *eq = '\0';
-        rc = apply_fix(g, t, eq + 1, "--fix", &d, &x, e);
-        if (!rc && set[d] != -2 && set[d] != x)
-            rc = tp_errf(e, TP_EUSAGE,
-                         "--fix %s=%s: %s already asks for %s=%lld; give one",
-                         t, eq + 1, by[d], space_dim_names[d],
-                         (long long)set[d]);
-        if (!rc) set[d] = x, by[d] = "--fix";
-    }
-    free(buf);
-    return rc;
-}
-
-/* ---- figures of one point ------------------------------------------- */
-
-typedef struct row {
-    const search_point *p;
-    est_result r;
-    space_layout l;
-    const search_system *sys;
-    char tag[96];
-    double train_s, gpu_hours, cost_usd; /* of --tokens; 0 without */
-    double margin, headroom, exposed_s; /* bytes: the margin added to the
-                                          peak, and what is left after both */
-    est_band band; /* the estimate's measured error (est_error_band) */
-    int tied;      /* within the error band of the best (row_tie) */
-} row;
-
-/* What the ranking orders by, per layout: the iteration time (time,
- * throughput and time to train order alike), or its cost. */
-static double row_value(const row *w, const search_request *q)
-{
-    return q->objective == SEARCH_BY_COST ? w->p->cost_usd : w->r.iteration_s;
-}
-
-/* w's error band, and whether w is tied with the best row: its objective
- * within the larger of the two bands of the best's (the estimator cannot
- * tell them apart on the published runs). The best is tied with none. */
-static void row_tie(row *w, const row *best, const search_request *q)
-{
-    est_error_band(w->sys->ctx.gpu, q->model, &w->r.layout, w->p->gpus,
-                   &w->band);
-    w->tied = 0;
-    if (w == best
-        || (w->sys == best->sys && strcmp(w->tag, best->tag) == 0))
-        return;
-    double b = fmax(w->band.mape_pct, best->band.mape_pct) / 100;
-    double v0 = row_value(best, q), v = row_value(w, q);
-    w->tied = w->band.basis != EST_BAND_NONE && v0 > 0 && v <= v0 * (1 + b);
-}
-
-/* The launch of row w of search q: torchtitan's config for tt_version,
- * NeMo's in nemo_format. */
-static void launch_of(launch_plan *c, const row *w, const search_request *q,
-                      int tt_version, int nemo_format)
-{
-    memset(c, 0, sizeof *c);
-    c->layout = &w->r.layout;
-    c->model = q->model;
-    c->system = w->sys->ctx.sys->name;
-    c->gpus_per_node = w->sys->ctx.sys->gpus_per_node;
-    c->gpu_arch = w->sys->ctx.gpu->arch;
-    c->tokens = q->tokens;
-    c->iteration_s = w->r.iteration_s;
-    c->torchtitan_version = tt_version;
-    c->nemo_format = nemo_format;
-}
-
-static void row_fill(row *w, const search_request *q, const search_point *p)
-{
-    memset(w, 0, sizeof *w);
-    w->p = p;
-    w->sys = &q->systems[p->sys];
-    search_point_layout(q, p, &w->l);
-    search_point_estimate(q, p, &w->r);
-    space_layout_tag(&w->r.layout, w->sys->ctx.sys->gpus_per_node, w->tag,
-                     sizeof w->tag);
-    double its = q->tokens > 0
-                     ? q->tokens / ((double)q->base.gbs * (double)q->base.seq)
-                     : 0;
-    w->train_s = its * w->r.iteration_s;
-    w->gpu_hours = w->train_s * (double)p->gpus / 3600;
-    w->cost_usd = w->gpu_hours * w->sys->price_usd_per_gpu_hour;
-    /* The limit is the memory over 1 + margin, or the fraction asked for
-     * (search_memory_limit); the margin is the peak times the measured
-     * share in the first case, none in the second. */
-    double cap = w->sys->ctx.gpu->mem_bytes;
-    int frac = q->max_memory_fraction > 0;
-    w->margin = frac ? 0 : w->r.mem.total * est_memory_margin(&w->r.layout);
-    w->headroom = (frac ? q->max_memory_fraction * cap : cap) - w->r.mem.total
-                  - w->margin;
-    const est_breakdown *b = &w->r.time;
-    w->exposed_s = b->tp_s + b->cp_s + b->pp_p2p_s + b->dp_s + b->ep_s;
-}
-
-
-/* forms: the launches a row carries (CLI_LAUNCH_FORM_* bits; a search's
- * JSON every one, a sweep's records what its --launch asks) */
-static cJSON *row_json(const row *w, const search_request *q, const char *set,
-                       int rank, int tt_version, int nemo_format,
-                       unsigned forms)
-{
-    const space_layout *l = &w->r.layout;
-    cJSON *j = cJSON_CreateObject();
-    if (set) cJSON_AddStringToObject(j, "set", set);
-    cJSON_AddNumberToObject(j, "rank", rank);
-    cJSON_AddBoolToObject(j, "tied_with_best", w->tied);
-    cJSON_AddStringToObject(j, "layout", w->tag);
-    cJSON_AddStringToObject(j, "system", w->sys->ctx.sys->name);
-    cJSON_AddNumberToObject(j, "gpus", (double)w->p->gpus);
-    cJSON_AddNumberToObject(j, "tensor_model_parallel_size", (double)l->tp);
-    cJSON_AddNumberToObject(j, "pipeline_model_parallel_size", (double)l->pp);
-    cJSON_AddNumberToObject(j, "virtual_stages_per_pipeline_rank", (double)l->vpp);
-    cJSON_AddStringToObject(j, "pipeline_schedule", space_pp_schedule_name(l));
-    cli_json_split(j, q->model, l);
-    cJSON_AddNumberToObject(j, "context_parallel_size", (double)l->cp);
-    cJSON_AddNumberToObject(j, "data_parallel_size", (double)l->dp);
-    cJSON_AddNumberToObject(j, "micro_batch_size", (double)l->mbs);
-    cJSON_AddNumberToObject(j, "global_batch_size", (double)l->gbs);
-    cJSON_AddNumberToObject(j, "seq_length", (double)l->seq);
-    cJSON_AddBoolToObject(j, "sequence_parallel", l->sp);
-    cJSON_AddStringToObject(j, "recompute_granularity",
-                            space_recompute_names[l->recompute]);
-    if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
-        cli_json_rc_modules(j, l);
-    cJSON_AddNumberToObject(j, "zero_stage", (double)l->zero);
-    if (q->model->num_experts > 0) { /* MoE only: dense output as before */
-        cJSON_AddNumberToObject(j, "expert_model_parallel_size",
-                                (double)space_layout_ep(l));
-        cJSON_AddNumberToObject(j, "expert_tensor_parallel_size",
-                                (double)space_layout_etp(l));
-        cJSON_AddStringToObject(j, "moe_token_dispatcher_type",
-                                space_moe_dispatcher_name(l));
-        cJSON_AddStringToObject(j, "moe_comm_overlap",
-                                space_moe_overlap_name(l));
-        cJSON_AddBoolToObject(j, "moe_router_padding_for_quantization",
-                              l->moe_router_pad != 0);
-        cJSON_AddStringToObject(j, "moe_flex_dispatcher_backend",
-                                space_moe_flex_backend_name(l));
-        cJSON_AddBoolToObject(j, "moe_permute_fusion",
-                              l->moe_permute_fusion != 0);
-        cJSON_AddBoolToObject(j, "moe_router_fusion", l->moe_router_fusion != 0);
-    }
-    /* set by options, the same in every row: only where not the default */
-    if (l->cuda_graph)
-        cJSON_AddStringToObject(j, "cuda_graph_impl", space_cuda_graph_name(l));
-    if (l->fsdp_double_buffer)
-        cJSON_AddBoolToObject(j, "fsdp_double_buffer", 1);
-    cJSON_AddStringToObject(j, "precision", hw_dtype_names[l->dtype]);
-    cli_json_savers(j, l);
-    /* the saver the search tried because the layout did not fit without */
-    cJSON_AddStringToObject(j, "relies_on_saver",
-                            search_saver_names[w->p->saver]);
-    cJSON_AddNumberToObject(j, "iteration_time_s", w->r.iteration_s);
-    cJSON_AddNumberToObject(j, "tokens_per_s", w->r.tokens_per_s);
-    cJSON_AddNumberToObject(j, "mfu", w->r.mfu);
-    cJSON_AddNumberToObject(j, "peak_memory_bytes", w->r.mem.total);
-    cJSON_AddNumberToObject(j, "memory_margin_bytes", w->margin);
-    cJSON_AddNumberToObject(j, "memory_headroom_bytes", w->headroom);
-    cJSON_AddNumberToObject(j, "cost_per_iteration_usd", w->p->cost_usd);
-    cJSON_AddNumberToObject(j, "price_usd_per_gpu_hour",
-                            w->sys->price_usd_per_gpu_hour);
-    if (q->tokens > 0) {
-        cJSON_AddNumberToObject(j, "time_to_train_s", w->train_s);
-        cJSON_AddNumberToObject(j, "gpu_hours", w->gpu_hours);
-        cJSON_AddNumberToObject(j, "cost_usd", w->cost_usd);
-    } else {
-        cJSON_AddNullToObject(j, "time_to_train_s");
-        cJSON_AddNullToObject(j, "gpu_hours");
-        cJSON_AddNullToObject(j, "cost_usd");
-    }
-    cJSON_AddNumberToObject(j, "bubble_s", w->r.time.bubble_s);
-    cJSON_AddNumberToObject(j, "exposed_comm_s", w->exposed_s);
-    cJSON *b = cJSON_AddObjectToObject(j, "breakdown_s");
-    cli_term t[EST_TIME_TERMS];
-    int nt = est_time_terms(&w->r.time, 0, t);
-    for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, t[i].name, t[i].v);
-    if (!forms) return j;
-    cJSON *la = cJSON_AddObjectToObject(j, "launch");
-    launch_plan c;
-    launch_of(&c, w, q, tt_version, nemo_format);
-    launch_text lt = {0}, nemo = {0}, tt = {0};
-    if (forms & CLI_LAUNCH_FORM_MEGATRON) {
-        launch_megatron(&c, &lt);
-        cJSON_AddStringToObject(la, "megatron", launch_text_str(&lt));
-        lt.n = 0;
-        launch_megatron_script(&c, &lt);
-        cJSON_AddStringToObject(la, "megatron_sbatch", launch_text_str(&lt));
-    }
-    if (forms & CLI_LAUNCH_FORM_NEMO) {
-        launch_nemo(&c, &nemo);
-        cJSON_AddStringToObject(la, "nemo", launch_text_str(&nemo));
-    }
-    if (forms & CLI_LAUNCH_FORM_TORCHTITAN) {
-        launch_torchtitan(&c, &tt);
-        cJSON_AddStringToObject(la, "torchtitan_config", launch_text_str(&tt));
-    }
-    /* issue 20: the same launches as data, beside the text */
-    cJSON *args = cJSON_AddObjectToObject(j, "launch_args");
-    if (forms & CLI_LAUNCH_FORM_MEGATRON)
-        cJSON_AddItemToObject(args, "megatron", launch_megatron_json(&c));
-    if (forms & CLI_LAUNCH_FORM_NEMO)
-        cJSON_AddItemToObject(args, "nemo",
-                              launch_nemo_json(launch_text_str(&nemo),
-                                                   nemo_format));
-    if (forms & CLI_LAUNCH_FORM_TORCHTITAN)
-        cJSON_AddItemToObject(args, "torchtitan",
-                              launch_torchtitan_json(launch_text_str(&tt),
-                                                         tt_version));
-    launch_text_free(&nemo);
-    launch_text_free(&lt);
-    launch_text_free(&tt);
-    return j;
-}
-
-/* Why no layout of pipeline size p was admitted, as a name: the rule
- * that rejected the most of them, or where its valid ones went (the
- * memory, a budget or deadline, the time bound, an estimate's reason);
- * NULL when some were admitted. */
-static const char *pp_why(const search_pp_stats *p)
-{
-    if (p->admitted) return NULL;
-    if (p->valid) {
-        int64_t mem = p->pruned[SEARCH_PRUNE_MEMORY]
-                      + p->infeasible[EST_OUT_OF_MEMORY],
-                budget = p->pruned[SEARCH_PRUNE_BUDGET] + p->missed,
-                slow = p->pruned[SEARCH_PRUNE_TIME], best = 0;
-        const char *why = "time_bound";
-        if (slow > best) best = slow;
-        if (mem > best) best = mem, why = "memory";
-        if (budget > best) best = budget, why = "budget_or_deadline";
-        for (int r = 1; r < EST_REASON_COUNT; r++)
-            if (r != EST_OUT_OF_MEMORY && p->infeasible[r] > best)
-                best = p->infeasible[r], why = est_reason_names[r];
-        return why;
-    }
-    int64_t best = -1;
-    const char *why = "none";
-    for (int r = 1; r < SPACE_REJECT_COUNT; r++)
-        if (p->rejected[r] > best) best = p->rejected[r], why = space_reject_names[r];
-    return why;
-}
-
-/* What a reason of pp_why means, in words. */
-static const char *pp_why_words(const char *why)
-{
-    static const struct { const char *name, *words; } w[] = {
-        {"memory", "every valid layout needs more memory than allowed"},
-        {"budget_or_deadline", "every valid layout breaks the budget or the "
-                               "deadline"},
-        {"time_bound", "valid, but none could enter the top or the front"},
-        {"gpus_divisibility", "TP x PP x CP divides none of the GPU counts"},
-        {"pp_layers", "the layers (with the embedding and loss counted or "
-                      "not) do not divide by PP"},
-        {"vpp_layers", "no VPP divides a rank's layers"},
-        {"no_ends_split", "no first/last stage counts fit"},
-        {"same_split", "every split it allows is one listed before"},
-        {"gbs_divisibility", "the global batch does not divide by micro-batch "
-                             "x DP"},
-        {"vpp_micro_batches", "the micro-batches are no multiple of PP"},
-        {"vpp_needs_pp", "interleaving needs PP > 1"},
-    };
-    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
-        if (strcmp(why, w[i].name) == 0) return w[i].words;
-    return "";
-}
-
-static cJSON *stats_json(const search_answer *a, int timing)
-{
-    const search_stats *st = &a->stats;
-    cJSON *s = cJSON_CreateObject();
-    /* the pipeline sizes, what the grids leave out, the splits */
-    cJSON *pps = cJSON_AddArrayToObject(s, "pipeline_sizes");
-    for (int k = 0; k < st->n_pp; k++) {
-        const search_pp_stats *p = &st->pp[k];
-        const char *w = pp_why(p);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "pp", (double)p->pp);
-        cJSON_AddNumberToObject(o, "valid", (double)p->valid);
-        cJSON_AddNumberToObject(o, "admitted", (double)p->admitted);
-        if (w) cJSON_AddStringToObject(o, "why_none", w);
-        else cJSON_AddNullToObject(o, "why_none");
-        cJSON_AddItemToArray(pps, o);
-    }
-    if (st->pp_beyond)
-        cJSON_AddNumberToObject(s, "pp_not_searched_above",
-                                (double)st->pp_beyond);
-    else
-        cJSON_AddNullToObject(s, "pp_not_searched_above");
-    if (st->vpp_beyond)
-        cJSON_AddNumberToObject(s, "vpp_not_searched_above",
-                                (double)st->vpp_beyond);
-    else
-        cJSON_AddNullToObject(s, "vpp_not_searched_above");
-    cJSON *spv = cJSON_AddObjectToObject(s, "split_valid");
-    for (int k = 0; k < SPACE_SPLIT_KIND_COUNT; k++)
-        cJSON_AddNumberToObject(spv, space_split_kind_names[k],
-                                (double)st->split_valid[k]);
-    cJSON_AddNumberToObject(s, "enumerated", (double)st->enumerated);
-    cJSON *pr = cJSON_AddObjectToObject(s, "pruned");
-    for (int i = 1; i < SPACE_REJECT_COUNT; i++)
-        cJSON_AddNumberToObject(pr, space_reject_names[i], (double)st->rejected[i]);
-    for (int i = 0; i < SEARCH_PRUNE_COUNT; i++)
-        cJSON_AddNumberToObject(pr, search_prune_names[i], (double)st->pruned[i]);
-    cJSON_AddNumberToObject(s, "valid", (double)st->valid);
-    cJSON_AddNumberToObject(s, "estimated", (double)st->estimated);
-    cJSON *inf = cJSON_AddObjectToObject(s, "infeasible");
-    for (int i = 1; i < EST_REASON_COUNT; i++)
-        cJSON_AddNumberToObject(inf, est_reason_names[i], (double)st->infeasible[i]);
-    for (int i = 0; i < SEARCH_MISS_COUNT; i++)
-        cJSON_AddNumberToObject(inf, search_miss_names[i], (double)st->missed[i]);
-    cJSON_AddNumberToObject(s, "admitted", (double)st->admitted);
-    /* of those, admitted only with a memory saver (issue 28) */
-    cJSON_AddNumberToObject(s, "admitted_with_cuda_graphs", (double)st->graphed);
-    cJSON *sc = cJSON_AddObjectToObject(s, "admitted_with_schedule");
-    for (int i = 0; i < SEARCH_SCHEDULES_TRIED; i++)
-        cJSON_AddNumberToObject(sc, space_pp_schedule_names[search_schedules_tried[i]],
-                                (double)st->scheduled[search_schedules_tried[i]]);
-    cJSON *sv = cJSON_AddObjectToObject(s, "admitted_with_saver");
-    for (int i = 1; i < SEARCH_SAVER_COUNT; i++)
-        cJSON_AddNumberToObject(sv, search_saver_names[i], (double)st->saved[i]);
-    cJSON_AddNumberToObject(s, "gpu_counts_beyond_system",
-                            (double)st->gpu_counts_beyond);
-    if (timing) {
-        cJSON_AddNumberToObject(s, "elapsed_s", st->elapsed_s);
-        cJSON_AddNumberToObject(s, "threads", st->threads);
-    }
-    return s;
-}
-
-static cJSON *near_json(const search_request *q, const search_near *nr,
-                        const char *unit)
-{
-    space_layout l;
-    search_point p = {0, 0, 0, nr->gpus, nr->idx, nr->sys, 0, 0, 0, 0};
-    search_point_layout(q, &p, &l);
-    char tag[96];
-    space_layout_tag(&l, q->systems[nr->sys].ctx.sys->gpus_per_node, tag,
-                     sizeof tag);
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "layout", tag);
-    cJSON_AddStringToObject(j, "system", q->systems[nr->sys].ctx.sys->name);
-    cJSON_AddNumberToObject(j, "gpus", (double)nr->gpus);
-    cJSON_AddStringToObject(j, "unit", unit);
-    cJSON_AddNumberToObject(j, "needs", nr->value);
-    cJSON_AddNumberToObject(j, "limit", nr->limit);
-    cJSON_AddNumberToObject(j, "shortfall", nr->value - nr->limit);
-    cJSON_AddBoolToObject(j, "lower_bound", nr->from_bound);
-    return j;
-}
-
-/* The CSV cells of a layout's fields, as both the layout rows and the
- * miss rows of `search --format csv` write them: c[2..9] TP, PP, VPP, CP,
- * DP, micro-batch, SP, ZeRO; c[21], c[22] EP and expert TP, empty for a
- * dense model. */
-void cli_csv_layout_cells(char c[][48], const space_layout *l, int moe)
-{
-    snprintf(c[2], 48, "%lld", (long long)l->tp);
-    snprintf(c[3], 48, "%lld", (long long)l->pp);
-    snprintf(c[4], 48, "%lld", (long long)l->vpp);
-    snprintf(c[5], 48, "%lld", (long long)l->cp);
-    snprintf(c[6], 48, "%lld", (long long)l->dp);
-    snprintf(c[7], 48, "%lld", (long long)l->mbs);
-    snprintf(c[8], 48, "%d", l->sp);
-    snprintf(c[9], 48, "%d", (int)l->zero);
-    c[21][0] = c[22][0] = '\0';
-    if (moe) {
-        snprintf(c[21], 48, "%lld", (long long)space_layout_ep(l));
-        snprintf(c[22], 48, "%lld", (long long)space_layout_etp(l));
-    }
-}
-
 /* ---- table output ----------------------------------------------------- */
 
-static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
+static void print_rows(FILE *f, cli_format fmt, const cli_row *rows, int n,
                        int multi, const search_request *q)
 {
     const char *hdr[] = {"#",        "system",   "layout",   "GPUs",
@@ -668,7 +58,7 @@ static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
     else
         cli_table_init(&t, 12, hdr3, "rlrrrrrrrrrr");
     for (int i = 0; i < n; i++) {
-        const row *w = &rows[i];
+        const cli_row *w = &rows[i];
         char c[13][48];
         snprintf(c[0], 48, "%d%s", i + 1, w->tied ? "=" : "");
         snprintf(c[1], 48, "%lld", (long long)w->p->gpus);
@@ -709,7 +99,7 @@ static void print_rows(FILE *f, cli_format fmt, const row *rows, int n,
 
 /* The best layout's error band, and which rows it ties (marked '=' in
  * the table). */
-static void print_ties(FILE *f, const row *rows, int n,
+static void print_ties(FILE *f, const cli_row *rows, int n,
                        const search_request *q)
 {
     if (n == 0) return;
@@ -816,7 +206,7 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
     int n_seen = 0;
     seen[n_seen++] = NULL;
     for (int k = 0; k < st->n_pp; k++) {
-        const char *w = pp_why(&st->pp[k]);
+        const char *w = cli_pp_why(&st->pp[k]);
         int have = 0;
         for (int i = 0; i < n_seen; i++)
             have |= (w == NULL && seen[i] == NULL)
@@ -829,7 +219,7 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
         size_t n = 0;
         list[0] = '\0';
         for (int k = 0; k < st->n_pp;) {
-            const char *w = pp_why(&st->pp[k]);
+            const char *w = cli_pp_why(&st->pp[k]);
             int match = (w == NULL) == (seen[i] == NULL)
                         && (!w || strcmp(w, seen[i]) == 0);
             if (!match) {
@@ -838,7 +228,7 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
             }
             int j = k;
             while (j + 1 < st->n_pp && st->pp[j + 1].pp == st->pp[j].pp + 1) {
-                const char *wj = pp_why(&st->pp[j + 1]);
+                const char *wj = cli_pp_why(&st->pp[j + 1]);
                 if ((wj == NULL) != (seen[i] == NULL)
                     || (wj && strcmp(wj, seen[i]) != 0))
                     break;
@@ -861,8 +251,8 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
             cli_wrapf(f, 4, "  %s: layouts admitted", list);
         else
             cli_wrapf(f, 4, "  %s: none admitted: %s%s%s%s", list, seen[i],
-                  pp_why_words(seen[i])[0] ? " (" : "", pp_why_words(seen[i]),
-                  pp_why_words(seen[i])[0] ? ")" : "");
+                  cli_pp_why_words(seen[i])[0] ? " (" : "", cli_pp_why_words(seen[i]),
+                  cli_pp_why_words(seen[i])[0] ? ")" : "");
     }
     if (st->pp_beyond)
         fprintf(f, "  above %lld: not searched (the grid holds %d sizes); "
@@ -888,19 +278,19 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
             "why none (the most layouts)");
     for (int k = 0; k < st->n_pp; k++) {
         const search_pp_stats *p = &st->pp[k];
-        const char *w = pp_why(p);
+        const char *w = cli_pp_why(p);
         fprintf(f, "  %-6lld %10lld %10lld  %s\n", (long long)p->pp,
                 (long long)p->valid, (long long)p->admitted, w ? w : "-");
     }
 }
 
 /* Why the winner wins: each runner-up's extra time, term by term. */
-/* For a row tied with the best (row_tie): what separates them that the
+/* For a row tied with the best (cli_row_tie): what separates them that the
  * time's error does not blur. The memory left is the estimate's own,
  * with its own margin; exposed communication and the bubble are the
  * terms that move most with the network and the software's overlap, so
  * the layout with less of them is the safer bet when the times tie. */
-static void explain_tie(FILE *f, const row *w, const row *best)
+static void explain_tie(FILE *f, const cli_row *w, const cli_row *best)
 {
     double gib = 1073741824.0;
     fprintf(f, "     tied with #1 within the error band (+/-%.1f %%): free "
@@ -917,7 +307,7 @@ static void explain_tie(FILE *f, const row *w, const row *best)
     fputc('\n', f);
 }
 
-static void print_explain(FILE *f, const row *rows, int n)
+static void print_explain(FILE *f, const cli_row *rows, int n)
 {
     if (n == 0) return;
     cli_term tw[EST_TIME_TERMS];
@@ -1018,11 +408,11 @@ static void print_launch(FILE *f, int which, const launch_plan *c)
 }
 
 /* #1's launches as --launch asks: by default one line saying how. */
-static void print_launches(FILE *f, const cli_opts *o, const row *best,
+static void print_launches(FILE *f, const cli_opts *o, const cli_row *best,
                            const search_request *q)
 {
     launch_plan lc;
-    launch_of(&lc, best, q, o->torchtitan_version, o->nemo_format);
+    cli_row_launch(&lc, best, q, o->torchtitan_version, o->nemo_format);
     int titan = o->job.framework == SPACE_FW_TORCHTITAN;
     if (o->launch_show == CLI_LAUNCH_NONE) {
         fputc('\n', f);
@@ -1179,7 +569,7 @@ static void layout_diff(const space_layout *a, const space_layout *b,
                      sa[0] ? sa : "even", sb[0] ? sb : "even");
 }
 
-static void job_print(FILE *f, const near_job *nj, const row *best,
+static void job_print(FILE *f, const near_job *nj, const cli_row *best,
                        const search_request *q)
 {
     const est_result *r = &nj->r;
@@ -1219,7 +609,7 @@ static void job_print(FILE *f, const near_job *nj, const row *best,
     fprintf(f, "what changes (Megatron-LM flags):\n");
     launch_plan from, to;
     job_launch(&from, nj, q);
-    launch_of(&to, best, q, 0, 0);
+    cli_row_launch(&to, best, q, 0, 0);
     launch_text t = {0};
     launch_megatron_diff(&from, &to, &t);
     print_indented(f, t.n ? launch_text_str(&t) : "(none)");
@@ -1238,7 +628,7 @@ static void add_lines(cJSON *j, const char *name, launch_text *t)
     }
 }
 
-static cJSON *job_json(const near_job *nj, const row *best,
+static cJSON *job_json(const near_job *nj, const cli_row *best,
                         const search_request *q)
 {
     cJSON *j = cJSON_CreateObject();
@@ -1254,7 +644,7 @@ static cJSON *job_json(const near_job *nj, const row *best,
                                 best->r.iteration_s);
         launch_plan from, to;
         job_launch(&from, nj, q);
-        launch_of(&to, best, q, 0, 0);
+        cli_row_launch(&to, best, q, 0, 0);
         launch_text t = {0};
         launch_megatron_diff(&from, &to, &t);
         launch_text lt = {0};
@@ -1286,320 +676,6 @@ static int write_svg(const char *path, FILE *caller, const search_request *q,
     }
     free(doc);
     return rc;
-}
-
-/* --fix ep=N / etp=N on a dense model: an error; --fix ep=1 is its one
- * value (0: no expert parallelism). */
-static int dense_ep(const space_model *m, space_grid *g, tp_err *e)
-{
-    if (m->num_experts > 0) return TP_OK;
-    int64_t ep = g->v[SPACE_DIM_EP][0], etp = g->v[SPACE_DIM_ETP][0];
-    if (ep > 1 || etp > 0)
-        return tp_errf(e, TP_EUSAGE,
-                       "--fix %s=%lld: %s is dense; expert parallelism needs "
-                       "a mixture of experts",
-                       ep > 1 ? "ep" : "etp", (long long)(ep > 1 ? ep : etp),
-                       m->name);
-    g->v[SPACE_DIM_EP][0] = 0;
-    return TP_OK;
-}
-
-/* What the estimator does not model of an MoE model is refused by its
- * name before the search (issue 19), not searched into "nothing fits"
- * with a memory shortfall: one plain layout (one GPU, no parallelism) is
- * estimated and a moe_not_modelled answer ends the search with its
- * message. What depends on the layout is counted by the search under the
- * same name. */
-static int moe_modelled(const space_model *m, const est_ctx *c,
-                        const space_layout *base, tp_err *e)
-{
-    if (m->num_experts <= 0) return TP_OK;
-    space_layout l = *base;
-    l.tp = l.pp = l.cp = l.dp = l.vpp = l.ep = 1;
-    l.etp = 0;
-    /* flex needs expert TP x EP > 1: the smallest EP above 1 */
-    if (l.moe_dispatcher == SPACE_MOE_FLEX)
-        for (int64_t x = 2; x <= m->num_experts; x++)
-            if (m->num_experts % x == 0) {
-                l.ep = l.dp = x;
-                break;
-            }
-    l.mbs = 1;
-    l.gbs = base->gbs;
-    l.sp = 0;
-    est_result r;
-    est_estimate(c, m, &l, &r);
-    if (!r.feasible && r.reason == EST_MOE)
-        return tp_errf(e, TP_EDATA,
-                       "%s (a mixture of experts, %lld experts, top %lld): "
-                       "%s (%s); nothing to search",
-                       m->name, (long long)m->num_experts,
-                       (long long)m->top_k, r.message,
-                       est_reason_names[EST_MOE]);
-    return TP_OK;
-}
-
-int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
-                    cli_search *s, tp_err *e)
-{
-    char *sysbuf = NULL; /* --system's names, split in place */
-    memset(s, 0, sizeof *s);
-    s->torchtitan_version = o->torchtitan_version;
-    if (!o->job.model && !o->model_given)
-        return tp_errf(e, TP_EUSAGE, "search needs --model (or --near FILE)");
-    if (!o->system) return tp_errf(e, TP_EUSAGE, "search needs --system");
-    if (o->job.seq_length <= 0) return tp_errf(e, TP_EUSAGE, "search needs --seq-length");
-    if (o->job.gbs <= 0) return tp_errf(e, TP_EUSAGE, "search needs --global-batch-size");
-    if (o->job.vpp_layers > 0)
-        return tp_errf(e, TP_EUSAGE,
-                       "search: use --fix vpp=N (virtual stages per pipeline "
-                       "rank) instead of --num-layers-per-virtual-pipeline-stage");
-    if (!(o->job.tokens > 0)) {
-        const char *need = o->budget_usd > 0        ? "--budget-usd"
-                           : o->budget_gpu_hours > 0 ? "--budget-gpu-hours"
-                           : o->deadline_s > 0       ? "--deadline"
-                           : o->objective == SEARCH_BY_TRAIN_TIME
-                               ? "--objective time-to-train"
-                               : NULL;
-        if (need) return tp_errf(e, TP_EUSAGE, "%s needs --tokens", need);
-    }
-    if (o->min_gpus > 0 && o->max_gpus > 0 && o->min_gpus > o->max_gpus)
-        return tp_errf(e, TP_EUSAGE, "--min-gpus %lld is above --max-gpus %lld",
-                       (long long)o->min_gpus, (long long)o->max_gpus);
-    int rc = cli_model(o, &s->m, e);
-    if (rc) return rc;
-    search_system *sys = s->sys;
-    est_models **ops = s->ops;
-    est_comm **comm = s->comm;
-    int ns = 0;
-    space_layout base;
-    memset(&base, 0, sizeof base);
-    base.seq = o->job.seq_length;
-    base.gbs = o->job.gbs;
-    base.dtype = o->job.precision >= 0 ? o->job.precision : HW_BF16;
-    rc = search_job_check_recompute(&o->job, &s->m, e);
-    if (!rc) rc = search_job_check_docs(&o->job, e);
-    if (!rc) rc = search_job_check_moe(&o->job, &s->m, e);
-    if (!rc) rc = search_job_check_savers(&o->job, &s->m, e);
-    if (!rc) rc = search_job_check_mech(&o->job, &s->m, e);
-    if (rc) return rc;
-    search_job_software(&o->job, &base);
-    base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;
-    /* the job's pipeline split where its options give one (the grid's
-     * split field is then "given": these fields as they are) */
-    if (o->job.split_set) {
-        base.pp_account = o->job.pp_account;
-        base.pp_first = o->job.pp_first, base.pp_last = o->job.pp_last;
-        base.pp_layout = o->job.pp_layout;
-    }
-    {
-        sysbuf = tp_xstrdup(o->system);
-        char *save = NULL;
-        for (char *t = strtok_r(sysbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            if (ns == CLI_MAX_SYSTEMS) {
-                rc = tp_errf(e, TP_EUSAGE, "--system: at most %d systems",
-                             CLI_MAX_SYSTEMS);
-                goto done;
-            }
-            const hw_system *y = hw_find_system(db, t, e);
-            if (!y) {
-                rc = TP_EDATA;
-                goto done;
-            }
-            for (int i = 0; i < ns; i++)
-                if (sys[i].ctx.sys == y) {
-                    rc = tp_errf(e, TP_EUSAGE, "--system: %s is listed twice",
-                                 y->name);
-                    goto done;
-                }
-            char why[200];
-            if (est_precision_check(y->gpu, &base, why, sizeof why)
-                != EST_FEASIBLE) {
-                rc = tp_errf(e, TP_EUSAGE,
-                             "--precision %s on %s: %s; use bf16 or fp16, "
-                             "or leave %s out",
-                             est_precision_name(&base), y->name, why, y->name);
-                goto done;
-            }
-            search_system *sy = &sys[ns];
-            memset(sy, 0, sizeof *sy);
-            sy->price_usd_per_gpu_hour = o->price > 0 ? o->price
-                                                      : y->price_usd_per_gpu_hour;
-            if (!(sy->price_usd_per_gpu_hour > 0)) {
-                rc = tp_errf(e, TP_EDATA,
-                             "%s: no price per GPU-hour in hwdb "
-                             "(price_usd_per_gpu_hour); pass --price USD",
-                             y->name);
-                goto done;
-            }
-            /* One set of operator models per GPU. */
-            const est_models *om = NULL;
-            const est_comm *cm = NULL;
-            for (int i = 0; i < ns; i++)
-                if (sys[i].ctx.gpu == y->gpu) om = sys[i].ctx.ops;
-            if (!om) om = search_cache_ops_or_open(cache, y->gpu, o->keep_bad, &ops[ns], e);
-            if (!om) {
-                rc = e->status ? e->status : TP_EDATA;
-                goto done;
-            }
-            cm = search_cache_comm_or_load(cache, y, o->keep_bad, &comm[ns], e);
-            if (!cm) {
-                rc = e->status ? e->status : TP_EDATA;
-                ns++;
-                goto done;
-            }
-            /* TP across nodes only where the user pins a TP that needs it. */
-            int across = o->job.tp_set && o->job.tp > y->gpus_per_node;
-            sy->ctx = (est_ctx){y, y->gpu, om, cm, across, 0, NULL};
-            int64_t maxg = o->max_gpus > 0 ? o->max_gpus : 10000000;
-            space_grid_default(&sy->grid, &s->m, across ? 1024 : y->gpus_per_node,
-                               maxg, maxg);
-            /* torchtitan has no attention-core recompute (Megatron-LM's
-             * selective): its selective checkpointing is the op-level
-             * policy (torchtitan's activation_checkpoint.py; issue 18) */
-            if (o->job.framework == SPACE_FW_TORCHTITAN)
-                for (int i = 0; i < sy->grid.n[SPACE_DIM_RECOMPUTE]; i++)
-                    if (sy->grid.v[SPACE_DIM_RECOMPUTE][i]
-                        == SPACE_RECOMPUTE_SELECTIVE)
-                        sy->grid.v[SPACE_DIM_RECOMPUTE][i] =
-                            SPACE_RECOMPUTE_SELECTIVE_OP;
-            /* Whole nodes of this system unless the counts are given. */
-            sy->gpus_multiple = o->gpus_arg ? 1 : y->gpus_per_node;
-            ns++;
-            if ((rc = fixes(o, &sy->grid, e))) goto done;
-            if ((rc = dense_ep(&s->m, &sy->grid, e))) goto done;
-        }
-        if (ns == 0) {
-            rc = tp_errf(e, TP_EUSAGE, "--system: no system named");
-            goto done;
-        }
-    }
-    if ((rc = gpu_counts(o, sys, ns, &s->counts, &s->n_counts, e))) goto done;
-    if ((rc = moe_modelled(&s->m, &sys[0].ctx, &base, e))) goto done;
-
-    s->q = (search_request){&s->m, sys, ns, base, s->counts, s->n_counts,
-                            (search_objective)o->objective,
-                            o->top_k > 0 ? o->top_k : 10, o->job.tokens,
-                            o->budget_usd, o->budget_gpu_hours, o->deadline_s,
-                            o->max_mem_fraction, o->no_prune,
-                            o->svg != NULL || o->all_layouts, !o->no_savers,
-                            0, !o->job.cuda_graph_set, !o->job.pp_schedule_set};
-done:
-    free(sysbuf);
-    s->ns = ns;
-    s->nemo_format = o->nemo_format;
-    s->all_layouts = o->all_layouts;
-    s->launch_forms = CLI_LAUNCH_FORM_ALL;
-    if (rc) cli_search_close(s);
-    return rc;
-}
-
-void cli_search_close(cli_search *s)
-{
-    if (!s) return;
-    free(s->counts);
-    for (int i = 0; i < s->ns; i++) {
-        est_comm_free(s->comm[i]);
-        est_models_free(s->ops[i]);
-    }
-    memset(s, 0, sizeof *s);
-}
-
-cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
-{
-    const search_request *q = &s->q;
-    row w;
-    /* Versioned here: a sweep record's "search" is this object as is. */
-    cJSON *j = cli_json_version(cJSON_CreateObject());
-    cJSON_AddStringToObject(j, "model", s->m.name);
-    cJSON *sa = cJSON_AddArrayToObject(j, "systems");
-    for (int i = 0; i < s->ns; i++) {
-        cJSON *y = cJSON_CreateObject();
-        cJSON_AddStringToObject(y, "name", s->sys[i].ctx.sys->name);
-        cJSON_AddStringToObject(y, "gpu", s->sys[i].ctx.gpu->name);
-        cJSON_AddNumberToObject(y, "gpus_per_node",
-                                s->sys[i].ctx.sys->gpus_per_node);
-        cJSON_AddNumberToObject(y, "price_usd_per_gpu_hour",
-                                s->sys[i].price_usd_per_gpu_hour);
-        cJSON_AddItemToArray(sa, y);
-    }
-    cJSON_AddStringToObject(j, "objective", search_objective_names[q->objective]);
-    cJSON_AddNumberToObject(j, "seq_length", (double)q->base.seq);
-    cJSON_AddNumberToObject(j, "global_batch_size", (double)q->base.gbs);
-    if (q->tokens > 0) cJSON_AddNumberToObject(j, "tokens", q->tokens);
-    else cJSON_AddNullToObject(j, "tokens");
-    cJSON_AddNumberToObject(j, "min_gpus", (double)s->counts[0]);
-    cJSON_AddNumberToObject(j, "max_gpus", (double)s->counts[s->n_counts - 1]);
-    /* The memory rule: a fraction asked for, or the measured margin. */
-    if (q->max_memory_fraction > 0) {
-        cJSON_AddNumberToObject(j, "max_memory_fraction", q->max_memory_fraction);
-        cJSON_AddNumberToObject(j, "memory_margin_fraction", 0);
-    } else {
-        cJSON_AddNullToObject(j, "max_memory_fraction");
-        cJSON_AddNumberToObject(j, "memory_margin_fraction",
-                                est_memory_margin(&q->base));
-    }
-    row best;
-    if (a->n_ranked > 0) {
-        row_fill(&best, q, &a->ranked[0]);
-        row_tie(&best, &best, q);
-        cli_json_band(j, &best.band);
-    } else {
-        cJSON_AddNullToObject(j, "error_band");
-    }
-    cJSON *ra = cJSON_AddArrayToObject(j, "ranked");
-    for (int i = 0; i < a->n_ranked; i++) {
-        /* the best is estimated once, above */
-        if (i > 0) {
-            row_fill(&w, q, &a->ranked[i]);
-            row_tie(&w, &best, q);
-        }
-        cJSON_AddItemToArray(ra, row_json(i ? &w : &best, q, NULL, i + 1,
-                                          s->torchtitan_version,
-                                          s->nemo_format, s->launch_forms));
-    }
-    cJSON *pa = cJSON_AddArrayToObject(j, "pareto");
-    for (int i = 0; i < a->n_front; i++) {
-        row_fill(&w, q, &a->front[i]);
-        if (a->n_ranked > 0) row_tie(&w, &best, q);
-        cJSON_AddItemToArray(pa, row_json(&w, q, NULL, i + 1, s->torchtitan_version,
-                                                 s->nemo_format, s->launch_forms));
-    }
-    if (s->all_layouts) {
-        /* every layout estimated and admitted, in the search's order (the
-         * same at any thread count), compact: no launches, no breakdown */
-        cJSON *aa = cJSON_AddArrayToObject(j, "admitted");
-        for (int64_t i = 0; i < a->n_points; i++) {
-            const search_point *p = &a->points[i];
-            space_layout l;
-            char tag[96];
-            search_point_layout(q, p, &l);
-            space_layout_tag(&l, q->systems[p->sys].ctx.sys->gpus_per_node,
-                             tag, sizeof tag);
-            cJSON *x = cJSON_CreateObject();
-            cJSON_AddStringToObject(x, "layout", tag);
-            cJSON_AddStringToObject(x, "system", q->systems[p->sys].ctx.sys->name);
-            cJSON_AddNumberToObject(x, "gpus", (double)p->gpus);
-            cJSON_AddNumberToObject(x, "iteration_time_s", p->iteration_s);
-            cJSON_AddNumberToObject(x, "cost_usd_per_iteration", p->cost_usd);
-            cJSON_AddNumberToObject(x, "peak_memory_bytes", p->mem_bytes);
-            cJSON_AddItemToArray(aa, x);
-        }
-    }
-    cJSON_AddItemToObject(j, "stats", stats_json(a, timing));
-    if (a->n_ranked == 0) {
-        cJSON *nm = cJSON_AddObjectToObject(j, "nearest_miss");
-        if (a->near_memory.have)
-            cJSON_AddItemToObject(nm, "memory",
-                                  near_json(q, &a->near_memory, "bytes"));
-        if (a->near_budget.have)
-            cJSON_AddItemToObject(nm, "budget",
-                                  near_json(q, &a->near_budget,
-                                            "ratio to the tightest budget or "
-                                            "deadline"));
-        cli_miss_json(nm, q, a);
-    }
-    return j;
 }
 
 int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
@@ -1661,7 +737,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     const space_layout base = q.base;
     search_answer ans;
     memset(&ans, 0, sizeof ans);
-    row *rows = NULL, *frows = NULL;
+    cli_row *rows = NULL, *frows = NULL;
     if ((rc = search_run(&q, &ans, e))) goto done;
     /* nothing admitted: the nearest layout in figures, and the levers
      * that fit, each checked by a search (search/miss.c) */
@@ -1670,24 +746,24 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
 
     rows = tp_xcalloc((size_t)ans.n_ranked + 1, sizeof *rows);
     frows = tp_xcalloc((size_t)ans.n_front + 1, sizeof *frows);
-    for (int i = 0; i < ans.n_ranked; i++) row_fill(&rows[i], &q, &ans.ranked[i]);
-    for (int i = 0; i < ans.n_front; i++) row_fill(&frows[i], &q, &ans.front[i]);
-    for (int i = 0; i < ans.n_ranked; i++) row_tie(&rows[i], &rows[0], &q);
+    for (int i = 0; i < ans.n_ranked; i++) cli_row_fill(&rows[i], &q, &ans.ranked[i]);
+    for (int i = 0; i < ans.n_front; i++) cli_row_fill(&frows[i], &q, &ans.front[i]);
+    for (int i = 0; i < ans.n_ranked; i++) cli_row_tie(&rows[i], &rows[0], &q);
     for (int i = 0; i < ans.n_front && ans.n_ranked > 0; i++)
-        row_tie(&frows[i], &rows[0], &q);
+        cli_row_tie(&frows[i], &rows[0], &q);
     int timing = !o->no_timing;
     char nearb[2048];
     cli_miss_line(&q, &ans, nearb, sizeof nearb);
     FILE *f = out->f;
     if (o->format == CLI_JSON || o->format == CLI_JSONL) {
-        cJSON *st = stats_json(&ans, timing);
+        cJSON *st = cli_stats_json(&ans, timing);
         if (o->format == CLI_JSONL) {
             for (int set = 0; set < 2; set++) {
-                const row *rs = set ? frows : rows;
+                const cli_row *rs = set ? frows : rows;
                 int n = set ? ans.n_front : ans.n_ranked;
                 for (int i = 0; i < n; i++) {
                     cJSON *j = cli_json_version(
-                        row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
+                        cli_row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
                                  o->torchtitan_version, o->nemo_format,
                                  CLI_LAUNCH_FORM_ALL));
                     char *s = cJSON_PrintUnformatted(j);
@@ -1732,10 +808,10 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         cli_table t;
         cli_table_init(&t, 36, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrrrrrllllrrl");
         for (int set = 0; set < 2; set++) {
-            const row *rs = set ? frows : rows;
+            const cli_row *rs = set ? frows : rows;
             int n = set ? ans.n_front : ans.n_ranked;
             for (int i = 0; i < n; i++) {
-                const row *w = &rs[i];
+                const cli_row *w = &rs[i];
                 const space_layout *l = &w->r.layout;
                 char c[24][48];
                 snprintf(c[0], 48, "%d", i + 1);
@@ -1757,7 +833,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 snprintf(c[23], 48, "%.6g", w->band.mape_pct);
                 if (w->band.basis == EST_BAND_NONE) c[23][0] = '\0';
                 launch_plan lc;
-                launch_of(&lc, w, &q, o->torchtitan_version, o->nemo_format);
+                cli_row_launch(&lc, w, &q, o->torchtitan_version, o->nemo_format);
                 launch_text mg = {0}, nm = {0}, tt = {0};
                 launch_megatron(&lc, &mg);
                 launch_nemo(&lc, &nm);
@@ -1867,7 +943,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         cli_out so_out;
         if ((rc = cli_out_open(&so_out, o->sbatch, o->out, e))) goto done;
         launch_plan lc;
-        launch_of(&lc, &rows[0], &q, o->torchtitan_version, o->nemo_format);
+        cli_row_launch(&lc, &rows[0], &q, o->torchtitan_version, o->nemo_format);
         launch_text t = {0};
         launch_megatron_script(&lc, &t);
         fputs(launch_text_str(&t), so_out.f);
