@@ -209,4 +209,15 @@ typedef enum sweep_change {
 sweep_change sweep_compare(const sweep_outcome *a, const sweep_outcome *b,
                            double threshold, char *why, size_t cap);
 
+/* ---- CSV and merge (sweep_csv.c) ---------------------------------------- */
+
+/* sweep and merge write records (jsonl, json) or csv; a format they
+ * cannot write (table, md) is refused rather than ignored: TP_EUSAGE
+ * naming cmd, what it writes (what) and when its CSV is written. */
+int sweep_format_refused(const cli_opts *o, const char *cmd, const char *what,
+                         const char *csv_when, tp_err *e);
+/* sweep --format csv: the sweep as JSON Lines into a temporary file beside
+ * the output, then one CSV row a scenario, written all or nothing. */
+int sweep_csv(const cli_opts *o, cli_out *out, tp_err *e);
+
 #endif
