@@ -8,6 +8,7 @@
 #ifndef TP_LAUNCH_INT_H
 #define TP_LAUNCH_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "launch.h"
@@ -240,5 +241,94 @@ struct launch_tt_model {
 enum { LAUNCH_TT_MODEL_COUNT = 5 };
 extern const struct launch_tt_model launch_tt_models[];
 
+
+/* ---- the shell expander: launch_shell_expand.c (storage, state, expansion,
+ * variables) for launch_shell.c (lexer, commands) ----------------------------- */
+
+enum { SH_WHY_MAX = 400, SH_MAX_WORDS = 200000, SH_MAX_DEPTH = 64 };
+
+typedef struct wvec {
+    launch_sh_word *w;
+    int n, cap;
+} wvec;
+
+
+typedef struct sh_var {
+    char name[64];
+    int set, array, exported;
+    wvec el; /* the elements (one for a string) */
+} sh_var;
+
+/* A text under construction. */
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+
+/* ---- the interpreter's state ------------------------------------------ */
+
+enum { M_RUN, M_UNK, M_SKIP }; /* a command runs, may run, does not */
+
+enum { FR_IF, FR_LOOP, FR_CASE, FR_FUNC, FR_BRACE, FR_PAREN };
+
+typedef struct frame {
+    int type, mode, line;
+    int taken;   /* FR_IF: a branch ran: 1 surely, 0 not, -1 maybe */
+    int cond;    /* FR_IF: reading a condition (1), or skipping one (2) */
+    int header;  /* FR_LOOP before `do`; FR_CASE reading a pattern */
+    int brace;   /* FR_FUNC: its body's { seen */
+} frame;
+
+typedef struct sh_state {
+    launch_sh *sh;
+    const char *file;
+    sh_var *vars;
+    int nv, capv;
+    frame fr[SH_MAX_DEPTH];
+    int nfr;
+    int chain_op;     /* the && or || before this command, 0 otherwise */
+    int chain_status; /* 1 true, 0 false, -1 unknown */
+    int stop;         /* `exit` ran */
+    int sourced;      /* a `source`, `.` or `eval` was run */
+    tp_err *e;
+    int rc;
+} sh_state;
+
+
+/* Every string of a script lives in its pool, freed by launch_sh_free:
+ * s (allocated) added; a copy of s[0..n); a formatted message. */
+char *launch_sh_pool_add(launch_sh *sh, char *s);
+char *launch_sh_pool_strndup(launch_sh *sh, const char *s, size_t n);
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+const char *launch_sh_pool_printf(launch_sh *sh, const char *fmt, ...);
+/* x appended to v; n bytes of s, or c, appended to b (NUL-terminated). */
+void launch_sh_wvec_push(wvec *v, launch_sh_word x);
+void launch_sh_sb_putn(sbuf *b, const char *s, size_t n);
+void launch_sh_sb_putc(sbuf *b, char c);
+/* M_RUN, M_UNK or M_SKIP: whether a command under frames [0, upto) runs;
+ * the line of the innermost frame that may not run, 0 when none. */
+int launch_sh_mode_of(const sh_state *st, int upto);
+int launch_sh_unk_line(const sh_state *st);
+/* The variable name[0..n): NULL when not set (var_find), added when
+ * missing (var_get). */
+sh_var *launch_sh_var_find(sh_state *st, const char *name, size_t n);
+sh_var *launch_sh_var_get(sh_state *st, const char *name, size_t n);
+/* The end of a ${...}, $(...) or `...` starting at p (on its opening
+ * character), or NULL when it does not end. Quotes inside are skipped. */
+const char *launch_sh_match_close(const char *p, const char *end, char open,
+                                  char close);
+/* The fields of raw word [p, end) appended to out. */
+void launch_sh_expand_word(sh_state *st, const char *p, const char *end,
+                           int line, int nosplit, wvec *out);
+/* Sets v to the words of w (a string when !array). */
+void launch_sh_var_assign(sh_state *st, sh_var *v, const wvec *w, int array,
+                          int append, int line);
+/* [p, end) is NAME=, NAME+= (or NAME[...]= ...): the name's length and
+ * where its value starts, or 0. */
+size_t launch_sh_assignment_name(const char *p, const char *end, int *append,
+                                 const char **value, int *indexed);
 
 #endif
