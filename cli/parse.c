@@ -7,6 +7,7 @@
  * in its message; cli_parse_si and cli_parse_count are the bare forms the
  * sweep's spec reads too.
  */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "cli.h"
 #include "table.h"
 
