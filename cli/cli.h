@@ -103,7 +103,7 @@ static inline FILE *cli_err(const cli_opts *o)
     return o && o->err ? o->err : stderr;
 }
 
-/* The command line (run.c): parses argv with the option table (opt.c:
+/* The command line (run.c): parses argv with the option table (table.c; opt.c:
  * the state is the call's own), runs the command, writes its data to out
  * (or -o FILE) and every diagnostic to err, and returns the exit status
  * (README.md). Never exits; rearranges argv, so pass a copy. Calls of
@@ -482,7 +482,7 @@ void cli_search_close(cli_search *s);
  * caller deletes it. */
 cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing);
 
-/* A count or amount as the options read it (run.c): a number with an
+/* A count or amount as the options read it (parse.c): a number with an
  * optional SI suffix k or K (1e3), M (1e6), G or B (1e9), T (1e12),
  * e.g. 2T, 1.5M; a result within 1e-9 of a whole number is that number.
  * 0 on success, -1 (out unchanged) otherwise. */

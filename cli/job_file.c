@@ -55,7 +55,7 @@ int cli_read_job(cli_opts *o, space_model *m, tp_err *e)
 {
     const char *path = o->job_file;
     /* torchtitan: FILE.py:FUNCTION picks one config function of a file
-     * (launch_torchtitan.c), where FILE.py:FUNCTION is not itself a
+     * (launch_torchtitan_read.c), where FILE.py:FUNCTION is not itself a
      * file */
     char tt_path[4096];
     const char *fn = NULL;

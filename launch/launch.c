@@ -1,7 +1,8 @@
 /*
  * launch.c - what the launch writers share: the growable text they write
  * into, and the nodes a job takes. The writers themselves are one file a
- * framework: launch_megatron.c, launch_nemo.c, launch_torchtitan.c.
+ * framework: launch_megatron.c, launch_nemo.c (and launch_nemo1.c),
+ * launch_torchtitan.c; their readers launch_*_read.c.
  */
 #include "launch.h"
 

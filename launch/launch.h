@@ -1,13 +1,14 @@
 /*
  * launch.h - how to run a layout, one file per framework: Megatron-LM
- * (launch_megatron.c), NeMo (launch_nemo.c), torchtitan
+ * (launch_megatron.c), NeMo (launch_nemo.c, launch_nemo1.c), torchtitan
  * (launch_torchtitan.c); the growable text they write into and the job
- * they describe (launch.c).
+ * they describe (launch.c). What the files share is launch_int.h's.
  *
  * It reads the other way too: a framework's launch back into the job it
- * runs (search_job, search/job.h) and the model it trains. The commands
- * (search, estimate, sweep) fill a launch_plan and print what the writers
- * return; nothing here prints, but the readers' notes.
+ * runs (search_job, search/job.h) and the model it trains
+ * (launch_megatron_read.c, launch_nemo_read.c, launch_torchtitan_read.c).
+ * The commands (search, estimate, sweep) fill a launch_plan and print what
+ * the writers return; nothing here prints, but the readers' notes.
  */
 #ifndef TP_LAUNCH_H
 #define TP_LAUNCH_H
@@ -211,7 +212,7 @@ int launch_read_megatron(const char *text, const char *file, search_job *j,
 /* NeMo: Megatron-Bridge overrides (key=value, one a line or blank-
  * separated; the "# launch:" or torchrun line names the recipe and the
  * GPUs) or NeMo 1 YAML keys (key: value); the recipe's model, or the model
- * keys over GPTModelProvider's defaults (launch_nemo.c). */
+ * keys over GPTModelProvider's defaults (launch_nemo_read.c). */
 int launch_read_nemo(const char *text, const char *file, search_job *j,
                      space_model *m, FILE *err, tp_err *e);
 int launch_read_torchtitan(const char *text, const char *file,

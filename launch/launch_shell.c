@@ -1,7 +1,9 @@
 /*
  * launch_shell.c - a launch script's commands with its own shell variables
  * expanded as bash expands them (issue 30), for the readers of users' jobs
- * (launch_megatron.c, launch_nemo.c).
+ * (launch_megatron_read.c, launch_nemo_keys.c): the lexer and the commands
+ * (conditions, loops, assignments) here; the words' expansion, the
+ * variables and the interpreter's state in launch_shell_expand.c.
  *
  * The script is read as `env -i bash FILE` would run it: top to bottom,
  * with no arguments and an empty environment, so a job reads the same on
@@ -34,705 +36,13 @@
  * files (this file alone is read; the message says so).
  */
 #include "launch.h"
+#include "launch_int.h"
 
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { SH_WHY_MAX = 400, SH_MAX_WORDS = 200000, SH_MAX_DEPTH = 64 };
-
-/* ---- storage ---------------------------------------------------------- */
-
-/* Every string of a script lives in its pool, freed by launch_sh_free. */
-static char *pool_add(launch_sh *sh, char *s)
-{
-    if (sh->npool == sh->cappool) {
-        sh->cappool = sh->cappool ? 2 * sh->cappool : 256;
-        sh->pool = tp_xrealloc(sh->pool, (size_t)sh->cappool * sizeof *sh->pool);
-    }
-    sh->pool[sh->npool++] = s;
-    return s;
-}
-
-static char *pool_strndup(launch_sh *sh, const char *s, size_t n)
-{
-    char *p = tp_xmalloc(n + 1);
-    memcpy(p, s, n);
-    p[n] = '\0';
-    return pool_add(sh, p);
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static const char *pool_printf(launch_sh *sh, const char *fmt, ...)
-{
-    char buf[SH_WHY_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return pool_strndup(sh, buf, strlen(buf));
-}
-
-/* A growable list of words (fields of an expansion, a variable's
- * elements). */
-typedef struct wvec {
-    launch_sh_word *w;
-    int n, cap;
-} wvec;
-
-static void wvec_push(wvec *v, launch_sh_word x)
-{
-    if (v->n == v->cap) {
-        v->cap = v->cap ? 2 * v->cap : 8;
-        v->w = tp_xrealloc(v->w, (size_t)v->cap * sizeof *v->w);
-    }
-    v->w[v->n++] = x;
-}
-
-typedef struct sh_var {
-    char name[64];
-    int set, array, exported;
-    wvec el; /* the elements (one for a string) */
-} sh_var;
-
-/* A text under construction. */
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-} sbuf;
-
-static void sb_putn(sbuf *b, const char *s, size_t n)
-{
-    if (n > ((size_t)1 << 40)) abort(); /* a length gone negative: a bug */
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->p = tp_xrealloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void sb_putc(sbuf *b, char c) { sb_putn(b, &c, 1); }
-
-/* ---- the interpreter's state ------------------------------------------ */
-
-enum { M_RUN, M_UNK, M_SKIP }; /* a command runs, may run, does not */
-
-enum { FR_IF, FR_LOOP, FR_CASE, FR_FUNC, FR_BRACE, FR_PAREN };
-
-typedef struct frame {
-    int type, mode, line;
-    int taken;   /* FR_IF: a branch ran: 1 surely, 0 not, -1 maybe */
-    int cond;    /* FR_IF: reading a condition (1), or skipping one (2) */
-    int header;  /* FR_LOOP before `do`; FR_CASE reading a pattern */
-    int brace;   /* FR_FUNC: its body's { seen */
-} frame;
-
-typedef struct sh_state {
-    launch_sh *sh;
-    const char *file;
-    sh_var *vars;
-    int nv, capv;
-    frame fr[SH_MAX_DEPTH];
-    int nfr;
-    int chain_op;     /* the && or || before this command, 0 otherwise */
-    int chain_status; /* 1 true, 0 false, -1 unknown */
-    int stop;         /* `exit` ran */
-    int sourced;      /* a `source`, `.` or `eval` was run */
-    tp_err *e;
-    int rc;
-} sh_state;
-
-static int mode_of(const sh_state *st, int upto)
-{
-    int m = M_RUN;
-    for (int i = 0; i < upto; i++) {
-        if (st->fr[i].mode == M_SKIP) return M_SKIP;
-        if (st->fr[i].mode == M_UNK) m = M_UNK;
-    }
-    return m;
-}
-
-static int unk_line(const sh_state *st)
-{
-    for (int i = st->nfr - 1; i >= 0; i--)
-        if (st->fr[i].mode == M_UNK) return st->fr[i].line;
-    return 0;
-}
-
-static sh_var *var_find(sh_state *st, const char *name, size_t n)
-{
-    for (int i = 0; i < st->nv; i++)
-        if (strlen(st->vars[i].name) == n
-            && strncmp(st->vars[i].name, name, n) == 0)
-            return &st->vars[i];
-    return NULL;
-}
-
-static sh_var *var_get(sh_state *st, const char *name, size_t n)
-{
-    sh_var *v = var_find(st, name, n);
-    if (v) return v;
-    if (st->nv == st->capv) {
-        st->capv = st->capv ? 2 * st->capv : 32;
-        st->vars = tp_xrealloc(st->vars, (size_t)st->capv * sizeof *st->vars);
-    }
-    v = &st->vars[st->nv++];
-    memset(v, 0, sizeof *v);
-    if (n >= sizeof v->name) n = sizeof v->name - 1;
-    memcpy(v->name, name, n);
-    return v;
-}
-
-static int is_name_start(int c) { return isalpha(c) || c == '_'; }
-static int is_name_char(int c) { return isalnum(c) || c == '_'; }
-
-/* ---- expansion -------------------------------------------------------- */
-
-/* The fields an expansion builds: cur is the one being written. */
-typedef struct fields {
-    wvec out;
-    sbuf cur;
-    unsigned flags;
-    const char *why;
-    int has; /* cur is a field (text, quotes or an unknown part) */
-    int line;
-    int nosplit; /* an assignment's value: no field splitting */
-    int lists;   /* "${A[@]}" expansions so far (an empty one is no word) */
-    int at;      /* where the first unknown part is in cur */
-} fields;
-
-static void f_end(sh_state *st, fields *f)
-{
-    if (f->has) {
-        launch_sh_word w = {pool_strndup(st->sh, f->cur.p ? f->cur.p : "",
-                                      f->cur.n),
-                         f->why, f->line, f->flags, f->at};
-        wvec_push(&f->out, w);
-    }
-    f->cur.n = 0;
-    if (f->cur.p) f->cur.p[0] = '\0';
-    f->flags = 0;
-    f->why = NULL;
-    f->has = 0;
-    f->at = 0;
-}
-
-static void f_lit(fields *f, const char *s, size_t n)
-{
-    sb_putn(&f->cur, s, n);
-    f->has = 1;
-}
-
-static void f_unknown(fields *f, const char *why, int split)
-{
-    if (!(f->flags & LAUNCH_SH_UNKNOWN)) f->why = why, f->at = (int)f->cur.n;
-    if (f->cur.n == 0 && !(f->flags & LAUNCH_SH_UNKNOWN))
-        f->flags |= LAUNCH_SH_HEAD;
-    f->flags |= LAUNCH_SH_UNKNOWN;
-    if (split && !f->nosplit) f->flags |= LAUNCH_SH_SPLIT;
-    f->has = 1;
-}
-
-/* Known text into the fields: quoted, it joins the field; unquoted, it
- * is split at blanks. */
-static void f_text(sh_state *st, fields *f, const char *s, size_t n,
-                   int quoted)
-{
-    if (quoted || f->nosplit) {
-        f_lit(f, s, n);
-        return;
-    }
-    const char *e = s + n;
-    while (s < e) {
-        if (*s == ' ' || *s == '\t' || *s == '\n') {
-            f_end(st, f);
-            while (s < e && (*s == ' ' || *s == '\t' || *s == '\n')) s++;
-            continue;
-        }
-        const char *b = s;
-        while (s < e && *s != ' ' && *s != '\t' && *s != '\n') s++;
-        f_lit(f, b, (size_t)(s - b));
-    }
-}
-
-/* One value's element into the fields; an unknown part where it was. */
-static void f_element(sh_state *st, fields *f, const launch_sh_word *x,
-                      int quoted)
-{
-    size_t len = strlen(x->s);
-    if (!(x->flags & LAUNCH_SH_UNKNOWN)) {
-        f_text(st, f, x->s, len, quoted);
-        return;
-    }
-    size_t at = x->at < 0 ? 0 : (size_t)x->at > len ? len : (size_t)x->at;
-    f_text(st, f, x->s, at, quoted);
-    f_unknown(f, x->why, !quoted);
-    const char *rest = x->s + at;
-    size_t rn = len - at;
-    if (!quoted && !f->nosplit) {
-        /* the rest's first piece joins the unknown part */
-        size_t k = 0;
-        while (k < rn && rest[k] != ' ' && rest[k] != '\t' && rest[k] != '\n')
-            k++;
-        sb_putn(&f->cur, rest, k);
-        f_text(st, f, rest + k, rn - k, 0);
-    } else {
-        sb_putn(&f->cur, rest, rn);
-    }
-}
-
-static void expand_part(sh_state *st, fields *f, const char *p,
-                        const char *end, int line, int dq);
-
-/* The end of a ${...}, $(...) or `...` starting at p (on its opening
- * character), or NULL when it does not end. Quotes inside are skipped. */
-static const char *match_close(const char *p, const char *end, char open,
-                               char close)
-{
-    int depth = 0;
-    char q = 0;
-    for (; p < end; p++) {
-        char c = *p;
-        if (q) {
-            if (c == '\\' && q == '"' && p + 1 < end) p++;
-            else if (c == q) q = 0;
-            continue;
-        }
-        if (c == '\\' && p + 1 < end) {
-            p++;
-        } else if ((c == '"' || c == '\'') && open != '`') {
-            q = c;
-        } else if (c == open && open != close) {
-            depth++;
-        } else if (c == close) {
-            if (open == close) {
-                if (depth++ == 1) return p;
-            } else if (--depth == 0) {
-                return p;
-            }
-        }
-    }
-    return NULL;
-}
-
-/* The value of variable v (all elements, or element idx >= 0) into f. */
-static void put_var(sh_state *st, fields *f, sh_var *v, const char *name,
-                    size_t nlen, int all, int star, long long idx, int dq,
-                    int line)
-{
-    if (!v || !v->set) {
-        const char *why =
-            isdigit((unsigned char)name[0])
-                ? pool_printf(st->sh, "$%.*s (%s:%d): the script's "
-                              "arguments are not in the file",
-                              (int)nlen, name, st->file, line)
-                : pool_printf(st->sh, "$%.*s (%s:%d) is not set in the "
-                              "file (trainplan reads the file alone, not "
-                              "the environment%s)",
-                              (int)nlen, name, st->file, line,
-                              st->sourced ? " or a sourced file" : "");
-        f_unknown(f, why, !dq);
-        return;
-    }
-    if (idx >= 0) {
-        if (idx < v->el.n) f_element(st, f, &v->el.w[idx], dq);
-        else f_lit(f, "", 0);
-        return;
-    }
-    if (!all) {
-        if (v->el.n > 0) f_element(st, f, &v->el.w[0], dq);
-        else if (dq) f_lit(f, "", 0);
-        return;
-    }
-    if (dq && !star) f->lists++;
-    for (int i = 0; i < v->el.n; i++) {
-        if (i > 0) {
-            if (dq && star) f_lit(f, " ", 1);
-            else if (dq || f->nosplit) {
-                if (f->nosplit) f_lit(f, " ", 1);
-                else f_end(st, f);
-            } else {
-                f_end(st, f);
-            }
-        }
-        f_element(st, f, &v->el.w[i], dq);
-    }
-}
-
-/* Sets v to the words of w (a string when !array). */
-static void var_assign(sh_state *st, sh_var *v, const wvec *w, int array,
-                       int append, int line);
-
-/* ${...} with body [b, e). */
-static void expand_brace(sh_state *st, fields *f, const char *b,
-                         const char *e, int line, int dq)
-{
-    const char *p = b;
-    int length = 0;
-    if (*p == '#' && p + 1 < e) length = 1, p++;
-    const char *name = p;
-    if (p < e && (isdigit((unsigned char)*p) || strchr("@*#?$!-", *p))
-        && !is_name_start((unsigned char)*p)) {
-        p++;
-        while (p < e && isdigit((unsigned char)*p) && isdigit((unsigned char)name[0]))
-            p++;
-    } else {
-        while (p < e && is_name_char((unsigned char)*p)) p++;
-    }
-    size_t nlen = (size_t)(p - name);
-    int all = 0, star = 0;
-    long long idx = -1;
-    if (p < e && *p == '[') {
-        const char *rb = memchr(p, ']', (size_t)(e - p));
-        if (!rb) goto unknown;
-        if (rb - p == 2 && (p[1] == '@' || p[1] == '*')) {
-            all = 1, star = p[1] == '*';
-        } else {
-            char ib[24];
-            size_t il = (size_t)(rb - p - 1);
-            if (il == 0 || il >= sizeof ib) goto unknown;
-            memcpy(ib, p + 1, il);
-            ib[il] = '\0';
-            if (tp_parse_int(ib, 0, 1000000, &idx)) goto unknown;
-        }
-        p = rb + 1;
-    }
-    if (nlen == 0) goto unknown;
-    if (!is_name_start((unsigned char)name[0]) && !isdigit((unsigned char)name[0])) {
-        /* $@ $* $# $? $$ $! $-: the script's arguments and state */
-        f_unknown(f, pool_printf(st->sh, "${%.*s} (%s:%d): a special "
-                                 "parameter, not known from the file",
-                                 (int)(e - b), b, st->file, line), !dq);
-        return;
-    }
-    sh_var *v = var_find(st, name, nlen);
-    int unknown_val = v && v->set && v->el.n > 0
-                      && (v->el.w[0].flags & LAUNCH_SH_UNKNOWN);
-    if (length) {
-        if (p != e) goto unknown;
-        if (unknown_val) {
-            f_unknown(f, v->el.w[0].why, 0);
-            return;
-        }
-        char nb[32];
-        long long n = !v || !v->set ? 0
-                      : all         ? v->el.n
-                      : v->el.n     ? (long long)strlen(v->el.w[0].s)
-                                    : 0;
-        snprintf(nb, sizeof nb, "%lld", n);
-        f_lit(f, nb, strlen(nb));
-        return;
-    }
-    if (p == e) {
-        put_var(st, f, v, name, nlen, all, star, idx, dq, line);
-        return;
-    }
-    int colon = *p == ':';
-    if (colon) p++;
-    if (p >= e || !strchr("-=+?", *p)) goto unknown;
-    char op = *p++;
-    int set = v && v->set;
-    int empty = set && !unknown_val
-                && (v->el.n == 0
-                    || (!all && v->el.w[0].s[0] == '\0')
-                    || (all && v->el.n == 1 && v->el.w[0].s[0] == '\0'));
-    int use_word;
-    if (!set) use_word = 1;
-    else if (unknown_val && colon) {
-        /* an unknown value might be empty */
-        f_unknown(f, v->el.w[0].why, !dq);
-        return;
-    } else use_word = colon && empty;
-    if (op == '+') use_word = !use_word;
-    if (op == '?' && use_word) {
-        f_unknown(f, pool_printf(st->sh, "$%.*s (%s:%d) is required from "
-                                 "the environment (${%.*s%s?...}), which "
-                                 "trainplan does not read",
-                                 (int)nlen, name, st->file, line, (int)nlen,
-                                 name, colon ? ":" : ""), !dq);
-        return;
-    }
-    if (!use_word) {
-        if (op == '+') return; /* ${X:+w} when X is empty or unset: "" */
-        put_var(st, f, v, name, nlen, all, star, idx, dq, line);
-        return;
-    }
-    if (op == '=') {
-        fields g;
-        memset(&g, 0, sizeof g);
-        g.nosplit = 1;
-        g.line = line;
-        expand_part(st, &g, p, e, line, 1);
-        g.has = 1;
-        f_end(st, &g);
-        if (!isdigit((unsigned char)name[0]))
-            var_assign(st, var_get(st, name, nlen), &g.out, 0, 0, line);
-        free(g.out.w);
-        free(g.cur.p);
-        put_var(st, f, var_find(st, name, nlen), name, nlen, 0, 0, -1, dq,
-                line);
-        return;
-    }
-    expand_part(st, f, p, e, line, dq);
-    return;
-unknown:
-    f_unknown(f, pool_printf(st->sh, "${%.*s} (%s:%d): an expansion "
-                             "trainplan does not evaluate",
-                             (int)(e - b) > 60 ? 60 : (int)(e - b), b,
-                             st->file, line), !dq);
-}
-
-/* Expands [p, end): quotes, backslashes and $ forms into f. dq: inside
- * double quotes. */
-static void expand_part(sh_state *st, fields *f, const char *p,
-                        const char *end, int line, int dq)
-{
-    while (p < end) {
-        char c = *p;
-        if (c == '\\' && p + 1 < end) {
-            char n = p[1];
-            if (n == '\n') {
-                p += 2;
-                continue;
-            }
-            if (dq && !strchr("$`\"\\", n)) {
-                f_lit(f, p, 1);
-                p++;
-                continue;
-            }
-            f_lit(f, p + 1, 1);
-            p += 2;
-            continue;
-        }
-        if (c == '\'' && !dq) {
-            const char *q = memchr(p + 1, '\'', (size_t)(end - p - 1));
-            if (!q) q = end;
-            f_lit(f, p + 1, (size_t)(q - p - 1));
-            p = q < end ? q + 1 : end;
-            continue;
-        }
-        if (c == '"') {
-            /* the closing quote, past nested $( ) and ${ } */
-            const char *q = p + 1;
-            while (q < end && *q != '"') {
-                if (*q == '\\' && q + 1 < end) q += 2;
-                else if (*q == '$' && q + 1 < end && (q[1] == '(' || q[1] == '{')) {
-                    const char *m = match_close(q + 1, end, q[1],
-                                                q[1] == '(' ? ')' : '}');
-                    q = m ? m + 1 : end;
-                } else if (*q == '`') {
-                    const char *m = match_close(q, end, '`', '`');
-                    q = m ? m + 1 : end;
-                } else q++;
-            }
-            int lists = f->lists;
-            expand_part(st, f, p + 1, q, line, 1);
-            if (f->lists == lists) f_lit(f, "", 0);
-            p = q < end ? q + 1 : end;
-            continue;
-        }
-        if (c == '`') {
-            const char *q = match_close(p, end, '`', '`');
-            f_unknown(f, pool_printf(st->sh, "`...` (%s:%d): a command "
-                                     "substitution, not run", st->file,
-                                     line), !dq);
-            p = q ? q + 1 : end;
-            continue;
-        }
-        if (c != '$' || p + 1 >= end) {
-            f_lit(f, p, 1);
-            p++;
-            continue;
-        }
-        char n = p[1];
-        if (n == '\'' && !dq) { /* $'...': ANSI-C quoting */
-            const char *q = p + 2;
-            sbuf b = {0};
-            while (q < end && *q != '\'') {
-                if (*q == '\\' && q + 1 < end) {
-                    char x = q[1];
-                    sb_putc(&b, x == 'n' ? '\n' : x == 't' ? '\t' : x);
-                    q += 2;
-                } else sb_putc(&b, *q++);
-            }
-            f_lit(f, b.p ? b.p : "", b.n);
-            free(b.p);
-            p = q < end ? q + 1 : end;
-            continue;
-        }
-        if (n == '(') {
-            const char *q = match_close(p + 1, end, '(', ')');
-            int arith = p + 2 < end && p[2] == '(';
-            f_unknown(f, pool_printf(st->sh, arith
-                                     ? "$((...)) (%s:%d): arithmetic is not "
-                                       "evaluated"
-                                     : "$(...) (%s:%d): a command "
-                                       "substitution, not run",
-                                     st->file, line), !dq);
-            p = q ? q + 1 : end;
-            continue;
-        }
-        if (n == '{') {
-            const char *q = match_close(p + 1, end, '{', '}');
-            if (!q) q = end;
-            expand_brace(st, f, p + 2, q, line, dq);
-            p = q < end ? q + 1 : end;
-            continue;
-        }
-        if (is_name_start((unsigned char)n)) {
-            const char *b = p + 1, *q = b;
-            while (q < end && is_name_char((unsigned char)*q)) q++;
-            put_var(st, f, var_find(st, b, (size_t)(q - b)), b,
-                    (size_t)(q - b), 0, 0, -1, dq, line);
-            p = q;
-            continue;
-        }
-        if (isdigit((unsigned char)n)) {
-            put_var(st, f, var_find(st, p + 1, 1), p + 1, 1, 0, 0, -1, dq,
-                    line);
-            p += 2;
-            continue;
-        }
-        if (strchr("@*#?$!-", n)) {
-            f_unknown(f, pool_printf(st->sh, "$%c (%s:%d): %s", n, st->file,
-                                     line, n == '@' || n == '*' || n == '#'
-                                     ? "the script's arguments are not in "
-                                       "the file"
-                                     : "a special parameter, not known "
-                                       "from the file"), !dq);
-            p += 2;
-            continue;
-        }
-        f_lit(f, p, 1);
-        p++;
-    }
-}
-
-/* The fields of raw word [p, end). */
-static void expand_word(sh_state *st, const char *p, const char *end,
-                        int line, int nosplit, wvec *out)
-{
-    fields f;
-    memset(&f, 0, sizeof f);
-    f.line = line;
-    f.nosplit = nosplit;
-    expand_part(st, &f, p, end, line, 0);
-    if (nosplit) f.has = 1;
-    f_end(st, &f);
-    free(f.cur.p);
-    for (int i = 0; i < f.out.n; i++) wvec_push(out, f.out.w[i]);
-    free(f.out.w);
-}
-
-/* ---- variables -------------------------------------------------------- */
-
-static int same_words(const wvec *a, const wvec *b)
-{
-    if (a->n != b->n) return 0;
-    for (int i = 0; i < a->n; i++)
-        if (((a->w[i].flags | b->w[i].flags) & LAUNCH_SH_UNKNOWN)
-            || strcmp(a->w[i].s, b->w[i].s) != 0)
-            return 0;
-    return 1;
-}
-
-static void var_assign(sh_state *st, sh_var *v, const wvec *w, int array,
-                       int append, int line)
-{
-    wvec nv = {0};
-    if (append && v->set) {
-        if (array || v->array) {
-            for (int i = 0; i < v->el.n; i++) wvec_push(&nv, v->el.w[i]);
-            if (!array && nv.n > 0 && w->n > 0) {
-                /* A+=str appends to A[0] */
-                launch_sh_word x = nv.w[0];
-                size_t a = strlen(x.s), b = strlen(w->w[0].s);
-                char *s = pool_add(st->sh, tp_xmalloc(a + b + 1));
-                memcpy(s, x.s, a);
-                memcpy(s + a, w->w[0].s, b + 1);
-                x.s = s;
-                if (!(x.flags & LAUNCH_SH_UNKNOWN)
-                    && (w->w[0].flags & LAUNCH_SH_UNKNOWN))
-                    x.at = (int)a + w->w[0].at, x.why = w->w[0].why;
-                x.flags |= w->w[0].flags & ~(unsigned)LAUNCH_SH_HEAD;
-                nv.w[0] = x;
-            } else {
-                for (int i = 0; i < w->n; i++) wvec_push(&nv, w->w[i]);
-            }
-        } else {
-            launch_sh_word x = v->el.n ? v->el.w[0]
-                                    : (launch_sh_word){"", NULL, line, 0, 0};
-            const char *add = w->n ? w->w[0].s : "";
-            size_t a = strlen(x.s), b = strlen(add);
-            char *s = pool_add(st->sh, tp_xmalloc(a + b + 1));
-            memcpy(s, x.s, a);
-            memcpy(s + a, add, b + 1);
-            x.s = s;
-            if (w->n) {
-                if (!(x.flags & LAUNCH_SH_UNKNOWN)
-                    && (w->w[0].flags & LAUNCH_SH_UNKNOWN))
-                    x.at = (int)a + w->w[0].at, x.why = w->w[0].why;
-                x.flags |= w->w[0].flags & ~(unsigned)LAUNCH_SH_HEAD;
-                if (a == 0 && (w->w[0].flags & LAUNCH_SH_HEAD))
-                    x.flags |= LAUNCH_SH_HEAD;
-            }
-            wvec_push(&nv, x);
-        }
-    } else {
-        for (int i = 0; i < w->n; i++) wvec_push(&nv, w->w[i]);
-    }
-    int mode = mode_of(st, st->nfr);
-    if (mode == M_UNK) {
-        /* it may or may not run: known only when it changes nothing */
-        if (!(v->set && v->array == (array || (append && v->array))
-              && same_words(&v->el, &nv))) {
-            free(nv.w);
-            nv = (wvec){0};
-            launch_sh_word x = {"",
-                             pool_printf(st->sh, "$%s is set at %s:%d "
-                                         "under the condition, loop or "
-                                         "function at line %d, which "
-                                         "trainplan does not evaluate",
-                                         v->name, st->file, line,
-                                         unk_line(st)),
-                             line, LAUNCH_SH_UNKNOWN | LAUNCH_SH_HEAD, 0};
-            wvec_push(&nv, x);
-        }
-    }
-    free(v->el.w);
-    v->el = nv;
-    v->set = 1;
-    v->array = array || (append && v->array);
-}
-
-/* [p, end) is NAME=, NAME+= (or NAME[...]= ...): the name's length and
- * where its value starts, or 0. */
-static size_t assignment_name(const char *p, const char *end, int *append,
-                              const char **value, int *indexed)
-{
-    if (p >= end || !is_name_start((unsigned char)*p)) return 0;
-    const char *q = p;
-    while (q < end && is_name_char((unsigned char)*q)) q++;
-    size_t n = (size_t)(q - p);
-    *indexed = 0;
-    if (q < end && *q == '[') {
-        const char *rb = memchr(q, ']', (size_t)(end - q));
-        if (!rb) return 0;
-        *indexed = 1;
-        q = rb + 1;
-    }
-    *append = 0;
-    if (q < end && *q == '+') *append = 1, q++;
-    if (q >= end || *q != '=') return 0;
-    *value = q + 1;
-    return n;
-}
 
 /* ---- the lexer -------------------------------------------------------- */
 
@@ -791,7 +101,8 @@ static void skip_heredocs(lexer *lx)
 static const char *skip_subst(lexer *lx, const char *p, const char *end,
                               const char **what)
 {
-    const char *m = match_close(p + 1, end, p[1], p[1] == '(' ? ')' : '}');
+    const char *m = launch_sh_match_close(p + 1, end, p[1],
+                                          p[1] == '(' ? ')' : '}');
     if (!m) {
         *what = p[1] == '(' ? "$(" : "${";
         return NULL;
@@ -843,7 +154,7 @@ static const char *scan_word(lexer *lx, int *bad_line, const char **what)
             continue;
         }
         if (c == '`') {
-            const char *m = match_close(p, end, '`', '`');
+            const char *m = launch_sh_match_close(p, end, '`', '`');
             if (!m) {
                 *bad_line = lx->line;
                 *what = "backquote";
@@ -908,7 +219,7 @@ static int lex(sh_state *st, lexer *lx, token *t)
                 else if (q < lx->end && *q == '<') q++, heredoc = 0;
             } else if (c == '<' && q < lx->end && *q == '(') {
                 /* <(...): process substitution, a word of its own */
-                const char *m = match_close(q, lx->end, '(', ')');
+                const char *m = launch_sh_match_close(q, lx->end, '(', ')');
                 if (!m) return lex_error(st, lx->line, "<(");
                 lx->p = m + 1;
                 t->type = T_WORD, t->p = "\"\"", t->end = t->p + 2;
@@ -928,7 +239,7 @@ static int lex(sh_state *st, lexer *lx, token *t)
                 for (const char *x = ws; x < we; x++)
                     if (*x != '\'' && *x != '"' && *x != '\\') d[n++] = *x;
                 d[n] = '\0';
-                lx->heredoc[lx->nheredoc] = pool_add(st->sh, d);
+                lx->heredoc[lx->nheredoc] = launch_sh_pool_add(st->sh, d);
                 lx->heredoc_n[lx->nheredoc] = n;
                 lx->heredoc_strip[lx->nheredoc++] = strip;
             }
@@ -962,7 +273,8 @@ static int lex(sh_state *st, lexer *lx, token *t)
         t->type = T_WORD, t->p = ws, t->end = we;
         int ap, ix;
         const char *val;
-        if (we < lx->end && *we == '(' && assignment_name(ws, we, &ap, &val, &ix)
+        if (we < lx->end && *we == '(' && launch_sh_assignment_name(ws, we, &ap,
+                                                                    &val, &ix)
             && val == we) {
             /* NAME=( words ): the elements, over lines and comments */
             lx->p = we + 1;
@@ -1054,7 +366,7 @@ static void emit(sh_state *st, const wvec *w, int line)
         sh->capc = sh->capc ? 2 * sh->capc : 64;
         sh->c = tp_xrealloc(sh->c, (size_t)sh->capc * sizeof *sh->c);
     }
-    sh->c[sh->nc++] = (launch_sh_cmd){sh->nw, w->n, line, unk_line(st)};
+    sh->c[sh->nc++] = (launch_sh_cmd){sh->nw, w->n, line, launch_sh_unk_line(st)};
     for (int i = 0; i < w->n; i++) {
         if (sh->nw == sh->capw) {
             sh->capw = sh->capw ? 2 * sh->capw : 256;
@@ -1175,13 +487,14 @@ static void set_unknown(sh_state *st, const char *name, size_t n, int line,
                         const char *what)
 {
     if (!n) return;
-    sh_var *v = var_get(st, name, n);
+    sh_var *v = launch_sh_var_get(st, name, n);
     free(v->el.w);
     v->el = (wvec){0};
-    launch_sh_word x = {"", pool_printf(st->sh, "$%s (%s:%d): %s", v->name,
+    launch_sh_word x = {"", launch_sh_pool_printf(st->sh, "$%s (%s:%d): %s",
+                                                  v->name,
                                      st->file, line, what),
                      line, LAUNCH_SH_UNKNOWN | LAUNCH_SH_HEAD, 0};
-    wvec_push(&v->el, x);
+    launch_sh_wvec_push(&v->el, x);
     v->set = 1, v->array = 0;
 }
 
@@ -1193,7 +506,7 @@ static void run_command(sh_state *st, token *t, int n)
     /* reserved words at the command's start */
     while (n > 0 && t[0].type == T_WORD) {
         int line = t[0].line;
-        int parent = mode_of(st, st->nfr);
+        int parent = launch_sh_mode_of(st, st->nfr);
         frame *top = st->nfr ? &st->fr[st->nfr - 1] : NULL;
         if (raw_is(&t[0], "if")) {
             push(st, FR_IF, M_RUN, line);
@@ -1260,9 +573,9 @@ static void run_command(sh_state *st, token *t, int n)
     if (n == 0) return;
     frame *top = st->nfr ? &st->fr[st->nfr - 1] : NULL;
     if (top && top->type == FR_LOOP && top->header) return;
-    int mode = mode_of(st, st->nfr);
+    int mode = launch_sh_mode_of(st, st->nfr);
     int cond = top && top->type == FR_IF && top->cond == 1;
-    if (cond) mode = mode_of(st, st->nfr - 1);
+    if (cond) mode = launch_sh_mode_of(st, st->nfr - 1);
     if (top && top->type == FR_IF && top->cond == 2) mode = M_SKIP;
     /* the && / || gate */
     int gate = 1;
@@ -1281,7 +594,8 @@ static void run_command(sh_state *st, token *t, int n)
     int ap, ix;
     const char *val;
     while (k < n && (t[k].type == T_ARRAY
-                     || assignment_name(t[k].p, t[k].end, &ap, &val, &ix)))
+                     || launch_sh_assignment_name(t[k].p, t[k].end, &ap, &val,
+                                                  &ix)))
         k++;
     wvec words = {0};
     int cmd_line = t[0].line;
@@ -1292,7 +606,7 @@ static void run_command(sh_state *st, token *t, int n)
             /* declare -a A=( ... ): an assignment of a builtin */
             continue;
         }
-        expand_word(st, t[i].p, t[i].end, t[i].line, 0, &words);
+        launch_sh_expand_word(st, t[i].p, t[i].end, t[i].line, 0, &words);
     }
     if (words.n > 0 && !(words.w[0].flags & LAUNCH_SH_UNKNOWN)) {
         const char *c = words.w[0].s;
@@ -1306,52 +620,55 @@ static void run_command(sh_state *st, token *t, int n)
     for (int i = 0; i < n; i++) {
         int before = i < k;
         if (!before && !(is_decl && (t[i].type == T_ARRAY
-                                     || assignment_name(t[i].p, t[i].end,
-                                                        &ap, &val, &ix))))
+                                     || launch_sh_assignment_name(t[i].p, t[i].end,
+                                                                  &ap, &val, &ix))))
             continue;
-        size_t nl = assignment_name(t[i].p, t[i].end, &ap, &val, &ix);
+        size_t nl = launch_sh_assignment_name(t[i].p, t[i].end, &ap, &val, &ix);
         if (!nl) continue;
         wvec v = {0};
         int array = t[i].type == T_ARRAY;
         if (array)
             for (int j = 0; j < t[i].nel; j++)
-                expand_word(st, t[i].el[j].p, t[i].el[j].end, t[i].el[j].line,
-                            0, &v);
+                launch_sh_expand_word(st, t[i].el[j].p, t[i].el[j].end,
+                                      t[i].el[j].line,
+                                      0, &v);
         else
-            expand_word(st, val, t[i].end, t[i].line, 1, &v);
+            launch_sh_expand_word(st, val, t[i].end, t[i].line, 1, &v);
         /* the assignment as a word, NAME=value, for readers that look at
          * the environment (PYTORCH_CUDA_ALLOC_CONF) */
         sbuf b = {0};
-        sb_putn(&b, t[i].p, nl);
-        sb_putc(&b, '=');
+        launch_sh_sb_putn(&b, t[i].p, nl);
+        launch_sh_sb_putc(&b, '=');
         unsigned fl = LAUNCH_SH_ASSIGN;
         const char *why = NULL;
         for (int j = 0; j < v.n; j++) {
-            if (j) sb_putc(&b, ' ');
-            sb_putn(&b, v.w[j].s, strlen(v.w[j].s));
+            if (j) launch_sh_sb_putc(&b, ' ');
+            launch_sh_sb_putn(&b, v.w[j].s, strlen(v.w[j].s));
             if (v.w[j].flags & LAUNCH_SH_UNKNOWN) {
                 fl |= LAUNCH_SH_UNKNOWN;
                 if (!why) why = v.w[j].why;
             }
         }
-        launch_sh_word aw = {pool_strndup(st->sh, b.p, b.n), why, t[i].line, fl, 0};
+        launch_sh_word aw = {launch_sh_pool_strndup(st->sh, b.p, b.n), why,
+        t[i].line, fl, 0};
         free(b.p);
-        wvec_push(&out, aw);
+        launch_sh_wvec_push(&out, aw);
         if (!(temp && before)) {
             if (ix) {
-                sh_var *var = var_get(st, t[i].p, nl);
+                sh_var *var = launch_sh_var_get(st, t[i].p, nl);
                 wvec u = {0};
-                launch_sh_word x = {"", pool_printf(st->sh, "$%s (%s:%d): an "
+                launch_sh_word x = {"", launch_sh_pool_printf(st->sh,
+                                                              "$%s (%s:%d): an "
                                                  "element assignment, not "
                                                  "evaluated", var->name,
                                                  st->file, t[i].line),
                                  t[i].line, LAUNCH_SH_UNKNOWN | LAUNCH_SH_HEAD, 0};
-                wvec_push(&u, x);
-                var_assign(st, var, &u, 0, 0, t[i].line);
+                launch_sh_wvec_push(&u, x);
+                launch_sh_var_assign(st, var, &u, 0, 0, t[i].line);
                 free(u.w);
             } else {
-                sh_var *var = var_get(st, t[i].p, nl);
-                var_assign(st, var, &v, array, ap, t[i].line);
+                sh_var *var = launch_sh_var_get(st, t[i].p, nl);
+                launch_sh_var_assign(st, var, &v, array, ap, t[i].line);
                 if (is_decl && strcmp(words.w[0].s, "export") == 0)
                     var->exported = 1;
             }
@@ -1364,9 +681,10 @@ static void run_command(sh_state *st, token *t, int n)
         if (strcmp(c, "unset") == 0) {
             for (int i = 1; i < words.n; i++)
                 if (words.w[i].s[0] != '-') {
-                    sh_var *var = var_find(st, words.w[i].s,
-                                           strlen(words.w[i].s));
-                    if (var && mode_of(st, st->nfr) == M_RUN) var->set = 0;
+                    sh_var *var = launch_sh_var_find(st, words.w[i].s,
+                                                     strlen(words.w[i].s));
+                    if (var && launch_sh_mode_of(st,
+                                                 st->nfr) == M_RUN) var->set = 0;
                     else if (var)
                         set_unknown(st, words.w[i].s, strlen(words.w[i].s),
                                     cmd_line, "unset under a condition "
@@ -1381,7 +699,7 @@ static void run_command(sh_state *st, token *t, int n)
         } else if (strcmp(c, "source") == 0 || strcmp(c, ".") == 0
                    || strcmp(c, "eval") == 0) {
             st->sourced = 1;
-        } else if (strcmp(c, "exit") == 0 && mode_of(st, st->nfr) == M_RUN
+        } else if (strcmp(c, "exit") == 0 && launch_sh_mode_of(st, st->nfr) == M_RUN
                    && !cond) {
             st->stop = 1;
         }
@@ -1394,14 +712,15 @@ static void run_command(sh_state *st, token *t, int n)
         if (is_decl) {
             /* export NAME=v: the builtin and its assignments */
             wvec all = {0};
-            wvec_push(&all, words.w[0]);
-            for (int i = 0; i < out.n; i++) wvec_push(&all, out.w[i]);
+            launch_sh_wvec_push(&all, words.w[0]);
+            for (int i = 0; i < out.n; i++) launch_sh_wvec_push(&all, out.w[i]);
             for (int i = 1; i < words.n; i++)
-                if (!strchr(words.w[i].s, '=')) wvec_push(&all, words.w[i]);
+                if (!strchr(words.w[i].s, '=')) launch_sh_wvec_push(&all,
+                                                                    words.w[i]);
             emit(st, &all, cmd_line);
             free(all.w);
         } else {
-            for (int i = 0; i < words.n; i++) wvec_push(&out, words.w[i]);
+            for (int i = 0; i < words.n; i++) launch_sh_wvec_push(&out, words.w[i]);
             emit(st, &out, cmd_line);
         }
     }

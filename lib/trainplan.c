@@ -10,7 +10,7 @@
  * (cli/session.c) and runs the read-only commands without the lock
  * (run_locked).
  *
- * Not here: any option logic (run.c has the one table), signal handlers
+ * Not here: any option logic (cli/table.c has the one table), signal handlers
  * (out.c and cmd_sweep.c install theirs only after tp_handle_signals).
  */
 #define _GNU_SOURCE /* open_memstream, dladdr */
