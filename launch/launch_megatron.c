@@ -244,13 +244,13 @@ static void moe_args(mg_args *j, const space_model *m, const space_layout *l)
         arg(j, G_PARALLEL, "--moe-flex-dispatcher-backend", "%s",
             space_moe_flex_backend_name(l));
     /* the router pads each expert's count to the fp8 alignment: no
-     * padding copies (estimator/iter.c fp8_expert_rows) */
+     * padding copies (estimator/iter_moe.c fp8_expert_rows) */
     if (l->moe_router_pad)
         arg(j, G_PRECISION, "--moe-router-padding-for-quantization", NULL);
     /* The dispatch's overlaps (transformer_config.py: moe_shared_expert_
      * overlap; overlap_moe_expert_parallel_comm, with delay_wgrad_compute
      * splitting the experts' weight gradients out as the estimate
-     * schedules them, moe_overlap_a2a in estimator/iter.c). */
+     * schedules them, est_moe_overlap_a2a in estimator/iter_moe.c). */
     if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_SHARED)
         arg(j, G_PARALLEL, "--moe-shared-expert-overlap", NULL);
     if (l->moe_comm_overlap == SPACE_MOE_OVERLAP_A2A) {

@@ -216,7 +216,7 @@ void space_framework_software(space_framework f, space_layout *l)
      * (PyTorch's default). NeMo's Megatron-Bridge recipes set it since
      * NVIDIA-NeMo/Megatron-Bridge@cce495373 (2026-07-20,
      * recipes/utils/environment_utils.py COMMON_RECIPE_ENV_VARS): the
-     * NeMo job reader (launch/launch_nemo.c) says so. */
+     * NeMo job reader (launch/launch_nemo_read.c) says so. */
     l->alloc_expandable = f == SPACE_FW_TORCHTITAN;
     /* torchtitan passes grouped keys and values to SDPA unrepeated
      * (enable_gqa) since pytorch/torchtitan@ff0829c10 (#2259, 2026-01-27;
