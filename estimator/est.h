@@ -516,6 +516,16 @@ const char *est_precision_name(const space_layout *l);
 void est_estimate(const est_ctx *c, const space_model *m,
                   const space_layout *l, est_result *r);
 
+/* est_estimate for a caller that keeps no layout whose peak (r->mem.total)
+ * exceeds mem_limit_bytes (the search): a layout that passes every other
+ * check but needs more is returned as EST_OUT_OF_MEMORY with its memory
+ * and without being timed (iteration_s 0, no message, feasible 0). Every
+ * other result is est_estimate's, byte for byte; INFINITY is
+ * est_estimate. No allocation; thread-safe as est_estimate. */
+void est_estimate_within(const est_ctx *c, const space_model *m,
+                         const space_layout *l, double mem_limit_bytes,
+                         est_result *r);
+
 /* The pipeline bubble of l's schedule (space_pp_schedule), seconds, from
  * the mean over the pipeline ranks of one micro-batch's time on a rank: t
  * its whole (forward, backward, recompute and the exposed collectives, as

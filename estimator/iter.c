@@ -279,6 +279,13 @@ double est_pp_bubble(const space_layout *l, double t, double w, double b,
 void est_estimate(const est_ctx *c, const space_model *m,
                   const space_layout *l, est_result *r)
 {
+    est_estimate_within(c, m, l, INFINITY, r);
+}
+
+void est_estimate_within(const est_ctx *c, const space_model *m,
+                         const space_layout *l, double mem_limit_bytes,
+                         est_result *r)
+{
     memset(r, 0, sizeof *r);
     r->layout = *l;
     if (r->layout.tp == 1) r->layout.sp = 0;
@@ -367,6 +374,13 @@ void est_estimate(const est_ctx *c, const space_model *m,
         snprintf(r->message, sizeof r->message,
                  "%lld GPUs, but %s has %d nodes of %d", (long long)gpus,
                  y->name, y->max_nodes, gpn);
+        return;
+    }
+
+    /* A caller that keeps nothing above mem_limit_bytes needs no time of
+     * a layout that needs more (est_estimate_within). */
+    if (r->mem.total > mem_limit_bytes) {
+        r->reason = EST_OUT_OF_MEMORY;
         return;
     }
 

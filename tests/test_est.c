@@ -1338,6 +1338,44 @@ static void test_deepseek_v3_memory(void)
     moe_env_close(&v);
 }
 
+/* est_estimate_within: est_estimate's result, byte for byte, where the
+ * peak fits the limit (or there is none); above it the same memory and
+ * reason, not timed. */
+static void test_estimate_within(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = deepseek_v3();
+    space_layout l = moe_layout(1, 16, 128, 64);
+    l.gbs = 15360 / 8, l.recompute = SPACE_RECOMPUTE_FULL;
+    l.pp_first = 3, l.pp_last = 2;
+    for (int k = 0; k < 2; k++) {
+        /* k 0: feasible; k 1: out of the GPU's memory */
+        if (k == 1) l.recompute = SPACE_RECOMPUTE_NONE;
+        est_result r, w;
+        est_estimate(&v.c, &m, &l, &r);
+        TP_CHECK_INT(r.reason, k ? EST_OUT_OF_MEMORY : EST_FEASIBLE);
+        est_estimate_within(&v.c, &m, &l, INFINITY, &w);
+        TP_CHECK(memcmp(&r, &w, sizeof r) == 0);
+        est_estimate_within(&v.c, &m, &l, r.mem.total, &w);
+        TP_CHECK(memcmp(&r, &w, sizeof r) == 0);
+        est_estimate_within(&v.c, &m, &l, 0.99 * r.mem.total, &w);
+        TP_CHECK_INT(w.reason, EST_OUT_OF_MEMORY);
+        TP_CHECK_INT(w.feasible, 0);
+        TP_CHECK(w.iteration_s == 0 && w.message[0] == '\0');
+        TP_CHECK(memcmp(&r.mem, &w.mem, sizeof r.mem) == 0);
+    }
+    /* a layout refused for another reason keeps it */
+    space_layout bad = l;
+    bad.fp8_lib = SPACE_FP8_LIB_TORCHAO, bad.dtype = HW_FP8;
+    est_result r, w;
+    est_estimate(&v.c, &m, &bad, &r);
+    est_estimate_within(&v.c, &m, &bad, 0, &w);
+    TP_CHECK(r.reason != EST_OUT_OF_MEMORY && r.reason != EST_FEASIBLE);
+    TP_CHECK(memcmp(&r, &w, sizeof r) == 0);
+    moe_env_close(&v);
+}
+
 /* MoE layers on pipeline ranks: the leading dense layers on the first,
  * every freq-th after them, the ranks' counts summing to the model's,
  * with uneven stages and with interleaving. */
@@ -2219,6 +2257,7 @@ int main(int argc, char **argv)
     TP_RUN(test_moe_fp8_one_expert);
     TP_RUN(test_moe_fp8);
     TP_RUN(test_deepseek_v3_memory);
+    TP_RUN(test_estimate_within);
     TP_RUN(test_moe_stage_layers);
     TP_RUN(test_window_mla);
     TP_RUN(test_moe_comm_overlap);
