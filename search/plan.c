@@ -356,8 +356,9 @@ static void judge(const state *s, const cand *cd, int full,
     space_layout l;
     space_grid_layout(&sy->grid, cd->idx, cd->gpus, &q->base, &l);
     est_result r;
-    est_estimate(&sy->ctx, q->model, &l, &r);
     double mem_limit = search_memory_limit(q, sy, &l);
+    /* what does not fit is not timed: only its memory is read below */
+    est_estimate_within(&sy->ctx, q->model, &l, mem_limit, &r);
     o->saver = SEARCH_SAVER_NONE;
     o->saver_n = 0;
     o->graph = 0;
@@ -393,7 +394,7 @@ static void judge(const state *s, const cand *cd, int full,
         space_layout g = r.layout;
         est_result rg;
         if (search_graph_apply(q->model, &g)) {
-            est_estimate(&sy->ctx, q->model, &g, &rg);
+            est_estimate_within(&sy->ctx, q->model, &g, mem_limit, &rg);
             if (rg.feasible && rg.mem.total <= mem_limit
                 && rg.iteration_s < r.iteration_s) {
                 o->graph = 1;
@@ -413,7 +414,7 @@ static void judge(const state *s, const cand *cd, int full,
             est_result rv;
             if (!search_schedule_apply(search_schedules_tried[i], &v))
                 continue;
-            est_estimate(&sy->ctx, q->model, &v, &rv);
+            est_estimate_within(&sy->ctx, q->model, &v, mem_limit, &rv);
             if (rv.feasible && rv.mem.total <= mem_limit
                 && rv.iteration_s < best.iteration_s) {
                 best = rv;

@@ -192,7 +192,7 @@ int search_try_savers(const search_request *q, const search_system *sy,
         }
         if (!search_saver_apply((search_saver)s, size, m, &t)) continue;
         est_result rs;
-        est_estimate(&sy->ctx, m, &t, &rs);
+        est_estimate_within(&sy->ctx, m, &t, mem_limit, &rs);
         if (sm && (rs.feasible || rs.reason == EST_OUT_OF_MEMORY)
             && rs.mem.total > mem_limit)
             saver_miss_keep(sm, rs.mem.total, s, size);
