@@ -114,14 +114,18 @@ static double saver_peak(const search_system *sy, const space_model *m,
 }
 
 /* The smallest size of saver s in [1, hi] whose peak fits limit (the
- * peak falls as the size grows), or 0 when even hi does not. */
+ * peak falls as the size grows), or 0 when even hi does not. *hi_mm: the
+ * memory at size hi, where the saver applies to l (*hi_ok 1; else 0). */
 static int64_t saver_size(const search_system *sy, const space_model *m,
                           const space_layout *l, search_saver s, int64_t hi,
-                          double limit)
+                          double limit, est_memory *hi_mm, int *hi_ok)
 {
     space_layout t = *l;
-    if (!search_saver_apply(s, hi, m, &t) || saver_peak(sy, m, &t) > limit)
-        return 0;
+    *hi_ok = search_saver_apply(s, hi, m, &t);
+    if (!*hi_ok) return 0;
+    est_memory_of(m, &t, hi_mm);
+    est_memory_device(&sy->ctx, m, &t, hi_mm);
+    if (hi_mm->total > limit) return 0;
     int64_t lo = 1;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
@@ -163,6 +167,8 @@ int search_try_savers(const search_request *q, const search_system *sy,
             if (sy->grid.v[SPACE_DIM_ZERO][k] == SPACE_ZERO_1) zero1_twin = 1;
     for (int s = SEARCH_SAVER_NONE + 1; s < SEARCH_SAVER_COUNT; s++) {
         int64_t size = 0;
+        est_memory hi_mm; /* saver_size's memory at the largest size */
+        int hi_ok = 0;
         if (zero1_twin && s != SEARCH_SAVER_ACT_OFFLOAD)
             continue;
         if (s == SEARCH_SAVER_PA_BF16 || s == SEARCH_SAVER_FP8_PARAMS)
@@ -171,22 +177,21 @@ int search_try_savers(const search_request *q, const search_system *sy,
             continue; /* no host link or host memory in hwdb */
         else if (s == SEARCH_SAVER_ACT_OFFLOAD)
             size = saver_size(sy, m, l, (search_saver)s, m->num_layers - 1,
-                              mem_limit);
+                              mem_limit, &hi_mm, &hi_ok);
         else
             size = saver_size(sy, m, l, (search_saver)s,
-                              SEARCH_SAVER_EIGHTHS, mem_limit);
+                              SEARCH_SAVER_EIGHTHS, mem_limit, &hi_mm, &hi_ok);
         space_layout t = *l;
         if (size < 1) {
             /* none fits: how near its largest size comes, memory only */
             int64_t hi = s == SEARCH_SAVER_ACT_OFFLOAD ? m->num_layers - 1
                                                        : SEARCH_SAVER_EIGHTHS;
-            est_memory mm;
-            if (sm && search_saver_apply((search_saver)s, hi, m, &t)) {
-                est_memory_of(m, &t, &mm);
-                est_memory_device(&sy->ctx, m, &t, &mm);
+            /* hi_mm: saver_size's memory of this layout, t at size hi */
+            if (sm && hi_ok && search_saver_apply((search_saver)s, hi, m, &t)) {
                 char why[8];
-                if (est_saver_check(&sy->ctx, m, &t, &mm, why, sizeof why) == 0)
-                    saver_miss_keep(sm, mm.total, s, hi);
+                if (est_saver_check(&sy->ctx, m, &t, &hi_mm, why, sizeof why)
+                    == 0)
+                    saver_miss_keep(sm, hi_mm.total, s, hi);
             }
             continue;
         }
