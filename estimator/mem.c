@@ -72,9 +72,11 @@
 #define EST_MEM_CACHE_SEGMENTS 0.1525
 
 /* est_memory_stage with the model's parameters p (space_model_params at
- * Megatron's vocabulary padding for l's TP), counted once by the caller. */
+ * Megatron's vocabulary padding for l's TP) and l's split (space_split_
+ * resolve), each made once by the caller. */
 static void stage_of(const space_model *m, const space_layout *l,
-                     const space_params *pm, int64_t r, est_memory *out)
+                     const space_params *pm, const space_split *split,
+                     int64_t r, est_memory *out)
 {
     memset(out, 0, sizeof *out);
     const space_params p = *pm;
@@ -86,8 +88,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     if (micro < 1) micro = 1;
     double tokens = (double)l->mbs * (double)l->seq / (double)l->cp;
     double vp = (double)p.vocab_padded;
-    space_split sp;
-    space_split_resolve(m, l, &sp, NULL, 0);
+    const space_split sp = *split;
     double layers = (double)space_split_rank_layers(&sp, r);
     /* The MTP modules on this rank (the last, or a layout's) */
     double mtp = est_rank_mtp(l, &sp, r);
@@ -522,7 +523,9 @@ void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
 {
     space_params p;
     space_model_params(m, 128 * l->tp, &p);
-    stage_of(m, l, &p, r, out);
+    space_split sp;
+    space_split_resolve(m, l, &sp, NULL, 0);
+    stage_of(m, l, &p, &sp, r, out);
 }
 
 void est_memory_settle(est_memory *o, double frag)
@@ -628,7 +631,7 @@ void est_memory_of(const space_model *m, const space_layout *l,
         }
         if (skip) continue;
         est_memory st;
-        stage_of(m, l, &p, r, &st);
+        stage_of(m, l, &p, &sp, r, &st);
         if (st.total > out->total) *out = st;
     }
 }
