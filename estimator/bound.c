@@ -33,6 +33,13 @@ double est_memory_floor(const space_model *m, const space_layout *l)
 {
     space_params p;
     space_model_params(m, 1, &p);
+    return est_memory_floor_of(m, &p, l);
+}
+
+double est_memory_floor_of(const space_model *m, const space_params *pm,
+                           const space_layout *l)
+{
+    const space_params p = *pm;
     double t = (double)(l->tp > 0 ? l->tp : 1);
     double layers = (double)m->num_layers / (double)(l->pp > 0 ? l->pp : 1);
     double params = layers * (double)(p.per_layer - p.norms_per_layer) / t;

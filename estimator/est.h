@@ -773,6 +773,11 @@ void est_layer_offload_stall(int64_t L, int64_t n, double cf, double cb,
  * and optimizer states of the transformer layers of one pipeline stage,
  * sharded as l says. Cheap (no activations). */
 double est_memory_floor(const space_model *m, const space_layout *l);
+/* The same with m's parameters counted once by the caller: p must be
+ * space_model_params(m, 1) (a search takes floors of many layouts of one
+ * model). */
+double est_memory_floor_of(const space_model *m, const space_params *p,
+                           const space_layout *l);
 
 /* Seconds that est_estimate(c, m, l)'s iteration time is at least (for a
  * valid layout): the GEMM FLOPs per GPU at the GPU's dense peak, times the

@@ -171,6 +171,8 @@ void search_scan_unit(const search_request *q, int sysi, int64_t gpus,
     int64_t size = space_grid_size(g);
     int savers = q->savers && !space_layout_has_saver(&q->base);
     int host = est_host_bw(&sy->ctx) > 0;
+    space_params params1; /* the memory floors' (est_memory_floor_of) */
+    space_model_params(m, 1, &params1);
     st->enumerated += size;
     /* the digits of layout number i, advanced with it (odometer) */
     int dg[SPACE_DIM_COUNT] = {0};
@@ -276,20 +278,23 @@ void search_scan_unit(const search_request *q, int sysi, int64_t gpus,
         if (odometer_step(g, dg, SPACE_DIM_COUNT - 1) <= SPACE_DIM_ETP)
             prefix_ok = 0;
         if (!q->no_prune) {
-            double floor_b = est_memory_floor(m, &l);
+            double floor_b = est_memory_floor_of(m, &params1, &l);
             if (savers) {
                 /* what the strongest saver that applies could bring it
                  * down to: the floor of what may still be tried */
                 space_layout tl = l;
                 if (host && search_saver_apply(SEARCH_SAVER_OPT_OFFLOAD,
                                                SEARCH_SAVER_EIGHTHS, m, &tl))
-                    floor_b = fmin(floor_b, est_memory_floor(m, &tl));
+                    floor_b = fmin(floor_b,
+                                   est_memory_floor_of(m, &params1, &tl));
                 tl = l;
                 if (search_saver_apply(SEARCH_SAVER_PA_BF16, 1, m, &tl))
-                    floor_b = fmin(floor_b, est_memory_floor(m, &tl));
+                    floor_b = fmin(floor_b,
+                                   est_memory_floor_of(m, &params1, &tl));
                 tl = l;
                 if (search_saver_apply(SEARCH_SAVER_FP8_PARAMS, 1, m, &tl))
-                    floor_b = fmin(floor_b, est_memory_floor(m, &tl));
+                    floor_b = fmin(floor_b,
+                                   est_memory_floor_of(m, &params1, &tl));
             }
             double mem_limit = search_memory_limit(q, sy, &l);
             if (floor_b > mem_limit) {
