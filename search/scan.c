@@ -109,11 +109,14 @@ static double floor_time(const search_request *q, const search_system *sy,
 {
     double f = est_time_floor(&sy->ctx, q->model, l);
     if (!q->schedules) return f;
+    /* copied again only after an apply (one that fails leaves v as it
+     * is): the layout is 504 bytes and most layouts take no schedule */
+    space_layout v = *l;
     for (int i = 0; i < SEARCH_SCHEDULES_TRIED; i++) {
-        space_layout v = *l;
         if (!search_schedule_apply(search_schedules_tried[i], &v)) continue;
         double fv = est_time_floor(&sy->ctx, q->model, &v);
         if (fv < f) f = fv;
+        v = *l;
     }
     return f;
 }
