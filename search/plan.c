@@ -681,7 +681,10 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
         for (int64_t c0 = 0, size = CHUNK_MIN; c0 < n;
              c0 += size, size = size < CHUNK_MAX ? 2 * size : CHUNK_MAX) {
             int64_t c1 = c0 + size < n ? c0 + size : n;
-#pragma omp for schedule(static)
+            /* dynamic: a chunk's layouts, sorted by time floor, cost
+             * unalike (one that does not fit is not timed), and halves
+             * left one thread twice the other's work at 2 threads */
+#pragma omp for schedule(dynamic, 16)
             for (int64_t j = c0; j < c1; j++)
                 judge(&s, &cands[j], full, &kth, &outs[j - c0]);
 #pragma omp single
