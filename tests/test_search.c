@@ -526,6 +526,35 @@ static void test_memo(void)
     }
 }
 
+/* Memoized collective times change no bit of an estimate either, also
+ * when one layout is timed on contexts that differ only in their tables
+ * (none: the analytical model) or in their system's network (the same
+ * tables beside a slower system), one after the other. */
+static void test_coll_memo(void)
+{
+    space_layout l = base_layout();
+    hw_system slow = *eos.sys;
+    slow.nic_bw_bytes_per_s /= 4;
+    slow.intra_bw_bytes_per_s /= 2;
+    est_ctx cs[3] = {eos, eos, eos};
+    cs[1].comm = NULL;
+    cs[2].sys = &slow;
+    est_result on[3], off[3];
+    for (int pass = 0; pass < 2; pass++) {
+        est_memo_enable(pass == 0);
+        for (int g = 0; g < 3; g++)
+            est_estimate(&cs[g], gpt175(), &l, pass == 0 ? &on[g] : &off[g]);
+    }
+    est_memo_enable(1);
+    for (int g = 0; g < 3; g++) {
+        TP_CHECK(on[g].time.dp_s > 0);
+        TP_CHECK(memcmp(&on[g].time, &off[g].time, sizeof on[g].time) == 0);
+    }
+    /* the three are timed apart, not served from the first one's */
+    TP_CHECK(memcmp(&on[1].time, &on[0].time, sizeof on[0].time) != 0);
+    TP_CHECK(on[2].time.dp_s > on[0].time.dp_s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -563,6 +592,7 @@ int main(int argc, char **argv)
     TP_RUN(test_infeasible);
     TP_RUN(test_complete);
     TP_RUN(test_memo);
+    TP_RUN(test_coll_memo);
     est_models_free(ops_a100);
     est_models_free(ops_h100);
     est_comm_free(comm_sel);
