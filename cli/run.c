@@ -244,6 +244,7 @@ enum opt_id {
     OPT_PP_SCHEDULE,
     OPT_MOE_ROUTER_PAD,
     OPT_MOE_FLEX_BACKEND,
+    OPT_FP8_ACT_CACHE,
     OPT_PP_FIRST,
     OPT_PP_LAST,
     OPT_PP_ACCOUNT_EMBED,
@@ -409,6 +410,14 @@ static const cli_option options[] = {
      "--moe-flex-dispatcher-backend); hybridep dispatches rows sorted by "
      "expert and padded for fp8 (no sort, no padding copies); needs "
      "--moe-dispatcher flex; default deepep"},
+    {"fp8-activation-cache", OPT_FP8_ACT_CACHE, "te|deepseek-v3",
+     CMD_EST_SEARCH,
+     "fp8, Megatron-Core: what the layers keep for the backward; te "
+     "(Transformer Engine's fp8 GEMM inputs beside 16-bit attention "
+     "outputs and SwiGLU inputs) or deepseek-v3 (DeepSeek-V3's framework, "
+     "arXiv 2412.19437 section 3.3.3: the attention output once in E5M6, "
+     "the MoE SwiGLU inputs in fp8 and its output recomputed; memory "
+     "only, no Megatron-LM flag); default te"},
     /* memory savers (issue 28; docs/memory.md) */
     {"use-precision-aware-optimizer", OPT_PA_OPTIMIZER, NULL, CMD_EST_SEARCH,
      "Transformer Engine's FusedAdam keeps the master weights (an fp32 "
@@ -1928,6 +1937,11 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             o.job.cuda_graph_scope_set = 1;
             break;
         }
+        case OPT_FP8_ACT_CACHE:
+            rc = parse_name("fp8-activation-cache", g.arg,
+                            space_fp8_act_cache_names, SPACE_FP8_ACT_COUNT,
+                            &o.job.fp8_act_cache, &e);
+            break;
         case OPT_MOE_FLEX_BACKEND:
             rc = parse_name("moe-flex-backend", g.arg,
                             space_moe_flex_backend_names, SPACE_MOE_FLEX_COUNT,
