@@ -374,6 +374,21 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
                     w.exp_avg_dtype = w.exp_avg_sq_dtype = d;
         }
     }
+    /* What an fp8 run keeps of its activations, where its software is not
+     * Transformer Engine's (feature "fp8-activation-cache=NAME", a
+     * space_fp8_act_cache name: the DeepSeek-V3 report's run). */
+    {
+        const cJSON *pf;
+        cJSON_ArrayForEach(pf, feat) {
+            if (!cJSON_IsString(pf)
+                || strncmp(pf->valuestring, "fp8-activation-cache=", 21) != 0)
+                continue;
+            for (int k = 0; k < SPACE_FP8_ACT_COUNT; k++)
+                if (strcmp(pf->valuestring + 21, space_fp8_act_cache_names[k])
+                    == 0)
+                    w.fp8_act_cache = k;
+        }
+    }
     /* The fp8 recipe the run names (torchtitan's tensorwise or rowwise,
      * Transformer Engine's delayed, ...). */
     const cJSON *fr = get(l, "fp8_recipe");

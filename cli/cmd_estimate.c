@@ -181,6 +181,12 @@ static void add_layout_json(cJSON *j, const est_result *r,
                                     ? "transformer-engine"
                                     : "torchao");
         cJSON_AddBoolToObject(a, "fp8_param_gather", l->fp8_params);
+        cJSON_AddStringToObject(a, "fp8_activation_cache",
+                                space_fp8_act_cache_names
+                                    [(unsigned)l->fp8_act_cache
+                                             < SPACE_FP8_ACT_COUNT
+                                         ? l->fp8_act_cache
+                                         : 0]);
     }
     cJSON_AddBoolToObject(a, "overlap_grad_reduce", !l->no_dp_overlap);
     cJSON_AddStringToObject(a, "tp_comm_overlap",
@@ -567,10 +573,13 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 hw_dtype_names[l->dtype], l->dtype == HW_FP8 ? " (" : "",
                 l->dtype == HW_FP8 ? space_fp8_recipe_names[l->fp8_recipe]
                                    : "",
-                l->dtype == HW_FP8 ? (l->fp8_lib == SPACE_FP8_LIB_TE
-                                          ? " scaling, Transformer Engine)"
-                                          : " scaling, torchao)")
-                                   : "");
+                l->dtype == HW_FP8
+                    ? (l->fp8_lib != SPACE_FP8_LIB_TE ? " scaling, torchao)"
+                       : l->fp8_act_cache == SPACE_FP8_ACT_DEEPSEEK_V3
+                           ? " scaling, Transformer Engine; activations kept "
+                             "as DeepSeek-V3's framework keeps them)"
+                           : " scaling, Transformer Engine)")
+                    : "");
         if (m.num_experts > 0 && l->tp > 0 && l->dp > 0) {
             int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
             char imb[48] = "the estimator's default";

@@ -695,6 +695,11 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             o.job.cuda_graph_scope_set = 1;
             break;
         }
+        case OPT_FP8_ACT_CACHE:
+            rc = cli_arg_name("fp8-activation-cache", g.arg,
+                              space_fp8_act_cache_names, SPACE_FP8_ACT_COUNT,
+                              &o.job.fp8_act_cache, &e);
+            break;
         case OPT_MOE_FLEX_BACKEND:
             rc = cli_arg_name("moe-flex-backend", g.arg,
                               space_moe_flex_backend_names, SPACE_MOE_FLEX_COUNT,

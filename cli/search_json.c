@@ -131,6 +131,9 @@ cJSON *cli_row_json(const cli_row *w, const search_request *q, const char *set,
         cJSON_AddStringToObject(j, "cuda_graph_impl", space_cuda_graph_name(l));
     if (l->fsdp_double_buffer)
         cJSON_AddBoolToObject(j, "fsdp_double_buffer", 1);
+    if (l->fp8_act_cache == SPACE_FP8_ACT_DEEPSEEK_V3)
+        cJSON_AddStringToObject(j, "fp8_activation_cache",
+                                space_fp8_act_cache_names[l->fp8_act_cache]);
     cJSON_AddStringToObject(j, "precision", hw_dtype_names[l->dtype]);
     cli_json_savers(j, l);
     /* the saver the search tried because the layout did not fit without */

@@ -205,6 +205,14 @@ const cli_option cli_options[] = {
      "--moe-flex-dispatcher-backend); hybridep dispatches rows sorted by "
      "expert and padded for fp8 (no sort, no padding copies); needs "
      "--moe-dispatcher flex; default deepep"},
+    {"fp8-activation-cache", OPT_FP8_ACT_CACHE, "te|deepseek-v3",
+     CMD_EST_SEARCH,
+     "fp8, Megatron-Core: what the layers keep for the backward; te "
+     "(Transformer Engine's fp8 GEMM inputs beside 16-bit attention "
+     "outputs and SwiGLU inputs) or deepseek-v3 (DeepSeek-V3's framework, "
+     "arXiv 2412.19437 section 3.3.3: the attention output once in E5M6, "
+     "the MoE SwiGLU inputs in fp8 and its output recomputed; memory "
+     "only, no Megatron-LM flag); default te"},
     /* memory savers (issue 28; docs/memory.md) */
     {"use-precision-aware-optimizer", OPT_PA_OPTIMIZER, NULL, CMD_EST_SEARCH,
      "Transformer Engine's FusedAdam keeps the master weights (an fp32 "

@@ -80,6 +80,61 @@ double est_gemm_input_bytes(const space_layout *l)
     return 2;
 }
 
+/* DeepSeek-V3's framework keeps less of an fp8 run's activations than
+ * Transformer Engine under Megatron-Core (--fp8-activation-cache
+ * deepseek-v3; DeepSeek-V3 technical report, arXiv 2412.19437v2, section
+ * 3.3.3 "Low-Precision Storage and Communication", "Low-Precision
+ * Activation"): the GEMM inputs in fp8, as TE's, and
+ *   (1) "Inputs of the Linear after the attention operator": kept once, in
+ *       "a customized E5M6 data format", for the attention's backward and
+ *       the projection's weight gradient alike (TE: flash attention's
+ *       16-bit output and the projection's fp8 copy beside it);
+ *       EST_E5M6_BYTES each;
+ *   (2) "Inputs of the SwiGLU operator in MoE": "we cache the inputs of
+ *       the SwiGLU operator and recompute its output in the backward
+ *       pass", the inputs "in FP8": 1 byte for each of the 2 f_e inputs of
+ *       a row, no FC2 input kept (TE: 16-bit inputs and FC2's fp8 copy of
+ *       the output); the MoE layer's experts, routed and shared (a shared
+ *       expert is one of DeepSeekMoE's experts, section 2.1.2), not the
+ *       dense layers' MLPs; the output exists again, at 16 bits and in
+ *       fp8 for FC2's weight gradient, while one layer's backward runs;
+ *   and with MLA's up projections recomputed, "We recompute all RMSNorm
+ *   operations and MLA up-projections during back-propagation" (section
+ *   3.2.3): the latents' norms too, so the up projections' input is not
+ *   kept, only the latents.
+ * Not modelled: the fp8 dispatch ("we quantize the activation before MoE
+ * up-projections into FP8 and then apply dispatch components"): the
+ * dispatch's buffers shrink, but the combine, "in BF16", is the larger of
+ * the two (moe_buffers); the 1 x 128 tiles' scales (under 4 % of an fp8
+ * tensor; est_fp8_copy_bytes). */
+static int deepseek_cache(const space_layout *l)
+{
+    return l->fp8_act_cache == SPACE_FP8_ACT_DEEPSEEK_V3 && l->dtype == HW_FP8
+           && l->fp8_lib == SPACE_FP8_LIB_TE;
+}
+
+/* An E5M6 element: 1 sign, 5 exponent and 6 mantissa bits, 12 bits. The
+ * report does not say how it is packed; a 16-bit container would hold
+ * less range and precision than bf16 at bf16's size, so the format is
+ * read as stored in its 12 bits. */
+#define EST_E5M6_BYTES 1.5
+
+/* Bytes per FFN hidden unit of one expert row (or token of a shared
+ * expert) kept of the activation's input(s) (*act_in: gated 2 f_e inputs)
+ * and of FC2's input (*fc2_in, the activation's output); rc_frees_out:
+ * selective recomputation's moe_act frees a 16-bit output. */
+static void expert_act_bytes(const space_layout *l, int gated,
+                             int rc_frees_out, double *act_in, double *fc2_in)
+{
+    double gin = est_gemm_input_bytes(l);
+    if (gated && deepseek_cache(l)) {
+        *act_in = 2, *fc2_in = 0;
+        return;
+    }
+    *act_in = gated ? 4 : 2;
+    *fc2_in = rc_frees_out && gin == 2 ? 0 : gin;
+}
+
 /* The permutations' index maps an MoE layer keeps for its backward, bytes
  * per token of the rank's T (NVIDIA/Megatron-LM@d98e8a64ddf3
  * moe/moe_utils.py permute and sort_chunks_by_idxs, token_dispatcher.py;
@@ -158,11 +213,13 @@ static double act_moe_ffn_token(const space_model *m, const space_layout *l,
     }
     double a = (2 + (rc & SPACE_RC_LAYERNORM ? 0 : gin)) * h * rep
                + 6 * (double)m->num_experts * rep;
+    double act_in, fc2_in;
+    expert_act_bytes(l, gated, 0, &act_in, &fc2_in);
     if (fs > 0 && !(rc & SPACE_RC_SHARED_EXPERTS))
-        a += ((gated ? 4 : 2) * fs + gin * fs) / t;
+        a += (act_in + fc2_in) * fs / t;
     if (router_out) *router_out = a; /* up to the router, shared experts */
-    double fc2_in = rc & SPACE_RC_MOE_ACT && gin == 2 ? 0 : gin * fe;
-    a += rows * (gin * h + (gated ? 4 : 2) * fe + fc2_in + 4);
+    expert_act_bytes(l, gated, (rc & SPACE_RC_MOE_ACT) != 0, &act_in, &fc2_in);
+    a += rows * (gin * h + (act_in + fc2_in) * fe + 4);
     return a + mask + moe_permute_state(m, l);
 }
 
@@ -208,6 +265,23 @@ static double moe_buffers(const space_model *m, const space_layout *l)
         disp = rows / etp + (etp > 1 ? rows : 0) + sorted;
     }
     return 2 * (double)m->hidden * fmax(disp, comb);
+}
+
+/* Bytes per token of the SwiGLU output DeepSeek-V3's framework recomputes
+ * in an MoE layer's backward (deepseek_cache): at 16 bits and its fp8 copy
+ * for FC2's weight gradient, the rank's expert rows and the shared
+ * experts; 0 otherwise. */
+static double swiglu_rebuilt(const space_model *m, const space_layout *l)
+{
+    if (space_act_ffn_gemms(m->act) != 3 || !deepseek_cache(l)) return 0;
+    double rep = l->sp ? 1 / (double)l->tp : 1;
+    double etp = (double)space_layout_etp(l);
+    double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(m, l) : 1;
+    double rows = etp * (double)m->top_k * imb * rep;
+    double per = 2 + est_gemm_input_bytes(l);
+    return per * (rows * (double)m->expert_ffn_hidden / etp
+                  + (double)(m->shared_experts * m->shared_ffn_hidden)
+                        / (double)l->tp);
 }
 
 /* Activation bytes per token of one layer kept for the backward: a
@@ -267,8 +341,9 @@ static double act_layer_split(const space_model *m, const space_layout *l,
          * output is heads x v_head_dim. */
         double H = (double)m->heads, ql = (double)m->q_lora_rank;
         double qk = (double)(m->qk_nope_head_dim + m->qk_rope_head_dim);
+        int up_in = !(rc & SPACE_RC_MLA_UP_PROJ && deepseek_cache(l));
         a = (2 + (rc & SPACE_RC_LAYERNORM ? 0 : gin)) * h * rep
-            + (2 + gin) * (ql + (double)m->kv_lora_rank) * rep
+            + (2 + (up_in ? gin : 0)) * (ql + (double)m->kv_lora_rank) * rep
             + (rc & SPACE_RC_MLA_UP_PROJ
                    ? 0
                    : 2 * H * (2 * qk + (double)m->v_head_dim) / t);
@@ -276,13 +351,17 @@ static double act_layer_split(const space_model *m, const space_layout *l,
     } else {
         a = (2 + gin) * h * rep + 2 * (q + 2 * kv) / t;
     }
+    /* The output projection's input kept once in E5M6 by DeepSeek-V3's
+     * framework (deepseek_cache) */
+    double proj_in = deepseek_cache(l) ? EST_E5M6_BYTES * q / t : -1;
     if (l->flash) {
         /* Flash attention keeps its 16-bit output, which is the output
          * projection's input: one tensor at 16 bits, the output and its
          * fp8 copy under Transformer Engine. */
-        a += 2 * q / t + (gin < 2 ? gin * q / t : 0) + 4 * (double)m->heads / t;
+        a += (proj_in >= 0 ? proj_in : 2 * q / t + (gin < 2 ? gin * q / t : 0))
+             + 4 * (double)m->heads / t;
     } else {
-        a += gin * q / t;
+        a += proj_in >= 0 ? proj_in : gin * q / t;
         double as = (double)m->heads * (double)l->seq / (double)l->cp / t;
         if (!(rc & SPACE_RC_CORE_ATTN))
             a += (m->attn_dropout > 0 ? 5 : 2) * as;
@@ -372,9 +451,11 @@ static double offload_modules_token(const space_model *m,
         double H = (double)m->heads, ql = (double)m->q_lora_rank;
         double qk = (double)(m->qk_nope_head_dim + m->qk_rope_head_dim);
         if (om & SPACE_OFF_ATTN_NORM) a += 2 * h * rep;
+        int up_in = !(rc & SPACE_RC_MLA_UP_PROJ && deepseek_cache(l));
         if (om & SPACE_OFF_QKV_LINEAR)
             a += (rc & SPACE_RC_LAYERNORM ? 0 : gin) * h * rep
-                 + (2 + gin) * (ql + (double)m->kv_lora_rank) * rep;
+                 + (2 + (up_in ? gin : 0)) * (ql + (double)m->kv_lora_rank)
+                       * rep;
         if (om & SPACE_OFF_CORE_ATTN && !(rc & SPACE_RC_MLA_UP_PROJ))
             a += 2 * H * (2 * qk + (double)m->v_head_dim) / t;
         q = H * (double)m->v_head_dim;
@@ -382,16 +463,18 @@ static double offload_modules_token(const space_model *m,
         if (om & SPACE_OFF_QKV_LINEAR) a += (2 + gin) * h * rep;
         if (om & SPACE_OFF_CORE_ATTN) a += 2 * (q + 2 * kv) / t;
     }
+    int ds = deepseek_cache(l); /* the output kept once, in E5M6 */
     if (om & SPACE_OFF_CORE_ATTN) {
         if (l->flash) {
-            a += 2 * q / t + 4 * (double)m->heads / t;
+            a += (ds ? EST_E5M6_BYTES : 2) * q / t + 4 * (double)m->heads / t;
         } else if (!(rc & SPACE_RC_CORE_ATTN)) {
             double as = (double)m->heads * (double)l->seq / (double)l->cp / t;
             a += (m->attn_dropout > 0 ? 5 : 2) * as;
         }
     }
     if (om & SPACE_OFF_ATTN_PROJ)
-        a += l->flash ? (gin < 2 ? gin * q / t : 0) : gin * q / t;
+        a += ds ? (l->flash ? 0 : EST_E5M6_BYTES * q / t)
+                : l->flash ? (gin < 2 ? gin * q / t : 0) : gin * q / t;
     if (moe && m->num_experts > 0 && !(rc & SPACE_RC_MOE)) {
         int gated = space_act_ffn_gemms(m->act) == 3;
         double etp = (double)space_layout_etp(l);
@@ -401,8 +484,10 @@ static double offload_modules_token(const space_model *m,
         if (om & SPACE_OFF_MLP_NORM) a += 2 * h * rep;
         if (om & SPACE_OFF_EXPERT_FC1) a += rows * gin * h;
         if (om & SPACE_OFF_MOE_ACT) {
-            double fc2_in = rc & SPACE_RC_MOE_ACT && gin == 2 ? 0 : gin * fe;
-            a += rows * ((gated ? 4 : 2) * fe + fc2_in + 4);
+            double act_in, fc2_in;
+            expert_act_bytes(l, gated, (rc & SPACE_RC_MOE_ACT) != 0, &act_in,
+                             &fc2_in);
+            a += rows * ((act_in + fc2_in) * fe + 4);
         }
     }
     return a;
@@ -554,6 +639,7 @@ static void chunk_act(const space_model *m, const space_layout *l, double c,
                                   : 0);
     }
     rebuilt += buffers; /* one MoE layer's dispatch at a time */
+    if (nm > 0) rebuilt += swiglu_rebuilt(m, l);
     /* Without pipelining the combined 1F1B schedule runs micro-batch
      * i + 1's forward of layer j beside micro-batch i's backward of layer
      * L - 1 - j: j + 1 layers kept of the one, L - j of the other, a

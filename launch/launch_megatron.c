@@ -601,6 +601,14 @@ static void build_args(const launch_plan *c, mg_args *j)
         if (l->fp8_lib == SPACE_FP8_LIB_TORCHAO)
             note(j, "estimated for torchao's fp8 (torchtitan), not "
                     "Transformer Engine's");
+        /* DeepSeek-V3's framework's activation storage (estimator/
+         * mem_act.c deepseek_cache) has no Megatron-LM flag */
+        if (l->fp8_act_cache == SPACE_FP8_ACT_DEEPSEEK_V3)
+            note(j, "NOT EXPRESSIBLE: the activations kept as DeepSeek-V3's "
+                    "framework keeps them (attention output in E5M6, MoE "
+                    "SwiGLU inputs in fp8, its output recomputed): "
+                    "Megatron-LM keeps Transformer Engine's, more memory "
+                    "than estimated");
     }
     /* NVFP4: TransformerConfig.fp4 ('e2m1', --fp4-format) with fp4_recipe
      * nvfp4, Transformer Engine's NVFP4BlockScaling (fp4_utils.py). The

@@ -454,6 +454,11 @@ static void bridge_savers(const space_layout *l, launch_text *b)
         launch_text_put(b, "# not expressible: the %s pipeline schedule: "
                 "Megatron-Core runs 1F1B and interleaved 1F1B only\n",
             space_pp_schedule_name(l));
+    if (l->dtype == HW_FP8 && l->fp8_act_cache == SPACE_FP8_ACT_DEEPSEEK_V3)
+        launch_text_put(b, "# not expressible: the activations kept as "
+                "DeepSeek-V3's framework keeps them (--fp8-activation-cache "
+                "deepseek-v3): Megatron-Core keeps Transformer Engine's, more "
+                "memory than estimated\n");
 }
 
 static void bridge_write(const launch_plan *c, launch_text *b)

@@ -42,6 +42,7 @@ void search_job_software(const search_job *j, space_layout *l)
     l->pp_schedule = j->pp_schedule;
     l->moe_router_pad = j->moe_router_pad;
     l->moe_flex_backend = j->moe_flex_backend;
+    l->fp8_act_cache = j->fp8_act_cache;
     /* memory savers and micro-batch groups (issue 28) */
     l->pa_optimizer = j->pa_optimizer;
     l->main_grads_dtype = j->main_grads_dtype;
@@ -217,6 +218,19 @@ int search_job_check_mech(const search_job *j, const space_model *m, tp_err *e)
         return tp_errf(e, TP_EUSAGE,
                        "--moe-router-fusion: Megatron-Core's (with Transformer "
                        "Engine); the framework is %s", fw);
+    /* DeepSeek-V3's activation storage is modelled over Transformer
+     * Engine's fp8 under Megatron-Core (estimator/mem_act.c) */
+    if (j->fp8_act_cache != SPACE_FP8_ACT_TE
+        && (!mcore || j->precision != HW_FP8))
+        return tp_errf(e, TP_EUSAGE,
+                       "--fp8-activation-cache %s: what an fp8 run keeps "
+                       "for the backward; expected --precision fp8 (or "
+                       "mxfp8) and --framework megatron-core, found %s and "
+                       "%s",
+                       space_fp8_act_cache_names[j->fp8_act_cache],
+                       j->precision >= 0 ? hw_dtype_names[j->precision]
+                                         : "bf16 (the default)",
+                       fw);
     if (j->cuda_graph != SPACE_CG_NONE && !mcore)
         return tp_errf(e, TP_EUSAGE,
                        "--cuda-graph-impl %s: Megatron-Core's CUDA graphs; "

@@ -79,6 +79,7 @@ typedef struct search_job {
                                 and tries no other */
     int moe_router_pad;      /* --moe-router-padding: 1 */
     int moe_flex_backend;    /* --moe-flex-backend: space_moe_flex_backend */
+    int fp8_act_cache;       /* --fp8-activation-cache: space_fp8_act_cache */
     /* the pipeline split (Megatron-LM's options; split.c) */
     int split_set;           /* any of them given (or a job file read):
                                 the split is not searched */

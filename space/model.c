@@ -96,6 +96,15 @@ _Static_assert(sizeof space_fp8_recipe_names / sizeof space_fp8_recipe_names[0]
                    == SPACE_FP8_RECIPE_COUNT,
                "space_fp8_recipe_names names every recipe");
 
+const char *const space_fp8_act_cache_names[SPACE_FP8_ACT_COUNT] = {
+    [SPACE_FP8_ACT_TE] = "te",
+    [SPACE_FP8_ACT_DEEPSEEK_V3] = "deepseek-v3",
+};
+_Static_assert(sizeof space_fp8_act_cache_names
+                       / sizeof space_fp8_act_cache_names[0]
+                   == SPACE_FP8_ACT_COUNT,
+               "space_fp8_act_cache_names names every cache");
+
 const char *const space_attn_names[SPACE_ATTN_COUNT] = {
     [SPACE_ATTN_UNFUSED] = "unfused",
     [SPACE_ATTN_FLASH] = "flash",

@@ -100,6 +100,23 @@ typedef enum space_fp8_lib {
     SPACE_FP8_LIB_COUNT
 } space_fp8_lib;
 
+/* What an fp8 run keeps of its activations for the backward, beyond the
+ * fp8 GEMM inputs both keep (estimator/mem_act.c). */
+typedef enum space_fp8_act_cache {
+    SPACE_FP8_ACT_TE,          /* Transformer Engine under Megatron-Core:
+                                  flash attention's 16-bit output beside
+                                  the output projection's fp8 copy; the
+                                  SwiGLU's 16-bit input and FC2's fp8
+                                  input */
+    SPACE_FP8_ACT_DEEPSEEK_V3, /* DeepSeek-V3's framework (arXiv 2412.19437
+                                  section 3.3.3, "Low-Precision
+                                  Activation"): the attention output once,
+                                  in E5M6; the MoE experts' SwiGLU input in
+                                  fp8, its output recomputed */
+    SPACE_FP8_ACT_COUNT
+} space_fp8_act_cache;
+extern const char *const space_fp8_act_cache_names[SPACE_FP8_ACT_COUNT];
+
 #define SPACE_MAX_DOC_BUCKETS 8
 
 /* What Megatron-Core counts as a layer of the pipeline split besides the
@@ -169,6 +186,8 @@ typedef struct space_layout {
                           torch.compile) */
     int fp8_recipe;    /* space_fp8_recipe, with dtype HW_FP8; 0: delayed */
     int fp8_lib;       /* space_fp8_lib; 0: Transformer Engine */
+    int fp8_act_cache; /* space_fp8_act_cache, with dtype HW_FP8; 0:
+                          Transformer Engine's */
     int fp8_params;    /* Transformer Engine fp8 weights as the parameters
                           (Megatron-LM --fp8-param-gather): one byte each in
                           memory and in the distributed optimizer's

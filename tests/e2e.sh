@@ -751,6 +751,22 @@ run 0 "$TP" "${RF[@]}" --no-moe-router-fusion
 has "$OUT" '"moe_router_fusion":	false' "--no-moe-router-fusion in the layout"
 plain_s=$(json_num iteration_time_s)
 awk -v a="$plain_s" -v b="$fused_s" 'BEGIN { exit !(a > b && b > 0) }' && ok "the PyTorch router slower ($plain_s s) than the fused one ($fused_s s)" || bad "router fusion: $plain_s s unfused, $fused_s s fused"
+# DeepSeek-V3's activation storage (issue 28): less kept than TE's, fp8
+# under Megatron-Core only, not expressible in Megatron-LM's launches
+FA=(estimate --system eos -g 64 -s 4096 -B 256 -m qwen3-30b-a3b -t 1 -p 1 --ep 8 --micro-batch-size 1 --precision fp8 --format json)
+run 0 "$TP" "${FA[@]}"
+has "$OUT" '"fp8_activation_cache":	"te"' "fp8 estimate: TE's activations by default"
+te_b=$(json_num activations_bytes)
+run 0 "$TP" "${FA[@]}" --fp8-activation-cache deepseek-v3
+has "$OUT" '"fp8_activation_cache":	"deepseek-v3"' "--fp8-activation-cache in the layout"
+ds_b=$(json_num activations_bytes)
+awk -v a="$te_b" -v b="$ds_b" 'BEGIN { exit !(a > b && b > 0) }' && ok "DeepSeek-V3's activations ($ds_b B) below TE's ($te_b B)" || bad "--fp8-activation-cache: $ds_b B against TE's $te_b B"
+run 64 "$TP" "${EST[@]}" -m llama3-8b --fp8-activation-cache deepseek-v3
+has "$ERR" "--fp8-activation-cache deepseek-v3: what an fp8 run keeps for the backward; expected --precision fp8 (or mxfp8) and --framework megatron-core, found bf16 (the default) and megatron-core" "--fp8-activation-cache without fp8"
+run 64 "$TP" "${EST[@]}" -m llama3-8b --precision fp8 --fp8-activation-cache deepseek
+has "$ERR" "--fp8-activation-cache: expected" "--fp8-activation-cache values"
+run 0 "$TP" search --system eos -m qwen3-30b-a3b -s 4096 -B 256 --max-gpus 64 --min-gpus 64 --ep 8 --precision fp8 --fp8-activation-cache deepseek-v3 --top 1 --no-timing --launch megatron
+has "$OUT" "NOT EXPRESSIBLE: the activations kept as DeepSeek-V3's framework keeps them" "--fp8-activation-cache: Megatron-LM's launch says so"
 run 64 "$TP" "${EST[@]}" -m llama3-8b --cuda-graph-impl eager
 has "$ERR" "--cuda-graph-impl: expected none, local, transformer_engine or full_iteration, found 'eager'" "--cuda-graph-impl values"
 run 64 "$TP" "${EST[@]}" -m llama3-8b --cuda-graph-scope attn

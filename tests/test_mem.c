@@ -909,6 +909,54 @@ static void test_moe_fp8_weights(void)
     TP_CHECK_REL(r.fp8_weights, 2.0 * 4 * mla, 1e-12);
 }
 
+/* DeepSeek-V3's activation storage (--fp8-activation-cache deepseek-v3;
+ * arXiv 2412.19437v2 section 3.3.3, "Low-Precision Activation", and
+ * section 3.2.3): per token and layer, the attention output kept once in
+ * E5M6, 1.5 q bytes, where Transformer Engine keeps flash attention's
+ * 16-bit output and the projection's fp8 copy (3 q); an MoE layer's
+ * SwiGLU inputs in fp8 (2 f) with no FC2 input, where TE keeps 16-bit
+ * inputs and FC2's fp8 input (5 f), for each routed row (f_e) and the
+ * shared expert (f_s); the recomputed output, 16-bit and fp8 (3 f), while
+ * one MoE layer's backward runs; with mla_up_proj recomputed, the
+ * latents' norms too: the up projections' fp8 input (q_lora + kv_lora)
+ * not kept. Nothing without fp8. */
+static void test_fp8_act_cache(void)
+{
+    space_model m = toy_moe(); /* one dense layer, three MoE; q = 64 */
+    space_layout l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    TP_CHECK(l.flash && l.fp8_lib == SPACE_FP8_LIB_TE);
+    est_memory a, b;
+    est_memory_of(&m, &l, &a);
+    l.fp8_act_cache = SPACE_FP8_ACT_DEEPSEEK_V3;
+    est_memory_of(&m, &l, &b);
+    double rows = 2;                          /* top_k, EP 1 */
+    double attn = 3 * 64 - 1.5 * 64;          /* every layer */
+    double moe = rows * (5 - 2) * 128 + (5 - 2) * 64; /* each MoE layer */
+    double rebuilt = 3 * (rows * 128 + 64);   /* one MoE layer's output */
+    TP_CHECK_REL(a.activations - b.activations,
+                 1024 * (4 * attn + 3 * moe - rebuilt), 1e-12);
+    TP_CHECK(a.weights == b.weights && a.fp8_weights == b.fp8_weights);
+    /* MLA (q_lora 32, kv_lora 16, 4 heads, v 16: q = 64) with the norms
+     * and up projections recomputed: the latents' fp8 copy goes too */
+    space_model d = toy();
+    d.q_lora_rank = 32, d.kv_lora_rank = 16, d.qk_nope_head_dim = 16;
+    d.qk_rope_head_dim = 8, d.v_head_dim = 16;
+    space_layout t = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    t.recompute = SPACE_RECOMPUTE_SELECTIVE;
+    t.recompute_modules = SPACE_RC_LAYERNORM | SPACE_RC_MLA_UP_PROJ;
+    est_memory_of(&d, &t, &a);
+    t.fp8_act_cache = SPACE_FP8_ACT_DEEPSEEK_V3;
+    est_memory_of(&d, &t, &b);
+    TP_CHECK_REL(a.activations - b.activations,
+                 1024 * 4 * (attn + (32 + 16)), 1e-12);
+    /* a 16-bit run keeps what it keeps */
+    space_layout h = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
+    est_memory_of(&m, &h, &a);
+    h.fp8_act_cache = SPACE_FP8_ACT_DEEPSEEK_V3;
+    est_memory_of(&m, &h, &b);
+    TP_CHECK(a.activations == b.activations && a.total == b.total);
+}
+
 /* Selective recomputation's modules (Megatron-Core --recompute-modules):
  * core_attn alone is the default; "mlp" keeps the dense MLP's input (the
  * residual, 2h) instead of its norm input and FC1 input (2h + 2h), FC1's
@@ -1478,6 +1526,7 @@ int main(void)
     TP_RUN(test_moe_activations);
     TP_RUN(test_moe_fp8_weights);
     TP_RUN(test_recompute_modules);
+    TP_RUN(test_fp8_act_cache);
     TP_RUN(test_precision_aware);
     TP_RUN(test_optimizer_offload);
     TP_RUN(test_activation_offload);

@@ -706,8 +706,12 @@ def deepseek(r):
         moe_dispatcher="alltoall",
         # DeepSeek-V3 report section 3.3.3 (Low-Precision Storage): AdamW's
         # moments in BF16, master weights and gradients in FP32: Megatron-
-        # Core's precision-aware optimizer with bf16 moments
-        features=["precision-aware-optimizer", "exp-avg-dtype=bf16"] if v3 else [])
+        # Core's precision-aware optimizer with bf16 moments. Same section,
+        # "Low-Precision Activation": the attention output kept once in
+        # E5M6, the MoE SwiGLU's inputs cached in FP8 and its output
+        # recomputed (trainplan --fp8-activation-cache deepseek-v3)
+        features=["precision-aware-optimizer", "exp-avg-dtype=bf16",
+                  "fp8-activation-cache=deepseek-v3"] if v3 else [])
     derived.append("global batch: the final batch size of the report's schedule (the figure "
                    "averages the whole pre-training, the batch ramp included)")
     gh = r["gpu_hours_per_trillion_tokens"]
