@@ -710,6 +710,12 @@ void est_cp_kernels_rank(int cp, int rank, int comm, int thd,
 double est_cp_kernels_bytes(const est_cp_kernels *k, int pass, double q_bytes,
                             double kv_bytes, double lse_bytes);
 
+/* The CP rank (of cp, comm, thd as for est_cp_kernels_rank) whose kernels
+ * of pass move the most bytes, given the tensors' bytes; the lowest such
+ * rank. 0 for cp <= 1. */
+int est_cp_busiest_rank(int cp, int comm, int thd, int pass, double q_bytes,
+                        double kv_bytes, double lse_bytes);
+
 /* ---- mixture of experts (moe.c) ------------------------------------------ */
 
 /* Tokens the busiest expert receives over the mean when l does not say

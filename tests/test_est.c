@@ -917,6 +917,28 @@ static void test_cp_merge_kernels(void)
                 TP_CHECK(k.n <= 16);
             }
 
+    /* The busiest rank found among the end ranks is the busiest of all,
+     * at every ratio of query to key-value heads. */
+    for (int cp = 2; cp <= 64; cp *= 2)
+        for (int thd = 0; thd < 2; thd++)
+            for (int comm = 0; comm < SPACE_CP_COMM_COUNT; comm++)
+                for (double ratio = 1; ratio <= 16; ratio *= 2)
+                    for (int pass = 0; pass < 2; pass++) {
+                        double most = -1;
+                        for (int r = 0; r < cp; r++) {
+                            est_cp_kernels_rank(cp, r, comm, thd, &k);
+                            double b = est_cp_kernels_bytes(&k, pass, ratio, 1,
+                                                            ratio / 64);
+                            if (b > most) most = b;
+                        }
+                        int r = est_cp_busiest_rank(cp, comm, thd, pass, ratio,
+                                                    1, ratio / 64);
+                        est_cp_kernels_rank(cp, r, comm, thd, &k);
+                        TP_CHECK_REL(est_cp_kernels_bytes(&k, pass, ratio, 1,
+                                                          ratio / 64),
+                                     most, 1e-12);
+                    }
+
     /* In an estimate: a Megatron-Core CP 2 layer lists the merges
      * (estimate --ops) and they add to its forward and backward; without
      * CP, or under torchtitan (PyTorch's own context parallel), none. */
