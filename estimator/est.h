@@ -667,6 +667,66 @@ void est_error_band(const hw_gpu *g, const space_model *m,
  * benchmarks. Set it before estimating, not during. */
 void est_memo_enable(int on);
 
+/* ---- context parallelism's elementwise kernels (iter_cp.c) -------------- */
+
+/* What one kernel does to each element of its tensor, as its count of
+ * accesses: write (fill), read and write (copy), read two and write one
+ * (an add into a running sum). */
+typedef enum est_cp_access {
+    EST_CP_FILL = 1,
+    EST_CP_COPY = 2,
+    EST_CP_ADD = 3
+} est_cp_access;
+
+/* The tensors, per CP rank and micro-batch, in the attention's 16-bit
+ * dtype unless said: Q (its tokens x query heads / TP x head size: the
+ * output's and dq's size), KV (one of K, V, dK, dV: key-value heads),
+ * LSE (the fp32 softmax statistics, tokens x query heads / TP). */
+typedef enum est_cp_tensor {
+    EST_CP_Q,
+    EST_CP_KV,
+    EST_CP_LSE,
+    EST_CP_TENSORS
+} est_cp_tensor;
+
+/* count kernels, each over size times its tensor (0.5: the load-balanced
+ * split's half; cp: the gathered sequence), in pass 0 (forward) or 1
+ * (backward). */
+typedef struct est_cp_kernel {
+    int pass;
+    est_cp_access op;
+    est_cp_tensor tensor;
+    double size;
+    int count;
+} est_cp_kernel;
+
+/* Distinct kernels one rank runs (at most 7 forward and 9 backward). */
+#define EST_CP_KERNEL_KINDS 24
+typedef struct est_cp_kernels {
+    int n;
+    est_cp_kernel k[EST_CP_KERNEL_KINDS];
+} est_cp_kernels;
+
+/* The elementwise kernels on the critical path of Transformer Engine's
+ * causal context-parallel attention on rank `rank` of cp (comm: a
+ * space_cp_comm; thd: packed sequences, TE's thd format, else sbhd):
+ * output merges, gradient accumulations, K and V copies (iter_cp.c gives
+ * the source, TransformerEngine v2.8 context_parallel.py, branch by
+ * branch). out->n 0 for cp <= 1 or a rank out of range. */
+void est_cp_kernels_rank(int cp, int rank, int comm, int thd,
+                         est_cp_kernels *out);
+
+/* Bytes the kernels of k in pass (0 forward, 1 backward) move, given the
+ * bytes of one Q, KV and LSE tensor. */
+double est_cp_kernels_bytes(const est_cp_kernels *k, int pass, double q_bytes,
+                            double kv_bytes, double lse_bytes);
+
+/* The CP rank (of cp, comm, thd as for est_cp_kernels_rank) whose kernels
+ * of pass move the most bytes, given the tensors' bytes; the lowest such
+ * rank. 0 for cp <= 1. */
+int est_cp_busiest_rank(int cp, int comm, int thd, int pass, double q_bytes,
+                        double kv_bytes, double lse_bytes);
+
 /* ---- mixture of experts (moe.c) ------------------------------------------ */
 
 /* Tokens the busiest expert receives over the mean when l does not say

@@ -230,6 +230,11 @@ void est_grouped_gemm(const est_iter_ctx *x, int64_t nle, int64_t rows,
 double est_te_weight_casts(const est_iter_ctx *x, int64_t (*shape)[2],
                            int n);
 
+/* iter_cp.c: Transformer Engine's context-parallel merge kernels of one
+ * layer and micro-batch on the busiest CP rank, added to *fwd and *bwd
+ * (Megatron-Core stacks with cp > 1 only; nothing otherwise). */
+void est_cp_merge_time(const est_iter_ctx *x, double *fwd, double *bwd);
+
 /* iter_layer.c: a layer, the end stages, a layer's weights. */
 double est_window_scale(const space_model *m, int64_t seq);
 void est_layer_time(const est_iter_ctx *x, est_stage_time *st, int moe);

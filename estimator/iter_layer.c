@@ -32,7 +32,8 @@
  * neighbouring GEMM (Megatron-LM --tp-comm-overlap, torchtitan AsyncTP),
  * exposed only where it outlasts it. Ring
  * attention's KV exchange for the next step runs under the current step's
- * attention (Megatron-Core / Transformer Engine context parallelism).
+ * attention (Megatron-Core / Transformer Engine context parallelism); its
+ * output merges and gradient accumulations are iter_cp.c's.
  *
  * Recompute: selective reruns the attention core's forward in the
  * backward (Korthikanti et al., arXiv 2205.05198); full reruns the whole
@@ -296,6 +297,9 @@ void est_layer_time(const est_iter_ctx *x, est_stage_time *st, int moe)
         afwd *= x->attn_scale;
         abwd *= x->attn_scale;
     }
+    /* Transformer Engine's merges of the ring steps (iter_cp.c): part of
+     * the core attention module, rerun where it is. */
+    est_cp_merge_time(x, &afwd, &abwd);
     f0 = fwd;
     est_time g_o
         = est_add_gemm(x, T, h, q / tp, EST_GEMM_LINEAR_IN, &fwd, &bwd, NULL);

@@ -820,6 +820,161 @@ static void test_router_fusion(void)
     moe_env_close(&v);
 }
 
+/* The count of one kernel kind in k (pass, access, tensor, size), 0 when
+ * absent. */
+static int cp_count(const est_cp_kernels *k, int pass, est_cp_access op,
+                    est_cp_tensor t, double size)
+{
+    for (int i = 0; i < k->n; i++)
+        if (k->k[i].pass == pass && k->k[i].op == op && k->k[i].tensor == t
+            && k->k[i].size == size)
+            return k->k[i].count;
+    return 0;
+}
+
+/* Transformer Engine's context-parallel merge kernels, counted branch by
+ * branch from NVIDIA/TransformerEngine@40c69e751a47 (v2.8)
+ * transformer_engine/pytorch/attention/dot_product_attention/
+ * context_parallel.py, AttnFuncWithCPAndKVP2P.forward / .backward and
+ * AttnFuncWithCPAndKVAllGather.forward / .backward; in an estimate, on
+ * Megatron-Core only and only with CP. */
+static void test_cp_merge_kernels(void)
+{
+    est_cp_kernels k;
+    /* CP 2, rank 1 (the second query chunk of the load-balanced split),
+     * sbhd. Forward: torch.cat(k, v); the last step's LSE correction; step
+     * 0's output scaled into place (out_correction_init), step 1's added
+     * whole (step 1 <= rank: the lower triangle). */
+    est_cp_kernels_rank(2, 1, SPACE_CP_P2P, 0, &k);
+    TP_CHECK_INT(cp_count(&k, 0, EST_CP_COPY, EST_CP_KV, 2), 1);
+    TP_CHECK_INT(cp_count(&k, 0, EST_CP_ADD, EST_CP_LSE, 1), 1);
+    TP_CHECK_INT(cp_count(&k, 0, EST_CP_COPY, EST_CP_Q, 1), 1);
+    TP_CHECK_INT(cp_count(&k, 0, EST_CP_ADD, EST_CP_Q, 1), 1);
+    /* Backward: the ring buffer filled with K and V; step 0 (lower
+     * triangle, i == cp - rank - 1, rank cp - 1): dq copied whole, dk and
+     * dv copied into the first half; step 1 (diagonal): dq, dk, dv added
+     * whole. */
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_COPY, EST_CP_KV, 2), 1);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_COPY, EST_CP_Q, 1), 1);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_COPY, EST_CP_KV, 0.5), 2);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_ADD, EST_CP_Q, 1), 1);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_ADD, EST_CP_KV, 1), 2);
+    TP_CHECK_INT(k.n, 9);
+    /* bytes per unit Q, KV (no LSE): forward 2 x 2 + 2 + 3, backward
+     * 2 x 2 + 2 + 2 x 0.5 x 2 + 3 + 3 x 2 */
+    TP_CHECK_REL(est_cp_kernels_bytes(&k, 0, 1, 1, 0), 9, 1e-12);
+    TP_CHECK_REL(est_cp_kernels_bytes(&k, 1, 1, 1, 0), 17, 1e-12);
+    /* Rank 0 of CP 2: the second half of its queries only at step 1
+     * (upper triangle), in both passes; the first step's dk, dv copied
+     * whole, the diagonal's first half added, second half copied. */
+    est_cp_kernels_rank(2, 0, SPACE_CP_P2P, 0, &k);
+    TP_CHECK_INT(cp_count(&k, 0, EST_CP_ADD, EST_CP_Q, 0.5), 1);
+    TP_CHECK_INT(cp_count(&k, 0, EST_CP_ADD, EST_CP_LSE, 0.5), 1);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_COPY, EST_CP_Q, 0.5), 2);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_ADD, EST_CP_Q, 0.5), 1);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_COPY, EST_CP_KV, 1), 2);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_ADD, EST_CP_KV, 0.5), 2);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_COPY, EST_CP_KV, 0.5), 2);
+    TP_CHECK_REL(est_cp_kernels_bytes(&k, 1, 1, 0, 0), 1 + 2.5, 1e-12);
+    /* Every rank of CP 4: dq's first query half is written at the
+     * diagonal and the rank's r lower-triangle steps, its second half at
+     * every step, each first write a copy (2 accesses), the rest adds
+     * (3); the output's forward merge likewise (one init, then adds). */
+    for (int r = 0; r < 4; r++) {
+        est_cp_kernels_rank(4, r, SPACE_CP_P2P, 0, &k);
+        double dq = 0.5 * (2 + 3 * r) + 0.5 * (2 + 3 * 3);
+        TP_CHECK_REL(est_cp_kernels_bytes(&k, 1, 1, 0, 0), dq, 1e-12);
+        double out = 2 + 3 * (r + 0.5 * (3 - r));
+        TP_CHECK_REL(est_cp_kernels_bytes(&k, 0, 1, 0, 0), out, 1e-12);
+    }
+    /* thd (packed documents): step 0 added into a zeroed output
+     * (tex.thd_out_correction), and halves read as copies
+     * (tex.thd_read_half_tensor): CP 2 rank 1 forward: K and V halves
+     * once; backward: q, out, dout halves never (no upper triangle). */
+    est_cp_kernels_rank(2, 1, SPACE_CP_P2P, 1, &k);
+    TP_CHECK_INT(cp_count(&k, 0, EST_CP_ADD, EST_CP_Q, 1), 2);
+    TP_CHECK_INT(cp_count(&k, 0, EST_CP_COPY, EST_CP_Q, 1), 0);
+    TP_CHECK_INT(cp_count(&k, 0, EST_CP_COPY, EST_CP_KV, 0.5), 2);
+    est_cp_kernels_rank(2, 0, SPACE_CP_P2P, 1, &k);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_COPY, EST_CP_Q, 0.5), 3 + 2);
+    /* All-gather type, CP 2, rank 0: the gathered K and V reordered
+     * (forward, and again backward), chunk 1's output copy, dk and dv
+     * zeroed and reordered at the gathered size, chunk 1's (id 3) dk and
+     * dv added over its 4 chunks of keys (2 x the rank's K). */
+    est_cp_kernels_rank(2, 0, SPACE_CP_ALLGATHER, 0, &k);
+    TP_CHECK_INT(cp_count(&k, 0, EST_CP_COPY, EST_CP_KV, 2), 2);
+    TP_CHECK_INT(cp_count(&k, 0, EST_CP_COPY, EST_CP_Q, 0.5), 1);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_FILL, EST_CP_KV, 2), 2);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_COPY, EST_CP_KV, 2), 4);
+    TP_CHECK_INT(cp_count(&k, 1, EST_CP_ADD, EST_CP_KV, 2), 2);
+    /* No CP, no kernels; the table never overflows. */
+    est_cp_kernels_rank(1, 0, SPACE_CP_P2P, 0, &k);
+    TP_CHECK_INT(k.n, 0);
+    for (int cp = 2; cp <= 64; cp *= 2)
+        for (int r = 0; r < cp; r++)
+            for (int thd = 0; thd < 2; thd++) {
+                est_cp_kernels_rank(cp, r, SPACE_CP_P2P, thd, &k);
+                TP_CHECK(k.n <= 16);
+            }
+
+    /* The busiest rank found among the end ranks is the busiest of all,
+     * at every ratio of query to key-value heads. */
+    for (int cp = 2; cp <= 64; cp *= 2)
+        for (int thd = 0; thd < 2; thd++)
+            for (int comm = 0; comm < SPACE_CP_COMM_COUNT; comm++)
+                for (double ratio = 1; ratio <= 16; ratio *= 2)
+                    for (int pass = 0; pass < 2; pass++) {
+                        double most = -1;
+                        for (int r = 0; r < cp; r++) {
+                            est_cp_kernels_rank(cp, r, comm, thd, &k);
+                            double b = est_cp_kernels_bytes(&k, pass, ratio, 1,
+                                                            ratio / 64);
+                            if (b > most) most = b;
+                        }
+                        int r = est_cp_busiest_rank(cp, comm, thd, pass, ratio,
+                                                    1, ratio / 64);
+                        est_cp_kernels_rank(cp, r, comm, thd, &k);
+                        TP_CHECK_REL(est_cp_kernels_bytes(&k, pass, ratio, 1,
+                                                          ratio / 64),
+                                     most, 1e-12);
+                    }
+
+    /* In an estimate: a Megatron-Core CP 2 layer lists the merges
+     * (estimate --ops) and they add to its forward and backward; without
+     * CP, or under torchtitan (PyTorch's own context parallel), none. */
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model m = small_dense();
+    space_layout l = moe_layout(1, 1, 8, 1);
+    l.cp = 2, l.dp = 4, l.seq = 8192;
+    est_trace *tr = calloc(1, sizeof *tr);
+    if (!tr) return;
+    est_ctx ct = v.c;
+    ct.trace = tr;
+    est_result r;
+    est_estimate(&ct, &m, &l, &r);
+    TP_CHECK_INT(r.reason, EST_FEASIBLE);
+    double fwd = 0, bwd = 0;
+    int rows = 0;
+    for (int i = 0; i < tr->n; i++)
+        if (strncmp(tr->row[i].what, "cp_", 3) == 0
+            && strcmp(tr->row[i].what, "cp_comm") != 0)
+            rows++, fwd += tr->row[i].fwd_s, bwd += tr->row[i].bwd_s;
+    TP_CHECK_INT(rows, 9);
+    TP_CHECK(fwd > 0 && bwd > fwd);
+    l.cp = 1, l.dp = 8;
+    est_estimate(&ct, &m, &l, &r);
+    for (int i = 0; i < tr->n; i++)
+        TP_CHECK(strncmp(tr->row[i].what, "cp_", 3) != 0);
+    l.cp = 2, l.dp = 4;
+    space_framework_software(SPACE_FW_TORCHTITAN, &l);
+    est_estimate(&ct, &m, &l, &r);
+    for (int i = 0; i < tr->n; i++)
+        TP_CHECK(strncmp(tr->row[i].what, "cp_", 3) != 0);
+    free(tr);
+    moe_env_close(&v);
+}
+
 /* An MoE model of one expert, top 1, is the dense model plus its router
  * and its permutations, to the bit: the grouped GEMMs are the dense
  * FFN's GEMMs (one expert of all T tokens), the activation the same. */
@@ -2274,6 +2429,7 @@ int main(int argc, char **argv)
     TP_RUN(test_pp_schedule_bubbles);
     TP_RUN(test_pp_schedule_time);
     TP_RUN(test_router_fusion);
+    TP_RUN(test_cp_merge_kernels);
     hw_db_free(db);
     return TP_TEST_EXIT();
 }

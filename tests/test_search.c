@@ -178,7 +178,11 @@ static void test_sensitivity(void)
         ag.cp_comm = SPACE_CP_ALLGATHER;
         est_estimate(&selene, llama, &ag, &g);
         TP_CHECK(g.time.cp_s > b.time.cp_s);
-        TP_CHECK(g.time.fwd_s == b.time.fwd_s);
+        /* the same attention blocks; Transformer Engine's elementwise
+         * kernels differ (estimator/iter_cp.c: the gathered K and V
+         * reordered, against the ring's output merges) */
+        TP_CHECK(g.time.fwd_s != b.time.fwd_s);
+        TP_CHECK_REL(g.time.fwd_s, b.time.fwd_s, 0.02);
     }
     TP_CHECK(b.mem.activations < a.mem.activations);
     TP_CHECK_REL(sum_terms(&b.time), b.iteration_s, 1e-12);
