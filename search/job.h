@@ -3,11 +3,12 @@
  * (sequence, batch, tokens, precision) and every layout field and
  * software switch the user fixed, the rest unset (0 or -1) for the
  * search to choose. Plain data: the command line's options fill one
- * (cli/run.c), so do the readers of a framework's launch (launch/), and
- * the library's callers; estimate and search read it.
+ * (cli/run.c), so do the readers of a framework's launch (launch/);
+ * estimate and search read it.
  *
- * Copying a job copies pp_layout_store; search_job_copy keeps pp_layout
- * pointing into the copy.
+ * pp_layout points into the pp_layout_store of the job it was parsed
+ * into: a plain copy of a job keeps pointing at the original's, which
+ * must outlive it.
  */
 #ifndef TP_SEARCH_JOB_H
 #define TP_SEARCH_JOB_H
@@ -124,15 +125,6 @@ typedef struct search_job {
     int64_t mb_group;        /* --microbatch-group-size-per-virtual-pipeline-
                                 stage, 0 = unset (PP) */
 } search_job;
-
-/* *dst = *src, with dst->pp_layout pointing into dst's own store where
- * src's pointed into src's. */
-static inline void search_job_copy(search_job *dst, const search_job *src)
-{
-    *dst = *src;
-    if (src->pp_layout == &src->pp_layout_store)
-        dst->pp_layout = &dst->pp_layout_store;
-}
 
 /* The layout job j asks for (estimate's, and the job of search --near),
  * SEARCH_UNSET where unset, after the checks below; TP_EUSAGE for fields
