@@ -15,7 +15,7 @@
  * nothing else; none crashes on one.
  *
  * Any thread may call. The calls without a session are serialized on
- * one lock (the option parser's state is the process's); a session's
+ * one lock (each opens the database and fits its models); a session's
  * calls of estimate, search and model run at once (see tp_open). The
  * OpenMP thread count of --threads holds for the call only. A library call installs no signal
  * handler (tp_handle_signals) and never exits; allocation failure aborts
@@ -212,9 +212,9 @@ int tp_search(const tp_request *q, tp_layout *top, int cap, int *n,
  *
  * Threads: a session may be used by any number of threads at once. Its
  * calls of "estimate", "search", "model show" and "model list" run in
- * parallel once their options are parsed (parsing, and the other
- * commands, and calls writing --svg or --sbatch files, are serialized
- * as without a session). What the session holds is read-only once
+ * parallel, option parsing included (the parser's state is the call's
+ * own); the other commands, and calls writing --svg or --sbatch files,
+ * are serialized as without a session. What the session holds is read-only once
  * filled; the first fit of a GPU's models takes the session's lock.
  *
  * Ownership: tp_open returns a session the caller closes with tp_close,
