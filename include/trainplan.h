@@ -15,7 +15,8 @@
  * nothing else; none crashes on one.
  *
  * Any thread may call. The calls without a session are serialized on
- * one lock (each opens the database and fits its models); a session's
+ * one lock (a command may write files, and the output layer's signal
+ * slots are the process's); a session's
  * calls of estimate, search and model run at once (see tp_open). The
  * OpenMP thread count of --threads holds for the call only. A library call installs no signal
  * handler (tp_handle_signals) and never exits; allocation failure aborts
