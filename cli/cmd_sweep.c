@@ -750,13 +750,13 @@ static void mpi_worker(const sweep_spec *s, const int64_t *list,
     }
 }
 
-/* Launched by mpirun (Open MPI, or a PMI launcher such as srun)? */
-static int under_mpi(void)
+#endif
+
+int sweep_under_mpi(void)
 {
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE")
            || getenv("PMIX_RANK");
 }
-#endif
 
 /* Runs positions start..n of list on this process's threads and writes
  * their records in scenario order. A scenario a thread, each search on
@@ -878,7 +878,7 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
      * it the records go to out's stream */
     int rank = 0, nranks = 1, rc;
 #ifdef TRAINPLAN_MPI
-    int mpi = under_mpi();
+    int mpi = sweep_under_mpi();
     if (mpi) {
         int provided;
         MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);

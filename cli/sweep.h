@@ -209,6 +209,10 @@ typedef enum sweep_change {
 sweep_change sweep_compare(const sweep_outcome *a, const sweep_outcome *b,
                            double threshold, char *why, size_t cap);
 
+/* Whether this process was launched by mpirun (Open MPI, or a PMI
+ * launcher such as srun): its environment says so (cmd_sweep.c). */
+int sweep_under_mpi(void);
+
 /* ---- CSV and merge (sweep_csv.c) ---------------------------------------- */
 
 /* sweep and merge write records (jsonl, json) or csv; a format they

@@ -239,7 +239,7 @@ int sweep_csv(const cli_opts *o, cli_out *out, tp_err *e)
                        "--format csv FILE.jsonl'",
                        o->resume ? "resume (--resume)" : "be one shard (--shard)");
 #ifdef TRAINPLAN_MPI
-    if (under_mpi())
+    if (sweep_under_mpi())
         return tp_errf(e, TP_EUSAGE,
                        "sweep --format csv under MPI: write JSON Lines and "
                        "convert them with 'trainplan merge --format csv'");
