@@ -75,7 +75,7 @@
  * Megatron's vocabulary padding for l's TP) and l's split (space_split_
  * resolve), each made once by the caller. */
 static void stage_of(const space_model *m, const space_layout *l,
-                     const space_params *pm, const space_split *split,
+                     const space_params *pm, const space_split *sp,
                      int64_t r, est_memory *out)
 {
     memset(out, 0, sizeof *out);
@@ -88,10 +88,9 @@ static void stage_of(const space_model *m, const space_layout *l,
     if (micro < 1) micro = 1;
     double tokens = (double)l->mbs * (double)l->seq / (double)l->cp;
     double vp = (double)p.vocab_padded;
-    const space_split sp = *split;
-    double layers = (double)space_split_rank_layers(&sp, r);
+    double layers = (double)space_split_rank_layers(sp, r);
     /* The MTP modules on this rank (the last, or a layout's) */
-    double mtp = est_rank_mtp(l, &sp, r);
+    double mtp = est_rank_mtp(l, sp, r);
     /* DualPipe: rank r also holds stage PP - 1 - r whole, for the
      * micro-batches of the other direction (DeepSeek-V3 report Table 2:
      * 2x parameters; deepseek-ai/DualPipe@3da1bbea dualpipe.py: the rank's
@@ -106,10 +105,10 @@ static void stage_of(const space_model *m, const space_layout *l,
      * physical sharing"): no embedding of its own. */
     int dual = l->pp_schedule == SPACE_PP_DUALPIPE && l->pp > 1;
     double xparams = 0, xshard = 1;
-    double params = est_rank_params(m, l, &p, &sp, r, !dual, &xparams);
+    double params = est_rank_params(m, l, &p, sp, r, !dual, &xparams);
     if (dual) {
         double mx;
-        params += est_rank_params(m, l, &p, &sp, l->pp - 1 - r, 0, &mx);
+        params += est_rank_params(m, l, &p, sp, l->pp - 1 - r, 0, &mx);
         xparams += mx;
     }
     /* Megatron-FSDP's units: the transformer layers (and MTP's), each
@@ -121,7 +120,7 @@ static void stage_of(const space_model *m, const space_layout *l,
      * data-parallel group (distributed optimizer's expert buffers). */
     if (m->num_experts > 0) {
         double dense_l = pieces.dense_l, moe_l = pieces.moe_l, xl = pieces.xl;
-        double nm = est_split_moe_layers(m, &sp, r);
+        double nm = est_split_moe_layers(m, sp, r);
         unit_params = (layers - nm) * dense_l + nm * (moe_l + xl)
                       + mtp_here * (moe_l + xl + 2 * (double)m->hidden
                                                 * (double)m->hidden / t
@@ -191,10 +190,10 @@ static void stage_of(const space_model *m, const space_layout *l,
          * this rank's EP x ETP shard; MTP's layers on the last stage
          * (TE workspaces are per module, as for dense layers); DualPipe's
          * second stage's modules as its own. */
-        double gx, gw = est_rank_gemm_weights(m, l, &sp, r, &gx);
+        double gx, gw = est_rank_gemm_weights(m, l, sp, r, &gx);
         if (dual) {
             double mgx;
-            gw += est_rank_gemm_weights(m, l, &sp, l->pp - 1 - r, &mgx);
+            gw += est_rank_gemm_weights(m, l, sp, l->pp - 1 - r, &mgx);
             gx += mgx;
         }
         /* Each copy per recipe (est_fp8_copy_bytes): the per-tensor
@@ -233,13 +232,13 @@ static void stage_of(const space_model *m, const space_layout *l,
          * columns differ), EST_NVFP4_BYTES each, as for fp8 (MoE and MLA with
          * nvfp4 are refused: dense layers only). */
         double wl = layers
-                    + (dual ? (double)space_split_rank_layers(&sp, l->pp - 1 - r)
+                    + (dual ? (double)space_split_rank_layers(sp, l->pp - 1 - r)
                             : 0);
         fp8 = 2 * EST_NVFP4_BYTES * wl * est_layer_gemm_weights_of(m, t, 0);
     }
     double rebuilt_tok, host_tok;
     double act = tokens
-                 * est_act_rank_token(m, l, &sp, r, micro, &rebuilt_tok,
+                 * est_act_rank_token(m, l, sp, r, micro, &rebuilt_tok,
                                       &host_tok);
     if (r < l->pp - 1)
         act += tokens * est_inflight_chunks(l, r, micro)
@@ -343,7 +342,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     act += loss_kept;
     /* DualPipe: the MTP modules of both stages (one micro-batch of the
      * last stage in flight on either end rank) */
-    double mtp_act = mtp + (dual ? est_rank_mtp(l, &sp, l->pp - 1 - r) : 0);
+    double mtp_act = mtp + (dual ? est_rank_mtp(l, sp, l->pp - 1 - r) : 0);
     if (mtp_act > 0) {
         /* Each MTP module (MultiTokenPredictionLayer,
          * multi_token_prediction.py, NVIDIA/Megatron-LM@d98e8a64ddf3): the
@@ -430,7 +429,7 @@ static void stage_of(const space_model *m, const space_layout *l,
         out->graph_pool
             = l->cuda_graph == SPACE_CG_FULL_ITERATION
                   ? act + loss_bwd
-                  : tokens * est_graph_pool_token(m, l, &sp, r, micro);
+                  : tokens * est_graph_pool_token(m, l, sp, r, micro);
     }
     if (l->framework == SPACE_FW_TORCHTITAN && l->param_fp32
         && l->zero >= SPACE_ZERO_3 && l->pp == 1) {
