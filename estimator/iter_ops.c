@@ -88,6 +88,16 @@ static void memo_key(uint64_t ops, const est_op *o, int64_t *k)
     memcpy(k, v, sizeof v);
 }
 
+/* The memos' last step: one multiply-xorshift (the 64-bit golden-ratio
+ * constant of Fibonacci hashing, Knuth TAOCP vol. 3 6.4) over a sum of
+ * fields each times an odd constant of its own. */
+static uint64_t memo_mix(uint64_t h)
+{
+    h ^= h >> 32;
+    h *= 0x9e3779b97f4a7c15u;
+    return h ^ (h >> 29);
+}
+
 static uint64_t memo_hash(const int64_t *k)
 {
     /* Each field times an odd constant of its own, summed, then one
@@ -99,9 +109,7 @@ static uint64_t memo_hash(const int64_t *k)
     uint64_t h = 0;
     for (int i = 0; i < MEMO_KEY; i++)
         h += (uint64_t)k[i] * (0x9e3779b97f4a7c15u + 2 * (uint64_t)i);
-    h ^= h >> 32;
-    h *= 0x9e3779b97f4a7c15u;
-    return h ^ (h >> 29);
+    return memo_mix(h);
 }
 
 /* 1 where keys a and b are equal: the fields in a loop the compiler
@@ -169,10 +177,7 @@ static double coll_time(const est_iter_ctx *x, est_coll k, double bytes,
                  + (uint64_t)g->nodes * 0xe7037ed1a0b428dbu
                  + (uint64_t)g->node_busy * 0x8ebc6af09c88c6e3u
                  + (uint64_t)(uintptr_t)x->c->sys;
-    h ^= h >> 32;
-    h *= 0x9e3779b97f4a7c15u;
-    h ^= h >> 29;
-    coll_memo_slot *s = &coll_memo[h & (COLL_MEMO_SLOTS - 1)];
+    coll_memo_slot *s = &coll_memo[memo_mix(h) & (COLL_MEMO_SLOTS - 1)];
     if (s->comm == id && s->sys == x->c->sys && s->bytes == b
         && s->kind == (int)k && s->size == g->size
         && s->per_node == g->per_node && s->nodes == g->nodes
