@@ -90,7 +90,6 @@
 #include "est_int.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,13 +479,6 @@ struct est_comm {
     uint64_t id; /* est_comm_id */
 };
 
-/* A number no other est_comm of this process has, from 1. */
-static uint64_t comm_new_id(void)
-{
-    static _Atomic uint64_t made;
-    return atomic_fetch_add(&made, 1) + 1;
-}
-
 uint64_t est_comm_id(const est_comm *c)
 {
     return c ? c->id : 0;
@@ -559,7 +551,7 @@ static void build_points(table *t)
 static est_comm *comm_build(const hw_system *y, int keep_bad, tp_err *e)
 {
     est_comm *c = tp_xcalloc(1, sizeof *c);
-    c->id = comm_new_id();
+    c->id = est_new_id();
     for (int i = 0; i < y->n_measured; i++) {
         const hw_measured *m = &y->measured[i];
         if (strcmp(m->kind, "collective_table") != 0) continue;
@@ -692,7 +684,7 @@ est_comm *est_comm_from_payload(const hw_system *y, const unsigned char *p,
     est_rbuf r = {p, len, 0, 0};
     const char *bad = NULL;
     est_comm *c = tp_xcalloc(1, sizeof *c);
-    c->id = comm_new_id();
+    c->id = est_new_id();
     int n = est_r_i32(&r);
     /* A table takes at least 28 bytes: no more than that could hold. */
     if (n < 0 || (size_t)n > est_r_left(&r) / 28) {

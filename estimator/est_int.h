@@ -107,6 +107,11 @@ void est_comm_payload(const est_comm *c, est_wbuf *b);
 est_comm *est_comm_from_payload(const hw_system *y, const unsigned char *p,
                                 size_t n, char *why, size_t cap);
 
+/* A number no other call of this process has had, from 1 (models.c): the
+ * ids of est_models and est_comm objects, keys of the memoized times that
+ * a freed object's reused address cannot alias. Thread-safe. */
+uint64_t est_new_id(void);
+
 /* One fit's bytes (fit.c): everything est_fit_predict reads but the
  * lazily filled lattice values. est_fit_read checks every count and
  * index against the bounds the fit code keeps, leaving *fit empty and

@@ -111,13 +111,18 @@ void est_models_payload(const est_models *m, est_wbuf *b)
     est_w_i32(b, -1);
 }
 
+uint64_t est_new_id(void)
+{
+    static _Atomic uint64_t made;
+    return atomic_fetch_add(&made, 1) + 1;
+}
+
 /* A new, empty est_models of g. */
 static est_models *models_new(const hw_gpu *g)
 {
     est_models *m = tp_xmalloc(sizeof *m);
     memset(m, 0, sizeof *m);
-    static _Atomic uint64_t opened;
-    m->id = atomic_fetch_add(&opened, 1) + 1;
+    m->id = est_new_id();
     m->g = g;
     m->src = g->models_like ? g->models_like : g;
     return m;
