@@ -108,12 +108,12 @@ int main(int argc, char **argv)
     tp_err e = {0};
     /* cmd_sweep reads its standard output's stream (claim_output): a NULL
      * one crashed here */
-    cli_out so;
-    if (cli_out_open(&so, "/dev/null", NULL, &e) || cmd_sweep(&o, &so, &e)) {
+    emit_out so;
+    if (emit_out_open(&so, "/dev/null", NULL, &e) || cmd_sweep(&o, &so, &e)) {
         fprintf(stderr, "diff_speed: %s\n", e.msg);
         return 1;
     }
-    cli_out_close(&so, 1, &e);
+    emit_out_close(&so, 1, &e);
     char *buf = NULL;
     size_t len = 0;
     if (tp_read_file(tpl_path, (size_t)1 << 30, &buf, &len, &e)) {
@@ -164,8 +164,8 @@ int main(int argc, char **argv)
             char *dpos[2] = {old_path, new_path};
             d.pos = dpos;
             d.npos = 2;
-            cli_out out;
-            if (cli_out_open(&out, "/dev/null", NULL, &e)) {
+            emit_out out;
+            if (emit_out_open(&out, "/dev/null", NULL, &e)) {
                 fprintf(stderr, "diff_speed: %s\n", e.msg);
                 return 1;
             }
@@ -174,13 +174,13 @@ int main(int argc, char **argv)
             double dts[3] = {0, 0, 0};
             int rc = 0, crc = 0;
             for (int rep = 0; rep < 3 && !rc && !crc; rep++) {
-                if (rep && cli_out_open(&out, "/dev/null", NULL, &e)) {
+                if (rep && emit_out_open(&out, "/dev/null", NULL, &e)) {
                     fprintf(stderr, "diff_speed: %s\n", e.msg);
                     return 1;
                 }
                 double t0 = now_s();
                 rc = cmd_diff(&d, &out, &e);
-                crc = cli_out_close(&out, 1, &e);
+                crc = emit_out_close(&out, 1, &e);
                 dts[rep] = now_s() - t0;
                 if (rc == CLI_EXIT_CHANGED) rc = 0;
             }

@@ -15,10 +15,8 @@
 #include "space.h"
 #include "est.h"
 #include "job.h"
+#include "emit.h"
 
-/* JSON Lines (CLI_JSONL) only where a command says so (search). */
-typedef enum cli_format { CLI_TABLE, CLI_JSON, CLI_CSV, CLI_JSONL, CLI_MD, CLI_FORMAT_COUNT } cli_format;
-/* CLI_MD (markdown): diff only. */
 
 #define CLI_MAX_HWDB 16
 
@@ -32,7 +30,7 @@ typedef struct cli_opts {
                                 NULL = stderr (read it with cli_err) */
     FILE *out;               /* the caller's data stream (cli_run): what an
                                 output given as "-" writes; NULL = none */
-    cli_format format;
+    emit_format format;
     int format_set;          /* --format given (sweep refuses what it cannot
                                 write rather than ignore it) */
     const char *output;      /* -o FILE, or NULL for stdout */
@@ -138,11 +136,6 @@ int cli_getopt_next(cli_getopt *g, int argc, char **argv,
 int cli_option_kind(const char *name);
 /* The i-th long option name of the table, NULL past its end. */
 const char *cli_option_name(int i);
-/* Lets out.c and sweep install their SIGHUP, SIGINT and SIGTERM handlers
- * (the command line's main does; a library call otherwise installs none).
- * cli_signals_owned says whether it was called. */
-void cli_own_signals(void);
-int cli_signals_owned(void);
 
 /* Which framework's job a file holds (launch.h's readers). */
 typedef enum cli_job_kind {
@@ -178,161 +171,20 @@ enum {
 /* The forms --launch SHOW asks for (none: 0, all: every one). */
 unsigned cli_launch_forms(int show);
 
-/* Output goes to stdout; to a device or FIFO directly; or to a temporary
- * file beside -o FILE (beside a symbolic link's target: the link stays)
- * that is renamed over it only when the command succeeded, so a failed or
- * signalled run never leaves a half-written file nor a temporary one
- * (out.c). A replaced file keeps its mode, a new one gets 0666 & ~umask. */
-typedef struct cli_out {
-    FILE *f;
-    const char *path;   /* as given, for messages; NULL for stdout */
-    char target[4096];  /* path with symbolic links followed */
-    char tmp[4096];     /* temporary path while writing ("" when direct) */
-    int direct;         /* a device or FIFO, written in place */
-    int slot;           /* out.c's signal clean-up slot of tmp, -1 none */
-    int borrowed;       /* the caller's stream (cli_out_stream): not closed */
-    int pending;        /* finished, the temporary file not yet renamed */
-} cli_out;
-
-/* Opens the output path names: "-" (or NULL) is the caller's stream
- * (cli_out_stream: never closed; NULL caller: TP_EINTERNAL, as
- * cli_io_check refuses such a "-" first), a device, FIFO or descriptor
- * path (/dev/stdout) is written directly, a regular file through a
- * temporary file. TP_OK, or TP_EIO naming path and reason. */
-int cli_out_open(cli_out *o, const char *path, FILE *caller, tp_err *e);
-/* A writer on the caller's open stream f (standard output, or a library
- * caller's memory stream): cli_out_close flushes and checks it but leaves
- * it open. TP_OK. */
-int cli_out_stream(cli_out *o, FILE *f);
-/* Closes; on ok flushes, syncs and renames the temporary file into place,
- * else removes it. Every write, flush, sync, close and rename error
- * (standard output's too) is TP_EIO naming the path and the reason;
- * errors when !ok are not reported (the command's own error is). */
-int cli_out_close(cli_out *o, int ok, tp_err *e);
-/* cli_out_close in two steps, for outputs that must all be complete
- * before any is put in place (hw import-nccl-tests): cli_out_finish
- * flushes, syncs and closes (TP_EIO as cli_out_close; the temporary file
- * is then removed), cli_out_commit renames a finished file into place
- * (TP_EIO where it cannot), cli_out_discard drops an output at any stage
- * (its temporary file removed; a no-op once committed). */
-int cli_out_finish(cli_out *o, tp_err *e);
-int cli_out_commit(cli_out *o, tp_err *e);
-void cli_out_discard(cli_out *o);
-/* The file path names once its symbolic links are followed (a dangling
- * link's target need not exist) into out[cap]. TP_OK or TP_EIO. */
-int cli_out_resolve(const char *path, char *out, size_t cap, tp_err *e);
-/* Whether a path (links followed) names a process's open descriptor:
- * under /dev/fd/, or /proc/PID/fd/ (where /dev/stdout leads). Such a path
- * is written in place, appended to, never renamed over: the file behind
- * it is held open by its owner (a shell's > or >>). */
-int cli_out_names_fd(const char *path);
-
-/* A path one call reads or writes, for cli_io_check. */
-typedef enum cli_io_role {
-    CLI_IO_IN,      /* read: a job file, a spec, a config.json, a log */
-    CLI_IO_OUT,     /* a file written: -o, --svg, --sbatch; "-" is the
-                       caller's stream */
-    CLI_IO_OUT_DIR  /* a directory written into (hw import-nccl-tests -o):
-                       "-" refused */
-} cli_io_role;
-typedef struct cli_io {
-    const char *what;  /* the option ("-o", "--sbatch") or argument ("the
-                          spec") that names it, for messages */
-    const char *path;  /* as given; "-": standard input or the caller's
-                          stream */
-    cli_io_role role;
-    int implicit;      /* the command's output without -o (path "-") */
-} cli_io;
-/* Refuses, with TP_EUSAGE naming both paths and their options, what
- * would lose data before anything is written: an output that is one of
- * the inputs, or one file named by two outputs (the same file: device and
- * inode where it exists, else the real path of its directory and its
- * name; only regular files and files to be, as two writers of /dev/null
- * lose nothing); "-" as a directory output; "-" for an output when
- * another output already writes the caller's stream. caller is the
- * stream "-" writes (its descriptor, where it has one, identifies
- * /dev/stdout's file). TP_OK otherwise. */
-int cli_io_check(const cli_io *io, int n, FILE *caller, tp_err *e);
-
-/* A table of strings, printed aligned (table format) or as RFC 4180 CSV.
- * A cell that is CLI_MISSING shows as such in a table and is an empty
- * cell in CSV, where JSON writes null. */
-#define CLI_MISSING "-"
-typedef struct cli_table {
-    int ncols;
-    const char **headers;
-    const char *align;   /* per column 'l' or 'r' */
-    int nrows, cap;
-    char **cells;        /* nrows x ncols, owned */
-} cli_table;
-
-void cli_table_init(cli_table *t, int ncols, const char **headers,
-                    const char *align);
-/* Appends a row of ncols cells, each formatted from the printf-style
- * strings in order; cells are copied. */
-void cli_table_row(cli_table *t, ...);
-/* The same from an array of n cells (missing ones empty). */
-void cli_table_rowv(cli_table *t, const char *const *cells, int n);
-void cli_table_print(const cli_table *t, FILE *f, cli_format fmt);
-void cli_table_free(cli_table *t);
-
-/* The layout of the JSON outputs (docs/output-formats.md, docs/schemas/):
- * one integer for all of them, bumped when a key is removed or renamed or
- * changes type, unit or meaning; a new key does not bump it. */
-#define CLI_SCHEMA_VERSION 1
-/* Puts "schema_version" first in v, an object, or in each object of v, an
- * array (model list, hw check print arrays; readers of them stay as they
- * were), unless it is there already; returns v. cli_print_json does it;
- * JSON Lines records (search, sweep) call it themselves. */
-cJSON *cli_json_version(cJSON *v);
-
-/* Adds to object o "recompute_modules": the names of the modules l's
- * selective recomputation reruns (space_recompute_modules), an array. */
-void cli_json_rc_modules(cJSON *o, const space_layout *l);
-
-/* Adds to object o "pipeline_split": l's split options as Megatron-LM
- * names them (null where not given), the rule that refuses it (null),
- * and the transformer layers of every stage (chunk k / PP of rank k % PP)
- * and of every pipeline rank as Megatron-Core builds them, and the stage
- * of the MTP modules (null without). */
-void cli_json_split(cJSON *o, const space_model *m, const space_layout *l);
-
-/* Prints a JSON output document, pretty, with a trailing newline, with its
- * schema_version (cli_json_version), and deletes it. */
-void cli_print_json(FILE *f, cJSON *v);
-/* text printed from column `at` (where the caller left the line), words
- * wrapped before `width`, continuation lines indented to `indent`; a word
- * longer than the room stands alone. Runs of blanks become one. Ends the
- * line. */
-void cli_print_wrapped(FILE *f, const char *text, int at, int indent,
-                       int width);
-/* The width search and estimate texts wrap their prose to. */
-#define CLI_TEXT_WIDTH 100
-/* A paragraph of prose, printf-formatted, wrapped to CLI_TEXT_WIDTH with
- * continuation lines indented by `indent` (a leading indent of the text
- * is kept); fmt's trailing newline is dropped, one is printed. */
-void cli_wrapf(FILE *f, int indent, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Human-readable numbers: 6.74e9 -> "6.74 B" params, bytes -> "80.0 GiB",
- * FLOP/s -> "989.5 TFLOP/s", s -> "2.0 us". */
-void cli_fmt_count(char *buf, size_t cap, double v);
-void cli_fmt_si(char *buf, size_t cap, double v, const char *unit);
-void cli_fmt_bytes(char *buf, size_t cap, double bytes);
 
 /* Subcommand handlers. Each returns an exit status (enum tp_status) and
  * on failure leaves its message in e. */
-int cmd_model_list(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_op_predict(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_model_list(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_hw_list(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_hw_show(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_hw_check(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_op_predict(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_op_cv(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e);
 /* The model of --model with the options' dropout overrides, and the
  * software choices of the options (attention backend, overlaps) on a
  * layout: shared by estimate and search (cmd_estimate.c). */
@@ -346,16 +198,6 @@ int cli_model(const cli_opts *o, space_model *m, tp_err *e);
 int cli_model_unread(const char *name_or_path, int strict, FILE *err,
                      tp_err *e);
 
-/* l's memory savers as the "memory_savers" object of o (estimate's layout,
- * search's rows; docs/output-formats.md), and in words into buf[cap] (""
- * for none; out.c). */
-void cli_json_savers(cJSON *o, const space_layout *l);
-char *cli_savers_text(const space_layout *l, char *buf, size_t cap);
-/* An estimate's error band (est_error_band) as the "error_band" object of
- * o (docs/output-formats.md), and in words into buf[cap] (out.c). */
-struct est_band;
-void cli_json_band(cJSON *o, const struct est_band *b);
-char *cli_band_text(const struct est_band *b, char *buf, size_t cap);
 /* A named figure of an estimate (a time term, a memory term): the
  * estimator's (est_term; est_time_terms gives the time terms, in the one
  * order of every output). */
@@ -419,8 +261,8 @@ void cli_fed_print(FILE *out, const cli_run_fed *f, const char *path,
                    const struct est_band *band);
 void cli_fed_json(cJSON *j, const cli_run_fed *f, const char *path);
 
-int cmd_estimate(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_search(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_estimate(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_search(const cli_opts *o, emit_out *out, tp_err *e);
 
 /* Parses "NxG" (nodes x GPUs per node) into *nodes, *per_node; TP_EUSAGE
  * with a message otherwise. */
@@ -529,8 +371,8 @@ void cli_csv_layout_cells(char c[][48], const space_layout *l, int moe);
 /* sweep, merge, diff (cmd_sweep.c, cmd_diff.c). diff's exit status when
  * it found changes; its output is kept as on success. */
 #define CLI_EXIT_CHANGED 3
-int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_merge(const cli_opts *o, cli_out *out, tp_err *e);
-int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e);
+int cmd_sweep(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_merge(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_diff(const cli_opts *o, emit_out *out, tp_err *e);
 
 #endif

@@ -110,10 +110,10 @@ static void fmt_time(char *buf, size_t cap, double t)
     if (isnan(t))
         snprintf(buf, cap, "-");
     else
-        cli_fmt_si(buf, cap, t, "s");
+        emit_fmt_si(buf, cap, t, "s");
 }
 
-int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e)
 {
     int rc;
     if ((rc = need(o->system, "--system", "coll show", e))
@@ -170,8 +170,8 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
     static const char *hdr[] = {"bytes",      "analytical", "measured",
                                 "used",       "algbw",      "busbw",
                                 "source"};
-    cli_table t;
-    cli_table_init(&t, 7, hdr, "rrrrrrl");
+    emit_table t;
+    emit_table_init(&t, 7, hdr, "rrrrrrl");
     cJSON *arr = cJSON_CreateArray();
     const est_coll_table *tab = NULL;
     for (int i = 0; i < ns; i++) {
@@ -186,8 +186,8 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
         fmt_time(an, sizeof an, info.analytical_s);
         fmt_time(me, sizeof me, info.table ? used : NAN);
         fmt_time(us, sizeof us, used);
-        cli_fmt_si(ab, sizeof ab, alg, "B/s");
-        cli_fmt_si(bb, sizeof bb, bus, "B/s");
+        emit_fmt_si(ab, sizeof ab, alg, "B/s");
+        emit_fmt_si(bb, sizeof bb, bus, "B/s");
         if (g.size == 1)
             snprintf(src, sizeof src, "one rank: nothing to move");
         else if (info.table)
@@ -196,7 +196,7 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
         else
             snprintf(src, sizeof src, "analytical (%s/%s, %s-bound)",
                      info.algorithm, info.protocol, info.bottleneck);
-        cli_table_row(&t, b, an, me, us, ab, bb, src);
+        emit_table_row(&t, b, an, me, us, ab, bb, src);
         cJSON *j = cJSON_CreateObject();
         cJSON_AddNumberToObject(j, "bytes", sizes[i]);
         cJSON_AddNumberToObject(j, "analytical_s", info.analytical_s);
@@ -217,7 +217,7 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "busbw_bytes_per_s", bus);
         cJSON_AddItemToArray(arr, j);
     }
-    if (o->format == CLI_JSON) {
+    if (o->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "system", y->name);
         cJSON_AddStringToObject(j, "collective", est_coll_names[kind]);
@@ -234,9 +234,9 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
         }
         cJSON_AddItemToObject(j, "sizes", arr);
         arr = NULL;
-        cli_print_json(out->f, j);
+        emit_print_json(out->f, j);
     } else {
-        if (o->format == CLI_TABLE) {
+        if (o->format == EMIT_TABLE) {
             fprintf(out->f, "%s over %d x %d GPUs (%d ranks) on %s\n",
                     est_coll_names[kind], nodes, per_node, g.size, y->name);
             /* The table of this collective and shape, even if no size
@@ -250,8 +250,8 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
             }
             if (mt && mt->n_rows) {
                 char lo[32], hi[32];
-                cli_fmt_bytes(lo, sizeof lo, mt->rows[0].bytes);
-                cli_fmt_bytes(hi, sizeof hi, mt->rows[mt->n_rows - 1].bytes);
+                emit_fmt_bytes(lo, sizeof lo, mt->rows[0].bytes);
+                emit_fmt_bytes(hi, sizeof hi, mt->rows[mt->n_rows - 1].bytes);
                 fprintf(out->f,
                         "measured table: %s (%d rows, %s to %s; %d "
                         "implausible row(s) left out)\n\n",
@@ -268,10 +268,10 @@ int cmd_coll_show(const cli_opts *o, cli_out *out, tp_err *e)
                         y->name);
             }
         }
-        cli_table_print(&t, out->f, o->format);
+        emit_table_print(&t, out->f, o->format);
     }
     cJSON_Delete(arr);
-    cli_table_free(&t);
+    emit_table_free(&t);
     est_comm_free(c);
     hw_db_free(db);
     return TP_OK;
@@ -305,7 +305,7 @@ typedef struct src_sum {
     int n;
 } src_sum;
 
-int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
 {
     int rc = need(o->system, "--system", "coll cv", e);
     if (rc) return rc;
@@ -321,8 +321,8 @@ int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e)
                                 "implausible", "sizes",  "error %",
                                 ">=16MiB %", "line rate %", "bottleneck",
                                 "table"};
-    cli_table t;
-    cli_table_init(&t, 10, hdr, "llrrlrrrll");
+    emit_table t;
+    emit_table_init(&t, 10, hdr, "llrrlrrrll");
     cJSON *arr = cJSON_CreateArray();
     int nt = est_comm_table_count(c);
     src_sum *sums = tp_xcalloc((size_t)(nt ? nt : 1), sizeof *sums);
@@ -367,8 +367,8 @@ int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e)
         snprintf(bad, sizeof bad, "%d", x->n_bad);
         if (x->n_rows) {
             char lo[24], hi[24];
-            cli_fmt_bytes(lo, sizeof lo, x->rows[0].bytes);
-            cli_fmt_bytes(hi, sizeof hi, x->rows[x->n_rows - 1].bytes);
+            emit_fmt_bytes(lo, sizeof lo, x->rows[0].bytes);
+            emit_fmt_bytes(hi, sizeof hi, x->rows[x->n_rows - 1].bytes);
             snprintf(range, sizeof range, "%s-%s", lo, hi);
         } else {
             snprintf(range, sizeof range, "-");
@@ -376,7 +376,7 @@ int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e)
         fmt_pct(m1, sizeof m1, mape);
         fmt_pct(m2, sizeof m2, mape_l);
         fmt_pct(f, sizeof f, 100 * fr);
-        cli_table_row(&t, est_coll_names[x->kind], grp, rows, bad, range, m1,
+        emit_table_row(&t, est_coll_names[x->kind], grp, rows, bad, range, m1,
                       m2, f, bottleneck, x->file);
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "collective", est_coll_names[x->kind]);
@@ -409,7 +409,7 @@ int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e)
             cJSON_AddNullToObject(j, "bottleneck");
         cJSON_AddItemToArray(arr, j);
     }
-    if (o->format == CLI_JSON) {
+    if (o->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "system", y->name);
         cJSON_AddBoolToObject(j, "keep_bad", o->keep_bad);
@@ -429,9 +429,9 @@ int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e)
                 cJSON_AddNullToObject(x, "mape_pct");
             cJSON_AddItemToArray(sa, x);
         }
-        cli_print_json(out->f, j);
+        emit_print_json(out->f, j);
     } else {
-        if (o->format == CLI_TABLE)
+        if (o->format == EMIT_TABLE)
             fprintf(out->f,
                     "analytical model vs measured tables of %s: mean "
                     "absolute error of the analytical time, over all rows "
@@ -439,8 +439,8 @@ int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e)
                     "median achieved share of the model's line-rate time "
                     "(rows of at least 64 MiB)\n\n",
                     y->name);
-        cli_table_print(&t, out->f, o->format);
-        if (o->format == CLI_TABLE) {
+        emit_table_print(&t, out->f, o->format);
+        if (o->format == EMIT_TABLE) {
             if (nt == 0)
                 fprintf(out->f, "\n%s lists no measured collective tables\n",
                         y->name);
@@ -459,7 +459,7 @@ int cmd_coll_cv(const cli_opts *o, cli_out *out, tp_err *e)
     }
     free(sums);
     cJSON_Delete(arr);
-    cli_table_free(&t);
+    emit_table_free(&t);
     est_comm_free(c);
     hw_db_free(db);
     return TP_OK;

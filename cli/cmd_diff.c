@@ -240,7 +240,7 @@ static cJSON *side_json(const sweep_outcome *s)
     return j;
 }
 
-int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_diff(const cli_opts *o, emit_out *out, tp_err *e)
 {
     double thr = o->threshold >= 0 ? o->threshold : 0.02;
     sweep_file a, b;
@@ -256,10 +256,10 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
     int changed = 0, added = 0, vanished = 0, same = 0, inputs = 0;
     cJSON *jc = cJSON_CreateArray(), *jn = cJSON_CreateArray(),
           *jv = cJSON_CreateArray();
-    cli_table t;
+    emit_table t;
     static const char *hdr[] = {"change", "old", "new", "scenario", "input",
                                 "what"};
-    cli_table_init(&t, 6, hdr, "lrrlll");
+    emit_table_init(&t, 6, hdr, "lrrlll");
     char why[1024], io[24], in[24], input[1024];
     /* Two sweeps of one spec shape (the same scenario count) whose ids
      * differ at a position: the same scenario across a change of what it
@@ -296,7 +296,7 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
             cJSON_AddStringToObject(j, "scenario", y->label);
             cJSON_AddItemToObject(j, "new", side_json(y));
             cJSON_AddItemToArray(jn, j);
-            cli_table_row(&t, "new", "-", in, y->label, "-",
+            emit_table_row(&t, "new", "-", in, y->label, "-",
                           y->layout[0] ? y->layout : y->status);
             continue;
         }
@@ -319,7 +319,7 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddItemToObject(j, "old", side_json(x));
         cJSON_AddItemToObject(j, "new", side_json(y));
         cJSON_AddItemToArray(jc, j);
-        cli_table_row(&t, "changed", io, in, y->label, input[0] ? input : "-",
+        emit_table_row(&t, "changed", io, in, y->label, input[0] ? input : "-",
                       why);
     }
     for (int i = 0; i < a.n; i++) {
@@ -332,7 +332,7 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddStringToObject(j, "scenario", x->label);
         cJSON_AddItemToObject(j, "old", side_json(x));
         cJSON_AddItemToArray(jv, j);
-        cli_table_row(&t, "vanished", io, "-", x->label, "-",
+        emit_table_row(&t, "vanished", io, "-", x->label, "-",
                       x->layout[0] ? x->layout : x->status);
     }
     free(a_at);
@@ -347,7 +347,7 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
         snprintf(sum + sn, sizeof sum - (size_t)sn,
                  "; %d paired by position across a change of their inputs "
                  "(their ids differ)", paired);
-    if (o->format == CLI_JSON) {
+    if (o->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "old", o->pos[0]);
         cJSON_AddStringToObject(j, "new", o->pos[1]);
@@ -364,8 +364,8 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddNumberToObject(s, "unchanged", same);
         cJSON_AddNumberToObject(s, "unchanged_with_changed_inputs", inputs);
         cJSON_AddNumberToObject(s, "paired_by_position", paired);
-        cli_print_json(f, j);
-    } else if (o->format == CLI_MD) {
+        emit_print_json(f, j);
+    } else if (o->format == EMIT_MD) {
         cJSON_Delete(jc);
         cJSON_Delete(jn);
         cJSON_Delete(jv);
@@ -391,10 +391,10 @@ int cmd_diff(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_Delete(jc);
         cJSON_Delete(jn);
         cJSON_Delete(jv);
-        if (t.nrows) cli_table_print(&t, f, o->format == CLI_CSV ? CLI_CSV : CLI_TABLE);
-        if (o->format != CLI_CSV) fprintf(f, "%s%s\n", t.nrows ? "\n" : "", sum);
+        if (t.nrows) emit_table_print(&t, f, o->format == EMIT_CSV ? EMIT_CSV : EMIT_TABLE);
+        if (o->format != EMIT_CSV) fprintf(f, "%s%s\n", t.nrows ? "\n" : "", sum);
     }
-    cli_table_free(&t);
+    emit_table_free(&t);
     file_free(&a);
     file_free(&b);
     if (changed + added + vanished) {

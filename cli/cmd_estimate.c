@@ -122,7 +122,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
         split, "middle", (double)space_rank_layers(m, l, l->pp > 2 ? 1 : 0));
     cJSON_AddNumberToObject(split, "last",
                             (double)space_rank_layers(m, l, l->pp - 1));
-    cli_json_split(a, m, l);
+    emit_json_split(a, m, l);
     if (m->num_experts > 0) { /* MoE only: dense output as before */
         int64_t ep = space_layout_ep(l), etp = space_layout_etp(l);
         cJSON_AddNumberToObject(a, "expert_model_parallel_size", (double)ep);
@@ -153,7 +153,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
     cJSON_AddStringToObject(a, "recompute_granularity",
                             space_recompute_names[l->recompute]);
     if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
-        cli_json_rc_modules(a, l);
+        emit_json_rc_modules(a, l);
     if (l->recompute == SPACE_RECOMPUTE_FULL) {
         cJSON_AddStringToObject(a, "recompute_method",
                                 space_recompute_method_names
@@ -229,7 +229,7 @@ static void add_layout_json(cJSON *j, const est_result *r,
     }
     cJSON_AddNumberToObject(a, "attention_dropout", m->attn_dropout);
     cJSON_AddNumberToObject(a, "hidden_dropout", m->hidden_dropout);
-    cli_json_savers(a, l);
+    emit_json_savers(a, l);
     cJSON *ch = cJSON_AddArrayToObject(a, "chosen");
     int unset[N_CHOSEN];
     chosen_unset(want, unset);
@@ -268,15 +268,15 @@ static int mem_terms(const est_result *r, cli_term *t)
 /* Every pipeline stage's memory (est_memory_stage with the device's
  * share, est_memory_device), as a table or the "memory_per_stage" array. */
 static void print_stages(const est_ctx *c, const space_model *m,
-                         const space_layout *l, cli_format fmt, FILE *f,
+                         const space_layout *l, emit_format fmt, FILE *f,
                          cJSON *j)
 {
     const char *hdr[] = {"stage", "layers", "params", "states GiB",
                          "activ. GiB", "alloc GiB", "reserved GiB",
                          "device GiB", "peak in"};
-    cli_table tab;
+    emit_table tab;
     cJSON *a = j ? cJSON_AddArrayToObject(j, "memory_per_stage") : NULL;
-    if (!j) cli_table_init(&tab, 9, hdr, "rrrrrrrrl");
+    if (!j) emit_table_init(&tab, 9, hdr, "rrrrrrrrl");
     for (int64_t r = 0; r < l->pp; r++) {
         est_memory s;
         est_memory_stage(m, l, r, &s);
@@ -309,23 +309,23 @@ static void print_stages(const est_ctx *c, const space_model *m,
         snprintf(v[5], 32, "%.2f", s.allocated / 1073741824.0);
         snprintf(v[6], 32, "%.2f", s.reserved / 1073741824.0);
         snprintf(v[7], 32, "%.2f", s.total / 1073741824.0);
-        cli_table_row(&tab, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], ph);
+        emit_table_row(&tab, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], ph);
     }
     if (!j) {
-        cli_table_print(&tab, f, fmt);
-        cli_table_free(&tab);
+        emit_table_print(&tab, f, fmt);
+        emit_table_free(&tab);
     }
 }
 
 /* A table of terms: name, value, and its share of `whole` (percent) or,
  * with whole = 0, the value in GiB. */
-static void print_terms(FILE *f, cli_format fmt, const char *title,
+static void print_terms(FILE *f, emit_format fmt, const char *title,
                         const char *unit, const char *third, const cli_term *t,
                         int n, double whole)
 {
     const char *hdr[] = {title, unit, third};
-    cli_table tab;
-    cli_table_init(&tab, 3, hdr, "lrr");
+    emit_table tab;
+    emit_table_init(&tab, 3, hdr, "lrr");
     for (int i = 0; i < n; i++) {
         char v[32], w[32];
         snprintf(v, sizeof v, whole > 0 ? "%.4f" : "%.0f", t[i].v);
@@ -333,16 +333,16 @@ static void print_terms(FILE *f, cli_format fmt, const char *title,
             snprintf(w, sizeof w, "%.1f %%", 100 * t[i].v / whole);
         else
             snprintf(w, sizeof w, "%.2f", t[i].v / 1073741824.0);
-        cli_table_row(&tab, t[i].name, v, w);
+        emit_table_row(&tab, t[i].name, v, w);
     }
-    cli_table_print(&tab, f, fmt);
-    cli_table_free(&tab);
+    emit_table_print(&tab, f, fmt);
+    emit_table_free(&tab);
 }
 
 /* What the estimate of l timed, operator by operator (est_trace): a
  * table, or the "ops" array of the JSON output. */
 static void print_ops(const est_ctx *c, const space_model *m,
-                      const space_layout *l, cli_format fmt, FILE *f,
+                      const space_layout *l, emit_format fmt, FILE *f,
                       cJSON *j)
 {
     est_trace *tr = tp_xmalloc(sizeof *tr);
@@ -366,26 +366,26 @@ static void print_ops(const est_ctx *c, const space_model *m,
         return;
     }
     const char *hdr[] = {"where", "operator", "shape", "fwd us", "bwd us"};
-    cli_table t;
-    cli_table_init(&t, 5, hdr, "lllrr");
+    emit_table t;
+    emit_table_init(&t, 5, hdr, "lllrr");
     for (int i = 0; i < tr->n; i++) {
         const est_trace_row *w = &tr->row[i];
         char a[24], b[24];
         snprintf(a, sizeof a, "%.1f", w->fwd_s * 1e6);
         snprintf(b, sizeof b, "%.1f", w->bwd_s * 1e6);
-        cli_table_row(&t, w->where, w->what, w->shape, a, b);
+        emit_table_row(&t, w->where, w->what, w->shape, a, b);
     }
     fprintf(f, "\noperators timed (one layer, one micro-batch; first and "
                "last stage; once per iteration), after the kernel "
                "efficiency; collectives before any overlap:\n");
-    cli_table_print(&t, f, fmt);
-    cli_table_free(&t);
+    emit_table_print(&t, f, fmt);
+    emit_table_free(&t);
     if (tr->dropped)
         fprintf(f, "(%d more not kept)\n", tr->dropped);
     free(tr);
 }
 
-int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
+int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
 {
     /* A job file (--megatron-args, ...) sets what the options would. */
     cli_opts job = *o_cmd;
@@ -487,7 +487,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     est_error_band(y->gpu, &m, &r.layout, r.gpus, &band);
     cli_run_fed fed;
     if (o->log_file) cli_fed_back(&fed, &lg, &c, &m, &r, o->calibrate);
-    if (o->format == CLI_JSON) {
+    if (o->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "model", m.name);
         cJSON_AddStringToObject(j, "system", y->name);
@@ -504,7 +504,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "mfu", r.mfu);
         cJSON_AddStringToObject(j, "mfu_convention", mfu_convention);
         cJSON_AddNumberToObject(j, "kernel_efficiency", est_kernel_eff(&c, l));
-        cli_json_band(j, &band);
+        emit_json_band(j, &band);
         if (o->log_file) cli_fed_json(j, &fed, o->log_file);
         else cJSON_AddNullToObject(j, "measured");
         cJSON_AddNumberToObject(j, "peak_memory_bytes", r.mem.total);
@@ -543,7 +543,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
         } else {
             cJSON_AddNullToObject(j, "train"); /* no --tokens */
         }
-        cli_print_json(out->f, j);
+        emit_print_json(out->f, j);
     } else {
         FILE *f = out->f;
         fprintf(f, "%s on %s: %lld x %s\n", m.name, y->name,
@@ -561,7 +561,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                                  sizeof names);
             snprintf(rcm, sizeof rcm, " (%s)", names);
         }
-        cli_wrapf(f, 2,
+        emit_wrapf(f, 2,
                 "layout: TP %lld, PP %lld, VPP %lld, CP %lld, DP %lld, "
                 "micro-batch %lld (%lld per iteration), global batch %lld, "
                 "seq %lld, SP %s, recompute %s%s, ZeRO %d, %s%s%s%s\n",
@@ -585,7 +585,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             char imb[48] = "the estimator's default";
             if (l->moe_imbalance > 0)
                 snprintf(imb, sizeof imb, "%g", l->moe_imbalance);
-            cli_wrapf(f, 2,
+            emit_wrapf(f, 2,
                     "experts: %lld of %lld a token; EP %lld, expert TP %lld, "
                     "expert DP %lld; %s dispatcher%s%s; busiest expert's "
                     "load over the mean %s\n",
@@ -596,7 +596,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                     l->moe_comm_overlap ? ", overlapped: " : "",
                     l->moe_comm_overlap ? space_moe_overlap_name(l) : "", imb);
         }
-        cli_wrapf(f, 2,
+        emit_wrapf(f, 2,
                 "software: %s attention, dropout %g/%g (attention/hidden), TP "
                 "overlap %s, CP exchange %s, DP overlap %s%s%s%s; gradients "
                 "%s%s; allocator %s%s%s%s%s\n",
@@ -620,10 +620,10 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                     ? "; Megatron-FSDP double buffers" : "",
                 l->ce_te ? "; Transformer Engine's fused loss" : "");
         char sv[400];
-        if (cli_savers_text(l, sv, sizeof sv)[0])
-            cli_wrapf(f, 2, "memory savers: %s", sv);
+        if (emit_savers_text(l, sv, sizeof sv)[0])
+            emit_wrapf(f, 2, "memory savers: %s", sv);
         const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;
-        cli_wrapf(f, 2,
+        emit_wrapf(f, 2,
                 "operator times: fitted to %s's samples where it has them, "
                 "roofline elsewhere%s%s%s; over an in-training kernel "
                 "efficiency of %.3g (stack %s x this GPU's factor, fitted "
@@ -643,11 +643,11 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                          n ? ", " : "", chosen_names[i].label);
             }
         if (chosen[0])
-            cli_wrapf(f, 2, "chosen (fastest feasible of %lld layouts tried, %lld "
+            emit_wrapf(f, 2, "chosen (fastest feasible of %lld layouts tried, %lld "
                        "feasible): %s\n",
                     (long long)tried, (long long)feasible, chosen);
         if (!r.feasible)
-            cli_wrapf(f, 2, "NOT FEASIBLE (%s%s%s): %s",
+            emit_wrapf(f, 2, "NOT FEASIBLE (%s%s%s): %s",
                     est_reason_names[r.reason],
                     r.reason == EST_INVALID_LAYOUT ? ", " : "",
                     r.reason == EST_INVALID_LAYOUT ? space_reject_names[r.reject]
@@ -655,18 +655,18 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                     r.message);
         if (r.iteration_s > 0) {
             char a[64];
-            cli_fmt_si(a, sizeof a, r.tokens_per_s, "tokens/s");
+            emit_fmt_si(a, sizeof a, r.tokens_per_s, "tokens/s");
             fprintf(f,
                     "\niteration %.4f s   %s   %.1f model TFLOP/s per GPU   "
                     "MFU %.1f %%\n",
                     r.iteration_s, a, r.model_flops_per_gpu_s / 1e12,
                     100 * r.mfu);
             char bt[600];
-            cli_band_text(&band, bt, sizeof bt);
+            emit_band_text(&band, bt, sizeof bt);
             for (char *ln = bt, *nl; ln && *ln; ln = nl ? nl + 1 : NULL) {
                 nl = strchr(ln, '\n');
                 if (nl) *nl = '\0';
-                cli_wrapf(f, 2, "%s", ln);
+                emit_wrapf(f, 2, "%s", ln);
             }
             fputc('\n', f);
             print_terms(f, o->format, "time", "seconds", "share", tt, nt,
@@ -680,7 +680,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 r.mem.peak_in_step ? "optimizer step" : "backward",
                 y->gpu->name, y->gpu->mem_bytes / 1073741824.0);
         double mg = est_memory_margin(l);
-        cli_wrapf(f, 2, "with the margin, +%.1f %%: %.2f GiB, %.2f GiB left. %s",
+        emit_wrapf(f, 2, "with the margin, +%.1f %%: %.2f GiB, %.2f GiB left. %s",
                 100 * mg, r.mem.total * (1 + mg) / 1073741824.0,
                 (y->gpu->mem_bytes - r.mem.total * (1 + mg)) / 1073741824.0,
                 est_memory_evidence(l));
@@ -696,7 +696,7 @@ int cmd_estimate(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                     y->price_usd_per_gpu_hour);
         if (o->log_file) cli_fed_print(f, &fed, o->log_file, &band);
         fputc('\n', f);
-        cli_wrapf(f, 2, "MFU: %s.", mfu_convention);
+        emit_wrapf(f, 2, "MFU: %s.", mfu_convention);
         if (o->ops && r.iteration_s > 0) print_ops(&c, &m, l, o->format, f, NULL);
     }
     rc = r.feasible ? TP_OK : TP_INFEASIBLE;

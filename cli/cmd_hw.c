@@ -150,19 +150,19 @@ static void print_aliases(FILE *f, const char (*a)[HW_NAME_MAX], int n)
     fputc('\n', f);
 }
 
-int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_hw_list(const cli_opts *o, emit_out *out, tp_err *e)
 {
     hw_db *db = cli_open_hwdb(o, e);
     if (!db) return e->status;
     int ng = hw_gpu_count(db), ns = hw_system_count(db);
-    if (o->format == CLI_JSON) {
+    if (o->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON *ga = cJSON_AddArrayToObject(j, "gpus");
         for (int i = 0; i < ng; i++) cJSON_AddItemToArray(ga, gpu_json(hw_gpu_at(db, i)));
         cJSON *sa = cJSON_AddArrayToObject(j, "systems");
         for (int i = 0; i < ns; i++)
             cJSON_AddItemToArray(sa, system_json(hw_system_at(db, i)));
-        cli_print_json(out->f, j);
+        emit_print_json(out->f, j);
         hw_db_free(db);
         return TP_OK;
     }
@@ -170,36 +170,36 @@ int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e)
                                "fp4 dense", "memory",       "HBM bw",
                                "scale-up bw/dir", "power", "aliases",
                                "name"};
-    cli_table t;
-    cli_table_init(&t, 10, gh, "lrrrrrrrll");
+    emit_table t;
+    emit_table_init(&t, 10, gh, "lrrrrrrrll");
     for (int i = 0; i < ng; i++) {
         const hw_gpu *g = hw_gpu_at(db, i);
         char bf[32], f8[32], f4[32], mem[32], bw[32], su[32], pw[32];
         char al[HW_MAX_ALIASES * HW_NAME_MAX];
         typed_aliases(al, sizeof al, g->aliases, g->n_aliases);
-        cli_fmt_si(bf, sizeof bf, g->peak_flops[HW_BF16], "FLOP/s");
+        emit_fmt_si(bf, sizeof bf, g->peak_flops[HW_BF16], "FLOP/s");
         if (g->peak_flops[HW_FP8] > 0)
-            cli_fmt_si(f8, sizeof f8, g->peak_flops[HW_FP8], "FLOP/s");
+            emit_fmt_si(f8, sizeof f8, g->peak_flops[HW_FP8], "FLOP/s");
         else
             snprintf(f8, sizeof f8, "-");
         if (g->peak_flops[HW_FP4] > 0)
-            cli_fmt_si(f4, sizeof f4, g->peak_flops[HW_FP4], "FLOP/s");
+            emit_fmt_si(f4, sizeof f4, g->peak_flops[HW_FP4], "FLOP/s");
         else
             snprintf(f4, sizeof f4, "-");
-        cli_fmt_bytes(mem, sizeof mem, g->mem_bytes);
-        cli_fmt_si(bw, sizeof bw, g->mem_bw_bytes_per_s, "B/s");
-        cli_fmt_si(su, sizeof su, g->scaleup_bw_bytes_per_s, "B/s");
+        emit_fmt_bytes(mem, sizeof mem, g->mem_bytes);
+        emit_fmt_si(bw, sizeof bw, g->mem_bw_bytes_per_s, "B/s");
+        emit_fmt_si(su, sizeof su, g->scaleup_bw_bytes_per_s, "B/s");
         snprintf(pw, sizeof pw, "%.0f W", g->power_w);
-        cli_table_row(&t, g->name, bf, f8, f4, mem, bw, su, pw, al,
+        emit_table_row(&t, g->name, bf, f8, f4, mem, bw, su, pw, al,
                       g->display_name);
     }
-    cli_table_print(&t, out->f, o->format);
-    cli_table_free(&t);
+    emit_table_print(&t, out->f, o->format);
+    emit_table_free(&t);
     fputc('\n', out->f);
     static const char *sh[] = {"system", "gpu",  "gpus/node", "max nodes",
                                "intra-node", "inter-node", "$/GPU-h",
                                "aliases", "name"};
-    cli_table_init(&t, 9, sh, "llrrllrll");
+    emit_table_init(&t, 9, sh, "llrrllrll");
     for (int i = 0; i < ns; i++) {
         const hw_system *y = hw_system_at(db, i);
         char gpn[32], mx[32], intra[64], inter[80], price[32], bw[32];
@@ -217,37 +217,37 @@ int cmd_hw_list(const cli_opts *o, cli_out *out, tp_err *e)
         if (y->intra_topology == HW_TOPO_NONE) {
             snprintf(intra, sizeof intra, "-");
         } else {
-            cli_fmt_si(bw, sizeof bw, y->intra_bw_bytes_per_s, "B/s");
+            emit_fmt_si(bw, sizeof bw, y->intra_bw_bytes_per_s, "B/s");
             snprintf(intra, sizeof intra, "%s %s", y->intra_fabric, bw);
         }
         snprintf(inter, sizeof inter, "%d x %.0f Gb/s %s", y->nics_per_node,
                  y->nic_bw_bytes_per_s * 8 / 1e9, y->inter_network);
         snprintf(price, sizeof price, "%.2f", y->price_usd_per_gpu_hour);
-        cli_table_row(&t, y->name, y->gpu ? y->gpu->name : y->gpu_name, gpn,
+        emit_table_row(&t, y->name, y->gpu ? y->gpu->name : y->gpu_name, gpn,
                       mx, intra, inter, price, al, y->display_name);
     }
-    cli_table_print(&t, out->f, o->format);
-    cli_table_free(&t);
+    emit_table_print(&t, out->f, o->format);
+    emit_table_free(&t);
     hw_db_free(db);
     return TP_OK;
 }
 
-static void print_fields(FILE *f, const hw_field *fl, int n, cli_format fmt)
+static void print_fields(FILE *f, const hw_field *fl, int n, emit_format fmt)
 {
     static const char *hdr[] = {"field", "value", "unit", "source"};
-    cli_table t;
-    cli_table_init(&t, 4, hdr, "lrll");
+    emit_table t;
+    emit_table_init(&t, 4, hdr, "lrll");
     for (int i = 0; i < n; i++) {
         /* As written in the file: the units people read on datasheets. */
         char v[40];
         snprintf(v, sizeof v, "%.6g", fl[i].file_value);
-        cli_table_row(&t, fl[i].key, v, fl[i].file_unit, fl[i].source);
+        emit_table_row(&t, fl[i].key, v, fl[i].file_unit, fl[i].source);
     }
-    cli_table_print(&t, f, fmt);
-    cli_table_free(&t);
+    emit_table_print(&t, f, fmt);
+    emit_table_free(&t);
 }
 
-int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_hw_show(const cli_opts *o, emit_out *out, tp_err *e)
 {
     hw_db *db = cli_open_hwdb(o, e);
     if (!db) return e->status;
@@ -261,12 +261,12 @@ int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e)
         hw_db_free(db);
         return TP_EDATA;
     }
-    if (o->format == CLI_JSON) {
-        cli_print_json(out->f, y ? system_json(y) : gpu_json(g));
+    if (o->format == EMIT_JSON) {
+        emit_print_json(out->f, y ? system_json(y) : gpu_json(g));
         hw_db_free(db);
         return TP_OK;
     }
-    if (o->format == CLI_TABLE) {
+    if (o->format == EMIT_TABLE) {
         if (y) {
             fprintf(out->f, "system %s: %s\nfile: %s", y->name,
                     y->display_name, y->file);
@@ -294,15 +294,15 @@ int cmd_hw_show(const cli_opts *o, cli_out *out, tp_err *e)
         print_fields(out->f, g->fields, g->n_fields, o->format);
     /* A system's table also shows its GPU, so one command shows the
      * whole cluster. */
-    if (y && o->format == CLI_TABLE) {
+    if (y && o->format == EMIT_TABLE) {
         fprintf(out->f, "\ngpu %s: %s\n\n", y->gpu->name, y->gpu->display_name);
         print_fields(out->f, y->gpu->fields, y->gpu->n_fields, o->format);
     }
     int nm = y ? y->n_measured : g->n_measured;
-    if (nm && o->format == CLI_TABLE)
+    if (nm && o->format == EMIT_TABLE)
         fprintf(out->f, "\n%d measured data file(s) listed\n", nm);
     const hw_gpu *og = y ? y->gpu : g;
-    if (og->models_like && o->format == CLI_TABLE)
+    if (og->models_like && o->format == EMIT_TABLE)
         fprintf(out->f, "\noperator models: %s's fitted efficiencies on %s's "
                 "own roofline (%s)\n", og->models_like->name, og->name,
                 og->models_like_note);
@@ -439,7 +439,7 @@ static int table_warnings(const cli_opts *o, const char *path, int show,
     return nbad;
 }
 
-int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_hw_check(const cli_opts *o, emit_out *out, tp_err *e)
 {
     tp_err de = {0};
     hw_db *db = cli_open_hwdb(o, &de);
@@ -452,7 +452,7 @@ int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
         db = hw_db_open_dirs(dirs, 1, &de);
     }
     int worst = TP_OK, bad = 0;
-    cJSON *arr = o->format == CLI_JSON ? cJSON_CreateArray() : NULL;
+    cJSON *arr = o->format == EMIT_JSON ? cJSON_CreateArray() : NULL;
     for (int i = 0; i < o->npos; i++) {
         char *report = NULL;
         int rc = hw_check_file(db, o->pos[i], &report);
@@ -519,7 +519,7 @@ int cmd_hw_check(const cli_opts *o, cli_out *out, tp_err *e)
         free(warn);
         free(twarn);
     }
-    if (arr) cli_print_json(out->f, arr);
+    if (arr) emit_print_json(out->f, arr);
     hw_db_free(db);
     if (bad)
         tp_errf(e, worst, "%d of %d file(s) have problems", bad, o->npos);

@@ -14,7 +14,7 @@
  * it came from is rebuilt elsewhere); an absolute path is kept; a
  * relative one that leaves DIR becomes absolute. Every log is parsed
  * before anything is written; files are written beside their targets
- * (cli/out.c's writer) and renamed into place only when all of them are
+ * (emit/out.c's writer) and renamed into place only when all of them are
  * complete, so a bad log leaves DIR as it was.
  *
  * The log parser is estimator/nccl_tests.c.
@@ -56,19 +56,19 @@ static int make_dirs(const char *path, tp_err *e)
     return TP_OK;
 }
 
-/* A file being written: through cli/out.c's writer (a temporary file
+/* A file being written: through emit/out.c's writer (a temporary file
  * beside its target, a replaced file's mode kept, a new one 0666 less the
  * umask, removed on a signal), finished first and put in place only when
  * every file is complete. */
 typedef struct pending_file {
     char target[PATH_MAX];
-    cli_out o;
+    emit_out o;
 } pending_file;
 
 static int begin_file(pending_file *p, const char *target, tp_err *e)
 {
     tp_strlcpy(p->target, target, sizeof p->target);
-    return cli_out_open(&p->o, p->target, NULL, e);
+    return emit_out_open(&p->o, p->target, NULL, e);
 }
 
 /* One table to write: the merged rows of a collective and group shape. */
@@ -229,7 +229,7 @@ static int copy_file(pending_file *p, const char *src, const char *target,
     if (rc == TP_OK && ferror(in))
         rc = tp_errf(e, TP_EIO, "%s: read failed", src);
     fclose(in);
-    if (rc == TP_OK) rc = cli_out_finish(&p->o, e);
+    if (rc == TP_OK) rc = emit_out_finish(&p->o, e);
     return rc;
 }
 
@@ -258,7 +258,7 @@ static void dir_of(const char *file, char *out, size_t cap)
         tp_strlcpy(out, ".", cap);
 }
 
-int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e)
 {
     if (!o->out_dir)
         return tp_errf(e, TP_EUSAGE,
@@ -370,8 +370,8 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
     files = tp_xcalloc((size_t)ntab + 1, sizeof *files);
     static const char *hdr[] = {"collective", "group", "sizes", "rows",
                                 "unverified", "file"};
-    cli_table summary;
-    cli_table_init(&summary, 6, hdr, "llrrrl");
+    emit_table summary;
+    emit_table_init(&summary, 6, hdr, "llrrrl");
     for (int k = 0; k < ntab && rc == TP_OK; k++) {
         out_table *x = &tab[k];
         qsort(x->rows, (size_t)x->n, sizeof *x->rows, cmp_row);
@@ -397,7 +397,7 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
             fprintf(p->o.f, "%s,%s,%d,%d,%.0f,%.6g\n", est_coll_names[x->kind],
                     hw_dtype_names[x->rows[i].dtype], x->nodes, x->per_node,
                     x->rows[i].bytes, x->rows[i].time_s * 1e6);
-        if ((rc = cli_out_finish(&p->o, e))) break;
+        if ((rc = emit_out_finish(&p->o, e))) break;
         /* Replace an entry for the same file; keep the rest. */
         char abs_new[PATH_MAX + 160];
         tp_strlcpy(abs_new, path, sizeof abs_new);
@@ -435,12 +435,12 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddItemToArray(meas, ent);
         char grp[32], sizes[64], rows[16], unv[16], lo[24], hi[24];
         snprintf(grp, sizeof grp, "%dx%d", x->nodes, x->per_node);
-        cli_fmt_bytes(lo, sizeof lo, x->rows[0].bytes);
-        cli_fmt_bytes(hi, sizeof hi, x->rows[x->n - 1].bytes);
+        emit_fmt_bytes(lo, sizeof lo, x->rows[0].bytes);
+        emit_fmt_bytes(hi, sizeof hi, x->rows[x->n - 1].bytes);
         snprintf(sizes, sizeof sizes, "%s-%s", lo, hi);
         snprintf(rows, sizeof rows, "%d", x->n);
         snprintf(unv, sizeof unv, "%d", x->n_unverified);
-        cli_table_row(&summary, est_coll_names[x->kind], grp, sizes, rows, unv,
+        emit_table_row(&summary, est_coll_names[x->kind], grp, sizes, rows, unv,
                       path);
     }
     if (rc == TP_OK) {
@@ -503,14 +503,14 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
         if (!(rc = begin_file(p, target_json, e))) {
             fputs(text, p->o.f);
             fputc('\n', p->o.f);
-            rc = cli_out_finish(&p->o, e);
+            rc = emit_out_finish(&p->o, e);
         }
         cJSON_free(text);
     }
     /* All written: move them into place. */
     for (int i = 0; i < nfiles && rc == TP_OK; i++)
-        rc = cli_out_commit(&files[i].o, e);
-    if (rc == TP_OK && o->format == CLI_JSON) {
+        rc = emit_out_commit(&files[i].o, e);
+    if (rc == TP_OK && o->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "system", y->name);
         cJSON_AddStringToObject(j, "system_file", target_json);
@@ -525,18 +525,18 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, cli_out *out, tp_err *e)
             cJSON_AddStringToObject(x, "file", files[k].target);
             cJSON_AddItemToArray(arr, x);
         }
-        cli_print_json(out->f, j);
+        emit_print_json(out->f, j);
     } else if (rc == TP_OK) {
-        cli_table_print(&summary, out->f, o->format);
-        if (o->format == CLI_TABLE)
+        emit_table_print(&summary, out->f, o->format);
+        if (o->format == EMIT_TABLE)
             fprintf(out->f,
                     "\nwrote %s; use it with --hwdb %s (e.g. trainplan --hwdb "
                     "%s coll cv --system %s)\n",
                     target_json, o->out_dir, o->out_dir, y->name);
     }
-    cli_table_free(&summary);
+    emit_table_free(&summary);
 done:
-    for (int i = 0; i < nfiles; i++) cli_out_discard(&files[i].o);
+    for (int i = 0; i < nfiles; i++) emit_out_discard(&files[i].o);
     free(files);
     for (int k = 0; k < ntab; k++) free(tab[k].rows);
     free(tab);

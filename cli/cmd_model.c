@@ -122,11 +122,11 @@ static void window_text(const space_model *m, char *buf, size_t cap)
     }
 }
 
-int cmd_model_list(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_model_list(const cli_opts *o, emit_out *out, tp_err *e)
 {
     (void)e;
     int n = space_preset_count();
-    if (o->format == CLI_JSON) {
+    if (o->format == EMIT_JSON) {
         cJSON *arr = cJSON_CreateArray();
         for (int i = 0; i < n; i++) {
             const space_model *m = space_preset_at(i);
@@ -143,19 +143,19 @@ int cmd_model_list(const cli_opts *o, cli_out *out, tp_err *e)
             cJSON_AddStringToObject(j, "source", m->source);
             cJSON_AddItemToArray(arr, j);
         }
-        cli_print_json(out->f, arr);
+        emit_print_json(out->f, arr);
         return TP_OK;
     }
     static const char *hdr[] = {"name",  "params", "layers", "hidden", "heads",
                                 "kv",    "ffn",    "vocab",  "act",    "moe"};
-    cli_table t;
-    cli_table_init(&t, 10, hdr, "lrrrrrrrll");
+    emit_table t;
+    emit_table_init(&t, 10, hdr, "lrrrrrrrll");
     for (int i = 0; i < n; i++) {
         const space_model *m = space_preset_at(i);
         space_params p;
         space_model_params(m, 1, &p);
         char params[32], L[24], H[24], A[24], K[24], F[24], V[24], moe[48];
-        cli_fmt_count(params, sizeof params, (double)p.total);
+        emit_fmt_count(params, sizeof params, (double)p.total);
         snprintf(L, sizeof L, "%" PRId64, m->num_layers);
         snprintf(H, sizeof H, "%" PRId64, m->hidden);
         snprintf(A, sizeof A, "%" PRId64, m->heads);
@@ -168,31 +168,31 @@ int cmd_model_list(const cli_opts *o, cli_out *out, tp_err *e)
                      m->num_experts, m->top_k);
         else
             snprintf(moe, sizeof moe, "-");
-        cli_table_row(&t, m->name, params, L, H, A, K, F, V,
+        emit_table_row(&t, m->name, params, L, H, A, K, F, V,
                       space_act_names[m->act], moe);
     }
-    cli_table_print(&t, out->f, o->format);
-    cli_table_free(&t);
+    emit_table_print(&t, out->f, o->format);
+    emit_table_free(&t);
     return TP_OK;
 }
 
-static void add_count_row(cli_table *t, const char *key, int64_t v)
+static void add_count_row(emit_table *t, const char *key, int64_t v)
 {
     char exact[32], human[32], cell[80];
     snprintf(exact, sizeof exact, "%" PRId64, v);
-    cli_fmt_count(human, sizeof human, (double)v);
+    emit_fmt_count(human, sizeof human, (double)v);
     snprintf(cell, sizeof cell, "%s (%s)", exact, human);
-    cli_table_row(t, key, cell);
+    emit_table_row(t, key, cell);
 }
 
-static void add_flops_row(cli_table *t, const char *key, double v)
+static void add_flops_row(emit_table *t, const char *key, double v)
 {
     char cell[64];
     snprintf(cell, sizeof cell, "%.6g", v);
-    cli_table_row(t, key, cell);
+    emit_table_row(t, key, cell);
 }
 
-int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
 {
     space_model m;
     int rc = cli_model_unread(o->pos[0], o->strict, cli_err(o), e);
@@ -207,7 +207,7 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     space_flops_per_token(&m, seq, 0, SPACE_RECOMPUTE_NONE, &f);
     space_flops_per_token(&m, seq, 1, SPACE_RECOMPUTE_NONE, &fc);
 
-    if (o->format == CLI_JSON) {
+    if (o->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "name", m.name);
         cJSON_AddStringToObject(j, "source", m.source);
@@ -253,20 +253,20 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "flops_per_token_fwd_bwd_causal",
                                 fc.fwd + fc.bwd);
         cJSON_AddStringToObject(j, "flops_convention", flops_convention);
-        cli_print_json(out->f, j);
+        emit_print_json(out->f, j);
         return TP_OK;
     }
 
     static const char *hdr[] = {"field", "value"};
-    cli_table t;
-    cli_table_init(&t, 2, hdr, "ll");
+    emit_table t;
+    emit_table_init(&t, 2, hdr, "ll");
     char buf[192];
-    cli_table_row(&t, "model", m.name);
-    cli_table_row(&t, "source", m.source);
+    emit_table_row(&t, "model", m.name);
+    emit_table_row(&t, "source", m.source);
 #define ROW_INT(key, v)                                                       \
     do {                                                                      \
         snprintf(buf, sizeof buf, "%" PRId64, (int64_t)(v));                  \
-        cli_table_row(&t, key, buf);                                          \
+        emit_table_row(&t, key, buf);                                          \
     } while (0)
     ROW_INT("num_layers", m.num_layers);
     ROW_INT("hidden_size", m.hidden);
@@ -276,9 +276,9 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     ROW_INT("ffn_hidden_size", m.ffn_hidden);
     ROW_INT("vocab_size", m.vocab);
     ROW_INT("max_position_embeddings", m.max_position);
-    cli_table_row(&t, "activation", space_act_names[m.act]);
-    cli_table_row(&t, "norm", space_norm_names[m.norm]);
-    cli_table_row(&t, "position_embedding", space_pos_names[m.pos]);
+    emit_table_row(&t, "activation", space_act_names[m.act]);
+    emit_table_row(&t, "norm", space_norm_names[m.norm]);
+    emit_table_row(&t, "position_embedding", space_pos_names[m.pos]);
     if (m.pos == SPACE_POS_ROPE) {
         if (m.rope_theta > 0)
             snprintf(buf, sizeof buf, "base %g", m.rope_theta);
@@ -287,17 +287,17 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
         if (m.rotary_fraction > 0)
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
                      ", %g of each head", m.rotary_fraction);
-        cli_table_row(&t, "rope", buf);
+        emit_table_row(&t, "rope", buf);
     }
-    cli_table_row(&t, "tied_embeddings", m.tied_embeddings ? "yes" : "no");
-    cli_table_row(&t, "embed_norm", m.embed_norm ? "yes" : "no");
+    emit_table_row(&t, "tied_embeddings", m.tied_embeddings ? "yes" : "no");
+    emit_table_row(&t, "embed_norm", m.embed_norm ? "yes" : "no");
     snprintf(buf, sizeof buf, "attention %g, hidden %g", m.attn_dropout,
              m.hidden_dropout);
-    cli_table_row(&t, "dropout", buf);
+    emit_table_row(&t, "dropout", buf);
     snprintf(buf, sizeof buf, "qkv %s, out %s, mlp %s",
              m.qkv_bias ? "yes" : "no", m.out_bias ? "yes" : "no",
              m.mlp_bias ? "yes" : "no");
-    cli_table_row(&t, "biases", buf);
+    emit_table_row(&t, "biases", buf);
     if (m.num_experts) {
         snprintf(buf, sizeof buf,
                  "%" PRId64 " experts, top-%" PRId64 ", expert ffn %" PRId64
@@ -305,20 +305,20 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
                  " dense first layers, every %" PRId64 " layer(s)",
                  m.num_experts, m.top_k, m.expert_ffn_hidden, m.shared_experts,
                  m.shared_ffn_hidden, m.first_dense_layers, m.moe_layer_freq);
-        cli_table_row(&t, "moe", buf);
+        emit_table_row(&t, "moe", buf);
         snprintf(buf, sizeof buf, "%s%s%s", m.router_sigmoid ? "sigmoid" : "softmax",
                  m.router_bias ? ", a bias per expert" : "",
                  m.shared_expert_gate ? ", gated shared expert" : "");
-        cli_table_row(&t, "moe_router", buf);
+        emit_table_row(&t, "moe_router", buf);
         if (m.router_groups) {
             snprintf(buf, sizeof buf,
                      "%" PRId64 " groups, %" PRId64 " per token",
                      m.router_groups, m.router_topk_groups);
-            cli_table_row(&t, "moe_router_groups", buf);
+            emit_table_row(&t, "moe_router_groups", buf);
         }
         if (m.capacity_factor > 0) {
             snprintf(buf, sizeof buf, "%g", m.capacity_factor);
-            cli_table_row(&t, "moe_capacity_factor", buf);
+            emit_table_row(&t, "moe_capacity_factor", buf);
         }
     }
     if (m.kv_lora_rank) {
@@ -327,17 +327,17 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
                  " + rope %" PRId64 ", v %" PRId64,
                  m.q_lora_rank, m.kv_lora_rank, m.qk_nope_head_dim,
                  m.qk_rope_head_dim, m.v_head_dim);
-        cli_table_row(&t, "mla", buf);
+        emit_table_row(&t, "mla", buf);
     }
-    if (m.qk_norm) cli_table_row(&t, "qk_norm", qk_norm_names[m.qk_norm]);
-    if (m.post_norms) cli_table_row(&t, "norms_per_layer", "4 (post norms)");
+    if (m.qk_norm) emit_table_row(&t, "qk_norm", qk_norm_names[m.qk_norm]);
+    if (m.post_norms) emit_table_row(&t, "norms_per_layer", "4 (post norms)");
     window_text(&m, buf, sizeof buf);
-    cli_table_row(&t, "attention_window", buf);
-    if (m.attn_sinks) cli_table_row(&t, "attn_sinks", "yes");
+    emit_table_row(&t, "attention_window", buf);
+    if (m.attn_sinks) emit_table_row(&t, "attn_sinks", "yes");
     if (m.attn_softcap > 0 || m.final_softcap > 0) {
         snprintf(buf, sizeof buf, "attention %g, final %g", m.attn_softcap,
                  m.final_softcap);
-        cli_table_row(&t, "softcap", buf);
+        emit_table_row(&t, "softcap", buf);
     }
     if (m.mtp_layers) ROW_INT("mtp_layers", m.mtp_layers);
     add_count_row(&t, "params_total", p.total);
@@ -355,7 +355,7 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     add_count_row(&t, "params_lm_head", p.lm_head);
     snprintf(buf, sizeof buf, "%" PRId64 " (128 x TP %" PRId64 ")",
              pp.vocab_padded, o->job.tp);
-    cli_table_row(&t, "vocab_padded", buf);
+    emit_table_row(&t, "vocab_padded", buf);
     add_count_row(&t, "params_total_padded", pp.total);
     ROW_INT("seq_length", seq);
     add_flops_row(&t, "flops_per_token_fwd", f.fwd);
@@ -364,18 +364,18 @@ int cmd_model_show(const cli_opts *o, cli_out *out, tp_err *e)
     add_flops_row(&t, "flops_per_token_fwd_bwd_causal", fc.fwd + fc.bwd);
     if (m.mtp_layers) add_flops_row(&t, "flops_per_token_mtp_fwd", f.mtp_fwd);
 #undef ROW_INT
-    cli_table_print(&t, out->f, o->format);
-    cli_table_free(&t);
-    if (o->format == CLI_TABLE) {
+    emit_table_print(&t, out->f, o->format);
+    emit_table_free(&t);
+    if (o->format == EMIT_TABLE) {
         fprintf(out->f, "\n");
-        cli_wrapf(out->f, 2, "params_total: %s.", total_convention);
+        emit_wrapf(out->f, 2, "params_total: %s.", total_convention);
         if (m.num_experts) {
-            cli_wrapf(out->f, 2, "params_active: %s.", active_convention);
-            cli_wrapf(out->f, 2, "params_active_card: %s.",
+            emit_wrapf(out->f, 2, "params_active: %s.", active_convention);
+            emit_wrapf(out->f, 2, "params_active_card: %s.",
                       m.card_active_no_embedding ? card_no_embedding
                                                  : card_all);
         }
-        cli_wrapf(out->f, 2, "FLOPs: %s.", flops_convention);
+        emit_wrapf(out->f, 2, "FLOPs: %s.", flops_convention);
     }
     return TP_OK;
 }

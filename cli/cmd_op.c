@@ -84,7 +84,7 @@ static int clean(const hw_gpu *g, const cli_opts *o, est_sample *s, int n,
     return k;
 }
 
-int cmd_op_predict(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_op_predict(const cli_opts *o, emit_out *out, tp_err *e)
 {
     int rc;
     if ((rc = need(o->gpu, "--gpu", "op predict", e))
@@ -164,7 +164,7 @@ static int parse_shape(const char *spec, double *cols, tp_err *e)
     return rc;
 }
 
-int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e)
 {
     int rc;
     if ((rc = need(o->gpu, "--gpu", "op show", e))
@@ -215,14 +215,14 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
     int have_fit = est_models_time_info(models, &op, &used, &info);
     est_models_free(models);
     static const char *hdr[] = {"", "forward", "backward"};
-    cli_table t;
-    cli_table_init(&t, 3, hdr, "lrr");
+    emit_table t;
+    emit_table_init(&t, 3, hdr, "lrr");
     char a[48], b[48];
 #define ROW(label, fa, fb, unit)                                              \
     do {                                                                      \
-        cli_fmt_si(a, sizeof a, fa, unit);                                    \
-        cli_fmt_si(b, sizeof b, fb, unit);                                    \
-        cli_table_row(&t, label, a, b);                                       \
+        emit_fmt_si(a, sizeof a, fa, unit);                                    \
+        emit_fmt_si(b, sizeof b, fb, unit);                                    \
+        emit_table_row(&t, label, a, b);                                       \
     } while (0)
     ROW("FLOPs", w.fwd_flops, w.bwd_flops, "FLOP");
     ROW("HBM bytes", w.fwd_bytes, w.bwd_bytes, "B");
@@ -235,7 +235,7 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
     ROW("achieved", used.fwd_s > 0 ? w.fwd_bytes / used.fwd_s : 0,
         used.bwd_s > 0 ? w.bwd_bytes / used.bwd_s : 0, "B/s");
 #undef ROW
-    if (o->format == CLI_JSON) {
+    if (o->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "gpu", g->name);
         cJSON_AddStringToObject(j, "op", o->op);
@@ -264,13 +264,13 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
         cJSON_AddBoolToObject(j, "fp4_bound_bwd", info.fp4_bound_bwd);
         cJSON_AddNumberToObject(j, "samples", n);
         cJSON_AddNumberToObject(j, "samples_left_out", bad);
-        cli_print_json(out->f, j);
+        emit_print_json(out->f, j);
     } else {
-        if (o->format == CLI_TABLE)
+        if (o->format == EMIT_TABLE)
             fprintf(out->f, "%s on %s (%s), %s\n\n", o->op, g->name,
                     est_op_names[op.kind], hw_dtype_names[op.dtype]);
-        cli_table_print(&t, out->f, o->format);
-        if (o->format == CLI_TABLE) {
+        emit_table_print(&t, out->f, o->format);
+        if (o->format == EMIT_TABLE) {
             static const char *const bound[] = {"", "the dense peak",
                                                  "the HBM bandwidth"};
             fputc('\n', out->f);
@@ -350,7 +350,7 @@ int cmd_op_show(const cli_opts *o, cli_out *out, tp_err *e)
             }
         }
     }
-    cli_table_free(&t);
+    emit_table_free(&t);
     free(s);
     hw_db_free(db);
     return TP_OK;
@@ -410,7 +410,7 @@ static int extrap(const hw_gpu *g, const est_sample *s, int n, int c,
  * their source. */
 static void cv_row(const hw_gpu *g, const cli_opts *o, const char *op, int dt,
                    const char *source, est_sample *s, int n, int bad,
-                   uint64_t stream, cli_table *t, cJSON *arr)
+                   uint64_t stream, emit_table *t, cJSON *arr)
 {
     pcg32 r;
     pcg32_seed(&r, o->seed, stream);
@@ -446,7 +446,7 @@ static void cv_row(const hw_gpu *g, const cli_opts *o, const char *op, int dt,
     fmt_mape(cells[5], 16, &xs, 1);
     snprintf(ns, sizeof ns, "%d", n);
     snprintf(nb, sizeof nb, "%d", bad);
-    cli_table_row(t, op, hw_dtype_names[dt], source, ns, nb, cells[0], cells[1],
+    emit_table_row(t, op, hw_dtype_names[dt], source, ns, nb, cells[0], cells[1],
                   cells[2], cells[3], cells[4], cells[5]);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "op", op);
@@ -471,7 +471,7 @@ static void cv_row(const hw_gpu *g, const cli_opts *o, const char *op, int dt,
     free(te);
 }
 
-int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_op_cv(const cli_opts *o, emit_out *out, tp_err *e)
 {
     int rc = need(o->gpu, "--gpu", "op cv", e);
     if (rc) return rc;
@@ -482,8 +482,8 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
                                 "cv fwd %",  "cv bwd %",  "dim>6144 fwd %",
                                 "dim>6144 bwd %", "seq>4096 fwd %",
                                 "seq>4096 bwd %"};
-    cli_table t;
-    cli_table_init(&t, 11, hdr, "lllrrrrrrrr");
+    emit_table t;
+    emit_table_init(&t, 11, hdr, "lllrrrrrrrr");
     cJSON *arr = cJSON_CreateArray();
     /* A row per sample file, so each source's accuracy shows on its own,
      * and a pooled row ("all") where an op has several files. */
@@ -514,20 +514,20 @@ int cmd_op_cv(const cli_opts *o, cli_out *out, tp_err *e)
         free(s);
     }
     if (rc == TP_OK) {
-        if (o->format == CLI_JSON) {
+        if (o->format == EMIT_JSON) {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "gpu", g->name);
             cJSON_AddNumberToObject(j, "folds", o->folds);
             cJSON_AddNumberToObject(j, "seed", (double)o->seed);
             cJSON_AddItemToObject(j, "ops", arr);
             arr = NULL;
-            cli_print_json(out->f, j);
+            emit_print_json(out->f, j);
         } else {
-            cli_table_print(&t, out->f, o->format);
+            emit_table_print(&t, out->f, o->format);
         }
     }
     cJSON_Delete(arr);
-    cli_table_free(&t);
+    emit_table_free(&t);
     hw_db_free(db);
     return rc;
 }

@@ -27,7 +27,7 @@
 
 /* ---- table output ----------------------------------------------------- */
 
-static void print_rows(FILE *f, cli_format fmt, const cli_row *rows, int n,
+static void print_rows(FILE *f, emit_format fmt, const cli_row *rows, int n,
                        int multi, const search_request *q)
 {
     const char *hdr[] = {"#",        "system",   "layout",   "GPUs",
@@ -48,22 +48,22 @@ static void print_rows(FILE *f, cli_format fmt, const cli_row *rows, int n,
                           "tokens/s", "MFU",      "mem GiB", "+margin",
                           "free GiB", "cost $",   "bubble", "exposed comm"};
     int days = q->tokens > 0;
-    cli_table t;
+    emit_table t;
     if (multi && days)
-        cli_table_init(&t, 15, hdr, "rllrrrrrrrrrrrr");
+        emit_table_init(&t, 15, hdr, "rllrrrrrrrrrrrr");
     else if (days)
-        cli_table_init(&t, 14, hdr1, "rlrrrrrrrrrrrr");
+        emit_table_init(&t, 14, hdr1, "rlrrrrrrrrrrrr");
     else if (multi)
-        cli_table_init(&t, 13, hdr2, "rllrrrrrrrrrr");
+        emit_table_init(&t, 13, hdr2, "rllrrrrrrrrrr");
     else
-        cli_table_init(&t, 12, hdr3, "rlrrrrrrrrrr");
+        emit_table_init(&t, 12, hdr3, "rlrrrrrrrrrr");
     for (int i = 0; i < n; i++) {
         const cli_row *w = &rows[i];
         char c[13][48];
         snprintf(c[0], 48, "%d%s", i + 1, w->tied ? "=" : "");
         snprintf(c[1], 48, "%lld", (long long)w->p->gpus);
         snprintf(c[2], 48, "%.4f", w->r.iteration_s);
-        cli_fmt_si(c[3], 48, w->r.tokens_per_s, "");
+        emit_fmt_si(c[3], 48, w->r.tokens_per_s, "");
         snprintf(c[4], 48, "%.1f%%", 100 * w->r.mfu);
         snprintf(c[5], 48, "%.2f", w->r.mem.total / 1073741824.0);
         snprintf(c[12], 48, "%.2f", w->margin / 1073741824.0);
@@ -80,21 +80,21 @@ static void print_rows(FILE *f, cli_format fmt, const cli_row *rows, int n,
         snprintf(c[10], 48, "%.1f%%", 100 * w->r.time.bubble_s / w->r.iteration_s);
         snprintf(c[11], 48, "%.1f%%", 100 * w->exposed_s / w->r.iteration_s);
         if (multi && days)
-            cli_table_row(&t, c[0], w->sys->ctx.sys->name, w->tag, c[1], c[2],
+            emit_table_row(&t, c[0], w->sys->ctx.sys->name, w->tag, c[1], c[2],
                           c[3], c[4], c[5], c[12], c[6], c[7], c[8], c[9],
                           c[10], c[11]);
         else if (days)
-            cli_table_row(&t, c[0], w->tag, c[1], c[2], c[3], c[4], c[5],
+            emit_table_row(&t, c[0], w->tag, c[1], c[2], c[3], c[4], c[5],
                           c[12], c[6], c[7], c[8], c[9], c[10], c[11]);
         else if (multi)
-            cli_table_row(&t, c[0], w->sys->ctx.sys->name, w->tag, c[1], c[2],
+            emit_table_row(&t, c[0], w->sys->ctx.sys->name, w->tag, c[1], c[2],
                           c[3], c[4], c[5], c[12], c[6], c[9], c[10], c[11]);
         else
-            cli_table_row(&t, c[0], w->tag, c[1], c[2], c[3], c[4], c[5],
+            emit_table_row(&t, c[0], w->tag, c[1], c[2], c[3], c[4], c[5],
                           c[12], c[6], c[9], c[10], c[11]);
     }
-    cli_table_print(&t, f, fmt);
-    cli_table_free(&t);
+    emit_table_print(&t, f, fmt);
+    emit_table_free(&t);
 }
 
 /* The best layout's error band, and which rows it ties (marked '=' in
@@ -105,16 +105,16 @@ static void print_ties(FILE *f, const cli_row *rows, int n,
     if (n == 0) return;
     char bt[600];
     /* the band's text is a line of the band, then the nearest run */
-    cli_band_text(&rows[0].band, bt, sizeof bt);
+    emit_band_text(&rows[0].band, bt, sizeof bt);
     for (char *line = bt, *nl; line && *line; line = nl ? nl + 1 : NULL) {
         nl = strchr(line, '\n');
         if (nl) *nl = '\0';
-        cli_wrapf(f, 2, "%s%s", line == bt ? "#1's " : "", line);
+        emit_wrapf(f, 2, "%s%s", line == bt ? "#1's " : "", line);
     }
     int k = 0;
     for (int i = 1; i < n; i++) k += rows[i].tied;
     if (k)
-        cli_wrapf(f, 2, "=: %d of the next %d layouts are within that band of #1 "
+        emit_wrapf(f, 2, "=: %d of the next %d layouts are within that band of #1 "
                     "by %s: the published runs cannot tell them apart "
                     "(--explain says what separates them)",
               k, n - 1, q->objective == SEARCH_BY_COST ? "cost" : "time");
@@ -133,11 +133,11 @@ static void print_memory_rule(FILE *f, const search_request *q, int explain)
         return;
     }
     if (explain)
-        cli_wrapf(f, 2, "memory: admitted when the estimated peak + %.1f %% fits "
+        emit_wrapf(f, 2, "memory: admitted when the estimated peak + %.1f %% fits "
                     "the GPU (--max-memory-fraction overrides). %s",
               100 * est_memory_margin(&q->base), est_memory_evidence(&q->base));
     else
-        cli_wrapf(f, 2, "memory: admitted when the estimated peak + %.1f %% fits "
+        emit_wrapf(f, 2, "memory: admitted when the estimated peak + %.1f %% fits "
                     "the GPU (--max-memory-fraction overrides; --explain says "
                     "where the margin comes from)",
               100 * est_memory_margin(&q->base));
@@ -151,7 +151,7 @@ static void print_counts(FILE *f, const search_answer *a, int reasons,
     const search_stats *st = &a->stats;
     int64_t rej = 0;
     for (int i = 1; i < SPACE_REJECT_COUNT; i++) rej += st->rejected[i];
-    cli_wrapf(f, 2,
+    emit_wrapf(f, 2,
           "layouts: %lld enumerated, %lld rejected by rules, %lld valid; "
           "pruned: %lld by the memory bound, %lld by the budget bound, %lld "
           "by the time bound; %lld estimated, %lld admitted%s",
@@ -186,7 +186,7 @@ static void print_counts(FILE *f, const search_answer *a, int reasons,
     for (int i = 0; i < SEARCH_MISS_COUNT; i++)
         if (st->missed[i]) ADD_REASON(search_miss_names[i], st->missed[i]);
 #undef ADD_REASON
-    cli_wrapf(f, 2, "rejected or not admitted, by reason:%s", any ? buf : " none");
+    emit_wrapf(f, 2, "rejected or not admitted, by reason:%s", any ? buf : " none");
     if (examples)
         for (int i = 1; i < SPACE_REJECT_COUNT; i++)
             if (st->rejected[i])
@@ -248,9 +248,9 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
             k = j + 1;
         }
         if (!seen[i])
-            cli_wrapf(f, 4, "  %s: layouts admitted", list);
+            emit_wrapf(f, 4, "  %s: layouts admitted", list);
         else
-            cli_wrapf(f, 4, "  %s: none admitted: %s%s%s%s", list, seen[i],
+            emit_wrapf(f, 4, "  %s: none admitted: %s%s%s%s", list, seen[i],
                   cli_pp_why_words(seen[i])[0] ? " (" : "", cli_pp_why_words(seen[i]),
                   cli_pp_why_words(seen[i])[0] ? ")" : "");
     }
@@ -270,7 +270,7 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
             at += (size_t)snprintf(sp + at, sizeof sp - at, "%s %s %lld",
                                    k ? "," : "", space_split_kind_names[k],
                                    (long long)st->split_valid[k]);
-    cli_wrapf(f, 2, "pipeline splits, valid layouts:%s (--fix split=NAME pins "
+    emit_wrapf(f, 2, "pipeline splits, valid layouts:%s (--fix split=NAME pins "
                 "one; a layout string of your own is searched only where "
                 "given, --pipeline-model-parallel-layout)", sp);
     if (!explain) return;
@@ -416,7 +416,7 @@ static void print_launches(FILE *f, const cli_opts *o, const cli_row *best,
     int titan = o->job.framework == SPACE_FW_TORCHTITAN;
     if (o->launch_show == CLI_LAUNCH_NONE) {
         fputc('\n', f);
-        cli_wrapf(f, 2, "launch #1: --launch %s prints it here; --sbatch FILE "
+        emit_wrapf(f, 2, "launch #1: --launch %s prints it here; --sbatch FILE "
                     "writes the Megatron-LM script; -f json has every form",
               titan ? "torchtitan|megatron|nemo|all"
                     : "megatron|nemo|torchtitan|all");
@@ -668,17 +668,17 @@ static int write_svg(const char *path, FILE *caller, const search_request *q,
 {
     size_t n = 0;
     char *doc = plot_search_svg(q, a, TRAINPLAN_VERSION, &n);
-    cli_out o;
-    int rc = cli_out_open(&o, path, caller, e);
+    emit_out o;
+    int rc = emit_out_open(&o, path, caller, e);
     if (!rc) {
         fwrite(doc, 1, n, o.f);
-        rc = cli_out_close(&o, 1, e);
+        rc = emit_out_close(&o, 1, e);
     }
     free(doc);
     return rc;
 }
 
-int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
+int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
 {
     /* --near: the user's own job, searched as the same job (model,
      * system, GPUs, sequence, batch, precision, software) over every
@@ -755,14 +755,14 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     char nearb[2048];
     cli_miss_line(&q, &ans, nearb, sizeof nearb);
     FILE *f = out->f;
-    if (o->format == CLI_JSON || o->format == CLI_JSONL) {
+    if (o->format == EMIT_JSON || o->format == EMIT_JSONL) {
         cJSON *st = cli_stats_json(&ans, timing);
-        if (o->format == CLI_JSONL) {
+        if (o->format == EMIT_JSONL) {
             for (int set = 0; set < 2; set++) {
                 const cli_row *rs = set ? frows : rows;
                 int n = set ? ans.n_front : ans.n_ranked;
                 for (int i = 0; i < n; i++) {
-                    cJSON *j = cli_json_version(
+                    cJSON *j = emit_json_version(
                         cli_row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
                                  o->torchtitan_version, o->nemo_format,
                                  CLI_LAUNCH_FORM_ALL));
@@ -772,7 +772,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                     cJSON_Delete(j);
                 }
             }
-            cJSON *j = cli_json_version(cJSON_CreateObject());
+            cJSON *j = emit_json_version(cJSON_CreateObject());
             cJSON_AddItemToObject(j, "stats", st);
             if (ans.miss) {
                 cJSON *nm = cJSON_AddObjectToObject(j, "nearest_miss");
@@ -790,9 +790,9 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                                       job_json(&nj, ans.n_ranked ? rows : NULL,
                                                 &q));
             if (o_cmd->log_file) cli_fed_json(sj, &fed, o_cmd->log_file);
-            cli_print_json(f, sj);
+            emit_print_json(f, sj);
         }
-    } else if (o->format == CLI_CSV) {
+    } else if (o->format == EMIT_CSV) {
         /* ep and etp: MoE layouts' expert-parallel and expert TP sizes,
          * empty for a dense model */
         const char *hdr[] = {"set", "rank", "system", "layout", "gpus", "tp",
@@ -805,8 +805,8 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                              "error_band_pct", "tied_with_best", "megatron",
                              "nemo", "torchtitan_config", "miss_limit",
                              "miss_limit_value", "miss_excess", "lever"};
-        cli_table t;
-        cli_table_init(&t, 36, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrrrrrllllrrl");
+        emit_table t;
+        emit_table_init(&t, 36, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrrrrrllllrrl");
         for (int set = 0; set < 2; set++) {
             const cli_row *rs = set ? frows : rows;
             int n = set ? ans.n_front : ans.n_ranked;
@@ -838,7 +838,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                 launch_megatron(&lc, &mg);
                 launch_nemo(&lc, &nm);
                 launch_torchtitan(&lc, &tt);
-                cli_table_row(&t, set ? "pareto" : "ranked", c[0],
+                emit_table_row(&t, set ? "pareto" : "ranked", c[0],
                               w->sys->ctx.sys->name, w->tag, c[1], c[2], c[3],
                               c[4], c[5], c[6], c[7], c[8],
                               space_recompute_names[l->recompute], c[9], c[21],
@@ -872,15 +872,15 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
             if (!(q.tokens > 0)) c[15][0] = c[16][0] = c[17][0] = '\0';
             snprintf(c[18], 48, "%.6g", mr[i].limit);
             snprintf(c[19], 48, "%.6g", mr[i].excess);
-            cli_table_row(&t, mr[i].set, c[0], mr[i].system, mr[i].tag, c[1],
+            emit_table_row(&t, mr[i].set, c[0], mr[i].system, mr[i].tag, c[1],
                           c[2], c[3], c[4], c[5], c[6], c[7], c[8],
                           space_recompute_names[l->recompute], c[9], c[21],
                           c[22], c[10], "", "", c[13], "", "", c[15], c[16],
                           c[17], "", "", "", "", "", "", "", mr[i].binding,
                           c[18], c[19], mr[i].lever);
         }
-        cli_table_print(&t, f, CLI_CSV);
-        cli_table_free(&t);
+        emit_table_print(&t, f, EMIT_CSV);
+        emit_table_free(&t);
     } else {
         char hd[2048];
         size_t at = 0;
@@ -900,7 +900,7 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
                                    "%s %s (%s, $%.3f/GPU-h)", i ? "," : "",
                                    sys[i].ctx.sys->name, sys[i].ctx.gpu->name,
                                    sys[i].price_usd_per_gpu_hour);
-        cli_wrapf(f, 2, "%s", hd);
+        emit_wrapf(f, 2, "%s", hd);
         print_memory_rule(f, &q, o->explain);
         print_counts(f, &ans, o->explain || ans.n_ranked == 0, o->explain);
         print_pipeline_sizes(f, &ans, o->explain);
@@ -940,15 +940,15 @@ int cmd_search(const cli_opts *o_cmd, cli_out *out, tp_err *e)
     }
     if (o->svg && (rc = write_svg(o->svg, o->out, &q, &ans, e))) goto done;
     if (o->sbatch && ans.n_ranked > 0) {
-        cli_out so_out;
-        if ((rc = cli_out_open(&so_out, o->sbatch, o->out, e))) goto done;
+        emit_out so_out;
+        if ((rc = emit_out_open(&so_out, o->sbatch, o->out, e))) goto done;
         launch_plan lc;
         cli_row_launch(&lc, &rows[0], &q, o->torchtitan_version, o->nemo_format);
         launch_text t = {0};
         launch_megatron_script(&lc, &t);
         fputs(launch_text_str(&t), so_out.f);
         launch_text_free(&t);
-        if ((rc = cli_out_close(&so_out, 1, e))) goto done;
+        if ((rc = emit_out_close(&so_out, 1, e))) goto done;
     }
     if (ans.n_ranked == 0) {
         /* what the estimator does not model first: not a shortfall */

@@ -24,14 +24,14 @@
  * damaged one), which --resume detects (no '\n', a seal that does not
  * match, or not a record of the expected scenario, version and input
  * file digests), cuts off with ftruncate() and redoes with every
- * scenario after it. The file is written in place, not through cli/out.c's
+ * scenario after it. The file is written in place, not through emit/out.c's
  * temporary file, as resuming is the point. An -o file that already holds
  * bytes is never emptied: --resume continues it, --overwrite writes the
  * new sweep through out.c's temporary file and renames it over the old
  * one only when the sweep finishes; without either it is refused. The
  * file is locked (fcntl) for the whole sweep: a second sweep on it is
  * refused (exit 75). -o naming the spec, or a config.json the spec
- * names, is refused (cli_io_check). Without -o the
+ * names, is refused (emit_io_check). Without -o the
  * records go to the caller's stream (standard output, or a library
  * call's): one write() a record through its descriptor, or for a memory
  * stream through stdio, flushed after each record. SIGHUP, SIGINT and
@@ -272,7 +272,7 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     sweep_scenario(s, k, &so);
     char id[17];
     sweep_scenario_id(s, k, id);
-    cJSON *j = cli_json_version(cJSON_CreateObject());
+    cJSON *j = emit_json_version(cJSON_CreateObject());
     cJSON_AddNumberToObject(j, "index", (double)k);
     cJSON_AddNumberToObject(j, "count", (double)s->count);
     cJSON_AddStringToObject(j, "id", id);
@@ -451,7 +451,7 @@ typedef struct sweep_out {
     int file_fd;   /* the -o file, locked; -1 none (stdout, a device) */
     int sync;      /* fsync each record: in place, a regular file */
     int replacing; /* --overwrite: records go to tmp */
-    cli_out tmp;
+    emit_out tmp;
     char target[4096]; /* -o with its symbolic links followed */
 } sweep_out;
 
@@ -537,7 +537,7 @@ static int claim_output(const cli_opts *o, FILE *out, sweep_out *so,
                        "sweep: --resume keeps the records of %s, --overwrite "
                        "replaces them; give one",
                        path);
-    int rc = cli_out_resolve(path, so->target, sizeof so->target, e);
+    int rc = emit_out_resolve(path, so->target, sizeof so->target, e);
     if (rc) return rc;
     struct stat st;
     if (stat(so->target, &st) != 0) {
@@ -545,10 +545,10 @@ static int claim_output(const cli_opts *o, FILE *out, sweep_out *so,
         return tp_errf(e, TP_EIO, "%s: cannot stat: %s", path, strerror(errno));
     }
     /* -o naming the spec (or another input) is refused before the
-     * command runs (cli_io_check). */
+     * command runs (emit_io_check). */
     if (S_ISDIR(st.st_mode))
         return tp_errf(e, TP_EIO, "%s: is a directory; -o names a file", path);
-    if (!S_ISREG(st.st_mode) || cli_out_names_fd(so->target)) {
+    if (!S_ISREG(st.st_mode) || emit_out_names_fd(so->target)) {
         /* A device or FIFO (/dev/null, a pipe to gzip), or a process's
          * descriptor (/dev/stdout): written directly, appended to;
          * nothing to resume, replace or lock. */
@@ -585,7 +585,7 @@ static int open_output(const cli_opts *o, const sweep_spec *s,
     if (fstat(so->file_fd, &st) != 0)
         return tp_errf(e, TP_EIO, "%s: cannot stat: %s", path, strerror(errno));
     if (o->overwrite && st.st_size > 0) {
-        if ((rc = cli_out_open(&so->tmp, path, NULL, e))) return rc;
+        if ((rc = emit_out_open(&so->tmp, path, NULL, e))) return rc;
         so->replacing = 1;
         so->fd = fileno(so->tmp.f); /* written with write(), never stdio */
         return TP_OK;
@@ -652,7 +652,7 @@ static int close_output(sweep_out *so, int complete, const char *path,
                         tp_err *e)
 {
     int rc = TP_OK;
-    if (so->replacing) rc = cli_out_close(&so->tmp, complete, e);
+    if (so->replacing) rc = emit_out_close(&so->tmp, complete, e);
     else if (so->fd >= 0 && !so->borrowed && so->fd != so->file_fd
              && close(so->fd) != 0 && complete)
         rc = tp_errf(e, TP_EIO, "%s: close failed: %s", path, strerror(errno));
@@ -842,18 +842,18 @@ static int run_scenarios(const sweep_spec *s, const int64_t *list,
 }
 
 /* The config.json files the spec names are inputs too: -o may not name
- * one (run.c's cli_io_check saw only the spec). */
+ * one (run.c's emit_io_check saw only the spec). */
 static int check_spec_files(const cli_opts *o, const sweep_spec *s, tp_err *e)
 {
     if (!o->out_dir || !strcmp(o->out_dir, "-")) return TP_OK;
     int n = 0;
-    cli_io *io = tp_xcalloc((size_t)s->n[SWEEP_MODELS] + 1, sizeof *io);
-    io[n++] = (cli_io){"-o", o->out_dir, CLI_IO_OUT, 0};
+    emit_io *io = tp_xcalloc((size_t)s->n[SWEEP_MODELS] + 1, sizeof *io);
+    io[n++] = (emit_io){"-o", o->out_dir, EMIT_IO_OUT, 0};
     for (int i = 0; i < s->n[SWEEP_MODELS]; i++)
         if (s->model_path && s->model_path[i])
-            io[n++] = (cli_io){"the spec's model", s->model_path[i],
-                               CLI_IO_IN, 0};
-    int rc = cli_io_check(io, n, NULL, e);
+            io[n++] = (emit_io){"the spec's model", s->model_path[i],
+                               EMIT_IO_IN, 0};
+    int rc = emit_io_check(io, n, NULL, e);
     free(io);
     return rc;
 }
@@ -868,12 +868,12 @@ static void print_report(FILE *err, const char *path, const char *rep)
     }
 }
 
-int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_sweep(const cli_opts *o, emit_out *out, tp_err *e)
 {
     if (sweep_format_refused(o, "sweep", "its records",
                                ", written when the sweep ends", e))
         return TP_EUSAGE;
-    if (o->format == CLI_CSV) return sweep_csv(o, out, e);
+    if (o->format == EMIT_CSV) return sweep_csv(o, out, e);
     /* -o is the sweep's own file (out_dir): appended, resumable; without
      * it the records go to out's stream */
     int rank = 0, nranks = 1, rc;
@@ -968,8 +968,8 @@ int cmd_sweep(const cli_opts *o, cli_out *out, tp_err *e)
     /* Installed after out.c's (which remove a temporary file and die):
      * these stop after the records under way and let the sweep end cleanly,
      * and restore out.c's when it has. Only where the program lets us own
-     * its signals (cli_own_signals): a library call leaves them alone. */
-    int own = cli_signals_owned();
+     * its signals (emit_own_signals): a library call leaves them alone. */
+    int own = emit_signals_owned();
     static const int stop_sigs[] = {SIGHUP, SIGINT, SIGTERM};
     struct sigaction sa, old_sa[3];
     memset(&sa, 0, sizeof sa);

@@ -34,10 +34,10 @@
 #define TRAINPLAN_VERSION "0.0.0"
 #endif
 
-static const char *const format_names[CLI_FORMAT_COUNT] = {"table", "json",
+static const char *const format_names[EMIT_FORMAT_COUNT] = {"table", "json",
                                                            "csv", "jsonl", "md"};
-_Static_assert(sizeof format_names / sizeof format_names[0] == CLI_FORMAT_COUNT,
-               "format_names mirrors cli_format");
+_Static_assert(sizeof format_names / sizeof format_names[0] == EMIT_FORMAT_COUNT,
+               "format_names mirrors emit_format");
 
 int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
 {
@@ -80,7 +80,7 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
     shortopts[ns] = '\0';
 
     int seen[CLI_MAX_OPTIONS] = {0};
-    /* the file options as given, in order, for cli_io_check */
+    /* the file options as given, in order, for emit_io_check */
     struct {
         const char *path;
         int k; /* cli_io_options[k] */
@@ -132,13 +132,13 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             return TP_OK;
         case OPT_FORMAT: {
             int k = -1;
-            for (int i = 0; i < CLI_FORMAT_COUNT; i++)
+            for (int i = 0; i < EMIT_FORMAT_COUNT; i++)
                 if (tp_streq_ci(g.arg, format_names[i])) k = i;
             if (k < 0) { /* said once the command is known */
                 bad_format = g.arg;
                 break;
             }
-            o.format = (cli_format)k;
+            o.format = (emit_format)k;
             o.format_set = 1;
             break;
         }
@@ -884,14 +884,14 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
                      "run to calibrate to)\n");
         return TP_EUSAGE;
     }
-    if (o.format == CLI_JSONL && cmd->bit != CMD_SEARCH && cmd->bit != CMD_SWEEP
+    if (o.format == EMIT_JSONL && cmd->bit != CMD_SEARCH && cmd->bit != CMD_SWEEP
         && cmd->bit != CMD_MERGE) {
         fprintf(err, "trainplan: --format jsonl applies to 'search', "
                      "'sweep' and 'merge' only\n");
         return TP_EUSAGE;
     }
     /* sweep and merge say what they write (cmd_sweep.c) */
-    if (o.format == CLI_MD && cmd->bit != CMD_DIFF && cmd->bit != CMD_SWEEP
+    if (o.format == EMIT_MD && cmd->bit != CMD_DIFF && cmd->bit != CMD_SWEEP
         && cmd->bit != CMD_MERGE) {
         fprintf(err, "trainplan: --format md applies to 'diff' only\n");
         return TP_EUSAGE;
@@ -907,25 +907,25 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
      * no output may replace an input or another output (out.c). */
     {
         int n_io = 0;
-        cli_io *io = tp_xcalloc((size_t)(n_io_given + o.npos + 1), sizeof *io);
+        emit_io *io = tp_xcalloc((size_t)(n_io_given + o.npos + 1), sizeof *io);
         char names[MAX_IO_GIVEN][64];
         int has_output = 0;
         for (int i = 0; i < n_io_given; i++)
             if (cli_io_options[io_given[i].k].id == OPT_OUTPUT) has_output = 1;
         /* Without -o the command's data goes to the caller's stream. */
         if (!has_output)
-            io[n_io++] = (cli_io){"standard output", "-", CLI_IO_OUT, 1};
+            io[n_io++] = (emit_io){"standard output", "-", EMIT_IO_OUT, 1};
         for (int i = 0; i < n_io_given; i++) {
             int k = io_given[i].k, id = cli_io_options[k].id;
             const cli_option *opt = cli_option_by_id(id);
-            cli_io *x = &io[n_io];
+            emit_io *x = &io[n_io];
             x->path = io_given[i].path;
             x->role = cli_io_options[k].role;
             if (id == OPT_OUTPUT) {
                 x->what = "-o";
                 /* sweep's -o is its records' file; import's a directory */
                 if (cmd->output_is_dir && cmd->bit != CMD_SWEEP)
-                    x->role = CLI_IO_OUT_DIR;
+                    x->role = EMIT_IO_OUT_DIR;
             } else {
                 snprintf(names[i], sizeof names[i], "--%s", opt->name);
                 x->what = names[i];
@@ -939,13 +939,13 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
                 || (cmd->args_read == ARGS_MODEL
                     && !space_model_is_path(o.pos[i])))
                 continue;
-            io[n_io++] = (cli_io){cmd->bit == CMD_SWEEP  ? "the spec"
+            io[n_io++] = (emit_io){cmd->bit == CMD_SWEEP  ? "the spec"
                                   : cmd->bit == CMD_DIFF ? (i ? "NEW" : "OLD")
                                   : cmd->args_read == ARGS_MODEL ? "the model"
                                                                  : "the input",
-                                  o.pos[i], CLI_IO_IN, 0};
+                                  o.pos[i], EMIT_IO_IN, 0};
         }
-        rc = cli_io_check(io, n_io, out_f, &e);
+        rc = emit_io_check(io, n_io, out_f, &e);
         free(io);
         if (rc) {
             fprintf(err, "trainplan: %s\n", e.msg);
@@ -966,8 +966,8 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
         o.out_dir = o.output;
         o.output = NULL;
     }
-    cli_out out;
-    rc = cli_out_open(&out, o.output, out_f, &e); /* NULL, "-": out_f */
+    emit_out out;
+    rc = emit_out_open(&out, o.output, out_f, &e); /* NULL, "-": out_f */
     if (rc) {
         fprintf(err, "trainplan: %s\n", e.msg);
     } else {
@@ -977,7 +977,7 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
         int keep = rc == TP_OK || rc == TP_INFEASIBLE
                    || (cmd->bit == CMD_DIFF && rc == CLI_EXIT_CHANGED);
         tp_err ce = {0};
-        int crc = cli_out_close(&out, keep, &ce);
+        int crc = emit_out_close(&out, keep, &ce);
         /* An output that could not be written (a full disk, /dev/full, a
          * size limit) is 74 even when the command found changes (3): the
          * report the caller relies on is not there. */

@@ -97,7 +97,7 @@ cJSON *cli_row_json(const cli_row *w, const search_request *q, const char *set,
     cJSON_AddNumberToObject(j, "pipeline_model_parallel_size", (double)l->pp);
     cJSON_AddNumberToObject(j, "virtual_stages_per_pipeline_rank", (double)l->vpp);
     cJSON_AddStringToObject(j, "pipeline_schedule", space_pp_schedule_name(l));
-    cli_json_split(j, q->model, l);
+    emit_json_split(j, q->model, l);
     cJSON_AddNumberToObject(j, "context_parallel_size", (double)l->cp);
     cJSON_AddNumberToObject(j, "data_parallel_size", (double)l->dp);
     cJSON_AddNumberToObject(j, "micro_batch_size", (double)l->mbs);
@@ -107,7 +107,7 @@ cJSON *cli_row_json(const cli_row *w, const search_request *q, const char *set,
     cJSON_AddStringToObject(j, "recompute_granularity",
                             space_recompute_names[l->recompute]);
     if (l->recompute == SPACE_RECOMPUTE_SELECTIVE)
-        cli_json_rc_modules(j, l);
+        emit_json_rc_modules(j, l);
     cJSON_AddNumberToObject(j, "zero_stage", (double)l->zero);
     if (q->model->num_experts > 0) { /* MoE only: dense output as before */
         cJSON_AddNumberToObject(j, "expert_model_parallel_size",
@@ -135,7 +135,7 @@ cJSON *cli_row_json(const cli_row *w, const search_request *q, const char *set,
         cJSON_AddStringToObject(j, "fp8_activation_cache",
                                 space_fp8_act_cache_names[l->fp8_act_cache]);
     cJSON_AddStringToObject(j, "precision", hw_dtype_names[l->dtype]);
-    cli_json_savers(j, l);
+    emit_json_savers(j, l);
     /* the saver the search tried because the layout did not fit without */
     cJSON_AddStringToObject(j, "relies_on_saver",
                             search_saver_names[w->p->saver]);
@@ -363,7 +363,7 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
     const search_request *q = &s->q;
     cli_row w;
     /* Versioned here: a sweep record's "search" is this object as is. */
-    cJSON *j = cli_json_version(cJSON_CreateObject());
+    cJSON *j = emit_json_version(cJSON_CreateObject());
     cJSON_AddStringToObject(j, "model", s->m.name);
     cJSON *sa = cJSON_AddArrayToObject(j, "systems");
     for (int i = 0; i < s->ns; i++) {
@@ -396,7 +396,7 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
     if (a->n_ranked > 0) {
         cli_row_fill(&best, q, &a->ranked[0]);
         cli_row_tie(&best, &best, q);
-        cli_json_band(j, &best.band);
+        emit_json_band(j, &best.band);
     } else {
         cJSON_AddNullToObject(j, "error_band");
     }

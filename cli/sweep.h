@@ -222,6 +222,6 @@ int sweep_format_refused(const cli_opts *o, const char *cmd, const char *what,
                          const char *csv_when, tp_err *e);
 /* sweep --format csv: the sweep as JSON Lines into a temporary file beside
  * the output, then one CSV row a scenario, written all or nothing. */
-int sweep_csv(const cli_opts *o, cli_out *out, tp_err *e);
+int sweep_csv(const cli_opts *o, emit_out *out, tp_err *e);
 
 #endif

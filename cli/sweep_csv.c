@@ -19,12 +19,12 @@
 int sweep_format_refused(const cli_opts *o, const char *cmd,
                          const char *what, const char *csv_when, tp_err *e)
 {
-    if (!o->format_set || (o->format != CLI_TABLE && o->format != CLI_MD))
+    if (!o->format_set || (o->format != EMIT_TABLE && o->format != EMIT_MD))
         return 0;
     tp_errf(e, TP_EUSAGE,
             "%s --format: expected jsonl (%s, the default; json is the same) "
             "or csv (one row a scenario%s), found %s",
-            cmd, what, csv_when, o->format == CLI_MD ? "md" : "table");
+            cmd, what, csv_when, o->format == EMIT_MD ? "md" : "table");
     return 1;
 }
 
@@ -186,8 +186,8 @@ static int records_csv(const char *buf, size_t len, FILE *f, const char *path,
     align[N_CSV] = '\0';
     const char *hdr[N_CSV];
     for (int k = 0; k < N_CSV; k++) hdr[k] = csv_header[k];
-    cli_table t;
-    cli_table_init(&t, N_CSV, hdr, align);
+    emit_table t;
+    emit_table_init(&t, N_CSV, hdr, align);
     size_t *st, *ln, tail;
     int nl = sweep_split_lines(buf, len, &st, &ln, &tail), rc = 0;
     static const char *const scen[] = {"model", "system", "gpus", "seq_length",
@@ -215,13 +215,13 @@ static int records_csv(const char *buf, size_t len, FILE *f, const char *path,
         else csv_miss_cells(sr, cell);
         const char *cp[N_CSV];
         for (int k = 0; k < N_CSV; k++) cp[k] = cell[k];
-        cli_table_rowv(&t, cp, N_CSV);
+        emit_table_rowv(&t, cp, N_CSV);
         cJSON_Delete(j);
     }
     free(st);
     free(ln);
-    if (!rc) cli_table_print(&t, f, CLI_CSV);
-    cli_table_free(&t);
+    if (!rc) emit_table_print(&t, f, EMIT_CSV);
+    emit_table_free(&t);
     return rc;
 }
 
@@ -229,7 +229,7 @@ static int records_csv(const char *buf, size_t len, FILE *f, const char *path,
  * the output, then one CSV row a scenario, written all or nothing. Not
  * resumable: a night that must survive a kill writes JSON Lines and
  * converts them (merge --format csv). */
-int sweep_csv(const cli_opts *o, cli_out *out, tp_err *e)
+int sweep_csv(const cli_opts *o, emit_out *out, tp_err *e)
 {
     if (o->resume || o->shard_n > 0)
         return tp_errf(e, TP_EUSAGE,
@@ -270,7 +270,7 @@ int sweep_csv(const cli_opts *o, cli_out *out, tp_err *e)
                        tmp, strerror(errno));
     close(fd);
     cli_opts jo = *o;
-    jo.format = CLI_JSONL;
+    jo.format = EMIT_JSONL;
     jo.out_dir = tmp;
     jo.overwrite = 1;
     int rc = cmd_sweep(&jo, out, e);
@@ -278,11 +278,11 @@ int sweep_csv(const cli_opts *o, cli_out *out, tp_err *e)
     size_t len = 0;
     if (!rc) rc = tp_read_file(tmp, (size_t)1 << 34, &buf, &len, e);
     if (!rc && target) {
-        cli_out co;
-        rc = cli_out_open(&co, target, NULL, e);
+        emit_out co;
+        rc = emit_out_open(&co, target, NULL, e);
         if (!rc) {
             rc = records_csv(buf, len, co.f, tmp, e);
-            int crc = cli_out_close(&co, rc == TP_OK, e);
+            int crc = emit_out_close(&co, rc == TP_OK, e);
             if (!rc) rc = crc;
         }
     } else if (!rc) {
@@ -310,7 +310,7 @@ static int cmp_merge(const void *a, const void *b)
     return x->line - y->line;
 }
 
-int cmd_merge(const cli_opts *o, cli_out *out, tp_err *e)
+int cmd_merge(const cli_opts *o, emit_out *out, tp_err *e)
 {
     if (sweep_format_refused(o, "merge", "the merged records", "", e))
         return TP_EUSAGE;
@@ -390,7 +390,7 @@ int cmd_merge(const cli_opts *o, cli_out *out, tp_err *e)
                      "merge: %lld of %lld scenarios missing (the first: %lld); "
                      "is a shard missing or unfinished?",
                      (long long)missing, (long long)count, (long long)first_missing);
-    if (!rc && o->format == CLI_CSV) {
+    if (!rc && o->format == EMIT_CSV) {
         /* one CSV row a scenario (sweep --format csv's columns) */
         size_t tot = 0;
         for (int64_t i = 0; i < w; i++) tot += all[i].len + 1;
@@ -403,7 +403,7 @@ int cmd_merge(const cli_opts *o, cli_out *out, tp_err *e)
         rc = records_csv(txt, tot, out->f, "merge", e);
         free(txt);
     }
-    for (int64_t i = 0; i < w && !rc && o->format != CLI_CSV; i++) {
+    for (int64_t i = 0; i < w && !rc && o->format != EMIT_CSV; i++) {
         fwrite(all[i].text, 1, all[i].len, out->f);
         fputc('\n', out->f);
     }

@@ -400,7 +400,7 @@ int sweep_resume_first(const char *buf, size_t len, const sweep_key *want,
         int hn = snprintf(head, sizeof head,
                           "{\"schema_version\":%d,\"index\":%lld,\"count\":"
                           "%lld,\"id\":\"%s\",",
-                          CLI_SCHEMA_VERSION, (long long)want[0].index,
+                          EMIT_SCHEMA_VERSION, (long long)want[0].index,
                           (long long)want[0].count, want[0].id);
         size_t m = len < (size_t)hn ? len : (size_t)hn;
         if (hn > 0 && memcmp(buf, head, m) == 0) return 1;

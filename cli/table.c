@@ -20,7 +20,7 @@
 /* ---- subcommands ----------------------------------------------------- */
 
 
-static int cmd_completion(const cli_opts *o, cli_out *out, tp_err *e);
+static int cmd_completion(const cli_opts *o, emit_out *out, tp_err *e);
 
 const cli_command cli_commands[] = {
     {"model", "list", CMD_MODEL_LIST, 0, 0, "",
@@ -64,7 +64,7 @@ const cli_command cli_commands[] = {
      "against cost, launch lines",
      cmd_search, 0, ARGS_NAMES},
     /* issue 7: -o of sweep is its own append-only, resumable file (kept
-     * in out_dir), not cli/out.c's temporary file */
+     * in out_dir), not emit/out.c's temporary file */
     {"sweep", "", CMD_SWEEP, 1, 1, "SPEC.json",
      "the search of every scenario of a spec, one JSON Lines record each "
      "(resumable, shardable, MPI)",
@@ -88,21 +88,21 @@ const int cli_n_commands = N_COMMANDS;
 /* ---- options --------------------------------------------------------- */
 
 /* The options that name a file the call reads or writes: what
- * cli_io_check compares before the command runs (out.c). --model is an
+ * emit_io_check compares before the command runs (out.c). --model is an
  * input where it names a config.json; --hwdb directories are not
  * compared (an output inside one is not refused). */
 const struct cli_io_option cli_io_options[] = {
-    {OPT_OUTPUT, CLI_IO_OUT}, /* CLI_IO_OUT_DIR where the command says */
-    {OPT_SVG, CLI_IO_OUT},
-    {OPT_SBATCH, CLI_IO_OUT},
-    {OPT_MODEL, CLI_IO_IN},
-    {OPT_MEGATRON_ARGS, CLI_IO_IN},
-    {OPT_NEMO_OVERRIDES, CLI_IO_IN},
-    {OPT_TORCHTITAN_CONFIG, CLI_IO_IN},
-    {OPT_NEAR, CLI_IO_IN},
-    {OPT_LOG, CLI_IO_IN},
-    {OPT_TRAIN, CLI_IO_IN},
-    {OPT_SHAPES, CLI_IO_IN},
+    {OPT_OUTPUT, EMIT_IO_OUT}, /* EMIT_IO_OUT_DIR where the command says */
+    {OPT_SVG, EMIT_IO_OUT},
+    {OPT_SBATCH, EMIT_IO_OUT},
+    {OPT_MODEL, EMIT_IO_IN},
+    {OPT_MEGATRON_ARGS, EMIT_IO_IN},
+    {OPT_NEMO_OVERRIDES, EMIT_IO_IN},
+    {OPT_TORCHTITAN_CONFIG, EMIT_IO_IN},
+    {OPT_NEAR, EMIT_IO_IN},
+    {OPT_LOG, EMIT_IO_IN},
+    {OPT_TRAIN, EMIT_IO_IN},
+    {OPT_SHAPES, EMIT_IO_IN},
 };
 #define N_IO_OPTIONS ((int)(sizeof cli_io_options / sizeof cli_io_options[0]))
 const int cli_n_io_options = N_IO_OPTIONS;
@@ -653,7 +653,7 @@ const cli_command *cli_help_command(int argc, char **argv)
  * before `width`, continuation lines indented to `at`. Ends the line. */
 static void print_wrapped(FILE *f, const char *text, int at, int width)
 {
-    cli_print_wrapped(f, text, at, at, width);
+    emit_print_wrapped(f, text, at, at, width);
 }
 
 /* The help: every command and option, or with cmd that command's usage
@@ -781,7 +781,7 @@ static int first_of_group(int c)
     return 1;
 }
 
-static int cmd_completion(const cli_opts *o, cli_out *out, tp_err *e)
+static int cmd_completion(const cli_opts *o, emit_out *out, tp_err *e)
 {
     (void)o;
     (void)e;

@@ -13,7 +13,7 @@
 #include "cli.h"
 
 
-typedef int (*cmd_fn)(const cli_opts *, cli_out *, tp_err *);
+typedef int (*cmd_fn)(const cli_opts *, emit_out *, tp_err *);
 
 enum {
     CMD_MODEL_LIST = 1u << 0,
@@ -51,7 +51,7 @@ typedef struct cli_command {
                             no output may name one), ARGS_MODEL */
 } cli_command;
 
-/* What a command's positional arguments are, for cli_io_check. */
+/* What a command's positional arguments are, for emit_io_check. */
 enum {
     ARGS_NAMES, /* names, not files (hw show NAME) */
     ARGS_FILES, /* files the command reads */
@@ -195,15 +195,15 @@ enum opt_id {
 };
 
 /* The options that name a file the call reads or writes: what
- * cli_io_check compares before the command runs (out.c). --model is an
+ * emit_io_check compares before the command runs (out.c). --model is an
  * input where it names a config.json; --hwdb directories are not
  * compared (an output inside one is not refused). */
 /* The options that name a file the call reads or writes: what
- * cli_io_check compares before the command runs (out.c; table.c says
+ * emit_io_check compares before the command runs (out.c; table.c says
  * which). */
 struct cli_io_option {
     int id;
-    cli_io_role role;
+    emit_io_role role;
 };
 /* File options one call may give (each of the above once or twice). */
 #define MAX_IO_GIVEN 64

@@ -304,14 +304,14 @@ void cli_fed_print(FILE *out, const cli_run_fed *f, const char *path,
                 lg->max_reserved_bytes / gib, f->est_reserved / gib,
                 pct(f->est_reserved, lg->max_reserved_bytes));
     if (f->calibrated > 0)
-        cli_wrapf(out, 2, "calibrated to your run: an in-training kernel "
+        emit_wrapf(out, 2, "calibrated to your run: an in-training kernel "
                           "efficiency of %.4f instead of %.4f (every operator "
                           "time x %.4f; communication and the bubble as the "
                           "schedule makes them) gives %.4f s; use it only for "
                           "jobs of this stack on this system",
                   f->eff, f->eff0, f->eff0 / f->eff, f->calibrated_s);
     else if (f->calibrated < 0)
-        cli_wrapf(out, 2, "not calibrated: your run is faster than the "
+        emit_wrapf(out, 2, "not calibrated: your run is faster than the "
                           "estimate at a kernel efficiency of 1 (every kernel "
                           "as fast as alone): a mechanism the estimator lacks, "
                           "or a log of another job");

@@ -61,7 +61,7 @@ const char *tp_version(void) { return TRAINPLAN_VERSION; }
 
 void tp_free(void *p) { free(p); }
 
-void tp_handle_signals(void) { cli_own_signals(); }
+void tp_handle_signals(void) { emit_own_signals(); }
 
 int tp_run(int argc, char *const argv[], FILE *out, FILE *err)
 {

@@ -3,7 +3,7 @@
 # with its smallest arguments and exits 0. A smoke test, not a benchmark:
 # nothing is timed or compared here (bench/results holds the figures).
 # Issue 32 found bench/sweep_speed crashing (SIGSEGV: it called cmd_sweep
-# with a NULL cli_out) and no test running the bench programs. The
+# with a NULL emit_out) and no test running the bench programs. The
 # smallest arguments: search_speed only its first job (the flagship)
 # and 2 runs of it as a process (warm, cold and off fit cache),
 # sweep_speed one model (40 scenarios, not 200) at 2 threads (the crash

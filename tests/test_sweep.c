@@ -451,7 +451,7 @@ static void test_resume_first(void)
     for (size_t cut = 1; cut < strlen(ours); cut++) {
         char head[512];
         snprintf(head, sizeof head, "{\"schema_version\":%d,%s",
-                 CLI_SCHEMA_VERSION, ours + 1);
+                 EMIT_SCHEMA_VERSION, ours + 1);
         size_t m = cut < strlen(head) ? cut : strlen(head) - 1;
         TP_CHECK(sweep_resume_first(head, m, want, 2, 3, id_of_test, NULL,
                                     why, sizeof why));
