@@ -17,8 +17,9 @@
  * does not depend on the thread count; only stats.elapsed_s and
  * stats.threads do, and --no-timing leaves them out.
  */
+#include "cli.h"
+#include "emit_rows.h"
 #include "plot.h"
-#include "search_rows.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@
 
 /* ---- table output ----------------------------------------------------- */
 
-static void print_rows(FILE *f, emit_format fmt, const cli_row *rows, int n,
+static void print_rows(FILE *f, emit_format fmt, const emit_row *rows, int n,
                        int multi, const search_request *q)
 {
     const char *hdr[] = {"#",        "system",   "layout",   "GPUs",
@@ -58,7 +59,7 @@ static void print_rows(FILE *f, emit_format fmt, const cli_row *rows, int n,
     else
         emit_table_init(&t, 12, hdr3, "rlrrrrrrrrrr");
     for (int i = 0; i < n; i++) {
-        const cli_row *w = &rows[i];
+        const emit_row *w = &rows[i];
         char c[13][48];
         snprintf(c[0], 48, "%d%s", i + 1, w->tied ? "=" : "");
         snprintf(c[1], 48, "%lld", (long long)w->p->gpus);
@@ -99,7 +100,7 @@ static void print_rows(FILE *f, emit_format fmt, const cli_row *rows, int n,
 
 /* The best layout's error band, and which rows it ties (marked '=' in
  * the table). */
-static void print_ties(FILE *f, const cli_row *rows, int n,
+static void print_ties(FILE *f, const emit_row *rows, int n,
                        const search_request *q)
 {
     if (n == 0) return;
@@ -206,7 +207,7 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
     int n_seen = 0;
     seen[n_seen++] = NULL;
     for (int k = 0; k < st->n_pp; k++) {
-        const char *w = cli_pp_why(&st->pp[k]);
+        const char *w = emit_pp_why(&st->pp[k]);
         int have = 0;
         for (int i = 0; i < n_seen; i++)
             have |= (w == NULL && seen[i] == NULL)
@@ -219,7 +220,7 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
         size_t n = 0;
         list[0] = '\0';
         for (int k = 0; k < st->n_pp;) {
-            const char *w = cli_pp_why(&st->pp[k]);
+            const char *w = emit_pp_why(&st->pp[k]);
             int match = (w == NULL) == (seen[i] == NULL)
                         && (!w || strcmp(w, seen[i]) == 0);
             if (!match) {
@@ -228,7 +229,7 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
             }
             int j = k;
             while (j + 1 < st->n_pp && st->pp[j + 1].pp == st->pp[j].pp + 1) {
-                const char *wj = cli_pp_why(&st->pp[j + 1]);
+                const char *wj = emit_pp_why(&st->pp[j + 1]);
                 if ((wj == NULL) != (seen[i] == NULL)
                     || (wj && strcmp(wj, seen[i]) != 0))
                     break;
@@ -251,8 +252,8 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
             emit_wrapf(f, 4, "  %s: layouts admitted", list);
         else
             emit_wrapf(f, 4, "  %s: none admitted: %s%s%s%s", list, seen[i],
-                  cli_pp_why_words(seen[i])[0] ? " (" : "", cli_pp_why_words(seen[i]),
-                  cli_pp_why_words(seen[i])[0] ? ")" : "");
+                  emit_pp_why_words(seen[i])[0] ? " (" : "", emit_pp_why_words(seen[i]),
+                  emit_pp_why_words(seen[i])[0] ? ")" : "");
     }
     if (st->pp_beyond)
         fprintf(f, "  above %lld: not searched (the grid holds %d sizes); "
@@ -278,19 +279,19 @@ static void print_pipeline_sizes(FILE *f, const search_answer *a, int explain)
             "why none (the most layouts)");
     for (int k = 0; k < st->n_pp; k++) {
         const search_pp_stats *p = &st->pp[k];
-        const char *w = cli_pp_why(p);
+        const char *w = emit_pp_why(p);
         fprintf(f, "  %-6lld %10lld %10lld  %s\n", (long long)p->pp,
                 (long long)p->valid, (long long)p->admitted, w ? w : "-");
     }
 }
 
 /* Why the winner wins: each runner-up's extra time, term by term. */
-/* For a row tied with the best (cli_row_tie): what separates them that the
+/* For a row tied with the best (emit_row_tie): what separates them that the
  * time's error does not blur. The memory left is the estimate's own,
  * with its own margin; exposed communication and the bubble are the
  * terms that move most with the network and the software's overlap, so
  * the layout with less of them is the safer bet when the times tie. */
-static void explain_tie(FILE *f, const cli_row *w, const cli_row *best)
+static void explain_tie(FILE *f, const emit_row *w, const emit_row *best)
 {
     double gib = 1073741824.0;
     fprintf(f, "     tied with #1 within the error band (+/-%.1f %%): free "
@@ -307,7 +308,7 @@ static void explain_tie(FILE *f, const cli_row *w, const cli_row *best)
     fputc('\n', f);
 }
 
-static void print_explain(FILE *f, const cli_row *rows, int n)
+static void print_explain(FILE *f, const emit_row *rows, int n)
 {
     if (n == 0) return;
     cli_term tw[EST_TIME_TERMS];
@@ -373,10 +374,10 @@ const char *const cli_launch_show_names[CLI_LAUNCH_SHOW_COUNT] = {
 unsigned cli_launch_forms(int show)
 {
     switch (show) {
-    case CLI_LAUNCH_MEGATRON: return CLI_LAUNCH_FORM_MEGATRON;
-    case CLI_LAUNCH_NEMO: return CLI_LAUNCH_FORM_NEMO;
-    case CLI_LAUNCH_TORCHTITAN: return CLI_LAUNCH_FORM_TORCHTITAN;
-    case CLI_LAUNCH_ALL: return CLI_LAUNCH_FORM_ALL;
+    case CLI_LAUNCH_MEGATRON: return EMIT_LAUNCH_FORM_MEGATRON;
+    case CLI_LAUNCH_NEMO: return EMIT_LAUNCH_FORM_NEMO;
+    case CLI_LAUNCH_TORCHTITAN: return EMIT_LAUNCH_FORM_TORCHTITAN;
+    case CLI_LAUNCH_ALL: return EMIT_LAUNCH_FORM_ALL;
     default: return 0;
     }
 }
@@ -408,11 +409,11 @@ static void print_launch(FILE *f, int which, const launch_plan *c)
 }
 
 /* #1's launches as --launch asks: by default one line saying how. */
-static void print_launches(FILE *f, const cli_opts *o, const cli_row *best,
+static void print_launches(FILE *f, const cli_opts *o, const emit_row *best,
                            const search_request *q)
 {
     launch_plan lc;
-    cli_row_launch(&lc, best, q, o->torchtitan_version, o->nemo_format);
+    emit_row_launch(&lc, best, q, o->torchtitan_version, o->nemo_format);
     int titan = o->job.framework == SPACE_FW_TORCHTITAN;
     if (o->launch_show == CLI_LAUNCH_NONE) {
         fputc('\n', f);
@@ -501,7 +502,7 @@ static int job_open(cli_opts *o, const hw_db *db, near_job *nj, tp_err *e)
     return TP_OK;
 }
 
-static void job_estimate(near_job *nj, const cli_search *cs)
+static void job_estimate(near_job *nj, const search_setup *cs)
 {
     est_ctx c = cs->sys[0].ctx;
     c.tp_across_nodes = nj->want.tp != SEARCH_UNSET
@@ -569,7 +570,7 @@ static void layout_diff(const space_layout *a, const space_layout *b,
                      sa[0] ? sa : "even", sb[0] ? sb : "even");
 }
 
-static void job_print(FILE *f, const near_job *nj, const cli_row *best,
+static void job_print(FILE *f, const near_job *nj, const emit_row *best,
                        const search_request *q)
 {
     const est_result *r = &nj->r;
@@ -609,7 +610,7 @@ static void job_print(FILE *f, const near_job *nj, const cli_row *best,
     fprintf(f, "what changes (Megatron-LM flags):\n");
     launch_plan from, to;
     job_launch(&from, nj, q);
-    cli_row_launch(&to, best, q, 0, 0);
+    emit_row_launch(&to, best, q, 0, 0);
     launch_text t = {0};
     launch_megatron_diff(&from, &to, &t);
     print_indented(f, t.n ? launch_text_str(&t) : "(none)");
@@ -628,7 +629,7 @@ static void add_lines(cJSON *j, const char *name, launch_text *t)
     }
 }
 
-static cJSON *job_json(const near_job *nj, const cli_row *best,
+static cJSON *job_json(const near_job *nj, const emit_row *best,
                         const search_request *q)
 {
     cJSON *j = cJSON_CreateObject();
@@ -644,7 +645,7 @@ static cJSON *job_json(const near_job *nj, const cli_row *best,
                                 best->r.iteration_s);
         launch_plan from, to;
         job_launch(&from, nj, q);
-        cli_row_launch(&to, best, q, 0, 0);
+        emit_row_launch(&to, best, q, 0, 0);
         launch_text t = {0};
         launch_megatron_diff(&from, &to, &t);
         launch_text lt = {0};
@@ -657,6 +658,37 @@ static cJSON *job_json(const near_job *nj, const cli_row *best,
         cJSON_AddNullToObject(j, "best_layout");
     }
     return j;
+}
+
+/* ---- the options as the search takes them ----------------------------- */
+
+void cli_search_ask(const cli_opts *o, search_ask *a)
+{
+    *a = (search_ask){
+        .systems = o->system,
+        .gpus = o->gpus_arg,
+        .min_gpus = o->min_gpus,
+        .max_gpus = o->max_gpus,
+        .objective = o->objective,
+        .top_k = o->top_k,
+        .price = o->price,
+        .budget_usd = o->budget_usd,
+        .budget_gpu_hours = o->budget_gpu_hours,
+        .deadline_s = o->deadline_s,
+        .max_mem_fraction = o->max_mem_fraction,
+        .fix = o->fix,
+        .keep_bad = o->keep_bad,
+        .no_prune = o->no_prune,
+        .no_savers = o->no_savers,
+        .keep_admitted = o->svg != NULL || o->all_layouts,
+        .model = o->model_given,
+    };
+}
+
+void cli_search_form(const cli_opts *o, emit_search_form *f)
+{
+    *f = (emit_search_form){o->torchtitan_version, o->nemo_format,
+                            o->all_layouts, EMIT_LAUNCH_FORM_ALL};
 }
 
 /* ---- the command ------------------------------------------------------ */
@@ -709,8 +741,10 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
         if (db_owned) hw_db_free(db);
         return rc;
     }
-    cli_search cs;
-    rc = cli_search_open(o, db, cli_session_cache(o, db), &cs, e);
+    search_ask ask;
+    cli_search_ask(o, &ask);
+    search_setup cs;
+    rc = search_setup_open(&o->job, &ask, db, cli_session_cache(o, db), &cs, e);
     if (rc) {
         if (db_owned) hw_db_free(db);
         return rc;
@@ -737,7 +771,7 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
     const space_layout base = q.base;
     search_answer ans;
     memset(&ans, 0, sizeof ans);
-    cli_row *rows = NULL, *frows = NULL;
+    emit_row *rows = NULL, *frows = NULL;
     if ((rc = search_run(&q, &ans, e))) goto done;
     /* nothing admitted: the nearest layout in figures, and the levers
      * that fit, each checked by a search (search/miss.c) */
@@ -746,26 +780,26 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
 
     rows = tp_xcalloc((size_t)ans.n_ranked + 1, sizeof *rows);
     frows = tp_xcalloc((size_t)ans.n_front + 1, sizeof *frows);
-    for (int i = 0; i < ans.n_ranked; i++) cli_row_fill(&rows[i], &q, &ans.ranked[i]);
-    for (int i = 0; i < ans.n_front; i++) cli_row_fill(&frows[i], &q, &ans.front[i]);
-    for (int i = 0; i < ans.n_ranked; i++) cli_row_tie(&rows[i], &rows[0], &q);
+    for (int i = 0; i < ans.n_ranked; i++) emit_row_fill(&rows[i], &q, &ans.ranked[i]);
+    for (int i = 0; i < ans.n_front; i++) emit_row_fill(&frows[i], &q, &ans.front[i]);
+    for (int i = 0; i < ans.n_ranked; i++) emit_row_tie(&rows[i], &rows[0], &q);
     for (int i = 0; i < ans.n_front && ans.n_ranked > 0; i++)
-        cli_row_tie(&frows[i], &rows[0], &q);
+        emit_row_tie(&frows[i], &rows[0], &q);
     int timing = !o->no_timing;
     char nearb[2048];
-    cli_miss_line(&q, &ans, nearb, sizeof nearb);
+    emit_miss_line(&q, &ans, nearb, sizeof nearb);
     FILE *f = out->f;
     if (o->format == EMIT_JSON || o->format == EMIT_JSONL) {
-        cJSON *st = cli_stats_json(&ans, timing);
+        cJSON *st = emit_stats_json(&ans, timing);
         if (o->format == EMIT_JSONL) {
             for (int set = 0; set < 2; set++) {
-                const cli_row *rs = set ? frows : rows;
+                const emit_row *rs = set ? frows : rows;
                 int n = set ? ans.n_front : ans.n_ranked;
                 for (int i = 0; i < n; i++) {
                     cJSON *j = emit_json_version(
-                        cli_row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
+                        emit_row_json(&rs[i], &q, set ? "pareto" : "ranked", i + 1,
                                  o->torchtitan_version, o->nemo_format,
-                                 CLI_LAUNCH_FORM_ALL));
+                                 EMIT_LAUNCH_FORM_ALL));
                     char *s = cJSON_PrintUnformatted(j);
                     fprintf(f, "%s\n", s);
                     cJSON_free(s);
@@ -776,7 +810,7 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
             cJSON_AddItemToObject(j, "stats", st);
             if (ans.miss) {
                 cJSON *nm = cJSON_AddObjectToObject(j, "nearest_miss");
-                cli_miss_json(nm, &q, &ans);
+                emit_miss_json(nm, &q, &ans);
             }
             char *s = cJSON_PrintUnformatted(j);
             fprintf(f, "%s\n", s);
@@ -784,7 +818,9 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
             cJSON_Delete(j);
         } else {
             cJSON_Delete(st);
-            cJSON *sj = cli_search_json(&cs, &ans, timing);
+            emit_search_form form;
+            cli_search_form(o, &form);
+            cJSON *sj = emit_search_json(&cs, &form, &ans, timing);
             if (o_cmd->job_file)
                 cJSON_AddItemToObject(sj, "near",
                                       job_json(&nj, ans.n_ranked ? rows : NULL,
@@ -808,15 +844,15 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
         emit_table t;
         emit_table_init(&t, 36, hdr, "lrllrrrrrrrrlrrrrrrrrrrrrrrrrllllrrl");
         for (int set = 0; set < 2; set++) {
-            const cli_row *rs = set ? frows : rows;
+            const emit_row *rs = set ? frows : rows;
             int n = set ? ans.n_front : ans.n_ranked;
             for (int i = 0; i < n; i++) {
-                const cli_row *w = &rs[i];
+                const emit_row *w = &rs[i];
                 const space_layout *l = &w->r.layout;
                 char c[24][48];
                 snprintf(c[0], 48, "%d", i + 1);
                 snprintf(c[1], 48, "%lld", (long long)w->p->gpus);
-                cli_csv_layout_cells(c, l, m.num_experts > 0);
+                emit_csv_layout_cells(c, l, m.num_experts > 0);
                 snprintf(c[10], 48, "%.6g", w->r.iteration_s);
                 snprintf(c[11], 48, "%.6g", w->r.tokens_per_s);
                 snprintf(c[12], 48, "%.4f", w->r.mfu);
@@ -833,7 +869,7 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
                 snprintf(c[23], 48, "%.6g", w->band.mape_pct);
                 if (w->band.basis == EST_BAND_NONE) c[23][0] = '\0';
                 launch_plan lc;
-                cli_row_launch(&lc, w, &q, o->torchtitan_version, o->nemo_format);
+                emit_row_launch(&lc, w, &q, o->torchtitan_version, o->nemo_format);
                 launch_text mg = {0}, nm = {0}, tt = {0};
                 launch_megatron(&lc, &mg);
                 launch_nemo(&lc, &nm);
@@ -855,15 +891,15 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
         }
         /* a miss: the nearest layout, then each lever's #1, with the
          * binding limit and the excess over it (no launches) */
-        cli_miss_csv_row mr[SEARCH_LEVERS_MAX + 1];
-        int nmr = cli_miss_csv_rows(&q, &ans, mr, SEARCH_LEVERS_MAX + 1);
+        emit_miss_csv_row mr[SEARCH_LEVERS_MAX + 1];
+        int nmr = emit_miss_csv_rows(&q, &ans, mr, SEARCH_LEVERS_MAX + 1);
         for (int i = 0; i < nmr; i++) {
             const search_figures *fg = mr[i].f;
             const space_layout *l = &fg->layout;
             char c[24][48];
             snprintf(c[0], 48, "%d", mr[i].rank);
             snprintf(c[1], 48, "%lld", (long long)fg->gpus);
-            cli_csv_layout_cells(c, l, m.num_experts > 0);
+            emit_csv_layout_cells(c, l, m.num_experts > 0);
             snprintf(c[10], 48, "%.6g", fg->iteration_s);
             snprintf(c[13], 48, "%.0f", fg->value[SEARCH_LIMIT_MEMORY]);
             snprintf(c[15], 48, "%.6g", fg->value[SEARCH_LIMIT_DEADLINE]);
@@ -935,7 +971,7 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
                 fprintf(f, "%lld layouts refused as not modelled (%s)\n",
                         (long long)ans.stats.infeasible[EST_MOE],
                         est_reason_names[EST_MOE]);
-            cli_miss_print(f, &q, &ans);
+            emit_miss_print(f, &q, &ans);
         }
     }
     if (o->svg && (rc = write_svg(o->svg, o->out, &q, &ans, e))) goto done;
@@ -943,7 +979,7 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
         emit_out so_out;
         if ((rc = emit_out_open(&so_out, o->sbatch, o->out, e))) goto done;
         launch_plan lc;
-        cli_row_launch(&lc, &rows[0], &q, o->torchtitan_version, o->nemo_format);
+        emit_row_launch(&lc, &rows[0], &q, o->torchtitan_version, o->nemo_format);
         launch_text t = {0};
         launch_megatron_script(&lc, &t);
         fputs(launch_text_str(&t), so_out.f);
@@ -964,7 +1000,7 @@ done:
     free(rows);
     free(frows);
     search_answer_free(&ans);
-    cli_search_close(&cs);
+    search_setup_close(&cs);
     if (db_owned) hw_db_free(db);
     return rc;
 }

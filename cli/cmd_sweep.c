@@ -128,7 +128,7 @@ static uint64_t measured_digest(digest_cache *c, uint64_t h,
 
 /* The inputs of a set-up search: the model and every hwdb file read.
  * File names only (no directories), so records compare across machines. */
-static cJSON *inputs_json(const cli_opts *so, const cli_search *cs,
+static cJSON *inputs_json(const cli_opts *so, const search_setup *cs,
                           digest_cache *c)
 {
     cJSON *in = cJSON_CreateObject();
@@ -176,13 +176,15 @@ static uint64_t expected_check(const sweep_spec *s, int64_t k, const hw_db *db,
 {
     cli_opts so;
     sweep_scenario(s, k, &so);
-    cli_search cs;
+    search_ask ask;
+    cli_search_ask(&so, &ask);
+    search_setup cs;
     tp_err e = {0};
-    if (cli_search_open(&so, db, cache, &cs, &e)) return 0;
+    if (search_setup_open(&so.job, &ask, db, cache, &cs, &e)) return 0;
     cJSON *in = inputs_json(&so, &cs, dc);
     uint64_t h = sweep_record_check(TRAINPLAN_VERSION, in);
     cJSON_Delete(in);
-    cli_search_close(&cs);
+    search_setup_close(&cs);
     return h;
 }
 
@@ -305,13 +307,16 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     if (s->record == SWEEP_RECORD_COMPACT)
         cJSON_AddStringToObject(j, "record", sweep_record_names[s->record]);
 
-    cli_search cs;
+    search_ask ask;
+    cli_search_ask(&so, &ask);
+    emit_search_form form;
+    cli_search_form(&so, &form);
+    if (so.launch_show_set) form.launch_forms = cli_launch_forms(so.launch_show);
+    search_setup cs;
     search_answer ans;
     memset(&ans, 0, sizeof ans);
     tp_err e = {0};
-    int rc = cli_search_open(&so, db, cache, &cs, &e);
-    if (rc == TP_OK && so.launch_show_set)
-        cs.launch_forms = cli_launch_forms(so.launch_show);
+    int rc = search_setup_open(&so.job, &ask, db, cache, &cs, &e);
     if (rc == TP_OK) {
         cJSON *in;
 #pragma omp critical(sweep_digest) /* dc is every thread's */
@@ -322,7 +327,7 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
         cJSON_AddNullToObject(j, "inputs");
     }
     if (rc == TP_OK) {
-        cJSON *sr = cli_search_json(&cs, &ans, 0);
+        cJSON *sr = emit_search_json(&cs, &form, &ans, 0);
         cJSON_AddStringToObject(j, "status", ans.n_ranked ? "ok" : "infeasible");
         cJSON_AddItemToObject(j, "best", best_json(sr));
         if (s->record == SWEEP_RECORD_COMPACT) compact_search(sr);
@@ -334,7 +339,7 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
         cJSON_AddNullToObject(j, "search");
     }
     search_answer_free(&ans);
-    cli_search_close(&cs);
+    search_setup_close(&cs);
     char *t = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     char *line = sweep_record_seal(t, strlen(t)); /* its digest last */

@@ -448,7 +448,7 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
         }
         case OPT_TOKENS: {
             double t = 0;
-            if (cli_parse_si(g.arg, &t) || !(t >= 1) || t > 1e18
+            if (tp_parse_si(g.arg, &t) || !(t >= 1) || t > 1e18
                 || t != floor(t))
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--tokens: expected a whole number of tokens in "

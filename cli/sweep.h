@@ -72,7 +72,7 @@ typedef struct sweep_spec {
  * directory of the spec that does not load; NULL or "" for none). A key
  * twice is one problem among the others. Models are resolved and
  * systems looked up in db; then every scenario is set up as `search`
- * would (cli_search_open, with cache, which may be NULL) and what fails
+ * would (search_setup_open, with cache, which may be NULL) and what fails
  * is reported too. Relative paths (config.json models, hwdb directories)
  * are read from the spec's folder. Returns TP_OK, or TP_EDATA (bad
  * spec). Free with sweep_spec_free (accepts NULL). */

@@ -60,7 +60,7 @@ static int64_t json_i64(const cJSON *o, const char *key, int64_t dflt)
 /* The columns: the scenario as the spec gave it (its system entry and GPU
  * list as scenario_system and scenario_gpus: system and gpus are the best
  * layout's), then the best layout in search --format csv's columns and
- * cells (cli_csv_layout_cells and its number formats), then what only a
+ * cells (emit_csv_layout_cells and its number formats), then what only a
  * sweep row has: the best's days and cost an iteration, how many ranks
  * tie it, and for an infeasible scenario its nearest miss. */
 enum {
@@ -111,7 +111,7 @@ static void csv_best_cells(const cJSON *r0, const cJSON *sr,
     l.etp = json_i64(r0, "expert_tensor_parallel_size", l.tp);
     /* search's cell numbers: c[2..9] and c[21..22] */
     char c[24][48];
-    cli_csv_layout_cells(c, &l, moe);
+    emit_csv_layout_cells(c, &l, moe);
     static const int from[] = {C_TP, C_PP, C_VPP, C_CP, C_DP, C_MBS, C_SP, C_ZERO};
     for (int i = 0; i < 8; i++) snprintf(cell[from[i]], 256, "%s", c[2 + i]);
     snprintf(cell[C_EP], 256, "%s", c[21]);

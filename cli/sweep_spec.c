@@ -7,7 +7,7 @@
  *
  * Not here: running the scenarios (cmd_sweep.c). The options of a
  * scenario are a cli_opts, so `sweep` builds its search request exactly
- * as `search` does (cli_search_open).
+ * as `search` does (search_setup_open).
  */
 #define _POSIX_C_SOURCE 200809L /* PATH_MAX, stat */
 #include "sweep.h"
@@ -618,10 +618,12 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
         for (int64_t k = 0; k < s->count; k++) {
             cli_opts so;
             sweep_scenario(s, k, &so);
-            cli_search cs;
+            search_ask ask;
+            cli_search_ask(&so, &ask);
+            search_setup cs;
             tp_err se = {0};
-            if (cli_search_open(&so, db, cache, &cs, &se) == TP_OK) {
-                cli_search_close(&cs);
+            if (search_setup_open(&so.job, &ask, db, cache, &cs, &se) == TP_OK) {
+                search_setup_close(&cs);
                 continue;
             }
             if (!strcmp(last, se.msg)) continue;

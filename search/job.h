@@ -126,6 +126,11 @@ typedef struct search_job {
                                 stage, 0 = unset (PP) */
 } search_job;
 
+/* The job's model: given (a model read from a job file) or j->model
+ * resolved (a preset or a config.json), with j's dropout overrides.
+ * TP_OK, or the resolver's status with its message in e. */
+int search_job_model(const search_job *j, const space_model *given,
+                     space_model *m, tp_err *e);
 /* The layout job j asks for (estimate's, and the job of search --near),
  * SEARCH_UNSET where unset, after the checks below; TP_EUSAGE for fields
  * that do not fit together or with model m. */

@@ -1,17 +1,17 @@
 /*
- * search_rows.h - what `search`'s printing (cmd_search.c) and its JSON
- * (search_json.c) share: a ranked layout with its figures, and the JSON
- * of rows, counts and pipeline sizes. Private to cli/.
+ * emit_rows.h - what a search's printing (search_text.c) and its JSON
+ * (search.c) share: a ranked layout with its figures, and the JSON of
+ * rows, counts and pipeline sizes.
  */
-#ifndef TP_CLI_SEARCH_ROWS_H
-#define TP_CLI_SEARCH_ROWS_H
+#ifndef TP_EMIT_ROWS_H
+#define TP_EMIT_ROWS_H
 
-#include "cli.h"
+#include "emit.h"
 #include "launch.h"
 #include "search.h"
 
 /* A layout of the answer with the figures every output prints. */
-typedef struct cli_row {
+typedef struct emit_row {
     const search_point *p;
     est_result r;
     space_layout l;
@@ -21,40 +21,40 @@ typedef struct cli_row {
     double margin, headroom, exposed_s; /* bytes: the margin added to the
                                           peak, and what is left after both */
     est_band band; /* the estimate's measured error (est_error_band) */
-    int tied;      /* within the error band of the best (cli_row_tie) */
-} cli_row;
+    int tied;      /* within the error band of the best (emit_row_tie) */
+} emit_row;
 
 /* w's error band, and whether w is tied with the best row: its objective
  * within the larger of the two bands of the best's (the estimator cannot
  * tell them apart on the published runs). The best is tied with none. */
-void cli_row_tie(cli_row *w, const cli_row *best, const search_request *q);
+void emit_row_tie(emit_row *w, const emit_row *best, const search_request *q);
 
 /* The launch of row w of search q: torchtitan's config for tt_version,
  * NeMo's in nemo_format. */
-void cli_row_launch(launch_plan *c, const cli_row *w, const search_request *q,
+void emit_row_launch(launch_plan *c, const emit_row *w, const search_request *q,
                     int tt_version, int nemo_format);
 
 /* w's figures from point p of search q: its estimate, tag, time to train,
  * GPU-hours and cost, and the memory margin and headroom. */
-void cli_row_fill(cli_row *w, const search_request *q, const search_point *p);
+void emit_row_fill(emit_row *w, const search_request *q, const search_point *p);
 
-/* forms: the launches a row carries (CLI_LAUNCH_FORM_* bits; a search's
+/* forms: the launches a row carries (EMIT_LAUNCH_FORM_* bits; a search's
  * JSON every one, a sweep's records what its --launch asks) */
-cJSON *cli_row_json(const cli_row *w, const search_request *q, const char *set,
+cJSON *emit_row_json(const emit_row *w, const search_request *q, const char *set,
                     int rank, int tt_version, int nemo_format, unsigned forms);
 
 /* Why no layout of pipeline size p was admitted, as a name: the rule
  * that rejected the most of them, or where its valid ones went (the
  * memory, a budget or deadline, the time bound, an estimate's reason);
  * NULL when some were admitted. */
-const char *cli_pp_why(const search_pp_stats *p);
+const char *emit_pp_why(const search_pp_stats *p);
 
-/* What a reason of cli_pp_why means, in words. */
-const char *cli_pp_why_words(const char *why);
+/* What a reason of emit_pp_why means, in words. */
+const char *emit_pp_why_words(const char *why);
 
 /* The "stats" object: the counts of layouts enumerated, rejected by
  * rule, pruned by bound, estimated and admitted, the pipeline sizes;
  * timing 0 leaves out elapsed time and threads. */
-cJSON *cli_stats_json(const search_answer *a, int timing);
+cJSON *emit_stats_json(const search_answer *a, int timing);
 
 #endif
