@@ -289,7 +289,7 @@ void cli_search_form(const cli_opts *o, emit_search_form *f);
 
 
 
-/* sweep, merge, diff (cmd_sweep.c, cmd_diff.c). diff's exit status when
+/* sweep, merge, diff (cmd_sweep.c over sweep/sweep.h). diff's exit status when
  * it found changes; its output is kept as on success. */
 #define CLI_EXIT_CHANGED 3
 int cmd_sweep(const cli_opts *o, emit_out *out, tp_err *e);

@@ -234,7 +234,7 @@ int emit_miss_csv_rows(const search_request *q, const search_answer *a,
                       emit_miss_csv_row *rows, int cap);
 
 /* The CSV cells of a layout's fields as `search --format csv` writes them
- * (search.c), also a sweep's best layout (cmd_sweep.c): c[2..9] TP,
+ * (search.c), also a sweep's best layout (sweep_run.c): c[2..9] TP,
  * PP, VPP, CP, DP, micro-batch, SP, ZeRO; c[21], c[22] EP and expert TP,
  * empty unless moe. Other cells of c are left as they are. */
 void emit_csv_layout_cells(char c[][48], const space_layout *l, int moe);

@@ -417,6 +417,15 @@ int search_job_split(const search_job *j, space_layout *l, tp_err *e)
     return TP_OK;
 }
 
+void search_job_init(search_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->tp = 1;
+    j->sp = j->recompute = j->zero = j->precision = -1;
+    j->attn_dropout = j->hidden_dropout = -1;
+    j->offload_fraction = -1;
+}
+
 int search_job_model(const search_job *j, const space_model *given,
                      space_model *m, tp_err *e)
 {

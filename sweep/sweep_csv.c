@@ -16,7 +16,15 @@
 
 /* sweep and merge write records (jsonl, json) or csv; a format they
  * cannot write (table, md) is refused rather than ignored. */
-int sweep_format_refused(const cli_opts *o, const char *cmd,
+void sweep_opts_init(sweep_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    search_job_init(&o->base.job);
+    o->base.form.launch_forms = EMIT_LAUNCH_FORM_ALL;
+    o->threshold = -1;
+}
+
+int sweep_format_refused(const sweep_opts *o, const char *cmd,
                          const char *what, const char *csv_when, tp_err *e)
 {
     if (!o->format_set || (o->format != EMIT_TABLE && o->format != EMIT_MD))
@@ -229,7 +237,7 @@ static int records_csv(const char *buf, size_t len, FILE *f, const char *path,
  * the output, then one CSV row a scenario, written all or nothing. Not
  * resumable: a night that must survive a kill writes JSON Lines and
  * converts them (merge --format csv). */
-int sweep_csv(const cli_opts *o, emit_out *out, tp_err *e)
+int sweep_csv(const sweep_opts *o, emit_out *out, tp_err *e)
 {
     if (o->resume || o->shard_n > 0)
         return tp_errf(e, TP_EUSAGE,
@@ -269,11 +277,11 @@ int sweep_csv(const cli_opts *o, emit_out *out, tp_err *e)
         return tp_errf(e, TP_EIO, "%s: cannot create the sweep's records: %s",
                        tmp, strerror(errno));
     close(fd);
-    cli_opts jo = *o;
+    sweep_opts jo = *o;
     jo.format = EMIT_JSONL;
     jo.out_dir = tmp;
     jo.overwrite = 1;
-    int rc = cmd_sweep(&jo, out, e);
+    int rc = sweep_run(&jo, out, e);
     char *buf = NULL;
     size_t len = 0;
     if (!rc) rc = tp_read_file(tmp, (size_t)1 << 34, &buf, &len, e);
@@ -310,7 +318,7 @@ static int cmp_merge(const void *a, const void *b)
     return x->line - y->line;
 }
 
-int cmd_merge(const cli_opts *o, emit_out *out, tp_err *e)
+int sweep_merge(const sweep_opts *o, emit_out *out, tp_err *e)
 {
     if (sweep_format_refused(o, "merge", "the merged records", "", e))
         return TP_EUSAGE;
@@ -368,7 +376,7 @@ int cmd_merge(const cli_opts *o, emit_out *out, tp_err *e)
                              (long long)m->k.index, o->pos[p->file], p->line,
                              o->pos[m->file], m->line);
             else
-                fprintf(cli_err(o), "trainplan: merge: scenario %lld is in %s:%d "
+                fprintf(sweep_err(o), "trainplan: merge: scenario %lld is in %s:%d "
                                 "and %s:%d (identical; kept once)\n",
                         (long long)m->k.index, o->pos[p->file], p->line,
                         o->pos[m->file], m->line);
