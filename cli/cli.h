@@ -90,7 +90,7 @@ typedef struct cli_opts {
     int torchtitan_version;  /* --torchtitan-version: launch_tt_version (launch.h);
                                 0 = the current one */
     int nemo_format;         /* --nemo-format: launch_nemo_format */
-    int launch_show;         /* --launch: cli_launch_show (text output) */
+    int launch_show;         /* --launch: emit_launch_show (text output) */
     int launch_show_set;     /* --launch given (sweep: default every form) */
     int no_savers;           /* search --no-memory-savers */
 } cli_opts;
@@ -150,19 +150,6 @@ extern const char *const cli_job_options[CLI_JOB_COUNT];
  * (launch.h) into o->job and *m (job_file.c). */
 int cli_read_job(cli_opts *o, space_model *m, tp_err *e);
 
-/* Which launches a search's text prints for #1 (--launch); JSON carries
- * every form whatever this says. */
-typedef enum cli_launch_show {
-    CLI_LAUNCH_NONE,       /* a line saying how to get them: the default */
-    CLI_LAUNCH_MEGATRON,   /* Megatron-LM's launch script */
-    CLI_LAUNCH_NEMO,       /* NeMo: Megatron-Bridge overrides or 1.x YAML */
-    CLI_LAUNCH_TORCHTITAN, /* torchtitan's config */
-    CLI_LAUNCH_ALL,        /* all three, the estimate's framework first */
-    CLI_LAUNCH_SHOW_COUNT
-} cli_launch_show;
-extern const char *const cli_launch_show_names[CLI_LAUNCH_SHOW_COUNT];
-/* The forms --launch SHOW asks for (none: 0, all: every one). */
-unsigned cli_launch_forms(int show);
 
 
 /* Subcommand handlers. Each returns an exit status (enum tp_status) and

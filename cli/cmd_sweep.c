@@ -32,7 +32,7 @@ static void sweep_opts_of(const cli_opts *o, sweep_opts *w)
     cli_search_ask(o, &w->base.ask);
     cli_search_form(o, &w->base.form);
     /* a sweep's records carry every launch unless --launch says which */
-    if (o->launch_show_set) w->base.form.launch_forms = cli_launch_forms(o->launch_show);
+    if (o->launch_show_set) w->base.form.launch_forms = emit_launch_forms(o->launch_show);
 }
 
 int cmd_sweep(const cli_opts *o, emit_out *out, tp_err *e)

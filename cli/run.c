@@ -742,8 +742,8 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
                               LAUNCH_NEMO_FORMAT_COUNT, &o.nemo_format, &e);
             break;
         case OPT_LAUNCH:
-            rc = cli_arg_name("launch", g.arg, cli_launch_show_names,
-                              CLI_LAUNCH_SHOW_COUNT, &o.launch_show, &e);
+            rc = cli_arg_name("launch", g.arg, emit_launch_show_names,
+                              EMIT_LAUNCH_SHOW_COUNT, &o.launch_show, &e);
             o.launch_show_set = 1;
             break;
         case OPT_MEGATRON_ARGS:

@@ -156,6 +156,8 @@ void emit_print_json(FILE *f, cJSON *v);
  * line. */
 void emit_print_wrapped(FILE *f, const char *text, int at, int indent,
                        int width);
+/* Each line of s indented by two blanks (empty lines left empty). */
+void emit_print_indented(FILE *f, const char *s);
 /* The width search and estimate texts wrap their prose to. */
 #define EMIT_TEXT_WIDTH 100
 /* A paragraph of prose, printf-formatted, wrapped to EMIT_TEXT_WIDTH with
@@ -189,6 +191,20 @@ enum {
     EMIT_LAUNCH_FORM_TORCHTITAN = 1u << 2, /* torchtitan_config */
     EMIT_LAUNCH_FORM_ALL = 7u
 };
+/* Which launches a search's text prints for #1 (--launch); JSON carries
+ * every form whatever this says. */
+typedef enum emit_launch_show {
+    EMIT_LAUNCH_NONE,       /* a line saying how to get them: the default */
+    EMIT_LAUNCH_MEGATRON,   /* Megatron-LM's launch script */
+    EMIT_LAUNCH_NEMO,       /* NeMo: Megatron-Bridge overrides or 1.x YAML */
+    EMIT_LAUNCH_TORCHTITAN, /* torchtitan's config */
+    EMIT_LAUNCH_ALL,        /* all three, the estimate's framework first */
+    EMIT_LAUNCH_SHOW_COUNT
+} emit_launch_show;
+extern const char *const emit_launch_show_names[EMIT_LAUNCH_SHOW_COUNT];
+/* The forms --launch SHOW asks for (none: 0, all: every one). */
+unsigned emit_launch_forms(int show);
+
 /* How a search's answer is written. */
 typedef struct emit_search_form {
     int torchtitan_version;    /* launch_tt_version of the launches */
@@ -197,6 +213,10 @@ typedef struct emit_search_form {
     unsigned launch_forms;     /* EMIT_LAUNCH_FORM_*: the launches each row
                                   carries (a search: every one; a sweep's
                                   records: what its spec asks) */
+    int launch_show;           /* emit_launch_show: #1's launches in the
+                                  text */
+    int titan_first;           /* the estimates assumed torchtitan: its
+                                  launch first */
 } emit_search_form;
 
 /* The JSON object `search --format json` prints for answer a of search s

@@ -56,5 +56,36 @@ const char *emit_pp_why_words(const char *why);
  * rule, pruned by bound, estimated and admitted, the pipeline sizes;
  * timing 0 leaves out elapsed time and threads. */
 cJSON *emit_stats_json(const search_answer *a, int timing);
+ 
+/* ---- a search's answer as text, CSV and JSON Lines (search_text.c) ---- */
+
+/* The rows of a's ranked list and front with their figures and ties
+ * (emit_row_fill, emit_row_tie), allocated (one more than each holds,
+ * so never NULL); the caller frees both. */
+void emit_search_rows(const search_request *q, const search_answer *a,
+                      emit_row **rows, emit_row **frows);
+/* The text of a search (fmt: a table format): the job and systems, the
+ * memory rule, the counts, the pipeline sizes, the time with timing;
+ * then the top-k, the error band and ties, the Pareto front and with
+ * explain each runner-up term by term; or, nothing admitted, the
+ * nearest miss and its levers. The caller prints #1's launches after
+ * what it adds (emit_search_launches). */
+void emit_search_text(FILE *f, emit_format fmt, const search_setup *s,
+                      const search_answer *a, const emit_row *rows,
+                      const emit_row *frows, int explain, int timing);
+/* #1's launches as fm->launch_show asks: by default one line saying
+ * how to get them. */
+void emit_search_launches(FILE *f, const emit_search_form *fm,
+                          const emit_row *best, const search_request *q);
+/* `search --format csv`: a row per ranked and front layout with its
+ * launches, then a miss's rows. */
+void emit_search_csv(FILE *f, const search_setup *s, const emit_search_form *fm,
+                     const search_answer *a, const emit_row *rows,
+                     const emit_row *frows);
+/* `search --format jsonl`: a record per ranked and front row, then one
+ * with the counts (and the nearest miss). */
+void emit_search_jsonl(FILE *f, const search_setup *s,
+                       const emit_search_form *fm, const search_answer *a,
+                       const emit_row *rows, const emit_row *frows, int timing);
 
 #endif
