@@ -113,6 +113,26 @@ static int deepseek_cache(const space_layout *l)
            && l->fp8_lib == SPACE_FP8_LIB_TE;
 }
 
+/* Whether MLA's up projections keep their input, the latents' norm
+ * output (est_gemm_input_bytes: Transformer Engine's fp8 copy, or 16
+ * bits). Recomputed ("mla_up_proj"), they do not, in Megatron-Core's and
+ * DeepSeek-V3's framework alike: Megatron-Core's Transformer Engine spec
+ * fuses the latents' norms into the up projections (qk_layernorm:
+ * linear_q_up_proj and linear_kv_up_proj are TELayerNormColumnParallelLinear,
+ * q_layernorm and kv_layernorm IdentityOp; gpt_layer_specs.py
+ * get_gpt_layer_with_transformer_engine_submodules), and the recomputed
+ * block (MLASelfAttention.qkv_up_checkpoint, a CheckpointWithoutOutput;
+ * multi_latent_attention.py get_query_key_value_tensors) keeps only its
+ * inputs, the latents before their norms, which are kept anyway (the 2
+ * bytes of the norm input); DeepSeek-V3 "recompute[s] all RMSNorm
+ * operations and MLA up-projections" (arXiv 2412.19437v2 section 3.2.3).
+ * NVIDIA/Megatron-LM@d98e8a64ddf3. Until 2026-11 this kept the fp8 copy
+ * under Megatron-Core, (2 + g) where the code keeps 2. */
+static int mla_up_in(unsigned rc)
+{
+    return !(rc & SPACE_RC_MLA_UP_PROJ);
+}
+
 /* An E5M6 element: 1 sign, 5 exponent and 6 mantissa bits, 12 bits. The
  * report does not say how it is packed; a 16-bit container would hold
  * less range and precision than bf16 at bf16's size, so the format is
@@ -341,7 +361,7 @@ static double act_layer_split(const space_model *m, const space_layout *l,
          * output is heads x v_head_dim. */
         double H = (double)m->heads, ql = (double)m->q_lora_rank;
         double qk = (double)(m->qk_nope_head_dim + m->qk_rope_head_dim);
-        int up_in = !(rc & SPACE_RC_MLA_UP_PROJ && deepseek_cache(l));
+        int up_in = mla_up_in(rc);
         a = (2 + (rc & SPACE_RC_LAYERNORM ? 0 : gin)) * h * rep
             + (2 + (up_in ? gin : 0)) * (ql + (double)m->kv_lora_rank) * rep
             + (rc & SPACE_RC_MLA_UP_PROJ
@@ -451,7 +471,7 @@ static double offload_modules_token(const space_model *m,
         double H = (double)m->heads, ql = (double)m->q_lora_rank;
         double qk = (double)(m->qk_nope_head_dim + m->qk_rope_head_dim);
         if (om & SPACE_OFF_ATTN_NORM) a += 2 * h * rep;
-        int up_in = !(rc & SPACE_RC_MLA_UP_PROJ && deepseek_cache(l));
+        int up_in = mla_up_in(rc);
         if (om & SPACE_OFF_QKV_LINEAR)
             a += (rc & SPACE_RC_LAYERNORM ? 0 : gin) * h * rep
                  + (2 + (up_in ? gin : 0)) * (ql + (double)m->kv_lora_rank)
