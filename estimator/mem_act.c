@@ -49,16 +49,30 @@
 
 #include <math.h>
 
-/* Bytes one quantised copy of an fp8 tensor takes per element under
- * Transformer Engine: one, and with MXFP8 one e8m0 scale per 32 elements
- * of its row (or column) direction (MXFP8Quantizer,
- * transformer_engine/pytorch/csrc/quantizer.cpp,
- * NVIDIA/TransformerEngine@d0067d0da); blockwise's fp32 scale per 128 x
- * 128 block of a weight (and per 1 x 128 of an activation) is below
- * 0.1 %, left out. */
+/* Bytes one quantised copy of an fp8 activation (or gradient) takes per
+ * element under Transformer Engine: one, and its scales: with MXFP8 one
+ * e8m0 byte per 32 elements of its row (or column) direction
+ * (MXFP8Quantizer), with blockwise scaling one fp32 per 1 x 128 tile
+ * (Float8BlockQuantizer, block_scaling_dim 1: 4/128, 3.1 %), per-tensor
+ * recipes one scale a tensor (nothing per element).
+ * transformer_engine/pytorch/csrc/quantizer.cpp, NVIDIA/TransformerEngine@
+ * d0067d0da. Until 2026-11 the blockwise tiles' scales were left out
+ * (this comment called them "below 0.1 %", which holds for a weight's
+ * 128 x 128 blocks only: est_fp8_weight_copy_bytes). */
 double est_fp8_copy_bytes(const space_layout *l)
 {
-    return l->fp8_recipe == SPACE_FP8_MXFP8 ? 1 + 1.0 / 32 : 1;
+    return l->fp8_recipe == SPACE_FP8_MXFP8       ? 1 + 1.0 / 32
+           : l->fp8_recipe == SPACE_FP8_BLOCKWISE ? 1 + 4.0 / 128
+                                                  : 1;
+}
+
+/* The same for a weight's copy: MXFP8 as an activation's; blockwise one
+ * fp32 per 128 x 128 block (block_scaling_dim 2: 4/16384). */
+double est_fp8_weight_copy_bytes(const space_layout *l)
+{
+    return l->fp8_recipe == SPACE_FP8_MXFP8       ? 1 + 1.0 / 32
+           : l->fp8_recipe == SPACE_FP8_BLOCKWISE ? 1 + 4.0 / (128 * 128)
+                                                  : 1;
 }
 
 /* Bytes a GEMM input takes as saved for the backward: fp8 where
@@ -92,7 +106,8 @@ double est_gemm_input_bytes(const space_layout *l)
  *       EST_E5M6_BYTES each;
  *   (2) "Inputs of the SwiGLU operator in MoE": "we cache the inputs of
  *       the SwiGLU operator and recompute its output in the backward
- *       pass", the inputs "in FP8": 1 byte for each of the 2 f_e inputs of
+ *       pass", the inputs "in FP8": a byte and its tile's scale share
+ *       (est_fp8_copy_bytes) for each of the 2 f_e inputs of
  *       a row, no FC2 input kept (TE: 16-bit inputs and FC2's fp8 copy of
  *       the output); the MoE layer's experts, routed and shared (a shared
  *       expert is one of DeepSeekMoE's experts, section 2.1.2), not the
@@ -105,8 +120,9 @@ double est_gemm_input_bytes(const space_layout *l)
  * Not modelled: the fp8 dispatch ("we quantize the activation before MoE
  * up-projections into FP8 and then apply dispatch components"): the
  * dispatch's buffers shrink, but the combine, "in BF16", is the larger of
- * the two (moe_buffers); the 1 x 128 tiles' scales (under 4 % of an fp8
- * tensor; est_fp8_copy_bytes). */
+ * the two (moe_buffers). The fp8 copies carry their 1 x 128 tiles' fp32
+ * scales (est_fp8_copy_bytes), as section 3.3.2's fine-grained
+ * quantization has them. */
 static int deepseek_cache(const space_layout *l)
 {
     return l->fp8_act_cache == SPACE_FP8_ACT_DEEPSEEK_V3 && l->dtype == HW_FP8
@@ -148,7 +164,7 @@ static void expert_act_bytes(const space_layout *l, int gated,
 {
     double gin = est_gemm_input_bytes(l);
     if (gated && deepseek_cache(l)) {
-        *act_in = 2, *fc2_in = 0;
+        *act_in = 2 * est_fp8_copy_bytes(l), *fc2_in = 0;
         return;
     }
     *act_in = gated ? 4 : 2;

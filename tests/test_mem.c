@@ -666,12 +666,23 @@ static void test_fp8_caches(void)
     TP_CHECK_REL(a.weights, 2.0 * PARAMS - (2 - mx) * G, 1e-12);
     TP_CHECK_REL(a.fp8_weights, mx * G, 1e-12);
     /* blockwise: both copies on Blackwell too (its GEMMs take no other
-     * layout: cublaslt_grouped_gemm.cu, fp8_block) */
+     * layout: cublaslt_grouped_gemm.cu, fp8_block), each with an fp32
+     * scale per 128 x 128 block (Float8BlockQuantizer, block_scaling_dim
+     * 2); an activation's copy one per 1 x 128 tile (block_scaling_dim 1):
+     * 4/128 of a byte an element more than a per-tensor copy's */
     l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
     l.fp8_recipe = SPACE_FP8_BLOCKWISE;
     est_memory_of(&m, &l, &b);
     est_memory_device(&cb, &m, &l, &b);
-    TP_CHECK_REL(b.fp8_weights, 2 * G, 1e-12);
+    TP_CHECK_REL(b.fp8_weights, 2 * (1 + 4.0 / (128 * 128)) * G, 1e-12);
+    space_layout pt = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    pt.fp8_recipe = SPACE_FP8_TENSORWISE;
+    est_memory_of(&m, &pt, &a);
+    est_memory_of(&m, &l, &b);
+    /* a layer's fp8 GEMM inputs a token: QKV's and FC1's ln_out (h each),
+     * the output projection's (q) and FC2's (f), on 4 layers */
+    TP_CHECK_REL(b.activations - a.activations,
+                 4.0 / 128 * 1024 * 4 * (64 + 64 + 64 + 256), 1e-12);
 }
 
 /* Multi-token prediction (Megatron-Core multi_token_prediction.py,
