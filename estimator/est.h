@@ -660,12 +660,22 @@ typedef struct est_band {
 void est_error_band(const hw_gpu *g, const space_model *m,
                     const space_layout *l, int64_t gpus, est_band *b);
 
-/* Memoization of operator and collective times in est_estimate (on by
- * default): each thread remembers the times of the shapes it has seen,
- * keyed by the models and the op (the tables, system, collective, bytes
- * and group). Results are the same bits either way; off is for
- * benchmarks. Set it before estimating, not during. */
+/* Memoization of operator, collective and layer times in est_estimate
+ * (on by default): each thread remembers the times of the shapes it has
+ * seen, keyed by the models and the op (the tables, system, collective,
+ * bytes and group; a layer: the context, the model and the layout but
+ * for the fields no layer reads). Results are the same bits either way;
+ * 0 (off) is for benchmarks, EST_MEMO_CHECK for tests: memoized, and
+ * every layer found in the memo is timed again and compared (the
+ * differences counted by est_memo_mismatches). Set it before estimating,
+ * not during. */
+#define EST_MEMO_CHECK 2
 void est_memo_enable(int on);
+/* Under EST_MEMO_CHECK, since the process started, every thread's: the
+ * layers found in the memo (*hits), and of those the ones whose time
+ * differed from the time computed again (*mismatches): 0 unless the
+ * layer memo's key misses a field a layer reads (iter_memo.c). */
+void est_memo_checked(int64_t *hits, int64_t *mismatches);
 
 /* ---- context parallelism's elementwise kernels (iter_cp.c) -------------- */
 

@@ -243,6 +243,11 @@ void est_cp_merge_time(const est_iter_ctx *x, double *fwd, double *bwd);
 /* iter_layer.c: a layer, the end stages, a layer's weights. */
 double est_window_scale(const space_model *m, int64_t seq);
 void est_layer_time(const est_iter_ctx *x, est_stage_time *st, int moe);
+/* est_layer_time's work, unmemoized (iter_layer.c); est_layer_time
+ * (iter_memo.c) serves it from the layer memo. */
+void est_layer_time_of(const est_iter_ctx *x, est_stage_time *st, int moe);
+/* The memo mode est_memo_enable set: 0 off, 1 on, EST_MEMO_CHECK. */
+int est_memo_mode(void);
 void est_first_stage_extra(const est_iter_ctx *x, est_stage_time *st);
 void est_last_stage_extra(const est_iter_ctx *x, est_stage_time *st);
 int est_layer_weights(const est_iter_ctx *x, int moe, int64_t (*shape)[2],

@@ -247,7 +247,7 @@ static void mla_qkv(const est_iter_ctx *x, double *fwd, double *bwd,
  * with moe an MoE layer (its shared experts in the place of the dense
  * FFN, TP-sharded as Megatron-Core's SharedExpertMLP is, and the routed
  * experts, est_moe_routed). */
-void est_layer_time(const est_iter_ctx *x, est_stage_time *st, int moe)
+void est_layer_time_of(const est_iter_ctx *x, est_stage_time *st, int moe)
 {
     const space_model *m = x->m;
     const space_layout *l = x->l;

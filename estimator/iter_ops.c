@@ -79,6 +79,11 @@ void est_memo_enable(int on)
     memo_on = on;
 }
 
+int est_memo_mode(void)
+{
+    return memo_on;
+}
+
 static void memo_key(uint64_t ops, const est_op *o, int64_t *k)
 {
     const int64_t v[MEMO_KEY] = {(int64_t)ops, o->kind, o->dtype, o->b,

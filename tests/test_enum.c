@@ -826,6 +826,17 @@ static void test_infeasible(void)
     search_answer_free(&a);
 }
 
+/* The layer memo under the estimates of the tests before: it served
+ * layers, and every one it served was the layer timed again. */
+static void test_layer_memo(void)
+{
+    int64_t hits, mismatches;
+    est_memo_checked(&hits, &mismatches);
+    TP_CHECK(hits > 100000);
+    TP_CHECK_INT(mismatches, 0);
+    est_memo_enable(1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -858,6 +869,11 @@ int main(int argc, char **argv)
         space_grid_default(&systems[i].grid, model("gpt3-1.7b"), y->gpus_per_node,
                            64, 0);
     }
+    /* Every estimate of these tests (every framework, ZeRO stage,
+     * recomputation, MoE grid, memory saver, the searches' layouts) with
+     * each layer found in the layer memo timed again and compared
+     * (est_memo_enable), checked at the end (test_layer_memo). */
+    est_memo_enable(EST_MEMO_CHECK);
     TP_RUN(test_grid);
     TP_RUN(test_floors);
     TP_RUN(test_counts);
@@ -867,6 +883,7 @@ int main(int argc, char **argv)
     TP_RUN(test_savers);
     TP_RUN(test_saver_fp8_params);
     TP_RUN(test_infeasible);
+    TP_RUN(test_layer_memo);
     for (int i = 0; i < NSYS; i++) {
         est_comm_free(comm[i]);
         est_models_free(ops[i]);

@@ -559,6 +559,122 @@ static void test_coll_memo(void)
     TP_CHECK(on[2].time.dp_s > on[0].time.dp_s);
 }
 
+/* The layer memo (estimator/iter_memo.c) leaves out of its key the
+ * layout fields no layer reads: a layout that differs from another only
+ * in one of them finds the other's layer in the memo, and under
+ * EST_MEMO_CHECK the layer is timed again and compared. Each such field
+ * changed on its own, from layouts of Megatron-Core (bf16, and fp8 for
+ * its fp8 parameters) and torchtitan (its pipeline schedules). */
+typedef struct blind_case {
+    const char *what;
+    int base;                  /* 0: bf16, 1: fp8, 2: torchtitan eager,
+                                  3: PP 1 without recomputation, 4: PP 2 */
+    void (*apply)(space_layout *l);
+} blind_case;
+
+static void b_dp_pp(space_layout *l) { l->pp = 4, l->dp = 8; }
+static void b_vpp(space_layout *l) { l->vpp = 2; }
+static void b_vpp_group(space_layout *l) { l->vpp = 2, l->mb_group = 16; }
+static void b_zero0(space_layout *l) { l->zero = SPACE_ZERO_NONE; }
+static void b_zero2(space_layout *l) { l->zero = SPACE_ZERO_2; }
+static void b_ends(space_layout *l) { l->pp_first = 6, l->pp_last = 6; }
+static void b_account(space_layout *l)
+{
+    l->pp_account = SPACE_PP_EMBED | SPACE_PP_LOSS;
+}
+static void b_layout(space_layout *l)
+{
+    static space_pp_layout pl;
+    char why[200];
+    /* 8 stages of 12 layers, the embedding first and the loss last */
+    if (space_pp_layout_parse("Et*12|(t*12|)*6t*12L", &pl, why, sizeof why))
+        fprintf(stderr, "  %s\n", why);
+    l->pp_layout = &pl;
+}
+static void b_pa(space_layout *l)
+{
+    search_saver_apply(SEARCH_SAVER_PA_BF16, 1, gpt175(), l);
+    l->main_grads_dtype = SPACE_OPT_BF16;
+    l->main_params_dtype = SPACE_OPT_FP16;
+}
+static void b_opt_offload(space_layout *l)
+{
+    search_saver_apply(SEARCH_SAVER_OPT_OFFLOAD, 4, gpt175(), l);
+}
+static void b_act_offload(space_layout *l)
+{
+    l->pp = 1, l->dp = 32, l->recompute = SPACE_RECOMPUTE_NONE;
+    search_saver_apply(SEARCH_SAVER_ACT_OFFLOAD, 3, gpt175(), l);
+}
+static void b_act_offload_none(space_layout *l)
+{
+    l->pp = 1, l->dp = 32, l->recompute = SPACE_RECOMPUTE_NONE;
+}
+static void b_off_modules(space_layout *l)
+{
+    l->offload_modules = SPACE_OFF_CORE_ATTN | SPACE_OFF_ATTN_PROJ;
+    l->offload_fraction = 0.5;
+}
+static void b_fp8_params(space_layout *l)
+{
+    search_saver_apply(SEARCH_SAVER_FP8_PARAMS, 1, gpt175(), l);
+}
+static void b_schedule(space_layout *l)
+{
+    search_schedule_apply(SPACE_PP_ZB1P, l);
+}
+
+static void test_layer_memo(void)
+{
+    static const blind_case cases[] = {
+        {"dp and pp", 0, b_dp_pp},
+        {"vpp", 0, b_vpp},
+        {"micro-batch group", 0, b_vpp_group},
+        {"zero 0", 0, b_zero0},
+        {"zero 2", 0, b_zero2},
+        {"first and last stage", 0, b_ends},
+        {"embedding and loss accounted", 4, b_account},
+        {"pipeline layout", 0, b_layout},
+        {"precision-aware optimizer", 0, b_pa},
+        {"optimizer offload", 0, b_opt_offload},
+        {"activation offload", 3, b_act_offload},
+        {"offload modules", 0, b_off_modules},
+        {"fp8 parameters", 1, b_fp8_params},
+        {"pipeline schedule", 2, b_schedule},
+    };
+    est_memo_enable(EST_MEMO_CHECK);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const blind_case *bc = &cases[i];
+        space_layout a = base_layout();
+        const est_ctx *c = &eos;
+        if (bc->base == 1) a.dtype = HW_FP8;
+        if (bc->base == 2) { /* eager: PyTorch's other schedules' */
+            space_framework_software(SPACE_FW_TORCHTITAN, &a);
+            a.eager = 1;
+            a.vpp = 2; /* ZB-H1 looped over 2 chunks a rank */
+        }
+        if (bc->base == 3) b_act_offload_none(&a);
+        if (bc->base == 4) a.pp = 2, a.dp = 16; /* 98 layers accounted */
+        space_layout b = a;
+        bc->apply(&b);
+        TP_CHECK(memcmp(&a, &b, sizeof a) != 0);
+        est_result ra, rb;
+        int64_t h0, m0, h1, m1;
+        est_estimate(c, gpt175(), &a, &ra);
+        est_memo_checked(&h0, &m0);
+        est_estimate(c, gpt175(), &b, &rb);
+        est_memo_checked(&h1, &m1);
+        if (h1 == h0 || m1 != m0 || !rb.iteration_s)
+            fprintf(stderr, "  layer memo: %s: %s, hits %lld, mismatches %lld\n",
+                    bc->what, rb.message, (long long)(h1 - h0),
+                    (long long)(m1 - m0));
+        TP_CHECK(rb.iteration_s > 0); /* timed: it reached its layers */
+        TP_CHECK(h1 > h0);            /* and found a's in the memo */
+        TP_CHECK_INT(m1, m0);
+    }
+    est_memo_enable(1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -597,6 +713,7 @@ int main(int argc, char **argv)
     TP_RUN(test_complete);
     TP_RUN(test_memo);
     TP_RUN(test_coll_memo);
+    TP_RUN(test_layer_memo);
     est_models_free(ops_a100);
     est_models_free(ops_h100);
     est_comm_free(comm_sel);
