@@ -188,7 +188,38 @@ typedef struct est_iter_ctx {
     double *w_acc;
     double host_call_s;   /* the host's time per framework call (host.c);
                              0: the host not modelled */
+    /* the layer memo's key of this estimate (iter_memo.c), set last by
+     * est_memo_key_of; NULL: the parts are timed, not memoized */
+    const struct est_memo_key *memo;
 } est_iter_ctx;
+
+/* The parts of an iteration the layer memo keeps (iter_memo.c). */
+typedef enum est_memo_part {
+    EST_PART_LAYER,     /* est_layer_time, a dense-FFN layer */
+    EST_PART_MOE_LAYER, /* est_layer_time, an MoE layer */
+    EST_PART_FIRST,     /* est_first_stage_extra */
+    EST_PART_LAST,      /* est_last_stage_extra */
+    EST_PART_COUNT
+} est_memo_part;
+
+/* What the memoized parts of an estimate read (iter_memo.c): the
+ * context's models, tables, system and GPU (by id and address, as the
+ * operator and collective memos key them), the model (by this thread's
+ * tag of its content), est_iter_ctx's fields but for its pointers and
+ * what depends on DP, and the layout with the fields no part reads set
+ * to 0. Compared as bytes: made by est_memo_key_of only. */
+typedef struct est_memo_key {
+    uint64_t ops, comm;
+    const hw_system *sys;
+    const hw_gpu *gpu;
+    uint64_t model;
+    int64_t gemm_dt, act_dt, norm, any_layout_fp8, cudnn_attn, hopper, mla;
+    int64_t T, Tn, vp, attn_hq, attn_hk, attn_hd, ep, etp;
+    double act_bytes, eff, attn_scale, imb, host_call_s;
+    est_group tp_group, cp_group, ep_group, etp_group, eptp_group;
+    space_layout l;
+    uint64_t hash;      /* of the fields above (where in the memo) */
+} est_memo_key;
 
 /* Where an fp8 GEMM's input comes from. Megatron-Core's Transformer
  * Engine layers: QKV and FC1 are TE LayerNormLinear modules, whose norm
@@ -242,14 +273,23 @@ void est_cp_merge_time(const est_iter_ctx *x, double *fwd, double *bwd);
 
 /* iter_layer.c: a layer, the end stages, a layer's weights. */
 double est_window_scale(const space_model *m, int64_t seq);
+/* A layer (moe: an MoE layer), the first stage's extras (the
+ * embedding), the last stage's (final norm, LM head, loss), added to *st
+ * (iter_layer.c, the *_of functions). The ones without _of serve them
+ * from the layer memo where x->memo is set and *st and *x->w_acc are
+ * zero (iter_memo.c). */
 void est_layer_time(const est_iter_ctx *x, est_stage_time *st, int moe);
-/* est_layer_time's work, unmemoized (iter_layer.c); est_layer_time
- * (iter_memo.c) serves it from the layer memo. */
-void est_layer_time_of(const est_iter_ctx *x, est_stage_time *st, int moe);
-/* The memo mode est_memo_enable set: 0 off, 1 on, EST_MEMO_CHECK. */
-int est_memo_mode(void);
 void est_first_stage_extra(const est_iter_ctx *x, est_stage_time *st);
 void est_last_stage_extra(const est_iter_ctx *x, est_stage_time *st);
+void est_layer_time_of(const est_iter_ctx *x, est_stage_time *st, int moe);
+void est_first_stage_extra_of(const est_iter_ctx *x, est_stage_time *st);
+void est_last_stage_extra_of(const est_iter_ctx *x, est_stage_time *st);
+/* The memo mode est_memo_enable set: 0 off, 1 on, EST_MEMO_CHECK
+ * (iter_ops.c). */
+int est_memo_mode(void);
+/* x's memo key in *k (x set but for x->memo), or NULL where the parts
+ * are not memoized: the memo off, or a trace kept (iter_memo.c). */
+const est_memo_key *est_memo_key_of(const est_iter_ctx *x, est_memo_key *k);
 int est_layer_weights(const est_iter_ctx *x, int moe, int64_t (*shape)[2],
                       int *gemms);
 

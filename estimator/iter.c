@@ -440,6 +440,9 @@ void est_estimate_within(const est_ctx *c, const space_model *m,
         x.eptp_group.node_busy = x.edp_group.node_busy = busy;
     }
 
+    est_memo_key mkey; /* x's parts memoized (iter_memo.c) */
+    x.memo = est_memo_key_of(&x, &mkey);
+
     int64_t v = l->vpp, pp = l->pp;
     int64_t micro = l->gbs / (l->mbs * l->dp);
     /* The split (valid: space_layout_check passed). */

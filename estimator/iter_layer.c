@@ -581,7 +581,7 @@ void est_layer_time_of(const est_iter_ctx *x, est_stage_time *st, int moe)
 }
 
 /* Embedding and its collective (first stage), one micro-batch. */
-void est_first_stage_extra(const est_iter_ctx *x, est_stage_time *st)
+void est_first_stage_extra_of(const est_iter_ctx *x, est_stage_time *st)
 {
     const space_model *m = x->m;
     const space_layout *l = x->l;
@@ -605,7 +605,7 @@ void est_first_stage_extra(const est_iter_ctx *x, est_stage_time *st)
 }
 
 /* Final norm, LM head, loss (last stage), one micro-batch. */
-void est_last_stage_extra(const est_iter_ctx *x, est_stage_time *st)
+void est_last_stage_extra_of(const est_iter_ctx *x, est_stage_time *st)
 {
     const space_model *m = x->m;
     const space_layout *l = x->l;

@@ -1,24 +1,30 @@
 /*
- * iter_memo.c - a layer's time (est_layer_time, iter_layer.c) memoized per
- * thread: the layouts of a search, and the searches of a sweep that a
- * thread runs one after the other, share most layers (a layer does not
- * depend on the data-parallel or pipeline size, the split, ZeRO or the
- * memory savers), so each thread keeps the layers it has timed in a
- * direct-mapped table of its own: no locks, no allocation.
+ * iter_memo.c - the parts of an iteration that do not depend on DP, PP
+ * or the pipeline's split memoized per thread: a layer of each kind
+ * (est_layer_time), the first stage's extras (the embedding) and the
+ * last stage's (final norm, LM head, loss). The layouts of a search, and
+ * the searches of a sweep that a thread runs one after the other, share
+ * most of them (a part does not depend on the data-parallel or pipeline
+ * size, the split, ZeRO, the schedule or the memory savers), so each
+ * thread keeps the parts it has timed in a direct-mapped table of its
+ * own: no locks, no allocation.
  *
- * A hit returns the bits a miss would compute: the key holds everything
- * est_layer_time_of reads, which is the context's models, tables, system
- * and GPU (by id and address, as the operator and collective memos of
- * iter_ops.c key them), the model (by content), what est_iter_ctx derives
- * from the layout (but for the groups that depend on DP), and the layout
- * itself with only the fields of layer_blind set to 0: fields a layer never
- * reads. A field added to space_layout is in the key unless it is put
- * there. Whether layer_blind's fields are indeed never read is tested
- * (tests/test_est.c test_layer_memo, under EST_MEMO_CHECK, which times
- * every hit again and counts the differences).
+ * A hit returns the bits a miss would compute: the key (est_memo_key,
+ * made once an estimate by est_memo_key_of) holds everything the parts
+ * read, which is the context's models, tables, system and GPU (by id and
+ * address, as the operator and collective memos of iter_ops.c key them),
+ * the model (by content), what est_iter_ctx derives from the layout (but
+ * for the groups that depend on DP), and the layout itself with only the
+ * fields of memo_blind set to 0: fields no part reads. A field added to
+ * space_layout is in the key unless it is put there. Whether memo_blind's
+ * fields are indeed never read is tested under EST_MEMO_CHECK, which
+ * times every hit again and counts the differences (tests/test_enum.c
+ * runs every estimate so, tests/test_search.c test_layer_memo changes
+ * each blind field alone).
  *
- * Not memoized: a layer timed while a trace is kept (--ops: its rows are
- * written as it is timed).
+ * Not memoized: a part timed while a trace is kept (--ops: its rows are
+ * written as it is timed), or added to a stage that is not zero (the
+ * MTP module's head, added to its layer).
  */
 
 #include "est_int.h"
@@ -26,36 +32,30 @@
 #include <stdint.h>
 #include <string.h>
 
-#define LAYER_MEMO_SLOTS 512 /* power of two */
+/* Two ways a set, the older one replaced: a search meets a few hundred
+ * keys, in an order of its own (its layouts sorted by time floor), which
+ * a direct-mapped table of as many slots served at 94 % (bench/
+ * sweep_speed: 1,107 parts timed a scenario), two ways at 98 % (362).
+ * A slot is 1.3 KB: 1.3 MB a thread. */
+#define MEMO_SETS 512 /* power of two */
+#define MEMO_WAYS 2
 
 /* The models this thread has met, by content: a tag each, never reused,
  * so a model freed and another read at its address is never taken for
  * it. */
 #define MODEL_TAGS 4
 
-typedef struct layer_key {
-    uint64_t ops, comm;       /* est_models_id, est_comm_id */
-    const hw_system *sys;
-    const hw_gpu *gpu;
-    uint64_t model;           /* model_tag */
-    int64_t moe;
-    /* est_iter_ctx's fields but the context, model, layout and trace
-     * pointers, w_acc, and what depends on DP (dp_group, pp_pair, edp,
-     * edp_group), which no layer reads */
-    int64_t gemm_dt, act_dt, norm, any_layout_fp8, cudnn_attn, hopper, mla;
-    int64_t T, Tn, vp, attn_hq, attn_hk, attn_hd, ep, etp;
-    double act_bytes, eff, attn_scale, imb, host_call_s;
-    est_group tp_group, cp_group, ep_group, etp_group, eptp_group;
-    space_layout l;           /* layer_blind's fields 0 */
-} layer_key;
+typedef struct part_slot {
+    est_memo_key key;         /* key.model 0: empty */
+    unsigned have;            /* bit p: part p is held */
+    est_stage_time st[EST_PART_COUNT]; /* what each part adds to a zero
+                                          stage */
+    double w[EST_PART_COUNT];          /* and to a zero *w_acc */
+} part_slot;
 
-typedef struct layer_slot {
-    layer_key key;            /* key.model 0: empty */
-    est_stage_time st;        /* what the layer adds to a zero stage */
-    double w;                 /* and to a zero *w_acc */
-} layer_slot;
-
-static _Thread_local layer_slot layer_memo[LAYER_MEMO_SLOTS];
+static _Thread_local part_slot part_memo[MEMO_SETS][MEMO_WAYS];
+static _Thread_local unsigned char part_newer[MEMO_SETS]; /* the way last
+                                                            filled */
 static _Thread_local struct {
     space_model m;
     uint64_t tag;
@@ -63,10 +63,10 @@ static _Thread_local struct {
 static _Thread_local uint64_t model_tag_next, model_tag_at;
 static _Atomic int64_t checked_hits, checked_mismatches; /* EST_MEMO_CHECK */
 
-/* Sets the fields of l that no layer reads (est_layer_time_of and what it
- * calls) to 0: those a search varies between layouts that share their
- * layers. */
-static void layer_blind(space_layout *l)
+/* Sets the fields of l that no memoized part reads (est_layer_time_of,
+ * est_first_stage_extra_of, est_last_stage_extra_of and what they call)
+ * to 0: those a search varies between layouts that share their parts. */
+static void memo_blind(space_layout *l)
 {
     l->dp = l->pp = l->vpp = 0;
     l->zero = 0;
@@ -99,38 +99,14 @@ static uint64_t model_tag(const space_model *m)
     return model_tags[at].tag;
 }
 
-static void layer_key_of(const est_iter_ctx *x, int moe, layer_key *k)
-{
-    memset(k, 0, sizeof *k); /* the padding too: keys compare as bytes */
-    k->ops = est_models_id(x->c->ops);
-    k->comm = est_comm_id(x->c->comm);
-    k->sys = x->c->sys;
-    k->gpu = x->c->gpu;
-    k->model = model_tag(x->m);
-    k->moe = moe;
-    k->gemm_dt = x->gemm_dt, k->act_dt = x->act_dt, k->norm = x->norm;
-    k->any_layout_fp8 = x->any_layout_fp8, k->cudnn_attn = x->cudnn_attn;
-    k->hopper = x->hopper, k->mla = x->mla;
-    k->T = x->T, k->Tn = x->Tn, k->vp = x->vp;
-    k->attn_hq = x->attn_hq, k->attn_hk = x->attn_hk, k->attn_hd = x->attn_hd;
-    k->ep = x->ep, k->etp = x->etp;
-    k->act_bytes = x->act_bytes, k->eff = x->eff, k->attn_scale = x->attn_scale;
-    k->imb = x->imb, k->host_call_s = x->host_call_s;
-    k->tp_group = x->tp_group, k->cp_group = x->cp_group;
-    k->ep_group = x->ep_group, k->etp_group = x->etp_group;
-    k->eptp_group = x->eptp_group;
-    memcpy(&k->l, x->l, sizeof k->l);
-    layer_blind(&k->l);
-}
-
-/* Spreads the fields that tell a search's layers apart; the whole key is
+/* Spreads the fields that tell a search's parts apart; the whole key is
  * compared on a hit. */
-static uint64_t layer_hash(const layer_key *k)
+static uint64_t memo_hash(const est_memo_key *k)
 {
     uint64_t eff, h;
     memcpy(&eff, &k->eff, sizeof eff);
     h = k->ops * 0x9e3779b97f4a7c15u + k->comm * 0xbf58476d1ce4e5b9u
-        + k->model * 0x94d049bb133111ebu + (uint64_t)k->moe * 0xd6e8feb86659fd93u
+        + k->model * 0x94d049bb133111ebu
         + (uint64_t)k->T * 0xa0761d6478bd642fu
         + (uint64_t)k->Tn * 0xe7037ed1a0b428dbu
         + (uint64_t)k->tp_group.size * 0x8ebc6af09c88c6e3u
@@ -145,53 +121,110 @@ static uint64_t layer_hash(const layer_key *k)
     return h ^ (h >> 29);
 }
 
+const est_memo_key *est_memo_key_of(const est_iter_ctx *x, est_memo_key *k)
+{
+    if (!est_memo_mode() || x->c->trace) return NULL;
+    memset(k, 0, sizeof *k); /* the padding too: keys compare as bytes */
+    k->ops = est_models_id(x->c->ops);
+    k->comm = est_comm_id(x->c->comm);
+    k->sys = x->c->sys;
+    k->gpu = x->c->gpu;
+    k->model = model_tag(x->m);
+    k->gemm_dt = x->gemm_dt, k->act_dt = x->act_dt, k->norm = x->norm;
+    k->any_layout_fp8 = x->any_layout_fp8, k->cudnn_attn = x->cudnn_attn;
+    k->hopper = x->hopper, k->mla = x->mla;
+    k->T = x->T, k->Tn = x->Tn, k->vp = x->vp;
+    k->attn_hq = x->attn_hq, k->attn_hk = x->attn_hk, k->attn_hd = x->attn_hd;
+    k->ep = x->ep, k->etp = x->etp;
+    k->act_bytes = x->act_bytes, k->eff = x->eff, k->attn_scale = x->attn_scale;
+    k->imb = x->imb, k->host_call_s = x->host_call_s;
+    k->tp_group = x->tp_group, k->cp_group = x->cp_group;
+    k->ep_group = x->ep_group, k->etp_group = x->etp_group;
+    k->eptp_group = x->eptp_group;
+    memcpy(&k->l, x->l, sizeof k->l);
+    memo_blind(&k->l);
+    k->hash = memo_hash(k);
+    return k;
+}
+
 static int stage_is_zero(const est_stage_time *st)
 {
     static const est_stage_time zero;
     return !memcmp(st, &zero, sizeof zero);
 }
 
-/* Adds the layer's times t (timed into a zero stage and a zero w) to *st
- * and *x->w_acc, which are zero: the sums are t's bits. */
-static void layer_add(const est_iter_ctx *x, est_stage_time *st,
-                      const est_stage_time *t, double w)
+/* Part `part` of x (timed by fn, with moe for a layer) added to *st: from
+ * the memo where it may be, else timed, into the memo. The memo stores
+ * what a part adds to zeros: timed into a zero stage and a zero w, which
+ * are its bits added to *st and *x->w_acc when they are zero. */
+static void memo_part(const est_iter_ctx *x, est_stage_time *st, int part,
+                      void (*fn)(const est_iter_ctx *, est_stage_time *, int))
 {
-    *st = *t;
-    if (x->w_acc) *x->w_acc = w;
+    int moe = part == EST_PART_MOE_LAYER;
+    if (!x->memo || !stage_is_zero(st) || (x->w_acc && *x->w_acc != 0)) {
+        fn(x, st, moe);
+        return;
+    }
+    size_t set = (size_t)(x->memo->hash & (MEMO_SETS - 1));
+    part_slot *sl = NULL;
+    for (int w = 0; w < MEMO_WAYS && !sl; w++)
+        if (!memcmp(&part_memo[set][w].key, x->memo, sizeof sl->key))
+            sl = &part_memo[set][w];
+    if (!sl) { /* the older way becomes x's */
+        int w = (part_newer[set] + 1) % MEMO_WAYS;
+        part_newer[set] = (unsigned char)w;
+        sl = &part_memo[set][w];
+        sl->key = *x->memo;
+        sl->have = 0;
+    }
+    unsigned bit = 1u << part;
+    int hit = (sl->have & bit) != 0;
+    if (!hit || est_memo_mode() == EST_MEMO_CHECK) {
+        est_iter_ctx y = *x;
+        est_stage_time t = {0};
+        double w = 0;
+        y.w_acc = &w;
+        fn(&y, &t, moe);
+        if (hit) {
+            checked_hits++;
+            if (memcmp(&t, &sl->st[part], sizeof t)
+                || memcmp(&w, &sl->w[part], sizeof w))
+                checked_mismatches++;
+        }
+        sl->have |= bit;
+        sl->st[part] = t;
+        sl->w[part] = w;
+    }
+    *st = sl->st[part];
+    if (x->w_acc) *x->w_acc = sl->w[part];
+}
+
+static void first_of(const est_iter_ctx *x, est_stage_time *st, int moe)
+{
+    (void)moe;
+    est_first_stage_extra_of(x, st);
+}
+
+static void last_of(const est_iter_ctx *x, est_stage_time *st, int moe)
+{
+    (void)moe;
+    est_last_stage_extra_of(x, st);
 }
 
 void est_layer_time(const est_iter_ctx *x, est_stage_time *st, int moe)
 {
-    int mode = est_memo_mode();
-    /* the memo stores what a layer adds to zeros: callers start each
-     * layer from zeros (iter.c), and another start is timed as is */
-    if (!mode || x->c->trace || !stage_is_zero(st)
-        || (x->w_acc && *x->w_acc != 0) || est_models_id(x->c->ops) == 0) {
-        est_layer_time_of(x, st, moe);
-        return;
-    }
-    layer_key k;
-    layer_key_of(x, moe, &k);
-    layer_slot *sl = &layer_memo[layer_hash(&k) & (LAYER_MEMO_SLOTS - 1)];
-    int hit = !memcmp(&sl->key, &k, sizeof k);
-    if (hit && mode != EST_MEMO_CHECK) {
-        layer_add(x, st, &sl->st, sl->w);
-        return;
-    }
-    est_iter_ctx y = *x;
-    est_stage_time t = {0};
-    double w = 0;
-    y.w_acc = &w;
-    est_layer_time_of(&y, &t, moe);
-    if (hit) {
-        checked_hits++;
-        if (memcmp(&t, &sl->st, sizeof t) || memcmp(&w, &sl->w, sizeof w))
-            checked_mismatches++;
-    }
-    sl->key = k;
-    sl->st = t;
-    sl->w = w;
-    layer_add(x, st, &t, w);
+    memo_part(x, st, moe ? EST_PART_MOE_LAYER : EST_PART_LAYER,
+              est_layer_time_of);
+}
+
+void est_first_stage_extra(const est_iter_ctx *x, est_stage_time *st)
+{
+    memo_part(x, st, EST_PART_FIRST, first_of);
+}
+
+void est_last_stage_extra(const est_iter_ctx *x, est_stage_time *st)
+{
+    memo_part(x, st, EST_PART_LAST, last_of);
 }
 
 void est_memo_checked(int64_t *hits, int64_t *mismatches)
