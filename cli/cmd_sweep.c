@@ -31,7 +31,9 @@ static void sweep_opts_of(const cli_opts *o, sweep_opts *w)
     w->base.job = o->job;
     cli_search_ask(o, &w->base.ask);
     cli_search_form(o, &w->base.form);
-    /* a sweep's records carry every launch unless --launch says which */
+    /* the launches the spec's "launch" asks for (none by default), or
+     * those --launch names */
+    w->launch_set = o->launch_show_set;
     if (o->launch_show_set) w->base.form.launch_forms = emit_launch_forms(o->launch_show);
 }
 

@@ -79,10 +79,14 @@ typedef struct sweep_opts {
     double threshold;        /* diff: relative change that counts; < 0:
                                 0.02 */
     sweep_case base;         /* the command line's job and search options */
+    int launch_set;          /* base.form.launch_forms given (--launch): the
+                                forms every record carries, whatever the
+                                spec's "launch" says; 0: the spec's */
 } sweep_opts;
 
 /* An o with nothing given: a job with nothing fixed (search_job_init),
- * every launch in the records, diff's default threshold. */
+ * the launches the spec asks for (none unless its "launch" names them),
+ * diff's default threshold. */
 void sweep_opts_init(sweep_opts *o);
 
 static inline FILE *sweep_err(const sweep_opts *o)
@@ -121,6 +125,9 @@ typedef struct sweep_spec {
     sweep_case base;                 /* the options with "options" applied */
     int64_t count;                   /* scenarios: product of n[] */
     sweep_record_form record;        /* the "record" key */
+    int launch;                      /* the "launch" key: emit_launch_show,
+                                        EMIT_LAUNCH_NONE when absent; base's
+                                        launch_forms say the same */
 } sweep_spec;
 
 /* Parses the spec text (path names it in messages) on top of the

@@ -20,7 +20,6 @@ void sweep_opts_init(sweep_opts *o)
 {
     memset(o, 0, sizeof *o);
     search_job_init(&o->base.job);
-    o->base.form.launch_forms = EMIT_LAUNCH_FORM_ALL;
     o->threshold = -1;
 }
 
@@ -279,6 +278,9 @@ int sweep_csv(const sweep_opts *o, emit_out *out, tp_err *e)
     close(fd);
     sweep_opts jo = *o;
     jo.format = EMIT_JSONL;
+    /* the rows have no launch cells: records without them */
+    jo.launch_set = 1;
+    jo.base.form.launch_forms = 0;
     jo.out_dir = tmp;
     jo.overwrite = 1;
     int rc = sweep_run(&jo, out, e);

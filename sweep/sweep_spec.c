@@ -484,13 +484,15 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
     }
     for (const cJSON *c = root->child; c; c = c->next) {
         int known = !strcmp(c->string, "options") || !strcmp(c->string, "comment")
-                    || !strcmp(c->string, "hwdb") || !strcmp(c->string, "record");
+                    || !strcmp(c->string, "hwdb") || !strcmp(c->string, "record")
+                    || !strcmp(c->string, "launch");
         for (int d = 0; d < SWEEP_DIM_COUNT; d++)
             if (!strcmp(c->string, sweep_dim_keys[d])) known = 1;
         if (!known)
             problem(&r, "$.%s: unknown key (expected models, systems, gpus, "
                         "seq_lengths, global_batch_sizes, precisions, tokens, "
-                        "prices, options, record, hwdb or comment)", c->string);
+                        "prices, options, record, launch, hwdb or comment)",
+                    c->string);
     }
     /* "record": what each record's search holds (sweep_record_names) */
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(root, "record");
@@ -504,6 +506,25 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
                         "\"compact\", found %s", found);
         } else {
             s->record = (sweep_record_form)k;
+        }
+    }
+    /* "launch": the launch forms each record's rows carry, as --launch
+     * names them; none when absent (a record is then a fifth of the
+     * bytes: the launches are what `search --launch` or `trainplan
+     * estimate` with the layout writes for the one run) */
+    s->launch = EMIT_LAUNCH_NONE;
+    const cJSON *la = cJSON_GetObjectItemCaseSensitive(root, "launch");
+    if (la) {
+        int k = -1;
+        for (int i = 0; i < EMIT_LAUNCH_SHOW_COUNT && cJSON_IsString(la); i++)
+            if (!strcmp(la->valuestring, emit_launch_show_names[i])) k = i;
+        if (k < 0) {
+            tp_json_describe(la, found, sizeof found);
+            problem(&r, "$.launch: expected \"none\" (the default), "
+                        "\"megatron\", \"nemo\", \"torchtitan\" or \"all\", "
+                        "found %s", found);
+        } else {
+            s->launch = k;
         }
     }
     const cJSON *hw = cJSON_GetObjectItemCaseSensitive(root, "hwdb");
@@ -554,6 +575,7 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
     }
 
     s->base = *base;
+    s->base.form.launch_forms = emit_launch_forms(s->launch);
     const cJSON *opts = cJSON_GetObjectItemCaseSensitive(root, "options");
     if (opts && !cJSON_IsObject(opts)) {
         tp_json_describe(opts, found, sizeof found);

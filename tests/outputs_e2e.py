@@ -241,8 +241,9 @@ CASES = [
     ("sweep-record", "sweep", ["merge", "s0.jsonl", "s1.jsonl", "-o",
                                "merged.jsonl"], 0),
     ("sweep-record", "sweep", ["sweep", "spec2.json", "-o", "b.jsonl"], 0),
-    # the launch forms a record carries (issue 31): none, or one framework's
-    ("sweep-record", "sweep", ["sweep", "spec.json", "--launch", "none", "-o",
+    # the launch forms a record carries (issue 31; none by default, issue
+    # 32): every one, or one framework's
+    ("sweep-record", "sweep", ["sweep", "spec.json", "--launch", "all", "-o",
                                "ln.jsonl"], 0),
     ("sweep-record", "sweep", ["sweep", "spec.json", "--launch", "nemo", "-o",
                                "lm.jsonl"], 0),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # sweep_spec_e2e.sh - issue 31's sweep items end to end: --format csv (a
 # header, one row a scenario, the best layout in search --format csv's
-# columns and cells, what a sweep cannot write refused by name), --launch
-# (the launch forms a record carries), a spec's relative paths (config.json
+# columns and cells, what a sweep cannot write refused by name), the
+# launch forms a record carries (none unless the spec's "launch" or
+# --launch, which overrides it, names them), a spec's relative paths (config.json
 # models, hwdb directories) read from the spec's folder whatever the
 # working directory, and every problem of a spec reported at once. Times
 # are never pinned: structure and bytes are.
@@ -143,15 +144,23 @@ has err '$.options.top:' "a list wrong as a whole: the options too"
 has err "run again to see the rest" "a list wrong as a whole: the scenarios not checked, said"
 has err "2 problems in the sweep spec" "a list wrong as a whole: the count"
 
-# --- 4. --launch ---------------------------------------------------------------
+# --- 4. the launches: the spec's "launch", --launch over it ------------------
+# without either a record carries none (issue 32: a fifth of the bytes)
+hasnt wa.jsonl '"launch"' "sweep: no launch by default"
+hasnt wa.jsonl '"launch_args"' "sweep: no launch_args by default"
+expect 0 "$TP" sweep wa.json --launch all -o wall.jsonl
+sed 's/^{/{"launch": "all", /' wa.json >wla.json
+expect 0 "$TP" sweep wla.json -o wla.jsonl
+same wall.jsonl wla.jsonl 'the spec'"'"'s "launch": "all" is --launch all'
 for l in none megatron nemo torchtitan; do
-    expect 0 "$TP" sweep wa.json --launch $l -o w$l.jsonl
+    expect 0 "$TP" sweep wla.json --launch $l -o w$l.jsonl
 done
-all=$(wc -c <wa.jsonl)
+all=$(wc -c <wall.jsonl)
 for l in none megatron nemo torchtitan; do
     n=$(wc -c <w$l.jsonl)
     if [ "$n" -lt "$all" ]; then ok; else bad "sweep --launch $l: $n bytes, every form $all"; fi
 done
+same wa.jsonl wnone.jsonl "sweep --launch none over the spec's all: the default"
 n=$(wc -c <wnone.jsonl)
 if [ "$n" -lt $((all / 3)) ] && [ "$n" -lt 40000 ]; then ok; else bad "sweep --launch none: $n bytes for 2 records (every form: $all)"; fi
 hasnt wnone.jsonl '"launch"' "sweep --launch none: no launch"
@@ -163,15 +172,22 @@ has wnemo.jsonl '"nemo"' "sweep --launch nemo: the overrides"
 hasnt wnemo.jsonl '"megatron_sbatch"' "sweep --launch nemo: no Megatron-LM script"
 has wtorchtitan.jsonl '"torchtitan_config"' "sweep --launch torchtitan: its config"
 hasnt wtorchtitan.jsonl '"megatron"' "sweep --launch torchtitan: no Megatron-LM launch"
-expect 0 "$TP" sweep wa.json --launch all -o wall.jsonl
-same wa.jsonl wall.jsonl "sweep --launch all: the default"
-expect 0 "$TP" diff wa.jsonl wnone.jsonl
+sed 's/^{/{"launch": "nemo", /' wa.json >wln.json
+expect 0 "$TP" sweep wln.json -o wln.jsonl
+same wnemo.jsonl wln.jsonl 'the spec'"'"'s "launch": "nemo" is --launch nemo'
+expect 0 "$TP" diff wall.jsonl wnone.jsonl
 has out "0 changed" "the launch forms change no outcome"
 expect 64 "$TP" sweep wa.json --launch slurm
 has err "--launch: expected none, megatron, nemo, torchtitan or all, found 'slurm'" "sweep --launch slurm refused"
+sed 's/^{/{"launch": "slurm", /' wa.json >wls.json
+expect 65 "$TP" sweep wls.json
+has err '$.launch: expected "none" (the default), "megatron", "nemo", "torchtitan" or "all", found "slurm"' \
+    'the spec'"'"'s "launch": "slurm" refused'
 # the CSV has no launches: the same rows with any --launch
-expect 0 "$TP" merge wnone.jsonl --format csv -o wn.csv
-same wa.csv wn.csv "sweep csv: the same rows without launches"
+expect 0 "$TP" merge wall.jsonl --format csv -o wn.csv
+same wa.csv wn.csv "sweep csv: the same rows with launches"
+expect 0 "$TP" sweep wla.json --format csv -o wlc.csv
+same wa.csv wlc.csv "sweep csv: the same rows whatever the spec's launch"
 
 echo "sweep_spec_e2e: $pass passed, $fail failed" >&2
 [ "$fail" -eq 0 ]
