@@ -5,13 +5,15 @@
  * and at MAX_THREADS: wall time (start-up, spec check and every search)
  * and scenarios per second, the process's CPU time (user + system, which
  * other jobs on a shared machine change less than the wall time), and
- * whether the two outputs are the same bytes (they must be). Asserts
- * nothing else; no timing is asserted.
+ * whether the two outputs are the same bytes (they must be), and the
+ * bytes of a record. Asserts nothing else; no timing is asserted.
  *
- * usage: sweep_speed [MAX_THREADS [SCRATCH_DIR [MODELS]]]
- *        (default 2, /tmp, 5)
+ * usage: sweep_speed [MAX_THREADS [SCRATCH_DIR [MODELS [LAUNCH]]]]
+ *        (default 2, /tmp, 5, none)
  * MODELS: only the first MODELS models of the spec, 40 scenarios each
- * (tests/bench_smoke.sh runs 1, untimed).
+ * (tests/bench_smoke.sh runs 1, untimed). LAUNCH: the spec's "launch",
+ * the launch forms its records carry (none, megatron, nemo, torchtitan,
+ * all: what every record carried before issue 32).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "cli.h"
@@ -33,11 +35,12 @@ static const char *const spec_models[] = {"gpt3-1.7b", "llama2-7b", "llama2-13b"
 #define SPEC_GPU_COUNTS 10
 #define SPEC_SYSTEMS 4
 
-static int write_spec(FILE *f, int n)
+static int write_spec(FILE *f, int n, const char *launch)
 {
     int rc = fprintf(f, "{\"comment\": \"bench/sweep_speed.c: %d models x 4 "
-                        "systems x 10 GPU counts\",\n \"models\": [",
-                     n);
+                        "systems x 10 GPU counts\",\n \"launch\": \"%s\",\n"
+                        " \"models\": [",
+                     n, launch);
     for (int i = 0; i < n && rc >= 0; i++)
         rc = fprintf(f, "%s\"%s\"", i ? ", " : "", spec_models[i]);
     if (rc >= 0)
@@ -81,11 +84,12 @@ int main(int argc, char **argv)
     if (max_threads < 1) max_threads = 1;
     int n_models = argc > 3 ? atoi(argv[3]) : N_SPEC_MODELS;
     if (n_models < 1 || n_models > N_SPEC_MODELS) n_models = N_SPEC_MODELS;
+    const char *launch = argc > 4 ? argv[4] : "none";
     int scenarios = n_models * SPEC_SYSTEMS * SPEC_GPU_COUNTS;
     char spec_path[4096], out_path[2][4096];
     snprintf(spec_path, sizeof spec_path, "%s/sweep_speed_spec.json", dir);
     FILE *f = fopen(spec_path, "w");
-    if (!f || write_spec(f, n_models) != 0 || fclose(f) != 0) {
+    if (!f || write_spec(f, n_models, launch) != 0 || fclose(f) != 0) {
         fprintf(stderr, "sweep_speed: cannot write %s\n", spec_path);
         return 1;
     }
@@ -120,8 +124,10 @@ int main(int argc, char **argv)
     size_t n0, n1;
     char *a = slurp(out_path[0], &n0), *b = slurp(out_path[1], &n1);
     int same = a && b && n0 == n1 && memcmp(a, b, n0) == 0;
-    printf("outputs at 1 and %d threads: %s (%zu bytes)\n", max_threads,
-           same ? "identical" : "DIFFERENT", n0);
+    printf("outputs at 1 and %d threads: %s (%zu bytes, %.1f KB a record, "
+           "launch %s)\n",
+           max_threads, same ? "identical" : "DIFFERENT", n0,
+           (double)n0 / scenarios / 1e3, launch);
     free(a);
     free(b);
     return same ? 0 : 1;
