@@ -188,9 +188,9 @@ typedef struct est_iter_ctx {
     double *w_acc;
     double host_call_s;   /* the host's time per framework call (host.c);
                              0: the host not modelled */
-    /* the layer memo's key of this estimate (iter_memo.c), set last by
-     * est_memo_key_of; NULL: the parts are timed, not memoized */
-    const struct est_memo_key *memo;
+    /* this estimate's place in the layer memo (iter_memo.c), set last by
+     * est_memo_open; NULL: the parts are timed, not memoized */
+    const struct est_memo *memo;
 } est_iter_ctx;
 
 /* The parts of an iteration the layer memo keeps (iter_memo.c). */
@@ -207,7 +207,7 @@ typedef enum est_memo_part {
  * operator and collective memos key them), the model (by this thread's
  * tag of its content), est_iter_ctx's fields but for its pointers and
  * what depends on DP, and the layout with the fields no part reads set
- * to 0. Compared as bytes: made by est_memo_key_of only. */
+ * to 0. Compared as bytes: made by est_memo_open only. */
 typedef struct est_memo_key {
     uint64_t ops, comm;
     const hw_system *sys;
@@ -220,6 +220,12 @@ typedef struct est_memo_key {
     space_layout l;
     uint64_t hash;      /* of the fields above (where in the memo) */
 } est_memo_key;
+
+/* An estimate's key and its slot in this thread's memo (iter_memo.c). */
+typedef struct est_memo {
+    est_memo_key key;
+    void *slot;
+} est_memo;
 
 /* Where an fp8 GEMM's input comes from. Megatron-Core's Transformer
  * Engine layers: QKV and FC1 are TE LayerNormLinear modules, whose norm
@@ -287,9 +293,11 @@ void est_last_stage_extra_of(const est_iter_ctx *x, est_stage_time *st);
 /* The memo mode est_memo_enable set: 0 off, 1 on, EST_MEMO_CHECK
  * (iter_ops.c). */
 int est_memo_mode(void);
-/* x's memo key in *k (x set but for x->memo), or NULL where the parts
- * are not memoized: the memo off, or a trace kept (iter_memo.c). */
-const est_memo_key *est_memo_key_of(const est_iter_ctx *x, est_memo_key *k);
+/* x's key in *m (x set but for x->memo) and its slot in this thread's
+ * memo, found or taken (another key's parts dropped); NULL where the
+ * parts are not memoized: the memo off, or a trace kept (iter_memo.c).
+ * *m serves this thread only, until its next est_memo_open. */
+const est_memo *est_memo_open(const est_iter_ctx *x, est_memo *m);
 int est_layer_weights(const est_iter_ctx *x, int moe, int64_t (*shape)[2],
                       int *gemms);
 

@@ -440,8 +440,8 @@ void est_estimate_within(const est_ctx *c, const space_model *m,
         x.eptp_group.node_busy = x.edp_group.node_busy = busy;
     }
 
-    est_memo_key mkey; /* x's parts memoized (iter_memo.c) */
-    x.memo = est_memo_key_of(&x, &mkey);
+    est_memo memo; /* x's parts memoized (iter_memo.c) */
+    x.memo = est_memo_open(&x, &memo);
 
     int64_t v = l->vpp, pp = l->pp;
     int64_t micro = l->gbs / (l->mbs * l->dp);

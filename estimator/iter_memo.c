@@ -6,11 +6,11 @@
  * the searches of a sweep that a thread runs one after the other, share
  * most of them (a part does not depend on the data-parallel or pipeline
  * size, the split, ZeRO, the schedule or the memory savers), so each
- * thread keeps the parts it has timed in a direct-mapped table of its
- * own: no locks, no allocation.
+ * thread keeps the parts it has timed in a table of its own (two ways a
+ * set): no locks, no allocation.
  *
  * A hit returns the bits a miss would compute: the key (est_memo_key,
- * made once an estimate by est_memo_key_of) holds everything the parts
+ * made once an estimate by est_memo_open, which finds its slot) holds everything the parts
  * read, which is the context's models, tables, system and GPU (by id and
  * address, as the operator and collective memos of iter_ops.c key them),
  * the model (by content), what est_iter_ctx derives from the layout (but
@@ -121,9 +121,26 @@ static uint64_t memo_hash(const est_memo_key *k)
     return h ^ (h >> 29);
 }
 
-const est_memo_key *est_memo_key_of(const est_iter_ctx *x, est_memo_key *k)
+/* The slot of key k in this thread's memo: the way that holds it, else
+ * the older way, which becomes k's (its parts dropped). */
+static part_slot *memo_slot(const est_memo_key *k)
+{
+    size_t set = (size_t)(k->hash & (MEMO_SETS - 1));
+    for (int w = 0; w < MEMO_WAYS; w++)
+        if (!memcmp(&part_memo[set][w].key, k, sizeof *k))
+            return &part_memo[set][w];
+    int w = (part_newer[set] + 1) % MEMO_WAYS;
+    part_newer[set] = (unsigned char)w;
+    part_slot *sl = &part_memo[set][w];
+    sl->key = *k;
+    sl->have = 0;
+    return sl;
+}
+
+const est_memo *est_memo_open(const est_iter_ctx *x, est_memo *m)
 {
     if (!est_memo_mode() || x->c->trace) return NULL;
+    est_memo_key *k = &m->key;
     memset(k, 0, sizeof *k); /* the padding too: keys compare as bytes */
     k->ops = est_models_id(x->c->ops);
     k->comm = est_comm_id(x->c->comm);
@@ -144,7 +161,8 @@ const est_memo_key *est_memo_key_of(const est_iter_ctx *x, est_memo_key *k)
     memcpy(&k->l, x->l, sizeof k->l);
     memo_blind(&k->l);
     k->hash = memo_hash(k);
-    return k;
+    m->slot = memo_slot(k);
+    return m;
 }
 
 static int stage_is_zero(const est_stage_time *st)
@@ -165,18 +183,7 @@ static void memo_part(const est_iter_ctx *x, est_stage_time *st, int part,
         fn(x, st, moe);
         return;
     }
-    size_t set = (size_t)(x->memo->hash & (MEMO_SETS - 1));
-    part_slot *sl = NULL;
-    for (int w = 0; w < MEMO_WAYS && !sl; w++)
-        if (!memcmp(&part_memo[set][w].key, x->memo, sizeof sl->key))
-            sl = &part_memo[set][w];
-    if (!sl) { /* the older way becomes x's */
-        int w = (part_newer[set] + 1) % MEMO_WAYS;
-        part_newer[set] = (unsigned char)w;
-        sl = &part_memo[set][w];
-        sl->key = *x->memo;
-        sl->have = 0;
-    }
+    part_slot *sl = x->memo->slot; /* x's since est_memo_open */
     unsigned bit = 1u << part;
     int hit = (sl->have & bit) != 0;
     if (!hit || est_memo_mode() == EST_MEMO_CHECK) {
