@@ -10,12 +10,14 @@
  * set): no locks, no allocation.
  *
  * A hit returns the bits a miss would compute: the key (est_memo_key,
- * made once an estimate by est_memo_open, which finds its slot) holds everything the parts
- * read, which is the context's models, tables, system and GPU (by id and
- * address, as the operator and collective memos of iter_ops.c key them),
- * the model (by content), what est_iter_ctx derives from the layout (but
- * for the groups that depend on DP), and the layout itself with only the
- * fields of memo_blind set to 0: fields no part reads. A field added to
+ * made once an estimate by est_memo_open, which finds its slot) holds
+ * everything the parts read, which is the context's models, tables,
+ * system and GPU (by id and address, as the operator and collective
+ * memos of iter_ops.c key them: a hwdb entry does not change while it is
+ * open, and a changed copy is another address), the model (by content),
+ * what est_iter_ctx derives from the layout (but for the groups that
+ * depend on DP), and the layout itself with only the fields of
+ * memo_blind set to 0: fields no part reads. A field added to
  * space_layout is in the key unless it is put there. Whether memo_blind's
  * fields are indeed never read is tested under EST_MEMO_CHECK, which
  * times every hit again and counts the differences (tests/test_enum.c
@@ -46,7 +48,7 @@
 #define MODEL_TAGS 4
 
 typedef struct part_slot {
-    est_memo_key key;         /* key.model 0: empty */
+    est_memo_key key;         /* all 0: empty (a key's model tag is >= 1) */
     unsigned have;            /* bit p: part p is held */
     est_stage_time st[EST_PART_COUNT]; /* what each part adds to a zero
                                           stage */
