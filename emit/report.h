@@ -1,0 +1,33 @@
+/*
+ * report.h - the reports of trainplan's inspection commands, each a
+ * function of a plain request and, where it reads the hardware database,
+ * an open one: the models (model.c), the GPUs and systems and the check of
+ * their files (hw.c), the operator models (op.c), the collective models
+ * (coll.c), nccl-tests logs imported into a database directory
+ * (import.c), and a run's own log against its estimate (train_log.c).
+ *
+ * The command line parses its options into these requests and opens the
+ * database (cli/cmd_report.c); nothing here reads an option, opens a
+ * command-line session or exits. Every function writes its data to the
+ * stream f in the format asked, returns a status (enum tp_status) and on
+ * failure leaves its message in e; warnings go to the request's err.
+ * Messages name the options a user gives (--shape, --system): these
+ * reports answer the command line's questions.
+ */
+#ifndef TP_EMIT_REPORT_H
+#define TP_EMIT_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "emit.h"
+
+/* ---- a run's log against its estimate (train_log.c) --------------------- */
+
+/* The comparison in words to out (the log at path, the estimate's band
+ * beside it), and as the "measured" object of j. */
+void emit_fed_print(FILE *out, const est_run_fed *f, const char *path,
+                    const est_band *band);
+void emit_fed_json(cJSON *j, const est_run_fed *f, const char *path);
+
+#endif
