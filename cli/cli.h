@@ -203,16 +203,6 @@ int cli_model_unread(const char *name_or_path, int strict, FILE *err,
  * order of every output). */
 typedef est_term cli_term;
 
-/* Old names of the log reader (estimator/train_log.c) and its printers
- * (emit/train_log.c), until cmd_search.c takes the new ones. */
-#include "report.h"
-#define cli_train_log est_train_log
-#define cli_run_fed est_run_fed
-#define cli_train_log_read est_train_log_read
-#define cli_fed_back est_fed_back
-#define cli_fed_print emit_fed_print
-#define cli_fed_json emit_fed_json
-
 int cmd_estimate(const cli_opts *o, emit_out *out, tp_err *e);
 int cmd_search(const cli_opts *o, emit_out *out, tp_err *e);
 
