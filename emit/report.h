@@ -22,6 +22,17 @@
 
 #include "emit.h"
 
+/* ---- models (model.c) --------------------------------------------------- */
+
+/* The built-in presets, a row each (params, shape, MoE); JSON: an array
+ * of their architectures and parameter counts. TP_OK. */
+int emit_model_list(FILE *f, emit_format fmt);
+/* Every architecture field of m, its parameter counts (vocabulary padded
+ * to 128 x tp) and FLOPs per token at seq_length (0: 2048), with the
+ * conventions they follow. TP_OK. */
+int emit_model_show(FILE *f, emit_format fmt, const space_model *m,
+                    int64_t seq_length, int64_t tp);
+
 /* ---- a run's log against its estimate (train_log.c) --------------------- */
 
 /* The comparison in words to out (the log at path, the estimate's band
