@@ -28,3 +28,30 @@ int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
     return emit_model_show(out->f, o->format, &m, o->job.seq_length,
                            o->job.tp);
 }
+
+/* ---- hw list, hw show, hw check -------------------------------------- */
+
+int cmd_hw_list(const cli_opts *o, emit_out *out, tp_err *e)
+{
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status;
+    int rc = emit_hw_list(out->f, o->format, db);
+    hw_db_free(db);
+    return rc;
+}
+
+int cmd_hw_show(const cli_opts *o, emit_out *out, tp_err *e)
+{
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status;
+    int rc = emit_hw_show(out->f, o->format, db, o->pos[0], e);
+    hw_db_free(db);
+    return rc;
+}
+
+int cmd_hw_check(const cli_opts *o, emit_out *out, tp_err *e)
+{
+    emit_check_ask a = {o->format, (const char *const *)o->pos, o->npos,
+                        o->hwdb_dirs, o->n_hwdb};
+    return emit_hw_check(&a, out->f, e);
+}

@@ -33,6 +33,32 @@ int emit_model_list(FILE *f, emit_format fmt);
 int emit_model_show(FILE *f, emit_format fmt, const space_model *m,
                     int64_t seq_length, int64_t tp);
 
+/* ---- GPUs and systems (hw.c) -------------------------------------------- */
+
+/* The GPUs and the systems of db, a table each. TP_OK. */
+int emit_hw_list(FILE *f, emit_format fmt, const hw_db *db);
+/* Every number of the system or GPU called name (a system first) with its
+ * source; a system's table shows its GPU too. TP_EDATA naming the near
+ * names of both when neither is there. */
+int emit_hw_show(FILE *f, emit_format fmt, const hw_db *db, const char *name,
+                 tp_err *e);
+
+/* hw check: GPU or system files checked against the database of
+ * hwdb_dirs (hw_db_open's user directories; the built-in one alone when
+ * those do not open, as the file under check may be the broken one). */
+typedef struct emit_check_ask {
+    emit_format format;
+    const char *const *files;
+    int nfiles;
+    const char *const *hwdb_dirs;
+    int n_hwdb;
+} emit_check_ask;
+/* Each file's problems (also its data: they go to f), or "ok" and the
+ * measured samples and collective rows that cannot be right. TP_OK when
+ * every file is good, else the worst status (TP_ENOINPUT before the
+ * others) with "N of M file(s) have problems" in e. */
+int emit_hw_check(const emit_check_ask *a, FILE *f, tp_err *e);
+
 /* ---- a run's log against its estimate (train_log.c) --------------------- */
 
 /* The comparison in words to out (the log at path, the estimate's band
