@@ -4,11 +4,18 @@
  * the request of its report (emit/report.h), opens the hardware database
  * and calls the report. What a report prints and computes is emit/'s.
  */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "cli.h"
 #include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+static int need(const char *v, const char *opt, const char *cmd, tp_err *e)
+{
+    if (v) return TP_OK;
+    return tp_errf(e, TP_EUSAGE, "'%s' needs %s", cmd, opt);
+}
 
 /* ---- model list, model show ------------------------------------------ */
 
@@ -51,7 +58,135 @@ int cmd_hw_show(const cli_opts *o, emit_out *out, tp_err *e)
 
 int cmd_hw_check(const cli_opts *o, emit_out *out, tp_err *e)
 {
-    emit_check_ask a = {o->format, (const char *const *)o->pos, o->npos,
-                        o->hwdb_dirs, o->n_hwdb};
+    emit_check_ask a = {.format = o->format,
+                        .files = (const char *const *)o->pos,
+                        .nfiles = o->npos, .hwdb_dirs = o->hwdb_dirs,
+                        .n_hwdb = o->n_hwdb};
     return emit_hw_check(&a, out->f, e);
+}
+
+/* ---- op predict, op show, op cv -------------------------------------- */
+
+static int check_op_name(const char *op, tp_err *e)
+{
+    int n = 0;
+    while (est_sample_op_names[n]) n++;
+    for (int i = 0; i < n; i++)
+        if (strcmp(op, est_sample_op_names[i]) == 0) return TP_OK;
+    char hint[256], known[512];
+    tp_suggest(op, est_sample_op_names, n, hint, sizeof hint);
+    size_t at = 0;
+    known[0] = '\0';
+    for (int i = 0; i < n && at < sizeof known; i++)
+        at += (size_t)snprintf(known + at, sizeof known - at, "%s%s",
+                               i ? ", " : "", est_sample_op_names[i]);
+    return tp_errf(e, TP_EDATA, "unknown operator '%s'%s (known: %s)", op,
+                   hint, known);
+}
+
+/* Parses "k=v,k=v" into cols (absent = -1). */
+static int parse_shape(const char *spec, double *cols, tp_err *e)
+{
+    for (int c = 0; c < EST_NCOLS; c++) cols[c] = -1;
+    char *buf = tp_xstrdup(spec), *save = NULL;
+    int rc = TP_OK, n = 0;
+    for (char *kv = strtok_r(buf, ",", &save); kv && !rc;
+         kv = strtok_r(NULL, ",", &save), n++) {
+        char *eq = strchr(kv, '=');
+        int c = -1;
+        if (eq) {
+            *eq = '\0';
+            for (int k = 0; k < EST_NCOLS; k++)
+                if (strcmp(kv, est_col_names[k]) == 0) c = k;
+        }
+        long long v = 0;
+        if (c < 0 || tp_parse_int(eq + 1, 1, 999999999999LL, &v))
+            rc = tp_errf(e, TP_EUSAGE,
+                         "--shape: expected K=V pairs with K one of mp, b, "
+                         "h, l, dim, m, n, k, params and V a whole number in "
+                         "[1, 1e12), found '%s'",
+                         spec);
+        else if (cols[c] > 0)
+            rc = tp_errf(e, TP_EUSAGE, "--shape '%s': %s given twice", spec,
+                         est_col_names[c]);
+        else
+            cols[c] = (double)v;
+    }
+    free(buf);
+    if (!rc && n == 0)
+        rc = tp_errf(e, TP_EUSAGE,
+                     "--shape: expected K=V pairs such as mp=1,b=2,l=1024,"
+                     "dim=4096, found '%s'",
+                     spec);
+    return rc;
+}
+
+
+/* The request of the op commands' options (no shape: all absent). */
+static emit_op_ask op_ask(const cli_opts *o)
+{
+    emit_op_ask a = {.format = o->format, .err = cli_err(o), .gpu = o->gpu,
+                     .op = o->op, .dtype = o->dtype, .keep_bad = o->keep_bad,
+                     .train = o->train, .shapes = o->shapes,
+                     .folds = o->folds, .seed = o->seed};
+    for (int c = 0; c < EST_NCOLS; c++) a.shape[c] = -1;
+    return a;
+}
+
+/* Runs report with a on the database the options name. */
+static int op_run(int (*report)(const emit_op_ask *, const hw_db *, FILE *,
+                                tp_err *),
+                  const emit_op_ask *a, const cli_opts *o, emit_out *out,
+                  tp_err *e)
+{
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status;
+    int rc = report(a, db, out->f, e);
+    hw_db_free(db);
+    return rc;
+}
+
+int cmd_op_predict(const cli_opts *o, emit_out *out, tp_err *e)
+{
+    int rc;
+    if ((rc = need(o->gpu, "--gpu", "op predict", e))
+        || (rc = need(o->op, "--op", "op predict", e))
+        || (rc = need(o->train, "--train", "op predict", e))
+        || (rc = need(o->shapes, "--shapes", "op predict", e))
+        || (rc = check_op_name(o->op, e)))
+        return rc;
+    emit_op_ask a = op_ask(o);
+    return op_run(emit_op_predict, &a, o, out, e);
+}
+
+int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e)
+{
+    int rc;
+    if ((rc = need(o->gpu, "--gpu", "op show", e))
+        || (rc = need(o->op, "--op", "op show", e))
+        || (rc = need(o->shape, "--shape", "op show", e))
+        || (rc = check_op_name(o->op, e)))
+        return rc;
+    emit_op_ask a = op_ask(o);
+    if ((rc = parse_shape(o->shape, a.shape, e))) return rc;
+    int needs[EST_NCOLS];
+    est_sample_needs(o->op, needs);
+    for (int c = 0; c < EST_NCOLS; c++)
+        if (needs[c] && !(a.shape[c] > 0)) {
+            char list[96];
+            est_sample_needs_str(needs, list, sizeof list);
+            return tp_errf(e, TP_EUSAGE,
+                           "--shape '%s': no %s; --op %s needs %s (mp "
+                           "defaults to 1)",
+                           o->shape, est_col_names[c], o->op, list);
+        }
+    return op_run(emit_op_show, &a, o, out, e);
+}
+
+int cmd_op_cv(const cli_opts *o, emit_out *out, tp_err *e)
+{
+    int rc = need(o->gpu, "--gpu", "op cv", e);
+    if (rc) return rc;
+    emit_op_ask a = op_ask(o);
+    return op_run(emit_op_cv, &a, o, out, e);
 }

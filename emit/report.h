@@ -59,6 +59,36 @@ typedef struct emit_check_ask {
  * others) with "N of M file(s) have problems" in e. */
 int emit_hw_check(const emit_check_ask *a, FILE *f, tp_err *e);
 
+/* ---- operator models (op.c) --------------------------------------------- */
+
+typedef struct emit_op_ask {
+    emit_format format;
+    FILE *err;               /* warnings (samples left out); not NULL */
+    const char *gpu;         /* a GPU's name or alias */
+    const char *op;          /* a sample file's operator, one of
+                                est_sample_op_names (predict, show) */
+    int dtype;               /* hw_dtype; -1: the operator's default */
+    int keep_bad;            /* keep implausible samples */
+    const char *train;       /* predict: the samples fitted */
+    const char *shapes;      /* predict: the samples whose shapes are
+                                predicted */
+    double shape[EST_NCOLS]; /* show: the shape's columns, -1 absent; the
+                                ones op needs (est_sample_needs) given */
+    int folds;               /* cv: k of k-fold, >= 2 */
+    uint64_t seed;           /* cv: the shuffle's PCG32 seed */
+} emit_op_ask;
+/* op predict: fits the --train samples only and prints, in the seed CSV
+ * format, the forward and backward times of every shape of --shapes. */
+int emit_op_predict(const emit_op_ask *a, const hw_db *db, FILE *f,
+                    tp_err *e);
+/* op show: FLOPs, bytes, roofline, floor and the time the estimator uses
+ * for one shape of op, and the nearest samples. */
+int emit_op_show(const emit_op_ask *a, const hw_db *db, FILE *f, tp_err *e);
+/* op cv: k-fold and extrapolation errors of every fitted operator of the
+ * GPU, a row per sample file (and pooled where an op has several). The
+ * same bytes at any thread count. */
+int emit_op_cv(const emit_op_ask *a, const hw_db *db, FILE *f, tp_err *e);
+
 /* ---- a run's log against its estimate (train_log.c) --------------------- */
 
 /* The comparison in words to out (the log at path, the estimate's band
