@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "report.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,4 +190,121 @@ int cmd_op_cv(const cli_opts *o, emit_out *out, tp_err *e)
     if (rc) return rc;
     emit_op_ask a = op_ask(o);
     return op_run(emit_op_cv, &a, o, out, e);
+}
+
+/* ---- coll show, coll cv ---------------------------------------------- */
+
+/* Parses one size: a number, optionally with K/M/G/T (binary, as
+ * nccl-tests -b), KiB/MiB/GiB/TiB, or KB/MB/GB/TB (decimal), and B. */
+static int parse_bytes(const char *s, double *out, tp_err *e)
+{
+    static const struct {
+        const char *suffix;
+        double mul;
+    } units[] = {{"", 1},       {"B", 1},          {"K", 1024.0},
+                 {"KiB", 1024.0}, {"KB", 1e3},     {"M", 1048576.0},
+                 {"MiB", 1048576.0}, {"MB", 1e6},  {"G", 1073741824.0},
+                 {"GiB", 1073741824.0}, {"GB", 1e9}, {"T", 1099511627776.0},
+                 {"TiB", 1099511627776.0}, {"TB", 1e12}};
+    /* The number, then the unit: the letters at the end (an exponent's
+     * 'e' is followed by a digit or a sign). */
+    size_t n = strlen(s), k = n;
+    while (k > 0 && isalpha((unsigned char)s[k - 1])) k--;
+    double v = 0;
+    int unit = -1;
+    char num[64];
+    if (k > 0 && k < sizeof num) {
+        memcpy(num, s, k);
+        num[k] = '\0';
+        if (!tp_parse_num(num, &v))
+            for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+                if (tp_streq_ci(s + k, units[i].suffix)) unit = (int)i;
+    }
+    if (unit < 0 || !(v * units[unit].mul >= 1)
+        || v * units[unit].mul > 1e15)
+        return tp_errf(e, TP_EUSAGE,
+                       "--bytes: expected sizes from 1 B to 1e15 B such as "
+                       "1e8, 256MiB, 1GB or 64K, found '%s'",
+                       s);
+    *out = v * units[unit].mul;
+    return TP_OK;
+}
+
+static int parse_coll(const char *s, tp_err *e)
+{
+    int k = est_coll_parse(s);
+    if (k >= 0) return k;
+    char hint[256];
+    tp_suggest(s, est_coll_names, EST_COLL_COUNT, hint, sizeof hint);
+    return -tp_errf(e, TP_EDATA,
+                    "unknown collective '%s'%s (known: allreduce, "
+                    "reducescatter, allgather, alltoall, sendrecv)",
+                    s, hint);
+}
+
+/* Runs report with a on the database the options name. */
+static int coll_run(int (*report)(const emit_coll_ask *, const hw_db *,
+                                  FILE *, tp_err *),
+                    const emit_coll_ask *a, const cli_opts *o, emit_out *out,
+                    tp_err *e)
+{
+    hw_db *db = cli_open_hwdb(o, e);
+    if (!db) return e->status;
+    int rc = report(a, db, out->f, e);
+    hw_db_free(db);
+    return rc;
+}
+
+int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e)
+{
+    int rc;
+    if ((rc = need(o->system, "--system", "coll show", e))
+        || (rc = need(o->op, "--op", "coll show", e))
+        || (rc = need(o->bytes, "--bytes", "coll show", e)))
+        return rc;
+    int nodes = o->nodes, per_node = o->per_node;
+    if (nodes && (o->job.opt_nodes || o->job.opt_per_node))
+        return tp_errf(e, TP_EUSAGE,
+                       "give the group as --group NxG or as --nodes and "
+                       "--gpus-per-node, not both");
+    if (!nodes) {
+        if (!o->job.opt_nodes || !o->job.opt_per_node)
+            return tp_errf(e, TP_EUSAGE,
+                           "'coll show' needs the group: --group NxG, or "
+                           "--nodes N and --gpus-per-node G");
+        nodes = o->job.opt_nodes;
+        per_node = o->job.opt_per_node;
+    }
+    int kind = parse_coll(o->op, e);
+    if (kind < 0) return -kind;
+    /* The sizes. */
+    double sizes[64];
+    int ns = 0;
+    char *list = tp_xstrdup(o->bytes);
+    for (char *p = list;;) {
+        char *c = strchr(p, ',');
+        if (c) *c = '\0';
+        if (ns == 64)
+            rc = tp_errf(e, TP_EUSAGE, "--bytes: at most 64 sizes");
+        else
+            rc = parse_bytes(p, &sizes[ns++], e);
+        if (rc || !c) break;
+        p = c + 1;
+    }
+    free(list);
+    if (rc) return rc;
+    emit_coll_ask a = {.format = o->format, .system = o->system,
+                       .kind = kind, .sizes_bytes = sizes, .nsizes = ns,
+                       .nodes = nodes, .per_node = per_node,
+                       .keep_bad = o->keep_bad};
+    return coll_run(emit_coll_show, &a, o, out, e);
+}
+
+int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
+{
+    int rc = need(o->system, "--system", "coll cv", e);
+    if (rc) return rc;
+    emit_coll_ask a = {.format = o->format, .system = o->system,
+                       .keep_bad = o->keep_bad};
+    return coll_run(emit_coll_cv, &a, o, out, e);
 }

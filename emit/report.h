@@ -89,6 +89,26 @@ int emit_op_show(const emit_op_ask *a, const hw_db *db, FILE *f, tp_err *e);
  * same bytes at any thread count. */
 int emit_op_cv(const emit_op_ask *a, const hw_db *db, FILE *f, tp_err *e);
 
+/* ---- collective models (coll.c) ----------------------------------------- */
+
+typedef struct emit_coll_ask {
+    emit_format format;
+    const char *system;         /* a system's name or alias */
+    int kind;                   /* show: est_coll */
+    const double *sizes_bytes;  /* show: the sizes, nsizes of them */
+    int nsizes;
+    int nodes, per_node;        /* show: the group */
+    int keep_bad;               /* keep implausible measured rows */
+} emit_coll_ask;
+/* coll show: the analytical and measured times of a collective of each
+ * size over the group, which one the estimator uses, and the bandwidths.
+ * TP_EDATA when the group does not fit the system. */
+int emit_coll_show(const emit_coll_ask *a, const hw_db *db, FILE *f,
+                   tp_err *e);
+/* coll cv: the analytical model's error against every measured table of
+ * the system, per table and per source. */
+int emit_coll_cv(const emit_coll_ask *a, const hw_db *db, FILE *f, tp_err *e);
+
 /* ---- a run's log against its estimate (train_log.c) --------------------- */
 
 /* The comparison in words to out (the log at path, the estimate's band
