@@ -308,3 +308,43 @@ int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
                        .keep_bad = o->keep_bad};
     return coll_run(emit_coll_cv, &a, o, out, e);
 }
+
+/* ---- hw import-nccl-tests -------------------------------------------- */
+
+int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e)
+{
+    if (!o->out_dir)
+        return tp_errf(e, TP_EUSAGE,
+                       "'hw import-nccl-tests' needs -o DIR, the hardware "
+                       "database directory to write into");
+    if (!o->job.opt_nodes != !o->job.opt_per_node)
+        return tp_errf(e, TP_EUSAGE,
+                       "--nodes and --gpus-per-node go together");
+    int op = -1;
+    if (o->op) {
+        op = est_coll_parse(o->op);
+        if (op < 0)
+            return tp_errf(e, TP_EDATA,
+                           "--op: unknown collective '%s' (known: allreduce, "
+                           "reducescatter, allgather, alltoall, sendrecv)",
+                           o->op);
+    }
+    /* Parse every log first: nothing is written unless all are good. */
+    est_nccl_test *tests = NULL;
+    int nt = 0, rc = TP_OK;
+    for (int i = 0; i < o->npos && rc == TP_OK; i++)
+        rc = est_nccl_parse(o->pos[i], op, o->job.opt_nodes,
+                            o->job.opt_per_node, &tests, &nt, e);
+    hw_db *db = rc ? NULL : cli_open_hwdb(o, e);
+    if (db) {
+        emit_import_ask a = {.format = o->format, .err = cli_err(o),
+                             .system = o->system, .out_dir = o->out_dir,
+                             .tests = tests, .ntests = nt};
+        rc = emit_nccl_import(&a, db, out->f, e);
+    } else if (!rc) {
+        rc = e->status;
+    }
+    hw_db_free(db);
+    est_nccl_free(tests, nt);
+    return rc;
+}

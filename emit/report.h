@@ -109,6 +109,24 @@ int emit_coll_show(const emit_coll_ask *a, const hw_db *db, FILE *f,
  * the system, per table and per source. */
 int emit_coll_cv(const emit_coll_ask *a, const hw_db *db, FILE *f, tp_err *e);
 
+/* ---- nccl-tests logs into a database directory (import.c) --------------- */
+
+typedef struct emit_import_ask {
+    emit_format format;
+    FILE *err;                   /* warnings; not NULL */
+    const char *system;          /* NULL: the one system of the logs' GPU */
+    const char *out_dir;         /* the hardware database directory */
+    const est_nccl_test *tests;  /* the logs, parsed (est_nccl_parse) */
+    int ntests;
+} emit_import_ask;
+/* Writes a measured table per collective and group shape of the tests
+ * and the system's file listing them into out_dir (import.c says where),
+ * all or nothing, and prints what it wrote. TP_EUSAGE when the system is
+ * not known nor given, TP_EDATA for a test the system cannot have run,
+ * TP_EIO naming the path. */
+int emit_nccl_import(const emit_import_ask *a, const hw_db *db, FILE *f,
+                     tp_err *e);
+
 /* ---- a run's log against its estimate (train_log.c) --------------------- */
 
 /* The comparison in words to out (the log at path, the estimate's band
