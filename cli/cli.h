@@ -80,7 +80,8 @@ typedef struct cli_opts {
                                 own, compared with the search's best */
     const space_model *model_given; /* a model read from a job file, used
                                 instead of --model (cli_model) */
-    const char *log_file;    /* --log FILE: a run's log (train_log.c) */
+    const char *log_file;    /* --log FILE: a run's log
+                                (estimator/train_log.c) */
     int calibrate;           /* --calibrate-to-log */
     int all_layouts;         /* search --all: every admitted layout in JSON */
     int strict;              /* --strict: a config.json that says what

@@ -1,9 +1,9 @@
 /*
  * coll.c - the reports of `trainplan coll show | cv`: collective times
  * from the command line. `show` prints, for a collective, sizes and a
- * group on a system, the analytical time, the measured table's time where hwdb has
- * one, which of the two the estimator uses, and the algorithm and bus
- * bandwidths behind them. `cv` scores the analytical model against every
+ * group on a system, the analytical time, the measured table's time
+ * where hwdb has one, which of the two the estimator uses, and the
+ * algorithm and bus bandwidths behind them. `cv` scores the analytical model against every
  * measured table of a system, so anyone can see how far to trust it for
  * groups nobody measured.
  *
