@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* TP_EUSAGE "'cmd' needs opt" when the option's value v is not given. */
 static int need(const char *v, const char *opt, const char *cmd, tp_err *e)
 {
     if (v) return TP_OK;
@@ -68,6 +69,8 @@ int cmd_hw_check(const cli_opts *o, emit_out *out, tp_err *e)
 
 /* ---- op predict, op show, op cv -------------------------------------- */
 
+/* TP_EDATA, with the nearest names and the known ones, when op is not an
+ * operator of the sample files (est_sample_op_names). */
 static int check_op_name(const char *op, tp_err *e)
 {
     int n = 0;
@@ -121,7 +124,6 @@ static int parse_shape(const char *spec, double *cols, tp_err *e)
                      spec);
     return rc;
 }
-
 
 /* The request of the op commands' options (no shape: all absent). */
 static emit_op_ask op_ask(const cli_opts *o)
@@ -230,6 +232,8 @@ static int parse_bytes(const char *s, double *out, tp_err *e)
     return TP_OK;
 }
 
+/* The est_coll that s names, or minus TP_EDATA (e says the nearest and
+ * the known names). */
 static int parse_coll(const char *s, tp_err *e)
 {
     int k = est_coll_parse(s);
