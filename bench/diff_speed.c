@@ -1,7 +1,7 @@
 /*
  * diff_speed.c - how fast `trainplan diff` is on big nights (issue 17:
  * 80,000 records took 32 s, growing with N^2). Makes two synthetic sweep
- * outputs of N records each and times cmd_diff on them exactly as the
+ * outputs of N records each and times sweep_diff on them exactly as the
  * command line runs it (report to /dev/null), at N/4, N/2 and N, at 1
  * thread and at MAX_THREADS, so the growth is visible. No timing is
  * asserted.
@@ -43,16 +43,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void opts_init(cli_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->job.tp = 1;
-    o->dtype = -1;
-    o->job.sp = o->job.recompute = o->job.zero = o->job.precision = -1;
-    o->job.attn_dropout = o->job.hidden_dropout = -1;
-    o->threshold = -1;
 }
 
 /* The part of a template record after its id: `,"scenario":...}`, or
@@ -98,18 +88,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "diff_speed: cannot write %s\n", spec_path);
         return 1;
     }
-    cli_opts o;
-    opts_init(&o);
+    sweep_opts o;
+    sweep_opts_init(&o);
     char *pos[2] = {spec_path, NULL};
     o.pos = pos;
     o.npos = 1;
     o.out_dir = tpl_path;
     o.overwrite = 1;
     tp_err e = {0};
-    /* cmd_sweep reads its standard output's stream (claim_output): a NULL
+    /* sweep_run reads its standard output's stream (claim_output): a NULL
      * one crashed here */
     emit_out so;
-    if (emit_out_open(&so, "/dev/null", NULL, &e) || cmd_sweep(&o, &so, &e)) {
+    if (emit_out_open(&so, "/dev/null", NULL, &e) || sweep_run(&o, &so, &e)) {
         fprintf(stderr, "diff_speed: %s\n", e.msg);
         return 1;
     }
@@ -159,8 +149,8 @@ int main(int argc, char **argv)
 #ifdef _OPENMP
             omp_set_num_threads(threads[t]);
 #endif
-            cli_opts d;
-            opts_init(&d);
+            sweep_opts d;
+            sweep_opts_init(&d);
             char *dpos[2] = {old_path, new_path};
             d.pos = dpos;
             d.npos = 2;
@@ -179,16 +169,16 @@ int main(int argc, char **argv)
                     return 1;
                 }
                 double t0 = now_s();
-                rc = cmd_diff(&d, &out, &e);
+                rc = sweep_diff(&d, &out, &e);
                 crc = emit_out_close(&out, 1, &e);
                 dts[rep] = now_s() - t0;
-                if (rc == CLI_EXIT_CHANGED) rc = 0;
+                if (rc == DIFF_EXIT_CHANGED) rc = 0;
             }
-            if (!rc && !crc) rc = CLI_EXIT_CHANGED;
+            if (!rc && !crc) rc = DIFF_EXIT_CHANGED;
             double lo = fmin(dts[0], fmin(dts[1], dts[2]));
             double hi = fmax(dts[0], fmax(dts[1], dts[2]));
             double dt = dts[0] + dts[1] + dts[2] - lo - hi;
-            if (rc != CLI_EXIT_CHANGED || crc) {
+            if (rc != DIFF_EXIT_CHANGED || crc) {
                 fprintf(stderr, "diff_speed: diff exit %d: %s\n", rc, e.msg);
                 return 1;
             }

@@ -79,7 +79,7 @@ typedef struct cli_opts {
     int near;                /* search --near: the job file is the user's
                                 own, compared with the search's best */
     const space_model *model_given; /* a model read from a job file, used
-                                instead of --model (cli_model) */
+                                instead of --model (search_job_model) */
     const char *log_file;    /* --log FILE: a run's log
                                 (estimator/train_log.c) */
     int calibrate;           /* --calibrate-to-log */
@@ -91,7 +91,7 @@ typedef struct cli_opts {
     int torchtitan_version;  /* --torchtitan-version: launch_tt_version (launch.h);
                                 0 = the current one */
     int nemo_format;         /* --nemo-format: launch_nemo_format */
-    int launch_show;         /* --launch: cli_launch_show (text output) */
+    int launch_show;         /* --launch: emit_launch_show (text output) */
     int launch_show_set;     /* --launch given (sweep: default every form) */
     int no_savers;           /* search --no-memory-savers */
 } cli_opts;
@@ -151,26 +151,6 @@ extern const char *const cli_job_options[CLI_JOB_COUNT];
  * (launch.h) into o->job and *m (job_file.c). */
 int cli_read_job(cli_opts *o, space_model *m, tp_err *e);
 
-/* Which launches a search's text prints for #1 (--launch); JSON carries
- * every form whatever this says. */
-typedef enum cli_launch_show {
-    CLI_LAUNCH_NONE,       /* a line saying how to get them: the default */
-    CLI_LAUNCH_MEGATRON,   /* Megatron-LM's launch script */
-    CLI_LAUNCH_NEMO,       /* NeMo: Megatron-Bridge overrides or 1.x YAML */
-    CLI_LAUNCH_TORCHTITAN, /* torchtitan's config */
-    CLI_LAUNCH_ALL,        /* all three, the estimate's framework first */
-    CLI_LAUNCH_SHOW_COUNT
-} cli_launch_show;
-extern const char *const cli_launch_show_names[CLI_LAUNCH_SHOW_COUNT];
-/* The launch forms a JSON row carries (launch and launch_args). */
-enum {
-    CLI_LAUNCH_FORM_MEGATRON = 1u << 0,   /* megatron, megatron_sbatch */
-    CLI_LAUNCH_FORM_NEMO = 1u << 1,
-    CLI_LAUNCH_FORM_TORCHTITAN = 1u << 2, /* torchtitan_config */
-    CLI_LAUNCH_FORM_ALL = 7u
-};
-/* The forms --launch SHOW asks for (none: 0, all: every one). */
-unsigned cli_launch_forms(int show);
 
 
 /* Subcommand handlers. Each returns an exit status (enum tp_status) and
@@ -186,10 +166,6 @@ int cmd_op_cv(const cli_opts *o, emit_out *out, tp_err *e);
 int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e);
 int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e);
 int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e);
-/* The model of --model with the options' dropout overrides, and the
- * software choices of the options (attention backend, overlaps) on a
- * layout: shared by estimate and search (cmd_estimate.c). */
-int cli_model(const cli_opts *o, space_model *m, tp_err *e);
 
 /* When name_or_path is a config.json: what it says that trainplan does
  * not model (space_hf_unread), each a "trainplan: warning:" line on
@@ -219,26 +195,8 @@ hw_db *cli_open_hwdb(const cli_opts *o, tp_err *e);
 /* Shared by `search` and `sweep`: one function turns options into a
  * search_request and one writes a search answer as JSON, so a sweep's
  * record carries exactly what `search --format json --no-timing` prints. */
-#include "search_cache.h"
-#include "search.h"
+#include "setup.h"
 
-#define CLI_MAX_SYSTEMS 16
-
-typedef struct cli_search {
-    space_model m;
-    search_system sys[CLI_MAX_SYSTEMS];
-    est_models *ops[CLI_MAX_SYSTEMS];
-    est_comm *comm[CLI_MAX_SYSTEMS];
-    int ns;
-    int64_t *counts;
-    int n_counts;
-    search_request q;          /* points into this struct: do not copy it */
-    int torchtitan_version;    /* the launch's (cli_opts.torchtitan_version) */
-    int nemo_format;           /* --nemo-format of the launches */
-    int all_layouts;           /* --all: "admitted" in the JSON */
-    unsigned launch_forms;     /* CLI_LAUNCH_FORM_* the JSON rows carry: all
-                                  (a search), what sweep --launch asks */
-} cli_search;
 
 /* A library session (lib/trainplan.c tp_open; session.c): the hardware
  * database of dirs (hw_db_open's user directories) opened once, the
@@ -254,64 +212,14 @@ hw_db *cli_hwdb_for(const cli_opts *o, int *owned, tp_err *e);
 /* The session's cache when db is the session's database, else NULL. */
 search_cache *cli_session_cache(const cli_opts *o, const hw_db *db);
 
-/* Checks the search options of o (model, systems, GPU counts, --fix,
- * budgets) against db and fills *s with the request. db (and cache, when
- * not NULL: models and tables come from it and stay in it) must outlive
- * s. Returns TP_OK, or the status with its message in e (s is then
- * empty). Free with cli_search_close (accepts NULL and an empty s). */
-int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
-                    cli_search *s, tp_err *e);
-void cli_search_close(cli_search *s);
-/* The JSON object `search --format json` prints for answer a, with its
- * schema_version; timing 0 leaves out elapsed time and threads. The
- * caller deletes it. */
-cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing);
+/* The search options of o as search_setup_open takes them (its
+ * strings point into o), and how a search's answer is written. */
+void cli_search_ask(const cli_opts *o, search_ask *a);
+void cli_search_form(const cli_opts *o, emit_search_form *f);
 
-/* A count or amount as the options read it (parse.c): a number with an
- * optional SI suffix k or K (1e3), M (1e6), G or B (1e9), T (1e12),
- * e.g. 2T, 1.5M; a result within 1e-9 of a whole number is that number.
- * 0 on success, -1 (out unchanged) otherwise. */
-int cli_parse_si(const char *s, double *out);
-/* A count in [lo, hi]: a strict integer (tp_parse_int: not 8.0, not 1e1),
- * or digits[.digits] and an SI suffix whose value is whole (1.5k). 0 on
- * success, -1 (out unchanged) otherwise. */
-int cli_parse_count(const char *s, long long lo, long long hi, long long *out);
 
-/* A search that admitted nothing, in words (search_miss.c): a->miss of
- * search_explain_miss; each does nothing where it is NULL.
- * cli_miss_print: the nearest layout against each limit, the one that
- * binds, and the levers that fit, a line each. cli_miss_line: the same
- * on one line (standard error). cli_miss_json: their fields into the
- * nearest_miss object nm. cli_miss_lever_option: the options a lever
- * adds, e.g. "--precision fp8" or "--tokens 1.8T". */
-void cli_miss_print(FILE *f, const search_request *q, const search_answer *a);
-void cli_miss_line(const search_request *q, const search_answer *a, char *buf,
-                   size_t cap);
-void cli_miss_json(cJSON *nm, const search_request *q, const search_answer *a);
-void cli_miss_lever_option(const search_request *q, const search_lever *lv,
-                           char *buf, size_t cap);
-/* CSV rows of a miss: the nearest layout ("nearest_miss"), then each
- * lever's #1 ("lever"); at most cap, their number returned. The strings
- * point into the report, q's systems or the row. */
-typedef struct cli_miss_csv_row {
-    const char *set, *system, *binding;
-    int rank;
-    const search_figures *f;
-    char tag[96];
-    double limit, excess;   /* the binding limit and f's excess over it,
-                               in search_limit_units */
-    char lever[200];        /* "" for the nearest */
-} cli_miss_csv_row;
-int cli_miss_csv_rows(const search_request *q, const search_answer *a,
-                      cli_miss_csv_row *rows, int cap);
 
-/* The CSV cells of a layout's fields as `search --format csv` writes them
- * (cmd_search.c), also a sweep's best layout (cmd_sweep.c): c[2..9] TP,
- * PP, VPP, CP, DP, micro-batch, SP, ZeRO; c[21], c[22] EP and expert TP,
- * empty unless moe. Other cells of c are left as they are. */
-void cli_csv_layout_cells(char c[][48], const space_layout *l, int moe);
-
-/* sweep, merge, diff (cmd_sweep.c, cmd_diff.c). diff's exit status when
+/* sweep, merge, diff (cmd_sweep.c over sweep/sweep.h). diff's exit status when
  * it found changes; its output is kept as on success. */
 #define CLI_EXIT_CHANGED 3
 int cmd_sweep(const cli_opts *o, emit_out *out, tp_err *e);

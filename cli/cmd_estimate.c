@@ -25,17 +25,6 @@ static const char mfu_convention[] =
     "counted) / (iteration time x GPUs x dense bf16/fp16 peak of the GPU; "
     "also for fp8)";
 
-int cli_model(const cli_opts *o, space_model *m, tp_err *e)
-{
-    int rc = TP_OK;
-    if (o->model_given) *m = *o->model_given;
-    else rc = space_model_resolve(o->job.model, m, e);
-    if (rc) return rc;
-    if (o->job.attn_dropout >= 0) m->attn_dropout = o->job.attn_dropout;
-    if (o->job.hidden_dropout >= 0) m->hidden_dropout = o->job.hidden_dropout;
-    return TP_OK;
-}
-
 int cli_model_unread(const char *name_or_path, int strict, FILE *err,
                      tp_err *e)
 {
@@ -407,7 +396,7 @@ int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
     if (!o_cmd->job_file
         && (rc = cli_model_unread(o->job.model, o->strict, cli_err(o), e)))
         return rc;
-    rc = cli_model(o, &m, e);
+    rc = search_job_model(&o->job, o->model_given, &m, e);
     if (rc) return rc;
     space_layout want;
     rc = search_job_layout(&o->job, &m, &want, e);

@@ -1,11 +1,11 @@
 /*
  * parse.c - an option's argument as the command line reads it: integers
  * and names (cli_arg_int, cli_arg_name), counts and amounts with an SI
- * suffix (cli_parse_si, cli_parse_count, cli_arg_amount, cli_arg_count),
- * plain lengths and batch sizes that refuse one (cli_arg_plain),
- * durations, --group's NODESxGPUS (cli_parse_group) and --doc-length's
- * buckets. Each cli_arg_* names the option in its message; cli_parse_si
- * and cli_parse_count are the bare forms the sweep's spec reads too.
+ * suffix (cli_arg_amount, cli_arg_count, over tp_base.h's tp_parse_si and
+ * tp_parse_count, the bare forms the sweep's spec reads too), plain
+ * lengths and batch sizes that refuse one (cli_arg_plain), durations,
+ * --group's NODESxGPUS (cli_parse_group) and --doc-length's buckets. Each
+ * cli_arg_* names the option in its message.
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "cli.h"
@@ -93,58 +93,6 @@ int cli_arg_docs(const char *s, cli_opts *o, tp_err *e)
     return TP_OK;
 }
 
-/* The SI suffixes a count or an amount may carry: powers of 1000, as
- * "2T tokens" and "$1.5M" are written (never 1024: a sequence of "8k"
- * means 8192, so lengths and batch sizes take none, parse_plain). G and
- * B are both 1e9 (giga, billion). */
-static const struct { char c; double mul; } si_suffixes[] = {
-    {'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'B', 1e9}, {'T', 1e12}};
-
-int cli_parse_si(const char *s, double *out)
-{
-    char num[64];
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n >= sizeof num) return -1;
-    memcpy(num, s, n + 1);
-    double mul = 1;
-    for (size_t i = 0; i < sizeof si_suffixes / sizeof si_suffixes[0]; i++)
-        if (num[n - 1] == si_suffixes[i].c) {
-            mul = si_suffixes[i].mul;
-            num[n - 1] = '\0';
-            break;
-        }
-    double v;
-    if (tp_parse_num(num, &v)) return -1;
-    v *= mul;
-    if (!isfinite(v)) return -1;
-    /* 1.1T is 1.1 x 1e12 in binary: 1100000000000.0002; a count it
-     * names is whole */
-    if (mul > 1 && fabs(v - nearbyint(v)) <= 1e-9 * fabs(v)) v = nearbyint(v);
-    *out = v;
-    return 0;
-}
-
-int cli_parse_count(const char *s, long long lo, long long hi, long long *out)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n < 2 || isdigit((unsigned char)s[n - 1]))
-        return tp_parse_int(s, lo, hi, out);
-    /* a suffix: digits[.digits] before it, no sign, no exponent (as a
-     * plain count is strict: 8.0 and 1e1 are refused, issue 17) */
-    size_t i = 0, digits = 0;
-    while (i < n - 1 && isdigit((unsigned char)s[i])) i++, digits++;
-    if (i < n - 1 && s[i] == '.') {
-        i++;
-        while (i < n - 1 && isdigit((unsigned char)s[i])) i++, digits++;
-    }
-    double v;
-    if (i != n - 1 || digits == 0 || cli_parse_si(s, &v) || v != floor(v)
-        || v < (double)lo || v > (double)hi)
-        return -1;
-    *out = (long long)v;
-    return 0;
-}
-
 /* How a count or amount may be written, for the messages. */
 /* Parses a number in (0, hi]; 0 on success. */
 int cli_arg_pos(const char *opt, const char *s, double hi,
@@ -165,7 +113,7 @@ int cli_arg_amount(const char *opt, const char *s, double hi,
                    const char *unit, double *out, tp_err *e)
 {
     double v;
-    if (cli_parse_si(s, &v) || !(v > 0) || v > hi)
+    if (tp_parse_si(s, &v) || !(v > 0) || v > hi)
         return tp_errf(e, TP_EUSAGE,
                        "--%s: expected %s in (0, %g], %s (e.g. 1.5M), found "
                        "'%s'",
@@ -180,7 +128,7 @@ int cli_arg_count(const char *opt, const char *s, long long lo,
                   long long hi, long long *out, tp_err *e)
 {
     long long v;
-    if (cli_parse_count(s, lo, hi, &v))
+    if (tp_parse_count(s, lo, hi, &v))
         return tp_errf(e, TP_EUSAGE,
                        "--%s: expected an integer in [%lld, %lld], or one "
                        "with an SI suffix k, M, G or B, T (2k = 2000), found "
@@ -197,7 +145,7 @@ int cli_arg_plain(const char *opt, const char *s, long long lo,
 {
     double v;
     size_t n = strlen(s);
-    if (n > 1 && !isdigit((unsigned char)s[n - 1]) && !cli_parse_si(s, &v))
+    if (n > 1 && !isdigit((unsigned char)s[n - 1]) && !tp_parse_si(s, &v))
         return tp_errf(e, TP_EUSAGE,
                        "--%s: '%s' has an SI suffix, which this option does "
                        "not take (8k is 8192 to some, 8000 to others); "

@@ -50,13 +50,10 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
     memset(&o, 0, sizeof o);
     o.session = session;
     o.seed = 42;
-    o.job.tp = 1;
+    search_job_init(&o.job);
     o.dtype = -1;
     o.folds = 5;
-    o.job.sp = o.job.recompute = o.job.zero = o.job.precision = -1;
-    o.job.attn_dropout = o.job.hidden_dropout = -1;
     o.threshold = -1;
-    o.job.offload_fraction = -1;
     tp_err e = {0}, ge = {0};
     int distopt = 0;      /* --use- (1) or --no-use-distributed-optimizer (-1) */
     long long zero_arg = -1; /* --zero-stage */
@@ -448,7 +445,7 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
         }
         case OPT_TOKENS: {
             double t = 0;
-            if (cli_parse_si(g.arg, &t) || !(t >= 1) || t > 1e18
+            if (tp_parse_si(g.arg, &t) || !(t >= 1) || t > 1e18
                 || t != floor(t))
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--tokens: expected a whole number of tokens in "
@@ -745,8 +742,8 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
                               LAUNCH_NEMO_FORMAT_COUNT, &o.nemo_format, &e);
             break;
         case OPT_LAUNCH:
-            rc = cli_arg_name("launch", g.arg, cli_launch_show_names,
-                              CLI_LAUNCH_SHOW_COUNT, &o.launch_show, &e);
+            rc = cli_arg_name("launch", g.arg, emit_launch_show_names,
+                              EMIT_LAUNCH_SHOW_COUNT, &o.launch_show, &e);
             o.launch_show_set = 1;
             break;
         case OPT_MEGATRON_ARGS:
@@ -784,7 +781,7 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
     int npos = g.npos;
     char **pos = argv + 1;
     if (bad_format) {
-        /* sweep and merge write records or their CSV (cmd_sweep.c) */
+        /* sweep and merge write records or their CSV (sweep/sweep_run.c) */
         if (npos >= 1 && (!strcmp(pos[0], "sweep") || !strcmp(pos[0], "merge")))
             fprintf(err, "trainplan: %s --format: expected jsonl (its "
                          "records, the default; json is the same) or csv "
@@ -890,7 +887,7 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
                      "'sweep' and 'merge' only\n");
         return TP_EUSAGE;
     }
-    /* sweep and merge say what they write (cmd_sweep.c) */
+    /* sweep and merge say what they write (sweep/sweep_run.c) */
     if (o.format == EMIT_MD && cmd->bit != CMD_DIFF && cmd->bit != CMD_SWEEP
         && cmd->bit != CMD_MERGE) {
         fprintf(err, "trainplan: --format md applies to 'diff' only\n");

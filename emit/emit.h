@@ -16,6 +16,7 @@
 #include "hw.h"
 #include "space.h"
 #include "est.h"
+#include "setup.h"
 
 /* JSON Lines (EMIT_JSONL) only where a command says so (search). */
 typedef enum emit_format { EMIT_TABLE, EMIT_JSON, EMIT_CSV, EMIT_JSONL, EMIT_MD, EMIT_FORMAT_COUNT } emit_format;
@@ -155,6 +156,8 @@ void emit_print_json(FILE *f, cJSON *v);
  * line. */
 void emit_print_wrapped(FILE *f, const char *text, int at, int indent,
                        int width);
+/* Each line of s indented by two blanks (empty lines left empty). */
+void emit_print_indented(FILE *f, const char *s);
 /* The width search and estimate texts wrap their prose to. */
 #define EMIT_TEXT_WIDTH 100
 /* A paragraph of prose, printf-formatted, wrapped to EMIT_TEXT_WIDTH with
@@ -179,5 +182,81 @@ char *emit_savers_text(const space_layout *l, char *buf, size_t cap);
 struct est_band;
 void emit_json_band(cJSON *o, const struct est_band *b);
 char *emit_band_text(const struct est_band *b, char *buf, size_t cap);
+
+/* ---- a search's answer (search.c) ---------------------------------------- */
+/* The launch forms a JSON row carries (launch and launch_args). */
+enum {
+    EMIT_LAUNCH_FORM_MEGATRON = 1u << 0,   /* megatron, megatron_sbatch */
+    EMIT_LAUNCH_FORM_NEMO = 1u << 1,
+    EMIT_LAUNCH_FORM_TORCHTITAN = 1u << 2, /* torchtitan_config */
+    EMIT_LAUNCH_FORM_ALL = 7u
+};
+/* Which launches a search's text prints for #1 (--launch); JSON carries
+ * every form whatever this says. */
+typedef enum emit_launch_show {
+    EMIT_LAUNCH_NONE,       /* a line saying how to get them: the default */
+    EMIT_LAUNCH_MEGATRON,   /* Megatron-LM's launch script */
+    EMIT_LAUNCH_NEMO,       /* NeMo: Megatron-Bridge overrides or 1.x YAML */
+    EMIT_LAUNCH_TORCHTITAN, /* torchtitan's config */
+    EMIT_LAUNCH_ALL,        /* all three, the estimate's framework first */
+    EMIT_LAUNCH_SHOW_COUNT
+} emit_launch_show;
+extern const char *const emit_launch_show_names[EMIT_LAUNCH_SHOW_COUNT];
+/* The forms --launch SHOW asks for (none: 0, all: every one). */
+unsigned emit_launch_forms(int show);
+
+/* How a search's answer is written. */
+typedef struct emit_search_form {
+    int torchtitan_version;    /* launch_tt_version of the launches */
+    int nemo_format;           /* launch_nemo_format of the launches */
+    int all_layouts;           /* "admitted": every admitted layout */
+    unsigned launch_forms;     /* EMIT_LAUNCH_FORM_*: the launches each row
+                                  carries (a search: every one; a sweep's
+                                  records: what its spec asks) */
+    int launch_show;           /* emit_launch_show: #1's launches in the
+                                  text */
+    int titan_first;           /* the estimates assumed torchtitan: its
+                                  launch first */
+} emit_search_form;
+
+/* The JSON object `search --format json` prints for answer a of search s
+ * written as f says, with its schema_version; timing 0 leaves out
+ * elapsed time and threads. The caller deletes it. */
+cJSON *emit_search_json(const search_setup *s, const emit_search_form *f,
+                        const search_answer *a, int timing);
+
+/* A search that admitted nothing, in words (miss.c): a->miss of
+ * search_explain_miss; each does nothing where it is NULL.
+ * emit_miss_print: the nearest layout against each limit, the one that
+ * binds, and the levers that fit, a line each. emit_miss_line: the same
+ * on one line (standard error). emit_miss_json: their fields into the
+ * nearest_miss object nm. emit_miss_lever_option: the options a lever
+ * adds, e.g. "--precision fp8" or "--tokens 1.8T". */
+void emit_miss_print(FILE *f, const search_request *q, const search_answer *a);
+void emit_miss_line(const search_request *q, const search_answer *a, char *buf,
+                   size_t cap);
+void emit_miss_json(cJSON *nm, const search_request *q, const search_answer *a);
+void emit_miss_lever_option(const search_request *q, const search_lever *lv,
+                           char *buf, size_t cap);
+/* CSV rows of a miss: the nearest layout ("nearest_miss"), then each
+ * lever's #1 ("lever"); at most cap, their number returned. The strings
+ * point into the report, q's systems or the row. */
+typedef struct emit_miss_csv_row {
+    const char *set, *system, *binding;
+    int rank;
+    const search_figures *f;
+    char tag[96];
+    double limit, excess;   /* the binding limit and f's excess over it,
+                               in search_limit_units */
+    char lever[200];        /* "" for the nearest */
+} emit_miss_csv_row;
+int emit_miss_csv_rows(const search_request *q, const search_answer *a,
+                      emit_miss_csv_row *rows, int cap);
+
+/* The CSV cells of a layout's fields as `search --format csv` writes them
+ * (search.c), also a sweep's best layout (sweep_run.c): c[2..9] TP,
+ * PP, VPP, CP, DP, micro-batch, SP, ZeRO; c[21], c[22] EP and expert TP,
+ * empty unless moe. Other cells of c are left as they are. */
+void emit_csv_layout_cells(char c[][48], const space_layout *l, int moe);
 
 #endif

@@ -27,7 +27,7 @@
  * need not). SIGXFSZ is ignored by main(), so a file size limit is a
  * write error (EFBIG) reported like a full disk.
  * Not done here: SIGKILL (nothing runs) and the sweep's own resumable file
- * (cmd_sweep.c writes it in place; it uses this writer for --overwrite).
+ * (sweep_run.c writes it in place; it uses this writer for --overwrite).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "emit.h"

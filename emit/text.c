@@ -425,3 +425,15 @@ void emit_wrapf(FILE *f, int indent, const char *fmt, ...)
     fprintf(f, "%.*s", lead, buf);
     emit_print_wrapped(f, buf + lead, lead, indent, EMIT_TEXT_WIDTH);
 }
+
+/* Each line of s indented by two blanks (empty lines left empty). */
+void emit_print_indented(FILE *f, const char *s)
+{
+    while (*s) {
+        const char *nl = strchr(s, '\n');
+        int n = nl ? (int)(nl - s) : (int)strlen(s);
+        fprintf(f, n ? "  %.*s\n" : "%.*s\n", n, s);
+        if (!nl) break;
+        s = nl + 1;
+    }
+}

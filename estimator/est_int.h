@@ -288,6 +288,7 @@ typedef struct est_mfsdp_moment {
 
 /* mem_act.c: activations per layer and in flight, CUDA graphs' pool. */
 double est_fp8_copy_bytes(const space_layout *l);
+double est_fp8_weight_copy_bytes(const space_layout *l);
 double est_gemm_input_bytes(const space_layout *l);
 double est_act_layer_token(const space_model *m, const space_layout *l,
                            int full_layer, int moe);

@@ -196,7 +196,7 @@ static void stage_of(const space_model *m, const space_layout *l,
             gw += est_rank_gemm_weights(m, l, sp, l->pp - 1 - r, &mgx);
             gx += mgx;
         }
-        /* Each copy per recipe (est_fp8_copy_bytes): the per-tensor
+        /* Each copy per recipe (est_fp8_weight_copy_bytes): the per-tensor
          * recipes (delayed, tensorwise) keep the fp8 weight and, for the
          * GEMMs of the backward, its fp8 transpose; blockwise and MXFP8
          * quantise rows and columns apart (row- and column-wise data,
@@ -206,7 +206,7 @@ static void stage_of(const space_model *m, const space_layout *l,
          * nvte_is_non_tn_fp8_gemm_supported, Float8Quantizer and
          * Float8CurrentScalingQuantizer::create_tensor, TE v2.4 on,
          * c7702309f): fp8_t, which est_memory_device takes out there. */
-        double qb = est_fp8_copy_bytes(l);
+        double qb = est_fp8_weight_copy_bytes(l);
         int per_tensor = l->fp8_recipe == SPACE_FP8_DELAYED
                          || l->fp8_recipe == SPACE_FP8_TENSORWISE;
         double g_all = gw + gx;

@@ -49,16 +49,30 @@
 
 #include <math.h>
 
-/* Bytes one quantised copy of an fp8 tensor takes per element under
- * Transformer Engine: one, and with MXFP8 one e8m0 scale per 32 elements
- * of its row (or column) direction (MXFP8Quantizer,
- * transformer_engine/pytorch/csrc/quantizer.cpp,
- * NVIDIA/TransformerEngine@d0067d0da); blockwise's fp32 scale per 128 x
- * 128 block of a weight (and per 1 x 128 of an activation) is below
- * 0.1 %, left out. */
+/* Bytes one quantised copy of an fp8 activation (or gradient) takes per
+ * element under Transformer Engine: one, and its scales: with MXFP8 one
+ * e8m0 byte per 32 elements of its row (or column) direction
+ * (MXFP8Quantizer), with blockwise scaling one fp32 per 1 x 128 tile
+ * (Float8BlockQuantizer, block_scaling_dim 1: 4/128, 3.1 %), per-tensor
+ * recipes one scale a tensor (nothing per element).
+ * transformer_engine/pytorch/csrc/quantizer.cpp, NVIDIA/TransformerEngine@
+ * d0067d0da. Until 2026-11 the blockwise tiles' scales were left out
+ * (this comment called them "below 0.1 %", which holds for a weight's
+ * 128 x 128 blocks only: est_fp8_weight_copy_bytes). */
 double est_fp8_copy_bytes(const space_layout *l)
 {
-    return l->fp8_recipe == SPACE_FP8_MXFP8 ? 1 + 1.0 / 32 : 1;
+    return l->fp8_recipe == SPACE_FP8_MXFP8       ? 1 + 1.0 / 32
+           : l->fp8_recipe == SPACE_FP8_BLOCKWISE ? 1 + 4.0 / 128
+                                                  : 1;
+}
+
+/* The same for a weight's copy: MXFP8 as an activation's; blockwise one
+ * fp32 per 128 x 128 block (block_scaling_dim 2: 4/16384). */
+double est_fp8_weight_copy_bytes(const space_layout *l)
+{
+    return l->fp8_recipe == SPACE_FP8_MXFP8       ? 1 + 1.0 / 32
+           : l->fp8_recipe == SPACE_FP8_BLOCKWISE ? 1 + 4.0 / (128 * 128)
+                                                  : 1;
 }
 
 /* Bytes a GEMM input takes as saved for the backward: fp8 where
@@ -92,7 +106,8 @@ double est_gemm_input_bytes(const space_layout *l)
  *       EST_E5M6_BYTES each;
  *   (2) "Inputs of the SwiGLU operator in MoE": "we cache the inputs of
  *       the SwiGLU operator and recompute its output in the backward
- *       pass", the inputs "in FP8": 1 byte for each of the 2 f_e inputs of
+ *       pass", the inputs "in FP8": a byte and its tile's scale share
+ *       (est_fp8_copy_bytes) for each of the 2 f_e inputs of
  *       a row, no FC2 input kept (TE: 16-bit inputs and FC2's fp8 copy of
  *       the output); the MoE layer's experts, routed and shared (a shared
  *       expert is one of DeepSeekMoE's experts, section 2.1.2), not the
@@ -105,12 +120,33 @@ double est_gemm_input_bytes(const space_layout *l)
  * Not modelled: the fp8 dispatch ("we quantize the activation before MoE
  * up-projections into FP8 and then apply dispatch components"): the
  * dispatch's buffers shrink, but the combine, "in BF16", is the larger of
- * the two (moe_buffers); the 1 x 128 tiles' scales (under 4 % of an fp8
- * tensor; est_fp8_copy_bytes). */
+ * the two (moe_buffers). The fp8 copies carry their 1 x 128 tiles' fp32
+ * scales (est_fp8_copy_bytes), as section 3.3.2's fine-grained
+ * quantization has them. */
 static int deepseek_cache(const space_layout *l)
 {
     return l->fp8_act_cache == SPACE_FP8_ACT_DEEPSEEK_V3 && l->dtype == HW_FP8
            && l->fp8_lib == SPACE_FP8_LIB_TE;
+}
+
+/* Whether MLA's up projections keep their input, the latents' norm
+ * output (est_gemm_input_bytes: Transformer Engine's fp8 copy, or 16
+ * bits). Recomputed ("mla_up_proj"), they do not, in Megatron-Core's and
+ * DeepSeek-V3's framework alike: Megatron-Core's Transformer Engine spec
+ * fuses the latents' norms into the up projections (qk_layernorm:
+ * linear_q_up_proj and linear_kv_up_proj are TELayerNormColumnParallelLinear,
+ * q_layernorm and kv_layernorm IdentityOp; gpt_layer_specs.py
+ * get_gpt_layer_with_transformer_engine_submodules), and the recomputed
+ * block (MLASelfAttention.qkv_up_checkpoint, a CheckpointWithoutOutput;
+ * multi_latent_attention.py get_query_key_value_tensors) keeps only its
+ * inputs, the latents before their norms, which are kept anyway (the 2
+ * bytes of the norm input); DeepSeek-V3 "recompute[s] all RMSNorm
+ * operations and MLA up-projections" (arXiv 2412.19437v2 section 3.2.3).
+ * NVIDIA/Megatron-LM@d98e8a64ddf3. Until 2026-11 this kept the fp8 copy
+ * under Megatron-Core, (2 + g) where the code keeps 2. */
+static int mla_up_in(unsigned rc)
+{
+    return !(rc & SPACE_RC_MLA_UP_PROJ);
 }
 
 /* An E5M6 element: 1 sign, 5 exponent and 6 mantissa bits, 12 bits. The
@@ -128,7 +164,7 @@ static void expert_act_bytes(const space_layout *l, int gated,
 {
     double gin = est_gemm_input_bytes(l);
     if (gated && deepseek_cache(l)) {
-        *act_in = 2, *fc2_in = 0;
+        *act_in = 2 * est_fp8_copy_bytes(l), *fc2_in = 0;
         return;
     }
     *act_in = gated ? 4 : 2;
@@ -341,7 +377,7 @@ static double act_layer_split(const space_model *m, const space_layout *l,
          * output is heads x v_head_dim. */
         double H = (double)m->heads, ql = (double)m->q_lora_rank;
         double qk = (double)(m->qk_nope_head_dim + m->qk_rope_head_dim);
-        int up_in = !(rc & SPACE_RC_MLA_UP_PROJ && deepseek_cache(l));
+        int up_in = mla_up_in(rc);
         a = (2 + (rc & SPACE_RC_LAYERNORM ? 0 : gin)) * h * rep
             + (2 + (up_in ? gin : 0)) * (ql + (double)m->kv_lora_rank) * rep
             + (rc & SPACE_RC_MLA_UP_PROJ
@@ -451,7 +487,7 @@ static double offload_modules_token(const space_model *m,
         double H = (double)m->heads, ql = (double)m->q_lora_rank;
         double qk = (double)(m->qk_nope_head_dim + m->qk_rope_head_dim);
         if (om & SPACE_OFF_ATTN_NORM) a += 2 * h * rep;
-        int up_in = !(rc & SPACE_RC_MLA_UP_PROJ && deepseek_cache(l));
+        int up_in = mla_up_in(rc);
         if (om & SPACE_OFF_QKV_LINEAR)
             a += (rc & SPACE_RC_LAYERNORM ? 0 : gin) * h * rep
                  + (2 + (up_in ? gin : 0)) * (ql + (double)m->kv_lora_rank)

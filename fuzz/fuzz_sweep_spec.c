@@ -16,29 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* main()'s defaults for the options a spec does not set. */
-static void default_opts(cli_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->seed = 42;
-    o->job.tp = 1;
-    o->dtype = -1;
-    o->folds = 5;
-    o->job.sp = o->job.recompute = o->job.zero = o->job.precision = -1;
-    o->job.attn_dropout = o->job.hidden_dropout = -1;
-    o->threshold = -1;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static search_cache cache;
-    cli_opts o;
-    default_opts(&o);
+    sweep_opts o; /* the command line's defaults */
+    sweep_opts_init(&o);
     sweep_spec s;
     char *report = NULL;
     tp_err e = {0};
-    int rc = sweep_spec_parse("spec.json", (const char *)data, size, &o,
-                              fuzz_builtin_db(), &cache, NULL, &s, &report, &e);
+    int rc = sweep_spec_parse("spec.json", (const char *)data, size,
+                              &o.base, 0, fuzz_builtin_db(), &cache, NULL, &s, &report, &e);
     if (rc != TP_OK) {
         fuzz_check(e.msg[0]);
         free(report);
@@ -48,11 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_check(s.count >= 1 && s.count <= SWEEP_MAX_SCENARIOS);
     for (int64_t k = 0; k < s.count; k++) {
         if (k == 64 && s.count > 128) k = s.count - 64;
-        cli_opts so;
+        sweep_case so;
         char id[17];
         sweep_scenario(&s, k, &so);
         sweep_scenario_id(&s, k, id);
-        fuzz_check(strlen(id) == 16 && so.job.model && so.system);
+        fuzz_check(strlen(id) == 16 && so.job.model && so.ask.systems);
     }
     sweep_spec_free(&s);
     return 0;

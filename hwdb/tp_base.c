@@ -593,3 +593,55 @@ int tp_parse_int_pair(const char *s, const char *seps, long long lo_a,
     *b = y;
     return 0;
 }
+
+/* The SI suffixes a count or an amount may carry: powers of 1000, as
+ * "2T tokens" and "$1.5M" are written (never 1024: a sequence of "8k"
+ * means 8192, so lengths and batch sizes take none, parse_plain). G and
+ * B are both 1e9 (giga, billion). */
+static const struct { char c; double mul; } si_suffixes[] = {
+    {'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'B', 1e9}, {'T', 1e12}};
+
+int tp_parse_si(const char *s, double *out)
+{
+    char num[64];
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n >= sizeof num) return -1;
+    memcpy(num, s, n + 1);
+    double mul = 1;
+    for (size_t i = 0; i < sizeof si_suffixes / sizeof si_suffixes[0]; i++)
+        if (num[n - 1] == si_suffixes[i].c) {
+            mul = si_suffixes[i].mul;
+            num[n - 1] = '\0';
+            break;
+        }
+    double v;
+    if (tp_parse_num(num, &v)) return -1;
+    v *= mul;
+    if (!isfinite(v)) return -1;
+    /* 1.1T is 1.1 x 1e12 in binary: 1100000000000.0002; a count it
+     * names is whole */
+    if (mul > 1 && fabs(v - nearbyint(v)) <= 1e-9 * fabs(v)) v = nearbyint(v);
+    *out = v;
+    return 0;
+}
+
+int tp_parse_count(const char *s, long long lo, long long hi, long long *out)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n < 2 || isdigit((unsigned char)s[n - 1]))
+        return tp_parse_int(s, lo, hi, out);
+    /* a suffix: digits[.digits] before it, no sign, no exponent (as a
+     * plain count is strict: 8.0 and 1e1 are refused, issue 17) */
+    size_t i = 0, digits = 0;
+    while (i < n - 1 && isdigit((unsigned char)s[i])) i++, digits++;
+    if (i < n - 1 && s[i] == '.') {
+        i++;
+        while (i < n - 1 && isdigit((unsigned char)s[i])) i++, digits++;
+    }
+    double v;
+    if (i != n - 1 || digits == 0 || tp_parse_si(s, &v) || v != floor(v)
+        || v < (double)lo || v > (double)hi)
+        return -1;
+    *out = (long long)v;
+    return 0;
+}

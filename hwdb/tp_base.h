@@ -92,6 +92,16 @@ int tp_json_unique(const cJSON *v, const char *path, tp_err *e);
 int tp_parse_int(const char *s, long long lo, long long hi, long long *out);
 int tp_parse_num(const char *s, double *out);
 
+/* A count or amount as the options read it: a number with an
+ * optional SI suffix k or K (1e3), M (1e6), G or B (1e9), T (1e12),
+ * e.g. 2T, 1.5M; a result within 1e-9 of a whole number is that number.
+ * 0 on success, -1 (out unchanged) otherwise. */
+int tp_parse_si(const char *s, double *out);
+/* A count in [lo, hi]: a strict integer (tp_parse_int: not 8.0, not 1e1),
+ * or digits[.digits] and an SI suffix whose value is whole (1.5k). 0 on
+ * success, -1 (out unchanged) otherwise. */
+int tp_parse_count(const char *s, long long lo, long long hi, long long *out);
+
 /* Two strict integers around the first of the characters seps ("2x4",
  * "0/4"): *a in [lo_a, hi_a], *b in [lo_b, hi_b]; 0 on success, -1
  * otherwise (outputs unchanged). */

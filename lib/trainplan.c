@@ -11,7 +11,7 @@
  * (run_locked).
  *
  * Not here: any option logic (cli/table.c has the one table), signal handlers
- * (out.c and cmd_sweep.c install theirs only after tp_handle_signals).
+ * (emit/out.c and sweep/sweep_run.c install theirs only after tp_handle_signals).
  */
 #define _GNU_SOURCE /* open_memstream, dladdr */
 #include "trainplan.h"

@@ -417,6 +417,26 @@ int search_job_split(const search_job *j, space_layout *l, tp_err *e)
     return TP_OK;
 }
 
+void search_job_init(search_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->tp = 1;
+    j->sp = j->recompute = j->zero = j->precision = -1;
+    j->attn_dropout = j->hidden_dropout = -1;
+    j->offload_fraction = -1;
+}
+
+int search_job_model(const search_job *j, const space_model *given,
+                     space_model *m, tp_err *e)
+{
+    int rc = TP_OK;
+    if (given) *m = *given;
+    else rc = space_model_resolve(j->model, m, e);
+    if (rc) return rc;
+    if (j->attn_dropout >= 0) m->attn_dropout = j->attn_dropout;
+    if (j->hidden_dropout >= 0) m->hidden_dropout = j->hidden_dropout;
+    return TP_OK;
+}
 int search_job_layout(const search_job *j, const space_model *m,
                       space_layout *l, tp_err *e)
 {

@@ -126,6 +126,14 @@ typedef struct search_job {
                                 stage, 0 = unset (PP) */
 } search_job;
 
+/* A job with nothing fixed: every field unset (0, or -1 where 0 is a
+ * value), TP 1 (the command line's defaults). */
+void search_job_init(search_job *j);
+/* The job's model: given (a model read from a job file) or j->model
+ * resolved (a preset or a config.json), with j's dropout overrides.
+ * TP_OK, or the resolver's status with its message in e. */
+int search_job_model(const search_job *j, const space_model *given,
+                     space_model *m, tp_err *e);
 /* The layout job j asks for (estimate's, and the job of search --near),
  * SEARCH_UNSET where unset, after the checks below; TP_EUSAGE for fields
  * that do not fit together or with model m. */

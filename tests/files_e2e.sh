@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # files_e2e.sh - the files a command reads and writes (issue 30, "lost or
-# damaged data"): one output layer (cli/out.c) for every command.
+# damaged data"): one output layer (emit/out.c) for every command.
 #   - "-" is the caller's stream: `--sbatch -` and `--svg -` write it when
 #     -o FILE takes the command's output, and are refused (64) when the
 #     command's output already goes there (they wrote everything, then

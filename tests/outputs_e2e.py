@@ -343,7 +343,7 @@ def check_schemas():
     check_compact()
 
 
-# What a compact record keeps of the full one (cmd_sweep.c compact_search),
+# What a compact record keeps of the full one (sweep/sweep_run.c compact_search),
 # written again here as the reader's side of the contract.
 COMPACT_ROW_DROP = ("pipeline_split", "memory_savers", "global_batch_size",
                     "seq_length", "precision", "price_usd_per_gpu_hour")

@@ -666,12 +666,23 @@ static void test_fp8_caches(void)
     TP_CHECK_REL(a.weights, 2.0 * PARAMS - (2 - mx) * G, 1e-12);
     TP_CHECK_REL(a.fp8_weights, mx * G, 1e-12);
     /* blockwise: both copies on Blackwell too (its GEMMs take no other
-     * layout: cublaslt_grouped_gemm.cu, fp8_block) */
+     * layout: cublaslt_grouped_gemm.cu, fp8_block), each with an fp32
+     * scale per 128 x 128 block (Float8BlockQuantizer, block_scaling_dim
+     * 2); an activation's copy one per 1 x 128 tile (block_scaling_dim 1):
+     * 4/128 of a byte an element more than a per-tensor copy's */
     l = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
     l.fp8_recipe = SPACE_FP8_BLOCKWISE;
     est_memory_of(&m, &l, &b);
     est_memory_device(&cb, &m, &l, &b);
-    TP_CHECK_REL(b.fp8_weights, 2 * G, 1e-12);
+    TP_CHECK_REL(b.fp8_weights, 2 * (1 + 4.0 / (128 * 128)) * G, 1e-12);
+    space_layout pt = layout(SPACE_FW_MEGATRON_CORE, HW_FP8, SPACE_ZERO_1);
+    pt.fp8_recipe = SPACE_FP8_TENSORWISE;
+    est_memory_of(&m, &pt, &a);
+    est_memory_of(&m, &l, &b);
+    /* a layer's fp8 GEMM inputs a token: QKV's and FC1's ln_out (h each),
+     * the output projection's (q) and FC2's (f), on 4 layers */
+    TP_CHECK_REL(b.activations - a.activations,
+                 4.0 / 128 * 1024 * 4 * (64 + 64 + 64 + 256), 1e-12);
 }
 
 /* Multi-token prediction (Megatron-Core multi_token_prediction.py,
@@ -918,8 +929,8 @@ static void test_moe_fp8_weights(void)
  * inputs and FC2's fp8 input (5 f), for each routed row (f_e) and the
  * shared expert (f_s); the recomputed output, 16-bit and fp8 (3 f), while
  * one MoE layer's backward runs; with mla_up_proj recomputed, the
- * latents' norms too: the up projections' fp8 input (q_lora + kv_lora)
- * not kept. Nothing without fp8. */
+ * latents' up projections keep their input in neither (test_mla_up_proj).
+ * Nothing without fp8. */
 static void test_fp8_act_cache(void)
 {
     space_model m = toy_moe(); /* one dense layer, three MoE; q = 64 */
@@ -937,7 +948,7 @@ static void test_fp8_act_cache(void)
                  1024 * (4 * attn + 3 * moe - rebuilt), 1e-12);
     TP_CHECK(a.weights == b.weights && a.fp8_weights == b.fp8_weights);
     /* MLA (q_lora 32, kv_lora 16, 4 heads, v 16: q = 64) with the norms
-     * and up projections recomputed: the latents' fp8 copy goes too */
+     * and up projections recomputed: the attention output only */
     space_model d = toy();
     d.q_lora_rank = 32, d.kv_lora_rank = 16, d.qk_nope_head_dim = 16;
     d.qk_rope_head_dim = 8, d.v_head_dim = 16;
@@ -947,14 +958,45 @@ static void test_fp8_act_cache(void)
     est_memory_of(&d, &t, &a);
     t.fp8_act_cache = SPACE_FP8_ACT_DEEPSEEK_V3;
     est_memory_of(&d, &t, &b);
-    TP_CHECK_REL(a.activations - b.activations,
-                 1024 * 4 * (attn + (32 + 16)), 1e-12);
+    TP_CHECK_REL(a.activations - b.activations, 1024 * 4 * attn, 1e-12);
     /* a 16-bit run keeps what it keeps */
     space_layout h = layout(SPACE_FW_MEGATRON_CORE, HW_BF16, SPACE_ZERO_1);
     est_memory_of(&m, &h, &a);
     h.fp8_act_cache = SPACE_FP8_ACT_DEEPSEEK_V3;
     est_memory_of(&m, &h, &b);
     TP_CHECK(a.activations == b.activations && a.total == b.total);
+}
+
+/* MLA's up projections recomputed (--recompute-modules mla_up_proj):
+ * Megatron-Core's Transformer Engine spec fuses the latents' norms into
+ * the up projections (TELayerNormColumnParallelLinear), and the
+ * recomputed block (MLASelfAttention.qkv_up_checkpoint, a
+ * CheckpointWithoutOutput) keeps only its inputs, the latents before
+ * their norms, which the norm's backward keeps anyway: the up
+ * projections' input (the norm output, g bytes: 16-bit, or TE's fp8
+ * copy) goes, and so do q, k and v per head (2 H (2 qk + v) / t).
+ * NVIDIA/Megatron-LM@d98e8a64ddf3 gpt_layer_specs.py,
+ * multi_latent_attention.py. */
+static void test_mla_up_proj(void)
+{
+    space_model d = toy();
+    d.q_lora_rank = 32, d.kv_lora_rank = 16, d.qk_nope_head_dim = 16;
+    d.qk_rope_head_dim = 8, d.v_head_dim = 16;
+    int dt[2] = {HW_BF16, HW_FP8};
+    double g[2] = {2, 1};
+    for (int i = 0; i < 2; i++) {
+        space_layout l = layout(SPACE_FW_MEGATRON_CORE, (hw_dtype)dt[i],
+                                SPACE_ZERO_1);
+        l.recompute = SPACE_RECOMPUTE_SELECTIVE;
+        l.recompute_modules = SPACE_RC_LAYERNORM;
+        est_memory a, b;
+        est_memory_of(&d, &l, &a);
+        l.recompute_modules = SPACE_RC_LAYERNORM | SPACE_RC_MLA_UP_PROJ;
+        est_memory_of(&d, &l, &b);
+        double heads = 2.0 * 4 * (2 * (16 + 8) + 16); /* 2 H (2 qk + v), TP 1 */
+        TP_CHECK_REL(a.activations - b.activations,
+                     4 * 1024 * (g[i] * (32 + 16) + heads), 1e-12);
+    }
 }
 
 /* Selective recomputation's modules (Megatron-Core --recompute-modules):
@@ -1526,6 +1568,7 @@ int main(void)
     TP_RUN(test_moe_activations);
     TP_RUN(test_moe_fp8_weights);
     TP_RUN(test_recompute_modules);
+    TP_RUN(test_mla_up_proj);
     TP_RUN(test_fp8_act_cache);
     TP_RUN(test_precision_aware);
     TP_RUN(test_optimizer_offload);

@@ -29,13 +29,10 @@ static void test_fnv(void)
 
 static int parse(const char *text, sweep_spec *s, char **rep)
 {
-    cli_opts o;
-    memset(&o, 0, sizeof o);
-    o.job.sp = o.job.recompute = o.job.zero = o.job.precision = -1;
-    o.job.attn_dropout = o.job.hidden_dropout = -1;
-    o.job.tp = 1;
+    sweep_opts o;
+    sweep_opts_init(&o);
     tp_err e = {0};
-    return sweep_spec_parse("spec.json", text, strlen(text), &o, db, NULL,
+    return sweep_spec_parse("spec.json", text, strlen(text), &o.base, 0, db, NULL,
                             NULL, s, rep, &e);
 }
 
@@ -53,27 +50,27 @@ static void test_spec_order(void)
     TP_CHECK(rep == NULL);
     if (rc) return;
     TP_CHECK_INT(s.count, 2 * 3 * 2 * 2 * 2);
-    cli_opts o;
+    sweep_case o;
     /* The first list slowest, the last fastest. */
     sweep_scenario(&s, 0, &o);
     TP_CHECK_STR(o.job.model, "gpt3-1.7b");
-    TP_CHECK_STR(o.system, "eos");
-    TP_CHECK_STR(o.gpus_arg, "8");
+    TP_CHECK_STR(o.ask.systems, "eos");
+    TP_CHECK_STR(o.ask.gpus, "8");
     TP_CHECK_INT(o.job.gbs, 256);
     TP_CHECK(o.job.tokens == 0);
-    TP_CHECK_INT(o.top_k, 3);
+    TP_CHECK_INT(o.ask.top_k, 3);
     sweep_scenario(&s, 1, &o);
     TP_CHECK(o.job.tokens == 1e9);
     TP_CHECK_INT(o.job.gbs, 256);
     sweep_scenario(&s, 2, &o);
     TP_CHECK_INT(o.job.gbs, 512);
     sweep_scenario(&s, 4, &o);
-    TP_CHECK_STR(o.gpus_arg, "16-32:16");
+    TP_CHECK_STR(o.ask.gpus, "16-32:16");
     sweep_scenario(&s, 8, &o);
-    TP_CHECK_STR(o.system, "selene");
+    TP_CHECK_STR(o.ask.systems, "selene");
     sweep_scenario(&s, s.count - 1, &o);
     TP_CHECK_STR(o.job.model, "llama2-7b");
-    TP_CHECK_STR(o.system, "perlmutter");
+    TP_CHECK_STR(o.ask.systems, "perlmutter");
     TP_CHECK(o.job.precision == HW_BF16);
     /* Ids: distinct, and the same for the same inputs. */
     char ids[48][17];
@@ -115,7 +112,7 @@ static void test_spec_precisions(void)
     TP_CHECK(rep == NULL);
     if (rc) return;
     TP_CHECK_INT(s.count, 4);
-    cli_opts o;
+    sweep_case o;
     sweep_scenario(&s, 1, &o);
     TP_CHECK(o.job.precision == HW_FP8);
     TP_CHECK(!(o.job.sw_set & SEARCH_SW_FP8)); /* the framework's recipe */
@@ -238,13 +235,13 @@ static void test_spec_errors(void)
                &s, &rep);
     TP_CHECK_INT(rc, TP_OK);
     if (!rc) {
-        cli_opts o;
+        sweep_case o;
         sweep_scenario(&s, 0, &o);
-        TP_CHECK_INT(o.objective, SEARCH_BY_COST);
-        TP_CHECK_INT(o.no_prune, 1);
-        TP_CHECK_INT(o.max_gpus, 64);
-        TP_CHECK_STR(o.fix, "tp=2");
-        TP_CHECK(o.budget_usd == 1e6 && o.max_mem_fraction == 0.9 && o.job.tokens == 1e9);
+        TP_CHECK_INT(o.ask.objective, SEARCH_BY_COST);
+        TP_CHECK_INT(o.ask.no_prune, 1);
+        TP_CHECK_INT(o.ask.max_gpus, 64);
+        TP_CHECK_STR(o.ask.fix, "tp=2");
+        TP_CHECK(o.ask.budget_usd == 1e6 && o.ask.max_mem_fraction == 0.9 && o.job.tokens == 1e9);
     }
     sweep_spec_free(&s);
 
@@ -281,16 +278,13 @@ static void test_spec_errors(void)
     if (rep) TP_CHECK_CONTAINS(rep, "$.hwdb: expected a list of 1 to 16");
     free(rep);
     {
-        cli_opts o;
-        memset(&o, 0, sizeof o);
-        o.job.sp = o.job.recompute = o.job.zero = o.job.precision = -1;
-        o.job.attn_dropout = o.job.hidden_dropout = -1;
-        o.job.tp = 1;
+        sweep_opts o;
+        sweep_opts_init(&o);
         tp_err e = {0};
         const char *t = "{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],"
                         "\"gpus\":[8],\"seq_lengths\":[2048],"
                         "\"global_batch_sizes\":[64,0]}";
-        rc = sweep_spec_parse("spec.json", t, strlen(t), &o, db, NULL,
+        rc = sweep_spec_parse("spec.json", t, strlen(t), &o.base, 0, db, NULL,
                               "$.hwdb: x.json: bad", &s, &rep, &e);
         TP_CHECK_INT(rc, TP_EDATA);
         TP_CHECK_CONTAINS(e.msg, "2 problems in the sweep spec");
@@ -320,7 +314,7 @@ static void test_spec_moe(void)
                    &s, &rep);
     TP_CHECK_INT(rc, TP_OK);
     if (!rc) {
-        cli_opts o;
+        sweep_case o;
         sweep_scenario(&s, 0, &o);
         TP_CHECK_INT(o.job.ep, 8);
         TP_CHECK_INT(o.job.etp, 1);

@@ -1,5 +1,5 @@
 /*
- * search_miss.c - a search that admitted nothing, told in figures (issue
+ * miss.c - a search that admitted nothing, told in figures (issue
  * 31 item 2): the nearest layout in dollars, GPU-hours, days or GiB
  * against each limit, the one that binds with its excess, and the levers
  * search_explain_miss checked (search/miss.c), as text, JSON and CSV
@@ -9,8 +9,7 @@
  * many digits as it takes to tell them apart: "needs 120.834 GiB, 8 MiB
  * more than the 120.826 GiB allowed", never two equal numbers.
  */
-#include "cli.h"
-#include "search.h"
+#include "emit.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -204,7 +203,7 @@ static const char *nearest_words(const search_miss_report *r)
     }
 }
 
-void cli_miss_lever_option(const search_request *q, const search_lever *lv,
+void emit_miss_lever_option(const search_request *q, const search_lever *lv,
                            char *buf, size_t cap)
 {
     char n[64];
@@ -276,7 +275,7 @@ static void figures_tag(const search_request *q, const search_figures *f,
                      tag, cap);
 }
 
-void cli_miss_print(FILE *f, const search_request *q, const search_answer *a)
+void emit_miss_print(FILE *f, const search_request *q, const search_answer *a)
 {
     const search_miss_report *r = a->miss;
     if (!r) return;
@@ -316,7 +315,7 @@ void cli_miss_print(FILE *f, const search_request *q, const search_answer *a)
     for (int i = 0; i < r->n_levers; i++) {
         const search_lever *lv = &r->levers[i];
         char opt[200], fig[200];
-        cli_miss_lever_option(q, lv, opt, sizeof opt);
+        emit_miss_lever_option(q, lv, opt, sizeof opt);
         lever_figures(fig, sizeof fig, r, &lv->best);
         figures_tag(q, &lv->best, tag, sizeof tag);
         fprintf(f, "  %s%s: %s, fits (%s on %s, %lld GPU%s)\n", opt,
@@ -329,7 +328,7 @@ void cli_miss_print(FILE *f, const search_request *q, const search_answer *a)
     }
 }
 
-void cli_miss_line(const search_request *q, const search_answer *a,
+void emit_miss_line(const search_request *q, const search_answer *a,
                    char *buf, size_t cap)
 {
     const search_miss_report *r = a->miss;
@@ -343,7 +342,7 @@ void cli_miss_line(const search_request *q, const search_answer *a,
                                   q->systems[r->nearest.sys].ctx.sys->name, ph);
     for (int i = 0; i < r->n_levers && len < cap; i++) {
         char opt[200], fig[200];
-        cli_miss_lever_option(q, &r->levers[i], opt, sizeof opt);
+        emit_miss_lever_option(q, &r->levers[i], opt, sizeof opt);
         lever_figures(fig, sizeof fig, r, &r->levers[i].best);
         len += (size_t)snprintf(buf + len, cap - len, "%s%s (%s)",
                                 i ? ", " : "; fits with ", opt, fig);
@@ -381,7 +380,7 @@ static cJSON *figures_json(const search_request *q,
     return j;
 }
 
-void cli_miss_json(cJSON *nm, const search_request *q, const search_answer *a)
+void emit_miss_json(cJSON *nm, const search_request *q, const search_answer *a)
 {
     const search_miss_report *r = a->miss;
     if (!r) return;
@@ -392,7 +391,7 @@ void cli_miss_json(cJSON *nm, const search_request *q, const search_answer *a)
     for (int i = 0; i < r->n_levers; i++) {
         const search_lever *lv = &r->levers[i];
         char opt[200];
-        cli_miss_lever_option(q, lv, opt, sizeof opt);
+        emit_miss_lever_option(q, lv, opt, sizeof opt);
         cJSON *o = figures_json(q, r, &lv->best);
         cJSON_AddStringToObject(o, "lever", search_lever_names[lv->kind]);
         cJSON_AddStringToObject(o, "option", opt);
@@ -415,15 +414,15 @@ void cli_miss_json(cJSON *nm, const search_request *q, const search_answer *a)
             cJSON_AddItemToArray(tr, cJSON_CreateString(search_lever_names[k]));
 }
 
-int cli_miss_csv_rows(const search_request *q, const search_answer *a,
-                      cli_miss_csv_row *rows, int cap)
+int emit_miss_csv_rows(const search_request *q, const search_answer *a,
+                      emit_miss_csv_row *rows, int cap)
 {
     const search_miss_report *r = a->miss;
     if (!r || cap < 1) return 0;
     int n = 0;
     for (int i = -1; i < r->n_levers && n < cap; i++) {
         const search_figures *f = i < 0 ? &r->nearest : &r->levers[i].best;
-        cli_miss_csv_row *w = &rows[n++];
+        emit_miss_csv_row *w = &rows[n++];
         memset(w, 0, sizeof *w);
         w->set = i < 0 ? "nearest_miss" : "lever";
         w->rank = i < 0 ? 1 : i + 1;
@@ -433,7 +432,7 @@ int cli_miss_csv_rows(const search_request *q, const search_answer *a,
         w->binding = search_limit_names[r->binding];
         w->limit = r->nearest.limit[r->binding];
         w->excess = f->value[r->binding] - f->limit[r->binding];
-        if (i >= 0) cli_miss_lever_option(q, &r->levers[i], w->lever,
+        if (i >= 0) emit_miss_lever_option(q, &r->levers[i], w->lever,
                                           sizeof w->lever);
     }
     return n;

@@ -1,14 +1,13 @@
 /*
- * search_open.c - a search's request from the command line's options
- * (cli_search_open, shared by `search` and `sweep`): the model, the
+ * setup.c - a search's request from what its user asks (setup.h:
+ * search_setup_open, shared by `search` and `sweep`): the model, the
  * systems and their fitted models and tables (from the session's cache
  * where there is one), the GPU counts (--gpus lists and ranges,
  * --min/--max-gpus), the grid with --fix and the job's fixed fields, the
  * budgets and the objective.
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
-#include "cli.h"
-#include "search.h"
+#include "setup.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,9 +21,9 @@
 static int parse_i64(const char *what, const char *s, int64_t lo, int64_t hi,
                      int64_t *out, tp_err *e)
 {
-    /* an SI suffix as every count takes (cli_parse_count): 2k */
+    /* an SI suffix as every count takes (tp_parse_count): 2k */
     long long v;
-    if (cli_parse_count(s, lo, hi, &v))
+    if (tp_parse_count(s, lo, hi, &v))
         return tp_errf(e, TP_EUSAGE, "%s: expected an integer in [%lld, %lld] "
                                      "(or with an SI suffix k, M, G or B, T), "
                                      "found '%s'",
@@ -42,20 +41,20 @@ static int cmp_i64(const void *a, const void *b)
 /* GPU counts: --gpus N | N,N,... | A-B[:STEP] (STEP default: the smallest
  * node), else whole nodes of every system from --min-gpus to --max-gpus.
  * Sorted, unique, within [min, max]. */
-static int gpu_counts(const cli_opts *o, const search_system *sys, int ns,
+static int gpu_counts(const search_ask *sa, const search_system *sys, int ns,
                       int64_t **out, int *n, tp_err *e)
 {
-    int64_t lo = o->min_gpus > 0 ? o->min_gpus : 1;
-    int64_t hi = o->max_gpus > 0 ? o->max_gpus : 10000000;
+    int64_t lo = sa->min_gpus > 0 ? sa->min_gpus : 1;
+    int64_t hi = sa->max_gpus > 0 ? sa->max_gpus : 10000000;
     int64_t *v = tp_xmalloc(MAX_COUNTS * sizeof *v);
     int k = 0, rc = TP_OK;
     int gpn_min = 1 << 30;
     for (int i = 0; i < ns; i++)
         if (sys[i].ctx.sys->gpus_per_node < gpn_min)
             gpn_min = sys[i].ctx.sys->gpus_per_node;
-    if (o->gpus_arg) {
+    if (sa->gpus) {
         /* A copy as long as the argument: nothing of it is cut. */
-        char *buf = tp_xstrdup(o->gpus_arg), *t = buf;
+        char *buf = tp_xstrdup(sa->gpus), *t = buf;
         for (int more = 1; more && !rc;) {
             char *comma = strchr(t, ',');
             more = comma != NULL;
@@ -66,7 +65,7 @@ static int gpu_counts(const cli_opts *o, const search_system *sys, int ns,
                 rc = tp_errf(e, TP_EUSAGE,
                              "--gpus '%s': an empty item; expected N, "
                              "N,N,... or A-B[:STEP]",
-                             o->gpus_arg);
+                             sa->gpus);
                 break;
             }
             char *dash = strchr(item, '-');
@@ -101,7 +100,7 @@ static int gpu_counts(const cli_opts *o, const search_system *sys, int ns,
         }
         free(buf);
     } else {
-        if (o->max_gpus <= 0) {
+        if (sa->max_gpus <= 0) {
             free(v);
             return tp_errf(e, TP_EUSAGE,
                            "search needs --max-gpus N (or --gpus LIST)");
@@ -192,7 +191,8 @@ static int apply_fix(space_grid *g, const char *key, const char *val,
     return TP_OK;
 }
 
-static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
+static int fixes(const search_job *j, const search_ask *a, space_grid *g,
+                 tp_err *e)
 {
     int rc = TP_OK, d;
     char v[32];
@@ -208,39 +208,39 @@ static int fixes(const cli_opts *o, space_grid *g, tp_err *e)
             return rc;                                                        \
         set[d] = x, by[d] = "a layout option";                                \
     } while (0)
-    if (o->job.tp_set) FIXV("tp", o->job.tp);
-    if (o->job.pp > 0) FIXV("pp", o->job.pp);
-    if (o->job.cp > 0) FIXV("cp", o->job.cp);
-    if (o->job.ep > 0) FIXV("ep", o->job.ep);
-    if (o->job.etp > 0) FIXV("etp", o->job.etp);
-    if (o->job.vstages > 0) FIXV("vpp", o->job.vstages);
+    if (j->tp_set) FIXV("tp", j->tp);
+    if (j->pp > 0) FIXV("pp", j->pp);
+    if (j->cp > 0) FIXV("cp", j->cp);
+    if (j->ep > 0) FIXV("ep", j->ep);
+    if (j->etp > 0) FIXV("etp", j->etp);
+    if (j->vstages > 0) FIXV("vpp", j->vstages);
     /* a layout string gives VPP on a PP given */
-    else if (o->job.pp_layout && o->job.pp > 0 && o->job.pp_layout->n % o->job.pp == 0)
-        FIXV("vpp", o->job.pp_layout->n / o->job.pp);
+    else if (j->pp_layout && j->pp > 0 && j->pp_layout->n % j->pp == 0)
+        FIXV("vpp", j->pp_layout->n / j->pp);
     /* the split options: the job's own split, not searched */
-    if (o->job.split_set) {
+    if (j->split_set) {
         if ((rc = apply_fix(g, "split", "given", "layout option", &d, &x, e)))
             return rc;
         set[d] = x, by[d] = "a pipeline split option";
     }
-    if (o->job.mbs > 0) FIXV("mbs", o->job.mbs);
-    if (o->job.sp >= 0) FIXV("sp", o->job.sp);
-    if (o->job.recompute >= 0) { /* by name: apply_fix reads names */
+    if (j->mbs > 0) FIXV("mbs", j->mbs);
+    if (j->sp >= 0) FIXV("sp", j->sp);
+    if (j->recompute >= 0) { /* by name: apply_fix reads names */
         if ((rc = apply_fix(g, "recompute",
-                            space_recompute_names[o->job.recompute],
+                            space_recompute_names[j->recompute],
                             "layout option", &d, &x, e)))
             return rc;
         set[d] = x, by[d] = "a layout option";
     }
-    if (o->job.zero >= 0) FIXV("zero", o->job.zero);
-    else if (search_job_zero_stage(&o->job) >= 0) {
-        snprintf(v, sizeof v, "%d", search_job_zero_stage(&o->job));
+    if (j->zero >= 0) FIXV("zero", j->zero);
+    else if (search_job_zero_stage(j) >= 0) {
+        snprintf(v, sizeof v, "%d", search_job_zero_stage(j));
         if ((rc = apply_fix(g, "zero", v, "layout option", &d, &x, e)))
             return rc;
     }
 #undef FIXV
-    if (!o->fix) return TP_OK;
-    char *buf = tp_xstrdup(o->fix), *save = NULL;
+    if (!a->fix) return TP_OK;
+    char *buf = tp_xstrdup(a->fix), *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t && !rc;
          t = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(t, '=');
@@ -314,34 +314,34 @@ static int moe_modelled(const space_model *m, const est_ctx *c,
     return TP_OK;
 }
 
-int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
-                    cli_search *s, tp_err *e)
+int search_setup_open(const search_job *j, const search_ask *a,
+                      const hw_db *db, search_cache *cache, search_setup *s,
+                      tp_err *e)
 {
     char *sysbuf = NULL; /* --system's names, split in place */
     memset(s, 0, sizeof *s);
-    s->torchtitan_version = o->torchtitan_version;
-    if (!o->job.model && !o->model_given)
+    if (!j->model && !a->model)
         return tp_errf(e, TP_EUSAGE, "search needs --model (or --near FILE)");
-    if (!o->system) return tp_errf(e, TP_EUSAGE, "search needs --system");
-    if (o->job.seq_length <= 0) return tp_errf(e, TP_EUSAGE, "search needs --seq-length");
-    if (o->job.gbs <= 0) return tp_errf(e, TP_EUSAGE, "search needs --global-batch-size");
-    if (o->job.vpp_layers > 0)
+    if (!a->systems) return tp_errf(e, TP_EUSAGE, "search needs --system");
+    if (j->seq_length <= 0) return tp_errf(e, TP_EUSAGE, "search needs --seq-length");
+    if (j->gbs <= 0) return tp_errf(e, TP_EUSAGE, "search needs --global-batch-size");
+    if (j->vpp_layers > 0)
         return tp_errf(e, TP_EUSAGE,
                        "search: use --fix vpp=N (virtual stages per pipeline "
                        "rank) instead of --num-layers-per-virtual-pipeline-stage");
-    if (!(o->job.tokens > 0)) {
-        const char *need = o->budget_usd > 0        ? "--budget-usd"
-                           : o->budget_gpu_hours > 0 ? "--budget-gpu-hours"
-                           : o->deadline_s > 0       ? "--deadline"
-                           : o->objective == SEARCH_BY_TRAIN_TIME
+    if (!(j->tokens > 0)) {
+        const char *need = a->budget_usd > 0        ? "--budget-usd"
+                           : a->budget_gpu_hours > 0 ? "--budget-gpu-hours"
+                           : a->deadline_s > 0       ? "--deadline"
+                           : a->objective == SEARCH_BY_TRAIN_TIME
                                ? "--objective time-to-train"
                                : NULL;
         if (need) return tp_errf(e, TP_EUSAGE, "%s needs --tokens", need);
     }
-    if (o->min_gpus > 0 && o->max_gpus > 0 && o->min_gpus > o->max_gpus)
+    if (a->min_gpus > 0 && a->max_gpus > 0 && a->min_gpus > a->max_gpus)
         return tp_errf(e, TP_EUSAGE, "--min-gpus %lld is above --max-gpus %lld",
-                       (long long)o->min_gpus, (long long)o->max_gpus);
-    int rc = cli_model(o, &s->m, e);
+                       (long long)a->min_gpus, (long long)a->max_gpus);
+    int rc = search_job_model(j, a->model, &s->m, e);
     if (rc) return rc;
     search_system *sys = s->sys;
     est_models **ops = s->ops;
@@ -349,31 +349,31 @@ int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
     int ns = 0;
     space_layout base;
     memset(&base, 0, sizeof base);
-    base.seq = o->job.seq_length;
-    base.gbs = o->job.gbs;
-    base.dtype = o->job.precision >= 0 ? o->job.precision : HW_BF16;
-    rc = search_job_check_recompute(&o->job, &s->m, e);
-    if (!rc) rc = search_job_check_docs(&o->job, e);
-    if (!rc) rc = search_job_check_moe(&o->job, &s->m, e);
-    if (!rc) rc = search_job_check_savers(&o->job, &s->m, e);
-    if (!rc) rc = search_job_check_mech(&o->job, &s->m, e);
+    base.seq = j->seq_length;
+    base.gbs = j->gbs;
+    base.dtype = j->precision >= 0 ? j->precision : HW_BF16;
+    rc = search_job_check_recompute(j, &s->m, e);
+    if (!rc) rc = search_job_check_docs(j, e);
+    if (!rc) rc = search_job_check_moe(j, &s->m, e);
+    if (!rc) rc = search_job_check_savers(j, &s->m, e);
+    if (!rc) rc = search_job_check_mech(j, &s->m, e);
     if (rc) return rc;
-    search_job_software(&o->job, &base);
+    search_job_software(j, &base);
     base.tp = base.pp = base.cp = base.vpp = base.mbs = 1;
     /* the job's pipeline split where its options give one (the grid's
      * split field is then "given": these fields as they are) */
-    if (o->job.split_set) {
-        base.pp_account = o->job.pp_account;
-        base.pp_first = o->job.pp_first, base.pp_last = o->job.pp_last;
-        base.pp_layout = o->job.pp_layout;
+    if (j->split_set) {
+        base.pp_account = j->pp_account;
+        base.pp_first = j->pp_first, base.pp_last = j->pp_last;
+        base.pp_layout = j->pp_layout;
     }
     {
-        sysbuf = tp_xstrdup(o->system);
+        sysbuf = tp_xstrdup(a->systems);
         char *save = NULL;
         for (char *t = strtok_r(sysbuf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-            if (ns == CLI_MAX_SYSTEMS) {
+            if (ns == SEARCH_MAX_SYSTEMS) {
                 rc = tp_errf(e, TP_EUSAGE, "--system: at most %d systems",
-                             CLI_MAX_SYSTEMS);
+                             SEARCH_MAX_SYSTEMS);
                 goto done;
             }
             const hw_system *y = hw_find_system(db, t, e);
@@ -398,7 +398,7 @@ int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
             }
             search_system *sy = &sys[ns];
             memset(sy, 0, sizeof *sy);
-            sy->price_usd_per_gpu_hour = o->price > 0 ? o->price
+            sy->price_usd_per_gpu_hour = a->price > 0 ? a->price
                                                       : y->price_usd_per_gpu_hour;
             if (!(sy->price_usd_per_gpu_hour > 0)) {
                 rc = tp_errf(e, TP_EDATA,
@@ -412,36 +412,36 @@ int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
             const est_comm *cm = NULL;
             for (int i = 0; i < ns; i++)
                 if (sys[i].ctx.gpu == y->gpu) om = sys[i].ctx.ops;
-            if (!om) om = search_cache_ops_or_open(cache, y->gpu, o->keep_bad, &ops[ns], e);
+            if (!om) om = search_cache_ops_or_open(cache, y->gpu, a->keep_bad, &ops[ns], e);
             if (!om) {
                 rc = e->status ? e->status : TP_EDATA;
                 goto done;
             }
-            cm = search_cache_comm_or_load(cache, y, o->keep_bad, &comm[ns], e);
+            cm = search_cache_comm_or_load(cache, y, a->keep_bad, &comm[ns], e);
             if (!cm) {
                 rc = e->status ? e->status : TP_EDATA;
                 ns++;
                 goto done;
             }
             /* TP across nodes only where the user pins a TP that needs it. */
-            int across = o->job.tp_set && o->job.tp > y->gpus_per_node;
+            int across = j->tp_set && j->tp > y->gpus_per_node;
             sy->ctx = (est_ctx){y, y->gpu, om, cm, across, 0, NULL};
-            int64_t maxg = o->max_gpus > 0 ? o->max_gpus : 10000000;
+            int64_t maxg = a->max_gpus > 0 ? a->max_gpus : 10000000;
             space_grid_default(&sy->grid, &s->m, across ? 1024 : y->gpus_per_node,
                                maxg, maxg);
             /* torchtitan has no attention-core recompute (Megatron-LM's
              * selective): its selective checkpointing is the op-level
              * policy (torchtitan's activation_checkpoint.py; issue 18) */
-            if (o->job.framework == SPACE_FW_TORCHTITAN)
+            if (j->framework == SPACE_FW_TORCHTITAN)
                 for (int i = 0; i < sy->grid.n[SPACE_DIM_RECOMPUTE]; i++)
                     if (sy->grid.v[SPACE_DIM_RECOMPUTE][i]
                         == SPACE_RECOMPUTE_SELECTIVE)
                         sy->grid.v[SPACE_DIM_RECOMPUTE][i] =
                             SPACE_RECOMPUTE_SELECTIVE_OP;
             /* Whole nodes of this system unless the counts are given. */
-            sy->gpus_multiple = o->gpus_arg ? 1 : y->gpus_per_node;
+            sy->gpus_multiple = a->gpus ? 1 : y->gpus_per_node;
             ns++;
-            if ((rc = fixes(o, &sy->grid, e))) goto done;
+            if ((rc = fixes(j, a, &sy->grid, e))) goto done;
             if ((rc = dense_ep(&s->m, &sy->grid, e))) goto done;
         }
         if (ns == 0) {
@@ -449,27 +449,24 @@ int cli_search_open(const cli_opts *o, const hw_db *db, search_cache *cache,
             goto done;
         }
     }
-    if ((rc = gpu_counts(o, sys, ns, &s->counts, &s->n_counts, e))) goto done;
+    if ((rc = gpu_counts(a, sys, ns, &s->counts, &s->n_counts, e))) goto done;
     if ((rc = moe_modelled(&s->m, &sys[0].ctx, &base, e))) goto done;
 
     s->q = (search_request){&s->m, sys, ns, base, s->counts, s->n_counts,
-                            (search_objective)o->objective,
-                            o->top_k > 0 ? o->top_k : 10, o->job.tokens,
-                            o->budget_usd, o->budget_gpu_hours, o->deadline_s,
-                            o->max_mem_fraction, o->no_prune,
-                            o->svg != NULL || o->all_layouts, !o->no_savers,
-                            0, !o->job.cuda_graph_set, !o->job.pp_schedule_set};
+                            (search_objective)a->objective,
+                            a->top_k > 0 ? a->top_k : 10, j->tokens,
+                            a->budget_usd, a->budget_gpu_hours, a->deadline_s,
+                            a->max_mem_fraction, a->no_prune,
+                            a->keep_admitted, !a->no_savers,
+                            0, !j->cuda_graph_set, !j->pp_schedule_set};
 done:
     free(sysbuf);
     s->ns = ns;
-    s->nemo_format = o->nemo_format;
-    s->all_layouts = o->all_layouts;
-    s->launch_forms = CLI_LAUNCH_FORM_ALL;
-    if (rc) cli_search_close(s);
+    if (rc) search_setup_close(s);
     return rc;
 }
 
-void cli_search_close(cli_search *s)
+void search_setup_close(search_setup *s)
 {
     if (!s) return;
     free(s->counts);

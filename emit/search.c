@@ -1,11 +1,11 @@
 /*
- * search_json.c - `search --format json` and a sweep's record: each ranked
+ * search.c - `search --format json` and a sweep's record: each ranked
  * layout with its estimate, memory, error band and launches (as text and
  * as data), the counts of layouts rejected, pruned and estimated, the
  * pipeline sizes and why some admit nothing, the --near job, a miss's
- * levers (cli_search_json); and the CSV cells of a layout.
+ * levers (emit_search_json); and the CSV cells of a layout.
  */
-#include "search_rows.h"
+#include "emit_rows.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 
 /* What the ranking orders by, per layout: the iteration time (time,
  * throughput and time to train order alike), or its cost. */
-static double row_value(const cli_row *w, const search_request *q)
+static double row_value(const emit_row *w, const search_request *q)
 {
     return q->objective == SEARCH_BY_COST ? w->p->cost_usd : w->r.iteration_s;
 }
@@ -22,7 +22,7 @@ static double row_value(const cli_row *w, const search_request *q)
 /* w's error band, and whether w is tied with the best row: its objective
  * within the larger of the two bands of the best's (the estimator cannot
  * tell them apart on the published runs). The best is tied with none. */
-void cli_row_tie(cli_row *w, const cli_row *best, const search_request *q)
+void emit_row_tie(emit_row *w, const emit_row *best, const search_request *q)
 {
     est_error_band(w->sys->ctx.gpu, q->model, &w->r.layout, w->p->gpus,
                    &w->band);
@@ -37,7 +37,7 @@ void cli_row_tie(cli_row *w, const cli_row *best, const search_request *q)
 
 /* The launch of row w of search q: torchtitan's config for tt_version,
  * NeMo's in nemo_format. */
-void cli_row_launch(launch_plan *c, const cli_row *w, const search_request *q,
+void emit_row_launch(launch_plan *c, const emit_row *w, const search_request *q,
                     int tt_version, int nemo_format)
 {
     memset(c, 0, sizeof *c);
@@ -52,7 +52,7 @@ void cli_row_launch(launch_plan *c, const cli_row *w, const search_request *q,
     c->nemo_format = nemo_format;
 }
 
-void cli_row_fill(cli_row *w, const search_request *q, const search_point *p)
+void emit_row_fill(emit_row *w, const search_request *q, const search_point *p)
 {
     memset(w, 0, sizeof *w);
     w->p = p;
@@ -80,9 +80,9 @@ void cli_row_fill(cli_row *w, const search_request *q, const search_point *p)
 }
 
 
-/* forms: the launches a row carries (CLI_LAUNCH_FORM_* bits; a search's
+/* forms: the launches a row carries (EMIT_LAUNCH_FORM_* bits; a search's
  * JSON every one, a sweep's records what its --launch asks) */
-cJSON *cli_row_json(const cli_row *w, const search_request *q, const char *set,
+cJSON *emit_row_json(const emit_row *w, const search_request *q, const char *set,
                     int rank, int tt_version, int nemo_format, unsigned forms)
 {
     const space_layout *l = &w->r.layout;
@@ -160,38 +160,38 @@ cJSON *cli_row_json(const cli_row *w, const search_request *q, const char *set,
     cJSON_AddNumberToObject(j, "bubble_s", w->r.time.bubble_s);
     cJSON_AddNumberToObject(j, "exposed_comm_s", w->exposed_s);
     cJSON *b = cJSON_AddObjectToObject(j, "breakdown_s");
-    cli_term t[EST_TIME_TERMS];
+    est_term t[EST_TIME_TERMS];
     int nt = est_time_terms(&w->r.time, 0, t);
     for (int i = 0; i < nt; i++) cJSON_AddNumberToObject(b, t[i].name, t[i].v);
     if (!forms) return j;
     cJSON *la = cJSON_AddObjectToObject(j, "launch");
     launch_plan c;
-    cli_row_launch(&c, w, q, tt_version, nemo_format);
+    emit_row_launch(&c, w, q, tt_version, nemo_format);
     launch_text lt = {0}, nemo = {0}, tt = {0};
-    if (forms & CLI_LAUNCH_FORM_MEGATRON) {
+    if (forms & EMIT_LAUNCH_FORM_MEGATRON) {
         launch_megatron(&c, &lt);
         cJSON_AddStringToObject(la, "megatron", launch_text_str(&lt));
         lt.n = 0;
         launch_megatron_script(&c, &lt);
         cJSON_AddStringToObject(la, "megatron_sbatch", launch_text_str(&lt));
     }
-    if (forms & CLI_LAUNCH_FORM_NEMO) {
+    if (forms & EMIT_LAUNCH_FORM_NEMO) {
         launch_nemo(&c, &nemo);
         cJSON_AddStringToObject(la, "nemo", launch_text_str(&nemo));
     }
-    if (forms & CLI_LAUNCH_FORM_TORCHTITAN) {
+    if (forms & EMIT_LAUNCH_FORM_TORCHTITAN) {
         launch_torchtitan(&c, &tt);
         cJSON_AddStringToObject(la, "torchtitan_config", launch_text_str(&tt));
     }
     /* issue 20: the same launches as data, beside the text */
     cJSON *args = cJSON_AddObjectToObject(j, "launch_args");
-    if (forms & CLI_LAUNCH_FORM_MEGATRON)
+    if (forms & EMIT_LAUNCH_FORM_MEGATRON)
         cJSON_AddItemToObject(args, "megatron", launch_megatron_json(&c));
-    if (forms & CLI_LAUNCH_FORM_NEMO)
+    if (forms & EMIT_LAUNCH_FORM_NEMO)
         cJSON_AddItemToObject(args, "nemo",
                               launch_nemo_json(launch_text_str(&nemo),
                                                    nemo_format));
-    if (forms & CLI_LAUNCH_FORM_TORCHTITAN)
+    if (forms & EMIT_LAUNCH_FORM_TORCHTITAN)
         cJSON_AddItemToObject(args, "torchtitan",
                               launch_torchtitan_json(launch_text_str(&tt),
                                                          tt_version));
@@ -205,7 +205,7 @@ cJSON *cli_row_json(const cli_row *w, const search_request *q, const char *set,
  * that rejected the most of them, or where its valid ones went (the
  * memory, a budget or deadline, the time bound, an estimate's reason);
  * NULL when some were admitted. */
-const char *cli_pp_why(const search_pp_stats *p)
+const char *emit_pp_why(const search_pp_stats *p)
 {
     if (p->admitted) return NULL;
     if (p->valid) {
@@ -229,8 +229,8 @@ const char *cli_pp_why(const search_pp_stats *p)
     return why;
 }
 
-/* What a reason of cli_pp_why means, in words. */
-const char *cli_pp_why_words(const char *why)
+/* What a reason of emit_pp_why means, in words. */
+const char *emit_pp_why_words(const char *why)
 {
     static const struct { const char *name, *words; } w[] = {
         {"memory", "every valid layout needs more memory than allowed"},
@@ -253,7 +253,7 @@ const char *cli_pp_why_words(const char *why)
     return "";
 }
 
-cJSON *cli_stats_json(const search_answer *a, int timing)
+cJSON *emit_stats_json(const search_answer *a, int timing)
 {
     const search_stats *st = &a->stats;
     cJSON *s = cJSON_CreateObject();
@@ -261,7 +261,7 @@ cJSON *cli_stats_json(const search_answer *a, int timing)
     cJSON *pps = cJSON_AddArrayToObject(s, "pipeline_sizes");
     for (int k = 0; k < st->n_pp; k++) {
         const search_pp_stats *p = &st->pp[k];
-        const char *w = cli_pp_why(p);
+        const char *w = emit_pp_why(p);
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "pp", (double)p->pp);
         cJSON_AddNumberToObject(o, "valid", (double)p->valid);
@@ -341,7 +341,7 @@ static cJSON *near_json(const search_request *q, const search_near *nr,
  * miss rows of `search --format csv` write them: c[2..9] TP, PP, VPP, CP,
  * DP, micro-batch, SP, ZeRO; c[21], c[22] EP and expert TP, empty for a
  * dense model. */
-void cli_csv_layout_cells(char c[][48], const space_layout *l, int moe)
+void emit_csv_layout_cells(char c[][48], const space_layout *l, int moe)
 {
     snprintf(c[2], 48, "%lld", (long long)l->tp);
     snprintf(c[3], 48, "%lld", (long long)l->pp);
@@ -358,10 +358,11 @@ void cli_csv_layout_cells(char c[][48], const space_layout *l, int moe)
     }
 }
 
-cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
+cJSON *emit_search_json(const search_setup *s, const emit_search_form *f,
+                        const search_answer *a, int timing)
 {
     const search_request *q = &s->q;
-    cli_row w;
+    emit_row w;
     /* Versioned here: a sweep record's "search" is this object as is. */
     cJSON *j = emit_json_version(cJSON_CreateObject());
     cJSON_AddStringToObject(j, "model", s->m.name);
@@ -392,10 +393,10 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
         cJSON_AddNumberToObject(j, "memory_margin_fraction",
                                 est_memory_margin(&q->base));
     }
-    cli_row best;
+    emit_row best;
     if (a->n_ranked > 0) {
-        cli_row_fill(&best, q, &a->ranked[0]);
-        cli_row_tie(&best, &best, q);
+        emit_row_fill(&best, q, &a->ranked[0]);
+        emit_row_tie(&best, &best, q);
         emit_json_band(j, &best.band);
     } else {
         cJSON_AddNullToObject(j, "error_band");
@@ -404,21 +405,21 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
     for (int i = 0; i < a->n_ranked; i++) {
         /* the best is estimated once, above */
         if (i > 0) {
-            cli_row_fill(&w, q, &a->ranked[i]);
-            cli_row_tie(&w, &best, q);
+            emit_row_fill(&w, q, &a->ranked[i]);
+            emit_row_tie(&w, &best, q);
         }
-        cJSON_AddItemToArray(ra, cli_row_json(i ? &w : &best, q, NULL, i + 1,
-                                          s->torchtitan_version,
-                                          s->nemo_format, s->launch_forms));
+        cJSON_AddItemToArray(ra, emit_row_json(i ? &w : &best, q, NULL, i + 1,
+                                          f->torchtitan_version,
+                                          f->nemo_format, f->launch_forms));
     }
     cJSON *pa = cJSON_AddArrayToObject(j, "pareto");
     for (int i = 0; i < a->n_front; i++) {
-        cli_row_fill(&w, q, &a->front[i]);
-        if (a->n_ranked > 0) cli_row_tie(&w, &best, q);
-        cJSON_AddItemToArray(pa, cli_row_json(&w, q, NULL, i + 1, s->torchtitan_version,
-                                                 s->nemo_format, s->launch_forms));
+        emit_row_fill(&w, q, &a->front[i]);
+        if (a->n_ranked > 0) emit_row_tie(&w, &best, q);
+        cJSON_AddItemToArray(pa, emit_row_json(&w, q, NULL, i + 1, f->torchtitan_version,
+                                                 f->nemo_format, f->launch_forms));
     }
-    if (s->all_layouts) {
+    if (f->all_layouts) {
         /* every layout estimated and admitted, in the search's order (the
          * same at any thread count), compact: no launches, no breakdown */
         cJSON *aa = cJSON_AddArrayToObject(j, "admitted");
@@ -439,7 +440,7 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
             cJSON_AddItemToArray(aa, x);
         }
     }
-    cJSON_AddItemToObject(j, "stats", cli_stats_json(a, timing));
+    cJSON_AddItemToObject(j, "stats", emit_stats_json(a, timing));
     if (a->n_ranked == 0) {
         cJSON *nm = cJSON_AddObjectToObject(j, "nearest_miss");
         if (a->near_memory.have)
@@ -450,7 +451,7 @@ cJSON *cli_search_json(const cli_search *s, const search_answer *a, int timing)
                                   near_json(q, &a->near_budget,
                                             "ratio to the tightest budget or "
                                             "deadline"));
-        cli_miss_json(nm, q, a);
+        emit_miss_json(nm, q, a);
     }
     return j;
 }

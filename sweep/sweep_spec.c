@@ -5,9 +5,9 @@
  * problem is reported with its JSON path, all of them at once; nothing
  * runs on a bad spec.
  *
- * Not here: running the scenarios (cmd_sweep.c). The options of a
- * scenario are a cli_opts, so `sweep` builds its search request exactly
- * as `search` does (cli_search_open).
+ * Not here: running the scenarios (sweep_run.c). A scenario is a job
+ * and a search_ask (sweep_case), so `sweep` sets up its search exactly
+ * as `search` does (search_setup_open).
  */
 #define _POSIX_C_SOURCE 200809L /* PATH_MAX, stat */
 #include "sweep.h"
@@ -73,7 +73,7 @@ static void problem(report *r, const char *fmt, ...)
 
 /* ---- the shared options ("options": {...}) ---------------------------- */
 
-/* How a key of "options" is read and where in cli_opts it goes. */
+/* How a key of "options" is read and where in a sweep_case it goes. */
 typedef enum opt_kind {
     K_INT,       /* int field, integer in [lo, hi] */
     K_I64,       /* int64_t field, integer in [lo, hi] */
@@ -88,13 +88,13 @@ typedef enum opt_kind {
 typedef struct spec_option {
     const char *key;
     opt_kind kind;
-    size_t offset;   /* in cli_opts */
+    size_t offset;   /* in sweep_case */
     double lo, hi;
     const char *help;
 } spec_option;
 
-#define AT(f) offsetof(cli_opts, f)
-#define JOB(f) offsetof(cli_opts, job.f)
+#define AT(f) offsetof(sweep_case, ask.f)
+#define JOB(f) offsetof(sweep_case, job.f)
 static const spec_option spec_options[] = {
     {"objective", K_OBJECTIVE, AT(objective), 0, 0,
      "time, throughput, time-to-train or cost"},
@@ -130,7 +130,7 @@ static const spec_option spec_options[] = {
 #define N_SPEC_OPTIONS ((int)(sizeof spec_options / sizeof spec_options[0]))
 
 /* Checks v against row so and stores it into o; 0 when v does not fit. */
-static int apply_option(cli_opts *o, const spec_option *so, const cJSON *v)
+static int apply_option(sweep_case *o, const spec_option *so, const cJSON *v)
 {
     char *f = (char *)o + so->offset;
     double x = cJSON_IsNumber(v) ? v->valuedouble : 0;
@@ -348,8 +348,8 @@ void sweep_spec_free(sweep_spec *s)
         for (int i = 0; i < s->n[d]; i++) free(s->val[d][i]);
         free(s->val[d]);
     }
-    /* base.fix points into options_json's copy: see sweep_spec_parse. */
-    free((char *)s->base.fix);
+    /* base.ask.fix points into options_json's copy: see sweep_spec_parse. */
+    free((char *)s->base.ask.fix);
     memset(s, 0, sizeof *s);
 }
 
@@ -408,12 +408,12 @@ static void duplicate_keys(const cJSON *v, const char *at, report *r,
     }
 }
 
-/* The "hwdb" key: 1 to CLI_MAX_HWDB - taken directories (the command
+/* The "hwdb" key: 1 to SWEEP_MAX_HWDB - taken directories (the command
  * line's take the rest), each one that exists. */
 static void check_hwdb(const cJSON *a, const char *dir, int taken, report *r)
 {
     char found[64];
-    int cap = CLI_MAX_HWDB - taken;
+    int cap = SWEEP_MAX_HWDB - taken;
     if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1
         || cJSON_GetArraySize(a) > cap) {
         tp_json_describe(a, found, sizeof found);
@@ -444,7 +444,7 @@ static void check_hwdb(const cJSON *a, const char *dir, int taken, report *r)
 }
 
 int sweep_spec_parse(const char *path, const char *text, size_t len,
-                     const cli_opts *o, const hw_db *db,
+                     const sweep_case *base, int n_hwdb, const hw_db *db,
                      search_cache *cache, const char *before,
                      sweep_spec *s, char **rep, tp_err *e)
 {
@@ -507,7 +507,7 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
         }
     }
     const cJSON *hw = cJSON_GetObjectItemCaseSensitive(root, "hwdb");
-    if (hw) check_hwdb(hw, dir, o->n_hwdb, &r);
+    if (hw) check_hwdb(hw, dir, n_hwdb, &r);
     s->count = 1;
     for (int d = 0; d < SWEEP_DIM_COUNT; d++) {
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, sweep_dim_keys[d]);
@@ -553,7 +553,7 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
         s->count *= n;
     }
 
-    s->base = *o;
+    s->base = *base;
     const cJSON *opts = cJSON_GetObjectItemCaseSensitive(root, "options");
     if (opts && !cJSON_IsObject(opts)) {
         tp_json_describe(opts, found, sizeof found);
@@ -596,7 +596,7 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
         }
     }
     /* The tree goes; keep a copy of the one string a scenario points at. */
-    if (s->base.fix) s->base.fix = tp_xstrdup(s->base.fix);
+    if (s->base.ask.fix) s->base.ask.fix = tp_xstrdup(s->base.ask.fix);
     s->model_path = tp_xcalloc((size_t)s->n[SWEEP_MODELS] + 1,
                                sizeof *s->model_path);
     for (int i = 0; i < s->n[SWEEP_MODELS]; i++)
@@ -616,12 +616,12 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
         char last[1024] = "";
         int shown = 0;
         for (int64_t k = 0; k < s->count; k++) {
-            cli_opts so;
+            sweep_case so;
             sweep_scenario(s, k, &so);
-            cli_search cs;
+            search_setup cs;
             tp_err se = {0};
-            if (cli_search_open(&so, db, cache, &cs, &se) == TP_OK) {
-                cli_search_close(&cs);
+            if (search_setup_open(&so.job, &so.ask, db, cache, &cs, &se) == TP_OK) {
+                search_setup_close(&cs);
                 continue;
             }
             if (!strcmp(last, se.msg)) continue;
@@ -632,10 +632,10 @@ int sweep_spec_parse(const char *path, const char *text, size_t len,
             }
             if (good == all)
                 problem(&r, "scenario %lld (%s on %s, gpus %s): %s",
-                        (long long)k, so.job.model, so.system, so.gpus_arg, se.msg);
+                        (long long)k, so.job.model, so.ask.systems, so.ask.gpus, se.msg);
             else /* numbered in the spec once its entries are right */
                 problem(&r, "a scenario (%s on %s, gpus %s): %s", so.job.model,
-                        so.system, so.gpus_arg, se.msg);
+                        so.ask.systems, so.ask.gpus, se.msg);
         }
         s->count = all;
     }
@@ -665,14 +665,14 @@ static int pick(const sweep_spec *s, int64_t k, int d)
     return (int)((k / stride) % s->n[d]);
 }
 
-void sweep_scenario(const sweep_spec *s, int64_t k, cli_opts *o)
+void sweep_scenario(const sweep_spec *s, int64_t k, sweep_case *o)
 {
     *o = s->base;
     int mi = pick(s, k, SWEEP_MODELS);
     o->job.model = s->model_path && s->model_path[mi] ? s->model_path[mi]
                                                   : s->val[SWEEP_MODELS][mi];
-    o->system = s->val[SWEEP_SYSTEMS][pick(s, k, SWEEP_SYSTEMS)];
-    o->gpus_arg = s->val[SWEEP_GPUS][pick(s, k, SWEEP_GPUS)];
+    o->ask.systems = s->val[SWEEP_SYSTEMS][pick(s, k, SWEEP_SYSTEMS)];
+    o->ask.gpus = s->val[SWEEP_GPUS][pick(s, k, SWEEP_GPUS)];
     o->job.seq_length = strtoll(s->val[SWEEP_SEQ][pick(s, k, SWEEP_SEQ)], NULL, 10);
     o->job.gbs = strtoll(s->val[SWEEP_GBS][pick(s, k, SWEEP_GBS)], NULL, 10);
     const char *prec = s->val[SWEEP_PRECISIONS][pick(s, k, SWEEP_PRECISIONS)];
@@ -688,7 +688,7 @@ void sweep_scenario(const sweep_spec *s, int64_t k, cli_opts *o)
     const char *t = s->val[SWEEP_TOKENS][pick(s, k, SWEEP_TOKENS)];
     o->job.tokens = t[0] ? strtod(t, NULL) : 0;
     const char *pr = s->val[SWEEP_PRICES][pick(s, k, SWEEP_PRICES)];
-    o->price = pr[0] ? strtod(pr, NULL) : 0;
+    o->ask.price = pr[0] ? strtod(pr, NULL) : 0;
 }
 
 void sweep_scenario_id(const sweep_spec *s, int64_t k, char id[17])

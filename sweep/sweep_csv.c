@@ -16,7 +16,15 @@
 
 /* sweep and merge write records (jsonl, json) or csv; a format they
  * cannot write (table, md) is refused rather than ignored. */
-int sweep_format_refused(const cli_opts *o, const char *cmd,
+void sweep_opts_init(sweep_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    search_job_init(&o->base.job);
+    o->base.form.launch_forms = EMIT_LAUNCH_FORM_ALL;
+    o->threshold = -1;
+}
+
+int sweep_format_refused(const sweep_opts *o, const char *cmd,
                          const char *what, const char *csv_when, tp_err *e)
 {
     if (!o->format_set || (o->format != EMIT_TABLE && o->format != EMIT_MD))
@@ -60,7 +68,7 @@ static int64_t json_i64(const cJSON *o, const char *key, int64_t dflt)
 /* The columns: the scenario as the spec gave it (its system entry and GPU
  * list as scenario_system and scenario_gpus: system and gpus are the best
  * layout's), then the best layout in search --format csv's columns and
- * cells (cli_csv_layout_cells and its number formats), then what only a
+ * cells (emit_csv_layout_cells and its number formats), then what only a
  * sweep row has: the best's days and cost an iteration, how many ranks
  * tie it, and for an infeasible scenario its nearest miss. */
 enum {
@@ -111,7 +119,7 @@ static void csv_best_cells(const cJSON *r0, const cJSON *sr,
     l.etp = json_i64(r0, "expert_tensor_parallel_size", l.tp);
     /* search's cell numbers: c[2..9] and c[21..22] */
     char c[24][48];
-    cli_csv_layout_cells(c, &l, moe);
+    emit_csv_layout_cells(c, &l, moe);
     static const int from[] = {C_TP, C_PP, C_VPP, C_CP, C_DP, C_MBS, C_SP, C_ZERO};
     for (int i = 0; i < 8; i++) snprintf(cell[from[i]], 256, "%s", c[2 + i]);
     snprintf(cell[C_EP], 256, "%s", c[21]);
@@ -229,7 +237,7 @@ static int records_csv(const char *buf, size_t len, FILE *f, const char *path,
  * the output, then one CSV row a scenario, written all or nothing. Not
  * resumable: a night that must survive a kill writes JSON Lines and
  * converts them (merge --format csv). */
-int sweep_csv(const cli_opts *o, emit_out *out, tp_err *e)
+int sweep_csv(const sweep_opts *o, emit_out *out, tp_err *e)
 {
     if (o->resume || o->shard_n > 0)
         return tp_errf(e, TP_EUSAGE,
@@ -269,11 +277,11 @@ int sweep_csv(const cli_opts *o, emit_out *out, tp_err *e)
         return tp_errf(e, TP_EIO, "%s: cannot create the sweep's records: %s",
                        tmp, strerror(errno));
     close(fd);
-    cli_opts jo = *o;
+    sweep_opts jo = *o;
     jo.format = EMIT_JSONL;
     jo.out_dir = tmp;
     jo.overwrite = 1;
-    int rc = cmd_sweep(&jo, out, e);
+    int rc = sweep_run(&jo, out, e);
     char *buf = NULL;
     size_t len = 0;
     if (!rc) rc = tp_read_file(tmp, (size_t)1 << 34, &buf, &len, e);
@@ -310,7 +318,7 @@ static int cmp_merge(const void *a, const void *b)
     return x->line - y->line;
 }
 
-int cmd_merge(const cli_opts *o, emit_out *out, tp_err *e)
+int sweep_merge(const sweep_opts *o, emit_out *out, tp_err *e)
 {
     if (sweep_format_refused(o, "merge", "the merged records", "", e))
         return TP_EUSAGE;
@@ -368,7 +376,7 @@ int cmd_merge(const cli_opts *o, emit_out *out, tp_err *e)
                              (long long)m->k.index, o->pos[p->file], p->line,
                              o->pos[m->file], m->line);
             else
-                fprintf(cli_err(o), "trainplan: merge: scenario %lld is in %s:%d "
+                fprintf(sweep_err(o), "trainplan: merge: scenario %lld is in %s:%d "
                                 "and %s:%d (identical; kept once)\n",
                         (long long)m->k.index, o->pos[p->file], p->line,
                         o->pos[m->file], m->line);

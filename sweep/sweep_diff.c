@@ -1,5 +1,5 @@
 /*
- * cmd_diff.c - `trainplan diff OLD.jsonl NEW.jsonl`: what changed between
+ * sweep_diff.c - `trainplan diff OLD.jsonl NEW.jsonl`: what changed between
  * two sweeps (last night's and tonight's). Scenarios are matched by id
  * (a digest of their inputs as given, not of the files read), so a
  * reordered or extended spec still matches. A scenario changed when its
@@ -14,7 +14,7 @@
  * input: the scenario's values old -> new, or the files whose digests
  * differ.
  *
- * Exit: 0 nothing changed, 3 changes found (CLI_EXIT_CHANGED), 65 a file
+ * Exit: 0 nothing changed, 3 changes found (DIFF_EXIT_CHANGED), 65 a file
  * that is not a complete sweep output: a torn line, a line that is not a
  * record, an id twice, records of two specs, or fewer scenarios than its
  * spec has (a sweep stopped early, one shard: new and vanished scenarios
@@ -240,7 +240,7 @@ static cJSON *side_json(const sweep_outcome *s)
     return j;
 }
 
-int cmd_diff(const cli_opts *o, emit_out *out, tp_err *e)
+int sweep_diff(const sweep_opts *o, emit_out *out, tp_err *e)
 {
     double thr = o->threshold >= 0 ? o->threshold : 0.02;
     sweep_file a, b;
@@ -398,9 +398,9 @@ int cmd_diff(const cli_opts *o, emit_out *out, tp_err *e)
     file_free(&a);
     file_free(&b);
     if (changed + added + vanished) {
-        tp_errf(e, CLI_EXIT_CHANGED, "diff: %d changed, %d new, %d vanished",
+        tp_errf(e, DIFF_EXIT_CHANGED, "diff: %d changed, %d new, %d vanished",
                 changed, added, vanished);
-        return CLI_EXIT_CHANGED;
+        return DIFF_EXIT_CHANGED;
     }
     return TP_OK;
 }

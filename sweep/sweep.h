@@ -1,8 +1,9 @@
 /*
- * sweep.h - internals of `trainplan sweep`, `merge` and `diff` (issue 7):
+ * sweep.h - `trainplan sweep`, `merge` and `diff` (issue 7) as a module:
  * the sweep spec and its scenarios (sweep_spec.c), the records and the
- * files that hold them (sweep_rec.c), shared by cmd_sweep.c, cmd_diff.c
- * and tests/test_sweep.c.
+ * files that hold them (sweep_rec.c), the run (sweep_run.c), merge and
+ * CSV (sweep_csv.c) and diff (sweep_diff.c); the command line fills a
+ * sweep_opts from its options (cli/cmd_sweep.c).
  *
  * A scenario is one search: one entry of each list of the spec. Scenario
  * k of the cartesian product is numbered in the spec's order, the first
@@ -14,7 +15,13 @@
 #ifndef TP_SWEEP_H
 #define TP_SWEEP_H
 
-#include "cli.h"
+#include <stdint.h>
+#include <stdio.h>
+
+#include "emit.h"
+#include "hw.h"
+#include "job.h"
+#include "setup.h"
 
 /* Exit codes of a sweep stopped by a signal after its current record
  * (128 + signal, as a shell reports it) and of a diff that found changes.
@@ -22,7 +29,7 @@
 #define SWEEP_EXIT_SIGHUP 129
 #define SWEEP_EXIT_SIGINT 130
 #define SWEEP_EXIT_SIGTERM 143
-#define DIFF_EXIT_CHANGED CLI_EXIT_CHANGED
+#define DIFF_EXIT_CHANGED 3
 
 typedef enum sweep_dim {
     SWEEP_MODELS,
@@ -39,11 +46,62 @@ typedef enum sweep_dim {
 extern const char *const sweep_dim_keys[SWEEP_DIM_COUNT];
 
 #define SWEEP_MAX_VALUES 1024
+/* hwdb directories of a sweep, the command line's and the spec's
+ * together (as the command line takes at most, CLI_MAX_HWDB). */
+#define SWEEP_MAX_HWDB 16
+
+/* One scenario as its search takes it: the job, the search's options
+ * and how its record writes the answer (the spec's "options" on top of
+ * the command line's, then the scenario's entries). */
+typedef struct sweep_case {
+    search_job job;
+    search_ask ask;
+    emit_search_form form;
+} sweep_case;
+
+/* A call of sweep, merge or diff (sweep_run, sweep_merge, sweep_diff). */
+typedef struct sweep_opts {
+    char **pos;              /* sweep: the spec; merge: the record files;
+                                diff: the old and the new file */
+    int npos;
+    const char *out_dir;     /* sweep -o FILE: its own file, appended and
+                                resumable; NULL or "-": the records go to
+                                the caller's stream (emit_out) */
+    FILE *err;               /* diagnostics; NULL: stderr */
+    emit_format format;
+    int format_set;          /* a format given (one sweep cannot write is
+                                refused, not ignored) */
+    int resume, overwrite, progress;
+    int shard_i, shard_n;    /* shard I of N; shard_n 0: the whole spec */
+    const char *hwdb_dirs[SWEEP_MAX_HWDB]; /* the command line's, which
+                                override the spec's */
+    int n_hwdb;
+    double threshold;        /* diff: relative change that counts; < 0:
+                                0.02 */
+    sweep_case base;         /* the command line's job and search options */
+} sweep_opts;
+
+/* An o with nothing given: a job with nothing fixed (search_job_init),
+ * every launch in the records, diff's default threshold. */
+void sweep_opts_init(sweep_opts *o);
+
+static inline FILE *sweep_err(const sweep_opts *o)
+{
+    return o && o->err ? o->err : stderr;
+}
+
+/* The commands (sweep_run.c, sweep_csv.c, sweep_diff.c): each returns an
+ * exit status (tp_status; DIFF_EXIT_CHANGED, SWEEP_EXIT_SIG*) with the
+ * message in e, and writes its data to out (sweep: unless o->out_dir
+ * names its own file). */
+int sweep_run(const sweep_opts *o, emit_out *out, tp_err *e);
+int sweep_merge(const sweep_opts *o, emit_out *out, tp_err *e);
+int sweep_diff(const sweep_opts *o, emit_out *out, tp_err *e);
 #define SWEEP_MAX_SCENARIOS 10000000
 
 /* What a record's "search" holds, the spec's "record" key: what search
  * --format json --no-timing prints (full, the default), or that with
- * fewer bytes a row (compact: cmd_sweep.c compact_search). */
+ * fewer bytes a row (compact: sweep_run.c compact_search). */
 typedef enum sweep_record_form {
     SWEEP_RECORD_FULL,
     SWEEP_RECORD_COMPACT,
@@ -60,24 +118,25 @@ typedef struct sweep_spec {
                                         relative path from the spec's
                                         folder); NULL for a preset */
     char options_json[2048];         /* the "options" object, unformatted */
-    cli_opts base;                   /* the options with "options" applied */
+    sweep_case base;                 /* the options with "options" applied */
     int64_t count;                   /* scenarios: product of n[] */
     sweep_record_form record;        /* the "record" key */
 } sweep_spec;
 
 /* Parses the spec text (path names it in messages) on top of the
- * command's options o. Every problem is reported, one a line, each with
+ * command's options base (n_hwdb: the hwdb directories its command line
+ * gave, which leave the spec SWEEP_MAX_HWDB - n_hwdb). Every problem is reported, one a line, each with
  * its JSON path, into *report (the caller frees it; NULL when clean),
  * after before (problems the caller found, one line, e.g. an hwdb
  * directory of the spec that does not load; NULL or "" for none). A key
  * twice is one problem among the others. Models are resolved and
  * systems looked up in db; then every scenario is set up as `search`
- * would (cli_search_open, with cache, which may be NULL) and what fails
+ * would (search_setup_open, with cache, which may be NULL) and what fails
  * is reported too. Relative paths (config.json models, hwdb directories)
  * are read from the spec's folder. Returns TP_OK, or TP_EDATA (bad
  * spec). Free with sweep_spec_free (accepts NULL). */
 int sweep_spec_parse(const char *path, const char *text, size_t len,
-                     const cli_opts *o, const hw_db *db,
+                     const sweep_case *base, int n_hwdb, const hw_db *db,
                      search_cache *cache, const char *before,
                      sweep_spec *s, char **report, tp_err *e);
 /* The spec's "hwdb" directories (its optional key: a list, as --hwdb
@@ -92,7 +151,7 @@ void sweep_spec_free(sweep_spec *s);
 
 /* Scenario k's options (strings point into s) and its id text (16 hex
  * digits) and canonical inputs (buf). */
-void sweep_scenario(const sweep_spec *s, int64_t k, cli_opts *o);
+void sweep_scenario(const sweep_spec *s, int64_t k, sweep_case *o);
 void sweep_scenario_id(const sweep_spec *s, int64_t k, char id[17]);
 
 /* --shard I/N: scenario k belongs to shard k % N (round robin, so every
@@ -169,7 +228,7 @@ int sweep_resume_first(const char *buf, size_t len, const sweep_key *want,
                        void (*id_of)(int64_t k, char id[17], void *ctx),
                        void *ctx, char *why, size_t cap);
 
-/* ---- diff (cmd_diff.c) ------------------------------------------------ */
+/* ---- diff (sweep_diff.c) ---------------------------------------------- */
 
 /* What diff compares of one record. */
 typedef struct sweep_outcome {
@@ -210,7 +269,7 @@ sweep_change sweep_compare(const sweep_outcome *a, const sweep_outcome *b,
                            double threshold, char *why, size_t cap);
 
 /* Whether this process was launched by mpirun (Open MPI, or a PMI
- * launcher such as srun): its environment says so (cmd_sweep.c). */
+ * launcher such as srun): its environment says so (sweep_run.c). */
 int sweep_under_mpi(void);
 
 /* ---- CSV and merge (sweep_csv.c) ---------------------------------------- */
@@ -218,10 +277,10 @@ int sweep_under_mpi(void);
 /* sweep and merge write records (jsonl, json) or csv; a format they
  * cannot write (table, md) is refused rather than ignored: TP_EUSAGE
  * naming cmd, what it writes (what) and when its CSV is written. */
-int sweep_format_refused(const cli_opts *o, const char *cmd, const char *what,
+int sweep_format_refused(const sweep_opts *o, const char *cmd, const char *what,
                          const char *csv_when, tp_err *e);
 /* sweep --format csv: the sweep as JSON Lines into a temporary file beside
  * the output, then one CSV row a scenario, written all or nothing. */
-int sweep_csv(const cli_opts *o, emit_out *out, tp_err *e);
+int sweep_csv(const sweep_opts *o, emit_out *out, tp_err *e);
 
 #endif

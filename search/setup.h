@@ -1,0 +1,70 @@
+/*
+ * setup.h - a search as its user asks for it, set up against the
+ * hardware database: the options of `search` beside the job (the
+ * systems, the GPU counts, --fix, the budgets, the objective) as plain
+ * data, and what search_setup_open makes of them: the model, each
+ * system with its fitted operator models and collective tables (from a
+ * search_cache where the caller has one), the counts, the grid, and the
+ * search_request search_run takes. `search` and every scenario of a
+ * `sweep` set up their search here, so both ask the same thing.
+ */
+#ifndef TP_SEARCH_SETUP_H
+#define TP_SEARCH_SETUP_H
+
+#include <stdint.h>
+
+#include "hw.h"
+#include "job.h"
+#include "search.h"
+#include "search_cache.h"
+
+/* At most this many systems in one search (--system a,b,...). */
+#define SEARCH_MAX_SYSTEMS 16
+
+/* The search options, beside the job. Zero is "unset" for every field. */
+typedef struct search_ask {
+    const char *systems;     /* the hwdb system names, comma separated */
+    const char *gpus;        /* the counts to try as the user wrote them:
+                                N, a list N,M,..., a range A-B[:STEP]
+                                (SI suffixes: 2k); NULL: whole nodes of
+                                every system from min_gpus to max_gpus */
+    int64_t min_gpus, max_gpus;
+    int objective;           /* search_objective */
+    int top_k;               /* layouts ranked, 0: 10 */
+    double price;            /* USD per GPU-hour, 0: each system's own */
+    double budget_usd, budget_gpu_hours, deadline_s; /* 0: none */
+    double max_mem_fraction; /* 0: the frameworks' margin (search.h) */
+    const char *fix;         /* K=V,... fixing grid fields (--fix) */
+    int keep_bad;            /* fit implausible samples too (--keep-bad) */
+    int no_prune;            /* time every layout (--no-prune) */
+    int no_savers;           /* no memory-saver variants */
+    int keep_admitted;       /* keep every admitted layout in the answer
+                                (an SVG of the search, JSON's --all) */
+    const space_model *model;/* a model read from a job file, used instead
+                                of job->model; NULL: none */
+} search_ask;
+
+/* A search set up: q points into this struct (do not copy it). */
+typedef struct search_setup {
+    space_model m;
+    search_system sys[SEARCH_MAX_SYSTEMS];
+    est_models *ops[SEARCH_MAX_SYSTEMS];  /* owned where not the cache's */
+    est_comm *comm[SEARCH_MAX_SYSTEMS];
+    int ns;
+    int64_t *counts;
+    int n_counts;
+    search_request q;
+} search_setup;
+
+/* Checks the job j and the search a against db and fills *s with the
+ * request. db (and cache, when not NULL: models and tables come from it
+ * and stay in it) must outlive s. Returns TP_OK, or TP_EUSAGE / TP_EDATA
+ * with the message in e (naming the option: --system, --gpus, --fix ...;
+ * s is then empty). Free with search_setup_close (accepts NULL and an
+ * empty s). Reentrant: a cache is shared safely (search_cache.h). */
+int search_setup_open(const search_job *j, const search_ask *a,
+                      const hw_db *db, search_cache *cache, search_setup *s,
+                      tp_err *e);
+void search_setup_close(search_setup *s);
+
+#endif
