@@ -80,7 +80,8 @@ typedef struct cli_opts {
                                 own, compared with the search's best */
     const space_model *model_given; /* a model read from a job file, used
                                 instead of --model (search_job_model) */
-    const char *log_file;    /* --log FILE: a run's log (train_log.c) */
+    const char *log_file;    /* --log FILE: a run's log
+                                (estimator/train_log.c) */
     int calibrate;           /* --calibrate-to-log */
     int all_layouts;         /* search --all: every admitted layout in JSON */
     int strict;              /* --strict: a config.json that says what
@@ -178,64 +179,6 @@ int cli_model_unread(const char *name_or_path, int strict, FILE *err,
  * estimator's (est_term; est_time_terms gives the time terms, in the one
  * order of every output). */
 typedef est_term cli_term;
-
-/* A training run's log read back (train_log.c): which framework wrote
- * it, the steady iteration time (or torchtitan's tokens/s per GPU, which
- * needs the job to become a time), the peak memory it printed. */
-typedef enum cli_log_kind {
-    CLI_LOG_NONE,
-    CLI_LOG_MEGATRON,   /* Megatron-LM, Megatron-Bridge */
-    CLI_LOG_NEMO,       /* NeMo 2 (Lightning) */
-    CLI_LOG_TORCHTITAN,
-    CLI_LOG_KIND_COUNT
-} cli_log_kind;
-extern const char *const cli_log_kind_names[CLI_LOG_KIND_COUNT];
-
-typedef struct cli_train_log {
-    int kind;                   /* cli_log_kind */
-    int lines;                  /* iteration lines read */
-    int used;                   /* of them in the median (warm-up out) */
-    double iteration_s;         /* median; 0 for torchtitan */
-    double tps_per_gpu;         /* torchtitan's median tps; else 0 */
-    double max_allocated_bytes; /* Megatron's largest max allocated; 0 */
-    double max_reserved_bytes;  /* its largest max reserved, torchtitan's
-                                   memory; 0 where none is printed */
-    int memory_lines;           /* Megatron memory lines read */
-    double fwd_bwd_s, optimizer_s; /* Megatron's timers; NAN without */
-} cli_train_log;
-
-/* Reads the log at path: TP_OK, TP_ENOINPUT (no file) or TP_EDATA (no
- * iteration line, or lines of two frameworks), naming the file. */
-int cli_train_log_read(const char *path, cli_train_log *out, tp_err *e);
-
-/* A run's log against the estimate of its job (train_log.c). */
-struct est_ctx;
-struct est_result;
-struct est_band;
-typedef struct cli_run_fed {
-    const cli_train_log *log;
-    double measured_s;   /* the run's iteration time (torchtitan: from tps) */
-    double estimated_s;
-    double est_fwd_bwd_s, est_optimizer_s;
-    double est_allocated, est_reserved; /* max_memory_allocated/reserved */
-    /* --calibrate-to-log */
-    int calibrated;      /* 1 found, -1 the run is faster than the estimate
-                            at a kernel efficiency of 1, 0 not asked */
-    double eff0, eff;    /* the kernel efficiency before and after */
-    double calibrated_s;
-} cli_run_fed;
-
-/* Sets the log lg beside r, the estimate of its job (model m on c); with
- * calibrate, the in-training kernel efficiency at which r's layout takes
- * the run's time. */
-void cli_fed_back(cli_run_fed *f, const cli_train_log *lg,
-                  const struct est_ctx *c, const space_model *m,
-                  const struct est_result *r, int calibrate);
-/* The comparison in words to out, with the estimate's band; as the
- * "measured" object of j. */
-void cli_fed_print(FILE *out, const cli_run_fed *f, const char *path,
-                   const struct est_band *band);
-void cli_fed_json(cJSON *j, const cli_run_fed *f, const char *path);
 
 int cmd_estimate(const cli_opts *o, emit_out *out, tp_err *e);
 int cmd_search(const cli_opts *o, emit_out *out, tp_err *e);

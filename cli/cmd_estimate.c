@@ -10,6 +10,7 @@
  */
 #include "cli.h"
 #include "launch.h"
+#include "report.h"
 #include "search.h"
 
 #include <math.h>
@@ -400,8 +401,8 @@ int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
     space_layout want;
     rc = search_job_layout(&o->job, &m, &want, e);
     if (rc) return rc;
-    cli_train_log lg;
-    if (o->log_file && (rc = cli_train_log_read(o->log_file, &lg, e)))
+    est_train_log lg;
+    if (o->log_file && (rc = est_train_log_read(o->log_file, &lg, e)))
         return rc;
     int db_owned = 0;
     hw_db *db = cli_hwdb_for(o, &db_owned, e);
@@ -474,8 +475,8 @@ int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
     double cost = gpu_hours * y->price_usd_per_gpu_hour;
     est_band band;
     est_error_band(y->gpu, &m, &r.layout, r.gpus, &band);
-    cli_run_fed fed;
-    if (o->log_file) cli_fed_back(&fed, &lg, &c, &m, &r, o->calibrate);
+    est_run_fed fed;
+    if (o->log_file) est_fed_back(&fed, &lg, &c, &m, &r, o->calibrate);
     if (o->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "model", m.name);
@@ -494,7 +495,7 @@ int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
         cJSON_AddStringToObject(j, "mfu_convention", mfu_convention);
         cJSON_AddNumberToObject(j, "kernel_efficiency", est_kernel_eff(&c, l));
         emit_json_band(j, &band);
-        if (o->log_file) cli_fed_json(j, &fed, o->log_file);
+        if (o->log_file) emit_fed_json(j, &fed, o->log_file);
         else cJSON_AddNullToObject(j, "measured");
         cJSON_AddNumberToObject(j, "peak_memory_bytes", r.mem.total);
         cJSON_AddNumberToObject(j, "gpu_memory_bytes", y->gpu->mem_bytes);
@@ -683,7 +684,7 @@ int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
                     "$%.3f per GPU-hour\n",
                     tokens_to_train, train_s / 86400, gpu_hours, cost,
                     y->price_usd_per_gpu_hour);
-        if (o->log_file) cli_fed_print(f, &fed, o->log_file, &band);
+        if (o->log_file) emit_fed_print(f, &fed, o->log_file, &band);
         fputc('\n', f);
         emit_wrapf(f, 2, "MFU: %s.", mfu_convention);
         if (o->ops && r.iteration_s > 0) print_ops(&c, &m, l, o->format, f, NULL);

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "emit_rows.h"
 #include "plot.h"
+#include "report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -316,15 +317,15 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
                  ? TP_OK
                  : cli_model_unread(o->job.model, o->strict, cli_err(o), e);
     if (rc) return rc;
-    cli_train_log lg;
-    cli_run_fed fed;
+    est_train_log lg;
+    est_run_fed fed;
     memset(&fed, 0, sizeof fed);
     if (o_cmd->log_file && !o_cmd->job_file)
         return tp_errf(e, TP_EUSAGE,
                        "search --log needs the job the log ran: --near FILE "
                        "(or --megatron-args, --nemo-overrides, "
                        "--torchtitan-config)");
-    if (o_cmd->log_file && (rc = cli_train_log_read(o_cmd->log_file, &lg, e)))
+    if (o_cmd->log_file && (rc = est_train_log_read(o_cmd->log_file, &lg, e)))
         return rc;
     int db_owned = 0;
     hw_db *db = cli_hwdb_for(o, &db_owned, e);
@@ -347,7 +348,7 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
          * every layout is searched at the run's kernel efficiency */
         job_estimate(&nj, &cs);
         if (o_cmd->log_file) {
-            cli_fed_back(&fed, &lg, &cs.sys[0].ctx, &nj.m, &nj.r,
+            est_fed_back(&fed, &lg, &cs.sys[0].ctx, &nj.m, &nj.r,
                          o_cmd->calibrate);
             if (fed.calibrated > 0) {
                 for (int i = 0; i < cs.ns; i++) cs.sys[i].ctx.kernel_eff = fed.eff;
@@ -379,7 +380,7 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
         if (o_cmd->job_file)
             cJSON_AddItemToObject(sj, "near",
                                   job_json(&nj, ans.n_ranked ? rows : NULL, &q));
-        if (o_cmd->log_file) cli_fed_json(sj, &fed, o_cmd->log_file);
+        if (o_cmd->log_file) emit_fed_json(sj, &fed, o_cmd->log_file);
         emit_print_json(f, sj);
     } else if (o->format == EMIT_CSV) {
         emit_search_csv(f, &cs, &form, &ans, rows, frows);
@@ -392,7 +393,7 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
                 est_band jb;
                 est_error_band(cs.sys[0].ctx.gpu, &nj.m, &nj.r.layout,
                                nj.gpus, &jb);
-                cli_fed_print(f, &fed, o_cmd->log_file, &jb);
+                emit_fed_print(f, &fed, o_cmd->log_file, &jb);
                 if (fed.calibrated > 0)
                     fprintf(f, "every layout above was estimated at that "
                                "calibrated kernel efficiency\n");

@@ -3,8 +3,9 @@
  * and names (cli_arg_int, cli_arg_name), counts and amounts with an SI
  * suffix (cli_arg_amount, cli_arg_count, over tp_base.h's tp_parse_si and
  * tp_parse_count, the bare forms the sweep's spec reads too), plain
- * lengths and batch sizes that refuse one (cli_arg_plain), durations, and
- * --doc-length's buckets. Each cli_arg_* names the option in its message.
+ * lengths and batch sizes that refuse one (cli_arg_plain), durations,
+ * --group's NODESxGPUS (cli_parse_group) and --doc-length's buckets. Each
+ * cli_arg_* names the option in its message.
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "cli.h"
@@ -176,5 +177,19 @@ int cli_arg_duration(const char *s, double *out, tp_err *e)
                        "e.g. 30d, 72h, 90m or 3600s, found '%s'",
                        s);
     *out = v * mul;
+    return TP_OK;
+}
+
+int cli_parse_group(const char *s, int *nodes, int *per_node, tp_err *e)
+{
+    long long n = 0, g = 0;
+    if (tp_parse_int_pair(s, "xX", 1, 1000000, 1, 4096, &n, &g))
+        return tp_errf(e, TP_EUSAGE,
+                       "--group: expected NODESxGPUS_PER_NODE with NODES in "
+                       "[1, 1000000] and GPUS_PER_NODE in [1, 4096], e.g. "
+                       "2x4, found '%s'",
+                       s);
+    *nodes = (int)n;
+    *per_node = (int)g;
     return TP_OK;
 }

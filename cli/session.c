@@ -43,6 +43,11 @@ void cli_session_close(cli_session *s)
     free(s);
 }
 
+hw_db *cli_open_hwdb(const cli_opts *o, tp_err *e)
+{
+    return hw_db_open(o->hwdb_dirs, o->n_hwdb, e);
+}
+
 hw_db *cli_hwdb_for(const cli_opts *o, int *owned, tp_err *e)
 {
     if (o->session && o->n_hwdb == 0) {

@@ -856,4 +856,58 @@ double est_memory_floor_of(const space_model *m, const space_params *p,
 double est_time_floor(const est_ctx *c, const space_model *m,
                       const space_layout *l);
 
+/* ---- a training run's log read back (train_log.c) ---------------------- */
+
+/* Which framework wrote a run's log. */
+typedef enum est_log_kind {
+    EST_LOG_NONE,
+    EST_LOG_MEGATRON,   /* Megatron-LM, Megatron-Bridge */
+    EST_LOG_NEMO,       /* NeMo 2 (Lightning) */
+    EST_LOG_TORCHTITAN,
+    EST_LOG_KIND_COUNT
+} est_log_kind;
+extern const char *const est_log_kind_names[EST_LOG_KIND_COUNT];
+
+/* What a run's log says: the steady iteration time (or torchtitan's
+ * tokens/s per GPU, which needs the job to become a time) and the peak
+ * memory it printed. */
+typedef struct est_train_log {
+    int kind;                   /* est_log_kind */
+    int lines;                  /* iteration lines read */
+    int used;                   /* of them in the median (warm-up out) */
+    double iteration_s;         /* median; 0 for torchtitan */
+    double tps_per_gpu;         /* torchtitan's median tps; else 0 */
+    double max_allocated_bytes; /* Megatron's largest max allocated; 0 */
+    double max_reserved_bytes;  /* its largest max reserved, torchtitan's
+                                   memory; 0 where none is printed */
+    int memory_lines;           /* Megatron memory lines read */
+    double fwd_bwd_s, optimizer_s; /* Megatron's timers; NAN without */
+} est_train_log;
+
+/* Reads the log at path into *out: TP_OK, TP_ENOINPUT (no file) or
+ * TP_EDATA (no iteration line, or lines of two frameworks), naming the
+ * file. */
+int est_train_log_read(const char *path, est_train_log *out, tp_err *e);
+
+/* A run's log against the estimate of its job. */
+typedef struct est_run_fed {
+    const est_train_log *log;
+    double measured_s;   /* the run's iteration time (torchtitan: from tps) */
+    double estimated_s;
+    double est_fwd_bwd_s, est_optimizer_s;
+    double est_allocated, est_reserved; /* max_memory_allocated/reserved */
+    /* calibrated to the log */
+    int calibrated;      /* 1 found, -1 the run is faster than the estimate
+                            at a kernel efficiency of 1, 0 not asked */
+    double eff0, eff;    /* the kernel efficiency before and after */
+    double calibrated_s;
+} est_run_fed;
+
+/* Sets the log lg (which must outlive f) beside r, the estimate of its
+ * job (model m on c); with calibrate, the in-training kernel efficiency
+ * at which r's layout takes the run's time (bisection, each step an
+ * est_estimate). No allocation of its own. */
+void est_fed_back(est_run_fed *f, const est_train_log *lg, const est_ctx *c,
+                  const space_model *m, const est_result *r, int calibrate);
+
 #endif

@@ -26,7 +26,7 @@
  * computed wrong results); "N/A" (validation off with -c 0, or in-place
  * all-to-all) is taken as unverified and counted.
  *
- * Not here: writing hwdb files (cli/cmd_import.c).
+ * Not here: writing hwdb files (emit/import.c).
  */
 #include "est.h"
 

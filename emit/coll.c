@@ -1,19 +1,17 @@
 /*
- * cmd_coll.c - `trainplan coll show | cv`: collective times from the
- * command line. `show` prints, for a collective, sizes and a group on a
- * system, the analytical time, the measured table's time where hwdb has
- * one, which of the two the estimator uses, and the algorithm and bus
- * bandwidths behind them. `cv` scores the analytical model against every
+ * coll.c - the reports of `trainplan coll show | cv`: collective times
+ * from the command line. `show` prints, for a collective, sizes and a
+ * group on a system, the analytical time, the measured table's time
+ * where hwdb has one, which of the two the estimator uses, and the
+ * algorithm and bus bandwidths behind them. `cv` scores the analytical model against every
  * measured table of a system, so anyone can see how far to trust it for
  * groups nobody measured.
  *
- * Deliberately not here: the models (estimator/comm.c).
+ * Deliberately not here: the models (estimator/comm.c), parsing the
+ * sizes and the group (the caller's).
  */
-#include "cli.h"
-#include "est.h"
+#include "report.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,87 +22,6 @@
 #define LARGE_BYTES (16.0 * 1048576)
 #define BIG_BYTES (64.0 * 1048576)
 
-int cli_parse_group(const char *s, int *nodes, int *per_node, tp_err *e)
-{
-    long long n = 0, g = 0;
-    if (tp_parse_int_pair(s, "xX", 1, 1000000, 1, 4096, &n, &g))
-        return tp_errf(e, TP_EUSAGE,
-                       "--group: expected NODESxGPUS_PER_NODE with NODES in "
-                       "[1, 1000000] and GPUS_PER_NODE in [1, 4096], e.g. "
-                       "2x4, found '%s'",
-                       s);
-    *nodes = (int)n;
-    *per_node = (int)g;
-    return TP_OK;
-}
-
-/* Parses one size: a number, optionally with K/M/G/T (binary, as
- * nccl-tests -b), KiB/MiB/GiB/TiB, or KB/MB/GB/TB (decimal), and B. */
-static int parse_bytes(const char *s, double *out, tp_err *e)
-{
-    static const struct {
-        const char *suffix;
-        double mul;
-    } units[] = {{"", 1},       {"B", 1},          {"K", 1024.0},
-                 {"KiB", 1024.0}, {"KB", 1e3},     {"M", 1048576.0},
-                 {"MiB", 1048576.0}, {"MB", 1e6},  {"G", 1073741824.0},
-                 {"GiB", 1073741824.0}, {"GB", 1e9}, {"T", 1099511627776.0},
-                 {"TiB", 1099511627776.0}, {"TB", 1e12}};
-    /* The number, then the unit: the letters at the end (an exponent's
-     * 'e' is followed by a digit or a sign). */
-    size_t n = strlen(s), k = n;
-    while (k > 0 && isalpha((unsigned char)s[k - 1])) k--;
-    double v = 0;
-    int unit = -1;
-    char num[64];
-    if (k > 0 && k < sizeof num) {
-        memcpy(num, s, k);
-        num[k] = '\0';
-        if (!tp_parse_num(num, &v))
-            for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-                if (tp_streq_ci(s + k, units[i].suffix)) unit = (int)i;
-    }
-    if (unit < 0 || !(v * units[unit].mul >= 1)
-        || v * units[unit].mul > 1e15)
-        return tp_errf(e, TP_EUSAGE,
-                       "--bytes: expected sizes from 1 B to 1e15 B such as "
-                       "1e8, 256MiB, 1GB or 64K, found '%s'",
-                       s);
-    *out = v * units[unit].mul;
-    return TP_OK;
-}
-
-static int need(const char *v, const char *opt, const char *cmd, tp_err *e)
-{
-    if (v) return TP_OK;
-    return tp_errf(e, TP_EUSAGE, "'%s' needs %s", cmd, opt);
-}
-
-/* Opens the database and finds --system; NULL (and *db NULL) on failure. */
-static const hw_system *open_system(const cli_opts *o, hw_db **db, tp_err *e)
-{
-    *db = cli_open_hwdb(o, e);
-    if (!*db) return NULL;
-    const hw_system *y = hw_find_system(*db, o->system, e);
-    if (!y) {
-        hw_db_free(*db);
-        *db = NULL;
-    }
-    return y;
-}
-
-static int parse_coll(const char *s, tp_err *e)
-{
-    int k = est_coll_parse(s);
-    if (k >= 0) return k;
-    char hint[256];
-    tp_suggest(s, est_coll_names, EST_COLL_COUNT, hint, sizeof hint);
-    return -tp_errf(e, TP_EDATA,
-                    "unknown collective '%s'%s (known: allreduce, "
-                    "reducescatter, allgather, alltoall, sendrecv)",
-                    s, hint);
-}
-
 static void fmt_time(char *buf, size_t cap, double t)
 {
     if (isnan(t))
@@ -113,60 +30,23 @@ static void fmt_time(char *buf, size_t cap, double t)
         emit_fmt_si(buf, cap, t, "s");
 }
 
-int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e)
+int emit_coll_show(const emit_coll_ask *a, const hw_db *db, FILE *f,
+                   tp_err *e)
 {
-    int rc;
-    if ((rc = need(o->system, "--system", "coll show", e))
-        || (rc = need(o->op, "--op", "coll show", e))
-        || (rc = need(o->bytes, "--bytes", "coll show", e)))
-        return rc;
-    int nodes = o->nodes, per_node = o->per_node;
-    if (nodes && (o->job.opt_nodes || o->job.opt_per_node))
-        return tp_errf(e, TP_EUSAGE,
-                       "give the group as --group NxG or as --nodes and "
-                       "--gpus-per-node, not both");
-    if (!nodes) {
-        if (!o->job.opt_nodes || !o->job.opt_per_node)
-            return tp_errf(e, TP_EUSAGE,
-                           "'coll show' needs the group: --group NxG, or "
-                           "--nodes N and --gpus-per-node G");
-        nodes = o->job.opt_nodes;
-        per_node = o->job.opt_per_node;
-    }
-    int kind = parse_coll(o->op, e);
-    if (kind < 0) return -kind;
-    /* The sizes. */
-    double sizes[64];
-    int ns = 0;
-    char *list = tp_xstrdup(o->bytes);
-    for (char *p = list;;) {
-        char *c = strchr(p, ',');
-        if (c) *c = '\0';
-        if (ns == 64)
-            rc = tp_errf(e, TP_EUSAGE, "--bytes: at most 64 sizes");
-        else
-            rc = parse_bytes(p, &sizes[ns++], e);
-        if (rc || !c) break;
-        p = c + 1;
-    }
-    free(list);
-    if (rc) return rc;
-    hw_db *db;
-    const hw_system *y = open_system(o, &db, e);
+    const hw_system *y = hw_find_system(db, a->system, e);
     if (!y) return e->status;
+    int nodes = a->nodes, per_node = a->per_node, kind = a->kind;
+    int ns = a->nsizes;
+    const double *sizes = a->sizes_bytes;
     est_group g = {nodes * per_node, per_node, nodes, 0};
     char why[256];
     if (est_group_check(y, &g, why, sizeof why)) {
         tp_errf(e, TP_EDATA, "--group %dx%d on %s: %s", nodes, per_node,
                 y->name, why);
-        hw_db_free(db);
         return TP_EDATA;
     }
-    est_comm *c = est_comm_load(y, o->keep_bad, e);
-    if (!c) {
-        hw_db_free(db);
-        return e->status;
-    }
+    est_comm *c = est_comm_load(y, a->keep_bad, e);
+    if (!c) return e->status;
     static const char *hdr[] = {"bytes",      "analytical", "measured",
                                 "used",       "algbw",      "busbw",
                                 "source"};
@@ -217,7 +97,7 @@ int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "busbw_bytes_per_s", bus);
         cJSON_AddItemToArray(arr, j);
     }
-    if (o->format == EMIT_JSON) {
+    if (a->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "system", y->name);
         cJSON_AddStringToObject(j, "collective", est_coll_names[kind]);
@@ -234,10 +114,10 @@ int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e)
         }
         cJSON_AddItemToObject(j, "sizes", arr);
         arr = NULL;
-        emit_print_json(out->f, j);
+        emit_print_json(f, j);
     } else {
-        if (o->format == EMIT_TABLE) {
-            fprintf(out->f, "%s over %d x %d GPUs (%d ranks) on %s\n",
+        if (a->format == EMIT_TABLE) {
+            fprintf(f, "%s over %d x %d GPUs (%d ranks) on %s\n",
                     est_coll_names[kind], nodes, per_node, g.size, y->name);
             /* The table of this collective and shape, even if no size
              * above used it (one rank). */
@@ -252,28 +132,27 @@ int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e)
                 char lo[32], hi[32];
                 emit_fmt_bytes(lo, sizeof lo, mt->rows[0].bytes);
                 emit_fmt_bytes(hi, sizeof hi, mt->rows[mt->n_rows - 1].bytes);
-                fprintf(out->f,
+                fprintf(f,
                         "measured table: %s (%d rows, %s to %s; %d "
                         "implausible row(s) left out)\n\n",
                         mt->file, mt->n_rows, lo, hi, mt->n_bad);
             } else if (mt) {
-                fprintf(out->f,
+                fprintf(f,
                         "measured table: %s has no plausible rows (%d left "
                         "out; --keep-bad keeps them): analytical model\n\n",
                         mt->file, mt->n_bad);
             } else {
-                fprintf(out->f,
+                fprintf(f,
                         "no measured table for this collective and group on "
                         "%s: analytical model\n\n",
                         y->name);
             }
         }
-        emit_table_print(&t, out->f, o->format);
+        emit_table_print(&t, f, a->format);
     }
     cJSON_Delete(arr);
     emit_table_free(&t);
     est_comm_free(c);
-    hw_db_free(db);
     return TP_OK;
 }
 
@@ -305,18 +184,12 @@ typedef struct src_sum {
     int n;
 } src_sum;
 
-int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
+int emit_coll_cv(const emit_coll_ask *a, const hw_db *db, FILE *f, tp_err *e)
 {
-    int rc = need(o->system, "--system", "coll cv", e);
-    if (rc) return rc;
-    hw_db *db;
-    const hw_system *y = open_system(o, &db, e);
+    const hw_system *y = hw_find_system(db, a->system, e);
     if (!y) return e->status;
-    est_comm *c = est_comm_load(y, o->keep_bad, e);
-    if (!c) {
-        hw_db_free(db);
-        return e->status;
-    }
+    est_comm *c = est_comm_load(y, a->keep_bad, e);
+    if (!c) return e->status;
     static const char *hdr[] = {"collective", "group",   "rows",
                                 "implausible", "sizes",  "error %",
                                 ">=16MiB %", "line rate %", "bottleneck",
@@ -361,7 +234,7 @@ int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
         if (s == nsums) sums[nsums++].source = x->source;
         sums[s].sum += sum;
         sums[s].n += n;
-        char grp[32], rows[16], bad[16], range[64], m1[16], m2[16], f[16];
+        char grp[32], rows[16], bad[16], range[64], m1[16], m2[16], lr[16];
         snprintf(grp, sizeof grp, "%dx%d", x->nodes, x->per_node);
         snprintf(rows, sizeof rows, "%d", x->n_rows);
         snprintf(bad, sizeof bad, "%d", x->n_bad);
@@ -375,9 +248,9 @@ int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
         }
         fmt_pct(m1, sizeof m1, mape);
         fmt_pct(m2, sizeof m2, mape_l);
-        fmt_pct(f, sizeof f, 100 * fr);
+        fmt_pct(lr, sizeof lr, 100 * fr);
         emit_table_row(&t, est_coll_names[x->kind], grp, rows, bad, range, m1,
-                      m2, f, bottleneck, x->file);
+                      m2, lr, bottleneck, x->file);
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "collective", est_coll_names[x->kind]);
         cJSON_AddNumberToObject(j, "nodes", x->nodes);
@@ -409,10 +282,10 @@ int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
             cJSON_AddNullToObject(j, "bottleneck");
         cJSON_AddItemToArray(arr, j);
     }
-    if (o->format == EMIT_JSON) {
+    if (a->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "system", y->name);
-        cJSON_AddBoolToObject(j, "keep_bad", o->keep_bad);
+        cJSON_AddBoolToObject(j, "keep_bad", a->keep_bad);
         cJSON_AddNumberToObject(j, "large_bytes", LARGE_BYTES);
         cJSON_AddNumberToObject(j, "big_bytes", BIG_BYTES);
         cJSON_AddItemToObject(j, "tables", arr);
@@ -429,20 +302,20 @@ int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
                 cJSON_AddNullToObject(x, "mape_pct");
             cJSON_AddItemToArray(sa, x);
         }
-        emit_print_json(out->f, j);
+        emit_print_json(f, j);
     } else {
-        if (o->format == EMIT_TABLE)
-            fprintf(out->f,
+        if (a->format == EMIT_TABLE)
+            fprintf(f,
                     "analytical model vs measured tables of %s: mean "
                     "absolute error of the analytical time, over all rows "
                     "and over rows of at least 16 MiB; line rate %% = "
                     "median achieved share of the model's line-rate time "
                     "(rows of at least 64 MiB)\n\n",
                     y->name);
-        emit_table_print(&t, out->f, o->format);
-        if (o->format == EMIT_TABLE) {
+        emit_table_print(&t, f, a->format);
+        if (a->format == EMIT_TABLE) {
             if (nt == 0)
-                fprintf(out->f, "\n%s lists no measured collective tables\n",
+                fprintf(f, "\n%s lists no measured collective tables\n",
                         y->name);
             for (int s = 0; s < nsums; s++) {
                 /* The citation's opening words name it well enough. */
@@ -450,7 +323,7 @@ int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
                 tp_strlcpy(label, sums[s].source, sizeof label);
                 if (strlen(sums[s].source) >= sizeof label)
                     memcpy(label + sizeof label - 4, "...", 4);
-                fprintf(out->f, "%s  %.1f %% over %d rows: %s\n",
+                fprintf(f, "%s  %.1f %% over %d rows: %s\n",
                         s ? "" : "\nerror per source:\n",
                         sums[s].n ? 100 * sums[s].sum / sums[s].n : NAN,
                         sums[s].n, label);
@@ -461,6 +334,5 @@ int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
     cJSON_Delete(arr);
     emit_table_free(&t);
     est_comm_free(c);
-    hw_db_free(db);
     return TP_OK;
 }

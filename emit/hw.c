@@ -1,17 +1,18 @@
 /*
- * cmd_hw.c - `trainplan hw list`, `hw show NAME`, `hw check FILE...`.
+ * hw.c - the reports of `trainplan hw list`, `hw show NAME` and `hw check
+ * FILE...`: the GPUs and systems of a hardware database, every number of
+ * one with its source, and the check of GPU and system files (what the
+ * loader refuses, then the measured samples and collective rows that
+ * cannot be right on that hardware).
+ *
+ * Deliberately not here: the loader and its checks (hwdb/), the
+ * plausibility rules (estimator/samples.c, comm_table.c).
  */
-#include "cli.h"
-#include "est.h"
+#include "report.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-hw_db *cli_open_hwdb(const cli_opts *o, tp_err *e)
-{
-    return hw_db_open(o->hwdb_dirs, o->n_hwdb, e);
-}
 
 static cJSON *fields_json(const hw_field *f, int n)
 {
@@ -150,20 +151,17 @@ static void print_aliases(FILE *f, const char (*a)[HW_NAME_MAX], int n)
     fputc('\n', f);
 }
 
-int cmd_hw_list(const cli_opts *o, emit_out *out, tp_err *e)
+int emit_hw_list(FILE *f, emit_format fmt, const hw_db *db)
 {
-    hw_db *db = cli_open_hwdb(o, e);
-    if (!db) return e->status;
     int ng = hw_gpu_count(db), ns = hw_system_count(db);
-    if (o->format == EMIT_JSON) {
+    if (fmt == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON *ga = cJSON_AddArrayToObject(j, "gpus");
         for (int i = 0; i < ng; i++) cJSON_AddItemToArray(ga, gpu_json(hw_gpu_at(db, i)));
         cJSON *sa = cJSON_AddArrayToObject(j, "systems");
         for (int i = 0; i < ns; i++)
             cJSON_AddItemToArray(sa, system_json(hw_system_at(db, i)));
-        emit_print_json(out->f, j);
-        hw_db_free(db);
+        emit_print_json(f, j);
         return TP_OK;
     }
     static const char *gh[] = {"gpu",    "bf16 dense",      "fp8 dense",
@@ -193,9 +191,9 @@ int cmd_hw_list(const cli_opts *o, emit_out *out, tp_err *e)
         emit_table_row(&t, g->name, bf, f8, f4, mem, bw, su, pw, al,
                       g->display_name);
     }
-    emit_table_print(&t, out->f, o->format);
+    emit_table_print(&t, f, fmt);
     emit_table_free(&t);
-    fputc('\n', out->f);
+    fputc('\n', f);
     static const char *sh[] = {"system", "gpu",  "gpus/node", "max nodes",
                                "intra-node", "inter-node", "$/GPU-h",
                                "aliases", "name"};
@@ -226,9 +224,8 @@ int cmd_hw_list(const cli_opts *o, emit_out *out, tp_err *e)
         emit_table_row(&t, y->name, y->gpu ? y->gpu->name : y->gpu_name, gpn,
                       mx, intra, inter, price, al, y->display_name);
     }
-    emit_table_print(&t, out->f, o->format);
+    emit_table_print(&t, f, fmt);
     emit_table_free(&t);
-    hw_db_free(db);
     return TP_OK;
 }
 
@@ -247,66 +244,61 @@ static void print_fields(FILE *f, const hw_field *fl, int n, emit_format fmt)
     emit_table_free(&t);
 }
 
-int cmd_hw_show(const cli_opts *o, emit_out *out, tp_err *e)
+int emit_hw_show(FILE *f, emit_format fmt, const hw_db *db, const char *name,
+                 tp_err *e)
 {
-    hw_db *db = cli_open_hwdb(o, e);
-    if (!db) return e->status;
-    const char *name = o->pos[0];
     tp_err ge = {0}, se = {0};
     const hw_system *y = hw_find_system(db, name, &se);
     const hw_gpu *g = y ? NULL : hw_find_gpu(db, name, &ge);
     if (!y && !g) {
         /* Neither: report both lists of near names. */
         tp_errf(e, TP_EDATA, "%s; %s", se.msg, ge.msg);
-        hw_db_free(db);
         return TP_EDATA;
     }
-    if (o->format == EMIT_JSON) {
-        emit_print_json(out->f, y ? system_json(y) : gpu_json(g));
-        hw_db_free(db);
+    if (fmt == EMIT_JSON) {
+        emit_print_json(f, y ? system_json(y) : gpu_json(g));
         return TP_OK;
     }
-    if (o->format == EMIT_TABLE) {
+    if (fmt == EMIT_TABLE) {
         if (y) {
-            fprintf(out->f, "system %s: %s\nfile: %s", y->name,
+            fprintf(f, "system %s: %s\nfile: %s", y->name,
                     y->display_name, y->file);
             if (y->base_file)
-                fprintf(out->f, " (merged over %s)", y->base_file);
-            fputc('\n', out->f);
-            print_aliases(out->f, y->aliases, y->n_aliases);
-            fprintf(out->f, "gpu: %s; intra-node: %s (%s); inter-node: %s (%s)\n\n",
+                fprintf(f, " (merged over %s)", y->base_file);
+            fputc('\n', f);
+            print_aliases(f, y->aliases, y->n_aliases);
+            fprintf(f, "gpu: %s; intra-node: %s (%s); inter-node: %s (%s)\n\n",
                     y->gpu->name, y->intra_fabric,
                     hw_topology_names[y->intra_topology], y->inter_network,
                     hw_topology_names[y->inter_topology]);
         } else {
-            fprintf(out->f, "gpu %s: %s (%s, %s)\nfile: %s", g->name,
+            fprintf(f, "gpu %s: %s (%s, %s)\nfile: %s", g->name,
                     g->display_name, g->vendor, g->arch, g->file);
             if (g->base_file)
-                fprintf(out->f, " (merged over %s)", g->base_file);
-            fputc('\n', out->f);
-            print_aliases(out->f, g->aliases, g->n_aliases);
-            fputc('\n', out->f);
+                fprintf(f, " (merged over %s)", g->base_file);
+            fputc('\n', f);
+            print_aliases(f, g->aliases, g->n_aliases);
+            fputc('\n', f);
         }
     }
     if (y)
-        print_fields(out->f, y->fields, y->n_fields, o->format);
+        print_fields(f, y->fields, y->n_fields, fmt);
     else
-        print_fields(out->f, g->fields, g->n_fields, o->format);
+        print_fields(f, g->fields, g->n_fields, fmt);
     /* A system's table also shows its GPU, so one command shows the
      * whole cluster. */
-    if (y && o->format == EMIT_TABLE) {
-        fprintf(out->f, "\ngpu %s: %s\n\n", y->gpu->name, y->gpu->display_name);
-        print_fields(out->f, y->gpu->fields, y->gpu->n_fields, o->format);
+    if (y && fmt == EMIT_TABLE) {
+        fprintf(f, "\ngpu %s: %s\n\n", y->gpu->name, y->gpu->display_name);
+        print_fields(f, y->gpu->fields, y->gpu->n_fields, fmt);
     }
     int nm = y ? y->n_measured : g->n_measured;
-    if (nm && o->format == EMIT_TABLE)
-        fprintf(out->f, "\n%d measured data file(s) listed\n", nm);
+    if (nm && fmt == EMIT_TABLE)
+        fprintf(f, "\n%d measured data file(s) listed\n", nm);
     const hw_gpu *og = y ? y->gpu : g;
-    if (og->models_like && o->format == EMIT_TABLE)
-        fprintf(out->f, "\noperator models: %s's fitted efficiencies on %s's "
+    if (og->models_like && fmt == EMIT_TABLE)
+        fprintf(f, "\noperator models: %s's fitted efficiencies on %s's "
                 "own roofline (%s)\n", og->models_like->name, og->name,
                 og->models_like_note);
-    hw_db_free(db);
     return TP_OK;
 }
 
@@ -324,6 +316,21 @@ static void append_line(char **text, size_t *len, const char *fmt, ...)
     *text = tp_xrealloc(*text, *len + (size_t)w + 1);
     memcpy(*text + *len, line, (size_t)w + 1);
     *len += (size_t)w;
+}
+
+/* The database of a's directories; where it does not open (the file
+ * under check may be the broken one in --hwdb), the built-in one alone.
+ * NULL (e set) when neither opens. The caller frees it. */
+static hw_db *open_or_builtin(const emit_check_ask *a, tp_err *e)
+{
+    hw_db *db = hw_db_open(a->hwdb_dirs, a->n_hwdb, e);
+    if (!db) {
+        char builtin[4096];
+        const char *dirs[1] = {builtin};
+        hw_builtin_dir(builtin, sizeof builtin);
+        db = hw_db_open_dirs(dirs, 1, e);
+    }
+    return db;
 }
 
 /* Sample hygiene over the operator samples a GPU file lists: appends, for
@@ -389,18 +396,12 @@ static int sample_warnings(const char *path, char **text, char **errs,
  * error of the file: the tables leave those rows out by default. A table
  * that cannot be read is, as in sample_warnings: its message goes to
  * *errs. */
-static int table_warnings(const cli_opts *o, const char *path, int show,
+static int table_warnings(const emit_check_ask *a, const char *path, int show,
                           char **text, size_t *len, char **errs,
                           size_t *elen)
 {
     tp_err e = {0};
-    hw_db *db = cli_open_hwdb(o, &e);
-    if (!db) {
-        char builtin[4096];
-        const char *dirs[1] = {builtin};
-        hw_builtin_dir(builtin, sizeof builtin);
-        db = hw_db_open_dirs(dirs, 1, &e);
-    }
+    hw_db *db = open_or_builtin(a, &e);
     if (!db) return 0;
     int nbad = 0;
     cJSON *root = NULL;
@@ -439,23 +440,15 @@ static int table_warnings(const cli_opts *o, const char *path, int show,
     return nbad;
 }
 
-int cmd_hw_check(const cli_opts *o, emit_out *out, tp_err *e)
+int emit_hw_check(const emit_check_ask *a, FILE *f, tp_err *e)
 {
     tp_err de = {0};
-    hw_db *db = cli_open_hwdb(o, &de);
-    if (!db) {
-        /* The file under check may be the broken one in --hwdb; check it
-         * against the built-in database alone. */
-        char builtin[4096];
-        const char *dirs[1] = {builtin};
-        hw_builtin_dir(builtin, sizeof builtin);
-        db = hw_db_open_dirs(dirs, 1, &de);
-    }
+    hw_db *db = open_or_builtin(a, &de);
     int worst = TP_OK, bad = 0;
-    cJSON *arr = o->format == EMIT_JSON ? cJSON_CreateArray() : NULL;
-    for (int i = 0; i < o->npos; i++) {
+    cJSON *arr = a->format == EMIT_JSON ? cJSON_CreateArray() : NULL;
+    for (int i = 0; i < a->nfiles; i++) {
         char *report = NULL;
-        int rc = hw_check_file(db, o->pos[i], &report);
+        int rc = hw_check_file(db, a->files[i], &report);
         if (rc) {
             bad++;
             if (worst == TP_OK || rc == TP_ENOINPUT) worst = rc;
@@ -463,11 +456,11 @@ int cmd_hw_check(const cli_opts *o, emit_out *out, tp_err *e)
         char *warn = NULL, *errs = NULL;
         size_t elen = 0;
         enum { SHOW = 5 };
-        int nwarn = rc ? 0 : sample_warnings(o->pos[i], &warn, &errs, &elen);
+        int nwarn = rc ? 0 : sample_warnings(a->files[i], &warn, &errs, &elen);
         char *twarn = NULL;
         size_t tlen = 0;
         int ntwarn = rc ? 0
-                        : table_warnings(o, o->pos[i], SHOW, &twarn, &tlen,
+                        : table_warnings(a, a->files[i], SHOW, &twarn, &tlen,
                                          &errs, &elen);
         if (errs) {
             /* A measured file the loaders refuse: a problem of this file,
@@ -481,7 +474,7 @@ int cmd_hw_check(const cli_opts *o, emit_out *out, tp_err *e)
         }
         if (arr) {
             cJSON *j = cJSON_CreateObject();
-            cJSON_AddStringToObject(j, "file", o->pos[i]);
+            cJSON_AddStringToObject(j, "file", a->files[i]);
             cJSON_AddBoolToObject(j, "ok", rc == TP_OK);
             cJSON *pa = cJSON_AddArrayToObject(j, "problems");
             add_lines(pa, report);
@@ -492,36 +485,36 @@ int cmd_hw_check(const cli_opts *o, emit_out *out, tp_err *e)
                       twarn);
             cJSON_AddItemToArray(arr, j);
         } else if (rc == TP_OK) {
-            fprintf(out->f, "%s: ok\n", o->pos[i]);
+            fprintf(f, "%s: ok\n", a->files[i]);
             if (nwarn) {
-                fprintf(out->f,
+                fprintf(f,
                         "%s: warning: %d measured sample(s) cannot be right "
                         "on this GPU; fits leave those times out "
                         "(--keep-bad keeps them); per sample file:\n",
-                        o->pos[i], nwarn);
-                fputs(warn, out->f);
+                        a->files[i], nwarn);
+                fputs(warn, f);
             }
             if (ntwarn) {
-                fprintf(out->f,
+                fprintf(f,
                         "%s: warning: %d measured collective row(s) cannot be "
                         "right on this system; the tables leave them out "
                         "(--keep-bad keeps them)%s\n",
-                        o->pos[i], ntwarn,
+                        a->files[i], ntwarn,
                         ntwarn > SHOW ? "; the first:" : ":");
-                fputs(twarn, out->f);
+                fputs(twarn, f);
             }
         } else {
             /* Problems are diagnostics: stderr, and also the data of this
              * command, so they go to the output too. */
-            fputs(report, out->f);
+            fputs(report, f);
         }
         free(report);
         free(warn);
         free(twarn);
     }
-    if (arr) emit_print_json(out->f, arr);
+    if (arr) emit_print_json(f, arr);
     hw_db_free(db);
     if (bad)
-        tp_errf(e, worst, "%d of %d file(s) have problems", bad, o->npos);
+        tp_errf(e, worst, "%d of %d file(s) have problems", bad, a->nfiles);
     return worst;
 }

@@ -1,7 +1,7 @@
 /*
- * cmd_import.c - `trainplan hw import-nccl-tests -o DIR LOG...`: turns the
- * output of NVIDIA's nccl-tests into measured collective tables of a
- * system, in a hardware database directory DIR, so that `--hwdb DIR`
+ * import.c - the work of `trainplan hw import-nccl-tests -o DIR LOG...`:
+ * turns the output of NVIDIA's nccl-tests into measured collective tables
+ * of a system, in a hardware database directory DIR, so that `--hwdb DIR`
  * gives the user's own network to every command.
  *
  * DIR gets measured/<system>/nccl-tests_<collective>_<N>x<G>.csv (one per
@@ -17,11 +17,12 @@
  * (emit/out.c's writer) and renamed into place only when all of them are
  * complete, so a bad log leaves DIR as it was.
  *
- * The log parser is estimator/nccl_tests.c.
+ * The log parser is estimator/nccl_tests.c; the caller parses every log
+ * (est_nccl_parse) before calling, so nothing is written unless all are
+ * good.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
-#include "cli.h"
-#include "est.h"
+#include "report.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -92,18 +93,19 @@ static int cmp_row(const void *a, const void *b)
 
 /* The system the logs ran on: --system, else the one system whose GPU is
  * the device the logs name. */
-static const hw_system *pick_system(const cli_opts *o, hw_db *db,
-                                    const est_nccl_test *t, int nt, tp_err *e)
+static const hw_system *pick_system(const emit_import_ask *a,
+                                    const hw_db *db, tp_err *e)
 {
+    const est_nccl_test *t = a->tests;
     const char *device = NULL;
-    for (int i = 0; i < nt && !device; i++)
+    for (int i = 0; i < a->ntests && !device; i++)
         if (t[i].device[0]) device = t[i].device;
     tp_err ge = {0};
     const hw_gpu *g = device ? hw_find_gpu(db, device, &ge) : NULL;
-    if (o->system) {
-        const hw_system *y = hw_find_system(db, o->system, e);
+    if (a->system) {
+        const hw_system *y = hw_find_system(db, a->system, e);
         if (y && g && y->gpu != g)
-            fprintf(cli_err(o),
+            fprintf(a->err,
                     "trainplan: warning: the logs ran on %s (%s), but %s has "
                     "%s; importing as asked\n",
                     device, g->name, y->name, y->gpu->name);
@@ -258,40 +260,12 @@ static void dir_of(const char *file, char *out, size_t cap)
         tp_strlcpy(out, ".", cap);
 }
 
-int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e)
+int emit_nccl_import(const emit_import_ask *a, const hw_db *db, FILE *f,
+                     tp_err *e)
 {
-    if (!o->out_dir)
-        return tp_errf(e, TP_EUSAGE,
-                       "'hw import-nccl-tests' needs -o DIR, the hardware "
-                       "database directory to write into");
-    if (!o->job.opt_nodes != !o->job.opt_per_node)
-        return tp_errf(e, TP_EUSAGE,
-                       "--nodes and --gpus-per-node go together");
-    int op = -1;
-    if (o->op) {
-        op = est_coll_parse(o->op);
-        if (op < 0)
-            return tp_errf(e, TP_EDATA,
-                           "--op: unknown collective '%s' (known: allreduce, "
-                           "reducescatter, allgather, alltoall, sendrecv)",
-                           o->op);
-    }
-    /* Parse every log first: nothing is written unless all are good. */
-    est_nccl_test *tests = NULL;
-    int nt = 0, rc = TP_OK;
-    for (int i = 0; i < o->npos && rc == TP_OK; i++)
-        rc = est_nccl_parse(o->pos[i], op, o->job.opt_nodes, o->job.opt_per_node,
-                            &tests, &nt, e);
-    if (rc) {
-        est_nccl_free(tests, nt);
-        return rc;
-    }
-    hw_db *db = cli_open_hwdb(o, e);
-    if (!db) {
-        est_nccl_free(tests, nt);
-        return e->status;
-    }
-    const hw_system *y = pick_system(o, db, tests, nt, e);
+    const est_nccl_test *tests = a->tests;
+    int nt = a->ntests, rc = TP_OK;
+    const hw_system *y = pick_system(a, db, e);
     out_table *tab = NULL;
     int ntab = 0;
     pending_file *files = NULL;
@@ -346,8 +320,8 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e)
     }
     /* The system file to extend: DIR's own copy, else the loaded one. */
     char sysdir[PATH_MAX], measdir[PATH_MAX], target_json[PATH_MAX * 2];
-    snprintf(sysdir, sizeof sysdir, "%s/systems", o->out_dir);
-    snprintf(measdir, sizeof measdir, "%s/measured/%s", o->out_dir, y->name);
+    snprintf(sysdir, sizeof sysdir, "%s/systems", a->out_dir);
+    snprintf(measdir, sizeof measdir, "%s/measured/%s", a->out_dir, y->name);
     snprintf(target_json, sizeof target_json, "%s/%s.json", sysdir, y->name);
     struct stat st;
     const char *base = stat(target_json, &st) == 0 ? target_json : y->file;
@@ -462,16 +436,16 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e)
                 cJSON_DeleteItemFromObjectCaseSensitive(ent, "__new");
                 continue;
             }
-            const cJSON *f = cJSON_GetObjectItemCaseSensitive(ent, "file");
+            const cJSON *file = cJSON_GetObjectItemCaseSensitive(ent, "file");
             char norm[PATH_MAX];
-            if (same || !cJSON_IsString(f)
-                || !rel_inside(f->valuestring, norm, sizeof norm)) {
+            if (same || !cJSON_IsString(file)
+                || !rel_inside(file->valuestring, norm, sizeof norm)) {
                 fix_entry_path(ent, base_dir, same);
                 continue;
             }
             char src[PATH_MAX * 2], dst[PATH_MAX * 2];
-            snprintf(src, sizeof src, "%s/%s", base_dir, f->valuestring);
-            snprintf(dst, sizeof dst, "%s/%s", o->out_dir, norm);
+            snprintf(src, sizeof src, "%s/%s", base_dir, file->valuestring);
+            snprintf(dst, sizeof dst, "%s/%s", a->out_dir, norm);
             /* an imported table of that name replaces the listed one */
             int replaced = 0;
             for (int k = 0; k < ntab && !replaced; k++)
@@ -488,7 +462,7 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e)
                                  "system file lists (as %s) and the import "
                                  "would copy there; move it away or import "
                                  "into another directory",
-                                 dst, src, f->valuestring);
+                                 dst, src, file->valuestring);
                 continue; /* the same table is there already */
             }
             char parent[PATH_MAX * 2];
@@ -510,7 +484,7 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e)
     /* All written: move them into place. */
     for (int i = 0; i < nfiles && rc == TP_OK; i++)
         rc = emit_out_commit(&files[i].o, e);
-    if (rc == TP_OK && o->format == EMIT_JSON) {
+    if (rc == TP_OK && a->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "system", y->name);
         cJSON_AddStringToObject(j, "system_file", target_json);
@@ -525,14 +499,14 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e)
             cJSON_AddStringToObject(x, "file", files[k].target);
             cJSON_AddItemToArray(arr, x);
         }
-        emit_print_json(out->f, j);
+        emit_print_json(f, j);
     } else if (rc == TP_OK) {
-        emit_table_print(&summary, out->f, o->format);
-        if (o->format == EMIT_TABLE)
-            fprintf(out->f,
+        emit_table_print(&summary, f, a->format);
+        if (a->format == EMIT_TABLE)
+            fprintf(f,
                     "\nwrote %s; use it with --hwdb %s (e.g. trainplan --hwdb "
                     "%s coll cv --system %s)\n",
-                    target_json, o->out_dir, o->out_dir, y->name);
+                    target_json, a->out_dir, a->out_dir, y->name);
     }
     emit_table_free(&summary);
 done:
@@ -541,7 +515,5 @@ done:
     for (int k = 0; k < ntab; k++) free(tab[k].rows);
     free(tab);
     cJSON_Delete(doc);
-    est_nccl_free(tests, nt);
-    hw_db_free(db);
     return rc;
 }

@@ -1,6 +1,7 @@
 /*
- * cmd_op.c - `trainplan op predict | show | cv`: the operator time models
- * from the command line, so anyone can check them on a split of their own.
+ * op.c - the reports of `trainplan op predict | show | cv`: the operator
+ * time models from the command line, so anyone can check them on a split
+ * of their own.
  *
  * Splits of `op cv` are deterministic: samples are shuffled by a PCG32
  * stream seeded with --seed whose stream number is the operator's index,
@@ -8,65 +9,26 @@
  * on hidden size <= 6144 and test on >= 6656; train on sequence length
  * <= 4096 and test on >= 4608.
  */
-#define _POSIX_C_SOURCE 200809L /* strtok_r */
-#include "cli.h"
-#include "est.h"
+#include "report.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int need(const char *v, const char *opt, const char *cmd, tp_err *e)
+static hw_dtype op_dtype(const emit_op_ask *a, const char *op)
 {
-    if (v) return TP_OK;
-    return tp_errf(e, TP_EUSAGE, "'%s' needs %s", cmd, opt);
-}
-
-static int check_op_name(const char *op, tp_err *e)
-{
-    int n = 0;
-    while (est_sample_op_names[n]) n++;
-    for (int i = 0; i < n; i++)
-        if (strcmp(op, est_sample_op_names[i]) == 0) return TP_OK;
-    char hint[256], known[512];
-    tp_suggest(op, est_sample_op_names, n, hint, sizeof hint);
-    size_t at = 0;
-    known[0] = '\0';
-    for (int i = 0; i < n && at < sizeof known; i++)
-        at += (size_t)snprintf(known + at, sizeof known - at, "%s%s",
-                               i ? ", " : "", est_sample_op_names[i]);
-    return tp_errf(e, TP_EDATA, "unknown operator '%s'%s (known: %s)", op,
-                   hint, known);
-}
-
-/* Opens the hardware database and finds --gpu; NULL (and *db NULL, e
- * set) when either fails. The caller frees *db. */
-static const hw_gpu *open_gpu(const cli_opts *o, hw_db **db, tp_err *e)
-{
-    *db = cli_open_hwdb(o, e);
-    if (!*db) return NULL;
-    const hw_gpu *g = hw_find_gpu(*db, o->gpu, e);
-    if (!g) {
-        hw_db_free(*db);
-        *db = NULL;
-    }
-    return g;
-}
-
-static hw_dtype op_dtype(const cli_opts *o, const char *op)
-{
-    if (o->dtype >= 0) return (hw_dtype)o->dtype;
+    if (a->dtype >= 0) return (hw_dtype)a->dtype;
     if (strcmp(op, "gemm") == 0) return HW_BF16;
     if (strcmp(op, "adam") == 0) return HW_FP32;
     return HW_FP16;
 }
 
 /* Drops implausible passes (and samples with none left) unless
- * --keep-bad; says how many on stderr. */
-static int clean(const hw_gpu *g, const cli_opts *o, est_sample *s, int n,
+ * keep_bad; says how many on a->err. */
+static int clean(const hw_gpu *g, const emit_op_ask *a, est_sample *s, int n,
                  const char *what)
 {
-    if (o->keep_bad) return n;
+    if (a->keep_bad) return n;
     int k = 0, bad = 0;
     char why[160], first[200] = "";
     for (int i = 0; i < n; i++) {
@@ -77,119 +39,57 @@ static int clean(const hw_gpu *g, const cli_opts *o, est_sample *s, int n,
         s[k++] = s[i];
     }
     if (bad)
-        fprintf(cli_err(o),
+        fprintf(a->err,
                 "trainplan: %s: left out implausible times of %d sample(s), "
                 "e.g. %s (--keep-bad keeps them)\n",
                 what, bad, first);
     return k;
 }
 
-int cmd_op_predict(const cli_opts *o, emit_out *out, tp_err *e)
+int emit_op_predict(const emit_op_ask *a, const hw_db *db, FILE *f,
+                    tp_err *e)
 {
     int rc;
-    if ((rc = need(o->gpu, "--gpu", "op predict", e))
-        || (rc = need(o->op, "--op", "op predict", e))
-        || (rc = need(o->train, "--train", "op predict", e))
-        || (rc = need(o->shapes, "--shapes", "op predict", e)))
-        return rc;
-    if ((rc = check_op_name(o->op, e))) return rc;
-    hw_db *db;
-    const hw_gpu *g = open_gpu(o, &db, e);
+    const hw_gpu *g = hw_find_gpu(db, a->gpu, e);
     if (!g) return e->status;
     est_sample *tr = NULL, *sh = NULL;
     int ntr = 0, nsh = 0;
     est_fit fit = {0};
-    hw_dtype dt = op_dtype(o, o->op);
-    if ((rc = est_read_samples(o->train, o->op, dt, &tr, &ntr, e))
-        || (rc = est_read_samples(o->shapes, o->op, dt, &sh, &nsh, e)))
+    hw_dtype dt = op_dtype(a, a->op);
+    if ((rc = est_read_samples(a->train, a->op, dt, &tr, &ntr, e))
+        || (rc = est_read_samples(a->shapes, a->op, dt, &sh, &nsh, e)))
         goto done;
-    ntr = clean(g, o, tr, ntr, o->train);
+    ntr = clean(g, a, tr, ntr, a->train);
     if ((rc = est_fit_samples(g, tr, ntr, &fit, e))) goto done;
     /* Echo the shape columns SHAPES has, in the seed order, then ours. */
     int present[EST_NCOLS] = {0};
     for (int c = 0; c < EST_NCOLS; c++)
         present[c] = nsh > 0 && sh[0].cols[c] >= 0;
     for (int c = 0; c < EST_NCOLS; c++)
-        if (present[c]) fprintf(out->f, "%s,", est_col_names[c]);
-    fprintf(out->f, "F_dur(us),B_dur(us)\n");
+        if (present[c]) fprintf(f, "%s,", est_col_names[c]);
+    fprintf(f, "F_dur(us),B_dur(us)\n");
     for (int i = 0; i < nsh; i++) {
         est_time t;
         est_fit_predict(g, &fit, &sh[i].op, &t);
         for (int c = 0; c < EST_NCOLS; c++)
-            if (present[c]) fprintf(out->f, "%.17g,", sh[i].cols[c]);
-        fprintf(out->f, "%.3f,%.3f\n", t.fwd_s * 1e6, t.bwd_s * 1e6);
+            if (present[c]) fprintf(f, "%.17g,", sh[i].cols[c]);
+        fprintf(f, "%.3f,%.3f\n", t.fwd_s * 1e6, t.bwd_s * 1e6);
     }
 done:
     est_fit_free(&fit);
     free(tr);
     free(sh);
-    hw_db_free(db);
     return rc;
 }
 
-/* Parses "k=v,k=v" into cols (absent = -1). */
-static int parse_shape(const char *spec, double *cols, tp_err *e)
-{
-    for (int c = 0; c < EST_NCOLS; c++) cols[c] = -1;
-    char *buf = tp_xstrdup(spec), *save = NULL;
-    int rc = TP_OK, n = 0;
-    for (char *kv = strtok_r(buf, ",", &save); kv && !rc;
-         kv = strtok_r(NULL, ",", &save), n++) {
-        char *eq = strchr(kv, '=');
-        int c = -1;
-        if (eq) {
-            *eq = '\0';
-            for (int k = 0; k < EST_NCOLS; k++)
-                if (strcmp(kv, est_col_names[k]) == 0) c = k;
-        }
-        long long v = 0;
-        if (c < 0 || tp_parse_int(eq + 1, 1, 999999999999LL, &v))
-            rc = tp_errf(e, TP_EUSAGE,
-                         "--shape: expected K=V pairs with K one of mp, b, "
-                         "h, l, dim, m, n, k, params and V a whole number in "
-                         "[1, 1e12), found '%s'",
-                         spec);
-        else if (cols[c] > 0)
-            rc = tp_errf(e, TP_EUSAGE, "--shape '%s': %s given twice", spec,
-                         est_col_names[c]);
-        else
-            cols[c] = (double)v;
-    }
-    free(buf);
-    if (!rc && n == 0)
-        rc = tp_errf(e, TP_EUSAGE,
-                     "--shape: expected K=V pairs such as mp=1,b=2,l=1024,"
-                     "dim=4096, found '%s'",
-                     spec);
-    return rc;
-}
-
-int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e)
+int emit_op_show(const emit_op_ask *a, const hw_db *db, FILE *f, tp_err *e)
 {
     int rc;
-    if ((rc = need(o->gpu, "--gpu", "op show", e))
-        || (rc = need(o->op, "--op", "op show", e))
-        || (rc = need(o->shape, "--shape", "op show", e)))
-        return rc;
-    if ((rc = check_op_name(o->op, e))) return rc;
-    double cols[EST_NCOLS];
-    if ((rc = parse_shape(o->shape, cols, e))) return rc;
-    int needs[EST_NCOLS];
-    est_sample_needs(o->op, needs);
-    for (int c = 0; c < EST_NCOLS; c++)
-        if (needs[c] && !(cols[c] > 0)) {
-            char list[96];
-            est_sample_needs_str(needs, list, sizeof list);
-            return tp_errf(e, TP_EUSAGE,
-                           "--shape '%s': no %s; --op %s needs %s (mp "
-                           "defaults to 1)",
-                           o->shape, est_col_names[c], o->op, list);
-        }
-    hw_db *db;
-    const hw_gpu *g = open_gpu(o, &db, e);
+    const double *cols = a->shape;
+    const hw_gpu *g = hw_find_gpu(db, a->gpu, e);
     if (!g) return e->status;
     est_op op;
-    est_sample_op(o->op, op_dtype(o, o->op), cols, &op);
+    est_sample_op(a->op, op_dtype(a, a->op), cols, &op);
     est_work w;
     est_op_work(&op, &w);
     est_time roof, floor_t, used;
@@ -198,17 +98,15 @@ int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e)
     est_op_floor(g, &op, &floor_t, fwhy);
     est_sample *s = NULL;
     int n = 0, bad = 0;
-    if ((rc = est_gpu_samples(g, o->op, (int)op.dtype, o->keep_bad, &s, &n,
+    if ((rc = est_gpu_samples(g, a->op, (int)op.dtype, a->keep_bad, &s, &n,
                               &bad, e))) {
-        hw_db_free(db);
         return rc;
     }
     /* The time the estimator uses: every sample file of the GPU pooled by
      * kernel, the floors, the fp8 bound, the composed GEMM backward. */
-    est_models *models = est_models_open(g, o->keep_bad, e);
+    est_models *models = est_models_open(g, a->keep_bad, e);
     if (!models) {
         free(s);
-        hw_db_free(db);
         return e->status;
     }
     est_model_info info;
@@ -217,12 +115,12 @@ int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e)
     static const char *hdr[] = {"", "forward", "backward"};
     emit_table t;
     emit_table_init(&t, 3, hdr, "lrr");
-    char a[48], b[48];
+    char ca[48], cb[48];
 #define ROW(label, fa, fb, unit)                                              \
     do {                                                                      \
-        emit_fmt_si(a, sizeof a, fa, unit);                                    \
-        emit_fmt_si(b, sizeof b, fb, unit);                                    \
-        emit_table_row(&t, label, a, b);                                       \
+        emit_fmt_si(ca, sizeof ca, fa, unit);                                 \
+        emit_fmt_si(cb, sizeof cb, fb, unit);                                 \
+        emit_table_row(&t, label, ca, cb);                                    \
     } while (0)
     ROW("FLOPs", w.fwd_flops, w.bwd_flops, "FLOP");
     ROW("HBM bytes", w.fwd_bytes, w.bwd_bytes, "B");
@@ -235,10 +133,10 @@ int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e)
     ROW("achieved", used.fwd_s > 0 ? w.fwd_bytes / used.fwd_s : 0,
         used.bwd_s > 0 ? w.bwd_bytes / used.bwd_s : 0, "B/s");
 #undef ROW
-    if (o->format == EMIT_JSON) {
+    if (a->format == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "gpu", g->name);
-        cJSON_AddStringToObject(j, "op", o->op);
+        cJSON_AddStringToObject(j, "op", a->op);
         cJSON_AddStringToObject(j, "kind", est_op_names[op.kind]);
         cJSON_AddStringToObject(j, "dtype", hw_dtype_names[op.dtype]);
         cJSON_AddNumberToObject(j, "fwd_flops", w.fwd_flops);
@@ -264,46 +162,46 @@ int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e)
         cJSON_AddBoolToObject(j, "fp4_bound_bwd", info.fp4_bound_bwd);
         cJSON_AddNumberToObject(j, "samples", n);
         cJSON_AddNumberToObject(j, "samples_left_out", bad);
-        emit_print_json(out->f, j);
+        emit_print_json(f, j);
     } else {
-        if (o->format == EMIT_TABLE)
-            fprintf(out->f, "%s on %s (%s), %s\n\n", o->op, g->name,
+        if (a->format == EMIT_TABLE)
+            fprintf(f, "%s on %s (%s), %s\n\n", a->op, g->name,
                     est_op_names[op.kind], hw_dtype_names[op.dtype]);
-        emit_table_print(&t, out->f, o->format);
-        if (o->format == EMIT_TABLE) {
+        emit_table_print(&t, f, a->format);
+        if (a->format == EMIT_TABLE) {
             static const char *const bound[] = {"", "the dense peak",
                                                  "the HBM bandwidth"};
-            fputc('\n', out->f);
+            fputc('\n', f);
             if (have_fit)
-                fprintf(out->f, "the time the estimator uses (before its "
+                fprintf(f, "the time the estimator uses (before its "
                         "in-training kernel efficiency): the %s fit of every "
                         "%s sample file of %s pooled, %d sample(s)\n",
                         est_op_names[op.kind], hw_dtype_names[op.dtype],
                         g->models_like ? g->models_like->name : g->name,
                         info.n_samples);
             else
-                fprintf(out->f, "no fit of %s at %s on %s: the roofline is "
+                fprintf(f, "no fit of %s at %s on %s: the roofline is "
                         "the time the estimator uses\n", est_op_names[op.kind],
                         hw_dtype_names[op.dtype], g->name);
             if (info.bwd_composed)
-                fprintf(out->f, "backward: the data-gradient (m x n by n x k) "
+                fprintf(f, "backward: the data-gradient (m x n by n x k) "
                         "and weight-gradient (k x m by m x n) GEMMs, each "
                         "through the forward fit (no backward samples)\n");
             if (info.floor_fwd || info.floor_bwd)
-                fprintf(out->f, "raised to the floor (%s%s%s): the fit "
+                fprintf(f, "raised to the floor (%s%s%s): the fit "
                         "extrapolated below what the GPU can do\n",
                         info.floor_fwd ? "forward: " : "",
                         info.floor_fwd ? bound[fwhy[0]] : "",
                         info.floor_bwd ? (info.floor_fwd ? "; backward" : "backward")
                                        : "");
             if (info.fp8_bound_fwd || info.fp8_bound_bwd)
-                fprintf(out->f, "raised to half the 16-bit GEMM of this "
+                fprintf(f, "raised to half the 16-bit GEMM of this "
                         "shape (%s): fp8 tensor cores give at most 2x\n",
                         info.fp8_bound_fwd && info.fp8_bound_bwd
                             ? "forward and backward"
                             : info.fp8_bound_fwd ? "forward" : "backward");
             if (info.fp4_bound_fwd || info.fp4_bound_bwd)
-                fprintf(out->f, "raised (%s) to the fp8 GEMM of this shape "
+                fprintf(f, "raised (%s) to the fp8 GEMM of this shape "
                         "at the fp8 / fp4 peak ratio, or to the 16-bit GEMM "
                         "over %s's measured fp4 speedup (%.2fx), the slower\n",
                         info.fp4_bound_fwd && info.fp4_bound_bwd
@@ -311,9 +209,9 @@ int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e)
                             : info.fp4_bound_fwd ? "forward" : "backward",
                         g->name, g->fp4_gemm_speedup);
             if (n > 0)
-                fprintf(out->f, "%d %s sample(s) of this file name (%d with "
+                fprintf(f, "%d %s sample(s) of this file name (%d with "
                         "an implausible time left out); nearest:\n", n,
-                        o->op, bad);
+                        a->op, bad);
             /* The three samples nearest in log-shape, with their times. */
             int best[3] = {-1, -1, -1};
             double bd[3] = {INFINITY, INFINITY, INFINITY};
@@ -334,25 +232,24 @@ int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e)
             for (int k = 0; k < 3; k++) {
                 if (best[k] < 0) continue;
                 const est_sample *x = &s[best[k]];
-                fprintf(out->f, "  line %d:", x->row);
+                fprintf(f, "  line %d:", x->row);
                 for (int c = 0; c < EST_NCOLS; c++)
                     if (x->cols[c] > 0)
-                        fprintf(out->f, " %s=%g", est_col_names[c], x->cols[c]);
+                        fprintf(f, " %s=%g", est_col_names[c], x->cols[c]);
                 double pt[2] = {x->fwd_s, x->bwd_s};
                 for (int p = 0; p < 2; p++) {
                     if (pt[p] > 0)
-                        fprintf(out->f, "  %s %.1f us", p ? "bwd" : "fwd",
+                        fprintf(f, "  %s %.1f us", p ? "bwd" : "fwd",
                                 pt[p] * 1e6);
                     else
-                        fprintf(out->f, "  %s -", p ? "bwd" : "fwd");
+                        fprintf(f, "  %s -", p ? "bwd" : "fwd");
                 }
-                fputc('\n', out->f);
+                fputc('\n', f);
             }
         }
     }
     emit_table_free(&t);
     free(s);
-    hw_db_free(db);
     return TP_OK;
 }
 
@@ -408,12 +305,12 @@ static int extrap(const hw_gpu *g, const est_sample *s, int n, int c,
 /* One row of op cv: k-fold and extrapolation errors of the fit to the
  * samples s[n] (shuffled here by PCG32 stream `stream`), labelled with
  * their source. */
-static void cv_row(const hw_gpu *g, const cli_opts *o, const char *op, int dt,
-                   const char *source, est_sample *s, int n, int bad,
+static void cv_row(const hw_gpu *g, const emit_op_ask *a, const char *op,
+                   int dt, const char *source, est_sample *s, int n, int bad,
                    uint64_t stream, emit_table *t, cJSON *arr)
 {
     pcg32 r;
-    pcg32_seed(&r, o->seed, stream);
+    pcg32_seed(&r, a->seed, stream);
     for (int i = n - 1; i > 0; i--) {
         int j = (int)pcg32_bounded(&r, (uint32_t)(i + 1));
         est_sample x = s[i];
@@ -423,10 +320,10 @@ static void cv_row(const hw_gpu *g, const cli_opts *o, const char *op, int dt,
     est_sample *tr = tp_xmalloc((size_t)n * sizeof *tr);
     est_sample *te = tp_xmalloc((size_t)n * sizeof *te);
     mape cv = {{0, 0}, {0, 0}}, xd = cv, xs = cv;
-    for (int f = 0; f < o->folds; f++) {
+    for (int f = 0; f < a->folds; f++) {
         int ntr = 0, nte = 0;
         for (int i = 0; i < n; i++) {
-            if (i % o->folds == f) te[nte++] = s[i];
+            if (i % a->folds == f) te[nte++] = s[i];
             else tr[ntr++] = s[i];
         }
         est_fit fit;
@@ -471,12 +368,10 @@ static void cv_row(const hw_gpu *g, const cli_opts *o, const char *op, int dt,
     free(te);
 }
 
-int cmd_op_cv(const cli_opts *o, emit_out *out, tp_err *e)
+int emit_op_cv(const emit_op_ask *a, const hw_db *db, FILE *f, tp_err *e)
 {
-    int rc = need(o->gpu, "--gpu", "op cv", e);
-    if (rc) return rc;
-    hw_db *db;
-    const hw_gpu *g = open_gpu(o, &db, e);
+    int rc = TP_OK;
+    const hw_gpu *g = hw_find_gpu(db, a->gpu, e);
     if (!g) return e->status;
     static const char *hdr[] = {"op", "dtype", "source", "samples", "implausible",
                                 "cv fwd %",  "cv bwd %",  "dim>6144 fwd %",
@@ -499,35 +394,34 @@ int cmd_op_cv(const cli_opts *o, emit_out *out, tp_err *e)
                 continue;
             est_sample *s;
             int n, bad;
-            if ((rc = est_measured_samples(g, m, o->keep_bad, &s, &n, &bad, e)))
+            if ((rc = est_measured_samples(g, m, a->keep_bad, &s, &n, &bad, e)))
                 break;
             if (n > 0)
-                cv_row(g, o, op, dt, tp_basename(m->path), s, n, bad,
+                cv_row(g, a, op, dt, tp_basename(m->path), s, n, bad,
                        stream + (uint64_t)++files, &t, arr);
             free(s);
         }
         if (rc || files < 2) continue;
         est_sample *s;
         int n, bad;
-        if ((rc = est_gpu_samples(g, op, dt, o->keep_bad, &s, &n, &bad, e))) break;
-        if (n > 0) cv_row(g, o, op, dt, "all", s, n, bad, stream, &t, arr);
+        if ((rc = est_gpu_samples(g, op, dt, a->keep_bad, &s, &n, &bad, e))) break;
+        if (n > 0) cv_row(g, a, op, dt, "all", s, n, bad, stream, &t, arr);
         free(s);
     }
     if (rc == TP_OK) {
-        if (o->format == EMIT_JSON) {
+        if (a->format == EMIT_JSON) {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "gpu", g->name);
-            cJSON_AddNumberToObject(j, "folds", o->folds);
-            cJSON_AddNumberToObject(j, "seed", (double)o->seed);
+            cJSON_AddNumberToObject(j, "folds", a->folds);
+            cJSON_AddNumberToObject(j, "seed", (double)a->seed);
             cJSON_AddItemToObject(j, "ops", arr);
             arr = NULL;
-            emit_print_json(out->f, j);
+            emit_print_json(f, j);
         } else {
-            emit_table_print(&t, out->f, o->format);
+            emit_table_print(&t, f, a->format);
         }
     }
     cJSON_Delete(arr);
     emit_table_free(&t);
-    hw_db_free(db);
     return rc;
 }

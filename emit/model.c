@@ -1,10 +1,14 @@
 /*
- * cmd_model.c - `trainplan model list` and `trainplan model show`.
+ * model.c - the reports of `trainplan model list` and `model show`: the
+ * presets in a table, and one model's every architecture field, its
+ * parameter counts and its FLOPs per token.
  *
  * FLOPs are printed under the convention space.h states; the JSON names
- * it in "flops_convention" so nobody has to guess.
+ * it in "flops_convention" so nobody has to guess. Deliberately not here:
+ * reading a config.json (space_model_resolve) and the warnings about what
+ * it says that trainplan does not model (the caller's).
  */
-#include "cli.h"
+#include "report.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -122,11 +126,10 @@ static void window_text(const space_model *m, char *buf, size_t cap)
     }
 }
 
-int cmd_model_list(const cli_opts *o, emit_out *out, tp_err *e)
+int emit_model_list(FILE *f, emit_format fmt)
 {
-    (void)e;
     int n = space_preset_count();
-    if (o->format == EMIT_JSON) {
+    if (fmt == EMIT_JSON) {
         cJSON *arr = cJSON_CreateArray();
         for (int i = 0; i < n; i++) {
             const space_model *m = space_preset_at(i);
@@ -143,7 +146,7 @@ int cmd_model_list(const cli_opts *o, emit_out *out, tp_err *e)
             cJSON_AddStringToObject(j, "source", m->source);
             cJSON_AddItemToArray(arr, j);
         }
-        emit_print_json(out->f, arr);
+        emit_print_json(f, arr);
         return TP_OK;
     }
     static const char *hdr[] = {"name",  "params", "layers", "hidden", "heads",
@@ -171,7 +174,7 @@ int cmd_model_list(const cli_opts *o, emit_out *out, tp_err *e)
         emit_table_row(&t, m->name, params, L, H, A, K, F, V,
                       space_act_names[m->act], moe);
     }
-    emit_table_print(&t, out->f, o->format);
+    emit_table_print(&t, f, fmt);
     emit_table_free(&t);
     return TP_OK;
 }
@@ -192,26 +195,22 @@ static void add_flops_row(emit_table *t, const char *key, double v)
     emit_table_row(t, key, cell);
 }
 
-int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
+int emit_model_show(FILE *out, emit_format fmt, const space_model *m,
+                    int64_t seq_length, int64_t tp)
 {
-    space_model m;
-    int rc = cli_model_unread(o->pos[0], o->strict, cli_err(o), e);
-    if (rc) return rc;
-    rc = space_model_resolve(o->pos[0], &m, e);
-    if (rc) return rc;
-    int64_t seq = o->job.seq_length ? o->job.seq_length : DEFAULT_SEQ;
+    int64_t seq = seq_length ? seq_length : DEFAULT_SEQ;
     space_params p, pp;
-    space_model_params(&m, 1, &p);
-    space_model_params(&m, 128 * o->job.tp, &pp);
+    space_model_params(m, 1, &p);
+    space_model_params(m, 128 * tp, &pp);
     space_flops f, fc;
-    space_flops_per_token(&m, seq, 0, SPACE_RECOMPUTE_NONE, &f);
-    space_flops_per_token(&m, seq, 1, SPACE_RECOMPUTE_NONE, &fc);
+    space_flops_per_token(m, seq, 0, SPACE_RECOMPUTE_NONE, &f);
+    space_flops_per_token(m, seq, 1, SPACE_RECOMPUTE_NONE, &fc);
 
-    if (o->format == EMIT_JSON) {
+    if (fmt == EMIT_JSON) {
         cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "name", m.name);
-        cJSON_AddStringToObject(j, "source", m.source);
-        cJSON_AddItemToObject(j, "architecture", model_arch_json(&m));
+        cJSON_AddStringToObject(j, "name", m->name);
+        cJSON_AddStringToObject(j, "source", m->source);
+        cJSON_AddItemToObject(j, "architecture", model_arch_json(m));
         cJSON_AddNumberToObject(j, "params_total", (double)p.total);
         cJSON_AddNumberToObject(j, "params_active", (double)p.active);
         cJSON_AddNumberToObject(j, "params_active_card", (double)p.active_card);
@@ -220,7 +219,7 @@ int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
         cJSON_AddStringToObject(j, "params_active_convention",
                                 active_convention);
         cJSON_AddStringToObject(j, "params_active_card_convention",
-                                m.card_active_no_embedding ? card_no_embedding
+                                m->card_active_no_embedding ? card_no_embedding
                                                            : card_all);
         cJSON_AddNumberToObject(j, "params_mtp", (double)p.mtp);
         cJSON_AddNumberToObject(j, "params_checkpoint", (double)p.checkpoint);
@@ -234,9 +233,9 @@ int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "params_attention_per_layer",
                                 (double)p.attn_per_layer);
         cJSON_AddNumberToObject(j, "params_mlp_per_layer",
-                                (double)(m.num_experts ? p.moe_mlp_per_layer
+                                (double)(m->num_experts ? p.moe_mlp_per_layer
                                                        : p.dense_mlp_per_layer));
-        cJSON_AddNumberToObject(j, "tensor_model_parallel_size", (double)o->job.tp);
+        cJSON_AddNumberToObject(j, "tensor_model_parallel_size", (double)tp);
         cJSON_AddNumberToObject(j, "vocab_padded", (double)pp.vocab_padded);
         cJSON_AddNumberToObject(j, "params_total_padded", (double)pp.total);
         cJSON_AddNumberToObject(j, "seq_length", (double)seq);
@@ -253,7 +252,7 @@ int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
         cJSON_AddNumberToObject(j, "flops_per_token_fwd_bwd_causal",
                                 fc.fwd + fc.bwd);
         cJSON_AddStringToObject(j, "flops_convention", flops_convention);
-        emit_print_json(out->f, j);
+        emit_print_json(out, j);
         return TP_OK;
     }
 
@@ -261,91 +260,91 @@ int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
     emit_table t;
     emit_table_init(&t, 2, hdr, "ll");
     char buf[192];
-    emit_table_row(&t, "model", m.name);
-    emit_table_row(&t, "source", m.source);
+    emit_table_row(&t, "model", m->name);
+    emit_table_row(&t, "source", m->source);
 #define ROW_INT(key, v)                                                       \
     do {                                                                      \
         snprintf(buf, sizeof buf, "%" PRId64, (int64_t)(v));                  \
         emit_table_row(&t, key, buf);                                          \
     } while (0)
-    ROW_INT("num_layers", m.num_layers);
-    ROW_INT("hidden_size", m.hidden);
-    ROW_INT("num_attention_heads", m.heads);
-    ROW_INT("num_kv_heads", m.kv_heads);
-    ROW_INT("head_dim", m.head_dim);
-    ROW_INT("ffn_hidden_size", m.ffn_hidden);
-    ROW_INT("vocab_size", m.vocab);
-    ROW_INT("max_position_embeddings", m.max_position);
-    emit_table_row(&t, "activation", space_act_names[m.act]);
-    emit_table_row(&t, "norm", space_norm_names[m.norm]);
-    emit_table_row(&t, "position_embedding", space_pos_names[m.pos]);
-    if (m.pos == SPACE_POS_ROPE) {
-        if (m.rope_theta > 0)
-            snprintf(buf, sizeof buf, "base %g", m.rope_theta);
+    ROW_INT("num_layers", m->num_layers);
+    ROW_INT("hidden_size", m->hidden);
+    ROW_INT("num_attention_heads", m->heads);
+    ROW_INT("num_kv_heads", m->kv_heads);
+    ROW_INT("head_dim", m->head_dim);
+    ROW_INT("ffn_hidden_size", m->ffn_hidden);
+    ROW_INT("vocab_size", m->vocab);
+    ROW_INT("max_position_embeddings", m->max_position);
+    emit_table_row(&t, "activation", space_act_names[m->act]);
+    emit_table_row(&t, "norm", space_norm_names[m->norm]);
+    emit_table_row(&t, "position_embedding", space_pos_names[m->pos]);
+    if (m->pos == SPACE_POS_ROPE) {
+        if (m->rope_theta > 0)
+            snprintf(buf, sizeof buf, "base %g", m->rope_theta);
         else
             snprintf(buf, sizeof buf, "base not recorded (10000 assumed)");
-        if (m.rotary_fraction > 0)
+        if (m->rotary_fraction > 0)
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf),
-                     ", %g of each head", m.rotary_fraction);
+                     ", %g of each head", m->rotary_fraction);
         emit_table_row(&t, "rope", buf);
     }
-    emit_table_row(&t, "tied_embeddings", m.tied_embeddings ? "yes" : "no");
-    emit_table_row(&t, "embed_norm", m.embed_norm ? "yes" : "no");
-    snprintf(buf, sizeof buf, "attention %g, hidden %g", m.attn_dropout,
-             m.hidden_dropout);
+    emit_table_row(&t, "tied_embeddings", m->tied_embeddings ? "yes" : "no");
+    emit_table_row(&t, "embed_norm", m->embed_norm ? "yes" : "no");
+    snprintf(buf, sizeof buf, "attention %g, hidden %g", m->attn_dropout,
+             m->hidden_dropout);
     emit_table_row(&t, "dropout", buf);
     snprintf(buf, sizeof buf, "qkv %s, out %s, mlp %s",
-             m.qkv_bias ? "yes" : "no", m.out_bias ? "yes" : "no",
-             m.mlp_bias ? "yes" : "no");
+             m->qkv_bias ? "yes" : "no", m->out_bias ? "yes" : "no",
+             m->mlp_bias ? "yes" : "no");
     emit_table_row(&t, "biases", buf);
-    if (m.num_experts) {
+    if (m->num_experts) {
         snprintf(buf, sizeof buf,
                  "%" PRId64 " experts, top-%" PRId64 ", expert ffn %" PRId64
                  ", %" PRId64 " shared (ffn %" PRId64 "), %" PRId64
                  " dense first layers, every %" PRId64 " layer(s)",
-                 m.num_experts, m.top_k, m.expert_ffn_hidden, m.shared_experts,
-                 m.shared_ffn_hidden, m.first_dense_layers, m.moe_layer_freq);
+                 m->num_experts, m->top_k, m->expert_ffn_hidden, m->shared_experts,
+                 m->shared_ffn_hidden, m->first_dense_layers, m->moe_layer_freq);
         emit_table_row(&t, "moe", buf);
-        snprintf(buf, sizeof buf, "%s%s%s", m.router_sigmoid ? "sigmoid" : "softmax",
-                 m.router_bias ? ", a bias per expert" : "",
-                 m.shared_expert_gate ? ", gated shared expert" : "");
+        snprintf(buf, sizeof buf, "%s%s%s", m->router_sigmoid ? "sigmoid" : "softmax",
+                 m->router_bias ? ", a bias per expert" : "",
+                 m->shared_expert_gate ? ", gated shared expert" : "");
         emit_table_row(&t, "moe_router", buf);
-        if (m.router_groups) {
+        if (m->router_groups) {
             snprintf(buf, sizeof buf,
                      "%" PRId64 " groups, %" PRId64 " per token",
-                     m.router_groups, m.router_topk_groups);
+                     m->router_groups, m->router_topk_groups);
             emit_table_row(&t, "moe_router_groups", buf);
         }
-        if (m.capacity_factor > 0) {
-            snprintf(buf, sizeof buf, "%g", m.capacity_factor);
+        if (m->capacity_factor > 0) {
+            snprintf(buf, sizeof buf, "%g", m->capacity_factor);
             emit_table_row(&t, "moe_capacity_factor", buf);
         }
     }
-    if (m.kv_lora_rank) {
+    if (m->kv_lora_rank) {
         snprintf(buf, sizeof buf,
                  "q rank %" PRId64 ", kv rank %" PRId64 ", qk %" PRId64
                  " + rope %" PRId64 ", v %" PRId64,
-                 m.q_lora_rank, m.kv_lora_rank, m.qk_nope_head_dim,
-                 m.qk_rope_head_dim, m.v_head_dim);
+                 m->q_lora_rank, m->kv_lora_rank, m->qk_nope_head_dim,
+                 m->qk_rope_head_dim, m->v_head_dim);
         emit_table_row(&t, "mla", buf);
     }
-    if (m.qk_norm) emit_table_row(&t, "qk_norm", qk_norm_names[m.qk_norm]);
-    if (m.post_norms) emit_table_row(&t, "norms_per_layer", "4 (post norms)");
-    window_text(&m, buf, sizeof buf);
+    if (m->qk_norm) emit_table_row(&t, "qk_norm", qk_norm_names[m->qk_norm]);
+    if (m->post_norms) emit_table_row(&t, "norms_per_layer", "4 (post norms)");
+    window_text(m, buf, sizeof buf);
     emit_table_row(&t, "attention_window", buf);
-    if (m.attn_sinks) emit_table_row(&t, "attn_sinks", "yes");
-    if (m.attn_softcap > 0 || m.final_softcap > 0) {
-        snprintf(buf, sizeof buf, "attention %g, final %g", m.attn_softcap,
-                 m.final_softcap);
+    if (m->attn_sinks) emit_table_row(&t, "attn_sinks", "yes");
+    if (m->attn_softcap > 0 || m->final_softcap > 0) {
+        snprintf(buf, sizeof buf, "attention %g, final %g", m->attn_softcap,
+                 m->final_softcap);
         emit_table_row(&t, "softcap", buf);
     }
-    if (m.mtp_layers) ROW_INT("mtp_layers", m.mtp_layers);
+    if (m->mtp_layers) ROW_INT("mtp_layers", m->mtp_layers);
     add_count_row(&t, "params_total", p.total);
-    if (m.num_experts) {
+    if (m->num_experts) {
         add_count_row(&t, "params_active", p.active);
         add_count_row(&t, "params_active_card", p.active_card);
     }
-    if (m.mtp_layers) {
+    if (m->mtp_layers) {
         add_count_row(&t, "params_mtp", p.mtp);
         add_count_row(&t, "params_checkpoint", p.checkpoint);
     }
@@ -354,7 +353,7 @@ int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
     if (p.position) add_count_row(&t, "params_position", p.position);
     add_count_row(&t, "params_lm_head", p.lm_head);
     snprintf(buf, sizeof buf, "%" PRId64 " (128 x TP %" PRId64 ")",
-             pp.vocab_padded, o->job.tp);
+             pp.vocab_padded, tp);
     emit_table_row(&t, "vocab_padded", buf);
     add_count_row(&t, "params_total_padded", pp.total);
     ROW_INT("seq_length", seq);
@@ -362,20 +361,20 @@ int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
     add_flops_row(&t, "flops_per_token_fwd_bwd", f.fwd + f.bwd);
     add_flops_row(&t, "flops_per_token_fwd_causal", fc.fwd);
     add_flops_row(&t, "flops_per_token_fwd_bwd_causal", fc.fwd + fc.bwd);
-    if (m.mtp_layers) add_flops_row(&t, "flops_per_token_mtp_fwd", f.mtp_fwd);
+    if (m->mtp_layers) add_flops_row(&t, "flops_per_token_mtp_fwd", f.mtp_fwd);
 #undef ROW_INT
-    emit_table_print(&t, out->f, o->format);
+    emit_table_print(&t, out, fmt);
     emit_table_free(&t);
-    if (o->format == EMIT_TABLE) {
-        fprintf(out->f, "\n");
-        emit_wrapf(out->f, 2, "params_total: %s.", total_convention);
-        if (m.num_experts) {
-            emit_wrapf(out->f, 2, "params_active: %s.", active_convention);
-            emit_wrapf(out->f, 2, "params_active_card: %s.",
-                      m.card_active_no_embedding ? card_no_embedding
+    if (fmt == EMIT_TABLE) {
+        fprintf(out, "\n");
+        emit_wrapf(out, 2, "params_total: %s.", total_convention);
+        if (m->num_experts) {
+            emit_wrapf(out, 2, "params_active: %s.", active_convention);
+            emit_wrapf(out, 2, "params_active_card: %s.",
+                      m->card_active_no_embedding ? card_no_embedding
                                                  : card_all);
         }
-        emit_wrapf(out->f, 2, "FLOPs: %s.", flops_convention);
+        emit_wrapf(out, 2, "FLOPs: %s.", flops_convention);
     }
     return TP_OK;
 }

@@ -28,8 +28,11 @@
  * five or more, the first where there are two or more, and the median of
  * the rest is the run's. Memory is the largest of every line: the
  * busiest rank, the run's peak.
+ *
+ * Also here: the log beside the estimate of its job, and the kernel
+ * efficiency that makes the estimate take the run's time (est_fed_back).
+ * The comparison in words and JSON is emit/train_log.c's.
  */
-#include "cli.h"
 #include "est.h"
 
 #include <ctype.h>
@@ -37,14 +40,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const cli_log_kind_names[CLI_LOG_KIND_COUNT] = {
-    [CLI_LOG_NONE] = "none",
-    [CLI_LOG_MEGATRON] = "Megatron-LM / Megatron-Bridge",
-    [CLI_LOG_NEMO] = "NeMo 2",
-    [CLI_LOG_TORCHTITAN] = "torchtitan",
+const char *const est_log_kind_names[EST_LOG_KIND_COUNT] = {
+    [EST_LOG_NONE] = "none",
+    [EST_LOG_MEGATRON] = "Megatron-LM / Megatron-Bridge",
+    [EST_LOG_NEMO] = "NeMo 2",
+    [EST_LOG_TORCHTITAN] = "torchtitan",
 };
-_Static_assert(sizeof cli_log_kind_names / sizeof cli_log_kind_names[0]
-                   == CLI_LOG_KIND_COUNT,
+_Static_assert(sizeof est_log_kind_names / sizeof est_log_kind_names[0]
+                   == EST_LOG_KIND_COUNT,
                "a name per log kind");
 
 /* Largest log read (a long run's stdout). */
@@ -109,7 +112,7 @@ static double steady(double *v, int n, int *used)
     return m % 2 ? w[m / 2] : (w[m / 2 - 1] + w[m / 2]) / 2;
 }
 
-int cli_train_log_read(const char *path, cli_train_log *out, tp_err *e)
+int est_train_log_read(const char *path, est_train_log *out, tp_err *e)
 {
     memset(out, 0, sizeof *out);
     out->fwd_bwd_s = out->optimizer_s = NAN;
@@ -121,18 +124,18 @@ int cli_train_log_read(const char *path, cli_train_log *out, tp_err *e)
     double *it = tp_xmalloc((size_t)cap * sizeof *it);
     double *fb = tp_xmalloc((size_t)cap * sizeof *fb);
     double *op = tp_xmalloc((size_t)cap * sizeof *op);
-    int kinds[CLI_LOG_KIND_COUNT] = {0};
+    int kinds[EST_LOG_KIND_COUNT] = {0};
     for (char *line = buf; line && *line;) {
         char *nl = strchr(line, '\n');
         if (nl) *nl = '\0';
         double v = NAN, t;
-        int kind = CLI_LOG_NONE;
+        int kind = EST_LOG_NONE;
         if (!isnan(t = after(line, "elapsed time per iteration (ms)"))) {
-            kind = CLI_LOG_MEGATRON, v = t / 1e3;
+            kind = EST_LOG_MEGATRON, v = t / 1e3;
         } else if (!isnan(t = after(line, "train_step_timing in s"))) {
-            kind = CLI_LOG_NEMO, v = t;
+            kind = EST_LOG_NEMO, v = t;
         } else if (strstr(line, "step:") && !isnan(t = after(line, "tps:"))) {
-            kind = CLI_LOG_TORCHTITAN, v = t;
+            kind = EST_LOG_TORCHTITAN, v = t;
             double g = after(line, "memory:");
             if (!isnan(g) && g * 1073741824.0 > out->max_reserved_bytes)
                 out->max_reserved_bytes = g * 1073741824.0;
@@ -153,7 +156,7 @@ int cli_train_log_read(const char *path, cli_train_log *out, tp_err *e)
             if (nop == cap) nop--;
             op[nop++] = t / 1e3;
         }
-        if (kind != CLI_LOG_NONE && v > 0) {
+        if (kind != EST_LOG_NONE && v > 0) {
             kinds[kind]++;
             if (n == cap) {
                 cap *= 2;
@@ -166,17 +169,17 @@ int cli_train_log_read(const char *path, cli_train_log *out, tp_err *e)
         line = nl ? nl + 1 : NULL;
     }
     free(buf);
-    int best = CLI_LOG_NONE;
-    for (int k = 1; k < CLI_LOG_KIND_COUNT; k++)
+    int best = EST_LOG_NONE;
+    for (int k = 1; k < EST_LOG_KIND_COUNT; k++)
         if (kinds[k] > kinds[best]) best = k;
-    if (best != CLI_LOG_NONE && kinds[best] != n) {
+    if (best != EST_LOG_NONE && kinds[best] != n) {
         /* lines of two frameworks: keep the most common kind's only by
          * refusing (a log is one run) */
         free(it), free(fb), free(op);
         return tp_errf(e, TP_EDATA,
                        "%s: iteration lines of more than one framework "
                        "(%d %s, %d of others): one run's log is expected",
-                       path, kinds[best], cli_log_kind_names[best],
+                       path, kinds[best], est_log_kind_names[best],
                        n - kinds[best]);
     }
     if (n == 0) {
@@ -191,7 +194,7 @@ int cli_train_log_read(const char *path, cli_train_log *out, tp_err *e)
     out->kind = best;
     out->lines = n;
     double m = steady(it, n, &out->used);
-    if (best == CLI_LOG_TORCHTITAN) out->tps_per_gpu = m;
+    if (best == EST_LOG_TORCHTITAN) out->tps_per_gpu = m;
     else out->iteration_s = m;
     int u;
     if (nfb) out->fwd_bwd_s = steady(fb, nfb, &u);
@@ -201,11 +204,6 @@ int cli_train_log_read(const char *path, cli_train_log *out, tp_err *e)
 }
 
 /* ---- your own run fed back (--log, --calibrate-to-log) ---------------- */
-
-static double pct(double est, double meas)
-{
-    return meas > 0 ? 100 * (est / meas - 1) : NAN;
-}
 
 /* The iteration time of r's layout at kernel efficiency k. */
 static double time_at(const est_ctx *c, const space_model *m,
@@ -219,17 +217,17 @@ static double time_at(const est_ctx *c, const space_model *m,
     return x.iteration_s;
 }
 
-/* cli_fed_back: the log's figures beside r's, and with calibrate the kernel
+/* est_fed_back: the log's figures beside r's, and with calibrate the kernel
  * efficiency at which r's layout takes the run's time: the operator times
  * all scale by it, communication and the bubble's share follow from the
  * schedule, so the time falls monotonically with it; found by bisection
  * on (0, 1] to 1e-6. */
-void cli_fed_back(cli_run_fed *f, const cli_train_log *lg, const est_ctx *c,
-                     const space_model *m, const est_result *r, int calibrate)
+void est_fed_back(est_run_fed *f, const est_train_log *lg, const est_ctx *c,
+                  const space_model *m, const est_result *r, int calibrate)
 {
     memset(f, 0, sizeof *f);
     f->log = lg;
-    f->measured_s = lg->kind == CLI_LOG_TORCHTITAN
+    f->measured_s = lg->kind == EST_LOG_TORCHTITAN
                         ? (lg->tps_per_gpu > 0 && r->gpus > 0
                                ? (double)r->layout.gbs * (double)r->layout.seq
                                      / (lg->tps_per_gpu * (double)r->gpus)
@@ -257,101 +255,3 @@ void cli_fed_back(cli_run_fed *f, const cli_train_log *lg, const est_ctx *c,
     f->calibrated_s = time_at(c, m, r, hi);
     f->calibrated = 1;
 }
-
-void cli_fed_print(FILE *out, const cli_run_fed *f, const char *path,
-                      const est_band *band)
-{
-    const cli_train_log *lg = f->log;
-    double gib = 1073741824.0;
-    fprintf(out, "\nyour run (%s, a %s log: %d iteration line%s, the median "
-                 "of the last %d):\n",
-            path, cli_log_kind_names[lg->kind], lg->lines,
-            lg->lines == 1 ? "" : "s", lg->used);
-    if (lg->kind == CLI_LOG_TORCHTITAN)
-        fprintf(out, "  tokens/s per GPU  measured %.0f (tps), estimated %.0f\n",
-                lg->tps_per_gpu,
-                f->estimated_s > 0 ? f->measured_s * lg->tps_per_gpu
-                                         / f->estimated_s : 0);
-    fprintf(out, "  iteration         measured %.4f s, estimated %.4f s: "
-                 "%+.1f %%",
-            f->measured_s, f->estimated_s, pct(f->estimated_s, f->measured_s));
-    if (band->basis != EST_BAND_NONE)
-        fprintf(out, " (%s the error band, +/-%.1f %%)",
-                fabs(pct(f->estimated_s, f->measured_s)) <= band->mape_pct
-                    ? "within" : "outside",
-                band->mape_pct);
-    fputc('\n', out);
-    if (!isnan(lg->fwd_bwd_s))
-        fprintf(out, "  forward-backward  measured %.4f s, estimated %.4f s: "
-                     "%+.1f %% (Megatron's timer)\n",
-                lg->fwd_bwd_s, f->est_fwd_bwd_s,
-                pct(f->est_fwd_bwd_s, lg->fwd_bwd_s));
-    if (!isnan(lg->optimizer_s))
-        fprintf(out, "  optimizer         measured %.4f s, estimated %.4f s: "
-                     "%+.1f %% (Megatron's timer)\n",
-                lg->optimizer_s, f->est_optimizer_s,
-                pct(f->est_optimizer_s, lg->optimizer_s));
-    if (lg->max_allocated_bytes > 0)
-        fprintf(out, "  max allocated     measured %.2f GiB (the largest of "
-                     "%d memory lines), estimated %.2f GiB (busiest GPU): "
-                     "%+.1f %%\n",
-                lg->max_allocated_bytes / gib, lg->memory_lines,
-                f->est_allocated / gib,
-                pct(f->est_allocated, lg->max_allocated_bytes));
-    if (lg->max_reserved_bytes > 0)
-        fprintf(out, "  max reserved      measured %.2f GiB, estimated %.2f "
-                     "GiB: %+.1f %%\n",
-                lg->max_reserved_bytes / gib, f->est_reserved / gib,
-                pct(f->est_reserved, lg->max_reserved_bytes));
-    if (f->calibrated > 0)
-        emit_wrapf(out, 2, "calibrated to your run: an in-training kernel "
-                          "efficiency of %.4f instead of %.4f (every operator "
-                          "time x %.4f; communication and the bubble as the "
-                          "schedule makes them) gives %.4f s; use it only for "
-                          "jobs of this stack on this system",
-                  f->eff, f->eff0, f->eff0 / f->eff, f->calibrated_s);
-    else if (f->calibrated < 0)
-        emit_wrapf(out, 2, "not calibrated: your run is faster than the "
-                          "estimate at a kernel efficiency of 1 (every kernel "
-                          "as fast as alone): a mechanism the estimator lacks, "
-                          "or a log of another job");
-}
-
-void cli_fed_json(cJSON *j, const cli_run_fed *f, const char *path)
-{
-    const cli_train_log *lg = f->log;
-    cJSON *x = cJSON_AddObjectToObject(j, "measured");
-    cJSON_AddStringToObject(x, "log", path);
-    cJSON_AddStringToObject(x, "framework", cli_log_kind_names[lg->kind]);
-    cJSON_AddNumberToObject(x, "iteration_lines", lg->lines);
-    cJSON_AddNumberToObject(x, "iterations_used", lg->used);
-    cJSON_AddNumberToObject(x, "iteration_time_s", f->measured_s);
-    cJSON_AddNumberToObject(x, "error_pct", pct(f->estimated_s, f->measured_s));
-    if (lg->kind == CLI_LOG_TORCHTITAN)
-        cJSON_AddNumberToObject(x, "tokens_per_s_per_gpu", lg->tps_per_gpu);
-    else
-        cJSON_AddNullToObject(x, "tokens_per_s_per_gpu");
-#define NUM_OR_NULL(key, v, ok)                                              \
-    do {                                                                     \
-        if (ok) cJSON_AddNumberToObject(x, key, v);                          \
-        else cJSON_AddNullToObject(x, key);                                  \
-    } while (0)
-    NUM_OR_NULL("forward_backward_s", lg->fwd_bwd_s, !isnan(lg->fwd_bwd_s));
-    NUM_OR_NULL("optimizer_s", lg->optimizer_s, !isnan(lg->optimizer_s));
-    NUM_OR_NULL("max_allocated_bytes", lg->max_allocated_bytes,
-                lg->max_allocated_bytes > 0);
-    NUM_OR_NULL("max_reserved_bytes", lg->max_reserved_bytes,
-                lg->max_reserved_bytes > 0);
-#undef NUM_OR_NULL
-    cJSON_AddNumberToObject(x, "estimated_allocated_bytes", f->est_allocated);
-    cJSON_AddNumberToObject(x, "estimated_reserved_bytes", f->est_reserved);
-    if (f->calibrated > 0) {
-        cJSON *k = cJSON_AddObjectToObject(x, "calibration");
-        cJSON_AddNumberToObject(k, "kernel_efficiency", f->eff);
-        cJSON_AddNumberToObject(k, "default_kernel_efficiency", f->eff0);
-        cJSON_AddNumberToObject(k, "iteration_time_s", f->calibrated_s);
-    } else {
-        cJSON_AddNullToObject(x, "calibration");
-    }
-}
-
