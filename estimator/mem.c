@@ -68,7 +68,7 @@
  * Each fitted to the max_memory_reserved and nvidia-smi peaks of the runs
  * that ran with that setting (bench/validate_memory, rerunnable, with
  * each source left out in turn: bench/results/validate_memory.md). */
-#define EST_MEM_CACHE_EXPANDABLE 0.1400
+#define EST_MEM_CACHE_EXPANDABLE 0.1425
 #define EST_MEM_CACHE_SEGMENTS 0.1525
 
 /* est_memory_stage with the model's parameters p (space_model_params at

@@ -324,6 +324,14 @@ static void test_op_sac(void)
     l.eager = 1;
     est_memory_of(&m, &l, &a);
     TP_CHECK_REL(a.activations, tokens * (4 * (kept + 2 * 64) + loss), 1e-12);
+    /* torchtitan on Blackwell from pytorch/torchtitan@3b85aa31f (#1196,
+     * 2025-05-14) to b39377f9f (#2095, 2025-12-01): SDPA's cuDNN kernel,
+     * missing from the save list, is PREFER_RECOMPUTE, so neither the
+     * attention output (2q) nor its statistics (4 a head) stay */
+    l.eager = 0, l.sac_attn_recompute = 1;
+    est_memory_of(&m, &l, &a);
+    TP_CHECK_REL(a.activations,
+                 tokens * (4 * (kept - 2 * 64 - 4 * 4) + loss), 1e-12);
 }
 
 /* torchtitan's FSDP2 without a pipeline: the larger of three moments of
