@@ -129,6 +129,11 @@ static int deepseek_cache(const space_layout *l)
            && l->fp8_lib == SPACE_FP8_LIB_TE;
 }
 
+int est_fp8_deepseek(const space_layout *l)
+{
+    return deepseek_cache(l);
+}
+
 /* Whether MLA's up projections keep their input, the latents' norm
  * output (est_gemm_input_bytes: Transformer Engine's fp8 copy, or 16
  * bits). Recomputed ("mla_up_proj"), they do not, in Megatron-Core's and
