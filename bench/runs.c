@@ -296,6 +296,10 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
         w.gqa_repeat_kv = !has_feature(feat, "gqa-native");
     w.fsdp_root_embeddings = has_feature(feat, "fsdp-root-embeddings");
     w.loss_eager = has_feature(feat, "eager-loss");
+    /* torchtitan's per-op checkpointing recomputed SDPA's cuDNN kernel,
+     * which it runs first on Blackwell, from mid to late 2025
+     * (space_layout.sac_attn_recompute) */
+    w.sac_attn_recompute = has_feature(feat, "sac-recomputes-cudnn-attention");
     if (fw == SPACE_FW_MEGATRON_CORE
         && has_feature(feat, "defer-embedding-wgrad-compute")) {
         w.wgrad_defer = -1;

@@ -211,7 +211,8 @@ const cli_option cli_options[] = {
      "(Transformer Engine's fp8 GEMM inputs beside 16-bit attention "
      "outputs and SwiGLU inputs) or deepseek-v3 (DeepSeek-V3's framework, "
      "arXiv 2412.19437 section 3.3.3: the attention output once in E5M6, "
-     "the MoE SwiGLU inputs in fp8 and its output recomputed; memory "
+     "the MoE SwiGLU inputs in fp8 and its output recomputed; one fp8 "
+     "copy of each weight, transposed as each GEMM needs it; memory "
      "only, no Megatron-LM flag); default te"},
     /* memory savers (issue 28; docs/memory.md) */
     {"use-precision-aware-optimizer", OPT_PA_OPTIMIZER, NULL, CMD_EST_SEARCH,

@@ -343,6 +343,7 @@ typedef struct est_mfsdp_moment {
 double est_fp8_copy_bytes(const space_layout *l);
 double est_fp8_weight_copy_bytes(const space_layout *l);
 double est_gemm_input_bytes(const space_layout *l);
+int est_fp8_deepseek(const space_layout *l);
 double est_act_layer_token(const space_model *m, const space_layout *l,
                            int full_layer, int moe);
 double est_inflight_chunks(const space_layout *l, int64_t r, int64_t micro);
@@ -363,6 +364,8 @@ double est_rank_params(const space_model *m, const space_layout *l,
                        int64_t r, int mtp_embed, double *xparams);
 double est_rank_gemm_weights(const space_model *m, const space_layout *l,
                              const space_split *sp, int64_t r, double *gx);
+double est_largest_gemm_weight(const space_model *m, const space_layout *l,
+                               int dense, int moe);
 
 /* mem_buf.c: the frameworks' own buffers. */
 int est_of_2021(const space_layout *l);

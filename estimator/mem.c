@@ -68,7 +68,7 @@
  * Each fitted to the max_memory_reserved and nvidia-smi peaks of the runs
  * that ran with that setting (bench/validate_memory, rerunnable, with
  * each source left out in turn: bench/results/validate_memory.md). */
-#define EST_MEM_CACHE_EXPANDABLE 0.1400
+#define EST_MEM_CACHE_EXPANDABLE 0.1425
 #define EST_MEM_CACHE_SEGMENTS 0.1525
 
 /* est_memory_stage with the model's parameters p (space_model_params at
@@ -184,7 +184,7 @@ static void stage_of(const space_model *m, const space_layout *l,
      * in get_fp8_workspace / get_weight_workspace, linear.py, TE v1.9
      * and v2.4), per module, so ZeRO-3 does not shard them. The LM
      * head and embedding stay 16-bit. */
-    double fp8 = 0, fp8_t = 0;
+    double fp8 = 0, fp8_t = 0, fp8_x = 0;
     if (l->dtype == HW_FP8 && l->fp8_lib == SPACE_FP8_LIB_TE) {
         /* Dense-FFN and MoE layers apart; the experts' copies are of
          * this rank's EP x ETP shard; MTP's layers on the last stage
@@ -222,10 +222,40 @@ static void stage_of(const space_model *m, const space_layout *l,
             if (gx > 0) /* the experts' shard: over expert DP */
                 w -= gx * (2 - qb) / (l->zero >= SPACE_ZERO_3 ? xshard : 1);
             fp8 = qb * g_all;
+        } else if (est_fp8_deepseek(l)) {
+            /* DeepSeek-V3's framework (--fp8-activation-cache
+             * deepseek-v3) keeps one fp8 copy of each weight, with its
+             * 128 x 128 blocks' scales, and transposes it for the GEMMs
+             * that need the other layout as they run, one weight at a
+             * time: its training profile (deepseek-ai/profile-data@
+             * 4496024 train.json, a DualPipe forward and backward chunk
+             * of 4 MoE layers at EP 64 on H800) runs no weight
+             * quantisation, and a cuda::batched_transpose of fp8 data
+             * exactly one weight's 128 x 128 tiles before each GEMM that
+             * needs it: in the backward the shared expert's down and
+             * gate-up weights (896 and 1792 tiles: 7168 x 2048 and
+             * 4096 x 7168), the output, q-up, kv-up, kv-down and q-down
+             * projections (7168, 2304, 1024, 280, 672); in the forward
+             * the rank's 4 routed experts' FC1 and FC2 as one group each
+             * (7168, 3584), every chunk of the steady phase. The
+             * transposed copy lives while its GEMM runs: fp8_x, the
+             * largest such weight of the rank's layers, at the backward
+             * (est_largest_gemm_weight). */
+            double nm = est_split_moe_layers(m, sp, r);
+            int dense_here = nm < layers, moe_here = nm > 0 || mtp > 0;
+            if (dual) {
+                int64_t r2 = l->pp - 1 - r;
+                double nm2 = est_split_moe_layers(m, sp, r2);
+                dense_here |= nm2 < (double)space_split_rank_layers(sp, r2);
+                moe_here |= nm2 > 0 || est_rank_mtp(l, sp, r2) > 0;
+            }
+            fp8 = qb * g_all;
+            fp8_x = qb * est_largest_gemm_weight(m, l, dense_here, moe_here);
         } else {
             fp8 = 2 * qb * g_all;
         }
-        fp8_t = per_tensor ? qb * g_all : 0;
+        /* no cached transpose under DeepSeek-V3's framework */
+        fp8_t = per_tensor && !est_fp8_deepseek(l) ? qb * g_all : 0;
     } else if (l->dtype == HW_FP4 && l->fp8_lib == SPACE_FP8_LIB_TE) {
         /* NVFP4: TE caches a row-wise and a column-wise quantised copy of
          * each layer GEMM's weight (block scales along rows and along
@@ -409,14 +439,14 @@ static void stage_of(const space_model *m, const space_layout *l,
                           tokens * rebuilt_tok,
                           est_inflight_chunks(l, r, micro), &fs);
     }
-    double held_b = w + live + gr + opt + fp8 + act + loss_bwd
+    double held_b = w + live + gr + opt + fp8 + fp8_x + act + loss_bwd
                     + (l->pp > 1 ? 0 : bucket) + fs.bwd;
     double held_s = w + gr_s + opt + fp8 + step + (l->pp > 1 ? bucket : 0)
                     + fs.step;
     out->weights = w + live + fs.weights;
     out->grads = gr + fs.grads;
     out->optimizer = opt;
-    out->fp8_weights = fp8;
+    out->fp8_weights = fp8 + fp8_x;
     out->fp8_transposes = fp8_t;
     out->activations = act + loss_bwd - fs.act_freed;
     out->fsdp_buffers = fs.bwd;
@@ -515,6 +545,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     out->host = host;
     est_memory_settle(out, est_memory_cache_share(l->alloc_expandable));
     if (out->peak_in_step) out->fsdp_buffers = fs.step;
+    if (out->peak_in_step) out->fp8_weights = fp8; /* fp8_x: backward only */
 }
 
 void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,

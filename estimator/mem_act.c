@@ -129,6 +129,11 @@ static int deepseek_cache(const space_layout *l)
            && l->fp8_lib == SPACE_FP8_LIB_TE;
 }
 
+int est_fp8_deepseek(const space_layout *l)
+{
+    return deepseek_cache(l);
+}
+
 /* Whether MLA's up projections keep their input, the latents' norm
  * output (est_gemm_input_bytes: Transformer Engine's fp8 copy, or 16
  * bits). Recomputed ("mla_up_proj"), they do not, in Megatron-Core's and
@@ -352,10 +357,27 @@ static double act_layer_split(const space_model *m, const space_layout *l,
          * the backward reads, and no backward reads w2's output (it goes
          * into the residual sum): 2h less (torchao's torchtitan Llama 3 8B
          * runs with the compiled loss, bench/results/validate_memory.md;
-         * the project's H100 steps are within 1 % either way). */
-        double a = 2 * h * rep + 2 * q / t + 2 * kv / t + 2 * q / t;
-        a += l->flash ? 4 * (double)m->heads / t
-                      : 2 * (double)m->heads * (double)l->seq / (double)l->cp / t;
+         * the project's H100 steps are within 1 % either way).
+         * The attention's output is kept only where its op is in the save
+         * list: flash and memory-efficient SDPA. torchtitan runs SDPA's
+         * cuDNN kernel first on compute capability 10.x (Blackwell;
+         * ScaledDotProductAttention._init_backend, models/attention.py,
+         * pytorch/torchtitan@3b85aa31f, #1196, 2025-05-14), whose op
+         * (_scaled_dot_product_cudnn_attention) the list left out until
+         * pytorch/torchtitan@b39377f9f (#2095, 2025-12-01; issue #2091
+         * "to avoid recomputing attention during backward"): the policy
+         * says PREFER_RECOMPUTE, which the compiled partitioner treats as
+         * must-recompute (torch/_functorch/partitioners.py must_recompute)
+         * and eager checkpointing as not cached, so neither its output
+         * nor its statistics stay; the attention runs again in the
+         * layer's backward, among what is rebuilt (l->sac_attn_recompute;
+         * pytorch/ao's B200 runs at torchtitan@6fc499f6). */
+        double a = 2 * h * rep + 2 * q / t + 2 * kv / t;
+        if (!l->sac_attn_recompute)
+            a += 2 * q / t
+                 + (l->flash ? 4 * (double)m->heads / t
+                             : 2 * (double)m->heads * (double)l->seq
+                                   / (double)l->cp / t);
         *ffn_out = 2 * f / t + (gated && l->eager ? 2 * h * rep : 0);
         return a + 2 * f / t + (gated && l->eager ? 2 * h * rep : 0);
     }

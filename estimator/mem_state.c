@@ -26,6 +26,8 @@
 
 #include "est_int.h"
 
+#include <math.h>
+
 /* Weights of one layer's GEMMs on a TP rank: QKV, output projection, FFN
  * (no biases, no norms: Transformer Engine casts only GEMM weights). */
 static double layer_gemm_weights(const space_model *m, double t)
@@ -73,6 +75,44 @@ static double expert_gemm_weights(const space_model *m, const space_layout *l)
     return (double)(m->num_experts / space_layout_ep(l))
            * space_act_ffn_gemms(m->act) * (double)m->hidden
            * (double)m->expert_ffn_hidden / (double)space_layout_etp(l);
+}
+
+/* Elements of the largest single GEMM weight of a layer on a TP rank,
+ * counting a gated FFN's gate and up projections as one fused weight and
+ * the rank's routed experts' FC1 (and FC2) as one grouped weight, over
+ * the kinds of layer the rank holds (dense: a dense-FFN layer; moe: an
+ * MoE layer). What DeepSeek-V3's framework transposes at once
+ * (mem.c, est_fp8_deepseek). */
+double est_largest_gemm_weight(const space_model *m, const space_layout *l,
+                               int dense, int moe)
+{
+    double t = (double)l->tp, h = (double)m->hidden, big = 0;
+    if (m->kv_lora_rank > 0) {
+        double H = (double)m->heads, rope = (double)m->qk_rope_head_dim;
+        double qk = (double)m->qk_nope_head_dim + rope;
+        double kvu = (double)(m->qk_nope_head_dim + m->v_head_dim);
+        double ql = (double)m->q_lora_rank, kl = (double)m->kv_lora_rank;
+        big = fmax(h * (kl + rope), kl * H * kvu / t);
+        big = fmax(big, H * (double)m->v_head_dim * h / t);
+        big = fmax(big, ql > 0 ? fmax(h * ql, ql * H * qk / t) : h * H * qk / t);
+    } else {
+        double hd = (double)(m->head_dim ? m->head_dim : m->hidden / m->heads);
+        double q = (double)m->heads * hd, kv = (double)m->kv_heads * hd;
+        big = fmax(h * (q + 2 * kv) / t, q * h / t);
+    }
+    double up = space_act_ffn_gemms(m->act) - 1; /* gate and up, or up */
+    if (dense) {
+        double f = (double)m->ffn_hidden;
+        big = fmax(big, fmax(up * h * f / t, h * f / t));
+    }
+    if (moe && m->num_experts > 0) {
+        double fs = (double)(m->shared_experts * m->shared_ffn_hidden);
+        double el = (double)(m->num_experts / space_layout_ep(l));
+        double fe = (double)m->expert_ffn_hidden / (double)space_layout_etp(l);
+        big = fmax(big, fmax(up * h * fs / t, h * fs / t));
+        big = fmax(big, el * up * h * fe);
+    }
+    return big;
 }
 
 /* est_state_bytes over `shard` data-parallel ranks. */

@@ -244,6 +244,15 @@ typedef struct space_layout {
                           pytorch/torchtitan@bbb1b616e, #1033, 2025-04-02,
                           which compiles the loss with --training.compile);
                           0: the loss compiled wherever the blocks are */
+    int sac_attn_recompute; /* torchtitan's per-op selective checkpointing
+                          recomputes the attention in the backward: SDPA
+                          ran its cuDNN kernel, which the policy's save
+                          list did not name, so the op was PREFER_RECOMPUTE
+                          (torchtitan on compute capability 10.x from
+                          pytorch/torchtitan@3b85aa31f, #1196, 2025-05-14,
+                          to b39377f9f, #2095, 2025-12-01, which adds
+                          _scaled_dot_product_cudnn_attention to the list;
+                          estimator/mem_act.c); 0: its output kept */
     int ce_fusion;     /* Megatron-Core's --cross-entropy-loss-fusion
                           (the native implementation): its loss functions
                           are compiled by jit_fuser, torch.compile from
