@@ -82,6 +82,10 @@ typedef struct sweep_opts {
     int launch_set;          /* base.form.launch_forms given (--launch): the
                                 forms every record carries, whatever the
                                 spec's "launch" says; 0: the spec's */
+    int record;              /* sweep_record_form, with record_set */
+    int record_set;          /* record given (--record): every record's
+                                form, whatever the spec's "record" says;
+                                0: the spec's */
 } sweep_opts;
 
 /* An o with nothing given: a job with nothing fixed (search_job_init),

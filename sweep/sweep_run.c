@@ -939,6 +939,8 @@ int sweep_run(const sweep_opts *o, emit_out *out, tp_err *e)
     if (!orc && (rc = check_spec_files(o, &s, e))) goto done;
     /* --launch over the spec's "launch" */
     if (o->launch_set) s.base.form.launch_forms = o->base.form.launch_forms;
+    /* --record over the spec's "record" */
+    if (o->record_set) s.record = (sweep_record_form)o->record;
     int si = o->shard_n > 0 ? o->shard_i : 0, sn = o->shard_n > 0 ? o->shard_n : 1;
     int64_t n = sweep_shard_size(s.count, si, sn);
     list = tp_xcalloc((size_t)n + 1, sizeof *list);
