@@ -6,14 +6,17 @@
  * and scenarios per second, the process's CPU time (user + system, which
  * other jobs on a shared machine change less than the wall time), and
  * whether the two outputs are the same bytes (they must be), and the
- * bytes of a record. Asserts nothing else; no timing is asserted.
+ * bytes of a record, mean and largest (issue 32: at most 8 KB without
+ * launches). Asserts nothing else; no timing or size is asserted.
  *
- * usage: sweep_speed [MAX_THREADS [SCRATCH_DIR [MODELS [LAUNCH]]]]
- *        (default 2, /tmp, 5, none)
+ * usage: sweep_speed [MAX_THREADS [SCRATCH_DIR [MODELS [LAUNCH [RECORD]]]]]
+ *        (default 2, /tmp, 5, none, the sweep's default)
  * MODELS: only the first MODELS models of the spec, 40 scenarios each
  * (tests/bench_smoke.sh runs 1, untimed). LAUNCH: the spec's "launch",
  * the launch forms its records carry (none, megatron, nemo, torchtitan,
- * all: what every record carried before issue 32).
+ * all: what every record carried before issue 32). RECORD: the spec's
+ * "record" (compact, full); without it the spec has none, so the records
+ * are the sweep's default form (compact).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "cli.h"
@@ -35,12 +38,13 @@ static const char *const spec_models[] = {"gpt3-1.7b", "llama2-7b", "llama2-13b"
 #define SPEC_GPU_COUNTS 10
 #define SPEC_SYSTEMS 4
 
-static int write_spec(FILE *f, int n, const char *launch)
+static int write_spec(FILE *f, int n, const char *launch, const char *record)
 {
     int rc = fprintf(f, "{\"comment\": \"bench/sweep_speed.c: %d models x 4 "
-                        "systems x 10 GPU counts\",\n \"launch\": \"%s\",\n"
-                        " \"models\": [",
+                        "systems x 10 GPU counts\",\n \"launch\": \"%s\",\n",
                      n, launch);
+    if (rc >= 0 && record) rc = fprintf(f, " \"record\": \"%s\",\n", record);
+    if (rc >= 0) rc = fputs(" \"models\": [", f);
     for (int i = 0; i < n && rc >= 0; i++)
         rc = fprintf(f, "%s\"%s\"", i ? ", " : "", spec_models[i]);
     if (rc >= 0)
@@ -85,11 +89,12 @@ int main(int argc, char **argv)
     int n_models = argc > 3 ? atoi(argv[3]) : N_SPEC_MODELS;
     if (n_models < 1 || n_models > N_SPEC_MODELS) n_models = N_SPEC_MODELS;
     const char *launch = argc > 4 ? argv[4] : "none";
+    const char *record = argc > 5 ? argv[5] : NULL;
     int scenarios = n_models * SPEC_SYSTEMS * SPEC_GPU_COUNTS;
     char spec_path[4096], out_path[2][4096];
     snprintf(spec_path, sizeof spec_path, "%s/sweep_speed_spec.json", dir);
     FILE *f = fopen(spec_path, "w");
-    if (!f || write_spec(f, n_models, launch) != 0 || fclose(f) != 0) {
+    if (!f || write_spec(f, n_models, launch, record) != 0 || fclose(f) != 0) {
         fprintf(stderr, "sweep_speed: cannot write %s\n", spec_path);
         return 1;
     }
@@ -124,10 +129,19 @@ int main(int argc, char **argv)
     size_t n0, n1;
     char *a = slurp(out_path[0], &n0), *b = slurp(out_path[1], &n1);
     int same = a && b && n0 == n1 && memcmp(a, b, n0) == 0;
-    printf("outputs at 1 and %d threads: %s (%zu bytes, %.1f KB a record, "
-           "launch %s)\n",
+    /* the largest line, newline included: issue 32's bound is on one
+     * record, not on their mean */
+    size_t max_line = 0;
+    for (size_t i = 0, start = 0; a && i < n0; i++)
+        if (a[i] == '\n') {
+            if (i + 1 - start > max_line) max_line = i + 1 - start;
+            start = i + 1;
+        }
+    printf("outputs at 1 and %d threads: %s (%zu bytes; a record %.1f KB, "
+           "at most %.1f KB; launch %s, record %s)\n",
            max_threads, same ? "identical" : "DIFFERENT", n0,
-           (double)n0 / scenarios / 1e3, launch);
+           (double)n0 / scenarios / 1e3, (double)max_line / 1e3, launch,
+           record ? record : "default");
     free(a);
     free(b);
     return same ? 0 : 1;

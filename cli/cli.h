@@ -92,7 +92,10 @@ typedef struct cli_opts {
                                 0 = the current one */
     int nemo_format;         /* --nemo-format: launch_nemo_format */
     int launch_show;         /* --launch: emit_launch_show (text output) */
-    int launch_show_set;     /* --launch given (sweep: default every form) */
+    int launch_show_set;     /* --launch given (sweep: over the spec's
+                                "launch") */
+    int record;              /* sweep --record: sweep_record_form */
+    int record_set;          /* --record given (over the spec's "record") */
     int no_savers;           /* search --no-memory-savers */
 } cli_opts;
 

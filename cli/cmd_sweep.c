@@ -35,6 +35,9 @@ static void sweep_opts_of(const cli_opts *o, sweep_opts *w)
      * those --launch names */
     w->launch_set = o->launch_show_set;
     if (o->launch_show_set) w->base.form.launch_forms = emit_launch_forms(o->launch_show);
+    /* the spec's "record" (compact by default), or --record's */
+    w->record_set = o->record_set;
+    w->record = o->record;
 }
 
 int cmd_sweep(const cli_opts *o, emit_out *out, tp_err *e)

@@ -16,6 +16,7 @@
 #include "table.h"
 #include "launch.h"
 #include "search.h"
+#include "sweep.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -745,6 +746,11 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
             rc = cli_arg_name("launch", g.arg, emit_launch_show_names,
                               EMIT_LAUNCH_SHOW_COUNT, &o.launch_show, &e);
             o.launch_show_set = 1;
+            break;
+        case OPT_RECORD:
+            rc = cli_arg_name("record", g.arg, sweep_record_names,
+                              SWEEP_RECORD_COUNT, &o.record, &e);
+            o.record_set = 1;
             break;
         case OPT_MEGATRON_ARGS:
         case OPT_NEMO_OVERRIDES:

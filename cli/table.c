@@ -534,6 +534,11 @@ const cli_option cli_options[] = {
      "finishes (without it or --resume such a file is refused)"},
     {"shard", OPT_SHARD, "I/N", CMD_SWEEP,
      "sweep: only scenarios whose index % N == I (0 <= I < N)"},
+    {"record", OPT_RECORD, "compact|full", CMD_SWEEP,
+     "sweep: what each record's search holds, over the spec's \"record\": "
+     "the figures a dashboard reads (compact, the default: at most 8 KB "
+     "without launches) or what search --format json --no-timing prints "
+     "(full)"},
     {"megatron-args", OPT_MEGATRON_ARGS, "FILE|-", CMD_EST_SEARCH,
      "estimate: the model and layout of a Megatron-LM job, read from its "
      "command line or launch script (pretrain_gpt.py's arguments; #SBATCH "
@@ -587,8 +592,8 @@ const cli_option cli_options[] = {
      "Megatron-LM launch script; nemo: Megatron-Bridge overrides or NeMo 1.x "
      "keys; torchtitan: its config; all: every form), or none (default: a "
      "line saying how; JSON, JSON Lines and CSV carry every form). sweep: "
-     "the launches its records carry (default all; none: records about a "
-     "tenth the size)"},
+     "the launches its records carry, over the spec's \"launch\" (default "
+     "none; all: a record 10 times the size)"},
     {"threshold", OPT_THRESHOLD, "F", CMD_DIFF,
      "diff: relative change of time or cost that counts, >= 0 (default "
      "0.02)"},

@@ -82,10 +82,15 @@ typedef struct sweep_opts {
     int launch_set;          /* base.form.launch_forms given (--launch): the
                                 forms every record carries, whatever the
                                 spec's "launch" says; 0: the spec's */
+    int record;              /* sweep_record_form, with record_set */
+    int record_set;          /* record given (--record): every record's
+                                form, whatever the spec's "record" says;
+                                0: the spec's */
 } sweep_opts;
 
 /* An o with nothing given: a job with nothing fixed (search_job_init),
  * the launches the spec asks for (none unless its "launch" names them),
+ * the record form it asks for (compact unless its "record" says full),
  * diff's default threshold. */
 void sweep_opts_init(sweep_opts *o);
 
@@ -103,12 +108,14 @@ int sweep_merge(const sweep_opts *o, emit_out *out, tp_err *e);
 int sweep_diff(const sweep_opts *o, emit_out *out, tp_err *e);
 #define SWEEP_MAX_SCENARIOS 10000000
 
-/* What a record's "search" holds, the spec's "record" key: what search
- * --format json --no-timing prints (full, the default), or that with
- * fewer bytes a row (compact: sweep_run.c compact_search). */
+/* What a record's "search" holds, the spec's "record" key (--record over
+ * it), which the record's own "record" member names: what a dashboard
+ * reads, in fewer bytes a row (compact, the default: sweep_run.c
+ * compact_search; issue 32), or what search --format json --no-timing
+ * prints (full). */
 typedef enum sweep_record_form {
+    SWEEP_RECORD_COMPACT, /* 0: a zeroed spec or sweep_opts is the default */
     SWEEP_RECORD_FULL,
-    SWEEP_RECORD_COMPACT,
     SWEEP_RECORD_COUNT
 } sweep_record_form;
 extern const char *const sweep_record_names[SWEEP_RECORD_COUNT];
@@ -124,7 +131,8 @@ typedef struct sweep_spec {
     char options_json[2048];         /* the "options" object, unformatted */
     sweep_case base;                 /* the options with "options" applied */
     int64_t count;                   /* scenarios: product of n[] */
-    sweep_record_form record;        /* the "record" key */
+    sweep_record_form record;        /* the "record" key (compact when
+                                        absent) */
     int launch;                      /* the "launch" key: emit_launch_show,
                                         EMIT_LAUNCH_NONE when absent; base's
                                         launch_forms say the same */

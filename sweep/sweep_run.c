@@ -6,9 +6,12 @@
  * A record: index, count (scenarios of the spec), id, the scenario's
  * inputs as given, the digests of the files they were read from (model
  * config.json; each system's and GPU's hwdb file and their measured
- * files), the tool's version, status (ok, infeasible, error), the best
- * layout, and what `search --format json --no-timing` prints (top-k,
- * Pareto front, counts). No timing and no thread count: a record's bytes
+ * files), the tool's version, which form it is ("record"), status (ok,
+ * infeasible, error), the best layout, and the search: by default its
+ * compact form (the top-k rows and the Pareto front without what the
+ * layout tag says, the counts without zeros: compact_search), with the
+ * spec's "record": "full" (or --record full) what `search --format json
+ * --no-timing` prints. No timing and no thread count: a record's bytes
  * depend only on its inputs, at any thread count, shard or MPI rank.
  *
  * Scenarios run side by side, one a thread (run_scenarios); their
@@ -205,12 +208,14 @@ static cJSON *best_json(const cJSON *search)
     return b;
 }
 
-/* ---- the compact record (the spec's "record": "compact") -------------- */
+/* ---- the compact record (the default; "record": "full" is the other) -- */
 
-/* What a dashboard reads of a search, in a third of the bytes of search
- * --format json: the top-k rows without what their layout tag already
- * says (pipeline_split, memory_savers) or the scenario does (sequence,
- * batch, precision, price), the breakdown of the best row only; the
+/* What a dashboard reads of a search, in two fifths of the bytes of
+ * search --format json (a record of bench/sweep_speed's spec without
+ * launches: 7.1 KB on average, 7.5 at most, against 17.8): the top-k
+ * rows without what their layout tag already says (pipeline_split,
+ * memory_savers) or the scenario does (sequence, batch, precision,
+ * price), the breakdown of the best row only; the
  * Pareto front as points (layout, time, cost, memory), its rows being
  * those of ranked or like them; the counts without zeros, and the
  * pipeline sizes that had a valid layout. Every figure it keeps is the
@@ -302,8 +307,9 @@ static char *scenario_record(const sweep_spec *s, int64_t k, const hw_db *db,
     cJSON *opts = s->options_json[0] ? cJSON_Parse(s->options_json) : NULL;
     cJSON_AddItemToObject(sc, "options", opts ? opts : cJSON_CreateObject());
     cJSON_AddStringToObject(j, "version", TRAINPLAN_VERSION);
-    if (s->record == SWEEP_RECORD_COMPACT)
-        cJSON_AddStringToObject(j, "record", sweep_record_names[s->record]);
+    /* which form: a reader tells them apart by this, not by what is
+     * missing from search */
+    cJSON_AddStringToObject(j, "record", sweep_record_names[s->record]);
 
     search_setup cs;
     search_answer ans;
@@ -939,6 +945,8 @@ int sweep_run(const sweep_opts *o, emit_out *out, tp_err *e)
     if (!orc && (rc = check_spec_files(o, &s, e))) goto done;
     /* --launch over the spec's "launch" */
     if (o->launch_set) s.base.form.launch_forms = o->base.form.launch_forms;
+    /* --record over the spec's "record" */
+    if (o->record_set) s.record = (sweep_record_form)o->record;
     int si = o->shard_n > 0 ? o->shard_i : 0, sn = o->shard_n > 0 ? o->shard_n : 1;
     int64_t n = sweep_shard_size(s.count, si, sn);
     list = tp_xcalloc((size_t)n + 1, sizeof *list);

@@ -71,18 +71,19 @@ with open(os.path.join(SCRATCH, "spec.json"), "w") as f:
                "gpus": [8], "seq_lengths": [2048],
                "global_batch_sizes": [64], "tokens": [None, 1e10],
                "options": {"top": 2}}, f)
-# The same scenarios with compact records (issue 32) and a MoE model:
-# the ranked rows without what their tag says, the front as points.
+# More scenarios, a MoE model among them, in compact records (the default
+# since issue 32: the ranked rows without what their tag says, the front
+# as points) and in full ones (the spec's "record": "full").
 with open(os.path.join(SCRATCH, "compact.json"), "w") as f:
     json.dump({"models": ["gpt3-1.7b", "gpt3-175b", "mixtral-8x7b"],
                "systems": ["eos"], "gpus": [8, "8-32"], "seq_lengths": [2048],
                "global_batch_sizes": [64], "tokens": [None, 1e10],
-               "options": {"top": 2}, "record": "compact"}, f)
+               "options": {"top": 2}}, f)
 with open(os.path.join(SCRATCH, "full.json"), "w") as f:
     json.dump({"models": ["gpt3-1.7b", "gpt3-175b", "mixtral-8x7b"],
                "systems": ["eos"], "gpus": [8, "8-32"], "seq_lengths": [2048],
                "global_batch_sizes": [64], "tokens": [None, 1e10],
-               "options": {"top": 2}}, f)
+               "options": {"top": 2}, "record": "full"}, f)
 with open(os.path.join(SCRATCH, "spec2.json"), "w") as f:
     json.dump({"models": ["gpt3-1.7b", "llama2-7b"], "systems": ["eos"],
                "gpus": [8], "seq_lengths": [2048],
@@ -251,8 +252,22 @@ CASES = [
                                "-o", "cp.jsonl"], 0),
     ("sweep-record", "sweep", ["sweep", "compact.json", "--launch",
                                "megatron", "-o", "cpl.jsonl"], 0),
+    # full records (issue 32: the spec's "record": "full", or --record
+    # full over the spec), with and without launches, and merged
+    ("sweep-record", "sweep", ["sweep", "full.json", "--launch", "none",
+                               "-o", "fl.jsonl"], 0),
+    ("sweep-record", "sweep", ["sweep", "full.json", "--launch", "all",
+                               "-o", "fla.jsonl"], 0),
+    ("sweep-record", "sweep", ["sweep", "spec.json", "--record", "full",
+                               "--shard", "0/2", "-o", "f0.jsonl"], 0),
+    ("sweep-record", "sweep", ["sweep", "spec.json", "--record", "full",
+                               "--shard", "1/2", "-o", "f1.jsonl"], 0),
+    ("sweep-record", "sweep", ["merge", "f0.jsonl", "f1.jsonl", "-o",
+                               "fmerged.jsonl"], 0),
     ("diff", "json", ["diff", "a.jsonl", "b.jsonl"], 3),
     ("diff", "json", ["diff", "a.jsonl", "merged.jsonl"], 0),
+    # compact against full records of the same scenarios: nothing changed
+    ("diff", "json", ["diff", "a.jsonl", "fmerged.jsonl"], 0),
     ("sweep-record", "sweep", ["sweep", "one.json", "-o", "c.jsonl"], 0),
     ("sweep-record", "sweep", ["--hwdb", "dear", "sweep", "one.json", "-o",
                                "d.jsonl"], 0),
@@ -372,10 +387,10 @@ def compacted(rec):
 
 
 def check_compact():
-    """A compact record is the full record less what compacted() drops,
-    every figure kept to the bit, and at most 8 KB without launches; the
-    CSV of a compact sweep is the full sweep's."""
-    run(["sweep", "full.json", "--launch", "none", "-o", "fl.jsonl"])
+    """A compact record (the default) is the full record less what
+    compacted() drops, every figure kept to the bit, and at most 8 KB
+    without launches; each says which it is; the CSV of compact records
+    is that of full ones."""
     with open(os.path.join(SCRATCH, "fl.jsonl")) as f:
         full = [json.loads(x) for x in f]
     with open(os.path.join(SCRATCH, "cp.jsonl")) as f:
@@ -384,6 +399,8 @@ def check_compact():
     for a, b in zip(full, comp):
         if b.pop("record", None) != "compact":
             bad("compact record %d: no \"record\": \"compact\"" % b["index"])
+        if a.pop("record", None) != "full":
+            bad("full record %d: no \"record\": \"full\"" % a["index"])
         a.pop("record_fnv1a64")
         b.pop("record_fnv1a64")
         if compacted(a) == b:
@@ -399,11 +416,14 @@ def check_compact():
         ok()
     else:
         bad("compact records over 8 KB without launches: %s" % big)
-    if run(["sweep", "full.json", "--format", "csv"]) == \
-       run(["sweep", "compact.json", "--format", "csv"]):
+    # merge reads the records as they are (sweep --format csv writes
+    # compact ones whatever the spec says)
+    csv_full = run(["merge", "fl.jsonl", "--format", "csv"])
+    if csv_full and csv_full == run(["merge", "cp.jsonl", "--format", "csv"]) \
+       == run(["sweep", "full.json", "--format", "csv"]):
         ok()
     else:
-        bad("sweep --format csv: compact records give another CSV")
+        bad("merge --format csv: compact records give another CSV")
 
 
 def read_csv(text):

@@ -78,11 +78,12 @@ T=$(calc "$(now) - $t0")
 echo "clean sweep of $N scenarios: $T s" >&2
 if [ "$(wc -l <ref.jsonl)" -eq $N ]; then ok; else bad "ref.jsonl: $(wc -l <ref.jsonl) lines, expected $N"; fi
 if [ -s out ]; then bad "sweep -o wrote to stdout"; else ok; fi
-# In scenario order, each with its inputs, digests, version, best, search.
+# In scenario order, each with its inputs, digests, version, form (compact
+# by default, issue 32), best, search.
 idx=$(grep -o '^{"schema_version":1,"index":[0-9]*' ref.jsonl | sed 's/.*://' | tr '\n' ' ')
 if [ "$idx" = "$(seq 0 $((N - 1)) | tr '\n' ' ')" ]; then ok; else bad "record order: $idx"; fi
 for k in '"count":96' '"id":"' '"scenario":{"model":"gpt3-1.7b","system":"eos","gpus":"8"' \
-    '"version":"' '"fnv1a64":"' '"gpu_fnv1a64":"' '"status":"ok"' '"best":{"layout":"' \
+    '"version":"' '"record":"compact"' '"fnv1a64":"' '"gpu_fnv1a64":"' '"status":"ok"' '"best":{"layout":"' \
     '"ranked":[' '"pareto":[' '"stats":{'; do
     has ref.jsonl "$k" "record"
 done
@@ -384,6 +385,14 @@ else
             "$TP" sweep spec.json -o mpi$np.jsonl
         same ref.jsonl mpi$np.jsonl "mpirun -np $np"
     done
+    # Full records (--record full, which every rank reads) as one process
+    # writes them
+    expect 0 "$TP" sweep spec.json --record full -o reff.jsonl
+    rm -f mpif.jsonl
+    expect 0 "$MPIEXEC" --oversubscribe --bind-to none -np 2 -x OMP_NUM_THREADS=1 \
+        "$TP" sweep spec.json --record full -o mpif.jsonl
+    same reff.jsonl mpif.jsonl "mpirun -np 2 --record full"
+    has mpif.jsonl '"record":"full"' "mpirun --record full: full records"
     # Killed under mpirun, resumed by one process: the same bytes. mpirun
     # runs in a session of its own so that its ranks, which outlive a
     # killed mpirun for a while, are killed too (by id) before resuming.

@@ -3,7 +3,9 @@
 # header, one row a scenario, the best layout in search --format csv's
 # columns and cells, what a sweep cannot write refused by name), the
 # launch forms a record carries (none unless the spec's "launch" or
-# --launch, which overrides it, names them), a spec's relative paths (config.json
+# --launch, which overrides it, names them), the record's form (compact
+# unless the spec's "record" or --record says full; diff, merge, --resume
+# and CSV on either), a spec's relative paths (config.json
 # models, hwdb directories) read from the spec's folder whatever the
 # working directory, and every problem of a spec reported at once. Times
 # are never pinned: structure and bytes are.
@@ -188,6 +190,50 @@ expect 0 "$TP" merge wall.jsonl --format csv -o wn.csv
 same wa.csv wn.csv "sweep csv: the same rows with launches"
 expect 0 "$TP" sweep wla.json --format csv -o wlc.csv
 same wa.csv wlc.csv "sweep csv: the same rows whatever the spec's launch"
+
+# --- 5. the record's form: the spec's "record", --record over it -----------
+# compact by default (issue 32), and the record says so; full on request
+eq "$(grep -c '"version":"[^"]*","record":"compact","inputs":' wa.jsonl)" 2 "sweep: compact records by default, named"
+hasnt wa.jsonl '"pipeline_split"' "a compact record: no pipeline_split"
+sed 's/^{/{"record": "full", /' wa.json >wf.json
+expect 0 "$TP" sweep wf.json -o wf.jsonl
+eq "$(grep -c '"version":"[^"]*","record":"full","inputs":' wf.jsonl)" 2 "the spec's \"record\": \"full\": full records, named"
+has wf.jsonl '"pipeline_split"' "a full record: pipeline_split"
+if [ "$(wc -c <wf.jsonl)" -gt $(($(wc -c <wa.jsonl) * 2)) ]; then ok; else bad "full records $(wc -c <wf.jsonl) bytes, compact $(wc -c <wa.jsonl)"; fi
+expect 0 "$TP" sweep wa.json --record full -o wrf.jsonl
+same wf.jsonl wrf.jsonl 'sweep --record full is the spec'"'"'s "record": "full"'
+expect 0 "$TP" sweep wf.json --record compact -o wrc.jsonl
+same wa.jsonl wrc.jsonl "sweep --record compact over the spec's full: the default"
+expect 64 "$TP" sweep wa.json --record short
+has err "--record: expected compact or full, found 'short'" "sweep --record short refused"
+sed 's/^{/{"record": "short", /' wa.json >wrs.json
+expect 65 "$TP" sweep wrs.json
+has err '$.record: expected "compact" (the default) or "full", found "short"' \
+    'the spec'"'"'s "record": "short" refused'
+# the same outcomes: diff sees no change between the forms
+expect 0 "$TP" diff wa.jsonl wf.jsonl
+has out "0 changed" "compact against full records: nothing changed"
+# merge, CSV and --resume on full records as on compact ones
+expect 0 "$TP" sweep wf.json --shard 1/2 -o wf1.jsonl
+expect 0 "$TP" sweep wf.json --shard 0/2 -o wf0.jsonl
+expect 0 "$TP" merge wf1.jsonl wf0.jsonl -o wfm.jsonl
+same wf.jsonl wfm.jsonl "merge of full shards"
+expect 0 "$TP" merge wf.jsonl --format csv -o wf.csv
+same wa.csv wf.csv "the CSV of full records is that of compact ones"
+expect 0 "$TP" sweep wf.json --format csv -o wfc.csv
+same wa.csv wfc.csv "sweep csv: the same rows whatever the spec's record"
+head -n 1 wf.jsonl >wfr.jsonl
+sed -n 2p wf.jsonl | head -c 300 >>wfr.jsonl
+expect 0 "$TP" sweep wf.json --resume -o wfr.jsonl
+same wf.jsonl wfr.jsonl "--resume of full records, a torn one redone"
+# --resume keeps a record of either form (docs/output-formats.md): a form
+# changed between two runs of one file leaves both, which diff reads alike
+head -n 1 wf.jsonl >wmix.jsonl
+expect 0 "$TP" sweep wa.json --resume -o wmix.jsonl
+eq "$(head -n 1 wmix.jsonl)" "$(head -n 1 wf.jsonl)" "--resume keeps a full record"
+eq "$(sed -n 2p wmix.jsonl)" "$(sed -n 2p wa.jsonl)" "--resume appends the spec's form"
+expect 0 "$TP" diff wa.jsonl wmix.jsonl
+has out "0 changed" "a file of both forms: nothing changed"
 
 echo "sweep_spec_e2e: $pass passed, $fail failed" >&2
 [ "$fail" -eq 0 ]

@@ -193,25 +193,39 @@ static void test_spec_errors(void)
     if (rep) TP_CHECK_CONTAINS(rep, "$: expected an object");
     free(rep);
 
-    /* "record": full or compact (issue 32), anything else named. */
+    /* "record": compact (the default, issue 32) or full, anything else
+     * named. */
     rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
                "\"seq_lengths\":[2048],\"global_batch_sizes\":[64],"
                "\"record\":\"short\"}",
                &s, &rep);
     TP_CHECK_INT(rc, TP_EDATA);
     if (rep)
-        TP_CHECK_CONTAINS(rep, "$.record: expected \"full\" (the default) or "
-                               "\"compact\", found \"short\"");
+        TP_CHECK_CONTAINS(rep, "$.record: expected \"compact\" (the default) or "
+                               "\"full\", found \"short\"");
     free(rep);
-    rep = NULL;
-    rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
-               "\"seq_lengths\":[2048],\"global_batch_sizes\":[64],"
-               "\"record\":\"compact\"}",
-               &s, &rep);
-    TP_CHECK_INT(rc, TP_OK);
-    TP_CHECK_INT(s.record, SWEEP_RECORD_COMPACT);
-    sweep_spec_free(&s);
-    free(rep);
+    static const struct {
+        const char *key;
+        sweep_record_form want;
+    } forms[] = {{"", SWEEP_RECORD_COMPACT},
+                 {",\"record\":\"compact\"", SWEEP_RECORD_COMPACT},
+                 {",\"record\":\"full\"", SWEEP_RECORD_FULL}};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],"
+                 "\"gpus\":[8],\"seq_lengths\":[2048],"
+                 "\"global_batch_sizes\":[64]%s}",
+                 forms[i].key);
+        rep = NULL;
+        rc = parse(text, &s, &rep);
+        TP_CHECK_INT(rc, TP_OK);
+        TP_CHECK_INT(s.record, forms[i].want);
+        sweep_spec_free(&s);
+        free(rep);
+    }
+    TP_CHECK_STR(sweep_record_names[SWEEP_RECORD_COMPACT], "compact");
+    TP_CHECK_STR(sweep_record_names[SWEEP_RECORD_FULL], "full");
 
     /* Options of the wrong type or value, and the ones that apply. */
     rc = parse("{\"models\":[\"gpt3-1.7b\"],\"systems\":[\"eos\"],\"gpus\":[8],"
