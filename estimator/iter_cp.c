@@ -195,24 +195,45 @@ static double kernel_s(const est_iter_ctx *x, const est_cp_kernel *e,
     return t;
 }
 
-int est_cp_busiest_rank(int cp, int comm, int thd, int pass, double q_bytes,
-                        double kv_bytes, double lse_bytes)
+/* The ranks that can move the most bytes, each with its kernels: a
+ * rank's bytes are linear in its index between the end ranks, whose
+ * branches differ (the first and last steps), so the most is at 0, 1,
+ * cp - 2 or cp - 1 (test_est.c checks it against every rank). Returns
+ * how many of k[4], rank[4] it filled, rank 0 first. */
+static int candidates(int cp, int comm, int thd, est_cp_kernels *k, int *rank)
 {
-    /* A rank's bytes are linear in its index between the end ranks, whose
-     * branches differ (the first and last steps): the most is at 0, 1,
-     * cp - 2 or cp - 1 (test_est.c checks it against every rank). */
     const int cand[4] = {0, 1, cp - 2, cp - 1};
-    int best = 0;
-    double most = -1;
+    int n = 0;
     for (int i = 0; i < 4; i++) {
         int r = cand[i];
         if (r < 0 || r >= cp || (i > 0 && r <= cand[i - 1])) continue;
-        est_cp_kernels k;
-        est_cp_kernels_rank(cp, r, comm, thd, &k);
-        double b = est_cp_kernels_bytes(&k, pass, q_bytes, kv_bytes, lse_bytes);
-        if (b > most) most = b, best = r;
+        est_cp_kernels_rank(cp, r, comm, thd, &k[n]);
+        rank[n++] = r;
+    }
+    return n;
+}
+
+/* Of the n candidates k, the one whose kernels of pass move the most
+ * bytes; the first such. */
+static int busiest(const est_cp_kernels *k, int n, int pass, double q_bytes,
+                   double kv_bytes, double lse_bytes)
+{
+    int best = 0;
+    double most = -1;
+    for (int i = 0; i < n; i++) {
+        double b = est_cp_kernels_bytes(&k[i], pass, q_bytes, kv_bytes,
+                                        lse_bytes);
+        if (b > most) most = b, best = i;
     }
     return best;
+}
+
+int est_cp_busiest_rank(int cp, int comm, int thd, int pass, double q_bytes,
+                        double kv_bytes, double lse_bytes)
+{
+    est_cp_kernels k[4];
+    int rank[4], n = candidates(cp, comm, thd, k, rank);
+    return n ? rank[busiest(k, n, pass, q_bytes, kv_bytes, lse_bytes)] : 0;
 }
 
 void est_cp_merge_time(const est_iter_ctx *x, double *fwd, double *bwd)
@@ -232,15 +253,15 @@ void est_cp_merge_time(const est_iter_ctx *x, double *fwd, double *bwd)
     int thd = l->n_docs > 0;
     /* The ranks meet at every ring step and at the layer's next
      * collective: each pass runs at the pace of the rank with the most
-     * bytes to move. */
+     * bytes to move. Each candidate's kernels are listed once for both
+     * passes. */
+    est_cp_kernels k[4];
+    int rank[4], n = candidates(cp, l->cp_comm, thd, k, rank);
     for (int p = 0; p < 2; p++) {
-        est_cp_kernels k;
-        est_cp_kernels_rank(cp, est_cp_busiest_rank(cp, l->cp_comm, thd, p, qb,
-                                                    kb, lb),
-                            l->cp_comm, thd, &k);
+        const est_cp_kernels *b = &k[busiest(k, n, p, qb, kb, lb)];
         double s = 0;
-        for (int i = 0; i < k.n; i++) {
-            const est_cp_kernel *c = &k.k[i];
+        for (int i = 0; i < b->n; i++) {
+            const est_cp_kernel *c = &b->k[i];
             if (c->pass != p) continue;
             int64_t cols = c->tensor == EST_CP_Q    ? cq
                            : c->tensor == EST_CP_KV ? ckv
