@@ -962,6 +962,17 @@ static void test_cp_merge_kernels(void)
             rows++, fwd += tr->row[i].fwd_s, bwd += tr->row[i].bwd_s;
     TP_CHECK_INT(rows, 9);
     TP_CHECK(fwd > 0 && bwd > fwd);
+    /* Memoized per thread (iter_cp.c), the same bits as the traced
+     * estimate, which times each kernel: the first estimate without a
+     * trace fills the memo, the second reads it; and with memos off. */
+    est_result rm[3];
+    for (int i = 0; i < 3; i++) {
+        est_memo_enable(i < 2);
+        est_estimate(&v.c, &m, &l, &rm[i]);
+        TP_CHECK(memcmp(&rm[i].time, &r.time, sizeof r.time) == 0);
+        TP_CHECK(rm[i].iteration_s == r.iteration_s);
+    }
+    est_memo_enable(1);
     l.cp = 1, l.dp = 8;
     est_estimate(&ct, &m, &l, &r);
     for (int i = 0; i < tr->n; i++)
