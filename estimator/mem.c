@@ -71,18 +71,37 @@
 #define EST_MEM_CACHE_EXPANDABLE 0.1425
 #define EST_MEM_CACHE_SEGMENTS 0.1525
 
-/* est_memory_stage with the model's parameters p (space_model_params at
- * Megatron's vocabulary padding for l's TP) and l's split (space_split_
- * resolve), each made once by the caller. */
+/* What every pipeline rank of a layout shares, made once per layout:
+ * the model's parameters (space_model_params at Megatron's vocabulary
+ * padding for l's TP), l's split (space_split_resolve), the parameters
+ * of a layer and of the ends (est_stage_params_of) and the activations of
+ * a layer (est_act_layers_of). */
+typedef struct stage_common {
+    space_params p;
+    space_split sp;
+    est_stage_params pieces;
+    est_act_layers acts;
+} stage_common;
+
+static void common_of(const space_model *m, const space_layout *l,
+                      stage_common *c)
+{
+    space_model_params(m, 128 * l->tp, &c->p);
+    space_split_resolve(m, l, &c->sp, NULL, 0);
+    est_stage_params_of(m, l, &c->p, &c->pieces);
+    est_act_layers_of(m, l, &c->acts);
+}
+
+/* est_memory_stage of rank r with what its ranks share, cm. */
 static void stage_of(const space_model *m, const space_layout *l,
-                     const space_params *pm, const space_split *sp,
-                     int64_t r, est_memory *out)
+                     stage_common *cm, int64_t r, est_memory *out)
 {
     memset(out, 0, sizeof *out);
+    const space_params *pm = &cm->p;
+    const space_split *sp = &cm->sp;
     const space_params p = *pm;
     double t = (double)l->tp;
-    est_stage_params pieces;
-    est_stage_params_of(m, l, pm, &pieces);
+    const est_stage_params pieces = cm->pieces;
     double layer = pieces.layer, first = pieces.first, last = pieces.last;
     int64_t micro = l->gbs / (l->mbs * l->dp);
     if (micro < 1) micro = 1;
@@ -105,10 +124,11 @@ static void stage_of(const space_model *m, const space_layout *l,
      * physical sharing"): no embedding of its own. */
     int dual = l->pp_schedule == SPACE_PP_DUALPIPE && l->pp > 1;
     double xparams = 0, xshard = 1;
-    double params = est_rank_params(m, l, &p, sp, r, !dual, &xparams);
+    double params = est_rank_params(m, l, &p, &pieces, sp, r, !dual, &xparams);
     if (dual) {
         double mx;
-        params += est_rank_params(m, l, &p, sp, l->pp - 1 - r, 0, &mx);
+        params += est_rank_params(m, l, &p, &pieces, sp, l->pp - 1 - r, 0,
+                                  &mx);
         xparams += mx;
     }
     /* Megatron-FSDP's units: the transformer layers (and MTP's), each
@@ -268,8 +288,8 @@ static void stage_of(const space_model *m, const space_layout *l,
     }
     double rebuilt_tok, host_tok;
     double act = tokens
-                 * est_act_rank_token(m, l, sp, r, micro, &rebuilt_tok,
-                                      &host_tok);
+                 * est_act_rank_token(m, l, sp, r, micro, &cm->acts,
+                                      &rebuilt_tok, &host_tok);
     if (r < l->pp - 1)
         act += tokens * est_inflight_chunks(l, r, micro)
                * est_pipe_output_token(m, l);
@@ -551,11 +571,9 @@ static void stage_of(const space_model *m, const space_layout *l,
 void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
                       est_memory *out)
 {
-    space_params p;
-    space_model_params(m, 128 * l->tp, &p);
-    space_split sp;
-    space_split_resolve(m, l, &sp, NULL, 0);
-    stage_of(m, l, &p, &sp, r, out);
+    stage_common cm;
+    common_of(m, l, &cm);
+    stage_of(m, l, &cm, r, out);
 }
 
 void est_memory_settle(est_memory *o, double frag)
@@ -630,15 +648,14 @@ void est_memory_of(const space_model *m, const space_layout *l,
                    est_memory *out)
 {
     memset(out, 0, sizeof *out);
-    space_params p;
-    space_model_params(m, 128 * l->tp, &p);
+    stage_common cm;
+    common_of(m, l, &cm);
     /* Every rank, but one that holds what a lower rank holds, chunk by
      * chunk: the lower one has as many micro-batches in flight or more
      * (est_inflight_chunks), so it needs as much or more (rank 0 more still,
      * with the embedding). The last rank (the head) and the MTP modules'
      * stand alone. Ranks in the order 0, PP - 1, 1, ..., PP - 2. */
-    space_split sp;
-    space_split_resolve(m, l, &sp, NULL, 0);
+    const space_split sp = cm.sp;
     int64_t pp = sp.pp, seen[16];
     int n_seen = 0;
     /* A formula split of a model whose layers are alike: the middle ranks
@@ -661,7 +678,7 @@ void est_memory_of(const space_model *m, const space_layout *l,
         }
         if (skip) continue;
         est_memory st;
-        stage_of(m, l, &p, &sp, r, &st);
+        stage_of(m, l, &cm, r, &st);
         if (st.total > out->total) *out = st;
     }
 }

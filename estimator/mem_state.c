@@ -207,7 +207,8 @@ void est_stage_params_of(const space_model *m, const space_layout *l,
 
 /* The parameters of pipeline rank r's own stages (its chunks of the
  * split sp, their MTP modules, the embedding on rank 0, the final norm
- * and head on the last rank): the return those replicated over EP,
+ * and head on the last rank), given est_stage_params_of's pieces of l:
+ * the return those replicated over EP,
  * *xparams the routed experts' shard. An MoE model's dense-FFN and MoE
  * layers differ: the MoE layer's router (and its bias, the shared
  * experts' gate) is replicated on the TP ranks (router.py: a plain
@@ -220,13 +221,13 @@ void est_stage_params_of(const space_model *m, const space_layout *l,
  * NVIDIA/Megatron-LM@d98e8a64ddf3); a tied head is that embedding, already
  * counted (head). */
 double est_rank_params(const space_model *m, const space_layout *l,
-                       const space_params *pm, const space_split *sp, int64_t r,
-                       int mtp_embed, double *xparams)
+                       const space_params *pm, const est_stage_params *pieces,
+                       const space_split *sp, int64_t r, int mtp_embed,
+                       double *xparams)
 {
     const space_params p = *pm;
     double t = (double)l->tp;
-    est_stage_params sp_;
-    est_stage_params_of(m, l, pm, &sp_);
+    const est_stage_params sp_ = *pieces;
     double layer = sp_.layer, first = sp_.first, last = sp_.last;
     double layers = (double)space_split_rank_layers(sp, r);
     double mtp = est_rank_mtp(l, sp, r);
