@@ -92,9 +92,18 @@ static void common_of(const space_model *m, const space_layout *l,
     est_act_layers_of(m, l, &c->acts);
 }
 
-/* est_memory_stage of rank r with what its ranks share, cm. */
+/* What a stage holds where settling puts its peak at the optimizer step
+ * (stage_settle): Megatron-FSDP's buffers, and the fp8 weight copies. */
+typedef struct stage_step {
+    double fsdp, fp8;
+} stage_step;
+
+/* est_memory_stage of rank r with what its ranks share, cm, before it is
+ * settled (stage_settle): its total not yet set, *at_step what it holds
+ * at the step. */
 static void stage_of(const space_model *m, const space_layout *l,
-                     stage_common *cm, int64_t r, est_memory *out)
+                     stage_common *cm, int64_t r, est_memory *out,
+                     stage_step *at_step)
 {
     memset(out, 0, sizeof *out);
     const space_params *pm = &cm->p;
@@ -563,9 +572,27 @@ static void stage_of(const space_model *m, const space_layout *l,
     out->expert_params = xparams;
     out->stage = r;
     out->host = host;
+    at_step->fsdp = fs.step;
+    at_step->fp8 = fp8; /* fp8_x: backward only */
+}
+
+/* The larger of a stage's two moments with the context and NCCL's
+ * buffers: est_memory_settle's total, before it is settled. */
+static double moments_total(const est_memory *o)
+{
+    double bwd = o->alloc_backward + o->context + o->nccl + o->moe_comm;
+    double stp = o->alloc_step + o->graph_pool + o->context + o->nccl
+                 + o->moe_comm;
+    return fmax(bwd, stp);
+}
+
+/* Settles stage_of's stage against the caching allocator. */
+static void stage_settle(const space_layout *l, est_memory *out,
+                         const stage_step *at_step)
+{
     est_memory_settle(out, est_memory_cache_share(l->alloc_expandable));
-    if (out->peak_in_step) out->fsdp_buffers = fs.step;
-    if (out->peak_in_step) out->fp8_weights = fp8; /* fp8_x: backward only */
+    if (out->peak_in_step) out->fsdp_buffers = at_step->fsdp;
+    if (out->peak_in_step) out->fp8_weights = at_step->fp8;
 }
 
 void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
@@ -573,7 +600,9 @@ void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
 {
     stage_common cm;
     common_of(m, l, &cm);
-    stage_of(m, l, &cm, r, out);
+    stage_step at_step;
+    stage_of(m, l, &cm, r, out, &at_step);
+    stage_settle(l, out, &at_step);
 }
 
 void est_memory_settle(est_memory *o, double frag)
@@ -590,6 +619,8 @@ void est_memory_settle(est_memory *o, double frag)
     double bwd = o->alloc_backward + o->context + o->nccl + o->moe_comm;
     double stp = o->alloc_step + o->graph_pool + o->context + o->nccl
                  + o->moe_comm;
+    /* moments_total (stage_of's ranks compared before one is settled)
+     * must stay this total */
     o->peak_in_step = stp > bwd;
     o->allocated = fmax(o->alloc_backward, o->alloc_step);
     /* The allocator's segments: the main stream's pool at its own peak
@@ -658,6 +689,8 @@ void est_memory_of(const space_model *m, const space_layout *l,
     const space_split sp = cm.sp;
     int64_t pp = sp.pp, seen[16];
     int n_seen = 0;
+    double best = 0; /* the busiest rank's total */
+    stage_step best_step = {0, 0};
     /* A formula split of a model whose layers are alike: the middle ranks
      * all hold alike; rank 1 stands for them. */
     int alike = !sp.lay && !sp.extra && est_moe_uniform(m);
@@ -677,10 +710,18 @@ void est_memory_of(const space_model *m, const space_layout *l,
             seen[n_seen++] = r;
         }
         if (skip) continue;
+        /* only the busiest is settled: the ranks compare by the total
+         * settling gives (moments_total) */
         est_memory st;
-        stage_of(m, l, &cm, r, &st);
-        if (st.total > out->total) *out = st;
+        stage_step at_step;
+        double total;
+        stage_of(m, l, &cm, r, &st, &at_step);
+        if ((total = moments_total(&st)) > best) {
+            *out = st;
+            best = total, best_step = at_step;
+        }
     }
+    if (best > 0) stage_settle(l, out, &best_step);
 }
 
 double est_memory_cache_share(int expandable)
