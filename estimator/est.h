@@ -526,6 +526,15 @@ void est_estimate_within(const est_ctx *c, const space_model *m,
                          const space_layout *l, double mem_limit_bytes,
                          est_result *r);
 
+/* est_estimate_within for a caller that has l's memory already: *mem is
+ * est_memory_of then est_memory_device of m and l on c (the search's
+ * savers, sized by their memory first). The same bytes as
+ * est_estimate_within; a layout with TP 1 and SP set (which the estimate
+ * reads without SP) has its memory made again. */
+void est_estimate_with_memory(const est_ctx *c, const space_model *m,
+                              const space_layout *l, double mem_limit_bytes,
+                              const est_memory *mem, est_result *r);
+
 /* The pipeline bubble of l's schedule (space_pp_schedule), seconds, from
  * the mean over the pipeline ranks of one micro-batch's time on a rank: t
  * its whole (forward, backward, recompute and the exposed collectives, as

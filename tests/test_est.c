@@ -1530,6 +1530,30 @@ static void test_estimate_within(void)
         TP_CHECK_INT(w.feasible, 0);
         TP_CHECK(w.iteration_s == 0 && w.message[0] == '\0');
         TP_CHECK(memcmp(&r.mem, &w.mem, sizeof r.mem) == 0);
+        /* with its memory made beforehand (est_memory_of, then
+         * est_memory_device), the same bytes */
+        est_memory mm;
+        est_memory_of(&m, &l, &mm);
+        est_memory_device(&v.c, &m, &l, &mm);
+        est_estimate_with_memory(&v.c, &m, &l, INFINITY, &mm, &w);
+        TP_CHECK(memcmp(&r, &w, sizeof r) == 0);
+        est_estimate_with_memory(&v.c, &m, &l, 0.99 * r.mem.total, &mm, &w);
+        TP_CHECK_INT(w.reason, EST_OUT_OF_MEMORY);
+        TP_CHECK(memcmp(&r.mem, &w.mem, sizeof r.mem) == 0);
+    }
+    /* TP 1 with SP set is estimated without SP: memory made of the layout
+     * with SP is not that layout's, and is made again */
+    {
+        space_layout s1 = moe_layout(1, 1, 8, 1);
+        s1.sp = 1;
+        space_model d = small_dense();
+        est_result r, w;
+        est_estimate(&v.c, &d, &s1, &r);
+        est_memory mm;
+        memset(&mm, 0, sizeof mm);
+        mm.total = 1; /* not its memory */
+        est_estimate_with_memory(&v.c, &d, &s1, INFINITY, &mm, &w);
+        TP_CHECK(memcmp(&r, &w, sizeof r) == 0);
     }
     /* a layout refused for another reason keeps it */
     space_layout bad = l;
