@@ -282,7 +282,11 @@ void search_scan_unit(const search_request *q, int sysi, int64_t gpus,
             prefix_ok = 0;
         if (!q->no_prune) {
             double floor_b = est_memory_floor_of(m, &params1, &l);
-            if (savers) {
+            double mem_limit = search_memory_limit(q, sy, &l);
+            /* the savers' floors only where the layout's own does not
+             * fit (or is NaN, which fmin replaces): they can only lower
+             * it, and a layout kept does not read it */
+            if (savers && !(floor_b <= mem_limit)) {
                 /* what the strongest saver that applies could bring it
                  * down to: the floor of what may still be tried */
                 space_layout tl = l;
@@ -299,7 +303,6 @@ void search_scan_unit(const search_request *q, int sysi, int64_t gpus,
                     floor_b = fmin(floor_b,
                                    est_memory_floor_of(m, &params1, &tl));
             }
-            double mem_limit = search_memory_limit(q, sy, &l);
             if (floor_b > mem_limit) {
                 st->pruned[SEARCH_PRUNE_MEMORY]++;
                 ps->pruned[SEARCH_PRUNE_MEMORY]++;
