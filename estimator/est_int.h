@@ -326,10 +326,11 @@ double est_moe_comm_sm_share(const est_iter_ctx *x);
  * last stage's final norm and head (a tied head is the embedding itself
  * with one stage, a copy of it with several); for MoE models a dense-FFN
  * layer, an MoE layer without its routed experts, and one layer's routed
- * experts on this rank's EP x ETP shard. */
+ * experts on this rank's EP x ETP shard; the head's rank (est_head_rank). */
 typedef struct est_stage_params {
     double layer, first, last;
     double dense_l, moe_l, xl;
+    int64_t head;
 } est_stage_params;
 
 /* Megatron-FSDP's buffers at the largest moment of a backward and what
@@ -370,7 +371,7 @@ double est_graph_pool_token(const space_model *m, const space_layout *l,
 /* mem_state.c: parameters per rank, their GEMM weights. */
 double est_layer_gemm_weights_of(const space_model *m, double t, int moe);
 int64_t est_head_rank(const space_layout *l);
-double est_rank_mtp(const space_layout *l, const space_split *sp, int64_t r);
+double est_rank_mtp(const space_split *sp, int64_t r, int64_t head);
 void est_stage_params_of(const space_model *m, const space_layout *l,
                          const space_params *p, est_stage_params *o);
 double est_rank_params(const space_model *m, const space_layout *l,

@@ -118,7 +118,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     double vp = (double)p.vocab_padded;
     double layers = (double)space_split_rank_layers(sp, r);
     /* The MTP modules on this rank (the last, or a layout's) */
-    double mtp = est_rank_mtp(l, sp, r);
+    double mtp = est_rank_mtp(sp, r, pieces.head);
     /* DualPipe: rank r also holds stage PP - 1 - r whole, for the
      * micro-batches of the other direction (DeepSeek-V3 report Table 2:
      * 2x parameters; deepseek-ai/DualPipe@3da1bbea dualpipe.py: the rank's
@@ -276,7 +276,7 @@ static void stage_of(const space_model *m, const space_layout *l,
                 int64_t r2 = l->pp - 1 - r;
                 double nm2 = est_split_moe_layers(m, sp, r2);
                 dense_here |= nm2 < (double)space_split_rank_layers(sp, r2);
-                moe_here |= nm2 > 0 || est_rank_mtp(l, sp, r2) > 0;
+                moe_here |= nm2 > 0 || est_rank_mtp(sp, r2, pieces.head) > 0;
             }
             fp8 = qb * g_all;
             fp8_x = qb * est_largest_gemm_weight(m, l, dense_here, moe_here);
@@ -308,7 +308,7 @@ static void stage_of(const space_model *m, const space_layout *l,
      * ranks, each the last stage of one direction (dualpipe.py
      * _forward_compute_chunk: is_last_stage on the first rank's phase 1
      * and the last rank's phase 0), one micro-batch of it in flight. */
-    int head_here = r == est_head_rank(l) || (dual && r == 0);
+    int head_here = r == pieces.head || (dual && r == 0);
     if (head_here && l->framework == SPACE_FW_TORCHTITAN && !l->eager
         && !l->loss_eager) {
         /* torchtitan's loss compiled with the blocks (pytorch/torchtitan
@@ -401,7 +401,8 @@ static void stage_of(const space_model *m, const space_layout *l,
     act += loss_kept;
     /* DualPipe: the MTP modules of both stages (one micro-batch of the
      * last stage in flight on either end rank) */
-    double mtp_act = mtp + (dual ? est_rank_mtp(l, sp, l->pp - 1 - r) : 0);
+    double mtp_act
+        = mtp + (dual ? est_rank_mtp(sp, l->pp - 1 - r, pieces.head) : 0);
     if (mtp_act > 0) {
         /* Each MTP module (MultiTokenPredictionLayer,
          * multi_token_prediction.py, NVIDIA/Megatron-LM@d98e8a64ddf3): the
