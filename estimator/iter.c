@@ -84,6 +84,7 @@
 #include "est_int.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -293,8 +294,12 @@ void est_estimate_with_memory(const est_ctx *c, const space_model *m,
                               const space_layout *l, double mem_limit_bytes,
                               const est_memory *mem, est_result *r)
 {
-    memset(r, 0, sizeof *r);
-    r->layout = *l;
+    /* the layout copied byte for byte (l may be r's own), the rest
+     * zeroed: each byte written once */
+    _Static_assert(offsetof(est_result, layout) == 0,
+                   "est_result begins with its layout");
+    memmove(&r->layout, l, sizeof r->layout);
+    memset((char *)r + sizeof r->layout, 0, sizeof *r - sizeof r->layout);
     if (r->layout.tp == 1 && r->layout.sp) {
         r->layout.sp = 0;
         mem = NULL; /* of a layout the estimate does not read */
