@@ -864,6 +864,11 @@ double est_memory_floor_of(const space_model *m, const space_params *p,
  * valid enough to say (a size below 1). Cheap; thread-safe. */
 double est_time_floor(const est_ctx *c, const space_model *m,
                       const space_layout *l);
+/* The same with m's FLOPs per token counted once by the caller: fl must
+ * be space_flops_per_token(m, l->seq, 1, SPACE_RECOMPUTE_NONE) (a search
+ * takes floors of many layouts of one model and sequence). */
+double est_time_floor_of(const est_ctx *c, const space_model *m,
+                         const space_flops *fl, const space_layout *l);
 
 /* ---- a training run's log read back (train_log.c) ---------------------- */
 
