@@ -75,9 +75,16 @@ double est_memory_floor_of(const space_model *m, const space_params *pm,
 double est_time_floor(const est_ctx *c, const space_model *m,
                       const space_layout *l)
 {
-    const hw_gpu *g = c->gpu;
     space_flops fl;
     space_flops_per_token(m, l->seq, 1, SPACE_RECOMPUTE_NONE, &fl);
+    return est_time_floor_of(c, m, &fl, l);
+}
+
+double est_time_floor_of(const est_ctx *c, const space_model *m,
+                         const space_flops *flops, const space_layout *l)
+{
+    const hw_gpu *g = c->gpu;
+    const space_flops fl = *flops;
     double gemm_fwd = fl.fwd - fl.attn_fwd;
     double rec = l->recompute == SPACE_RECOMPUTE_FULL
                      ? fl.fwd - fl.attn_fwd - fl.lm_head_fwd

@@ -526,6 +526,15 @@ void est_estimate_within(const est_ctx *c, const space_model *m,
                          const space_layout *l, double mem_limit_bytes,
                          est_result *r);
 
+/* est_estimate_within for a caller that has l's memory already: *mem is
+ * est_memory_of then est_memory_device of m and l on c (the search's
+ * savers, sized by their memory first). The same bytes as
+ * est_estimate_within; a layout with TP 1 and SP set (which the estimate
+ * reads without SP) has its memory made again. */
+void est_estimate_with_memory(const est_ctx *c, const space_model *m,
+                              const space_layout *l, double mem_limit_bytes,
+                              const est_memory *mem, est_result *r);
+
 /* The pipeline bubble of l's schedule (space_pp_schedule), seconds, from
  * the mean over the pipeline ranks of one micro-batch's time on a rank: t
  * its whole (forward, backward, recompute and the exposed collectives, as
@@ -855,6 +864,11 @@ double est_memory_floor_of(const space_model *m, const space_params *p,
  * valid enough to say (a size below 1). Cheap; thread-safe. */
 double est_time_floor(const est_ctx *c, const space_model *m,
                       const space_layout *l);
+/* The same with m's FLOPs per token counted once by the caller: fl must
+ * be space_flops_per_token(m, l->seq, 1, SPACE_RECOMPUTE_NONE) (a search
+ * takes floors of many layouts of one model and sequence). */
+double est_time_floor_of(const est_ctx *c, const space_model *m,
+                         const space_flops *fl, const space_layout *l);
 
 /* ---- a training run's log read back (train_log.c) ---------------------- */
 

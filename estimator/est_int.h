@@ -326,10 +326,11 @@ double est_moe_comm_sm_share(const est_iter_ctx *x);
  * last stage's final norm and head (a tied head is the embedding itself
  * with one stage, a copy of it with several); for MoE models a dense-FFN
  * layer, an MoE layer without its routed experts, and one layer's routed
- * experts on this rank's EP x ETP shard. */
+ * experts on this rank's EP x ETP shard; the head's rank (est_head_rank). */
 typedef struct est_stage_params {
     double layer, first, last;
     double dense_l, moe_l, xl;
+    int64_t head;
 } est_stage_params;
 
 /* Megatron-FSDP's buffers at the largest moment of a backward and what
@@ -347,21 +348,36 @@ int est_fp8_deepseek(const space_layout *l);
 double est_act_layer_token(const space_model *m, const space_layout *l,
                            int full_layer, int moe);
 double est_inflight_chunks(const space_layout *l, int64_t r, int64_t micro);
+/* What est_act_rank_token reads of each kind of layer, bytes per token,
+ * the same on every pipeline rank of a layout: made once per layout
+ * (est_act_layers_of) and shared by its ranks; the MoE layers' filled the
+ * first time a chunk holds some. */
+typedef struct est_act_layers {
+    double kept, full;         /* est_act_layer_token(m, l, 0 | 1, 0) */
+    int have_moe;              /* the next three filled */
+    double kept_moe, full_moe; /* est_act_layer_token(m, l, 0 | 1, 1) */
+    double buffers, swiglu;    /* one MoE layer's dispatch buffers and
+                                  rebuilt SwiGLU output */
+} est_act_layers;
+void est_act_layers_of(const space_model *m, const space_layout *l,
+                       est_act_layers *a);
 double est_act_rank_token(const space_model *m, const space_layout *l,
                           const space_split *s, int64_t r, int64_t micro,
-                          double *rebuilt_out, double *host_out);
+                          est_act_layers *a, double *rebuilt_out,
+                          double *host_out);
 double est_graph_pool_token(const space_model *m, const space_layout *l,
                             const space_split *s, int64_t r, int64_t micro);
 
 /* mem_state.c: parameters per rank, their GEMM weights. */
 double est_layer_gemm_weights_of(const space_model *m, double t, int moe);
 int64_t est_head_rank(const space_layout *l);
-double est_rank_mtp(const space_layout *l, const space_split *sp, int64_t r);
+double est_rank_mtp(const space_split *sp, int64_t r, int64_t head);
 void est_stage_params_of(const space_model *m, const space_layout *l,
                          const space_params *p, est_stage_params *o);
 double est_rank_params(const space_model *m, const space_layout *l,
-                       const space_params *pm, const space_split *sp,
-                       int64_t r, int mtp_embed, double *xparams);
+                       const space_params *pm, const est_stage_params *pieces,
+                       const space_split *sp, int64_t r, int mtp_embed,
+                       double *xparams);
 double est_rank_gemm_weights(const space_model *m, const space_layout *l,
                              const space_split *sp, int64_t r, double *gx);
 double est_largest_gemm_weight(const space_model *m, const space_layout *l,

@@ -84,6 +84,7 @@
 #include "est_int.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -286,17 +287,35 @@ void est_estimate_within(const est_ctx *c, const space_model *m,
                          const space_layout *l, double mem_limit_bytes,
                          est_result *r)
 {
-    memset(r, 0, sizeof *r);
-    r->layout = *l;
-    if (r->layout.tp == 1) r->layout.sp = 0;
+    est_estimate_with_memory(c, m, l, mem_limit_bytes, NULL, r);
+}
+
+void est_estimate_with_memory(const est_ctx *c, const space_model *m,
+                              const space_layout *l, double mem_limit_bytes,
+                              const est_memory *mem, est_result *r)
+{
+    /* the layout copied byte for byte (l may be r's own), the rest
+     * zeroed: each byte written once */
+    _Static_assert(offsetof(est_result, layout) == 0,
+                   "est_result begins with its layout");
+    memmove(&r->layout, l, sizeof r->layout);
+    memset((char *)r + sizeof r->layout, 0, sizeof *r - sizeof r->layout);
+    if (r->layout.tp == 1 && r->layout.sp) {
+        r->layout.sp = 0;
+        mem = NULL; /* of a layout the estimate does not read */
+    }
     l = &r->layout;
     const hw_system *y = c->sys;
     const hw_gpu *g = c->gpu;
     int gpn = y->gpus_per_node;
     int64_t gpus = l->tp * l->pp * l->cp * l->dp;
     r->gpus = gpus;
-    est_memory_of(m, l, &r->mem);
-    est_memory_device(c, m, l, &r->mem);
+    if (mem) {
+        r->mem = *mem;
+    } else {
+        est_memory_of(m, l, &r->mem);
+        est_memory_device(c, m, l, &r->mem);
+    }
     char why[200];
     space_reject rj = space_layout_check(m, l, c->tp_across_nodes ? 0 : gpn,
                                          why, sizeof why);

@@ -32,7 +32,9 @@
 
 #include "est_int.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Appends count kernels of (pass, op, tensor, size) to k, merging equal
  * ones. */
@@ -195,25 +197,67 @@ static double kernel_s(const est_iter_ctx *x, const est_cp_kernel *e,
     return t;
 }
 
-int est_cp_busiest_rank(int cp, int comm, int thd, int pass, double q_bytes,
-                        double kv_bytes, double lse_bytes)
+/* The ranks that can move the most bytes, each with its kernels: a
+ * rank's bytes are linear in its index between the end ranks, whose
+ * branches differ (the first and last steps), so the most is at 0, 1,
+ * cp - 2 or cp - 1 (test_est.c checks it against every rank). Returns
+ * how many of k[4], rank[4] it filled, rank 0 first. */
+static int candidates(int cp, int comm, int thd, est_cp_kernels *k, int *rank)
 {
-    /* A rank's bytes are linear in its index between the end ranks, whose
-     * branches differ (the first and last steps): the most is at 0, 1,
-     * cp - 2 or cp - 1 (test_est.c checks it against every rank). */
     const int cand[4] = {0, 1, cp - 2, cp - 1};
-    int best = 0;
-    double most = -1;
+    int n = 0;
     for (int i = 0; i < 4; i++) {
         int r = cand[i];
         if (r < 0 || r >= cp || (i > 0 && r <= cand[i - 1])) continue;
-        est_cp_kernels k;
-        est_cp_kernels_rank(cp, r, comm, thd, &k);
-        double b = est_cp_kernels_bytes(&k, pass, q_bytes, kv_bytes, lse_bytes);
-        if (b > most) most = b, best = r;
+        est_cp_kernels_rank(cp, r, comm, thd, &k[n]);
+        rank[n++] = r;
+    }
+    return n;
+}
+
+/* Of the n candidates k, the one whose kernels of pass move the most
+ * bytes; the first such. */
+static int busiest(const est_cp_kernels *k, int n, int pass, double q_bytes,
+                   double kv_bytes, double lse_bytes)
+{
+    int best = 0;
+    double most = -1;
+    for (int i = 0; i < n; i++) {
+        double b = est_cp_kernels_bytes(&k[i], pass, q_bytes, kv_bytes,
+                                        lse_bytes);
+        if (b > most) most = b, best = i;
     }
     return best;
 }
+
+int est_cp_busiest_rank(int cp, int comm, int thd, int pass, double q_bytes,
+                        double kv_bytes, double lse_bytes)
+{
+    est_cp_kernels k[4];
+    int rank[4], n = candidates(cp, comm, thd, k, rank);
+    return n ? rank[busiest(k, n, pass, q_bytes, kv_bytes, lse_bytes)] : 0;
+}
+
+/* est_cp_merge_time's sums, memoized per thread as operator times are
+ * (iter_ops.c): a search meets a few CP shapes thousands of times, and
+ * each costs the kernel lists of up to four ranks and two dozen operator
+ * times. A pass's sum is a pure function of the operator models (their
+ * id), the kernel efficiency, the kernels (cp, comm, thd) and the
+ * tensors (tokens, widths, dtype), which the key holds, so a hit returns
+ * the bits a miss would compute. Off with the other memos
+ * (est_memo_enable) and while a trace is kept (it wants each kernel's
+ * row). */
+#define CP_MEMO_SLOTS 256 /* power of two */
+
+typedef struct cp_memo_slot {
+    uint64_t ops;           /* est_models_id; 0 when empty */
+    uint64_t eff;           /* the kernel efficiency's bits */
+    int64_t T, cq, ckv, hq; /* tokens; Q, KV and LSE widths */
+    int cp, comm, thd, dt;
+    double s[2];            /* the forward's and the backward's sums */
+} cp_memo_slot;
+
+static _Thread_local cp_memo_slot cp_memo[CP_MEMO_SLOTS];
 
 void est_cp_merge_time(const est_iter_ctx *x, double *fwd, double *bwd)
 {
@@ -226,21 +270,48 @@ void est_cp_merge_time(const est_iter_ctx *x, double *fwd, double *bwd)
     int64_t hq = x->attn_hq / l->tp, hk = x->attn_hk / l->tp;
     if (hk < 1) hk = 1;
     int64_t cq = hq * x->attn_hd, ckv = hk * x->attn_hd;
+    int thd = l->n_docs > 0;
+    cp_memo_slot *sl = NULL;
+    uint64_t ops = 0, eff = 0;
+    if (est_memo_mode() && !x->c->trace) {
+        ops = est_models_id(x->c->ops);
+        memcpy(&eff, &x->eff, sizeof eff);
+        uint64_t h = ops * 0x9e3779b97f4a7c15u + eff * 0xbf58476d1ce4e5b9u
+                     + (uint64_t)T * 0x94d049bb133111ebu
+                     + (uint64_t)cq * 0xd6e8feb86659fd93u
+                     + (uint64_t)ckv * 0xa0761d6478bd642fu
+                     + (uint64_t)hq * 0xe7037ed1a0b428dbu
+                     + (uint64_t)cp * 0x8ebc6af09c88c6e3u
+                     + (uint64_t)(l->cp_comm * 4 + thd * 2) + (uint64_t)x->act_dt
+                                                       * 0x589965cc75374cc3u;
+        h ^= h >> 32;
+        h *= 0x9e3779b97f4a7c15u;
+        h ^= h >> 29;
+        sl = &cp_memo[h & (CP_MEMO_SLOTS - 1)];
+        if (sl->ops == ops && sl->eff == eff && sl->T == T && sl->cq == cq
+            && sl->ckv == ckv && sl->hq == hq && sl->cp == cp
+            && sl->comm == l->cp_comm && sl->thd == thd
+            && sl->dt == (int)x->act_dt) {
+            *fwd += sl->s[0];
+            *bwd += sl->s[1];
+            return;
+        }
+    }
     double e = est_dtype_bytes(x->act_dt);
     double qb = e * (double)(T * cq), kb = e * (double)(T * ckv),
            lb = 4.0 * (double)(T * hq);
-    int thd = l->n_docs > 0;
     /* The ranks meet at every ring step and at the layer's next
      * collective: each pass runs at the pace of the rank with the most
-     * bytes to move. */
+     * bytes to move. Each candidate's kernels are listed once for both
+     * passes. */
+    est_cp_kernels k[4];
+    int rank[4], n = candidates(cp, l->cp_comm, thd, k, rank);
+    double sum[2];
     for (int p = 0; p < 2; p++) {
-        est_cp_kernels k;
-        est_cp_kernels_rank(cp, est_cp_busiest_rank(cp, l->cp_comm, thd, p, qb,
-                                                    kb, lb),
-                            l->cp_comm, thd, &k);
+        const est_cp_kernels *b = &k[busiest(k, n, p, qb, kb, lb)];
         double s = 0;
-        for (int i = 0; i < k.n; i++) {
-            const est_cp_kernel *c = &k.k[i];
+        for (int i = 0; i < b->n; i++) {
+            const est_cp_kernel *c = &b->k[i];
             if (c->pass != p) continue;
             int64_t cols = c->tensor == EST_CP_Q    ? cq
                            : c->tensor == EST_CP_KV ? ckv
@@ -248,6 +319,11 @@ void est_cp_merge_time(const est_iter_ctx *x, double *fwd, double *bwd)
             hw_dtype dt = c->tensor == EST_CP_LSE ? HW_FP32 : x->act_dt;
             s += c->count * kernel_s(x, c, T, cols, dt);
         }
-        *(p == 0 ? fwd : bwd) += s;
+        sum[p] = s;
     }
+    *fwd += sum[0];
+    *bwd += sum[1];
+    if (sl)
+        *sl = (cp_memo_slot){ops, eff, T, cq, ckv, hq, cp, l->cp_comm, thd,
+                             (int)x->act_dt, {sum[0], sum[1]}};
 }

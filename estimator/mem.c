@@ -71,18 +71,46 @@
 #define EST_MEM_CACHE_EXPANDABLE 0.1425
 #define EST_MEM_CACHE_SEGMENTS 0.1525
 
-/* est_memory_stage with the model's parameters p (space_model_params at
- * Megatron's vocabulary padding for l's TP) and l's split (space_split_
- * resolve), each made once by the caller. */
+/* What every pipeline rank of a layout shares, made once per layout:
+ * the model's parameters (space_model_params at Megatron's vocabulary
+ * padding for l's TP), l's split (space_split_resolve), the parameters
+ * of a layer and of the ends (est_stage_params_of) and the activations of
+ * a layer (est_act_layers_of). */
+typedef struct stage_common {
+    space_params p;
+    space_split sp;
+    est_stage_params pieces;
+    est_act_layers acts;
+} stage_common;
+
+static void common_of(const space_model *m, const space_layout *l,
+                      stage_common *c)
+{
+    space_model_params(m, 128 * l->tp, &c->p);
+    space_split_resolve(m, l, &c->sp, NULL, 0);
+    est_stage_params_of(m, l, &c->p, &c->pieces);
+    est_act_layers_of(m, l, &c->acts);
+}
+
+/* What a stage holds where settling puts its peak at the optimizer step
+ * (stage_settle): Megatron-FSDP's buffers, and the fp8 weight copies. */
+typedef struct stage_step {
+    double fsdp, fp8;
+} stage_step;
+
+/* est_memory_stage of rank r with what its ranks share, cm, before it is
+ * settled (stage_settle): its total not yet set, *at_step what it holds
+ * at the step. */
 static void stage_of(const space_model *m, const space_layout *l,
-                     const space_params *pm, const space_split *sp,
-                     int64_t r, est_memory *out)
+                     stage_common *cm, int64_t r, est_memory *out,
+                     stage_step *at_step)
 {
     memset(out, 0, sizeof *out);
+    const space_params *pm = &cm->p;
+    const space_split *sp = &cm->sp;
     const space_params p = *pm;
     double t = (double)l->tp;
-    est_stage_params pieces;
-    est_stage_params_of(m, l, pm, &pieces);
+    const est_stage_params pieces = cm->pieces;
     double layer = pieces.layer, first = pieces.first, last = pieces.last;
     int64_t micro = l->gbs / (l->mbs * l->dp);
     if (micro < 1) micro = 1;
@@ -90,7 +118,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     double vp = (double)p.vocab_padded;
     double layers = (double)space_split_rank_layers(sp, r);
     /* The MTP modules on this rank (the last, or a layout's) */
-    double mtp = est_rank_mtp(l, sp, r);
+    double mtp = est_rank_mtp(sp, r, pieces.head);
     /* DualPipe: rank r also holds stage PP - 1 - r whole, for the
      * micro-batches of the other direction (DeepSeek-V3 report Table 2:
      * 2x parameters; deepseek-ai/DualPipe@3da1bbea dualpipe.py: the rank's
@@ -105,10 +133,11 @@ static void stage_of(const space_model *m, const space_layout *l,
      * physical sharing"): no embedding of its own. */
     int dual = l->pp_schedule == SPACE_PP_DUALPIPE && l->pp > 1;
     double xparams = 0, xshard = 1;
-    double params = est_rank_params(m, l, &p, sp, r, !dual, &xparams);
+    double params = est_rank_params(m, l, &p, &pieces, sp, r, !dual, &xparams);
     if (dual) {
         double mx;
-        params += est_rank_params(m, l, &p, sp, l->pp - 1 - r, 0, &mx);
+        params += est_rank_params(m, l, &p, &pieces, sp, l->pp - 1 - r, 0,
+                                  &mx);
         xparams += mx;
     }
     /* Megatron-FSDP's units: the transformer layers (and MTP's), each
@@ -247,7 +276,7 @@ static void stage_of(const space_model *m, const space_layout *l,
                 int64_t r2 = l->pp - 1 - r;
                 double nm2 = est_split_moe_layers(m, sp, r2);
                 dense_here |= nm2 < (double)space_split_rank_layers(sp, r2);
-                moe_here |= nm2 > 0 || est_rank_mtp(l, sp, r2) > 0;
+                moe_here |= nm2 > 0 || est_rank_mtp(sp, r2, pieces.head) > 0;
             }
             fp8 = qb * g_all;
             fp8_x = qb * est_largest_gemm_weight(m, l, dense_here, moe_here);
@@ -268,8 +297,8 @@ static void stage_of(const space_model *m, const space_layout *l,
     }
     double rebuilt_tok, host_tok;
     double act = tokens
-                 * est_act_rank_token(m, l, sp, r, micro, &rebuilt_tok,
-                                      &host_tok);
+                 * est_act_rank_token(m, l, sp, r, micro, &cm->acts,
+                                      &rebuilt_tok, &host_tok);
     if (r < l->pp - 1)
         act += tokens * est_inflight_chunks(l, r, micro)
                * est_pipe_output_token(m, l);
@@ -279,7 +308,7 @@ static void stage_of(const space_model *m, const space_layout *l,
      * ranks, each the last stage of one direction (dualpipe.py
      * _forward_compute_chunk: is_last_stage on the first rank's phase 1
      * and the last rank's phase 0), one micro-batch of it in flight. */
-    int head_here = r == est_head_rank(l) || (dual && r == 0);
+    int head_here = r == pieces.head || (dual && r == 0);
     if (head_here && l->framework == SPACE_FW_TORCHTITAN && !l->eager
         && !l->loss_eager) {
         /* torchtitan's loss compiled with the blocks (pytorch/torchtitan
@@ -372,7 +401,8 @@ static void stage_of(const space_model *m, const space_layout *l,
     act += loss_kept;
     /* DualPipe: the MTP modules of both stages (one micro-batch of the
      * last stage in flight on either end rank) */
-    double mtp_act = mtp + (dual ? est_rank_mtp(l, sp, l->pp - 1 - r) : 0);
+    double mtp_act
+        = mtp + (dual ? est_rank_mtp(sp, l->pp - 1 - r, pieces.head) : 0);
     if (mtp_act > 0) {
         /* Each MTP module (MultiTokenPredictionLayer,
          * multi_token_prediction.py, NVIDIA/Megatron-LM@d98e8a64ddf3): the
@@ -543,19 +573,37 @@ static void stage_of(const space_model *m, const space_layout *l,
     out->expert_params = xparams;
     out->stage = r;
     out->host = host;
+    at_step->fsdp = fs.step;
+    at_step->fp8 = fp8; /* fp8_x: backward only */
+}
+
+/* The larger of a stage's two moments with the context and NCCL's
+ * buffers: est_memory_settle's total, before it is settled. */
+static double moments_total(const est_memory *o)
+{
+    double bwd = o->alloc_backward + o->context + o->nccl + o->moe_comm;
+    double stp = o->alloc_step + o->graph_pool + o->context + o->nccl
+                 + o->moe_comm;
+    return fmax(bwd, stp);
+}
+
+/* Settles stage_of's stage against the caching allocator. */
+static void stage_settle(const space_layout *l, est_memory *out,
+                         const stage_step *at_step)
+{
     est_memory_settle(out, est_memory_cache_share(l->alloc_expandable));
-    if (out->peak_in_step) out->fsdp_buffers = fs.step;
-    if (out->peak_in_step) out->fp8_weights = fp8; /* fp8_x: backward only */
+    if (out->peak_in_step) out->fsdp_buffers = at_step->fsdp;
+    if (out->peak_in_step) out->fp8_weights = at_step->fp8;
 }
 
 void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
                       est_memory *out)
 {
-    space_params p;
-    space_model_params(m, 128 * l->tp, &p);
-    space_split sp;
-    space_split_resolve(m, l, &sp, NULL, 0);
-    stage_of(m, l, &p, &sp, r, out);
+    stage_common cm;
+    common_of(m, l, &cm);
+    stage_step at_step;
+    stage_of(m, l, &cm, r, out, &at_step);
+    stage_settle(l, out, &at_step);
 }
 
 void est_memory_settle(est_memory *o, double frag)
@@ -572,6 +620,8 @@ void est_memory_settle(est_memory *o, double frag)
     double bwd = o->alloc_backward + o->context + o->nccl + o->moe_comm;
     double stp = o->alloc_step + o->graph_pool + o->context + o->nccl
                  + o->moe_comm;
+    /* moments_total (stage_of's ranks compared before one is settled)
+     * must stay this total */
     o->peak_in_step = stp > bwd;
     o->allocated = fmax(o->alloc_backward, o->alloc_step);
     /* The allocator's segments: the main stream's pool at its own peak
@@ -630,17 +680,18 @@ void est_memory_of(const space_model *m, const space_layout *l,
                    est_memory *out)
 {
     memset(out, 0, sizeof *out);
-    space_params p;
-    space_model_params(m, 128 * l->tp, &p);
+    stage_common cm;
+    common_of(m, l, &cm);
     /* Every rank, but one that holds what a lower rank holds, chunk by
      * chunk: the lower one has as many micro-batches in flight or more
      * (est_inflight_chunks), so it needs as much or more (rank 0 more still,
      * with the embedding). The last rank (the head) and the MTP modules'
      * stand alone. Ranks in the order 0, PP - 1, 1, ..., PP - 2. */
-    space_split sp;
-    space_split_resolve(m, l, &sp, NULL, 0);
+    const space_split sp = cm.sp;
     int64_t pp = sp.pp, seen[16];
     int n_seen = 0;
+    double best = 0; /* the busiest rank's total */
+    stage_step best_step = {0, 0};
     /* A formula split of a model whose layers are alike: the middle ranks
      * all hold alike; rank 1 stands for them. */
     int alike = !sp.lay && !sp.extra && est_moe_uniform(m);
@@ -660,10 +711,18 @@ void est_memory_of(const space_model *m, const space_layout *l,
             seen[n_seen++] = r;
         }
         if (skip) continue;
+        /* only the busiest is settled: the ranks compare by the total
+         * settling gives (moments_total) */
         est_memory st;
-        stage_of(m, l, &p, &sp, r, &st);
-        if (st.total > out->total) *out = st;
+        stage_step at_step;
+        double total;
+        stage_of(m, l, &cm, r, &st, &at_step);
+        if ((total = moments_total(&st)) > best) {
+            *out = st;
+            best = total, best_step = at_step;
+        }
     }
+    if (best > 0) stage_settle(l, out, &best_step);
 }
 
 double est_memory_cache_share(int expandable)

@@ -48,6 +48,7 @@
 #include "est_int.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Bytes one quantised copy of an fp8 activation (or gradient) takes per
  * element under Transformer Engine: one, and its scales: with MXFP8 one
@@ -633,17 +634,37 @@ static double inflight_of_chunk(const space_layout *l, int64_t chunks,
     return (double)(full * n + (part < 0 ? 0 : part > n ? n : part));
 }
 
+void est_act_layers_of(const space_model *m, const space_layout *l,
+                       est_act_layers *a)
+{
+    memset(a, 0, sizeof *a);
+    a->kept = est_act_layer_token(m, l, 0, 0);
+    a->full = est_act_layer_token(m, l, 1, 0);
+}
+
+/* a's MoE layers' terms, the first time a chunk holds MoE layers. */
+static void act_layers_moe(const space_model *m, const space_layout *l,
+                           est_act_layers *a)
+{
+    if (a->have_moe) return;
+    a->kept_moe = est_act_layer_token(m, l, 0, 1);
+    a->full_moe = est_act_layer_token(m, l, 1, 1);
+    a->buffers = moe_buffers(m, l);
+    a->swiglu = swiglu_rebuilt(m, l);
+    a->have_moe = 1;
+}
+
 /* What one model chunk of c layers, nm of them MoE, keeps per token for
  * one micro-batch (*per), rebuilds at once in its backward (*rebuilt),
  * and moves to the host under Transformer Engine's layer offload (*host,
- * already taken out of *per); see est_act_rank_token. */
-static void chunk_act(const space_model *m, const space_layout *l, double c,
-                      double nm, int64_t micro, double *per, double *rebuilt_out,
-                      double *host_out)
+ * already taken out of *per), its layers' terms from a; see
+ * est_act_rank_token. */
+static void chunk_act(const space_model *m, const space_layout *l,
+                      est_act_layers *a, double c, double nm, int64_t micro,
+                      double *per, double *rebuilt_out, double *host_out)
 {
     *host_out = 0;
-    double kept_in = est_act_layer_token(m, l, 0, 0),
-           full = est_act_layer_token(m, l, 1, 0);
+    double kept_in = a->kept, full = a->full;
     double full_max = full, buffers = 0;
     if (c <= 0) {
         *per = *rebuilt_out = 0;
@@ -652,12 +673,12 @@ static void chunk_act(const space_model *m, const space_layout *l, double c,
     if (nm > 0) {
         /* Dense-FFN and MoE layers of a chunk: their mean per layer; the
          * layer rebuilt at once, the larger kind. */
-        double km = est_act_layer_token(m, l, 0, 1),
-               fm = est_act_layer_token(m, l, 1, 1);
+        act_layers_moe(m, l, a);
+        double km = a->kept_moe, fm = a->full_moe;
         kept_in = ((c - nm) * kept_in + nm * km) / c;
         full = ((c - nm) * full + nm * fm) / c;
         full_max = fmax(full_max, fm);
-        buffers = moe_buffers(m, l);
+        buffers = a->buffers;
     }
     double per_chunk, rebuilt = 0;
     if (l->recompute == SPACE_RECOMPUTE_FULL
@@ -690,14 +711,11 @@ static void chunk_act(const space_model *m, const space_layout *l, double c,
          * too). */
         if (space_recompute_modules(l)
             & (SPACE_RC_MLP | SPACE_RC_MOE | SPACE_RC_SHARED_EXPERTS))
-            rebuilt = fmax(est_act_layer_token(m, l, 1, 0)
-                               - est_act_layer_token(m, l, 0, 0),
-                           nm > 0 ? est_act_layer_token(m, l, 1, 1)
-                                        - est_act_layer_token(m, l, 0, 1)
-                                  : 0);
+            rebuilt = fmax(a->full - a->kept,
+                           nm > 0 ? a->full_moe - a->kept_moe : 0);
     }
     rebuilt += buffers; /* one MoE layer's dispatch at a time */
-    if (nm > 0) rebuilt += swiglu_rebuilt(m, l);
+    if (nm > 0) rebuilt += a->swiglu;
     /* Without pipelining the combined 1F1B schedule runs micro-batch
      * i + 1's forward of layer j beside micro-batch i's backward of layer
      * L - 1 - j: j + 1 layers kept of the one, L - j of the other, a
@@ -723,10 +741,12 @@ static void chunk_act(const space_model *m, const space_layout *l, double c,
  * rebuilt, which exists only during a layer's backward (the largest of
  * the rank's chunks'). *host_out: what activation offloading keeps on
  * the host instead (layer offload: one chunk's, PP 1; fine-grained: of
- * the rank's layers in flight). */
+ * the rank's layers in flight). a: est_act_layers_of's of m and l, which
+ * ranks share (their MoE layers' terms filled where first needed). */
 double est_act_rank_token(const space_model *m, const space_layout *l,
                           const space_split *s, int64_t r, int64_t micro,
-                          double *rebuilt_out, double *host_out)
+                          est_act_layers *a, double *rebuilt_out,
+                          double *host_out)
 {
     int64_t v = s->vpp;
     double chunks = est_inflight_chunks(l, r, micro);
@@ -769,7 +789,7 @@ double est_act_rank_token(const space_model *m, const space_layout *l,
             space_chunk c;
             space_split_chunk(s, st[k], 0, &c);
             double nm = (double)est_moe_layers_in(m, c.offset, c.layers);
-            chunk_act(m, l, (double)c.layers, nm, micro, &per, &rebuilt,
+            chunk_act(m, l, a, (double)c.layers, nm, micro, &per, &rebuilt,
                       &host);
             act += in[k] * per;
             most = fmax(most, rebuilt);
@@ -780,8 +800,8 @@ double est_act_rank_token(const space_model *m, const space_layout *l,
         *rebuilt_out = most;
         held = act + most;
     } else if (alike) {
-        chunk_act(m, l, (double)c0.layers, (double)nm0, micro, &per, &rebuilt,
-                  &host);
+        chunk_act(m, l, a, (double)c0.layers, (double)nm0, micro, &per,
+                  &rebuilt, &host);
         *rebuilt_out = rebuilt;
         *host_out = host;
         held = chunks * per + rebuilt;
@@ -795,7 +815,7 @@ double est_act_rank_token(const space_model *m, const space_layout *l,
             space_split_chunk(s, r, j, &c);
             double nm = (double)est_moe_layers_in(m, c.offset, c.layers);
             double in = inflight_of_chunk(l, (int64_t)chunks, j);
-            chunk_act(m, l, (double)c.layers, nm, micro, &per, &rebuilt,
+            chunk_act(m, l, a, (double)c.layers, nm, micro, &per, &rebuilt,
                       &host);
             act += in * per;
             most = fmax(most, rebuilt);

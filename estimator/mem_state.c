@@ -170,11 +170,12 @@ int64_t est_head_rank(const space_layout *l)
     return space_pp_schedule_v(l) ? 0 : l->pp - 1;
 }
 
-/* The MTP modules pipeline rank r holds: the last stage's rank's under a
- * formula split, or where a layout string puts them. */
-double est_rank_mtp(const space_layout *l, const space_split *sp, int64_t r)
+/* The MTP modules pipeline rank r holds: the head's rank's (head,
+ * est_head_rank) under a formula split, or where a layout string puts
+ * them. */
+double est_rank_mtp(const space_split *sp, int64_t r, int64_t head)
 {
-    double mtp = !sp->lay ? (r == est_head_rank(l) ? (double)sp->mtp : 0) : 0;
+    double mtp = !sp->lay ? (r == head ? (double)sp->mtp : 0) : 0;
     for (int64_t j = 0; sp->lay && j < sp->vpp; j++) {
         space_chunk c;
         space_split_chunk(sp, r, j, &c);
@@ -203,11 +204,13 @@ void est_stage_params_of(const space_model *m, const space_layout *l,
                    + ((double)p->moe_mlp_per_layer - routed - shared);
         o->xl = routed / (double)(space_layout_ep(l) * space_layout_etp(l));
     }
+    o->head = est_head_rank(l);
 }
 
 /* The parameters of pipeline rank r's own stages (its chunks of the
  * split sp, their MTP modules, the embedding on rank 0, the final norm
- * and head on the last rank): the return those replicated over EP,
+ * and head on the last rank), given est_stage_params_of's pieces of l:
+ * the return those replicated over EP,
  * *xparams the routed experts' shard. An MoE model's dense-FFN and MoE
  * layers differ: the MoE layer's router (and its bias, the shared
  * experts' gate) is replicated on the TP ranks (router.py: a plain
@@ -220,16 +223,16 @@ void est_stage_params_of(const space_model *m, const space_layout *l,
  * NVIDIA/Megatron-LM@d98e8a64ddf3); a tied head is that embedding, already
  * counted (head). */
 double est_rank_params(const space_model *m, const space_layout *l,
-                       const space_params *pm, const space_split *sp, int64_t r,
-                       int mtp_embed, double *xparams)
+                       const space_params *pm, const est_stage_params *pieces,
+                       const space_split *sp, int64_t r, int mtp_embed,
+                       double *xparams)
 {
     const space_params p = *pm;
     double t = (double)l->tp;
-    est_stage_params sp_;
-    est_stage_params_of(m, l, pm, &sp_);
+    const est_stage_params sp_ = *pieces;
     double layer = sp_.layer, first = sp_.first, last = sp_.last;
     double layers = (double)space_split_rank_layers(sp, r);
-    double mtp = est_rank_mtp(l, sp, r);
+    double mtp = est_rank_mtp(sp, r, sp_.head);
     double params = layers * layer;
     *xparams = 0;
     if (m->num_experts > 0) {
@@ -243,10 +246,10 @@ double est_rank_params(const space_model *m, const space_layout *l,
             *xparams += mtp * xl;
         }
         if (r == 0) params += first;
-        if (r == est_head_rank(l)) params += last;
+        if (r == sp_.head) params += last;
     } else {
         if (r == 0) params += first;
-        if (r == est_head_rank(l)) params += last;
+        if (r == sp_.head) params += last;
         if (mtp > 0) {
             double h = (double)m->hidden;
             params += mtp * (layer + 2 * h * h / t + (double)p.final_norm * 2);
@@ -270,7 +273,7 @@ double est_rank_gemm_weights(const space_model *m, const space_layout *l,
     *gx = 0;
     if (m->num_experts > 0) {
         double nm = est_split_moe_layers(m, sp, r),
-               mtp = est_rank_mtp(l, sp, r);
+               mtp = est_rank_mtp(sp, r, est_head_rank(l));
         gw = (layers - nm) * est_layer_gemm_weights_of(m, t, 0)
              + (nm + mtp) * est_layer_gemm_weights_of(m, t, 1);
         *gx = (nm + mtp) * expert_gemm_weights(m, l);

@@ -605,7 +605,9 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
     for (int64_t u0 = 0; u0 < n_units; u0 += batch) {
         int64_t u1 = u0 + batch < n_units ? u0 + batch : n_units;
         /* Phase 1, in parallel over units; per-thread gathers merged by
-         * sums and total-order minima. */
+         * sums and total-order minima, so the order units are taken in
+         * changes nothing but the threads' balance: the largest GPU
+         * counts (most valid layouts) first, the smallest last. */
         gather *g = tp_xcalloc((size_t)nt, sizeof *g);
         for (int i = 0; i < nt; i++) {
             g[i].verdict = tp_xcalloc(verdict_n, 1);
@@ -617,8 +619,10 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
         {
             gather *t = &g[thread_num()];
 #pragma omp for schedule(dynamic, 1)
-            for (int64_t u = u0; u < u1; u++)
+            for (int64_t k = u0; k < u1; k++) {
+                int64_t u = u1 - 1 - (k - u0);
                 search_scan_unit(q, (int)units[u][0], units[u][1], u, &vd, t);
+            }
         }
         int64_t n = 0;
         for (int i = 0; i < nt; i++) {

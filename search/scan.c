@@ -103,18 +103,19 @@ static space_dim rule_block_dim(space_reject rj)
 
 /* The time floor of l, or where the search tries other schedules of it
  * (search_request.schedules), the least of theirs: pruning must not drop
- * a layout one of them would make win. */
+ * a layout one of them would make win. fl: the model's FLOPs per token
+ * at l's sequence (est_time_floor_of). */
 static double floor_time(const search_request *q, const search_system *sy,
-                         const space_layout *l)
+                         const space_flops *fl, const space_layout *l)
 {
-    double f = est_time_floor(&sy->ctx, q->model, l);
+    double f = est_time_floor_of(&sy->ctx, q->model, fl, l);
     if (!q->schedules) return f;
     /* copied again only after an apply (one that fails leaves v as it
      * is): the layout is 504 bytes and most layouts take no schedule */
     space_layout v = *l;
     for (int i = 0; i < SEARCH_SCHEDULES_TRIED; i++) {
         if (!search_schedule_apply(search_schedules_tried[i], &v)) continue;
-        double fv = est_time_floor(&sy->ctx, q->model, &v);
+        double fv = est_time_floor_of(&sy->ctx, q->model, fl, &v);
         if (fv < f) f = fv;
         v = *l;
     }
@@ -176,6 +177,9 @@ void search_scan_unit(const search_request *q, int sysi, int64_t gpus,
     int host = est_host_bw(&sy->ctx) > 0;
     space_params params1; /* the memory floors' (est_memory_floor_of) */
     space_model_params(m, 1, &params1);
+    space_flops flops1; /* the time floors' (est_time_floor_of), at the
+                           base's sequence */
+    space_flops_per_token(m, q->base.seq, 1, SPACE_RECOMPUTE_NONE, &flops1);
     st->enumerated += size;
     /* the digits of layout number i, advanced with it (odometer) */
     int dg[SPACE_DIM_COUNT] = {0};
@@ -282,7 +286,11 @@ void search_scan_unit(const search_request *q, int sysi, int64_t gpus,
             prefix_ok = 0;
         if (!q->no_prune) {
             double floor_b = est_memory_floor_of(m, &params1, &l);
-            if (savers) {
+            double mem_limit = search_memory_limit(q, sy, &l);
+            /* the savers' floors only where the layout's own does not
+             * fit (or is NaN, which fmin replaces): they can only lower
+             * it, and a layout kept does not read it */
+            if (savers && !(floor_b <= mem_limit)) {
                 /* what the strongest saver that applies could bring it
                  * down to: the floor of what may still be tried */
                 space_layout tl = l;
@@ -299,7 +307,6 @@ void search_scan_unit(const search_request *q, int sysi, int64_t gpus,
                     floor_b = fmin(floor_b,
                                    est_memory_floor_of(m, &params1, &tl));
             }
-            double mem_limit = search_memory_limit(q, sy, &l);
             if (floor_b > mem_limit) {
                 st->pruned[SEARCH_PRUNE_MEMORY]++;
                 ps->pruned[SEARCH_PRUNE_MEMORY]++;
@@ -308,7 +315,13 @@ void search_scan_unit(const search_request *q, int sysi, int64_t gpus,
                 continue;
             }
         }
-        double floor_s = floor_time(q, sy, &l);
+        space_flops fl_other;
+        const space_flops *fl = &flops1;
+        if (l.seq != q->base.seq) { /* not a field of the grid: never */
+            space_flops_per_token(m, l.seq, 1, SPACE_RECOMPUTE_NONE, &fl_other);
+            fl = &fl_other;
+        }
+        double floor_s = floor_time(q, sy, fl, &l);
         if (!q->no_prune) {
             int which;
             double r = search_budget_ratio(q, floor_s, gpus, price, &which);

@@ -103,38 +103,42 @@ int search_saver_apply(search_saver s, int64_t n, const space_model *m,
     }
 }
 
-/* What must fit of l on sy: its peak, without timing it. */
-static double saver_peak(const search_system *sy, const space_model *m,
-                         const space_layout *l)
+/* The memory of l on sy, as an estimate makes it, without timing it. */
+static void saver_memory(const search_system *sy, const space_model *m,
+                         const space_layout *l, est_memory *mm)
 {
-    est_memory mm;
-    est_memory_of(m, l, &mm);
-    est_memory_device(&sy->ctx, m, l, &mm);
-    return mm.total;
+    est_memory_of(m, l, mm);
+    est_memory_device(&sy->ctx, m, l, mm);
 }
 
 /* The smallest size of saver s in [1, hi] whose peak fits limit (the
  * peak falls as the size grows), or 0 when even hi does not. *hi_mm: the
- * memory at size hi, where the saver applies to l (*hi_ok 1; else 0). */
+ * memory at size hi, where the saver applies to l (*hi_ok 1; else 0);
+ * *fit_mm: at the size returned, where one is. */
 static int64_t saver_size(const search_system *sy, const space_model *m,
                           const space_layout *l, search_saver s, int64_t hi,
-                          double limit, est_memory *hi_mm, int *hi_ok)
+                          double limit, est_memory *hi_mm, int *hi_ok,
+                          est_memory *fit_mm)
 {
     space_layout t = *l;
     *hi_ok = search_saver_apply(s, hi, m, &t);
     if (!*hi_ok) return 0;
-    est_memory_of(m, &t, hi_mm);
-    est_memory_device(&sy->ctx, m, &t, hi_mm);
+    saver_memory(sy, m, &t, hi_mm);
     if (hi_mm->total > limit) return 0;
+    *fit_mm = *hi_mm;
     int64_t lo = 1;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
+        est_memory mm;
         t = *l;
         search_saver_apply(s, mid, m, &t);
-        if (saver_peak(sy, m, &t) <= limit)
+        saver_memory(sy, m, &t, &mm);
+        if (mm.total <= limit) {
             hi = mid;
-        else
+            *fit_mm = mm;
+        } else {
             lo = mid + 1;
+        }
     }
     return hi;
 }
@@ -168,7 +172,8 @@ int search_try_savers(const search_request *q, const search_system *sy,
     for (int s = SEARCH_SAVER_NONE + 1; s < SEARCH_SAVER_COUNT; s++) {
         int64_t size = 0;
         est_memory hi_mm; /* saver_size's memory at the largest size */
-        int hi_ok = 0;
+        est_memory fit_mm; /* and at the size it found */
+        int hi_ok = 0, sized = 0;
         if (zero1_twin && s != SEARCH_SAVER_ACT_OFFLOAD)
             continue;
         if (s == SEARCH_SAVER_PA_BF16 || s == SEARCH_SAVER_FP8_PARAMS)
@@ -177,10 +182,10 @@ int search_try_savers(const search_request *q, const search_system *sy,
             continue; /* no host link or host memory in hwdb */
         else if (s == SEARCH_SAVER_ACT_OFFLOAD)
             size = saver_size(sy, m, l, (search_saver)s, m->num_layers - 1,
-                              mem_limit, &hi_mm, &hi_ok);
+                              mem_limit, &hi_mm, &hi_ok, &fit_mm), sized = 1;
         else
-            size = saver_size(sy, m, l, (search_saver)s,
-                              SEARCH_SAVER_EIGHTHS, mem_limit, &hi_mm, &hi_ok);
+            size = saver_size(sy, m, l, (search_saver)s, SEARCH_SAVER_EIGHTHS,
+                              mem_limit, &hi_mm, &hi_ok, &fit_mm), sized = 1;
         space_layout t = *l;
         if (size < 1) {
             /* none fits: how near its largest size comes, memory only */
@@ -196,8 +201,10 @@ int search_try_savers(const search_request *q, const search_system *sy,
             continue;
         }
         if (!search_saver_apply((search_saver)s, size, m, &t)) continue;
+        /* a sized saver's memory at that size is saver_size's */
         est_result rs;
-        est_estimate_within(&sy->ctx, m, &t, mem_limit, &rs);
+        est_estimate_with_memory(&sy->ctx, m, &t, mem_limit,
+                                 sized ? &fit_mm : NULL, &rs);
         if (sm && (rs.feasible || rs.reason == EST_OUT_OF_MEMORY)
             && rs.mem.total > mem_limit)
             saver_miss_keep(sm, rs.mem.total, s, size);

@@ -962,6 +962,17 @@ static void test_cp_merge_kernels(void)
             rows++, fwd += tr->row[i].fwd_s, bwd += tr->row[i].bwd_s;
     TP_CHECK_INT(rows, 9);
     TP_CHECK(fwd > 0 && bwd > fwd);
+    /* Memoized per thread (iter_cp.c), the same bits as the traced
+     * estimate, which times each kernel: the first estimate without a
+     * trace fills the memo, the second reads it; and with memos off. */
+    est_result rm[3];
+    for (int i = 0; i < 3; i++) {
+        est_memo_enable(i < 2);
+        est_estimate(&v.c, &m, &l, &rm[i]);
+        TP_CHECK(memcmp(&rm[i].time, &r.time, sizeof r.time) == 0);
+        TP_CHECK(rm[i].iteration_s == r.iteration_s);
+    }
+    est_memo_enable(1);
     l.cp = 1, l.dp = 8;
     est_estimate(&ct, &m, &l, &r);
     for (int i = 0; i < tr->n; i++)
@@ -1519,6 +1530,30 @@ static void test_estimate_within(void)
         TP_CHECK_INT(w.feasible, 0);
         TP_CHECK(w.iteration_s == 0 && w.message[0] == '\0');
         TP_CHECK(memcmp(&r.mem, &w.mem, sizeof r.mem) == 0);
+        /* with its memory made beforehand (est_memory_of, then
+         * est_memory_device), the same bytes */
+        est_memory mm;
+        est_memory_of(&m, &l, &mm);
+        est_memory_device(&v.c, &m, &l, &mm);
+        est_estimate_with_memory(&v.c, &m, &l, INFINITY, &mm, &w);
+        TP_CHECK(memcmp(&r, &w, sizeof r) == 0);
+        est_estimate_with_memory(&v.c, &m, &l, 0.99 * r.mem.total, &mm, &w);
+        TP_CHECK_INT(w.reason, EST_OUT_OF_MEMORY);
+        TP_CHECK(memcmp(&r.mem, &w.mem, sizeof r.mem) == 0);
+    }
+    /* TP 1 with SP set is estimated without SP: memory made of the layout
+     * with SP is not that layout's, and is made again */
+    {
+        space_layout s1 = moe_layout(1, 1, 8, 1);
+        s1.sp = 1;
+        space_model d = small_dense();
+        est_result r, w;
+        est_estimate(&v.c, &d, &s1, &r);
+        est_memory mm;
+        memset(&mm, 0, sizeof mm);
+        mm.total = 1; /* not its memory */
+        est_estimate_with_memory(&v.c, &d, &s1, INFINITY, &mm, &w);
+        TP_CHECK(memcmp(&r, &w, sizeof r) == 0);
     }
     /* a layout refused for another reason keeps it */
     space_layout bad = l;
