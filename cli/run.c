@@ -46,9 +46,17 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
 
 int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *session)
 {
+    return cli_run_sink(argc, argv, out_f, err, session, NULL);
+}
+
+int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
+                 cli_session *session, cli_estimate_sink *sink)
+{
     cli_opts o;
     memset(&o, 0, sizeof o);
     o.session = session;
+    o.estimate_sink = sink;
+    if (sink) memset(sink, 0, sizeof *sink);
     o.seed = 42;
     o.job.tp = 1;
     o.dtype = -1;
