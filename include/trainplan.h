@@ -36,7 +36,8 @@ extern "C" {
 
 /* The version of this interface: raised when a function or struct of
  * this header changes. Compare with tp_api_version() at run time. */
-#define TP_API_VERSION 3 /* 3: sessions (tp_open); 2: tp_sweep_json */
+#define TP_API_VERSION 4 /* 4: tp_session_estimate_from_json; 3: sessions
+                            (tp_open); 2: tp_sweep_json */
 
 /* The API version of the library loaded (TP_API_VERSION when built). */
 int tp_api_version(void);
@@ -185,7 +186,10 @@ typedef struct tp_estimate_result {
     double gpu_memory_bytes; /* the GPU's capacity */
 } tp_estimate_result;
 
-/* Runs `estimate` with q and fills *r. Returns the exit status, the
+/* Runs `estimate` with q and fills *r. The command fills r itself and
+ * prints nothing (since API 4: no JSON is made or read back), so r holds
+ * the estimate's own numbers, those `estimate --format json` prints to
+ * its 15 to 17 significant digits. Returns the exit status, the
  * command's: 0 for a feasible layout; 1 for an infeasible one, with *r
  * filled all the same (r->feasible 0, r->reason why, the time and
  * memory the layout needs) and *error saying why ("trainplan: not
@@ -250,6 +254,21 @@ int tp_session_estimate(tp_session *s, const tp_request *q, tp_estimate_result *
                         char **error);
 int tp_session_search(tp_session *s, const tp_request *q, tp_layout *top, int cap,
                       int *n, char **error);
+/* tp_session_estimate with the request as a JSON object
+ * (tp_request_from_json: {"model": "llama3-8b", "gpus": 64, ...}): JSON
+ * in, the plain struct out, for bindings that want an estimate's figures
+ * without making and reading its JSON (Python's
+ * trainplan.estimate_struct). Fills *r, or zeroes it (its cost < 0) when
+ * there is no estimate. Returns tp_session_estimate's statuses: 0; 1 for
+ * an infeasible layout, r filled, *error saying why; 64 for a NULL s, a
+ * NULL r, a NULL or bad request (as tp_request_from_json: not JSON, an
+ * unknown, refused or repeated key, a bad value, naming it); 65, 66 as
+ * the command. *error (free with tp_free; NULL if none) gets the message
+ * of a failure or the warnings of a success; error NULL drops it.
+ * Threads and ownership as tp_session_estimate: any number of threads at
+ * once on one session, nothing to free but *error (since API 4). */
+int tp_session_estimate_from_json(tp_session *s, const char *request_json,
+                                  tp_estimate_result *r, char **error);
 
 #ifdef __cplusplus
 }

@@ -2,8 +2,9 @@
  * trainplan.c - the library's API (include/trainplan.h) over the command
  * line (cli/run.c): a request is an argument vector built from option
  * names, run through the same option table, its standard output and
- * standard error captured in memory (open_memstream). The plain structs
- * are read back from the command's JSON, so they hold the same numbers.
+ * standard error captured in memory (open_memstream). tp_estimate's
+ * struct is filled by the command itself (cli_run_sink: no JSON printed
+ * or parsed); tp_search's is read back from the command's JSON.
  * A sweep's spec given as a JSON object is written to a private
  * temporary file for the call (the command reads a file). A session
  * (tp_open) hands the command its database and fitted models
@@ -43,14 +44,14 @@ struct tp_session {
     cli_session *cs;
 };
 
-/* cli_run_in, under run_lock unless parallel. argv is the caller's copy
- * (the parser rearranges it). */
+/* cli_run_sink, under run_lock unless parallel. argv is the caller's
+ * copy (the parser rearranges it). sink NULL: the command prints. */
 static int run_locked(int argc, char **argv, FILE *out, FILE *err,
-                      cli_session *cs, int parallel)
+                      cli_session *cs, int parallel, cli_estimate_sink *sink)
 {
-    if (parallel) return cli_run_in(argc, argv, out, err, cs);
+    if (parallel) return cli_run_sink(argc, argv, out, err, cs, sink);
     pthread_mutex_lock(&run_lock);
-    int rc = cli_run_in(argc, argv, out, err, cs);
+    int rc = cli_run_sink(argc, argv, out, err, cs, sink);
     pthread_mutex_unlock(&run_lock);
     return rc;
 }
@@ -81,7 +82,7 @@ int tp_run(int argc, char *const argv[], FILE *out, FILE *err)
     char **copy = tp_xcalloc((size_t)argc + 1, sizeof *copy);
     memcpy(copy, argv, (size_t)argc * sizeof *copy);
     int rc = run_locked(argc, copy, out ? out : stdout, err ? err : stderr,
-                        NULL, 0);
+                        NULL, 0, NULL);
     free(copy);
     return rc;
 }
@@ -592,8 +593,11 @@ static int session_parallel(const char *command, const tp_request *q)
     return ok;
 }
 
+/* Runs command with q's options (on session s, or none), its output in
+ * *result_json and its diagnostics in *error (either NULL: dropped). With
+ * sink, an estimate fills it instead of printing (cli_run_sink). */
 static int call_in(tp_session *s, const char *command, const tp_request *q,
-                   char **result_json, char **error)
+                   char **result_json, char **error, cli_estimate_sink *sink)
 {
     if (result_json) *result_json = NULL;
     if (error) *error = NULL;
@@ -605,18 +609,29 @@ static int call_in(tp_session *s, const char *command, const tp_request *q,
         if (error) *error = dup_msg(q->misuse);
         return TP_EUSAGE;
     }
-    strv argv = {0};
-    strv_push(&argv, "trainplan");
-    strv_push(&argv, "--format");
-    strv_push(&argv, "json");
-    for (int i = 0; q && i < q->opts.n; i++) strv_push(&argv, q->opts.v[i]);
-    strv_push(&argv, "--"); /* the rest is positional, even "-x" */
+    /* The vector points at q's strings and the command's words: the
+     * parser permutes the vector and reads the strings, never writes
+     * them (as tp_run's caller's); one allocation, none per option. */
     char words[128];
-    tp_strlcpy(words, command ? command : "", sizeof words);
+    tp_strlcpy(words, command, sizeof words);
+    int nw = 1;
+    for (const char *p = words; *p; p++) nw += *p == ' ';
+    int n_opts = q ? q->opts.n : 0, n_args = q ? q->args.n : 0;
+    char **argv = tp_xmalloc((size_t)(4 + n_opts + nw + n_args + 1)
+                             * sizeof *argv);
+    static char prog[] = "trainplan", fmt[] = "--format", json[] = "json",
+                dashes[] = "--";
+    int argc = 0;
+    argv[argc++] = prog;
+    argv[argc++] = fmt;
+    argv[argc++] = json;
+    for (int i = 0; i < n_opts; i++) argv[argc++] = q->opts.v[i];
+    argv[argc++] = dashes; /* the rest is positional, even "-x" */
     char *save = NULL;
     for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
-        strv_push(&argv, w);
-    for (int i = 0; q && i < q->args.n; i++) strv_push(&argv, q->args.v[i]);
+        argv[argc++] = w;
+    for (int i = 0; i < n_args; i++) argv[argc++] = q->args.v[i];
+    argv[argc] = NULL;
 
     char *obuf = NULL, *ebuf = NULL;
     size_t olen = 0, elen = 0;
@@ -626,23 +641,22 @@ static int call_in(tp_session *s, const char *command, const tp_request *q,
         fprintf(stderr, "trainplan: out of memory (open_memstream)\n");
         abort();
     }
-    /* the parser rearranges its vector: argv.v is this call's own copy */
-    int rc = run_locked(argv.n, argv.v, out, err, s ? s->cs : NULL,
-                        s && session_parallel(command, q));
+    int rc = run_locked(argc, argv, out, err, s ? s->cs : NULL,
+                        s && session_parallel(command, q), sink);
     char *o = stream_text(out, &obuf, &olen);
     char *e = stream_text(err, &ebuf, &elen);
     if (result_json) *result_json = o;
     else free(o);
     if (error) *error = e;
     else free(e);
-    strv_free(&argv);
+    free(argv);
     return rc;
 }
 
 int tp_call(const char *command, const tp_request *q, char **result_json,
             char **error)
 {
-    return call_in(NULL, command, q, result_json, error);
+    return call_in(NULL, command, q, result_json, error, NULL);
 }
 
 static int call_json(tp_session *s, const char *command, const char *request_json,
@@ -659,7 +673,7 @@ static int call_json(tp_session *s, const char *command, const char *request_jso
         else free(msg);
         return rc;
     }
-    rc = call_in(s, command, q, result_json, error);
+    rc = call_in(s, command, q, result_json, error, NULL);
     tp_request_free(q);
     spec_file_remove(&sf);
     return rc;
@@ -741,6 +755,45 @@ static cJSON *parse_result(const char *json, char **error)
     return root;
 }
 
+/* *r from what the estimate found: the numbers its JSON prints, as the
+ * estimate's own doubles (the JSON's 15 to 17 digits read back may
+ * differ in the last bit), ep and etp 1 for a dense model as the JSON
+ * leaves them out. */
+static void estimate_from_sink(const cli_estimate_sink *k,
+                               tp_estimate_result *r)
+{
+    const est_result *e = &k->r;
+    const space_layout *l = &e->layout;
+    tp_layout *t = &r->layout;
+    r->feasible = e->feasible != 0;
+    tp_strlcpy(r->reason, est_reason_names[e->reason], sizeof r->reason);
+    tp_strlcpy(r->gpu, k->gpu, sizeof r->gpu);
+    tp_strlcpy(t->system, k->system, sizeof t->system);
+    t->gpus = (int)e->gpus;
+    t->tp = (int)l->tp;
+    t->pp = (int)l->pp;
+    t->cp = (int)l->cp;
+    t->dp = (int)l->dp;
+    t->ep = k->moe ? (int)space_layout_ep(l) : 1;
+    t->etp = k->moe ? (int)space_layout_etp(l) : 1;
+    t->vpp = (int)l->vpp;
+    t->mbs = (int)l->mbs;
+    t->gbs = (int)l->gbs;
+    t->seq_length = (int)l->seq;
+    t->sequence_parallel = l->sp != 0;
+    tp_strlcpy(t->recompute, space_recompute_names[l->recompute],
+               sizeof t->recompute);
+    t->zero_stage = (int)l->zero;
+    tp_strlcpy(t->precision, hw_dtype_names[l->dtype], sizeof t->precision);
+    t->iteration_time_s = e->iteration_s;
+    t->tokens_per_s = e->tokens_per_s;
+    t->mfu = e->mfu;
+    t->peak_memory_bytes = e->mem.total;
+    r->gpu_memory_bytes = k->gpu_mem_bytes;
+}
+
+/* An estimate into *r: the command runs with a sink (cli_run_sink), so
+ * no JSON is printed or parsed. */
 static int estimate_in(tp_session *s, const tp_request *q, tp_estimate_result *r,
                        char **error)
 {
@@ -750,22 +803,16 @@ static int estimate_in(tp_session *s, const tp_request *q, tp_estimate_result *r
                              "NULL%s%s", "", "");
     memset(r, 0, sizeof *r);
     r->layout.cost_per_iteration_usd = -1;
-    char *json = NULL;
-    int rc = call_in(s, "estimate", q, &json, error);
-    cJSON *root = parse_result(json, error);
-    tp_free(json);
-    if (!root) return rc ? rc : TP_EINTERNAL;
-    r->feasible = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "feasible"));
-    str(root, "reason", r->reason, sizeof r->reason);
-    str(root, "gpu", r->gpu, sizeof r->gpu);
-    str(root, "system", r->layout.system, sizeof r->layout.system);
-    layout_fields(cJSON_GetObjectItemCaseSensitive(root, "layout"), &r->layout);
-    r->layout.iteration_time_s = num(root, "iteration_time_s", 0);
-    r->layout.tokens_per_s = num(root, "tokens_per_s", 0);
-    r->layout.mfu = num(root, "mfu", 0);
-    r->layout.peak_memory_bytes = num(root, "peak_memory_bytes", 0);
-    r->gpu_memory_bytes = num(root, "gpu_memory_bytes", 0);
-    cJSON_Delete(root);
+    cli_estimate_sink k; /* 1.3 KB; call_in may refuse before the run */
+    k.filled = 0;
+    int rc = call_in(s, "estimate", q, NULL, error, &k);
+    if (k.filled) estimate_from_sink(&k, r);
+    else if (rc == TP_OK) {
+        if (error && !*error)
+            *error = dup_msg("trainplan: internal: the estimate gave no "
+                             "result");
+        rc = TP_EINTERNAL;
+    }
     return rc;
 }
 
@@ -780,7 +827,7 @@ static int search_in(tp_session *s, const tp_request *q, tp_layout *top, int cap
                              : cap < 0 ? "cap is negative"
                                        : "top is NULL with cap > 0", "");
     char *json = NULL;
-    int rc = call_in(s, "search", q, &json, error);
+    int rc = call_in(s, "search", q, &json, error, NULL);
     cJSON *root = parse_result(json, error);
     tp_free(json);
     if (!root) return rc ? rc : TP_EINTERNAL;
@@ -910,7 +957,7 @@ int tp_session_call(tp_session *s, const char *command, const tp_request *q,
 {
     if (result_json) *result_json = NULL;
     if (!s) return no_session("tp_session_call", error);
-    return call_in(s, command, q, result_json, error);
+    return call_in(s, command, q, result_json, error, NULL);
 }
 
 int tp_session_call_json(tp_session *s, const char *command,
@@ -929,6 +976,26 @@ int tp_session_estimate(tp_session *s, const tp_request *q, tp_estimate_result *
 {
     if (!s) return no_session("tp_session_estimate", error);
     return estimate_in(s, q, r, error);
+}
+
+int tp_session_estimate_from_json(tp_session *s, const char *request_json,
+                                  tp_estimate_result *r, char **error)
+{
+    if (error) *error = NULL;
+    if (r) {
+        memset(r, 0, sizeof *r);
+        r->layout.cost_per_iteration_usd = -1;
+    }
+    if (!s) return no_session("tp_session_estimate_from_json", error);
+    if (!r)
+        return request_error(error, "trainplan: tp_session_estimate_from_json: "
+                             "the result is NULL%s%s", "", "");
+    int rc;
+    tp_request *q = request_from_json(request_json, REQ_PLAIN, NULL, &rc, error);
+    if (!q) return rc;
+    rc = estimate_in(s, q, r, error);
+    tp_request_free(q);
+    return rc;
 }
 
 int tp_session_search(tp_session *s, const tp_request *q, tp_layout *top, int cap,
