@@ -156,6 +156,45 @@ static int request_error(char **error, const char *fmt, const char *a,
     return TP_EUSAGE;
 }
 
+/* The command's options by name, sorted once (option_kind): a request's
+ * key is looked up with bsearch, not a scan of every option. */
+typedef struct option_row {
+    const char *name;
+    int kind; /* cli_option_kind: 0 flag, 1 takes a value */
+} option_row;
+
+enum { MAX_OPTION_ROWS = 512 }; /* cli/table.h: 256 at most */
+static option_row option_rows[MAX_OPTION_ROWS];
+static int n_option_rows;
+static pthread_once_t option_rows_once = PTHREAD_ONCE_INIT;
+
+static int option_row_cmp(const void *a, const void *b)
+{
+    return strcmp(((const option_row *)a)->name, ((const option_row *)b)->name);
+}
+
+static void option_rows_fill(void)
+{
+    const char *name;
+    int n = 0;
+    while (n < MAX_OPTION_ROWS && (name = cli_option_name(n))) {
+        option_rows[n] = (option_row){name, cli_option_kind(name)};
+        n++;
+    }
+    qsort(option_rows, (size_t)n, sizeof option_rows[0], option_row_cmp);
+    n_option_rows = n;
+}
+
+/* cli_option_kind of name: 0 a flag, 1 an option with a value, -1 none. */
+static int option_kind(const char *name)
+{
+    pthread_once(&option_rows_once, option_rows_fill);
+    option_row key = {name, 0};
+    const option_row *r = bsearch(&key, option_rows, (size_t)n_option_rows,
+                                  sizeof option_rows[0], option_row_cmp);
+    return r ? r->kind : -1;
+}
+
 /* The option name of a key: '_' read as '-'. */
 static void key_name(const char *key, char *buf, size_t cap)
 {
@@ -206,7 +245,7 @@ int tp_request_set(tp_request *q, const char *key, const char *value,
                                  "(standard output) cannot be given to a "
                                  "library call, whose output is the JSON%s; "
                                  "give a file", key, "");
-    int kind = cli_option_kind(name);
+    int kind = option_kind(name);
     if (kind < 0) {
         const char *names[512];
         int n = 0;
@@ -224,8 +263,8 @@ int tp_request_set(tp_request *q, const char *key, const char *value,
     if (kind == 0 && value)
         return request_error(error, "trainplan: option key '%s' is a flag: "
                              "give true, not '%s'", key, value);
-    char opt[136];
-    snprintf(opt, sizeof opt, "--%s", name);
+    char opt[136] = "--";
+    memcpy(opt + 2, name, strlen(name) + 1); /* < 128: checked above */
     strv_push(&q->opts, opt);
     if (value) strv_push(&q->opts, value);
     return TP_OK;
@@ -236,6 +275,21 @@ int tp_request_set(tp_request *q, const char *key, const char *value,
 static void number_text(double v, char *buf, size_t cap)
 {
     if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        /* "%.0f" of an integer below 2^53 is its digits: written here,
+         * without printf's floating-point path (-0 keeps printf's "-0") */
+        long long k = (long long)v;
+        if (cap >= 20 && !(k == 0 && signbit(v))) {
+            char d[24];
+            int n = 0;
+            unsigned long long u = k < 0 ? 0ULL - (unsigned long long)k
+                                         : (unsigned long long)k;
+            do d[n++] = (char)('0' + u % 10); while (u /= 10);
+            size_t at = 0;
+            if (k < 0) buf[at++] = '-';
+            while (n) buf[at++] = d[--n];
+            buf[at] = '\0';
+            return;
+        }
         snprintf(buf, cap, "%.0f", v);
         return;
     }
@@ -311,16 +365,16 @@ static int from_json_key(tp_request *q, const cJSON *v, char **error)
     if (cJSON_IsNull(v)) return TP_OK;
     if (cJSON_IsTrue(v)) {
         /* a flag, or an option whose value true names (rare) */
-        return tp_request_set(q, key, cli_option_kind(name) == 1 ? "true"
+        return tp_request_set(q, key, option_kind(name) == 1 ? "true"
                                                                  : NULL,
                               error);
     }
     if (cJSON_IsFalse(v)) {
         char neg[140];
         snprintf(neg, sizeof neg, "no-%s", name);
-        if (cli_option_kind(name) < 0)
+        if (option_kind(name) < 0)
             return tp_request_set(q, key, NULL, error); /* its message */
-        if (cli_option_kind(neg) == 0) return tp_request_set(q, neg, NULL, error);
+        if (option_kind(neg) == 0) return tp_request_set(q, neg, NULL, error);
         return TP_OK; /* a flag left out */
     }
     if (strcmp(name, "hwdb") == 0 && cJSON_IsArray(v)) {
@@ -461,15 +515,25 @@ static int has_nul_escape(const char *json, size_t *at)
  * distinct, and so must every object's keys inside (a spec): cJSON keeps
  * both values of a key given twice and readers disagree on which wins,
  * so the request is refused (README.md). TP_EUSAGE naming the key. */
+/* Whether keys a and b name one option: equal in their first 127 bytes
+ * (key_name's buffer) with '_' and '-' alike; no copies. */
+static int same_option(const char *a, const char *b)
+{
+    for (int i = 0; i < 127; i++) {
+        char x = a[i] == '_' ? '-' : a[i], y = b[i] == '_' ? '-' : b[i];
+        if (x != y) return 0;
+        if (!x) return 1;
+    }
+    return 1;
+}
+
 static int request_unique(const cJSON *root, char **error)
 {
     for (const cJSON *a = root->child; a; a = a->next) {
-        char na[128];
-        key_name(a->string, na, sizeof na);
         for (const cJSON *b = root->child; b != a; b = b->next) {
-            char nb[128];
-            key_name(b->string, nb, sizeof nb);
-            if (strcmp(na, nb) != 0) continue;
+            if (!same_option(a->string, b->string)) continue;
+            char na[128];
+            key_name(a->string, na, sizeof na);
             if (strcmp(a->string, b->string) == 0)
                 return request_error(error, "trainplan: the request: key '%s' "
                                      "appears twice%s; keep one (JSON readers "
