@@ -329,15 +329,18 @@ def _parser(command):
 class Session:
     """The hardware database opened once and the operator models fitted
     once, for every call made with it: a call on a session costs what its
-    estimate and its JSON cost (about 0.2 ms for a pinned layout; 25 ms or
-    more each without one, which reopens the database and refits).
+    estimate and its JSON cost (a pinned layout: about 0.03 ms with
+    estimate_struct, which makes no JSON, 0.1-0.2 ms with estimate's dict;
+    25 ms or more each without a session, which reopens the database).
 
     The module's functions (estimate, search, ...) use one session per
     process, opened at the first call; make your own to add hardware
     database directories once (``Session(hwdb=["mydb"])``) or to drop
     what the process's holds (``close()``). A session may be used from
     several threads at once: its estimate, search and model calls run in
-    parallel (ctypes releases the GIL during the call). The database's
+    parallel (ctypes releases the GIL during the call; estimate_struct
+    holds it only to encode the request, so its calls scale with
+    threads best). The database's
     files are read when the session opens: a session does not see them
     change.
 
