@@ -281,6 +281,18 @@ def _plain(value, key):
 
 # one encoder for every call (json.dumps makes one a call for these options)
 _encoder = json.JSONEncoder(allow_nan=False, ensure_ascii=False)
+try:
+    # its C core, made once: no circular check (a request holds no
+    # cycles; one recurses until RecursionError, as _plain does), NaN and
+    # infinity refused (ValueError) as _encoder refuses them
+    from json.encoder import c_make_encoder as _c_make_encoder
+    from json.encoder import encode_basestring as _encode_str
+
+    _c_encode = _c_make_encoder(None, _encoder.default, _encode_str, None,
+                                ":", ",", False, False, False)
+    _fast_text = (lambda o: "".join(_c_encode(o, 0))) if _c_encode else None
+except (ImportError, TypeError):  # a Python without the C accelerator
+    _fast_text = None
 
 
 def _body(options):
@@ -291,10 +303,10 @@ def _body(options):
     else, or a value with a NUL or a str no bytes encode, goes through
     _plain, which converts paths and names the key of a bad value."""
     try:
-        text = _encoder.encode(options)
+        text = _fast_text(options) if _fast_text else _encoder.encode(options)
         if "\\u0000" not in text:
             return text.encode("utf-8", "surrogateescape")
-    except (TypeError, ValueError, UnicodeEncodeError):
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
         pass
     req = {_plain(k, k): _plain(v, k) for k, v in options.items()}
     return _encoder.encode(req).encode("utf-8", "surrogateescape")
@@ -404,7 +416,7 @@ class Session:
 
     def estimate_struct(self, **options):
         """trainplan.estimate_struct on this session."""
-        return _estimate_struct(self, options)
+        return _estimate_struct(self._live(), options)
 
     def _live(self):
         """The handle, or ValueError for a closed session or one opened
@@ -465,11 +477,11 @@ def _call(command, args, options, parse, stacklevel, handle=None):
     return result
 
 
-def _estimate_struct(session, options):
-    """tp_session_estimate_from_json of the request into a new
-    EstimateResult. Holds the GIL to encode the request and make the
-    struct; the estimate runs in the library with the GIL released."""
-    handle = session._live()
+def _estimate_struct(handle, options):
+    """tp_session_estimate_from_json of the request on the session
+    handle (Session._live's) into a new EstimateResult. Holds the GIL to
+    encode the request and make the struct; the estimate runs in the
+    library with the GIL released."""
     r = EstimateResult()
     err = ctypes.c_void_p()
     status = _lib.tp_session_estimate_from_json(handle, _body(options),
@@ -492,7 +504,7 @@ def estimate_struct(**options):
     an infeasible layout (status 1) its .result is the EstimateResult
     (feasible 0, reason why, the time and memory the layout needs).
     Breakdowns, per-stage memory, --ops and --log: estimate's dict."""
-    return _estimate_struct(_session(), options)
+    return _estimate_struct(_session()._live(), options)
 
 
 def _json_lines(text):
