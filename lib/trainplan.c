@@ -556,37 +556,14 @@ static int request_unique(const cJSON *root, char **error)
 
 /* tp_request_from_json, reading the special keys of mode; a spec written
  * to a temporary file is named in *sf (removed here on failure). */
-static tp_request *request_from_json(const char *json, req_mode mode,
+/* The request of the JSON object root (not freed here), reading the
+ * special keys of mode; a spec written to a temporary file is named in
+ * *sf (removed here on failure). */
+static tp_request *request_from_tree(const cJSON *root, req_mode mode,
                                      spec_file *sf, int *status, char **error)
 {
-    if (error) *error = NULL;
-    *status = TP_OK;
-    if (!json) {
-        *status = request_error(error, "trainplan: the request is NULL%s%s "
-                                "(give a JSON object, \"{}\" for none)", "", "");
-        return NULL;
-    }
-    size_t nul_at = 0;
-    if (has_nul_escape(json, &nul_at)) {
-        char at[32];
-        snprintf(at, sizeof at, "%zu", nul_at);
-        *status = request_error(error, "trainplan: the request has a string "
-                                "with \\u0000 (NUL) at byte %s%s: no option, "
-                                "name or path can hold one", at, "");
-        return NULL;
-    }
-    cJSON *root = cJSON_Parse(json);
-    if (!cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        *status = request_error(error, "trainplan: the request is %s%s",
-                                root ? "not a JSON object"
-                                     : "not JSON (or not valid UTF-16 in a "
-                                       "\\u escape)", "");
-        return NULL;
-    }
     int urc = request_unique(root, error);
     if (urc) {
-        cJSON_Delete(root);
         *status = urc;
         return NULL;
     }
@@ -609,13 +586,60 @@ static tp_request *request_from_json(const char *json, req_mode mode,
             rc = from_json_key(q, v, error);
         }
         if (rc) {
-            cJSON_Delete(root);
             tp_request_free(q);
             if (sf) spec_file_remove(sf);
             *status = rc;
             return NULL;
         }
     }
+    return q;
+}
+
+/* The parsed JSON text json, refused (NULL, 64 in *status and a message
+ * naming what) when NULL, with an escaped NUL, or not JSON; what names
+ * it in messages ("the request"). The caller deletes the tree. */
+static cJSON *request_text(const char *json, const char *what, int *status,
+                           char **error)
+{
+    if (!json) {
+        *status = request_error(error, "trainplan: %s is NULL%s (give a JSON "
+                                "object, \"{}\" for none)", what, "");
+        return NULL;
+    }
+    size_t nul_at = 0;
+    if (has_nul_escape(json, &nul_at)) {
+        char at[32];
+        snprintf(at, sizeof at, "%zu", nul_at);
+        char msg[96];
+        snprintf(msg, sizeof msg, "%s has a string with \\u0000 (NUL) at "
+                 "byte %s", what, at);
+        *status = request_error(error, "trainplan: %s%s: no option, name or "
+                                "path can hold one", msg, "");
+        return NULL;
+    }
+    cJSON *root = cJSON_Parse(json);
+    if (!root)
+        *status = request_error(error, "trainplan: %s is not JSON (or not "
+                                "valid UTF-16 in a \\u escape)%s", what, "");
+    return root;
+}
+
+/* tp_request_from_json, reading the special keys of mode; a spec written
+ * to a temporary file is named in *sf (removed here on failure). */
+static tp_request *request_from_json(const char *json, req_mode mode,
+                                     spec_file *sf, int *status, char **error)
+{
+    if (error) *error = NULL;
+    *status = TP_OK;
+    cJSON *root = request_text(json, "the request", status, error);
+    if (!root) return NULL;
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        *status = request_error(error, "trainplan: the request is %s%s",
+                                "not a JSON object", "");
+        return NULL;
+    }
+    tp_request *q = request_from_tree(root, mode, sf, status, error);
     cJSON_Delete(root);
     return q;
 }
@@ -1040,6 +1064,59 @@ int tp_session_estimate(tp_session *s, const tp_request *q, tp_estimate_result *
 {
     if (!s) return no_session("tp_session_estimate", error);
     return estimate_in(s, q, r, error);
+}
+
+int tp_session_estimate_many_json(tp_session *s, const char *requests_json,
+                                  tp_estimate_result *r, int *status,
+                                  char **errors, int cap, int *n, char **error)
+{
+    if (error) *error = NULL;
+    if (n) *n = 0;
+    if (!s) return no_session("tp_session_estimate_many_json", error);
+    if (!n || cap < 0 || (cap > 0 && (!r || !status)))
+        return request_error(error, "trainplan: tp_session_estimate_many_json: "
+                             "%s%s", !n ? "the count n is NULL"
+                             : cap < 0 ? "cap is negative"
+                                       : "r or status is NULL with cap > 0", "");
+    int rc = TP_OK;
+    cJSON *root = request_text(requests_json, "the requests", &rc, error);
+    if (!root) return rc;
+    if (!cJSON_IsArray(root)) {
+        cJSON_Delete(root);
+        return request_error(error, "trainplan: the requests are %s%s",
+                             "not a JSON array (of request objects)", "");
+    }
+    int k = cJSON_GetArraySize(root);
+    *n = k;
+    if (k > cap) {
+        cJSON_Delete(root);
+        char msg[64];
+        snprintf(msg, sizeof msg, "%d requests, room for %d", k, cap);
+        return request_error(error, "trainplan: tp_session_estimate_many_json: "
+                             "%s%s", msg, "");
+    }
+    int i = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root) {
+        char **ei = errors ? &errors[i] : NULL;
+        if (ei) *ei = NULL;
+        memset(&r[i], 0, sizeof r[i]);
+        r[i].layout.cost_per_iteration_usd = -1;
+        tp_request *q = NULL;
+        if (!cJSON_IsObject(item)) {
+            char at[64];
+            snprintf(at, sizeof at, "the requests' element %d", i);
+            status[i] = request_error(ei, "trainplan: %s is not a JSON "
+                                      "object%s", at, "");
+        } else if ((q = request_from_tree(item, REQ_PLAIN, NULL, &status[i],
+                                          ei))) {
+            status[i] = estimate_in(s, q, &r[i], ei);
+            tp_request_free(q);
+        }
+        i++;
+    }
+    cJSON_Delete(root);
+    return TP_OK;
 }
 
 int tp_session_estimate_from_json(tp_session *s, const char *request_json,

@@ -14,7 +14,8 @@
  * (issue 30: infeasible is 1 with the struct and a message, keys no call
  * honours refused when set, duplicate keys and NULs refused, NULL
  * arguments 64, never a crash); the struct calls (API 4,
- * tp_session_estimate_from_json) hold the JSON's figures, from any
+ * tp_session_estimate_from_json and its array form
+ * tp_session_estimate_many_json) hold the JSON's figures, from any
  * thread.
  *
  * usage: test_lib TRAINPLAN_EXECUTABLE
@@ -838,6 +839,69 @@ static void test_estimate_from_json(void)
     TP_CHECK(r.layout.cost_per_iteration_usd < 0 && r.layout.gpus == 0);
     tp_free(msg);
     TP_CHECK_INT(tp_session_estimate_from_json(s, cases[0].req, &r, NULL), 0);
+
+    /* the same requests as one array: each result, status and message
+     * the single call's; a bad element is its own status, not the call's */
+    char arr[4096] = "[";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        strcat(arr, cases[i].req);
+        strcat(arr, ", ");
+    }
+    strcat(arr, "{\"model\": \"no-such-model\", \"system\": \"eos\", "
+                "\"gpus\": 8}, 7, {\"bogus\": 1}]");
+    enum { NQ = sizeof cases / sizeof cases[0] + 3 };
+    tp_estimate_result rs[NQ + 1];
+    int st[NQ + 1], n = -1;
+    char *errs[NQ + 1];
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, rs, st, errs, NQ + 1, &n,
+                                               &msg), 0);
+    TP_CHECK_INT(n, NQ);
+    TP_CHECK(msg == NULL);
+    for (int i = 0; i < n; i++) {
+        tp_estimate_result one;
+        char *e1 = NULL;
+        int want = i < (int)(sizeof cases / sizeof cases[0])
+                       ? tp_session_estimate_from_json(s, cases[i].req, &one, &e1)
+                       : -1;
+        if (want >= 0) {
+            TP_CHECK_INT(st[i], want);
+            TP_CHECK(memcmp(&rs[i], &one, sizeof one) == 0);
+            TP_CHECK((!e1 && !errs[i]) || (e1 && errs[i] && strcmp(e1, errs[i]) == 0));
+        }
+        tp_free(e1);
+    }
+    int last = (int)(sizeof cases / sizeof cases[0]);
+    TP_CHECK_INT(st[last], 65);
+    TP_CHECK(errs[last] && strstr(errs[last], "no-such-model"));
+    TP_CHECK_INT(st[last + 1], 64);
+    TP_CHECK(errs[last + 1] && strstr(errs[last + 1], "element 5 is not a JSON object"));
+    TP_CHECK_INT(st[last + 2], 64);
+    TP_CHECK(errs[last + 2] && strstr(errs[last + 2], "bogus"));
+    TP_CHECK(rs[last + 2].layout.cost_per_iteration_usd < 0 && rs[last + 2].layout.gpus == 0);
+    for (int i = 0; i < n; i++) tp_free(errs[i]);
+    /* messages dropped: errors NULL */
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, rs, st, NULL, NQ, &n, NULL), 0);
+    TP_CHECK_INT(st[0], 0);
+    /* the call's own errors: nothing run */
+    static const char *const bad_arrays[] = {NULL, "not json", "{\"model\": \"x\"}",
+                                             "[{\"model\": \"a\\u0000\"}]"};
+    for (size_t i = 0; i < sizeof bad_arrays / sizeof bad_arrays[0]; i++) {
+        msg = NULL;
+        TP_CHECK_INT(tp_session_estimate_many_json(s, bad_arrays[i], rs, st, NULL,
+                                                   NQ, &n, &msg), 64);
+        TP_CHECK(msg != NULL);
+        tp_free(msg);
+    }
+    msg = NULL;
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, rs, st, NULL, 2, &n, &msg), 64);
+    TP_CHECK(n == NQ && msg && strstr(msg, "room for 2"));
+    tp_free(msg);
+    TP_CHECK_INT(tp_session_estimate_many_json(NULL, arr, rs, st, NULL, NQ, &n, NULL), 64);
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, rs, st, NULL, NQ, NULL, NULL), 64);
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, NULL, st, NULL, NQ, &n, NULL), 64);
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, rs, st, NULL, -1, &n, NULL), 64);
+    TP_CHECK_INT(tp_session_estimate_many_json(s, "[]", NULL, NULL, NULL, 0, &n, NULL), 0);
+    TP_CHECK_INT(n, 0);
     tp_close(s);
 }
 
@@ -854,10 +918,21 @@ static void *session_thread(void *arg)
 {
     sess_arg *a = arg;
     for (int i = 0; i < 20; i++) {
-        tp_estimate_result r;
+        tp_estimate_result r, two[2];
         if (tp_session_estimate_from_json(a->s, estimate_req, &r, NULL) != 0
             || memcmp(&r, &a->want_r, sizeof r) != 0)
             a->bad++;
+        if (i % 5 == 0) {
+            char arr[1024];
+            snprintf(arr, sizeof arr, "[%s, %s]", estimate_req, estimate_req);
+            int st[2] = {-1, -1}, n = 0;
+            if (tp_session_estimate_many_json(a->s, arr, two, st, NULL, 2, &n,
+                                              NULL) != 0
+                || n != 2 || st[0] || st[1]
+                || memcmp(&two[0], &a->want_r, sizeof r) != 0
+                || memcmp(&two[1], &a->want_r, sizeof r) != 0)
+                a->bad++;
+        }
         char *res = NULL, *err = NULL;
         int rc = tp_session_call_json(a->s, i % 5 ? "estimate" : "search",
                                       i % 5 ? estimate_req : search_req, &res,
