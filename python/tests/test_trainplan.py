@@ -143,7 +143,8 @@ class Sessions(unittest.TestCase):
 
 
 class Structs(unittest.TestCase):
-    """estimate_struct: the dict's figures in a plain struct (API 4)."""
+    """estimate_struct: the dict's figures in a plain struct (API 4);
+    estimate_structs: a list of them in one call."""
     CASES = [Sessions.EST,
              # MoE: ep and etp from the layout
              dict(model="mixtral-8x7b", system="eos", gpus=64, seq_length=4096,
@@ -236,6 +237,42 @@ class Structs(unittest.TestCase):
         self.assertEqual(trainplan.estimate_struct(**dict(req, zero_stage=None,
                                                           micro_batch_size=1)).layout.mbs, 1)
 
+    def test_structs_are_the_single_calls(self):
+        oom = dict(model="gpt-neox-20b", system="perlmutter", gpus=8,
+                   seq_length=2048, global_batch_size=8,
+                   tensor_model_parallel_size=1, pipeline_model_parallel_size=1)
+        reqs = self.CASES + [oom]
+        with trainplan.Session() as s:
+            got = s.estimate_structs(reqs)
+            self.assertEqual(len(got), len(reqs))
+            for r, q in zip(got[:-1], self.CASES):
+                self.assertEqual(r.to_dict(), s.estimate_struct(**q).to_dict())
+            # infeasible: a result, not an exception
+            self.assertEqual((got[-1].feasible, got[-1].reason), (0, "out_of_memory"))
+            self.assertEqual(s.estimate_structs([]), [])
+            self.assertEqual(s.estimate_structs(tuple(self.CASES[:1]))[0].to_dict(),
+                             got[0].to_dict())
+        # a bad request: TrainplanError naming the first, the rest estimated
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.estimate_structs([Sessions.EST, dict(model="no-such-model",
+                                                           system="eos", gpus=8),
+                                        {"bogus": 1}])
+        self.assertEqual(cm.exception.status, 65)
+        self.assertIn("request 1: ", cm.exception.message)
+        self.assertIn("no-such-model", cm.exception.message)
+        self.assertEqual(cm.exception.result[0].feasible, 1)
+        with self.assertRaises(ValueError) as cm:
+            trainplan.estimate_structs([Sessions.EST, dict(model="x\0")])
+        self.assertIn("request 1", str(cm.exception))
+        for bad in (Sessions.EST, 3, [Sessions.EST, "model"]):
+            with self.assertRaises(TypeError):
+                trainplan.estimate_structs(bad)
+        # paths go through _plain in a list too
+        here = pathlib.Path(__file__).resolve().parents[2]
+        good = here / "tests" / "fixtures" / "hw" / "good"
+        self.assertEqual(trainplan.estimate_structs([dict(Sessions.EST, hwdb=good)])[0]
+                         .layout.tp, 4)
+
     def test_struct_threads(self):
         import threading
         with trainplan.Session() as s:
@@ -246,6 +283,8 @@ class Structs(unittest.TestCase):
                 try:
                     for _ in range(50):
                         got.append(s.estimate_struct(**Sessions.EST).to_dict())
+                    for r in s.estimate_structs([Sessions.EST] * 10):
+                        got.append(r.to_dict())
                 except Exception as e:  # reported below
                     errs.append(e)
             ts = [threading.Thread(target=work) for _ in range(4)]
@@ -254,7 +293,7 @@ class Structs(unittest.TestCase):
             for t in ts:
                 t.join()
             self.assertEqual(errs, [])
-            self.assertEqual(len(got), 200)
+            self.assertEqual(len(got), 240)
             self.assertTrue(all(g == want for g in got))
 
 

@@ -23,6 +23,10 @@ session scale; bench/py_session_speed.py)::
                                   tensor_model_parallel_size=2)
     print(r.iteration_time_s, r.peak_memory_bytes, r.layout.dp)
 
+``estimate_structs(list_of_dicts)`` runs many in one call (the GIL
+released once for all of them): what threads need to run in parallel,
+since single calls of a few microseconds each mostly wait for the GIL.
+
 A non-zero exit status raises TrainplanError (its .status is the command's
 exit status, its message what the command wrote to standard error); a
 success's warnings are Python warnings (TrainplanWarning). With pandas
@@ -48,7 +52,7 @@ import json
 import os
 import warnings
 
-__all__ = ["estimate", "estimate_struct", "search", "sweep", "model", "models",
+__all__ = ["estimate", "estimate_struct", "estimate_structs", "search", "sweep", "model", "models",
            "systems", "call", "Session", "EstimateResult", "Layout",
            "to_dataframe", "frame_rows", "library_path", "version", "TrainplanError",
            "TrainplanWarning"]
@@ -212,6 +216,12 @@ def _load():
             ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(EstimateResult),
             ctypes.POINTER(ctypes.c_void_p)]
         lib.tp_session_estimate_from_json.restype = ctypes.c_int
+        lib.tp_session_estimate_many_json.argtypes = [
+            ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(EstimateResult),
+            ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_void_p),
+            ctypes.c_int, ctypes.POINTER(ctypes.c_int),
+            ctypes.POINTER(ctypes.c_void_p)]
+        lib.tp_session_estimate_many_json.restype = ctypes.c_int
         if lib.tp_api_version() != API_VERSION:
             tried.append("%s (API version %d, this module speaks %d)"
                          % (path, lib.tp_api_version(), API_VERSION))
@@ -296,7 +306,8 @@ except (ImportError, TypeError):  # a Python without the C accelerator
 
 
 def _body(options):
-    """The request's JSON as UTF-8 bytes. ensure_ascii=False: a path's
+    """The request's JSON as UTF-8 bytes (a list of requests: a JSON
+    array). ensure_ascii=False: a path's
     bytes that are not UTF-8 (held as surrogates) go to the library as
     those bytes, not as \\udcXX escapes that JSON cannot decode. Plain
     values (str, numbers, bools, lists) are encoded as they are; anything
@@ -308,7 +319,9 @@ def _body(options):
             return text.encode("utf-8", "surrogateescape")
     except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
         pass
-    req = {_plain(k, k): _plain(v, k) for k, v in options.items()}
+    def plain(q):
+        return {_plain(k, k): _plain(v, k) for k, v in q.items()}
+    req = [plain(q) for q in options] if isinstance(options, list) else plain(options)
     return _encoder.encode(req).encode("utf-8", "surrogateescape")
 
 
@@ -418,6 +431,10 @@ class Session:
         """trainplan.estimate_struct on this session."""
         return _estimate_struct(self._live(), options)
 
+    def estimate_structs(self, requests):
+        """trainplan.estimate_structs on this session."""
+        return _estimate_structs(self._live(), requests)
+
     def _live(self):
         """The handle, or ValueError for a closed session or one opened
         in another process."""
@@ -494,6 +511,71 @@ def _estimate_struct(handle, options):
         for line in err_s.splitlines():
             warnings.warn(line, TrainplanWarning, stacklevel=3)
     return r
+
+
+def _estimate_structs(handle, requests):
+    """tp_session_estimate_many_json of the requests (dicts) on the
+    session handle: one call, the GIL released for all of them."""
+    if isinstance(requests, dict) or not hasattr(requests, "__len__"):
+        raise TypeError("trainplan.estimate_structs: requests is a list of "
+                        "dicts (estimate's keywords), not %s"
+                        % type(requests).__name__)
+    requests = list(requests)
+    for i, q in enumerate(requests):
+        if not isinstance(q, dict):
+            raise TypeError("trainplan.estimate_structs: request %d is a dict "
+                            "of estimate's keywords, not %s"
+                            % (i, type(q).__name__))
+    k = len(requests)
+    res = (EstimateResult * max(k, 1))()
+    st = (ctypes.c_int * max(k, 1))()
+    msgs = (ctypes.c_void_p * max(k, 1))()
+    n, err = ctypes.c_int(0), ctypes.c_void_p()
+    try:
+        body = _body(requests)
+    except ValueError as e:  # _plain's, naming the key: say which request
+        raise ValueError("%s (request %s)" % (e, _bad_request(requests))) from None
+    status = _lib.tp_session_estimate_many_json(handle, body, res, st, msgs, k,
+                                                ctypes.byref(n), ctypes.byref(err))
+    err_s = _take(err, "backslashreplace") if err.value else None
+    if status != 0:
+        raise TrainplanError(status, err_s or "")
+    out, bad = list(res)[:k], None
+    for i in range(k):
+        m = _take(ctypes.c_void_p(msgs[i]), "backslashreplace") if msgs[i] else None
+        if st[i] not in (0, 1):
+            if bad is None:
+                bad = TrainplanError(st[i], "request %d: %s" % (i, m or ""), out)
+        elif st[i] == 0 and m:
+            for line in m.splitlines():
+                warnings.warn(line, TrainplanWarning, stacklevel=3)
+    if bad is not None:
+        raise bad
+    return out
+
+
+def _bad_request(requests):
+    """The index of the first request _plain refuses, for a message."""
+    for i, q in enumerate(requests):
+        try:
+            for k, v in q.items():
+                _plain(k, k), _plain(v, k)
+        except ValueError:
+            return i
+    return "?"
+
+
+def estimate_structs(requests):
+    """estimate_struct of each request (a dict of estimate's keywords) in
+    one call, in order: a list of EstimateResult, one per request. The
+    library runs them one after another with the GIL released for all of
+    them, so threads each estimating lists run in parallel, where single
+    calls of a few microseconds mostly wait for the GIL
+    (bench/py_session_speed.py). An infeasible layout is a result with
+    feasible 0 and its reason, not an exception; a bad request (status
+    64, 65, 66) raises TrainplanError naming the first one ("request 3:
+    ..."), its .result the list (the other requests estimated)."""
+    return _estimate_structs(_session()._live(), requests)
 
 
 def estimate_struct(**options):
