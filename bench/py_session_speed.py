@@ -1,17 +1,39 @@
 #!/usr/bin/env python3
-"""py_session_speed.py - one trainplan.estimate call from Python on the
-process's session, and two threads against one (issue 32: at most 1 ms a
-call, median of 1,000; two threads at least 1.8 x one thread's calls per
-second on 2 cores).
+"""py_session_speed.py - one estimate from Python on the process's session,
+and two threads against one (issue 32: at most 1 ms a call, median of
+1,000; two threads at least 1.8 x one thread's calls per second on 2
+cores).
 
-    py_session_speed.py [CALLS] [SECONDS]      defaults 1000 and 2
+    py_session_speed.py [CALLS] [SECONDS] [ROUNDS]    defaults 1000, 1, 5
 
 The library as the package finds it (TRAINPLAN_LIB, or the build directory
-beside python/). Prints the first call (the session opens and fits), the
-median and 90th percentile of CALLS calls of a pinned layout and of one
-estimate completes itself, a call on a fresh session each time (what a
-call cost before sessions), and calls per second of 1 and 2 threads.
+beside python/). Three calls are measured:
+  estimate_struct  the main figures as a plain struct (EstimateResult):
+                   the request's JSON in, no JSON out; the GIL is held only
+                   to encode the request and make the struct
+  estimate_structs the same for a list of 64 requests in one call: the GIL
+                   released once for all of them (figures per estimate)
+  estimate         the dict of the command's JSON (made by the library,
+                   decoded here under the GIL)
+For each: the median and 90th percentile of CALLS calls of a pinned layout,
+and how much of a call holds the GIL: the call minus the library call
+alone (its arguments prepared beforehand), each the fastest of 20
+batches' mean (a batch a twentieth of CALLS calls, the two alternating),
+so that other processes' load, which slows some batches, cancels. Then calls per
+second of 1 and 2 threads on the session, ROUNDS rounds of SECONDS each,
+1 and 2 threads alternating, and the median of the rounds' ratios (a
+shared machine's load moves from one second to the next; the ratio of
+neighbouring rounds is steadier than two long runs). Also: the first call
+(the session opens, the models load or fit), an estimate the library
+completes over 13,200 layouts, a call on a fresh session each time.
+
+Why a list: a single estimate_struct takes about 0.02 ms, 0.014 of it in
+the library; two threads making such calls contend for the GIL at every
+call (each waits for the other's few microseconds of Python, and a thread
+woken for the GIL is slow to run again), and do no better than one. With
+64 estimates a call the GIL changes hands 64 times less often.
 """
+import ctypes
 import os
 import sys
 import threading
@@ -28,6 +50,7 @@ PINNED = dict(model="gpt-neox-20b", system="perlmutter", gpus=128,
               num_virtual_stages_per_pipeline_rank=1,
               recompute_granularity="selective", zero_stage=1,
               sequence_parallel=True)
+BATCH = [PINNED] * 64
 COMPLETED = dict(model="gpt-neox-20b", system="perlmutter", gpus=128,
                  seq_length=2048, global_batch_size=1024,
                  tensor_model_parallel_size=4, pipeline_model_parallel_size=4,
@@ -44,14 +67,32 @@ def median_p90(f, n):
     return dt[n // 2], dt[int(0.9 * (n - 1))]
 
 
-def rate(threads, secs):
+def best_batches(fs, n):
+    """For each f of fs, the fastest of 20 batches' mean time of f (n // 20
+    calls a batch), the batches of the fs alternating so that each sees
+    the same moments of the machine's load."""
+    k = max(1, n // 20)
+    best = [float("inf")] * len(fs)
+    for _ in range(20):
+        for i, f in enumerate(fs):
+            t0 = time.perf_counter()
+            for _ in range(k):
+                f()
+            best[i] = min(best[i], (time.perf_counter() - t0) / k)
+    return best
+
+
+def rate(call, threads, secs):
+    """Calls per second of `threads` threads calling call() for secs."""
     stop = time.perf_counter() + secs
     counts = [0] * threads
 
     def work(i):
+        n = 0
         while time.perf_counter() < stop:
-            trainplan.estimate(**PINNED)
-            counts[i] += 1
+            call()
+            n += 1
+        counts[i] = n
     t0 = time.perf_counter()
     ts = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
     for t in ts:
@@ -61,35 +102,101 @@ def rate(threads, secs):
     return sum(counts) / (time.perf_counter() - t0)
 
 
+def scaling(call, secs, rounds):
+    """Medians of 1-thread and 2-thread rates and of their ratios over
+    rounds of (1 thread, 2 threads)."""
+    r1, r2, ratio = [], [], []
+    for _ in range(rounds):
+        a, b = rate(call, 1, secs), rate(call, 2, secs)
+        r1.append(a)
+        r2.append(b)
+        ratio.append(b / a)
+    med = lambda v: sorted(v)[len(v) // 2]  # noqa: E731
+    return med(r1), med(r2), med(ratio), min(ratio), max(ratio)
+
+
+def library_alone(s):
+    """The library calls alone, their arguments made once: what a call
+    costs with the GIL released."""
+    lib = trainplan._lib
+    body = trainplan._body(PINNED)
+    r, err = trainplan.EstimateResult(), ctypes.c_void_p()
+    out = ctypes.c_void_p()
+    handle = s._live()
+    k = len(BATCH)
+    many = trainplan._body(BATCH)
+    rs, st = (trainplan.EstimateResult * k)(), (ctypes.c_int * k)()
+    msgs, n = (ctypes.c_void_p * k)(), ctypes.c_int()
+
+    def many_call():
+        lib.tp_session_estimate_many_json(handle, many, rs, st, msgs, k,
+                                          ctypes.byref(n), ctypes.byref(err))
+
+    def struct_call():
+        lib.tp_session_estimate_from_json(handle, body, ctypes.byref(r),
+                                          ctypes.byref(err))
+
+    def json_call():
+        lib.tp_session_call_json(handle, b"estimate", body, ctypes.byref(out),
+                                 ctypes.byref(err))
+        lib.tp_free(out)
+    return struct_call, many_call, json_call
+
+
 def main():
     if os.environ.get("TRAINPLAN_PY_SKIP"):
         print("SKIP: %s" % os.environ["TRAINPLAN_PY_SKIP"])
         return 77
     calls = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    secs = float(sys.argv[2]) if len(sys.argv) > 2 else 2.0
+    secs = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     t0 = time.perf_counter()
     trainplan.estimate(**PINNED)
     first = time.perf_counter() - t0
-    pin = median_p90(lambda: trainplan.estimate(**PINNED), calls)
-    comp = median_p90(lambda: trainplan.estimate(**COMPLETED), max(1, calls // 10))
+    s = trainplan._session()
+    struct_alone, many_alone, json_alone = library_alone(s)
+    k = len(BATCH)
+    # (name, call, the library call alone, estimates a call)
+    ways = [("estimate_struct", lambda: trainplan.estimate_struct(**PINNED),
+             struct_alone, 1),
+            ("estimate_structs", lambda: trainplan.estimate_structs(BATCH),
+             many_alone, k),
+            ("estimate (dict)", lambda: trainplan.estimate(**PINNED),
+             json_alone, 1)]
+    rows = []
+    for name, call, alone, per in ways:
+        call()
+        n = max(1, calls // per)
+        pin = median_p90(call, n)
+        whole, lib = best_batches((call, alone), max(20, n))
+        held = max(0.0, whole - lib)
+        rows.append((name, call, per, n, (pin[0] / per, pin[1] / per),
+                     (held / per, held / whole)))
+    comp = median_p90(lambda: trainplan.estimate_struct(**COMPLETED),
+                      max(1, calls // 10))
 
     def fresh():
-        with trainplan.Session() as s:
-            s.estimate(**PINNED)
+        with trainplan.Session() as f:
+            f.estimate_struct(**PINNED)
     fr = median_p90(fresh, 10)
-    r1, r2 = rate(1, secs), rate(2, secs)
-    print("py_session_speed: trainplan.estimate of gpt-neox-20b on 128 "
-          "perlmutter GPUs (TP 4, PP 4), library %s" % trainplan.library_path())
-    print("  first call (opens the session, fits):  %8.3f ms" % (1e3 * first))
-    print("  a call, pinned layout:                 %8.3f ms median, %.3f ms "
-          "p90 (%d calls)" % (1e3 * pin[0], 1e3 * pin[1], calls))
-    print("  a call, TP/PP only (13,200 layouts):   %8.3f ms median, %.3f ms "
-          "p90 (%d calls)" % (1e3 * comp[0], 1e3 * comp[1], max(1, calls // 10)))
-    print("  a call on a fresh session each time:   %8.3f ms median (10 calls)"
-          % (1e3 * fr[0]))
-    print("  1 thread:                              %8.0f calls/s" % r1)
-    print("  2 threads:                             %8.0f calls/s (%.2f x 1 "
-          "thread)" % (r2, r2 / r1))
+    print("py_session_speed: an estimate of gpt-neox-20b on 128 perlmutter "
+          "GPUs (TP 4, PP 4), library %s" % trainplan.library_path())
+    print("  first call (opens the session, loads or fits): %8.3f ms"
+          % (1e3 * first))
+    for name, call, per, n, pin, (held, share) in rows:
+        print("  %-16s pinned: %8.3f ms median, %.3f ms p90 an estimate "
+              "(%d calls of %d); %.3f ms of it holds the GIL (%.0f %%)"
+              % (name, 1e3 * pin[0], 1e3 * pin[1], n, per, 1e3 * held,
+                 100 * share))
+    print("  estimate_struct, TP/PP only (13,200 layouts): %8.3f ms median "
+          "(%d calls)" % (1e3 * comp[0], max(1, calls // 10)))
+    print("  estimate_struct on a fresh session each time: %8.3f ms median "
+          "(10 calls)" % (1e3 * fr[0]))
+    for name, call, per, n, pin, held in rows:
+        r1, r2, ratio, lo, hi = scaling(call, secs, rounds)
+        print("  %-16s 1 thread %7.0f estimates/s, 2 threads %7.0f: "
+              "%.2f x (median of %d rounds of %g s; %.2f-%.2f)"
+              % (name, per * r1, per * r2, ratio, rounds, secs, lo, hi))
     return 0
 
 

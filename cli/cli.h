@@ -22,6 +22,7 @@
 
 
 typedef struct cli_session cli_session;
+typedef struct cli_estimate_sink cli_estimate_sink;
 
 typedef struct cli_opts {
     cli_session *session;    /* a library session's database and fitted
@@ -97,6 +98,8 @@ typedef struct cli_opts {
     int record;              /* sweep --record: sweep_record_form */
     int record_set;          /* --record given (over the spec's "record") */
     int no_savers;           /* search --no-memory-savers */
+    cli_estimate_sink *estimate_sink; /* estimate: the result into this
+                                struct, nothing printed (cli_run_sink) */
 } cli_opts;
 
 /* Where o's diagnostics go: o->err, or stderr when unset. */
@@ -115,6 +118,23 @@ static inline FILE *cli_err(const cli_opts *o)
 int cli_run(int argc, char **argv, FILE *out, FILE *err);
 /* cli_run with session s (NULL: none) given to the command. */
 int cli_run_in(int argc, char **argv, FILE *out, FILE *err, cli_session *s);
+/* What `estimate` found, for a library call that takes it as a struct
+ * (lib/trainplan.c tp_session_estimate) rather than printed. */
+struct cli_estimate_sink {
+    int filled;              /* 1 once the estimate ran (else 0) */
+    est_result r;            /* the layout estimated, search_complete's pick */
+    char system[64], gpu[64]; /* the system's and its GPU's names */
+    double gpu_mem_bytes;    /* the GPU's capacity */
+    int moe;                 /* the model has experts (JSON: ep and etp) */
+    int64_t tried, feasible; /* layouts tried, and of them feasible */
+};
+/* cli_run_in where an `estimate` fills *sink (memset here first) and
+ * writes nothing to out: its JSON, its table, --ops and --log's report
+ * are not made. Every check and diagnostic is cli_run_in's, "not
+ * feasible" on err included, and so is the status. Other commands run as
+ * with cli_run_in, leaving sink->filled 0. */
+int cli_run_sink(int argc, char **argv, FILE *out, FILE *err, cli_session *s,
+                 cli_estimate_sink *sink);
 /* The option parser (opt.c): getopt_long's rules with the caller's state.
  * Zero-initialise, then call cli_getopt_next until it returns -1: each
  * call returns an option's id (struct option's val, or its short

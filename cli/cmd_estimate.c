@@ -464,6 +464,18 @@ int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
     est_result r;
     int64_t tried = 0, feasible = 0;
     search_complete(&c, &m, &want, gpus, &r, &tried, &feasible);
+    if (o->estimate_sink) { /* a library call's struct: nothing printed */
+        cli_estimate_sink *k = o->estimate_sink;
+        k->filled = 1;
+        k->r = r;
+        tp_strlcpy(k->system, y->name, sizeof k->system);
+        tp_strlcpy(k->gpu, y->gpu->name, sizeof k->gpu);
+        k->gpu_mem_bytes = y->gpu->mem_bytes;
+        k->moe = m.num_experts > 0;
+        k->tried = tried;
+        k->feasible = feasible;
+        goto verdict;
+    }
 
     cli_term tt[EST_TIME_TERMS], mt[24];
     int nt = est_time_terms(&r.time, 1, tt), nm = mem_terms(&r, mt);
@@ -689,6 +701,7 @@ int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
         emit_wrapf(f, 2, "MFU: %s.", mfu_convention);
         if (o->ops && r.iteration_s > 0) print_ops(&c, &m, l, o->format, f, NULL);
     }
+verdict:
     rc = r.feasible ? TP_OK : TP_INFEASIBLE;
     /* Exit 1 says why on standard error too, in every format: a library
      * or Python caller sees the status and this line (TrainplanError's

@@ -27,6 +27,7 @@ static int long_opt(cli_getopt *g, int argc, char **argv, const char *a,
     const struct option *hit = NULL;
     int ambiguous = 0;
     for (const struct option *p = lo; p->name; p++) {
+        if (n && p->name[0] != name[0]) continue; /* most, at once */
         if (strncmp(p->name, name, n) != 0) continue;
         if (strlen(p->name) == n) {
             hit = p, ambiguous = 0;

@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,38 @@ static const char *const format_names[EMIT_FORMAT_COUNT] = {"table", "json",
 _Static_assert(sizeof format_names / sizeof format_names[0] == EMIT_FORMAT_COUNT,
                "format_names mirrors emit_format");
 
+/* getopt's tables, generated from ours once (every call reads them). The
+ * ids are below MAX_OPT_ID (checked here once), so a call marks the
+ * options it was given in an array by id. */
+enum { MAX_OPT_ID = 1024 };
+static struct option getopt_longopts[CLI_MAX_OPTIONS + 1];
+static char getopt_shortopts[2 * CLI_MAX_OPTIONS + 2];
+static pthread_once_t getopt_tables_once = PTHREAD_ONCE_INIT;
+
+static void getopt_tables_fill(void)
+{
+    size_t ns = 0;
+    for (int i = 0; i < cli_n_options; i++) {
+        if (cli_options[i].id <= 0 || cli_options[i].id >= MAX_OPT_ID) {
+            fprintf(stderr, "trainplan: internal: option --%s has id %d, "
+                            "outside 1..%d (raise run.c's MAX_OPT_ID)\n",
+                    cli_options[i].name, cli_options[i].id, MAX_OPT_ID - 1);
+            abort();
+        }
+        getopt_longopts[i] = (struct option){cli_options[i].name,
+                                             cli_options[i].arg
+                                                 ? required_argument
+                                                 : no_argument,
+                                             NULL, cli_options[i].id};
+        if (cli_options[i].id < 256) {
+            getopt_shortopts[ns++] = (char)cli_options[i].id;
+            if (cli_options[i].arg) getopt_shortopts[ns++] = ':';
+        }
+    }
+    getopt_longopts[cli_n_options] = (struct option){NULL, 0, NULL, 0};
+    getopt_shortopts[ns] = '\0';
+}
+
 int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
 {
     return cli_run_in(argc, argv, out_f, err, NULL);
@@ -47,9 +80,17 @@ int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
 
 int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *session)
 {
+    return cli_run_sink(argc, argv, out_f, err, session, NULL);
+}
+
+int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
+                 cli_session *session, cli_estimate_sink *sink)
+{
     cli_opts o;
     memset(&o, 0, sizeof o);
     o.session = session;
+    o.estimate_sink = sink;
+    if (sink) memset(sink, 0, sizeof *sink);
     o.seed = 42;
     search_job_init(&o.job);
     o.dtype = -1;
@@ -60,24 +101,12 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
     long long zero_arg = -1; /* --zero-stage */
     o.err = err;
 
-    /* Generate getopt's tables from ours. */
-    struct option longopts[CLI_MAX_OPTIONS + 1];
-    char shortopts[2 * CLI_MAX_OPTIONS + 2];
-    size_t ns = 0;
-    for (int i = 0; i < cli_n_options; i++) {
-        longopts[i] = (struct option){cli_options[i].name,
-                                      cli_options[i].arg ? required_argument
-                                                     : no_argument,
-                                      NULL, cli_options[i].id};
-        if (cli_options[i].id < 256) {
-            shortopts[ns++] = (char)cli_options[i].id;
-            if (cli_options[i].arg) shortopts[ns++] = ':';
-        }
-    }
-    longopts[cli_n_options] = (struct option){NULL, 0, NULL, 0};
-    shortopts[ns] = '\0';
+    pthread_once(&getopt_tables_once, getopt_tables_fill);
+    const struct option *longopts = getopt_longopts;
+    const char *shortopts = getopt_shortopts;
 
-    int seen[CLI_MAX_OPTIONS] = {0};
+    /* the ids given: every option of an id counts as given (aliases) */
+    unsigned char seen_id[MAX_OPT_ID] = {0};
     /* the file options as given, in order, for emit_io_check */
     struct {
         const char *path;
@@ -104,8 +133,7 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
                         g.bad);
             return TP_EUSAGE;
         }
-        for (int i = 0; i < cli_n_options; i++)
-            if (cli_options[i].id == c) seen[i] = 1;
+        if (c > 0 && c < MAX_OPT_ID) seen_id[c] = 1; /* a table's id */
         for (int k = 0; k < cli_n_io_options; k++) {
             if (cli_io_options[k].id != c) continue;
             if (n_io_given == MAX_IO_GIVEN) {
@@ -865,7 +893,7 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
     if (o.job.act_offload_layers > 0 && o.job.recompute < 0)
         o.job.recompute = SPACE_RECOMPUTE_NONE;
     for (int i = 0; i < cli_n_options; i++)
-        if (seen[i] && !(cli_options[i].cmds & cmd->bit)) {
+        if (seen_id[cli_options[i].id] && !(cli_options[i].cmds & cmd->bit)) {
             fprintf(err, "trainplan: --%s does not apply to '%s %s'\n",
                     cli_options[i].name, cmd->group, cmd->verb);
             return TP_EUSAGE;
@@ -874,7 +902,7 @@ int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *sessi
      * them too is a contradiction, not an override. */
     if (o.job_file)
         for (int i = 0; i < cli_n_options; i++)
-            if (seen[i] && cli_job_sets(cli_options[i].id)) {
+            if (seen_id[cli_options[i].id] && cli_job_sets(cli_options[i].id)) {
                 fprintf(err,
                         "trainplan: --%s and --%s: the job file gives the "
                         "model and the layout; drop --%s or edit the file\n",

@@ -137,11 +137,12 @@ cJSON *emit_json_version(cJSON *v)
 
 void emit_print_json(FILE *f, cJSON *v)
 {
-    char *s = cJSON_Print(emit_json_version(v));
+    /* cJSON_Print's bytes, written faster (hwdb/tp_json_print.c) */
+    char *s = tp_json_print(emit_json_version(v), 1);
     if (s) {
         fputs(s, f);
         fputc('\n', f);
-        cJSON_free(s);
+        free(s);
     }
     cJSON_Delete(v);
 }

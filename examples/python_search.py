@@ -55,6 +55,21 @@ est = trainplan.estimate(model="gpt-neox-20b", system="perlmutter",
                          pipeline_model_parallel_size=best["pipeline_model_parallel_size"])
 print("estimate: %.2f s, feasible: %s" % (est["iteration_time_s"], est["feasible"]))
 
+# %% Many layouts scored in a loop: estimate_struct gives the main figures
+# as a plain struct (no JSON made or decoded: a fraction of a dict's cost,
+# and threads on the process's session scale)
+for tp in (1, 2, 4, 8):
+    try:
+        r = trainplan.estimate_struct(model="gpt-neox-20b", system="perlmutter",
+                                      gpus=best["gpus"], seq_length=2048,
+                                      global_batch_size=1024,
+                                      tensor_model_parallel_size=tp)
+        print("  TP %d: %.2f s, %.1f GiB of %.0f, DP %d"
+              % (tp, r.iteration_time_s, r.peak_memory_bytes / 2**30,
+                 r.gpu_memory_bytes / 2**30, r.layout.dp))
+    except trainplan.TrainplanError as e:  # 1: infeasible, e.result says why
+        print("  TP %d: %s" % (tp, e.result.reason if e.result else e.message))
+
 # %% Errors are exceptions with the command's exit status and message
 try:
     trainplan.search(model="gpt-neox-20b", system="perlmutter", max_gpus=4,

@@ -36,7 +36,9 @@ extern "C" {
 
 /* The version of this interface: raised when a function or struct of
  * this header changes. Compare with tp_api_version() at run time. */
-#define TP_API_VERSION 3 /* 3: sessions (tp_open); 2: tp_sweep_json */
+#define TP_API_VERSION 4 /* 4: tp_session_estimate_from_json and
+                            tp_session_estimate_many_json; 3: sessions
+                            (tp_open); 2: tp_sweep_json */
 
 /* The API version of the library loaded (TP_API_VERSION when built). */
 int tp_api_version(void);
@@ -185,7 +187,10 @@ typedef struct tp_estimate_result {
     double gpu_memory_bytes; /* the GPU's capacity */
 } tp_estimate_result;
 
-/* Runs `estimate` with q and fills *r. Returns the exit status, the
+/* Runs `estimate` with q and fills *r. The command fills r itself and
+ * prints nothing (since API 4: no JSON is made or read back), so r holds
+ * the estimate's own numbers, those `estimate --format json` prints to
+ * its 15 to 17 significant digits. Returns the exit status, the
  * command's: 0 for a feasible layout; 1 for an infeasible one, with *r
  * filled all the same (r->feasible 0, r->reason why, the time and
  * memory the layout needs) and *error saying why ("trainplan: not
@@ -250,6 +255,42 @@ int tp_session_estimate(tp_session *s, const tp_request *q, tp_estimate_result *
                         char **error);
 int tp_session_search(tp_session *s, const tp_request *q, tp_layout *top, int cap,
                       int *n, char **error);
+/* tp_session_estimate with the request as a JSON object
+ * (tp_request_from_json: {"model": "llama3-8b", "gpus": 64, ...}): JSON
+ * in, the plain struct out, for bindings that want an estimate's figures
+ * without making and reading its JSON (Python's
+ * trainplan.estimate_struct). Fills *r, or zeroes it (its cost < 0) when
+ * there is no estimate. Returns tp_session_estimate's statuses: 0; 1 for
+ * an infeasible layout, r filled, *error saying why; 64 for a NULL s, a
+ * NULL r, a NULL or bad request (as tp_request_from_json: not JSON, an
+ * unknown, refused or repeated key, a bad value, naming it); 65, 66 as
+ * the command. *error (free with tp_free; NULL if none) gets the message
+ * of a failure or the warnings of a success; error NULL drops it.
+ * Threads and ownership as tp_session_estimate: any number of threads at
+ * once on one session, nothing to free but *error (since API 4). */
+int tp_session_estimate_from_json(tp_session *s, const char *request_json,
+                                  tp_estimate_result *r, char **error);
+/* tp_session_estimate_from_json of each request of a JSON array
+ * ([{"model": ...}, {"model": ...}]), in order, in one call: for a
+ * binding whose calls cost it more than an estimate's own time (Python:
+ * its lock, the GIL, is taken and released once for the whole array, so
+ * threads each estimating arrays run in parallel where single calls of a
+ * few microseconds cannot; bench/py_session_speed.py). The estimates
+ * run on the calling thread, one after another. *n gets the number of
+ * requests. r[i], status[i] and errors[i] are the result, status and
+ * message tp_session_estimate_from_json gives for request i (status 1:
+ * infeasible, r[i] filled; 64: an element that is no object, or a bad
+ * request, naming it; 65, 66: the command's); errors NULL drops the
+ * messages, else each errors[i] is NULL or a string to free with
+ * tp_free. Returns 0 once every request ran (their statuses in
+ * status[]), or 64, nothing run, with the message in *error (free with
+ * tp_free; error NULL drops it) for: a NULL s or n, a negative cap, a
+ * NULL r or status with cap > 0, requests_json NULL, not JSON, with a
+ * \u0000 or not an array, and more requests than cap (*n says how
+ * many). Threads and ownership as tp_session_estimate (since API 4). */
+int tp_session_estimate_many_json(tp_session *s, const char *requests_json,
+                                  tp_estimate_result *r, int *status,
+                                  char **errors, int cap, int *n, char **error);
 
 #ifdef __cplusplus
 }

@@ -2,8 +2,9 @@
  * trainplan.c - the library's API (include/trainplan.h) over the command
  * line (cli/run.c): a request is an argument vector built from option
  * names, run through the same option table, its standard output and
- * standard error captured in memory (open_memstream). The plain structs
- * are read back from the command's JSON, so they hold the same numbers.
+ * standard error captured in memory (open_memstream). tp_estimate's
+ * struct is filled by the command itself (cli_run_sink: no JSON printed
+ * or parsed); tp_search's is read back from the command's JSON.
  * A sweep's spec given as a JSON object is written to a private
  * temporary file for the call (the command reads a file). A session
  * (tp_open) hands the command its database and fitted models
@@ -43,14 +44,14 @@ struct tp_session {
     cli_session *cs;
 };
 
-/* cli_run_in, under run_lock unless parallel. argv is the caller's copy
- * (the parser rearranges it). */
+/* cli_run_sink, under run_lock unless parallel. argv is the caller's
+ * copy (the parser rearranges it). sink NULL: the command prints. */
 static int run_locked(int argc, char **argv, FILE *out, FILE *err,
-                      cli_session *cs, int parallel)
+                      cli_session *cs, int parallel, cli_estimate_sink *sink)
 {
-    if (parallel) return cli_run_in(argc, argv, out, err, cs);
+    if (parallel) return cli_run_sink(argc, argv, out, err, cs, sink);
     pthread_mutex_lock(&run_lock);
-    int rc = cli_run_in(argc, argv, out, err, cs);
+    int rc = cli_run_sink(argc, argv, out, err, cs, sink);
     pthread_mutex_unlock(&run_lock);
     return rc;
 }
@@ -81,7 +82,7 @@ int tp_run(int argc, char *const argv[], FILE *out, FILE *err)
     char **copy = tp_xcalloc((size_t)argc + 1, sizeof *copy);
     memcpy(copy, argv, (size_t)argc * sizeof *copy);
     int rc = run_locked(argc, copy, out ? out : stdout, err ? err : stderr,
-                        NULL, 0);
+                        NULL, 0, NULL);
     free(copy);
     return rc;
 }
@@ -155,6 +156,45 @@ static int request_error(char **error, const char *fmt, const char *a,
     return TP_EUSAGE;
 }
 
+/* The command's options by name, sorted once (option_kind): a request's
+ * key is looked up with bsearch, not a scan of every option. */
+typedef struct option_row {
+    const char *name;
+    int kind; /* cli_option_kind: 0 flag, 1 takes a value */
+} option_row;
+
+enum { MAX_OPTION_ROWS = 512 }; /* cli/table.h: 256 at most */
+static option_row option_rows[MAX_OPTION_ROWS];
+static int n_option_rows;
+static pthread_once_t option_rows_once = PTHREAD_ONCE_INIT;
+
+static int option_row_cmp(const void *a, const void *b)
+{
+    return strcmp(((const option_row *)a)->name, ((const option_row *)b)->name);
+}
+
+static void option_rows_fill(void)
+{
+    const char *name;
+    int n = 0;
+    while (n < MAX_OPTION_ROWS && (name = cli_option_name(n))) {
+        option_rows[n] = (option_row){name, cli_option_kind(name)};
+        n++;
+    }
+    qsort(option_rows, (size_t)n, sizeof option_rows[0], option_row_cmp);
+    n_option_rows = n;
+}
+
+/* cli_option_kind of name: 0 a flag, 1 an option with a value, -1 none. */
+static int option_kind(const char *name)
+{
+    pthread_once(&option_rows_once, option_rows_fill);
+    option_row key = {name, 0};
+    const option_row *r = bsearch(&key, option_rows, (size_t)n_option_rows,
+                                  sizeof option_rows[0], option_row_cmp);
+    return r ? r->kind : -1;
+}
+
 /* The option name of a key: '_' read as '-'. */
 static void key_name(const char *key, char *buf, size_t cap)
 {
@@ -205,7 +245,7 @@ int tp_request_set(tp_request *q, const char *key, const char *value,
                                  "(standard output) cannot be given to a "
                                  "library call, whose output is the JSON%s; "
                                  "give a file", key, "");
-    int kind = cli_option_kind(name);
+    int kind = option_kind(name);
     if (kind < 0) {
         const char *names[512];
         int n = 0;
@@ -223,8 +263,8 @@ int tp_request_set(tp_request *q, const char *key, const char *value,
     if (kind == 0 && value)
         return request_error(error, "trainplan: option key '%s' is a flag: "
                              "give true, not '%s'", key, value);
-    char opt[136];
-    snprintf(opt, sizeof opt, "--%s", name);
+    char opt[136] = "--";
+    memcpy(opt + 2, name, strlen(name) + 1); /* < 128: checked above */
     strv_push(&q->opts, opt);
     if (value) strv_push(&q->opts, value);
     return TP_OK;
@@ -235,6 +275,21 @@ int tp_request_set(tp_request *q, const char *key, const char *value,
 static void number_text(double v, char *buf, size_t cap)
 {
     if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        /* "%.0f" of an integer below 2^53 is its digits: written here,
+         * without printf's floating-point path (-0 keeps printf's "-0") */
+        long long k = (long long)v;
+        if (cap >= 20 && !(k == 0 && signbit(v))) {
+            char d[24];
+            int n = 0;
+            unsigned long long u = k < 0 ? 0ULL - (unsigned long long)k
+                                         : (unsigned long long)k;
+            do d[n++] = (char)('0' + u % 10); while (u /= 10);
+            size_t at = 0;
+            if (k < 0) buf[at++] = '-';
+            while (n) buf[at++] = d[--n];
+            buf[at] = '\0';
+            return;
+        }
         snprintf(buf, cap, "%.0f", v);
         return;
     }
@@ -310,16 +365,16 @@ static int from_json_key(tp_request *q, const cJSON *v, char **error)
     if (cJSON_IsNull(v)) return TP_OK;
     if (cJSON_IsTrue(v)) {
         /* a flag, or an option whose value true names (rare) */
-        return tp_request_set(q, key, cli_option_kind(name) == 1 ? "true"
+        return tp_request_set(q, key, option_kind(name) == 1 ? "true"
                                                                  : NULL,
                               error);
     }
     if (cJSON_IsFalse(v)) {
         char neg[140];
         snprintf(neg, sizeof neg, "no-%s", name);
-        if (cli_option_kind(name) < 0)
+        if (option_kind(name) < 0)
             return tp_request_set(q, key, NULL, error); /* its message */
-        if (cli_option_kind(neg) == 0) return tp_request_set(q, neg, NULL, error);
+        if (option_kind(neg) == 0) return tp_request_set(q, neg, NULL, error);
         return TP_OK; /* a flag left out */
     }
     if (strcmp(name, "hwdb") == 0 && cJSON_IsArray(v)) {
@@ -460,15 +515,25 @@ static int has_nul_escape(const char *json, size_t *at)
  * distinct, and so must every object's keys inside (a spec): cJSON keeps
  * both values of a key given twice and readers disagree on which wins,
  * so the request is refused (README.md). TP_EUSAGE naming the key. */
+/* Whether keys a and b name one option: equal in their first 127 bytes
+ * (key_name's buffer) with '_' and '-' alike; no copies. */
+static int same_option(const char *a, const char *b)
+{
+    for (int i = 0; i < 127; i++) {
+        char x = a[i] == '_' ? '-' : a[i], y = b[i] == '_' ? '-' : b[i];
+        if (x != y) return 0;
+        if (!x) return 1;
+    }
+    return 1;
+}
+
 static int request_unique(const cJSON *root, char **error)
 {
     for (const cJSON *a = root->child; a; a = a->next) {
-        char na[128];
-        key_name(a->string, na, sizeof na);
         for (const cJSON *b = root->child; b != a; b = b->next) {
-            char nb[128];
-            key_name(b->string, nb, sizeof nb);
-            if (strcmp(na, nb) != 0) continue;
+            if (!same_option(a->string, b->string)) continue;
+            char na[128];
+            key_name(a->string, na, sizeof na);
             if (strcmp(a->string, b->string) == 0)
                 return request_error(error, "trainplan: the request: key '%s' "
                                      "appears twice%s; keep one (JSON readers "
@@ -491,37 +556,14 @@ static int request_unique(const cJSON *root, char **error)
 
 /* tp_request_from_json, reading the special keys of mode; a spec written
  * to a temporary file is named in *sf (removed here on failure). */
-static tp_request *request_from_json(const char *json, req_mode mode,
+/* The request of the JSON object root (not freed here), reading the
+ * special keys of mode; a spec written to a temporary file is named in
+ * *sf (removed here on failure). */
+static tp_request *request_from_tree(const cJSON *root, req_mode mode,
                                      spec_file *sf, int *status, char **error)
 {
-    if (error) *error = NULL;
-    *status = TP_OK;
-    if (!json) {
-        *status = request_error(error, "trainplan: the request is NULL%s%s "
-                                "(give a JSON object, \"{}\" for none)", "", "");
-        return NULL;
-    }
-    size_t nul_at = 0;
-    if (has_nul_escape(json, &nul_at)) {
-        char at[32];
-        snprintf(at, sizeof at, "%zu", nul_at);
-        *status = request_error(error, "trainplan: the request has a string "
-                                "with \\u0000 (NUL) at byte %s%s: no option, "
-                                "name or path can hold one", at, "");
-        return NULL;
-    }
-    cJSON *root = cJSON_Parse(json);
-    if (!cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        *status = request_error(error, "trainplan: the request is %s%s",
-                                root ? "not a JSON object"
-                                     : "not JSON (or not valid UTF-16 in a "
-                                       "\\u escape)", "");
-        return NULL;
-    }
     int urc = request_unique(root, error);
     if (urc) {
-        cJSON_Delete(root);
         *status = urc;
         return NULL;
     }
@@ -544,13 +586,60 @@ static tp_request *request_from_json(const char *json, req_mode mode,
             rc = from_json_key(q, v, error);
         }
         if (rc) {
-            cJSON_Delete(root);
             tp_request_free(q);
             if (sf) spec_file_remove(sf);
             *status = rc;
             return NULL;
         }
     }
+    return q;
+}
+
+/* The parsed JSON text json, refused (NULL, 64 in *status and a message
+ * naming what) when NULL, with an escaped NUL, or not JSON; what names
+ * it in messages ("the request"). The caller deletes the tree. */
+static cJSON *request_text(const char *json, const char *what, int *status,
+                           char **error)
+{
+    if (!json) {
+        *status = request_error(error, "trainplan: %s is NULL%s (give a JSON "
+                                "object, \"{}\" for none)", what, "");
+        return NULL;
+    }
+    size_t nul_at = 0;
+    if (has_nul_escape(json, &nul_at)) {
+        char at[32];
+        snprintf(at, sizeof at, "%zu", nul_at);
+        char msg[96];
+        snprintf(msg, sizeof msg, "%s has a string with \\u0000 (NUL) at "
+                 "byte %s", what, at);
+        *status = request_error(error, "trainplan: %s%s: no option, name or "
+                                "path can hold one", msg, "");
+        return NULL;
+    }
+    cJSON *root = cJSON_Parse(json);
+    if (!root)
+        *status = request_error(error, "trainplan: %s is not JSON (or not "
+                                "valid UTF-16 in a \\u escape)%s", what, "");
+    return root;
+}
+
+/* tp_request_from_json, reading the special keys of mode; a spec written
+ * to a temporary file is named in *sf (removed here on failure). */
+static tp_request *request_from_json(const char *json, req_mode mode,
+                                     spec_file *sf, int *status, char **error)
+{
+    if (error) *error = NULL;
+    *status = TP_OK;
+    cJSON *root = request_text(json, "the request", status, error);
+    if (!root) return NULL;
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        *status = request_error(error, "trainplan: the request is %s%s",
+                                "not a JSON object", "");
+        return NULL;
+    }
+    tp_request *q = request_from_tree(root, mode, sf, status, error);
     cJSON_Delete(root);
     return q;
 }
@@ -592,8 +681,11 @@ static int session_parallel(const char *command, const tp_request *q)
     return ok;
 }
 
+/* Runs command with q's options (on session s, or none), its output in
+ * *result_json and its diagnostics in *error (either NULL: dropped). With
+ * sink, an estimate fills it instead of printing (cli_run_sink). */
 static int call_in(tp_session *s, const char *command, const tp_request *q,
-                   char **result_json, char **error)
+                   char **result_json, char **error, cli_estimate_sink *sink)
 {
     if (result_json) *result_json = NULL;
     if (error) *error = NULL;
@@ -605,18 +697,29 @@ static int call_in(tp_session *s, const char *command, const tp_request *q,
         if (error) *error = dup_msg(q->misuse);
         return TP_EUSAGE;
     }
-    strv argv = {0};
-    strv_push(&argv, "trainplan");
-    strv_push(&argv, "--format");
-    strv_push(&argv, "json");
-    for (int i = 0; q && i < q->opts.n; i++) strv_push(&argv, q->opts.v[i]);
-    strv_push(&argv, "--"); /* the rest is positional, even "-x" */
+    /* The vector points at q's strings and the command's words: the
+     * parser permutes the vector and reads the strings, never writes
+     * them (as tp_run's caller's); one allocation, none per option. */
     char words[128];
-    tp_strlcpy(words, command ? command : "", sizeof words);
+    tp_strlcpy(words, command, sizeof words);
+    int nw = 1;
+    for (const char *p = words; *p; p++) nw += *p == ' ';
+    int n_opts = q ? q->opts.n : 0, n_args = q ? q->args.n : 0;
+    char **argv = tp_xmalloc((size_t)(4 + n_opts + nw + n_args + 1)
+                             * sizeof *argv);
+    static char prog[] = "trainplan", fmt[] = "--format", json[] = "json",
+                dashes[] = "--";
+    int argc = 0;
+    argv[argc++] = prog;
+    argv[argc++] = fmt;
+    argv[argc++] = json;
+    for (int i = 0; i < n_opts; i++) argv[argc++] = q->opts.v[i];
+    argv[argc++] = dashes; /* the rest is positional, even "-x" */
     char *save = NULL;
     for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
-        strv_push(&argv, w);
-    for (int i = 0; q && i < q->args.n; i++) strv_push(&argv, q->args.v[i]);
+        argv[argc++] = w;
+    for (int i = 0; i < n_args; i++) argv[argc++] = q->args.v[i];
+    argv[argc] = NULL;
 
     char *obuf = NULL, *ebuf = NULL;
     size_t olen = 0, elen = 0;
@@ -626,23 +729,22 @@ static int call_in(tp_session *s, const char *command, const tp_request *q,
         fprintf(stderr, "trainplan: out of memory (open_memstream)\n");
         abort();
     }
-    /* the parser rearranges its vector: argv.v is this call's own copy */
-    int rc = run_locked(argv.n, argv.v, out, err, s ? s->cs : NULL,
-                        s && session_parallel(command, q));
+    int rc = run_locked(argc, argv, out, err, s ? s->cs : NULL,
+                        s && session_parallel(command, q), sink);
     char *o = stream_text(out, &obuf, &olen);
     char *e = stream_text(err, &ebuf, &elen);
     if (result_json) *result_json = o;
     else free(o);
     if (error) *error = e;
     else free(e);
-    strv_free(&argv);
+    free(argv);
     return rc;
 }
 
 int tp_call(const char *command, const tp_request *q, char **result_json,
             char **error)
 {
-    return call_in(NULL, command, q, result_json, error);
+    return call_in(NULL, command, q, result_json, error, NULL);
 }
 
 static int call_json(tp_session *s, const char *command, const char *request_json,
@@ -659,7 +761,7 @@ static int call_json(tp_session *s, const char *command, const char *request_jso
         else free(msg);
         return rc;
     }
-    rc = call_in(s, command, q, result_json, error);
+    rc = call_in(s, command, q, result_json, error, NULL);
     tp_request_free(q);
     spec_file_remove(&sf);
     return rc;
@@ -741,6 +843,45 @@ static cJSON *parse_result(const char *json, char **error)
     return root;
 }
 
+/* *r from what the estimate found: the numbers its JSON prints, as the
+ * estimate's own doubles (the JSON's 15 to 17 digits read back may
+ * differ in the last bit), ep and etp 1 for a dense model as the JSON
+ * leaves them out. */
+static void estimate_from_sink(const cli_estimate_sink *k,
+                               tp_estimate_result *r)
+{
+    const est_result *e = &k->r;
+    const space_layout *l = &e->layout;
+    tp_layout *t = &r->layout;
+    r->feasible = e->feasible != 0;
+    tp_strlcpy(r->reason, est_reason_names[e->reason], sizeof r->reason);
+    tp_strlcpy(r->gpu, k->gpu, sizeof r->gpu);
+    tp_strlcpy(t->system, k->system, sizeof t->system);
+    t->gpus = (int)e->gpus;
+    t->tp = (int)l->tp;
+    t->pp = (int)l->pp;
+    t->cp = (int)l->cp;
+    t->dp = (int)l->dp;
+    t->ep = k->moe ? (int)space_layout_ep(l) : 1;
+    t->etp = k->moe ? (int)space_layout_etp(l) : 1;
+    t->vpp = (int)l->vpp;
+    t->mbs = (int)l->mbs;
+    t->gbs = (int)l->gbs;
+    t->seq_length = (int)l->seq;
+    t->sequence_parallel = l->sp != 0;
+    tp_strlcpy(t->recompute, space_recompute_names[l->recompute],
+               sizeof t->recompute);
+    t->zero_stage = (int)l->zero;
+    tp_strlcpy(t->precision, hw_dtype_names[l->dtype], sizeof t->precision);
+    t->iteration_time_s = e->iteration_s;
+    t->tokens_per_s = e->tokens_per_s;
+    t->mfu = e->mfu;
+    t->peak_memory_bytes = e->mem.total;
+    r->gpu_memory_bytes = k->gpu_mem_bytes;
+}
+
+/* An estimate into *r: the command runs with a sink (cli_run_sink), so
+ * no JSON is printed or parsed. */
 static int estimate_in(tp_session *s, const tp_request *q, tp_estimate_result *r,
                        char **error)
 {
@@ -750,22 +891,16 @@ static int estimate_in(tp_session *s, const tp_request *q, tp_estimate_result *r
                              "NULL%s%s", "", "");
     memset(r, 0, sizeof *r);
     r->layout.cost_per_iteration_usd = -1;
-    char *json = NULL;
-    int rc = call_in(s, "estimate", q, &json, error);
-    cJSON *root = parse_result(json, error);
-    tp_free(json);
-    if (!root) return rc ? rc : TP_EINTERNAL;
-    r->feasible = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "feasible"));
-    str(root, "reason", r->reason, sizeof r->reason);
-    str(root, "gpu", r->gpu, sizeof r->gpu);
-    str(root, "system", r->layout.system, sizeof r->layout.system);
-    layout_fields(cJSON_GetObjectItemCaseSensitive(root, "layout"), &r->layout);
-    r->layout.iteration_time_s = num(root, "iteration_time_s", 0);
-    r->layout.tokens_per_s = num(root, "tokens_per_s", 0);
-    r->layout.mfu = num(root, "mfu", 0);
-    r->layout.peak_memory_bytes = num(root, "peak_memory_bytes", 0);
-    r->gpu_memory_bytes = num(root, "gpu_memory_bytes", 0);
-    cJSON_Delete(root);
+    cli_estimate_sink k; /* 1.3 KB; call_in may refuse before the run */
+    k.filled = 0;
+    int rc = call_in(s, "estimate", q, NULL, error, &k);
+    if (k.filled) estimate_from_sink(&k, r);
+    else if (rc == TP_OK) {
+        if (error && !*error)
+            *error = dup_msg("trainplan: internal: the estimate gave no "
+                             "result");
+        rc = TP_EINTERNAL;
+    }
     return rc;
 }
 
@@ -780,7 +915,7 @@ static int search_in(tp_session *s, const tp_request *q, tp_layout *top, int cap
                              : cap < 0 ? "cap is negative"
                                        : "top is NULL with cap > 0", "");
     char *json = NULL;
-    int rc = call_in(s, "search", q, &json, error);
+    int rc = call_in(s, "search", q, &json, error, NULL);
     cJSON *root = parse_result(json, error);
     tp_free(json);
     if (!root) return rc ? rc : TP_EINTERNAL;
@@ -910,7 +1045,7 @@ int tp_session_call(tp_session *s, const char *command, const tp_request *q,
 {
     if (result_json) *result_json = NULL;
     if (!s) return no_session("tp_session_call", error);
-    return call_in(s, command, q, result_json, error);
+    return call_in(s, command, q, result_json, error, NULL);
 }
 
 int tp_session_call_json(tp_session *s, const char *command,
@@ -929,6 +1064,79 @@ int tp_session_estimate(tp_session *s, const tp_request *q, tp_estimate_result *
 {
     if (!s) return no_session("tp_session_estimate", error);
     return estimate_in(s, q, r, error);
+}
+
+int tp_session_estimate_many_json(tp_session *s, const char *requests_json,
+                                  tp_estimate_result *r, int *status,
+                                  char **errors, int cap, int *n, char **error)
+{
+    if (error) *error = NULL;
+    if (n) *n = 0;
+    if (!s) return no_session("tp_session_estimate_many_json", error);
+    if (!n || cap < 0 || (cap > 0 && (!r || !status)))
+        return request_error(error, "trainplan: tp_session_estimate_many_json: "
+                             "%s%s", !n ? "the count n is NULL"
+                             : cap < 0 ? "cap is negative"
+                                       : "r or status is NULL with cap > 0", "");
+    int rc = TP_OK;
+    cJSON *root = request_text(requests_json, "the requests", &rc, error);
+    if (!root) return rc;
+    if (!cJSON_IsArray(root)) {
+        cJSON_Delete(root);
+        return request_error(error, "trainplan: the requests are %s%s",
+                             "not a JSON array (of request objects)", "");
+    }
+    int k = cJSON_GetArraySize(root);
+    *n = k;
+    if (k > cap) {
+        cJSON_Delete(root);
+        char msg[64];
+        snprintf(msg, sizeof msg, "%d requests, room for %d", k, cap);
+        return request_error(error, "trainplan: tp_session_estimate_many_json: "
+                             "%s%s", msg, "");
+    }
+    int i = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root) {
+        char **ei = errors ? &errors[i] : NULL;
+        if (ei) *ei = NULL;
+        memset(&r[i], 0, sizeof r[i]);
+        r[i].layout.cost_per_iteration_usd = -1;
+        tp_request *q = NULL;
+        if (!cJSON_IsObject(item)) {
+            char at[64];
+            snprintf(at, sizeof at, "the requests' element %d", i);
+            status[i] = request_error(ei, "trainplan: %s is not a JSON "
+                                      "object%s", at, "");
+        } else if ((q = request_from_tree(item, REQ_PLAIN, NULL, &status[i],
+                                          ei))) {
+            status[i] = estimate_in(s, q, &r[i], ei);
+            tp_request_free(q);
+        }
+        i++;
+    }
+    cJSON_Delete(root);
+    return TP_OK;
+}
+
+int tp_session_estimate_from_json(tp_session *s, const char *request_json,
+                                  tp_estimate_result *r, char **error)
+{
+    if (error) *error = NULL;
+    if (r) {
+        memset(r, 0, sizeof *r);
+        r->layout.cost_per_iteration_usd = -1;
+    }
+    if (!s) return no_session("tp_session_estimate_from_json", error);
+    if (!r)
+        return request_error(error, "trainplan: tp_session_estimate_from_json: "
+                             "the result is NULL%s%s", "", "");
+    int rc;
+    tp_request *q = request_from_json(request_json, REQ_PLAIN, NULL, &rc, error);
+    if (!q) return rc;
+    rc = estimate_in(s, q, r, error);
+    tp_request_free(q);
+    return rc;
 }
 
 int tp_session_search(tp_session *s, const tp_request *q, tp_layout *top, int cap,

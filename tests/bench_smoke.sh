@@ -36,6 +36,6 @@ smoke validate_memory
 smoke validate_fit
 smoke search_speed 1 1 2
 smoke sweep_speed 2 "$S" 1
-smoke session_speed 20 0.2
+smoke session_speed 20 0.2 1
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -36,7 +36,7 @@ run() { # run NAME ARGS...
         tail -n 5 "$S/$name.err" >&2
     fi
 }
-run py_session_speed.py 20 0.2
+run py_session_speed.py 20 0.2 1
 run fp8_vs_bf16.py "$T"
 run seed_configs.py --trainplan "$T" --md "$S/seed_configs.md"
 run coll_efficiency.py --trainplan "$T" --out "$S/coll"

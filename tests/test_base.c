@@ -1,12 +1,19 @@
 /*
  * test_base.c - tp_base: JSON parsing errors with line and column, the
  * field readers' messages (file, path, value, range), edit distance and
- * suggestions, and file reading limits.
+ * suggestions, and file reading limits; tp_json_print against the
+ * cJSON it stands in for (cJSON_Print, cJSON_PrintUnformatted), byte for
+ * byte, on chosen and random numbers, every byte in strings and keys, and
+ * nested, empty and raw items.
  */
 #include "../hwdb/tp_base.h"
+#include "../hwdb/pcg32.h"
 #include "tp_test.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static cJSON *parse(const char *text, tp_err *e)
 {
@@ -210,6 +217,119 @@ static void test_csv(void)
     TP_CHECK_STR(out, "");
 }
 
+/* tp_json_print(v) and cJSON's print of v, formatted and not: the same
+ * bytes (or both NULL). Returns 1 when they agree. */
+static int same_print(const cJSON *v)
+{
+    int ok = 1;
+    for (int f = 0; f < 2; f++) {
+        char *want = f ? cJSON_Print(v) : cJSON_PrintUnformatted(v);
+        char *got = tp_json_print(v, f);
+        int same = (!want && !got) || (want && got && strcmp(want, got) == 0);
+        if (!same && ok)
+            fprintf(stderr, "  tp_json_print(%s): cJSON '%.200s', ours '%.200s'\n",
+                    f ? "formatted" : "unformatted", want ? want : "(NULL)",
+                    got ? got : "(NULL)");
+        ok &= same;
+        cJSON_free(want);
+        free(got);
+    }
+    return ok;
+}
+
+static int same_number(double d)
+{
+    cJSON *n = cJSON_CreateNumber(d);
+    int ok = same_print(n);
+    cJSON_Delete(n);
+    return ok;
+}
+
+static void test_json_print(void)
+{
+    static const double chosen[] = {
+        0, -0.0, 1, -1, 0.5, -0.5, 0.1, 0.1 + 0.2, 1.0 / 3, 2.0 / 3, 1e-7,
+        1e-5, 1e-4, 123.456, 1e14, 1e15 - 1, 1e15, 1e15 + 1, -1e15 + 1,
+        -1e15, 1e16, 123456789012345678.0, 9007199254740992.0,
+        9007199254740994.0, 2147483647.0, 2147483648.0, -2147483648.0,
+        -2147483649.0, 4294967296.0, 17139128064.0, 13.338717860138264,
+        157222.90717814627, 0.5042774297510941, 5e-324, 2.2250738585072014e-308,
+        DBL_MAX, -DBL_MAX, 1e21, 1e300, 3.141592653589793, 299792458.0,
+        1.5e-323, 0.30000000000000004, 100, 1e100, 1e-100};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof chosen / sizeof chosen[0]; i++)
+        bad += !same_number(chosen[i]);
+    bad += !same_number(NAN) + !same_number(INFINITY) + !same_number(-INFINITY);
+    /* random: any bit pattern, integers of every size, fractions that
+     * print short (k / 10^j), and values near a power of ten */
+    pcg32 r;
+    pcg32_seed(&r, 32, 1);
+    for (int i = 0; i < 200000 && bad < 10; i++) {
+        uint64_t bits = (uint64_t)pcg32_next(&r) << 32 | pcg32_next(&r);
+        double d;
+        switch (i % 4) {
+        case 0: memcpy(&d, &bits, sizeof d); break;
+        case 1: d = (double)(int64_t)(bits >> (bits & 63)) * (bits & 64 ? -1 : 1); break;
+        case 2: d = (double)(bits % 1000000) / pow(10, (double)(bits >> 60)); break;
+        default: d = pow(10, (double)((int)(bits % 40) - 20)) * (1 + 1e-16 * (double)(bits >> 58));
+        }
+        bad += !same_number(d);
+    }
+    TP_CHECK_INT(bad, 0);
+
+    /* every byte in a string and a key; a NULL string */
+    char all[256];
+    for (int i = 1; i < 256; i++) all[i - 1] = (char)i;
+    all[255] = '\0';
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, all, all);
+    cJSON_AddStringToObject(o, "", "");
+    cJSON_AddStringToObject(o, "plain", "text with \"quotes\" and \\ \t\n");
+    cJSON *nul = cJSON_CreateString("x");
+    cJSON_free(nul->valuestring);
+    nul->valuestring = NULL;
+    cJSON_AddItemToObject(o, "null_string", nul);
+    TP_CHECK(same_print(o));
+
+    /* nesting: objects in arrays in objects, empty ones at depth, raw,
+     * true, false, null */
+    cJSON *a = cJSON_AddArrayToObject(o, "rows");
+    for (int i = 0; i < 3; i++) {
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddNumberToObject(row, "i", i);
+        cJSON_AddNumberToObject(row, "x", i / 7.0);
+        cJSON_AddItemToObject(row, "empty", cJSON_CreateObject());
+        cJSON_AddItemToObject(row, "none", cJSON_CreateArray());
+        cJSON *inner = cJSON_AddArrayToObject(row, "inner");
+        cJSON_AddItemToArray(inner, cJSON_CreateObject());
+        cJSON_AddItemToArray(inner, cJSON_CreateArray());
+        cJSON_AddItemToArray(inner, cJSON_CreateTrue());
+        cJSON_AddItemToArray(inner, cJSON_CreateFalse());
+        cJSON_AddItemToArray(inner, cJSON_CreateNull());
+        cJSON_AddItemToArray(inner, cJSON_CreateRaw("{\"raw\": 1}"));
+        cJSON_AddItemToArray(a, row);
+    }
+    cJSON_AddItemToObject(o, "empty", cJSON_CreateObject());
+    TP_CHECK(same_print(o));
+    TP_CHECK(same_print(a));
+    cJSON *e = cJSON_CreateObject();
+    TP_CHECK(same_print(e));
+    cJSON_Delete(e);
+    e = cJSON_CreateArray();
+    TP_CHECK(same_print(e));
+    /* what cJSON refuses: a raw item without text, an invalid item */
+    cJSON *raw = cJSON_CreateRaw("1");
+    cJSON_free(raw->valuestring);
+    raw->valuestring = NULL;
+    cJSON_AddItemToArray(e, raw);
+    TP_CHECK(tp_json_print(e, 1) == NULL && cJSON_Print(e) == NULL);
+    raw->type = cJSON_Invalid;
+    TP_CHECK(tp_json_print(e, 0) == NULL && cJSON_PrintUnformatted(e) == NULL);
+    TP_CHECK(tp_json_print(NULL, 1) == NULL);
+    cJSON_Delete(e);
+    cJSON_Delete(o);
+}
+
 int main(void)
 {
     TP_RUN(test_parse_errors);
@@ -218,5 +338,6 @@ int main(void)
     TP_RUN(test_read_file);
     TP_RUN(test_strict_numbers);
     TP_RUN(test_csv);
+    TP_RUN(test_json_print);
     return TP_TEST_EXIT();
 }

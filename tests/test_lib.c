@@ -13,7 +13,10 @@
  * "-" writes the caller's stream, left open; the header's contract holds
  * (issue 30: infeasible is 1 with the struct and a message, keys no call
  * honours refused when set, duplicate keys and NULs refused, NULL
- * arguments 64, never a crash).
+ * arguments 64, never a crash); the struct calls (API 4,
+ * tp_session_estimate_from_json and its array form
+ * tp_session_estimate_many_json) hold the JSON's figures, from any
+ * thread.
  *
  * usage: test_lib TRAINPLAN_EXECUTABLE
  */
@@ -706,11 +709,208 @@ static void test_session(void)
     tp_close(s);
 }
 
+/* The struct of tp_session_estimate_from_json (filled by the command,
+ * API 4) against the command's JSON read back as the library read it
+ * before: every field, within the JSON's 15 significant digits; the
+ * same struct as tp_session_estimate and tp_estimate; its errors. */
+static double jnum(const cJSON *o, const char *k, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static void check_struct_against_json(const tp_estimate_result *r,
+                                      const char *json)
+{
+    cJSON *j = cJSON_Parse(json);
+    TP_CHECK(j != NULL);
+    if (!j) return;
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(j, "layout");
+    TP_CHECK_INT(r->feasible, cJSON_IsTrue(cJSON_GetObjectItem(j, "feasible")));
+    TP_CHECK_STR(r->reason, jstr(j, "reason"));
+    TP_CHECK_STR(r->gpu, jstr(j, "gpu"));
+    TP_CHECK_STR(r->layout.system, jstr(j, "system"));
+    TP_CHECK_STR(r->layout.tag, "");
+    TP_CHECK_INT(r->layout.gpus, (int)jnum(l, "gpus", 0));
+    TP_CHECK_INT(r->layout.tp, (int)jnum(l, "tensor_model_parallel_size", 1));
+    TP_CHECK_INT(r->layout.pp, (int)jnum(l, "pipeline_model_parallel_size", 1));
+    TP_CHECK_INT(r->layout.cp, (int)jnum(l, "context_parallel_size", 1));
+    TP_CHECK_INT(r->layout.dp, (int)jnum(l, "data_parallel_size", 1));
+    TP_CHECK_INT(r->layout.ep, (int)jnum(l, "expert_model_parallel_size", 1));
+    TP_CHECK_INT(r->layout.etp, (int)jnum(l, "expert_tensor_parallel_size", 1));
+    TP_CHECK_INT(r->layout.vpp, (int)jnum(l, "virtual_stages_per_pipeline_rank", 1));
+    TP_CHECK_INT(r->layout.mbs, (int)jnum(l, "micro_batch_size", 0));
+    TP_CHECK_INT(r->layout.gbs, (int)jnum(l, "global_batch_size", 0));
+    TP_CHECK_INT(r->layout.seq_length, (int)jnum(l, "seq_length", 0));
+    TP_CHECK_INT(r->layout.sequence_parallel,
+                 cJSON_IsTrue(cJSON_GetObjectItem(l, "sequence_parallel")));
+    TP_CHECK_STR(r->layout.recompute, jstr(l, "recompute_granularity"));
+    TP_CHECK_INT(r->layout.zero_stage, (int)jnum(l, "zero_stage", 0));
+    TP_CHECK_STR(r->layout.precision, jstr(l, "precision"));
+    TP_CHECK_REL(r->layout.iteration_time_s, jnum(j, "iteration_time_s", 0), 1e-14);
+    TP_CHECK_REL(r->layout.tokens_per_s, jnum(j, "tokens_per_s", 0), 1e-14);
+    TP_CHECK_REL(r->layout.mfu, jnum(j, "mfu", 0), 1e-14);
+    TP_CHECK_REL(r->layout.peak_memory_bytes, jnum(j, "peak_memory_bytes", 0),
+                 1e-14);
+    TP_CHECK_REL(r->gpu_memory_bytes, jnum(j, "gpu_memory_bytes", 0), 1e-14);
+    TP_CHECK(r->layout.cost_per_iteration_usd < 0);
+    cJSON_Delete(j);
+}
+
+static void test_estimate_from_json(void)
+{
+    tp_session *s = tp_open(NULL, NULL);
+    TP_CHECK(s != NULL);
+    static const struct {
+        const char *req;
+        int status;
+    } cases[] = {
+        {"{\"model\": \"gpt-neox-20b\", \"system\": \"perlmutter\", "
+         "\"gpus\": 128, \"seq_length\": 2048, \"global_batch_size\": 1024, "
+         "\"tensor_model_parallel_size\": 4, \"pipeline_model_parallel_size\": 4, "
+         "\"sequence_parallel\": true}", 0},
+        /* MoE: ep and etp from the layout, not 1 */
+        {"{\"model\": \"mixtral-8x7b\", \"system\": \"eos\", \"gpus\": 64, "
+         "\"seq_length\": 4096, \"global_batch_size\": 256, "
+         "\"expert_model_parallel_size\": 4, \"tensor_model_parallel_size\": 2}", 0},
+        /* fp8 on an H100 system, full recomputation */
+        {"{\"model\": \"llama3-8b\", \"system\": \"eos\", \"gpus\": 16, "
+         "\"seq_length\": 8192, \"global_batch_size\": 128, \"precision\": "
+         "\"fp8\", \"recompute_granularity\": \"full\"}", 0},
+        /* infeasible: 1, the struct filled */
+        {"{\"model\": \"gpt-neox-20b\", \"system\": \"perlmutter\", "
+         "\"gpus\": 8, \"seq_length\": 2048, \"global_batch_size\": 8, "
+         "\"tensor_model_parallel_size\": 1, "
+         "\"pipeline_model_parallel_size\": 1}", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *json = NULL, *ej = NULL, *es = NULL;
+        tp_estimate_result r, r2, r3;
+        int rj = tp_session_call_json(s, "estimate", cases[i].req, &json, &ej);
+        int rs = tp_session_estimate_from_json(s, cases[i].req, &r, &es);
+        TP_CHECK_INT(rj, cases[i].status);
+        TP_CHECK_INT(rs, cases[i].status);
+        TP_CHECK((!ej && !es) || (ej && es && strcmp(ej, es) == 0));
+        if (json) check_struct_against_json(&r, json);
+        int st = 0;
+        tp_request *q = tp_request_from_json(cases[i].req, &st, NULL);
+        TP_CHECK_INT(tp_session_estimate(s, q, &r2, NULL), cases[i].status);
+        TP_CHECK_INT(tp_estimate(q, &r3, NULL), cases[i].status);
+        TP_CHECK(memcmp(&r, &r2, sizeof r) == 0 && memcmp(&r, &r3, sizeof r) == 0);
+        tp_request_free(q);
+        tp_free(json), tp_free(ej), tp_free(es);
+    }
+
+    /* errors: 64 for a NULL session, result or request, a bad request;
+     * the command's 65 for bad data; r zeroed, its cost < 0 */
+    tp_estimate_result r;
+    char *msg = NULL;
+    memset(&r, 0xff, sizeof r);
+    TP_CHECK_INT(tp_session_estimate_from_json(NULL, cases[0].req, &r, &msg), 64);
+    TP_CHECK(msg && strstr(msg, "session is NULL"));
+    TP_CHECK(r.layout.cost_per_iteration_usd < 0 && r.feasible == 0);
+    tp_free(msg);
+    TP_CHECK_INT(tp_session_estimate_from_json(s, cases[0].req, NULL, &msg), 64);
+    TP_CHECK(msg && strstr(msg, "NULL"));
+    tp_free(msg);
+    static const char *const bad[] = {NULL, "not json", "[1]",
+                                      "{\"no_such_key\": 1}",
+                                      "{\"model\": \"a\", \"model\": \"b\"}",
+                                      "{\"output\": \"x.json\"}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        msg = NULL;
+        memset(&r, 0xff, sizeof r);
+        TP_CHECK_INT(tp_session_estimate_from_json(s, bad[i], &r, &msg), 64);
+        TP_CHECK(msg != NULL);
+        TP_CHECK(r.feasible == 0 && r.layout.gpus == 0 && r.reason[0] == '\0');
+        tp_free(msg);
+    }
+    msg = NULL;
+    TP_CHECK_INT(tp_session_estimate_from_json(
+                     s, "{\"model\": \"no-such-model\", \"system\": \"eos\", "
+                        "\"gpus\": 8}", &r, &msg), 65);
+    TP_CHECK(msg && strstr(msg, "no-such-model"));
+    TP_CHECK(r.layout.cost_per_iteration_usd < 0 && r.layout.gpus == 0);
+    tp_free(msg);
+    TP_CHECK_INT(tp_session_estimate_from_json(s, cases[0].req, &r, NULL), 0);
+
+    /* the same requests as one array: each result, status and message
+     * the single call's; a bad element is its own status, not the call's */
+    char arr[4096] = "[";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        strcat(arr, cases[i].req);
+        strcat(arr, ", ");
+    }
+    strcat(arr, "{\"model\": \"no-such-model\", \"system\": \"eos\", "
+                "\"gpus\": 8}, 7, {\"bogus\": 1}]");
+    enum { NQ = sizeof cases / sizeof cases[0] + 3 };
+    tp_estimate_result rs[NQ + 1];
+    int st[NQ + 1], n = -1;
+    char *errs[NQ + 1];
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, rs, st, errs, NQ + 1, &n,
+                                               &msg), 0);
+    TP_CHECK_INT(n, NQ);
+    TP_CHECK(msg == NULL);
+    for (int i = 0; i < n; i++) {
+        tp_estimate_result one;
+        char *e1 = NULL;
+        int want = i < (int)(sizeof cases / sizeof cases[0])
+                       ? tp_session_estimate_from_json(s, cases[i].req, &one, &e1)
+                       : -1;
+        if (want >= 0) {
+            TP_CHECK_INT(st[i], want);
+            TP_CHECK(memcmp(&rs[i], &one, sizeof one) == 0);
+            TP_CHECK((!e1 && !errs[i]) || (e1 && errs[i] && strcmp(e1, errs[i]) == 0));
+        }
+        tp_free(e1);
+    }
+    int last = (int)(sizeof cases / sizeof cases[0]);
+    TP_CHECK_INT(st[last], 65);
+    TP_CHECK(errs[last] && strstr(errs[last], "no-such-model"));
+    TP_CHECK_INT(st[last + 1], 64);
+    TP_CHECK(errs[last + 1] && strstr(errs[last + 1], "element 5 is not a JSON object"));
+    TP_CHECK_INT(st[last + 2], 64);
+    TP_CHECK(errs[last + 2] && strstr(errs[last + 2], "bogus"));
+    TP_CHECK(rs[last + 2].layout.cost_per_iteration_usd < 0 && rs[last + 2].layout.gpus == 0);
+    for (int i = 0; i < n; i++) tp_free(errs[i]);
+    /* messages dropped: errors NULL */
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, rs, st, NULL, NQ, &n, NULL), 0);
+    TP_CHECK_INT(st[0], 0);
+    /* the call's own errors: nothing run */
+    static const char *const bad_arrays[] = {NULL, "not json", "{\"model\": \"x\"}",
+                                             "[{\"model\": \"a\\u0000\"}]"};
+    for (size_t i = 0; i < sizeof bad_arrays / sizeof bad_arrays[0]; i++) {
+        msg = NULL;
+        TP_CHECK_INT(tp_session_estimate_many_json(s, bad_arrays[i], rs, st, NULL,
+                                                   NQ, &n, &msg), 64);
+        TP_CHECK(msg != NULL);
+        tp_free(msg);
+    }
+    msg = NULL;
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, rs, st, NULL, 2, &n, &msg), 64);
+    TP_CHECK(n == NQ && msg && strstr(msg, "room for 2"));
+    tp_free(msg);
+    TP_CHECK_INT(tp_session_estimate_many_json(NULL, arr, rs, st, NULL, NQ, &n, NULL), 64);
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, rs, st, NULL, NQ, NULL, NULL), 64);
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, NULL, st, NULL, NQ, &n, NULL), 64);
+    TP_CHECK_INT(tp_session_estimate_many_json(s, arr, rs, st, NULL, -1, &n, NULL), 64);
+    TP_CHECK_INT(tp_session_estimate_many_json(s, "[]", NULL, NULL, NULL, 0, &n, NULL), 0);
+    TP_CHECK_INT(n, 0);
+    tp_close(s);
+}
+
 /* Estimates from four threads on one session at once: every answer the
- * single call's bytes. */
+ * single call's bytes, and the struct calls' the single call's struct. */
 typedef struct sess_arg {
     tp_session *s;
     const char *want;
+    tp_estimate_result want_r;
     int bad;
 } sess_arg;
 
@@ -718,6 +918,21 @@ static void *session_thread(void *arg)
 {
     sess_arg *a = arg;
     for (int i = 0; i < 20; i++) {
+        tp_estimate_result r, two[2];
+        if (tp_session_estimate_from_json(a->s, estimate_req, &r, NULL) != 0
+            || memcmp(&r, &a->want_r, sizeof r) != 0)
+            a->bad++;
+        if (i % 5 == 0) {
+            char arr[1024];
+            snprintf(arr, sizeof arr, "[%s, %s]", estimate_req, estimate_req);
+            int st[2] = {-1, -1}, n = 0;
+            if (tp_session_estimate_many_json(a->s, arr, two, st, NULL, 2, &n,
+                                              NULL) != 0
+                || n != 2 || st[0] || st[1]
+                || memcmp(&two[0], &a->want_r, sizeof r) != 0
+                || memcmp(&two[1], &a->want_r, sizeof r) != 0)
+                a->bad++;
+        }
         char *res = NULL, *err = NULL;
         int rc = tp_session_call_json(a->s, i % 5 ? "estimate" : "search",
                                       i % 5 ? estimate_req : search_req, &res,
@@ -734,10 +949,12 @@ static void test_session_threads(void)
     TP_CHECK(s != NULL);
     char *want = NULL;
     TP_CHECK_INT(tp_estimate_json(estimate_req, &want, NULL), 0);
+    tp_estimate_result want_r;
+    TP_CHECK_INT(tp_session_estimate_from_json(s, estimate_req, &want_r, NULL), 0);
     pthread_t t[4];
     sess_arg a[4];
     for (int i = 0; i < 4; i++) {
-        a[i] = (sess_arg){s, want, 0};
+        a[i] = (sess_arg){s, want, want_r, 0};
         TP_CHECK_INT(pthread_create(&t[i], NULL, session_thread, &a[i]), 0);
     }
     for (int i = 0; i < 4; i++) {
@@ -766,6 +983,7 @@ int main(int argc, char **argv)
     TP_RUN(test_streams);
     TP_RUN(test_contract);
     TP_RUN(test_session);
+    TP_RUN(test_estimate_from_json);
     TP_RUN(test_session_threads);
     return TP_TEST_EXIT();
 }

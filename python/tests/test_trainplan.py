@@ -142,6 +142,161 @@ class Sessions(unittest.TestCase):
             self.assertTrue(all(g == want for g in got))
 
 
+class Structs(unittest.TestCase):
+    """estimate_struct: the dict's figures in a plain struct (API 4);
+    estimate_structs: a list of them in one call."""
+    CASES = [Sessions.EST,
+             # MoE: ep and etp from the layout
+             dict(model="mixtral-8x7b", system="eos", gpus=64, seq_length=4096,
+                  global_batch_size=256, expert_model_parallel_size=4,
+                  tensor_model_parallel_size=2),
+             dict(model="llama3-8b", system="eos", gpus=16, seq_length=8192,
+                  global_batch_size=128, precision="fp8",
+                  recompute_granularity="full")]
+
+    def check(self, r, d):
+        lay = d["layout"]
+        self.assertEqual(r.feasible, int(d["feasible"]))
+        self.assertEqual(r.reason, d["reason"])
+        self.assertEqual(r.gpu, d["gpu"])
+        self.assertEqual(r.system, d["system"])
+        self.assertEqual(r.layout.tag, "")
+        for f, k in (("gpus", "gpus"), ("tp", "tensor_model_parallel_size"),
+                     ("pp", "pipeline_model_parallel_size"),
+                     ("cp", "context_parallel_size"),
+                     ("dp", "data_parallel_size"),
+                     ("vpp", "virtual_stages_per_pipeline_rank"),
+                     ("mbs", "micro_batch_size"),
+                     ("gbs", "global_batch_size"),
+                     ("seq_length", "seq_length"), ("zero_stage", "zero_stage")):
+            self.assertEqual(getattr(r.layout, f), lay[k], f)
+        self.assertEqual(r.layout.ep, lay.get("expert_model_parallel_size", 1))
+        self.assertEqual(r.layout.etp, lay.get("expert_tensor_parallel_size", 1))
+        self.assertEqual(r.layout.sequence_parallel, int(lay["sequence_parallel"]))
+        self.assertEqual(r.layout.recompute, lay["recompute_granularity"])
+        self.assertEqual(r.layout.precision, lay["precision"])
+        for f in ("iteration_time_s", "tokens_per_s", "mfu",
+                  "peak_memory_bytes", "gpu_memory_bytes"):
+            self.assertAlmostEqual(getattr(r, f) / d[f], 1.0, places=13, msg=f)
+        self.assertLess(r.layout.cost_per_iteration_usd, 0)
+
+    def test_struct_is_the_dicts_figures(self):
+        with trainplan.Session() as s:
+            for req in self.CASES:
+                for _ in range(2):
+                    self.check(s.estimate_struct(**req), s.estimate(**req))
+        r = trainplan.estimate_struct(**self.CASES[0])
+        self.assertIsInstance(r, trainplan.EstimateResult)
+        self.assertEqual(r.to_dict()["layout"]["tp"], 4)
+        self.assertIn("iteration_time_s", repr(r))
+
+    def test_struct_errors(self):
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.estimate_struct(model="gpt-neox-20b", system="perlmutter",
+                                      gpus=8, seq_length=2048,
+                                      global_batch_size=8,
+                                      tensor_model_parallel_size=1,
+                                      pipeline_model_parallel_size=1)
+        self.assertEqual(cm.exception.status, 1)
+        self.assertIn("not feasible (out_of_memory)", cm.exception.message)
+        r = cm.exception.result
+        self.assertEqual((r.feasible, r.reason), (0, "out_of_memory"))
+        self.assertGreater(r.peak_memory_bytes, r.gpu_memory_bytes)
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.estimate_struct(model="no-such-model", system="eos", gpus=8)
+        self.assertEqual(cm.exception.status, 65)
+        self.assertIn("no-such-model", cm.exception.message)
+        self.assertIsNone(cm.exception.result)
+        for kw in ({"no_such_key": 1}, {"output": "x.json"}):
+            with self.assertRaises(trainplan.TrainplanError) as cm:
+                trainplan.estimate_struct(**dict(Sessions.EST, **kw))
+            self.assertEqual(cm.exception.status, 64)
+            self.assertIn(next(iter(kw)), cm.exception.message)
+        with self.assertRaises(ValueError) as cm:
+            trainplan.estimate_struct(**dict(Sessions.EST, model="gpt-neox-20b\0"))
+        self.assertIn("'model'", str(cm.exception))
+        with self.assertRaises(ValueError):
+            trainplan.estimate_struct(**dict(Sessions.EST, model="\ud800"))
+        s = trainplan.Session()
+        s.close()
+        with self.assertRaises(ValueError):
+            s.estimate_struct(**Sessions.EST)
+
+    def test_struct_paths_and_flags(self):
+        """What _plain converts takes the slow path: the same answer."""
+        here = pathlib.Path(__file__).resolve().parents[2]
+        good = here / "tests" / "fixtures" / "hw" / "good"
+        req = dict(Sessions.EST, system="perlmutter")
+        want = trainplan.estimate_struct(**req).to_dict()
+        for hwdb in (good, os.fsencode(str(good)), [str(good)]):
+            self.assertEqual(trainplan.estimate_struct(hwdb=hwdb, **req).to_dict(),
+                             want)
+        # False: the flag's no- form; None: left out
+        off = trainplan.estimate_struct(**dict(req, sequence_parallel=False))
+        self.assertEqual(off.layout.sequence_parallel, 0)
+        self.assertEqual(trainplan.estimate_struct(**dict(req, zero_stage=None,
+                                                          micro_batch_size=1)).layout.mbs, 1)
+
+    def test_structs_are_the_single_calls(self):
+        oom = dict(model="gpt-neox-20b", system="perlmutter", gpus=8,
+                   seq_length=2048, global_batch_size=8,
+                   tensor_model_parallel_size=1, pipeline_model_parallel_size=1)
+        reqs = self.CASES + [oom]
+        with trainplan.Session() as s:
+            got = s.estimate_structs(reqs)
+            self.assertEqual(len(got), len(reqs))
+            for r, q in zip(got[:-1], self.CASES):
+                self.assertEqual(r.to_dict(), s.estimate_struct(**q).to_dict())
+            # infeasible: a result, not an exception
+            self.assertEqual((got[-1].feasible, got[-1].reason), (0, "out_of_memory"))
+            self.assertEqual(s.estimate_structs([]), [])
+            self.assertEqual(s.estimate_structs(tuple(self.CASES[:1]))[0].to_dict(),
+                             got[0].to_dict())
+        # a bad request: TrainplanError naming the first, the rest estimated
+        with self.assertRaises(trainplan.TrainplanError) as cm:
+            trainplan.estimate_structs([Sessions.EST, dict(model="no-such-model",
+                                                           system="eos", gpus=8),
+                                        {"bogus": 1}])
+        self.assertEqual(cm.exception.status, 65)
+        self.assertIn("request 1: ", cm.exception.message)
+        self.assertIn("no-such-model", cm.exception.message)
+        self.assertEqual(cm.exception.result[0].feasible, 1)
+        with self.assertRaises(ValueError) as cm:
+            trainplan.estimate_structs([Sessions.EST, dict(model="x\0")])
+        self.assertIn("request 1", str(cm.exception))
+        for bad in (Sessions.EST, 3, [Sessions.EST, "model"]):
+            with self.assertRaises(TypeError):
+                trainplan.estimate_structs(bad)
+        # paths go through _plain in a list too
+        here = pathlib.Path(__file__).resolve().parents[2]
+        good = here / "tests" / "fixtures" / "hw" / "good"
+        self.assertEqual(trainplan.estimate_structs([dict(Sessions.EST, hwdb=good)])[0]
+                         .layout.tp, 4)
+
+    def test_struct_threads(self):
+        import threading
+        with trainplan.Session() as s:
+            want = s.estimate_struct(**Sessions.EST).to_dict()
+            got, errs = [], []
+
+            def work():
+                try:
+                    for _ in range(50):
+                        got.append(s.estimate_struct(**Sessions.EST).to_dict())
+                    for r in s.estimate_structs([Sessions.EST] * 10):
+                        got.append(r.to_dict())
+                except Exception as e:  # reported below
+                    errs.append(e)
+            ts = [threading.Thread(target=work) for _ in range(4)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            self.assertEqual(errs, [])
+            self.assertEqual(len(got), 240)
+            self.assertTrue(all(g == want for g in got))
+
+
 class Keywords(unittest.TestCase):
     def test_false_is_the_no_flag(self):
         r = trainplan.estimate(model="gpt-neox-20b", system="perlmutter",

@@ -11,6 +11,22 @@ number::
                          global_batch_size=1024)
     print(r["ranked"][0]["layout"])
 
+``estimate_struct`` (and ``Session.estimate_struct``) takes the same
+keywords and returns the estimate's main figures as a plain struct
+(EstimateResult, include/trainplan.h's tp_estimate_result) instead of the
+dict: no JSON is made or decoded, so a call costs a fraction of
+``estimate``'s and holds the GIL only to build its request (threads on one
+session scale; bench/py_session_speed.py)::
+
+    r = trainplan.estimate_struct(model="llama3-8b", system="eos", gpus=64,
+                                  seq_length=8192, global_batch_size=512,
+                                  tensor_model_parallel_size=2)
+    print(r.iteration_time_s, r.peak_memory_bytes, r.layout.dp)
+
+``estimate_structs(list_of_dicts)`` runs many in one call (the GIL
+released once for all of them): what threads need to run in parallel,
+since single calls of a few microseconds each mostly wait for the GIL.
+
 A non-zero exit status raises TrainplanError (its .status is the command's
 exit status, its message what the command wrote to standard error); a
 success's warnings are Python warnings (TrainplanWarning). With pandas
@@ -36,12 +52,12 @@ import json
 import os
 import warnings
 
-__all__ = ["estimate", "search", "sweep", "model", "models", "systems", "call",
-           "Session",
+__all__ = ["estimate", "estimate_struct", "estimate_structs", "search", "sweep", "model", "models",
+           "systems", "call", "Session", "EstimateResult", "Layout",
            "to_dataframe", "frame_rows", "library_path", "version", "TrainplanError",
            "TrainplanWarning"]
 
-API_VERSION = 3  # TP_API_VERSION of include/trainplan.h this module speaks
+API_VERSION = 4  # TP_API_VERSION of include/trainplan.h this module speaks
 
 
 class TrainplanError(Exception):
@@ -66,6 +82,84 @@ class TrainplanError(Exception):
 
 class TrainplanWarning(UserWarning):
     """What a successful call wrote to standard error (a warning)."""
+
+
+def _text_field(name):
+    """A char[] field of the C struct as str (bytes that are not UTF-8
+    as os.fsdecode reads them)."""
+    return property(lambda self: getattr(self, name).decode("utf-8", "surrogateescape"),
+                    doc="the C struct's %s, as str" % name[1:])
+
+
+class Layout(ctypes.Structure):
+    """A layout and its estimate: include/trainplan.h's tp_layout, field
+    for field (the names ``search --format json`` gives them are in the
+    C header's comments). tag, system, recompute and precision are str;
+    the C char arrays are _tag, _system, ... ."""
+    _fields_ = [("_tag", ctypes.c_char * 96),
+                ("_system", ctypes.c_char * 64),
+                ("gpus", ctypes.c_int), ("tp", ctypes.c_int),
+                ("pp", ctypes.c_int), ("cp", ctypes.c_int),
+                ("dp", ctypes.c_int), ("ep", ctypes.c_int),
+                ("etp", ctypes.c_int), ("vpp", ctypes.c_int),
+                ("mbs", ctypes.c_int), ("gbs", ctypes.c_int),
+                ("seq_length", ctypes.c_int),
+                ("sequence_parallel", ctypes.c_int),
+                ("_recompute", ctypes.c_char * 16),
+                ("zero_stage", ctypes.c_int),
+                ("_precision", ctypes.c_char * 8),
+                ("iteration_time_s", ctypes.c_double),
+                ("tokens_per_s", ctypes.c_double),
+                ("mfu", ctypes.c_double),
+                ("peak_memory_bytes", ctypes.c_double),
+                ("cost_per_iteration_usd", ctypes.c_double)]
+    tag = _text_field("_tag")
+    system = _text_field("_system")
+    recompute = _text_field("_recompute")
+    precision = _text_field("_precision")
+
+    def to_dict(self):
+        """The fields as a dict (the str fields as str)."""
+        return {k.lstrip("_"): getattr(self, k.lstrip("_"))
+                for k, _ in self._fields_}
+
+    def __repr__(self):
+        return "Layout(%s)" % ", ".join("%s=%r" % kv for kv in self.to_dict().items())
+
+
+class EstimateResult(ctypes.Structure):
+    """What estimate_struct returns: include/trainplan.h's
+    tp_estimate_result. feasible (1, or 0 with reason: "out_of_memory",
+    ...), reason, gpu (the system's GPU), layout (a Layout: the layout
+    estimated, the fields the request left unset as the estimate chose
+    them, with its time and memory; its cost is < 0) and
+    gpu_memory_bytes. iteration_time_s, tokens_per_s, mfu,
+    peak_memory_bytes and system read through to the layout's. The
+    numbers are the estimate's own doubles: ``estimate``'s JSON prints
+    them to 15 to 17 significant digits."""
+    _fields_ = [("feasible", ctypes.c_int),
+                ("_reason", ctypes.c_char * 64),
+                ("_gpu", ctypes.c_char * 64),
+                ("layout", Layout),
+                ("gpu_memory_bytes", ctypes.c_double)]
+    reason = _text_field("_reason")
+    gpu = _text_field("_gpu")
+    iteration_time_s = property(lambda self: self.layout.iteration_time_s)
+    tokens_per_s = property(lambda self: self.layout.tokens_per_s)
+    mfu = property(lambda self: self.layout.mfu)
+    peak_memory_bytes = property(lambda self: self.layout.peak_memory_bytes)
+    system = property(lambda self: self.layout.system)
+
+    def to_dict(self):
+        """The fields as a dict, the layout's as a dict inside."""
+        return {"feasible": self.feasible, "reason": self.reason,
+                "gpu": self.gpu, "layout": self.layout.to_dict(),
+                "gpu_memory_bytes": self.gpu_memory_bytes}
+
+    def __repr__(self):
+        return ("EstimateResult(feasible=%d, reason=%r, gpu=%r, layout=%r, "
+                "gpu_memory_bytes=%r)" % (self.feasible, self.reason, self.gpu,
+                                          self.layout, self.gpu_memory_bytes))
 
 
 _lib = None
@@ -118,6 +212,16 @@ def _load():
                                              ctypes.POINTER(ctypes.c_void_p),
                                              ctypes.POINTER(ctypes.c_void_p)]
         lib.tp_session_call_json.restype = ctypes.c_int
+        lib.tp_session_estimate_from_json.argtypes = [
+            ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(EstimateResult),
+            ctypes.POINTER(ctypes.c_void_p)]
+        lib.tp_session_estimate_from_json.restype = ctypes.c_int
+        lib.tp_session_estimate_many_json.argtypes = [
+            ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(EstimateResult),
+            ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_void_p),
+            ctypes.c_int, ctypes.POINTER(ctypes.c_int),
+            ctypes.POINTER(ctypes.c_void_p)]
+        lib.tp_session_estimate_many_json.restype = ctypes.c_int
         if lib.tp_api_version() != API_VERSION:
             tried.append("%s (API version %d, this module speaks %d)"
                          % (path, lib.tp_api_version(), API_VERSION))
@@ -185,6 +289,42 @@ def _plain(value, key):
     return value
 
 
+# one encoder for every call (json.dumps makes one a call for these options)
+_encoder = json.JSONEncoder(allow_nan=False, ensure_ascii=False)
+try:
+    # its C core, made once: no circular check (a request holds no
+    # cycles; one recurses until RecursionError, as _plain does), NaN and
+    # infinity refused (ValueError) as _encoder refuses them
+    from json.encoder import c_make_encoder as _c_make_encoder
+    from json.encoder import encode_basestring as _encode_str
+
+    _c_encode = _c_make_encoder(None, _encoder.default, _encode_str, None,
+                                ":", ",", False, False, False)
+    _fast_text = (lambda o: "".join(_c_encode(o, 0))) if _c_encode else None
+except (ImportError, TypeError):  # a Python without the C accelerator
+    _fast_text = None
+
+
+def _body(options):
+    """The request's JSON as UTF-8 bytes (a list of requests: a JSON
+    array). ensure_ascii=False: a path's
+    bytes that are not UTF-8 (held as surrogates) go to the library as
+    those bytes, not as \\udcXX escapes that JSON cannot decode. Plain
+    values (str, numbers, bools, lists) are encoded as they are; anything
+    else, or a value with a NUL or a str no bytes encode, goes through
+    _plain, which converts paths and names the key of a bad value."""
+    try:
+        text = _fast_text(options) if _fast_text else _encoder.encode(options)
+        if "\\u0000" not in text:
+            return text.encode("utf-8", "surrogateescape")
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        pass
+    def plain(q):
+        return {_plain(k, k): _plain(v, k) for k, v in q.items()}
+    req = [plain(q) for q in options] if isinstance(options, list) else plain(options)
+    return _encoder.encode(req).encode("utf-8", "surrogateescape")
+
+
 def call(command, *args, **options):
     """Runs ``trainplan COMMAND ARGS --format json`` with the options.
 
@@ -214,15 +354,18 @@ def _parser(command):
 class Session:
     """The hardware database opened once and the operator models fitted
     once, for every call made with it: a call on a session costs what its
-    estimate and its JSON cost (about 0.2 ms for a pinned layout; 25 ms or
-    more each without one, which reopens the database and refits).
+    estimate and its JSON cost (a pinned layout: about 0.03 ms with
+    estimate_struct, which makes no JSON, 0.1-0.2 ms with estimate's dict;
+    25 ms or more each without a session, which reopens the database).
 
     The module's functions (estimate, search, ...) use one session per
     process, opened at the first call; make your own to add hardware
     database directories once (``Session(hwdb=["mydb"])``) or to drop
     what the process's holds (``close()``). A session may be used from
     several threads at once: its estimate, search and model calls run in
-    parallel (ctypes releases the GIL during the call). The database's
+    parallel (ctypes releases the GIL during the call; estimate_struct
+    holds it only to encode the request, so its calls scale with
+    threads best). The database's
     files are read when the session opens: a session does not see them
     change.
 
@@ -284,14 +427,27 @@ class Session:
         """trainplan.model on this session."""
         return self._call("model show", (name,), options, json.loads, 3)
 
-    def _call(self, command, args, options, parse, stacklevel):
+    def estimate_struct(self, **options):
+        """trainplan.estimate_struct on this session."""
+        return _estimate_struct(self._live(), options)
+
+    def estimate_structs(self, requests):
+        """trainplan.estimate_structs on this session."""
+        return _estimate_structs(self._live(), requests)
+
+    def _live(self):
+        """The handle, or ValueError for a closed session or one opened
+        in another process."""
         if not self._handle:
             raise ValueError("trainplan.Session: the session is closed")
         if self._pid != os.getpid():
             raise ValueError("trainplan.Session: opened in process %d, used in "
                              "%d (after fork): open a session in this process"
                              % (self._pid, os.getpid()))
-        return _call(command, args, options, parse, stacklevel + 1, self._handle)
+        return self._handle
+
+    def _call(self, command, args, options, parse, stacklevel):
+        return _call(command, args, options, parse, stacklevel + 1, self._live())
 
 
 _default = None
@@ -316,19 +472,13 @@ def _call(command, args, options, parse, stacklevel, handle=None):
     parse reads what the command printed; warnings point stacklevel frames
     up (the caller of the public function)."""
     lib = _load()
-    req = {}
-    for k, v in options.items():
-        req[_plain(k, k)] = _plain(v, k)
     if args:
-        req["args"] = [_plain(a, "args") if isinstance(a, (str, bytes, os.PathLike))
-                       else str(a) for a in args]
-    # ensure_ascii=False: a path's bytes that are not UTF-8 (held as
-    # surrogates) go to the library as those bytes, not as \udcXX escapes
-    # that JSON cannot decode
-    text = json.dumps(req, allow_nan=False, ensure_ascii=False)
+        options = dict(options)
+        options["args"] = [_plain(a, "args") if isinstance(a, (str, bytes, os.PathLike))
+                           else str(a) for a in args]
     out, err = ctypes.c_void_p(), ctypes.c_void_p()
     cmd = _plain(command, "command").encode()
-    body = text.encode("utf-8", "surrogateescape")
+    body = _body(options)
     if handle:
         status = lib.tp_session_call_json(handle, cmd, body, ctypes.byref(out),
                                           ctypes.byref(err))
@@ -342,6 +492,101 @@ def _call(command, args, options, parse, stacklevel, handle=None):
         for line in err_s.splitlines():
             warnings.warn(line, TrainplanWarning, stacklevel=stacklevel)
     return result
+
+
+def _estimate_struct(handle, options):
+    """tp_session_estimate_from_json of the request on the session
+    handle (Session._live's) into a new EstimateResult. Holds the GIL to
+    encode the request and make the struct; the estimate runs in the
+    library with the GIL released."""
+    r = EstimateResult()
+    err = ctypes.c_void_p()
+    status = _lib.tp_session_estimate_from_json(handle, _body(options),
+                                                ctypes.byref(r),
+                                                ctypes.byref(err))
+    err_s = _take(err, "backslashreplace") if err.value else None
+    if status != 0:
+        raise TrainplanError(status, err_s or "", r if status == 1 else None)
+    if err_s:
+        for line in err_s.splitlines():
+            warnings.warn(line, TrainplanWarning, stacklevel=3)
+    return r
+
+
+def _estimate_structs(handle, requests):
+    """tp_session_estimate_many_json of the requests (dicts) on the
+    session handle: one call, the GIL released for all of them."""
+    if isinstance(requests, dict) or not hasattr(requests, "__len__"):
+        raise TypeError("trainplan.estimate_structs: requests is a list of "
+                        "dicts (estimate's keywords), not %s"
+                        % type(requests).__name__)
+    requests = list(requests)
+    for i, q in enumerate(requests):
+        if not isinstance(q, dict):
+            raise TypeError("trainplan.estimate_structs: request %d is a dict "
+                            "of estimate's keywords, not %s"
+                            % (i, type(q).__name__))
+    k = len(requests)
+    res = (EstimateResult * max(k, 1))()
+    st = (ctypes.c_int * max(k, 1))()
+    msgs = (ctypes.c_void_p * max(k, 1))()
+    n, err = ctypes.c_int(0), ctypes.c_void_p()
+    try:
+        body = _body(requests)
+    except ValueError as e:  # _plain's, naming the key: say which request
+        raise ValueError("%s (request %s)" % (e, _bad_request(requests))) from None
+    status = _lib.tp_session_estimate_many_json(handle, body, res, st, msgs, k,
+                                                ctypes.byref(n), ctypes.byref(err))
+    err_s = _take(err, "backslashreplace") if err.value else None
+    if status != 0:
+        raise TrainplanError(status, err_s or "")
+    out, bad = list(res)[:k], None
+    for i in range(k):
+        m = _take(ctypes.c_void_p(msgs[i]), "backslashreplace") if msgs[i] else None
+        if st[i] not in (0, 1):
+            if bad is None:
+                bad = TrainplanError(st[i], "request %d: %s" % (i, m or ""), out)
+        elif st[i] == 0 and m:
+            for line in m.splitlines():
+                warnings.warn(line, TrainplanWarning, stacklevel=3)
+    if bad is not None:
+        raise bad
+    return out
+
+
+def _bad_request(requests):
+    """The index of the first request _plain refuses, for a message."""
+    for i, q in enumerate(requests):
+        try:
+            for k, v in q.items():
+                _plain(k, k), _plain(v, k)
+        except ValueError:
+            return i
+    return "?"
+
+
+def estimate_structs(requests):
+    """estimate_struct of each request (a dict of estimate's keywords) in
+    one call, in order: a list of EstimateResult, one per request. The
+    library runs them one after another with the GIL released for all of
+    them, so threads each estimating lists run in parallel, where single
+    calls of a few microseconds mostly wait for the GIL
+    (bench/py_session_speed.py). An infeasible layout is a result with
+    feasible 0 and its reason, not an exception; a bad request (status
+    64, 65, 66) raises TrainplanError naming the first one ("request 3:
+    ..."), its .result the list (the other requests estimated)."""
+    return _estimate_structs(_session()._live(), requests)
+
+
+def estimate_struct(**options):
+    """``trainplan estimate`` with estimate's keywords, its main figures as
+    a plain struct (EstimateResult: feasible, reason, gpu, layout with
+    its time and memory, gpu_memory_bytes) instead of the JSON's dict: no
+    JSON is made or decoded. Raises TrainplanError as estimate does; for
+    an infeasible layout (status 1) its .result is the EstimateResult
+    (feasible 0, reason why, the time and memory the layout needs).
+    Breakdowns, per-stage memory, --ops and --log: estimate's dict."""
+    return _estimate_struct(_session()._live(), options)
 
 
 def _json_lines(text):
