@@ -37,9 +37,10 @@
  * (<= its estimate) ranks strictly after the k-th best found and a point
  * already found strictly dominates the floor's (time, cost).
  *
- * Operator times are memoized per thread inside the estimator (iter.c),
- * across the layouts of a search that share shapes: about 1-2 us per
- * estimate instead of 2-6 (bench/search_speed).
+ * Operator and collective times, a whole layer's time and the end
+ * stages' extras are memoized per thread inside the estimator (iter_ops.c,
+ * iter_memo.c), across the layouts of a search that share them
+ * (bench/results/search_speed.md).
  */
 #include "search_int.h"
 

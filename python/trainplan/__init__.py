@@ -622,8 +622,10 @@ def sweep(spec, dataframe=False, **options):
     ``shard="0/4"``. Returns a list of dicts, one per scenario, each a
     record as ``sweep -o FILE`` writes it (docs/output-formats.md):
     "scenario", "status" ("ok", "infeasible" or "error" with "error"),
-    "best" (the winner's main figures) and "search" (what ``search``
-    returns). A bad spec raises TrainplanError naming every problem.
+    "best" (the winner's main figures) and "search" (the compact form of
+    what ``search`` returns, or all of it with ``record="full"``; launch
+    texts only with ``launch=``). A bad spec raises TrainplanError naming
+    every problem.
     dataframe=True: one row per scenario (to_dataframe)."""
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
