@@ -344,6 +344,8 @@ typedef struct est_mfsdp_moment {
 double est_fp8_copy_bytes(const space_layout *l);
 double est_fp8_weight_copy_bytes(const space_layout *l);
 double est_gemm_input_bytes(const space_layout *l);
+/* Whether l runs fp8 under DeepSeek-V3's own storage (--fp8-activation-cache
+ * deepseek-v3 with Transformer Engine fp8; mem_act.c says what it keeps). */
 int est_fp8_deepseek(const space_layout *l);
 double est_act_layer_token(const space_model *m, const space_layout *l,
                            int full_layer, int moe);

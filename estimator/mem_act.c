@@ -50,6 +50,16 @@
 #include <math.h>
 #include <string.h>
 
+/* An fp8 element and its share of the recipe's scales: MXFP8's e8m0 byte
+ * per 32 elements, blockwise's fp32 per block_elems (its tile or block),
+ * nothing per element for the per-tensor recipes. */
+static double fp8_scaled_bytes(const space_layout *l, double block_elems)
+{
+    return l->fp8_recipe == SPACE_FP8_MXFP8       ? 1 + 1.0 / 32
+           : l->fp8_recipe == SPACE_FP8_BLOCKWISE ? 1 + 4.0 / block_elems
+                                                  : 1;
+}
+
 /* Bytes one quantised copy of an fp8 activation (or gradient) takes per
  * element under Transformer Engine: one, and its scales: with MXFP8 one
  * e8m0 byte per 32 elements of its row (or column) direction
@@ -62,18 +72,14 @@
  * 128 x 128 blocks only: est_fp8_weight_copy_bytes). */
 double est_fp8_copy_bytes(const space_layout *l)
 {
-    return l->fp8_recipe == SPACE_FP8_MXFP8       ? 1 + 1.0 / 32
-           : l->fp8_recipe == SPACE_FP8_BLOCKWISE ? 1 + 4.0 / 128
-                                                  : 1;
+    return fp8_scaled_bytes(l, 128);
 }
 
 /* The same for a weight's copy: MXFP8 as an activation's; blockwise one
  * fp32 per 128 x 128 block (block_scaling_dim 2: 4/16384). */
 double est_fp8_weight_copy_bytes(const space_layout *l)
 {
-    return l->fp8_recipe == SPACE_FP8_MXFP8       ? 1 + 1.0 / 32
-           : l->fp8_recipe == SPACE_FP8_BLOCKWISE ? 1 + 4.0 / (128 * 128)
-                                                  : 1;
+    return fp8_scaled_bytes(l, 128 * 128);
 }
 
 /* Bytes a GEMM input takes as saved for the backward: fp8 where
@@ -124,15 +130,10 @@ double est_gemm_input_bytes(const space_layout *l)
  * the two (moe_buffers). The fp8 copies carry their 1 x 128 tiles' fp32
  * scales (est_fp8_copy_bytes), as section 3.3.2's fine-grained
  * quantization has them. */
-static int deepseek_cache(const space_layout *l)
+int est_fp8_deepseek(const space_layout *l)
 {
     return l->fp8_act_cache == SPACE_FP8_ACT_DEEPSEEK_V3 && l->dtype == HW_FP8
            && l->fp8_lib == SPACE_FP8_LIB_TE;
-}
-
-int est_fp8_deepseek(const space_layout *l)
-{
-    return deepseek_cache(l);
 }
 
 /* Whether MLA's up projections keep their input, the latents' norm
@@ -169,7 +170,7 @@ static void expert_act_bytes(const space_layout *l, int gated,
                              int rc_frees_out, double *act_in, double *fc2_in)
 {
     double gin = est_gemm_input_bytes(l);
-    if (gated && deepseek_cache(l)) {
+    if (gated && est_fp8_deepseek(l)) {
         *act_in = 2 * est_fp8_copy_bytes(l), *fc2_in = 0;
         return;
     }
@@ -310,12 +311,12 @@ static double moe_buffers(const space_model *m, const space_layout *l)
 }
 
 /* Bytes per token of the SwiGLU output DeepSeek-V3's framework recomputes
- * in an MoE layer's backward (deepseek_cache): at 16 bits and its fp8 copy
+ * in an MoE layer's backward (est_fp8_deepseek): at 16 bits and its fp8 copy
  * for FC2's weight gradient, the rank's expert rows and the shared
  * experts; 0 otherwise. */
 static double swiglu_rebuilt(const space_model *m, const space_layout *l)
 {
-    if (space_act_ffn_gemms(m->act) != 3 || !deepseek_cache(l)) return 0;
+    if (space_act_ffn_gemms(m->act) != 3 || !est_fp8_deepseek(l)) return 0;
     double rep = l->sp ? 1 / (double)l->tp : 1;
     double etp = (double)space_layout_etp(l);
     double imb = space_layout_ep(l) > 1 ? est_moe_imbalance(m, l) : 1;
@@ -411,8 +412,8 @@ static double act_layer_split(const space_model *m, const space_layout *l,
         a = (2 + gin) * h * rep + 2 * (q + 2 * kv) / t;
     }
     /* The output projection's input kept once in E5M6 by DeepSeek-V3's
-     * framework (deepseek_cache) */
-    double proj_in = deepseek_cache(l) ? EST_E5M6_BYTES * q / t : -1;
+     * framework (est_fp8_deepseek) */
+    double proj_in = est_fp8_deepseek(l) ? EST_E5M6_BYTES * q / t : -1;
     if (l->flash) {
         /* Flash attention keeps its 16-bit output, which is the output
          * projection's input: one tensor at 16 bits, the output and its
@@ -522,7 +523,7 @@ static double offload_modules_token(const space_model *m,
         if (om & SPACE_OFF_QKV_LINEAR) a += (2 + gin) * h * rep;
         if (om & SPACE_OFF_CORE_ATTN) a += 2 * (q + 2 * kv) / t;
     }
-    int ds = deepseek_cache(l); /* the output kept once, in E5M6 */
+    int ds = est_fp8_deepseek(l); /* the output kept once, in E5M6 */
     if (om & SPACE_OFF_CORE_ATTN) {
         if (l->flash) {
             a += (ds ? EST_E5M6_BYTES : 2) * q / t + 4 * (double)m->heads / t;
