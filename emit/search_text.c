@@ -573,6 +573,15 @@ void emit_search_csv(FILE *f, const search_setup *s, const emit_search_form *fm,
     emit_table_free(&t);
 }
 
+/* j as one JSON Lines record, then deleted. */
+static void put_line(FILE *f, cJSON *j)
+{
+    char *line = cJSON_PrintUnformatted(j);
+    fprintf(f, "%s\n", line);
+    cJSON_free(line);
+    cJSON_Delete(j);
+}
+
 void emit_search_jsonl(FILE *f, const search_setup *s,
                        const emit_search_form *fm, const search_answer *a,
                        const emit_row *rows, const emit_row *frows, int timing)
@@ -582,14 +591,10 @@ void emit_search_jsonl(FILE *f, const search_setup *s,
         const emit_row *rs = set ? frows : rows;
         int n = set ? a->n_front : a->n_ranked;
         for (int i = 0; i < n; i++) {
-            cJSON *j = emit_json_version(
-                emit_row_json(&rs[i], q, set ? "pareto" : "ranked", i + 1,
-                         fm->torchtitan_version, fm->nemo_format,
-                         fm->launch_forms));
-            char *line = cJSON_PrintUnformatted(j);
-            fprintf(f, "%s\n", line);
-            cJSON_free(line);
-            cJSON_Delete(j);
+            put_line(f, emit_json_version(emit_row_json(
+                            &rs[i], q, set ? "pareto" : "ranked", i + 1,
+                            fm->torchtitan_version, fm->nemo_format,
+                            fm->launch_forms)));
         }
     }
     cJSON *j = emit_json_version(cJSON_CreateObject());
@@ -598,8 +603,5 @@ void emit_search_jsonl(FILE *f, const search_setup *s,
         cJSON *nm = cJSON_AddObjectToObject(j, "nearest_miss");
         emit_miss_json(nm, q, a);
     }
-    char *line = cJSON_PrintUnformatted(j);
-    fprintf(f, "%s\n", line);
-    cJSON_free(line);
-    cJSON_Delete(j);
+    put_line(f, j);
 }
