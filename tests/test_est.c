@@ -2050,8 +2050,11 @@ static void test_host_model(void)
     est_host_units(&d, &l, 0, &h);
     TP_CHECK_REL(h.fwd_units, 19 + 7, 1e-12);
     /* the race: the host's excess, plus two calls a sync */
-    TP_CHECK_REL(est_host_exposed(3e-3, 1e-3, 0, 1e-5), 2e-3, 1e-12);
-    TP_CHECK_REL(est_host_exposed(1e-3, 3e-3, 1, 1e-5), 2e-5, 1e-12);
+    TP_CHECK_REL(est_host_exposed(3e-3, 1e-3, 0, 1e-5, 0), 2e-3, 1e-12);
+    TP_CHECK_REL(est_host_exposed(1e-3, 3e-3, 1, 1e-5, 0), 2e-5, 1e-12);
+    /* CUDA_LAUNCH_BLOCKING=1: no race, the GPU idles for every call */
+    TP_CHECK_REL(est_host_exposed(1e-3, 3e-3, 0, 1e-5, 1), 1e-3, 1e-12);
+    TP_CHECK_REL(est_host_exposed(3e-3, 1e-3, 1, 1e-5, 1), 3e-3, 1e-12);
 }
 
 /* A small-active MoE on Grace hosts waits for its host, and CUDA graphs
