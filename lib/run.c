@@ -12,7 +12,7 @@
  * 75 a sweep's -o locked by another sweep; 3 diff found changes,
  * 129/130/143 a sweep stopped by SIGHUP/SIGINT/SIGTERM.
  */
-#include "cli.h"
+#include "lib_int.h"
 #include "table.h"
 #include "launch.h"
 #include "search.h"

@@ -10,7 +10,7 @@
 #ifndef TP_CLI_TABLE_H
 #define TP_CLI_TABLE_H
 
-#include "cli.h"
+#include "lib_int.h"
 
 
 typedef int (*cmd_fn)(const cli_opts *, emit_out *, tp_err *);

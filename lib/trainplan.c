@@ -17,7 +17,7 @@
 #define _GNU_SOURCE /* open_memstream, dladdr */
 #include "trainplan.h"
 
-#include "cli.h"
+#include "lib_int.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
  * a permutation of itself; two parsers interleaved do not disturb each
  * other (the state is the caller's).
  */
-#include "cli.h"
+#include "lib_int.h"
 #include "tp_test.h"
 
 #include <getopt.h>
