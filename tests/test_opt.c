@@ -1,5 +1,5 @@
 /*
- * test_opt.c - the command line's option parser (cli/opt.c) against
+ * test_opt.c - the command line's option parser (lib/opt.c) against
  * getopt_long's rules: values in the next word or after '=', unique
  * prefixes, clustered short flags, arguments gathered in order wherever
  * they stand, "--", and each refusal with the option at fault; argv stays
