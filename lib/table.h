@@ -1,14 +1,16 @@
 /*
- * table.h - the command line's tables, private to run.c, table.c and
- * parse.c: the subcommands (cli_commands) and the options (cli_options,
- * which generate getopt's tables, --help, the man page check and bash
- * completion), the options that name files (cli_io_options), and the
- * parsers of an option's argument (parse.c) whose messages name the
- * option. run.c sizes its per-call arrays by CLI_MAX_OPTIONS and
- * CLI_MAX_COMMANDS, which table.c checks the tables against.
+ * table.h - the option and command tables, private to lib/'s run.c,
+ * dispatch.c, table.c and parse.c: the subcommands (cli_commands) and
+ * the options (cli_options, which generate getopt's tables, --help, the
+ * man page check and bash completion), the options that name files
+ * (cli_io_options), the parsers of an option's argument (parse.c) whose
+ * messages name the option, and what a call's parse found for
+ * dispatch.c (cli_given). run.c and dispatch.c size their per-call
+ * arrays by CLI_MAX_OPTIONS and CLI_MAX_COMMANDS, which table.c checks
+ * the tables against.
  */
-#ifndef TP_CLI_TABLE_H
-#define TP_CLI_TABLE_H
+#ifndef TP_LIB_TABLE_H
+#define TP_LIB_TABLE_H
 
 #include "lib_int.h"
 
