@@ -8,7 +8,7 @@
  * attention over the whole sequence, backward = 2 x forward, no
  * recompute) over the GPU's dense 16-bit peak, also for fp8 runs.
  */
-#include "cli.h"
+#include "lib_int.h"
 #include "launch.h"
 #include "report.h"
 #include "search.h"
