@@ -48,8 +48,9 @@
  * (num_rdma_token_sent over rdma_idx), so the bytes on the wire are
  * (M - 1) / M of them under its uniform scores: 58 x 3/4 = 43.5 and 51 x
  * 7/8 = 44.6 GB/s, 0.87 and 0.89 of the NIC's line rate. (EP 16's 43 GB/s,
- * 21.5 on the wire, is bound by its NVLink forwarding, which deepep_time
- * times apart.) */
+ * 21.5 on the wire, is bound by something else, read here as its NVLink
+ * forwarding to ~6 of the 16 ranks a token, which deepep_time times
+ * apart.) */
 #define EST_DEEPEP_RDMA_SHARE 0.88
 
 double est_deepep_rdma_s(const hw_system *y, double wire_bytes)
