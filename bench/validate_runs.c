@@ -596,6 +596,25 @@ static double fit_groups(const fit_model *fm, const vrun *v, int n,
     return total;
 }
 
+/* A family with no fitted run left (MLPerf's B200 runs are the only ones
+ * of theirs: left out, B200 has none) takes the estimator's prior for it,
+ * the factor of the nearest generation fitted here (est_kernel_eff_prior,
+ * estimator/kernel_eff.c), not 1: what the estimator would say of a new
+ * family is what its left-out fold is scored at. */
+static void prior_factors(const fit_model *fm, const vrun *v, int n,
+                          const double *w, consts *k)
+{
+    const hw_gpu *fitted[MAX_FAM];
+    double fac[MAX_FAM];
+    int m = 0;
+    for (int f = 0; f < n_fam; f++)
+        if (f == ref_fam || has_runs(fm, v, n, w, -1, f))
+            fitted[m] = fam_tab[f], fac[m++] = k->fac[f];
+    for (int f = 0; f < n_fam; f++)
+        if (f != ref_fam && !has_runs(fm, v, n, w, -1, f))
+            k->fac[f] = est_kernel_eff_prior(fam_tab[f], fitted, fac, m);
+}
+
 /* Fits model fm's constants to every run outside source `without` (-1:
  * none), with the layouts fixed. Without factors, each group's constant
  * is a one-dimensional minimum. With them, each family's factor is chosen
@@ -653,6 +672,7 @@ static void fit(const fit_model *fm, vrun *v, int n, int without, consts *k)
         }
         if (!moved || free_fams == 1) break;
     }
+    if (fm->per_family) prior_factors(fm, v, n, w, k);
     int any_fallback = 0;
     for (int g = 0; g < N_STACK; g++) any_fallback |= k->fallback[g];
     if (any_fallback) {
@@ -1032,7 +1052,9 @@ static void print_fit(const vrun *v, int n, const score *sc, const score *all,
     }
     printf("(*: no fitted run of that stack left: the fit of one constant over "
            "every remaining run; or a family sharing no stack with another: "
-           "its factor under one constant for every stack)\n");
+           "its factor under one constant for every stack; or no run of "
+           "that family left: the factor of the nearest generation fitted, "
+           "est_kernel_eff_prior)\n");
     printf("layouts searched %d time(s) until the fit and the constants they "
            "were searched at agreed%s\n",
            rounds, agree ? "" : " (they did not: stopped)");

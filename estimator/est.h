@@ -574,6 +574,17 @@ const est_stack_eff *est_stack_kernel_eff(space_stack s);
  * GPU whose operator fits g borrows, else 1. */
 double est_gpu_kernel_eff_factor(const hw_gpu *g);
 
+/* g's generation among its vendor's (kernel_eff.c's table, by hwdb
+ * "arch"; the table's index, larger is newer), -1 when not in it. */
+int est_gpu_generation(const hw_gpu *g);
+
+/* The factor a GPU family takes when no fitted run covers it: factor[i]
+ * of the fitted[i] (n of them) of g's vendor from the newest generation
+ * not newer than g's (ties: the first by name); 1 when none, or when g's
+ * generation is not in the table. */
+double est_kernel_eff_prior(const hw_gpu *g, const hw_gpu *const *fitted,
+                            const double *factor, int n);
+
 /* The in-training kernel efficiency est_estimate divides operator times
  * by for layout l on c's GPU: c->kernel_eff when set (> 0), else that of
  * l's software stack (space_layout_stack) times the GPU's factor. */

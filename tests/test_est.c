@@ -610,6 +610,54 @@ static void test_kernel_eff(void)
     hw_db_free(b);
 }
 
+/* The prior of a family no run covers: the nearest generation of its
+ * vendor not newer than its own (same generation first; ties by name),
+ * else 1. Real hwdb GPUs, made-up factors. */
+static void test_kernel_eff_prior(void)
+{
+    tp_err e = {0};
+    hw_db *b = open_builtin();
+    if (!b) return;
+    const char *names[] = {"a100-80gb", "h100-sxm", "b200", "gh200",
+                           "h800", "mi300x", "mi355x"};
+    const hw_gpu *g[7];
+    int ok = 1;
+    for (int i = 0; i < 7; i++) ok &= (g[i] = hw_find_gpu(b, names[i], &e)) != NULL;
+    TP_CHECK(ok);
+    if (ok) {
+        const hw_gpu *a100 = g[0], *h100 = g[1], *b200 = g[2], *gh200 = g[3],
+                     *h800 = g[4], *mi300x = g[5], *mi355x = g[6];
+        TP_CHECK(est_gpu_generation(a100) < est_gpu_generation(h100));
+        TP_CHECK(est_gpu_generation(h100) < est_gpu_generation(b200));
+        TP_CHECK(est_gpu_generation(gh200) == est_gpu_generation(h100));
+        const hw_gpu *fit3[] = {a100, h100, b200};
+        double fac3[] = {1, 0.8, 0.9};
+        /* a newer family takes its predecessor's, a same-generation one
+         * its sibling's, an older one nothing newer: the reference's 1 */
+        TP_CHECK(est_kernel_eff_prior(b200, fit3, fac3, 2) == 0.8);
+        TP_CHECK(est_kernel_eff_prior(gh200, fit3, fac3, 3) == 0.8);
+        const hw_gpu *fit_ab[] = {a100, b200};
+        double fac_ab[] = {1, 0.9};
+        TP_CHECK(est_kernel_eff_prior(h100, fit_ab, fac_ab, 2) == 1);
+        /* two of one generation: the first by name (h100-sxm < h800) */
+        const hw_gpu *fit_hh[] = {h800, h100};
+        double fac_hh[] = {0.7, 0.8};
+        TP_CHECK(est_kernel_eff_prior(b200, fit_hh, fac_hh, 2) == 0.8);
+        /* another vendor's factors are not evidence; none left: 1 */
+        TP_CHECK(est_kernel_eff_prior(mi300x, fit3, fac3, 3) == 1);
+        const hw_gpu *fit_m[] = {mi300x, h100};
+        double fac_m[] = {0.6, 0.8};
+        TP_CHECK(est_kernel_eff_prior(mi355x, fit_m, fac_m, 2) == 0.6);
+        TP_CHECK(est_kernel_eff_prior(b200, fit_m, fac_m, 0) == 1);
+        /* an arch the table does not know */
+        hw_gpu odd = *b200;
+        snprintf(odd.arch, sizeof odd.arch, "%s", "rubin");
+        TP_CHECK(est_gpu_generation(&odd) == -1);
+        TP_CHECK(est_kernel_eff_prior(&odd, fit3, fac3, 3) == 1);
+    }
+    hw_db_free(b);
+}
+
 /* Memory: Megatron's bytes per parameter exactly; the activation formula
  * for GPT; the options move memory the right way. */
 static void test_memory(void)
@@ -2485,6 +2533,7 @@ int main(int argc, char **argv)
     TP_RUN(test_floor_sweep);
     TP_RUN(test_memory);
     TP_RUN(test_kernel_eff);
+    TP_RUN(test_kernel_eff_prior);
     TP_RUN(test_moe_one_expert);
     TP_RUN(test_moe_dispatch);
     TP_RUN(test_moe_flex_fused_permute);
