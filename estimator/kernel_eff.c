@@ -37,11 +37,11 @@
  * these values, and says when this table or hwdb differ from its fit or
  * when another model does better left out. */
 static const est_stack_eff stack_eff[SPACE_STACK_COUNT] = {
-    [SPACE_STACK_MEGATRON_2021] = {0.810, "one constant for every stack"},
-    [SPACE_STACK_MEGATRON_CORE] = {0.810, "one constant for every stack"},
-    [SPACE_STACK_PYTORCH_EAGER] = {0.810, "one constant for every stack"},
-    [SPACE_STACK_PYTORCH_COMPILED] = {0.810, "one constant for every stack"},
-    [SPACE_STACK_DEEPSPEED_2021] = {0.810, "one constant for every stack"},
+    [SPACE_STACK_MEGATRON_2021] = {0.815, "one constant for every stack"},
+    [SPACE_STACK_MEGATRON_CORE] = {0.815, "one constant for every stack"},
+    [SPACE_STACK_PYTORCH_EAGER] = {0.815, "one constant for every stack"},
+    [SPACE_STACK_PYTORCH_COMPILED] = {0.815, "one constant for every stack"},
+    [SPACE_STACK_DEEPSPEED_2021] = {0.815, "one constant for every stack"},
 };
 
 const est_stack_eff *est_stack_kernel_eff(space_stack s)
