@@ -315,7 +315,7 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
     memset(&nj, 0, sizeof nj);
     int rc = o_cmd->job_file
                  ? TP_OK
-                 : cli_model_unread(o->job.model, o->strict, cli_err(o), e);
+                 : space_model_unread(o->job.model, o->strict, cli_err(o), e);
     if (rc) return rc;
     est_train_log lg;
     est_run_fed fed;

@@ -183,6 +183,30 @@ struct est_band;
 void emit_json_band(cJSON *o, const struct est_band *b);
 char *emit_band_text(const struct est_band *b, char *buf, size_t cap);
 
+/* ---- an estimate (estimate.c) -------------------------------------------- */
+/* One estimate as `estimate` writes it. Every pointer outlives the call. */
+typedef struct emit_estimate {
+    const est_ctx *ctx;       /* the system, its GPU, the models and kernel
+                                 efficiency the estimate used */
+    const space_model *m;
+    const space_layout *want; /* the layout asked for: its SEARCH_UNSET
+                                 fields were chosen (search_complete) */
+    const est_result *r;      /* the estimate of the layout chosen */
+    int64_t tried, feasible;  /* search_complete's counts */
+    double tokens;            /* tokens to train, 0: none (no cost) */
+    const est_run_fed *fed;   /* a run's log against r (est_fed_back), or
+                                 NULL: no log */
+    const char *log_path;     /* that log, as the user named it */
+    int ops;                  /* also each operator timed (est_trace) */
+} emit_estimate;
+/* The object `estimate --format json` prints (docs/output-formats.md);
+ * the caller prints (emit_print_json) or deletes it. */
+cJSON *emit_estimate_json(const emit_estimate *a);
+/* The estimate in words and tables (fmt: a table format, its tables in
+ * it): layout, software, time term by term with its error band, memory of
+ * the busiest GPU and of every stage, the cost, the log, the operators. */
+void emit_estimate_text(FILE *f, emit_format fmt, const emit_estimate *a);
+
 /* ---- a search's answer (search.c) ---------------------------------------- */
 /* The launch forms a JSON row carries (launch and launch_args). */
 enum {

@@ -67,4 +67,29 @@ int search_setup_open(const search_job *j, const search_ask *a,
                       tp_err *e);
 void search_setup_close(search_setup *s);
 
+/* ---- one layout estimated (estimate.c) -------------------------------- */
+
+/* An estimate as `estimate` asks for it. */
+typedef struct search_estimate {
+    est_ctx ctx;             /* the system, its GPU, models and tables */
+    est_models *ops;         /* owned where not the cache's */
+    est_comm *comm;
+    int64_t gpus;            /* --gpus, or --nodes x the system's node */
+    est_result r;            /* the layout, completed, and its estimate */
+    int64_t tried, feasible; /* search_complete's counts */
+} search_estimate;
+
+/* Estimates want (the layout of job j for model m; SEARCH_UNSET fields
+ * are chosen by search_complete, the fastest feasible) on the system of
+ * db called system with j's GPUs. db (and cache, when not NULL: models
+ * and tables come from it and stay in it) must outlive s. Returns TP_OK
+ * (an infeasible layout too: s->r says why), or TP_EUSAGE / TP_EDATA with
+ * the message in e (naming --gpus, --nodes, --precision or the system;
+ * s is then empty). Free with search_estimate_close (accepts NULL). */
+int search_estimate_open(const search_job *j, const space_model *m,
+                         const space_layout *want, const char *system,
+                         const hw_db *db, search_cache *cache, int keep_bad,
+                         search_estimate *s, tp_err *e);
+void search_estimate_close(search_estimate *s);
+
 #endif
