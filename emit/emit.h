@@ -249,6 +249,12 @@ typedef struct emit_search_form {
 cJSON *emit_search_json(const search_setup *s, const emit_search_form *f,
                         const search_answer *a, int timing);
 
+/* --svg FILE: the picture of answer a of search q (plot/svg.c; version
+ * in its subtitle) written whole or not at all to path ("-": the caller's
+ * stream, emit_out_open). TP_OK or TP_EIO with the message in e. */
+int emit_search_svg(const char *path, FILE *caller, const search_request *q,
+                    const search_answer *a, const char *version, tp_err *e);
+
 /* A search that admitted nothing, in words (miss.c): a->miss of
  * search_explain_miss; each does nothing where it is NULL.
  * emit_miss_print: the nearest layout against each limit, the one that
