@@ -190,11 +190,6 @@ int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e);
 int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e);
 int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e);
 
-/* A named figure of an estimate (a time term, a memory term): the
- * estimator's (est_term; est_time_terms gives the time terms, in the one
- * order of every output). */
-typedef est_term cli_term;
-
 int cmd_estimate(const cli_opts *o, emit_out *out, tp_err *e);
 int cmd_search(const cli_opts *o, emit_out *out, tp_err *e);
 
