@@ -274,8 +274,7 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     /* TP: --tp-comm-overlap or AsyncTP where the run lists them. The
      * 2021 default (no TP overlap) is assumed from Megatron-LM's history;
      * BigScience also ran with CUDA_LAUNCH_BLOCKING=1, which serialises
-     * every kernel (tr11-176B-ml.slurm and chronicles-prequel.md,
-     * bigscience-workshop/bigscience). */
+     * every kernel (its feature, below). */
     if (has_feature(feat, "tp-comm-overlap"))
         w.tp_overlap = SPACE_TP_OVERLAP_ALL;
     if (fw == SPACE_FW_TORCHTITAN && has_feature(feat, "async-tp"))
@@ -295,6 +294,9 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     if (fw == SPACE_FW_TORCHTITAN)
         w.gqa_repeat_kv = !has_feature(feat, "gqa-native");
     w.fsdp_root_embeddings = has_feature(feat, "fsdp-root-embeddings");
+    /* CUDA_LAUNCH_BLOCKING=1 where the run lists it (BigScience on Jean
+     * Zay: estimator/host.c). */
+    w.launch_blocking = has_feature(feat, "cuda-launch-blocking");
     w.loss_eager = has_feature(feat, "eager-loss");
     /* torchtitan's per-op checkpointing recomputed SDPA's cuDNN kernel,
      * which it runs first on Blackwell, from mid to late 2025

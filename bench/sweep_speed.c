@@ -19,7 +19,7 @@
  * are the sweep's default form (compact).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#include "cli.h"
+#include "lib_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

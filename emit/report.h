@@ -7,7 +7,7 @@
  * (import.c), and a run's own log against its estimate (train_log.c).
  *
  * The command line parses its options into these requests and opens the
- * database (cli/cmd_report.c); nothing here reads an option, opens a
+ * database (lib/cmd_report.c); nothing here reads an option, opens a
  * command-line session or exits. Every function writes its data to the
  * stream f in the format asked, returns a status (enum tp_status) and on
  * failure leaves its message in e; warnings go to the request's err.

@@ -607,9 +607,10 @@ void est_host_units(const space_model *m, const space_layout *l, int moe,
 double est_host_call_s(const est_ctx *c);
 
 /* The GPU's wait on the host in one pass: host_s of calls against gpu_s of
- * kernels, plus each sync's idle (two calls' time of call_s each). */
+ * kernels, plus each sync's idle (two calls' time of call_s each); with
+ * blocking (CUDA_LAUNCH_BLOCKING=1), all of host_s. */
 double est_host_exposed(double host_s, double gpu_s, int syncs,
-                        double call_s);
+                        double call_s, int blocking);
 
 /* ---- error band (band.c, band_runs.c) ------------------------------------ */
 

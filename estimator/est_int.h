@@ -309,6 +309,10 @@ double est_moe_overlap_a2a(double attn_f, double attn_b, double mlp_f,
                            double mlp_b, double disp, double comb,
                            double sm_share);
 double est_moe_comm_sm_share(const est_iter_ctx *x);
+/* Seconds DeepEP's normal kernels take to put wire_bytes per GPU on the
+ * network of y (its measured share of the NIC's line rate, iter_moe.c);
+ * 0 for no bytes or no network. */
+double est_deepep_rdma_s(const hw_system *y, double wire_bytes);
 
 /* ---- the memory of a layout, shared by its files ------------------------
  *

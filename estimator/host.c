@@ -10,6 +10,16 @@
  *
  *     exposed = max(0, host - gpu) + sync
  *
+ * or, with CUDA_LAUNCH_BLOCKING=1 (space_layout.launch_blocking), where
+ * every launch returns only once its kernel has run, exposed = host: the
+ * host cannot run ahead, so each call's time is the GPU's idle time.
+ * BigScience trained BLOOM and ran its prequel benchmarks that way on Jean
+ * Zay (bigscience-workshop/bigscience train/tr11-176B-ml/tr11-176B-ml.slurm:
+ * "export CUDA_LAUNCH_BLOCKING=1", "do not remove or the training will
+ * hang"; chronicles-prequel.md, "dealing with JZ hanging": a 200B model on
+ * 80 GPUs ran 6 % slower blocking, on 160 GPUs the same, asynchronous
+ * launches hung always at 320 GPUs).
+ *
  * host = the framework calls the layer issues (est_host_units, counted from
  * the software, section by section) x the host's time per call (hwdb
  * host_launch_us of the GPU's usual host); gpu = the layer's GPU time in
@@ -237,8 +247,14 @@ void est_host_units(const space_model *m, const space_layout *l, int moe,
 }
 
 double est_host_exposed(double host_s, double gpu_s, int syncs,
-                        double call_s)
+                        double call_s, int blocking)
 {
+    /* CUDA_LAUNCH_BLOCKING=1 makes every launch wait for its kernel (CUDA
+     * C++ Programming Guide, "CUDA Environment Variables": it disables
+     * asynchronous kernel launches), so the host issues the next call only
+     * after the GPU has finished: the two never overlap and the GPU waits
+     * for all of the host's time; the syncs then cost nothing more. */
+    if (blocking) return host_s;
     return fmax(0, host_s - gpu_s) + (double)syncs * EST_HOST_SYNC_UNITS
                                          * call_s;
 }

@@ -510,17 +510,19 @@ void est_layer_time_of(const est_iter_ctx *x, est_stage_time *st, int moe)
         est_host_layer hl;
         est_host_units(m, l, moe, &hl);
         double u = x->host_call_s;
+        int blk = l->launch_blocking;
         double gf = fwd + afwd + tpf + cpf + epf;
         double gb = bwd + abwd + tpb + cpb + epb;
         if (hl.syncs) {
             double gpre = pre_f + afwd + tpf + cpf;
-            host_f = est_host_exposed(hl.pre_units * u, gpre, hl.syncs, u)
+            host_f = est_host_exposed(hl.pre_units * u, gpre, hl.syncs, u,
+                                      blk)
                      + est_host_exposed((hl.fwd_units - hl.pre_units) * u,
-                                        gf - gpre, 0, u);
+                                        gf - gpre, 0, u, blk);
         } else {
-            host_f = est_host_exposed(hl.fwd_units * u, gf, 0, u);
+            host_f = est_host_exposed(hl.fwd_units * u, gf, 0, u, blk);
         }
-        double host_b = est_host_exposed(hl.bwd_units * u, gb, 0, u);
+        double host_b = est_host_exposed(hl.bwd_units * u, gb, 0, u, blk);
         st->host += host_f + host_b;
         if (x->c->trace) {
             char shape[48];

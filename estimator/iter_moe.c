@@ -34,6 +34,33 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+
+/* DeepEP's normal kernels move the tokens between nodes with their own
+ * RDMA writes (NVSHMEM / IBGDA), each GPU through its own NIC, not through
+ * NCCL's protocols (no LL128 payload share, no per-peer step latency). Its
+ * benchmark (deepseek-ai/DeepEP docs/legacy.md, "Normal kernels with
+ * NVLink and RDMA forwarding", @dd758ca; H800 with one CX7 400 Gb/s NIC,
+ * ~50 GB/s, per GPU; 4096 tokens of 7168, top-8) prints 58 GB/s (EP 32)
+ * and 51 GB/s (EP 64) of "RDMA" bandwidth for the dispatch, 57 and 50 for
+ * the combine. tests/legacy/test_internode.py counts those bytes as each
+ * token times the nodes it reaches, its own node included
+ * (num_rdma_token_sent over rdma_idx), so the bytes on the wire are
+ * (M - 1) / M of them under its uniform scores: 58 x 3/4 = 43.5 and 51 x
+ * 7/8 = 44.6 GB/s, 0.87 and 0.89 of the NIC's line rate. (EP 16's 43 GB/s,
+ * 21.5 on the wire, is bound by something else, read here as its NVLink
+ * forwarding to ~6 of the 16 ranks a token, which deepep_time times
+ * apart.) */
+#define EST_DEEPEP_RDMA_SHARE 0.88
+
+double est_deepep_rdma_s(const hw_system *y, double wire_bytes)
+{
+    int gpn = y->gpus_per_node > 0 ? y->gpus_per_node : 1;
+    double nics = (double)y->nics_per_node / gpn;
+    if (nics > 1) nics = 1; /* one NIC a GPU (the rail it sits on) */
+    double bw = EST_DEEPEP_RDMA_SHARE * nics * y->nic_bw_bytes_per_s;
+    return wire_bytes > 0 && bw > 0 ? wire_bytes / bw : 0;
+}
 
 /* DeepEP's dispatch (or combine), one pass, per rank (deepseek-ai/DeepEP
  * normal kernels, which Megatron-Core's flex dispatcher calls:
@@ -46,8 +73,9 @@
  * M (1 - (1 - 1/M)^top_k) of the M domains the EP group spans, and on
  * ep (1 - (1 - 1/ep)^top_k) of its ranks; group-limited routing
  * (router_topk_groups of router_groups, DeepSeek-V3's node-limited
- * routing, arXiv 2412.19437 section 2.1.2) caps the domains. Each is
- * timed as an all-to-all whose scale-up or network part moves exactly
+ * routing, arXiv 2412.19437 section 2.1.2) caps the domains. The network
+ * part runs at DeepEP's own measured RDMA rate (est_deepep_rdma_s); the
+ * NVLink part is timed as an all-to-all whose scale-up part moves exactly
  * those bytes (comm.c's pairwise model, in which a rank's input buffer
  * includes its own share, as the all-to-all dispatcher's does). */
 static double deepep_time(const est_iter_ctx *x, int64_t Tr, double imb)
@@ -73,9 +101,13 @@ static double deepep_time(const est_iter_ctx *x, int64_t Tr, double imb)
         doms = fmin(doms, cap);
     }
     double cross = tok * doms * (double)(M - 1) / (double)M;
-    double n = (double)g->size;
-    double t_net
-        = est_iter_coll(x, EST_COLL_ALLTOALL, cross * n / (n - (double)q), g);
+    double t_net = est_deepep_rdma_s(y, cross);
+    if (x->c->trace) {
+        char shape[48];
+        snprintf(shape, sizeof shape, "%.4g MB over %dx%d", cross / 1e6,
+                 g->nodes, g->per_node);
+        est_trace_add(x, "deepep_rdma", shape, t_net, 0);
+    }
     double t_su = 0;
     if (q > 1) {
         est_group dom = est_place(q, 1, gpn);

@@ -34,7 +34,14 @@
  * below the capacity factor 1.25 Switch Transformer ran at to drop few
  * tokens (Fedus et al., arXiv 2101.03961, section 2.2). Replace by a
  * measured per-expert token distribution (moe_imbalance) where one is
- * known. */
+ * known. What the held-out runs say (issue 29; not fitted, and no one
+ * factor fits both): the Megatron MoE Model Zoo's paired figures, dropless
+ * against forced balance, read through this estimator's own time per unit
+ * of imbalance, put the busiest EP rank of Mixtral-8x22B at EP 8 (aux
+ * loss 1e-2; 445 vs 465 TFLOPS) near 1.06 and of Qwen3-235B-A22B at EP 8
+ * (aux loss 1e-3; 16K-128K, step ratios 1.245 to 1.09) near 1.6, each
+ * pair consistent across its rows: the balance a router reaches depends on
+ * its loss and model, which the estimator does not model. */
 double est_moe_imbalance(const space_model *m, const space_layout *l)
 {
     double f = l->moe_imbalance > 0 && isfinite(l->moe_imbalance)

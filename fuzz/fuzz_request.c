@@ -1,6 +1,6 @@
 /*
  * fuzz_request.c - fuzz target of the library's JSON requests
- * (tp_request_from_json, lib/trainplan.c; issue 30): the input is the
+ * (tp_request_from_json, lib/request.c; issue 30): the input is the
  * request text, as a binding passes it. Checked: a request is either
  * built (status 0, no message) or refused (64 with a message), never
  * both; one with a key twice (as written, or "a_b" beside "a-b") or a

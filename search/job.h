@@ -3,7 +3,7 @@
  * (sequence, batch, tokens, precision) and every layout field and
  * software switch the user fixed, the rest unset (0 or -1) for the
  * search to choose. Plain data: the command line's options fill one
- * (cli/run.c), so do the readers of a framework's launch (launch/);
+ * (lib/run.c), so do the readers of a framework's launch (launch/);
  * estimate and search read it.
  *
  * pp_layout points into the pp_layout_store of the job it was parsed

@@ -325,7 +325,7 @@ double search_budget_ratio(const search_request *q, double iter_s,
         if (r[i] > worst) worst = r[i], *which = i;
     /* A limit near zero (--budget-usd 1e-300) overflows the ratio to
      * infinity, which JSON prints as null: the ratio is capped at
-     * SEARCH_RATIO_MAX, read as "more than" (cli/cmd_search.c). */
+     * SEARCH_RATIO_MAX, read as "more than" (lib/cmd_search.c). */
     return fmin(worst, SEARCH_RATIO_MAX);
 }
 

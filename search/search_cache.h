@@ -17,7 +17,7 @@
 typedef struct search_cache {
     pthread_mutex_t *lock;   /* NULL, or held while the cache is searched
                                 and filled (a library session's, shared by
-                                threads: cli/session.c) */
+                                threads: lib/session.c) */
     int n_ops, n_comm;
     struct { const hw_gpu *gpu; int keep_bad; est_models *m; } ops[64];
     struct { const hw_system *sys; int keep_bad; est_comm *c; } comm[64];

@@ -224,6 +224,11 @@ typedef struct space_layout {
                           pytorch/torchtitan@ff0829c10 (#2259, 2026-01-27:
                           enable_gqa; v0.2.2 is the first release with
                           it); 0: the keys and values passed unrepeated */
+    int launch_blocking; /* CUDA_LAUNCH_BLOCKING=1: every kernel launch
+                          returns once its kernel has run, so the host never
+                          runs ahead and the GPU idles for all of the host's
+                          time (estimator/host.c; BigScience on Jean Zay);
+                          0: asynchronous launches */
     int rmsnorm_composite; /* PyTorch eager's RMSNorm as its composite ATen
                           code, which keeps an fp32 copy of its input for
                           the backward (PyTorch before the fused

@@ -3,7 +3,7 @@
  * the sweep spec and its scenarios (sweep_spec.c), the records and the
  * files that hold them (sweep_rec.c), the run (sweep_run.c), merge and
  * CSV (sweep_csv.c) and diff (sweep_diff.c); the command line fills a
- * sweep_opts from its options (cli/cmd_sweep.c).
+ * sweep_opts from its options (lib/cmd_sweep.c).
  *
  * A scenario is one search: one entry of each list of the spec. Scenario
  * k of the cartesian product is numbered in the spec's order, the first

@@ -115,7 +115,7 @@ static const spec_option spec_options[] = {
      "as --max-memory-fraction"},
     {"no_prune", K_BOOL, AT(no_prune), 0, 0, "as --no-prune"},
     {"keep_bad", K_BOOL, AT(keep_bad), 0, 0, "as --keep-bad"},
-    /* MoE: the ranges of --ep, --etp and --moe-imbalance (cli/main.c);
+    /* MoE: the ranges of --ep, --etp and --moe-imbalance (lib/run.c);
      * what depends on the model (EP dividing the experts, the imbalance
      * at most experts / top-k) is checked per scenario (search_job_check_moe). */
     {"ep", K_I64, JOB(ep), 1, 1000000, "as --ep: expert-parallel size"},
@@ -310,7 +310,7 @@ static char *entry_text(sweep_dim d, const cJSON *v, const char *path,
         return tp_xstrdup(buf);
     }
     case SWEEP_PRECISIONS: {
-        /* --precision's names (cli/main.c), kept as given in lower case
+        /* --precision's names (lib/run.c), kept as given in lower case
          * so that mxfp8 and fp8 are distinct scenarios */
         static const char *const names[] = {"bf16", "fp16", "fp8", "mxfp8",
                                             "nvfp4"};

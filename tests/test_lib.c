@@ -460,7 +460,7 @@ static void test_streams(void)
     for (int i = 0; i < 2; i++) {
         char *res = NULL, *err = NULL;
         TP_CHECK_INT(tp_search_json(reqs[i], &res, &err), 64);
-        /* refused when set (lib/trainplan.c file_outputs): a JSON
+        /* refused when set (lib/request.c file_outputs): a JSON
          * call's own stream is its JSON */
         TP_CHECK(err && strstr(err, "cannot be given to a library call"));
         tp_free(res);

@@ -1,12 +1,12 @@
 /*
- * test_opt.c - the command line's option parser (cli/opt.c) against
+ * test_opt.c - the command line's option parser (lib/opt.c) against
  * getopt_long's rules: values in the next word or after '=', unique
  * prefixes, clustered short flags, arguments gathered in order wherever
  * they stand, "--", and each refusal with the option at fault; argv stays
  * a permutation of itself; two parsers interleaved do not disturb each
  * other (the state is the caller's).
  */
-#include "cli.h"
+#include "lib_int.h"
 #include "tp_test.h"
 
 #include <getopt.h>

@@ -470,11 +470,22 @@ def megatron_readme(r):
         grad_accum_steps=r["global_batch_size"] // (dp * r["micro_batch_size"]),
         seq_length=r["seq_length"], sequence_parallel=tp > 1, precision="bf16",
         pipeline_schedule="interleaved-1f1b" if r["vpp"] > 1 else "1f1b",
-        moe_dispatcher=DISPATCHERS[r["moe_dispatcher"]], features=["no-moe-router-fusion"])
+        zero_stage=1, sharding="megatron-distributed-optimizer",
+        moe_dispatcher=DISPATCHERS[r["moe_dispatcher"]],
+        features=["overlap-grad-reduce", "overlap-param-gather", "no-moe-router-fusion"])
     derived.append("grad_accum_steps = GBS / (dp x MBS); interleaved 1F1B from VP > 1")
+    # the same README, both versions: its Mixtral 8x7B training script sets
+    # --use-distributed-optimizer, --overlap-grad-reduce and
+    # --overlap-param-gather (0b981f9c lines 201-209, c230e0d7 lines
+    # 255-264), and its performance guide says to ("Enable Communication
+    # Overlap")
+    assumed.append("zero_stage 1 with overlapped gradient reduce and parameter gather: the "
+                   "README's own Mixtral 8x7B script sets --use-distributed-optimizer, "
+                   "--overlap-grad-reduce, --overlap-param-gather and its 'Enable "
+                   "Communication Overlap' guide says to; that the headline run did is assumed")
     derived.append("no-moe-router-fusion: MCore v0.8/v0.9 had no fused router (it came with "
                    "v0.14, NVIDIA/Megatron-LM README.md news)")
-    assumed.append("recomputation, ZeRO stage and overlap are not printed: searched")
+    assumed.append("recomputation is not printed: searched")
     assumed.append("dropless with Megatron's default load-balancing loss: the token imbalance "
                    "is the estimator's default")
     assumed.append("CUDA graphs: none (the README does not say; Megatron-Core's default)")
@@ -703,7 +714,13 @@ def deepseek(r):
         zero_stage=1, sharding="zero-1", precision="fp8" if v3 else "bf16",
         fp8_recipe="blockwise" if v3 else None,
         pipeline_schedule="dualpipe" if v3 else "zero-bubble",
-        moe_dispatcher="alltoall",
+        # DeepSeek-V3 report section 3.2.2: each token goes to at most 4
+        # nodes, over IB once to the GPU of the same in-node index there,
+        # then over NVLink to its experts' GPUs, on 20 SMs: DeepEP's normal
+        # kernels (deepseek-ai/DeepEP, "aligned with the group-limited
+        # gating algorithm proposed in the DeepSeek-V3 paper"), which
+        # trainplan times as the flex dispatcher
+        moe_dispatcher="flex" if v3 else "alltoall",
         # DeepSeek-V3 report section 3.3.3 (Low-Precision Storage): AdamW's
         # moments in BF16, master weights and gradients in FP32: Megatron-
         # Core's precision-aware optimizer with bf16 moments. Same section,
@@ -712,6 +729,11 @@ def deepseek(r):
         # recomputed (trainplan --fp8-activation-cache deepseek-v3)
         features=["precision-aware-optimizer", "exp-avg-dtype=bf16",
                   "fp8-activation-cache=deepseek-v3"] if v3 else [])
+    if v3:
+        derived.append("moe_dispatcher flex: the report's node-limited dispatch (section "
+                       "3.2.2: at most 4 nodes a token, IB to the same in-node index, then "
+                       "NVLink forwarding, 20 SMs) is DeepEP's normal kernels, trainplan's "
+                       "flex dispatcher (deepseek-ai/DeepEP README)")
     derived.append("global batch: the final batch size of the report's schedule (the figure "
                    "averages the whole pre-training, the batch ramp included)")
     gh = r["gpu_hours_per_trillion_tokens"]
@@ -860,8 +882,10 @@ MD_DOUBTS = """
    EP 64 over 8 nodes, ZeRO-1 DP, no TP, FP8 blockwise GEMMs, MTP depth 1. The implied step time
    at the final batch (19.9 s) is an average, not a measured step. Skipped while hwdb has no
    system of H800 GPUs (the script takes the first one there is); then estimated as Megatron-Core
-   with the published degrees and a 1F1B schedule (assumed: DeepSeek's HAI-LLM runs DualPipe,
-   which hides the all-to-all), so expect the estimate to be faster than this average.
+   with the published degrees, trainplan's dualpipe schedule and the flex dispatcher (the
+   report's node-limited dispatch, section 3.2.2: at most 4 nodes a token, IB to the GPU of the
+   same in-node index, NVLink forwarding, 20 SMs, is what DeepEP's normal kernels do), so expect
+   the estimate to be faster than this average.
 6. **deepseek_v2_report** (arXiv:2405.04434). 172.8K H800 GPU-hours per trillion tokens (1,608
    tokens/s per GPU); PP 16 (zero-bubble), EP 8, ZeRO-1 DP; batch 2,304 to 9,216 of 4K. The GPU
    count is not published, so no step time: skipped even with an H800 system.

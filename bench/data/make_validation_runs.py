@@ -404,9 +404,21 @@ def bigscience(r, prequel):
         sharding="deepspeed-zero1" if prec == "fp16" else "deepspeed-bf16-optimizer-zero1",
         precision=prec, pipeline_schedule="1f1b" if r["pp"] > 1 else "none",
         pipeline_partition="deepspeed " + method if r["pp"] > 1 else None,
-        layers_per_stage=lps, features=[])
+        layers_per_stage=lps, features=["cuda-launch-blocking"])
     derived.append("grad_accum_steps (micro-batches per pipeline) = global_batch_size / "
                    "(dp * micro_batch_size)")
+    # CUDA_LAUNCH_BLOCKING=1: the training's own script sets it ('do not remove or the
+    # training will hang', train/tr11-176B-ml/tr11-176B-ml.slurm); the prequel's 48-node
+    # runs came after its 'dealing with JZ hanging' section, whose table has asynchronous
+    # launches 'always hangs' at 320 GPUs (chronicles-prequel.md).
+    (assumed if prequel else derived).append(
+        "features: cuda-launch-blocking (CUDA_LAUNCH_BLOCKING=1, every kernel launch "
+        "synchronous): " + ("the prequel's section 'dealing with JZ hanging' has asynchronous "
+                            "launches hang always at 320 GPUs and these runs took 384; the "
+                            "training script tr11-176B-ml.slurm keeps it set"
+                            if prequel else
+                            "tr11-176B-ml.slurm: 'export CUDA_LAUNCH_BLOCKING=1', 'do not "
+                            "remove or the training will hang'"))
     if prec == "bf16" and prequel:
         assumed.append("BF16 optimizer: gradients accumulated in fp32 (log: 'more memory heavy "
                        "and a bit slower' than the fp16 runs)")
@@ -1114,7 +1126,7 @@ published (the iteration time in the file is derived from it).
 | `layout.precision`, `fp8_recipe` | `fp16`, `bf16`, `fp8` (linear layers in FP8, the rest bf16) with `tensorwise` or `rowwise` scaling (torchtitan), or Transformer Engine's `delayed` (per-tensor scales from an amax history, NeMo's default through MLPerf v5.0) or `tensorwise` (TE current scaling, MLPerf v5.1) |
 | `layout.pipeline_schedule` | `none`, `1f1b` (Megatron, DeepSpeed's TrainSchedule, torchtitan Schedule1F1B), `interleaved-1f1b`; `null` = not published, search |
 | `layout.pipeline_partition`, `layers_per_stage` | how layers were split: `uniform` (Megatron, layers / pp), `deepspeed type:transformer` (embedding on the first stage, tied output embedding on the last), `deepspeed type:transformer|embedding` (the two embeddings take a layer slot each), `torchtitan generate_split_points`, `megatron account_for_embedding_and_loss` (Megatron-Core with the embedding and the loss counted as a layer of the first and last model chunk: MLPerf Llama 3.1 405B); `layers_per_stage` lists transformer layers per model chunk in pipeline order (pp x vpp entries; pp entries while vpp is unknown) |
-| `layout.features` | `overlap-grad-reduce`, `overlap-param-gather`, `tp-comm-overlap`, `pp-comm-overlap` (Megatron-Core), `scatter-gather-p2p` (Narayanan 5.1), `flash-attention`, `fsdp-limit-all-gathers`, `fsdp-mixed-precision-pure` / `-default` (llm-foundry MP mode), `torch.compile`, `async-tp`, `fp8-fsdp-all-gather`, `cuda-graphs` (NeMo/Megatron-Core CUDA graphs of the layers or the step), `fp8-param-gather` (parameters kept and all-gathered in FP8), `fp8-attention` (TE FP8 dot-product attention), `composite-rmsnorm` (PyTorch eager's RMSNorm as ATen's composite code, before pytorch/pytorch#153666), `grad-reduce-in-bf16` (16-bit gradient buffers), `cross-entropy-loss-fusion` (Megatron-Core's native fused loss), `te-cross-entropy` (Transformer Engine's fused loss, in place: TE before v2.18), `defer-embedding-wgrad-compute` and `wgrad-deferral-limit=N` (the LM head's weight gradient deferred) |
+| `layout.features` | `overlap-grad-reduce`, `overlap-param-gather`, `tp-comm-overlap`, `pp-comm-overlap` (Megatron-Core), `scatter-gather-p2p` (Narayanan 5.1), `flash-attention`, `fsdp-limit-all-gathers`, `fsdp-mixed-precision-pure` / `-default` (llm-foundry MP mode), `torch.compile`, `async-tp`, `fp8-fsdp-all-gather`, `cuda-graphs` (NeMo/Megatron-Core CUDA graphs of the layers or the step), `fp8-param-gather` (parameters kept and all-gathered in FP8), `fp8-attention` (TE FP8 dot-product attention), `composite-rmsnorm` (PyTorch eager's RMSNorm as ATen's composite code, before pytorch/pytorch#153666), `grad-reduce-in-bf16` (16-bit gradient buffers), `cross-entropy-loss-fusion` (Megatron-Core's native fused loss), `te-cross-entropy` (Transformer Engine's fused loss, in place: TE before v2.18), `defer-embedding-wgrad-compute` and `wgrad-deferral-limit=N` (the LM head's weight gradient deferred), `cuda-launch-blocking` (CUDA_LAUNCH_BLOCKING=1: every kernel launch waits for the kernel, BigScience on Jean Zay) |
 | `round` | MLPerf runs only: the MLPerf Training round (v3.0-v5.1) |
 | `target` | `kind` (`iteration_time_s`, `tflops_per_gpu`, `tokens_per_s_per_gpu`, `mfu`), `value` as published, `iteration_time_s` with `iteration_time_origin` (measured, or how it was derived), and for FLOP-rate targets `flops_formula`, `vocab_for_flops`, `flops_per_iteration` |
 | `params` | our exact count (`ours`, vocabulary padded to `vocab_pad_multiple`), the source's figure and whether they agree within its rounding |

@@ -17,7 +17,7 @@
  * does not depend on the thread count; only stats.elapsed_s and
  * stats.threads do, and --no-timing leaves them out.
  */
-#include "cli.h"
+#include "lib_int.h"
 #include "emit_rows.h"
 
 #include <stdio.h>

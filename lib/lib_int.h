@@ -1,12 +1,16 @@
 /*
- * cli.h - internals of the trainplan command line: the parsed options,
- * the output writer and the table printer shared by the subcommands.
+ * lib_int.h - the library's private header: a command's options parsed
+ * into the engine's structs (cli_opts), the parser and the commands that
+ * run them, and the session object. Private to lib/ (tests and bench
+ * programs that link trainplan_commands read it too); the public
+ * interface is include/trainplan.h.
  *
- * Options and subcommands are rows of two tables in main.c; the option
- * table generates getopt_long's struct option[] and --help.
+ * Options and subcommands are rows of two tables in table.c; the option
+ * table generates getopt_long's struct option[], --help and the bash
+ * completion.
  */
-#ifndef TP_CLI_H
-#define TP_CLI_H
+#ifndef TP_LIB_INT_H
+#define TP_LIB_INT_H
 
 #include <stdint.h>
 #include <stdio.h>

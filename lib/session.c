@@ -13,7 +13,7 @@
  * lattice is atomic: estimator/fit.c). So any number of commands may run
  * with one session at once.
  */
-#include "cli.h"
+#include "lib_int.h"
 
 #include <stdlib.h>
 

@@ -1,18 +1,20 @@
 /*
  * run.c - the trainplan command line as a function (cli_run, behind the
- * library's tp_run): parses options from one table, dispatches
- * subcommands from another (both table.c's; an option's argument is read
- * by parse.c), and turns statuses into exit codes. Data
- * goes to the caller's stream (or -o FILE), diagnostics to its error
- * stream; nothing here exits, and a second call in one process starts
- * afresh. The executable's main() (lib/tool.c) is one call of tp_run.
+ * library's tp_run and every library call): parses options with one
+ * table into the engine's structs (cli_opts; the tables are table.c's, an
+ * option's argument is read by parse.c), then dispatch.c finds the
+ * subcommand in the other table, checks and runs it, and turns statuses
+ * into exit codes. Data goes to the caller's stream (or -o FILE),
+ * diagnostics to its error stream; nothing here exits, and a second call
+ * in one process starts afresh. The executable's main() (cli/main.c) is
+ * one call of tp_run.
  *
  * Exit codes (README.md, docs/trainplan.1): 0 ok, 1 nothing feasible,
  * 64 usage, 65 bad input data, 66 missing file, 70 internal, 74 I/O,
  * 75 a sweep's -o locked by another sweep; 3 diff found changes,
  * 129/130/143 a sweep stopped by SIGHUP/SIGINT/SIGTERM.
  */
-#include "cli.h"
+#include "lib_int.h"
 #include "table.h"
 #include "launch.h"
 #include "search.h"
@@ -28,10 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #ifndef TRAINPLAN_VERSION
 #define TRAINPLAN_VERSION "0.0.0"
 #endif
@@ -41,10 +39,8 @@ static const char *const format_names[EMIT_FORMAT_COUNT] = {"table", "json",
 _Static_assert(sizeof format_names / sizeof format_names[0] == EMIT_FORMAT_COUNT,
                "format_names mirrors emit_format");
 
-/* getopt's tables, generated from ours once (every call reads them). The
- * ids are below MAX_OPT_ID (checked here once), so a call marks the
- * options it was given in an array by id. */
-enum { MAX_OPT_ID = 1024 };
+/* getopt's tables, generated from ours once (every call reads them); the
+ * ids are checked here once against MAX_OPT_ID (table.h). */
 static struct option getopt_longopts[CLI_MAX_OPTIONS + 1];
 static char getopt_shortopts[2 * CLI_MAX_OPTIONS + 2];
 static pthread_once_t getopt_tables_once = PTHREAD_ONCE_INIT;
@@ -55,7 +51,7 @@ static void getopt_tables_fill(void)
     for (int i = 0; i < cli_n_options; i++) {
         if (cli_options[i].id <= 0 || cli_options[i].id >= MAX_OPT_ID) {
             fprintf(stderr, "trainplan: internal: option --%s has id %d, "
-                            "outside 1..%d (raise run.c's MAX_OPT_ID)\n",
+                            "outside 1..%d (raise table.h's MAX_OPT_ID)\n",
                     cli_options[i].name, cli_options[i].id, MAX_OPT_ID - 1);
             abort();
         }
@@ -97,25 +93,17 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
     o.folds = 5;
     o.threshold = -1;
     tp_err e = {0}, ge = {0};
-    int distopt = 0;      /* --use- (1) or --no-use-distributed-optimizer (-1) */
-    long long zero_arg = -1; /* --zero-stage */
+    cli_given gv; /* what dispatch.c checks besides o */
+    memset(&gv, 0, sizeof gv);
+    gv.zero_arg = -1;
     o.err = err;
 
     pthread_once(&getopt_tables_once, getopt_tables_fill);
     const struct option *longopts = getopt_longopts;
     const char *shortopts = getopt_shortopts;
 
-    /* the ids given: every option of an id counts as given (aliases) */
-    unsigned char seen_id[MAX_OPT_ID] = {0};
-    /* the file options as given, in order, for emit_io_check */
-    struct {
-        const char *path;
-        int k; /* cli_io_options[k] */
-    } io_given[MAX_IO_GIVEN];
-    int n_io_given = 0;
     cli_getopt g = {0};
     int c, rc = TP_OK;
-    const char *bad_format = NULL; /* --format's value when not a format */
     while ((c = cli_getopt_next(&g, argc, argv, shortopts, longopts)) != -1) {
         long long v = 0;
         if (c == '?') {
@@ -133,17 +121,17 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
                         g.bad);
             return TP_EUSAGE;
         }
-        if (c > 0 && c < MAX_OPT_ID) seen_id[c] = 1; /* a table's id */
+        if (c > 0 && c < MAX_OPT_ID) gv.seen_id[c] = 1; /* a table's id */
         for (int k = 0; k < cli_n_io_options; k++) {
             if (cli_io_options[k].id != c) continue;
-            if (n_io_given == MAX_IO_GIVEN) {
+            if (gv.n_io == MAX_IO_GIVEN) {
                 fprintf(err, "trainplan: more than %d file options; give "
                              "each once\n", MAX_IO_GIVEN);
                 return TP_EUSAGE;
             }
-            io_given[n_io_given].path = g.arg;
-            io_given[n_io_given].k = k;
-            n_io_given++;
+            gv.io[gv.n_io].path = g.arg;
+            gv.io[gv.n_io].k = k;
+            gv.n_io++;
         }
         switch (c) {
         case OPT_HELP:
@@ -161,7 +149,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             for (int i = 0; i < EMIT_FORMAT_COUNT; i++)
                 if (tp_streq_ci(g.arg, format_names[i])) k = i;
             if (k < 0) { /* said once the command is known */
-                bad_format = g.arg;
+                gv.bad_format = g.arg;
                 break;
             }
             o.format = (emit_format)k;
@@ -363,15 +351,15 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
         }
         case OPT_DISTOPT:
         case OPT_NO_DISTOPT:
-            if (distopt && distopt != (c == OPT_DISTOPT ? 1 : -1))
+            if (gv.distopt && gv.distopt != (c == OPT_DISTOPT ? 1 : -1))
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--use-distributed-optimizer and "
                              "--no-use-distributed-optimizer: give one");
-            distopt = c == OPT_DISTOPT ? 1 : -1;
+            gv.distopt = c == OPT_DISTOPT ? 1 : -1;
             break;
         case OPT_ZERO:
             rc = cli_arg_int("zero-stage", g.arg, 0, 3, &v, &e);
-            zero_arg = v;
+            gv.zero_arg = v;
             break;
         case OPT_PRECISION:
             o.job.precision = hw_dtype_parse(g.arg);
@@ -812,215 +800,5 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             return rc;
         }
     }
-    int npos = g.npos;
-    char **pos = argv + 1;
-    if (bad_format) {
-        /* sweep and merge write records or their CSV (sweep/sweep_run.c) */
-        if (npos >= 1 && (!strcmp(pos[0], "sweep") || !strcmp(pos[0], "merge")))
-            fprintf(err, "trainplan: %s --format: expected jsonl (its "
-                         "records, the default; json is the same) or csv "
-                         "(one row a scenario), found '%s'\n",
-                    pos[0], bad_format);
-        else
-            fprintf(err, "trainplan: --format: expected table, json, csv or "
-                         "jsonl (md: diff only), found '%s'\n",
-                    bad_format);
-        return TP_EUSAGE;
-    }
-    /* A one-word command (verb "") takes no subcommand. */
-    int one_word = 0;
-    for (int i = 0; npos >= 1 && i < cli_n_commands; i++)
-        if (!cli_commands[i].verb[0] && strcmp(cli_commands[i].group, pos[0]) == 0)
-            one_word = 1;
-    if (npos < 2 && !one_word) {
-        if (npos == 0) {
-            cli_usage(err, NULL);
-        } else {
-            fprintf(err, "trainplan: '%s' needs a subcommand:", pos[0]);
-            for (int i = 0; i < cli_n_commands; i++)
-                if (strcmp(cli_commands[i].group, pos[0]) == 0)
-                    fprintf(err, " %s", cli_commands[i].verb);
-            fprintf(err, " (try --help)\n");
-        }
-        return TP_EUSAGE;
-    }
-    const cli_command *cmd = NULL;
-    for (int i = 0; i < cli_n_commands; i++)
-        if (strcmp(cli_commands[i].group, pos[0]) == 0
-            && (one_word ? !cli_commands[i].verb[0]
-                         : strcmp(cli_commands[i].verb, pos[1]) == 0))
-            cmd = &cli_commands[i];
-    if (!cmd) {
-        const char *names[CLI_MAX_COMMANDS];
-        char joined[CLI_MAX_COMMANDS][48];
-        for (int i = 0; i < cli_n_commands; i++) {
-            snprintf(joined[i], sizeof joined[i], "%s %s", cli_commands[i].group,
-                     cli_commands[i].verb);
-            names[i] = joined[i];
-        }
-        char want[96], hint[256];
-        snprintf(want, sizeof want, "%s %s", pos[0], pos[1]);
-        tp_suggest(want, names, cli_n_commands, hint, sizeof hint);
-        fprintf(err, "trainplan: unknown command '%s'%s (try --help)\n",
-                want, hint);
-        return TP_EUSAGE;
-    }
-    /* The ZeRO stage from --zero-stage and the distributed-optimizer
-     * flags, which must agree: --use-distributed-optimizer is ZeRO-1 or
-     * more, --no-use-distributed-optimizer ZeRO-0. */
-    if (zero_arg >= 0 && distopt
-        && (distopt > 0) != (zero_arg >= 1)) {
-        fprintf(err,
-                "trainplan: --zero-stage %lld and --%suse-distributed-"
-                "optimizer disagree (the distributed optimizer is ZeRO-1 or "
-                "more); give one\n",
-                zero_arg, distopt > 0 ? "" : "no-");
-        return TP_EUSAGE;
-    }
-    if (zero_arg >= 0)
-        o.job.zero = (int)zero_arg;
-    else if (distopt)
-        o.job.zero = distopt > 0 ? 1 : 0;
-    /* Modules are read with the selective granularity only (Megatron-Core
-     * TransformerConfig): given alone, they ask for it. */
-    if (o.job.recompute_modules && o.job.recompute < 0)
-        o.job.recompute = SPACE_RECOMPUTE_SELECTIVE;
-    /* The precision-aware optimizer runs with the distributed optimizer
-     * only, and Transformer Engine's layer offload with one pipeline stage
-     * and no recomputation: given alone, they ask for them. */
-    if (o.job.pa_optimizer && o.job.zero < 0) o.job.zero = 1;
-    if (o.job.act_offload_layers > 0 && o.job.pp <= 0) o.job.pp = 1;
-    if (o.job.act_offload_layers > 0 && o.job.recompute < 0)
-        o.job.recompute = SPACE_RECOMPUTE_NONE;
-    for (int i = 0; i < cli_n_options; i++)
-        if (seen_id[cli_options[i].id] && !(cli_options[i].cmds & cmd->bit)) {
-            fprintf(err, "trainplan: --%s does not apply to '%s %s'\n",
-                    cli_options[i].name, cmd->group, cmd->verb);
-            return TP_EUSAGE;
-        }
-    /* A job file gives the model and the layout: an option that would set
-     * them too is a contradiction, not an override. */
-    if (o.job_file)
-        for (int i = 0; i < cli_n_options; i++)
-            if (seen_id[cli_options[i].id] && cli_job_sets(cli_options[i].id)) {
-                fprintf(err,
-                        "trainplan: --%s and --%s: the job file gives the "
-                        "model and the layout; drop --%s or edit the file\n",
-                        o.near ? "near" : cli_job_options[o.job_kind],
-                        cli_options[i].name, cli_options[i].name);
-                return TP_EUSAGE;
-            }
-    if (o.calibrate && !o.log_file) {
-        fprintf(err, "trainplan: --calibrate-to-log needs --log FILE (the "
-                     "run to calibrate to)\n");
-        return TP_EUSAGE;
-    }
-    if (o.format == EMIT_JSONL && cmd->bit != CMD_SEARCH && cmd->bit != CMD_SWEEP
-        && cmd->bit != CMD_MERGE) {
-        fprintf(err, "trainplan: --format jsonl applies to 'search', "
-                     "'sweep' and 'merge' only\n");
-        return TP_EUSAGE;
-    }
-    /* sweep and merge say what they write (sweep/sweep_run.c) */
-    if (o.format == EMIT_MD && cmd->bit != CMD_DIFF && cmd->bit != CMD_SWEEP
-        && cmd->bit != CMD_MERGE) {
-        fprintf(err, "trainplan: --format md applies to 'diff' only\n");
-        return TP_EUSAGE;
-    }
-    o.npos = npos - (one_word ? 1 : 2);
-    o.pos = pos + (one_word ? 1 : 2);
-    if (o.npos < cmd->min_args || o.npos > cmd->max_args) {
-        fprintf(err, "trainplan: usage: trainplan %s %s %s\n", cmd->group,
-                cmd->verb, cmd->args);
-        return TP_EUSAGE;
-    }
-    /* Every file the call reads and writes, before anything is written:
-     * no output may replace an input or another output (out.c). */
-    {
-        int n_io = 0;
-        emit_io *io = tp_xcalloc((size_t)(n_io_given + o.npos + 1), sizeof *io);
-        char names[MAX_IO_GIVEN][64];
-        int has_output = 0;
-        for (int i = 0; i < n_io_given; i++)
-            if (cli_io_options[io_given[i].k].id == OPT_OUTPUT) has_output = 1;
-        /* Without -o the command's data goes to the caller's stream. */
-        if (!has_output)
-            io[n_io++] = (emit_io){"standard output", "-", EMIT_IO_OUT, 1};
-        for (int i = 0; i < n_io_given; i++) {
-            int k = io_given[i].k, id = cli_io_options[k].id;
-            const cli_option *opt = cli_option_by_id(id);
-            emit_io *x = &io[n_io];
-            x->path = io_given[i].path;
-            x->role = cli_io_options[k].role;
-            if (id == OPT_OUTPUT) {
-                x->what = "-o";
-                /* sweep's -o is its records' file; import's a directory */
-                if (cmd->output_is_dir && cmd->bit != CMD_SWEEP)
-                    x->role = EMIT_IO_OUT_DIR;
-            } else {
-                snprintf(names[i], sizeof names[i], "--%s", opt->name);
-                x->what = names[i];
-            }
-            /* a preset's name is no file */
-            if (id == OPT_MODEL && !space_model_is_path(x->path)) continue;
-            n_io++;
-        }
-        for (int i = 0; i < o.npos; i++) {
-            if (cmd->args_read == ARGS_NAMES
-                || (cmd->args_read == ARGS_MODEL
-                    && !space_model_is_path(o.pos[i])))
-                continue;
-            io[n_io++] = (emit_io){cmd->bit == CMD_SWEEP  ? "the spec"
-                                  : cmd->bit == CMD_DIFF ? (i ? "NEW" : "OLD")
-                                  : cmd->args_read == ARGS_MODEL ? "the model"
-                                                                 : "the input",
-                                  o.pos[i], EMIT_IO_IN, 0};
-        }
-        rc = emit_io_check(io, n_io, out_f, &e);
-        free(io);
-        if (rc) {
-            fprintf(err, "trainplan: %s\n", e.msg);
-            return rc;
-        }
-    }
-    o.out = out_f;
-
-#ifdef _OPENMP
-    /* The thread count is the calling thread's: set for this call only. */
-    int threads_before = omp_get_max_threads();
-    if (o.threads > 0) omp_set_num_threads(o.threads);
-#endif
-
-    /* -o of a command that writes a directory is its argument, not where
-     * stdout goes. */
-    if (cmd->output_is_dir) {
-        o.out_dir = o.output;
-        o.output = NULL;
-    }
-    emit_out out;
-    rc = emit_out_open(&out, o.output, out_f, &e); /* NULL, "-": out_f */
-    if (rc) {
-        fprintf(err, "trainplan: %s\n", e.msg);
-    } else {
-        rc = cmd->fn(&o, &out, &e);
-        /* A nothing-feasible result (1) is still output worth keeping,
-         * and so is a diff that found changes (3). */
-        int keep = rc == TP_OK || rc == TP_INFEASIBLE
-                   || (cmd->bit == CMD_DIFF && rc == CLI_EXIT_CHANGED);
-        tp_err ce = {0};
-        int crc = emit_out_close(&out, keep, &ce);
-        /* An output that could not be written (a full disk, /dev/full, a
-         * size limit) is 74 even when the command found changes (3): the
-         * report the caller relies on is not there. */
-        if (crc) {
-            fprintf(err, "trainplan: %s\n", ce.msg);
-            rc = crc;
-        } else if (rc != TP_OK && rc != TP_INFEASIBLE) {
-            fprintf(err, "trainplan: %s\n", e.msg);
-        }
-    }
-#ifdef _OPENMP
-    if (o.threads > 0) omp_set_num_threads(threads_before);
-#endif
-    return rc;
+    return cli_dispatch(&o, &gv, g.npos, argv + 1, out_f, err);
 }

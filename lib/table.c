@@ -7,7 +7,7 @@
  * (cli_option_kind, cli_option_name) and the bash completion script
  * (`trainplan completion bash`). Parsing argv is run.c's.
  */
-#include "cli.h"
+#include "lib_int.h"
 #include "table.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * the fields the user leaves unset (search_complete), and emit/estimate.c
  * writes it; a library call takes it as a struct (cli_estimate_sink).
  */
-#include "cli.h"
+#include "lib_int.h"
 
 int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
 {

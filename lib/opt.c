@@ -11,7 +11,7 @@
  *   argv[1..npos], the options after them (argv is permuted as GNU's is:
  *   pass a copy).
  */
-#include "cli.h"
+#include "lib_int.h"
 
 #include <getopt.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * and calls the report. What a report prints and computes is emit/'s.
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
-#include "cli.h"
+#include "lib_int.h"
 #include "report.h"
 
 #include <ctype.h>

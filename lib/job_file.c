@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "lib_int.h"
 #include "launch.h"
 #include "tp_base.h"
 

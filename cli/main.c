@@ -1,5 +1,5 @@
 /*
- * tool.c - the trainplan executable: one call of the library's tp_run
+ * main.c - the trainplan executable: one call of the library's tp_run
  * (include/trainplan.h), as any client would make it, plus what only a
  * program may decide for its process: its signals, and closing standard
  * output (where NFS or a full pipe may report a write error last).

@@ -1,16 +1,18 @@
 /*
- * table.h - the command line's tables, private to run.c, table.c and
- * parse.c: the subcommands (cli_commands) and the options (cli_options,
- * which generate getopt's tables, --help, the man page check and bash
- * completion), the options that name files (cli_io_options), and the
- * parsers of an option's argument (parse.c) whose messages name the
- * option. run.c sizes its per-call arrays by CLI_MAX_OPTIONS and
- * CLI_MAX_COMMANDS, which table.c checks the tables against.
+ * table.h - the option and command tables, private to lib/'s run.c,
+ * dispatch.c, table.c and parse.c: the subcommands (cli_commands) and
+ * the options (cli_options, which generate getopt's tables, --help, the
+ * man page check and bash completion), the options that name files
+ * (cli_io_options), the parsers of an option's argument (parse.c) whose
+ * messages name the option, and what a call's parse found for
+ * dispatch.c (cli_given). run.c and dispatch.c size their per-call
+ * arrays by CLI_MAX_OPTIONS and CLI_MAX_COMMANDS, which table.c checks
+ * the tables against.
  */
-#ifndef TP_CLI_TABLE_H
-#define TP_CLI_TABLE_H
+#ifndef TP_LIB_TABLE_H
+#define TP_LIB_TABLE_H
 
-#include "cli.h"
+#include "lib_int.h"
 
 
 typedef int (*cmd_fn)(const cli_opts *, emit_out *, tp_err *);
@@ -208,6 +210,33 @@ struct cli_io_option {
 };
 /* File options one call may give (each of the above once or twice). */
 #define MAX_IO_GIVEN 64
+/* Option ids are below MAX_OPT_ID (run.c checks the table once), so a
+ * call marks the options it was given in an array by id. */
+enum { MAX_OPT_ID = 1024 };
+
+/* What parsing a call's options found besides its cli_opts (run.c),
+ * for the checks made once the command is known (dispatch.c). */
+typedef struct cli_given {
+    /* the ids given: every option of an id counts as given (aliases) */
+    unsigned char seen_id[MAX_OPT_ID];
+    /* the file options as given, in order, for emit_io_check */
+    struct {
+        const char *path;
+        int k; /* cli_io_options[k] */
+    } io[MAX_IO_GIVEN];
+    int n_io;
+    const char *bad_format; /* --format's value when not a format */
+    int distopt;            /* --use- (1) or --no-use-distributed-optimizer (-1) */
+    long long zero_arg;     /* --zero-stage, -1 = not given */
+} cli_given;
+
+/* The rest of cli_run_sink once the options are parsed into *o and *gv
+ * (dispatch.c): finds the command of the npos positional arguments pos,
+ * checks the options against it and the files against each other, and
+ * runs it (its data to out_f or -o FILE, diagnostics to err). Returns
+ * the exit status. */
+int cli_dispatch(cli_opts *o, const cli_given *gv, int npos, char **pos,
+                 FILE *out_f, FILE *err);
 
 typedef struct cli_option {
     const char *name;

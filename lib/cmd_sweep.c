@@ -2,7 +2,7 @@
  * cmd_sweep.c - `trainplan sweep`, `merge` and `diff`: their options as
  * the sweep module takes them (sweep/sweep.h), then the call.
  */
-#include "cli.h"
+#include "lib_int.h"
 #include "sweep.h"
 
 #include <string.h>

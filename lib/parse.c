@@ -8,7 +8,7 @@
  * cli_arg_* names the option in its message.
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
-#include "cli.h"
+#include "lib_int.h"
 #include "table.h"
 
 #include <ctype.h>
