@@ -4,8 +4,8 @@
  * what the search chose of it, the iteration's time term by term with its
  * error band, the memory of the busiest GPU and of every pipeline stage,
  * the time and cost to train, a run's log against it (--log) and the
- * operators timed (--ops). Nothing here reads an option: the command line
- * fills an emit_estimate (cli/cmd_estimate.c).
+ * operators timed (--ops). Nothing here reads an option: the command layer
+ * fills an emit_estimate (lib/cmd_estimate.c).
  *
  * MFU convention: model FLOPs (space.h: 2 per multiply-add, GEMMs only,
  * attention over the whole sequence, backward = 2 x forward, no
