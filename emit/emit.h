@@ -183,6 +183,30 @@ struct est_band;
 void emit_json_band(cJSON *o, const struct est_band *b);
 char *emit_band_text(const struct est_band *b, char *buf, size_t cap);
 
+/* ---- an estimate (estimate.c) -------------------------------------------- */
+/* One estimate as `estimate` writes it. Every pointer outlives the call. */
+typedef struct emit_estimate {
+    const est_ctx *ctx;       /* the system, its GPU, the models and kernel
+                                 efficiency the estimate used */
+    const space_model *m;
+    const space_layout *want; /* the layout asked for: its SEARCH_UNSET
+                                 fields were chosen (search_complete) */
+    const est_result *r;      /* the estimate of the layout chosen */
+    int64_t tried, feasible;  /* search_complete's counts */
+    double tokens;            /* tokens to train, 0: none (no cost) */
+    const est_run_fed *fed;   /* a run's log against r (est_fed_back), or
+                                 NULL: no log */
+    const char *log_path;     /* that log, as the user named it */
+    int ops;                  /* also each operator timed (est_trace) */
+} emit_estimate;
+/* The object `estimate --format json` prints (docs/output-formats.md);
+ * the caller prints (emit_print_json) or deletes it. */
+cJSON *emit_estimate_json(const emit_estimate *a);
+/* The estimate in words and tables (fmt: a table format, its tables in
+ * it): layout, software, time term by term with its error band, memory of
+ * the busiest GPU and of every stage, the cost, the log, the operators. */
+void emit_estimate_text(FILE *f, emit_format fmt, const emit_estimate *a);
+
 /* ---- a search's answer (search.c) ---------------------------------------- */
 /* The launch forms a JSON row carries (launch and launch_args). */
 enum {
@@ -224,6 +248,12 @@ typedef struct emit_search_form {
  * elapsed time and threads. The caller deletes it. */
 cJSON *emit_search_json(const search_setup *s, const emit_search_form *f,
                         const search_answer *a, int timing);
+
+/* --svg FILE: the picture of answer a of search q (plot/svg.c; version
+ * in its subtitle) written whole or not at all to path ("-": the caller's
+ * stream, emit_out_open). TP_OK or TP_EIO with the message in e. */
+int emit_search_svg(const char *path, FILE *caller, const search_request *q,
+                    const search_answer *a, const char *version, tp_err *e);
 
 /* A search that admitted nothing, in words (miss.c): a->miss of
  * search_explain_miss; each does nothing where it is NULL.

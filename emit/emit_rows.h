@@ -1,7 +1,7 @@
 /*
- * emit_rows.h - what a search's printing (search_text.c) and its JSON
- * (search.c) share: a ranked layout with its figures, and the JSON of
- * rows, counts and pipeline sizes.
+ * emit_rows.h - what a search's printing (search_text.c), its JSON
+ * (search.c) and --near (near.c) share: a ranked layout with its figures,
+ * and the JSON of rows, counts and pipeline sizes.
  */
 #ifndef TP_EMIT_ROWS_H
 #define TP_EMIT_ROWS_H
@@ -87,5 +87,27 @@ void emit_search_csv(FILE *f, const search_setup *s, const emit_search_form *fm,
 void emit_search_jsonl(FILE *f, const search_setup *s,
                        const emit_search_form *fm, const search_answer *a,
                        const emit_row *rows, const emit_row *frows, int timing);
+
+/* --sbatch FILE: the Megatron-LM launch script of row best of search q
+ * (emit_row_launch with tt_version, nemo_format), written as
+ * emit_search_svg writes. TP_OK or TP_EIO with the message in e. */
+int emit_search_sbatch(const char *path, FILE *caller, const emit_row *best,
+                       const search_request *q, int tt_version,
+                       int nemo_format, tp_err *e);
+
+/* ---- the user's own job beside the search's best (near.c) ------------- */
+
+/* `search --near` in words, after the search's text: job n as estimated,
+ * then the best against it (what it saves, what changes in the layout
+ * and, for a Megatron-LM job, in its flags); with fed (NULL: no log) the
+ * run's log at log_path against the job's estimate. */
+void emit_near_text(FILE *f, const search_own *n, const emit_row *best,
+                    const search_request *q, const est_run_fed *fed,
+                    const char *log_path);
+/* The same as the "near" object of the search's JSON j (best NULL:
+ * nothing admitted), and with fed its "measured" object. */
+void emit_near_json(cJSON *j, const search_own *n, const emit_row *best,
+                    const search_request *q, const est_run_fed *fed,
+                    const char *log_path);
 
 #endif

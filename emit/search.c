@@ -2,10 +2,13 @@
  * search.c - `search --format json` and a sweep's record: each ranked
  * layout with its estimate, memory, error band and launches (as text and
  * as data), the counts of layouts rejected, pruned and estimated, the
- * pipeline sizes and why some admit nothing, the --near job, a miss's
- * levers (emit_search_json); and the CSV cells of a layout.
+ * pipeline sizes and why some admit nothing, a miss's levers
+ * (emit_search_json); the CSV cells of a layout; and the files a search
+ * writes beside its output: the SVG picture (--svg) and #1's launch
+ * script (--sbatch).
  */
 #include "emit_rows.h"
+#include "plot.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -454,4 +457,35 @@ cJSON *emit_search_json(const search_setup *s, const emit_search_form *f,
         emit_miss_json(nm, q, a);
     }
     return j;
+}
+
+int emit_search_svg(const char *path, FILE *caller, const search_request *q,
+                    const search_answer *a, const char *version, tp_err *e)
+{
+    size_t n = 0;
+    char *doc = plot_search_svg(q, a, version, &n);
+    emit_out o;
+    int rc = emit_out_open(&o, path, caller, e);
+    if (!rc) {
+        fwrite(doc, 1, n, o.f);
+        rc = emit_out_close(&o, 1, e);
+    }
+    free(doc);
+    return rc;
+}
+
+int emit_search_sbatch(const char *path, FILE *caller, const emit_row *best,
+                       const search_request *q, int tt_version,
+                       int nemo_format, tp_err *e)
+{
+    emit_out o;
+    int rc = emit_out_open(&o, path, caller, e);
+    if (rc) return rc;
+    launch_plan lc;
+    emit_row_launch(&lc, best, q, tt_version, nemo_format);
+    launch_text t = {0};
+    launch_megatron_script(&lc, &t);
+    fputs(launch_text_str(&t), o.f);
+    launch_text_free(&t);
+    return emit_out_close(&o, 1, e);
 }

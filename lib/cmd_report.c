@@ -30,7 +30,7 @@ int cmd_model_list(const cli_opts *o, emit_out *out, tp_err *e)
 int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
 {
     space_model m;
-    int rc = cli_model_unread(o->pos[0], o->strict, cli_err(o), e);
+    int rc = space_model_unread(o->pos[0], o->strict, cli_err(o), e);
     if (rc) return rc;
     rc = space_model_resolve(o->pos[0], &m, e);
     if (rc) return rc;

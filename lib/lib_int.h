@@ -194,19 +194,6 @@ int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e);
 int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e);
 int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e);
 
-/* When name_or_path is a config.json: what it says that trainplan does
- * not model (space_hf_unread), each a "trainplan: warning:" line on
- * standard error, or with strict a TP_EDATA error naming them. TP_OK
- * for presets and clean files; a file that does not load is left to the
- * model reader's message. */
-int cli_model_unread(const char *name_or_path, int strict, FILE *err,
-                     tp_err *e);
-
-/* A named figure of an estimate (a time term, a memory term): the
- * estimator's (est_term; est_time_terms gives the time terms, in the one
- * order of every output). */
-typedef est_term cli_term;
-
 int cmd_estimate(const cli_opts *o, emit_out *out, tp_err *e);
 int cmd_search(const cli_opts *o, emit_out *out, tp_err *e);
 

@@ -27,7 +27,8 @@
  * hidden_size is an error, not 4096), or model what the struct cannot
  * hold; space_hf_unread names each such key (Qwen's mlp_only_layers and
  * partial windows, PhiMoE's LM-head bias, irregular local/global
- * patterns). Still approximated without a warning, each < 0.01% of a
+ * patterns), and space_model_unread says them as warnings or, with
+ * --strict, as an error. Still approximated without a warning, each < 0.01% of a
  * model: OPT's two extra position rows, GPT-J's LM-head bias, the one norm
  * of Falcon-7B's parallel block. Keys that change no count or FLOP
  * (routed_scaling_factor, norm_topk_prob, rope_scaling, swiglu_limit,
@@ -835,4 +836,29 @@ int space_hf_unread(const cJSON *obj, const char *file, char *buf, size_t cap)
         }
 #undef ADD
     return count;
+}
+
+int space_model_unread(const char *name_or_path, int strict, FILE *err,
+                       tp_err *e)
+{
+    if (!name_or_path || !space_model_is_path(name_or_path)) return TP_OK;
+    cJSON *root = NULL;
+    tp_err le = {0};
+    /* a file that does not load is the model reader's to report */
+    if (tp_json_load(name_or_path, &root, &le)) return TP_OK;
+    char buf[4096];
+    int k = space_hf_unread(root, name_or_path, buf, sizeof buf);
+    cJSON_Delete(root);
+    if (k == 0) return TP_OK;
+    if (strict)
+        return tp_errf(e, TP_EDATA,
+                       "--strict: %d thing%s trainplan does not model: %s",
+                       k, k == 1 ? "" : "s", buf);
+    for (char *p = buf, *nl; *p; p = nl + 1) {
+        nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        fprintf(err, "trainplan: warning: %s\n", p);
+        if (!nl) break;
+    }
+    return TP_OK;
 }

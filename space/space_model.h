@@ -20,6 +20,7 @@
 #define TP_SPACE_MODEL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include "../hwdb/tp_base.h"
 
 typedef enum space_act {
@@ -332,6 +333,14 @@ int space_model_from_hf_json(const cJSON *obj, const char *file,
  * sparse attention. Written into buf[cap] ('\n' between lines; cut at
  * cap); returns how many there are. Reads obj only. */
 int space_hf_unread(const cJSON *obj, const char *file, char *buf, size_t cap);
+
+/* When name_or_path is a config.json: what it says that trainplan does
+ * not model (space_hf_unread), each a "trainplan: warning:" line on err,
+ * or with strict a TP_EDATA error naming them ("--strict: ..."). TP_OK
+ * for presets and clean files; a file that does not load is left to the
+ * model reader's message (space_model_resolve). */
+int space_model_unread(const char *name_or_path, int strict, FILE *err,
+                       tp_err *e);
 
 /* Whether a --model argument names a config.json rather than a preset:
  * it contains '/' or ends in ".json" (any case). */

@@ -622,6 +622,41 @@ static void test_hf_gemma3_unread(void)
     cJSON_Delete(j);
 }
 
+/* space_model_unread: a config.json's unmodelled keys as warnings on the
+ * stream given, or with strict an error naming them; nothing for a
+ * preset, a clean file or one that does not load (the reader's to say). */
+static void test_model_unread(void)
+{
+    const char *path = "./test_space_unread.json";
+    FILE *f = fopen(path, "w");
+    TP_CHECK(f != NULL);
+    if (!f) return;
+    fputs("{\"model_type\":\"qwen2\",\"sliding_window\":4096,"
+          "\"use_sliding_window\":true,\"max_window_layers\":21}", f);
+    fclose(f);
+    FILE *err = tmpfile();
+    TP_CHECK(err != NULL);
+    if (!err) return;
+    tp_err e = {0};
+    TP_CHECK_INT(space_model_unread(path, 0, err, &e), TP_OK);
+    char buf[1024] = "";
+    rewind(err);
+    size_t n = fread(buf, 1, sizeof buf - 1, err);
+    buf[n] = '\0';
+    TP_CHECK_CONTAINS(buf, "trainplan: warning: ./test_space_unread.json: "
+                           "$.use_sliding_window: a sliding window (4096)");
+    TP_CHECK_INT(space_model_unread(path, 1, err, &e), TP_EDATA);
+    TP_CHECK_CONTAINS(e.msg, "--strict: 1 thing trainplan does not model: "
+                             "./test_space_unread.json: $.use_sliding_window");
+    long at = ftell(err);
+    TP_CHECK_INT(space_model_unread("llama3-8b", 1, err, &e), TP_OK);
+    TP_CHECK_INT(space_model_unread("./no-such-config.json", 1, err, &e),
+                 TP_OK);
+    TP_CHECK_INT(ftell(err), at); /* nothing written for either */
+    fclose(err);
+    remove(path);
+}
+
 /* Real config.json files read to the same architecture as the presets,
  * hence the same published counts. */
 static void test_hf_matches_presets(void)
@@ -2229,6 +2264,7 @@ int main(int argc, char **argv)
     TP_RUN(test_foundry_presets);
     TP_RUN(test_hf_json);
     TP_RUN(test_resolve);
+    TP_RUN(test_model_unread);
     TP_RUN(test_validation_runs);
     TP_RUN(test_stacks);
     TP_RUN(test_rc_modules);
