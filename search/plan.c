@@ -37,9 +37,10 @@
  * (<= its estimate) ranks strictly after the k-th best found and a point
  * already found strictly dominates the floor's (time, cost).
  *
- * Operator and collective times, a whole layer's time and the end
- * stages' extras are memoized per thread inside the estimator (iter_ops.c,
- * iter_memo.c), across the layouts of a search that share them
+ * Operator and collective times, a whole layer's time, the end stages'
+ * extras and what a layout's pipeline ranks share for its memory are
+ * memoized per thread inside the estimator (iter_ops.c, iter_memo.c,
+ * mem_memo.c), across the layouts of a search that share them
  * (bench/results/search_speed.md).
  */
 #include "search_int.h"
