@@ -535,6 +535,16 @@ void est_estimate_with_memory(const est_ctx *c, const space_model *m,
                               const space_layout *l, double mem_limit_bytes,
                               const est_memory *mem, est_result *r);
 
+/* est_estimate_within of a layout the caller has checked already: l
+ * passed space_layout_check of m with c's GPUs per node (0 where TP may
+ * cross nodes), as every layout the search's grid admits has
+ * (space_grid_check), so it is not checked again. Under EST_MEMO_CHECK
+ * it is, and a layout that fails counts as a mismatch (est_memo_checked).
+ * The same bytes as est_estimate_within. */
+void est_estimate_valid(const est_ctx *c, const space_model *m,
+                        const space_layout *l, double mem_limit_bytes,
+                        est_result *r);
+
 /* The pipeline bubble of l's schedule (space_pp_schedule), seconds, from
  * the mean over the pipeline ranks of one micro-batch's time on a rank: t
  * its whole (forward, backward, recompute and the exposed collectives, as

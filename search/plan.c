@@ -370,8 +370,10 @@ static void judge(const state *s, const cand *cd, int full,
     space_grid_layout(&sy->grid, cd->idx, cd->gpus, &q->base, &l);
     est_result r;
     double mem_limit = search_memory_limit(q, sy, &l);
-    /* what does not fit is not timed: only its memory is read below */
-    est_estimate_within(&sy->ctx, q->model, &l, mem_limit, &r);
+    /* what does not fit is not timed: only its memory is read below; l
+     * passed space_grid_check in phase 1 (scan.c), which holds
+     * space_layout_check's rules */
+    est_estimate_valid(&sy->ctx, q->model, &l, mem_limit, &r);
     o->saver = SEARCH_SAVER_NONE;
     o->saver_n = 0;
     o->graph = 0;
