@@ -535,6 +535,16 @@ void est_estimate_with_memory(const est_ctx *c, const space_model *m,
                               const space_layout *l, double mem_limit_bytes,
                               const est_memory *mem, est_result *r);
 
+/* est_estimate_within of a layout the caller has checked already: l
+ * passed space_layout_check of m with c's GPUs per node (0 where TP may
+ * cross nodes), as every layout the search's grid admits has
+ * (space_grid_check), so it is not checked again. Under EST_MEMO_CHECK
+ * it is, and a layout that fails counts as a mismatch (est_memo_checked).
+ * The same bytes as est_estimate_within. */
+void est_estimate_valid(const est_ctx *c, const space_model *m,
+                        const space_layout *l, double mem_limit_bytes,
+                        est_result *r);
+
 /* The pipeline bubble of l's schedule (space_pp_schedule), seconds, from
  * the mean over the pipeline ranks of one micro-batch's time on a rank: t
  * its whole (forward, backward, recompute and the exposed collectives, as
@@ -685,17 +695,19 @@ void est_error_band(const hw_gpu *g, const space_model *m,
  * (on by default): each thread remembers the times of the shapes it has
  * seen, keyed by the models and the op (the tables, system, collective,
  * bytes and group; a layer: the context, the model and the layout but
- * for the fields no layer reads). Results are the same bits either way;
- * 0 (off) is for benchmarks, EST_MEMO_CHECK for tests: memoized, and
- * every layer found in the memo is timed again and compared (the
- * differences counted by est_memo_mismatches). Set it before estimating,
- * not during. */
+ * for the fields no layer reads); and in est_memory_of what a layout's
+ * pipeline ranks share (mem_memo.c: keyed by the model and the layout but
+ * for the fields that part does not read). Results are the same bits
+ * either way; 0 (off) is for benchmarks, EST_MEMO_CHECK for tests:
+ * memoized, and every layer or shared part found in the memo is made
+ * again and compared (the differences counted by est_memo_checked). Set
+ * it before estimating, not during. */
 #define EST_MEMO_CHECK 2
 void est_memo_enable(int on);
 /* Under EST_MEMO_CHECK, since the process started, every thread's: the
- * layers found in the memo (*hits), and of those the ones whose time
- * differed from the time computed again (*mismatches): 0 unless the
- * layer memo's key misses a field a layer reads (iter_memo.c). */
+ * layers and memory parts found in the memos (*hits), and of those the
+ * ones that differed from what was computed again (*mismatches): 0 unless
+ * a memo's key misses a field its part reads (iter_memo.c, mem_memo.c). */
 void est_memo_checked(int64_t *hits, int64_t *mismatches);
 
 /* ---- context parallelism's elementwise kernels (iter_cp.c) -------------- */

@@ -298,6 +298,12 @@ int est_memo_mode(void);
  * parts are not memoized: the memo off, or a trace kept (iter_memo.c).
  * *m serves this thread only, until its next est_memo_open. */
 const est_memo *est_memo_open(const est_iter_ctx *x, est_memo *m);
+/* This thread's tag of model m's content: a number >= 1, never reused
+ * for other content (iter_memo.c; the memos key a model by it). */
+uint64_t est_model_tag(const space_model *m);
+/* Under EST_MEMO_CHECK: one memo hit computed again, mismatch nonzero
+ * where its bytes differed (est_memo_checked counts them). */
+void est_memo_count_check(int mismatch);
 int est_layer_weights(const est_iter_ctx *x, int moe, int64_t (*shape)[2],
                       int *gemms);
 
@@ -373,6 +379,28 @@ double est_act_rank_token(const space_model *m, const space_layout *l,
                           double *host_out);
 double est_graph_pool_token(const space_model *m, const space_layout *l,
                             const space_split *s, int64_t r, int64_t micro);
+
+/* What every pipeline rank of a layout shares (mem.c, est_memory_of):
+ * the model's parameters (space_model_params at Megatron's vocabulary
+ * padding for l's TP), l's split (space_split_resolve), the parameters of
+ * a layer and of the ends (est_stage_params_of) and the activations of a
+ * layer (est_act_layers_of, the MoE layers' not yet filled). */
+typedef struct est_stage_common {
+    space_params p;
+    space_split sp;
+    est_stage_params pieces;
+    est_act_layers acts;
+} est_stage_common;
+/* mem.c: *c made afresh (every byte set, the padding 0). */
+void est_stage_common_make(const space_model *m, const space_layout *l,
+                           est_stage_common *c);
+/* mem_memo.c: est_stage_common_make's bytes of m and l, from this
+ * thread's memo where it may hold them (est_memo_mode on, no custom
+ * pipeline layout), else made in *buf: valid until this thread's next
+ * call. */
+const est_stage_common *est_stage_common_of(const space_model *m,
+                                            const space_layout *l,
+                                            est_stage_common *buf);
 
 /* mem_state.c: parameters per rank, their GEMM weights. */
 double est_layer_gemm_weights_of(const space_model *m, double t, int moe);

@@ -290,9 +290,29 @@ void est_estimate_within(const est_ctx *c, const space_model *m,
     est_estimate_with_memory(c, m, l, mem_limit_bytes, NULL, r);
 }
 
+static void estimate(const est_ctx *c, const space_model *m,
+                     const space_layout *l, double mem_limit_bytes,
+                     const est_memory *mem, int checked, est_result *r);
+
 void est_estimate_with_memory(const est_ctx *c, const space_model *m,
                               const space_layout *l, double mem_limit_bytes,
                               const est_memory *mem, est_result *r)
+{
+    estimate(c, m, l, mem_limit_bytes, mem, 0, r);
+}
+
+void est_estimate_valid(const est_ctx *c, const space_model *m,
+                        const space_layout *l, double mem_limit_bytes,
+                        est_result *r)
+{
+    estimate(c, m, l, mem_limit_bytes, NULL, 1, r);
+}
+
+/* est_estimate_with_memory; checked: l passed space_layout_check
+ * (est_estimate_valid). */
+static void estimate(const est_ctx *c, const space_model *m,
+                     const space_layout *l, double mem_limit_bytes,
+                     const est_memory *mem, int checked, est_result *r)
 {
     /* the layout copied byte for byte (l may be r's own), the rest
      * zeroed: each byte written once */
@@ -317,8 +337,15 @@ void est_estimate_with_memory(const est_ctx *c, const space_model *m,
         est_memory_device(c, m, l, &r->mem);
     }
     char why[200];
-    space_reject rj = space_layout_check(m, l, c->tp_across_nodes ? 0 : gpn,
-                                         why, sizeof why);
+    space_reject rj = SPACE_OK;
+    if (!checked) {
+        rj = space_layout_check(m, l, c->tp_across_nodes ? 0 : gpn, why,
+                                sizeof why);
+    } else if (est_memo_mode() == EST_MEMO_CHECK) {
+        est_memo_count_check(space_layout_check(m, l,
+                                                c->tp_across_nodes ? 0 : gpn,
+                                                NULL, 0) != SPACE_OK);
+    }
     if (rj != SPACE_OK) {
         r->reason = EST_INVALID_LAYOUT;
         r->reject = rj;

@@ -63,7 +63,8 @@ static _Thread_local struct {
     uint64_t tag;
 } model_tags[MODEL_TAGS];
 static _Thread_local uint64_t model_tag_next, model_tag_at;
-static _Atomic int64_t checked_hits, checked_mismatches; /* EST_MEMO_CHECK */
+/* EST_MEMO_CHECK: this memo's and mem_memo.c's */
+static _Atomic int64_t checked_hits, checked_mismatches;
 
 /* Sets the fields of l that no memoized part reads (est_layer_time_of,
  * est_first_stage_extra_of, est_last_stage_extra_of and what they call)
@@ -89,8 +90,7 @@ static void memo_blind(space_layout *l)
     l->fp8_params = 0;
 }
 
-/* This thread's tag of model m's content. */
-static uint64_t model_tag(const space_model *m)
+uint64_t est_model_tag(const space_model *m)
 {
     for (int i = 0; i < MODEL_TAGS; i++)
         if (model_tags[i].tag && !memcmp(&model_tags[i].m, m, sizeof *m))
@@ -148,7 +148,7 @@ const est_memo *est_memo_open(const est_iter_ctx *x, est_memo *m)
     k->comm = est_comm_id(x->c->comm);
     k->sys = x->c->sys;
     k->gpu = x->c->gpu;
-    k->model = model_tag(x->m);
+    k->model = est_model_tag(x->m);
     k->gemm_dt = x->gemm_dt, k->act_dt = x->act_dt, k->norm = x->norm;
     k->any_layout_fp8 = x->any_layout_fp8, k->cudnn_attn = x->cudnn_attn;
     k->hopper = x->hopper, k->mla = x->mla;
@@ -194,12 +194,9 @@ static void memo_part(const est_iter_ctx *x, est_stage_time *st, int part,
         double w = 0;
         y.w_acc = &w;
         fn(&y, &t, moe);
-        if (hit) {
-            checked_hits++;
-            if (memcmp(&t, &sl->st[part], sizeof t)
-                || memcmp(&w, &sl->w[part], sizeof w))
-                checked_mismatches++;
-        }
+        if (hit)
+            est_memo_count_check(memcmp(&t, &sl->st[part], sizeof t)
+                                 || memcmp(&w, &sl->w[part], sizeof w));
         sl->have |= bit;
         sl->st[part] = t;
         sl->w[part] = w;
@@ -234,6 +231,12 @@ void est_first_stage_extra(const est_iter_ctx *x, est_stage_time *st)
 void est_last_stage_extra(const est_iter_ctx *x, est_stage_time *st)
 {
     memo_part(x, st, EST_PART_LAST, last_of);
+}
+
+void est_memo_count_check(int mismatch)
+{
+    checked_hits++;
+    if (mismatch) checked_mismatches++;
 }
 
 void est_memo_checked(int64_t *hits, int64_t *mismatches)

@@ -71,21 +71,10 @@
 #define EST_MEM_CACHE_EXPANDABLE 0.1425
 #define EST_MEM_CACHE_SEGMENTS 0.1525
 
-/* What every pipeline rank of a layout shares, made once per layout:
- * the model's parameters (space_model_params at Megatron's vocabulary
- * padding for l's TP), l's split (space_split_resolve), the parameters
- * of a layer and of the ends (est_stage_params_of) and the activations of
- * a layer (est_act_layers_of). */
-typedef struct stage_common {
-    space_params p;
-    space_split sp;
-    est_stage_params pieces;
-    est_act_layers acts;
-} stage_common;
-
-static void common_of(const space_model *m, const space_layout *l,
-                      stage_common *c)
+void est_stage_common_make(const space_model *m, const space_layout *l,
+                           est_stage_common *c)
 {
+    memset(c, 0, sizeof *c); /* the padding too: the memo compares bytes */
     space_model_params(m, 128 * l->tp, &c->p);
     space_split_resolve(m, l, &c->sp, NULL, 0);
     est_stage_params_of(m, l, &c->p, &c->pieces);
@@ -98,12 +87,13 @@ typedef struct stage_step {
     double fsdp, fp8;
 } stage_step;
 
-/* est_memory_stage of rank r with what its ranks share, cm, before it is
- * settled (stage_settle): its total not yet set, *at_step what it holds
- * at the step. */
+/* est_memory_stage of rank r with what its ranks share, cm (its layers'
+ * activations in *acts, a copy of cm's: their MoE terms filled where a
+ * chunk first holds some), before it is settled (stage_settle): its total
+ * not yet set, *at_step what it holds at the step. */
 static void stage_of(const space_model *m, const space_layout *l,
-                     stage_common *cm, int64_t r, est_memory *out,
-                     stage_step *at_step)
+                     const est_stage_common *cm, est_act_layers *acts,
+                     int64_t r, est_memory *out, stage_step *at_step)
 {
     memset(out, 0, sizeof *out);
     const space_params *pm = &cm->p;
@@ -297,7 +287,7 @@ static void stage_of(const space_model *m, const space_layout *l,
     }
     double rebuilt_tok, host_tok;
     double act = tokens
-                 * est_act_rank_token(m, l, sp, r, micro, &cm->acts,
+                 * est_act_rank_token(m, l, sp, r, micro, acts,
                                       &rebuilt_tok, &host_tok);
     if (r < l->pp - 1)
         act += tokens * est_inflight_chunks(l, r, micro)
@@ -599,10 +589,11 @@ static void stage_settle(const space_layout *l, est_memory *out,
 void est_memory_stage(const space_model *m, const space_layout *l, int64_t r,
                       est_memory *out)
 {
-    stage_common cm;
-    common_of(m, l, &cm);
+    est_stage_common buf;
+    const est_stage_common *cm = est_stage_common_of(m, l, &buf);
+    est_act_layers acts = cm->acts;
     stage_step at_step;
-    stage_of(m, l, &cm, r, out, &at_step);
+    stage_of(m, l, cm, &acts, r, out, &at_step);
     stage_settle(l, out, &at_step);
 }
 
@@ -680,14 +671,15 @@ void est_memory_of(const space_model *m, const space_layout *l,
                    est_memory *out)
 {
     memset(out, 0, sizeof *out);
-    stage_common cm;
-    common_of(m, l, &cm);
+    est_stage_common buf;
+    const est_stage_common *cm = est_stage_common_of(m, l, &buf);
+    est_act_layers acts = cm->acts;
     /* Every rank, but one that holds what a lower rank holds, chunk by
      * chunk: the lower one has as many micro-batches in flight or more
      * (est_inflight_chunks), so it needs as much or more (rank 0 more still,
      * with the embedding). The last rank (the head) and the MTP modules'
      * stand alone. Ranks in the order 0, PP - 1, 1, ..., PP - 2. */
-    const space_split sp = cm.sp;
+    const space_split sp = cm->sp;
     int64_t pp = sp.pp, seen[16];
     int n_seen = 0;
     double best = 0; /* the busiest rank's total */
@@ -716,7 +708,7 @@ void est_memory_of(const space_model *m, const space_layout *l,
         est_memory st;
         stage_step at_step;
         double total;
-        stage_of(m, l, &cm, r, &st, &at_step);
+        stage_of(m, l, cm, &acts, r, &st, &at_step);
         if ((total = moments_total(&st)) > best) {
             *out = st;
             best = total, best_step = at_step;

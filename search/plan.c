@@ -37,9 +37,10 @@
  * (<= its estimate) ranks strictly after the k-th best found and a point
  * already found strictly dominates the floor's (time, cost).
  *
- * Operator and collective times, a whole layer's time and the end
- * stages' extras are memoized per thread inside the estimator (iter_ops.c,
- * iter_memo.c), across the layouts of a search that share them
+ * Operator and collective times, a whole layer's time, the end stages'
+ * extras and what a layout's pipeline ranks share for its memory are
+ * memoized per thread inside the estimator (iter_ops.c, iter_memo.c,
+ * mem_memo.c), across the layouts of a search that share them
  * (bench/results/search_speed.md).
  */
 #include "search_int.h"
@@ -183,6 +184,17 @@ static void cand_sort(cand *c, cand *tmp, int64_t n)
         dst = sw;
     }
     if (src != c) memcpy(c, src, (size_t)n * sizeof *c);
+}
+
+/* Merges a[na] and b[nb], each sorted by cand_before, into out[na + nb]. */
+static void cand_merge(const cand *a, int64_t na, const cand *b, int64_t nb,
+                       cand *out)
+{
+    int64_t i = 0, j = 0, k = 0;
+    while (i < na && j < nb)
+        out[k++] = cand_before(&b[j], &a[i]) ? b[j++] : a[i++];
+    while (i < na) out[k++] = a[i++];
+    while (j < nb) out[k++] = b[j++];
 }
 
 /* What one estimate left for the merge. */
@@ -358,8 +370,10 @@ static void judge(const state *s, const cand *cd, int full,
     space_grid_layout(&sy->grid, cd->idx, cd->gpus, &q->base, &l);
     est_result r;
     double mem_limit = search_memory_limit(q, sy, &l);
-    /* what does not fit is not timed: only its memory is read below */
-    est_estimate_within(&sy->ctx, q->model, &l, mem_limit, &r);
+    /* what does not fit is not timed: only its memory is read below; l
+     * passed space_grid_check in phase 1 (scan.c), which holds
+     * space_layout_check's rules */
+    est_estimate_valid(&sy->ctx, q->model, &l, mem_limit, &r);
     o->saver = SEARCH_SAVER_NONE;
     o->saver_n = 0;
     o->graph = 0;
@@ -619,11 +633,16 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
 #pragma omp parallel num_threads(nt)
         {
             gather *t = &g[thread_num()];
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, 1) nowait
             for (int64_t k = u0; k < u1; k++) {
                 int64_t u = u1 - 1 - (k - u0);
                 search_scan_unit(q, (int)units[u][0], units[u][1], u, &vd, t);
             }
+            /* Likely winners first (the bounds tighten early): each
+             * thread sorts its own, merged below */
+            cand *tmp = tp_xmalloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *tmp);
+            cand_sort(t->c, tmp, t->n);
+            free(tmp);
         }
         int64_t n = 0;
         for (int i = 0; i < nt; i++) {
@@ -663,21 +682,22 @@ int search_run(const search_request *q, search_answer *a, tp_err *e)
                                    nb->from_bound, nb->saver, nb->saver_n);
             n += g[i].n;
         }
+        /* The threads' sorted candidates merged one after the other: the
+         * order is total, so it is the order of one sort of them all */
         cand *cands = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *cands);
+        cand *tmp = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
         n = 0;
         for (int i = 0; i < nt; i++) {
-            if (g[i].n) memcpy(cands + n, g[i].c, (size_t)g[i].n * sizeof *cands);
+            cand_merge(cands, n, g[i].c, g[i].n, tmp);
+            cand *sw = cands;
+            cands = tmp;
+            tmp = sw;
             n += g[i].n;
             free(g[i].c);
             free(g[i].verdict);
         }
+        free(tmp);
         free(g);
-        /* Likely winners first: the bounds tighten early. */
-        {
-            cand *tmp = tp_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
-            cand_sort(cands, tmp, n);
-            free(tmp);
-        }
 
         /* Phase 2: chunks estimated in parallel against the thresholds of
          * the chunks before (fixed within a chunk), merged in order by one
