@@ -28,6 +28,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "plot.h"
+#include "place.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -332,10 +333,7 @@ static void lg_item(legend *g, const char *svg, const char *text)
 
 /* ---- panel 1 and 2: time against cost ------------------------------------ */
 
-typedef struct lab {
-    double px, py; /* the point */
-    const search_point *s;
-} lab;
+typedef place_label lab; /* item: the search_point */
 
 static int lab_cmp(const void *a, const void *b)
 {
@@ -343,128 +341,18 @@ static int lab_cmp(const void *a, const void *b)
     return x->py < y->py ? -1 : x->py > y->py ? 1 : (x->px > y->px) - (x->px < y->px);
 }
 
-/* Where the panel's points are: a summed-area table of the admitted
- * points' marker centres at one pixel, so the points a label's box would
- * cover are counted in O(1) for each of the thousands of places tried. */
-typedef struct occupancy {
-    double x0, y0;  /* the panel's top-left corner, px */
-    int w, h;       /* cells, 1 px each */
-    int32_t *sum;   /* (w + 1) x (h + 1): points with centre above-left */
-} occupancy;
-
-static void occ_build(occupancy *o, const pic *p, const axis *ax, const axis *ay)
+/* The admitted points of the panel in a place_occ (place.h). */
+static void occ_build(place_occ *o, const pic *p, const axis *ax, const axis *ay)
 {
-    o->x0 = ax->px0, o->y0 = ay->px1;
-    o->w = (int)(ax->px1 - ax->px0) + 1, o->h = (int)(ay->px0 - ay->px1) + 1;
-    size_t sw = (size_t)o->w + 1;
-    o->sum = tp_xcalloc(sw * ((size_t)o->h + 1), sizeof *o->sum);
+    place_occ_init(o, ax->px0, ay->px1, (int)(ax->px1 - ax->px0) + 1,
+                   (int)(ay->px0 - ay->px1) + 1);
     for (int64_t i = 0; i < p->a->n_points; i++) {
         const search_point *s = &p->a->points[i];
         double vx = pt_x(p, s), vy = pt_y(p, s);
         if (vx < ax->lo || vx > ax->hi || vy < ay->lo || vy > ay->hi) continue;
-        int cx = (int)(ax_px(ax, vx) - o->x0), cy = (int)(ax_px(ay, vy) - o->y0);
-        if (cx < 0 || cx >= o->w || cy < 0 || cy >= o->h) continue;
-        o->sum[(size_t)(cy + 1) * sw + (size_t)(cx + 1)]++;
+        place_occ_add(o, ax_px(ax, vx), ax_px(ay, vy));
     }
-    for (int y = 1; y <= o->h; y++)
-        for (int x = 1; x <= o->w; x++)
-            o->sum[(size_t)y * sw + (size_t)x] += o->sum[(size_t)(y - 1) * sw + (size_t)x] +
-                                                 o->sum[(size_t)y * sw + (size_t)(x - 1)] -
-                                                 o->sum[(size_t)(y - 1) * sw + (size_t)(x - 1)];
-}
-
-/* Points whose marker (radius about 4 px) reaches into the box x, y, w, h. */
-static int32_t occ_count(const occupancy *o, double x, double y, double w, double h)
-{
-    int x0 = (int)floor(x - 4 - o->x0), x1 = (int)ceil(x + w + 4 - o->x0);
-    int y0 = (int)floor(y - 4 - o->y0), y1 = (int)ceil(y + h + 4 - o->y0);
-    x0 = x0 < 0 ? 0 : x0 > o->w ? o->w : x0;
-    x1 = x1 < 0 ? 0 : x1 > o->w ? o->w : x1;
-    y0 = y0 < 0 ? 0 : y0 > o->h ? o->h : y0;
-    y1 = y1 < 0 ? 0 : y1 > o->h ? o->h : y1;
-    size_t sw = (size_t)o->w + 1;
-    return o->sum[(size_t)y1 * sw + (size_t)x1] - o->sum[(size_t)y0 * sw + (size_t)x1] -
-           o->sum[(size_t)y1 * sw + (size_t)x0] + o->sum[(size_t)y0 * sw + (size_t)x0];
-}
-
-/* Whether label boxes a and b (x, y, w, h) overlap, or stand closer than
- * 2 px side by side. */
-static int boxes_clash(const double *a, const double *b)
-{
-    return a[0] < b[0] + b[2] + 2 && b[0] < a[0] + a[2] + 2 && a[1] < b[1] + b[3]
-           && b[1] < a[1] + a[3];
-}
-
-/* Distance from (x, y) to the nearest point of the box bx, by, bw, bh. */
-static double box_dist(double x, double y, double bx, double by, double bw, double bh)
-{
-    double dx = x < bx ? bx - x : x > bx + bw ? x - bx - bw : 0;
-    double dy = y < by ? by - y : y > by + bh ? y - by - bh : 0;
-    return sqrt(dx * dx + dy * dy);
-}
-
-/* The end of a label's leader on its box: the box's point nearest its
- * marker. */
-static void leader_end(const lab *l, const double *b, double *ex, double *ey)
-{
-    *ex = fmin(fmax(l->px, b[0]), b[0] + b[2]);
-    *ey = fmin(fmax(l->py, b[1]), b[1] + b[3]);
-}
-
-static double cross2(double ax, double ay, double bx, double by, double cx, double cy)
-{
-    return (bx - ax) * (cy - ay) - (by - ay) * (cx - ax);
-}
-
-/* How tangled labels i and j would be with boxes bi and bj: their
- * leaders cross (2), and their labels stack in the other order than
- * their points (1). */
-static int tangled(const lab *i, const double *bi, const lab *j, const double *bj)
-{
-    double ix, iy, jx, jy;
-    leader_end(i, bi, &ix, &iy);
-    leader_end(j, bj, &jx, &jy);
-    double d1 = cross2(i->px, i->py, ix, iy, j->px, j->py);
-    double d2 = cross2(i->px, i->py, ix, iy, jx, jy);
-    double d3 = cross2(j->px, j->py, jx, jy, i->px, i->py);
-    double d4 = cross2(j->px, j->py, jx, jy, ix, iy);
-    int cross = ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0))
-                && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
-    int inverted = (i->py - j->py) * (bi[1] - bj[1]) < 0;
-    return 2 * cross + inverted;
-}
-
-/* Two labels whose leaders cross, or that stack in the other order than
- * their points, trade heights where neither then
- * overlaps another label nor covers more points, and the pair is less
- * tangled after: the greedy placement gives the top point the nearest
- * free line, which can lie below the next point's. */
-static void uncross(const occupancy *occ, const lab *L, double (*box)[4], int n)
-{
-    for (int pass = 0; pass < n; pass++) {
-        int swapped = 0;
-        for (int i = 0; i < n; i++)
-            for (int j = i + 1; j < n; j++) {
-                int bad = tangled(&L[i], box[i], &L[j], box[j]);
-                if (!bad) continue;
-                double a[4] = {box[i][0], box[j][1], box[i][2], box[i][3]};
-                double b[4] = {box[j][0], box[i][1], box[j][2], box[j][3]};
-                if (tangled(&L[i], a, &L[j], b) >= bad) continue;
-                int32_t before = occ_count(occ, box[i][0], box[i][1], box[i][2], box[i][3]) +
-                                 occ_count(occ, box[j][0], box[j][1], box[j][2], box[j][3]);
-                int32_t after = occ_count(occ, a[0], a[1], a[2], a[3]) +
-                                occ_count(occ, b[0], b[1], b[2], b[3]);
-                int clash = after > before || boxes_clash(a, b);
-                for (int k = 0; k < n && !clash; k++)
-                    if (k != i && k != j)
-                        clash = boxes_clash(a, box[k]) || boxes_clash(b, box[k]);
-                if (clash) continue;
-                memcpy(box[i], a, sizeof a);
-                memcpy(box[j], b, sizeof b);
-                swapped = 1;
-            }
-        if (!swapped) break;
-    }
+    place_occ_sum(o);
 }
 
 /* Labels the front points in the box (top, bot, right). Each label, from
@@ -494,13 +382,13 @@ static void front_labels(const pic *p, const axis *ax, const axis *ay,
     for (int i = 0; i < n; i++)
         if (i % every == 0 || i == n - 1) L[m++] = L[i];
     n = m;
-    occupancy occ;
+    place_occ occ;
     occ_build(&occ, p, ax, ay);
     double(*box)[4] = tp_xcalloc((size_t)n + 1, sizeof *box); /* placed */
     fputs("<g font-size=\"11\">\n", p->f);
     for (int i = n - 1; i >= 0; i--) {
         char text[160];
-        label_of(p, L[i].s, text, sizeof text);
+        label_of(p, L[i].item, text, sizeof text);
         double w = CHAR_W * (double)strlen(text) + 4;
         double left_lim = ax->px0 + 2, right_lim = right - 2;
         double best_bx = 0, best_by = 0, best_d = INFINITY;
@@ -511,11 +399,11 @@ static void front_labels(const pic *p, const axis *ax, const axis *ay,
             for (double bx = left_lim; bx + w <= right_lim; bx += 2) {
                 const double here[4] = {bx, by, w, LABEL_H};
                 int clash = 0;
-                for (int k = i + 1; k < n && !clash; k++) clash = boxes_clash(here, box[k]);
+                for (int k = i + 1; k < n && !clash; k++) clash = place_boxes_clash(here, box[k]);
                 if (clash) continue;
-                int32_t c = occ_count(&occ, bx, by, w, LABEL_H);
+                int32_t c = place_occ_count(&occ, bx, by, w, LABEL_H);
                 if (c > best_c) continue;
-                double d = box_dist(L[i].px, L[i].py, bx, by, w, LABEL_H);
+                double d = place_box_dist(L[i].px, L[i].py, bx, by, w, LABEL_H);
                 /* keep clear of its own marker */
                 if (d < 7) continue;
                 if (c < best_c || d < best_d) {
@@ -527,23 +415,23 @@ static void front_labels(const pic *p, const axis *ax, const axis *ay,
         if (best_c == INT32_MAX) { /* no room at all: beside it, as it falls */
             best_bx = fmin(L[i].px + 10, right_lim - w);
             best_by = fmin(fmax(L[i].py - 6, top), bot - LABEL_H);
-            best_d = box_dist(L[i].px, L[i].py, best_bx, best_by, w, LABEL_H);
+            best_d = place_box_dist(L[i].px, L[i].py, best_bx, best_by, w, LABEL_H);
         }
         box[i][0] = best_bx, box[i][1] = best_by, box[i][2] = w, box[i][3] = LABEL_H;
     }
-    uncross(&occ, L, box, n);
+    place_uncross(&occ, L, box, n);
     for (int i = 0; i < n; i++) {
         char text[160];
-        label_of(p, L[i].s, text, sizeof text);
+        label_of(p, L[i].item, text, sizeof text);
         double w = box[i][2], best_bx = box[i][0], best_by = box[i][1];
-        double best_d = box_dist(L[i].px, L[i].py, best_bx, best_by, w, LABEL_H);
+        double best_d = place_box_dist(L[i].px, L[i].py, best_bx, best_by, w, LABEL_H);
         /* The text starts at the box's side facing its point. */
         int left = best_bx + w / 2 < L[i].px;
         double tx = left ? best_bx + w - 2 : best_bx + 2, ty = best_by + 10;
         if (best_d > 12) {
             /* a leader from the marker's edge to the box's nearest side */
             double ex, ey;
-            leader_end(&L[i], box[i], &ex, &ey);
+            place_leader_end(&L[i], box[i], &ex, &ey);
             double dx = ex - L[i].px, dy = ey - L[i].py, len = sqrt(dx * dx + dy * dy);
             fprintf(p->f,
                     "<line class=\"leader\" x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" "
@@ -562,7 +450,7 @@ static void front_labels(const pic *p, const axis *ax, const axis *ay,
     }
     fputs("</g>\n", p->f);
     free(box);
-    free(occ.sum);
+    place_occ_free(&occ);
     free(L);
 }
 
