@@ -248,6 +248,11 @@ typedef enum est_gemm_role {
 /* The most GEMM weights est_layer_weights gives for one layer. */
 #define EST_LAYER_WEIGHTS 9
 
+/* iter.c: the parameters of Megatron-Core's data-parallel bucket a step
+ * cannot hide (the last reduced, the first gathered; 0 for other
+ * frameworks); vp the padded vocabulary. */
+double est_dp_tail_params(const space_layout *l, int64_t hidden, int64_t vp);
+
 /* iter_ops.c: the trace, operator and collective times, groups. */
 void est_trace_add(const est_iter_ctx *x, const char *what, const char *shape,
                    double fwd_s, double bwd_s);

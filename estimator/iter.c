@@ -19,8 +19,8 @@
  *   iter_moe.c    an MoE layer's routed experts and their dispatch.
  *
  * Data parallelism: gradient reduction runs in buckets under the backward
- * of the last micro-batch (--overlap-grad-reduce; the last bucket, at most
- * EST_GRAD_BUCKET_PARAMS, is always exposed); the distributed optimizer's
+ * of the last micro-batch (--overlap-grad-reduce; the last bucket,
+ * est_dp_tail_params, is always exposed); the distributed optimizer's
  * parameter all-gather runs under the next forward (--overlap-param-gather)
  * likewise; space_layout's no_dp_overlap turns both off (Megatron-LM's
  * defaults, and its 2021 code). ZeRO-3 gathers each layer's parameters
@@ -91,8 +91,42 @@
 
 /* Megatron-Core DDP's default gradient bucket: 40 M parameters
  * (megatron/core/distributed/distributed_data_parallel_config.py,
- * bucket_size = max(40000000, 1000000 * dp_size)). */
+ * bucket_size = max(40000000, 1000000 * dp_size)); the bucket other
+ * frameworks are given here (est_dp_tail_params). */
 #define EST_GRAD_BUCKET_PARAMS 40e6
+
+/* The parameters of the data-parallel bucket a step cannot hide under
+ * Megatron-Core's DDP (0 for other frameworks, whose buckets keep
+ * EST_GRAD_BUCKET_PARAMS): the last one the backward fills, whose
+ * reduce-scatter (all-reduce without the distributed optimizer) starts
+ * after the backward's last GEMM, and the first one the forward needs,
+ * whose all-gather the first module's forward pre-hook issues and waits
+ * for at once (--align-param-gather off, its default). Both are the same
+ * bucket: the buffer lays parameters out in reverse registration order
+ * and closes a bucket at the first parameter that takes it to bucket_size
+ * or more (Megatron-LM d98e8a64dd, megatron/core/distributed/
+ * param_and_grad_buffer.py:980-986, and optimizer/distrib_optimizer.py:
+ * 552-569 for the distributed optimizer; finish_param_sync,
+ * param_and_grad_buffer.py:556-558), so the word embedding, registered
+ * first by GPTModel, ends the last bucket whatever its size. bucket_size
+ * defaults to max(40 M, 1 M x the DP x CP ranks) parameters
+ * (distributed_data_parallel.py:133-134; training.py:2189, dp_cp_group);
+ * MLPerf v5.1's NeMo Llama 3.1 submissions set 134,217,728
+ * (University-of-Florida/benchmarks/llama31_8b/implementations/b200_nemo/
+ * conf/custom.yaml:165, mlcommons/training_results_v5.1@441d65f4), and
+ * ALIGN_PARAM_GATHER=False for 8B (config_common_8b.sh). Llama 3.1 8B's
+ * embedding is 525 M parameters: the tail is the embedding's, not a
+ * bucket's. Layer 0's parameters left open in that bucket (under
+ * bucket_size) are not counted: a lower bound. vp: the padded
+ * vocabulary, split over TP (vocab-parallel). */
+double est_dp_tail_params(const space_layout *l, int64_t hidden, int64_t vp)
+{
+    if (l->framework != SPACE_FW_MEGATRON_CORE || l->zero > SPACE_ZERO_1)
+        return 0;
+    double bucket = fmax(40e6, 1e6 * (double)l->dp * (double)l->cp);
+    double emb = (double)vp * (double)hidden / (double)(l->tp > 0 ? l->tp : 1);
+    return fmax(bucket, emb);
+}
 
 static double stage_total(const est_stage_time *s)
 {
@@ -828,6 +862,23 @@ static void estimate(const est_ctx *c, const space_model *m,
         double grad_bytes = space_grad_bytes(l) * (params - xp);
         double xgrad = space_grad_bytes(l) * xp;
         double bucket = fmin(1, EST_GRAD_BUCKET_PARAMS / fmax(params, 1));
+        /* Megatron-Core: the tail bucket's own collectives, over the DP
+         * group (the embedding is not an expert parameter, and stays 16-bit
+         * under --fp8-param-gather). It is the first stage's, and under a
+         * pipeline the first stage's backward ends the step, so its tail
+         * is the one exposed; capped at the critical stage's parameters. */
+        double tail = fmin(est_dp_tail_params(l, m->hidden, x.vp), params - xp);
+        int mc_tail = tail > 0;
+        double rs_tail = 0, ag_tail = 0;
+        if (mc_tail) {
+            rs_tail = est_iter_coll(&x, l->zero == SPACE_ZERO_NONE
+                                            ? EST_COLL_ALLREDUCE
+                                            : EST_COLL_REDUCE_SCATTER,
+                                    space_grad_bytes(l) * tail, &x.dp_group);
+            if (l->zero == SPACE_ZERO_1)
+                ag_tail = est_iter_coll(&x, EST_COLL_ALLGATHER, 2 * tail,
+                                        &x.dp_group);
+        }
         /* Under the last micro-batch's backward, unless not overlapped. */
         double window = l->no_dp_overlap ? 0 : cs->bwd + cs->recompute;
         double fwd_window = l->no_dp_overlap ? 0 : cs->fwd;
@@ -836,7 +887,7 @@ static void estimate(const est_ctx *c, const space_model *m,
                                      &x.dp_group);
             if (xred)
                 t += est_iter_coll(&x, EST_COLL_ALLREDUCE, xgrad, &x.edp_group);
-            b->dp_s = fmax(bucket * t, t - window);
+            b->dp_s = fmax(mc_tail ? rs_tail : bucket * t, t - window);
         } else {
             double rs = est_iter_coll(&x, EST_COLL_REDUCE_SCATTER, grad_bytes,
                                       &x.dp_group);
@@ -878,8 +929,10 @@ static void estimate(const est_ctx *c, const space_model *m,
             if (xred && l->zero != SPACE_ZERO_3)
                 ag += est_iter_coll(&x, EST_COLL_ALLGATHER, (fp8p ? 1 : 2) * xp,
                                     &x.edp_group);
-            b->dp_s = rs_times * fmax(bucket * rs, rs - window)
-                      + fmax(bucket * ag, ag - fwd_window); /* 0 if ag is */
+            b->dp_s = rs_times * fmax(mc_tail ? rs_tail : bucket * rs,
+                                      rs - window)
+                      + fmax(mc_tail ? ag_tail : bucket * ag,
+                             ag - fwd_window); /* 0 if ag is */
             if (l->zero == SPACE_ZERO_3) {
                 /* Each layer's parameters gathered for its forward and
                  * again for its backward, under the neighbouring layer's

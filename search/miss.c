@@ -276,6 +276,17 @@ static void lever_tokens(const search_request *q, search_miss_report *r)
     search_request qt = *q;
     qt.tokens = t;
     search_lever lv = lever(SEARCH_LEVER_TOKENS, t, 0);
+    if (check(&qt, NULL, &lv, r)) {
+        keep(r, &lv);
+        return;
+    }
+    /* t can sit exactly on the limit (a dollar budget 10 % under the
+     * nearest layout's cost gives tokens x 0.9 to 3 figures), where the
+     * figures' rounding decides: the next 3-figure value down then. */
+    t = floor(search_floor3(t * (1 - 2e-3)));
+    if (!(t >= 1)) return;
+    qt.tokens = t;
+    lv = lever(SEARCH_LEVER_TOKENS, t, 0);
     if (check(&qt, NULL, &lv, r)) keep(r, &lv);
 }
 

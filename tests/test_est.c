@@ -2361,6 +2361,30 @@ static void test_pp_schedule_bubbles(void)
     TP_CHECK_REL(est_pp_bubble(&l, t, w, b, 2.5), 7 * 1.5 / 2, 1e-12);
 }
 
+/* Megatron-Core's exposed DP bucket (est_dp_tail_params): the bucket that
+ * holds the word embedding, at least bucket_size = max(40 M, 1 M x DP x
+ * CP) parameters; 0 where Megatron-Core's buckets do not apply. */
+static void test_dp_tail_params(void)
+{
+    space_layout l = {0};
+    l.framework = SPACE_FW_MEGATRON_CORE, l.zero = SPACE_ZERO_1;
+    l.tp = 1, l.dp = 16, l.cp = 1;
+    /* Llama 3.1 8B: 128,256 x 4,096 = 525,336,576, over 13 buckets */
+    TP_CHECK_REL(est_dp_tail_params(&l, 4096, 128256), 525336576.0, 1e-15);
+    l.tp = 4; /* vocab-parallel: a quarter on each TP rank */
+    TP_CHECK_REL(est_dp_tail_params(&l, 4096, 128256), 131334144.0, 1e-15);
+    l.tp = 1, l.dp = 64, l.cp = 2; /* the bucket: 128 M > 32000 x 2048 */
+    TP_CHECK_REL(est_dp_tail_params(&l, 2048, 32000), 128e6, 1e-15);
+    l.dp = 8, l.cp = 1; /* the 40 M floor */
+    TP_CHECK_REL(est_dp_tail_params(&l, 1024, 32000), 40e6, 1e-15);
+    l.zero = SPACE_ZERO_NONE; /* DDP without the distributed optimizer */
+    TP_CHECK_REL(est_dp_tail_params(&l, 1024, 32000), 40e6, 1e-15);
+    l.zero = SPACE_ZERO_3;
+    TP_CHECK(est_dp_tail_params(&l, 1024, 32000) == 0);
+    l.zero = SPACE_ZERO_1, l.framework = SPACE_FW_TORCHTITAN;
+    TP_CHECK(est_dp_tail_params(&l, 4096, 128256) == 0);
+}
+
 /* End to end on a small model: the schedules' rules, and their time
  * against 1F1B's with the same layout. */
 static void test_pp_schedule_time(void)
@@ -2560,6 +2584,7 @@ int main(int argc, char **argv)
     TP_RUN(test_saver_refusals);
     TP_RUN(test_microbatch_group_time);
     TP_RUN(test_pp_schedule_bubbles);
+    TP_RUN(test_dp_tail_params);
     TP_RUN(test_pp_schedule_time);
     TP_RUN(test_router_fusion);
     TP_RUN(test_cp_merge_kernels);
