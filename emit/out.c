@@ -1,7 +1,7 @@
 /*
  * out.c - where a command's data goes and how tables look. One writer for
  * every output of a call (-o, --svg, --sbatch, sweep's --overwrite):
- * "-" is the caller's stream given to cli_run (standard output for the
+ * "-" is the caller's stream given to lib_run (standard output for the
  * command line, a memory stream for a library call), written, flushed and
  * never closed; a device or FIFO (/dev/null, a pipe) is written directly;
  * a path through a process's descriptor (/dev/stdout, /dev/fd/N,

@@ -4,19 +4,19 @@
  * the time goes. The options (or a job file) become the job and its
  * layout; search_estimate_open (search/estimate.c) estimates it, choosing
  * the fields the user leaves unset (search_complete), and emit/estimate.c
- * writes it; a library call takes it as a struct (cli_estimate_sink).
+ * writes it; a library call takes it as a struct (lib_estimate_sink).
  */
 #include "lib_int.h"
 
-int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
+int cmd_estimate(const lib_opts *o_cmd, emit_out *out, tp_err *e)
 {
     /* A job file (--megatron-args, ...) sets what the options would. */
-    cli_opts job = *o_cmd;
-    const cli_opts *o = &job;
+    lib_opts job = *o_cmd;
+    const lib_opts *o = &job;
     space_model m, jm;
     int rc;
     if (o_cmd->job_file) {
-        rc = cli_read_job(&job, &jm, e);
+        rc = lib_read_job(&job, &jm, e);
         if (rc) return rc;
         job.model_given = &jm;
     } else if (!o->job.model) {
@@ -27,7 +27,7 @@ int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
     }
     if (!o->system) return tp_errf(e, TP_EUSAGE, "estimate needs --system");
     if (!o_cmd->job_file
-        && (rc = space_model_unread(o->job.model, o->strict, cli_err(o), e)))
+        && (rc = space_model_unread(o->job.model, o->strict, lib_err(o), e)))
         return rc;
     rc = search_job_model(&o->job, o->model_given, &m, e);
     if (rc) return rc;
@@ -38,7 +38,7 @@ int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
     if (o->log_file && (rc = est_train_log_read(o->log_file, &lg, e)))
         return rc;
     int db_owned = 0;
-    hw_db *db = cli_hwdb_for(o, &db_owned, e);
+    hw_db *db = lib_hwdb_for(o, &db_owned, e);
     if (!db) return e->status ? e->status : TP_EDATA;
     search_estimate se;
     if (o->gpus_arg && o->job.gpus < 0) {
@@ -48,12 +48,12 @@ int cmd_estimate(const cli_opts *o_cmd, emit_out *out, tp_err *e)
         goto done;
     }
     rc = search_estimate_open(&o->job, &m, &want, o->system, db,
-                              cli_session_cache(o, db), o->keep_bad, &se, e);
+                              lib_session_cache(o, db), o->keep_bad, &se, e);
     if (rc) goto done;
     const est_result *r = &se.r;
     const hw_system *y = se.ctx.sys;
     if (o->estimate_sink) { /* a library call's struct: nothing printed */
-        cli_estimate_sink *k = o->estimate_sink;
+        lib_estimate_sink *k = o->estimate_sink;
         k->filled = 1;
         k->r = *r;
         tp_strlcpy(k->system, y->name, sizeof k->system);
@@ -79,7 +79,7 @@ verdict:
      * or Python caller sees the status and this line (TrainplanError's
      * message), not only the JSON's "reason". */
     if (!r->feasible)
-        fprintf(cli_err(o), "trainplan: not feasible (%s%s%s): %s\n",
+        fprintf(lib_err(o), "trainplan: not feasible (%s%s%s): %s\n",
                 est_reason_names[r->reason],
                 r->reason == EST_INVALID_LAYOUT ? ", " : "",
                 r->reason == EST_INVALID_LAYOUT ? space_reject_names[r->reject] : "",

@@ -21,16 +21,16 @@ static int need(const char *v, const char *opt, const char *cmd, tp_err *e)
 
 /* ---- model list, model show ------------------------------------------ */
 
-int cmd_model_list(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_model_list(const lib_opts *o, emit_out *out, tp_err *e)
 {
     (void)e;
     return emit_model_list(out->f, o->format);
 }
 
-int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_model_show(const lib_opts *o, emit_out *out, tp_err *e)
 {
     space_model m;
-    int rc = space_model_unread(o->pos[0], o->strict, cli_err(o), e);
+    int rc = space_model_unread(o->pos[0], o->strict, lib_err(o), e);
     if (rc) return rc;
     rc = space_model_resolve(o->pos[0], &m, e);
     if (rc) return rc;
@@ -40,25 +40,25 @@ int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e)
 
 /* ---- hw list, hw show, hw check -------------------------------------- */
 
-int cmd_hw_list(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_hw_list(const lib_opts *o, emit_out *out, tp_err *e)
 {
-    hw_db *db = cli_open_hwdb(o, e);
+    hw_db *db = lib_open_hwdb(o, e);
     if (!db) return e->status;
     int rc = emit_hw_list(out->f, o->format, db);
     hw_db_free(db);
     return rc;
 }
 
-int cmd_hw_show(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_hw_show(const lib_opts *o, emit_out *out, tp_err *e)
 {
-    hw_db *db = cli_open_hwdb(o, e);
+    hw_db *db = lib_open_hwdb(o, e);
     if (!db) return e->status;
     int rc = emit_hw_show(out->f, o->format, db, o->pos[0], e);
     hw_db_free(db);
     return rc;
 }
 
-int cmd_hw_check(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_hw_check(const lib_opts *o, emit_out *out, tp_err *e)
 {
     emit_check_ask a = {.format = o->format,
                         .files = (const char *const *)o->pos,
@@ -126,9 +126,9 @@ static int parse_shape(const char *spec, double *cols, tp_err *e)
 }
 
 /* The request of the op commands' options (no shape: all absent). */
-static emit_op_ask op_ask(const cli_opts *o)
+static emit_op_ask op_ask(const lib_opts *o)
 {
-    emit_op_ask a = {.format = o->format, .err = cli_err(o), .gpu = o->gpu,
+    emit_op_ask a = {.format = o->format, .err = lib_err(o), .gpu = o->gpu,
                      .op = o->op, .dtype = o->dtype, .keep_bad = o->keep_bad,
                      .train = o->train, .shapes = o->shapes,
                      .folds = o->folds, .seed = o->seed};
@@ -139,17 +139,17 @@ static emit_op_ask op_ask(const cli_opts *o)
 /* Runs report with a on the database the options name. */
 static int op_run(int (*report)(const emit_op_ask *, const hw_db *, FILE *,
                                 tp_err *),
-                  const emit_op_ask *a, const cli_opts *o, emit_out *out,
+                  const emit_op_ask *a, const lib_opts *o, emit_out *out,
                   tp_err *e)
 {
-    hw_db *db = cli_open_hwdb(o, e);
+    hw_db *db = lib_open_hwdb(o, e);
     if (!db) return e->status;
     int rc = report(a, db, out->f, e);
     hw_db_free(db);
     return rc;
 }
 
-int cmd_op_predict(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_op_predict(const lib_opts *o, emit_out *out, tp_err *e)
 {
     int rc;
     if ((rc = need(o->gpu, "--gpu", "op predict", e))
@@ -162,7 +162,7 @@ int cmd_op_predict(const cli_opts *o, emit_out *out, tp_err *e)
     return op_run(emit_op_predict, &a, o, out, e);
 }
 
-int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_op_show(const lib_opts *o, emit_out *out, tp_err *e)
 {
     int rc;
     if ((rc = need(o->gpu, "--gpu", "op show", e))
@@ -186,7 +186,7 @@ int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e)
     return op_run(emit_op_show, &a, o, out, e);
 }
 
-int cmd_op_cv(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_op_cv(const lib_opts *o, emit_out *out, tp_err *e)
 {
     int rc = need(o->gpu, "--gpu", "op cv", e);
     if (rc) return rc;
@@ -249,17 +249,17 @@ static int parse_coll(const char *s, tp_err *e)
 /* Runs report with a on the database the options name. */
 static int coll_run(int (*report)(const emit_coll_ask *, const hw_db *,
                                   FILE *, tp_err *),
-                    const emit_coll_ask *a, const cli_opts *o, emit_out *out,
+                    const emit_coll_ask *a, const lib_opts *o, emit_out *out,
                     tp_err *e)
 {
-    hw_db *db = cli_open_hwdb(o, e);
+    hw_db *db = lib_open_hwdb(o, e);
     if (!db) return e->status;
     int rc = report(a, db, out->f, e);
     hw_db_free(db);
     return rc;
 }
 
-int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_coll_show(const lib_opts *o, emit_out *out, tp_err *e)
 {
     int rc;
     if ((rc = need(o->system, "--system", "coll show", e))
@@ -304,7 +304,7 @@ int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e)
     return coll_run(emit_coll_show, &a, o, out, e);
 }
 
-int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_coll_cv(const lib_opts *o, emit_out *out, tp_err *e)
 {
     int rc = need(o->system, "--system", "coll cv", e);
     if (rc) return rc;
@@ -315,7 +315,7 @@ int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e)
 
 /* ---- hw import-nccl-tests -------------------------------------------- */
 
-int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_hw_import_nccl_tests(const lib_opts *o, emit_out *out, tp_err *e)
 {
     if (!o->out_dir)
         return tp_errf(e, TP_EUSAGE,
@@ -339,9 +339,9 @@ int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e)
     for (int i = 0; i < o->npos && rc == TP_OK; i++)
         rc = est_nccl_parse(o->pos[i], op, o->job.opt_nodes,
                             o->job.opt_per_node, &tests, &nt, e);
-    hw_db *db = rc ? NULL : cli_open_hwdb(o, e);
+    hw_db *db = rc ? NULL : lib_open_hwdb(o, e);
     if (db) {
-        emit_import_ask a = {.format = o->format, .err = cli_err(o),
+        emit_import_ask a = {.format = o->format, .err = lib_err(o),
                              .system = o->system, .out_dir = o->out_dir,
                              .tests = tests, .ntests = nt};
         rc = emit_nccl_import(&a, db, out->f, e);

@@ -26,7 +26,7 @@
 
 /* ---- the options as the search takes them ----------------------------- */
 
-void cli_search_ask(const cli_opts *o, search_ask *a)
+void lib_search_ask(const lib_opts *o, search_ask *a)
 {
     *a = (search_ask){
         .systems = o->system,
@@ -49,7 +49,7 @@ void cli_search_ask(const cli_opts *o, search_ask *a)
     };
 }
 
-void cli_search_form(const cli_opts *o, emit_search_form *f)
+void lib_search_form(const lib_opts *o, emit_search_form *f)
 {
     *f = (emit_search_form){o->torchtitan_version, o->nemo_format,
                             o->all_layouts, EMIT_LAUNCH_FORM_ALL,
@@ -59,18 +59,18 @@ void cli_search_form(const cli_opts *o, emit_search_form *f)
 
 /* ---- the command ------------------------------------------------------ */
 
-int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
+int cmd_search(const lib_opts *o_cmd, emit_out *out, tp_err *e)
 {
     /* --near: the user's own job, searched as the same job (model,
      * system, GPUs, sequence, batch, precision, software) over every
      * layout (search/near.c) */
-    cli_opts so = *o_cmd;
-    const cli_opts *o = &so;
+    lib_opts so = *o_cmd;
+    const lib_opts *o = &so;
     search_own nj;
     memset(&nj, 0, sizeof nj);
     int rc = o_cmd->job_file
                  ? TP_OK
-                 : space_model_unread(o->job.model, o->strict, cli_err(o), e);
+                 : space_model_unread(o->job.model, o->strict, lib_err(o), e);
     if (rc) return rc;
     est_train_log lg;
     est_run_fed fed;
@@ -83,16 +83,16 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
     if (o_cmd->log_file && (rc = est_train_log_read(o_cmd->log_file, &lg, e)))
         return rc;
     int db_owned = 0;
-    hw_db *db = cli_hwdb_for(o, &db_owned, e);
+    hw_db *db = lib_hwdb_for(o, &db_owned, e);
     if (!db) return e->status ? e->status : TP_EDATA;
     search_ask ask;
     if (o_cmd->job_file) {
         nj.file = strcmp(o->job_file, "-") == 0 ? "<stdin>" : o->job_file;
-        nj.megatron = o->job_kind == CLI_JOB_MEGATRON;
-        rc = cli_read_job(&so, &nj.m, e);
+        nj.megatron = o->job_kind == LIB_JOB_MEGATRON;
+        rc = lib_read_job(&so, &nj.m, e);
         so.model_given = &nj.m;
     }
-    cli_search_ask(o, &ask);
+    lib_search_ask(o, &ask);
     if (!rc && o_cmd->job_file)
         rc = search_own_open(&so.job, &ask, db, &nj, e);
     if (rc) {
@@ -100,7 +100,7 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
         return rc;
     }
     search_setup cs;
-    rc = search_setup_open(&o->job, &ask, db, cli_session_cache(o, db), &cs, e);
+    rc = search_setup_open(&o->job, &ask, db, lib_session_cache(o, db), &cs, e);
     if (rc) {
         if (db_owned) hw_db_free(db);
         return rc;
@@ -126,7 +126,7 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
     emit_miss_line(&q, &ans, nearb, sizeof nearb);
     FILE *f = out->f;
     emit_search_form form;
-    cli_search_form(o, &form);
+    lib_search_form(o, &form);
     if (o->format == EMIT_JSONL) {
         emit_search_jsonl(f, &cs, &form, &ans, rows, frows, timing);
     } else if (o->format == EMIT_JSON) {
@@ -157,10 +157,10 @@ int cmd_search(const cli_opts *o_cmd, emit_out *out, tp_err *e)
     if (ans.n_ranked == 0) {
         /* what the estimator does not model first: not a shortfall */
         if (ans.stats.infeasible[EST_MOE] > 0)
-            fprintf(cli_err(o), "trainplan: %lld layouts refused as not modelled "
+            fprintf(lib_err(o), "trainplan: %lld layouts refused as not modelled "
                     "(%s)\n", (long long)ans.stats.infeasible[EST_MOE],
                     est_reason_names[EST_MOE]);
-        fprintf(cli_err(o), "trainplan: nothing feasible%s%s\n", nearb[0] ? "; " : "",
+        fprintf(lib_err(o), "trainplan: nothing feasible%s%s\n", nearb[0] ? "; " : "",
                 nearb);
         rc = TP_INFEASIBLE;
     }

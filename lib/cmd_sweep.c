@@ -7,11 +7,11 @@
 
 #include <string.h>
 
-_Static_assert(CLI_MAX_HWDB == SWEEP_MAX_HWDB,
+_Static_assert(LIB_MAX_HWDB == SWEEP_MAX_HWDB,
                "a sweep takes the command line's hwdb directories");
-_Static_assert(CLI_EXIT_CHANGED == DIFF_EXIT_CHANGED, "diff's exit status");
+_Static_assert(LIB_EXIT_CHANGED == DIFF_EXIT_CHANGED, "diff's exit status");
 
-static void sweep_opts_of(const cli_opts *o, sweep_opts *w)
+static void sweep_opts_of(const lib_opts *o, sweep_opts *w)
 {
     memset(w, 0, sizeof *w);
     w->pos = o->pos;
@@ -29,8 +29,8 @@ static void sweep_opts_of(const cli_opts *o, sweep_opts *w)
     w->n_hwdb = o->n_hwdb;
     w->threshold = o->threshold;
     w->base.job = o->job;
-    cli_search_ask(o, &w->base.ask);
-    cli_search_form(o, &w->base.form);
+    lib_search_ask(o, &w->base.ask);
+    lib_search_form(o, &w->base.form);
     /* the launches the spec's "launch" asks for (none by default), or
      * those --launch names */
     w->launch_set = o->launch_show_set;
@@ -40,21 +40,21 @@ static void sweep_opts_of(const cli_opts *o, sweep_opts *w)
     w->record = o->record;
 }
 
-int cmd_sweep(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_sweep(const lib_opts *o, emit_out *out, tp_err *e)
 {
     sweep_opts w;
     sweep_opts_of(o, &w);
     return sweep_run(&w, out, e);
 }
 
-int cmd_merge(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_merge(const lib_opts *o, emit_out *out, tp_err *e)
 {
     sweep_opts w;
     sweep_opts_of(o, &w);
     return sweep_merge(&w, out, e);
 }
 
-int cmd_diff(const cli_opts *o, emit_out *out, tp_err *e)
+int cmd_diff(const lib_opts *o, emit_out *out, tp_err *e)
 {
     sweep_opts w;
     sweep_opts_of(o, &w);

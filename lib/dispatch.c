@@ -1,5 +1,5 @@
 /*
- * dispatch.c - the second half of a command line's run (cli_run_sink,
+ * dispatch.c - the second half of a command line's run (lib_run_sink,
  * run.c): with the options parsed, find the command, check what was
  * given against it (options it does not take, a job file beside options
  * that would set the model, formats, argument counts), check that no
@@ -16,7 +16,7 @@
 #include <omp.h>
 #endif
 
-int cli_dispatch(cli_opts *o, const cli_given *gv, int npos, char **pos,
+int lib_dispatch(lib_opts *o, const lib_given *gv, int npos, char **pos,
                  FILE *out_f, FILE *err)
 {
     tp_err e = {0};
@@ -36,38 +36,38 @@ int cli_dispatch(cli_opts *o, const cli_given *gv, int npos, char **pos,
     }
     /* A one-word command (verb "") takes no subcommand. */
     int one_word = 0;
-    for (int i = 0; npos >= 1 && i < cli_n_commands; i++)
-        if (!cli_commands[i].verb[0] && strcmp(cli_commands[i].group, pos[0]) == 0)
+    for (int i = 0; npos >= 1 && i < lib_n_commands; i++)
+        if (!lib_commands[i].verb[0] && strcmp(lib_commands[i].group, pos[0]) == 0)
             one_word = 1;
     if (npos < 2 && !one_word) {
         if (npos == 0) {
-            cli_usage(err, NULL);
+            lib_usage(err, NULL);
         } else {
             fprintf(err, "trainplan: '%s' needs a subcommand:", pos[0]);
-            for (int i = 0; i < cli_n_commands; i++)
-                if (strcmp(cli_commands[i].group, pos[0]) == 0)
-                    fprintf(err, " %s", cli_commands[i].verb);
+            for (int i = 0; i < lib_n_commands; i++)
+                if (strcmp(lib_commands[i].group, pos[0]) == 0)
+                    fprintf(err, " %s", lib_commands[i].verb);
             fprintf(err, " (try --help)\n");
         }
         return TP_EUSAGE;
     }
-    const cli_command *cmd = NULL;
-    for (int i = 0; i < cli_n_commands; i++)
-        if (strcmp(cli_commands[i].group, pos[0]) == 0
-            && (one_word ? !cli_commands[i].verb[0]
-                         : strcmp(cli_commands[i].verb, pos[1]) == 0))
-            cmd = &cli_commands[i];
+    const lib_command *cmd = NULL;
+    for (int i = 0; i < lib_n_commands; i++)
+        if (strcmp(lib_commands[i].group, pos[0]) == 0
+            && (one_word ? !lib_commands[i].verb[0]
+                         : strcmp(lib_commands[i].verb, pos[1]) == 0))
+            cmd = &lib_commands[i];
     if (!cmd) {
-        const char *names[CLI_MAX_COMMANDS];
-        char joined[CLI_MAX_COMMANDS][48];
-        for (int i = 0; i < cli_n_commands; i++) {
-            snprintf(joined[i], sizeof joined[i], "%s %s", cli_commands[i].group,
-                     cli_commands[i].verb);
+        const char *names[LIB_MAX_COMMANDS];
+        char joined[LIB_MAX_COMMANDS][48];
+        for (int i = 0; i < lib_n_commands; i++) {
+            snprintf(joined[i], sizeof joined[i], "%s %s", lib_commands[i].group,
+                     lib_commands[i].verb);
             names[i] = joined[i];
         }
         char want[96], hint[256];
         snprintf(want, sizeof want, "%s %s", pos[0], pos[1]);
-        tp_suggest(want, names, cli_n_commands, hint, sizeof hint);
+        tp_suggest(want, names, lib_n_commands, hint, sizeof hint);
         fprintf(err, "trainplan: unknown command '%s'%s (try --help)\n",
                 want, hint);
         return TP_EUSAGE;
@@ -99,22 +99,22 @@ int cli_dispatch(cli_opts *o, const cli_given *gv, int npos, char **pos,
     if (o->job.act_offload_layers > 0 && o->job.pp <= 0) o->job.pp = 1;
     if (o->job.act_offload_layers > 0 && o->job.recompute < 0)
         o->job.recompute = SPACE_RECOMPUTE_NONE;
-    for (int i = 0; i < cli_n_options; i++)
-        if (gv->seen_id[cli_options[i].id] && !(cli_options[i].cmds & cmd->bit)) {
+    for (int i = 0; i < lib_n_options; i++)
+        if (gv->seen_id[lib_options[i].id] && !(lib_options[i].cmds & cmd->bit)) {
             fprintf(err, "trainplan: --%s does not apply to '%s %s'\n",
-                    cli_options[i].name, cmd->group, cmd->verb);
+                    lib_options[i].name, cmd->group, cmd->verb);
             return TP_EUSAGE;
         }
     /* A job file gives the model and the layout: an option that would set
      * them too is a contradiction, not an override. */
     if (o->job_file)
-        for (int i = 0; i < cli_n_options; i++)
-            if (gv->seen_id[cli_options[i].id] && cli_job_sets(cli_options[i].id)) {
+        for (int i = 0; i < lib_n_options; i++)
+            if (gv->seen_id[lib_options[i].id] && lib_job_sets(lib_options[i].id)) {
                 fprintf(err,
                         "trainplan: --%s and --%s: the job file gives the "
                         "model and the layout; drop --%s or edit the file\n",
-                        o->near ? "near" : cli_job_options[o->job_kind],
-                        cli_options[i].name, cli_options[i].name);
+                        o->near ? "near" : lib_job_options[o->job_kind],
+                        lib_options[i].name, lib_options[i].name);
                 return TP_EUSAGE;
             }
     if (o->calibrate && !o->log_file) {
@@ -149,16 +149,16 @@ int cli_dispatch(cli_opts *o, const cli_given *gv, int npos, char **pos,
         char names[MAX_IO_GIVEN][64];
         int has_output = 0;
         for (int i = 0; i < gv->n_io; i++)
-            if (cli_io_options[gv->io[i].k].id == OPT_OUTPUT) has_output = 1;
+            if (lib_io_options[gv->io[i].k].id == OPT_OUTPUT) has_output = 1;
         /* Without -o the command's data goes to the caller's stream. */
         if (!has_output)
             io[n_io++] = (emit_io){"standard output", "-", EMIT_IO_OUT, 1};
         for (int i = 0; i < gv->n_io; i++) {
-            int k = gv->io[i].k, id = cli_io_options[k].id;
-            const cli_option *opt = cli_option_by_id(id);
+            int k = gv->io[i].k, id = lib_io_options[k].id;
+            const lib_option *opt = lib_option_by_id(id);
             emit_io *x = &io[n_io];
             x->path = gv->io[i].path;
-            x->role = cli_io_options[k].role;
+            x->role = lib_io_options[k].role;
             if (id == OPT_OUTPUT) {
                 x->what = "-o";
                 /* sweep's -o is its records' file; import's a directory */
@@ -213,7 +213,7 @@ int cli_dispatch(cli_opts *o, const cli_given *gv, int npos, char **pos,
         /* A nothing-feasible result (1) is still output worth keeping,
          * and so is a diff that found changes (3). */
         int keep = rc == TP_OK || rc == TP_INFEASIBLE
-                   || (cmd->bit == CMD_DIFF && rc == CLI_EXIT_CHANGED);
+                   || (cmd->bit == CMD_DIFF && rc == LIB_EXIT_CHANGED);
         tp_err ce = {0};
         int crc = emit_out_close(&out, keep, &ce);
         /* An output that could not be written (a full disk, /dev/full, a

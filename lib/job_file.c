@@ -12,11 +12,11 @@
 #include "launch.h"
 #include "tp_base.h"
 
-const char *const cli_job_options[CLI_JOB_COUNT] = {
-    [CLI_JOB_NONE] = "",
-    [CLI_JOB_MEGATRON] = "megatron-args",
-    [CLI_JOB_NEMO] = "nemo-overrides",
-    [CLI_JOB_TORCHTITAN] = "torchtitan-config",
+const char *const lib_job_options[LIB_JOB_COUNT] = {
+    [LIB_JOB_NONE] = "",
+    [LIB_JOB_MEGATRON] = "megatron-args",
+    [LIB_JOB_NEMO] = "nemo-overrides",
+    [LIB_JOB_TORCHTITAN] = "torchtitan-config",
 };
 
 /* A job file is a few kilobytes; anything larger is not one. */
@@ -51,7 +51,7 @@ static int read_stdin(char **out, size_t *len, tp_err *e)
     return TP_OK;
 }
 
-int cli_read_job(cli_opts *o, space_model *m, tp_err *e)
+int lib_read_job(lib_opts *o, space_model *m, tp_err *e)
 {
     const char *path = o->job_file;
     /* torchtitan: FILE.py:FUNCTION picks one config function of a file
@@ -60,7 +60,7 @@ int cli_read_job(cli_opts *o, space_model *m, tp_err *e)
     char tt_path[4096];
     const char *fn = NULL;
     const char *colon = strrchr(path, ':');
-    if (o->job_kind == CLI_JOB_TORCHTITAN && colon && colon > path + 3
+    if (o->job_kind == LIB_JOB_TORCHTITAN && colon && colon > path + 3
         && strncmp(colon - 3, ".py", 3) == 0 && colon[1]
         && strspn(colon + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST"
                              "UVWXYZ0123456789_") == strlen(colon + 1)
@@ -83,15 +83,15 @@ int cli_read_job(cli_opts *o, space_model *m, tp_err *e)
         return tp_errf(e, TP_EDATA, "%s: a NUL byte: not a text file", name);
     }
     switch (o->job_kind) {
-    case CLI_JOB_MEGATRON:
-        rc = launch_read_megatron(text, name, &o->job, m, cli_err(o), e);
+    case LIB_JOB_MEGATRON:
+        rc = launch_read_megatron(text, name, &o->job, m, lib_err(o), e);
         break;
-    case CLI_JOB_NEMO:
-        rc = launch_read_nemo(text, name, &o->job, m, cli_err(o), e);
+    case LIB_JOB_NEMO:
+        rc = launch_read_nemo(text, name, &o->job, m, lib_err(o), e);
         break;
-    case CLI_JOB_TORCHTITAN:
+    case LIB_JOB_TORCHTITAN:
         rc = launch_read_torchtitan_fn(text, name, fn, &o->job, m,
-                                       cli_err(o), e);
+                                       lib_err(o), e);
         break;
     default:
         rc = tp_errf(e, TP_EINTERNAL, "no reader for job kind %d",

@@ -1,6 +1,6 @@
 /*
  * lib_int.h - the library's private header: a command's options parsed
- * into the engine's structs (cli_opts), the parser and the commands that
+ * into the engine's structs (lib_opts), the parser and the commands that
  * run them, and the session object. Private to lib/ (tests and bench
  * programs that link trainplan_commands read it too); the public
  * interface is include/trainplan.h.
@@ -22,18 +22,18 @@
 #include "emit.h"
 
 
-#define CLI_MAX_HWDB 16
+#define LIB_MAX_HWDB 16
 
 
-typedef struct cli_session cli_session;
-typedef struct cli_estimate_sink cli_estimate_sink;
+typedef struct lib_session lib_session;
+typedef struct lib_estimate_sink lib_estimate_sink;
 
-typedef struct cli_opts {
-    cli_session *session;    /* a library session's database and fitted
+typedef struct lib_opts {
+    lib_session *session;    /* a library session's database and fitted
                                 models (session.c), or NULL: opened here */
-    FILE *err;               /* diagnostics: the caller's stream (cli_run);
-                                NULL = stderr (read it with cli_err) */
-    FILE *out;               /* the caller's data stream (cli_run): what an
+    FILE *err;               /* diagnostics: the caller's stream (lib_run);
+                                NULL = stderr (read it with lib_err) */
+    FILE *out;               /* the caller's data stream (lib_run): what an
                                 output given as "-" writes; NULL = none */
     emit_format format;
     int format_set;          /* --format given (sweep refuses what it cannot
@@ -41,7 +41,7 @@ typedef struct cli_opts {
     const char *output;      /* -o FILE, or NULL for stdout */
     int threads;             /* 0 = OpenMP's default */
     uint64_t seed;
-    const char *hwdb_dirs[CLI_MAX_HWDB];
+    const char *hwdb_dirs[LIB_MAX_HWDB];
     int n_hwdb;
     const char *gpu;         /* op: --gpu */
     const char *op;          /* op: --op */
@@ -80,7 +80,7 @@ typedef struct cli_opts {
     /* issue 18: a framework's job read back in (estimate, search --near) */
     const char *job_file;    /* --megatron-args, --nemo-overrides or
                                 --torchtitan-config: a file, or "-" */
-    int job_kind;            /* cli_job_kind of job_file */
+    int job_kind;            /* lib_job_kind of job_file */
     int near;                /* search --near: the job file is the user's
                                 own, compared with the search's best */
     const space_model *model_given; /* a model read from a job file, used
@@ -102,12 +102,12 @@ typedef struct cli_opts {
     int record;              /* sweep --record: sweep_record_form */
     int record_set;          /* --record given (over the spec's "record") */
     int no_savers;           /* search --no-memory-savers */
-    cli_estimate_sink *estimate_sink; /* estimate: the result into this
-                                struct, nothing printed (cli_run_sink) */
-} cli_opts;
+    lib_estimate_sink *estimate_sink; /* estimate: the result into this
+                                struct, nothing printed (lib_run_sink) */
+} lib_opts;
 
 /* Where o's diagnostics go: o->err, or stderr when unset. */
-static inline FILE *cli_err(const cli_opts *o)
+static inline FILE *lib_err(const lib_opts *o)
 {
     return o && o->err ? o->err : stderr;
 }
@@ -119,12 +119,12 @@ static inline FILE *cli_err(const cli_opts *o)
  * estimate, search and model on one session run in parallel; commands
  * that write files or install signal handlers (sweep, -o, --svg) are the
  * caller's to serialize (lib/trainplan.c does). */
-int cli_run(int argc, char **argv, FILE *out, FILE *err);
-/* cli_run with session s (NULL: none) given to the command. */
-int cli_run_in(int argc, char **argv, FILE *out, FILE *err, cli_session *s);
+int lib_run(int argc, char **argv, FILE *out, FILE *err);
+/* lib_run with session s (NULL: none) given to the command. */
+int lib_run_in(int argc, char **argv, FILE *out, FILE *err, lib_session *s);
 /* What `estimate` found, for a library call that takes it as a struct
  * (lib/trainplan.c tp_session_estimate) rather than printed. */
-struct cli_estimate_sink {
+struct lib_estimate_sink {
     int filled;              /* 1 once the estimate ran (else 0) */
     est_result r;            /* the layout estimated, search_complete's pick */
     char system[64], gpu[64]; /* the system's and its GPU's names */
@@ -132,22 +132,22 @@ struct cli_estimate_sink {
     int moe;                 /* the model has experts (JSON: ep and etp) */
     int64_t tried, feasible; /* layouts tried, and of them feasible */
 };
-/* cli_run_in where an `estimate` fills *sink (memset here first) and
+/* lib_run_in where an `estimate` fills *sink (memset here first) and
  * writes nothing to out: its JSON, its table, --ops and --log's report
- * are not made. Every check and diagnostic is cli_run_in's, "not
+ * are not made. Every check and diagnostic is lib_run_in's, "not
  * feasible" on err included, and so is the status. Other commands run as
- * with cli_run_in, leaving sink->filled 0. */
-int cli_run_sink(int argc, char **argv, FILE *out, FILE *err, cli_session *s,
-                 cli_estimate_sink *sink);
+ * with lib_run_in, leaving sink->filled 0. */
+int lib_run_sink(int argc, char **argv, FILE *out, FILE *err, lib_session *s,
+                 lib_estimate_sink *sink);
 /* The option parser (opt.c): getopt_long's rules with the caller's state.
- * Zero-initialise, then call cli_getopt_next until it returns -1: each
+ * Zero-initialise, then call lib_getopt_next until it returns -1: each
  * call returns an option's id (struct option's val, or its short
  * character) with its value in arg, or '?' for an option that is not
  * known or is ambiguous (opt 0), lacks its value (opt: its id), or has a
  * value it does not take (opt: its id, no_value 1); bad is the element of
  * argv that holds it. At -1, the arguments are argv[1..npos], in order
  * (argv is rearranged: pass a copy). */
-typedef struct cli_getopt {
+typedef struct lib_getopt {
     int ind;          /* the next element of argv */
     const char *next; /* the rest of a cluster of short options */
     const char *arg;  /* the option's value, NULL without */
@@ -155,55 +155,55 @@ typedef struct cli_getopt {
     int no_value;     /* '?': a value given to a flag */
     const char *bad;  /* '?': the element of argv at fault */
     int npos;         /* the arguments gathered into argv[1..npos] */
-} cli_getopt;
+} lib_getopt;
 struct option;
-int cli_getopt_next(cli_getopt *g, int argc, char **argv,
+int lib_getopt_next(lib_getopt *g, int argc, char **argv,
                     const char *shortopts, const struct option *longopts);
 /* Whether the option table has the long option name: -1 no, 0 a flag,
  * 1 an option with a value. */
-int cli_option_kind(const char *name);
+int lib_option_kind(const char *name);
 /* The i-th long option name of the table, NULL past its end. */
-const char *cli_option_name(int i);
+const char *lib_option_name(int i);
 
 /* Which framework's job a file holds (launch.h's readers). */
-typedef enum cli_job_kind {
-    CLI_JOB_NONE,
-    CLI_JOB_MEGATRON,   /* Megatron-LM: a command line or a launch script */
-    CLI_JOB_NEMO,       /* NeMo: recipe overrides */
-    CLI_JOB_TORCHTITAN, /* torchtitan: a job config */
-    CLI_JOB_COUNT
-} cli_job_kind;
-extern const char *const cli_job_options[CLI_JOB_COUNT];
+typedef enum lib_job_kind {
+    LIB_JOB_NONE,
+    LIB_JOB_MEGATRON,   /* Megatron-LM: a command line or a launch script */
+    LIB_JOB_NEMO,       /* NeMo: recipe overrides */
+    LIB_JOB_TORCHTITAN, /* torchtitan: a job config */
+    LIB_JOB_COUNT
+} lib_job_kind;
+extern const char *const lib_job_options[LIB_JOB_COUNT];
 /* Reads o->job_file ("-": standard input) with the reader of o->job_kind
  * (launch.h) into o->job and *m (job_file.c). */
-int cli_read_job(cli_opts *o, space_model *m, tp_err *e);
+int lib_read_job(lib_opts *o, space_model *m, tp_err *e);
 
 
 
 /* Subcommand handlers. Each returns an exit status (enum tp_status) and
  * on failure leaves its message in e. */
-int cmd_model_list(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_model_show(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_hw_list(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_hw_show(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_hw_check(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_op_predict(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_op_show(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_op_cv(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_coll_show(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_coll_cv(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_hw_import_nccl_tests(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_model_list(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_model_show(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_hw_list(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_hw_show(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_hw_check(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_op_predict(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_op_show(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_op_cv(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_coll_show(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_coll_cv(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_hw_import_nccl_tests(const lib_opts *o, emit_out *out, tp_err *e);
 
-int cmd_estimate(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_search(const cli_opts *o, emit_out *out, tp_err *e);
+int cmd_estimate(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_search(const lib_opts *o, emit_out *out, tp_err *e);
 
 /* Parses "NxG" (nodes x GPUs per node) into *nodes, *per_node; TP_EUSAGE
  * with a message otherwise. */
-int cli_parse_group(const char *s, int *nodes, int *per_node, tp_err *e);
+int lib_parse_group(const char *s, int *nodes, int *per_node, tp_err *e);
 
 /* Opens the hardware database the options name (built-in, environment,
  * --hwdb). NULL and e on failure. */
-hw_db *cli_open_hwdb(const cli_opts *o, tp_err *e);
+hw_db *lib_open_hwdb(const lib_opts *o, tp_err *e);
 
 /* ---- the search request of a set of options (cmd_search.c) ---------- */
 /* Shared by `search` and `sweep`: one function turns options into a
@@ -215,29 +215,29 @@ hw_db *cli_open_hwdb(const cli_opts *o, tp_err *e);
 /* A library session (lib/trainplan.c tp_open; session.c): the hardware
  * database of dirs (hw_db_open's user directories) opened once, the
  * models and tables fitted once and shared by every command run with it
- * (cli_opts.session), from any number of threads. NULL with the message
+ * (lib_opts.session), from any number of threads. NULL with the message
  * in e when the database does not open. */
-cli_session *cli_session_open(const char *const *dirs, int n, tp_err *e);
-void cli_session_close(cli_session *s); /* NULL: nothing */
+lib_session *lib_session_open(const char *const *dirs, int n, tp_err *e);
+void lib_session_close(lib_session *s); /* NULL: nothing */
 /* The database a command uses: its session's (*owned 0) unless o names
  * hwdb directories of its own, else opened (*owned 1: the caller frees
  * it). NULL with the message in e. */
-hw_db *cli_hwdb_for(const cli_opts *o, int *owned, tp_err *e);
+hw_db *lib_hwdb_for(const lib_opts *o, int *owned, tp_err *e);
 /* The session's cache when db is the session's database, else NULL. */
-search_cache *cli_session_cache(const cli_opts *o, const hw_db *db);
+search_cache *lib_session_cache(const lib_opts *o, const hw_db *db);
 
 /* The search options of o as search_setup_open takes them (its
  * strings point into o), and how a search's answer is written. */
-void cli_search_ask(const cli_opts *o, search_ask *a);
-void cli_search_form(const cli_opts *o, emit_search_form *f);
+void lib_search_ask(const lib_opts *o, search_ask *a);
+void lib_search_form(const lib_opts *o, emit_search_form *f);
 
 
 
 /* sweep, merge, diff (cmd_sweep.c over sweep/sweep.h). diff's exit status when
  * it found changes; its output is kept as on success. */
-#define CLI_EXIT_CHANGED 3
-int cmd_sweep(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_merge(const cli_opts *o, emit_out *out, tp_err *e);
-int cmd_diff(const cli_opts *o, emit_out *out, tp_err *e);
+#define LIB_EXIT_CHANGED 3
+int cmd_sweep(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_merge(const lib_opts *o, emit_out *out, tp_err *e);
+int cmd_diff(const lib_opts *o, emit_out *out, tp_err *e);
 
 #endif

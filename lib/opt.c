@@ -19,7 +19,7 @@
 /* A long option: its name up to '=' (or the end) against longopts, an
  * exact match first, else the one option the prefix names (options that
  * share their id and value kind count as one). */
-static int long_opt(cli_getopt *g, int argc, char **argv, const char *a,
+static int long_opt(lib_getopt *g, int argc, char **argv, const char *a,
                     const struct option *lo)
 {
     const char *name = a + 2, *eq = strchr(name, '=');
@@ -57,7 +57,7 @@ static int long_opt(cli_getopt *g, int argc, char **argv, const char *a,
 }
 
 /* The next short option of the cluster at g->next. */
-static int short_opt(cli_getopt *g, int argc, char **argv, const char *so)
+static int short_opt(lib_getopt *g, int argc, char **argv, const char *so)
 {
     int c = (unsigned char)*g->next++;
     if (!*g->next) g->next = NULL;
@@ -79,7 +79,7 @@ static int short_opt(cli_getopt *g, int argc, char **argv, const char *so)
 /* The argument at argv[ind] moved down after the ones gathered, the
  * options between shifted up one: argv stays a permutation of itself (a
  * caller frees its strings). */
-static void gather(cli_getopt *g, char **argv)
+static void gather(lib_getopt *g, char **argv)
 {
     char *a = argv[g->ind];
     int at = 1 + g->npos;
@@ -89,7 +89,7 @@ static void gather(cli_getopt *g, char **argv)
     g->ind++;
 }
 
-int cli_getopt_next(cli_getopt *g, int argc, char **argv,
+int lib_getopt_next(lib_getopt *g, int argc, char **argv,
                     const char *shortopts, const struct option *longopts)
 {
     g->arg = NULL;

@@ -1,11 +1,11 @@
 /*
  * parse.c - an option's argument as the command line reads it: integers
- * and names (cli_arg_int, cli_arg_name), counts and amounts with an SI
- * suffix (cli_arg_amount, cli_arg_count, over tp_base.h's tp_parse_si and
+ * and names (lib_arg_int, lib_arg_name), counts and amounts with an SI
+ * suffix (lib_arg_amount, lib_arg_count, over tp_base.h's tp_parse_si and
  * tp_parse_count, the bare forms the sweep's spec reads too), plain
- * lengths and batch sizes that refuse one (cli_arg_plain), durations,
- * --group's NODESxGPUS (cli_parse_group) and --doc-length's buckets. Each
- * cli_arg_* names the option in its message.
+ * lengths and batch sizes that refuse one (lib_arg_plain), durations,
+ * --group's NODESxGPUS (lib_parse_group) and --doc-length's buckets. Each
+ * lib_arg_* names the option in its message.
  */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "lib_int.h"
@@ -17,7 +17,7 @@
 #include <string.h>
 
 
-int cli_arg_int(const char *opt, const char *s, long long lo,
+int lib_arg_int(const char *opt, const char *s, long long lo,
                 long long hi, long long *out, tp_err *e)
 {
     long long v;
@@ -31,7 +31,7 @@ int cli_arg_int(const char *opt, const char *s, long long lo,
 
 /* One of n names (any case) into *out, its index; the message lists
  * them all. */
-int cli_arg_name(const char *opt, const char *s,
+int lib_arg_name(const char *opt, const char *s,
                  const char *const *names, int n, int *out, tp_err *e)
 {
     for (int i = 0; i < n; i++)
@@ -51,7 +51,7 @@ int cli_arg_name(const char *opt, const char *s,
 /* --doc-length LEN or LEN:SHARE,LEN:SHARE,...: the documents packed into
  * a sequence, by length, with the share of the tokens each length holds
  * (summing to 1). */
-int cli_arg_docs(const char *s, cli_opts *o, tp_err *e)
+int lib_arg_docs(const char *s, lib_opts *o, tp_err *e)
 {
     char buf[512];
     if (strlen(s) >= sizeof buf)
@@ -95,7 +95,7 @@ int cli_arg_docs(const char *s, cli_opts *o, tp_err *e)
 
 /* How a count or amount may be written, for the messages. */
 /* Parses a number in (0, hi]; 0 on success. */
-int cli_arg_pos(const char *opt, const char *s, double hi,
+int lib_arg_pos(const char *opt, const char *s, double hi,
                 const char *unit, double *out, tp_err *e)
 {
     double v;
@@ -109,7 +109,7 @@ int cli_arg_pos(const char *opt, const char *s, double hi,
 
 /* An amount in (0, hi], with an SI suffix (--budget-usd 1.5M); 0 on
  * success. */
-int cli_arg_amount(const char *opt, const char *s, double hi,
+int lib_arg_amount(const char *opt, const char *s, double hi,
                    const char *unit, double *out, tp_err *e)
 {
     double v;
@@ -117,14 +117,14 @@ int cli_arg_amount(const char *opt, const char *s, double hi,
         return tp_errf(e, TP_EUSAGE,
                        "--%s: expected %s in (0, %g], %s (e.g. 1.5M), found "
                        "'%s'",
-                       opt, unit, hi, CLI_SI_FORM, s);
+                       opt, unit, hi, LIB_SI_FORM, s);
     *out = v;
     return TP_OK;
 }
 
 /* A count in [lo, hi], an integer or one with an SI suffix (--max-gpus
  * 2k); 0 on success. */
-int cli_arg_count(const char *opt, const char *s, long long lo,
+int lib_arg_count(const char *opt, const char *s, long long lo,
                   long long hi, long long *out, tp_err *e)
 {
     long long v;
@@ -140,7 +140,7 @@ int cli_arg_count(const char *opt, const char *s, long long lo,
 
 /* A length or batch size: a plain integer in [lo, hi]. A suffix is
  * refused by name: "8k" is 8192 to most who write it and 8000 in SI. */
-int cli_arg_plain(const char *opt, const char *s, long long lo,
+int lib_arg_plain(const char *opt, const char *s, long long lo,
                   long long hi, long long *out, tp_err *e)
 {
     double v;
@@ -152,11 +152,11 @@ int cli_arg_plain(const char *opt, const char *s, long long lo,
                        "expected the plain integer in [%lld, %lld], e.g. %s",
                        opt, s, lo, hi,
                        strcmp(opt, "seq-length") == 0 ? "8192" : "1024");
-    return cli_arg_int(opt, s, lo, hi, out, e);
+    return lib_arg_int(opt, s, lo, hi, out, e);
 }
 
 /* A duration: a number with s, m, h, d or w (seconds without). */
-int cli_arg_duration(const char *s, double *out, tp_err *e)
+int lib_arg_duration(const char *s, double *out, tp_err *e)
 {
     static const struct { char c; double s; } units[] = {
         {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
@@ -180,7 +180,7 @@ int cli_arg_duration(const char *s, double *out, tp_err *e)
     return TP_OK;
 }
 
-int cli_parse_group(const char *s, int *nodes, int *per_node, tp_err *e)
+int lib_parse_group(const char *s, int *nodes, int *per_node, tp_err *e)
 {
     long long n = 0, g = 0;
     if (tp_parse_int_pair(s, "xX", 1, 1000000, 1, 4096, &n, &g))

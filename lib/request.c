@@ -77,7 +77,7 @@ int req_error(char **error, const char *fmt, const char *a,
  * key is looked up with bsearch, not a scan of every option. */
 typedef struct option_row {
     const char *name;
-    int kind; /* cli_option_kind: 0 flag, 1 takes a value */
+    int kind; /* lib_option_kind: 0 flag, 1 takes a value */
 } option_row;
 
 enum { MAX_OPTION_ROWS = 512 }; /* table.h: 256 at most */
@@ -94,15 +94,15 @@ static void option_rows_fill(void)
 {
     const char *name;
     int n = 0;
-    while (n < MAX_OPTION_ROWS && (name = cli_option_name(n))) {
-        option_rows[n] = (option_row){name, cli_option_kind(name)};
+    while (n < MAX_OPTION_ROWS && (name = lib_option_name(n))) {
+        option_rows[n] = (option_row){name, lib_option_kind(name)};
         n++;
     }
     qsort(option_rows, (size_t)n, sizeof option_rows[0], option_row_cmp);
     n_option_rows = n;
 }
 
-/* cli_option_kind of name: 0 a flag, 1 an option with a value, -1 none. */
+/* lib_option_kind of name: 0 a flag, 1 an option with a value, -1 none. */
 static int option_kind(const char *name)
 {
     pthread_once(&option_rows_once, option_rows_fill);
@@ -166,7 +166,7 @@ int tp_request_set(tp_request *q, const char *key, const char *value,
     if (kind < 0) {
         const char *names[512];
         int n = 0;
-        while (n < 512 && (names[n] = cli_option_name(n))) n++;
+        while (n < 512 && (names[n] = lib_option_name(n))) n++;
         char hint[256];
         tp_suggest(name, names, n, hint, sizeof hint);
         return req_error(error,

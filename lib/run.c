@@ -1,7 +1,7 @@
 /*
- * run.c - the trainplan command line as a function (cli_run, behind the
+ * run.c - the trainplan command line as a function (lib_run, behind the
  * library's tp_run and every library call): parses options with one
- * table into the engine's structs (cli_opts; the tables are table.c's, an
+ * table into the engine's structs (lib_opts; the tables are table.c's, an
  * option's argument is read by parse.c), then dispatch.c finds the
  * subcommand in the other table, checks and runs it, and turns statuses
  * into exit codes. Data goes to the caller's stream (or -o FILE),
@@ -41,48 +41,48 @@ _Static_assert(sizeof format_names / sizeof format_names[0] == EMIT_FORMAT_COUNT
 
 /* getopt's tables, generated from ours once (every call reads them); the
  * ids are checked here once against MAX_OPT_ID (table.h). */
-static struct option getopt_longopts[CLI_MAX_OPTIONS + 1];
-static char getopt_shortopts[2 * CLI_MAX_OPTIONS + 2];
+static struct option getopt_longopts[LIB_MAX_OPTIONS + 1];
+static char getopt_shortopts[2 * LIB_MAX_OPTIONS + 2];
 static pthread_once_t getopt_tables_once = PTHREAD_ONCE_INIT;
 
 static void getopt_tables_fill(void)
 {
     size_t ns = 0;
-    for (int i = 0; i < cli_n_options; i++) {
-        if (cli_options[i].id <= 0 || cli_options[i].id >= MAX_OPT_ID) {
+    for (int i = 0; i < lib_n_options; i++) {
+        if (lib_options[i].id <= 0 || lib_options[i].id >= MAX_OPT_ID) {
             fprintf(stderr, "trainplan: internal: option --%s has id %d, "
                             "outside 1..%d (raise table.h's MAX_OPT_ID)\n",
-                    cli_options[i].name, cli_options[i].id, MAX_OPT_ID - 1);
+                    lib_options[i].name, lib_options[i].id, MAX_OPT_ID - 1);
             abort();
         }
-        getopt_longopts[i] = (struct option){cli_options[i].name,
-                                             cli_options[i].arg
+        getopt_longopts[i] = (struct option){lib_options[i].name,
+                                             lib_options[i].arg
                                                  ? required_argument
                                                  : no_argument,
-                                             NULL, cli_options[i].id};
-        if (cli_options[i].id < 256) {
-            getopt_shortopts[ns++] = (char)cli_options[i].id;
-            if (cli_options[i].arg) getopt_shortopts[ns++] = ':';
+                                             NULL, lib_options[i].id};
+        if (lib_options[i].id < 256) {
+            getopt_shortopts[ns++] = (char)lib_options[i].id;
+            if (lib_options[i].arg) getopt_shortopts[ns++] = ':';
         }
     }
-    getopt_longopts[cli_n_options] = (struct option){NULL, 0, NULL, 0};
+    getopt_longopts[lib_n_options] = (struct option){NULL, 0, NULL, 0};
     getopt_shortopts[ns] = '\0';
 }
 
-int cli_run(int argc, char **argv, FILE *out_f, FILE *err)
+int lib_run(int argc, char **argv, FILE *out_f, FILE *err)
 {
-    return cli_run_in(argc, argv, out_f, err, NULL);
+    return lib_run_in(argc, argv, out_f, err, NULL);
 }
 
-int cli_run_in(int argc, char **argv, FILE *out_f, FILE *err, cli_session *session)
+int lib_run_in(int argc, char **argv, FILE *out_f, FILE *err, lib_session *session)
 {
-    return cli_run_sink(argc, argv, out_f, err, session, NULL);
+    return lib_run_sink(argc, argv, out_f, err, session, NULL);
 }
 
-int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
-                 cli_session *session, cli_estimate_sink *sink)
+int lib_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
+                 lib_session *session, lib_estimate_sink *sink)
 {
-    cli_opts o;
+    lib_opts o;
     memset(&o, 0, sizeof o);
     o.session = session;
     o.estimate_sink = sink;
@@ -93,7 +93,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
     o.folds = 5;
     o.threshold = -1;
     tp_err e = {0}, ge = {0};
-    cli_given gv; /* what dispatch.c checks besides o */
+    lib_given gv; /* what dispatch.c checks besides o */
     memset(&gv, 0, sizeof gv);
     gv.zero_arg = -1;
     o.err = err;
@@ -102,12 +102,12 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
     const struct option *longopts = getopt_longopts;
     const char *shortopts = getopt_shortopts;
 
-    cli_getopt g = {0};
+    lib_getopt g = {0};
     int c, rc = TP_OK;
-    while ((c = cli_getopt_next(&g, argc, argv, shortopts, longopts)) != -1) {
+    while ((c = lib_getopt_next(&g, argc, argv, shortopts, longopts)) != -1) {
         long long v = 0;
         if (c == '?') {
-            const cli_option *bad = g.opt ? cli_option_by_id(g.opt) : NULL;
+            const lib_option *bad = g.opt ? lib_option_by_id(g.opt) : NULL;
             if (bad && g.no_value)
                 fprintf(err, "trainplan: --%s takes no value (found '%s')\n",
                         bad->name, g.bad);
@@ -122,8 +122,8 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             return TP_EUSAGE;
         }
         if (c > 0 && c < MAX_OPT_ID) gv.seen_id[c] = 1; /* a table's id */
-        for (int k = 0; k < cli_n_io_options; k++) {
-            if (cli_io_options[k].id != c) continue;
+        for (int k = 0; k < lib_n_io_options; k++) {
+            if (lib_io_options[k].id != c) continue;
             if (gv.n_io == MAX_IO_GIVEN) {
                 fprintf(err, "trainplan: more than %d file options; give "
                              "each once\n", MAX_IO_GIVEN);
@@ -135,14 +135,14 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
         }
         switch (c) {
         case OPT_HELP:
-            cli_usage(out_f, cli_help_command(argc, argv));
+            lib_usage(out_f, lib_help_command(argc, argv));
             return TP_OK;
         case OPT_VERSION:
             fprintf(out_f, "trainplan %s\n", TRAINPLAN_VERSION);
             return TP_OK;
         case OPT_LIST_OPTIONS:
-            for (int i = 0; i < cli_n_options; i++) fprintf(out_f, "--%s\n",
-                                                            cli_options[i].name);
+            for (int i = 0; i < lib_n_options; i++) fprintf(out_f, "--%s\n",
+                                                            lib_options[i].name);
             return TP_OK;
         case OPT_FORMAT: {
             int k = -1;
@@ -160,26 +160,26 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.output = g.arg;
             break;
         case OPT_THREADS:
-            rc = cli_arg_int("threads", g.arg, 1, 1024, &v, &e);
+            rc = lib_arg_int("threads", g.arg, 1, 1024, &v, &e);
             o.threads = (int)v;
             break;
         case OPT_SEED:
-            rc = cli_arg_int("seed", g.arg, 0, LLONG_MAX, &v, &e);
+            rc = lib_arg_int("seed", g.arg, 0, LLONG_MAX, &v, &e);
             o.seed = (uint64_t)v;
             break;
         case OPT_HWDB:
-            if (o.n_hwdb == CLI_MAX_HWDB)
+            if (o.n_hwdb == LIB_MAX_HWDB)
                 rc = tp_errf(&e, TP_EUSAGE, "--hwdb: at most %d directories",
-                             CLI_MAX_HWDB);
+                             LIB_MAX_HWDB);
             else
                 o.hwdb_dirs[o.n_hwdb++] = g.arg;
             break;
         case OPT_SEQ:
-            rc = cli_arg_plain("seq-length", g.arg, 1, 16777216, &v, &e);
+            rc = lib_arg_plain("seq-length", g.arg, 1, 16777216, &v, &e);
             o.job.seq_length = v;
             break;
         case OPT_TP:
-            rc = cli_arg_int("tensor-model-parallel-size", g.arg, 1, 65536, &v,
+            rc = lib_arg_int("tensor-model-parallel-size", g.arg, 1, 65536, &v,
                              &e);
             o.job.tp = v;
             o.job.tp_set = 1;
@@ -190,45 +190,45 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
         case OPT_GPUS: /* an integer for estimate, a list for search:
                           checked by the command */
             o.gpus_arg = g.arg;
-            o.job.gpus = cli_arg_count("gpus", g.arg, 1, 10000000, &v,
+            o.job.gpus = lib_arg_count("gpus", g.arg, 1, 10000000, &v,
                                        &ge) ? -1 : v;
             break;
         case OPT_MAX_GPUS:
-            rc = cli_arg_count("max-gpus", g.arg, 1, 10000000, &v, &e);
+            rc = lib_arg_count("max-gpus", g.arg, 1, 10000000, &v, &e);
             o.max_gpus = v;
             break;
         case OPT_MIN_GPUS:
-            rc = cli_arg_count("min-gpus", g.arg, 1, 10000000, &v, &e);
+            rc = lib_arg_count("min-gpus", g.arg, 1, 10000000, &v, &e);
             o.min_gpus = v;
             break;
         case OPT_TOP:
-            rc = cli_arg_int("top", g.arg, 1, 1000, &v, &e);
+            rc = lib_arg_int("top", g.arg, 1, 1000, &v, &e);
             o.top_k = (int)v;
             break;
         case OPT_OBJECTIVE:
-            rc = cli_arg_name("objective", g.arg, search_objective_names,
+            rc = lib_arg_name("objective", g.arg, search_objective_names,
                               SEARCH_OBJECTIVE_COUNT, &o.objective, &e);
             break;
         case OPT_PRICE:
-            rc = cli_arg_amount("price", g.arg, 1e6,
+            rc = lib_arg_amount("price", g.arg, 1e6,
                                 "a price in USD per GPU-hour", &o.price, &e);
             break;
         case OPT_BUDGET_USD:
-            rc = cli_arg_amount("budget-usd", g.arg, 1e15, "an amount in USD",
+            rc = lib_arg_amount("budget-usd", g.arg, 1e15, "an amount in USD",
                                 &o.budget_usd, &e);
             break;
         case OPT_BUDGET_GH:
-            rc = cli_arg_amount("budget-gpu-hours", g.arg, 1e15,
+            rc = lib_arg_amount("budget-gpu-hours", g.arg, 1e15,
                                 "a number of GPU-hours", &o.budget_gpu_hours, &e);
             break;
         case OPT_DEADLINE:
-            rc = cli_arg_duration(g.arg, &o.deadline_s, &e);
+            rc = lib_arg_duration(g.arg, &o.deadline_s, &e);
             break;
         case OPT_FIX:
             o.fix = g.arg;
             break;
         case OPT_MAX_MEM_FRAC:
-            rc = cli_arg_pos("max-memory-fraction", g.arg, 1, "fraction",
+            rc = lib_arg_pos("max-memory-fraction", g.arg, 1, "fraction",
                              &o.max_mem_fraction, &e);
             break;
         case OPT_EXPLAIN:
@@ -247,32 +247,32 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.svg = g.arg;
             break;
         case OPT_PP:
-            rc = cli_arg_int("pipeline-model-parallel-size", g.arg, 1, 65536,
+            rc = lib_arg_int("pipeline-model-parallel-size", g.arg, 1, 65536,
                              &v, &e);
             o.job.pp = v;
             break;
         case OPT_CP:
-            rc = cli_arg_int("context-parallel-size", g.arg, 1, 65536, &v, &e);
+            rc = lib_arg_int("context-parallel-size", g.arg, 1, 65536, &v, &e);
             o.job.cp = v;
             break;
         case OPT_VPP_LAYERS:
-            rc = cli_arg_int("num-layers-per-virtual-pipeline-stage", g.arg, 1,
+            rc = lib_arg_int("num-layers-per-virtual-pipeline-stage", g.arg, 1,
                              1000000, &v, &e);
             o.job.vpp_layers = v;
             break;
         case OPT_VSTAGES:
-            rc = cli_arg_int("num-virtual-stages-per-pipeline-rank", g.arg, 1,
+            rc = lib_arg_int("num-virtual-stages-per-pipeline-rank", g.arg, 1,
                              1024, &v, &e);
             o.job.vstages = v;
             break;
         case OPT_PP_FIRST:
-            rc = cli_arg_int("decoder-first-pipeline-num-layers", g.arg, 1,
+            rc = lib_arg_int("decoder-first-pipeline-num-layers", g.arg, 1,
                              100000, &v, &e);
             o.job.pp_first = v;
             o.job.split_set = 1;
             break;
         case OPT_PP_LAST:
-            rc = cli_arg_int("decoder-last-pipeline-num-layers", g.arg, 1,
+            rc = lib_arg_int("decoder-last-pipeline-num-layers", g.arg, 1,
                              100000, &v, &e);
             o.job.pp_last = v;
             o.job.split_set = 1;
@@ -296,11 +296,11 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             break;
         }
         case OPT_MBS:
-            rc = cli_arg_plain("micro-batch-size", g.arg, 1, 1000000, &v, &e);
+            rc = lib_arg_plain("micro-batch-size", g.arg, 1, 1000000, &v, &e);
             o.job.mbs = v;
             break;
         case OPT_GBS:
-            rc = cli_arg_plain("global-batch-size", g.arg, 1, 100000000, &v, &e);
+            rc = lib_arg_plain("global-batch-size", g.arg, 1, 100000000, &v, &e);
             o.job.gbs = v;
             break;
         case OPT_SP:
@@ -310,19 +310,19 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.job.sp = 0;
             break;
         case OPT_RECOMPUTE:
-            rc = cli_arg_name("recompute-granularity", g.arg,
+            rc = lib_arg_name("recompute-granularity", g.arg,
                               space_recompute_names, SPACE_RECOMPUTE_COUNT,
                             &o.job.recompute, &e);
             break;
         case OPT_RECOMPUTE_METHOD:
-            rc = cli_arg_name("recompute-method", g.arg,
+            rc = lib_arg_name("recompute-method", g.arg,
                               space_recompute_method_names,
                             SPACE_RECOMPUTE_METHOD_COUNT, &o.job.recompute_method,
                             &e);
             o.job.sw_set |= SEARCH_SW_RC_METHOD;
             break;
         case OPT_RECOMPUTE_LAYERS:
-            rc = cli_arg_int("recompute-num-layers", g.arg, 1, 1000000, &v, &e);
+            rc = lib_arg_int("recompute-num-layers", g.arg, 1, 1000000, &v, &e);
             o.job.recompute_layers = v;
             break;
         case OPT_RECOMPUTE_MODULES: {
@@ -358,7 +358,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             gv.distopt = c == OPT_DISTOPT ? 1 : -1;
             break;
         case OPT_ZERO:
-            rc = cli_arg_int("zero-stage", g.arg, 0, 3, &v, &e);
+            rc = lib_arg_int("zero-stage", g.arg, 0, 3, &v, &e);
             gv.zero_arg = v;
             break;
         case OPT_PRECISION:
@@ -394,7 +394,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.job.sw_set |= SEARCH_SW_TP;
             break;
         case OPT_TP_OVERLAP:
-            rc = cli_arg_name("tp-overlap", g.arg, space_tp_overlap_names,
+            rc = lib_arg_name("tp-overlap", g.arg, space_tp_overlap_names,
                               SPACE_TP_OVERLAP_COUNT, &o.job.tp_overlap, &e);
             o.job.sw_set |= SEARCH_SW_TP;
             break;
@@ -415,7 +415,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.job.sw_set |= SEARCH_SW_EAGER;
             break;
         case OPT_FRAMEWORK:
-            rc = cli_arg_name("framework", g.arg, space_framework_names,
+            rc = lib_arg_name("framework", g.arg, space_framework_names,
                               SPACE_FW_COUNT, &o.job.framework, &e);
             break;
         case OPT_FP8_PARAMS:
@@ -427,20 +427,20 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.job.sw_set |= SEARCH_SW_ALLOC;
             break;
         case OPT_DOC_LENGTH:
-            rc = cli_arg_docs(g.arg, &o, &e);
+            rc = lib_arg_docs(g.arg, &o, &e);
             break;
         case OPT_FP8_RECIPE:
-            rc = cli_arg_name("fp8-recipe", g.arg, space_fp8_recipe_names,
+            rc = lib_arg_name("fp8-recipe", g.arg, space_fp8_recipe_names,
                               SPACE_FP8_RECIPE_COUNT, &o.job.fp8_recipe, &e);
             o.job.sw_set |= SEARCH_SW_FP8;
             break;
         case OPT_CP_COMM:
-            rc = cli_arg_name("cp-comm-type", g.arg, space_cp_comm_names,
+            rc = lib_arg_name("cp-comm-type", g.arg, space_cp_comm_names,
                               SPACE_CP_COMM_COUNT, &o.job.cp_comm, &e);
             o.job.sw_set |= SEARCH_SW_CP;
             break;
         case OPT_ATTN_BACKEND:
-            rc = cli_arg_name("attention-backend", g.arg, space_attn_names,
+            rc = lib_arg_name("attention-backend", g.arg, space_attn_names,
                               SPACE_ATTN_COUNT, &o.job.attn_backend, &e);
             o.job.sw_set |= SEARCH_SW_FLASH;
             break;
@@ -468,7 +468,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
                              "--tokens: expected a whole number of tokens in "
                              "[1, 1e18], %s, e.g. 300e9, 300B or 2T, found "
                              "'%s'",
-                             CLI_SI_FORM, g.arg);
+                             LIB_SI_FORM, g.arg);
             o.job.tokens = t;
             break;
         }
@@ -499,7 +499,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.keep_bad = 1;
             break;
         case OPT_FOLDS:
-            rc = cli_arg_int("folds", g.arg, 2, 20, &v, &e);
+            rc = lib_arg_int("folds", g.arg, 2, 20, &v, &e);
             o.folds = (int)v;
             break;
         case OPT_SYSTEM:
@@ -509,14 +509,14 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.bytes = g.arg;
             break;
         case OPT_GROUP:
-            rc = cli_parse_group(g.arg, &o.nodes, &o.per_node, &e);
+            rc = lib_parse_group(g.arg, &o.nodes, &o.per_node, &e);
             break;
         case OPT_NODES:
-            rc = cli_arg_count("nodes", g.arg, 1, 1000000, &v, &e);
+            rc = lib_arg_count("nodes", g.arg, 1, 1000000, &v, &e);
             o.job.opt_nodes = (int)v;
             break;
         case OPT_GPN:
-            rc = cli_arg_int("gpus-per-node", g.arg, 1, 4096, &v, &e);
+            rc = lib_arg_int("gpus-per-node", g.arg, 1, 4096, &v, &e);
             o.job.opt_per_node = (int)v;
             break;
         /* issue 7: sweep, merge, diff */
@@ -555,20 +555,20 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.sbatch = g.arg;
             break;
         case OPT_EP:
-            rc = cli_arg_int("ep", g.arg, 1, 1000000, &v, &e);
+            rc = lib_arg_int("ep", g.arg, 1, 1000000, &v, &e);
             o.job.ep = v;
             break;
         case OPT_ETP:
-            rc = cli_arg_int("etp", g.arg, 1, 1024, &v, &e);
+            rc = lib_arg_int("etp", g.arg, 1, 1024, &v, &e);
             o.job.etp = v;
             break;
         case OPT_MOE_DISPATCHER:
-            rc = cli_arg_name("moe-dispatcher", g.arg,
+            rc = lib_arg_name("moe-dispatcher", g.arg,
                               space_moe_dispatcher_names,
                             SPACE_MOE_DISPATCHER_COUNT, &o.job.moe_dispatcher, &e);
             break;
         case OPT_MOE_COMM_OVERLAP:
-            rc = cli_arg_name("moe-comm-overlap", g.arg,
+            rc = lib_arg_name("moe-comm-overlap", g.arg,
                               space_moe_overlap_names, SPACE_MOE_OVERLAP_COUNT,
                             &o.job.moe_comm_overlap, &e);
             break;
@@ -587,7 +587,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
                     hit = 1;
                 }
             if (!hit)
-                rc = cli_arg_name("pipeline-schedule", g.arg,
+                rc = lib_arg_name("pipeline-schedule", g.arg,
                                   space_pp_schedule_names,
                                 SPACE_PP_SCHEDULE_COUNT, &o.job.pp_schedule, &e);
             o.job.pp_schedule_set = 1;
@@ -610,14 +610,14 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             static const int params_d[] = {SPACE_OPT_FP32, SPACE_OPT_FP16};
             int k = 0;
             if (c == OPT_MAIN_GRADS_DTYPE) {
-                rc = cli_arg_name("main-grads-dtype", g.arg, grads, 2, &k, &e);
+                rc = lib_arg_name("main-grads-dtype", g.arg, grads, 2, &k, &e);
                 o.job.main_grads_dtype = grads_d[k];
             } else if (c == OPT_MAIN_PARAMS_DTYPE) {
-                rc = cli_arg_name("main-params-dtype", g.arg, params, 2, &k,
+                rc = lib_arg_name("main-params-dtype", g.arg, params, 2, &k,
                                   &e);
                 o.job.main_params_dtype = params_d[k];
             } else {
-                rc = cli_arg_name(c == OPT_EXP_AVG_DTYPE ? "exp-avg-dtype"
+                rc = lib_arg_name(c == OPT_EXP_AVG_DTYPE ? "exp-avg-dtype"
                                                        : "exp-avg-sq-dtype",
                                 g.arg, space_opt_dtype_names,
                                 SPACE_OPT_DTYPE_COUNT, &k, &e);
@@ -632,7 +632,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.job.opt_offload = 1;
             break;
         case OPT_OPT_OFFLOAD_FRACTION:
-            rc = cli_arg_pos("optimizer-offload-fraction", g.arg, 1,
+            rc = lib_arg_pos("optimizer-offload-fraction", g.arg, 1,
                              "a share of the optimizer's parameters",
                            &o.job.opt_offload_fraction, &e);
             break;
@@ -640,7 +640,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.job.opt_offload_overlap = 1;
             break;
         case OPT_ACT_OFFLOAD_LAYERS:
-            rc = cli_arg_int("cpu-offloading-num-layers", g.arg, 1, 1000000, &v,
+            rc = lib_arg_int("cpu-offloading-num-layers", g.arg, 1, 1000000, &v,
                              &e);
             o.job.act_offload_layers = v;
             break;
@@ -672,7 +672,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             break;
         }
         case OPT_MB_GROUP:
-            rc = cli_arg_int("microbatch-group-size-per-virtual-pipeline-stage",
+            rc = lib_arg_int("microbatch-group-size-per-virtual-pipeline-stage",
                              g.arg, 1, 1000000, &v, &e);
             o.job.mb_group = v;
             break;
@@ -693,7 +693,7 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             o.job.fsdp_double_buffer = 1;
             break;
         case OPT_CUDA_GRAPH_IMPL:
-            rc = cli_arg_name("cuda-graph-impl", g.arg, space_cuda_graph_names,
+            rc = lib_arg_name("cuda-graph-impl", g.arg, space_cuda_graph_names,
                               SPACE_CG_COUNT, &o.job.cuda_graph, &e);
             o.job.cuda_graph_set = 1;
             break;
@@ -710,12 +710,12 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             break;
         }
         case OPT_FP8_ACT_CACHE:
-            rc = cli_arg_name("fp8-activation-cache", g.arg,
+            rc = lib_arg_name("fp8-activation-cache", g.arg,
                               space_fp8_act_cache_names, SPACE_FP8_ACT_COUNT,
                               &o.job.fp8_act_cache, &e);
             break;
         case OPT_MOE_FLEX_BACKEND:
-            rc = cli_arg_name("moe-flex-backend", g.arg,
+            rc = lib_arg_name("moe-flex-backend", g.arg,
                               space_moe_flex_backend_names, SPACE_MOE_FLEX_COUNT,
                             &o.job.moe_flex_backend, &e);
             break;
@@ -748,42 +748,42 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
                                       "give one job file")
                             : tp_errf(&e, TP_EUSAGE, "--near and --%s: give "
                                       "one job file",
-                                      cli_job_options[o.job_kind]);
+                                      lib_job_options[o.job_kind]);
             o.job_file = g.arg;
             o.job.from_launch = 1;
-            o.job_kind = CLI_JOB_MEGATRON;
+            o.job_kind = LIB_JOB_MEGATRON;
             o.near = 1;
             break;
         case OPT_NEMO_FORMAT:
-            rc = cli_arg_name("nemo-format", g.arg, launch_nemo_format_names,
+            rc = lib_arg_name("nemo-format", g.arg, launch_nemo_format_names,
                               LAUNCH_NEMO_FORMAT_COUNT, &o.nemo_format, &e);
             break;
         case OPT_LAUNCH:
-            rc = cli_arg_name("launch", g.arg, emit_launch_show_names,
+            rc = lib_arg_name("launch", g.arg, emit_launch_show_names,
                               EMIT_LAUNCH_SHOW_COUNT, &o.launch_show, &e);
             o.launch_show_set = 1;
             break;
         case OPT_RECORD:
-            rc = cli_arg_name("record", g.arg, sweep_record_names,
+            rc = lib_arg_name("record", g.arg, sweep_record_names,
                               SWEEP_RECORD_COUNT, &o.record, &e);
             o.record_set = 1;
             break;
         case OPT_MEGATRON_ARGS:
         case OPT_NEMO_OVERRIDES:
         case OPT_TORCHTITAN_CONFIG: {
-            int k = c == OPT_MEGATRON_ARGS ? CLI_JOB_MEGATRON
-                    : c == OPT_NEMO_OVERRIDES ? CLI_JOB_NEMO
-                                              : CLI_JOB_TORCHTITAN;
+            int k = c == OPT_MEGATRON_ARGS ? LIB_JOB_MEGATRON
+                    : c == OPT_NEMO_OVERRIDES ? LIB_JOB_NEMO
+                                              : LIB_JOB_TORCHTITAN;
             /* one job file: a second one (the same option too) would
              * silently replace the first */
             if (o.job_file && o.job_kind == k && !o.near)
                 rc = tp_errf(&e, TP_EUSAGE, "--%s given twice: give one "
-                             "job file", cli_job_options[k]);
+                             "job file", lib_job_options[k]);
             else if (o.job_file)
                 rc = tp_errf(&e, TP_EUSAGE,
                              "--%s and --%s: give one job file",
-                             o.near ? "near" : cli_job_options[o.job_kind],
-                             cli_job_options[k]);
+                             o.near ? "near" : lib_job_options[o.job_kind],
+                             lib_job_options[k]);
             o.job_file = g.arg;
             o.job.from_launch = 1;
             o.job_kind = k;
@@ -800,5 +800,5 @@ int cli_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
             return rc;
         }
     }
-    return cli_dispatch(&o, &gv, g.npos, argv + 1, out_f, err);
+    return lib_dispatch(&o, &gv, g.npos, argv + 1, out_f, err);
 }

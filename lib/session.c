@@ -2,8 +2,8 @@
  * session.c - what a library session (include/trainplan.h tp_open) holds
  * for the commands it runs: the hardware database, opened once, and the
  * operator models and collective tables of each GPU and system, fitted on
- * first use and kept. A command run with cli_opts.session set takes them
- * from here instead of opening its own (cli_hwdb_for, cli_session_cache);
+ * first use and kept. A command run with lib_opts.session set takes them
+ * from here instead of opening its own (lib_hwdb_for, lib_session_cache);
  * a request that names hwdb directories of its own opens its own, as a
  * plain command does.
  *
@@ -17,24 +17,24 @@
 
 #include <stdlib.h>
 
-struct cli_session {
+struct lib_session {
     hw_db *db;
     search_cache cache;
     pthread_mutex_t lock; /* the cache's fills */
 };
 
-cli_session *cli_session_open(const char *const *dirs, int n, tp_err *e)
+lib_session *lib_session_open(const char *const *dirs, int n, tp_err *e)
 {
     hw_db *db = hw_db_open(dirs, n, e);
     if (!db) return NULL;
-    cli_session *s = tp_xcalloc(1, sizeof *s);
+    lib_session *s = tp_xcalloc(1, sizeof *s);
     s->db = db;
     pthread_mutex_init(&s->lock, NULL);
     s->cache.lock = &s->lock;
     return s;
 }
 
-void cli_session_close(cli_session *s)
+void lib_session_close(lib_session *s)
 {
     if (!s) return;
     search_cache_free(&s->cache);
@@ -43,22 +43,22 @@ void cli_session_close(cli_session *s)
     free(s);
 }
 
-hw_db *cli_open_hwdb(const cli_opts *o, tp_err *e)
+hw_db *lib_open_hwdb(const lib_opts *o, tp_err *e)
 {
     return hw_db_open(o->hwdb_dirs, o->n_hwdb, e);
 }
 
-hw_db *cli_hwdb_for(const cli_opts *o, int *owned, tp_err *e)
+hw_db *lib_hwdb_for(const lib_opts *o, int *owned, tp_err *e)
 {
     if (o->session && o->n_hwdb == 0) {
         *owned = 0;
         return o->session->db;
     }
     *owned = 1;
-    return cli_open_hwdb(o, e);
+    return lib_open_hwdb(o, e);
 }
 
-search_cache *cli_session_cache(const cli_opts *o, const hw_db *db)
+search_cache *lib_session_cache(const lib_opts *o, const hw_db *db)
 {
     return o->session && db == o->session->db ? &o->session->cache : NULL;
 }

@@ -1,10 +1,10 @@
 /*
- * table.c - the command line's two tables: its subcommands (cli_commands,
- * which run.c dispatches) and its options (cli_options, one row each:
+ * table.c - the command line's two tables: its subcommands (lib_commands,
+ * which run.c dispatches) and its options (lib_options, one row each:
  * name, id, metavariable, the commands that take it, its help), and what
  * is generated from them: --help and `trainplan COMMAND --help`
- * (cli_usage), the option names the library checks a request against
- * (cli_option_kind, cli_option_name) and the bash completion script
+ * (lib_usage), the option names the library checks a request against
+ * (lib_option_kind, lib_option_name) and the bash completion script
  * (`trainplan completion bash`). Parsing argv is run.c's.
  */
 #include "lib_int.h"
@@ -20,9 +20,9 @@
 /* ---- subcommands ----------------------------------------------------- */
 
 
-static int cmd_completion(const cli_opts *o, emit_out *out, tp_err *e);
+static int cmd_completion(const lib_opts *o, emit_out *out, tp_err *e);
 
-const cli_command cli_commands[] = {
+const lib_command lib_commands[] = {
     {"model", "list", CMD_MODEL_LIST, 0, 0, "",
      "list the built-in model presets", cmd_model_list, 0, ARGS_NAMES},
     {"model", "show", CMD_MODEL_SHOW, 1, 1, "NAME|config.json",
@@ -81,9 +81,9 @@ const cli_command cli_commands[] = {
      "it, or install it as bash-completion/completions/trainplan)",
      cmd_completion, 0, ARGS_NAMES},
 };
-#define N_COMMANDS ((int)(sizeof cli_commands / sizeof cli_commands[0]))
-_Static_assert(N_COMMANDS <= CLI_MAX_COMMANDS, "raise CLI_MAX_COMMANDS");
-const int cli_n_commands = N_COMMANDS;
+#define N_COMMANDS ((int)(sizeof lib_commands / sizeof lib_commands[0]))
+_Static_assert(N_COMMANDS <= LIB_MAX_COMMANDS, "raise LIB_MAX_COMMANDS");
+const int lib_n_commands = N_COMMANDS;
 
 /* ---- options --------------------------------------------------------- */
 
@@ -91,7 +91,7 @@ const int cli_n_commands = N_COMMANDS;
  * emit_io_check compares before the command runs (out.c). --model is an
  * input where it names a config.json; --hwdb directories are not
  * compared (an output inside one is not refused). */
-const struct cli_io_option cli_io_options[] = {
+const struct lib_io_option lib_io_options[] = {
     {OPT_OUTPUT, EMIT_IO_OUT}, /* EMIT_IO_OUT_DIR where the command says */
     {OPT_SVG, EMIT_IO_OUT},
     {OPT_SBATCH, EMIT_IO_OUT},
@@ -104,10 +104,10 @@ const struct cli_io_option cli_io_options[] = {
     {OPT_TRAIN, EMIT_IO_IN},
     {OPT_SHAPES, EMIT_IO_IN},
 };
-#define N_IO_OPTIONS ((int)(sizeof cli_io_options / sizeof cli_io_options[0]))
-const int cli_n_io_options = N_IO_OPTIONS;
+#define N_IO_OPTIONS ((int)(sizeof lib_io_options / sizeof lib_io_options[0]))
+const int lib_n_io_options = N_IO_OPTIONS;
 
-const cli_option cli_options[] = {
+const lib_option lib_options[] = {
     {"help", OPT_HELP, NULL, CMD_ALL, "show this help and exit"},
     {"version", OPT_VERSION, NULL, CMD_ALL, "print the version and exit"},
     {"format", OPT_FORMAT, "table|json|csv|jsonl|md", CMD_ALL,
@@ -598,12 +598,12 @@ const cli_option cli_options[] = {
      "diff: relative change of time or cost that counts, >= 0 (default "
      "0.02)"},
 };
-#define N_OPTIONS ((int)(sizeof cli_options / sizeof cli_options[0]))
-_Static_assert(N_OPTIONS <= CLI_MAX_OPTIONS, "raise CLI_MAX_OPTIONS");
-const int cli_n_options = N_OPTIONS;
+#define N_OPTIONS ((int)(sizeof lib_options / sizeof lib_options[0]))
+_Static_assert(N_OPTIONS <= LIB_MAX_OPTIONS, "raise LIB_MAX_OPTIONS");
+const int lib_n_options = N_OPTIONS;
 
 /* Options whose values a job file (--megatron-args, ...) gives. */
-int cli_job_sets(int id)
+int lib_job_sets(int id)
 {
     static const int ids[] = {
         OPT_MODEL, OPT_TP, OPT_PP, OPT_CP, OPT_VPP_LAYERS, OPT_VSTAGES,
@@ -639,11 +639,11 @@ int cli_job_sets(int id)
 
 /* The command argv names (GROUP VERB, or a group whose verb is ""), for
  * `trainplan COMMAND --help`; NULL where none. */
-const cli_command *cli_help_command(int argc, char **argv)
+const lib_command *lib_help_command(int argc, char **argv)
 {
     for (int a = 1; a < argc; a++)
         for (int i = 0; i < N_COMMANDS; i++) {
-            const cli_command *c = &cli_commands[i];
+            const lib_command *c = &lib_commands[i];
             if (strcmp(argv[a], c->group) != 0) continue;
             if (c->verb[0] == '\0'
                 || (a + 1 < argc && strcmp(argv[a + 1], c->verb) == 0))
@@ -665,7 +665,7 @@ static void print_wrapped(FILE *f, const char *text, int at, int width)
 /* The help: every command and option, or with cmd that command's usage
  * and the options it takes. An option's name and argument longer than
  * its column go on a line of their own, the help under them. */
-void cli_usage(FILE *f, const cli_command *cmd)
+void lib_usage(FILE *f, const lib_command *cmd)
 {
     if (cmd) {
         fprintf(f, "usage: trainplan %s%s%s [OPTIONS]%s%s\n\n%s\n",
@@ -678,29 +678,29 @@ void cli_usage(FILE *f, const cli_command *cmd)
                    "the options of that command.\n\ncommands:\n");
         for (int i = 0; i < N_COMMANDS; i++) {
             char head[160];
-            snprintf(head, sizeof head, "%s %s %s", cli_commands[i].group,
-                     cli_commands[i].verb, cli_commands[i].args);
+            snprintf(head, sizeof head, "%s %s %s", lib_commands[i].group,
+                     lib_commands[i].verb, lib_commands[i].args);
             fprintf(f, "  %-28s ", head);
-            print_wrapped(f, cli_commands[i].summary, 31, HELP_WIDTH);
+            print_wrapped(f, lib_commands[i].summary, 31, HELP_WIDTH);
         }
     }
     fprintf(f, "\noptions:\n");
     for (int i = 0; i < N_OPTIONS; i++) {
-        if (cmd && !(cli_options[i].cmds & cmd->bit)) continue;
+        if (cmd && !(lib_options[i].cmds & cmd->bit)) continue;
         char head[256];
-        if (cli_options[i].id < 256)
-            snprintf(head, sizeof head, "-%c, --%s%s%s", cli_options[i].id,
-                     cli_options[i].name, cli_options[i].arg ? " " : "",
-                     cli_options[i].arg ? cli_options[i].arg : "");
+        if (lib_options[i].id < 256)
+            snprintf(head, sizeof head, "-%c, --%s%s%s", lib_options[i].id,
+                     lib_options[i].name, lib_options[i].arg ? " " : "",
+                     lib_options[i].arg ? lib_options[i].arg : "");
         else
-            snprintf(head, sizeof head, "    --%s%s%s", cli_options[i].name,
-                     cli_options[i].arg ? " " : "",
-                     cli_options[i].arg ? cli_options[i].arg : "");
+            snprintf(head, sizeof head, "    --%s%s%s", lib_options[i].name,
+                     lib_options[i].arg ? " " : "",
+                     lib_options[i].arg ? lib_options[i].arg : "");
         if (strlen(head) > 40)
             fprintf(f, "  %s\n  %-40s ", head, "");
         else
             fprintf(f, "  %-40s ", head);
-        print_wrapped(f, cli_options[i].help, 43, HELP_WIDTH);
+        print_wrapped(f, lib_options[i].help, 43, HELP_WIDTH);
     }
     fprintf(f, "\nnumbers: counts and amounts (--tokens, --budget-usd, "
                "--budget-gpu-hours, --price,\n         --gpus, --max-gpus, "
@@ -717,23 +717,23 @@ void cli_usage(FILE *f, const cli_command *cmd)
 }
 
 /* Parses a whole decimal integer in [lo, hi]; 0 on success. */
-int cli_option_kind(const char *name)
+int lib_option_kind(const char *name)
 {
     for (int i = 0; i < N_OPTIONS; i++)
-        if (strcmp(cli_options[i].name,
-                   name) == 0) return cli_options[i].arg ? 1 : 0;
+        if (strcmp(lib_options[i].name,
+                   name) == 0) return lib_options[i].arg ? 1 : 0;
     return -1;
 }
 
-const char *cli_option_name(int i)
+const char *lib_option_name(int i)
 {
-    return i >= 0 && i < N_OPTIONS ? cli_options[i].name : NULL;
+    return i >= 0 && i < N_OPTIONS ? lib_options[i].name : NULL;
 }
 
-const cli_option *cli_option_by_id(int id)
+const lib_option *lib_option_by_id(int id)
 {
     for (int i = 0; i < N_OPTIONS; i++)
-        if (cli_options[i].id == id) return &cli_options[i];
+        if (lib_options[i].id == id) return &lib_options[i];
     return NULL;
 }
 
@@ -751,7 +751,7 @@ static int arg_is_enum(const char *arg)
 
 /* The values an option completes to, as the script's shell code: the
  * table's list, or names a command prints at completion time. */
-static void completion_values(FILE *f, const cli_option *op)
+static void completion_values(FILE *f, const lib_option *op)
 {
     if (arg_is_enum(op->arg)) {
         fputs("COMPREPLY=($(compgen -W \"", f);
@@ -779,15 +779,15 @@ static void completion_values(FILE *f, const cli_option *op)
     }
 }
 
-/* 1 if cli_commands[c] is the first of its group. */
+/* 1 if lib_commands[c] is the first of its group. */
 static int first_of_group(int c)
 {
     for (int d = 0; d < c; d++)
-        if (strcmp(cli_commands[d].group, cli_commands[c].group) == 0) return 0;
+        if (strcmp(lib_commands[d].group, lib_commands[c].group) == 0) return 0;
     return 1;
 }
 
-static int cmd_completion(const cli_opts *o, emit_out *out, tp_err *e)
+static int cmd_completion(const lib_opts *o, emit_out *out, tp_err *e)
 {
     (void)o;
     (void)e;
@@ -803,9 +803,9 @@ static int cmd_completion(const cli_opts *o, emit_out *out, tp_err *e)
     /* the options that take a value, so their values are not commands */
     fputs("    local with_value=\"", f);
     for (int i = 0; i < N_OPTIONS; i++)
-        if (cli_options[i].arg) {
-            fprintf(f, " --%s", cli_options[i].name);
-            if (cli_options[i].id < 256) fprintf(f, " -%c", cli_options[i].id);
+        if (lib_options[i].arg) {
+            fprintf(f, " --%s", lib_options[i].name);
+            if (lib_options[i].id < 256) fprintf(f, " -%c", lib_options[i].id);
         }
     fputs(" \"\n", f);
     /* the command so far: the first two words that are not options */
@@ -821,11 +821,11 @@ static int cmd_completion(const cli_opts *o, emit_out *out, tp_err *e)
     /* a value of the option before the cursor */
     fputs("    case $prev in\n", f);
     for (int i = 0; i < N_OPTIONS; i++) {
-        if (!cli_options[i].arg) continue;
-        fprintf(f, "    --%s", cli_options[i].name);
-        if (cli_options[i].id < 256) fprintf(f, "|-%c", cli_options[i].id);
+        if (!lib_options[i].arg) continue;
+        fprintf(f, "    --%s", lib_options[i].name);
+        if (lib_options[i].id < 256) fprintf(f, "|-%c", lib_options[i].id);
         fputs(")\n        ", f);
-        completion_values(f, &cli_options[i]);
+        completion_values(f, &lib_options[i]);
         fputs("\n        return;;\n", f);
     }
     fputs("    esac\n", f);
@@ -833,30 +833,30 @@ static int cmd_completion(const cli_opts *o, emit_out *out, tp_err *e)
     fputs("    if [[ $cur == -* ]]; then\n        local opts\n"
           "        case $cmd in\n", f);
     for (int c = 0; c < N_COMMANDS; c++) {
-        const cli_command *k = &cli_commands[c];
+        const lib_command *k = &lib_commands[c];
         fprintf(f, "        \"%s%s%s\") opts=\"", k->group,
                 k->verb[0] ? " " : "", k->verb);
         for (int i = 0; i < N_OPTIONS; i++)
-            if (cli_options[i].cmds & k->bit) fprintf(f, " --%s",
-                                                      cli_options[i].name);
+            if (lib_options[i].cmds & k->bit) fprintf(f, " --%s",
+                                                      lib_options[i].name);
         fputs("\";;\n", f);
     }
     fputs("        *) opts=\"", f);
-    for (int i = 0; i < N_OPTIONS; i++) fprintf(f, " --%s", cli_options[i].name);
+    for (int i = 0; i < N_OPTIONS; i++) fprintf(f, " --%s", lib_options[i].name);
     fputs("\";;\n        esac\n"
           "        COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
           "        return\n    fi\n", f);
     /* the command's words: a group, then its verb */
     fputs("    case $n in\n    0) COMPREPLY=($(compgen -W \"", f);
     for (int c = 0; c < N_COMMANDS; c++)
-        if (first_of_group(c)) fprintf(f, " %s", cli_commands[c].group);
+        if (first_of_group(c)) fprintf(f, " %s", lib_commands[c].group);
     fputs("\" -- \"$cur\"));;\n    1) case $cmd in\n", f);
     for (int c = 0; c < N_COMMANDS; c++) {
-        if (!first_of_group(c) || !cli_commands[c].verb[0]) continue;
-        fprintf(f, "        %s) COMPREPLY=($(compgen -W \"", cli_commands[c].group);
+        if (!first_of_group(c) || !lib_commands[c].verb[0]) continue;
+        fprintf(f, "        %s) COMPREPLY=($(compgen -W \"", lib_commands[c].group);
         for (int d = c; d < N_COMMANDS; d++)
-            if (strcmp(cli_commands[d].group, cli_commands[c].group) == 0)
-                fprintf(f, " %s", cli_commands[d].verb);
+            if (strcmp(lib_commands[d].group, lib_commands[c].group) == 0)
+                fprintf(f, " %s", lib_commands[d].verb);
         fputs("\" -- \"$cur\"));;\n", f);
     }
     fputs("        *) COMPREPLY=($(compgen -f -- \"$cur\"));;\n        esac;;\n"

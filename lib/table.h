@@ -1,12 +1,12 @@
 /*
  * table.h - the option and command tables, private to lib/'s run.c,
- * dispatch.c, table.c and parse.c: the subcommands (cli_commands) and
- * the options (cli_options, which generate getopt's tables, --help, the
+ * dispatch.c, table.c and parse.c: the subcommands (lib_commands) and
+ * the options (lib_options, which generate getopt's tables, --help, the
  * man page check and bash completion), the options that name files
- * (cli_io_options), the parsers of an option's argument (parse.c) whose
+ * (lib_io_options), the parsers of an option's argument (parse.c) whose
  * messages name the option, and what a call's parse found for
- * dispatch.c (cli_given). run.c and dispatch.c size their per-call
- * arrays by CLI_MAX_OPTIONS and CLI_MAX_COMMANDS, which table.c checks
+ * dispatch.c (lib_given). run.c and dispatch.c size their per-call
+ * arrays by LIB_MAX_OPTIONS and LIB_MAX_COMMANDS, which table.c checks
  * the tables against.
  */
 #ifndef TP_LIB_TABLE_H
@@ -15,7 +15,7 @@
 #include "lib_int.h"
 
 
-typedef int (*cmd_fn)(const cli_opts *, emit_out *, tp_err *);
+typedef int (*cmd_fn)(const lib_opts *, emit_out *, tp_err *);
 
 enum {
     CMD_MODEL_LIST = 1u << 0,
@@ -41,7 +41,7 @@ enum {
     CMD_ALL = 0x1ffffu
 };
 
-typedef struct cli_command {
+typedef struct lib_command {
     const char *group, *verb;
     unsigned bit;
     int min_args, max_args;
@@ -51,7 +51,7 @@ typedef struct cli_command {
     int output_is_dir;   /* -o names a directory the command writes into */
     int args_read;       /* its arguments: ARGS_NAMES, ARGS_FILES (read:
                             no output may name one), ARGS_MODEL */
-} cli_command;
+} lib_command;
 
 /* What a command's positional arguments are, for emit_io_check. */
 enum {
@@ -204,7 +204,7 @@ enum opt_id {
 /* The options that name a file the call reads or writes: what
  * emit_io_check compares before the command runs (out.c; table.c says
  * which). */
-struct cli_io_option {
+struct lib_io_option {
     int id;
     emit_io_role role;
 };
@@ -214,90 +214,90 @@ struct cli_io_option {
  * call marks the options it was given in an array by id. */
 enum { MAX_OPT_ID = 1024 };
 
-/* What parsing a call's options found besides its cli_opts (run.c),
+/* What parsing a call's options found besides its lib_opts (run.c),
  * for the checks made once the command is known (dispatch.c). */
-typedef struct cli_given {
+typedef struct lib_given {
     /* the ids given: every option of an id counts as given (aliases) */
     unsigned char seen_id[MAX_OPT_ID];
     /* the file options as given, in order, for emit_io_check */
     struct {
         const char *path;
-        int k; /* cli_io_options[k] */
+        int k; /* lib_io_options[k] */
     } io[MAX_IO_GIVEN];
     int n_io;
     const char *bad_format; /* --format's value when not a format */
     int distopt;            /* --use- (1) or --no-use-distributed-optimizer (-1) */
     long long zero_arg;     /* --zero-stage, -1 = not given */
-} cli_given;
+} lib_given;
 
-/* The rest of cli_run_sink once the options are parsed into *o and *gv
+/* The rest of lib_run_sink once the options are parsed into *o and *gv
  * (dispatch.c): finds the command of the npos positional arguments pos,
  * checks the options against it and the files against each other, and
  * runs it (its data to out_f or -o FILE, diagnostics to err). Returns
  * the exit status. */
-int cli_dispatch(cli_opts *o, const cli_given *gv, int npos, char **pos,
+int lib_dispatch(lib_opts *o, const lib_given *gv, int npos, char **pos,
                  FILE *out_f, FILE *err);
 
-typedef struct cli_option {
+typedef struct lib_option {
     const char *name;
     int id;          /* short letter, or >= 256 for long-only */
     const char *arg; /* metavariable, NULL for a flag */
     unsigned cmds;   /* subcommands that take it */
     const char *help;
-} cli_option;
+} lib_option;
 
 /* Upper bounds of the tables' rows, for arrays sized at compile time
  * (table.c asserts them; raise them as the tables grow). */
-enum { CLI_MAX_OPTIONS = 256, CLI_MAX_COMMANDS = 32 };
+enum { LIB_MAX_OPTIONS = 256, LIB_MAX_COMMANDS = 32 };
 
-extern const cli_command cli_commands[];
-extern const int cli_n_commands;
-extern const cli_option cli_options[];
-extern const int cli_n_options;
-extern const struct cli_io_option cli_io_options[];
-extern const int cli_n_io_options;
+extern const lib_command lib_commands[];
+extern const int lib_n_commands;
+extern const lib_option lib_options[];
+extern const int lib_n_options;
+extern const struct lib_io_option lib_io_options[];
+extern const int lib_n_io_options;
 
 /* The help: every command and option, or with cmd that command's usage
  * and the options it takes. */
-void cli_usage(FILE *f, const cli_command *cmd);
+void lib_usage(FILE *f, const lib_command *cmd);
 /* The command argv names (GROUP VERB, or a group whose verb is ""), for
  * `trainplan COMMAND --help`; NULL where none. */
-const cli_command *cli_help_command(int argc, char **argv);
+const lib_command *lib_help_command(int argc, char **argv);
 /* Whether option id is one whose value a job file (--megatron-args, ...)
  * gives. */
-int cli_job_sets(int id);
+int lib_job_sets(int id);
 /* The row of option id, NULL when none. */
-const cli_option *cli_option_by_id(int id);
+const lib_option *lib_option_by_id(int id);
 
 /* ---- an option's argument (parse.c): each returns TP_OK, or TP_EUSAGE
  * with a message naming --opt, what it expected and what it found --- */
 
 /* How a count or amount may be written, for the messages. */
-#define CLI_SI_FORM "a number with an optional SI suffix k, M, G or B, T " \
+#define LIB_SI_FORM "a number with an optional SI suffix k, M, G or B, T " \
                     "(powers of 1000)"
 
 /* A whole decimal integer in [lo, hi]. */
-int cli_arg_int(const char *opt, const char *s, long long lo, long long hi,
+int lib_arg_int(const char *opt, const char *s, long long lo, long long hi,
                 long long *out, tp_err *e);
 /* One of n names (any case) into *out, its index; the message lists them. */
-int cli_arg_name(const char *opt, const char *s, const char *const *names,
+int lib_arg_name(const char *opt, const char *s, const char *const *names,
                  int n, int *out, tp_err *e);
 /* --doc-length LEN or LEN:SHARE,...: into o->job's document buckets. */
-int cli_arg_docs(const char *s, cli_opts *o, tp_err *e);
+int lib_arg_docs(const char *s, lib_opts *o, tp_err *e);
 /* A number in (0, hi]. */
-int cli_arg_pos(const char *opt, const char *s, double hi, const char *unit,
+int lib_arg_pos(const char *opt, const char *s, double hi, const char *unit,
                 double *out, tp_err *e);
 /* An amount in (0, hi], with an SI suffix (--budget-usd 1.5M). */
-int cli_arg_amount(const char *opt, const char *s, double hi,
+int lib_arg_amount(const char *opt, const char *s, double hi,
                    const char *unit, double *out, tp_err *e);
 /* A count in [lo, hi], an integer or one with an SI suffix (2k). */
-int cli_arg_count(const char *opt, const char *s, long long lo,
+int lib_arg_count(const char *opt, const char *s, long long lo,
                   long long hi, long long *out, tp_err *e);
 /* A length or batch size: a plain integer in [lo, hi], an SI suffix
  * refused by name. */
-int cli_arg_plain(const char *opt, const char *s, long long lo,
+int lib_arg_plain(const char *opt, const char *s, long long lo,
                   long long hi, long long *out, tp_err *e);
 /* --deadline: a number with s, m, h, d or w (seconds without). */
-int cli_arg_duration(const char *s, double *out, tp_err *e);
+int lib_arg_duration(const char *s, double *out, tp_err *e);
 
 #endif

@@ -4,7 +4,7 @@
  * argument vector) is run through the command layer (run.c, the one
  * parser of the command line too), its standard output and standard
  * error captured in memory (open_memstream). tp_estimate's struct is
- * filled by the command itself (cli_run_sink: no JSON printed or
+ * filled by the command itself (lib_run_sink: no JSON printed or
  * parsed); tp_search's is read back from the command's JSON.
  * A sweep's spec given as a JSON object is written to a private
  * temporary file for the call (the command reads a file). A session
@@ -40,17 +40,17 @@ static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The session a call runs with: the database and fitted models opened
  * once (session.c). */
 struct tp_session {
-    cli_session *cs;
+    lib_session *cs;
 };
 
-/* cli_run_sink, under run_lock unless parallel. argv is the caller's
+/* lib_run_sink, under run_lock unless parallel. argv is the caller's
  * copy (the parser rearranges it). sink NULL: the command prints. */
 static int run_locked(int argc, char **argv, FILE *out, FILE *err,
-                      cli_session *cs, int parallel, cli_estimate_sink *sink)
+                      lib_session *cs, int parallel, lib_estimate_sink *sink)
 {
-    if (parallel) return cli_run_sink(argc, argv, out, err, cs, sink);
+    if (parallel) return lib_run_sink(argc, argv, out, err, cs, sink);
     pthread_mutex_lock(&run_lock);
-    int rc = cli_run_sink(argc, argv, out, err, cs, sink);
+    int rc = lib_run_sink(argc, argv, out, err, cs, sink);
     pthread_mutex_unlock(&run_lock);
     return rc;
 }
@@ -117,9 +117,9 @@ static int session_parallel(const char *command, const tp_request *q)
 
 /* Runs command with q's options (on session s, or none), its output in
  * *result_json and its diagnostics in *error (either NULL: dropped). With
- * sink, an estimate fills it instead of printing (cli_run_sink). */
+ * sink, an estimate fills it instead of printing (lib_run_sink). */
 static int call_in(tp_session *s, const char *command, const tp_request *q,
-                   char **result_json, char **error, cli_estimate_sink *sink)
+                   char **result_json, char **error, lib_estimate_sink *sink)
 {
     if (result_json) *result_json = NULL;
     if (error) *error = NULL;
@@ -281,7 +281,7 @@ static cJSON *parse_result(const char *json, char **error)
  * estimate's own doubles (the JSON's 15 to 17 digits read back may
  * differ in the last bit), ep and etp 1 for a dense model as the JSON
  * leaves them out. */
-static void estimate_from_sink(const cli_estimate_sink *k,
+static void estimate_from_sink(const lib_estimate_sink *k,
                                tp_estimate_result *r)
 {
     const est_result *e = &k->r;
@@ -314,7 +314,7 @@ static void estimate_from_sink(const cli_estimate_sink *k,
     r->gpu_memory_bytes = k->gpu_mem_bytes;
 }
 
-/* An estimate into *r: the command runs with a sink (cli_run_sink), so
+/* An estimate into *r: the command runs with a sink (lib_run_sink), so
  * no JSON is printed or parsed. */
 static int estimate_in(tp_session *s, const tp_request *q, tp_estimate_result *r,
                        char **error)
@@ -325,7 +325,7 @@ static int estimate_in(tp_session *s, const tp_request *q, tp_estimate_result *r
                              "NULL%s%s", "", "");
     memset(r, 0, sizeof *r);
     r->layout.cost_per_iteration_usd = -1;
-    cli_estimate_sink k; /* 1.3 KB; call_in may refuse before the run */
+    lib_estimate_sink k; /* 1.3 KB; call_in may refuse before the run */
     k.filled = 0;
     int rc = call_in(s, "estimate", q, NULL, error, &k);
     if (k.filled) estimate_from_sink(&k, r);
@@ -400,7 +400,7 @@ static tp_session *open_in(const tp_request *options, int *status, char **error)
                       options->args.v[0], "");
         return NULL;
     }
-    const char *dirs[CLI_MAX_HWDB];
+    const char *dirs[LIB_MAX_HWDB];
     int n = 0;
     for (int i = 0; options && i < options->opts.n; i++) {
         const char *k = options->opts.v[i];
@@ -410,9 +410,9 @@ static tp_session *open_in(const tp_request *options, int *status, char **error)
                           "others to each call", k + 2, "");
             return NULL;
         }
-        if (n == CLI_MAX_HWDB) {
+        if (n == LIB_MAX_HWDB) {
             char max[16];
-            snprintf(max, sizeof max, "%d", CLI_MAX_HWDB);
+            snprintf(max, sizeof max, "%d", LIB_MAX_HWDB);
             req_error(error, "trainplan: tp_open: more than %s hwdb "
                           "directories%s", max, "");
             return NULL;
@@ -420,7 +420,7 @@ static tp_session *open_in(const tp_request *options, int *status, char **error)
         dirs[n++] = options->opts.v[++i];
     }
     tp_err e = {0};
-    cli_session *cs = cli_session_open(dirs, n, &e);
+    lib_session *cs = lib_session_open(dirs, n, &e);
     if (!cs) {
         *status = e.status ? e.status : TP_EDATA;
         if (error) {
@@ -463,7 +463,7 @@ tp_session *tp_open_json(const char *options_json, int *status, char **error)
 void tp_close(tp_session *s)
 {
     if (!s) return;
-    cli_session_close(s->cs);
+    lib_session_close(s->cs);
     free(s);
 }
 

@@ -24,11 +24,11 @@ static const struct option lo[] = {
 static const char so[] = "m:vx";
 
 /* Parses argv[0..argc) into a string of "id=value;" and "pos:..." parts. */
-static int parse(int argc, char **argv, char *out, size_t cap, cli_getopt *g)
+static int parse(int argc, char **argv, char *out, size_t cap, lib_getopt *g)
 {
     int c;
     out[0] = '\0';
-    while ((c = cli_getopt_next(g, argc, argv, so, lo)) != -1) {
+    while ((c = lib_getopt_next(g, argc, argv, so, lo)) != -1) {
         char part[96];
         if (c == '?') return '?';
         snprintf(part, sizeof part, "%d=%s;", c, g->arg ? g->arg : "");
@@ -48,7 +48,7 @@ static void test_forms(void)
                  "x1", "-vx", "--no-overlap", "-m", "-7", "--", "-z", NULL};
     const char *keep[13];
     memcpy(keep, v, sizeof keep);
-    cli_getopt g = {0};
+    lib_getopt g = {0};
     char out[512];
     TP_CHECK_INT(parse(13, (char **)v, out, sizeof out, &g), 0);
     char want[256];
@@ -77,7 +77,7 @@ static void test_refusals(void)
                {"-m", 'm', 0}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *v[] = {"tp", bad[i].arg, NULL};
-        cli_getopt g = {0};
+        lib_getopt g = {0};
         char out[128];
         TP_CHECK_INT(parse(2, (char **)v, out, sizeof out, &g), '?');
         TP_CHECK_INT(g.opt, bad[i].opt);
@@ -86,7 +86,7 @@ static void test_refusals(void)
     }
     /* an exact name wins over the longer ones it prefixes */
     const char *v[] = {"tp", "--system", "a", NULL};
-    cli_getopt g = {0};
+    lib_getopt g = {0};
     char out[128];
     TP_CHECK_INT(parse(3, (char **)v, out, sizeof out, &g), 0);
 }
@@ -96,11 +96,11 @@ static void test_interleaved(void)
     /* two calls' parsers stepped in turn: each keeps its own place */
     const char *a[] = {"tp", "--system", "eos", "-m", "a", "one", NULL};
     const char *b[] = {"tp", "two", "-m", "b", "--seq-length", "8", NULL};
-    cli_getopt ga = {0}, gb = {0};
+    lib_getopt ga = {0}, gb = {0};
     int ca, cb;
     do {
-        ca = cli_getopt_next(&ga, 6, (char **)a, so, lo);
-        cb = cli_getopt_next(&gb, 6, (char **)b, so, lo);
+        ca = lib_getopt_next(&ga, 6, (char **)a, so, lo);
+        cb = lib_getopt_next(&gb, 6, (char **)b, so, lo);
         if (ca == 'm') TP_CHECK(strcmp(ga.arg, "a") == 0);
         if (cb == 'm') TP_CHECK(strcmp(gb.arg, "b") == 0);
     } while (ca != -1 || cb != -1);
