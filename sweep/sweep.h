@@ -47,7 +47,7 @@ extern const char *const sweep_dim_keys[SWEEP_DIM_COUNT];
 
 #define SWEEP_MAX_VALUES 1024
 /* hwdb directories of a sweep, the command line's and the spec's
- * together (as the command line takes at most, CLI_MAX_HWDB). */
+ * together (as the command line takes at most, LIB_MAX_HWDB). */
 #define SWEEP_MAX_HWDB 16
 
 /* One scenario as its search takes it: the job, the search's options
