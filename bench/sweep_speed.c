@@ -19,6 +19,7 @@
  * are the sweep's default form (compact).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include "tp_base.h"
 #include "trainplan.h"
 
 #include <stdio.h>
@@ -73,27 +74,11 @@ static double cpu_s(void)
            + (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
 }
 
-/* The whole file, or NULL (a benchmark: no message beyond the caller's). */
 static char *slurp(const char *path, size_t *n)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 20, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap) break;
-        char *b = realloc(buf, cap *= 2);
-        if (!b) free(buf);
-        buf = b;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    *n = len;
+    char *buf = NULL;
+    tp_err e = {0};
+    if (tp_read_file(path, (size_t)1 << 30, &buf, n, &e)) return NULL;
     return buf;
 }
 
