@@ -799,6 +799,7 @@ int launch_sh_read(const char *text, const char *file, launch_sh *sh, tp_err *e)
         /* NAME ( ) { ...: a function */
         if (type == T_OP && op_is(&t, "(") && n == 1) {
             token u;
+            lexer before = lx; /* u's text may not lie in the source: <( ) */
             int type2 = lex(&st, &lx, &u);
             if (st.rc) break;
             if (type2 == T_OP && op_is(&u, ")")) {
@@ -814,8 +815,7 @@ int launch_sh_read(const char *text, const char *file, launch_sh *sh, tp_err *e)
             tokens_free(cmd, n);
             cmd = NULL, n = cap = 0;
             st.chain_op = 0;
-            lx.p = u.p ? u.p : lx.p;
-            lx.line = u.line ? u.line : lx.line;
+            lx = before;
             free(u.el);
             continue;
         }
