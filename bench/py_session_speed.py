@@ -7,30 +7,39 @@ cores).
     py_session_speed.py [CALLS] [SECONDS] [ROUNDS]    defaults 1000, 1, 5
 
 The library as the package finds it (TRAINPLAN_LIB, or the build directory
-beside python/). Three calls are measured:
-  estimate_struct  the main figures as a plain struct (EstimateResult):
-                   the request's JSON in, no JSON out; the GIL is held only
-                   to encode the request and make the struct
+beside python/), and the package's C module beside it where the build
+made one (python/speedups.c; TRAINPLAN_NO_SPEEDUPS=1 runs without it).
+The calls measured:
+  estimate_struct  the main figures as a plain struct (EstimateResult), no
+                   JSON out. Through the C module the GIL is held only to
+                   read the keywords; the request's JSON is written and the
+                   library called without it
+  ... by ctypes    the same call without the C module (where there is
+                   one): the request's JSON made by the json module and
+                   passed through ctypes, both under the GIL
   estimate_structs the same for a list of 64 requests in one call: the GIL
                    released once for all of them (figures per estimate)
   estimate         the dict of the command's JSON (made by the library,
                    decoded here under the GIL)
 For each: the median and 90th percentile of CALLS calls of a pinned layout,
-and how much of a call holds the GIL: the call minus the library call
-alone (its arguments prepared beforehand), each the fastest of 20
-batches' mean (a batch a twentieth of CALLS calls, the two alternating),
-so that other processes' load, which slows some batches, cancels. Then calls per
-second of 1 and 2 threads on the session, ROUNDS rounds of SECONDS each,
-1 and 2 threads alternating, and the median of the rounds' ratios (a
-shared machine's load moves from one second to the next; the ratio of
-neighbouring rounds is steadier than two long runs). Also: the first call
-(the session opens, the models load or fit), an estimate the library
-completes over 13,200 layouts, a call on a fresh session each time.
+and the binding's share of a call: the call minus the library's own time
+for an estimate (a 64th of a call of 64 requests made beforehand), each
+the fastest of 20 batches' mean (a batch a twentieth of CALLS calls, the
+two alternating), so that other processes' load, which slows some batches,
+cancels. Then calls per second of 1 and 2 threads on the session, ROUNDS
+rounds of SECONDS each, 1 and 2 threads alternating, and the median of the
+rounds' ratios (a shared machine's load moves from one second to the next;
+the ratio of neighbouring rounds is steadier than two long runs). Also:
+the first call (the session opens, the models load or fit), an estimate
+the library completes over 13,200 layouts, a call on a fresh session each
+time.
 
-Why a list: a single estimate_struct takes about 0.02 ms, 0.014 of it in
-the library; two threads making such calls contend for the GIL at every
-call (each waits for the other's few microseconds of Python, and a thread
-woken for the GIL is slow to run again), and do no better than one. With
+Why the C module, and lists: a single estimate_struct takes about 0.012
+ms; two threads making such calls contend for the GIL at every call (each
+waits for the other's Python, and a thread woken for the GIL is slow to
+run again). Through ctypes a third of the call holds the GIL (the json
+module, ctypes' marshalling) and two threads gave 0.9-1.65 x one; the C
+module holds it for about 0.3 us of C and the package's own Python. With
 64 estimates a call the GIL changes hands 64 times less often.
 """
 import ctypes
@@ -120,7 +129,7 @@ def library_alone(s):
     costs with the GIL released."""
     lib = trainplan._lib
     body = trainplan._body(PINNED)
-    r, err = trainplan.EstimateResult(), ctypes.c_void_p()
+    err = ctypes.c_void_p()
     out = ctypes.c_void_p()
     handle = s._live()
     k = len(BATCH)
@@ -132,15 +141,11 @@ def library_alone(s):
         lib.tp_session_estimate_many_json(handle, many, rs, st, msgs, k,
                                           ctypes.byref(n), ctypes.byref(err))
 
-    def struct_call():
-        lib.tp_session_estimate_from_json(handle, body, ctypes.byref(r),
-                                          ctypes.byref(err))
-
     def json_call():
         lib.tp_session_call_json(handle, b"estimate", body, ctypes.byref(out),
                                  ctypes.byref(err))
         lib.tp_free(out)
-    return struct_call, many_call, json_call
+    return many_call, json_call
 
 
 def main():
@@ -154,24 +159,35 @@ def main():
     trainplan.estimate(**PINNED)
     first = time.perf_counter() - t0
     s = trainplan._session()
-    struct_alone, many_alone, json_alone = library_alone(s)
+    many_alone, json_alone = library_alone(s)
     k = len(BATCH)
     # (name, call, the library call alone, estimates a call)
-    ways = [("estimate_struct", lambda: trainplan.estimate_struct(**PINNED),
-             struct_alone, 1),
-            ("estimate_structs", lambda: trainplan.estimate_structs(BATCH),
-             many_alone, k),
-            ("estimate (dict)", lambda: trainplan.estimate(**PINNED),
-             json_alone, 1)]
+    fast = trainplan._speedups
+    one = lambda: trainplan.estimate_struct(**PINNED)  # noqa: E731
+    # (name, call, the library call alone and the estimates it makes,
+    # estimates a call, the C module or None). A single estimate's library
+    # time is a 64th of the list's call: its requests made beforehand, no
+    # binding's marshalling in it (ctypes' own would count as the
+    # library's if timed through ctypes).
+    ways = [("estimate_struct", one, (many_alone, k), 1, fast)]
+    if fast is not None:
+        ways.append(("  ... by ctypes", one, (many_alone, k), 1, None))
+    ways += [("estimate_structs", lambda: trainplan.estimate_structs(BATCH),
+              (many_alone, 1), k, fast),
+             ("estimate (dict)", lambda: trainplan.estimate(**PINNED),
+              (json_alone, 1), 1, fast)]
     rows = []
-    for name, call, alone, per in ways:
+    for name, call, (alone, alone_per), per, sp in ways:
+        trainplan._speedups = sp
         call()
         n = max(1, calls // per)
         pin = median_p90(call, n)
         whole, lib = best_batches((call, alone), max(20, n))
+        lib /= alone_per
         held = max(0.0, whole - lib)
         rows.append((name, call, per, n, (pin[0] / per, pin[1] / per),
-                     (held / per, held / whole)))
+                     (held / per, held / whole), sp))
+    trainplan._speedups = fast
     comp = median_p90(lambda: trainplan.estimate_struct(**COMPLETED),
                       max(1, calls // 10))
 
@@ -181,22 +197,26 @@ def main():
     fr = median_p90(fresh, 10)
     print("py_session_speed: an estimate of gpt-neox-20b on 128 perlmutter "
           "GPUs (TP 4, PP 4), library %s" % trainplan.library_path())
+    print("  estimate_struct's C module: %s" % (trainplan.speedups() or
+          "none (no CPython headers at build time, or TRAINPLAN_NO_SPEEDUPS): ctypes"))
     print("  first call (opens the session, loads or fits): %8.3f ms"
           % (1e3 * first))
-    for name, call, per, n, pin, (held, share) in rows:
+    for name, call, per, n, pin, (held, share), sp in rows:
         print("  %-16s pinned: %8.3f ms median, %.3f ms p90 an estimate "
-              "(%d calls of %d); %.3f ms of it holds the GIL (%.0f %%)"
+              "(%d calls of %d); %.3f ms of it the binding's (%.0f %%)"
               % (name, 1e3 * pin[0], 1e3 * pin[1], n, per, 1e3 * held,
                  100 * share))
     print("  estimate_struct, TP/PP only (13,200 layouts): %8.3f ms median "
           "(%d calls)" % (1e3 * comp[0], max(1, calls // 10)))
     print("  estimate_struct on a fresh session each time: %8.3f ms median "
           "(10 calls)" % (1e3 * fr[0]))
-    for name, call, per, n, pin, held in rows:
+    for name, call, per, n, pin, held, sp in rows:
+        trainplan._speedups = sp
         r1, r2, ratio, lo, hi = scaling(call, secs, rounds)
         print("  %-16s 1 thread %7.0f estimates/s, 2 threads %7.0f: "
               "%.2f x (median of %d rounds of %g s; %.2f-%.2f)"
               % (name, per * r1, per * r2, ratio, rounds, secs, lo, hi))
+    trainplan._speedups = fast
     return 0
 
 

@@ -3,7 +3,9 @@
 Debian 12's venv has pip and setuptools but not `wheel`, and there is no
 package index offline, so the package builds its wheel itself: a zip of
 trainplan/ with the built libtrainplan.so (SONAME file libtrainplan.so.0,
-from ../build or $TRAINPLAN_BUILD_DIR) under trainplan/lib/ and the
+from ../build or $TRAINPLAN_BUILD_DIR) under trainplan/lib/, with the
+C module of estimate_struct where the build made it
+(_trainplan_speedups.abi3.so: optional, so the tag stays py3), and the
 hardware database under trainplan/share/trainplan/hwdb/ (found by the
 library beside itself), plus the .dist-info METADATA, WHEEL and RECORD
 that the wheel format (PEP 427, PEP 376) asks for. Not done: sdists of
@@ -43,6 +45,12 @@ def _library():
     return os.path.realpath(path)
 
 
+def _library_link():
+    """The build directory's libtrainplan.so.0, not resolved."""
+    build = os.environ.get("TRAINPLAN_BUILD_DIR") or os.path.join(ROOT, "build")
+    return os.path.join(build, "libtrainplan.so.0")
+
+
 def _metadata(version):
     return ("Metadata-Version: 2.1\n"
             "Name: %s\n"
@@ -70,7 +78,14 @@ def _files():
             if f.endswith(".py"):
                 full = os.path.join(dirpath, f)
                 out.append((os.path.relpath(full, HERE).replace(os.sep, "/"), full))
-    out.append((NAME + "/lib/libtrainplan.so.0", _library()))
+    lib = _library()
+    out.append((NAME + "/lib/libtrainplan.so.0", lib))
+    # the C half of estimate_struct (python/speedups.c), where the build
+    # made it (CPython's headers found): one .abi3.so for CPython >= 3.10;
+    # the package runs without it (ctypes), so the wheel's tag stays py3
+    fast = os.path.join(os.path.dirname(_library_link()), "_trainplan_speedups.abi3.so")
+    if os.path.exists(fast):
+        out.append((NAME + "/lib/_trainplan_speedups.abi3.so", fast))
     hwdb = os.path.join(ROOT, "hwdb", "data")
     for dirpath, dirnames, filenames in os.walk(hwdb):
         dirnames.sort()
@@ -123,7 +138,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             record.append(_record_line(arcname, data))
         for arcname, full in _files():
             with open(full, "rb") as f:
-                add(arcname, f.read(), 0o755 if arcname.endswith(".so.0") else 0o644)
+                add(arcname, f.read(),
+                    0o755 if arcname.endswith((".so.0", ".so")) else 0o644)
         add(info + "/METADATA", _metadata(version).encode())
         add(info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: trainplan tp_build\n"
                               "Root-Is-Purelib: false\nTag: %s\n" % tag).encode())

@@ -7,8 +7,8 @@
 # Checked from the #include "..." lines of every source and header of a
 # module: none may name a header of a module above its own, nor of a
 # sibling (launch and plot share a rank but not their headers); cli/ (the
-# executable) includes the public header only, as any client of the
-# library; a module's private header (NAME_int.h) is its own. tests/,
+# executable) and python/ (the package's C module) include the public
+# header only, as any client of the library; a module's private header (NAME_int.h) is its own. tests/,
 # bench/ and fuzz/ sit above everything and are not checked. Prints each
 # offending line as FILE:LINE: and exits 1 if there is one.
 set -u
@@ -19,10 +19,10 @@ rank() {
     case $1 in
     hwdb) echo 0 ;; space) echo 1 ;; estimator) echo 2 ;; search) echo 3 ;;
     launch | plot) echo 4 ;; emit) echo 5 ;; sweep) echo 6 ;;
-    lib | include) echo 7 ;; cli) echo 8 ;; *) echo -1 ;;
+    lib | include) echo 7 ;; cli | python) echo 8 ;; *) echo -1 ;;
     esac
 }
-MODULES="hwdb space estimator search launch plot emit sweep lib include cli"
+MODULES="hwdb space estimator search launch plot emit sweep lib include cli python"
 
 # every header's module: "NAME.h DIR" lines; est_build.h is generated
 # into the build folder (estimator/CMakeLists.txt)
@@ -50,8 +50,8 @@ for d in $MODULES; do
             [ "$hd" = "$d" ] && continue
             rh=$(rank "$hd")
             why=""
-            if [ "$d" = cli ] && [ "$hd" != include ]; then
-                why="cli/ includes the public header only (include/trainplan.h)"
+            if { [ "$d" = cli ] || [ "$d" = python ]; } && [ "$hd" != include ]; then
+                why="$d/ includes the public header only (include/trainplan.h)"
             elif [ "$rh" -gt "$rd" ]; then
                 why="$hd/ is above $d/"
             elif [ "$rh" -eq "$rd" ] && ! { [ "$d" = lib ] && [ "$hd" = include ]; }; then

@@ -51,6 +51,13 @@ class Install(unittest.TestCase):
                            cwd=work, env=env, capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(p.stdout.strip().startswith(venv), p.stdout)
+        # estimate_struct's C module, where the build made one: the wheel's
+        build = os.environ.get("TRAINPLAN_BUILD_DIR") or os.path.join(PKG, "..", "build")
+        if os.path.exists(os.path.join(build, "_trainplan_speedups.abi3.so")):
+            p = subprocess.run([py, "-c", "import trainplan; print(trainplan.speedups())"],
+                               cwd=work, env=env, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(p.stdout.strip().startswith(venv), p.stdout)
         p = subprocess.run([py, "-c", DONE_WHEN], cwd=work, env=env,
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)

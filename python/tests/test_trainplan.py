@@ -237,6 +237,57 @@ class Structs(unittest.TestCase):
         self.assertEqual(trainplan.estimate_struct(**dict(req, zero_stage=None,
                                                           micro_batch_size=1)).layout.mbs, 1)
 
+    def test_speedups_are_ctypes(self):
+        """python/speedups.c, where the build made it, gives what ctypes
+        gives: results, statuses and messages, for requests it encodes
+        and for those it leaves to Python (NotImplemented)."""
+        build = os.environ.get("TRAINPLAN_BUILD_DIR")
+        made = build and os.path.exists(os.path.join(build, "_trainplan_speedups.abi3.so"))
+        trainplan.speedups()  # loads the library, and the module beside it
+        fast = trainplan._speedups
+        if made and not os.environ.get("TRAINPLAN_NO_SPEEDUPS"):
+            self.assertIsNotNone(fast, "built but not loaded")
+            self.assertTrue(trainplan.speedups().endswith(".abi3.so"))
+        if fast is None:
+            self.skipTest("no _trainplan_speedups (no CPython headers at build time)")
+        here = pathlib.Path(__file__).resolve().parents[2]
+        good = here / "tests" / "fixtures" / "hw" / "good"
+        odd = 'a"b\\c\n\t\x01\u00e9\u4e2d/'
+        reqs = self.CASES + [
+            dict(Sessions.EST, sequence_parallel=False, zero_stage=None),
+            dict(Sessions.EST, system="perlmutter", hwdb=[str(good)]),
+            dict(Sessions.EST, system="perlmutter", hwdb=(str(good),)),
+            dict(Sessions.EST, system="perlmutter", hwdb=good),      # Python's
+            dict(Sessions.EST, global_batch_size=1024.0),
+            dict(Sessions.EST, tokens=3e11),
+            dict(Sessions.EST, tokens=float("inf")),                  # Python's
+            dict(Sessions.EST, gpus=2 ** 70),                         # Python's
+            dict(Sessions.EST, gpus=True),
+            dict(Sessions.EST, model=odd),
+            dict(Sessions.EST, model=odd.encode()),                   # Python's
+            dict(Sessions.EST, model="x\0"),                          # Python's
+            dict(Sessions.EST, model="\ud800"),                       # Python's
+            dict(Sessions.EST, model={"a": 1}),                       # Python's
+            dict(Sessions.EST, no_such_key=[1, 2.5, None, "x"]),
+            {"gpus": 8, "no-such-key": 1}, {}]
+
+        def run(q):
+            try:
+                return ("ok", trainplan.estimate_struct(**q).to_dict())
+            except trainplan.TrainplanError as e:
+                return ("error", e.status, e.message,
+                        e.result.to_dict() if e.result is not None else None)
+            except (TypeError, ValueError) as e:
+                return (type(e).__name__, str(e))
+        try:
+            for q in reqs:
+                trainplan._speedups = fast
+                a = run(q)
+                trainplan._speedups = None
+                self.assertEqual(a, run(q), q)
+        finally:
+            trainplan._speedups = fast
+
     def test_structs_are_the_single_calls(self):
         oom = dict(model="gpt-neox-20b", system="perlmutter", gpus=8,
                    seq_length=2048, global_batch_size=8,

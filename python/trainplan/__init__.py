@@ -14,9 +14,9 @@ number::
 ``estimate_struct`` (and ``Session.estimate_struct``) takes the same
 keywords and returns the estimate's main figures as a plain struct
 (EstimateResult, include/trainplan.h's tp_estimate_result) instead of the
-dict: no JSON is made or decoded, so a call costs a fraction of
-``estimate``'s and holds the GIL only to build its request (threads on one
-session scale; bench/py_session_speed.py)::
+dict: no JSON is decoded, so a call costs a fraction of ``estimate``'s and
+holds the GIL only to build its request (threads on one session scale;
+bench/py_session_speed.py)::
 
     r = trainplan.estimate_struct(model="llama3-8b", system="eos", gpus=64,
                                   seq_length=8192, global_batch_size=512,
@@ -44,6 +44,12 @@ The library is, in this order: $TRAINPLAN_LIB, the copy inside this
 package (pip install), the build directory of the source checkout this
 file sits in (../build), then ctypes.util.find_library("trainplan")
 (cmake --install). No compiler step, no dependency but the library.
+Where the build found CPython's headers (Debian: python3-dev), a small C
+module beside the library, _trainplan_speedups (python/speedups.c),
+makes estimate_struct's request in C and holds the GIL for nothing else,
+so that threads making single calls scale; without it (or with
+TRAINPLAN_NO_SPEEDUPS set) ctypes does the same, with the same results
+(``speedups()`` says which).
 """
 import sys
 import ctypes
@@ -54,7 +60,7 @@ import warnings
 
 __all__ = ["estimate", "estimate_struct", "estimate_structs", "search", "sweep", "model", "models",
            "systems", "call", "Session", "EstimateResult", "Layout",
-           "to_dataframe", "frame_rows", "library_path", "version", "TrainplanError",
+           "to_dataframe", "frame_rows", "library_path", "speedups", "version", "TrainplanError",
            "TrainplanWarning"]
 
 API_VERSION = 4  # TP_API_VERSION of include/trainplan.h this module speaks
@@ -227,10 +233,63 @@ def _load():
                          % (path, lib.tp_api_version(), API_VERSION))
             continue
         _lib, _lib_path = lib, path
+        _bind_speedups(lib, path)
         return lib
     raise ImportError("trainplan: libtrainplan.so not found; tried: %s. Build "
                       "it (cmake -S . -B build && cmake --build build) or set "
                       "TRAINPLAN_LIB to its path" % "; ".join(tried or ["nothing"]))
+
+
+_speedups = None  # python/speedups.c's module, or None: ctypes alone
+
+# This process's id, kept current across fork (a child's sessions are
+# refused, its default session reopened): what a call checks, without a
+# getpid system call each time.
+_pid = os.getpid()
+
+
+def _forked():
+    global _pid
+    _pid = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
+def _bind_speedups(lib, path):
+    """Loads _trainplan_speedups from beside the library (the build
+    directory, or the wheel's trainplan/lib/) and hands it the library's
+    functions; without it (no CPython headers at build time, another
+    interpreter, TRAINPLAN_NO_SPEEDUPS set) estimate_struct uses ctypes
+    alone, with the same results."""
+    global _speedups
+    if os.environ.get("TRAINPLAN_NO_SPEEDUPS") or os.path.sep not in path:
+        return
+    import importlib.machinery
+    import importlib.util
+    here = os.path.dirname(os.path.realpath(path))
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        file = os.path.join(here, "_trainplan_speedups" + suffix)
+        if not os.path.exists(file):
+            continue
+        try:
+            spec = importlib.util.spec_from_file_location("_trainplan_speedups", file)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            addr = lambda f: ctypes.cast(f, ctypes.c_void_p).value  # noqa: E731
+            mod.bind(addr(lib.tp_session_estimate_from_json), addr(lib.tp_free))
+        except (ImportError, OSError, AttributeError, ValueError):
+            continue
+        _speedups = mod
+        return
+
+
+def speedups():
+    """The path of the C module estimate_struct runs through
+    (python/speedups.c), or None where it uses ctypes alone."""
+    _load()
+    return _speedups.__file__ if _speedups is not None else None
 
 
 def library_path():
@@ -440,7 +499,7 @@ class Session:
         in another process."""
         if not self._handle:
             raise ValueError("trainplan.Session: the session is closed")
-        if self._pid != os.getpid():
+        if self._pid != _pid:
             raise ValueError("trainplan.Session: opened in process %d, used in "
                              "%d (after fork): open a session in this process"
                              % (self._pid, os.getpid()))
@@ -459,10 +518,10 @@ def _session():
     after fork: a session's lock and memory are its process's)."""
     global _default
     s = _default
-    if s is None or s._pid != os.getpid():
+    if s is None or s._pid != _pid:
         with _default_lock:
             s = _default
-            if s is None or s._pid != os.getpid():
+            if s is None or s._pid != _pid:
                 s = _default = Session()
     return s
 
@@ -496,21 +555,32 @@ def _call(command, args, options, parse, stacklevel, handle=None):
 
 def _estimate_struct(handle, options):
     """tp_session_estimate_from_json of the request on the session
-    handle (Session._live's) into a new EstimateResult. Holds the GIL to
-    encode the request and make the struct; the estimate runs in the
-    library with the GIL released."""
+    handle (Session._live's) into a new EstimateResult. Through the C
+    module the GIL is held only to read the keywords (None back: status
+    0, no message); through ctypes also to encode the request. The
+    estimate runs in the library with the GIL released."""
     r = EstimateResult()
-    err = ctypes.c_void_p()
-    status = _lib.tp_session_estimate_from_json(handle, _body(options),
-                                                ctypes.byref(r),
-                                                ctypes.byref(err))
-    err_s = _take(err, "backslashreplace") if err.value else None
+    sp = _speedups
+    got = sp.estimate(handle, options, _addressof(r)) if sp is not None else NotImplemented
+    if got is None:
+        return r
+    if got is not NotImplemented:
+        status, err_s = got
+    else:
+        err = ctypes.c_void_p()
+        status = _lib.tp_session_estimate_from_json(handle, _body(options),
+                                                    ctypes.byref(r),
+                                                    ctypes.byref(err))
+        err_s = _take(err, "backslashreplace") if err.value else None
     if status != 0:
         raise TrainplanError(status, err_s or "", r if status == 1 else None)
     if err_s:
         for line in err_s.splitlines():
             warnings.warn(line, TrainplanWarning, stacklevel=3)
     return r
+
+
+_addressof = ctypes.addressof
 
 
 def _estimate_structs(handle, requests):
@@ -586,7 +656,10 @@ def estimate_struct(**options):
     an infeasible layout (status 1) its .result is the EstimateResult
     (feasible 0, reason why, the time and memory the layout needs).
     Breakdowns, per-stage memory, --ops and --log: estimate's dict."""
-    return _estimate_struct(_session()._live(), options)
+    s = _default  # _session()'s answer, without its calls when it is open
+    if s is None or s._pid != _pid or not s._handle:
+        return _estimate_struct(_session()._live(), options)
+    return _estimate_struct(s._handle, options)
 
 
 def _json_lines(text):
