@@ -198,7 +198,7 @@ def narayanan(r):
     h, l = r["hidden_size"], r["num_layers"]
     if r["source_table"].startswith("Table 2") and h == 12288:
         preset = "megatron-sp-175b"
-        assumed.append("model: preset megatron-sp-175b (Korthikanti et al. Table 3), the same "
+        assumed.append("model: preset megatron-sp-175b, the "
                        "96 x 12288, 96 heads, V 51200, seq 2048 as Narayanan Table 2's GPT-3 175B")
     else:
         preset = NARAYANAN_PRESETS[h]
