@@ -126,9 +126,9 @@ typedef struct fit_model {
  * pytorch-compiled, deepspeed-2021 (space_stack). */
 static const fit_model models[] = {
     {"one constant", {0, 0, 0, 0, 0}, 0, 0},
-    {"per GPU family", {0, 0, 0, 0, 0}, 1, 1},
+    {"per GPU family", {0, 0, 0, 0, 0}, 1, 0},
     {"Megatron / PyTorch", {0, 0, 1, 1, 2}, 0, 0},
-    {"Megatron / PyTorch, x GPU", {0, 0, 1, 1, 2}, 1, 0},
+    {"Megatron / PyTorch, x GPU", {0, 0, 1, 1, 2}, 1, 1},
     {"per stack, PyTorch as one", {0, 1, 2, 2, 3}, 0, 0},
     {"per stack", {0, 1, 2, 3, 4}, 0, 0},
     {"per stack, PyTorch as one, x GPU", {0, 1, 2, 2, 3}, 1, 0},
