@@ -27,9 +27,12 @@ for an estimate (a 64th of a call of 64 requests made beforehand), each
 the fastest of 20 batches' mean (a batch a twentieth of CALLS calls, the
 two alternating), so that other processes' load, which slows some batches,
 cancels. Then calls per second of 1 and 2 threads on the session, ROUNDS
-rounds of SECONDS each, 1 and 2 threads alternating, and the median of the
-rounds' ratios (a shared machine's load moves from one second to the next;
-the ratio of neighbouring rounds is steadier than two long runs). Also:
+rounds of SECONDS each, 1 and 2 threads alternating and the calls taking
+turns within a round, and the median of the rounds' ratios (a shared
+machine's load moves from one second to the next; the ratio of
+neighbouring rounds is steadier than two long runs, and the lists' ratio,
+which holds the GIL once for 64 estimates, says what the machine gave two
+threads in the same rounds). Also:
 the first call (the session opens, the models load or fit), an estimate
 the library completes over 13,200 layouts, a call on a fresh session each
 time.
@@ -111,17 +114,24 @@ def rate(call, threads, secs):
     return sum(counts) / (time.perf_counter() - t0)
 
 
-def scaling(call, secs, rounds):
-    """Medians of 1-thread and 2-thread rates and of their ratios over
-    rounds of (1 thread, 2 threads)."""
-    r1, r2, ratio = [], [], []
+def scaling(ways, secs, rounds):
+    """For each (call, C module or None) of ways: the medians of its
+    1-thread and 2-thread rates and of their ratios over rounds of (1
+    thread, 2 threads). The ways take turns within each round, so that a
+    moment of other load falls on all of them alike."""
+    r1 = [[] for _ in ways]
+    r2 = [[] for _ in ways]
+    ratio = [[] for _ in ways]
     for _ in range(rounds):
-        a, b = rate(call, 1, secs), rate(call, 2, secs)
-        r1.append(a)
-        r2.append(b)
-        ratio.append(b / a)
+        for i, (call, sp) in enumerate(ways):
+            trainplan._speedups = sp
+            a, b = rate(call, 1, secs), rate(call, 2, secs)
+            r1[i].append(a)
+            r2[i].append(b)
+            ratio[i].append(b / a)
     med = lambda v: sorted(v)[len(v) // 2]  # noqa: E731
-    return med(r1), med(r2), med(ratio), min(ratio), max(ratio)
+    return [(med(r1[i]), med(r2[i]), med(ratio[i]), min(ratio[i]), max(ratio[i]))
+            for i in range(len(ways))]
 
 
 def library_alone(s):
@@ -210,9 +220,8 @@ def main():
           "(%d calls)" % (1e3 * comp[0], max(1, calls // 10)))
     print("  estimate_struct on a fresh session each time: %8.3f ms median "
           "(10 calls)" % (1e3 * fr[0]))
-    for name, call, per, n, pin, held, sp in rows:
-        trainplan._speedups = sp
-        r1, r2, ratio, lo, hi = scaling(call, secs, rounds)
+    scaled = scaling([(row[1], row[6]) for row in rows], secs, rounds)
+    for (name, call, per, n, pin, held, sp), (r1, r2, ratio, lo, hi) in zip(rows, scaled):
         print("  %-16s 1 thread %7.0f estimates/s, 2 threads %7.0f: "
               "%.2f x (median of %d rounds of %g s; %.2f-%.2f)"
               % (name, per * r1, per * r2, ratio, rounds, secs, lo, hi))
