@@ -8,9 +8,10 @@
 # module: none may name a header of a module above its own, nor of a
 # sibling (launch and plot share a rank but not their headers); cli/ (the
 # executable) and python/ (the package's C module) include the public
-# header only, as any client of the library; a module's private header (NAME_int.h) is its own. tests/,
-# bench/ and fuzz/ sit above everything and are not checked. Prints each
-# offending line as FILE:LINE: and exits 1 if there is one.
+# header only, as any client of the library; a module's private header
+# (NAME_int.h) is its own. tests/, bench/ and fuzz/ sit above everything
+# and are not checked. Prints each offending line as FILE:LINE: and exits
+# 1 if there is one.
 set -u
 cd "${1:?usage: layers.sh SRC}" || exit 2
 

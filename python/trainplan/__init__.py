@@ -46,8 +46,9 @@ file sits in (../build), then ctypes.util.find_library("trainplan")
 (cmake --install). No compiler step, no dependency but the library.
 Where the build found CPython's headers (Debian: python3-dev), a small C
 module beside the library, _trainplan_speedups (python/speedups.c),
-makes estimate_struct's request in C and holds the GIL for nothing else,
-so that threads making single calls scale; without it (or with
+holds the GIL for estimate_struct only to read its keywords, and writes
+the request and calls the library without it, so that threads making
+single calls scale; without it (or with
 TRAINPLAN_NO_SPEEDUPS set) ctypes does the same, with the same results
 (``speedups()`` says which).
 """
