@@ -223,6 +223,12 @@ int tp_search(const tp_request *q, tp_layout *top, int cap, int *n,
  * are serialized as without a session. What the session holds is read-only once
  * filled; the first fit of a GPU's models takes the session's lock.
  *
+ * fork: a child may not use its parent's sessions (open its own); in a
+ * process forked from one that has made a call, every call runs on one
+ * thread whatever "threads" says, as GNU OpenMP's threads do not survive
+ * fork and a parallel region would wait for them forever (Python's
+ * multiprocessing forks by default on Linux).
+ *
  * Ownership: tp_open returns a session the caller closes with tp_close,
  * after every call made with it has returned. A request naming "hwdb"
  * directories of its own runs as without a session (it opens that

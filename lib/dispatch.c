@@ -9,12 +9,42 @@
 #include "lib_int.h"
 #include "table.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+/* GNU OpenMP's worker threads do not survive fork(): a child that enters
+ * a parallel region after its parent ran one waits for the parent's
+ * threads forever (libgomp keeps their pool). Python's multiprocessing
+ * forks by default on Linux, so a library loaded into a parent that has
+ * run a call would hang its children. In a forked child every call runs
+ * on its one thread: the thread count set to 1 at the fork (for regions
+ * reached outside a call, a session's first fit) and a call's own
+ * --threads held to 1. */
+static volatile int forked_child;
+
+static void on_fork_child(void)
+{
+    forked_child = 1;
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+}
+
+static void fork_guard_register(void)
+{
+    pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+void lib_fork_guard(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fork_guard_register);
+}
 
 int lib_dispatch(lib_opts *o, const lib_given *gv, int npos, char **pos,
                  FILE *out_f, FILE *err)
@@ -194,8 +224,9 @@ int lib_dispatch(lib_opts *o, const lib_given *gv, int npos, char **pos,
 
 #ifdef _OPENMP
     /* The thread count is the calling thread's: set for this call only. */
+    lib_fork_guard();
     int threads_before = omp_get_max_threads();
-    if (o->threads > 0) omp_set_num_threads(o->threads);
+    if (o->threads > 0) omp_set_num_threads(forked_child ? 1 : o->threads);
 #endif
 
     /* -o of a command that writes a directory is its argument, not where

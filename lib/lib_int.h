@@ -240,4 +240,9 @@ int cmd_sweep(const lib_opts *o, emit_out *out, tp_err *e);
 int cmd_merge(const lib_opts *o, emit_out *out, tp_err *e);
 int cmd_diff(const lib_opts *o, emit_out *out, tp_err *e);
 
+/* Registers, once per process, what makes calls in a forked child run on
+ * one thread (GNU OpenMP's threads do not survive fork; dispatch.c).
+ * lib_dispatch and tp_open call it. */
+void lib_fork_guard(void);
+
 #endif

@@ -388,6 +388,7 @@ int tp_search(const tp_request *q, tp_layout *top, int cap, int *n, char **error
  * open. */
 static tp_session *open_in(const tp_request *options, int *status, char **error)
 {
+    lib_fork_guard();
     if (error) *error = NULL;
     *status = TP_EUSAGE;
     if (options && options->misuse[0]) {

@@ -237,6 +237,46 @@ class Structs(unittest.TestCase):
         self.assertEqual(trainplan.estimate_struct(**dict(req, zero_stage=None,
                                                           micro_batch_size=1)).layout.mbs, 1)
 
+    @unittest.skipUnless(hasattr(os, "fork"), "no fork")
+    def test_after_fork(self):
+        """A child process opens a session of its own for the module's
+        calls and refuses its parent's (their lock and memory are the
+        parent's); the process id a call checks follows fork; and its
+        calls run on one thread, where a parallel region would wait
+        forever for the parent's OpenMP threads (lib/dispatch.c)."""
+        want = trainplan.estimate_struct(**Sessions.EST).to_dict()
+        q = dict(model="llama3-8b", system="eos", max_gpus=16, seq_length=8192,
+                 global_batch_size=128)
+        best = trainplan.search(threads=2, **q)["ranked"][0]["layout"]
+        mine = trainplan.Session()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report through the pipe, never return
+            code = 1
+            try:
+                ok = (trainplan.estimate_struct(**Sessions.EST).to_dict() == want
+                      and trainplan.search(threads=2, **q)["ranked"][0]["layout"] == best)
+                try:
+                    mine.estimate_struct(**Sessions.EST)
+                    refused = False
+                except ValueError as e:
+                    refused = "after fork" in str(e)
+                code = 0 if ok and refused else 3
+            finally:
+                os.write(w, bytes([code]))
+                os._exit(0)
+        os.close(w)
+        import select
+        ready, _, _ = select.select([r], [], [], 120)
+        got = os.read(r, 1) if ready else b"hung"
+        os.close(r)
+        if not ready:
+            os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        self.assertEqual(got, bytes([0]))
+        self.assertEqual(mine.estimate_struct(**Sessions.EST).to_dict(), want)
+        mine.close()
+
     def test_speedups_are_ctypes(self):
         """python/speedups.c, where the build made it, gives what ctypes
         gives: results, statuses and messages, for requests it encodes
