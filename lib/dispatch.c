@@ -22,17 +22,14 @@
  * threads forever (libgomp keeps their pool). Python's multiprocessing
  * forks by default on Linux, so a library loaded into a parent that has
  * run a call would hang its children. In a forked child every call runs
- * on its one thread: the thread count set to 1 at the fork (for regions
- * reached outside a call, a session's first fit) and a call's own
- * --threads held to 1. */
+ * on the calling thread alone. The handler only notes the fork: calling
+ * into the OpenMP runtime there, before LLVM's libomp has reset itself in
+ * its own child handler, hangs the child under clang. */
 static volatile int forked_child;
 
 static void on_fork_child(void)
 {
     forked_child = 1;
-#ifdef _OPENMP
-    omp_set_num_threads(1);
-#endif
 }
 
 static void fork_guard_register(void)
@@ -44,6 +41,9 @@ void lib_fork_guard(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, fork_guard_register);
+#ifdef _OPENMP
+    if (forked_child) omp_set_num_threads(1); /* the calling thread's */
+#endif
 }
 
 int lib_dispatch(lib_opts *o, const lib_given *gv, int npos, char **pos,
@@ -226,7 +226,7 @@ int lib_dispatch(lib_opts *o, const lib_given *gv, int npos, char **pos,
     /* The thread count is the calling thread's: set for this call only. */
     lib_fork_guard();
     int threads_before = omp_get_max_threads();
-    if (o->threads > 0) omp_set_num_threads(forked_child ? 1 : o->threads);
+    if (o->threads > 0 && !forked_child) omp_set_num_threads(o->threads);
 #endif
 
     /* -o of a command that writes a directory is its argument, not where
@@ -258,7 +258,7 @@ int lib_dispatch(lib_opts *o, const lib_given *gv, int npos, char **pos,
         }
     }
 #ifdef _OPENMP
-    if (o->threads > 0) omp_set_num_threads(threads_before);
+    if (o->threads > 0 && !forked_child) omp_set_num_threads(threads_before);
 #endif
     return rc;
 }

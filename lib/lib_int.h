@@ -240,9 +240,10 @@ int cmd_sweep(const lib_opts *o, emit_out *out, tp_err *e);
 int cmd_merge(const lib_opts *o, emit_out *out, tp_err *e);
 int cmd_diff(const lib_opts *o, emit_out *out, tp_err *e);
 
-/* Registers, once per process, what makes calls in a forked child run on
- * one thread (GNU OpenMP's threads do not survive fork; dispatch.c).
- * lib_dispatch and tp_open call it. */
+/* Registers, once per process, what notes a fork; in a forked child,
+ * sets the calling thread's OpenMP thread count to 1 (GNU OpenMP's
+ * threads do not survive fork; dispatch.c). lib_dispatch and tp_open
+ * call it first. */
 void lib_fork_guard(void);
 
 #endif
