@@ -33,22 +33,21 @@ def _version():
     return m.group(1)
 
 
+def _library_link():
+    """The build directory's libtrainplan.so.0, not resolved."""
+    build = os.environ.get("TRAINPLAN_BUILD_DIR") or os.path.join(ROOT, "build")
+    return os.path.join(build, "libtrainplan.so.0")
+
+
 def _library():
     """The built shared library to bundle: $TRAINPLAN_BUILD_DIR or ../build."""
-    build = os.environ.get("TRAINPLAN_BUILD_DIR") or os.path.join(ROOT, "build")
-    path = os.path.join(build, "libtrainplan.so.0")
+    path = _library_link()
     if not os.path.exists(path):
         raise RuntimeError(
             "tp_build: %s not found: build the library first "
             "(cmake -S . -B build && cmake --build build -j2 in %s), or set "
             "TRAINPLAN_BUILD_DIR to the build directory" % (path, ROOT))
     return os.path.realpath(path)
-
-
-def _library_link():
-    """The build directory's libtrainplan.so.0, not resolved."""
-    build = os.environ.get("TRAINPLAN_BUILD_DIR") or os.path.join(ROOT, "build")
-    return os.path.join(build, "libtrainplan.so.0")
 
 
 def _metadata(version):

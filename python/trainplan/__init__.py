@@ -562,7 +562,8 @@ def _estimate_struct(handle, options):
     estimate runs in the library with the GIL released."""
     r = EstimateResult()
     sp = _speedups
-    got = sp.estimate(handle, options, _addressof(r)) if sp is not None else NotImplemented
+    got = (sp.estimate(handle, options, ctypes.addressof(r))
+           if sp is not None else NotImplemented)
     if got is None:
         return r
     if got is not NotImplemented:
@@ -579,9 +580,6 @@ def _estimate_struct(handle, options):
         for line in err_s.splitlines():
             warnings.warn(line, TrainplanWarning, stacklevel=3)
     return r
-
-
-_addressof = ctypes.addressof
 
 
 def _estimate_structs(handle, requests):
@@ -657,10 +655,7 @@ def estimate_struct(**options):
     an infeasible layout (status 1) its .result is the EstimateResult
     (feasible 0, reason why, the time and memory the layout needs).
     Breakdowns, per-stage memory, --ops and --log: estimate's dict."""
-    s = _default  # _session()'s answer, without its calls when it is open
-    if s is None or s._pid != _pid or not s._handle:
-        return _estimate_struct(_session()._live(), options)
-    return _estimate_struct(s._handle, options)
+    return _estimate_struct(_session()._live(), options)
 
 
 def _json_lines(text):
