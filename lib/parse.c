@@ -93,7 +93,6 @@ int lib_arg_docs(const char *s, lib_opts *o, tp_err *e)
     return TP_OK;
 }
 
-/* How a count or amount may be written, for the messages. */
 /* Parses a number in (0, hi]; 0 on success. */
 int lib_arg_pos(const char *opt, const char *s, double hi,
                 const char *unit, double *out, tp_err *e)
