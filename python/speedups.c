@@ -85,13 +85,18 @@ typedef struct {
     item stack[64];
 } items;
 
+/* A new piece of it, or NULL with Python's MemoryError set. Under the
+ * GIL. */
 static item *items_add(items *it, int kind)
 {
     if (it->n == it->cap) {
         int cap = it->cap * 2;
         item *q = it->v == it->stack ? malloc((size_t)cap * sizeof *q)
                                      : realloc(it->v, (size_t)cap * sizeof *q);
-        if (!q) return NULL;
+        if (!q) {
+            PyErr_NoMemory();
+            return NULL;
+        }
         if (it->v == it->stack) memcpy(q, it->stack, sizeof it->stack);
         it->v = q, it->cap = cap;
     }
@@ -123,22 +128,16 @@ static int add_str(items *it, int kind, PyObject *s)
     }
     if (memchr(u, '\0', (size_t)n)) return 0;
     item *e = items_add(it, kind);
-    if (!e) goto nomem;
+    if (!e) return -1;
     e->s = u, e->n = n, e->own = s;
     Py_INCREF(s);
     return 1;
-nomem:
-    PyErr_NoMemory();
-    return -1;
 }
 
 static int add_text(items *it, const char *t)
 {
     item *e = items_add(it, I_TEXT);
-    if (!e) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    if (!e) return -1;
     e->s = t, e->n = (Py_ssize_t)strlen(t);
     return 1;
 }
@@ -157,10 +156,7 @@ static int add_scalar(items *it, PyObject *v)
             return 0;
         }
         item *e = items_add(it, I_INT);
-        if (!e) {
-            PyErr_NoMemory();
-            return -1;
-        }
+        if (!e) return -1;
         e->i = x;
         return 1;
     }
@@ -173,7 +169,6 @@ static int add_scalar(items *it, PyObject *v)
         item *e = items_add(it, I_FLOAT);
         if (!e) {
             PyMem_Free(r);
-            PyErr_NoMemory();
             return -1;
         }
         e->s = r, e->n = (Py_ssize_t)strlen(r);
@@ -194,19 +189,12 @@ static int read_options(items *it, PyObject *options)
         if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
             int list = PyList_CheckExact(v);
             Py_ssize_t n = list ? PyList_Size(v) : PyTuple_Size(v);
-            item *e = items_add(it, I_OPEN);
-            if (!e) {
-                PyErr_NoMemory();
-                return -1;
-            }
+            if (!items_add(it, I_OPEN)) return -1;
             for (Py_ssize_t i = 0; i < n; i++) {
                 PyObject *x = list ? PyList_GetItem(v, i) : PyTuple_GetItem(v, i);
                 if ((rc = add_scalar(it, x)) != 1) return rc;
             }
-            if (!items_add(it, I_CLOSE)) {
-                PyErr_NoMemory();
-                return -1;
-            }
+            if (!items_add(it, I_CLOSE)) return -1;
         } else if ((rc = add_scalar(it, v)) != 1) {
             return rc;
         }
