@@ -536,16 +536,25 @@ void emit_estimate_text(FILE *f, emit_format fmt, const emit_estimate *a)
     figures_of(a, g);
     text_layout(f, a);
     const hw_gpu *src = y->gpu->models_like ? y->gpu->models_like : y->gpu;
+    /* whose factor: this GPU's, or (none fitted on it) the GPU hwdb
+     * resolved, named where it is not the one the samples came from */
+    const hw_gpu *fac = y->gpu->kernel_eff_factor > 0 ? NULL
+                                                       : y->gpu->kernel_eff_from;
+    char whose[HW_NAME_MAX + 64] = "this GPU's factor";
+    if (fac && fac != src)
+        snprintf(whose, sizeof whose,
+                 "%s's factor (the nearest generation with one)", fac->name);
     emit_wrapf(f, 2,
             "operator times: fitted to %s's samples where it has them, "
             "roofline elsewhere%s%s%s; over an in-training kernel "
-            "efficiency of %.3g (stack %s x this GPU's factor, fitted "
+            "efficiency of %.3g (stack %s x %s, fitted "
             "to published runs: "
             "bench/results/kernel_efficiency.md)\n",
             src->name, src != y->gpu ? " (applied to " : "",
             src != y->gpu ? y->gpu->name : "",
             src != y->gpu ? "'s peaks and bandwidth)" : "",
-            est_kernel_eff(c, l), space_stack_names[space_layout_stack(l)]);
+            est_kernel_eff(c, l), space_stack_names[space_layout_stack(l)],
+            whose);
     char chosen[256] = "";
     int unset[N_CHOSEN];
     chosen_unset(a->want, unset);

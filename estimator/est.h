@@ -581,17 +581,15 @@ typedef struct est_stack_eff {
 const est_stack_eff *est_stack_kernel_eff(space_stack s);
 
 /* GPU g's factor on it: hwdb's kernel_efficiency_factor of g, else of the
- * GPU whose operator fits g borrows, else 1. */
+ * GPU hwdb resolved for it (g->kernel_eff_from: the one whose operator fits
+ * g borrows, else the nearest generation of its vendor with a factor),
+ * else 1. */
 double est_gpu_kernel_eff_factor(const hw_gpu *g);
 
-/* g's generation among its vendor's (kernel_eff.c's table, by hwdb
- * "arch"; the table's index, larger is newer), -1 when not in it. */
-int est_gpu_generation(const hw_gpu *g);
-
 /* The factor a GPU family takes when no fitted run covers it: factor[i]
- * of the fitted[i] (n of them) of g's vendor from the newest generation
- * not newer than g's (ties: the first by name); 1 when none, or when g's
- * generation is not in the table. */
+ * of the fitted[i] (n of them) hw_gpu_nearest_generation picks for g (its
+ * vendor's newest generation not newer than g's; ties: the first by
+ * name); 1 when none, or when g's generation is not in hwdb's table. */
 double est_kernel_eff_prior(const hw_gpu *g, const hw_gpu *const *fitted,
                             const double *factor, int n);
 

@@ -18,11 +18,11 @@
  * stacks with each source left out (bench/results/kernel_efficiency.md).
  *
  * A GPU family no fitted run covers takes a prior (est_kernel_eff_prior):
- * the factor of the nearest generation of the same vendor that has one.
+ * the factor of the nearest generation of the same vendor that has one
+ * (GH200: the H100's), both here and in every estimate (hwdb's
+ * kernel_eff_from).
  */
 #include "est.h"
-
-#include <string.h>
 
 /* The in-sample fit of `build/bench/validate_runs` (bench/validate_runs.c)
  * over the published runs of bench/data/validation_runs.json, objective
@@ -57,59 +57,29 @@ const est_stack_eff *est_stack_kernel_eff(space_stack s)
 double est_gpu_kernel_eff_factor(const hw_gpu *g)
 {
     if (g->kernel_eff_factor > 0) return g->kernel_eff_factor;
-    if (g->models_like && g->models_like->kernel_eff_factor > 0)
-        return g->models_like->kernel_eff_factor;
+    if (g->kernel_eff_from && g->kernel_eff_from->kernel_eff_factor > 0)
+        return g->kernel_eff_from->kernel_eff_factor;
     return 1;
 }
 
-/* Each vendor's data-centre GPU generations, oldest first, by hwdb's
- * "arch": NVIDIA Ampere (A100, 2020), Hopper (H100, 2022), Blackwell (B200,
- * 2024; Blackwell Ultra is "blackwell" too, gb300.json's notes); AMD CDNA 2
- * (MI250X, 2021), CDNA 3 (MI300X, 2023), CDNA 4 (MI355X, 2025). Launch years
- * from the vendors' announcements (NVIDIA GTC 2020, 2022, 2024 keynotes; AMD
- * Instinct MI200 (Nov 2021), MI300 (Dec 2023), MI350 (Jun 2025) launches). */
-static const struct {
-    const char *vendor, *arch;
-} generations[] = {
-    {"nvidia", "ampere"}, {"nvidia", "hopper"}, {"nvidia", "blackwell"},
-    {"amd", "cdna2"},     {"amd", "cdna3"},     {"amd", "cdna4"},
-};
-#define N_GENERATIONS ((int)(sizeof generations / sizeof generations[0]))
-
-int est_gpu_generation(const hw_gpu *g)
-{
-    for (int i = 0; i < N_GENERATIONS; i++)
-        if (strcmp(g->vendor, generations[i].vendor) == 0
-            && strcmp(g->arch, generations[i].arch) == 0)
-            return i;
-    return -1;
-}
-
-/* Why the nearest generation, and not 1 or a mean over families: the
- * factor is a ratio to the A100 (1 by definition, a choice of unit, not a
- * measurement), so a prior must not depend on which family is the unit;
- * a mean that counts the A100's 1 would. What the factor stands for, the
- * clocks a power limit sustains under minutes of dense kernels and the
- * software's gaps between them, is shared most with the nearest
- * generation: the same libraries (cuBLASLt, cuDNN, Transformer Engine, NCCL)
- * and the same trend of peak FLOPs outgrowing the power to sustain them
- * (A100 312 TF at 400 W, H100 989 at 700 W, B200 2250 at 1000 W: hwdb's
- * peaks). Only older or same generations count: a newer one is not
- * evidence of what an older GPU did. */
+/* Why the nearest generation (hw_gpu_nearest_generation), and not 1 or a
+ * mean over families: the factor is a ratio to the A100 (1 by definition,
+ * a choice of unit, not a measurement), so a prior must not depend on
+ * which family is the unit; a mean that counts the A100's 1 would. What
+ * the factor stands for, the clocks a power limit sustains under minutes
+ * of dense kernels and the software's gaps between them, is shared most
+ * with the nearest generation: the same libraries (cuBLASLt, cuDNN,
+ * Transformer Engine, NCCL) and the same trend of peak FLOPs outgrowing
+ * the power to sustain them (A100 312 TF at 400 W, H100 989 at 700 W, B200
+ * 2250 at 1000 W: hwdb's peaks). Only older or same generations count: a
+ * newer one is not evidence of what an older GPU did. hwdb resolves the
+ * same rule over its own GPUs (hw_gpu.kernel_eff_from), so an estimate on
+ * a GPU no run was fitted on takes the factor validate_runs would. */
 double est_kernel_eff_prior(const hw_gpu *g, const hw_gpu *const *fitted,
                             const double *factor, int n)
 {
-    int own = est_gpu_generation(g), best = -1, best_gen = -1;
-    for (int i = 0; own >= 0 && i < n; i++) {
-        int gen = est_gpu_generation(fitted[i]);
-        if (gen < 0 || gen > own || strcmp(fitted[i]->vendor, g->vendor) != 0)
-            continue;
-        /* ties (two fitted GPUs of one generation): the first by name */
-        if (gen > best_gen
-            || (gen == best_gen && strcmp(fitted[i]->name, fitted[best]->name) < 0))
-            best = i, best_gen = gen;
-    }
-    return best >= 0 ? factor[best] : 1;
+    int k = hw_gpu_nearest_generation(g, fitted, n);
+    return k >= 0 ? factor[k] : 1;
 }
 
 double est_kernel_eff(const est_ctx *c, const space_layout *l)

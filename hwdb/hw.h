@@ -95,6 +95,11 @@ typedef struct hw_gpu {
      * bandwidth. Empty name and NULL when not given. */
     char models_like_name[HW_NAME_MAX];
     const struct hw_gpu *models_like; /* resolved; points into the hw_db */
+    /* The GPU whose kernel_eff_factor this one takes when it has none of
+     * its own (hw_db_resolve): the models_like GPU where that has one,
+     * else the nearest generation of the same vendor with a factor
+     * (hw_gpu_nearest_generation); NULL: none (1). Points into the hw_db. */
+    const struct hw_gpu *kernel_eff_from;
     const char *models_like_note;     /* why, with its source; owned by the hw_db */
     const char *file;            /* the file it came from; owned by the hw_db */
     const char *base_file;       /* the built-in (first) file it was merged
@@ -192,6 +197,18 @@ void hw_builtin_dir(char *buf, size_t cap);
  * replacing an entry of the same name; a system's GPU must already be in
  * db. Used for --system FILE. Returns TP_OK or the error. */
 int hw_db_add_file(hw_db *db, const char *path, tp_err *e);
+
+/* g's generation among its vendor's data-centre GPUs, by "arch" (hw.c's
+ * table; larger is newer), -1 when the table does not know it. */
+int hw_gpu_generation(const hw_gpu *g);
+
+/* Of the n GPUs in cands, the index of the one of g's vendor from the
+ * newest generation not newer than g's (ties: the first by name), or -1
+ * (none, or g's generation unknown): the GPU whose fitted figures stand in
+ * for g's own where g has none (a newer generation is no evidence of what
+ * an older one did; another vendor's is none at all). */
+int hw_gpu_nearest_generation(const hw_gpu *g, const hw_gpu *const *cands,
+                              int n);
 
 int hw_gpu_count(const hw_db *db);
 const hw_gpu *hw_gpu_at(const hw_db *db, int i); /* sorted by name */

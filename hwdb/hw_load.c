@@ -45,6 +45,46 @@ int hw_dtype_parse(const char *s)
     return -1;
 }
 
+/* Each vendor's data-centre GPU generations, oldest first, by "arch":
+ * NVIDIA Ampere (A100, 2020), Hopper (H100, 2022), Blackwell (B200, 2024;
+ * Blackwell Ultra is "blackwell" too, gb300.json's notes); AMD CDNA 2
+ * (MI250X, 2021), CDNA 3 (MI300X, 2023), CDNA 4 (MI355X, 2025). Launch
+ * years from the vendors' announcements (NVIDIA GTC 2020, 2022, 2024
+ * keynotes; AMD Instinct MI200 (Nov 2021), MI300 (Dec 2023), MI350 (Jun
+ * 2025) launches). */
+static const struct {
+    const char *vendor, *arch;
+} generations[] = {
+    {"nvidia", "ampere"}, {"nvidia", "hopper"}, {"nvidia", "blackwell"},
+    {"amd", "cdna2"},     {"amd", "cdna3"},     {"amd", "cdna4"},
+};
+#define N_GENERATIONS ((int)(sizeof generations / sizeof generations[0]))
+
+int hw_gpu_generation(const hw_gpu *g)
+{
+    for (int i = 0; i < N_GENERATIONS; i++)
+        if (strcmp(g->vendor, generations[i].vendor) == 0
+            && strcmp(g->arch, generations[i].arch) == 0)
+            return i;
+    return -1;
+}
+
+int hw_gpu_nearest_generation(const hw_gpu *g, const hw_gpu *const *cands,
+                              int n)
+{
+    int own = hw_gpu_generation(g), best = -1, best_gen = -1;
+    for (int i = 0; own >= 0 && i < n; i++) {
+        int gen = hw_gpu_generation(cands[i]);
+        if (gen < 0 || gen > own || strcmp(cands[i]->vendor, g->vendor) != 0)
+            continue;
+        if (gen > best_gen
+            || (gen == best_gen
+                && strcmp(cands[i]->name, cands[best]->name) < 0))
+            best = i, best_gen = gen;
+    }
+    return best;
+}
+
 /* ---- problem sink ---------------------------------------------------- */
 
 void hw_sink_add(hw_sink *s, const tp_err *e)
@@ -431,6 +471,27 @@ void hw_db_resolve(hw_db *db, hw_sink *s)
         }
         g->models_like = like;
     }
+    /* The GPU whose kernel_efficiency_factor applies where a GPU has none
+     * (estimator/kernel_eff.c): the one whose operator fits it borrows,
+     * else the nearest generation of its vendor that has one, as
+     * bench/validate_runs does for a family no fitted run covers (GH200
+     * takes the H100's, not the A100's 1 that is only the unit). */
+    const hw_gpu **fitted = tp_xmalloc(sizeof *fitted * (size_t)(db->n_gpus + 1));
+    int nf = 0;
+    for (int i = 0; i < db->n_gpus; i++)
+        if (db->gpus[i].kernel_eff_factor > 0) fitted[nf++] = &db->gpus[i];
+    for (int i = 0; i < db->n_gpus; i++) {
+        hw_gpu *g = &db->gpus[i];
+        g->kernel_eff_from = NULL;
+        if (g->kernel_eff_factor > 0) continue;
+        if (g->models_like && g->models_like->kernel_eff_factor > 0) {
+            g->kernel_eff_from = g->models_like;
+            continue;
+        }
+        int k = hw_gpu_nearest_generation(g, fitted, nf);
+        if (k >= 0) g->kernel_eff_from = fitted[k];
+    }
+    free(fitted);
     for (int i = 0; i < db->n_systems; i++) {
         hw_system *y = &db->systems[i];
         int g = find_gpu_index(db, y->gpu_name);

@@ -588,6 +588,20 @@ static void test_kernel_eff(void)
         TP_CHECK(fh > 0.5 && fh < 1.5);
         if (!(h200->kernel_eff_factor > 0))
             TP_CHECK(est_gpu_kernel_eff_factor(h200) == fh);
+        /* a GPU with samples of its own but no fitted run (GH200) takes
+         * the nearest fitted generation's factor, the H100's, in every
+         * estimate, not the A100's 1; another vendor's GPU with none
+         * fitted keeps 1 */
+        const hw_gpu *gh = hw_find_gpu(b, "gh200", &e);
+        const hw_gpu *mi = hw_find_gpu(b, "mi300x", &e);
+        TP_CHECK(gh && mi);
+        if (gh && !(gh->kernel_eff_factor > 0)) {
+            TP_CHECK(gh->kernel_eff_from == h);
+            TP_CHECK(est_gpu_kernel_eff_factor(gh) == fh);
+        }
+        if (mi && !(mi->kernel_eff_factor > 0))
+            TP_CHECK(mi->kernel_eff_from == NULL
+                     && est_gpu_kernel_eff_factor(mi) == 1);
         for (int s = 0; s < SPACE_STACK_COUNT; s++) {
             double x = est_stack_kernel_eff((space_stack)s)->eff;
             TP_CHECK(x > 0.2 && x <= 1);
@@ -627,9 +641,9 @@ static void test_kernel_eff_prior(void)
     if (ok) {
         const hw_gpu *a100 = g[0], *h100 = g[1], *b200 = g[2], *gh200 = g[3],
                      *h800 = g[4], *mi300x = g[5], *mi355x = g[6];
-        TP_CHECK(est_gpu_generation(a100) < est_gpu_generation(h100));
-        TP_CHECK(est_gpu_generation(h100) < est_gpu_generation(b200));
-        TP_CHECK(est_gpu_generation(gh200) == est_gpu_generation(h100));
+        TP_CHECK(hw_gpu_generation(a100) < hw_gpu_generation(h100));
+        TP_CHECK(hw_gpu_generation(h100) < hw_gpu_generation(b200));
+        TP_CHECK(hw_gpu_generation(gh200) == hw_gpu_generation(h100));
         const hw_gpu *fit3[] = {a100, h100, b200};
         double fac3[] = {1, 0.8, 0.9};
         /* a newer family takes its predecessor's, a same-generation one
@@ -652,7 +666,7 @@ static void test_kernel_eff_prior(void)
         /* an arch the table does not know */
         hw_gpu odd = *b200;
         snprintf(odd.arch, sizeof odd.arch, "%s", "rubin");
-        TP_CHECK(est_gpu_generation(&odd) == -1);
+        TP_CHECK(hw_gpu_generation(&odd) == -1);
         TP_CHECK(est_kernel_eff_prior(&odd, fit3, fac3, 3) == 1);
     }
     hw_db_free(b);
