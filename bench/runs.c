@@ -211,6 +211,9 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     if (has_feature(feat, "hybridep"))
         w.moe_flex_backend = SPACE_MOE_FLEX_HYBRIDEP;
     w.fp8_params = has_feature(feat, "fp8-param-gather");
+    /* NeMo's FP8_DPA (the MLPerf configs' config_common_fp8attn.sh):
+     * Transformer Engine's fp8 attention, timed where hwdb measures it */
+    w.fp8_attention = has_feature(feat, "fp8-attention");
     /* Megatron-Core's CUDA graphs where the run lists them: "cuda-graphs"
      * (Transformer Engine's per-layer graphs of the whole layer, unless
      * said otherwise), "cuda-graph-impl=NAME" (space_cuda_graph_names),

@@ -153,6 +153,8 @@ static void add_layout_json(cJSON *j, const est_result *r,
                                          ? l->fp8_act_cache
                                          : 0]);
     }
+    if (l->dtype == HW_FP8 || l->dtype == HW_FP4)
+        cJSON_AddBoolToObject(a, "fp8_dot_product_attention", l->fp8_attention);
     cJSON_AddBoolToObject(a, "overlap_grad_reduce", !l->no_dp_overlap);
     cJSON_AddStringToObject(a, "tp_comm_overlap",
                             space_tp_overlap_names[l->tp_overlap]);
@@ -498,10 +500,13 @@ static void text_layout(FILE *f, const emit_estimate *a)
                 l->moe_comm_overlap ? space_moe_overlap_name(l) : "", imb);
     }
     emit_wrapf(f, 2,
-            "software: %s attention, dropout %g/%g (attention/hidden), TP "
+            "software: %s attention%s, dropout %g/%g (attention/hidden), TP "
             "overlap %s, CP exchange %s, DP overlap %s%s%s%s; gradients "
             "%s%s; allocator %s%s%s%s%s\n",
-            space_attn_names[l->flash], m->attn_dropout,
+            space_attn_names[l->flash],
+            l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4)
+                ? " in fp8 (cuDNN's fused kernel)" : "",
+            m->attn_dropout,
             m->hidden_dropout, space_tp_overlap_names[l->tp_overlap],
             space_cp_comm_names[l->cp_comm],
             l->no_dp_overlap ? "off" : "on",

@@ -119,6 +119,12 @@ static void attention(const est_iter_ctx *x, double *fwd, double *bwd,
     est_op fa = {0};
     fa.kind = x->cudnn_attn ? EST_OP_ATTN_CUDNN : EST_OP_FLASH_ATTN;
     fa.dtype = x->act_dt;
+    /* Transformer Engine's fp8 attention is cuDNN's fused kernel in fp8
+     * (FusedAttention; est_op_time scales its 16-bit time) */
+    if (l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4)) {
+        fa.kind = EST_OP_ATTN_CUDNN;
+        fa.dtype = HW_FP8;
+    }
     fa.heads = hq, fa.kv_heads = hk > 0 ? hk : 1;
     fa.head_dim = hd;
     fa.causal = 1;

@@ -41,10 +41,10 @@ static void trace_op(const est_iter_ctx *x, const est_op *o, const est_time *t)
                  o->b > 1 ? "batched " : "", (long long)o->m, (long long)o->n,
                  (long long)o->k, hw_dtype_names[o->dtype]);
     else if (o->kind == EST_OP_FLASH_ATTN || o->kind == EST_OP_ATTN_CUDNN)
-        snprintf(shape, sizeof shape, "b%lld h%lld/%lld s%lld d%lld%s",
+        snprintf(shape, sizeof shape, "b%lld h%lld/%lld s%lld d%lld%s%s",
                  (long long)o->b, (long long)o->heads, (long long)o->kv_heads,
                  (long long)o->sq, (long long)o->head_dim,
-                 o->causal ? " causal" : "");
+                 o->causal ? " causal" : "", o->dtype == HW_FP8 ? " fp8" : "");
     else if (o->kind == EST_OP_ADAM)
         snprintf(shape, sizeof shape, "%lld params", (long long)o->n);
     else
@@ -126,6 +126,26 @@ static int memo_same(const int64_t *a, const int64_t *b)
     return d == 0;
 }
 
+/* An operator's time from the models; fp8 attention (iter_layer.c gives
+ * it dtype HW_FP8) as the 16-bit kernel's time times the GPU's measured
+ * fp8 / bf16 ratio at its query length (hwdb fp8_attention; the fits hold
+ * no fp8 attention samples). */
+static void models_time(const est_iter_ctx *x, const est_op *op, est_time *t)
+{
+    if ((op->kind == EST_OP_ATTN_CUDNN || op->kind == EST_OP_FLASH_ATTN)
+        && op->dtype == HW_FP8) {
+        est_op o16 = *op;
+        o16.dtype = HW_BF16;
+        est_models_time(x->c->ops, &o16, t);
+        double f, b;
+        hw_gpu_fp8_attention(x->c->gpu, (double)op->sq, &f, &b);
+        t->fwd_s *= f;
+        t->bwd_s *= b;
+        return;
+    }
+    est_models_time(x->c->ops, op, t);
+}
+
 est_time est_op_time(const est_iter_ctx *x, const est_op *op)
 {
     est_time t;
@@ -137,12 +157,12 @@ est_time est_op_time(const est_iter_ctx *x, const est_op *op)
         if (memo_same(sl->key, key)) {
             t = sl->t;
         } else {
-            est_models_time(ops, op, &t);
+            models_time(x, op, &t);
             memcpy(sl->key, key, sizeof key);
             sl->t = t;
         }
     } else {
-        est_models_time(ops, op, &t);
+        models_time(x, op, &t);
     }
     t.fwd_s /= x->eff;
     t.bwd_s /= x->eff;

@@ -52,6 +52,7 @@ typedef struct hw_field {
 #define HW_NAME_MAX 48
 #define HW_MAX_FIELDS 32
 #define HW_MAX_ALIASES 8
+#define HW_FP8_ATTN_MAX 12 /* points of a GPU's fp8 attention table */
 
 /* Measured data a file points at (operator samples, collective tables).
  * Filled by the next issue's importers; listed and existence-checked now. */
@@ -122,6 +123,14 @@ typedef struct hw_gpu {
      * over this; at most peak_flops[HW_FP4] / peak_flops[HW_BF16] (the
      * loader checks). 0 = not in the file (the fp8 bound only). */
     double fp4_gemm_speedup;
+    /* fp8 attention (Transformer Engine's FP8 dot-product attention, cuDNN's
+     * fp8 fused attention) over the 16-bit kernel's time on this GPU, by
+     * sequence length, measured with the same library at the same shape
+     * ("fp8_attention": seq, fwd, bwd); fp8_attn_n = 0: not in the file
+     * (the models_like GPU's then, else fp8 attention is refused). */
+    int fp8_attn_n;
+    double fp8_attn_seq[HW_FP8_ATTN_MAX];
+    double fp8_attn_fwd[HW_FP8_ATTN_MAX], fp8_attn_bwd[HW_FP8_ATTN_MAX];
 } hw_gpu;
 
 typedef enum hw_topology {
@@ -209,6 +218,13 @@ int hw_gpu_generation(const hw_gpu *g);
  * an older one did; another vendor's is none at all). */
 int hw_gpu_nearest_generation(const hw_gpu *g, const hw_gpu *const *cands,
                               int n);
+
+/* g's fp8 attention time over its 16-bit time at sequence length seq
+ * (linear in log2 of the length between the table's points, its ends held
+ * beyond them), forward and backward; from g's table, else its models_like
+ * GPU's. Returns 0 (and 1s) where neither has one. */
+int hw_gpu_fp8_attention(const hw_gpu *g, double seq, double *fwd,
+                         double *bwd);
 
 int hw_gpu_count(const hw_db *db);
 const hw_gpu *hw_gpu_at(const hw_db *db, int i); /* sorted by name */

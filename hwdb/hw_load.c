@@ -18,6 +18,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -83,6 +84,24 @@ int hw_gpu_nearest_generation(const hw_gpu *g, const hw_gpu *const *cands,
             best = i, best_gen = gen;
     }
     return best;
+}
+
+int hw_gpu_fp8_attention(const hw_gpu *g, double seq, double *fwd,
+                         double *bwd)
+{
+    *fwd = *bwd = 1;
+    if (g->fp8_attn_n < 2 && g->models_like) g = g->models_like;
+    int n = g->fp8_attn_n;
+    if (n < 2 || !(seq > 0)) return 0;
+    const double *x = g->fp8_attn_seq;
+    int i = 0;
+    while (i < n - 2 && seq > x[i + 1]) i++;
+    double t = (log2(seq) - log2(x[i])) / (log2(x[i + 1]) - log2(x[i]));
+    if (t < 0) t = 0;
+    if (t > 1) t = 1;
+    *fwd = g->fp8_attn_fwd[i] + t * (g->fp8_attn_fwd[i + 1] - g->fp8_attn_fwd[i]);
+    *bwd = g->fp8_attn_bwd[i] + t * (g->fp8_attn_bwd[i + 1] - g->fp8_attn_bwd[i]);
+    return 1;
 }
 
 /* ---- problem sink ---------------------------------------------------- */

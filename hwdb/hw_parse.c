@@ -16,6 +16,7 @@
 #include "hw_int.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,7 +91,9 @@ static const char *const gpu_top_keys[] = {
     "notes", "peak_tflops", "memory_gib", "memory_bw_gb_per_s", "sm_count",
     "boost_clock_mhz", "l2_mib", "scaleup_bw_gb_per_s", "power_w", "measured",
     "operator_models_like", "kernel_efficiency_factor", "host_link_gb_per_s",
-    "host_launch_us", "fp4_gemm_speedup", NULL};
+    "host_launch_us", "fp4_gemm_speedup", "fp8_attention", NULL};
+static const char *const fp8_attn_keys[] = {"seq", "fwd", "bwd", "source",
+                                            "note", NULL};
 static const char *const like_keys[] = {"gpu", "source", "note", NULL};
 static const char *const system_top_keys[] = {
     "schema", "name", "aliases", "display_name", "gpu", "sources", "notes",
@@ -449,6 +452,68 @@ static void parse_models_like(hw_db *db, const cJSON *root,
     g->models_like_note = hw_db_strdup(db, note);
 }
 
+/* One array of "fp8_attention": n numbers in [lo, hi], increasing where
+ * asked; returns its length, or -1 after a problem. */
+static int fp8_attn_array(const cJSON *o, const char *file, const char *key,
+                          double lo, double hi, int increasing, double *out,
+                          hw_sink *s)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+    if (n < 2 || n > HW_FP8_ATTN_MAX) {
+        hw_sinkf(s, TP_EDATA, "%s: $.fp8_attention.%s: expected an array of 2 "
+                 "to %d numbers", file, key, HW_FP8_ATTN_MAX);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const cJSON *v = cJSON_GetArrayItem(a, i);
+        double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+        if (!(x >= lo && x <= hi) || (increasing && i > 0 && !(x > out[i - 1]))) {
+            hw_sinkf(s, TP_EDATA, "%s: $.fp8_attention.%s[%d]: expected a "
+                     "number from %g to %g%s", file, key, i, lo, hi,
+                     increasing ? ", above the one before" : "");
+            return -1;
+        }
+        out[i] = x;
+    }
+    return n;
+}
+
+/* "fp8_attention": {"seq": [...], "fwd": [...], "bwd": [...], "source": KEY,
+ * "note": WHY}: fp8 over 16-bit attention time by sequence length. */
+static void parse_fp8_attention(hw_db *db, const cJSON *root,
+                                const cJSON *sources, const char *file,
+                                hw_gpu *g, hw_sink *s)
+{
+    const char *path = "$.fp8_attention";
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "fp8_attention");
+    if (!o || cJSON_IsNull(o)) return;
+    if (!cJSON_IsObject(o)) {
+        hw_sinkf(s, TP_EDATA, "%s: %s: expected an object with seq, fwd, bwd, "
+                 "source and note", file, path);
+        return;
+    }
+    check_keys(o, file, path, fp8_attn_keys, s);
+    tp_err e = {0};
+    char src[1024], note[1024];
+    if (tp_json_str(o, file, path, "source", 1, src, sizeof src, &e)
+        || tp_json_str(o, file, path, "note", 1, note, sizeof note, &e)) {
+        hw_sink_add(s, &e);
+        return;
+    }
+    if (!resolve_source(db, sources, src, file, path, s)) return;
+    int n = fp8_attn_array(o, file, "seq", 1, 1e7, 1, g->fp8_attn_seq, s);
+    int nf = fp8_attn_array(o, file, "fwd", 0.2, 3, 0, g->fp8_attn_fwd, s);
+    int nb = fp8_attn_array(o, file, "bwd", 0.2, 3, 0, g->fp8_attn_bwd, s);
+    if (n < 0 || nf < 0 || nb < 0) return;
+    if (nf != n || nb != n) {
+        hw_sinkf(s, TP_EDATA, "%s: %s: fwd and bwd must have one ratio per "
+                 "seq (%d), found %d and %d", file, path, n, nf, nb);
+        return;
+    }
+    g->fp8_attn_n = n;
+}
+
 int hw_parse_gpu(hw_db *db, const cJSON *root, const char *file, hw_gpu *g,
                  hw_sink *s)
 {
@@ -488,6 +553,7 @@ int hw_parse_gpu(hw_db *db, const cJSON *root, const char *file, hw_gpu *g,
                  file, g->fp4_gemm_speedup, r4, r4);
     parse_measured(db, root, sources, file, &g->measured, &g->n_measured, s);
     parse_models_like(db, root, sources, file, g, s);
+    parse_fp8_attention(db, root, sources, file, g, s);
     g->file = hw_db_strdup(db, file);
     return s->count - before;
 }

@@ -610,6 +610,14 @@ static void build_args(const launch_plan *c, mg_args *j)
                     "Megatron-LM keeps Transformer Engine's, more memory "
                     "than estimated");
     }
+    /* fp8 attention: TransformerConfig.fp8_dot_product_attention has no
+     * command-line flag (arguments.py lists it among the config fields "no
+     * CLI argument exists for", NVIDIA/Megatron-LM@d98e8a64ddf3) */
+    if (l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4))
+        note(j, "NOT EXPRESSIBLE: fp8 dot-product attention: Megatron-LM has "
+                "no flag for TransformerConfig.fp8_dot_product_attention (set "
+                "it in the model provider); these flags run 16-bit attention, "
+                "where the estimate timed fp8");
     /* NVFP4: TransformerConfig.fp4 ('e2m1', --fp4-format) with fp4_recipe
      * nvfp4, Transformer Engine's NVFP4BlockScaling (fp4_utils.py). The
      * estimate keeps 16-bit weights with TE's NVFP4 copies, not

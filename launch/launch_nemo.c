@@ -604,6 +604,13 @@ static void bridge_write(const launch_plan *c, launch_text *b)
         launch_text_put(b, "mixed_precision=%s\n",
             l->dtype == HW_FP16 ? "fp16_mixed" : "bf16_mixed");
     }
+    /* fp8 attention: MixedPrecisionConfig.fp8_dot_product_attention, which
+     * the recipe's setup copies onto the model config, and a recipe given
+     * by name cannot be overridden field by field (above) */
+    if (l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4))
+        launch_text_put(b, "# not expressible: fp8 dot-product attention "
+                "(MixedPrecisionConfig.fp8_dot_product_attention=True in a "
+                "recipe of your own); this recipe runs 16-bit attention\n");
     /* bf16 recipes reduce gradients in fp32, fp16_mixed in fp16
      * (mixed_precision.py; copied onto ddp). */
     int recipe_grad = l->dtype == HW_FP16 ? 2 : 4;

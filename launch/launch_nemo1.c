@@ -199,6 +199,9 @@ void launch_nemo1_write(const launch_plan *c, launch_text *b)
         && l->fp8_params)
         launch_text_put(b, "model.fp8_params: true  # not in "
                 "megatron_gpt_config.yaml; megatron_base_model.py reads it\n");
+    if (l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4))
+        launch_text_put(b, "# not expressible: fp8 dot-product attention: "
+                "NeMo 1's YAML has no key for it\n");
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)
         launch_text_put(b, "model.ub_tp_comm_overlap: true\n");
     if (l->zero <= SPACE_ZERO_1)

@@ -111,6 +111,11 @@ const nemo_key launch_nemo_keys[] = {
     {"model.recompute_modules", K_RC_MODULES, V_STR, 1, 0, 0, NULL},
     {"mixed_precision", K_MP, V_NAME, 0, 0, 0, n_mp},
     {"mixed_precision.fp8_param_gather", K_FP8_PARAMS, V_BOOL, 0, 0, 0, n_bool},
+    /* TransformerConfig.fp8_dot_product_attention, set on the model or
+     * through MixedPrecisionConfig (NVIDIA's MLPerf NeMo configs: FP8_DPA) */
+    {"mixed_precision.fp8_dot_product_attention", K_FP8_DPA, V_BOOL, 0, 0, 0,
+     n_bool},
+    {"model.fp8_dot_product_attention", K_FP8_DPA, V_BOOL, 0, 0, 0, n_bool},
     {"ddp.use_distributed_optimizer", K_DISTOPT, V_BOOL, 0, 0, 0, n_bool},
     {"optimizer.use_distributed_optimizer", K_DISTOPT_OPT, V_BOOL, 0, 0, 0,
      n_bool},

@@ -453,6 +453,7 @@ int launch_read_nemo(const char *text, const char *file, search_job *j,
         j->sw_set |= SEARCH_SW_FP8;
     }
     if (SET(K_FP8_PARAMS)) j->fp8_params = (int)IV(K_FP8_PARAMS);
+    if (SET(K_FP8_DPA)) j->fp8_attention = (int)IV(K_FP8_DPA);
     if (SET(K_FSDP) && IV(K_FSDP))
         j->zero = SET(K_SHARD) ? r->v[K_SHARD].name : SPACE_ZERO_3;
     else if (SET(K_DISTOPT) || SET(K_DISTOPT_OPT))

@@ -421,6 +421,9 @@ int lib_run_sink(int argc, char **argv, FILE *out_f, FILE *err,
         case OPT_FP8_PARAMS:
             o.job.fp8_params = 1;
             break;
+        case OPT_FP8_ATTENTION:
+            o.job.fp8_attention = 1;
+            break;
         case OPT_EXPANDABLE:
         case OPT_NO_EXPANDABLE:
             o.job.alloc_expandable = c == OPT_EXPANDABLE;

@@ -341,6 +341,12 @@ const lib_option lib_options[] = {
      "parameters (one byte in memory and in the distributed optimizer's "
      "all-gather, a transposed copy cached); default: 16-bit parameters "
      "with cached fp8 copies"},
+    {"fp8-dot-product-attention", OPT_FP8_ATTENTION, NULL, CMD_EST_SEARCH,
+     "fp8 or nvfp4 under Transformer Engine: the fused attention in fp8 "
+     "(Megatron-Core's fp8_dot_product_attention, NeMo's FP8_DPA), timed as "
+     "the 16-bit kernel times the GPU's measured fp8 / bf16 ratio at the "
+     "sequence length (hwdb fp8_attention: cuDNN's kernels); Megatron-Core "
+     "only; not searched (a numerics choice); default: 16-bit attention"},
     {"doc-length", OPT_DOC_LENGTH, "LEN[:SHARE],...", CMD_EST_SEARCH,
      "packed sequences (fine-tuning): documents of LEN tokens, or several "
      "lengths with the share of the tokens each holds (512:0.3,4096:0.7); "
@@ -611,7 +617,7 @@ int lib_job_sets(int id)
         OPT_RECOMPUTE_METHOD, OPT_RECOMPUTE_LAYERS, OPT_RECOMPUTE_MODULES,
         OPT_DISTOPT,
         OPT_NO_DISTOPT, OPT_ZERO, OPT_PRECISION, OPT_FP8_RECIPE,
-        OPT_FP8_PARAMS, OPT_TP_COMM_OVERLAP, OPT_TP_OVERLAP, OPT_NO_ASYNC_TP,
+        OPT_FP8_PARAMS, OPT_FP8_ATTENTION, OPT_TP_COMM_OVERLAP, OPT_TP_OVERLAP, OPT_NO_ASYNC_TP,
         OPT_CE_FUSION, OPT_CP_COMM, OPT_ATTN_BACKEND, OPT_ATTN_DROPOUT,
         OPT_HIDDEN_DROPOUT, OPT_GRAD_FP32, OPT_GRAD_BF16, OPT_OVERLAP,
         OPT_NO_OVERLAP, OPT_PP_OVERLAP, OPT_NO_PP_OVERLAP, OPT_FRAMEWORK,

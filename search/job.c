@@ -27,6 +27,7 @@ void search_job_software(const search_job *j, space_layout *l)
     if (set & SEARCH_SW_PP) l->no_pp_overlap = j->no_pp_overlap;
     if (set & SEARCH_SW_FP8) l->fp8_recipe = j->fp8_recipe;
     l->fp8_params = j->fp8_params;
+    l->fp8_attention = j->fp8_attention;
     l->ce_fusion = j->ce_fusion && l->framework == SPACE_FW_MEGATRON_CORE;
     l->n_docs = j->n_docs;
     for (int i = 0; i < j->n_docs; i++)
@@ -228,6 +229,19 @@ int search_job_check_mech(const search_job *j, const space_model *m, tp_err *e)
                        "mxfp8) and --framework megatron-core, found %s and "
                        "%s",
                        space_fp8_act_cache_names[j->fp8_act_cache],
+                       j->precision >= 0 ? hw_dtype_names[j->precision]
+                                         : "bf16 (the default)",
+                       fw);
+    /* Transformer Engine's FP8 dot-product attention runs inside its fp8
+     * autocast (DotProductAttention fp8_dpa; Megatron-Core passes
+     * TransformerConfig.fp8_dot_product_attention) */
+    if (j->fp8_attention
+        && (!mcore || (j->precision != HW_FP8 && j->precision != HW_FP4)))
+        return tp_errf(e, TP_EUSAGE,
+                       "--fp8-dot-product-attention: Transformer Engine's fp8 "
+                       "attention under Megatron-Core; expected --precision "
+                       "fp8, mxfp8 or nvfp4 and --framework megatron-core, "
+                       "found %s and %s",
                        j->precision >= 0 ? hw_dtype_names[j->precision]
                                          : "bf16 (the default)",
                        fw);

@@ -57,6 +57,7 @@ typedef struct search_job {
     int no_pp_overlap;       /* --[no-]overlap-p2p-communication */
     int fp8_recipe;          /* --fp8-recipe: space_fp8_recipe */
     int fp8_params;          /* --fp8-param-gather */
+    int fp8_attention;       /* --fp8-dot-product-attention */
     int alloc_expandable;    /* --[no-]expandable-segments (SEARCH_SW_ALLOC) */
     int n_docs;              /* --doc-length: packed documents' buckets */
     int64_t doc_len[SPACE_MAX_DOC_BUCKETS];

@@ -388,6 +388,19 @@ int search_setup_open(const search_job *j, const search_ask *a,
                     goto done;
                 }
             char why[200];
+            space_layout no_fa = base;
+            no_fa.fp8_attention = 0;
+            if (base.fp8_attention
+                && est_precision_check(y->gpu, &no_fa, why, sizeof why)
+                       == EST_FEASIBLE
+                && est_precision_check(y->gpu, &base, why, sizeof why)
+                       != EST_FEASIBLE) {
+                rc = tp_errf(e, TP_EUSAGE,
+                             "--fp8-dot-product-attention on %s: %s; leave it "
+                             "out, or leave %s out",
+                             y->name, why, y->name);
+                goto done;
+            }
             if (est_precision_check(y->gpu, &base, why, sizeof why)
                 != EST_FEASIBLE) {
                 rc = tp_errf(e, TP_EUSAGE,

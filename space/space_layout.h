@@ -192,6 +192,12 @@ typedef struct space_layout {
                           (Megatron-LM --fp8-param-gather): one byte each in
                           memory and in the distributed optimizer's
                           all-gather; 0: 16-bit parameters */
+    int fp8_attention; /* Transformer Engine's fp8 dot-product attention
+                          (Megatron-Core TransformerConfig
+                          .fp8_dot_product_attention, NeMo's FP8_DPA): the
+                          fused attention in fp8, with dtype HW_FP8 or
+                          HW_FP4; its time the 16-bit kernel's times the
+                          GPU's measured ratio (hwdb fp8_attention) */
     /* Packed sequences (fine-tuning): each row of seq tokens holds whole
      * documents, and attention runs within each (iter.c). n_docs buckets
      * of documents doc_len[i] tokens long holding doc_share[i] of the

@@ -1027,6 +1027,26 @@ has "$OUT" "every layout above was estimated at that calibrated kernel efficienc
 run 64 "$TP" search -m llama3-8b --system eos --gpus 8 -s 8192 -B 128 --log "$FIX/logs/megatron.log"
 has "$ERR" "search --log needs the job the log ran" "search --log without a job"
 
+# --- fp8 dot-product attention (issue 29 item 2): measured ratios, refusals, launches, readers
+run 64 "$TP" estimate -m llama3-8b --system dgx-b200 -g 8 -s 8192 -B 32 --fp8-dot-product-attention
+has "$ERR" "expected --precision fp8, mxfp8 or nvfp4" "fp8 attention refused in 16 bits"
+run 64 "$TP" estimate -m llama3-8b --system vista -g 8 -s 8192 -B 32 --precision fp8 --fp8-dot-product-attention
+has "$ERR" "--fp8-dot-product-attention on vista: no measured fp8 / bf16 attention time for gh200" "fp8 attention refused without a measured table"
+run 0 "$TP" estimate -m llama3-8b --system dgx-b200 -g 8 -s 8192 -B 32 -t 1 -p 1 -c 1 -b 1 --precision fp8 --format json
+T16=$(json_num iteration_time_s)
+run 0 "$TP" estimate -m llama3-8b --system dgx-b200 -g 8 -s 8192 -B 32 -t 1 -p 1 -c 1 -b 1 --precision fp8 --fp8-dot-product-attention --format json
+printf '%s' "$OUT" | grep -q '"fp8_dot_product_attention":[[:space:]]*true' && ok || bad "fp8 attention in the layout's JSON"
+T8=$(json_num iteration_time_s)
+python3 -c "import sys; sys.exit(0 if $T8 < $T16 else 1)" && ok || bad "fp8 attention faster on B200 at 8k ($T8 vs $T16)"
+run 0 "$TP" search -m llama3-8b --system dgx-b200 --gpus 8 -s 8192 -B 32 --precision fp8 --fp8-dot-product-attention --top 1 --launch all
+has "$OUT" "NOT EXPRESSIBLE: fp8 dot-product attention" "Megatron-LM launch: no flag for fp8 attention"
+has "$OUT" "# not expressible: fp8 dot-product attention (MixedPrecisionConfig" "Bridge launch: fp8 attention in a recipe"
+run 0 "$TP" search -m llama3-8b --system dgx-b200 --gpus 8 -s 8192 -B 32 --precision fp8 --fp8-dot-product-attention --top 1 --format json --no-timing
+printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranked"][0]["launch"]["nemo"])' > "$SCRATCH/fpa.nemo"
+echo 'model.fp8_dot_product_attention=true' >> "$SCRATCH/fpa.nemo"
+run 0 "$TP" estimate --system dgx-b200 -g 8 --nemo-overrides "$SCRATCH/fpa.nemo" --format json
+printf '%s' "$OUT" | grep -q '"fp8_dot_product_attention":[[:space:]]*true' && ok || bad "model.fp8_dot_product_attention read from Bridge overrides"
+
 # --- per-command help, wrapped to 100 columns (issue 31 item 6) -----------------
 run 0 "$TP" search --help
 has "$OUT" "usage: trainplan search [OPTIONS]" "search --help: its usage"

@@ -11,6 +11,7 @@
 #include "../hwdb/hw.h"
 #include "tp_test.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -105,6 +106,8 @@ static const bad_case bad_cases[] = {
     {"not_object.json", TP_EDATA, "$: expected a JSON object", "not_object"},
     {"fp4_speedup_above_peaks.json", TP_EDATA, "$.fp4_gemm_speedup.value",
      "above the fp4 / bf16 peak ratio (4)"},
+    {"fp8_attention_seq_order.json", TP_EDATA, "$.fp8_attention.seq[1]",
+     "above the one before"},
     {"does_not_exist.json", TP_ENOINPUT, "does_not_exist.json", "cannot open"},
 };
 
@@ -537,6 +540,43 @@ static void test_builtin_fp4(const hw_db *db)
     TP_CHECK(shown);
 }
 
+/* fp8 attention over 16-bit, cuDNN's measured kernels (hwdb fp8_attention):
+ * B200's own table at its points, between them linear in log2 of the
+ * length, held beyond its ends; GB200 through operator_models_like; GB300
+ * its own (Blackwell Ultra's doubled exponentials: fp8 gains more); the
+ * H100's backward slower than bf16 at 8k; none for GH200. */
+static void test_builtin_fp8_attention(const hw_db *db)
+{
+    tp_err e = {0};
+    const hw_gpu *b200 = hw_find_gpu(db, "b200", &e);
+    const hw_gpu *gb200 = hw_find_gpu(db, "gb200", &e);
+    const hw_gpu *gb300 = hw_find_gpu(db, "gb300", &e);
+    const hw_gpu *h100 = hw_find_gpu(db, "h100-sxm", &e);
+    const hw_gpu *gh200 = hw_find_gpu(db, "gh200", &e);
+    TP_CHECK(b200 && gb200 && gb300 && h100 && gh200);
+    if (!(b200 && gb200 && gb300 && h100 && gh200)) return;
+    double f, b, f2, b2;
+    TP_CHECK(hw_gpu_fp8_attention(b200, 8192, &f, &b) == 1);
+    TP_CHECK_REL(f, 0.921, 1e-12);
+    TP_CHECK_REL(b, 0.793, 1e-12);
+    /* halfway in log2 between 4096 (0.927) and 8192 (0.921) */
+    TP_CHECK(hw_gpu_fp8_attention(b200, 4096 * sqrt(2.0), &f, &b) == 1);
+    TP_CHECK_REL(f, (0.927 + 0.921) / 2, 1e-9);
+    TP_CHECK(hw_gpu_fp8_attention(b200, 100, &f, &b) == 1);
+    TP_CHECK_REL(f, 1.257, 1e-12);
+    TP_CHECK(hw_gpu_fp8_attention(b200, 1e6, &f, &b) == 1);
+    TP_CHECK_REL(b, 0.698, 1e-12);
+    TP_CHECK(hw_gpu_fp8_attention(gb200, 8192, &f2, &b2) == 1);
+    TP_CHECK(hw_gpu_fp8_attention(b200, 8192, &f, &b) == 1);
+    TP_CHECK(f2 == f && b2 == b);
+    TP_CHECK(hw_gpu_fp8_attention(gb300, 8192, &f2, &b2) == 1);
+    TP_CHECK(f2 < f && b2 < b);
+    TP_CHECK(hw_gpu_fp8_attention(h100, 8192, &f, &b) == 1);
+    TP_CHECK(f < 1 && b > 1);
+    TP_CHECK(hw_gpu_fp8_attention(gh200, 8192, &f, &b) == 0);
+    TP_CHECK(f == 1 && b == 1);
+}
+
 /* DeepSeek-V3's H800 and its cluster (arXiv 2412.19437 section 3.1;
  * 2505.09343): H100 SXM5 compute, NVLink 400 GB/s, 8 x 400 Gb/s IB. */
 static void test_builtin_h800(const hw_db *db)
@@ -630,6 +670,7 @@ static void test_builtin(void)
     if (nvl) TP_CHECK_INT(nvl->scaleup_domain_gpus, 72);
     test_builtin_blackwell_ultra(db);
     test_builtin_fp4(db);
+    test_builtin_fp8_attention(db);
     test_builtin_h800(db);
     hw_db_free(db);
 }
