@@ -664,7 +664,8 @@ MLPERF_MODELS = {
 # hwdb. H100 SXM: NVIDIA's Eos-dfw runs on eos-dfw, the rest on eos (alias dgx-h100, the DGX
 # H100 node) unless larger than its 576 nodes.
 MLPERF_GPU = (  # (substring of accelerator_model_name, system, gpu), first match wins
-    ("GB300", None, None), ("B300", None, None), ("GB200", "gb200-nvl72", "gb200"),
+    ("GB300", "gb300-nvl72", "gb300"), ("B300", "dgx-b300", "b300"),
+    ("GB200", "gb200-nvl72", "gb200"),
     ("B200", "dgx-b200", "b200"), ("H200-NVL", None, None), ("H200", "dgx-h200", "h200"),
     ("H100", "eos", "h100-sxm"), ("L40S", None, None), ("A100", None, None),
 )
@@ -725,6 +726,22 @@ def mlperf_layers_per_stage(l, pp, vpp, split):
     return out
 
 
+def ran_grad_bf16():
+    """Ids of ran_runs.json's MLPerf runs whose pretrain.py reduces gradients in bf16, as
+    make_ran_runs.py read it at the recorded commit (mlperf_grad_dtype): mlperf_runs.json
+    reads pretrain.py only for the runs make_mlperf_runs.py kept, and the NVFP4 and Blackwell
+    Ultra runs were not among them when it was written."""
+    path = os.path.join(HERE, "ran_runs.json")
+    if not os.path.exists(path):
+        return set()
+    d = json.load(open(path))
+    return {r["id"] for r in d["runs"]
+            if (r.get("layout") or {}).get("grad_reduce_fp32") is False}
+
+
+RAN_GRAD_BF16 = None
+
+
 def mlperf_run(e):
     out = {"id": e["id"], "source_id": MLPERF_SOURCE,
            "source_table": "MLPerf Training %s, %s, results/%s/%s" % (
@@ -752,8 +769,6 @@ def mlperf_run(e):
         skip = why_hw
     elif L is None:
         skip = "layout cannot be read: %s" % e["provenance"]["config_choice"]
-    elif L["precision"] == "fp4":
-        skip = "NVFP4 precision is not modelled (the config sets FP4=True)"
     elif L["precision"] is None:
         skip = "layout cannot be read: the candidate configs disagree on the precision"
     elif None in (L["tp"], L["pp"], L["cp"], L["dp"], L["vpp"], L["micro_batch_size"],
@@ -794,7 +809,7 @@ def mlperf_run(e):
                                                else "transformer_engine"))
         if L["precision"] == "fp8" and fp8.get("fp8_params"):
             feats.append("fp8-param-gather")
-        if L["precision"] == "fp8" and fp8.get("fp8_attention"):
+        if L["precision"] in ("fp8", "fp4") and fp8.get("fp8_attention"):
             feats.append("fp8-attention")
         raw = e.get("raw") or {}
         if bench.startswith("llama31"):
@@ -850,6 +865,14 @@ def mlperf_run(e):
         # gradients in bf16 where the submission's pretrain.py says so (its derived note
         # comes with the entry from make_mlperf_runs.py)
         grad32 = opt.get("grad_reduce_in_fp32")
+        global RAN_GRAD_BF16
+        if RAN_GRAD_BF16 is None:
+            RAN_GRAD_BF16 = ran_grad_bf16()
+        if grad32 is None and e["id"] in RAN_GRAD_BF16:
+            grad32 = False
+            derived.append("gradients in bf16: the submission's pretrain.py builds "
+                           "DistributedDataParallelConfig with grad_reduce_in_fp32=False, as "
+                           "make_ran_runs.py read it (ran_runs.json, the same run)")
         out["layout"] = layout(
             tp=L["tp"], pp=pp, vpp=vpp, cp=L["cp"], ep=1, dp=L["dp"],
             micro_batch_size=L["micro_batch_size"], global_batch_size=L["global_batch_size"],
@@ -860,7 +883,7 @@ def mlperf_run(e):
             sharding=("apex-distributed-fused-adam" if bench == "gpt3"
                       else "megatron-distributed-optimizer") if dist else
             ("none" if dist is False else None),
-            precision=L["precision"] if L["precision"] in ("fp8", "bf16") else None,
+            precision=L["precision"] if L["precision"] in ("fp4", "fp8", "bf16") else None,
             fp8_recipe=fp8.get("recipe") if L["precision"] == "fp8" else None,
             pipeline_schedule=None if pp is None or vpp is None else (
                 "interleaved-1f1b" if vpp > 1 else ("1f1b" if pp > 1 else "none")),
@@ -877,6 +900,14 @@ def mlperf_run(e):
             derived.append("zero_stage 1: NeMo's distributed_fused_adam (Apex "
                            "DistributedFusedAdam) shards the optimizer state and "
                            "reduce-scatters the gradients over data-parallel ranks")
+        if L["precision"] == "fp4":
+            derived.append("fp4: the config sets FP4=True (recipe %s): Transformer Engine's "
+                           "NVFP4BlockScaling in every transformer layer's linear layers, "
+                           "estimated as --precision nvfp4; its fp8 settings (%s, %s) "
+                           "for what is not NVFP4%s" % (
+                               fp8.get("fp4_recipe"), fp8.get("format"), fp8.get("recipe"),
+                               "; fp8 attention (FP8_DPA) is not modelled: attention timed "
+                               "in 16 bits" if fp8.get("fp8_attention") else ""))
         if L["precision"] == "fp8":
             derived.append("fp8: Transformer Engine FP8 GEMMs in every transformer layer (%s, "
                            "recipe %s, amax history %s, %s)" % (
