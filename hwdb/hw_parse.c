@@ -418,6 +418,25 @@ int hw_file_kind(const cJSON *root, const char *path, hw_sink *s)
     return 0;
 }
 
+/* The optional object root.key ($.key), its keys checked; NULL when absent
+ * or null, or (a problem added) when not an object of the listed keys. */
+static const cJSON *object_at(const cJSON *root, const char *key,
+                              const char *file, const char *listed,
+                              const char *const *keys, hw_sink *s)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!o || cJSON_IsNull(o)) return NULL;
+    char path[64];
+    snprintf(path, sizeof path, "$.%s", key);
+    if (!cJSON_IsObject(o)) {
+        hw_sinkf(s, TP_EDATA, "%s: %s: expected an object with %s", file, path,
+                 listed);
+        return NULL;
+    }
+    check_keys(o, file, path, keys, s);
+    return o;
+}
+
 /* "operator_models_like": {"gpu": NAME, "source": KEY, "note": WHY}; the
  * name is resolved once every file is loaded (hw_db_resolve). */
 static void parse_models_like(hw_db *db, const cJSON *root,
@@ -425,15 +444,9 @@ static void parse_models_like(hw_db *db, const cJSON *root,
                               hw_gpu *g, hw_sink *s)
 {
     const char *path = "$.operator_models_like";
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root,
-                                                      "operator_models_like");
-    if (!o || cJSON_IsNull(o)) return;
-    if (!cJSON_IsObject(o)) {
-        hw_sinkf(s, TP_EDATA, "%s: %s: expected an object with gpu, source and "
-                 "note", file, path);
-        return;
-    }
-    check_keys(o, file, path, like_keys, s);
+    const cJSON *o = object_at(root, "operator_models_like", file,
+                               "gpu, source and note", like_keys, s);
+    if (!o) return;
     tp_err e = {0};
     char src[1024], note[1024];
     int bad = 0;
@@ -486,14 +499,9 @@ static void parse_fp8_attention(hw_db *db, const cJSON *root,
                                 hw_gpu *g, hw_sink *s)
 {
     const char *path = "$.fp8_attention";
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "fp8_attention");
-    if (!o || cJSON_IsNull(o)) return;
-    if (!cJSON_IsObject(o)) {
-        hw_sinkf(s, TP_EDATA, "%s: %s: expected an object with seq, fwd, bwd, "
-                 "source and note", file, path);
-        return;
-    }
-    check_keys(o, file, path, fp8_attn_keys, s);
+    const cJSON *o = object_at(root, "fp8_attention", file,
+                               "seq, fwd, bwd, source and note", fp8_attn_keys, s);
+    if (!o) return;
     tp_err e = {0};
     char src[1024], note[1024];
     if (tp_json_str(o, file, path, "source", 1, src, sizeof src, &e)
