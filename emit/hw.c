@@ -76,6 +76,17 @@ static cJSON *gpu_json(const hw_gpu *g)
         cJSON_AddStringToObject(l, "gpu", g->models_like->name);
         cJSON_AddStringToObject(l, "note", g->models_like_note);
     }
+    /* the fp8 attention ratios it uses: its own, or its models_like GPU's */
+    const hw_gpu *fa = g->fp8_attn_n >= 2 ? g
+                       : g->models_like && g->models_like->fp8_attn_n >= 2
+                           ? g->models_like : NULL;
+    if (fa) {
+        cJSON *a = cJSON_AddObjectToObject(j, "fp8_attention");
+        cJSON_AddStringToObject(a, "gpu", fa->name);
+        cJSON_AddItemToObject(a, "seq", cJSON_CreateDoubleArray(fa->fp8_attn_seq, fa->fp8_attn_n));
+        cJSON_AddItemToObject(a, "fwd", cJSON_CreateDoubleArray(fa->fp8_attn_fwd, fa->fp8_attn_n));
+        cJSON_AddItemToObject(a, "bwd", cJSON_CreateDoubleArray(fa->fp8_attn_bwd, fa->fp8_attn_n));
+    }
     cJSON_AddStringToObject(j, "file", g->file);
     if (g->base_file) cJSON_AddStringToObject(j, "merged_over", g->base_file);
     return j;
@@ -299,6 +310,19 @@ int emit_hw_show(FILE *f, emit_format fmt, const hw_db *db, const char *name,
         fprintf(f, "\noperator models: %s's fitted efficiencies on %s's "
                 "own roofline (%s)\n", og->models_like->name, og->name,
                 og->models_like_note);
+    if (fmt == EMIT_TABLE) {
+        const hw_gpu *fa = og->fp8_attn_n >= 2 ? og
+                           : og->models_like && og->models_like->fp8_attn_n >= 2
+                               ? og->models_like : NULL;
+        if (fa) {
+            fprintf(f, "\nfp8 attention / bf16 (cuDNN's fused kernel, %s's "
+                    "measurement), forward and backward by sequence length:\n",
+                    fa->name);
+            for (int i = 0; i < fa->fp8_attn_n; i++)
+                fprintf(f, "  %8.0f  %5.3f  %5.3f\n", fa->fp8_attn_seq[i],
+                        fa->fp8_attn_fwd[i], fa->fp8_attn_bwd[i]);
+        }
+    }
     return TP_OK;
 }
 
