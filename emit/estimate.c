@@ -546,16 +546,19 @@ void emit_estimate_text(FILE *f, emit_format fmt, const emit_estimate *a)
     const hw_gpu *fac = y->gpu->kernel_eff_factor > 0 ? NULL
                                                        : y->gpu->kernel_eff_from;
     char whose[HW_NAME_MAX + 64] = "this GPU's factor";
-    if (fac && fac != src)
-        snprintf(whose, sizeof whose,
-                 "%s's factor (the nearest generation with one)", fac->name);
+    if (fac)
+        snprintf(whose, sizeof whose, "%s's factor (%s)", fac->name,
+                 fac == src ? "with its fits" : "the nearest generation with one");
+    int own = src != y->gpu && y->gpu->n_measured > 0;
     emit_wrapf(f, 2,
-            "operator times: fitted to %s's samples where it has them, "
+            "operator times: fitted to %s's samples where it has them%s%s%s, "
             "roofline elsewhere%s%s%s; over an in-training kernel "
             "efficiency of %.3g (stack %s x %s, fitted "
             "to published runs: "
             "bench/results/kernel_efficiency.md)\n",
-            src->name, src != y->gpu ? " (applied to " : "",
+            src->name, own ? " (" : "", own ? y->gpu->name : "",
+            own ? "'s own for the operators it has samples of)" : "",
+            src != y->gpu ? " (applied to " : "",
             src != y->gpu ? y->gpu->name : "",
             src != y->gpu ? "'s peaks and bandwidth)" : "",
             est_kernel_eff(c, l), space_stack_names[space_layout_stack(l)],

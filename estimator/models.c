@@ -78,22 +78,55 @@ typedef struct bucket {
  * dtype. That is everything est_models_open reads: the fp8 hygiene reads
  * only the same GPU's 16-bit files (est_samples_fp8_speedup). */
 
-/* The key of src's entry; -1 when it has none (the cache off, a file
- * that cannot be read: the fit then says why; no samples). */
-static int models_key(const hw_gpu *src, int keep_bad, est_digest *key)
+/* Whether g, borrowing another GPU's fits, has operator samples of its
+ * own: those replace the borrowed ones slot by slot (est_models_open). */
+static int own_samples(const hw_gpu *g)
 {
-    if (!src->file || est_cache_key(key, "ops", src->name, keep_bad)) return -1;
-    if (est_digest_file(key, src->file)) return -1;
-    est_digest_str(key, src->base_file ? "merged over" : "alone");
-    if (src->base_file && est_digest_file(key, src->base_file)) return -1;
+    if (!g->models_like) return 0;
+    for (int i = 0; i < g->n_measured; i++)
+        if (strcmp(g->measured[i].kind, "operator_samples") == 0) return 1;
+    return 0;
+}
+
+/* The name g's entry is filed under: the GPU whose samples it holds, g's
+ * own where g adds samples to those it borrows. */
+static const char *entry_name(const hw_gpu *g)
+{
+    return own_samples(g) || !g->models_like ? g->name : g->models_like->name;
+}
+
+/* Digests one GPU's file and operator_samples files into key; the count
+ * of sample files, or -1 when one cannot be read. */
+static int digest_gpu(const hw_gpu *x, est_digest *key)
+{
+    if (!x->file || est_digest_file(key, x->file)) return -1;
+    est_digest_str(key, x->base_file ? "merged over" : "alone");
+    if (x->base_file && est_digest_file(key, x->base_file)) return -1;
     int files = 0;
-    for (int i = 0; i < src->n_measured; i++) {
-        const hw_measured *me = &src->measured[i];
+    for (int i = 0; i < x->n_measured; i++) {
+        const hw_measured *me = &x->measured[i];
         if (strcmp(me->kind, "operator_samples") != 0) continue;
         est_digest_str(key, me->op);
         est_digest_str(key, me->dtype);
         if (est_digest_file(key, me->path)) return -1;
         files++;
+    }
+    return files;
+}
+
+/* The key of g's entry; -1 when it has none (the cache off, a file that
+ * cannot be read: the fit then says why; no samples). */
+static int models_key(const hw_gpu *g, int keep_bad, est_digest *key)
+{
+    const hw_gpu *src = g->models_like ? g->models_like : g;
+    if (est_cache_key(key, "ops", entry_name(g), keep_bad)) return -1;
+    int files = digest_gpu(src, key);
+    if (files < 0) return -1;
+    if (own_samples(g)) {
+        est_digest_str(key, "and its own");
+        int more = digest_gpu(g, key);
+        if (more < 0) return -1;
+        files += more;
     }
     return files > 0 ? 0 : -1; /* nothing to fit, nothing to keep */
 }
@@ -165,7 +198,7 @@ static void models_store(const est_models *m, const est_digest *key)
 {
     est_wbuf b = {0};
     est_models_payload(m, &b);
-    est_cache_put("ops", m->src->name, key, &b);
+    est_cache_put("ops", entry_name(m->g), key, &b);
     free(b.p);
 }
 
@@ -173,8 +206,7 @@ static void models_store(const est_models *m, const est_digest *key)
 static est_models *models_load(const hw_gpu *g, const est_digest *key)
 {
     est_cache_entry ent;
-    const hw_gpu *src = g->models_like ? g->models_like : g;
-    if (!est_cache_get("ops", src->name, key, &ent)) return NULL;
+    if (!est_cache_get("ops", entry_name(g), key, &ent)) return NULL;
     char why[200];
     est_models *m = est_models_from_payload(g, ent.data + ent.off, ent.n, why,
                                             sizeof why);
@@ -185,24 +217,16 @@ static est_models *models_load(const hw_gpu *g, const est_digest *key)
     return m;
 }
 
-est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
+/* Gathers x's operator samples into buckets by slot. */
+static int gather(const hw_gpu *x, int keep_bad, bucket *b, tp_err *e)
 {
-    const hw_gpu *src = g->models_like ? g->models_like : g;
-    est_digest key;
-    int cached = models_key(src, keep_bad, &key) == 0;
-    est_models *m = cached ? models_load(g, &key) : NULL;
-    if (m) return m;
-    m = models_new(g);
-    bucket *b = tp_xmalloc(N_SLOTS * sizeof *b);
-    memset(b, 0, N_SLOTS * sizeof *b);
-    int rc = TP_OK;
-    for (int i = 0; i < src->n_measured && rc == TP_OK; i++) {
-        const hw_measured *me = &src->measured[i];
+    for (int i = 0; i < x->n_measured; i++) {
+        const hw_measured *me = &x->measured[i];
         if (strcmp(me->kind, "operator_samples") != 0) continue;
         est_sample *s;
-        int n, bad;
-        if ((rc = est_measured_samples(src, me, keep_bad, &s, &n, &bad, e)))
-            break;
+        int n, bad, rc;
+        if ((rc = est_measured_samples(x, me, keep_bad, &s, &n, &bad, e)))
+            return rc;
         for (int k = 0; k < n; k++) {
             const est_op *op = &s[k].op; /* its dtype is the file's */
             /* cuDNN attention's few published points: fp16 and bf16
@@ -219,20 +243,41 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
         }
         free(s);
     }
+    return TP_OK;
+}
+
+est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
+{
+    const hw_gpu *src = g->models_like ? g->models_like : g;
+    est_digest key;
+    int cached = models_key(g, keep_bad, &key) == 0;
+    est_models *m = cached ? models_load(g, &key) : NULL;
+    if (m) return m;
+    m = models_new(g);
+    /* b: the samples of the GPU whose fits g borrows (or g's); own: g's
+     * own where it also borrows, which replace the borrowed slot by slot
+     * and are fitted against g's own roofline (GB300's attention beside
+     * B200's GEMMs). */
+    bucket *b = tp_xmalloc(2 * N_SLOTS * sizeof *b), *own = b + N_SLOTS;
+    memset(b, 0, 2 * N_SLOTS * sizeof *b);
+    int rc = gather(src, keep_bad, b, e);
+    if (rc == TP_OK && own_samples(g)) rc = gather(g, keep_bad, own, e);
     /* Each slot's fit is independent and deterministic, so the slots can
      * be fitted in any order on any number of threads. */
     if (rc == TP_OK) {
 #pragma omp parallel for schedule(dynamic, 1)
         for (int i = 0; i < N_SLOTS; i++) {
             tp_err fe;
-            if (b[i].n == 0) continue;
-            m->n_samples[i] = b[i].n;
-            m->has[i] = est_fit_samples(src, b[i].s, b[i].n, &m->fit[i], &fe)
+            const bucket *bk = own[i].n ? &own[i] : &b[i];
+            const hw_gpu *on = own[i].n ? g : src;
+            if (bk->n == 0) continue;
+            m->n_samples[i] = bk->n;
+            m->has[i] = est_fit_samples(on, bk->s, bk->n, &m->fit[i], &fe)
                         == TP_OK;
             if (!m->has[i]) est_fit_free(&m->fit[i]);
         }
     }
-    for (int i = 0; i < N_SLOTS; i++) free(b[i].s);
+    for (int i = 0; i < 2 * N_SLOTS; i++) free(b[i].s);
     free(b);
     if (rc != TP_OK) {
         est_models_free(m);
@@ -242,7 +287,7 @@ est_models *est_models_open(const hw_gpu *g, int keep_bad, tp_err *e)
      * while it was being fitted must not file its fits under the old
      * content. */
     est_digest again;
-    if (cached && models_key(src, keep_bad, &again) == 0 && again.a == key.a
+    if (cached && models_key(g, keep_bad, &again) == 0 && again.a == key.a
         && again.b == key.b)
         models_store(m, &key);
     return m;

@@ -479,12 +479,14 @@ void hw_db_resolve(hw_db *db, hw_sink *s)
         if (!g->models_like_name[0]) continue;
         int d = find_gpu_index(db, g->models_like_name);
         const hw_gpu *like = d >= 0 ? &db->gpus[d] : NULL;
+        /* g's own operator samples, if any, replace the borrowed ones
+         * operator by operator (estimator/models.c est_models_open) */
         if (!like || like == g || like->models_like_name[0]
-            || like->n_measured == 0 || g->n_measured) {
+            || like->n_measured == 0) {
             hw_sinkf(s, TP_EDATA,
                      "%s: $.operator_models_like.gpu: \"%s\" must name another "
                      "GPU of the database that has samples of its own (no "
-                     "chains), and this GPU must have no measured entries",
+                     "chains)",
                      g->file, g->models_like_name);
             continue;
         }

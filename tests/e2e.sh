@@ -1047,6 +1047,13 @@ echo 'model.fp8_dot_product_attention=true' >> "$SCRATCH/fpa.nemo"
 run 0 "$TP" estimate --system dgx-b200 -g 8 --nemo-overrides "$SCRATCH/fpa.nemo" --format json
 printf '%s' "$OUT" | grep -q '"fp8_dot_product_attention":[[:space:]]*true' && ok || bad "model.fp8_dot_product_attention read from Bridge overrides"
 
+# whose fits and whose kernel-efficiency factor an estimate uses, named
+run 0 "$TP" estimate -m llama3-8b --system gb300-nvl72 -g 8 -s 8192 -B 32 --precision fp8
+has "$OUT" "(gb300's own for the operators it has" "GB300: its own attention samples beside B200's fits"
+has "$OUT" "x b200's factor (with its fits)" "GB300: B200's factor, borrowed with its fits"
+run 0 "$TP" estimate -m llama3-8b --system vista -g 8 -s 8192 -B 32
+has "$OUT" "x h100-sxm's factor" "GH200: the H100's factor, its nearest generation's"
+
 # --- per-command help, wrapped to 100 columns (issue 31 item 6) -----------------
 run 0 "$TP" search --help
 has "$OUT" "usage: trainplan search [OPTIONS]" "search --help: its usage"

@@ -1536,6 +1536,47 @@ static void test_fp8_attention(void)
     moe_env_close(&gh);
 }
 
+/* A GPU that borrows another's fits may add samples of its own for some
+ * operators (GB300: cuDNN attention, hwdb/data/measured/gb300): those
+ * replace the borrowed fit for that operator only, fitted against its own
+ * roofline, so GB300's attention reproduces its own samples while its
+ * GEMMs stay B200's efficiencies on its peaks, within 1 % of GB200's (both
+ * 2,500 TFLOP/s in 16 bits). */
+static void test_own_samples_beside_borrowed(void)
+{
+    tp_err e = {0};
+    hw_db *b = open_builtin();
+    if (!b) return;
+    const hw_gpu *g3 = hw_find_gpu(b, "gb300", &e);
+    const hw_gpu *g2 = hw_find_gpu(b, "gb200", &e);
+    TP_CHECK(g3 && g2 && g3->models_like && g3->n_measured > 0);
+    est_models *m3 = g3 ? est_models_open(g3, 0, &e) : NULL;
+    est_models *m2 = g2 ? est_models_open(g2, 0, &e) : NULL;
+    TP_CHECK(m3 && m2);
+    if (m3 && m2) {
+        est_op a = {0};
+        a.kind = EST_OP_ATTN_CUDNN, a.dtype = HW_BF16, a.b = 1;
+        a.heads = 128, a.kv_heads = 8, a.head_dim = 128, a.causal = 1;
+        a.sq = a.sk = 8192;
+        est_time t3, t2;
+        est_models_time(m3, &a, &t3);
+        est_models_time(m2, &a, &t2);
+        /* GB300's own sample at this shape: 1281 / 4778 us */
+        TP_CHECK_REL(t3.fwd_s, 1281e-6, 0.05);
+        TP_CHECK_REL(t3.bwd_s, 4778e-6, 0.05);
+        TP_CHECK(t3.fwd_s < t2.fwd_s);
+        est_op gm = est_gemm(HW_BF16, 8192, 8192, 8192);
+        est_models_time(m3, &gm, &t3);
+        est_models_time(m2, &gm, &t2);
+        /* the same efficiencies on nearly the same roofline (SMs and
+         * clocks differ a little) */
+        TP_CHECK_REL(t3.fwd_s, t2.fwd_s, 0.01);
+    }
+    est_models_free(m3);
+    est_models_free(m2);
+    hw_db_free(b);
+}
+
 /* Nothing beats its roofline: over many MoE and MLA layouts the
  * estimate is at least the search's time floor (GEMM FLOPs at the dense
  * peak), and the memory at least the memory floor. */
@@ -2630,6 +2671,7 @@ int main(int argc, char **argv)
     TP_RUN(test_kernel_eff);
     TP_RUN(test_kernel_eff_prior);
     TP_RUN(test_fp8_attention);
+    TP_RUN(test_own_samples_beside_borrowed);
     TP_RUN(test_moe_one_expert);
     TP_RUN(test_moe_dispatch);
     TP_RUN(test_moe_flex_fused_permute);
