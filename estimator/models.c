@@ -75,8 +75,10 @@ typedef struct bucket {
  * An entry holds every slot's fit of one GPU's samples. Its key: the
  * GPU's hwdb files (the roofline the fits are made against) and every
  * operator_samples file it lists, in order, with the entry's op and
- * dtype. That is everything est_models_open reads: the fp8 hygiene reads
- * only the same GPU's 16-bit files (est_samples_fp8_speedup). */
+ * dtype; for a GPU that adds samples of its own to the fits it borrows,
+ * the same of both GPUs, filed under its own name. That is everything
+ * est_models_open reads: the fp8 hygiene reads only the same GPU's 16-bit
+ * files (est_samples_fp8_speedup). */
 
 /* Whether g, borrowing another GPU's fits, has operator samples of its
  * own: those replace the borrowed ones slot by slot (est_models_open). */
