@@ -154,7 +154,8 @@ static void add_layout_json(cJSON *j, const est_result *r,
                                          : 0]);
     }
     if (l->dtype == HW_FP8 || l->dtype == HW_FP4)
-        cJSON_AddBoolToObject(a, "fp8_dot_product_attention", l->fp8_attention);
+        cJSON_AddBoolToObject(a, "fp8_dot_product_attention",
+                              space_fp8_attention(l));
     cJSON_AddBoolToObject(a, "overlap_grad_reduce", !l->no_dp_overlap);
     cJSON_AddStringToObject(a, "tp_comm_overlap",
                             space_tp_overlap_names[l->tp_overlap]);
@@ -504,7 +505,7 @@ static void text_layout(FILE *f, const emit_estimate *a)
             "overlap %s, CP exchange %s, DP overlap %s%s%s%s; gradients "
             "%s%s; allocator %s%s%s%s%s\n",
             space_attn_names[l->flash],
-            l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4)
+            space_fp8_attention(l)
                 ? " in fp8 (cuDNN's fused kernel)" : "",
             m->attn_dropout,
             m->hidden_dropout, space_tp_overlap_names[l->tp_overlap],

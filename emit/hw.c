@@ -77,9 +77,7 @@ static cJSON *gpu_json(const hw_gpu *g)
         cJSON_AddStringToObject(l, "note", g->models_like_note);
     }
     /* the fp8 attention ratios it uses: its own, or its models_like GPU's */
-    const hw_gpu *fa = g->fp8_attn_n >= 2 ? g
-                       : g->models_like && g->models_like->fp8_attn_n >= 2
-                           ? g->models_like : NULL;
+    const hw_gpu *fa = hw_gpu_fp8_attention_of(g);
     if (fa) {
         cJSON *a = cJSON_AddObjectToObject(j, "fp8_attention");
         cJSON_AddStringToObject(a, "gpu", fa->name);
@@ -311,9 +309,7 @@ int emit_hw_show(FILE *f, emit_format fmt, const hw_db *db, const char *name,
                 "own roofline (%s)\n", og->models_like->name, og->name,
                 og->models_like_note);
     if (fmt == EMIT_TABLE) {
-        const hw_gpu *fa = og->fp8_attn_n >= 2 ? og
-                           : og->models_like && og->models_like->fp8_attn_n >= 2
-                               ? og->models_like : NULL;
+        const hw_gpu *fa = hw_gpu_fp8_attention_of(og);
         if (fa) {
             fprintf(f, "\nfp8 attention / bf16 (cuDNN's fused kernel, %s's "
                     "measurement), forward and backward by sequence length:\n",

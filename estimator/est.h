@@ -509,6 +509,14 @@ typedef struct est_result {
 est_reason est_precision_check(const hw_gpu *g, const space_layout *l,
                                char *msg, size_t cap);
 
+/* Whether g has what fp8 attention in l (space_fp8_attention) is timed
+ * from, hwdb's measured fp8 / bf16 ratios (its own or borrowed):
+ * EST_FEASIBLE, or EST_NO_FP8 with a message naming the GPU. est_estimate
+ * refuses such a layout with it, after est_precision_check; the command
+ * line refuses the option with it before estimating. */
+est_reason est_fp8_attention_check(const hw_gpu *g, const space_layout *l,
+                                   char *msg, size_t cap);
+
 /* The name --precision gives l's GEMM precision: "nvfp4", "mxfp8", or
  * the dtype's ("bf16", "fp8", ...). Static. */
 const char *est_precision_name(const space_layout *l);

@@ -265,19 +265,21 @@ est_reason est_precision_check(const hw_gpu *g, const space_layout *l,
     else if (l->dtype == HW_FP4 && !(g->peak_flops[HW_FP4] > 0))
         need = "Blackwell's fp4 tensor cores (b200, gb200, b300, gb300)",
         kind = "fp4";
-    if (!need && l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4)) {
-        double f, b;
-        if (!hw_gpu_fp8_attention(g, 8192, &f, &b)) {
-            snprintf(msg, cap,
-                     "no measured fp8 / bf16 attention time for %s (hwdb "
-                     "fp8_attention), nor for a GPU whose samples it borrows",
-                     g->name);
-            return EST_NO_FP8;
-        }
-    }
     if (!need) return EST_FEASIBLE;
     snprintf(msg, cap, "%s needs %s; %s is %s, with no %s tensor cores",
              est_precision_name(l), need, g->name, arch, kind);
+    return EST_NO_FP8;
+}
+
+est_reason est_fp8_attention_check(const hw_gpu *g, const space_layout *l,
+                                   char *msg, size_t cap)
+{
+    if (!space_fp8_attention(l) || hw_gpu_fp8_attention_of(g))
+        return EST_FEASIBLE;
+    snprintf(msg, cap,
+             "no measured fp8 / bf16 attention time for %s (hwdb "
+             "fp8_attention), nor for a GPU whose samples it borrows",
+             g->name);
     return EST_NO_FP8;
 }
 
@@ -435,7 +437,10 @@ static void estimate(const est_ctx *c, const space_model *m,
         return;
     }
     if ((r->reason = est_precision_check(g, l, r->message,
-                                         sizeof r->message)) != EST_FEASIBLE)
+                                         sizeof r->message)) != EST_FEASIBLE
+        || (r->reason = est_fp8_attention_check(g, l, r->message,
+                                                sizeof r->message))
+               != EST_FEASIBLE)
         return;
     /* Memory savers and micro-batch groups (offload.c). */
     if (est_saver_check(c, m, l, &r->mem, r->message, sizeof r->message)) {

@@ -121,7 +121,7 @@ static void attention(const est_iter_ctx *x, double *fwd, double *bwd,
     fa.dtype = x->act_dt;
     /* Transformer Engine's fp8 attention is cuDNN's fused kernel in fp8
      * (FusedAttention; est_op_time scales its 16-bit time) */
-    if (l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4)) {
+    if (space_fp8_attention(l)) {
         fa.kind = EST_OP_ATTN_CUDNN;
         fa.dtype = HW_FP8;
     }

@@ -207,7 +207,7 @@ void hw_builtin_dir(char *buf, size_t cap);
  * db. Used for --system FILE. Returns TP_OK or the error. */
 int hw_db_add_file(hw_db *db, const char *path, tp_err *e);
 
-/* g's generation among its vendor's data-centre GPUs, by "arch" (hw.c's
+/* g's generation among its vendor's data-centre GPUs, by "arch" (hw_load.c's
  * table; larger is newer), -1 when the table does not know it. */
 int hw_gpu_generation(const hw_gpu *g);
 
@@ -219,10 +219,14 @@ int hw_gpu_generation(const hw_gpu *g);
 int hw_gpu_nearest_generation(const hw_gpu *g, const hw_gpu *const *cands,
                               int n);
 
+/* The GPU whose fp8 attention table g uses: g where it has one, else its
+ * models_like GPU where that has one, else NULL. */
+const hw_gpu *hw_gpu_fp8_attention_of(const hw_gpu *g);
+
 /* g's fp8 attention time over its 16-bit time at sequence length seq
  * (linear in log2 of the length between the table's points, its ends held
- * beyond them), forward and backward; from g's table, else its models_like
- * GPU's. Returns 0 (and 1s) where neither has one. */
+ * beyond them), forward and backward, from hw_gpu_fp8_attention_of's
+ * table. Returns 0 (and 1s) where there is none. */
 int hw_gpu_fp8_attention(const hw_gpu *g, double seq, double *fwd,
                          double *bwd);
 

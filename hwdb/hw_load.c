@@ -86,13 +86,20 @@ int hw_gpu_nearest_generation(const hw_gpu *g, const hw_gpu *const *cands,
     return best;
 }
 
+const hw_gpu *hw_gpu_fp8_attention_of(const hw_gpu *g)
+{
+    if (g->fp8_attn_n >= 2) return g;
+    if (g->models_like && g->models_like->fp8_attn_n >= 2) return g->models_like;
+    return NULL;
+}
+
 int hw_gpu_fp8_attention(const hw_gpu *g, double seq, double *fwd,
                          double *bwd)
 {
     *fwd = *bwd = 1;
-    if (g->fp8_attn_n < 2 && g->models_like) g = g->models_like;
+    g = hw_gpu_fp8_attention_of(g);
+    if (!g || !(seq > 0)) return 0;
     int n = g->fp8_attn_n;
-    if (n < 2 || !(seq > 0)) return 0;
     const double *x = g->fp8_attn_seq;
     int i = 0;
     while (i < n - 2 && seq > x[i + 1]) i++;

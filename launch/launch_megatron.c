@@ -613,7 +613,7 @@ static void build_args(const launch_plan *c, mg_args *j)
     /* fp8 attention: TransformerConfig.fp8_dot_product_attention has no
      * command-line flag (arguments.py lists it among the config fields "no
      * CLI argument exists for", NVIDIA/Megatron-LM@d98e8a64ddf3) */
-    if (l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4))
+    if (space_fp8_attention(l))
         note(j, "NOT EXPRESSIBLE: fp8 dot-product attention: Megatron-LM has "
                 "no flag for TransformerConfig.fp8_dot_product_attention (set "
                 "it in the model provider); these flags run 16-bit attention, "

@@ -607,7 +607,7 @@ static void bridge_write(const launch_plan *c, launch_text *b)
     /* fp8 attention: MixedPrecisionConfig.fp8_dot_product_attention, which
      * the recipe's setup copies onto the model config, and a recipe given
      * by name cannot be overridden field by field (above) */
-    if (l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4))
+    if (space_fp8_attention(l))
         launch_text_put(b, "# not expressible: fp8 dot-product attention "
                 "(MixedPrecisionConfig.fp8_dot_product_attention=True in a "
                 "recipe of your own); this recipe runs 16-bit attention\n");

@@ -199,7 +199,7 @@ void launch_nemo1_write(const launch_plan *c, launch_text *b)
         && l->fp8_params)
         launch_text_put(b, "model.fp8_params: true  # not in "
                 "megatron_gpt_config.yaml; megatron_base_model.py reads it\n");
-    if (l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4))
+    if (space_fp8_attention(l))
         launch_text_put(b, "# not expressible: fp8 dot-product attention: "
                 "NeMo 1's YAML has no key for it\n");
     if (l->tp > 1 && l->tp_overlap == SPACE_TP_OVERLAP_ALL)

@@ -33,19 +33,15 @@ int search_estimate_open(const search_job *j, const space_model *m,
     if (gpus <= 0)
         return tp_errf(e, TP_EUSAGE, "estimate needs --gpus or --nodes");
     char why[200];
-    space_layout no_fa = *want;
-    no_fa.fp8_attention = 0;
-    if (want->fp8_attention
-        && est_precision_check(y->gpu, &no_fa, why, sizeof why) == EST_FEASIBLE
-        && est_precision_check(y->gpu, want, why, sizeof why) != EST_FEASIBLE)
-        return tp_errf(e, TP_EUSAGE,
-                       "--fp8-dot-product-attention on %s: %s; leave it out",
-                       y->name, why);
     if (est_precision_check(y->gpu, want, why, sizeof why) != EST_FEASIBLE)
         return tp_errf(e, TP_EUSAGE, "--precision %s on %s: %s; use %s",
                        est_precision_name(want), y->name, why,
                        y->gpu->peak_flops[HW_FP8] > 0 ? "bf16, fp16 or fp8"
                                                       : "bf16 or fp16");
+    if (est_fp8_attention_check(y->gpu, want, why, sizeof why) != EST_FEASIBLE)
+        return tp_errf(e, TP_EUSAGE,
+                       "--fp8-dot-product-attention on %s: %s; leave it out",
+                       y->name, why);
     /* A cache's models and tables are its own (not freed here). */
     const est_models *use_ops =
         search_cache_ops_or_open(cache, y->gpu, keep_bad, &s->ops, e);

@@ -388,25 +388,20 @@ int search_setup_open(const search_job *j, const search_ask *a,
                     goto done;
                 }
             char why[200];
-            space_layout no_fa = base;
-            no_fa.fp8_attention = 0;
-            if (base.fp8_attention
-                && est_precision_check(y->gpu, &no_fa, why, sizeof why)
-                       == EST_FEASIBLE
-                && est_precision_check(y->gpu, &base, why, sizeof why)
-                       != EST_FEASIBLE) {
-                rc = tp_errf(e, TP_EUSAGE,
-                             "--fp8-dot-product-attention on %s: %s; leave it "
-                             "out, or leave %s out",
-                             y->name, why, y->name);
-                goto done;
-            }
             if (est_precision_check(y->gpu, &base, why, sizeof why)
                 != EST_FEASIBLE) {
                 rc = tp_errf(e, TP_EUSAGE,
                              "--precision %s on %s: %s; use bf16 or fp16, "
                              "or leave %s out",
                              est_precision_name(&base), y->name, why, y->name);
+                goto done;
+            }
+            if (est_fp8_attention_check(y->gpu, &base, why, sizeof why)
+                != EST_FEASIBLE) {
+                rc = tp_errf(e, TP_EUSAGE,
+                             "--fp8-dot-product-attention on %s: %s; leave it "
+                             "out, or leave %s out",
+                             y->name, why, y->name);
                 goto done;
             }
             search_system *sy = &sys[ns];

@@ -332,6 +332,11 @@ space_reject space_layout_check(const space_model *m, const space_layout *l,
     return SPACE_OK;
 }
 
+int space_fp8_attention(const space_layout *l)
+{
+    return l->fp8_attention && (l->dtype == HW_FP8 || l->dtype == HW_FP4);
+}
+
 /* Megatron-LM validate_args (megatron/training/arguments.py): with --bf16,
  * accumulate_allreduce_grads_in_fp32 is forced on unless
  * --grad-reduce-in-bf16 (since v2.5, NVIDIA/Megatron-LM@e269e2006495,

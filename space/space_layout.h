@@ -533,6 +533,11 @@ int64_t space_layout_etp(const space_layout *l);
  * megatron/training/arguments.py, validate_args). */
 int space_grad_bytes(const space_layout *l);
 
+/* Whether l runs its attention in fp8: fp8_attention asked, in an fp8 or
+ * fp4 layout (Transformer Engine's FP8 dot-product attention runs inside
+ * its fp8 autocast; in 16 bits the flag does nothing). */
+int space_fp8_attention(const space_layout *l);
+
 /* The names of l's MoE dispatcher, dispatch overlap and flex backend
  * (space_moe_*_names), the first name for a value out of range. */
 const char *space_moe_dispatcher_name(const space_layout *l);

@@ -1483,8 +1483,8 @@ static void test_moe_fp8(void)
  * fp8_attention): on B200 at 8k tokens the attention's forward and
  * backward are the 16-bit kernel's times the measured ratios (the trace
  * names it fp8), the step faster by what the attention saves; nothing
- * else moves; refused by name on a GPU without a measured table (GH200),
- * and ignored in 16 bits. */
+ * else moves; refused by name on a GPU without a measured table (GH200,
+ * est_fp8_attention_check, and so est_estimate), and ignored in 16 bits. */
 static void test_fp8_attention(void)
 {
     moe_env v, gh;
@@ -1527,11 +1527,17 @@ static void test_fp8_attention(void)
     if (moe_env_open(&gh, "vista")) return;
     l.dtype = HW_FP8, l.fp8_attention = 1;
     char why[200];
-    TP_CHECK_INT(est_precision_check(gh.y->gpu, &l, why, sizeof why),
+    TP_CHECK_INT(est_fp8_attention_check(gh.y->gpu, &l, why, sizeof why),
                  EST_NO_FP8);
     TP_CHECK_CONTAINS(why, "gh200");
-    l.fp8_attention = 0;
+    /* its precision is not what is refused; the estimate refuses it too */
     TP_CHECK_INT(est_precision_check(gh.y->gpu, &l, why, sizeof why),
+                 EST_FEASIBLE);
+    est_estimate(&gh.c, &m, &l, &a);
+    TP_CHECK_INT(a.reason, EST_NO_FP8);
+    TP_CHECK_CONTAINS(a.message, "gh200");
+    l.fp8_attention = 0;
+    TP_CHECK_INT(est_fp8_attention_check(gh.y->gpu, &l, why, sizeof why),
                  EST_FEASIBLE);
     moe_env_close(&gh);
 }
