@@ -305,6 +305,24 @@ CHECKS = [
         "caveats": [FBGEMM_POWER],
     },
     {
+        "id": "sampler-gemm-h200",
+        "title": "cuBLAS bf16 GEMMs on H200 (this project's sampler)",
+        "gpu": "h200", "alt": "h100-sxm",
+        "files": [("h200_trainplan-opsample_gemm_bf16.csv", "gemm", "bf16")],
+        "source": "bench/sampler/opsample.py --ops gemm on one H200 of this project's "
+                  "lent machine, 2026-11-29 (bench/data/moe_h200/"
+                  "provenance_opsample_gemm.json): the grid the H100 samples were "
+                  "measured on, 154 shapes.",
+        "conditions": "NVIDIA H200 SXM 141 GB, 700 W, clocks unlocked (SM 1965 MHz after "
+                      "the op); PyTorch 2.11.0+cu130, torch.mm, bf16; CUDA events behind "
+                      "a spin kernel, trimmed mean of 10, no L2 flush.",
+        "model": "`gemm` bf16 on h200, which borrows h100-sxm's fits (our sampler's "
+                 "GEMMs on an H100 and XLA's sm90 table) with its own 4.8 TB/s "
+                 "(alt: h100-sxm, 3.35 TB/s).",
+        "caveats": ["The same protocol and grid as the H100 samples the fit holds: a "
+                    "check of the borrowing (H200 = H100 but for HBM), not of the fit."],
+    },
+    {
         "id": "fbgemm-fp8-rowwise-h100-500w",
         "title": "FBGEMM fp8 GEMMs with row-wise scaling on H100 at 500 W",
         "gpu": "h100-sxm", "alt": "h100-96gb",
