@@ -21,6 +21,7 @@
 
 #include "est_int.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -266,39 +267,62 @@ double est_te_weight_casts(const est_iter_ctx *x, int64_t (*shape)[2], int n)
  * work as that GEMM and cannot beat it, and the operator fits hold only
  * single GEMMs (no measured sample has b > 1, so a batch would be
  * extrapolated: 16 experts of 615 x 3072 x 4096 bf16 came out at 826
- * TFLOP/s on H100, above every measured GEMM). In fp8 with the fp8 casts
- * of its inputs and output gradients over all of the rank's rows: Transformer
- * Engine quantises every expert's rows with one split-quantise kernel
- * (grouped_linear.py, _GroupedLinear.forward: tex.split_quantize or
- * tex.group_quantize over m_splits, NVIDIA/TransformerEngine@
- * d0067d0da6cb), the input coming 16-bit from the permutation or the
- * activation and each output gradient this rank's own (EST_GEMM_LOCAL_IN);
- * blockwise scaling pays its Hopper slowdown, and MXFP8 its, as a dense
- * GEMM does. */
+ * TFLOP/s on H100, above every measured GEMM). But the dense GEMM reads
+ * one weight matrix where the grouped one reads nle: the time is raised,
+ * pass by pass, to the roofline of the nle GEMMs as a batch
+ * (est_op_roofline with b = nle: every expert's weight, its rows' tiles
+ * quantised on their own), scaled by the kernel efficiency as fitted
+ * times are. Measured on an H200 (bench/data/moe_h200, the sampler's
+ * moesample.py, torch 2.11 with CUDA 13.0): torch._grouped_mm and
+ * TE-style cuBLAS per expert on four streams run at 0.9-1.1 of the dense
+ * GEMM from about 1,000 rows per expert on, but at 128 rows 1.7-2.3x
+ * (forward 1.7-1.9x, backward 2.0-2.5x) and at 32 rows 5-8x, where the
+ * weights' traffic sets the time (DeepSeek-V3's [7168 x 4096] experts,
+ * 32 of them: 630 us for 440 us of weights at 4.3 TB/s); the dense
+ * model alone was 45 % short of gpt-oss-120b's 128 experts at 128 rows,
+ * this floor 19 % (the kernel streams weights at about 0.75 of HBM's
+ * peak, not the 0.9 a copy gets; left as measured). In fp8 with the fp8
+ * casts of its inputs and output gradients over all of the rank's rows:
+ * Transformer Engine quantises every expert's rows with one
+ * split-quantise kernel (grouped_linear.py, _GroupedLinear.forward:
+ * tex.split_quantize or tex.group_quantize over m_splits,
+ * NVIDIA/TransformerEngine@d0067d0da6cb), the input coming 16-bit from
+ * the permutation or the activation and each output gradient this rank's
+ * own (EST_GEMM_LOCAL_IN); blockwise scaling pays its Hopper slowdown,
+ * and MXFP8 its, as a dense GEMM does. */
 void est_grouped_gemm(const est_iter_ctx *x, int64_t nle, int64_t rows,
                       int64_t n, int64_t k, double *fwd, double *bwd)
 {
     int64_t tiled = (rows + EST_GROUPED_TILE_M - 1) / EST_GROUPED_TILE_M
                     * EST_GROUPED_TILE_M;
     est_op g = est_gemm(x->gemm_dt, nle * tiled, n, k);
-    if (x->gemm_dt != HW_FP8) {
-        double b0 = *bwd;
-        est_add_named(x, &g, "grouped_gemm", fwd, bwd);
-        if (x->w_acc) *x->w_acc += (*bwd - b0) / 2; /* as est_add_gemm's */
-        return;
-    }
     est_trace *tr = x->c->trace;
     int n0 = tr ? tr->n : 0;
     est_time t = est_op_time(x, &g);
-    if (tr && tr->n > n0)
+    int traced = tr && tr->n > n0;
+    if (traced)
         snprintf(tr->row[tr->n - 1].what, sizeof tr->row[0].what, "%s",
                  "grouped_gemm");
-    if (x->l->fp8_recipe == SPACE_FP8_BLOCKWISE && x->hopper)
+    if (x->gemm_dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_BLOCKWISE
+        && x->hopper)
         scaled_gemm_slowdown(x, &t, EST_FP8_BLOCKWISE_HOPPER_SLOWDOWN);
-    if (x->l->fp8_recipe == SPACE_FP8_MXFP8)
+    if (x->gemm_dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_MXFP8)
         scaled_gemm_slowdown(x, &t, EST_MXFP8_SLOWDOWN);
+    if (nle > 1) {
+        est_op batch = est_gemm(x->gemm_dt, tiled, n, k);
+        batch.b = nle;
+        est_time r;
+        est_op_roofline(x->c->gpu, &batch, &r);
+        t.fwd_s = fmax(t.fwd_s, r.fwd_s / x->eff);
+        t.bwd_s = fmax(t.bwd_s, r.bwd_s / x->eff);
+        if (traced) {
+            tr->row[tr->n - 1].fwd_s = t.fwd_s;
+            tr->row[tr->n - 1].bwd_s = t.bwd_s;
+        }
+    }
     *fwd += t.fwd_s;
     *bwd += t.bwd_s;
     if (x->w_acc) *x->w_acc += t.bwd_s / 2;
-    te_fp8_casts(x, EST_GEMM_LOCAL_IN, nle * rows, n, k, fwd, bwd);
+    if (x->gemm_dt == HW_FP8)
+        te_fp8_casts(x, EST_GEMM_LOCAL_IN, nle * rows, n, k, fwd, bwd);
 }

@@ -53,6 +53,60 @@
  * apart.) */
 #define EST_DEEPEP_RDMA_SHARE 0.88
 
+/* Megatron-Core's unfused token permutation accumulates with atomic adds
+ * in two of its four passes (moe_utils.py, NVIDIA/Megatron-LM@
+ * d98e8a64ddf3: permute gathers with tokens.index_select, whose gradient
+ * is an index_add_ into zeros; unpermute is output_tokens.scatter_add_
+ * into zeros, its gradient a gather). PyTorch runs both as atomic adds of
+ * 16-bit rows (indexFuncLargeIndex, _scatter_gather_elementwise_kernel),
+ * far below the bandwidth a gather gets. Measured on an H200 (bench/data/
+ * moe_h200/breakdown.csv, torch 2.11, three shapes from 33 M to 940 M
+ * added elements, each within 3 % of the mean): index_add_ 0.244 TB/s,
+ * scatter_add_ 0.533 TB/s of the rows added, 0.051 and 0.111 of the
+ * H200's 4.8 TB/s; taken as those shares of any GPU's HBM bandwidth (an
+ * assumption: the atomics run in L2, whose rate no GPU elsewhere in
+ * hwdb has measured). */
+#define EST_INDEX_ADD_HBM_SHARE 0.051
+#define EST_SCATTER_ADD_HBM_SHARE 0.111
+/* a kernel's launch and ramp, as op.c's roofline floor */
+#define EST_ATOMIC_FLOOR_S 3e-6
+
+/* The unfused permutation's atomic passes: the time of adding rows x h
+ * elements of e bytes into a zeroed [tokens, h] at share of HBM
+ * bandwidth, plus the zeroing (a fill at op.c's 0.9 of it) and the two
+ * kernels' floors, scaled by the kernel efficiency as fitted times are. */
+static double atomic_add_s(const est_iter_ctx *x, int64_t rows,
+                           int64_t tokens, int64_t h, double e,
+                           double share)
+{
+    double bw = x->c->gpu->mem_bw_bytes_per_s;
+    double t = (double)rows * (double)h * e / (bw * share)
+               + (double)tokens * (double)h * e / (bw * 0.9)
+               + 2 * EST_ATOMIC_FLOOR_S;
+    return t / x->eff;
+}
+
+/* Adds a permutation op named what; where unfused, its atomic pass
+ * (pass 0 forward, 1 backward) takes atomic_s in place of the gather. */
+static void add_permutation(const est_iter_ctx *x, const est_op *perm,
+                            const char *what, int atomic_pass,
+                            double atomic_s, double *fwd, double *bwd)
+{
+    est_trace *tr = x->c->trace;
+    int n0 = tr ? tr->n : 0;
+    double f0 = *fwd, b0 = *bwd;
+    est_add_named(x, perm, what, fwd, bwd);
+    if (atomic_s <= 0) return;
+    if (atomic_pass == 0)
+        *fwd = f0 + atomic_s;
+    else
+        *bwd = b0 + atomic_s;
+    if (tr && tr->n > n0) {
+        tr->row[tr->n - 1].fwd_s = *fwd - f0;
+        tr->row[tr->n - 1].bwd_s = *bwd - b0;
+    }
+}
+
 double est_deepep_rdma_s(const hw_system *y, double wire_bytes)
 {
     int gpn = y->gpus_per_node > 0 ? y->gpus_per_node : 1;
@@ -219,8 +273,17 @@ void est_moe_routed(const est_iter_ctx *x, double *fwd, double *bwd,
      * permute into the communication kernel"). */
     if (l->moe_dispatcher != SPACE_MOE_FLEX) {
         est_op perm = est_elementwise(EST_OP_PERMUTE, x->act_dt, Tr * k, h);
-        est_add_named(x, &perm, "moe_permute", fwd, bwd);
-        est_add_named(x, &perm, "moe_unpermute", fwd, bwd);
+        int unfused = !l->moe_permute_fusion;
+        add_permutation(x, &perm, "moe_permute", 1,
+                        unfused ? atomic_add_s(x, Tr * k, Tr, h, e,
+                                               EST_INDEX_ADD_HBM_SHARE)
+                                : 0,
+                        fwd, bwd);
+        add_permutation(x, &perm, "moe_unpermute", 0,
+                        unfused ? atomic_add_s(x, Tr * k, Tr, h, e,
+                                               EST_SCATTER_ADD_HBM_SHARE)
+                                : 0,
+                        fwd, bwd);
     }
     double sent = (double)(Tr * k) * (double)h * e;
     double rows = (double)etp * (double)(Tr * k) * imb;

@@ -291,8 +291,9 @@ const lib_option lib_options[] = {
     {"no-moe-permute-fusion", OPT_NO_MOE_PERMUTE_FUSION, NULL,
      CMD_EST_SEARCH,
      "MoE: PyTorch's permutation (Megatron-Core's default): 64-bit sorted "
-     "indices per row kept instead; memory only, the step time stays the "
-     "fused one's"},
+     "indices per row kept instead, and two of its four passes (permute's "
+     "backward, unpermute's forward) atomic adds at a measured 5 and 11 % "
+     "of HBM bandwidth"},
     {"moe-imbalance", OPT_MOE_IMBALANCE, "X", CMD_EST_SEARCH,
      "MoE: tokens the busiest expert receives over the mean, 1 (perfect "
      "balance) to experts / top-k (default: the estimator's)"},
