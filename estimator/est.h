@@ -608,8 +608,9 @@ double est_kernel_eff(const est_ctx *c, const space_layout *l);
 
 /* ---- the host's side (host.c) ------------------------------------------- */
 
-/* What the host issues for one layer in one pass (forward; the backward
- * and a recomputation issue as many), in calls of the unit hwdb's
+/* What the host issues for one layer in one pass (forward, and the
+ * backward: as many under Megatron's stacks, a measured multiple under
+ * PyTorch's; a recomputation as the forward), in calls of the unit hwdb's
  * host_launch_us times (an eager PyTorch module call issuing one kernel). */
 typedef struct est_host_layer {
     double all_units;   /* every call of the layer, graphed or not */

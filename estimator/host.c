@@ -66,12 +66,12 @@
  * kernel: a call on either side. */
 #define EST_HOST_SYNC_UNITS 2.0
 
-/* Calls per layer section and forward pass, per software stack. The
- * backward issues as many: Transformer Engine's modules and Megatron's
- * fused kernels are Python autograd Functions whose backward mirrors
- * their forward (TE module/linear.py _Linear.backward), and PyTorch's
- * autograd engine issues a GEMM pair per linear where the forward issued
- * one (cheaper per call from C++: counted the same, an upper bound). */
+/* Calls per layer section and forward pass, per software stack, and the
+ * backward's against the forward's (bwd). Megatron's stacks: the backward
+ * issues as many (Transformer Engine's modules and Megatron's fused
+ * kernels are Python autograd Functions whose backward mirrors their
+ * forward, TE module/linear.py _Linear.backward; not measured). PyTorch's
+ * stacks: measured (below). */
 typedef struct host_counts {
     double attn;       /* input norm, QKV, RoPE, attention, output
                           projection, its TP collective, residual add */
@@ -92,6 +92,7 @@ typedef struct host_counts {
     double per_expert; /* each local expert's share of a grouped GEMM
                           pair (a cuBLAS launch and its output's
                           allocation each, TE GroupedLinear) */
+    double bwd;        /* the backward's calls per forward call */
     const char *source;
 } host_counts;
 
@@ -104,7 +105,7 @@ static const host_counts counts[SPACE_STACK_COUNT] = {
      * bias_dropout_add; then the MLP's norm, h_to_4h, bias_gelu, 4h_to_h
      * with its all-reduce, bias_dropout_add. Plain PyTorch modules: a
      * unit each. No MoE. */
-    [SPACE_STACK_MEGATRON_2021] = {10, 6, 0, 0, 0, 0, 0, 0, 0, 0,
+    [SPACE_STACK_MEGATRON_2021] = {10, 6, 0, 0, 0, 0, 0, 0, 0, 0, 1,
                                    "Megatron-LM 2021 transformer.py"},
     /* NVIDIA/Megatron-LM@d98e8a64dd transformer_layer.py
      * TransformerLayer._forward_attention: TELayerNormColumnParallelLinear
@@ -130,28 +131,46 @@ static const host_counts counts[SPACE_STACK_COUNT] = {
      * expert half a unit in each GroupedLinear: a cuBLAS launch and an
      * output allocation, NVIDIA/TransformerEngine#1499). */
     [SPACE_STACK_MEGATRON_CORE] = {3 * TE + 3, 2 * TE + 2, TE + 14, TE + 7,
-                                   2 * TE + 1, 10, 16, 6, 2 * TE + 2, 1,
+                                   2 * TE + 1, 10, 16, 6, 2 * TE + 2, 1, 1,
                                    "Megatron-Core + TE transformer_layer.py, "
                                    "moe_layer.py, token_dispatcher.py"},
     /* pytorch/torchtitan models/llama3/model.py TransformerBlock.forward
-     * (llm-foundry's MPT block alike): RMSNorm (fused, 1), wq, wk, wv (3),
-     * apply_rotary_emb's complex views, products and casts (8), SDPA and
-     * its transposes (2), wo (1), residual add (1); FSDP2's pre-forward
-     * unshard of the block (copy-in, all-gather, copy-out: 3, counted
-     * with the attention); feed_forward: RMSNorm, w1, w3, silu, mul, w2,
-     * residual add (7). */
-    [SPACE_STACK_PYTORCH_EAGER] = {19, 7, 0, 0, 0, 0, 0, 0, 0, 0,
-                                   "torchtitan llama3 model.py, eager"},
-    /* torch.compile (Inductor): the block's kernels launched from the
-     * generated wrapper, without the dispatcher or autograd per op,
-     * counted as half a unit each (an assumption, not measured): norm,
-     * three GEMMs, the fused RoPE, SDPA, wo, add + norm (8); w1, w3, the
-     * fused silu-mul, w2, add (5); FSDP2's unshard as eager (3). */
-    [SPACE_STACK_PYTORCH_COMPILED] = {8 * 0.5 + 3, 5 * 0.5, 0, 0, 0, 0, 0, 0,
-                                      0, 0, "torchtitan llama3 model.py, "
-                                         "torch.compile"},
+     * (llm-foundry's MPT block alike): RMSNorm, wq, wk, wv, apply_rotary_
+     * emb's complex views, products and casts, SDPA and its transposes,
+     * wo, residual add; feed_forward: RMSNorm, w1, w3, silu, mul, w2,
+     * residual add: 21 kernels forward, 38 backward. MEASURED, not
+     * counted: such a block (bench/data/moe_h200, compiled.csv and
+     * launch.csv; moesample.py, PyTorch 2.11 on an H200's host, dim 512
+     * so that the host bounds it) took the host 26.9, 29.7 and 47.8
+     * times an nn.Linear forward of the same run (the unit) in three
+     * runs: the median, 29.7, split between attention and MLP as the
+     * calls above (16 : 7), plus FSDP2's pre-forward unshard of the
+     * block (copy-in, all-gather, copy-out: 3, counted with the
+     * attention; not measured); the backward 3.12x the forward (runs:
+     * 1.89, 3.12, 3.59; the autograd engine runs it on its device thread
+     * with more, costlier calls). The code's own count was 23, the same
+     * backward. */
+    [SPACE_STACK_PYTORCH_EAGER] = {29.7 * 16 / 23 + 3, 29.7 * 7 / 23, 0, 0,
+                                   0, 0, 0, 0, 0, 0, 3.12,
+                                   "torchtitan llama3 model.py, eager "
+                                   "(measured, H200 host)"},
+    /* torch.compile (Inductor) of the same block, as torchtitan compiles
+     * each block: MEASURED in the same runs, 19 kernels forward, 31
+     * backward (Inductor leaves the complex RoPE to eager aten kernels,
+     * "does not support code generation for complex operators"), and no
+     * cheaper on the host: 33.7, 50.6 and 58.9 units forward (median
+     * 50.6: the compiled graph's guards, AOTAutograd's runtime wrappers
+     * and the generated code's launches outweigh the ops it fuses at this
+     * size), the backward 2.17x (runs 1.55, 2.17, 3.09). Split as the
+     * eager block's (the compiled graph has no sections); FSDP2's unshard
+     * as eager. Was an assumption of half a unit per kernel (6.5). */
+    [SPACE_STACK_PYTORCH_COMPILED] = {50.6 * 16 / 23 + 3, 50.6 * 7 / 23, 0,
+                                      0, 0, 0, 0, 0, 0, 0, 2.17,
+                                      "torchtitan llama3 model.py, "
+                                      "torch.compile (measured, H200 "
+                                      "host)"},
     /* Megatron-DeepSpeed's layers are Megatron-LM 2021's. */
-    [SPACE_STACK_DEEPSPEED_2021] = {10, 6, 0, 0, 0, 0, 0, 0, 0, 0,
+    [SPACE_STACK_DEEPSPEED_2021] = {10, 6, 0, 0, 0, 0, 0, 0, 0, 0, 1,
                                     "Megatron-LM 2021 transformer.py "
                                     "(Megatron-DeepSpeed)"},
 };
@@ -234,7 +253,8 @@ void est_host_units(const space_model *m, const space_layout *l, int moe,
     out->graphs = l->cuda_graph == SPACE_CG_FULL_ITERATION ? 0 : graphs;
     out->eager_units = eager;
     out->all_units = total;
-    out->fwd_units = out->bwd_units = eager + (double)out->graphs;
+    out->fwd_units = eager + (double)out->graphs;
+    out->bwd_units = eager * k->bwd + (double)out->graphs;
     /* Every Megatron-Core dispatcher learns the tokens per expert on the
      * host in the forward (token_dispatcher.py: the all-to-all one's
      * _maybe_dtoh_and_synchronize, the all-gather one's .cpu(), DeepEP's
