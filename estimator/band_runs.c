@@ -393,12 +393,12 @@ const est_validated_run est_validated_runs[] = {
     {"mz-qwen3-235b-gb200-bf16", "megatron_moe_modelzoo", SPACE_STACK_MEGATRON_CORE, "b200", 1, 0, 2.35094e+11, 2.21908e+10, 256, 4096, 1, 8, 1, 8, 32, 1, 1.60},
     {"mz-qwen3-235b-gb200-mxfp8-128k", "megatron_moe_modelzoo", SPACE_STACK_MEGATRON_CORE, "b200", 1, 0, 2.35094e+11, 2.21908e+10, 128, 131072, 4, 4, 4, 32, 2, 1, 34.98},
     {"mz-qwen3-235b-gb300-mxfp8", "megatron_moe_modelzoo", SPACE_STACK_MEGATRON_CORE, "b200", 1, 0, 2.35094e+11, 2.21908e+10, 64, 4096, 1, 1, 1, 64, 64, 1, -13.39},
-    {"deepseek-v3-pretrain", "deepseek_v3_report", SPACE_STACK_MEGATRON_CORE, "h100-sxm", 1, 0, 6.71026e+11, 3.75523e+10, 2048, 4096, 1, 16, 1, 64, 128, 1, 9.04},
+    {"deepseek-v3-pretrain", "deepseek_v3_report", SPACE_STACK_MEGATRON_CORE, "h100-sxm", 1, 0, 6.71026e+11, 3.75523e+10, 2048, 4096, 1, 16, 1, 64, 128, 1, 6.15},
     {"mlm-dsv3-gb200-step00", "megatron_lm_dsv3_gb200", SPACE_STACK_MEGATRON_CORE, "b200", 1, 0, 6.71026e+11, 3.75523e+10, 256, 4096, 1, 8, 1, 32, 32, 1, -45.41},
     {"mlm-dsv3-gb200-step12", "megatron_lm_dsv3_gb200", SPACE_STACK_MEGATRON_CORE, "b200", 1, 0, 6.71026e+11, 3.75523e+10, 256, 4096, 1, 8, 1, 32, 32, 1, -9.84},
     {"mz-mixtral8x22b-h100-dropless", "megatron_moe_modelzoo", SPACE_STACK_MEGATRON_CORE, "h100-sxm", 1, 0, 1.40621e+11, 3.9152e+10, 128, 4096, 2, 8, 1, 8, 8, 1, 22.34},
     {"mz-mixtral8x22b-h100-forced", "megatron_moe_modelzoo", SPACE_STACK_MEGATRON_CORE, "h100-sxm", 1, 0, 1.40621e+11, 3.9152e+10, 128, 4096, 2, 8, 1, 8, 8, 1, 12.41},
-    {"mz-mixtral8x22b-h100-fp8-forced", "megatron_moe_modelzoo", SPACE_STACK_MEGATRON_CORE, "h100-sxm", 1, 0, 1.40621e+11, 3.9152e+10, 128, 4096, 2, 8, 1, 8, 8, 1, 6.45},
+    {"mz-mixtral8x22b-h100-fp8-forced", "megatron_moe_modelzoo", SPACE_STACK_MEGATRON_CORE, "h100-sxm", 1, 0, 1.40621e+11, 3.9152e+10, 128, 4096, 2, 8, 1, 8, 8, 1, 1.89},
     {"mz-mixtral8x22b-h100-drop-cf1", "megatron_moe_modelzoo", SPACE_STACK_MEGATRON_CORE, "h100-sxm", 1, 0, 1.40621e+11, 3.9152e+10, 128, 4096, 2, 8, 1, 8, 8, 1, 13.62},
 };
 

@@ -128,18 +128,20 @@ static void te_fp4_casts(const est_iter_ctx *x, int64_t m, int64_t n, int64_t k,
  * 128-deep partial sum to CUDA-core registers and scales it there
  * (DeepSeek-V3 technical report, arXiv 2412.19437, section 3.3.2),
  * slower than a per-tensor fp8 GEMM, whose scales go in the epilogue.
- * How much slower: DeepGEMM's own table of its dense fp8 GEMMs on H800
- * (deepseek-ai/DeepGEMM@55ab91f7, README.md, "Normal GEMMs for dense
- * models", the six M = 4096 rows: 1009, 1125, 751, 1426, 1265, 1168
- * TFLOP/s) against this project's fitted per-tensor fp8 GEMM of H100
- * SXM at the same shapes (`trainplan op show --gpu h100-sxm --op gemm
- * --dtype fp8 --shape b=1,m=4096,n=N,k=K`, forward: 1532, 1417, 1261,
- * 1608, 1533, 1444 TFLOP/s; H800 has H100 SXM's compute): ratios 1.52,
- * 1.26, 1.68, 1.13, 1.21, 1.24, geometric mean 1.33. DERIVED across two
- * sources (DeepSeek's H800 clocks may differ from XLA's H100); Blackwell
- * applies the blocks in its tensor cores (TE emulates blockwise with
- * MXFP8 GEMMs there), so no factor. */
-#define EST_FP8_BLOCKWISE_HOPPER_SLOWDOWN 1.33
+ * How much slower: MEASURED through cuBLASLt (torch._scaled_mm, PyTorch
+ * 2.11 with CUDA 13.0) on an H200 (bench/data/fp8_h200, the sampler's
+ * fp8sample.py; ten shapes, DeepSeek-V3's dense GEMMs at 4,096 tokens and
+ * squares to 16384 x 7168 x 16384) against the per-tensor-scaled GEMM
+ * of the same shape: 1 x 128 activations by 128 x 128 weights (the
+ * forward's and the data gradient's GEMMs) 1.07-1.29x, geometric mean
+ * 1.136; 1 x 128 by 1 x 128 (the weight gradient's, both operands scaled
+ * along the tokens) 1.31-1.63x, 1.455. Forward 1.136, backward their
+ * mean, 1.296. (Was 1.33 both ways, derived from DeepGEMM's H800 table
+ * against this project's fitted H100 GEMM.) Blackwell applies the blocks
+ * in its tensor cores (TE emulates blockwise with MXFP8 GEMMs there), so
+ * no factor. */
+#define EST_FP8_BLOCKWISE_HOPPER_FWD 1.136
+#define EST_FP8_BLOCKWISE_HOPPER_BWD 1.296
 
 /* MXFP8 GEMMs (TE MXFP8BlockScaling: an e8m0 scale per 32 elements along
  * K of each operand, which Blackwell's block-scaled tcgen05 MMAs read
@@ -155,12 +157,13 @@ static void te_fp4_casts(const est_iter_ctx *x, int64_t m, int64_t n, int64_t k,
  * and peaks are the same. */
 #define EST_MXFP8_SLOWDOWN 1.051
 
-/* The time t of a scaled fp8 GEMM slowed by factor f (the trace's row
- * too). */
-static void scaled_gemm_slowdown(const est_iter_ctx *x, est_time *t, double f)
+/* The time t of a scaled fp8 GEMM slowed by factors ff forward and fb
+ * backward (the trace's row too). */
+static void scaled_gemm_slowdown(const est_iter_ctx *x, est_time *t, double ff,
+                                 double fb)
 {
-    t->fwd_s *= f;
-    t->bwd_s *= f;
+    t->fwd_s *= ff;
+    t->bwd_s *= fb;
     est_trace *tr = x->c->trace;
     if (tr && tr->n > 0) { /* the row est_op_time just added */
         tr->row[tr->n - 1].fwd_s = t->fwd_s;
@@ -183,9 +186,10 @@ est_time est_add_gemm(const est_iter_ctx *x, int64_t m, int64_t n, int64_t k,
     est_time t = est_op_time(x, &o);
     if (dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_BLOCKWISE
         && x->hopper)
-        scaled_gemm_slowdown(x, &t, EST_FP8_BLOCKWISE_HOPPER_SLOWDOWN);
+        scaled_gemm_slowdown(x, &t, EST_FP8_BLOCKWISE_HOPPER_FWD,
+                             EST_FP8_BLOCKWISE_HOPPER_BWD);
     if (dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_MXFP8)
-        scaled_gemm_slowdown(x, &t, EST_MXFP8_SLOWDOWN);
+        scaled_gemm_slowdown(x, &t, EST_MXFP8_SLOWDOWN, EST_MXFP8_SLOWDOWN);
     *fwd += t.fwd_s;
     *bwd += t.bwd_s;
     if (wgrad) *wgrad = t.bwd_s / 2;
@@ -305,9 +309,10 @@ void est_grouped_gemm(const est_iter_ctx *x, int64_t nle, int64_t rows,
                  "grouped_gemm");
     if (x->gemm_dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_BLOCKWISE
         && x->hopper)
-        scaled_gemm_slowdown(x, &t, EST_FP8_BLOCKWISE_HOPPER_SLOWDOWN);
+        scaled_gemm_slowdown(x, &t, EST_FP8_BLOCKWISE_HOPPER_FWD,
+                             EST_FP8_BLOCKWISE_HOPPER_BWD);
     if (x->gemm_dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_MXFP8)
-        scaled_gemm_slowdown(x, &t, EST_MXFP8_SLOWDOWN);
+        scaled_gemm_slowdown(x, &t, EST_MXFP8_SLOWDOWN, EST_MXFP8_SLOWDOWN);
     if (nle > 1) {
         est_op batch = est_gemm(x->gemm_dt, tiled, n, k);
         batch.b = nle;
