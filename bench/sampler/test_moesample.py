@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Tests of moesample.py's pure-Python parts (cases, splits, offsets, CSV); no torch."""
+"""Tests of moesample.py's pure-Python parts (cases, splits, offsets, CSV) and fp8sample.py's shape list; no torch."""
 import os
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fp8sample  # noqa: E402
 import moesample as m  # noqa: E402
 
 
@@ -49,6 +50,18 @@ class Cases(unittest.TestCase):
         self.assertEqual(a.section_list, ["router", "launch"])
         with self.assertRaises(SystemExit):
             m.parse_args(["--sections", "nope"])
+
+
+class Fp8(unittest.TestCase):
+    def test_shapes_list_without_a_gpu(self):
+        import contextlib
+        import io
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            self.assertEqual(fp8sample.main(["--list"]), 0)
+        self.assertEqual(len(buf.getvalue().splitlines()), len(fp8sample.SHAPES))
+        for m_, n, k in fp8sample.SHAPES:
+            self.assertEqual(k % 128, 0)  # whole 1 x 128 blocks along K
 
 
 class Csv(unittest.TestCase):
