@@ -300,6 +300,7 @@ int bench_layout_read(const cJSON *l, const char *src, const char *path,
     /* CUDA_LAUNCH_BLOCKING=1 where the run lists it (BigScience on Jean
      * Zay: estimator/host.c). */
     w.launch_blocking = has_feature(feat, "cuda-launch-blocking");
+    w.ckpt_full_rerun = has_feature(feat, "checkpoint-full-rerun");
     w.loss_eager = has_feature(feat, "eager-loss");
     /* torchtitan's per-op checkpointing recomputed SDPA's cuDNN kernel,
      * which it runs first on Blackwell, from mid to late 2025

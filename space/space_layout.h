@@ -230,6 +230,13 @@ typedef struct space_layout {
                           pytorch/torchtitan@ff0829c10 (#2259, 2026-01-27:
                           enable_gqa; v0.2.2 is the first release with
                           it); 0: the keys and values passed unrepeated */
+    int ckpt_full_rerun; /* PyTorch's activation checkpoint reruns the
+                          whole block in the backward, as the non-reentrant
+                          checkpoint of PyTorch before 2.1 did; 0: it stops
+                          once the tensors the backward needs are rebuilt
+                          (set_checkpoint_early_stop, on by default since
+                          2.1), skipping the block's last GEMM and add
+                          (estimator/iter_layer.c) */
     int launch_blocking; /* CUDA_LAUNCH_BLOCKING=1: every kernel launch
                           returns once its kernel has run, so the host never
                           runs ahead and the GPU idles for all of the host's

@@ -1090,6 +1090,50 @@ static void test_moe_one_expert(void)
     moe_env_close(&v);
 }
 
+/* PyTorch's non-reentrant checkpoint (since 2.1) stops its recomputation
+ * before the block's last GEMM and add (bench/data/block_h200): a
+ * torchtitan layout's recomputation is the forward less FC2's forward and
+ * the residual add's, per layer and micro-batch; with ckpt_full_rerun
+ * (PyTorch before 2.1), and under Megatron, the whole forward. */
+static void test_checkpoint_early_stop(void)
+{
+    moe_env v;
+    if (moe_env_open(&v, "eos")) return;
+    space_model d = small_dense();
+    space_layout l = moe_layout(1, 1, 8, 0);
+    l.etp = 0;
+    space_framework_software(SPACE_FW_TORCHTITAN, &l);
+    l.eager = 1, l.zero = SPACE_ZERO_3, l.recompute = SPACE_RECOMPUTE_FULL;
+    est_result early, full;
+    est_estimate(&v.c, &d, &l, &early);
+    l.ckpt_full_rerun = 1;
+    est_estimate(&v.c, &d, &l, &full);
+    TP_CHECK_INT(early.reason, EST_FEASIBLE);
+    TP_CHECK_INT(full.reason, EST_FEASIBLE);
+    double eff = est_kernel_eff(&v.c, &l);
+    int64_t T = l.mbs * l.seq;
+    est_op fc2 = gemm(T, d.hidden, d.ffn_hidden);
+    est_op add = {0};
+    add.kind = EST_OP_RESADD, add.dtype = HW_BF16;
+    add.rows = T, add.cols = d.hidden;
+    est_time a, b;
+    est_models_time(v.ops, &fc2, &a);
+    est_models_time(v.ops, &add, &b);
+    double micro = (double)(l.gbs / (l.mbs * l.dp)), L = (double)d.num_layers;
+    TP_CHECK_REL(full.time.recompute_s - early.time.recompute_s,
+                 micro * L * (a.fwd_s + b.fwd_s) / eff, 1e-9);
+    TP_CHECK(early.iteration_s < full.iteration_s);
+    /* Megatron-Core reruns the whole layer either way */
+    l = moe_layout(1, 1, 8, 0);
+    l.etp = 0, l.recompute = SPACE_RECOMPUTE_FULL;
+    est_estimate(&v.c, &d, &l, &full);
+    l.ckpt_full_rerun = 1;
+    est_estimate(&v.c, &d, &l, &early);
+    TP_CHECK(full.iteration_s > 0);
+    TP_CHECK_REL(early.time.recompute_s, full.time.recompute_s, 1e-12);
+    moe_env_close(&v);
+}
+
 /* A grouped expert GEMM reads every local expert's weight: with few rows
  * an expert (128 experts, top 4, 4096 tokens: 128 rows each) its time is
  * the roofline of the experts' GEMMs as a batch, above the dense GEMM of
@@ -2807,6 +2851,7 @@ int main(int argc, char **argv)
     TP_RUN(test_fp8_attention);
     TP_RUN(test_own_samples_beside_borrowed);
     TP_RUN(test_moe_one_expert);
+    TP_RUN(test_checkpoint_early_stop);
     TP_RUN(test_moe_grouped_floor);
     TP_RUN(test_moe_unfused_permute);
     TP_RUN(test_moe_dispatch);

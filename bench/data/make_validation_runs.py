@@ -467,9 +467,20 @@ def foundry(r):
         sharding="fsdp-full-shard" if zero3 else "fsdp-shard-grad-op", precision="bf16",
         pipeline_schedule="none",
         features=["flash-attention", "fsdp-limit-all-gathers",
-                  "fsdp-mixed-precision-pure" if pure else "fsdp-mixed-precision-default"])
+                  "fsdp-mixed-precision-pure" if pure else "fsdp-mixed-precision-default"]
+        + (["checkpoint-full-rerun"] if ckpt and pure else []))
     derived.append("features: FlashAttention (attn_impl flash/triton) and limit_all_gathers "
                    "from the mpt-*.yaml files; mixed-precision mode from the table's 'MP Mode'")
+    if ckpt and pure:
+        # The PURE rows are the tables of 2023-05/06, which the benchmark scripts ran on
+        # mosaicml/pytorch:1.13.1 (submit_benchmarks.py --image default; setup.py
+        # torch==1.13.1 at mosaicml/llm-foundry@1ef7b4d21); the amp_bf16 rows are the
+        # sweeps of 2023-10 and 2024-01 on mosaicml/pytorch:2.1.0 (sweep.sh IMAGE at
+        # @b2a43a147; setup.py torch>=2.1,<2.1.1 at @5e85bd62d).
+        derived.append("features: checkpoint-full-rerun: a PURE-precision row of the 2023 "
+                       "tables, run on PyTorch 1.13.1 (submit_benchmarks.py's image at "
+                       "mosaicml/llm-foundry@1ef7b4d21), whose non-reentrant checkpoint "
+                       "reruns the whole block (early stop came with PyTorch 2.1)")
     seq = r["seq_length"]
     tps_total = r["tokens_per_sec_total"]
     out["target"] = {
@@ -1157,7 +1168,7 @@ published (the iteration time in the file is derived from it).
 | `layout.precision`, `fp8_recipe` | `fp16`, `bf16`, `fp8` (linear layers in FP8, the rest bf16) with `tensorwise` or `rowwise` scaling (torchtitan), or Transformer Engine's `delayed` (per-tensor scales from an amax history, NeMo's default through MLPerf v5.0) or `tensorwise` (TE current scaling, MLPerf v5.1) |
 | `layout.pipeline_schedule` | `none`, `1f1b` (Megatron, DeepSpeed's TrainSchedule, torchtitan Schedule1F1B), `interleaved-1f1b`; `null` = not published, search |
 | `layout.pipeline_partition`, `layers_per_stage` | how layers were split: `uniform` (Megatron, layers / pp), `deepspeed type:transformer` (embedding on the first stage, tied output embedding on the last), `deepspeed type:transformer|embedding` (the two embeddings take a layer slot each), `torchtitan generate_split_points`, `megatron account_for_embedding_and_loss` (Megatron-Core with the embedding and the loss counted as a layer of the first and last model chunk: MLPerf Llama 3.1 405B); `layers_per_stage` lists transformer layers per model chunk in pipeline order (pp x vpp entries; pp entries while vpp is unknown) |
-| `layout.features` | `overlap-grad-reduce`, `overlap-param-gather`, `tp-comm-overlap`, `pp-comm-overlap` (Megatron-Core), `scatter-gather-p2p` (Narayanan 5.1), `flash-attention`, `fsdp-limit-all-gathers`, `fsdp-mixed-precision-pure` / `-default` (llm-foundry MP mode), `torch.compile`, `async-tp`, `fp8-fsdp-all-gather`, `cuda-graphs` (NeMo/Megatron-Core CUDA graphs of the layers or the step), `fp8-param-gather` (parameters kept and all-gathered in FP8), `fp8-attention` (TE FP8 dot-product attention), `composite-rmsnorm` (PyTorch eager's RMSNorm as ATen's composite code, before pytorch/pytorch#153666), `grad-reduce-in-bf16` (16-bit gradient buffers), `cross-entropy-loss-fusion` (Megatron-Core's native fused loss), `te-cross-entropy` (Transformer Engine's fused loss, in place: TE before v2.18), `defer-embedding-wgrad-compute` and `wgrad-deferral-limit=N` (the LM head's weight gradient deferred), `cuda-launch-blocking` (CUDA_LAUNCH_BLOCKING=1: every kernel launch waits for the kernel, BigScience on Jean Zay) |
+| `layout.features` | `overlap-grad-reduce`, `overlap-param-gather`, `tp-comm-overlap`, `pp-comm-overlap` (Megatron-Core), `scatter-gather-p2p` (Narayanan 5.1), `flash-attention`, `fsdp-limit-all-gathers`, `fsdp-mixed-precision-pure` / `-default` (llm-foundry MP mode), `torch.compile`, `async-tp`, `fp8-fsdp-all-gather`, `cuda-graphs` (NeMo/Megatron-Core CUDA graphs of the layers or the step), `fp8-param-gather` (parameters kept and all-gathered in FP8), `fp8-attention` (TE FP8 dot-product attention), `composite-rmsnorm` (PyTorch eager's RMSNorm as ATen's composite code, before pytorch/pytorch#153666), `grad-reduce-in-bf16` (16-bit gradient buffers), `cross-entropy-loss-fusion` (Megatron-Core's native fused loss), `te-cross-entropy` (Transformer Engine's fused loss, in place: TE before v2.18), `defer-embedding-wgrad-compute` and `wgrad-deferral-limit=N` (the LM head's weight gradient deferred), `cuda-launch-blocking` (CUDA_LAUNCH_BLOCKING=1: every kernel launch waits for the kernel, BigScience on Jean Zay), `checkpoint-full-rerun` (PyTorch's activation checkpoint reruns the whole block: PyTorch before 2.1, llm-foundry's 2023 PURE-precision tables) |
 | `round` | MLPerf runs only: the MLPerf Training round (v3.0-v5.1) |
 | `target` | `kind` (`iteration_time_s`, `tflops_per_gpu`, `tokens_per_s_per_gpu`, `mfu`), `value` as published, `iteration_time_s` with `iteration_time_origin` (measured, or how it was derived), and for FLOP-rate targets `flops_formula`, `vocab_for_flops`, `flops_per_iteration` |
 | `params` | our exact count (`ours`, vocabulary padded to `vocab_pad_multiple`), the source's figure and whether they agree within its rounding |
