@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Tests of moesample.py's pure-Python parts (cases, splits, offsets, CSV) and fp8sample.py's shape list; no torch."""
+"""Tests of moesample.py's pure-Python parts (cases, splits, offsets, CSV) and of
+fp8sample.py's shape list; no torch."""
 import os
 import sys
 import tempfile
