@@ -549,7 +549,8 @@ void est_layer_time_of(const est_iter_ctx *x, est_stage_time *st, int moe)
          * (bench/data/block_h200, blocksample.py, llm-foundry's MPT blocks
          * 1B-70B, PyTorch 2.11): the checkpointed backward's extra time
          * 0.70-0.81 of a forward (FC2 is 0.31-0.32 of its FLOPs; the
-         * smaller blocks spend more of it in attention and norms). Megatron's and DeepSpeed's checkpoints rerun the whole
+         * smaller blocks spend more of it in attention and norms).
+         * Megatron's and DeepSpeed's checkpoints rerun the whole
          * forward, as PyTorch's did before 2.1 (ckpt_full_rerun). */
         int early = (space_layout_stack(l) == SPACE_STACK_PYTORCH_EAGER
                      || space_layout_stack(l) == SPACE_STACK_PYTORCH_COMPILED)
