@@ -26,10 +26,8 @@ usage: python3 bench/sampler/blocksample.py --out DIR     (about a minute on an 
        python3 bench/sampler/blocksample.py --list        (the shapes, no GPU needed)
 """
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 import time
 
@@ -51,9 +49,11 @@ def main(argv=None):
     p.add_argument("--out", default="blocksamples")
     p.add_argument("--list", action="store_true")
     p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--quick", action="store_true", help="the first two shapes: a smoke test")
     a = p.parse_args(argv)
+    shapes = SHAPES[:2] if a.quick else SHAPES
     if a.list:
-        for s in SHAPES:
+        for s in shapes:
             print("%s hidden %d heads %d seq %d mbs %d" % s)
         return 0
     import torch
@@ -64,9 +64,7 @@ def main(argv=None):
         print("blocksample: no CUDA device visible; nothing measured", file=sys.stderr)
         return 2
     os.makedirs(a.out, exist_ok=True)
-    ns = argparse.Namespace(dtype="bf16", gemm_dtype="bf16", warmup=3, runs=a.runs,
-                            max_spread=0.3, retries=2)
-    bench = opsample.Bench(ns)
+    bench = opsample.bf16_bench(a.runs)
     dev = torch.device("cuda")
 
     class Block(nn.Module):
@@ -88,19 +86,15 @@ def main(argv=None):
             x = x + s.o(y.transpose(1, 2).reshape(b, l, d))
             return x + s.down(F.gelu(s.up(s.n2(x))))
 
-    prov = {"what": "trainplan transformer block timing (bench/sampler/blocksample.py)",
-            "gpu": torch.cuda.get_device_name(0),
-            "software": {"torch": torch.__version__, "cuda": torch.version.cuda,
-                         "python": platform.python_version()},
-            "started_utc": datetime.datetime.now(datetime.timezone.utc).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"),
-            "sdpa_backend": "flash (torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION))",
-            "clocks_start": opsample.gpu_query(opsample.SMI_DYNAMIC), "errors": {}}
+    prov = opsample.run_provenance(
+        "trainplan transformer block timing (bench/sampler/blocksample.py)", torch)
+    prov.update({"sdpa_backend": "flash (torch.nn.attention.sdpa_kernel(SDPBackend."
+                 "FLASH_ATTENTION))", "errors": {}})
     out = open(os.path.join(a.out, "block.csv"), "w")
     out.write("model,hidden,heads,seq,mbs,F_us,B_us,B_ckpt_us,F_kernels,B_kernels\n")
     from torch.nn.attention import sdpa_kernel, SDPBackend
     t0 = time.time()
-    for name, d, h, l, b in SHAPES:
+    for name, d, h, l, b in shapes:
         try:
             blk = Block(d, h).to(device=dev, dtype=torch.bfloat16)
             x = torch.randn((b, l, d), device=dev, dtype=torch.bfloat16, requires_grad=True)

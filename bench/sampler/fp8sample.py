@@ -19,10 +19,8 @@ usage: python3 bench/sampler/fp8sample.py --out DIR     (about 30 s on an H200)
        python3 bench/sampler/fp8sample.py --list        (the shapes, no GPU needed)
 """
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 import time
 
@@ -94,19 +92,12 @@ def main(argv=None):
         print("fp8sample: no CUDA device visible; nothing measured", file=sys.stderr)
         return 2
     os.makedirs(a.out, exist_ok=True)
-    ns = argparse.Namespace(dtype="bf16", gemm_dtype="bf16", warmup=3, runs=a.runs,
-                            max_spread=0.3, retries=2)
-    bench = opsample.Bench(ns)
+    bench = opsample.bf16_bench(a.runs)
     dev = torch.device("cuda")
     f8 = torch.float8_e4m3fn
-    prov = {"what": "trainplan fp8 GEMM by scaling recipe (bench/sampler/fp8sample.py)",
-            "gpu": torch.cuda.get_device_name(0),
-            "software": {"torch": torch.__version__, "cuda": torch.version.cuda,
-                         "python": platform.python_version()},
-            "started_utc": datetime.datetime.now(datetime.timezone.utc).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"),
-            "clocks_start": opsample.gpu_query(opsample.SMI_DYNAMIC),
-            "layouts": {}, "errors": {}}
+    prov = opsample.run_provenance(
+        "trainplan fp8 GEMM by scaling recipe (bench/sampler/fp8sample.py)", torch)
+    prov.update({"layouts": {}, "errors": {}})
     out = open(os.path.join(a.out, "fp8_gemm.csv"), "w")
     out.write("m,n,k,recipe,F_us,F_tflops\n")
     t0 = time.time()

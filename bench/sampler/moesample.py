@@ -191,9 +191,7 @@ class Moe:
         import torch.nn.functional as F
         self.torch, self.F, self.a, self.prov, self.log = torch, F, a, prov, log
         self.dev = torch.device("cuda")
-        ns = argparse.Namespace(dtype="bf16", gemm_dtype="bf16", warmup=a.warmup, runs=a.runs,
-                                max_spread=0.3, retries=2)
-        self.bench = opsample.Bench(ns)
+        self.bench = opsample.bf16_bench(a.runs, a.warmup)
 
     # -- helpers ---------------------------------------------------------------------------
     def sleep_us(self, us):
@@ -546,6 +544,16 @@ class Moe:
                 "host_spin": int(spin)}
 
     # -- permutation -----------------------------------------------------------------------
+    def _routing(self, t, e, k):
+        """A random top-k routing of t tokens over e experts: the [t, e] map (bool) and the
+        probabilities (fp32, 1/k on the chosen experts, a leaf requiring grad)."""
+        torch = self.torch
+        _, idx = torch.topk(torch.randn((t, e), device=self.dev), k=k, dim=1)
+        rmap = torch.zeros((t, e), device=self.dev, dtype=torch.int32)
+        rmap = rmap.scatter_(1, idx, 1).bool()
+        probs = torch.zeros((t, e), device=self.dev, dtype=torch.float32)
+        return rmap, probs.scatter_(1, idx, 1.0 / k).requires_grad_(True)
+
     def permute(self, sink, deadline):
         torch = self.torch
         rec = {"cases": 0, "errors": []}
@@ -555,13 +563,7 @@ class Moe:
                 rec["truncated"] = True
                 return rec
             try:
-                logits = torch.randn((t, e), device=self.dev)
-                _, idx = torch.topk(logits, k=k, dim=1)
-                rmap = torch.zeros((t, e), device=self.dev, dtype=torch.int32)
-                rmap = rmap.scatter_(1, idx, 1).bool()
-                probs = torch.zeros((t, e), device=self.dev, dtype=torch.float32)
-                probs.scatter_(1, idx, 1.0 / k)
-                probs.requires_grad_(True)
+                rmap, probs = self._routing(t, e, k)
                 x = self.rand((t, h), grad=True)
 
                 def perm():
@@ -631,12 +633,7 @@ class Moe:
                 def fb():
                     x.grad = wg.grad = None
                     torch.autograd.backward(fwd(), gr)
-                logits = torch.randn((t, e), device=self.dev)
-                _, idx = torch.topk(logits, k=k, dim=1)
-                rmap = torch.zeros((t, e), device=self.dev, dtype=torch.int32)
-                rmap = rmap.scatter_(1, idx, 1).bool()
-                probs = torch.zeros((t, e), device=self.dev).scatter_(1, idx, 1.0 / k)
-                probs.requires_grad_(True)
+                rmap, probs = self._routing(t, e, k)
                 xt = self.rand((t, h), grad=True)
 
                 def perm():

@@ -346,6 +346,21 @@ SMI_DYNAMIC = ["clocks.sm", "clocks.mem", "power.draw", "temperature.gpu", "psta
                "clocks_event_reasons.active"]
 
 
+def bf16_bench(runs=10, warmup=3):
+    """A Bench with this file's protocol in bf16, for the other samplers of this folder."""
+    import argparse as _ap
+    return Bench(_ap.Namespace(dtype="bf16", gemm_dtype="bf16", warmup=warmup, runs=runs,
+                               max_spread=0.3, retries=2))
+
+
+def run_provenance(what, torch):
+    """The provenance every sampler's output starts with: what, GPU, software, start, clocks."""
+    return {"what": what, "gpu": torch.cuda.get_device_name(0),
+            "software": {"torch": torch.__version__, "cuda": torch.version.cuda,
+                         "python": platform.python_version()},
+            "started_utc": utc_now(), "clocks_start": gpu_query(SMI_DYNAMIC)}
+
+
 class Bench:
     """Owns torch and the timing protocol.  Constructed only on a CUDA machine."""
 
