@@ -277,9 +277,10 @@ double est_te_weight_casts(const est_iter_ctx *x, int64_t (*shape)[2], int n)
  * (est_op_roofline with b = nle: every expert's weight, its rows' tiles
  * quantised on their own), scaled by the kernel efficiency as fitted
  * times are. Measured on an H200 (bench/data/moe_h200, the sampler's
- * moesample.py, torch 2.11 with CUDA 13.0): torch._grouped_mm and
- * TE-style cuBLAS per expert on four streams run at 0.9-1.1 of the dense
- * GEMM from about 1,000 rows per expert on, but at 128 rows 1.7-2.3x
+ * moesample.py, torch 2.11 with CUDA 13.0): from about 1,000 rows per
+ * expert on, TE-style cuBLAS per expert on four streams runs at
+ * 0.92-1.15x the dense GEMM and torch._grouped_mm at 0.99-1.26x (mostly
+ * 1.08-1.13: its kernel, not modelled), but at 128 rows both take 1.7-2.3x
  * (forward 1.7-1.9x, backward 2.0-2.5x) and at 32 rows 5-8x, where the
  * weights' traffic sets the time (DeepSeek-V3's [7168 x 4096] experts,
  * 32 of them: 630 us for 440 us of weights at 4.3 TB/s); the dense
