@@ -256,6 +256,12 @@ double est_dp_tail_params(const space_layout *l, int64_t hidden, int64_t vp);
 /* iter_ops.c: the trace, operator and collective times, groups. */
 void est_trace_add(const est_iter_ctx *x, const char *what, const char *shape,
                    double fwd_s, double bwd_s);
+/* The trace's rows now (0 without a trace), to pass est_trace_added. */
+int est_trace_mark(const est_iter_ctx *x);
+/* The row added since est_trace_mark gave n0 (the one est_op_time or
+ * est_trace_add just appended), for renaming or retiming it; NULL without
+ * a trace or where that row was dropped. */
+est_trace_row *est_trace_added(const est_iter_ctx *x, int n0);
 est_time est_op_time(const est_iter_ctx *x, const est_op *op);
 double est_iter_coll(const est_iter_ctx *x, est_coll k, double bytes,
                      const est_group *g);

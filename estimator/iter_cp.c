@@ -179,15 +179,14 @@ static double kernel_s(const est_iter_ctx *x, const est_cp_kernel *e,
 {
     int64_t n = (int64_t)(e->size * (double)rows + 0.5);
     est_op o = est_elementwise(EST_OP_RESADD, dt, n > 0 ? n : 1, cols);
-    est_trace *tr = x->c->trace;
-    int n0 = tr ? tr->n : 0;
+    int n0 = est_trace_mark(x);
     double t = est_op_time(x, &o).fwd_s * (double)e->op / 3;
-    if (tr && tr->n > n0) {
+    est_trace_row *w = est_trace_added(x, n0);
+    if (w) {
         static const char *const names[EST_CP_TENSORS][4] = {
             [EST_CP_Q] = {"", "cp_fill_q", "cp_copy_q", "cp_merge_q"},
             [EST_CP_KV] = {"", "cp_fill_kv", "cp_copy_kv", "cp_merge_kv"},
             [EST_CP_LSE] = {"", "cp_fill_lse", "cp_copy_lse", "cp_merge_lse"}};
-        est_trace_row *w = &tr->row[tr->n - 1];
         snprintf(w->what, sizeof w->what, "%s", names[e->tensor][e->op]);
         snprintf(w->shape, sizeof w->shape, "%d x %lld x %lld", e->count,
                  (long long)o.rows, (long long)o.cols);

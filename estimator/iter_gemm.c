@@ -31,13 +31,10 @@ static void add_kernel(const est_iter_ctx *x, est_op_kind k, int64_t rows,
                        int64_t cols, double *t, int in_bwd)
 {
     est_op o = est_elementwise(k, x->act_dt, rows, cols);
+    int n0 = est_trace_mark(x);
     *t += est_op_time(x, &o).fwd_s;
-    est_trace *tr = x->c->trace;
-    if (tr && in_bwd && tr->n > 0) { /* the row est_op_time just added */
-        est_trace_row *r = &tr->row[tr->n - 1];
-        r->bwd_s = r->fwd_s;
-        r->fwd_s = 0;
-    }
+    est_trace_row *r = in_bwd ? est_trace_added(x, n0) : NULL;
+    if (r) r->bwd_s = r->fwd_s, r->fwd_s = 0;
 }
 
 /* The quantisation kernels Transformer Engine runs for one fp8 GEMM of
@@ -157,18 +154,22 @@ static void te_fp4_casts(const est_iter_ctx *x, int64_t m, int64_t n, int64_t k,
  * and peaks are the same. */
 #define EST_MXFP8_SLOWDOWN 1.051
 
-/* The time t of a scaled fp8 GEMM slowed by factors ff forward and fb
- * backward (the trace's row too). */
-static void scaled_gemm_slowdown(const est_iter_ctx *x, est_time *t, double ff,
-                                 double fb)
+/* The time t of an fp8 GEMM (dt) slowed as the layout's scaling recipe
+ * slows it against per-tensor scaling: blockwise on Hopper, MXFP8; row,
+ * the trace's row of that GEMM (NULL: none), retimed with it. */
+static void scaled_gemm_slowdown(const est_iter_ctx *x, hw_dtype dt,
+                                 est_time *t, est_trace_row *row)
 {
+    double ff = 1, fb = 1;
+    if (dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_BLOCKWISE && x->hopper)
+        ff = EST_FP8_BLOCKWISE_HOPPER_FWD, fb = EST_FP8_BLOCKWISE_HOPPER_BWD;
+    else if (dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_MXFP8)
+        ff = fb = EST_MXFP8_SLOWDOWN;
+    else
+        return;
     t->fwd_s *= ff;
     t->bwd_s *= fb;
-    est_trace *tr = x->c->trace;
-    if (tr && tr->n > 0) { /* the row est_op_time just added */
-        tr->row[tr->n - 1].fwd_s = t->fwd_s;
-        tr->row[tr->n - 1].bwd_s = t->bwd_s;
-    }
+    if (row) row->fwd_s = t->fwd_s, row->bwd_s = t->bwd_s;
 }
 
 /* GEMM time: forward, and its backward split into data and weight
@@ -183,13 +184,9 @@ est_time est_add_gemm(const est_iter_ctx *x, int64_t m, int64_t n, int64_t k,
 {
     hw_dtype dt = role == EST_GEMM_16BIT ? x->act_dt : x->gemm_dt;
     est_op o = est_gemm(dt, m, n, k);
+    int n0 = est_trace_mark(x);
     est_time t = est_op_time(x, &o);
-    if (dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_BLOCKWISE
-        && x->hopper)
-        scaled_gemm_slowdown(x, &t, EST_FP8_BLOCKWISE_HOPPER_FWD,
-                             EST_FP8_BLOCKWISE_HOPPER_BWD);
-    if (dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_MXFP8)
-        scaled_gemm_slowdown(x, &t, EST_MXFP8_SLOWDOWN, EST_MXFP8_SLOWDOWN);
+    scaled_gemm_slowdown(x, dt, &t, est_trace_added(x, n0));
     *fwd += t.fwd_s;
     *bwd += t.bwd_s;
     if (wgrad) *wgrad = t.bwd_s / 2;
@@ -301,19 +298,11 @@ void est_grouped_gemm(const est_iter_ctx *x, int64_t nle, int64_t rows,
     int64_t tiled = (rows + EST_GROUPED_TILE_M - 1) / EST_GROUPED_TILE_M
                     * EST_GROUPED_TILE_M;
     est_op g = est_gemm(x->gemm_dt, nle * tiled, n, k);
-    est_trace *tr = x->c->trace;
-    int n0 = tr ? tr->n : 0;
+    int n0 = est_trace_mark(x);
     est_time t = est_op_time(x, &g);
-    int traced = tr && tr->n > n0;
-    if (traced)
-        snprintf(tr->row[tr->n - 1].what, sizeof tr->row[0].what, "%s",
-                 "grouped_gemm");
-    if (x->gemm_dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_BLOCKWISE
-        && x->hopper)
-        scaled_gemm_slowdown(x, &t, EST_FP8_BLOCKWISE_HOPPER_FWD,
-                             EST_FP8_BLOCKWISE_HOPPER_BWD);
-    if (x->gemm_dt == HW_FP8 && x->l->fp8_recipe == SPACE_FP8_MXFP8)
-        scaled_gemm_slowdown(x, &t, EST_MXFP8_SLOWDOWN, EST_MXFP8_SLOWDOWN);
+    est_trace_row *row = est_trace_added(x, n0);
+    if (row) snprintf(row->what, sizeof row->what, "%s", "grouped_gemm");
+    scaled_gemm_slowdown(x, x->gemm_dt, &t, row);
     if (nle > 1) {
         est_op batch = est_gemm(x->gemm_dt, tiled, n, k);
         batch.b = nle;
@@ -321,10 +310,7 @@ void est_grouped_gemm(const est_iter_ctx *x, int64_t nle, int64_t rows,
         est_op_roofline(x->c->gpu, &batch, &r);
         t.fwd_s = fmax(t.fwd_s, r.fwd_s / x->eff);
         t.bwd_s = fmax(t.bwd_s, r.bwd_s / x->eff);
-        if (traced) {
-            tr->row[tr->n - 1].fwd_s = t.fwd_s;
-            tr->row[tr->n - 1].bwd_s = t.bwd_s;
-        }
+        if (row) row->fwd_s = t.fwd_s, row->bwd_s = t.bwd_s;
     }
     *fwd += t.fwd_s;
     *bwd += t.bwd_s;

@@ -86,25 +86,23 @@ static double atomic_add_s(const est_iter_ctx *x, int64_t rows,
     return t / x->eff;
 }
 
-/* Adds a permutation op named what; where unfused, its atomic pass
- * (pass 0 forward, 1 backward) takes atomic_s in place of the gather. */
+/* Adds a permutation op named what; where unfused (atomic_s > 0), its
+ * atomic pass (pass 0 forward, 1 backward) takes atomic_s in place of the
+ * gather. */
 static void add_permutation(const est_iter_ctx *x, const est_op *perm,
                             const char *what, int atomic_pass,
                             double atomic_s, double *fwd, double *bwd)
 {
-    est_trace *tr = x->c->trace;
-    int n0 = tr ? tr->n : 0;
-    double f0 = *fwd, b0 = *bwd;
-    est_add_named(x, perm, what, fwd, bwd);
-    if (atomic_s <= 0) return;
-    if (atomic_pass == 0)
-        *fwd = f0 + atomic_s;
-    else
-        *bwd = b0 + atomic_s;
-    if (tr && tr->n > n0) {
-        tr->row[tr->n - 1].fwd_s = *fwd - f0;
-        tr->row[tr->n - 1].bwd_s = *bwd - b0;
+    int n0 = est_trace_mark(x);
+    est_time t = est_op_time(x, perm);
+    if (atomic_s > 0) *(atomic_pass ? &t.bwd_s : &t.fwd_s) = atomic_s;
+    est_trace_row *r = est_trace_added(x, n0);
+    if (r) {
+        snprintf(r->what, sizeof r->what, "%s", what);
+        r->fwd_s = t.fwd_s, r->bwd_s = t.bwd_s;
     }
+    *fwd += t.fwd_s;
+    *bwd += t.bwd_s;
 }
 
 double est_deepep_rdma_s(const hw_system *y, double wire_bytes)

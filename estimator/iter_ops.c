@@ -32,6 +32,17 @@ void est_trace_add(const est_iter_ctx *x, const char *what, const char *shape,
     r->bwd_s = bwd_s;
 }
 
+int est_trace_mark(const est_iter_ctx *x)
+{
+    return x->c->trace ? x->c->trace->n : 0;
+}
+
+est_trace_row *est_trace_added(const est_iter_ctx *x, int n0)
+{
+    est_trace *tr = x->c->trace;
+    return tr && tr->n > n0 ? &tr->row[tr->n - 1] : NULL;
+}
+
 static void trace_op(const est_iter_ctx *x, const est_op *o, const est_time *t)
 {
     if (!x->c->trace) return;
@@ -281,9 +292,8 @@ void est_add_op(const est_iter_ctx *x, const est_op *o, double *fwd,
 void est_add_named(const est_iter_ctx *x, const est_op *o, const char *what,
                    double *fwd, double *bwd)
 {
-    est_trace *tr = x->c->trace;
-    int n0 = tr ? tr->n : 0;
+    int n0 = est_trace_mark(x);
     est_add_op(x, o, fwd, bwd);
-    if (tr && tr->n > n0)
-        snprintf(tr->row[tr->n - 1].what, sizeof tr->row[0].what, "%s", what);
+    est_trace_row *r = est_trace_added(x, n0);
+    if (r) snprintf(r->what, sizeof r->what, "%s", what);
 }
