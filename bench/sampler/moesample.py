@@ -139,14 +139,6 @@ def offsets(sizes):
     return out
 
 
-def median(xs):
-    ys = sorted(xs)
-    n = len(ys)
-    if not n:
-        return None
-    return ys[n // 2] if n % 2 else 0.5 * (ys[n // 2 - 1] + ys[n // 2])
-
-
 def r2(x):
     return None if x is None else round(x, 2)
 
@@ -224,25 +216,30 @@ class Moe:
             t1 = time.perf_counter()
             torch.cuda.synchronize()
             got.append((t1 - t0) * 1e6 / per_batch)
-        return median(got)
+        return opsample.median(got)
+
+    def queued_us(self, fn, calls, spin_us):
+        """The GPU's time per fn() when calls of it run back to back, queued behind a spin of
+        spin_us (CUDA events around the calls, median of --host-batches batches)."""
+        torch = self.torch
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        got = []
+        for _ in range(self.a.host_batches):
+            torch.cuda.synchronize()
+            self.sleep_us(spin_us)
+            s.record()
+            for _ in range(calls):
+                fn()
+            e.record()
+            torch.cuda.synchronize()
+            got.append(s.elapsed_time(e) * 1000.0 / calls)
+        return opsample.median(got)
 
     def kernels(self, fn, n=3):
         """Per call of fn: the GPU kernels' summed time (us) and their count, from
-        torch.profiler (memory copies and sets counted as kernels)."""
-        torch = self.torch
-        from torch.profiler import profile, ProfilerActivity
-        fn()
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
-            for _ in range(n):
-                fn()
-            torch.cuda.synchronize()
-        tot, cnt = 0.0, 0
-        for e in p.events():
-            if e.device_type == torch.autograd.DeviceType.CUDA:
-                tot += e.time_range.elapsed_us()
-                cnt += 1
-        return tot / n, cnt / n
+        torch.profiler (memory copies and sets counted as kernels; kernel_list's sums)."""
+        lst = self.kernel_list(fn, n)
+        return sum(u for _, _, u in lst), sum(c for _, c, _ in lst)
 
     def rand(self, shape, dtype=None, grad=False, scale=1.0):
         return self.bench.rand(shape, dtype or self.torch.bfloat16, grad, scale)
@@ -357,9 +354,10 @@ class Moe:
             if streams > 1:
                 for st in sts:
                     main.wait_stream(st)
+            return ()  # no outputs to keep: Bench.measure times the calls alone
         got = []
         for which in (0, 1, 2):
-            fu, _, _ = self.bench.measure(lambda: (run(which),) and (), [], False)
+            fu, _, _ = self.bench.measure(lambda: run(which), [], False)
             got.append(fu)
         return got
 
@@ -726,18 +724,8 @@ class Moe:
         # the GPU's time per tiny kernel, back to back (the queue filled behind a spin)
         try:
             n = 400
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            got = []
-            for _ in range(self.a.host_batches):
-                torch.cuda.synchronize()
-                self.sleep_us(30000)
-                s.record()
-                for _ in range(n):
-                    torch.add(a, b, out=c)
-                e.record()
-                torch.cuda.synchronize()
-                got.append(s.elapsed_time(e) * 1000.0 / n)
-            sink.row({"what": "gpu_tiny_kernel", "value": r2(median(got)), "unit": "us/kernel",
+            v = self.queued_us(lambda: torch.add(a, b, out=c), n, 30000)
+            sink.row({"what": "gpu_tiny_kernel", "value": r2(v), "unit": "us/kernel",
                       "note": f"{n} torch.add(out=) of 1024 bf16 back to back"})
         except Exception as ex:  # noqa: BLE001
             rec["errors"].append(f"gpu_tiny_kernel: {type(ex).__name__}: {str(ex)[:160]}")
@@ -755,20 +743,10 @@ class Moe:
                 for _ in range(n):
                     torch.add(a, b, out=c)
             hv = self.host_us(g.replay, 20, host_guess_us=100)
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            got = []
-            for _ in range(self.a.host_batches):
-                torch.cuda.synchronize()
-                self.sleep_us(5000)
-                s.record()
-                for _ in range(10):
-                    g.replay()
-                e.record()
-                torch.cuda.synchronize()
-                got.append(s.elapsed_time(e) * 1000.0 / (10 * n))
+            v = self.queued_us(g.replay, 10, 5000) / n
             sink.row({"what": "host_graph_replay", "value": r2(hv), "unit": "us/replay",
                       "note": f"CUDAGraph.replay() of {n} tiny adds"})
-            sink.row({"what": "gpu_graph_kernel", "value": r2(median(got)), "unit": "us/kernel",
+            sink.row({"what": "gpu_graph_kernel", "value": r2(v), "unit": "us/kernel",
                       "note": f"GPU time per kernel inside that graph (10 replays back to back)"})
         except Exception as ex:  # noqa: BLE001
             rec["errors"].append(f"graph: {type(ex).__name__}: {str(ex)[:160]}")

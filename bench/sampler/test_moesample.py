@@ -65,6 +65,53 @@ class Fp8(unittest.TestCase):
             self.assertEqual(k % 128, 0)  # whole 1 x 128 blocks along K
 
 
+class FakeTorch:
+    """Just enough of torch for Moe's GPU-side glue: a clock the measured calls advance,
+    events that read it, synchronize a no-op."""
+
+    def __init__(self):
+        self.clock_ms = 0.0
+        outer = self
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.t = None
+
+            def record(self):
+                self.t = outer.clock_ms
+
+            def elapsed_time(self, other):
+                return other.t - self.t
+
+        class Cuda:
+            pass
+        self.cuda = Cuda()
+        self.cuda.Event = Event
+        self.cuda.synchronize = lambda: None
+
+
+class Glue(unittest.TestCase):
+    def moe(self):
+        import argparse
+        m_ = object.__new__(m.Moe)
+        m_.torch = FakeTorch()
+        m_.a = argparse.Namespace(host_batches=3)
+        m_.bench = argparse.Namespace(cycles_per_us=0)  # sleep_us: no spin
+        return m_
+
+    def test_queued_us_is_the_time_per_call(self):
+        g = self.moe()
+
+        def call():  # 2.5 us of GPU time a call
+            g.torch.clock_ms += 0.0025
+        self.assertAlmostEqual(g.queued_us(call, 40, 1000), 2.5)
+
+    def test_kernels_sum_kernel_list(self):
+        g = self.moe()
+        g.kernel_list = lambda fn, n=3: [("a", 2.0, 5.0), ("b", 1.0, 1.5)]
+        self.assertEqual(g.kernels(None), (6.5, 3.0))
+
+
 class Csv(unittest.TestCase):
     def test_sink(self):
         with tempfile.TemporaryDirectory() as d:
